@@ -1,0 +1,158 @@
+// Package diag holds the diagnostics every compiler stage returns: errors that
+// refuse an input and warnings that do not. Each carries the object it is
+// about, the field path inside it, a stable CamelCase reason and a message, so
+// that the CLI, the webhook and the reconciler report the same thing.
+package diag
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity separates problems that refuse an input from notes that do not.
+type Severity int
+
+const (
+	Error Severity = iota
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Diagnostic is one finding about one field of one object.
+type Diagnostic struct {
+	Severity Severity
+	// File is the input file the object came from, empty when it came from a cluster.
+	File string
+	// Object is "Kind/name" (or "Kind/namespace/name" when the namespace matters).
+	Object string
+	// Field is the field path, e.g. spec.backends[0].name. Empty for whole-object findings.
+	Field string
+	// Reason is a stable CamelCase identifier, e.g. DuplicateBackendName.
+	Reason string
+	// Message says what is wrong and, where it helps, what to do.
+	Message string
+}
+
+// String renders the CLI line format: FILE: Kind/NAME: FIELD.PATH: MESSAGE (Reason).
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	if d.File != "" {
+		b.WriteString(d.File)
+		b.WriteString(": ")
+	}
+	if d.Object != "" {
+		b.WriteString(d.Object)
+		b.WriteString(": ")
+	}
+	if d.Field != "" {
+		b.WriteString(d.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	if d.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", d.Reason)
+	}
+	return b.String()
+}
+
+// List is an ordered collection of diagnostics.
+type List []Diagnostic
+
+// Errorf appends an error.
+func (l *List) Errorf(field, reason, format string, args ...any) {
+	*l = append(*l, Diagnostic{Severity: Error, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// Warnf appends a warning.
+func (l *List) Warnf(field, reason, format string, args ...any) {
+	*l = append(*l, Diagnostic{Severity: Warning, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// HasErrors reports whether any diagnostic refuses the input.
+func (l List) HasErrors() bool {
+	for _, d := range l {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors returns only the errors.
+func (l List) Errors() List { return l.filter(Error) }
+
+// Warnings returns only the warnings.
+func (l List) Warnings() List { return l.filter(Warning) }
+
+func (l List) filter(s Severity) List {
+	var out List
+	for _, d := range l {
+		if d.Severity == s {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// WithObject returns a copy in which every diagnostic without an object or
+// file is attributed to the given ones.
+func (l List) WithObject(file, object string) List {
+	out := make(List, len(l))
+	for i, d := range l {
+		if d.File == "" {
+			d.File = file
+		}
+		if d.Object == "" {
+			d.Object = object
+		}
+		out[i] = d
+	}
+	return out
+}
+
+// Sorted returns the diagnostics ordered by file, object, field and reason, so
+// output does not depend on the order checks ran in.
+func (l List) Sorted() List {
+	out := append(List(nil), l...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Object != b.Object {
+			return a.Object < b.Object
+		}
+		if a.Field != b.Field {
+			return a.Field < b.Field
+		}
+		return a.Reason < b.Reason
+	})
+	return out
+}
+
+// Err converts the errors in the list into a Go error, or nil when there are none.
+func (l List) Err() error {
+	errs := l.Errors()
+	if len(errs) == 0 {
+		return nil
+	}
+	return &ListError{List: errs}
+}
+
+// ListError is an error carrying every problem found.
+type ListError struct{ List List }
+
+func (e *ListError) Error() string {
+	lines := make([]string, len(e.List))
+	for i, d := range e.List {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,103 @@
+// Package naming builds every generated object name and the stable labels, in
+// one place, so two routers in one namespace never collide and every target
+// agrees on what a name is.
+package naming
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// Label keys stamped on every generated object.
+const (
+	LabelApp       = "app"
+	LabelRouter    = "inference.llmkube.dev/model-router"
+	LabelName      = "app.kubernetes.io/name"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+
+	// ManagedBy is the managed-by label value and the server-side apply field manager.
+	ManagedBy = "llmkube-compile"
+	// ConfigHashAnnotation carries the runtime config's hash on the ConfigMap and the pod template.
+	ConfigHashAnnotation = "inference.llmkube.dev/router-config-hash"
+)
+
+// maxLabel is the longest DNS-1035 label / label value.
+const maxLabel = 63
+
+// DNSLabel turns base plus suffix into a valid DNS-1035 label of at most 63
+// characters. Dots and other invalid characters become '-', a leading digit
+// gets an "r" prefix, and a name that would be too long is cut and given a
+// hash of the full name so distinct inputs stay distinct.
+func DNSLabel(base, suffix string) string {
+	full := sanitize(base)
+	if suffix != "" {
+		full += "-" + sanitize(suffix)
+	}
+	if full == "" || full[0] < 'a' || full[0] > 'z' {
+		full = "r" + full
+	}
+	return truncate(full, maxLabel)
+}
+
+// LabelValue turns a name into a valid label value (at most 63 characters).
+func LabelValue(name string) string {
+	if len(name) <= maxLabel {
+		return name
+	}
+	return truncate(name, maxLabel)
+}
+
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	head := strings.TrimRight(s[:max-len(h)-1], "-.")
+	return head + "-" + h
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
+
+// ProxyName is the router-proxy Deployment, ConfigMap and default Service name.
+func ProxyName(router string) string { return DNSLabel(router, "router-proxy") }
+
+// ProxyAdminServiceName is the admin Service's name.
+func ProxyAdminServiceName(router string) string { return DNSLabel(router, "router-proxy-admin") }
+
+// SelectorLabels are the immutable labels the proxy Deployment and Services select on.
+func SelectorLabels(router string) map[string]string {
+	return map[string]string{
+		LabelApp:    ProxyName(router),
+		LabelRouter: LabelValue(router),
+	}
+}
+
+// ObjectLabels are the stable labels on every object generated for a router;
+// the controller's inventory selects on LabelRouter and LabelManagedBy.
+func ObjectLabels(router, component string) map[string]string {
+	l := map[string]string{
+		LabelRouter:    LabelValue(router),
+		LabelName:      "llmkube",
+		LabelManagedBy: ManagedBy,
+		LabelPartOf:    "llmkube",
+	}
+	if component != "" {
+		l[LabelComponent] = component
+	}
+	return l
+}

@@ -1,0 +1,36 @@
+package naming
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+func TestDNSLabelIsValidAndStable(t *testing.T) {
+	cases := []string{"chat", "my.router", "9lives", strings.Repeat("a", 80), strings.Repeat("b", 250) + ".x", "UPPER"}
+	for _, c := range cases {
+		for _, suffix := range []string{"router-proxy", "router-proxy-admin"} {
+			got := DNSLabel(c, suffix)
+			assert.Empty(t, validation.IsDNS1035Label(got), "%q -> %q", c, got)
+			assert.Equal(t, got, DNSLabel(c, suffix), "deterministic")
+		}
+	}
+	assert.Equal(t, "chat-router-proxy", ProxyName("chat"))
+	assert.Equal(t, "chat-router-proxy-admin", ProxyAdminServiceName("chat"))
+}
+
+func TestLongNamesStayDistinct(t *testing.T) {
+	a := DNSLabel(strings.Repeat("a", 70)+"1", "router-proxy")
+	b := DNSLabel(strings.Repeat("a", 70)+"2", "router-proxy")
+	assert.NotEqual(t, a, b)
+	assert.LessOrEqual(t, len(a), 63)
+}
+
+func TestLabelValue(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	v := LabelValue(long)
+	assert.Empty(t, validation.IsValidLabelValue(v))
+	assert.Equal(t, "short", LabelValue("short"))
+}

@@ -1,0 +1,513 @@
+// Package ir is the compiler's one typed, fully resolved model of a
+// ModelRouter. The frontend (package compiler) builds it after decoding,
+// defaulting and validating the API object and resolving what the router
+// references; target emitters read only this. Every default has already been
+// applied, every duration parsed and every reference resolved, so an emitter
+// never re-derives semantics from the API types.
+//
+// The package holds no YAML and no Kubernetes client. It uses core/v1 types
+// only for the pod scheduling settings that pass through unchanged.
+package ir
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DataPlane names a compile target.
+type DataPlane string
+
+const (
+	DataPlaneProxy        DataPlane = "Proxy"
+	DataPlaneGateway      DataPlane = "Gateway"
+	DataPlaneAgentGateway DataPlane = "AgentGateway"
+)
+
+// Router is one compiled ModelRouter.
+type Router struct {
+	Name      string
+	Namespace string
+	// UID is the ModelRouter's uid when known (from a cluster); emitters set an
+	// owner reference only when it is non-empty.
+	UID        string
+	Generation int64
+	DataPlane  DataPlane
+
+	// Backends in declaration order.
+	Backends []Backend
+	// Rules in declaration order: first match wins.
+	Rules   []Rule
+	Default DefaultRoute
+	Policy  Policy
+	// Timeouts are the proxy-wide runtime timeouts, defaults applied.
+	Timeouts Timeouts
+
+	Proxy        ProxyDeployment
+	Exposure     Exposure
+	Gateway      *GatewayRef
+	AgentGateway *AgentGateway
+}
+
+// Backend looks up a backend by name.
+func (r *Router) Backend(name string) (*Backend, bool) {
+	for i := range r.Backends {
+		if r.Backends[i].Name == name {
+			return &r.Backends[i], true
+		}
+	}
+	return nil, false
+}
+
+// HasPooledBackend reports whether any backend is a ModelPool member.
+func (r *Router) HasPooledBackend() bool {
+	for i := range r.Backends {
+		if r.Backends[i].Pool != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Tier says whether a backend stays inside the cluster.
+type Tier string
+
+const (
+	TierLocal Tier = "local"
+	TierCloud Tier = "cloud"
+)
+
+// Provider is an external backend's API surface.
+type Provider string
+
+const (
+	ProviderAnthropic Provider = "anthropic"
+	ProviderOpenAI    Provider = "openai"
+	ProviderBedrock   Provider = "bedrock"
+	ProviderVertexAI  Provider = "vertex_ai"
+	ProviderLiteLLM   Provider = "litellm"
+)
+
+// Resolution says how a local backend's upstream is addressed.
+type Resolution string
+
+const (
+	ResolutionService  Resolution = "service"
+	ResolutionEndpoint Resolution = "endpoint"
+)
+
+// Backend is a resolved dispatch destination.
+type Backend struct {
+	Name string
+	// ModelID is the published model id and the BackendNameMatch key:
+	// displayName, else name.
+	ModelID string
+	Tier    Tier
+	// TierExplicit is true when the spec set the tier rather than the compiler deriving it.
+	TierExplicit bool
+
+	// Exactly one of Local and External is set.
+	Local    *LocalBackend
+	External *ExternalBackend
+
+	// Upstream is where requests go. For an external provider whose address
+	// is only known at run time (Bedrock without a URL), URL is empty.
+	Upstream Upstream
+
+	Capabilities []string
+	Cost         *Cost
+	// Weight for weighted rules, default 1; 0 drains.
+	Weight int32
+	// Timeout is the backend's own response-header timeout, already capped at
+	// the proxy default; 0 when unset.
+	Timeout     time.Duration
+	HealthCheck HealthCheck
+	Pool        *PoolMembership
+	ModelInfo   ModelInfo
+	Resolution  Resolution
+	Balancing   *Balancing
+	// EndpointPicker is the EPP this backend's InferencePool uses
+	// (AgentGateway), resolved through the reference's fallback order; nil
+	// when none applies.
+	EndpointPicker *ServiceRef
+}
+
+// HasCapabilities reports whether the backend advertises every capability.
+func (b *Backend) HasCapabilities(required []string) bool {
+	for _, want := range required {
+		found := false
+		for _, have := range b.Capabilities {
+			if have == want {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// LocalBackend is an in-cluster InferenceService.
+type LocalBackend struct {
+	InferenceService string
+	// Found is false when the InferenceService was not among the inputs; the
+	// compiler then used the documented conventions (Service <name>, port 8080).
+	Found bool
+	// Ready is the InferenceService's readiness; true unless its status says otherwise.
+	Ready bool
+	// ServiceName and Port address the InferenceService's Service.
+	ServiceName string
+	Port        int32
+	// Runtime is the InferenceService's serving runtime (vllm, llamacpp, ...), when known.
+	Runtime string
+	// PodSelector selects the InferenceService's pods (InferencePool, endpoint resolution).
+	PodSelector map[string]string
+}
+
+// ExternalBackend is an out-of-cluster provider.
+type ExternalBackend struct {
+	Provider Provider
+	Model    string
+	// URL is the spec's URL, empty when the provider default applies.
+	URL string
+	// CredentialsSecret names the Secret holding the provider's keys; empty when none.
+	CredentialsSecret string
+	// Credentials lists the Secret keys the runtime reads and the environment
+	// variables they are exposed as.
+	Credentials []Credential
+}
+
+// Credential maps one Secret key to the environment variable the proxy reads.
+type Credential struct {
+	// Purpose is what the key is for, e.g. "apiKey", "awsAccessKeyId".
+	Purpose  string
+	Key      string
+	Env      string
+	Optional bool
+}
+
+// Upstream is a resolved base URL and its parts.
+type Upstream struct {
+	URL    string
+	Scheme string
+	Host   string
+	Port   int32
+	// Path is the base path below which API paths are appended ("" or "/v1" style).
+	Path string
+}
+
+// Cost is the informational price per million tokens, as exact decimal strings.
+type Cost struct {
+	PromptUSD     string
+	CompletionUSD string
+}
+
+// HealthCheck is the active probe for a backend.
+type HealthCheck struct {
+	Path     string
+	Interval time.Duration
+	Timeout  time.Duration
+}
+
+// PoolMembership places a backend's InferenceService in a ModelPool.
+type PoolMembership struct {
+	Pool    string
+	Members []string
+	// Default is the member warmed on a cold pool.
+	Default    string
+	SwapBudget time.Duration
+}
+
+// ModelInfo is published on /v1/models.
+type ModelInfo struct {
+	// ContextLength is 0 when unknown.
+	ContextLength    int64
+	InputModalities  []string
+	OutputModalities []string
+}
+
+// BalancingMode selects pod placement for endpoint-resolution backends.
+type BalancingMode string
+
+const (
+	BalancingRoundRobin BalancingMode = "RoundRobin"
+	BalancingLoadAware  BalancingMode = "LoadAware"
+)
+
+// Balancing is pod-level placement; only meaningful with endpoint resolution.
+// PrefixAffinity and SessionAffinity are nil unless Mode is LoadAware: the
+// compiler drops them (with a warning) otherwise.
+type Balancing struct {
+	Mode            BalancingMode
+	PrefixAffinity  *PrefixAffinity
+	SessionAffinity *SessionAffinity
+}
+
+// PrefixAffinity places requests by remembered prompt blocks.
+type PrefixAffinity struct {
+	BlockBytes           int32
+	MaxBlocksPerEndpoint int32
+}
+
+// SessionAffinity keeps a session on its pod.
+type SessionAffinity struct {
+	// Headers are lowercased, in priority order.
+	Headers     []string
+	IdleTimeout time.Duration
+}
+
+// ServiceRef names a Service and port in the router's namespace.
+type ServiceRef struct {
+	Name string
+	Port int32
+}
+
+// Strategy selects how a rule uses its backends.
+type Strategy string
+
+const (
+	StrategyPrimaryFallback Strategy = "primary-fallback"
+	StrategyWeighted        Strategy = "weighted"
+	StrategyShadow          Strategy = "shadow"
+)
+
+// PoolActivation decides what happens when a pooled backend is not resident.
+type PoolActivation string
+
+const (
+	PoolActivationWait   PoolActivation = "Wait"
+	PoolActivationIfIdle PoolActivation = "IfIdle"
+)
+
+// Rule is one routing rule.
+type Rule struct {
+	Name string
+	// Index is the rule's position in spec.rules.
+	Index int
+	Match Match
+	// Backends are the rule's declared backends in order.
+	Backends []string
+	// Candidates are the declared backends that advertise every required
+	// capability, in order: the only ones that ever serve the rule. Empty
+	// means the rule can never match.
+	Candidates     []string
+	Strategy       Strategy
+	PoolActivation PoolActivation
+	FailClosed     bool
+	// Sensitive is true when the rule matches a sensitive classification.
+	Sensitive bool
+	// Timeout is the rule's own response-header timeout, capped at the proxy
+	// default; 0 when unset.
+	Timeout time.Duration
+}
+
+// HeaderTimeout resolves the response-header timeout for a dispatch of this
+// rule to a backend: rule || backend || proxy default.
+func (r *Router) HeaderTimeout(rule *Rule, b *Backend) time.Duration {
+	switch {
+	case rule != nil && rule.Timeout > 0:
+		return rule.Timeout
+	case b != nil && b.Timeout > 0:
+		return b.Timeout
+	default:
+		return r.Timeouts.ResponseHeader
+	}
+}
+
+// Match holds a rule's conditions, ANDed. Empty fields do not constrain.
+type Match struct {
+	Models []string
+	// Headers are exact-value matches; names are lowercased and sorted.
+	Headers              []HeaderMatch
+	DataClassification   []string
+	TaskComplexity       string
+	RequiredCapabilities []string
+	// LatencySLO is the P95 first-token target; 0 when unset.
+	LatencySLO time.Duration
+}
+
+// IsEmpty reports whether the match always matches.
+func (m *Match) IsEmpty() bool {
+	return len(m.Models) == 0 && len(m.Headers) == 0 && len(m.DataClassification) == 0 &&
+		m.TaskComplexity == "" && len(m.RequiredCapabilities) == 0
+}
+
+// HeaderMatch is an exact header match.
+type HeaderMatch struct {
+	Name  string
+	Value string
+}
+
+// DefaultStrategy decides what happens when no rule matches.
+type DefaultStrategy string
+
+const (
+	DefaultStatic           DefaultStrategy = "Static"
+	DefaultBackendNameMatch DefaultStrategy = "BackendNameMatch"
+)
+
+// DefaultRoute is the no-rule-matched behaviour.
+type DefaultRoute struct {
+	Strategy DefaultStrategy
+	// Backend is empty when there is no default route.
+	Backend string
+}
+
+// ClassificationMode is how a request's classification is determined.
+type ClassificationMode string
+
+const (
+	ClassificationHeaderOnly ClassificationMode = "header-only"
+	ClassificationDetector   ClassificationMode = "detector"
+	ClassificationHybrid     ClassificationMode = "hybrid"
+)
+
+// Policy holds the cross-cutting controls.
+type Policy struct {
+	Classification Classification
+	Budgets        []Budget
+	Audit          Audit
+	Auth           *Auth
+}
+
+// Classification configures how requests are classified.
+type Classification struct {
+	Mode      ClassificationMode
+	HeaderKey string
+	// Sensitive values, lowercased.
+	Sensitive []string
+}
+
+// BudgetScope is what a budget applies to.
+type BudgetScope string
+
+const (
+	BudgetScopeRouter BudgetScope = "router"
+	BudgetScopeRule   BudgetScope = "rule"
+	BudgetScopeTeam   BudgetScope = "team"
+)
+
+// Budget caps tokens and cost over a rolling window.
+type Budget struct {
+	Name  string
+	Scope BudgetScope
+	// RuleName is set for rule scope.
+	RuleName string
+	// HeaderKey is set for team scope.
+	HeaderKey string
+	// MaxTokens is 0 when unset.
+	MaxTokens int64
+	// MaxUSD is an exact decimal string, empty when unset.
+	MaxUSD string
+	Window time.Duration
+}
+
+// AuditSink is where audit entries go.
+type AuditSink string
+
+const (
+	AuditSinkStdout AuditSink = "stdout"
+	AuditSinkFile   AuditSink = "file"
+	AuditSinkOTLP   AuditSink = "otlp"
+)
+
+// Audit configures audit entries.
+type Audit struct {
+	Sink               AuditSink
+	FilePath           string
+	IncludeRequestBody bool
+	CallerHeader       string
+	LogClientAddress   bool
+	// TrustedProxies are normalised CIDRs (a single address becomes /32 or /128).
+	TrustedProxies []string
+}
+
+// Auth is request authentication and authorization.
+type Auth struct {
+	JWT        *JWT
+	Allowlists []Allowlist
+}
+
+// JWT validates inbound tokens and maps a claim onto a header.
+type JWT struct {
+	Provider  string
+	Issuer    string
+	JWKSURI   string
+	TeamClaim string
+	HeaderKey string
+}
+
+// Allowlist grants a team some models (all when Models is empty).
+type Allowlist struct {
+	Team   string
+	Models []string
+}
+
+// Timeouts are the proxy-wide runtime timeouts.
+type Timeouts struct {
+	ResponseHeader time.Duration
+	// StreamIdle is 0 when the guard is disabled.
+	StreamIdle time.Duration
+	Quarantine time.Duration
+	// Drain is 0 when unset: the proxy's own default applies and nothing is
+	// rendered on the pod template.
+	Drain time.Duration
+}
+
+// ProxyDeployment is the managed router-proxy workload.
+type ProxyDeployment struct {
+	Image    string
+	Replicas int32
+	// ReplicasPinned is true when a ModelPool member forced Replicas to 1.
+	ReplicasPinned       bool
+	RevisionHistoryLimit int32
+	// ServiceName is the data-plane Service's name (generated unless set).
+	ServiceName               string
+	Resources                 corev1.ResourceRequirements
+	Affinity                  *corev1.Affinity
+	Tolerations               []corev1.Toleration
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint
+	NodeSelector              map[string]string
+	RuntimeClassName          string
+	ImagePullSecrets          []corev1.LocalObjectReference
+	PodLabels                 map[string]string
+	PodAnnotations            map[string]string
+}
+
+// Exposure is the Kubernetes Service in front of the router-proxy.
+type Exposure struct {
+	Type corev1.ServiceType
+	Port int32
+	// NodePort is 0 when the cluster allocates it.
+	NodePort int32
+	// ExternalTrafficPolicy is empty when the Kubernetes default applies.
+	ExternalTrafficPolicy corev1.ServiceExternalTrafficPolicy
+	Path                  string
+}
+
+// GatewayRef identifies a Gateway (Envoy AI Gateway plane).
+type GatewayRef struct {
+	Name      string
+	Namespace string
+}
+
+// AgentGatewayRouting is the AgentGateway compile mode.
+type AgentGatewayRouting string
+
+const (
+	AgentGatewayRoutingInferencePool AgentGatewayRouting = "InferencePool"
+	AgentGatewayRoutingModel         AgentGatewayRouting = "Model"
+)
+
+// AgentGateway identifies the agentgateway Gateway and how to route on it.
+type AgentGateway struct {
+	Name      string
+	Namespace string
+	Routing   AgentGatewayRouting
+	// EndpointPicker is the router-wide default EPP; nil when unset.
+	EndpointPicker *ServiceRef
+	Hostnames      []string
+	SectionName    string
+}

@@ -1,0 +1,347 @@
+// Package runtime is the contract between the compiler's Proxy target and the
+// router-proxy: the versioned JSON config the proxy loads. It imports no
+// Kubernetes package, so the proxy binary stays small and the contract can be
+// read without the API types.
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// APIVersion identifies this config schema. A proxy refuses a config whose
+// apiVersion it does not know, so a new field can never be silently ignored
+// by an older proxy.
+const APIVersion = "router-proxy.llmkube.dev/v1"
+
+// Config is the router-proxy's whole configuration.
+type Config struct {
+	APIVersion string       `json:"apiVersion"`
+	Router     RouterInfo   `json:"router"`
+	Timeouts   Timeouts     `json:"timeouts"`
+	Backends   []Backend    `json:"backends"`
+	Rules      []Rule       `json:"rules,omitempty"`
+	Default    DefaultRoute `json:"defaultRoute"`
+	Policy     Policy       `json:"policy"`
+}
+
+// RouterInfo names the ModelRouter this config serves (metric labels, audit).
+type RouterInfo struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// Timeouts are the proxy-wide timeouts.
+type Timeouts struct {
+	// ResponseHeader caps the wait for upstream response headers; rule and
+	// backend timeouts only tighten it.
+	ResponseHeader Duration `json:"responseHeader"`
+	// StreamIdle aborts a body that sends no byte for this long; 0 disables.
+	StreamIdle Duration `json:"streamIdle"`
+	// Quarantine is how long a failed backend is skipped.
+	Quarantine Duration `json:"quarantine"`
+}
+
+// Backend kinds.
+const (
+	KindLocal    = "local"
+	KindExternal = "external"
+)
+
+// Backend is one dispatch destination.
+type Backend struct {
+	Name string `json:"name"`
+	// ModelID is the id published on /v1/models and matched by BackendNameMatch.
+	ModelID string `json:"modelId"`
+	Kind    string `json:"kind"`
+	Tier    string `json:"tier"`
+	// URL is the upstream base URL. Empty only for a Bedrock backend whose
+	// region comes from its credentials at run time.
+	URL          string       `json:"url,omitempty"`
+	Provider     string       `json:"provider,omitempty"`
+	Model        string       `json:"model,omitempty"`
+	Credentials  []Credential `json:"credentials,omitempty"`
+	Capabilities []string     `json:"capabilities,omitempty"`
+	Weight       int32        `json:"weight"`
+	Timeout      Duration     `json:"timeout,omitzero"`
+	HealthCheck  HealthCheck  `json:"healthCheck"`
+	Cost         *Cost        `json:"cost,omitempty"`
+	Pool         *Pool        `json:"pool,omitempty"`
+	ModelInfo    ModelInfo    `json:"modelInfo"`
+	// Endpoints is set for endpoint resolution: the proxy watches the
+	// Service's EndpointSlices and balances across ready pods.
+	Endpoints *Endpoints `json:"endpoints,omitempty"`
+}
+
+// Credential says which environment variable holds which credential.
+type Credential struct {
+	Purpose string `json:"purpose"`
+	Env     string `json:"env"`
+}
+
+// HealthCheck is the backend's active probe.
+type HealthCheck struct {
+	Path     string   `json:"path"`
+	Interval Duration `json:"interval"`
+	Timeout  Duration `json:"timeout"`
+}
+
+// Cost is the price per million tokens as exact decimal strings.
+type Cost struct {
+	PromptUSD     string `json:"promptUSD,omitempty"`
+	CompletionUSD string `json:"completionUSD,omitempty"`
+}
+
+// Pool is a backend's ModelPool membership.
+type Pool struct {
+	Name             string   `json:"name"`
+	InferenceService string   `json:"inferenceService"`
+	Members          []string `json:"members"`
+	Default          string   `json:"default,omitempty"`
+	SwapBudget       Duration `json:"swapBudget,omitzero"`
+}
+
+// ModelInfo is what /v1/models publishes beyond the id.
+type ModelInfo struct {
+	ContextLength    int64    `json:"contextLength,omitempty"`
+	InputModalities  []string `json:"inputModalities"`
+	OutputModalities []string `json:"outputModalities"`
+}
+
+// Endpoints configures pod-level resolution and balancing.
+type Endpoints struct {
+	Service   string    `json:"service"`
+	Namespace string    `json:"namespace"`
+	Port      int32     `json:"port"`
+	Balancing Balancing `json:"balancing"`
+}
+
+// Balancing places requests on pods.
+type Balancing struct {
+	Mode            string           `json:"mode"`
+	PrefixAffinity  *PrefixAffinity  `json:"prefixAffinity,omitempty"`
+	SessionAffinity *SessionAffinity `json:"sessionAffinity,omitempty"`
+}
+
+// PrefixAffinity remembers prompt blocks per pod.
+type PrefixAffinity struct {
+	BlockBytes           int32 `json:"blockBytes"`
+	MaxBlocksPerEndpoint int32 `json:"maxBlocksPerEndpoint"`
+}
+
+// SessionAffinity binds sessions to pods.
+type SessionAffinity struct {
+	Headers     []string `json:"headers"`
+	IdleTimeout Duration `json:"idleTimeout"`
+}
+
+// Rule is one routing rule; rules are evaluated in order, first match wins.
+type Rule struct {
+	Name  string `json:"name"`
+	Match Match  `json:"match"`
+	// Backends are the rule's candidates in order: only backends that
+	// advertise every required capability are listed.
+	Backends       []string `json:"backends"`
+	Strategy       string   `json:"strategy"`
+	PoolActivation string   `json:"poolActivation"`
+	FailClosed     bool     `json:"failClosed"`
+	Timeout        Duration `json:"timeout,omitzero"`
+}
+
+// Match holds a rule's ANDed conditions.
+type Match struct {
+	Models               []string      `json:"models,omitempty"`
+	Headers              []HeaderMatch `json:"headers,omitempty"`
+	DataClassification   []string      `json:"dataClassification,omitempty"`
+	TaskComplexity       string        `json:"taskComplexity,omitempty"`
+	RequiredCapabilities []string      `json:"requiredCapabilities,omitempty"`
+	LatencySLO           Duration      `json:"latencySLO,omitzero"`
+}
+
+// HeaderMatch is an exact-value header match; Name is lowercase.
+type HeaderMatch struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// DefaultRoute is what happens when no rule matches.
+type DefaultRoute struct {
+	Strategy string `json:"strategy"`
+	Backend  string `json:"backend,omitempty"`
+}
+
+// Policy holds classification, budgets and audit settings.
+type Policy struct {
+	Classification Classification `json:"classification"`
+	Budgets        []Budget       `json:"budgets,omitempty"`
+	Audit          Audit          `json:"audit"`
+}
+
+// Classification says where a request's classification comes from.
+type Classification struct {
+	Mode      string   `json:"mode"`
+	HeaderKey string   `json:"headerKey"`
+	Sensitive []string `json:"sensitive"`
+}
+
+// Budget caps tokens and cost over a rolling window.
+type Budget struct {
+	Name      string   `json:"name"`
+	Scope     string   `json:"scope"`
+	RuleName  string   `json:"ruleName,omitempty"`
+	HeaderKey string   `json:"headerKey,omitempty"`
+	MaxTokens int64    `json:"maxTokens,omitempty"`
+	MaxUSD    string   `json:"maxUSD,omitempty"`
+	Window    Duration `json:"window"`
+}
+
+// Audit configures audit entries.
+type Audit struct {
+	Sink               string   `json:"sink"`
+	FilePath           string   `json:"filePath,omitempty"`
+	IncludeRequestBody bool     `json:"includeRequestBody"`
+	CallerHeader       string   `json:"callerHeader,omitempty"`
+	LogClientAddress   bool     `json:"logClientAddress"`
+	TrustedProxyCIDRs  []string `json:"trustedProxyCIDRs,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("1m30s"),
+// never as integer nanoseconds.
+type Duration struct{ time.Duration }
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"30s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// IsZero lets the omitzero tag drop unset durations.
+func (d Duration) IsZero() bool { return d.Duration == 0 }
+
+// Marshal renders the config as indented JSON with a trailing newline. The
+// bytes are deterministic: the config hash is computed over them.
+func Marshal(c *Config) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Parse decodes a config strictly (an unknown field is an error) and validates it.
+func Parse(r io.Reader) (*Config, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("decode router-proxy config: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("decode router-proxy config: trailing data after the JSON object")
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c, err := Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Validate checks the invariants the proxy relies on. The compiler guarantees
+// them; the proxy checks again because the file may have been written by hand.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.APIVersion != APIVersion {
+		errs = append(errs, fmt.Errorf("apiVersion %q is not supported (want %q)", c.APIVersion, APIVersion))
+	}
+	if len(c.Backends) == 0 {
+		errs = append(errs, errors.New("backends: at least one backend is required"))
+	}
+	if c.Timeouts.ResponseHeader.Duration <= 0 {
+		errs = append(errs, errors.New("timeouts.responseHeader must be positive"))
+	}
+	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 {
+		errs = append(errs, errors.New("timeouts must not be negative"))
+	}
+	names := map[string]bool{}
+	for i, b := range c.Backends {
+		if b.Name == "" {
+			errs = append(errs, fmt.Errorf("backends[%d].name is required", i))
+		}
+		if names[b.Name] {
+			errs = append(errs, fmt.Errorf("backends[%d].name %q is duplicated", i, b.Name))
+		}
+		names[b.Name] = true
+		if b.Kind != KindLocal && b.Kind != KindExternal {
+			errs = append(errs, fmt.Errorf("backends[%d].kind %q must be %q or %q", i, b.Kind, KindLocal, KindExternal))
+		}
+		if b.Tier != "local" && b.Tier != "cloud" {
+			errs = append(errs, fmt.Errorf("backends[%d].tier %q must be local or cloud", i, b.Tier))
+		}
+		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == "bedrock") {
+			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
+		}
+	}
+	rules := map[string]bool{}
+	for i, r := range c.Rules {
+		if rules[r.Name] {
+			errs = append(errs, fmt.Errorf("rules[%d].name %q is duplicated", i, r.Name))
+		}
+		rules[r.Name] = true
+		for j, b := range r.Backends {
+			if !names[b] {
+				errs = append(errs, fmt.Errorf("rules[%d].backends[%d] references unknown backend %q", i, j, b))
+			}
+		}
+		switch r.Strategy {
+		case "primary-fallback", "weighted", "shadow":
+		default:
+			errs = append(errs, fmt.Errorf("rules[%d].strategy %q is not supported", i, r.Strategy))
+		}
+	}
+	if c.Default.Backend != "" && !names[c.Default.Backend] {
+		errs = append(errs, fmt.Errorf("defaultRoute.backend references unknown backend %q", c.Default.Backend))
+	}
+	switch c.Default.Strategy {
+	case "Static", "BackendNameMatch":
+	default:
+		errs = append(errs, fmt.Errorf("defaultRoute.strategy %q is not supported", c.Default.Strategy))
+	}
+	for i, b := range c.Policy.Budgets {
+		if b.Scope == "rule" && !rules[b.RuleName] {
+			errs = append(errs, fmt.Errorf("policy.budgets[%d].ruleName references unknown rule %q", i, b.RuleName))
+		}
+	}
+	return errors.Join(errs...)
+}

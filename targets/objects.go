@@ -1,0 +1,104 @@
+package targets
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// RouterGVK is the ModelRouter's group, version and kind, for owner references.
+var RouterGVK = schema.GroupVersionKind{Group: "inference.llmkube.dev", Version: "v1alpha1", Kind: "ModelRouter"}
+
+// OwnerReferences returns the controller reference to the router, or nil when
+// its uid is unknown: a reference without a uid is invalid, so offline output
+// carries none.
+func OwnerReferences(r *ir.Router) []metav1.OwnerReference {
+	if r.UID == "" {
+		return nil
+	}
+	t := true
+	return []metav1.OwnerReference{{
+		APIVersion:         RouterGVK.GroupVersion().String(),
+		Kind:               RouterGVK.Kind,
+		Name:               r.Name,
+		UID:                types.UID(r.UID),
+		Controller:         &t,
+		BlockOwnerDeletion: &t,
+	}}
+}
+
+// ToUnstructured converts a typed object, stamping its kind and dropping the
+// fields a generator never sets (creationTimestamp, empty status) so output is
+// byte-stable and applies cleanly with server-side apply.
+func ToUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s: %w", gvk.Kind, err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "status")
+	pruneNullTimestamps(u.Object)
+	return u, nil
+}
+
+// pruneNullTimestamps removes nested "creationTimestamp: null" left by
+// embedded ObjectMeta (e.g. a pod template), which strict apply would keep as noise.
+func pruneNullTimestamps(m map[string]any) {
+	for k, v := range m {
+		switch t := v.(type) {
+		case map[string]any:
+			if k == "metadata" {
+				if ts, ok := t["creationTimestamp"]; ok && ts == nil {
+					delete(t, "creationTimestamp")
+				}
+			}
+			pruneNullTimestamps(t)
+		case []any:
+			for _, e := range t {
+				if em, ok := e.(map[string]any); ok {
+					pruneNullTimestamps(em)
+				}
+			}
+		}
+	}
+}
+
+// kindOrder puts objects in the order a person reads and a cluster applies
+// them: identity and config before workloads, workloads before routing.
+var kindOrder = map[string]int{
+	"Namespace": 0, "ServiceAccount": 1, "Role": 2, "RoleBinding": 3, "Secret": 4, "ConfigMap": 5,
+	"Deployment": 6, "Service": 7,
+}
+
+// SortObjects orders objects deterministically: by kind order, then kind,
+// namespace and name.
+func SortObjects(objs []*unstructured.Unstructured) {
+	rank := func(k string) int {
+		if r, ok := kindOrder[k]; ok {
+			return r
+		}
+		return len(kindOrder)
+	}
+	sort.SliceStable(objs, func(i, j int) bool {
+		a, b := objs[i], objs[j]
+		if ra, rb := rank(a.GetKind()), rank(b.GetKind()); ra != rb {
+			return ra < rb
+		}
+		if a.GetKind() != b.GetKind() {
+			return a.GetKind() < b.GetKind()
+		}
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+}

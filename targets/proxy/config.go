@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+// RuntimeConfig translates the IR into the router-proxy's config contract.
+func RuntimeConfig(r *ir.Router) *runtime.Config {
+	c := &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: r.Name, Namespace: r.Namespace},
+		Timeouts: runtime.Timeouts{
+			ResponseHeader: dur(r.Timeouts.ResponseHeader),
+			StreamIdle:     dur(r.Timeouts.StreamIdle),
+			Quarantine:     dur(r.Timeouts.Quarantine),
+		},
+		Default: runtime.DefaultRoute{Strategy: string(r.Default.Strategy), Backend: r.Default.Backend},
+		Policy:  policy(&r.Policy),
+	}
+	for i := range r.Backends {
+		c.Backends = append(c.Backends, backend(r, &r.Backends[i]))
+	}
+	for i := range r.Rules {
+		c.Rules = append(c.Rules, rule(&r.Rules[i]))
+	}
+	return c
+}
+
+func dur(d time.Duration) runtime.Duration { return runtime.Duration{Duration: d} }
+
+func backend(r *ir.Router, b *ir.Backend) runtime.Backend {
+	out := runtime.Backend{
+		Name:         b.Name,
+		ModelID:      b.ModelID,
+		Tier:         string(b.Tier),
+		URL:          b.Upstream.URL,
+		Capabilities: b.Capabilities,
+		Weight:       b.Weight,
+		Timeout:      dur(b.Timeout),
+		HealthCheck: runtime.HealthCheck{
+			Path:     b.HealthCheck.Path,
+			Interval: dur(b.HealthCheck.Interval),
+			Timeout:  dur(b.HealthCheck.Timeout),
+		},
+		ModelInfo: runtime.ModelInfo{
+			ContextLength:    b.ModelInfo.ContextLength,
+			InputModalities:  b.ModelInfo.InputModalities,
+			OutputModalities: b.ModelInfo.OutputModalities,
+		},
+	}
+	if b.Cost != nil {
+		out.Cost = &runtime.Cost{PromptUSD: b.Cost.PromptUSD, CompletionUSD: b.Cost.CompletionUSD}
+	}
+	switch {
+	case b.External != nil:
+		out.Kind = runtime.KindExternal
+		out.Provider = string(b.External.Provider)
+		out.Model = b.External.Model
+		for _, cr := range b.External.Credentials {
+			out.Credentials = append(out.Credentials, runtime.Credential{Purpose: cr.Purpose, Env: cr.Env})
+		}
+	case b.Local != nil:
+		out.Kind = runtime.KindLocal
+		if b.Resolution == ir.ResolutionEndpoint {
+			out.Endpoints = &runtime.Endpoints{
+				Service:   b.Local.ServiceName,
+				Namespace: r.Namespace,
+				Port:      b.Local.Port,
+				Balancing: balancing(b.Balancing),
+			}
+		}
+	}
+	if p := b.Pool; p != nil {
+		out.Pool = &runtime.Pool{
+			Name:             p.Pool,
+			InferenceService: b.Local.InferenceService,
+			Members:          p.Members,
+			Default:          p.Default,
+			SwapBudget:       dur(p.SwapBudget),
+		}
+	}
+	return out
+}
+
+func balancing(b *ir.Balancing) runtime.Balancing {
+	if b == nil {
+		return runtime.Balancing{Mode: string(ir.BalancingRoundRobin)}
+	}
+	out := runtime.Balancing{Mode: string(b.Mode)}
+	if pa := b.PrefixAffinity; pa != nil {
+		out.PrefixAffinity = &runtime.PrefixAffinity{BlockBytes: pa.BlockBytes, MaxBlocksPerEndpoint: pa.MaxBlocksPerEndpoint}
+	}
+	if sa := b.SessionAffinity; sa != nil {
+		out.SessionAffinity = &runtime.SessionAffinity{Headers: sa.Headers, IdleTimeout: dur(sa.IdleTimeout)}
+	}
+	return out
+}
+
+func rule(r *ir.Rule) runtime.Rule {
+	out := runtime.Rule{
+		Name:           r.Name,
+		Backends:       r.Candidates,
+		Strategy:       string(r.Strategy),
+		PoolActivation: string(r.PoolActivation),
+		FailClosed:     r.FailClosed,
+		Timeout:        dur(r.Timeout),
+		Match: runtime.Match{
+			Models:               r.Match.Models,
+			DataClassification:   r.Match.DataClassification,
+			TaskComplexity:       r.Match.TaskComplexity,
+			RequiredCapabilities: r.Match.RequiredCapabilities,
+			LatencySLO:           dur(r.Match.LatencySLO),
+		},
+	}
+	if out.Backends == nil {
+		out.Backends = []string{}
+	}
+	for _, h := range r.Match.Headers {
+		out.Match.Headers = append(out.Match.Headers, runtime.HeaderMatch{Name: h.Name, Value: h.Value})
+	}
+	return out
+}
+
+func policy(p *ir.Policy) runtime.Policy {
+	out := runtime.Policy{
+		Classification: runtime.Classification{
+			Mode:      string(p.Classification.Mode),
+			HeaderKey: p.Classification.HeaderKey,
+			Sensitive: p.Classification.Sensitive,
+		},
+		Audit: runtime.Audit{
+			Sink:               string(p.Audit.Sink),
+			IncludeRequestBody: p.Audit.IncludeRequestBody,
+			CallerHeader:       p.Audit.CallerHeader,
+			LogClientAddress:   p.Audit.LogClientAddress,
+			TrustedProxyCIDRs:  p.Audit.TrustedProxies,
+		},
+	}
+	if p.Audit.Sink == ir.AuditSinkFile {
+		out.Audit.FilePath = p.Audit.FilePath
+	}
+	for _, b := range p.Budgets {
+		out.Budgets = append(out.Budgets, runtime.Budget{
+			Name:      b.Name,
+			Scope:     string(b.Scope),
+			RuleName:  b.RuleName,
+			HeaderKey: b.HeaderKey,
+			MaxTokens: b.MaxTokens,
+			MaxUSD:    b.MaxUSD,
+			Window:    dur(b.Window),
+		})
+	}
+	return out
+}

@@ -1,0 +1,372 @@
+// Package proxy is the default data plane: the router-proxy's runtime config
+// plus the ConfigMap, Deployment, Service and admin Service that run it (and,
+// when the proxy needs to read the cluster, its ServiceAccount and RBAC).
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+// Container contract of the router-proxy image.
+const (
+	ContainerName = "router-proxy"
+	// HTTPPort serves OpenAI-compatible traffic; every Service targets it.
+	HTTPPort int32 = 8080
+	// AdminPort serves /metrics, /ready and the status endpoint.
+	AdminPort int32 = 9090
+	// ConfigDir is where the ConfigMap is mounted.
+	ConfigDir = "/etc/llmkube/router"
+	// ConfigFile is the key of the runtime config in the ConfigMap.
+	ConfigFile = "config.json"
+	// drainMargin is added to drainTimeout for terminationGracePeriodSeconds so
+	// the kubelet does not SIGKILL before the drain ends.
+	drainMargin = 5
+	component   = "router-proxy"
+)
+
+// Target emits the Proxy data plane.
+type Target struct{}
+
+// New returns the Proxy target.
+func New() *Target { return &Target{} }
+
+// DataPlane implements targets.Target.
+func (*Target) DataPlane() ir.DataPlane { return ir.DataPlaneProxy }
+
+// Compile implements targets.Target.
+func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
+	var diags diag.List
+	cfg := RuntimeConfig(r)
+	if err := cfg.Validate(); err != nil {
+		// The frontend guarantees these invariants; reaching here is a compiler bug.
+		diags.Errorf("spec", "InternalError", "generated router-proxy config is invalid: %v", err)
+		return nil, diags
+	}
+	data, err := rt.Marshal(cfg)
+	if err != nil {
+		diags.Errorf("spec", "InternalError", "marshal router-proxy config: %v", err)
+		return nil, diags
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+
+	e := &emitter{r: r, name: naming.ProxyName(r.Name), owners: targets.OwnerReferences(r)}
+	typed := []typedObject{
+		{e.configMap(data, hash), corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		{e.deployment(hash), appsv1.SchemeGroupVersion.WithKind("Deployment")},
+		{e.service(), corev1.SchemeGroupVersion.WithKind("Service")},
+		{e.adminService(), corev1.SchemeGroupVersion.WithKind("Service")},
+	}
+	if rules := e.rbacRules(); len(rules) > 0 {
+		typed = append(typed,
+			typedObject{e.serviceAccount(), corev1.SchemeGroupVersion.WithKind("ServiceAccount")},
+			typedObject{e.role(rules), rbacv1.SchemeGroupVersion.WithKind("Role")},
+			typedObject{e.roleBinding(), rbacv1.SchemeGroupVersion.WithKind("RoleBinding")},
+		)
+	}
+	res := &targets.Result{}
+	for _, t := range typed {
+		u, err := targets.ToUnstructured(t.obj, t.gvk)
+		if err != nil {
+			diags.Errorf("spec", "InternalError", "%v", err)
+			return nil, diags
+		}
+		res.Objects = append(res.Objects, u)
+	}
+	targets.SortObjects(res.Objects)
+	return res, diags
+}
+
+type typedObject struct {
+	obj runtime.Object
+	gvk schema.GroupVersionKind
+}
+
+type emitter struct {
+	r      *ir.Router
+	name   string
+	owners []metav1.OwnerReference
+}
+
+func (e *emitter) meta(name string) metav1.ObjectMeta {
+	labels := naming.ObjectLabels(e.r.Name, component)
+	for k, v := range naming.SelectorLabels(e.r.Name) {
+		labels[k] = v
+	}
+	return metav1.ObjectMeta{Name: name, Namespace: e.r.Namespace, Labels: labels, OwnerReferences: e.owners}
+}
+
+func (e *emitter) configMap(data []byte, hash string) *corev1.ConfigMap {
+	m := e.meta(e.name)
+	m.Annotations = map[string]string{naming.ConfigHashAnnotation: hash}
+	return &corev1.ConfigMap{ObjectMeta: m, Data: map[string]string{ConfigFile: string(data)}}
+}
+
+// rbacRules lists what the proxy reads from the API server: to
+// activate ModelPool members or to watch EndpointSlices. The default
+// (service resolution, no pools) needs no RBAC and mounts no token.
+func (e *emitter) rbacRules() []rbacv1.PolicyRule {
+	var rules []rbacv1.PolicyRule
+	if e.r.HasPooledBackend() {
+		rules = append(rules,
+			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices/status"}, Verbs: []string{"get"}},
+			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"modelpools"}, Verbs: []string{"get", "list", "watch"}},
+		)
+	}
+	for i := range e.r.Backends {
+		if e.r.Backends[i].Local != nil && e.r.Backends[i].Resolution == ir.ResolutionEndpoint {
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}})
+			break
+		}
+	}
+	return rules
+}
+
+func (e *emitter) serviceAccount() *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: e.meta(e.name)}
+}
+
+func (e *emitter) role(rules []rbacv1.PolicyRule) *rbacv1.Role {
+	return &rbacv1.Role{ObjectMeta: e.meta(e.name), Rules: rules}
+}
+
+func (e *emitter) roleBinding() *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: e.meta(e.name),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: e.name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: e.name, Namespace: e.r.Namespace}},
+	}
+}
+
+func (e *emitter) service() *corev1.Service {
+	x := e.r.Exposure
+	port := corev1.ServicePort{Name: "http", Protocol: corev1.ProtocolTCP, Port: x.Port, TargetPort: intstr.FromInt32(HTTPPort)}
+	if x.Type == corev1.ServiceTypeNodePort {
+		port.NodePort = x.NodePort
+	}
+	return &corev1.Service{
+		ObjectMeta: e.meta(e.r.Proxy.ServiceName),
+		Spec: corev1.ServiceSpec{
+			Type:                  x.Type,
+			Selector:              naming.SelectorLabels(e.r.Name),
+			Ports:                 []corev1.ServicePort{port},
+			ExternalTrafficPolicy: x.ExternalTrafficPolicy,
+		},
+	}
+}
+
+func (e *emitter) adminService() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: e.meta(naming.ProxyAdminServiceName(e.r.Name)),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: naming.SelectorLabels(e.r.Name),
+			Ports:    []corev1.ServicePort{{Name: "admin", Protocol: corev1.ProtocolTCP, Port: AdminPort, TargetPort: intstr.FromInt32(AdminPort)}},
+		},
+	}
+}
+
+func (e *emitter) deployment(hash string) *appsv1.Deployment {
+	p := e.r.Proxy
+	selector := naming.SelectorLabels(e.r.Name)
+
+	// Operator keys win over the user's pod labels and annotations.
+	podLabels := map[string]string{}
+	for k, v := range p.PodLabels {
+		podLabels[k] = v
+	}
+	for k, v := range selector {
+		podLabels[k] = v
+	}
+	podAnnotations := map[string]string{}
+	for k, v := range p.PodAnnotations {
+		podAnnotations[k] = v
+	}
+	podAnnotations[naming.ConfigHashAnnotation] = hash
+	podAnnotations["prometheus.io/scrape"] = "true"
+	podAnnotations["prometheus.io/port"] = fmt.Sprint(AdminPort)
+	podAnnotations["prometheus.io/path"] = "/metrics"
+
+	args := []string{
+		"--config", path.Join(ConfigDir, ConfigFile),
+		"--listen", fmt.Sprintf(":%d", HTTPPort),
+		"--admin-listen", fmt.Sprintf(":%d", AdminPort),
+	}
+	var grace *int64
+	if d := e.r.Timeouts.Drain; d > 0 {
+		args = append(args, "--shutdown-timeout", d.String())
+		g := int64(math.Ceil(d.Seconds())) + drainMargin
+		grace = &g
+	}
+
+	volumes := []corev1.Volume{{
+		Name:         "router-config",
+		VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: e.name}}},
+	}}
+	mounts := []corev1.VolumeMount{{Name: "router-config", MountPath: ConfigDir, ReadOnly: true}}
+	if a := e.r.Policy.Audit; a.Sink == ir.AuditSinkFile {
+		// The root filesystem is read-only: the audit file needs a writable volume.
+		volumes = append(volumes, corev1.Volume{Name: "audit-log", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "audit-log", MountPath: path.Dir(a.FilePath)})
+	}
+
+	f, t := false, true
+	uid := int64(65532)
+	container := corev1.Container{
+		Name:            ContainerName,
+		Image:           p.Image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            args,
+		Ports: []corev1.ContainerPort{
+			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
+			{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
+		},
+		Env:          e.credentialEnv(),
+		VolumeMounts: mounts,
+		Resources:    resources(p.Resources),
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: &f,
+			ReadOnlyRootFilesystem:   &t,
+			RunAsNonRoot:             &t,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		LivenessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString("http")}},
+			PeriodSeconds:    10,
+			TimeoutSeconds:   2,
+			FailureThreshold: 3,
+		},
+		ReadinessProbe: &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromString("admin")}},
+			PeriodSeconds:    5,
+			TimeoutSeconds:   2,
+			FailureThreshold: 3,
+		},
+	}
+
+	podSpec := corev1.PodSpec{
+		Containers:                    []corev1.Container{container},
+		Volumes:                       volumes,
+		TerminationGracePeriodSeconds: grace,
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   &t,
+			RunAsUser:      &uid,
+			RunAsGroup:     &uid,
+			FSGroup:        &uid,
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Affinity:                  p.Affinity,
+		Tolerations:               p.Tolerations,
+		TopologySpreadConstraints: p.TopologySpreadConstraints,
+		NodeSelector:              p.NodeSelector,
+		ImagePullSecrets:          p.ImagePullSecrets,
+	}
+	if p.RuntimeClassName != "" {
+		rc := p.RuntimeClassName
+		podSpec.RuntimeClassName = &rc
+	}
+	if len(e.rbacRules()) > 0 {
+		podSpec.ServiceAccountName = e.name
+	} else {
+		podSpec.AutomountServiceAccountToken = &f
+	}
+
+	replicas := p.Replicas
+	history := p.RevisionHistoryLimit
+	d := &appsv1.Deployment{
+		ObjectMeta: e.meta(e.name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:             &replicas,
+			RevisionHistoryLimit: &history,
+			Selector:             &metav1.LabelSelector{MatchLabels: selector},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+				Spec:       podSpec,
+			},
+		},
+	}
+	if replicas > 1 && surgeCannotSchedule(&p) {
+		// A surge pod could never be placed next to its siblings: replace in place.
+		zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
+		d.Spec.Strategy = appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &zero, MaxUnavailable: &one},
+		}
+	}
+	return d
+}
+
+// surgeCannotSchedule is true when a DoNotSchedule spread constraint or a
+// required pod anti-affinity would keep an extra (surge) pod pending.
+func surgeCannotSchedule(p *ir.ProxyDeployment) bool {
+	for _, c := range p.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable == corev1.DoNotSchedule {
+			return true
+		}
+	}
+	return p.Affinity != nil && p.Affinity.PodAntiAffinity != nil &&
+		len(p.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
+
+// credentialEnv exposes each external backend's Secret keys as environment
+// variables scoped to that backend, as references, never values. Scoping the
+// variable name to the backend lets two backends use different Secrets with
+// the same conventional key. The references are optional so a missing key
+// marks only its backend unhealthy instead of stopping the whole proxy.
+func (e *emitter) credentialEnv() []corev1.EnvVar {
+	var env []corev1.EnvVar
+	for i := range e.r.Backends {
+		x := e.r.Backends[i].External
+		if x == nil || x.CredentialsSecret == "" {
+			continue
+		}
+		for _, c := range x.Credentials {
+			optional := true
+			env = append(env, corev1.EnvVar{
+				Name: c.Env,
+				ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: x.CredentialsSecret},
+					Key:                  c.Key,
+					Optional:             &optional,
+				}},
+			})
+		}
+	}
+	sort.SliceStable(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	return env
+}
+
+// resources passes the spec's requirements through; with none at all it
+// requests a small footprint and caps memory, leaving CPU unthrottled.
+func resources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
+	if len(r.Requests) > 0 || len(r.Limits) > 0 || len(r.Claims) > 0 {
+		return r
+	}
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}
+}
+
+var _ targets.Target = (*Target)(nil)

@@ -1,0 +1,73 @@
+// Package targets defines what a data-plane emitter is and keeps the set of
+// emitters the CLI and the controller can use. Each emitter lives in its own
+// sub-package and reads only the IR.
+package targets
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// Target compiles one router for one data plane.
+type Target interface {
+	// DataPlane is the spec.dataPlane value this target serves.
+	DataPlane() ir.DataPlane
+	// Compile returns every object the data plane needs for the router, or
+	// errors when the plane cannot express what the router asks. Warnings may
+	// accompany a result.
+	Compile(r *ir.Router) (*Result, diag.List)
+}
+
+// Result is a target's complete desired object set for one router. The
+// controller prunes anything it applied before that is not in it.
+type Result struct {
+	Objects []*unstructured.Unstructured
+}
+
+// Registry maps data planes to their targets.
+type Registry struct {
+	targets map[ir.DataPlane]Target
+}
+
+// NewRegistry builds a registry from targets; a data plane registered twice panics (programming error).
+func NewRegistry(ts ...Target) *Registry {
+	r := &Registry{targets: map[ir.DataPlane]Target{}}
+	for _, t := range ts {
+		if _, dup := r.targets[t.DataPlane()]; dup {
+			panic(fmt.Sprintf("targets: data plane %s registered twice", t.DataPlane()))
+		}
+		r.targets[t.DataPlane()] = t
+	}
+	return r
+}
+
+// KnownDataPlanes are every data plane the API accepts, built or not.
+var KnownDataPlanes = []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway}
+
+// Get returns the target for a data plane, or an error naming a data plane that is not built.
+func (r *Registry) Get(dp ir.DataPlane) (Target, error) {
+	if t, ok := r.targets[dp]; ok {
+		return t, nil
+	}
+	for _, known := range KnownDataPlanes {
+		if known == dp {
+			return nil, fmt.Errorf("data plane %s is not implemented yet in this build of llmkube-compile (available: %s)", dp, strings.Join(r.names(), ", "))
+		}
+	}
+	return nil, fmt.Errorf("unknown data plane %q (available: %s)", dp, strings.Join(r.names(), ", "))
+}
+
+func (r *Registry) names() []string {
+	var out []string
+	for dp := range r.targets {
+		out = append(out, string(dp))
+	}
+	sort.Strings(out)
+	return out
+}
