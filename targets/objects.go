@@ -47,6 +47,15 @@ func ToUnstructured(obj runtime.Object, gvk schema.GroupVersionKind) (*unstructu
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
 	pruneNullTimestamps(u.Object)
+	// A zero-valued struct (e.g. a Deployment's strategy) converts to {};
+	// leave it unset so the API server's default applies and output stays minimal.
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		for k, v := range spec {
+			if m, ok := v.(map[string]any); ok && len(m) == 0 {
+				delete(spec, k)
+			}
+		}
+	}
 	return u, nil
 }
 

@@ -1,0 +1,13 @@
+// Command llmkube-compile renders, validates and diffs LLMKube ModelRouters
+// offline. See the README for the command reference.
+package main
+
+import (
+	"os"
+
+	"github.com/llmkube/llmkube-compile/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,91 @@
+// Package compiler is the frontend: it decodes ModelRouters strictly, applies
+// every default in one place, validates the whole spec (reporting every
+// problem at once, each with its field path and a reason) and lowers a valid
+// router to the typed IR. It is pure: references come in through the
+// References interface, never from a cluster.
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// Options tune a compile.
+type Options struct {
+	// DataPlane, when set, overrides spec.dataPlane.
+	DataPlane ir.DataPlane
+	// ProxyImage is the router-proxy image used when spec.proxy.image is unset.
+	ProxyImage string
+}
+
+// Compile defaults, validates and lowers one router. The router is not
+// modified. The IR is nil when any error was found; warnings may accompany
+// either outcome.
+func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router, diag.List) {
+	r := router.DeepCopy()
+	setDefaults(r, opts)
+	res := resolve(r, refs)
+	diags := res.diags
+	diags = append(diags, validate(r, res)...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	out, more := lower(r, res)
+	diags = append(diags, more...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return out, diags
+}
+
+// resolution is what the router's references resolved to, computed once and
+// shared by validation and lowering.
+type resolution struct {
+	// isvc maps a backend name to its InferenceService; nil when absent from the input.
+	isvc map[string]*v1.InferenceService
+	// pool maps a backend name to the ModelPool its InferenceService belongs to.
+	pool  map[string]*v1.ModelPool
+	diags diag.List
+}
+
+func resolve(r *v1.ModelRouter, refs References) *resolution {
+	res := &resolution{isvc: map[string]*v1.InferenceService{}, pool: map[string]*v1.ModelPool{}}
+	pools := refs.ModelPools(r.Namespace)
+	for i, b := range r.Spec.Backends {
+		if b.InferenceServiceRef == nil || b.InferenceServiceRef.Name == "" {
+			continue
+		}
+		name := b.InferenceServiceRef.Name
+		if s, ok := refs.InferenceService(r.Namespace, name); ok {
+			res.isvc[b.Name] = s
+		} else {
+			res.diags.Warnf(fmt.Sprintf("spec.backends[%d].inferenceServiceRef.name", i), "InferenceServiceNotFound",
+				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",
+				r.Namespace, name, name, ConventionalServicePort)
+		}
+		for _, p := range pools {
+			for _, m := range p.Spec.Members {
+				if m.InferenceServiceRef.Name == name {
+					res.pool[b.Name] = p
+				}
+			}
+		}
+	}
+	return res
+}
+
+// sensitive reports whether any of a rule's classifications is sensitive.
+func sensitive(values, sensitiveSet []string) bool {
+	for _, v := range values {
+		for _, s := range sensitiveSet {
+			if strings.EqualFold(v, s) {
+				return true
+			}
+		}
+	}
+	return false
+}

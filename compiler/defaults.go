@@ -1,0 +1,279 @@
+package compiler
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+)
+
+// Every default the reference states lives here and nowhere else: the CRD
+// carries none, the targets and the runtime read them already applied.
+const (
+	DefaultDataPlane            = v1.DataPlaneProxy
+	DefaultRouteStrategy        = v1.DefaultRouteStatic
+	DefaultStrategy             = v1.StrategyPrimaryFallback
+	DefaultPoolActivation       = v1.PoolActivationWait
+	DefaultWeight         int32 = 1
+	DefaultResolution           = v1.ResolutionService
+	DefaultBalancingMode        = v1.BalancingRoundRobin
+
+	DefaultClassificationMode   = v1.ClassificationHeaderOnly
+	DefaultClassificationHeader = "x-llmkube-classification"
+	// DefaultTeamHeader is the budget and JWT team header.
+	DefaultTeamHeader     = "x-llmkube-team"
+	DefaultAuditSink      = v1.SinkStdout
+	DefaultAuditFilePath  = "/var/log/mlx-router/audit.log"
+	DefaultBudgetWindow   = int32(3600)
+	DefaultBlockBytes     = int32(1024)
+	DefaultMaxBlocks      = int32(16384)
+	DefaultSessionIdle    = "30m"
+	DefaultHeaderTimeout  = "120s"
+	DefaultStreamIdle     = "300s"
+	DefaultQuarantine     = "15s"
+	DefaultReplicas       = int32(1)
+	DefaultRevisionLimit  = int32(3)
+	DefaultEndpointType   = v1.EndpointTypeClusterIP
+	DefaultEndpointPort   = int32(8080)
+	DefaultEndpointPath   = "/v1/chat/completions"
+	DefaultRouting        = v1.RoutingInferencePool
+	DefaultHealthInterval = int32(10)
+	DefaultHealthTimeout  = int32(2)
+	DefaultLocalHealth    = "/health"
+	// DefaultProxyImage is deployed when neither spec.proxy.image nor the
+	// caller's Options.ProxyImage names one.
+	DefaultProxyImage = "ghcr.io/llmkube/router-proxy:v0.1.0"
+
+	// TaskComplexityHeader carries the request's complexity hint.
+	TaskComplexityHeader = "x-llmkube-task-complexity"
+	// ConventionalServicePort is assumed for an InferenceService absent from the input.
+	ConventionalServicePort = int32(8080)
+	// DefaultNamespace is used for objects that name none.
+	DefaultNamespace = "default"
+)
+
+// DefaultSensitiveClassifications trigger fail-closed validation.
+func DefaultSensitiveClassifications() []string { return []string{"pii", "phi"} }
+
+// DefaultOutputModalities is what a model produces unless it says otherwise.
+func DefaultOutputModalities() []string { return []string{"text"} }
+
+// providerDefaults are the published base URLs and health routes of the
+// first-party providers. Bedrock's host depends on the region, which comes
+// from the URL or, at run time, from the credentials; Vertex uses the global
+// endpoint with the project and location from the credentials.
+var providerDefaults = map[v1.Provider]struct{ url, health string }{
+	v1.ProviderAnthropic: {"https://api.anthropic.com", "/v1/models"},
+	v1.ProviderOpenAI:    {"https://api.openai.com", "/v1/models"},
+	v1.ProviderBedrock:   {"", ""},
+	v1.ProviderVertexAI:  {"https://aiplatform.googleapis.com", ""},
+	v1.ProviderLiteLLM:   {"", "/health/liveliness"},
+}
+
+// setDefaults fills every unset field of spec that has a default. It runs on a
+// copy; the input object is never changed.
+func setDefaults(r *v1.ModelRouter, opts Options) {
+	s := &r.Spec
+	if r.Namespace == "" {
+		r.Namespace = DefaultNamespace
+	}
+	if opts.DataPlane != "" {
+		s.DataPlane = v1.DataPlane(opts.DataPlane)
+	}
+	if s.DataPlane == "" {
+		s.DataPlane = DefaultDataPlane
+	}
+	if s.DefaultRouteStrategy == "" {
+		s.DefaultRouteStrategy = DefaultRouteStrategy
+	}
+	for i := range s.Backends {
+		defaultBackend(&s.Backends[i])
+	}
+	for i := range s.Rules {
+		rule := &s.Rules[i]
+		if rule.Route.Strategy == "" {
+			rule.Route.Strategy = DefaultStrategy
+		}
+		if rule.Route.PoolActivation == "" {
+			rule.Route.PoolActivation = DefaultPoolActivation
+		}
+	}
+	if s.GatewayRef != nil && s.GatewayRef.Namespace == "" {
+		s.GatewayRef.Namespace = r.Namespace
+	}
+	if g := s.AgentGatewayRef; g != nil {
+		if g.Namespace == "" {
+			g.Namespace = r.Namespace
+		}
+		if g.Routing == "" {
+			g.Routing = DefaultRouting
+		}
+	}
+	defaultEndpoint(s)
+	defaultPolicy(s)
+	defaultProxy(s, opts)
+}
+
+func defaultBackend(b *v1.RouterBackend) {
+	// Tier: an external provider egresses the cluster unless the spec attests
+	// otherwise. Upstream defaulted every backend to local, which let a
+	// fail-closed PII rule reach a cloud provider.
+	if b.Tier == "" {
+		if b.External != nil {
+			b.Tier = v1.TierCloud
+		} else {
+			b.Tier = v1.TierLocal
+		}
+	}
+	if b.Weight == nil {
+		w := DefaultWeight
+		b.Weight = &w
+	}
+	if b.InferenceServiceRef != nil && b.Resolution == "" {
+		b.Resolution = DefaultResolution
+	}
+	if b.HealthCheck == nil {
+		b.HealthCheck = &v1.HealthCheckSpec{}
+	}
+	hc := b.HealthCheck
+	if hc.Path == "" {
+		if b.External != nil {
+			hc.Path = providerDefaults[b.External.Provider].health
+		} else {
+			hc.Path = DefaultLocalHealth
+		}
+	}
+	if hc.IntervalSeconds == nil {
+		v := DefaultHealthInterval
+		hc.IntervalSeconds = &v
+	}
+	if hc.TimeoutSeconds == nil {
+		v := DefaultHealthTimeout
+		hc.TimeoutSeconds = &v
+	}
+	if bal := b.Balancing; bal != nil {
+		if bal.Mode == "" {
+			bal.Mode = DefaultBalancingMode
+		}
+		if pa := bal.PrefixAffinity; pa != nil {
+			if pa.BlockBytes == nil {
+				v := DefaultBlockBytes
+				pa.BlockBytes = &v
+			}
+			if pa.MaxBlocksPerEndpoint == nil {
+				v := DefaultMaxBlocks
+				pa.MaxBlocksPerEndpoint = &v
+			}
+		}
+		if sa := bal.SessionAffinity; sa != nil && sa.IdleTimeout == "" {
+			sa.IdleTimeout = DefaultSessionIdle
+		}
+	}
+	if b.ModelInfo == nil {
+		b.ModelInfo = &v1.ModelInfoSpec{}
+	}
+	mi := b.ModelInfo
+	if len(mi.OutputModalities) == 0 {
+		mi.OutputModalities = DefaultOutputModalities()
+	}
+	if len(mi.InputModalities) == 0 {
+		mi.InputModalities = []string{"text"}
+		for _, c := range b.Capabilities {
+			if c == "vision" {
+				mi.InputModalities = []string{"text", "image"}
+			}
+		}
+	}
+}
+
+func defaultEndpoint(s *v1.ModelRouterSpec) {
+	if s.Endpoint == nil {
+		s.Endpoint = &v1.EndpointSpec{}
+	}
+	e := s.Endpoint
+	if e.Type == "" {
+		e.Type = DefaultEndpointType
+	}
+	if e.Port == nil {
+		p := DefaultEndpointPort
+		e.Port = &p
+	}
+	if e.Path == "" {
+		e.Path = DefaultEndpointPath
+	}
+}
+
+func defaultPolicy(s *v1.ModelRouterSpec) {
+	if s.Policy == nil {
+		s.Policy = &v1.RouterPolicy{}
+	}
+	p := s.Policy
+	if p.Classification == nil {
+		p.Classification = &v1.ClassificationSpec{}
+	}
+	c := p.Classification
+	if c.Mode == "" {
+		c.Mode = DefaultClassificationMode
+	}
+	if c.HeaderKey == "" {
+		c.HeaderKey = DefaultClassificationHeader
+	}
+	if len(c.SensitiveClassifications) == 0 {
+		c.SensitiveClassifications = DefaultSensitiveClassifications()
+	}
+	if p.AuditLog == nil {
+		p.AuditLog = &v1.AuditLogSpec{}
+	}
+	a := p.AuditLog
+	if a.Sink == "" {
+		a.Sink = DefaultAuditSink
+	}
+	if a.FilePath == "" {
+		a.FilePath = DefaultAuditFilePath
+	}
+	for i := range p.Budgets {
+		b := &p.Budgets[i]
+		if b.Scope == v1.ScopeTeam && b.HeaderKey == "" {
+			b.HeaderKey = DefaultTeamHeader
+		}
+		if b.WindowSeconds == nil {
+			w := DefaultBudgetWindow
+			b.WindowSeconds = &w
+		}
+	}
+	if p.Auth != nil && p.Auth.JWT != nil && p.Auth.JWT.HeaderKey == "" {
+		p.Auth.JWT.HeaderKey = DefaultTeamHeader
+	}
+}
+
+func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
+	if s.Proxy == nil {
+		s.Proxy = &v1.ProxySpec{}
+	}
+	p := s.Proxy
+	if p.Replicas == nil {
+		r := DefaultReplicas
+		p.Replicas = &r
+	}
+	if p.RevisionHistoryLimit == nil {
+		r := DefaultRevisionLimit
+		p.RevisionHistoryLimit = &r
+	}
+	if p.Image == "" {
+		p.Image = opts.ProxyImage
+	}
+	if p.Image == "" {
+		p.Image = DefaultProxyImage
+	}
+	if p.ResponseHeaderTimeout == "" {
+		p.ResponseHeaderTimeout = DefaultHeaderTimeout
+	}
+	if p.StreamIdleTimeout == "" {
+		p.StreamIdleTimeout = DefaultStreamIdle
+	}
+	if p.QuarantineDuration == "" {
+		p.QuarantineDuration = DefaultQuarantine
+	}
+	if p.Resources == nil {
+		p.Resources = &corev1.ResourceRequirements{}
+	}
+}

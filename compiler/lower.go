@@ -1,0 +1,477 @@
+package compiler
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// parseDuration reads an API duration. Validation has already reported any
+// that do not parse, so lowering can treat an error as zero.
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return time.ParseDuration(s)
+}
+
+func mustDuration(s string) time.Duration {
+	d, _ := parseDuration(s)
+	return d
+}
+
+// lower builds the IR from a defaulted, validated router.
+func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
+	s := &r.Spec
+	p := s.Proxy
+	out := &ir.Router{
+		Name:       r.Name,
+		Namespace:  r.Namespace,
+		UID:        string(r.UID),
+		Generation: r.Generation,
+		DataPlane:  ir.DataPlane(s.DataPlane),
+		Default:    ir.DefaultRoute{Strategy: ir.DefaultStrategy(s.DefaultRouteStrategy), Backend: s.DefaultRoute},
+		Timeouts: ir.Timeouts{
+			ResponseHeader: mustDuration(p.ResponseHeaderTimeout),
+			StreamIdle:     mustDuration(p.StreamIdleTimeout),
+			Quarantine:     mustDuration(p.QuarantineDuration),
+			Drain:          mustDuration(p.DrainTimeout),
+		},
+	}
+	for i := range s.Backends {
+		out.Backends = append(out.Backends, lowerBackend(r, &s.Backends[i], res, out.Timeouts.ResponseHeader))
+	}
+	for i := range s.Rules {
+		out.Rules = append(out.Rules, lowerRule(r, i, out))
+	}
+	out.Policy = lowerPolicy(s.Policy)
+	out.Proxy = lowerProxy(r, out)
+	e := s.Endpoint
+	out.Exposure = ir.Exposure{
+		Type:                  corev1.ServiceType(e.Type),
+		Port:                  *e.Port,
+		ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicy(e.ExternalTrafficPolicy),
+		Path:                  e.Path,
+	}
+	if e.NodePort != nil {
+		out.Exposure.NodePort = *e.NodePort
+	}
+	if g := s.GatewayRef; g != nil {
+		out.Gateway = &ir.GatewayRef{Name: g.Name, Namespace: g.Namespace}
+	}
+	if g := s.AgentGatewayRef; g != nil {
+		ag := &ir.AgentGateway{
+			Name:        g.Name,
+			Namespace:   g.Namespace,
+			Routing:     ir.AgentGatewayRouting(g.Routing),
+			Hostnames:   g.Hostnames,
+			SectionName: g.SectionName,
+		}
+		if g.EndpointPicker != "" && g.EndpointPickerPort != nil {
+			ag.EndpointPicker = &ir.ServiceRef{Name: g.EndpointPicker, Port: *g.EndpointPickerPort}
+		}
+		out.AgentGateway = ag
+		resolvePickers(s, out)
+	}
+	return out, nil
+}
+
+// capTimeout applies the proxy default as a ceiling (validation warned).
+func capTimeout(d, ceiling time.Duration) time.Duration {
+	if d > ceiling {
+		return ceiling
+	}
+	return d
+}
+
+func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceiling time.Duration) ir.Backend {
+	out := ir.Backend{
+		Name:         b.Name,
+		ModelID:      b.DisplayName,
+		Tier:         ir.Tier(b.Tier),
+		Capabilities: b.Capabilities,
+		Weight:       *b.Weight,
+		Timeout:      capTimeout(mustDuration(b.Timeout), ceiling),
+		HealthCheck: ir.HealthCheck{
+			Path:     b.HealthCheck.Path,
+			Interval: time.Duration(*b.HealthCheck.IntervalSeconds) * time.Second,
+			Timeout:  time.Duration(*b.HealthCheck.TimeoutSeconds) * time.Second,
+		},
+		ModelInfo: ir.ModelInfo{
+			InputModalities:  b.ModelInfo.InputModalities,
+			OutputModalities: b.ModelInfo.OutputModalities,
+		},
+	}
+	if out.ModelID == "" {
+		out.ModelID = b.Name
+	}
+	if c := b.CostPerMillionTokens; c != nil && (c.PromptUSD != "" || c.CompletionUSD != "") {
+		out.Cost = &ir.Cost{PromptUSD: c.PromptUSD, CompletionUSD: c.CompletionUSD}
+	}
+	switch {
+	case b.External != nil:
+		out.External = lowerExternal(b)
+		out.Upstream = upstream(out.External.URL)
+	case b.InferenceServiceRef != nil:
+		isvc := res.isvc[b.Name]
+		local := &ir.LocalBackend{
+			InferenceService: b.InferenceServiceRef.Name,
+			ServiceName:      b.InferenceServiceRef.Name,
+			Port:             ConventionalServicePort,
+			Ready:            true,
+		}
+		if isvc != nil {
+			local.Found = true
+			local.Runtime = isvc.Spec.Runtime
+			local.Ready = inferenceServiceReady(isvc)
+			if e := isvc.Spec.Endpoint; e != nil && e.Port != nil {
+				local.Port = *e.Port
+			}
+			if b.ModelInfo.ContextLength == nil {
+				out.ModelInfo.ContextLength = contextLength(isvc)
+			}
+		}
+		out.Local = local
+		out.Upstream = upstream(fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", local.ServiceName, r.Namespace, local.Port))
+		out.Resolution = ir.Resolution(b.Resolution)
+		if p := res.pool[b.Name]; p != nil {
+			m := &ir.PoolMembership{Pool: p.Name, SwapBudget: mustDuration(p.Spec.SwapBudget)}
+			for _, mem := range p.Spec.Members {
+				m.Members = append(m.Members, mem.InferenceServiceRef.Name)
+			}
+			out.Pool = m
+		}
+		if bal := b.Balancing; bal != nil && out.Resolution == ir.ResolutionEndpoint {
+			lb := &ir.Balancing{Mode: ir.BalancingMode(bal.Mode)}
+			// Affinity without LoadAware is ignored (validation warned).
+			if lb.Mode == ir.BalancingLoadAware {
+				if pa := bal.PrefixAffinity; pa != nil {
+					lb.PrefixAffinity = &ir.PrefixAffinity{BlockBytes: *pa.BlockBytes, MaxBlocksPerEndpoint: *pa.MaxBlocksPerEndpoint}
+				}
+				if sa := bal.SessionAffinity; sa != nil {
+					headers := make([]string, len(sa.Headers))
+					for i, h := range sa.Headers {
+						headers[i] = strings.ToLower(h)
+					}
+					lb.SessionAffinity = &ir.SessionAffinity{Headers: headers, IdleTimeout: mustDuration(sa.IdleTimeout)}
+				}
+			}
+			out.Balancing = lb
+		}
+	}
+	if b.ModelInfo.ContextLength != nil {
+		out.ModelInfo.ContextLength = *b.ModelInfo.ContextLength
+	}
+	return out
+}
+
+// credentialKeys are the conventional Secret keys per provider.
+var credentialKeys = map[v1.Provider][]ir.Credential{
+	v1.ProviderAnthropic: {{Purpose: "apiKey", Key: "ANTHROPIC_API_KEY"}},
+	v1.ProviderOpenAI:    {{Purpose: "apiKey", Key: "OPENAI_API_KEY"}},
+	v1.ProviderLiteLLM:   {{Purpose: "apiKey", Key: "LITELLM_MASTER_KEY"}},
+	v1.ProviderBedrock: {
+		{Purpose: "awsAccessKeyId", Key: "AWS_ACCESS_KEY_ID"},
+		{Purpose: "awsSecretAccessKey", Key: "AWS_SECRET_ACCESS_KEY"},
+		{Purpose: "awsSessionToken", Key: "AWS_SESSION_TOKEN", Optional: true},
+		{Purpose: "awsRegion", Key: "AWS_REGION", Optional: true},
+	},
+	v1.ProviderVertexAI: {{Purpose: "googleServiceAccountJSON", Key: "GOOGLE_APPLICATION_CREDENTIALS_JSON"}},
+}
+
+// CredentialEnv is the environment variable a backend's Secret key is exposed
+// as: scoped to the backend so two backends may use different Secrets that
+// share a conventional key.
+func CredentialEnv(backend, key string) string {
+	return "LLMKUBE_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_")) + "_" + key
+}
+
+func lowerExternal(b *v1.RouterBackend) *ir.ExternalBackend {
+	x := b.External
+	out := &ir.ExternalBackend{Provider: ir.Provider(x.Provider), Model: x.Model, URL: x.URL}
+	if out.URL == "" {
+		out.URL = providerDefaults[x.Provider].url
+	}
+	if ref := x.CredentialsSecretRef; ref != nil && ref.Name != "" {
+		out.CredentialsSecret = ref.Name
+		for _, c := range credentialKeys[x.Provider] {
+			c.Env = CredentialEnv(b.Name, c.Key)
+			out.Credentials = append(out.Credentials, c)
+		}
+	}
+	return out
+}
+
+func upstream(raw string) ir.Upstream {
+	if raw == "" {
+		return ir.Upstream{}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ir.Upstream{URL: raw}
+	}
+	out := ir.Upstream{URL: strings.TrimRight(raw, "/"), Scheme: u.Scheme, Host: u.Hostname(), Path: strings.TrimRight(u.Path, "/")}
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		out.Port = int32(n)
+	} else if u.Scheme == "https" {
+		out.Port = 443
+	} else {
+		out.Port = 80
+	}
+	return out
+}
+
+// inferenceServiceReady is true unless the status says the service is not
+// ready: a Ready or Available condition wins, then the phase, then the replica
+// counts. An InferenceService with no status yet is assumed ready.
+func inferenceServiceReady(s *v1.InferenceService) bool {
+	for _, c := range s.Status.Conditions {
+		if c.Type == "Ready" || c.Type == "Available" {
+			return c.Status == "True"
+		}
+	}
+	switch s.Status.Phase {
+	case "":
+	case "Ready", "Running":
+		return true
+	default:
+		return false
+	}
+	if s.Status.DesiredReplicas > 0 && s.Status.ReadyReplicas == 0 {
+		return false
+	}
+	return true
+}
+
+// contextLength derives a backend's context window from its InferenceService:
+// vLLM's maxModelLen (or --max-model-len in extraArgs), or llama.cpp's
+// contextSize divided across parallelSlots. llama.cpp extraArgs that set
+// those flags themselves, and other runtimes, publish none.
+func contextLength(s *v1.InferenceService) int64 {
+	switch s.Spec.Runtime {
+	case v1.RuntimeVLLM:
+		if v, ok := flagValue(s.Spec.ExtraArgs, "--max-model-len"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err == nil && n > 0 {
+				return n
+			}
+			return 0
+		}
+		if c := s.Spec.VLLMConfig; c != nil && c.MaxModelLen != nil && *c.MaxModelLen > 0 {
+			return int64(*c.MaxModelLen)
+		}
+	case v1.RuntimeLlamaCpp, "":
+		for _, f := range []string{"-c", "--ctx-size", "-np", "--parallel"} {
+			if _, ok := flagValue(s.Spec.ExtraArgs, f); ok {
+				return 0
+			}
+		}
+		if s.Spec.ContextSize == nil || *s.Spec.ContextSize <= 0 {
+			return 0
+		}
+		slots := int64(1)
+		if s.Spec.ParallelSlots != nil && *s.Spec.ParallelSlots > 0 {
+			slots = int64(*s.Spec.ParallelSlots)
+		}
+		return int64(*s.Spec.ContextSize) / slots
+	}
+	return 0
+}
+
+// flagValue finds "--flag value" or "--flag=value" in args.
+func flagValue(args []string, flag string) (string, bool) {
+	for i, a := range args {
+		if a == flag {
+			if i+1 < len(args) {
+				return args[i+1], true
+			}
+			return "", true
+		}
+		if v, ok := strings.CutPrefix(a, flag+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func lowerRule(r *v1.ModelRouter, i int, out *ir.Router) ir.Rule {
+	spec := &r.Spec.Rules[i]
+	rule := ir.Rule{
+		Name:           spec.Name,
+		Index:          i,
+		Backends:       spec.Route.Backends,
+		Strategy:       ir.Strategy(spec.Route.Strategy),
+		PoolActivation: ir.PoolActivation(spec.Route.PoolActivation),
+		FailClosed:     spec.FailClosed,
+		Timeout:        capTimeout(mustDuration(spec.Timeout), out.Timeouts.ResponseHeader),
+	}
+	if m := spec.Match; m != nil {
+		rule.Match = ir.Match{
+			Models:               m.Models,
+			DataClassification:   lowerAll(m.DataClassification),
+			TaskComplexity:       string(m.TaskComplexity),
+			RequiredCapabilities: m.RequiredCapabilities,
+		}
+		if m.LatencySLOMs != nil {
+			rule.Match.LatencySLO = time.Duration(*m.LatencySLOMs) * time.Millisecond
+		}
+		names := make([]string, 0, len(m.Headers))
+		for k := range m.Headers {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			rule.Match.Headers = append(rule.Match.Headers, ir.HeaderMatch{Name: strings.ToLower(k), Value: m.Headers[k]})
+		}
+	}
+	rule.Sensitive = sensitive(rule.Match.DataClassification, r.Spec.Policy.Classification.SensitiveClassifications)
+	for _, name := range rule.Backends {
+		if b, ok := out.Backend(name); ok && b.HasCapabilities(rule.Match.RequiredCapabilities) {
+			rule.Candidates = append(rule.Candidates, name)
+		}
+	}
+	return rule
+}
+
+func lowerAll(in []string) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
+	out := ir.Policy{
+		Classification: ir.Classification{
+			Mode:      ir.ClassificationMode(p.Classification.Mode),
+			HeaderKey: strings.ToLower(p.Classification.HeaderKey),
+			Sensitive: lowerAll(p.Classification.SensitiveClassifications),
+		},
+		Audit: ir.Audit{
+			Sink:               ir.AuditSink(p.AuditLog.Sink),
+			FilePath:           p.AuditLog.FilePath,
+			IncludeRequestBody: p.AuditLog.IncludeRequestBody,
+			CallerHeader:       strings.ToLower(p.AuditLog.CallerHeader),
+			LogClientAddress:   p.AuditLog.LogClientAddress,
+		},
+	}
+	for _, c := range p.AuditLog.TrustedProxyCIDRs {
+		out.Audit.TrustedProxies = append(out.Audit.TrustedProxies, normalizeCIDR(c))
+	}
+	for _, b := range p.Budgets {
+		ib := ir.Budget{
+			Name:      b.Name,
+			Scope:     ir.BudgetScope(b.Scope),
+			RuleName:  b.RuleName,
+			MaxUSD:    b.MaxUSD,
+			Window:    time.Duration(*b.WindowSeconds) * time.Second,
+			HeaderKey: strings.ToLower(b.HeaderKey),
+		}
+		if b.Scope != v1.ScopeTeam {
+			ib.HeaderKey = ""
+		}
+		if b.MaxTokens != nil {
+			ib.MaxTokens = *b.MaxTokens
+		}
+		out.Budgets = append(out.Budgets, ib)
+	}
+	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0) {
+		auth := &ir.Auth{}
+		if j := a.JWT; j != nil {
+			auth.JWT = &ir.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: strings.ToLower(j.HeaderKey)}
+		}
+		for _, e := range a.Allowlists {
+			auth.Allowlists = append(auth.Allowlists, ir.Allowlist{Team: e.Team, Models: e.Models})
+		}
+		out.Auth = auth
+	}
+	return out
+}
+
+// normalizeCIDR turns a single address into a host prefix and canonicalises a
+// prefix (validation has checked that it parses).
+func normalizeCIDR(s string) string {
+	if pfx, err := netip.ParsePrefix(s); err == nil {
+		return pfx.Masked().String()
+	}
+	if ip := net.ParseIP(s); ip != nil {
+		a, _ := netip.ParseAddr(s)
+		return netip.PrefixFrom(a, a.BitLen()).String()
+	}
+	return s
+}
+
+func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
+	p := r.Spec.Proxy
+	d := ir.ProxyDeployment{
+		Image:                     p.Image,
+		Replicas:                  *p.Replicas,
+		RevisionHistoryLimit:      *p.RevisionHistoryLimit,
+		ServiceName:               p.ServiceName,
+		Resources:                 *p.Resources,
+		Affinity:                  p.Affinity,
+		Tolerations:               p.Tolerations,
+		TopologySpreadConstraints: p.TopologySpreadConstraints,
+		NodeSelector:              p.NodeSelector,
+		RuntimeClassName:          p.RuntimeClassName,
+		ImagePullSecrets:          p.ImagePullSecrets,
+		PodLabels:                 p.PodLabels,
+		PodAnnotations:            p.PodAnnotations,
+	}
+	if d.ServiceName == "" {
+		d.ServiceName = naming.ProxyName(r.Name)
+	}
+	// ModelPool activation serialises swaps through one in-process lock, so a
+	// second proxy replica would race it (validation warned when this overrides the spec).
+	if out.HasPooledBackend() {
+		d.Replicas = 1
+		d.ReplicasPinned = true
+	}
+	return d
+}
+
+// resolvePickers gives each local backend its EPP in the reference's order:
+// its own picker, else one another backend on the same InferenceService
+// names, else the router-wide default.
+func resolvePickers(s *v1.ModelRouterSpec, out *ir.Router) {
+	byService := map[string]*ir.ServiceRef{}
+	for _, b := range s.Backends {
+		if b.InferenceServiceRef != nil && b.EndpointPicker != nil && b.EndpointPicker.Service != nil {
+			if _, seen := byService[b.InferenceServiceRef.Name]; !seen {
+				byService[b.InferenceServiceRef.Name] = &ir.ServiceRef{Name: b.EndpointPicker.Service.Name, Port: b.EndpointPicker.Service.Port}
+			}
+		}
+	}
+	for i, b := range s.Backends {
+		if b.InferenceServiceRef == nil {
+			continue
+		}
+		switch {
+		case b.EndpointPicker != nil && b.EndpointPicker.Service != nil:
+			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: b.EndpointPicker.Service.Name, Port: b.EndpointPicker.Service.Port}
+		case byService[b.InferenceServiceRef.Name] != nil:
+			ref := *byService[b.InferenceServiceRef.Name]
+			out.Backends[i].EndpointPicker = &ref
+		case out.AgentGateway.EndpointPicker != nil:
+			ref := *out.AgentGateway.EndpointPicker
+			out.Backends[i].EndpointPicker = &ref
+		}
+	}
+}

@@ -1,0 +1,267 @@
+// Package cli is the llmkube-compile command line: offline render, validate
+// and diff of ModelRouters. It reads files, runs the pipeline and prints; it
+// holds no compiler logic of its own.
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitInvalid = 1
+	ExitUsage   = 2
+)
+
+// exitError carries an exit code out of a cobra command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// errInvalid means diagnostics were already printed.
+var errInvalid = &exitError{code: ExitInvalid}
+
+// Run executes the CLI with args and returns the process exit code.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRoot(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "Error: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Anything cobra itself rejected (unknown flag, bad arguments) is a usage error.
+	fmt.Fprintf(stderr, "Error: %v\n", err)
+	return ExitUsage
+}
+
+type io3 struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	s := &io3{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "llmkube-compile",
+		Short:         "Compile LLMKube ModelRouters into data-plane manifests",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.AddCommand(s.renderCmd(), s.validateCmd(), s.diffCmd())
+	return root
+}
+
+type commonFlags struct {
+	files      []string
+	dataPlane  string
+	proxyImage string
+}
+
+func (f *commonFlags) register(c *cobra.Command, withDataPlane bool) {
+	c.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "input file with ModelRouters and the InferenceServices and ModelPools they reference (repeatable; - reads stdin)")
+	if withDataPlane {
+		c.Flags().StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane (Proxy, Gateway or AgentGateway) instead of its spec.dataPlane")
+	}
+	c.Flags().StringVar(&f.proxyImage, "proxy-image", "", "router-proxy image to deploy when a router does not set spec.proxy.image")
+}
+
+func (f *commonFlags) options() (pipeline.Options, error) {
+	if len(f.files) == 0 {
+		return pipeline.Options{}, usageErr("at least one -f FILE is required")
+	}
+	opts := pipeline.Options{Compile: compiler.Options{ProxyImage: f.proxyImage}}
+	if f.dataPlane != "" {
+		ok := false
+		for _, dp := range []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway} {
+			if string(dp) == f.dataPlane {
+				ok = true
+			}
+		}
+		if !ok {
+			return opts, usageErr("--data-plane must be Proxy, Gateway or AgentGateway, not %q", f.dataPlane)
+		}
+		opts.Compile.DataPlane = ir.DataPlane(f.dataPlane)
+	}
+	return opts, nil
+}
+
+// load reads every input; a file that cannot be read is a usage error.
+func (s *io3) load(files []string) (*compiler.Inputs, diag.List, error) {
+	in := &compiler.Inputs{}
+	var diags diag.List
+	stdinUsed := false
+	for _, name := range files {
+		var data []byte
+		var err error
+		if name == "-" {
+			if stdinUsed {
+				return nil, nil, usageErr("-f - may be given only once")
+			}
+			stdinUsed = true
+			data, err = io.ReadAll(s.stdin)
+			name = "<stdin>"
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, nil, usageErr("read %s: %v", name, err)
+		}
+		diags = append(diags, in.Decode(name, data)...)
+	}
+	return in, diags, nil
+}
+
+func (s *io3) printDiags(diags diag.List) {
+	for _, d := range diags.Sorted() {
+		if d.Severity == diag.Warning {
+			fmt.Fprintf(s.stderr, "warning: %s\n", d)
+		} else {
+			fmt.Fprintln(s.stderr, d)
+		}
+	}
+}
+
+// compile runs decode and the pipeline, printing diagnostics; the result is
+// nil when anything was refused.
+func (s *io3) compile(f *commonFlags) ([]*unstructured.Unstructured, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	in, diags, err := s.load(f.files)
+	if err != nil {
+		return nil, err
+	}
+	if len(in.Routers) == 0 && !diags.HasErrors() {
+		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(f.files, ","), Reason: "NoModelRouter", Message: "no ModelRouter found in the input"})
+	}
+	var objs []*unstructured.Unstructured
+	if !diags.HasErrors() {
+		var more diag.List
+		objs, more = pipeline.Run(in, builtin.Registry(), opts)
+		diags = append(diags, more...)
+	}
+	s.printDiags(diags)
+	if diags.HasErrors() {
+		return nil, errInvalid
+	}
+	return objs, nil
+}
+
+func (s *io3) renderCmd() *cobra.Command {
+	var f commonFlags
+	var output string
+	c := &cobra.Command{
+		Use:   "render -f FILE [-f FILE ...]",
+		Short: "Print the objects every ModelRouter in the input compiles to",
+		Long: `render compiles every ModelRouter in the input for its data plane and prints the
+generated objects to stdout, deterministically. Invalid input prints nothing to
+stdout, one line per problem to stderr, and exits 1. Warnings go to stderr and
+do not change the exit code.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if output != "yaml" && output != "json" {
+				return usageErr("-o must be yaml or json, not %q", output)
+			}
+			objs, err := s.compile(&f)
+			if err != nil {
+				return err
+			}
+			out, err := Encode(objs, output)
+			if err != nil {
+				return err
+			}
+			_, err = s.stdout.Write(out)
+			return err
+		},
+	}
+	f.register(c, true)
+	c.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (multi-document) or json (a v1 List)")
+	return c
+}
+
+func (s *io3) validateCmd() *cobra.Command {
+	var f commonFlags
+	c := &cobra.Command{
+		Use:   "validate -f FILE [-f FILE ...]",
+		Short: "Check ModelRouters without printing manifests",
+		Long: `validate runs the whole compiler, including the chosen data plane's checks, and
+exits 0 when every router is valid. Otherwise it prints one line per problem to
+stderr as FILE: ModelRouter/NAME: FIELD.PATH: MESSAGE (Reason) and exits 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := s.compile(&f)
+			return err
+		},
+	}
+	f.register(c, true)
+	return c
+}
+
+// Encode renders objects as multi-document YAML or a JSON v1 List.
+func Encode(objs []*unstructured.Unstructured, format string) ([]byte, error) {
+	var buf bytes.Buffer
+	if format == "json" {
+		items := make([]any, len(objs))
+		for i, o := range objs {
+			items[i] = o.Object
+		}
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	for i, o := range objs {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,55 @@
+// Package pipeline runs the whole compile for every router in an input: the
+// frontend, then the router's data-plane target. The CLI and the controller
+// share it, so a router means the same thing offline and in a cluster.
+package pipeline
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+// Options tune a run.
+type Options struct {
+	Compile compiler.Options
+}
+
+// Run compiles every router in the input. It returns the objects of every
+// router only when no router was refused: output is all or nothing.
+func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructured.Unstructured, diag.List) {
+	var all []*unstructured.Unstructured
+	var diags diag.List
+	for _, src := range in.Routers {
+		objs, d := CompileRouter(src, in, reg, opts)
+		diags = append(diags, d...)
+		all = append(all, objs...)
+	}
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	targets.SortObjects(all)
+	return all, diags
+}
+
+// CompileRouter compiles one router: frontend, then its target. Diagnostics
+// are attributed to the router's file and object.
+func CompileRouter(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options) ([]*unstructured.Unstructured, diag.List) {
+	object := "ModelRouter/" + src.Router.Name
+	router, diags := compiler.Compile(src.Router, refs, opts.Compile)
+	if diags.HasErrors() {
+		return nil, diags.WithObject(src.File, object)
+	}
+	target, err := reg.Get(router.DataPlane)
+	if err != nil {
+		diags = append(diags, diag.Diagnostic{Severity: diag.Error, Field: "spec.dataPlane", Reason: "DataPlaneNotImplemented", Message: err.Error()})
+		return nil, diags.WithObject(src.File, object)
+	}
+	res, tdiags := target.Compile(router)
+	diags = append(diags, tdiags...)
+	if diags.HasErrors() || res == nil {
+		return nil, diags.WithObject(src.File, object)
+	}
+	return res.Objects, diags.WithObject(src.File, object)
+}
