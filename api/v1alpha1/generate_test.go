@@ -24,9 +24,6 @@ import (
 // files removed, and compares the output with the checked-in deepcopy files
 // and config/crd.
 func TestGeneratedFilesUpToDate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs controller-gen; skipped in -short mode")
-	}
 	root := repoRoot(t)
 	tmp := t.TempDir()
 
