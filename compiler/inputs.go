@@ -106,10 +106,12 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
 		return nil
 	}
 	var head struct {
-		APIVersion string                `json:"apiVersion"`
-		Kind       string                `json:"kind"`
-		Metadata   struct{ Name string } `json:"metadata"`
-		Items      []any                 `json:"items"`
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Items []any `json:"items"`
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
 		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d is not a Kubernetes object: %v", doc, err)}

@@ -4,6 +4,8 @@
 package pipeline
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/llmkube/llmkube-compile/compiler"
@@ -21,9 +23,19 @@ type Options struct {
 func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructured.Unstructured, diag.List) {
 	var all []*unstructured.Unstructured
 	var diags diag.List
+	owner := map[string]string{}
 	for _, src := range in.Routers {
 		objs, d := CompileRouter(src, in, reg, opts)
 		diags = append(diags, d...)
+		for _, o := range objs {
+			key := o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
+			if prev, taken := owner[key]; taken {
+				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
+					Reason: "NameCollision", Message: fmt.Sprintf("generates %s, which ModelRouter/%s also generates; rename one router or its spec.proxy.serviceName", key, prev)})
+				continue
+			}
+			owner[key] = src.Router.Name
+		}
 		all = append(all, objs...)
 	}
 	if diags.HasErrors() {

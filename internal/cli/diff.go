@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
@@ -93,13 +94,23 @@ func DiffObjects(w io.Writer, old, new []*unstructured.Unstructured) bool {
 			changed = true
 			fmt.Fprintf(w, "- %s (no longer generated)\n", k)
 		default:
-			if d := cmp.Diff(b.Object, a.Object); d != "" {
+			if d := cmp.Diff(yamlLines(b), yamlLines(a)); d != "" {
 				changed = true
 				fmt.Fprintf(w, "~ %s (-before +after):\n%s", k, d)
 			}
 		}
 	}
 	return changed
+}
+
+// yamlLines renders an object as YAML lines, so a number read from a file and
+// one built in memory compare equal and the diff reads like the manifests.
+func yamlLines(o *unstructured.Unstructured) []string {
+	b, err := yaml.Marshal(o.Object)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 }
 
 // decodeObjects reads multi-document YAML (or JSON) manifests; a v1 List is flattened.

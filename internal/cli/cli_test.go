@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(args, strings.NewReader(stdin), &out, &errb)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+func write(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+const validRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata:
+  name: chat
+  namespace: team-a
+spec:
+  backends:
+    - name: local
+      inferenceServiceRef: {name: qwen}
+  defaultRoute: local
+`
+
+const inferenceService = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: qwen
+  namespace: team-a
+spec:
+  runtime: vllm
+`
+
+func TestRenderPrintsYAMLAndWarnsOnMissingReference(t *testing.T) {
+	f := write(t, "r.yaml", validRouter)
+	r := run(t, "", "render", "-f", f)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	for _, kind := range []string{"kind: ConfigMap", "kind: Deployment", "kind: Service"} {
+		assert.Contains(t, r.stdout, kind)
+	}
+	assert.Contains(t, r.stdout, "name: chat-router-proxy-admin")
+	// The InferenceService is absent: a warning, documented conventions, exit 0.
+	assert.Contains(t, r.stderr, "warning: "+f+": ModelRouter/chat: spec.backends[0].inferenceServiceRef.name:")
+	assert.Contains(t, r.stderr, "(InferenceServiceNotFound)")
+	assert.Contains(t, r.stdout, "http://qwen.team-a.svc.cluster.local:8080")
+}
+
+func TestRenderWithReferenceHasNoWarning(t *testing.T) {
+	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
+	r := run(t, "", "render", "-f", f)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+}
+
+func TestRenderReadsStdinAndSeveralFiles(t *testing.T) {
+	isvc := write(t, "isvc.yaml", inferenceService)
+	r := run(t, validRouter, "render", "-f", "-", "-f", isvc)
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	assert.Contains(t, r.stdout, "kind: Deployment")
+}
+
+func TestRenderJSONIsAList(t *testing.T) {
+	f := write(t, "r.yaml", validRouter)
+	r := run(t, "", "render", "-f", f, "-o", "json")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	var list struct {
+		Kind  string           `json:"kind"`
+		Items []map[string]any `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+	assert.Equal(t, "List", list.Kind)
+	assert.Len(t, list.Items, 4)
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
+	a := run(t, "", "render", "-f", f)
+	b := run(t, "", "render", "-f", f)
+	require.Equal(t, a.stdout, b.stdout)
+}
+
+func TestInvalidInputPrintsNothingAndExits1(t *testing.T) {
+	bad := strings.Replace(validRouter, "inferenceServiceRef: {name: qwen}", "inferenceServiceRef: {name: qwen}\n      wieght: 2", 1)
+	f := write(t, "bad.yaml", bad)
+	for _, cmd := range []string{"render", "validate"} {
+		r := run(t, "", cmd, "-f", f)
+		assert.Equal(t, ExitInvalid, r.code, cmd)
+		assert.Empty(t, r.stdout, cmd)
+		assert.Equal(t, f+": ModelRouter/chat: spec.backends[0].wieght: unknown field; check the spelling against the ModelRouter reference (UnknownField)\n", r.stderr, cmd)
+	}
+}
+
+func TestValidateValidExits0(t *testing.T) {
+	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
+	r := run(t, "", "validate", "-f", f)
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stdout)
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	f := write(t, "r.yaml", validRouter)
+	cases := [][]string{
+		{"render"},
+		{"render", "-f", f, "-o", "xml"},
+		{"render", "-f", f, "--data-plane", "Envoy"},
+		{"render", "--bogus"},
+		{"render", "-f", filepath.Join(t.TempDir(), "missing.yaml")},
+		{"render", "-f", f, "extra-arg"},
+		{"frobnicate"},
+	}
+	for _, args := range cases {
+		r := run(t, "", args...)
+		assert.Equal(t, ExitUsage, r.code, "%v: %s", args, r.stderr)
+		assert.Empty(t, r.stdout, "%v", args)
+	}
+}
+
+func TestUnbuiltDataPlaneIsAClearError(t *testing.T) {
+	f := write(t, "r.yaml", validRouter+"  agentGatewayRef:\n    name: gw\n    endpointPicker: epp\n    endpointPickerPort: 9002\n  gatewayRef:\n    name: gw\n")
+	for _, dp := range []string{"Gateway", "AgentGateway"} {
+		r := run(t, "", "render", "-f", f, "--data-plane", dp)
+		if r.code == ExitOK {
+			// The plane was built since this test was written: it must then produce objects.
+			assert.NotEmpty(t, r.stdout, dp)
+			continue
+		}
+		assert.Equal(t, ExitInvalid, r.code, dp)
+		assert.Empty(t, r.stdout, dp)
+		assert.Contains(t, r.stderr, "data plane "+dp+" is not implemented yet", dp)
+	}
+}
+
+func TestNoRouterIsAnError(t *testing.T) {
+	f := write(t, "isvc.yaml", inferenceService)
+	r := run(t, "", "validate", "-f", f)
+	assert.Equal(t, ExitInvalid, r.code)
+	assert.Contains(t, r.stderr, "(NoModelRouter)")
+}
+
+func TestDiff(t *testing.T) {
+	in := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
+	rendered := run(t, "", "render", "-f", in)
+	require.Equal(t, ExitOK, rendered.code)
+	same := write(t, "same.yaml", rendered.stdout)
+	r := run(t, "", "diff", "-f", in, "--against", same)
+	assert.Equal(t, ExitOK, r.code, r.stdout+r.stderr)
+	assert.Empty(t, r.stdout)
+
+	changed := strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1)
+	in2 := write(t, "r2.yaml", changed+"---\n"+inferenceService)
+	r = run(t, "", "diff", "-f", in2, "--against", same)
+	assert.Equal(t, ExitInvalid, r.code)
+	assert.Contains(t, r.stdout, "~ Deployment.apps team-a/chat-router-proxy")
+	assert.Contains(t, r.stdout, "ownerReferences")
+
+	renamed := strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1)
+	in3 := write(t, "r3.yaml", renamed+"---\n"+inferenceService)
+	r = run(t, "", "diff", "-f", in3, "--against", same)
+	assert.Equal(t, ExitInvalid, r.code)
+	assert.Contains(t, r.stdout, "- Deployment.apps team-a/chat-router-proxy (no longer generated)")
+	assert.Contains(t, r.stdout, "+ Deployment.apps team-a/talk-router-proxy (added)")
+}

@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func sample() *Config {
+	return &Config{
+		APIVersion: APIVersion,
+		Router:     RouterInfo{Name: "chat", Namespace: "ns"},
+		Timeouts:   Timeouts{ResponseHeader: Duration{2 * time.Minute}, StreamIdle: Duration{5 * time.Minute}, Quarantine: Duration{15 * time.Second}},
+		Backends: []Backend{
+			{Name: "a", ModelID: "a", Kind: KindLocal, Tier: "local", URL: "http://a.ns.svc.cluster.local:8080", Weight: 1},
+			{Name: "b", ModelID: "b", Kind: KindExternal, Tier: "cloud", Provider: "bedrock", Weight: 1},
+		},
+		Rules:   []Rule{{Name: "r", Backends: []string{"a"}, Strategy: "primary-fallback", Timeout: Duration{5 * time.Second}}},
+		Default: DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:  Policy{Budgets: []Budget{{Name: "x", Scope: "rule", RuleName: "r", MaxTokens: 10, Window: Duration{time.Hour}}}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	b, err := Marshal(sample())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"responseHeader": "2m0s"`, "durations are strings, not nanoseconds")
+	assert.NotContains(t, string(b), `"latencySLO"`, "unset durations are omitted")
+	p := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(p, b, 0o600))
+	c, err := Load(p)
+	require.NoError(t, err)
+	assert.Equal(t, sample(), c)
+}
+
+func TestParseIsStrict(t *testing.T) {
+	b, _ := Marshal(sample())
+	bad := strings.Replace(string(b), `"router": {`, `"routr": {}, "router": {`, 1)
+	_, err := Parse(strings.NewReader(bad))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "routr")
+
+	_, err = Parse(strings.NewReader(string(b) + "{}"))
+	require.Error(t, err)
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := sample()
+	c.APIVersion = "router-proxy.llmkube.dev/v0"
+	c.Backends = append(c.Backends, Backend{Name: "a", Kind: "weird", Tier: "moon"})
+	c.Rules[0].Backends = []string{"ghost"}
+	c.Rules[0].Strategy = "random"
+	c.Default.Backend = "nobody"
+	c.Policy.Budgets[0].RuleName = "none"
+	err := c.Validate()
+	require.Error(t, err)
+	for _, want := range []string{"apiVersion", "duplicated", "kind", "tier", "url is required", "unknown backend \"ghost\"", "strategy", "defaultRoute", "unknown rule"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
+
+func TestDurationRejectsNumbers(t *testing.T) {
+	var d Duration
+	require.Error(t, d.UnmarshalJSON([]byte("120000000000")))
+	require.Error(t, d.UnmarshalJSON([]byte(`"soon"`)))
+	require.NoError(t, d.UnmarshalJSON([]byte(`"1m30s"`)))
+	assert.Equal(t, 90*time.Second, d.Duration)
+}

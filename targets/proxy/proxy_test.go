@@ -1,0 +1,229 @@
+package proxy_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/ir"
+	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/targets/proxy"
+)
+
+func compile(t *testing.T, spec string) (*ir.Router, map[string]*unstructured.Unstructured) {
+	t.Helper()
+	doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n" + spec
+	in := &compiler.Inputs{}
+	d := in.Decode("t.yaml", []byte(doc))
+	require.False(t, d.HasErrors(), "%v", d.Err())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	res, diags := proxy.New().Compile(r)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	byKey := map[string]*unstructured.Unstructured{}
+	for _, o := range res.Objects {
+		byKey[o.GetKind()+"/"+o.GetName()] = o
+	}
+	return r, byKey
+}
+
+func as[T any](t *testing.T, u *unstructured.Unstructured) *T {
+	t.Helper()
+	require.NotNil(t, u)
+	var out T
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &out))
+	return &out
+}
+
+const backends = `  backends:
+    - name: local
+      inferenceServiceRef: {name: qwen}
+    - name: cloud
+      external: {provider: openai, model: gpt-5, credentialsSecretRef: {name: openai}}
+    - name: cloud-two
+      external: {provider: openai, model: gpt-5-mini, credentialsSecretRef: {name: other}}
+  defaultRoute: local
+`
+
+func TestObjectsAndConfigHash(t *testing.T) {
+	_, objs := compile(t, backends)
+	assert.Len(t, objs, 4)
+	cm := as[corev1.ConfigMap](t, objs["ConfigMap/chat-router-proxy"])
+	data := cm.Data[proxy.ConfigFile]
+	sum := sha256.Sum256([]byte(data))
+	hash := hex.EncodeToString(sum[:])
+	assert.Equal(t, hash, cm.Annotations["inference.llmkube.dev/router-config-hash"])
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	assert.Equal(t, hash, d.Spec.Template.Annotations["inference.llmkube.dev/router-config-hash"])
+
+	cfg, err := rt.Parse(strings.NewReader(data))
+	require.NoError(t, err, "the proxy accepts what the compiler emits")
+	assert.Equal(t, "chat", cfg.Router.Name)
+	assert.Len(t, cfg.Backends, 3)
+
+	for _, o := range objs {
+		assert.Equal(t, "ns", o.GetNamespace())
+		assert.Equal(t, "chat", o.GetLabels()["inference.llmkube.dev/model-router"])
+		assert.Equal(t, "llmkube-compile", o.GetLabels()["app.kubernetes.io/managed-by"])
+		assert.Empty(t, o.GetOwnerReferences(), "no uid offline, so no owner reference")
+	}
+	assert.NotContains(t, objs, "ServiceAccount/chat-router-proxy", "no RBAC without pools or endpoint resolution")
+	assert.False(t, *d.Spec.Template.Spec.AutomountServiceAccountToken)
+}
+
+func TestCredentialsAreReferencesScopedPerBackend(t *testing.T) {
+	_, objs := compile(t, backends)
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	env := d.Spec.Template.Spec.Containers[0].Env
+	require.Len(t, env, 2)
+	assert.Equal(t, "LLMKUBE_CLOUD_OPENAI_API_KEY", env[0].Name)
+	assert.Equal(t, "openai", env[0].ValueFrom.SecretKeyRef.Name)
+	assert.Equal(t, "OPENAI_API_KEY", env[0].ValueFrom.SecretKeyRef.Key)
+	assert.Equal(t, "LLMKUBE_CLOUD_TWO_OPENAI_API_KEY", env[1].Name)
+	assert.Equal(t, "other", env[1].ValueFrom.SecretKeyRef.Name)
+	for _, e := range env {
+		assert.Empty(t, e.Value, "never a literal value")
+	}
+}
+
+func TestServiceExposure(t *testing.T) {
+	_, objs := compile(t, backends+`  endpoint: {type: NodePort, port: 80, nodePort: 30080, externalTrafficPolicy: Local}
+  proxy: {serviceName: llmkube}
+`)
+	svc := as[corev1.Service](t, objs["Service/llmkube"])
+	assert.Equal(t, corev1.ServiceTypeNodePort, svc.Spec.Type)
+	assert.EqualValues(t, 80, svc.Spec.Ports[0].Port)
+	assert.EqualValues(t, 8080, svc.Spec.Ports[0].TargetPort.IntValue(), "targetPort is always the container port")
+	assert.EqualValues(t, 30080, svc.Spec.Ports[0].NodePort)
+	assert.Equal(t, corev1.ServiceExternalTrafficPolicyLocal, svc.Spec.ExternalTrafficPolicy)
+	assert.Contains(t, objs, "Service/chat-router-proxy-admin", "admin Service keeps its generated name")
+	assert.NotContains(t, objs, "Service/chat-router-proxy")
+	assert.Contains(t, objs, "Deployment/chat-router-proxy")
+}
+
+func TestDeploymentPassthroughAndMerges(t *testing.T) {
+	_, objs := compile(t, backends+`  proxy:
+    replicas: 3
+    drainTimeout: 90s
+    revisionHistoryLimit: 0
+    runtimeClassName: gvisor
+    nodeSelector: {pool: cpu}
+    imagePullSecrets: [{name: regcred}]
+    tolerations: [{key: gpu, operator: Exists, effect: NoSchedule}]
+    topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: DoNotSchedule
+        labelSelector: {matchLabels: {app: chat-router-proxy}}
+    podLabels: {app: hijack, team: a}
+    podAnnotations: {inference.llmkube.dev/router-config-hash: nope, note: hi}
+    resources: {requests: {cpu: 100m}}
+`)
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	s := d.Spec
+	assert.EqualValues(t, 3, *s.Replicas)
+	assert.EqualValues(t, 0, *s.RevisionHistoryLimit)
+	assert.EqualValues(t, 95, *s.Template.Spec.TerminationGracePeriodSeconds, "drain + 5s")
+	assert.Contains(t, strings.Join(s.Template.Spec.Containers[0].Args, " "), "--shutdown-timeout 1m30s")
+	assert.Equal(t, "gvisor", *s.Template.Spec.RuntimeClassName)
+	assert.Equal(t, map[string]string{"pool": "cpu"}, s.Template.Spec.NodeSelector)
+	assert.Equal(t, "regcred", s.Template.Spec.ImagePullSecrets[0].Name)
+	assert.Equal(t, "gpu", s.Template.Spec.Tolerations[0].Key)
+	assert.Equal(t, "chat-router-proxy", s.Template.Labels["app"], "operator label wins")
+	assert.Equal(t, "a", s.Template.Labels["team"])
+	assert.NotEqual(t, "nope", s.Template.Annotations["inference.llmkube.dev/router-config-hash"], "operator annotation wins")
+	assert.Equal(t, "hi", s.Template.Annotations["note"])
+	assert.Equal(t, map[string]string{"app": "chat-router-proxy", "inference.llmkube.dev/model-router": "chat"}, s.Selector.MatchLabels)
+	require.NotNil(t, s.Strategy.RollingUpdate)
+	assert.EqualValues(t, 0, s.Strategy.RollingUpdate.MaxSurge.IntValue())
+	assert.EqualValues(t, 1, s.Strategy.RollingUpdate.MaxUnavailable.IntValue())
+	assert.Equal(t, "100m", s.Template.Spec.Containers[0].Resources.Requests.Cpu().String())
+	assert.Nil(t, s.Template.Spec.Containers[0].Resources.Limits, "explicit resources pass through unchanged")
+}
+
+func TestNoDrainRendersNothing(t *testing.T) {
+	_, objs := compile(t, backends+"  proxy: {replicas: 2}\n")
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	assert.Nil(t, d.Spec.Template.Spec.TerminationGracePeriodSeconds)
+	assert.NotContains(t, strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--shutdown-timeout")
+	assert.Nil(t, d.Spec.Strategy.RollingUpdate, "surge is fine without hard spreading")
+}
+
+func TestRequiredAntiAffinityDisablesSurge(t *testing.T) {
+	_, objs := compile(t, backends+`  proxy:
+    replicas: 2
+    affinity:
+      podAntiAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector: {matchLabels: {app: chat-router-proxy}}
+`)
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	require.NotNil(t, d.Spec.Strategy.RollingUpdate)
+	assert.EqualValues(t, 0, d.Spec.Strategy.RollingUpdate.MaxSurge.IntValue())
+}
+
+func TestAuditFileGetsAWritableVolume(t *testing.T) {
+	_, objs := compile(t, backends+"  policy: {auditLog: {sink: file, filePath: /var/log/llmkube/audit.log}}\n")
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	mounts := d.Spec.Template.Spec.Containers[0].VolumeMounts
+	require.Len(t, mounts, 2)
+	assert.Equal(t, "/var/log/llmkube", mounts[1].MountPath)
+	assert.NotNil(t, d.Spec.Template.Spec.Volumes[1].EmptyDir)
+}
+
+func TestPooledAndEndpointBackendsGetRBAC(t *testing.T) {
+	doc := `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ns, uid: 5f0e}
+spec:
+  backends:
+    - name: a
+      inferenceServiceRef: {name: a}
+      resolution: endpoint
+    - name: b
+      inferenceServiceRef: {name: b}
+  defaultRoute: a
+  proxy: {replicas: 4}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelPool
+metadata: {name: slot, namespace: ns}
+spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: c}}], swapBudget: 2m}
+`
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	res, _ := proxy.New().Compile(r)
+	kinds := map[string]*unstructured.Unstructured{}
+	for _, o := range res.Objects {
+		kinds[o.GetKind()] = o
+		require.Len(t, o.GetOwnerReferences(), 1, "uid known: owner reference on %s", o.GetKind())
+		assert.Equal(t, "ModelRouter", o.GetOwnerReferences()[0].Kind)
+	}
+	require.Contains(t, kinds, "Role")
+	require.Contains(t, kinds, "RoleBinding")
+	require.Contains(t, kinds, "ServiceAccount")
+	role := kinds["Role"].Object["rules"].([]any)
+	assert.Len(t, role, 4, "pool activation rules plus endpointslices")
+	d := as[appsv1.Deployment](t, kinds["Deployment"])
+	assert.EqualValues(t, 1, *d.Spec.Replicas, "pinned by the ModelPool member")
+	assert.Equal(t, "chat-router-proxy", d.Spec.Template.Spec.ServiceAccountName)
+
+	cfg, err := rt.Parse(strings.NewReader(kinds["ConfigMap"].Object["data"].(map[string]any)[proxy.ConfigFile].(string)))
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Backends[0].Endpoints)
+	assert.Equal(t, "RoundRobin", cfg.Backends[0].Endpoints.Balancing.Mode)
+	require.NotNil(t, cfg.Backends[1].Pool)
+	assert.Equal(t, []string{"b", "c"}, cfg.Backends[1].Pool.Members)
+}
