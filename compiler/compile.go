@@ -74,6 +74,13 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 				}
 			}
 		}
+		// A pool member that is not resident is stopped by design; any other
+		// InferenceService that is not ready is worth a word, since rules that
+		// name it fail over (or, fail-closed, refuse) until it is.
+		if s := res.isvc[b.Name]; s != nil && res.pool[b.Name] == nil && !inferenceServiceReady(s) {
+			res.diags.Warnf(fmt.Sprintf("spec.backends[%d].inferenceServiceRef.name", i), "InferenceServiceNotReady",
+				"InferenceService %s/%s is not ready (phase %q); traffic for backend %q fails over until it is", r.Namespace, name, s.Status.Phase, b.Name)
+		}
 	}
 	return res
 }

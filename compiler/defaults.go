@@ -43,6 +43,10 @@ const (
 	// caller's Options.ProxyImage names one.
 	DefaultProxyImage = "ghcr.io/llmkube/router-proxy:v0.1.0"
 
+	// DefaultSwapBudget is the ModelPool CRD's own default, applied to pools
+	// read from files, which never passed through the API server.
+	DefaultSwapBudget = "300s"
+
 	// TaskComplexityHeader carries the request's complexity hint.
 	TaskComplexityHeader = "x-llmkube-task-complexity"
 	// ConventionalServicePort is assumed for an InferenceService absent from the input.

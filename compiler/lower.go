@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"sort"
@@ -147,7 +146,11 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		out.Upstream = upstream(fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", local.ServiceName, r.Namespace, local.Port))
 		out.Resolution = ir.Resolution(b.Resolution)
 		if p := res.pool[b.Name]; p != nil {
-			m := &ir.PoolMembership{Pool: p.Name, SwapBudget: mustDuration(p.Spec.SwapBudget)}
+			budget := p.Spec.SwapBudget
+			if budget == "" {
+				budget = DefaultSwapBudget
+			}
+			m := &ir.PoolMembership{Pool: p.Name, Default: p.Spec.Default, SwapBudget: mustDuration(budget)}
 			for _, mem := range p.Spec.Members {
 				m.Members = append(m.Members, mem.InferenceServiceRef.Name)
 			}
@@ -409,10 +412,14 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 // prefix (validation has checked that it parses).
 func normalizeCIDR(s string) string {
 	if pfx, err := netip.ParsePrefix(s); err == nil {
+		if pfx.Addr().Is4In6() && pfx.Bits() >= 96 {
+			pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+		}
 		return pfx.Masked().String()
 	}
-	if ip := net.ParseIP(s); ip != nil {
-		a, _ := netip.ParseAddr(s)
+	if a, err := netip.ParseAddr(s); err == nil {
+		// An IPv4-mapped address is an IPv4 peer: match it as one.
+		a = a.Unmap()
 		return netip.PrefixFrom(a, a.BitLen()).String()
 	}
 	return s

@@ -156,4 +156,6 @@ func TestNormalizeCIDR(t *testing.T) {
 	assert.Equal(t, "10.0.0.0/8", normalizeCIDR("10.1.2.3/8"))
 	assert.Equal(t, "192.168.1.1/32", normalizeCIDR("192.168.1.1"))
 	assert.Equal(t, "2001:db8::1/128", normalizeCIDR("2001:db8::1"))
+	assert.Equal(t, "10.0.0.1/32", normalizeCIDR("::ffff:10.0.0.1"), "IPv4-mapped addresses match IPv4 peers")
+	assert.Equal(t, "10.0.0.0/8", normalizeCIDR("::ffff:10.0.0.0/104"))
 }

@@ -136,7 +136,11 @@ func (e *emitter) rbacRules() []rbacv1.PolicyRule {
 	}
 	for i := range e.r.Backends {
 		if e.r.Backends[i].Local != nil && e.r.Backends[i].Resolution == ir.ResolutionEndpoint {
-			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}})
+			// The Service maps its port to the pods' target port, which the
+			// EndpointSlices carry under the Service port's name.
+			rules = append(rules,
+				rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch"}},
+				rbacv1.PolicyRule{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}})
 			break
 		}
 	}

@@ -215,7 +215,7 @@ spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: 
 	require.Contains(t, kinds, "RoleBinding")
 	require.Contains(t, kinds, "ServiceAccount")
 	role := kinds["Role"].Object["rules"].([]any)
-	assert.Len(t, role, 4, "pool activation rules plus endpointslices")
+	assert.Len(t, role, 5, "pool activation rules plus services and endpointslices")
 	d := as[appsv1.Deployment](t, kinds["Deployment"])
 	assert.EqualValues(t, 1, *d.Spec.Replicas, "pinned by the ModelPool member")
 	assert.Equal(t, "chat-router-proxy", d.Spec.Template.Spec.ServiceAccountName)
@@ -226,4 +226,5 @@ spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: 
 	assert.Equal(t, "RoundRobin", cfg.Backends[0].Endpoints.Balancing.Mode)
 	require.NotNil(t, cfg.Backends[1].Pool)
 	assert.Equal(t, []string{"b", "c"}, cfg.Backends[1].Pool.Members)
+	assert.Equal(t, "2m0s", cfg.Backends[1].Pool.SwapBudget.String())
 }

@@ -37,6 +37,10 @@ type ModelPoolSpec struct {
 	// the pool's GPU slot.
 	Members []ModelPoolMember `json:"members,omitempty"`
 
+	// Default names the member to warm on a cold pool; empty lets the first
+	// request pick.
+	Default string `json:"default,omitempty"`
+
 	// SwapBudget bounds how long the router holds a cross-model request while
 	// the target member loads (a duration). CRD default: 300s.
 	SwapBudget string `json:"swapBudget,omitempty"`
