@@ -1,12 +1,225 @@
 package compiler
 
 import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 )
 
 // validate checks a defaulted router against every rule of the reference and
-// returns every problem found.
+// returns every problem found: no check stops at the first problem and no
+// check depends on another having passed.
+//
+// The checks are grouped by subject:
+//   - validate_fields.go: every enum, bound, pattern, length and item count of
+//     the field table (the CRD markers, which offline input never meets);
+//   - validate_backends.go: backends, their sources, URLs and balancing;
+//   - validate_rules.go: rules, references, strategies, fail-closed and
+//     classification;
+//   - validate_policy.go: budgets, auth and the audit log;
+//   - validate_dataplane.go: Gateway, AgentGateway, endpoint, proxy and the
+//     reserved fields.
 func validate(r *v1.ModelRouter, res *resolution) diag.List {
-	return nil
+	v := newValidator(r, res)
+	for _, check := range []func(){
+		v.checkFields,
+		v.checkBackends,
+		v.checkRules,
+		v.checkDefaultRoute,
+		v.checkClassification,
+		v.checkBudgets,
+		v.checkAuth,
+		v.checkAuditLog,
+		v.checkGateway,
+		v.checkAgentGateway,
+		v.checkEndpoint,
+		v.checkProxy,
+		v.checkReserved,
+	} {
+		check()
+	}
+	return v.diags
+}
+
+// validator carries the router under validation, what its references resolved
+// to, lookups computed once, and the diagnostics found so far.
+type validator struct {
+	r     *v1.ModelRouter
+	s     *v1.ModelRouterSpec
+	res   *resolution
+	diags diag.List
+
+	// backends maps a backend name to its first declaration.
+	backends map[string]*v1.RouterBackend
+	// rules holds every declared rule name.
+	rules map[string]bool
+	// headerTimeout is the (defaulted) spec.proxy.responseHeaderTimeout, the
+	// ceiling of every rule and backend timeout; 0 when it is itself invalid.
+	headerTimeout time.Duration
+}
+
+func newValidator(r *v1.ModelRouter, res *resolution) *validator {
+	v := &validator{r: r, s: &r.Spec, res: res, backends: map[string]*v1.RouterBackend{}, rules: map[string]bool{}}
+	for i := range v.s.Backends {
+		b := &v.s.Backends[i]
+		if _, seen := v.backends[b.Name]; !seen && b.Name != "" {
+			v.backends[b.Name] = b
+		}
+	}
+	for _, rule := range v.s.Rules {
+		v.rules[rule.Name] = true
+	}
+	if d, err := time.ParseDuration(v.s.Proxy.ResponseHeaderTimeout); err == nil && d > 0 {
+		v.headerTimeout = d
+	}
+	return v
+}
+
+func (v *validator) dataPlane() v1.DataPlane { return v.s.DataPlane }
+
+// itemPath renders a list element's field path, e.g. spec.backends[2].
+func itemPath(list string, i int) string { return fmt.Sprintf("%s[%d]", list, i) }
+
+// uniqueNames reports every name that repeats an earlier one in a list, at
+// list[i].<field>. Empty names are left to the Required check.
+func (v *validator) uniqueNames(list, field, reason, what string, names []string) {
+	first := map[string]int{}
+	for i, n := range names {
+		if n == "" {
+			continue
+		}
+		if j, dup := first[n]; dup {
+			v.diags.Errorf(itemPath(list, i)+"."+field, reason,
+				"%s %q is already used by %s; %s names must be unique", what, n, itemPath(list, j), what)
+			continue
+		}
+		first[n] = i
+	}
+}
+
+// durationRule bounds a duration field. Every duration must parse and must
+// not be negative; zero is allowed only where it means "disabled".
+type durationRule struct {
+	min, max  time.Duration // 0 means unbounded
+	allowZero bool
+}
+
+var (
+	// timeoutRule is a timeout that must be positive.
+	timeoutRule = durationRule{}
+	// disableableRule is a timeout that "0s" disables.
+	disableableRule = durationRule{allowZero: true}
+)
+
+// duration checks one duration field and returns its value; ok is false when
+// the field is unset or invalid (and then already reported).
+func (v *validator) duration(field, value string, rule durationRule) (d time.Duration, ok bool) {
+	if value == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		v.diags.Errorf(field, "InvalidDuration",
+			"%q is not a duration; write a number with a unit, such as 30s, 5m or 1h", value)
+		return 0, false
+	}
+	switch {
+	case d < 0 && rule.allowZero:
+		v.diags.Errorf(field, "OutOfRange", "duration %s is negative; use a positive duration, or 0s to disable", value)
+	case d < 0:
+		v.diags.Errorf(field, "OutOfRange", "duration %s is negative; use a positive duration", value)
+	case d == 0 && !rule.allowZero:
+		v.diags.Errorf(field, "OutOfRange", "duration %s must be greater than 0; leave the field unset to use the default", value)
+	case d == 0:
+		return d, true
+	case (rule.min != 0 && d < rule.min) || (rule.max != 0 && d > rule.max):
+		v.diags.Errorf(field, "OutOfRange", "duration %s is out of range: it must be %s", value, rule.describe())
+	default:
+		return d, true
+	}
+	return 0, false
+}
+
+func (r durationRule) describe() string {
+	switch {
+	case r.min != 0 && r.max != 0:
+		return fmt.Sprintf("between %s and %s", shortDuration(r.min), shortDuration(r.max))
+	case r.min != 0:
+		return "at least " + shortDuration(r.min)
+	default:
+		return "at most " + shortDuration(r.max)
+	}
+}
+
+// shortDuration prints 1h rather than Go's 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// cappedTimeout checks a rule or backend timeout and warns when the proxy's
+// responseHeaderTimeout will cap it (lowering applies the cap).
+func (v *validator) cappedTimeout(field, value string) {
+	d, ok := v.duration(field, value, timeoutRule)
+	if ok && v.headerTimeout > 0 && d > v.headerTimeout {
+		v.diags.Warnf(field, "TimeoutCapped",
+			"timeout %s exceeds spec.proxy.responseHeaderTimeout %s and is capped to %s; raise spec.proxy.responseHeaderTimeout to allow longer waits",
+			value, v.s.Proxy.ResponseHeaderTimeout, v.s.Proxy.ResponseHeaderTimeout)
+	}
+}
+
+// tokenPattern is an RFC 7230 token, the syntax of an HTTP header name.
+var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
+
+// headerTokens reports every entry of a header-name list that is not an RFC
+// 7230 token, at list[i].
+func (v *validator) headerTokens(list string, names []string) {
+	for i, h := range names {
+		if !tokenPattern.MatchString(h) {
+			v.diags.Errorf(itemPath(list, i), "InvalidFormat",
+				"%q is not an HTTP header name (an RFC 7230 token: letters, digits and !#$%%&'*+.^_|~-)", h)
+		}
+	}
+}
+
+// backendsOf returns the declared backends a list of names refers to, with
+// their positions in the list; unknown names are skipped (reported elsewhere).
+func (v *validator) backendsOf(names []string) (out []*v1.RouterBackend, at []int) {
+	for j, n := range names {
+		if b, ok := v.backends[n]; ok {
+			out = append(out, b)
+			at = append(at, j)
+		}
+	}
+	return out, at
+}
+
+// hasCapabilities reports whether a backend advertises every capability.
+func hasCapabilities(b *v1.RouterBackend, required []string) bool {
+	for _, c := range required {
+		if !slices.Contains(b.Capabilities, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoted renders names as "a", "b".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -1,0 +1,96 @@
+package compiler_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// invalidCase is one testdata/invalid file and the expectations its header
+// comments state:
+//
+//	# expect: FIELD.PATH Reason   (one or more)
+//	# data-plane: Gateway         (optional --data-plane override)
+type invalidCase struct {
+	file      string
+	expect    []string // "path Reason"
+	dataPlane ir.DataPlane
+}
+
+func loadInvalidCases(t *testing.T) []invalidCase {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "invalid", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no testdata/invalid cases found")
+	var cases []invalidCase
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		c := invalidCase{file: f}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "# expect:"); ok {
+				fields := strings.Fields(v)
+				require.Len(t, fields, 2, "%s: malformed expectation %q; want \"# expect: FIELD.PATH Reason\"", f, line)
+				c.expect = append(c.expect, fields[0]+" "+fields[1])
+			}
+			if v, ok := strings.CutPrefix(line, "# data-plane:"); ok {
+				c.dataPlane = ir.DataPlane(strings.TrimSpace(v))
+			}
+		}
+		cases = append(cases, c)
+	}
+	return cases
+}
+
+// TestInvalidCases compiles every testdata/invalid input and requires exactly
+// the errors its header expects: each expected (path, reason) must be
+// reported, and nothing else may be wrong, so each file stays a complete input
+// that is valid but for what it tests.
+func TestInvalidCases(t *testing.T) {
+	for _, c := range loadInvalidCases(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(c.file), ".yaml"), func(t *testing.T) {
+			require.NotEmpty(t, c.expect, "the file states no \"# expect: FIELD.PATH Reason\" line")
+			data, err := os.ReadFile(c.file)
+			require.NoError(t, err)
+			inputs := &compiler.Inputs{}
+			decodeDiags := inputs.Decode(c.file, data)
+			require.False(t, decodeDiags.HasErrors(), "decode: %v", decodeDiags.Err())
+			require.Len(t, inputs.Routers, 1, "each case holds exactly one ModelRouter")
+
+			src := inputs.Routers[0]
+			router, diags := compiler.Compile(src.Router, inputs, compiler.Options{DataPlane: c.dataPlane})
+			assert.Nil(t, router, "an input with errors must not compile")
+
+			var got []string
+			for _, d := range diags.Errors() {
+				got = append(got, d.Field+" "+d.Reason)
+				assert.NotEmpty(t, d.Message, "%s %s has no message", d.Field, d.Reason)
+			}
+			want := append([]string(nil), c.expect...)
+			sort.Strings(got)
+			sort.Strings(want)
+			for _, w := range want {
+				assert.Contains(t, got, w, "expected error not reported")
+			}
+			assert.Equal(t, want, dedupe(got), "errors differ from the file's expectations:\n%v", diags.Errors().Err())
+		})
+	}
+}
+
+func dedupe(in []string) []string {
+	var out []string
+	for i, s := range in {
+		if i == 0 || s != in[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

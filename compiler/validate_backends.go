@@ -1,0 +1,95 @@
+package compiler
+
+import (
+	"net/url"
+	"time"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+)
+
+// idleTimeoutRule bounds balancing.sessionAffinity.idleTimeout.
+var idleTimeoutRule = durationRule{min: time.Minute, max: 24 * time.Hour}
+
+func (v *validator) checkBackends() {
+	names := make([]string, len(v.s.Backends))
+	for i := range v.s.Backends {
+		names[i] = v.s.Backends[i].Name
+		path := itemPath("spec.backends", i)
+		b := &v.s.Backends[i]
+		v.checkBackendSource(path, b)
+		v.checkExternalURL(path+".external", b.External)
+		v.checkBalancing(path, b)
+		v.cappedTimeout(path+".timeout", b.Timeout)
+	}
+	v.uniqueNames("spec.backends", "name", "DuplicateBackendName", "backend", names)
+}
+
+// checkBackendSource requires exactly one of external and inferenceServiceRef.
+func (v *validator) checkBackendSource(path string, b *v1.RouterBackend) {
+	switch {
+	case b.External == nil && b.InferenceServiceRef == nil:
+		v.diags.Errorf(path, "BackendSourceRequired",
+			"backend %q has no destination; set inferenceServiceRef for an in-cluster InferenceService or external for a provider", b.Name)
+	case b.External != nil && b.InferenceServiceRef != nil:
+		v.diags.Errorf(path, "BackendSourceConflict",
+			"backend %q sets both inferenceServiceRef and external; keep exactly one", b.Name)
+	}
+	if ref := b.InferenceServiceRef; ref != nil && ref.Name == "" {
+		v.diags.Errorf(path+".inferenceServiceRef.name", "Required",
+			"inferenceServiceRef.name is required: name the InferenceService in the router's namespace")
+	}
+}
+
+// checkExternalURL requires a URL for litellm and an absolute http(s) URL
+// whenever one is set.
+func (v *validator) checkExternalURL(path string, x *v1.ExternalBackend) {
+	if x == nil {
+		return
+	}
+	field := path + ".url"
+	if x.URL == "" {
+		if x.Provider == v1.ProviderLiteLLM {
+			v.diags.Errorf(field, "URLRequired",
+				"provider litellm has no published endpoint; set url to the base URL of your LiteLLM proxy, such as http://litellm.ai.svc:4000")
+		}
+		return
+	}
+	u, err := url.Parse(x.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		v.diags.Errorf(field, "InvalidURL",
+			"%q is not an absolute http or https URL; write it as https://host[:port][/path]", x.URL)
+	}
+}
+
+// checkBalancing checks a backend's balancing block. Affinity without
+// LoadAware and maxLoadPercent are accepted with a warning, as the reference
+// says the router does.
+func (v *validator) checkBalancing(path string, b *v1.RouterBackend) {
+	bal := b.Balancing
+	if bal == nil {
+		return
+	}
+	path += ".balancing"
+	if b.InferenceServiceRef == nil || b.External != nil || b.Resolution != v1.ResolutionEndpoint {
+		v.diags.Errorf(path, "BalancingRequiresEndpointResolution",
+			"balancing places requests across an InferenceService's pods, so it needs an inferenceServiceRef backend with resolution: endpoint; set resolution: endpoint or remove balancing")
+	}
+	if bal.Mode != v1.BalancingLoadAware {
+		if bal.PrefixAffinity != nil {
+			v.diags.Warnf(path+".prefixAffinity", "PrefixAffinityIgnored",
+				"prefixAffinity requires mode: LoadAware and is ignored with mode %s; set balancing.mode: LoadAware to use it", bal.Mode)
+		}
+		if bal.SessionAffinity != nil {
+			v.diags.Warnf(path+".sessionAffinity", "SessionAffinityIgnored",
+				"sessionAffinity requires mode: LoadAware and is ignored with mode %s; set balancing.mode: LoadAware to use it", bal.Mode)
+		}
+	}
+	if sa := bal.SessionAffinity; sa != nil {
+		v.headerTokens(path+".sessionAffinity.headers", sa.Headers)
+		v.duration(path+".sessionAffinity.idleTimeout", sa.IdleTimeout, idleTimeoutRule)
+		if sa.MaxLoadPercent != nil {
+			v.diags.Warnf(path+".sessionAffinity.maxLoadPercent", "MaxLoadPercentDeprecated",
+				"maxLoadPercent is deprecated and has no effect: sessions are placed from the session binding table; remove it")
+		}
+	}
+}

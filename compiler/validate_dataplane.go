@@ -1,0 +1,265 @@
+package compiler
+
+import (
+	"fmt"
+	"time"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+)
+
+func (v *validator) checkGateway() {
+	if v.dataPlane() == v1.DataPlaneGateway && v.s.GatewayRef == nil {
+		v.diags.Errorf("spec.gatewayRef", "GatewayRefRequired",
+			"dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway")
+	}
+}
+
+// checkAgentGateway checks what dataPlane AgentGateway needs; agentGatewayRef
+// is ignored on the other planes.
+//
+// External backends are refused only with routing: Model. The reference lists
+// them among what Model routing refuses and says nothing of the kind for
+// InferencePool routing (an InferencePool is generated per InferenceService;
+// an external backend simply has none), so the frontend accepts them there and
+// it is the AgentGateway target's job to express them or to refuse them with
+// its own diagnostic.
+func (v *validator) checkAgentGateway() {
+	if v.dataPlane() != v1.DataPlaneAgentGateway {
+		return
+	}
+	g := v.s.AgentGatewayRef
+	if g == nil {
+		v.diags.Errorf("spec.agentGatewayRef", "AgentGatewayRefRequired",
+			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway")
+		return
+	}
+	const p = "spec.agentGatewayRef"
+	switch {
+	case g.EndpointPicker != "" && g.EndpointPickerPort == nil:
+		v.diags.Errorf(p+".endpointPickerPort", "EndpointPickerIncomplete",
+			"endpointPicker %q is set without endpointPickerPort; set both, or neither", g.EndpointPicker)
+	case g.EndpointPicker == "" && g.EndpointPickerPort != nil:
+		v.diags.Errorf(p+".endpointPicker", "EndpointPickerIncomplete",
+			"endpointPickerPort is set without endpointPicker; set both, or neither")
+	}
+	if g.Routing == v1.RoutingModel {
+		v.checkModelRouting(g)
+	} else {
+		v.checkEndpointPickers()
+	}
+}
+
+// checkModelRouting refuses what agentgateway's model router cannot express.
+func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
+	refuse := func(field, what string) {
+		v.diags.Errorf(field, "UnsupportedInModelRouting",
+			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or use routing: InferencePool", what)
+	}
+	if len(v.s.Rules) > 0 {
+		refuse("spec.rules", "rules")
+	}
+	if v.s.DefaultRoute != "" {
+		refuse("spec.defaultRoute", "a defaultRoute")
+	}
+	for i, b := range v.s.Backends {
+		p := itemPath("spec.backends", i)
+		if b.External != nil {
+			refuse(p+".external", "external backends")
+		}
+		if b.Resolution == v1.ResolutionEndpoint {
+			refuse(p+".resolution", "resolution: endpoint")
+		}
+		if b.EndpointPicker != nil {
+			refuse(p+".endpointPicker", "per-backend endpoint pickers")
+		}
+	}
+	if len(g.Hostnames) == 0 && g.SectionName == "" {
+		v.diags.Errorf("spec.agentGatewayRef", "HostnamesOrSectionNameRequired",
+			"routing Model generates a route that takes every path on its listeners; limit it with agentGatewayRef.hostnames or sectionName")
+	}
+}
+
+// pickerRef is an Endpoint Picker Service.
+type pickerRef struct {
+	name string
+	port int32
+}
+
+func (p pickerRef) String() string { return fmt.Sprintf("%s:%d", p.name, p.port) }
+
+// pickerSource says where a backend's picker comes from.
+type pickerSource int
+
+const (
+	pickerNone pickerSource = iota
+	pickerOwn
+	pickerSibling
+	pickerDefault
+)
+
+// effectivePicker is the picker one backend ends up with.
+type effectivePicker struct {
+	ref    pickerRef
+	source pickerSource
+}
+
+// effectivePickers gives each local backend (by index) its picker in the
+// reference's order: its own, else one another backend on the same
+// InferenceService names, else the router-wide default. It matches
+// resolvePickers in lowering.
+func effectivePickers(s *v1.ModelRouterSpec) []effectivePicker {
+	own := func(b *v1.RouterBackend) (pickerRef, bool) {
+		if b.EndpointPicker == nil || b.EndpointPicker.Service == nil {
+			return pickerRef{}, false
+		}
+		return pickerRef{b.EndpointPicker.Service.Name, b.EndpointPicker.Service.Port}, true
+	}
+	byService := map[string]pickerRef{}
+	for i := range s.Backends {
+		b := &s.Backends[i]
+		if ref, ok := own(b); ok && b.InferenceServiceRef != nil {
+			if _, seen := byService[b.InferenceServiceRef.Name]; !seen {
+				byService[b.InferenceServiceRef.Name] = ref
+			}
+		}
+	}
+	out := make([]effectivePicker, len(s.Backends))
+	for i := range s.Backends {
+		b := &s.Backends[i]
+		if b.InferenceServiceRef == nil {
+			continue
+		}
+		if ref, ok := own(b); ok {
+			out[i] = effectivePicker{ref, pickerOwn}
+		} else if ref, ok := byService[b.InferenceServiceRef.Name]; ok {
+			out[i] = effectivePicker{ref, pickerSibling}
+		} else if g := s.AgentGatewayRef; g != nil && g.EndpointPicker != "" && g.EndpointPickerPort != nil {
+			out[i] = effectivePicker{pickerRef{g.EndpointPicker, *g.EndpointPickerPort}, pickerDefault}
+		}
+	}
+	return out
+}
+
+// checkEndpointPickers checks InferencePool routing's pickers: an EPP binds to
+// exactly one InferencePool, and one pool is generated per InferenceService,
+// so every InferenceService needs exactly one picker that serves it alone.
+func (v *validator) checkEndpointPickers() {
+	pickers := effectivePickers(v.s)
+	ownByService := map[string]pickerRef{} // InferenceService -> its first own picker
+	serves := map[pickerRef]string{}       // picker -> the InferenceService it serves first
+	var defaultShared []string             // InferenceServices the router default would also serve
+	for i := range v.s.Backends {
+		b := &v.s.Backends[i]
+		if b.InferenceServiceRef == nil || b.External != nil {
+			continue
+		}
+		p, isvc, ep := itemPath("spec.backends", i), b.InferenceServiceRef.Name, pickers[i]
+		if ep.source == pickerNone {
+			v.diags.Errorf(p+".endpointPicker", "EndpointPickerRequired",
+				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",
+				b.Name, isvc)
+			continue
+		}
+		if ep.source == pickerOwn {
+			if first, seen := ownByService[isvc]; !seen {
+				ownByService[isvc] = ep.ref
+			} else if first != ep.ref {
+				v.diags.Errorf(p+".endpointPicker.service", "ConflictingEndpointPickers",
+					"backend %q names picker %s but another backend on InferenceService %q names %s; one InferencePool is generated per InferenceService and takes one picker, so name the same one",
+					b.Name, ep.ref, isvc, first)
+			}
+		}
+		first, seen := serves[ep.ref]
+		switch {
+		case !seen:
+			serves[ep.ref] = isvc
+		case first == isvc:
+		case ep.source == pickerOwn:
+			v.diags.Errorf(p+".endpointPicker.service", "PickerSharedAcrossInferenceServices",
+				"picker %s already serves InferenceService %q and cannot also serve %q: an Endpoint Picker binds to exactly one InferencePool; give each InferenceService its own picker",
+				ep.ref, first, isvc)
+		case ep.source == pickerDefault:
+			defaultShared = append(defaultShared, first, isvc)
+		}
+	}
+	if len(defaultShared) > 0 {
+		v.diags.Errorf("spec.agentGatewayRef.endpointPicker", "PickerSharedAcrossInferenceServices",
+			"the default picker %s would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool; set spec.backends[].endpointPicker for each InferenceService",
+			pickerRef{v.s.AgentGatewayRef.EndpointPicker, *v.s.AgentGatewayRef.EndpointPickerPort}, quoted(dedupe(defaultShared)))
+	}
+}
+
+func dedupe(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (v *validator) checkEndpoint() {
+	e := v.s.Endpoint
+	const p = "spec.endpoint"
+	if e.APIKeySecretRef != nil {
+		v.diags.Errorf(p+".apiKeySecretRef", "UnsupportedOnModelRouter",
+			"apiKeySecretRef is an InferenceService field and is not supported on ModelRouter; remove it")
+	}
+	if e.Gateway != nil {
+		v.diags.Errorf(p+".gateway", "UnsupportedOnModelRouter",
+			"endpoint.gateway is an InferenceService field and is not supported on ModelRouter; to serve this router through Envoy AI Gateway use spec.dataPlane: Gateway with spec.gatewayRef")
+	}
+	if e.ExternalTrafficPolicy != "" && e.Type != v1.EndpointTypeNodePort && e.Type != v1.EndpointTypeLoadBalancer {
+		v.diags.Errorf(p+".externalTrafficPolicy", "RequiresNodePortOrLoadBalancer",
+			"externalTrafficPolicy applies only to a NodePort or LoadBalancer Service, not %s; set endpoint.type or remove it", e.Type)
+	}
+	if e.NodePort != nil && e.Type != v1.EndpointTypeNodePort {
+		v.diags.Errorf(p+".nodePort", "RequiresNodePort",
+			"nodePort applies only to endpoint.type NodePort, not %s; set type: NodePort or remove it", e.Type)
+	}
+}
+
+// proxyDurations are the router-proxy's duration fields and their bounds.
+var proxyDurations = []struct {
+	field string
+	value func(*v1.ProxySpec) string
+	rule  durationRule
+}{
+	{"responseHeaderTimeout", func(p *v1.ProxySpec) string { return p.ResponseHeaderTimeout }, timeoutRule},
+	{"streamIdleTimeout", func(p *v1.ProxySpec) string { return p.StreamIdleTimeout }, disableableRule},
+	{"quarantineDuration", func(p *v1.ProxySpec) string { return p.QuarantineDuration }, timeoutRule},
+	{"drainTimeout", func(p *v1.ProxySpec) string { return p.DrainTimeout }, durationRule{min: time.Second, max: time.Hour}},
+}
+
+func (v *validator) checkProxy() {
+	p := v.s.Proxy
+	for _, d := range proxyDurations {
+		v.duration("spec.proxy."+d.field, d.value(p), d.rule)
+	}
+	if admin := naming.ProxyAdminServiceName(v.r.Name); p.ServiceName != "" && p.ServiceName == admin {
+		v.diags.Errorf("spec.proxy.serviceName", "ServiceNameConflict",
+			"serviceName %q is the name of the router-proxy's admin Service; choose another name", p.ServiceName)
+	}
+	if v.dataPlane() == v1.DataPlaneProxy && *p.Replicas > 1 {
+		for _, b := range v.s.Backends {
+			if pool := v.res.pool[b.Name]; pool != nil {
+				v.diags.Warnf("spec.proxy.replicas", "ReplicasPinned",
+					"backend %q is a member of ModelPool %q, whose swaps are serialized by one in-process lock, so the router-proxy runs 1 replica instead of %d",
+					b.Name, pool.Name, *p.Replicas)
+				break
+			}
+		}
+	}
+}
+
+// checkReserved warns about fields the schema reserves for later.
+func (v *validator) checkReserved() {
+	if m := v.s.MCPServer; m != nil && m.Enabled {
+		v.diags.Warnf("spec.mcpServer.enabled", "MCPServerNotImplemented",
+			"mcpServer is reserved for a future release and has no effect yet; the router serves no MCP endpoint")
+	}
+}

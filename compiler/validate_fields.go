@@ -1,0 +1,258 @@
+package compiler
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
+)
+
+// fieldRule is one row of the ModelRouter field table: the constraints the CRD
+// schema states for a field. The API server enforces them on objects it
+// admits; offline input never passes through it, so the compiler enforces
+// them itself, for every data plane.
+type fieldRule struct {
+	required             bool
+	enum                 []string
+	pattern              *regexp.Regexp
+	minLength, maxLength int    // characters; 0 means unbounded
+	minItems, maxItems   int    // list items; 0 means unbounded
+	minimum, maximum     *int64 // nil means unbounded
+	// hint explains the pattern in words for the error message.
+	hint string
+}
+
+func bound(n int64) *int64 { return &n }
+
+var (
+	namePattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+	decimalPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+	// dns1123Subdomain is a Gateway listener's sectionName.
+	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	dns1035Label     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+const (
+	nameHint    = "lowercase letters, digits and '-', starting with a letter or digit, at most 63 characters"
+	decimalHint = `a non-negative decimal number written as a string, such as "0.25"`
+	tokenHint   = "an HTTP header name (an RFC 7230 token: letters, digits and !#$%&'*+.^_|~-)"
+)
+
+// fieldTable holds every constraint of the reference's modelrouter-fields.tsv
+// for spec fields, keyed by schema path ("[]" marks a list element). A test
+// compares it with the TSV row by row. Fields of core Kubernetes types
+// (affinity, tolerations, apiKeySecretRef, ...) are judged by the API server
+// and are not walked.
+var fieldTable = map[string]fieldRule{
+	"spec.agentGatewayRef.endpointPickerPort": {minimum: bound(1), maximum: bound(65535)},
+	"spec.agentGatewayRef.hostnames":          {minItems: 1, maxItems: 16},
+	"spec.agentGatewayRef.name":               {required: true},
+	"spec.agentGatewayRef.routing":            {enum: []string{"InferencePool", "Model"}},
+	"spec.agentGatewayRef.sectionName": {pattern: dns1123Subdomain, minLength: 1, maxLength: 253,
+		hint: "a DNS subdomain: lowercase letters, digits, '-' and '.'"},
+
+	"spec.backends":                                                 {required: true, minItems: 1},
+	"spec.backends[].balancing.mode":                                {enum: []string{"RoundRobin", "LoadAware"}},
+	"spec.backends[].balancing.prefixAffinity.blockBytes":           {minimum: bound(256), maximum: bound(16384)},
+	"spec.backends[].balancing.prefixAffinity.maxBlocksPerEndpoint": {minimum: bound(1024), maximum: bound(262144)},
+	"spec.backends[].balancing.sessionAffinity.headers":             {required: true, minItems: 1, maxItems: 8},
+	"spec.backends[].balancing.sessionAffinity.maxLoadPercent":      {minimum: bound(101), maximum: bound(1000)},
+	"spec.backends[].costPerMillionTokens.completionUSD":            {pattern: decimalPattern, hint: decimalHint},
+	"spec.backends[].costPerMillionTokens.promptUSD":                {pattern: decimalPattern, hint: decimalHint},
+	"spec.backends[].endpointPicker.service.name":                   {required: true, minLength: 1},
+	"spec.backends[].endpointPicker.service.port":                   {required: true, minimum: bound(1), maximum: bound(65535)},
+	"spec.backends[].external.model":                                {required: true},
+	"spec.backends[].external.provider":                             {required: true, enum: []string{"anthropic", "openai", "bedrock", "vertex_ai", "litellm"}},
+	"spec.backends[].healthCheck.intervalSeconds":                   {minimum: bound(1)},
+	"spec.backends[].healthCheck.timeoutSeconds":                    {minimum: bound(1)},
+	"spec.backends[].modelInfo.contextLength":                       {minimum: bound(1)},
+	"spec.backends[].modelInfo.inputModalities":                     {maxItems: 5},
+	"spec.backends[].modelInfo.outputModalities":                    {maxItems: 5},
+	"spec.backends[].name":                                          {required: true, pattern: namePattern, hint: nameHint},
+	"spec.backends[].resolution":                                    {enum: []string{"service", "endpoint"}},
+	"spec.backends[].tier":                                          {enum: []string{"local", "cloud"}},
+	"spec.backends[].weight":                                        {minimum: bound(0)},
+
+	"spec.dataPlane":            {enum: []string{"Proxy", "Gateway", "AgentGateway"}},
+	"spec.defaultRouteStrategy": {enum: []string{"Static", "BackendNameMatch"}},
+
+	"spec.endpoint.externalTrafficPolicy":   {enum: []string{"Cluster", "Local"}},
+	"spec.endpoint.gateway.gatewayRef":      {required: true},
+	"spec.endpoint.gateway.gatewayRef.name": {required: true},
+	"spec.endpoint.nodePort":                {minimum: bound(30000), maximum: bound(32767)},
+	"spec.endpoint.port":                    {minimum: bound(1), maximum: bound(65535)},
+	"spec.endpoint.type":                    {enum: []string{"ClusterIP", "NodePort", "LoadBalancer"}},
+
+	"spec.gatewayRef.name": {required: true},
+
+	"spec.policy.auditLog.callerHeader":      {pattern: tokenPattern, maxLength: 64, hint: tokenHint},
+	"spec.policy.auditLog.sink":              {enum: []string{"stdout", "file", "otlp"}},
+	"spec.policy.auditLog.trustedProxyCIDRs": {maxItems: 32},
+	"spec.policy.auth.allowlists[].team":     {required: true, minLength: 1},
+	"spec.policy.auth.jwt.issuer":            {required: true, minLength: 1},
+	"spec.policy.auth.jwt.jwksURI":           {required: true, minLength: 1},
+	"spec.policy.auth.jwt.provider":          {required: true, minLength: 1},
+	"spec.policy.auth.jwt.teamClaim":         {required: true, minLength: 1},
+	"spec.policy.budgets[].maxTokens":        {minimum: bound(1)},
+	"spec.policy.budgets[].maxUSD":           {pattern: decimalPattern, hint: decimalHint},
+	"spec.policy.budgets[].name":             {required: true, pattern: namePattern, hint: nameHint},
+	"spec.policy.budgets[].scope":            {required: true, enum: []string{"router", "rule", "team"}},
+	"spec.policy.budgets[].windowSeconds":    {minimum: bound(1)},
+	"spec.policy.classification.mode":        {enum: []string{"header-only", "detector", "hybrid"}},
+
+	"spec.proxy.replicas":             {minimum: bound(1), maximum: bound(10)},
+	"spec.proxy.revisionHistoryLimit": {minimum: bound(0)},
+	"spec.proxy.serviceName": {pattern: dns1035Label, maxLength: 63,
+		hint: "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter"},
+
+	"spec.rules[].match.latencySLOMs":   {minimum: bound(1)},
+	"spec.rules[].match.taskComplexity": {enum: []string{"simple", "moderate", "complex"}},
+	"spec.rules[].name":                 {required: true, pattern: namePattern, hint: nameHint},
+	"spec.rules[].route":                {required: true},
+	"spec.rules[].route.backends":       {required: true, minItems: 1},
+	"spec.rules[].route.poolActivation": {enum: []string{"Wait", "IfIdle"}},
+	"spec.rules[].route.strategy":       {enum: []string{"primary-fallback", "weighted", "shadow"}},
+}
+
+// checkFields walks the spec and applies the field table.
+func (v *validator) checkFields() {
+	walkFields(reflect.ValueOf(v.s).Elem(), "spec", "spec", &v.diags)
+}
+
+// apiPackage is the package whose structs the walk descends into; the core
+// Kubernetes types the spec embeds are the API server's to judge.
+var apiPackage = reflect.TypeFor[v1.ModelRouterSpec]().PkgPath()
+
+func isAPIStruct(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && t.PkgPath() == apiPackage
+}
+
+// jsonName is a struct field's serialized name, "" for fields not serialized.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	return name
+}
+
+// walkFields applies the field table to every field of an API struct. path is
+// the concrete field path (spec.backends[2].name), schema the table key
+// (spec.backends[].name).
+func walkFields(val reflect.Value, path, schema string, diags *diag.List) {
+	t := val.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := jsonName(t.Field(i))
+		if name == "" {
+			continue
+		}
+		fv, p, s := val.Field(i), path+"."+name, schema+"."+name
+		if rule, ok := fieldTable[s]; ok {
+			rule.check(fv, p, diags)
+		}
+		switch {
+		case fv.Kind() == reflect.Pointer && !fv.IsNil() && isAPIStruct(fv.Type().Elem()):
+			walkFields(fv.Elem(), p, s, diags)
+		case isAPIStruct(fv.Type()):
+			walkFields(fv, p, s, diags)
+		case fv.Kind() == reflect.Slice && isAPIStruct(fv.Type().Elem()):
+			for j := 0; j < fv.Len(); j++ {
+				walkFields(fv.Index(j), itemPath(p, j), s+"[]", diags)
+			}
+		}
+	}
+}
+
+// check applies one rule to one field value. An unset optional field is not
+// checked; an unset required one is Required (a struct is judged by its own
+// required fields instead).
+func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
+	name := path[strings.LastIndex(path, ".")+1:]
+	if fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			if rule.required {
+				diags.Errorf(path, "Required", "%s is required", name)
+			}
+			return
+		}
+		fv = fv.Elem()
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		rule.checkString(fv.String(), path, name, diags)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		if rule.required && fv.Int() == 0 {
+			diags.Errorf(path, "Required", "%s is required", name)
+			return
+		}
+		rule.checkNumber(fv.Int(), path, diags)
+	case reflect.Slice:
+		rule.checkItems(fv, path, name, diags)
+	}
+}
+
+func (rule fieldRule) checkString(s, path, name string, diags *diag.List) {
+	if s == "" {
+		if rule.required {
+			diags.Errorf(path, "Required", "%s is required", name)
+		}
+		return
+	}
+	if len(rule.enum) > 0 && !slices.Contains(rule.enum, s) {
+		diags.Errorf(path, "NotSupported", "unsupported value %q: must be one of %s", s, strings.Join(rule.enum, ", "))
+	}
+	if rule.pattern != nil && !rule.pattern.MatchString(s) {
+		diags.Errorf(path, "InvalidFormat", "%q is not valid: it must be %s (pattern %s)", s, rule.hint, rule.pattern)
+	}
+	if n := len(s); rule.maxLength > 0 && n > rule.maxLength {
+		diags.Errorf(path, "TooLong", "%s is %d characters long; at most %d are allowed", name, n, rule.maxLength)
+	} else if n < rule.minLength {
+		diags.Errorf(path, "TooShort", "%s is %d characters long; at least %d are required", name, n, rule.minLength)
+	}
+}
+
+func (rule fieldRule) checkNumber(n int64, path string, diags *diag.List) {
+	lo, hi := rule.minimum, rule.maximum
+	if (lo == nil || n >= *lo) && (hi == nil || n <= *hi) {
+		return
+	}
+	var want string
+	switch {
+	case lo != nil && hi != nil:
+		want = fmt.Sprintf("between %d and %d", *lo, *hi)
+	case lo != nil:
+		want = fmt.Sprintf("at least %d", *lo)
+	default:
+		want = fmt.Sprintf("at most %d", *hi)
+	}
+	diags.Errorf(path, "OutOfRange", "%d is out of range: it must be %s", n, want)
+}
+
+// checkItems bounds a list. nil is unset; an empty list that was written out
+// counts as zero items.
+func (rule fieldRule) checkItems(fv reflect.Value, path, name string, diags *diag.List) {
+	if fv.IsNil() {
+		if rule.required {
+			diags.Errorf(path, "Required", "%s is required", name)
+		}
+		return
+	}
+	n := fv.Len()
+	switch {
+	case rule.maxItems > 0 && n > rule.maxItems:
+		diags.Errorf(path, "TooMany", "%s has %d entries; at most %d are allowed", name, n, rule.maxItems)
+	case n < rule.minItems:
+		diags.Errorf(path, "TooFew", "%s has %d entries; at least %d %s required", name, n, rule.minItems, plural(rule.minItems, "is", "are"))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,114 @@
+package compiler
+
+import (
+	"net/netip"
+	"path"
+	"strings"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+)
+
+func (v *validator) checkBudgets() {
+	budgets := v.s.Policy.Budgets
+	names := make([]string, len(budgets))
+	for i, b := range budgets {
+		names[i] = b.Name
+		p := itemPath("spec.policy.budgets", i)
+		if b.MaxTokens == nil && b.MaxUSD == "" {
+			v.diags.Errorf(p, "BudgetLimitRequired",
+				"budget %q sets no limit; set maxTokens, maxUSD or both", b.Name)
+		}
+		switch {
+		case b.Scope == v1.ScopeRule && b.RuleName == "":
+			v.diags.Errorf(p+".ruleName", "RuleNameRequired",
+				"budget %q has scope rule and must name the rule it caps in ruleName", b.Name)
+		case b.RuleName != "" && !v.rules[b.RuleName]:
+			v.diags.Errorf(p+".ruleName", "UnknownRule",
+				"rule %q is not declared in spec.rules; name one of the router's rules", b.RuleName)
+		}
+	}
+	v.uniqueNames("spec.policy.budgets", "name", "DuplicateBudgetName", "budget", names)
+}
+
+func (v *validator) checkAuth() {
+	a := v.s.Policy.Auth
+	if a == nil {
+		return
+	}
+	if v.dataPlane() == v1.DataPlaneProxy {
+		v.diags.Warnf("spec.policy.auth", "AuthNotEnforcedOnProxy",
+			"the router-proxy does not validate JWTs or apply allowlists; only dataPlane Gateway enforces policy.auth, so on Proxy every request is let through")
+	}
+	if len(a.Allowlists) > 0 && a.JWT == nil {
+		v.diags.Errorf("spec.policy.auth.allowlists", "AllowlistRequiresJWT",
+			"allowlists authorize on a verified team claim, so they require policy.auth.jwt; configure jwt or remove the allowlists")
+	}
+	teams := make([]string, len(a.Allowlists))
+	for i, e := range a.Allowlists {
+		teams[i] = e.Team
+		if e.Team != "" && strings.TrimSpace(e.Team) != e.Team {
+			v.diags.Errorf(itemPath("spec.policy.auth.allowlists", i)+".team", "InvalidFormat",
+				"team %q has leading or trailing whitespace and would never equal a verified claim; remove it", e.Team)
+		}
+	}
+	v.uniqueNames("spec.policy.auth.allowlists", "team", "DuplicateTeam", "team", teams)
+}
+
+// credentialHeaders carry credentials and must never be copied into the audit
+// log (compared case-insensitively).
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// configMount is where the router-proxy's configuration is mounted read-only.
+const configMount = "/etc/llmkube/router"
+
+func (v *validator) checkAuditLog() {
+	a := v.s.Policy.AuditLog
+	const p = "spec.policy.auditLog"
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(a.CallerHeader, h) {
+			v.diags.Errorf(p+".callerHeader", "CredentialHeader",
+				"%s carries a credential and would be written to every audit entry; name a non-secret header such as X-LLMKube-Client", a.CallerHeader)
+		}
+	}
+	if len(a.TrustedProxyCIDRs) > 0 && !a.LogClientAddress {
+		v.diags.Errorf(p+".trustedProxyCIDRs", "RequiresLogClientAddress",
+			"trustedProxyCIDRs only decide which address is logged as client; set logClientAddress: true or remove them")
+	}
+	for i, c := range a.TrustedProxyCIDRs {
+		if !validCIDROrAddr(c) {
+			v.diags.Errorf(itemPath(p+".trustedProxyCIDRs", i), "InvalidCIDR",
+				"%q is neither a CIDR nor an IP address; write 10.0.0.0/8, 192.168.1.10 or fd00::/8", c)
+		}
+	}
+	if a.Sink == v1.SinkFile {
+		v.checkAuditFilePath(p+".filePath", a.FilePath)
+	}
+}
+
+func validCIDROrAddr(s string) bool {
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// checkAuditFilePath requires an absolute file path inside a directory the
+// proxy can mount a volume on: not the root directory itself and not the
+// read-only config mount.
+func (v *validator) checkAuditFilePath(field, file string) {
+	clean := path.Clean(file)
+	var problem string
+	switch {
+	case !path.IsAbs(file):
+		problem = "is not an absolute path"
+	case path.Dir(clean) == "/":
+		problem = "is directly under / (or is /), where no volume can be mounted for it"
+	case clean == configMount || strings.HasPrefix(clean, configMount+"/"):
+		problem = "is inside " + configMount + ", the router-proxy's read-only config mount"
+	default:
+		return
+	}
+	v.diags.Errorf(field, "InvalidFilePath",
+		"audit log file %q %s; use a file in a writable directory such as %s", file, problem, DefaultAuditFilePath)
+}

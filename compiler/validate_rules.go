@@ -1,0 +1,193 @@
+package compiler
+
+import (
+	"strings"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+)
+
+func (v *validator) checkRules() {
+	names := make([]string, len(v.s.Rules))
+	for i := range v.s.Rules {
+		rule := &v.s.Rules[i]
+		names[i] = rule.Name
+		path := itemPath("spec.rules", i)
+		v.checkRouteReferences(path+".route.backends", rule.Route.Backends)
+		v.checkStrategy(path, rule)
+		v.checkSensitiveRule(path, rule)
+		v.checkMatch(path, rule)
+		v.cappedTimeout(path+".timeout", rule.Timeout)
+	}
+	v.uniqueNames("spec.rules", "name", "DuplicateRuleName", "rule", names)
+}
+
+// checkRouteReferences requires every entry of route.backends to name a
+// declared backend, once.
+func (v *validator) checkRouteReferences(list string, names []string) {
+	seen := map[string]int{}
+	for j, n := range names {
+		field := itemPath(list, j)
+		if _, ok := v.backends[n]; !ok {
+			v.unknownBackend(field, n)
+		}
+		if k, dup := seen[n]; dup {
+			v.diags.Errorf(field, "DuplicateRouteBackend",
+				"backend %q is already listed at %s; list each backend once", n, itemPath(list, k))
+			continue
+		}
+		seen[n] = j
+	}
+}
+
+func (v *validator) checkDefaultRoute() {
+	if n := v.s.DefaultRoute; n != "" {
+		if _, ok := v.backends[n]; !ok {
+			v.unknownBackend("spec.defaultRoute", n)
+		}
+	}
+}
+
+func (v *validator) unknownBackend(field, name string) {
+	declared := make([]string, 0, len(v.s.Backends))
+	for _, b := range v.s.Backends {
+		declared = append(declared, b.Name)
+	}
+	v.diags.Errorf(field, "UnknownBackend",
+		"backend %q is not declared in spec.backends (declared: %s)", name, quoted(declared))
+}
+
+// checkStrategy checks what each strategy needs of its backends and which
+// strategies the data plane compiles.
+func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
+	route := &rule.Route
+	switch {
+	case v.dataPlane() == v1.DataPlaneGateway && route.Strategy == v1.StrategyShadow:
+		v.diags.Errorf(path+".route.strategy", "UnsupportedOnGateway",
+			"dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane")
+	case v.dataPlane() == v1.DataPlaneAgentGateway && route.Strategy != v1.StrategyPrimaryFallback:
+		v.diags.Errorf(path+".route.strategy", "UnsupportedOnAgentGateway",
+			"dataPlane AgentGateway compiles only strategy primary-fallback, not %s; use primary-fallback or another data plane", route.Strategy)
+	}
+	backends, at := v.backendsOf(route.Backends)
+	list := path + ".route.backends"
+	switch route.Strategy {
+	case v1.StrategyShadow:
+		if len(route.Backends) == 1 {
+			v.diags.Errorf(list, "ShadowNeedsTwoBackends",
+				"strategy shadow serves from the first backend and mirrors to the others, so it needs at least two backends; add one or use primary-fallback")
+		}
+		// Any backend after the first may receive copies (the ones after
+		// whichever served), so none of them may be pooled.
+		for k, b := range backends {
+			if p := v.res.pool[b.Name]; p != nil && at[k] > 0 {
+				v.diags.Errorf(itemPath(list, at[k]), "ShadowTargetPooled",
+					"backend %q is a member of ModelPool %q and cannot be a shadow target: mirrored copies would swap the pool's shared GPU slot; remove it from this rule or put it first", b.Name, p.Name)
+			}
+		}
+	case v1.StrategyWeighted:
+		positive := false
+		for _, b := range backends {
+			positive = positive || *b.Weight > 0
+		}
+		if len(backends) > 0 && !positive {
+			v.diags.Errorf(list, "NoPositiveWeight",
+				"every backend of this weighted rule has weight 0, so it can never serve; give at least one backend a positive weight")
+		}
+		// Two members of one pool share one GPU slot and would swap on every
+		// other request. Backends on the same InferenceService are one member.
+		first := map[string]string{} // pool -> InferenceService of its first member in the rule
+		for k, b := range backends {
+			p := v.res.pool[b.Name]
+			if p == nil {
+				continue
+			}
+			isvc := b.InferenceServiceRef.Name
+			if other, seen := first[p.Name]; !seen {
+				first[p.Name] = isvc
+			} else if other != isvc {
+				v.diags.Errorf(itemPath(list, at[k]), "WeightedPoolConflict",
+					"backend %q (InferenceService %q) and InferenceService %q are both members of ModelPool %q; a weighted rule would swap them on every other request. Keep one pool member in this rule or use primary-fallback",
+					b.Name, isvc, other, p.Name)
+			}
+		}
+	}
+}
+
+// checkSensitiveRule closes the regulated-data gate: a rule matching a
+// sensitive classification must be fail-closed and reach only local-tier
+// backends. Tiers are already derived (external -> cloud unless attested).
+func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
+	if rule.Match == nil {
+		return
+	}
+	sensitiveSet := v.s.Policy.Classification.SensitiveClassifications
+	var matched []string
+	for _, c := range rule.Match.DataClassification {
+		if sensitive([]string{c}, sensitiveSet) {
+			matched = append(matched, c)
+		}
+	}
+	if len(matched) == 0 {
+		return
+	}
+	if !rule.FailClosed {
+		v.diags.Errorf(path+".failClosed", "FailClosedRequired",
+			"rule %q matches sensitive classifications %s and must set failClosed: true, so matched requests are never served by another route",
+			rule.Name, quoted(matched))
+	}
+	backends, at := v.backendsOf(rule.Route.Backends)
+	for k, b := range backends {
+		if b.Tier != v1.TierLocal {
+			v.diags.Errorf(itemPath(path+".route.backends", at[k]), "CloudBackendInSensitiveRule",
+				"rule %q matches sensitive classifications %s but backend %q has tier %s; sensitive rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
+				rule.Name, quoted(matched), b.Name, b.Tier)
+		}
+	}
+}
+
+// checkMatch warns about match conditions that cannot take effect.
+func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
+	m := rule.Match
+	if m == nil {
+		return
+	}
+	if m.LatencySLOMs != nil && rule.Route.Strategy != v1.StrategyPrimaryFallback {
+		v.diags.Warnf(path+".match.latencySLOMs", "LatencySLOIgnored",
+			"latencySLOMs is honored only by strategy primary-fallback and is ignored by %s; remove it or change the strategy", rule.Route.Strategy)
+	}
+	if len(m.RequiredCapabilities) > 0 {
+		backends, _ := v.backendsOf(rule.Route.Backends)
+		capable := false
+		for _, b := range backends {
+			capable = capable || hasCapabilities(b, m.RequiredCapabilities)
+		}
+		if len(backends) > 0 && !capable {
+			v.diags.Warnf(path+".match.requiredCapabilities", "RuleNeverMatches",
+				"no backend in route.backends advertises every required capability (%s), so rule %q can never match; add the capabilities to a backend or route to one that has them",
+				strings.Join(m.RequiredCapabilities, ", "), rule.Name)
+		}
+	}
+}
+
+// checkClassification refuses the classifier modes that are not implemented:
+// on Proxy the mode itself, on the gateway planes every rule that would
+// depend on it.
+func (v *validator) checkClassification() {
+	mode := v.s.Policy.Classification.Mode
+	if mode != v1.ClassificationDetector && mode != v1.ClassificationHybrid {
+		return
+	}
+	if v.dataPlane() == v1.DataPlaneProxy {
+		v.diags.Errorf("spec.policy.classification.mode", "ClassifierNotImplemented",
+			"classification mode %s needs a content classifier that is not implemented; use header-only, which reads the classification from the %s header",
+			mode, v.s.Policy.Classification.HeaderKey)
+		return
+	}
+	for i, rule := range v.s.Rules {
+		if rule.Match != nil && len(rule.Match.DataClassification) > 0 {
+			v.diags.Errorf(itemPath("spec.rules", i)+".match.dataClassification", "ClassifierNotImplemented",
+				"dataPlane %s refuses a dataClassification match under classification mode %s, whose content classifier is not implemented; set spec.policy.classification.mode: header-only",
+				v.dataPlane(), mode)
+		}
+	}
+}
