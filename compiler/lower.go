@@ -454,31 +454,12 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 	return d
 }
 
-// resolvePickers gives each local backend its EPP in the reference's order:
-// its own picker, else one another backend on the same InferenceService
-// names, else the router-wide default.
+// resolvePickers gives each local backend its EPP in the reference's order
+// (see effectivePickers, which validation uses too).
 func resolvePickers(s *v1.ModelRouterSpec, out *ir.Router) {
-	byService := map[string]*ir.ServiceRef{}
-	for _, b := range s.Backends {
-		if b.InferenceServiceRef != nil && b.EndpointPicker != nil && b.EndpointPicker.Service != nil {
-			if _, seen := byService[b.InferenceServiceRef.Name]; !seen {
-				byService[b.InferenceServiceRef.Name] = &ir.ServiceRef{Name: b.EndpointPicker.Service.Name, Port: b.EndpointPicker.Service.Port}
-			}
-		}
-	}
-	for i, b := range s.Backends {
-		if b.InferenceServiceRef == nil {
-			continue
-		}
-		switch {
-		case b.EndpointPicker != nil && b.EndpointPicker.Service != nil:
-			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: b.EndpointPicker.Service.Name, Port: b.EndpointPicker.Service.Port}
-		case byService[b.InferenceServiceRef.Name] != nil:
-			ref := *byService[b.InferenceServiceRef.Name]
-			out.Backends[i].EndpointPicker = &ref
-		case out.AgentGateway.EndpointPicker != nil:
-			ref := *out.AgentGateway.EndpointPicker
-			out.Backends[i].EndpointPicker = &ref
+	for i, p := range effectivePickers(s) {
+		if p.source != pickerNone {
+			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: p.ref.name, Port: p.ref.port}
 		}
 	}
 }

@@ -182,14 +182,19 @@ func (v *validator) cappedTimeout(field, value string) {
 // tokenPattern is an RFC 7230 token, the syntax of an HTTP header name.
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 
+// headerToken reports a header name that is not an RFC 7230 token.
+func (v *validator) headerToken(field, name string) {
+	if !tokenPattern.MatchString(name) {
+		v.diags.Errorf(field, "InvalidFormat",
+			"%q is not an HTTP header name (an RFC 7230 token: letters, digits and !#$%%&'*+.^_|~-)", name)
+	}
+}
+
 // headerTokens reports every entry of a header-name list that is not an RFC
 // 7230 token, at list[i].
 func (v *validator) headerTokens(list string, names []string) {
 	for i, h := range names {
-		if !tokenPattern.MatchString(h) {
-			v.diags.Errorf(itemPath(list, i), "InvalidFormat",
-				"%q is not an HTTP header name (an RFC 7230 token: letters, digits and !#$%%&'*+.^_|~-)", h)
-		}
+		v.headerToken(itemPath(list, i), h)
 	}
 }
 

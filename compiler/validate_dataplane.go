@@ -106,8 +106,8 @@ type effectivePicker struct {
 
 // effectivePickers gives each local backend (by index) its picker in the
 // reference's order: its own, else one another backend on the same
-// InferenceService names, else the router-wide default. It matches
-// resolvePickers in lowering.
+// InferenceService names, else the router-wide default. Validation and
+// lowering (resolvePickers) both use it.
 func effectivePickers(s *v1.ModelRouterSpec) []effectivePicker {
 	own := func(b *v1.RouterBackend) (pickerRef, bool) {
 		if b.EndpointPicker == nil || b.EndpointPicker.Service == nil {

@@ -22,9 +22,20 @@ func (v *validator) checkBudgets() {
 		case b.Scope == v1.ScopeRule && b.RuleName == "":
 			v.diags.Errorf(p+".ruleName", "RuleNameRequired",
 				"budget %q has scope rule and must name the rule it caps in ruleName", b.Name)
-		case b.RuleName != "" && !v.rules[b.RuleName]:
+		case b.Scope == v1.ScopeRule && !v.rules[b.RuleName]:
 			v.diags.Errorf(p+".ruleName", "UnknownRule",
 				"rule %q is not declared in spec.rules; name one of the router's rules", b.RuleName)
+		case b.RuleName != "":
+			v.diags.Warnf(p+".ruleName", "FieldIgnored",
+				"ruleName is read only for scope rule and is ignored for scope %s", b.Scope)
+		}
+		if b.HeaderKey != "" {
+			if b.Scope != v1.ScopeTeam {
+				v.diags.Warnf(p+".headerKey", "FieldIgnored",
+					"headerKey is read only for scope team and is ignored for scope %s", b.Scope)
+			} else {
+				v.headerToken(p+".headerKey", b.HeaderKey)
+			}
 		}
 	}
 	v.uniqueNames("spec.policy.budgets", "name", "DuplicateBudgetName", "budget", names)
@@ -38,6 +49,9 @@ func (v *validator) checkAuth() {
 	if v.dataPlane() == v1.DataPlaneProxy {
 		v.diags.Warnf("spec.policy.auth", "AuthNotEnforcedOnProxy",
 			"the router-proxy does not validate JWTs or apply allowlists; only dataPlane Gateway enforces policy.auth, so on Proxy every request is let through")
+	}
+	if a.JWT != nil {
+		v.headerToken("spec.policy.auth.jwt.headerKey", a.JWT.HeaderKey)
 	}
 	if len(a.Allowlists) > 0 && a.JWT == nil {
 		v.diags.Errorf("spec.policy.auth.allowlists", "AllowlistRequiresJWT",

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -44,6 +45,11 @@ func (v *validator) checkDefaultRoute() {
 		if _, ok := v.backends[n]; !ok {
 			v.unknownBackend("spec.defaultRoute", n)
 		}
+		return
+	}
+	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic {
+		v.diags.Warnf("spec.defaultRoute", "NoRoute",
+			"the router has no rules, no defaultRoute and defaultRouteStrategy Static, so every request is refused with 503; set defaultRoute or add a rule")
 	}
 }
 
@@ -68,13 +74,15 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 		v.diags.Errorf(path+".route.strategy", "UnsupportedOnAgentGateway",
 			"dataPlane AgentGateway compiles only strategy primary-fallback, not %s; use primary-fallback or another data plane", route.Strategy)
 	}
-	backends, at := v.backendsOf(route.Backends)
+	// Only backends that advertise every required capability ever serve the
+	// rule (under every strategy), so strategy needs are judged on those.
+	backends, at := v.capableBackendsOf(rule)
 	list := path + ".route.backends"
 	switch route.Strategy {
 	case v1.StrategyShadow:
-		if len(route.Backends) == 1 {
+		if len(route.Backends) == 1 || (len(route.Backends) > 1 && len(backends) == 1) {
 			v.diags.Errorf(list, "ShadowNeedsTwoBackends",
-				"strategy shadow serves from the first backend and mirrors to the others, so it needs at least two backends; add one or use primary-fallback")
+				"strategy shadow serves from the first backend and mirrors to the others, so it needs at least two backends that advertise the rule's required capabilities; add one or use primary-fallback")
 		}
 		// Any backend after the first may receive copies (the ones after
 		// whichever served), so none of them may be pooled.
@@ -91,7 +99,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 		}
 		if len(backends) > 0 && !positive {
 			v.diags.Errorf(list, "NoPositiveWeight",
-				"every backend of this weighted rule has weight 0, so it can never serve; give at least one backend a positive weight")
+				"every backend of this weighted rule that advertises its required capabilities has weight 0, so it can never serve; give at least one of them a positive weight")
 		}
 		// Two members of one pool share one GPU slot and would swap on every
 		// other request. Backends on the same InferenceService are one member.
@@ -111,6 +119,23 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			}
 		}
 	}
+}
+
+// capableBackendsOf returns the rule's declared backends that advertise every
+// required capability, with their positions in route.backends.
+func (v *validator) capableBackendsOf(rule *v1.RouterRule) (out []*v1.RouterBackend, at []int) {
+	var required []string
+	if rule.Match != nil {
+		required = rule.Match.RequiredCapabilities
+	}
+	all, idx := v.backendsOf(rule.Route.Backends)
+	for k, b := range all {
+		if hasCapabilities(b, required) {
+			out = append(out, b)
+			at = append(at, idx[k])
+		}
+	}
+	return out, at
 }
 
 // checkSensitiveRule closes the regulated-data gate: a rule matching a
@@ -151,6 +176,14 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 	if m == nil {
 		return
 	}
+	names := make([]string, 0, len(m.Headers))
+	for h := range m.Headers {
+		names = append(names, h)
+	}
+	slices.Sort(names)
+	for _, h := range names {
+		v.headerToken(path+".match.headers["+h+"]", h)
+	}
 	if m.LatencySLOMs != nil && rule.Route.Strategy != v1.StrategyPrimaryFallback {
 		v.diags.Warnf(path+".match.latencySLOMs", "LatencySLOIgnored",
 			"latencySLOMs is honored only by strategy primary-fallback and is ignored by %s; remove it or change the strategy", rule.Route.Strategy)
@@ -173,6 +206,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 // on Proxy the mode itself, on the gateway planes every rule that would
 // depend on it.
 func (v *validator) checkClassification() {
+	v.headerToken("spec.policy.classification.headerKey", v.s.Policy.Classification.HeaderKey)
 	mode := v.s.Policy.Classification.Mode
 	if mode != v1.ClassificationDetector && mode != v1.ClassificationHybrid {
 		return
