@@ -25,7 +25,7 @@ func (v *validator) checkBudgets() {
 		case b.Scope == v1.ScopeRule && !v.rules[b.RuleName]:
 			v.diags.Errorf(p+".ruleName", "UnknownRule",
 				"rule %q is not declared in spec.rules; name one of the router's rules", b.RuleName)
-		case b.RuleName != "":
+		case b.Scope != v1.ScopeRule && b.RuleName != "":
 			v.diags.Warnf(p+".ruleName", "FieldIgnored",
 				"ruleName is read only for scope rule and is ignored for scope %s", b.Scope)
 		}
