@@ -12,10 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/internal/testenv"
 )
@@ -96,16 +98,18 @@ func TestCRDSelection(t *testing.T) {
 	// With a generated CRD in config/crd, ours replaces the upstream ModelRouter.
 	own := filepath.Join(env.RepoRoot, "config", "crd", "inference.llmkube.dev_modelrouters.yaml")
 	if _, err := os.Stat(own); err == nil {
-		crds, err := testenv.LoadCRDs(env.RepoRoot)
-		require.NoError(t, err)
 		data, err := os.ReadFile(own)
 		require.NoError(t, err)
-		for _, c := range crds {
+		var ours apiextensionsv1.CustomResourceDefinition
+		require.NoError(t, yaml.Unmarshal(data, &ours))
+		found := 0
+		for _, c := range env.CRDs {
 			if c.Name == "modelrouters.inference.llmkube.dev" {
-				require.NotEmpty(t, c.Spec.Versions)
-				assert.Contains(t, string(data), "name: "+c.Spec.Versions[0].Name)
+				found++
+				assert.Equal(t, ours.Spec, c.Spec, "config/crd's ModelRouter CRD replaces ../shared/crds/llmkube's")
 			}
 		}
+		assert.Equal(t, 1, found)
 	}
 
 	// agentgateway/release-v1.4.1 duplicates the top-level files and is excluded:
