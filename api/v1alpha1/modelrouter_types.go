@@ -929,7 +929,7 @@ type ModelRouterStatus struct {
 	// Standard condition types: Validated, BackendsReady, Available, Degraded,
 	// GatewayReady, AgentGatewayReady.
 	// +listType=map
-	// +listMapKeys=type
+	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
