@@ -12,6 +12,8 @@ import (
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
 // invalidCase is one testdata/invalid file and the expectations its header
@@ -50,7 +52,7 @@ func loadInvalidCases(t *testing.T) []invalidCase {
 	return cases
 }
 
-// TestInvalidCases compiles every testdata/invalid input and requires exactly
+// TestInvalidCases compiles every testdata/invalid input through the pipeline and requires exactly
 // the errors its header expects: each expected (path, reason) must be
 // reported, and nothing else may be wrong, so each file stays a complete input
 // that is valid but for what it tests.
@@ -65,9 +67,10 @@ func TestInvalidCases(t *testing.T) {
 			require.False(t, decodeDiags.HasErrors(), "decode: %v", decodeDiags.Err())
 			require.Len(t, inputs.Routers, 1, "each case holds exactly one ModelRouter")
 
-			src := inputs.Routers[0]
-			router, diags := compiler.Compile(src.Router, inputs, compiler.Options{DataPlane: c.dataPlane})
-			assert.Nil(t, router, "an input with errors must not compile")
+			// The whole pipeline: the frontend's checks and the data plane's own refusals.
+			objs, diags := pipeline.CompileRouter(inputs.Routers[0], inputs, builtin.Registry(),
+				pipeline.Options{Compile: compiler.Options{DataPlane: c.dataPlane}})
+			assert.Nil(t, objs, "an input with errors must not compile")
 
 			var got []string
 			for _, d := range diags.Errors() {

@@ -57,16 +57,13 @@ func apply(t *testing.T, objs []*unstructured.Unstructured) {
 	}
 }
 
-// TestGoldenProxyOutputIsAccepted applies every golden Proxy output.
-func TestGoldenProxyOutputIsAccepted(t *testing.T) {
-	files, err := filepath.Glob("../../golden/*/proxy.yaml")
+// TestGoldenOutputIsAccepted applies every golden output, of every data plane.
+func TestGoldenOutputIsAccepted(t *testing.T) {
+	files, err := filepath.Glob("../../golden/*/*.yaml")
 	require.NoError(t, err)
-	more, err := filepath.Glob("../../golden/*/output.yaml")
-	require.NoError(t, err)
-	files = append(files, more...)
 	require.GreaterOrEqual(t, len(files), 25, "every golden case must be proven against the API server")
 	for _, f := range files {
-		t.Run(filepath.Base(filepath.Dir(f)), func(t *testing.T) {
+		t.Run(filepath.Base(filepath.Dir(f))+"/"+filepath.Base(f), func(t *testing.T) {
 			objs := decode(t, f)
 			require.NotEmpty(t, objs)
 			apply(t, objs)
