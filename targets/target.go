@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -22,12 +23,19 @@ type Target interface {
 	// errors when the plane cannot express what the router asks. Warnings may
 	// accompany a result.
 	Compile(r *ir.Router) (*Result, diag.List)
+	// Kinds lists every kind Compile may emit. The controller checks through
+	// discovery that they are served before applying, and prunes across the
+	// kinds of every target when a router changes data plane.
+	Kinds() []schema.GroupVersionKind
 }
 
 // Result is a target's complete desired object set for one router. The
 // controller prunes anything it applied before that is not in it.
 type Result struct {
 	Objects []*unstructured.Unstructured
+	// Summary says in a few words what was compiled ("3 backends, 2 rules,
+	// 1 budget"), for status messages.
+	Summary string
 }
 
 // Registry maps data planes to their targets.
@@ -45,6 +53,22 @@ func NewRegistry(ts ...Target) *Registry {
 		r.targets[t.DataPlane()] = t
 	}
 	return r
+}
+
+// AllKinds is the union of every registered target's kinds, sorted.
+func (r *Registry) AllKinds() []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	for _, t := range r.targets {
+		for _, k := range t.Kinds() {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
 }
 
 // KnownDataPlanes are every data plane the API accepts, built or not.

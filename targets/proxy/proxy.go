@@ -10,6 +10,7 @@ import (
 	"math"
 	"path"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,18 @@ func New() *Target { return &Target{} }
 // DataPlane implements targets.Target.
 func (*Target) DataPlane() ir.DataPlane { return ir.DataPlaneProxy }
 
+// Kinds implements targets.Target.
+func (*Target) Kinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{
+		corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+		appsv1.SchemeGroupVersion.WithKind("Deployment"),
+		corev1.SchemeGroupVersion.WithKind("Service"),
+		corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+		rbacv1.SchemeGroupVersion.WithKind("Role"),
+		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+	}
+}
+
 // Compile implements targets.Target.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	var diags diag.List
@@ -94,6 +107,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		res.Objects = append(res.Objects, u)
 	}
 	targets.SortObjects(res.Objects)
+	res.Summary = summary(r)
 	return res, diags
 }
 
@@ -371,6 +385,24 @@ func resources(r corev1.ResourceRequirements) corev1.ResourceRequirements {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 	}
+}
+
+func summary(r *ir.Router) string {
+	parts := []string{plural(len(r.Backends), "backend"), plural(len(r.Rules), "rule")}
+	if n := len(r.Policy.Budgets); n > 0 {
+		parts = append(parts, plural(n, "budget"))
+	}
+	if r.Default.Backend != "" {
+		parts = append(parts, "default route "+r.Default.Backend)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 var _ targets.Target = (*Target)(nil)
