@@ -1,0 +1,38 @@
+package runtime
+
+import "time"
+
+// StatusPath is the admin endpoint that serves Status as JSON. The
+// controller reads it to report backend health and budget use.
+const StatusPath = "/status"
+
+// Status is the router-proxy's live state, served on the admin port.
+type Status struct {
+	Router   RouterInfo      `json:"router"`
+	Backends []BackendStatus `json:"backends"`
+	Budgets  []BudgetStatus  `json:"budgets,omitempty"`
+}
+
+// BackendStatus is one backend's health as the proxy sees it.
+type BackendStatus struct {
+	Name    string `json:"name"`
+	Healthy bool   `json:"healthy"`
+	// Quarantined is true while passive health checks skip the backend.
+	Quarantined bool `json:"quarantined"`
+	// LastProbeTime is when the last active probe completed; zero before the first.
+	LastProbeTime time.Time `json:"lastProbeTime,omitzero"`
+	Message       string    `json:"message,omitempty"`
+}
+
+// BudgetStatus is one budget's use over its rolling window. For a team
+// budget the use of every team is summed and Utilization is the highest
+// team's.
+type BudgetStatus struct {
+	Name       string `json:"name"`
+	TokensUsed int64  `json:"tokensUsed"`
+	// USDUsed is a decimal string, like the spec's money fields.
+	USDUsed string `json:"usdUsed"`
+	// Utilization is the consumed fraction, 0 to 1, formatted with 6 decimals;
+	// with both limits it is the larger of the two fractions.
+	Utilization string `json:"utilization"`
+}
