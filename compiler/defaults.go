@@ -128,10 +128,7 @@ func defaultBackend(b *v1.RouterBackend) {
 			b.Tier = v1.TierLocal
 		}
 	}
-	if b.Weight == nil {
-		w := DefaultWeight
-		b.Weight = &w
-	}
+	setDefault(&b.Weight, DefaultWeight)
 	if b.InferenceServiceRef != nil && b.Resolution == "" {
 		b.Resolution = DefaultResolution
 	}
@@ -146,27 +143,15 @@ func defaultBackend(b *v1.RouterBackend) {
 			hc.Path = DefaultLocalHealth
 		}
 	}
-	if hc.IntervalSeconds == nil {
-		v := DefaultHealthInterval
-		hc.IntervalSeconds = &v
-	}
-	if hc.TimeoutSeconds == nil {
-		v := DefaultHealthTimeout
-		hc.TimeoutSeconds = &v
-	}
+	setDefault(&hc.IntervalSeconds, DefaultHealthInterval)
+	setDefault(&hc.TimeoutSeconds, DefaultHealthTimeout)
 	if bal := b.Balancing; bal != nil {
 		if bal.Mode == "" {
 			bal.Mode = DefaultBalancingMode
 		}
 		if pa := bal.PrefixAffinity; pa != nil {
-			if pa.BlockBytes == nil {
-				v := DefaultBlockBytes
-				pa.BlockBytes = &v
-			}
-			if pa.MaxBlocksPerEndpoint == nil {
-				v := DefaultMaxBlocks
-				pa.MaxBlocksPerEndpoint = &v
-			}
+			setDefault(&pa.BlockBytes, DefaultBlockBytes)
+			setDefault(&pa.MaxBlocksPerEndpoint, DefaultMaxBlocks)
 		}
 		if sa := bal.SessionAffinity; sa != nil && sa.IdleTimeout == "" {
 			sa.IdleTimeout = DefaultSessionIdle
@@ -197,10 +182,7 @@ func defaultEndpoint(s *v1.ModelRouterSpec) {
 	if e.Type == "" {
 		e.Type = DefaultEndpointType
 	}
-	if e.Port == nil {
-		p := DefaultEndpointPort
-		e.Port = &p
-	}
+	setDefault(&e.Port, DefaultEndpointPort)
 	if e.Path == "" {
 		e.Path = DefaultEndpointPath
 	}
@@ -239,10 +221,7 @@ func defaultPolicy(s *v1.ModelRouterSpec) {
 		if b.Scope == v1.ScopeTeam && b.HeaderKey == "" {
 			b.HeaderKey = DefaultTeamHeader
 		}
-		if b.WindowSeconds == nil {
-			w := DefaultBudgetWindow
-			b.WindowSeconds = &w
-		}
+		setDefault(&b.WindowSeconds, DefaultBudgetWindow)
 	}
 	if p.Auth != nil && p.Auth.JWT != nil && p.Auth.JWT.HeaderKey == "" {
 		p.Auth.JWT.HeaderKey = DefaultTeamHeader
@@ -254,14 +233,8 @@ func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
 		s.Proxy = &v1.ProxySpec{}
 	}
 	p := s.Proxy
-	if p.Replicas == nil {
-		r := DefaultReplicas
-		p.Replicas = &r
-	}
-	if p.RevisionHistoryLimit == nil {
-		r := DefaultRevisionLimit
-		p.RevisionHistoryLimit = &r
-	}
+	setDefault(&p.Replicas, DefaultReplicas)
+	setDefault(&p.RevisionHistoryLimit, DefaultRevisionLimit)
 	if p.Image == "" {
 		p.Image = opts.ProxyImage
 	}
@@ -279,5 +252,12 @@ func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
 	}
 	if p.Resources == nil {
 		p.Resources = &corev1.ResourceRequirements{}
+	}
+}
+
+// setDefault points an unset optional field at its default.
+func setDefault[T any](field **T, value T) {
+	if *field == nil {
+		*field = &value
 	}
 }
