@@ -1,0 +1,86 @@
+package compiler_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var camelCase = regexp.MustCompile(`^[A-Z][A-Za-z0-9]+$`)
+
+// reasonsIn collects the reasons a package's non-test code can emit: the
+// reason argument of Errorf/Warnf, of fileErr, and Reason: fields.
+func reasonsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	add := func(e ast.Expr) {
+		if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, err := strconv.Unquote(lit.Value); err == nil && camelCase.MatchString(s) {
+				seen[s] = true
+			}
+		}
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(file, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.CallExpr:
+				name := ""
+				switch fn := x.Fun.(type) {
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				case *ast.Ident:
+					name = fn.Name
+				}
+				switch {
+				case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
+					add(x.Args[1])
+				case name == "fileErr" && len(x.Args) >= 4:
+					add(x.Args[3])
+				}
+			case *ast.KeyValueExpr:
+				if k, ok := x.Key.(*ast.Ident); ok && k.Name == "Reason" {
+					add(x.Value)
+				}
+			}
+			return true
+		})
+	}
+	var out []string
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestEveryReasonIsDocumented keeps docs/diagnostics.md complete: every
+// reason the frontend, the pipeline and the CLI can emit has an entry.
+func TestEveryReasonIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/diagnostics.md")
+	require.NoError(t, err)
+	var reasons []string
+	for _, dir := range []string{".", "../pipeline", "../internal/cli"} {
+		reasons = append(reasons, reasonsIn(t, dir)...)
+	}
+	require.Greater(t, len(reasons), 40, "the scan should find the frontend's reasons")
+	for _, r := range reasons {
+		assert.Contains(t, string(doc), "| `"+r+"` |", "reason %s is not documented in docs/diagnostics.md", r)
+	}
+}
