@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,6 +110,7 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 			Timeout:  time.Duration(*b.HealthCheck.TimeoutSeconds) * time.Second,
 		},
 		ModelInfo: ir.ModelInfo{
+			Set:              modelInfoSet(b),
 			InputModalities:  b.ModelInfo.InputModalities,
 			OutputModalities: b.ModelInfo.OutputModalities,
 		},
@@ -130,6 +132,7 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 			ServiceName:      b.InferenceServiceRef.Name,
 			Port:             ConventionalServicePort,
 			Ready:            true,
+			PodSelector:      naming.InferenceServicePodSelector(b.InferenceServiceRef.Name),
 		}
 		if isvc != nil {
 			local.Found = true
@@ -138,9 +141,15 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 			if e := isvc.Spec.Endpoint; e != nil && e.Port != nil {
 				local.Port = *e.Port
 			}
+			if p := isvc.Spec.ContainerPort; p != nil && *p > 0 {
+				local.TargetPort = *p
+			}
 			if b.ModelInfo.ContextLength == nil {
 				out.ModelInfo.ContextLength = contextLength(isvc)
 			}
+		}
+		if local.TargetPort == 0 {
+			local.TargetPort = local.Port
 		}
 		out.Local = local
 		out.Upstream = upstream(fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", local.ServiceName, r.Namespace, local.Port))
@@ -178,6 +187,22 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		out.ModelInfo.ContextLength = *b.ModelInfo.ContextLength
 	}
 	return out
+}
+
+// modelInfoSet reports whether the spec set modelInfo to anything but its
+// defaults (lowering sees the defaulted copy, so a modelInfo that spells out
+// exactly the defaults counts as unset: it asks for nothing the defaults do not).
+func modelInfoSet(b *v1.RouterBackend) bool {
+	mi := b.ModelInfo
+	if mi == nil {
+		return false
+	}
+	input := []string{"text"}
+	if slices.Contains(b.Capabilities, "vision") {
+		input = []string{"text", "image"}
+	}
+	return mi.ContextLength != nil || !slices.Equal(mi.InputModalities, input) ||
+		!slices.Equal(mi.OutputModalities, DefaultOutputModalities())
 }
 
 // credentialKeys are the conventional Secret keys per provider.

@@ -162,8 +162,14 @@ type LocalBackend struct {
 	Port        int32
 	// Runtime is the InferenceService's serving runtime (vllm, llamacpp, ...), when known.
 	Runtime string
-	// PodSelector selects the InferenceService's pods (InferencePool, endpoint resolution).
+	// PodSelector selects the InferenceService's pods (InferencePool, endpoint
+	// resolution): the label the LLMKube operator stamps on every inference pod,
+	// inference.llmkube.dev/service: <InferenceService name> (naming.InferenceServicePodSelector).
 	PodSelector map[string]string
+	// TargetPort is the port the inference pods serve on: the InferenceService's
+	// containerPort when set, else its Service port (the operator runs the
+	// runtime on the Service's port unless containerPort overrides it).
+	TargetPort int32
 }
 
 // ExternalBackend is an out-of-cluster provider.
@@ -222,6 +228,8 @@ type PoolMembership struct {
 
 // ModelInfo is published on /v1/models.
 type ModelInfo struct {
+	// Set is true when the spec set modelInfo (the other fields carry defaults either way).
+	Set bool
 	// ContextLength is 0 when unknown.
 	ContextLength    int64
 	InputModalities  []string

@@ -18,6 +18,15 @@ const (
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	LabelPartOf    = "app.kubernetes.io/part-of"
 
+	// LabelRouterNamespace names the router's namespace on objects generated
+	// outside it (the AgentGateway model-extraction policy in a Gateway's
+	// namespace), which carry no owner reference: the controller's finalizer
+	// finds them by this label, LabelRouter and LabelManagedBy.
+	LabelRouterNamespace = "inference.llmkube.dev/model-router-namespace"
+	// LabelInferenceService is the label the LLMKube operator sets on every
+	// inference pod of an InferenceService, valued with its name.
+	LabelInferenceService = "inference.llmkube.dev/service"
+
 	// ManagedBy is the managed-by label value and the server-side apply field manager.
 	ManagedBy = "llmkube-compile"
 	// ConfigHashAnnotation carries the runtime config's hash on the ConfigMap and the pod template.
@@ -100,4 +109,34 @@ func ObjectLabels(router, component string) map[string]string {
 		l[LabelComponent] = component
 	}
 	return l
+}
+
+// InferenceServicePodSelector selects an InferenceService's inference pods in
+// its namespace, by the label the LLMKube operator sets on them.
+func InferenceServicePodSelector(inferenceService string) map[string]string {
+	return map[string]string{LabelInferenceService: LabelValue(inferenceService)}
+}
+
+// AgentGatewayPoolName is the InferencePool generated for a router's InferenceService.
+func AgentGatewayPoolName(router, inferenceService string) string {
+	return DNSLabel(router, inferenceService+"-pool")
+}
+
+// AgentGatewayRouteName is the HTTPRoute a router attaches to its agentgateway Gateway.
+func AgentGatewayRouteName(router string) string { return DNSLabel(router, "agentgateway") }
+
+// AgentGatewayModelName is the AgentgatewayModel generated for a router's backend.
+func AgentGatewayModelName(router, backend string) string { return DNSLabel(router, backend+"-model") }
+
+// AgentGatewayPolicyName is the model-extraction AgentgatewayPolicy. In the
+// router's own namespace it is <router>-model-extraction; in a Gateway's
+// namespace, where routers of several namespaces may meet, a hash of the
+// router's namespace and name keeps it unique.
+func AgentGatewayPolicyName(routerNamespace, router string, crossNamespace bool) string {
+	if !crossNamespace {
+		return DNSLabel(router, "model-extraction")
+	}
+	sum := sha256.Sum256([]byte(routerNamespace + "/" + router))
+	h := hex.EncodeToString(sum[:])[:8]
+	return DNSLabel(router, "model-extraction-"+h)
 }
