@@ -1,0 +1,129 @@
+// Command router-proxy serves a ModelRouter compiled for the Proxy data
+// plane: an OpenAI-compatible API on --listen and /metrics, /ready and
+// /status on --admin-listen.
+//
+//	router-proxy --config FILE --listen ADDR --admin-listen ADDR [--shutdown-timeout D]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "router-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("router-proxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "/etc/llmkube/router/config.json", "router-proxy config (JSON, apiVersion "+runtime.APIVersion+")")
+	listen := fs.String("listen", ":8080", "serving address (OpenAI API and /health)")
+	admin := fs.String("admin-listen", ":9090", "admin address (/metrics, /ready, "+runtime.StatusPath+"); empty disables it")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and streams may finish after SIGTERM")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	// Logs go to stderr: stdout carries the audit log when its sink is stdout.
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	cfg, err := runtime.Load(*configPath)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	sink, err := proxy.NewAuditSink(ctx, cfg, stdout)
+	if err != nil {
+		return err
+	}
+	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink})
+	if err != nil {
+		return err
+	}
+	for _, b := range srv.Engine().Backends() {
+		if p := b.StaticProblem(); p != "" {
+			log.Warn("backend cannot serve", "backend", b.Name(), "reason", p)
+		}
+	}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	serving := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 2)
+	go func() { errc <- serving.Serve(ln) }()
+	var adminSrv *http.Server
+	if *admin != "" {
+		aln, err := net.Listen("tcp", *admin)
+		if err != nil {
+			return err
+		}
+		adminSrv = &http.Server{Handler: srv.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- adminSrv.Serve(aln) }()
+	}
+	probeCtx, stopProbes := context.WithCancel(context.Background())
+	defer stopProbes()
+	srv.RunProbes(probeCtx)
+	srv.SetReady(true)
+	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", ln.Addr().String(), "admin", *admin,
+		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink)
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+
+	// Drain: stop accepting, fail readiness, let in-flight requests and
+	// streams (and shadow copies) finish until the shutdown timeout.
+	log.Info("shutting down", "timeout", shutdown.String())
+	srv.SetReady(false)
+	dctx, cancel := context.WithTimeout(context.Background(), *shutdown)
+	defer cancel()
+	err = serving.Shutdown(dctx)
+	if err != nil {
+		log.Warn("drain deadline reached; closing remaining connections", "error", err)
+		_ = serving.Close()
+	}
+	_ = srv.Wait(dctx)
+	stopProbes()
+	if adminSrv != nil {
+		_ = adminSrv.Close()
+	}
+	fctx, fcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer fcancel()
+	if err := sink.Close(fctx); err != nil {
+		log.Warn("audit flush", "error", err)
+	}
+	log.Info("stopped")
+	return nil
+}

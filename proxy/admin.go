@@ -1,0 +1,127 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// AdminHandler serves the admin port: /metrics, /ready and the status JSON
+// at runtime.StatusPath.
+func (s *Server) AdminHandler() http.Handler {
+	mux := http.NewServeMux()
+	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})
+	mux.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.refreshGauges()
+		metrics.ServeHTTP(w, r)
+	}))
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		if !s.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET "+runtime.StatusPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Status())
+	})
+	return mux
+}
+
+// Status is the live state the controller reads.
+func (s *Server) Status() runtime.Status {
+	st := runtime.Status{Router: s.cfg.Router}
+	for _, b := range s.eng.Backends() {
+		st.Backends = append(st.Backends, s.eng.Status(b))
+	}
+	st.Budgets = s.budgets.Status()
+	return st
+}
+
+func (s *Server) refreshGauges() {
+	for _, b := range s.eng.Backends() {
+		s.m.health.WithLabelValues(b.Name(), b.Config.Tier).Set(boolf(b.Healthy()))
+		s.m.quarantined.WithLabelValues(b.Name()).Set(boolf(s.eng.Quarantined(b)))
+	}
+	for _, b := range s.budgets.Status() {
+		f, _ := strconv.ParseFloat(b.Utilization, 64)
+		s.m.budgetUtil.WithLabelValues(b.Name).Set(f)
+	}
+}
+
+// RunProbes probes every backend's health path on its interval until ctx
+// ends. A probe passes when the backend answers below 500 within the probe
+// timeout (a 401/404 from a provider still proves it reachable); backends
+// that can never serve (missing credential, unsupported provider) are not
+// probed.
+func (s *Server) RunProbes(ctx context.Context) {
+	for _, b := range s.backends {
+		if b.base == nil || b.st.StaticProblem() != "" {
+			continue
+		}
+		go s.probeLoop(ctx, b)
+	}
+}
+
+func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
+	hc := b.st.Config.HealthCheck
+	every := hc.Interval.Duration
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s.probe(ctx, b)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Server) probe(ctx context.Context, b *backendRT) {
+	hc := b.st.Config.HealthCheck
+	to := hc.Timeout.Duration
+	if to <= 0 {
+		to = 2 * time.Second
+	}
+	path := hc.Path
+	if path == "" {
+		path = "/health"
+	}
+	pctx, cancel := context.WithTimeout(ctx, to)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)
+	if err != nil {
+		s.eng.ReportProbe(b.st, false, "probe: "+err.Error())
+		return
+	}
+	if b.bearer != "" {
+		req.Header.Set("Authorization", b.bearer)
+	}
+	resp, err := s.rt.RoundTrip(req)
+	if ctx.Err() != nil {
+		if err == nil {
+			resp.Body.Close()
+		}
+		return
+	}
+	if err != nil {
+		s.eng.ReportProbe(b.st, false, "probe "+path+": "+err.Error())
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		s.eng.ReportProbe(b.st, false, "probe "+path+": status "+strconv.Itoa(resp.StatusCode))
+		return
+	}
+	s.eng.ReportProbe(b.st, true, "")
+}

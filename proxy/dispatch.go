@@ -1,0 +1,537 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+var (
+	errHeaderTimeout = errors.New("upstream response header timeout")
+	errStreamIdle    = errors.New("upstream stream idle timeout")
+)
+
+// requestFields are the body fields the proxy reads.
+type requestFields struct {
+	Model         *string `json:"model"`
+	Stream        bool    `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage *bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+// hop-by-hop and proxy-owned request headers never forwarded upstream.
+var dropRequest = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Proxy-Authorization": true, "Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+	"Host": true, "Content-Length": true, "Accept-Encoding": true,
+}
+
+// credential-bearing client headers, never forwarded to external providers.
+var dropExternal = map[string]bool{"Authorization": true, "Cookie": true, "X-Api-Key": true, "Api-Key": true, "X-Goog-Api-Key": true}
+
+var dropResponse = map[string]bool{
+	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
+	"Te": true, "Trailer": true, "Transfer-Encoding": true, "Upgrade": true,
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// maxCapture bounds how much of a non-streamed response is kept to read usage.
+const maxCapture = 4 << 20
+
+func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	s.m.inflight.Inc()
+	defer s.m.inflight.Dec()
+
+	start := s.now()
+	ent := &runtime.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
+	if s.caller != "" {
+		if v := r.Header.Get(s.caller); v != "" {
+			ent.Caller = runtime.SanitizeCaller(v)
+		}
+	}
+	if s.cfg.Policy.Audit.LogClientAddress {
+		ent.Client = s.clientAddr(r)
+	}
+	ent.Classification = s.eng.Classification(r.Header)
+	ent.TaskComplexity = s.eng.TaskComplexity(r.Header)
+	defer func() {
+		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
+		if ent.CostUSD == "" {
+			ent.CostUSD = "0"
+		}
+		code := strconv.Itoa(ent.Status)
+		rule := ent.Rule
+		s.m.requests.WithLabelValues(rule, ent.Backend, ent.Outcome, code).Inc()
+		if ent.Backend != "" {
+			s.m.duration.WithLabelValues(rule, ent.Backend).Observe(ent.LatencyMs / 1000)
+		}
+		if s.audit != nil {
+			s.audit.Write(ent)
+		}
+	}()
+
+	// Body: bounded, then the few fields routing needs.
+	body, err := readBody(w, r, s.maxBody)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, runtime.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
+			writeError(w, ent.Status, "invalid_request_error", "request_too_large", ent.Error)
+			return
+		}
+		ent.Status, ent.Outcome, ent.Error = 499, runtime.OutcomeClientCancelled, "reading request body: "+err.Error()
+		return
+	}
+	var rf requestFields
+	if err := json.Unmarshal(body, &rf); err != nil {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body is not a valid JSON object: "+err.Error()
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	}
+	if rf.Model == nil || *rf.Model == "" {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "the request has no model"
+		writeError(w, ent.Status, "invalid_request_error", "model_required", "you must provide a model parameter")
+		return
+	}
+	model := *rf.Model
+	ent.Model = model
+	ent.Stream = rf.Stream
+	if s.cfg.Policy.Audit.IncludeRequestBody {
+		ent.RequestBody = json.RawMessage(body)
+	}
+
+	route, err := s.eng.Route(&runtime.Request{Model: model, Header: r.Header})
+	ent.Rule = route.RuleName
+	if err != nil {
+		ent.Status = http.StatusServiceUnavailable
+		if errors.Is(err, runtime.ErrFailClosed) {
+			ent.Outcome, ent.Error = runtime.OutcomeFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible"
+			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
+			writeError(w, ent.Status, "server_error", "fail_closed", ent.Error)
+			return
+		}
+		ent.Outcome, ent.Error = runtime.OutcomeNoRoute, err.Error()
+		writeError(w, ent.Status, "server_error", "no_route", "no eligible backend: no rule matched with an eligible backend and the default route has none")
+		return
+	}
+	if route.Promoted {
+		ent.Promoted = true
+		s.m.sloPromoted.WithLabelValues(route.RuleName).Inc()
+	}
+
+	charge, ex := s.budgets.Admit(route.RuleName, r.Header)
+	if ex != nil {
+		secs := int64(math.Ceil(ex.RetryAfter.Seconds()))
+		secs = max(secs, 1)
+		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, runtime.OutcomeBudgetExceeded, ex.Budget
+		ent.Error = "budget " + ex.Budget + " is exhausted"
+		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		writeError(w, ent.Status, "rate_limit_error", "budget_exceeded", "budget "+ex.Budget+" is exhausted for its window; retry after "+strconv.FormatInt(secs, 10)+"s")
+		return
+	}
+
+	// Streams ask the upstream for usage so budgets and audit see real numbers.
+	if rf.Stream && (rf.StreamOptions == nil || rf.StreamOptions.IncludeUsage == nil || !*rf.StreamOptions.IncludeUsage) {
+		body = withIncludeUsage(body, rf.StreamOptions != nil)
+	}
+
+	s.dispatch(w, r, route, body, charge, ent)
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength > 0 {
+		b := make([]byte, r.ContentLength, r.ContentLength+1)
+		if _, err := io.ReadFull(rd, b); err != nil {
+			return nil, err
+		}
+		// Anything beyond the declared length is an error from the server.
+		var one [1]byte
+		if n, _ := rd.Read(one[:]); n > 0 {
+			return nil, errors.New("body longer than Content-Length")
+		}
+		return b, nil
+	}
+	return io.ReadAll(rd)
+}
+
+// withIncludeUsage sets stream_options.include_usage=true. Without
+// stream_options it is inserted after the opening brace (no re-encoding);
+// otherwise the object is re-encoded.
+func withIncludeUsage(body []byte, hasOptions bool) []byte {
+	if !hasOptions {
+		i := bytes.IndexByte(body, '{')
+		if i < 0 {
+			return body
+		}
+		rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
+		sep := ","
+		if len(rest) > 0 && rest[0] == '}' {
+			sep = ""
+		}
+		out := make([]byte, 0, len(body)+48)
+		out = append(out, body[:i+1]...)
+		out = append(out, `"stream_options":{"include_usage":true}`...)
+		out = append(out, sep...)
+		return append(out, body[i+1:]...)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	var opts map[string]json.RawMessage
+	if json.Unmarshal(m["stream_options"], &opts) != nil || opts == nil {
+		opts = map[string]json.RawMessage{}
+	}
+	opts["include_usage"] = json.RawMessage("true")
+	m["stream_options"], _ = json.Marshal(opts)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// withModel replaces the body's model for a provider that expects its own id.
+func withModel(body []byte, model string) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	m["model"], _ = json.Marshal(model)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// upstream is one attempt's live response.
+type upstream struct {
+	resp    *http.Response
+	cancel  context.CancelCauseFunc
+	ctx     context.Context
+	started time.Time
+}
+
+// send dispatches one attempt and waits for response headers at most hto.
+func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, body []byte, hto time.Duration, shadow bool) (*upstream, error) {
+	if b.model != "" {
+		body = withModel(body, b.model)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, joinURL(b.base, r.URL.Path, r.URL.RawQuery), bytes.NewReader(body))
+	if err != nil {
+		cancel(err)
+		return nil, err
+	}
+	external := b.st.Config.Kind == runtime.KindExternal
+	for k, v := range r.Header {
+		if dropRequest[k] || (external && dropExternal[k]) {
+			continue
+		}
+		req.Header[k] = v
+	}
+	if b.bearer != "" {
+		req.Header.Set("Authorization", b.bearer)
+	}
+	if shadow {
+		req.Header.Set(ShadowHeader, "true")
+	}
+	req.ContentLength = int64(len(body))
+	started := s.now()
+	timer := time.AfterFunc(hto, func() { cancel(errHeaderTimeout) })
+	resp, err := s.rt.RoundTrip(req)
+	if !timer.Stop() {
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel(errHeaderTimeout)
+		return nil, errHeaderTimeout
+	}
+	if err != nil {
+		if c := context.Cause(ctx); c != nil && c != context.Canceled {
+			err = c
+		}
+		cancel(err)
+		return nil, err
+	}
+	return &upstream{resp: resp, cancel: cancel, ctx: ctx, started: started}, nil
+}
+
+func joinURL(base interface {
+	String() string
+}, path, query string) string {
+	b := strings.TrimSuffix(base.String(), "/")
+	if strings.HasSuffix(b, "/v1") && strings.HasPrefix(path, "/v1/") {
+		path = path[3:]
+	}
+	if query != "" {
+		return b + path + "?" + query
+	}
+	return b + path
+}
+
+// dispatch runs the failover loop and streams the chosen response back.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body []byte, charge *runtime.Charge, ent *runtime.AuditEntry) {
+	ctx := r.Context()
+	var lastErr string
+	for {
+		att := route.Next()
+		if att == nil {
+			break
+		}
+		b := s.backends[att.Backend.Index]
+		ent.Attempts++
+		if b.base == nil {
+			s.eng.Report(att, runtime.Neutral)
+			lastErr = att.Backend.Name() + ": no upstream URL"
+			continue
+		}
+		up, err := s.send(ctx, b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				s.eng.Report(att, runtime.Neutral)
+				s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()
+				ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, runtime.OutcomeClientCancelled, att.Backend.Name(), "client went away"
+				return
+			case errors.Is(err, errHeaderTimeout):
+				// A slow answer is not a broken backend: no quarantine.
+				s.eng.Report(att, runtime.Neutral)
+				s.m.attempts.WithLabelValues(att.Backend.Name(), "header_timeout").Inc()
+				lastErr = att.Backend.Name() + ": no response headers within the timeout"
+			default:
+				s.fail(att, "network_error")
+				lastErr = att.Backend.Name() + ": " + err.Error()
+			}
+			continue
+		}
+		if up.resp.StatusCode >= 500 {
+			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
+			up.resp.Body.Close()
+			up.cancel(nil)
+			s.fail(att, "5xx")
+			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(up.resp.StatusCode)
+			continue
+		}
+		s.eng.Report(att, runtime.Success)
+		s.m.attempts.WithLabelValues(att.Backend.Name(), "ok").Inc()
+		for _, t := range route.ShadowTargets(att.Backend) {
+			s.mirror(r, route, s.backends[t.Index], body)
+		}
+		s.relay(ctx, w, att, b, up, route, body, charge, ent)
+		return
+	}
+	// Nothing answered.
+	if route.FailClosed {
+		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, runtime.OutcomeFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr
+		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
+		writeError(w, ent.Status, "server_error", "fail_closed", "no backend of the failClosed rule could serve the request")
+		return
+	}
+	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, runtime.OutcomeAllFailed, lastErr
+	writeError(w, ent.Status, "server_error", "upstream_unavailable", "every backend of the route failed")
+}
+
+func (s *Server) fail(att *runtime.Attempt, reason string) {
+	s.eng.Report(att, runtime.Failure)
+	s.m.attempts.WithLabelValues(att.Backend.Name(), reason).Inc()
+	s.m.quarantines.WithLabelValues(att.Backend.Name(), reason).Inc()
+}
+
+// relay copies the committed upstream response to the client. No failover
+// happens from here on: bytes may have reached the client.
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge *runtime.Charge, ent *runtime.AuditEntry) {
+	defer up.cancel(nil)
+	resp := up.resp
+	defer resp.Body.Close()
+	name := att.Backend.Name()
+	ent.Backend, ent.Tier, ent.Status = name, att.Backend.Config.Tier, resp.StatusCode
+
+	h := w.Header()
+	for k, v := range resp.Header {
+		if !dropResponse[k] {
+			h[k] = v
+		}
+	}
+	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
+		h.Del("Content-Length")
+		ent.Outcome = runtime.OutcomeOKStream
+	} else {
+		ent.Outcome = runtime.OutcomeOK
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	if stream {
+		_ = rc.Flush()
+	}
+
+	idle := s.eng.StreamIdle()
+	var idleTimer *time.Timer
+	if idle > 0 {
+		idleTimer = time.AfterFunc(idle, func() { up.cancel(errStreamIdle) })
+		defer idleTimer.Stop()
+	}
+
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var scan runtime.StreamScanner
+	var capture []byte
+	var respBytes int64
+	var first time.Time
+	var readErr, writeErr error
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			if idleTimer != nil {
+				idleTimer.Reset(idle)
+			}
+			if first.IsZero() {
+				first = s.now()
+			}
+			respBytes += int64(n)
+			if stream {
+				_, _ = scan.Write(buf[:n])
+			} else if len(capture)+n <= maxCapture {
+				capture = append(capture, buf[:n]...)
+			}
+			if _, writeErr = w.Write(buf[:n]); writeErr != nil {
+				break
+			}
+			if stream {
+				_ = rc.Flush()
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
+			break
+		}
+	}
+	if !first.IsZero() {
+		ft := first.Sub(up.started)
+		ent.FirstTokenMs = float64(ft.Microseconds()) / 1000
+		s.m.firstToken.WithLabelValues(name).Observe(ft.Seconds())
+		s.eng.RecordFirstToken(att.Backend, ft)
+	}
+
+	// Usage and cost: from the response, else estimated (never zero).
+	var u runtime.Usage
+	var ok bool
+	if stream {
+		u, ok = scan.Usage()
+	} else if respBytes <= maxCapture {
+		u, ok = runtime.ParseUsage(capture)
+	}
+	if !ok {
+		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
+		s.m.estimated.WithLabelValues(name).Inc()
+	}
+	cost := b.price.Cost(u)
+	ent.PromptTokens, ent.CompletionTokens, ent.TotalTokens, ent.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.Tokens(), u.Estimated
+	ent.CostUSD = cost.String()
+	charge.Add(u.Tokens(), cost)
+	s.m.tokens.WithLabelValues(name, "prompt").Add(float64(u.PromptTokens))
+	s.m.tokens.WithLabelValues(name, "completion").Add(float64(u.CompletionTokens))
+	if cost > 0 {
+		s.m.cost.WithLabelValues(name).Add(float64(cost) / 1e12)
+	}
+
+	switch {
+	case readErr != nil && context.Cause(up.ctx) == errStreamIdle:
+		ent.Outcome, ent.Error = runtime.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
+		s.eng.Quarantine(att.Backend)
+		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
+		s.abort()
+	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
+		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client went away during the response"
+	case readErr != nil:
+		ent.Outcome, ent.Error = runtime.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
+		s.eng.Quarantine(att.Backend)
+		s.m.quarantines.WithLabelValues(name, "network_error").Inc()
+		s.abort()
+	}
+}
+
+// abort ends the client response abnormally so the client sees a broken
+// stream rather than a clean end. The deferred audit runs first.
+func (s *Server) abort() { panic(http.ErrAbortHandler) }
+
+// mirror sends a shadow copy in the background: at most MaxShadowPerBackend
+// run at once per backend, the rest are dropped and counted. Shadow results
+// never quarantine and are never charged.
+func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, body []byte) {
+	name := b.st.Name()
+	select {
+	case b.shadow <- struct{}{}:
+	default:
+		s.m.shadowDropped.WithLabelValues(name).Inc()
+		return
+	}
+	if b.base == nil {
+		<-b.shadow
+		return
+	}
+	hto := s.eng.HeaderTimeout(route.Rule, b.st)
+	idle := s.eng.StreamIdle()
+	// Detach from the client request: the copy must not be cancelled by the
+	// client finishing first, and must not hold the request's header map.
+	sr := r.Clone(context.WithoutCancel(r.Context()))
+	sr.Header = r.Header.Clone()
+	s.shadowWG.Add(1)
+	go func() {
+		defer s.shadowWG.Done()
+		defer func() { <-b.shadow }()
+		ctx := context.WithoutCancel(r.Context())
+		up, err := s.send(ctx, b, sr, body, hto, true)
+		if err != nil {
+			s.m.shadowSent.WithLabelValues(name, "error").Inc()
+			return
+		}
+		defer up.cancel(nil)
+		defer up.resp.Body.Close()
+		var t *time.Timer
+		if idle > 0 {
+			t = time.AfterFunc(idle, func() { up.cancel(errStreamIdle) })
+			defer t.Stop()
+		}
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		for {
+			n, err := up.resp.Body.Read(*bp)
+			if n > 0 && t != nil {
+				t.Reset(idle)
+			}
+			if err != nil {
+				break
+			}
+		}
+		res := "ok"
+		if up.resp.StatusCode >= 500 {
+			res = "5xx"
+		}
+		s.m.shadowSent.WithLabelValues(name, res).Inc()
+	}()
+}

@@ -1,0 +1,53 @@
+package proxy
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+type metrics struct {
+	reg           *prometheus.Registry
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	firstToken    *prometheus.HistogramVec
+	attempts      *prometheus.CounterVec
+	failClosed    *prometheus.CounterVec
+	health        *prometheus.GaugeVec
+	quarantined   *prometheus.GaugeVec
+	quarantines   *prometheus.CounterVec
+	tokens        *prometheus.CounterVec
+	cost          *prometheus.CounterVec
+	estimated     *prometheus.CounterVec
+	budgetUtil    *prometheus.GaugeVec
+	budgetReject  *prometheus.CounterVec
+	shadowSent    *prometheus.CounterVec
+	shadowDropped *prometheus.CounterVec
+	sloPromoted   *prometheus.CounterVec
+	inflight      prometheus.Gauge
+}
+
+func newMetrics(router string) *metrics {
+	c := prometheus.Labels{"router": router}
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_requests_total", Help: "Requests by rule, serving backend, outcome and status code.", ConstLabels: c}, []string{"rule", "backend", "outcome", "code"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "llmkube_router_request_duration_seconds", Help: "Whole request duration, including streamed bodies.", ConstLabels: c, Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12)}, []string{"rule", "backend"})
+	m.firstToken = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "llmkube_router_first_token_seconds", Help: "Time from dispatch to the first response body byte.", ConstLabels: c, Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12)}, []string{"backend"})
+	m.attempts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_upstream_attempts_total", Help: "Dispatch attempts by backend and result (ok, 5xx, network_error, header_timeout, cancelled).", ConstLabels: c}, []string{"backend", "result"})
+	m.failClosed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_fail_closed_total", Help: "Requests refused by a failClosed rule.", ConstLabels: c}, []string{"rule", "classification"})
+	m.health = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_health", Help: "1 when the backend is healthy (can serve and its last probe passed).", ConstLabels: c}, []string{"backend", "tier"})
+	m.quarantined = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_quarantined", Help: "1 while passive health checks skip the backend.", ConstLabels: c}, []string{"backend"})
+	m.quarantines = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_quarantines_total", Help: "Passive quarantines by backend and reason.", ConstLabels: c}, []string{"backend", "reason"})
+	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_tokens_total", Help: "Tokens served, by backend and kind (prompt, completion).", ConstLabels: c}, []string{"backend", "kind"})
+	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_cost_usd_total", Help: "Estimated cost from costPerMillionTokens.", ConstLabels: c}, []string{"backend"})
+	m.estimated = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_usage_estimated_total", Help: "Responses without usage whose tokens were estimated.", ConstLabels: c}, []string{"backend"})
+	m.budgetUtil = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_budget_utilization", Help: "Fraction of the budget consumed in its window (highest team for team budgets).", ConstLabels: c}, []string{"budget"})
+	m.budgetReject = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_budget_rejections_total", Help: "Requests refused with 429 by an exhausted budget.", ConstLabels: c}, []string{"budget"})
+	m.shadowSent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_shadow_requests_total", Help: "Shadow copies by target backend and result.", ConstLabels: c}, []string{"backend", "result"})
+	m.shadowDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_shadow_dropped_total", Help: "Shadow copies dropped because 4 were already running for the backend.", ConstLabels: c}, []string{"backend"})
+	m.sloPromoted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_slo_promotions_total", Help: "Requests whose rule promoted its fallback because the primary's P95 first-token latency exceeded latencySLOMs.", ConstLabels: c}, []string{"rule"})
+	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_inflight_requests", Help: "Requests being served.", ConstLabels: c})
+	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines,
+		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

@@ -1,0 +1,282 @@
+// Package proxy is the router-proxy's OpenAI-compatible HTTP data plane: it
+// wraps the routing engine of package runtime in a server, dispatches to
+// upstreams, enforces budgets, writes audit entries and serves the admin
+// endpoints.
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/textproto"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+// DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
+const DefaultMaxBodyBytes = 32 << 20
+
+// MaxShadowPerBackend is how many shadow copies may run at once per backend.
+const MaxShadowPerBackend = 4
+
+// ShadowHeader marks mirrored copies.
+const ShadowHeader = "X-Llmkube-Shadow"
+
+// Options configure a Server. Zero values take the documented defaults.
+type Options struct {
+	Logger *slog.Logger
+	// Audit receives one entry per request; nil discards them (tests).
+	Audit AuditSink
+	// Getenv reads credential variables (default os.Getenv).
+	Getenv func(string) string
+	// Transport dispatches upstream requests (default: a tuned http.Transport).
+	Transport http.RoundTripper
+	// MaxBodyBytes is the request body limit (default 32 MiB).
+	MaxBodyBytes int64
+	// Engine options (clock, SLO window).
+	Engine runtime.EngineOptions
+}
+
+// Server serves one router config.
+type Server struct {
+	cfg     *runtime.Config
+	eng     *runtime.Engine
+	budgets *runtime.Budgets
+	log     *slog.Logger
+	audit   AuditSink
+	rt      http.RoundTripper
+	maxBody int64
+	m       *metrics
+
+	backends []*backendRT // by backend index
+	trusted  []netip.Prefix
+	caller   string // canonical caller header key, or ""
+	models   []byte // the /v1/models answer
+
+	ready    atomic.Bool
+	shadowWG sync.WaitGroup
+	inflight sync.WaitGroup
+	now      func() time.Time
+}
+
+// backendRT is the HTTP side of a backend.
+type backendRT struct {
+	st      *runtime.BackendState
+	base    *url.URL
+	bearer  string // "Bearer <key>" for openai/litellm; never logged
+	model   string // substituted into the body for external backends
+	price   runtime.Price
+	shadow  chan struct{}
+	labels  [2]string
+	isCloud bool
+}
+
+// New builds a server from a validated config.
+func New(cfg *runtime.Config, opts Options) (*Server, error) {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Engine.Getenv == nil {
+		opts.Engine.Getenv = opts.Getenv
+	}
+	eng, err := runtime.NewEngine(cfg, opts.Engine)
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Engine.Now
+	if now == nil {
+		now = time.Now
+	}
+	bud, err := runtime.NewBudgets(cfg.Policy.Budgets, now)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, eng: eng, budgets: bud, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.rt == nil {
+		s.rt = NewTransport()
+	}
+	if cfg.Policy.Audit.CallerHeader != "" {
+		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
+	}
+	if s.trusted, err = runtime.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
+		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
+	}
+	for _, st := range eng.Backends() {
+		b := st.Config
+		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == "cloud"}
+		if b.URL != "" {
+			u, err := url.Parse(b.URL)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("backend %s: url %q is not an absolute URL", b.Name, b.URL)
+			}
+			brt.base = u
+		}
+		if b.Kind == runtime.KindExternal {
+			brt.model = b.Model
+			for _, c := range b.Credentials {
+				if v := opts.Getenv(c.Env); v != "" {
+					brt.bearer = "Bearer " + v
+					break
+				}
+			}
+		}
+		if brt.price, err = runtime.ParsePrice(b.Cost); err != nil {
+			return nil, fmt.Errorf("backend %s: %w", b.Name, err)
+		}
+		s.backends = append(s.backends, brt)
+		s.m.health.WithLabelValues(b.Name, b.Tier).Set(boolf(st.Healthy()))
+		s.m.quarantined.WithLabelValues(b.Name).Set(0)
+	}
+	s.models = modelsJSON(cfg, time.Now().Unix())
+	return s, nil
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// NewTransport is the upstream transport: pooled keep-alive connections, no
+// transparent compression (bodies pass through untouched and usage can be
+// read), and no transport-level timeouts (the server applies the resolved
+// header and stream-idle timeouts per attempt).
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          1024,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+	}
+}
+
+// Engine exposes the routing engine (tests, status).
+func (s *Server) Engine() *runtime.Engine { return s.eng }
+
+// SetReady flips the admin /ready answer.
+func (s *Server) SetReady(v bool) { s.ready.Store(v) }
+
+// Wait blocks until in-flight requests and shadow copies finish or ctx ends.
+func (s *Server) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); s.shadowWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type modelEntry struct {
+	ID            string   `json:"id"`
+	Object        string   `json:"object"`
+	Created       int64    `json:"created"`
+	OwnedBy       string   `json:"owned_by"`
+	ContextLength int64    `json:"context_length,omitempty"`
+	Architecture  modelArc `json:"architecture"`
+}
+
+type modelArc struct {
+	InputModalities  []string `json:"input_modalities"`
+	OutputModalities []string `json:"output_modalities"`
+}
+
+// modelsJSON renders /v1/models: one entry per published id (displayName ||
+// name), with modelInfo and the reference's modality defaults.
+func modelsJSON(cfg *runtime.Config, created int64) []byte {
+	seen := map[string]bool{}
+	data := []modelEntry{}
+	for _, b := range cfg.Backends {
+		id := b.ModelID
+		if id == "" {
+			id = b.Name
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		in := b.ModelInfo.InputModalities
+		if len(in) == 0 {
+			in = []string{"text"}
+			for _, c := range b.Capabilities {
+				if c == "vision" {
+					in = []string{"text", "image"}
+				}
+			}
+		}
+		out := b.ModelInfo.OutputModalities
+		if len(out) == 0 {
+			out = []string{"text"}
+		}
+		owner := b.Provider
+		if owner == "" {
+			owner = "llmkube"
+		}
+		data = append(data, modelEntry{ID: id, Object: "model", Created: created, OwnedBy: owner, ContextLength: b.ModelInfo.ContextLength, Architecture: modelArc{in, out}})
+	}
+	b, _ := json.Marshal(struct {
+		Object string       `json:"object"`
+		Data   []modelEntry `json:"data"`
+	}{"list", data})
+	return append(b, '\n')
+}
+
+// Handler is the serving port's handler.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+"; use POST")
+			return
+		}
+		s.inference(w, r)
+	case "/v1/models":
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET")
+			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", r.Method+" is not allowed on /v1/models; use GET")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(s.models)
+	case "/health", "/healthz":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	default:
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "unknown route "+strings.ToValidUTF8(r.URL.Path, "?"))
+	}
+}
+
+// clientAddr resolves the audit client address.
+func (s *Server) clientAddr(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return ""
+	}
+	return runtime.ClientAddress(ap.Addr(), r.Header["X-Forwarded-For"], s.trusted)
+}

@@ -1,0 +1,340 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Money is an amount in picodollars (1e-12 USD). Prices and caps are exact
+// decimal strings; prices with more than 6 decimals per million tokens are
+// rounded up, so a budget never undercounts.
+type Money int64
+
+// ParseUSD converts a decimal USD string to Money, rounding up.
+func ParseUSD(s string) (Money, error) {
+	if s == "" {
+		return 0, nil
+	}
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || r.Sign() < 0 {
+		return 0, fmt.Errorf("invalid USD amount %q", s)
+	}
+	r.Mul(r, big.NewRat(1e12, 1))
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return Money(math.MaxInt64), nil
+	}
+	return Money(q.Int64()), nil
+}
+
+// String formats the amount as a decimal USD string without trailing zeros.
+func (m Money) String() string {
+	neg := m < 0
+	if neg {
+		m = -m
+	}
+	s := strconv.FormatInt(int64(m/1e12), 10)
+	if frac := int64(m % 1e12); frac != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%012d", frac), "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// Price is a backend's cost per token.
+type Price struct {
+	// Prompt and Completion are picodollars per token (USD per million
+	// tokens times 1e6).
+	Prompt, Completion Money
+}
+
+// ParsePrice reads a backend's costPerMillionTokens; nil means free.
+func ParsePrice(c *Cost) (Price, error) {
+	if c == nil {
+		return Price{}, nil
+	}
+	p, err := ParseUSD(c.PromptUSD)
+	if err != nil {
+		return Price{}, err
+	}
+	q, err := ParseUSD(c.CompletionUSD)
+	if err != nil {
+		return Price{}, err
+	}
+	// USD per million tokens -> picodollars per token: x * 1e12 / 1e6.
+	return Price{Prompt: p / 1e6, Completion: q / 1e6}, nil
+}
+
+// Cost of a usage at this price.
+func (p Price) Cost(u Usage) Money {
+	return Money(u.PromptTokens)*p.Prompt + Money(u.CompletionTokens)*p.Completion
+}
+
+const budgetBuckets = 60
+
+// MaxTeamsPerBudget bounds the teams a team-scoped budget tracks; further
+// teams share one overflow counter, so a client cannot grow memory without
+// bound by inventing team names (and cannot escape the cap either).
+const MaxTeamsPerBudget = 10000
+
+// Budgets enforces policy.budgets: token and USD caps over rolling windows,
+// kept in 60 buckets per window. It is safe for concurrent use.
+type Budgets struct {
+	now     func() time.Time
+	budgets []*budget
+}
+
+type budget struct {
+	cfg       Budget
+	maxTokens int64
+	maxUSD    Money
+	width     int64 // bucket width in nanoseconds
+	teamKey   string
+
+	mu    sync.Mutex
+	one   *counter
+	teams map[string]*counter
+}
+
+type counter struct {
+	epoch  [budgetBuckets]int64 // bucket index (time / width) each slot holds
+	tokens [budgetBuckets]int64
+	usd    [budgetBuckets]Money
+}
+
+// NewBudgets compiles the budgets of a config.
+func NewBudgets(cfg []Budget, now func() time.Time) (*Budgets, error) {
+	if now == nil {
+		now = time.Now
+	}
+	bs := &Budgets{now: now}
+	for _, c := range cfg {
+		m, err := ParseUSD(c.MaxUSD)
+		if err != nil {
+			return nil, fmt.Errorf("budget %s: %w", c.Name, err)
+		}
+		w := c.Window.Duration
+		if w <= 0 {
+			w = time.Hour
+		}
+		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(w)/budgetBuckets, 1), teamKey: canonical(orDefault(c.HeaderKey, "x-llmkube-team"))}
+		if c.Scope == "team" {
+			b.teams = map[string]*counter{}
+		} else {
+			b.one = &counter{}
+		}
+		bs.budgets = append(bs.budgets, b)
+	}
+	return bs, nil
+}
+
+// Len is the number of budgets.
+func (bs *Budgets) Len() int { return len(bs.budgets) }
+
+// Charge is the set of counters one request is charged to.
+type Charge struct {
+	bs   *Budgets
+	keys []chargeKey
+}
+
+type chargeKey struct {
+	b    *budget
+	team string
+}
+
+// Exhausted describes a budget that refused a request.
+type Exhausted struct {
+	Budget     string
+	RetryAfter time.Duration
+}
+
+// Admit decides whether a request routed by rule (its name; DefaultRuleName
+// for the default route) with headers h may proceed. It returns the counters
+// to charge once the response's usage is known. Admission checks use against
+// the caps before the request runs, so concurrent requests can overshoot a
+// cap by at most the usage of the requests in flight when it was reached.
+func (bs *Budgets) Admit(rule string, h map[string][]string) (*Charge, *Exhausted) {
+	if len(bs.budgets) == 0 {
+		return nil, nil
+	}
+	now := bs.now().UnixNano()
+	ch := &Charge{bs: bs}
+	var worst *Exhausted
+	for _, b := range bs.budgets {
+		k := chargeKey{b: b}
+		switch b.cfg.Scope {
+		case "rule":
+			if rule != b.cfg.RuleName {
+				continue
+			}
+		case "team":
+			team := first(h[b.teamKey])
+			if team == "" {
+				continue // a request without a team is not charged to team budgets
+			}
+			if len(team) > 128 {
+				team = team[:128]
+			}
+			k.team = team
+		}
+		ch.keys = append(ch.keys, k)
+		if ra, over := b.check(k.team, now); over {
+			if worst == nil || ra > worst.RetryAfter {
+				worst = &Exhausted{Budget: b.cfg.Name, RetryAfter: ra}
+			}
+		}
+	}
+	if worst != nil {
+		return nil, worst
+	}
+	return ch, nil
+}
+
+// Add charges the usage and cost to every counter of the request.
+func (c *Charge) Add(tokens int64, usd Money) {
+	if c == nil || (tokens == 0 && usd == 0) {
+		return
+	}
+	now := c.bs.now().UnixNano()
+	for _, k := range c.keys {
+		b := k.b
+		b.mu.Lock()
+		ctr := b.counterFor(k.team, true, now)
+		slot, ep := b.slot(now)
+		if ctr.epoch[slot] != ep {
+			ctr.epoch[slot], ctr.tokens[slot], ctr.usd[slot] = ep, 0, 0
+		}
+		ctr.tokens[slot] += tokens
+		ctr.usd[slot] += usd
+		b.mu.Unlock()
+	}
+}
+
+func (b *budget) slot(now int64) (int, int64) {
+	ep := now / b.width
+	return int(ep % budgetBuckets), ep
+}
+
+func (b *budget) counterFor(team string, create bool, now int64) *counter {
+	if b.one != nil {
+		return b.one
+	}
+	c := b.teams[team]
+	if c == nil && create {
+		if len(b.teams) >= MaxTeamsPerBudget {
+			b.pruneTeams(now)
+		}
+		if len(b.teams) >= MaxTeamsPerBudget {
+			team = "\x00overflow"
+			if c = b.teams[team]; c != nil {
+				return c
+			}
+		}
+		c = &counter{}
+		b.teams[team] = c
+	}
+	return c
+}
+
+// pruneTeams drops teams with nothing left in the window.
+func (b *budget) pruneTeams(now int64) {
+	ep := now / b.width
+	for k, c := range b.teams {
+		t, u := c.sum(ep)
+		if t == 0 && u == 0 {
+			delete(b.teams, k)
+		}
+	}
+}
+
+// sum totals the buckets still inside the window ending at epoch ep.
+func (c *counter) sum(ep int64) (int64, Money) {
+	var t int64
+	var u Money
+	for i := range budgetBuckets {
+		if ep-c.epoch[i] < budgetBuckets {
+			t += c.tokens[i]
+			u += c.usd[i]
+		}
+	}
+	return t, u
+}
+
+// check reports whether the counter is at or over a cap and, if so, how
+// long until enough of the window expires to bring it under.
+func (b *budget) check(team string, now int64) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c := b.counterFor(team, false, now)
+	if c == nil {
+		return 0, false
+	}
+	_, ep := b.slot(now)
+	t, u := c.sum(ep)
+	over := func(t int64, u Money) bool {
+		return (b.maxTokens > 0 && t >= b.maxTokens) || (b.maxUSD > 0 && u >= b.maxUSD)
+	}
+	if !over(t, u) {
+		return 0, false
+	}
+	// Walk the live buckets oldest first until the remainder is under the caps.
+	for age := int64(budgetBuckets - 1); age >= 0; age-- {
+		e := ep - age
+		i := int(e % budgetBuckets)
+		if c.epoch[i] != e {
+			continue
+		}
+		t -= c.tokens[i]
+		u -= c.usd[i]
+		if !over(t, u) {
+			// Bucket e leaves the window when epoch e+budgetBuckets begins.
+			return time.Duration((e+budgetBuckets)*b.width - now), true
+		}
+	}
+	return time.Duration(b.width), true
+}
+
+// Status reports every budget's use over its window.
+func (bs *Budgets) Status() []BudgetStatus {
+	now := bs.now().UnixNano()
+	out := make([]BudgetStatus, 0, len(bs.budgets))
+	for _, b := range bs.budgets {
+		b.mu.Lock()
+		_, ep := b.slot(now)
+		var tokens int64
+		var usd Money
+		var util float64
+		add := func(c *counter) {
+			t, u := c.sum(ep)
+			tokens += t
+			usd += u
+			f := 0.0
+			if b.maxTokens > 0 {
+				f = float64(t) / float64(b.maxTokens)
+			}
+			if b.maxUSD > 0 {
+				f = max(f, float64(u)/float64(b.maxUSD))
+			}
+			util = max(util, f)
+		}
+		if b.one != nil {
+			add(b.one)
+		}
+		for _, c := range b.teams {
+			add(c)
+		}
+		b.mu.Unlock()
+		out = append(out, BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: usd.String(), Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
+	}
+	return out
+}

@@ -1,0 +1,671 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/textproto"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Strategy names.
+const (
+	StrategyPrimaryFallback = "primary-fallback"
+	StrategyWeighted        = "weighted"
+	StrategyShadow          = "shadow"
+)
+
+// TaskComplexityHeader carries the task-complexity hint.
+const TaskComplexityHeader = "x-llmkube-task-complexity"
+
+// DefaultRuleName labels requests served by the default route (or by
+// BackendNameMatch) in metrics and audit entries.
+const DefaultRuleName = "(default)"
+
+// Routing errors. The HTTP layer maps ErrNoRoute and ErrFailClosed to 503.
+var (
+	// ErrNoRoute: no rule matched (or every matching non-failClosed rule had
+	// no eligible backend) and the default route resolved to nothing eligible.
+	ErrNoRoute = errors.New("no route: no rule matched and no default route backend is eligible")
+	// ErrFailClosed: the matched rule is failClosed and none of its backends is eligible.
+	ErrFailClosed = errors.New("fail-closed: no backend of the matched rule is eligible")
+)
+
+// Request is what the engine needs to route one request. Header is an
+// http.Header-shaped map whose keys are in canonical MIME form.
+type Request struct {
+	Model  string
+	Header map[string][]string
+}
+
+// EngineOptions tune the engine; the zero value gives the documented defaults.
+type EngineOptions struct {
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+	// SLOWindow is the rolling window of first-token samples (default 60s).
+	SLOWindow time.Duration
+	// SLOMinSamples is how many samples the window needs before the P95 may
+	// promote the fallback (default 5).
+	SLOMinSamples int
+	// Getenv reads credential variables; nil means os.Getenv via the caller.
+	Getenv func(string) string
+}
+
+// Engine routes requests and keeps backend health. It is safe for
+// concurrent use.
+type Engine struct {
+	cfg           *Config
+	now           func() time.Time
+	backends      []*BackendState
+	byName        map[string]*BackendState
+	byModel       map[string]*BackendState
+	rules         []*RuleState
+	def           *BackendState
+	classKey      string // canonical header key of the classification header
+	taskKey       string
+	nameMatch     bool
+	quarantine    time.Duration
+	headerTimeout time.Duration
+	sloWindow     time.Duration
+	sloMin        int
+}
+
+// BackendState is a backend's config plus its live health.
+type BackendState struct {
+	Config *Backend
+	// Index is the backend's position in the config.
+	Index int
+	caps  map[string]bool
+
+	// staticErr is set when the backend can never serve (unsupported
+	// provider, missing credential). It is fixed at start.
+	staticErr string
+
+	probeOK      atomic.Bool
+	probeMsg     atomic.Pointer[string]
+	lastProbe    atomic.Int64 // unix nanos
+	quarantUntil atomic.Int64 // unix nanos; 0 = never quarantined
+	halfOpen     atomic.Bool  // set on quarantine, cleared by a success
+	trial        atomic.Bool  // a half-open trial request is in flight
+
+	slo *latencyTracker // non-nil only for primaries of latencySLO rules
+}
+
+// RuleState is a compiled rule.
+type RuleState struct {
+	Config   *Rule
+	Index    int
+	backends []*BackendState
+	globs    []string
+	headers  []headerMatch
+	classes  map[string]bool
+	task     string
+	capable  bool // at least one backend advertises every required capability
+}
+
+type headerMatch struct {
+	key   string // canonical
+	value string
+}
+
+// NewEngine compiles a validated config. getenv reads credential variables
+// (os.Getenv in production); a backend whose credential variable is empty is
+// never eligible and says why in its status.
+func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:           cfg,
+		now:           opts.Now,
+		byName:        map[string]*BackendState{},
+		byModel:       map[string]*BackendState{},
+		classKey:      textproto.CanonicalMIMEHeaderKey(orDefault(cfg.Policy.Classification.HeaderKey, "x-llmkube-classification")),
+		taskKey:       textproto.CanonicalMIMEHeaderKey(TaskComplexityHeader),
+		nameMatch:     cfg.Default.Strategy == "BackendNameMatch",
+		quarantine:    cfg.Timeouts.Quarantine.Duration,
+		headerTimeout: cfg.Timeouts.ResponseHeader.Duration,
+		sloWindow:     opts.SLOWindow,
+		sloMin:        opts.SLOMinSamples,
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.sloWindow <= 0 {
+		e.sloWindow = time.Minute
+	}
+	if e.sloMin <= 0 {
+		e.sloMin = 5
+	}
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		s := &BackendState{Config: b, Index: i, caps: map[string]bool{}}
+		for _, c := range b.Capabilities {
+			s.caps[c] = true
+		}
+		s.probeOK.Store(true)
+		if msg := staticProblem(b, opts.Getenv); msg != "" {
+			s.staticErr = msg
+		}
+		e.backends = append(e.backends, s)
+		e.byName[b.Name] = s
+		id := b.ModelID
+		if id == "" {
+			id = b.Name
+		}
+		if _, dup := e.byModel[id]; !dup {
+			e.byModel[id] = s
+		}
+	}
+	if cfg.Default.Backend != "" {
+		e.def = e.byName[cfg.Default.Backend]
+	}
+	for i := range cfg.Rules {
+		r := &cfg.Rules[i]
+		rs := &RuleState{Config: r, Index: i, globs: r.Match.Models, task: strings.ToLower(r.Match.TaskComplexity)}
+		for _, h := range r.Match.Headers {
+			rs.headers = append(rs.headers, headerMatch{key: textproto.CanonicalMIMEHeaderKey(h.Name), value: h.Value})
+		}
+		if len(r.Match.DataClassification) > 0 {
+			rs.classes = map[string]bool{}
+			for _, c := range r.Match.DataClassification {
+				rs.classes[strings.ToLower(c)] = true
+			}
+		}
+		for _, n := range r.Backends {
+			b := e.byName[n]
+			// The compiler lists capable candidates only; check again so a
+			// hand-written config can never route around a capability.
+			if !b.HasCapabilities(r.Match.RequiredCapabilities) {
+				continue
+			}
+			rs.backends = append(rs.backends, b)
+		}
+		rs.capable = len(rs.backends) > 0
+		if r.Match.LatencySLO.Duration > 0 && r.Strategy == StrategyPrimaryFallback && len(rs.backends) > 1 && rs.backends[0].slo == nil {
+			rs.backends[0].slo = newLatencyTracker()
+		}
+		e.rules = append(e.rules, rs)
+	}
+	return e, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// staticProblem reports why a backend can never serve with this build.
+func staticProblem(b *Backend, getenv func(string) string) string {
+	if b.Kind == KindExternal {
+		switch b.Provider {
+		case "openai", "litellm", "":
+		default:
+			return fmt.Sprintf("provider %q needs request translation, which this router-proxy does not implement yet", b.Provider)
+		}
+	}
+	if getenv != nil {
+		for _, c := range b.Credentials {
+			if getenv(c.Env) == "" {
+				return fmt.Sprintf("credential %s is not set (environment variable %s)", c.Purpose, c.Env)
+			}
+		}
+	}
+	return ""
+}
+
+// Config returns the engine's config.
+func (e *Engine) Config() *Config { return e.cfg }
+
+// Backends returns every backend in config order.
+func (e *Engine) Backends() []*BackendState { return e.backends }
+
+// Backend returns a backend by name.
+func (e *Engine) Backend(name string) *BackendState { return e.byName[name] }
+
+// Rules returns the compiled rules in order.
+func (e *Engine) Rules() []*RuleState { return e.rules }
+
+// HasCapabilities reports whether the backend advertises every capability.
+func (b *BackendState) HasCapabilities(req []string) bool {
+	for _, c := range req {
+		if !b.caps[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// StaticProblem says why the backend can never serve with this process
+// (unsupported provider, missing credential), or "".
+func (b *BackendState) StaticProblem() string { return b.staticErr }
+
+// Name is the backend's name.
+func (b *BackendState) Name() string { return b.Config.Name }
+
+// Classification returns the request's classification: the lowercased value
+// of the classification header (header-only mode), or "".
+func (e *Engine) Classification(h map[string][]string) string {
+	return strings.ToLower(strings.TrimSpace(first(h[e.classKey])))
+}
+
+// TaskComplexity returns the lowercased task-complexity hint, or "".
+func (e *Engine) TaskComplexity(h map[string][]string) string {
+	return strings.ToLower(strings.TrimSpace(first(h[e.taskKey])))
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// Matches reports whether every declared condition of the rule holds.
+func (e *Engine) Matches(r *RuleState, req *Request) bool {
+	if !r.capable {
+		return false
+	}
+	if len(r.globs) > 0 {
+		ok := false
+		for _, g := range r.globs {
+			if Glob(g, req.Model) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	for _, h := range r.headers {
+		if !slices.Contains(req.Header[h.key], h.value) {
+			return false
+		}
+	}
+	if r.classes != nil && !r.classes[e.Classification(req.Header)] {
+		return false
+	}
+	if r.task != "" && e.TaskComplexity(req.Header) != r.task {
+		return false
+	}
+	return true
+}
+
+// Glob matches s against pattern: '*' matches any run of bytes (including
+// '/'), '?' any single byte, everything else itself.
+func Glob(pattern, s string) bool {
+	px, sx := 0, 0
+	starP, starS := -1, 0
+	for sx < len(s) {
+		if px < len(pattern) {
+			switch c := pattern[px]; c {
+			case '*':
+				starP, starS = px, sx
+				px++
+				continue
+			case '?':
+				px++
+				sx++
+				continue
+			default:
+				if c == s[sx] {
+					px++
+					sx++
+					continue
+				}
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		px = starP + 1
+		starS++
+		sx = starS
+	}
+	for px < len(pattern) && pattern[px] == '*' {
+		px++
+	}
+	return px == len(pattern)
+}
+
+// Route is the outcome of routing one request: a rule (or the default
+// route) and a plan that yields backends to try.
+type Route struct {
+	// Rule is nil for the default route and BackendNameMatch.
+	Rule *RuleState
+	// RuleName is the rule's name or DefaultRuleName.
+	RuleName string
+	// Strategy is the rule's strategy (primary-fallback for the default route).
+	Strategy   string
+	FailClosed bool
+	// Promoted is true when latencySLO promoted the fallback over the primary.
+	Promoted bool
+	// Skipped lists non-failClosed rules that matched but had no eligible backend.
+	Skipped []string
+
+	candidates []*BackendState
+	tried      []*BackendState
+	e          *Engine
+}
+
+// Route picks the rule for a request. Rules are evaluated in order and the
+// first match wins. A matching failClosed rule with no eligible backend ends
+// routing with ErrFailClosed; a matching non-failClosed rule with no eligible
+// backend falls through to the following rules and then the default route.
+func (e *Engine) Route(req *Request) (*Route, error) {
+	now := e.now()
+	var skipped []string
+	for _, r := range e.rules {
+		if !e.Matches(r, req) {
+			continue
+		}
+		rt := &Route{Rule: r, RuleName: r.Config.Name, Strategy: r.Config.Strategy, FailClosed: r.Config.FailClosed, candidates: r.backends, e: e, Skipped: skipped}
+		if r.Config.Strategy == StrategyPrimaryFallback && len(r.backends) > 1 && r.backends[0].slo != nil && r.Config.Match.LatencySLO.Duration > 0 {
+			if p95, ok := r.backends[0].slo.p95(now, e.sloWindow, e.sloMin); ok && p95 > r.Config.Match.LatencySLO.Duration {
+				c := make([]*BackendState, 0, len(r.backends))
+				c = append(c, r.backends[1:]...)
+				rt.candidates = append(c, r.backends[0])
+				rt.Promoted = true
+			}
+		}
+		if rt.anyEligible(now) {
+			return rt, nil
+		}
+		if r.Config.FailClosed {
+			return rt, ErrFailClosed
+		}
+		skipped = append(skipped, r.Config.Name)
+	}
+	rt := &Route{RuleName: DefaultRuleName, Strategy: StrategyPrimaryFallback, e: e, Skipped: skipped}
+	if e.nameMatch && req.Model != "" {
+		if b := e.byModel[req.Model]; b != nil && b.eligible(now) {
+			rt.candidates = []*BackendState{b}
+			return rt, nil
+		}
+	}
+	if e.def != nil && e.def.eligible(now) {
+		rt.candidates = []*BackendState{e.def}
+		return rt, nil
+	}
+	return rt, ErrNoRoute
+}
+
+func (rt *Route) anyEligible(now time.Time) bool {
+	for _, b := range rt.candidates {
+		if rt.Strategy == StrategyWeighted && b.Config.Weight <= 0 {
+			continue
+		}
+		if b.eligible(now) {
+			return true
+		}
+	}
+	return false
+}
+
+// Attempt is one dispatch to one backend. Every attempt must be finished
+// with Engine.Report.
+type Attempt struct {
+	Backend *BackendState
+	trial   bool
+}
+
+// Next returns the next backend to try, or nil when none is left. It never
+// returns a backend twice. primary-fallback and shadow walk the candidates
+// in order; weighted picks in proportion to weight among the eligible
+// backends not tried yet (weight 0 never serves).
+func (rt *Route) Next() *Attempt {
+	now := rt.e.now()
+	if rt.Strategy == StrategyWeighted {
+		for {
+			var total int64
+			for _, b := range rt.candidates {
+				if b.Config.Weight > 0 && !slices.Contains(rt.tried, b) && b.eligible(now) {
+					total += int64(b.Config.Weight)
+				}
+			}
+			if total == 0 {
+				return nil
+			}
+			n := rand.Int64N(total)
+			var pick *BackendState
+			for _, b := range rt.candidates {
+				if b.Config.Weight > 0 && !slices.Contains(rt.tried, b) && b.eligible(now) {
+					if n < int64(b.Config.Weight) {
+						pick = b
+						break
+					}
+					n -= int64(b.Config.Weight)
+				}
+			}
+			if pick == nil { // state changed between the two passes; retry
+				continue
+			}
+			if a := rt.claim(pick, now); a != nil {
+				return a
+			}
+		}
+	}
+	for _, b := range rt.candidates {
+		if slices.Contains(rt.tried, b) || !b.eligible(now) {
+			continue
+		}
+		if a := rt.claim(b, now); a != nil {
+			return a
+		}
+	}
+	return nil
+}
+
+// claim marks b tried and, when b is half-open, takes its single trial slot.
+func (rt *Route) claim(b *BackendState, now time.Time) *Attempt {
+	rt.tried = append(rt.tried, b)
+	if b.halfOpen.Load() {
+		if !b.trial.CompareAndSwap(false, true) {
+			return nil
+		}
+		// Re-check: a success may have closed the breaker meanwhile.
+		if !b.halfOpen.Load() {
+			b.trial.Store(false)
+			return &Attempt{Backend: b}
+		}
+		return &Attempt{Backend: b, trial: true}
+	}
+	_ = now
+	return &Attempt{Backend: b}
+}
+
+// ShadowTargets returns the backends that receive mirrored copies: the
+// candidates after the one that served, that are eligible now.
+func (rt *Route) ShadowTargets(served *BackendState) []*BackendState {
+	if rt.Strategy != StrategyShadow {
+		return nil
+	}
+	now := rt.e.now()
+	i := slices.Index(rt.candidates, served)
+	if i < 0 {
+		return nil
+	}
+	var out []*BackendState
+	for _, b := range rt.candidates[i+1:] {
+		if b.eligible(now) && !b.halfOpen.Load() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// HeaderTimeout resolves the response-header timeout of a dispatch:
+// rule.timeout || backend.timeout || the proxy default, capped at the default.
+func (e *Engine) HeaderTimeout(rule *RuleState, b *BackendState) time.Duration {
+	d := e.headerTimeout
+	switch {
+	case rule != nil && rule.Config.Timeout.Duration > 0:
+		d = rule.Config.Timeout.Duration
+	case b != nil && b.Config.Timeout.Duration > 0:
+		d = b.Config.Timeout.Duration
+	}
+	return min(d, e.headerTimeout)
+}
+
+// StreamIdle is the stream idle timeout; 0 disables it.
+func (e *Engine) StreamIdle() time.Duration { return e.cfg.Timeouts.StreamIdle.Duration }
+
+// Result classifies an attempt for passive health.
+type Result int
+
+const (
+	// Neutral: no verdict (client cancelled, header timeout, 4xx on a trial is success).
+	Neutral Result = iota
+	// Success: the backend answered below 500.
+	Success
+	// Failure: a 5xx, a network error or a silent stream; quarantines.
+	Failure
+)
+
+// Report records an attempt's result. A Failure quarantines the backend for
+// the quarantine duration; after it one request is let through as a
+// half-open trial, and its success closes the breaker.
+func (e *Engine) Report(a *Attempt, r Result) {
+	if a == nil {
+		return
+	}
+	b := a.Backend
+	switch r {
+	case Success:
+		b.halfOpen.Store(false)
+	case Failure:
+		e.Quarantine(b)
+	}
+	if a.trial {
+		b.trial.Store(false)
+	}
+}
+
+// Quarantine skips the backend for the quarantine duration.
+func (e *Engine) Quarantine(b *BackendState) {
+	b.quarantUntil.Store(e.now().Add(e.quarantine).UnixNano())
+	b.halfOpen.Store(true)
+}
+
+// ReportProbe records an active probe's result. A failed probe makes the
+// backend ineligible until a probe succeeds; a successful probe after the
+// quarantine window closes a half-open breaker.
+func (e *Engine) ReportProbe(b *BackendState, ok bool, msg string) {
+	now := e.now()
+	b.lastProbe.Store(now.UnixNano())
+	b.probeOK.Store(ok)
+	if msg == "" {
+		b.probeMsg.Store(nil)
+	} else {
+		b.probeMsg.Store(&msg)
+	}
+	if ok && b.halfOpen.Load() && now.UnixNano() >= b.quarantUntil.Load() {
+		b.halfOpen.Store(false)
+	}
+}
+
+// RecordFirstToken feeds the latencySLO tracker of a backend.
+func (e *Engine) RecordFirstToken(b *BackendState, d time.Duration) {
+	if b.slo != nil {
+		b.slo.add(e.now(), d)
+	}
+}
+
+// Eligible reports whether the backend may receive a request now.
+func (e *Engine) Eligible(b *BackendState) bool { return b.eligible(e.now()) }
+
+func (b *BackendState) eligible(now time.Time) bool {
+	if b.staticErr != "" || !b.probeOK.Load() {
+		return false
+	}
+	if now.UnixNano() < b.quarantUntil.Load() {
+		return false
+	}
+	if b.halfOpen.Load() && b.trial.Load() {
+		return false
+	}
+	return true
+}
+
+// Healthy is false when the backend cannot serve or its last probe failed.
+func (b *BackendState) Healthy() bool { return b.staticErr == "" && b.probeOK.Load() }
+
+// Quarantined reports whether passive health checks skip the backend now.
+func (e *Engine) Quarantined(b *BackendState) bool {
+	return e.now().UnixNano() < b.quarantUntil.Load() || (b.halfOpen.Load() && b.trial.Load())
+}
+
+// Status returns the backend's status entry.
+func (e *Engine) Status(b *BackendState) BackendStatus {
+	s := BackendStatus{Name: b.Config.Name, Healthy: b.Healthy(), Quarantined: e.Quarantined(b)}
+	if t := b.lastProbe.Load(); t != 0 {
+		s.LastProbeTime = time.Unix(0, t).UTC()
+	}
+	switch {
+	case b.staticErr != "":
+		s.Message = b.staticErr
+	case b.probeMsg.Load() != nil:
+		s.Message = *b.probeMsg.Load()
+	case s.Quarantined:
+		s.Message = "quarantined after a failed request"
+	}
+	return s
+}
+
+// latencyTracker keeps recent first-token latencies for the rolling P95.
+type latencyTracker struct {
+	mu      sync.Mutex
+	at      [256]int64
+	val     [256]time.Duration
+	n, next int
+}
+
+func newLatencyTracker() *latencyTracker { return &latencyTracker{} }
+
+func (t *latencyTracker) add(now time.Time, d time.Duration) {
+	t.mu.Lock()
+	t.at[t.next], t.val[t.next] = now.UnixNano(), d
+	t.next = (t.next + 1) % len(t.at)
+	if t.n < len(t.at) {
+		t.n++
+	}
+	t.mu.Unlock()
+}
+
+// p95 is the 95th percentile of the samples inside the window; ok is false
+// with fewer than min samples.
+func (t *latencyTracker) p95(now time.Time, window time.Duration, minSamples int) (time.Duration, bool) {
+	cut := now.Add(-window).UnixNano()
+	var buf [256]time.Duration
+	s := buf[:0]
+	t.mu.Lock()
+	for i := 0; i < t.n; i++ {
+		if t.at[i] > cut {
+			s = append(s, t.val[i])
+		}
+	}
+	t.mu.Unlock()
+	if len(s) < minSamples {
+		return 0, false
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	idx := (len(s)*95+99)/100 - 1
+	return s[idx], true
+}
+
+// P95 exposes the rolling first-token P95 of a backend (ok false when not
+// tracked or too few samples).
+func (e *Engine) P95(b *BackendState) (time.Duration, bool) {
+	if b.slo == nil {
+		return 0, false
+	}
+	return b.slo.p95(e.now(), e.sloWindow, e.sloMin)
+}

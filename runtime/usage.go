@@ -1,0 +1,129 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/textproto"
+)
+
+func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
+
+// Usage is a response's token usage.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	// Estimated is true when the upstream reported no usage and the numbers
+	// come from EstimateUsage.
+	Estimated bool `json:"-"`
+}
+
+// Tokens is the total charged: total_tokens, else prompt + completion.
+func (u Usage) Tokens() int64 {
+	if s := u.PromptTokens + u.CompletionTokens; s > u.TotalTokens {
+		return s
+	}
+	return u.TotalTokens
+}
+
+// BytesPerToken is the estimation ratio used when the upstream reports no usage.
+const BytesPerToken = 4
+
+// EstimateUsage estimates usage from the request and response body sizes:
+// one token per 4 bytes, rounded up, at least one token in total. Counting
+// JSON framing over-estimates, the safe direction for a budget.
+func EstimateUsage(requestBytes, responseBytes int64) Usage {
+	p := (requestBytes + BytesPerToken - 1) / BytesPerToken
+	c := (responseBytes + BytesPerToken - 1) / BytesPerToken
+	if p+c == 0 {
+		p = 1
+	}
+	return Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c, Estimated: true}
+}
+
+type usageEnvelope struct {
+	Usage *Usage `json:"usage"`
+}
+
+// ParseUsage reads the top-level "usage" object of a JSON response (or of
+// one SSE data payload). ok is false when there is none.
+func ParseUsage(b []byte) (Usage, bool) {
+	if !bytes.Contains(b, []byte(`"usage"`)) {
+		return Usage{}, false
+	}
+	var env usageEnvelope
+	if json.Unmarshal(b, &env) != nil || env.Usage == nil {
+		return Usage{}, false
+	}
+	u := *env.Usage
+	if u.Tokens() <= 0 {
+		return Usage{}, false
+	}
+	return u, true
+}
+
+// maxSSELine bounds the bytes kept of one SSE line while looking for usage.
+const maxSSELine = 1 << 20
+
+// StreamScanner watches an SSE body for the last chunk that carries usage
+// (the final chunk when stream_options.include_usage is set). Write never
+// fails and never modifies the stream.
+type StreamScanner struct {
+	line  []byte
+	skip  bool // the current line is too long or not a data line
+	usage Usage
+	found bool
+	Bytes int64
+}
+
+// Write feeds body bytes to the scanner.
+func (s *StreamScanner) Write(p []byte) (int, error) {
+	n := len(p)
+	s.Bytes += int64(n)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !s.skip {
+			if len(s.line)+len(chunk) > maxSSELine {
+				s.skip, s.line = true, s.line[:0]
+			} else {
+				s.line = append(s.line, chunk...)
+				// Decide early whether this line can matter.
+				if len(s.line) >= 5 && !bytes.HasPrefix(s.line, []byte("data:")) {
+					s.skip, s.line = true, s.line[:0]
+				}
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !s.skip {
+			s.endLine()
+		}
+		s.skip, s.line = false, s.line[:0]
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (s *StreamScanner) endLine() {
+	l := bytes.TrimRight(s.line, "\r")
+	if !bytes.HasPrefix(l, []byte("data:")) {
+		return
+	}
+	if u, ok := ParseUsage(bytes.TrimSpace(l[5:])); ok {
+		s.usage, s.found = u, true
+	}
+}
+
+// Usage returns the last usage seen, flushing a final unterminated line.
+func (s *StreamScanner) Usage() (Usage, bool) {
+	if !s.skip && len(s.line) > 0 {
+		s.endLine()
+		s.line = s.line[:0]
+	}
+	return s.usage, s.found
+}
