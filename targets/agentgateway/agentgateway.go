@@ -1,0 +1,314 @@
+// Package agentgateway is the AgentGateway data plane: it compiles a router
+// onto a pre-installed agentgateway Gateway, in one of the two modes
+// spec.agentGatewayRef.routing selects.
+//
+//   - InferencePool (the default): one Gateway API Inference Extension
+//     InferencePool per referenced InferenceService, one HTTPRoute whose rules
+//     match the model header and route each rule to its first ready backend's
+//     pool, and one PreRouting AgentgatewayPolicy on the Gateway that copies
+//     the body's model into that header.
+//   - Model: one AgentgatewayModel per backend behind one catch-all HTTPRoute
+//     (agentgateway's model router).
+//
+// See docs/targets/agentgateway.md for the field mapping.
+package agentgateway
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	giev1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+const component = "agentgateway"
+
+// GVKs of every kind this target emits.
+var (
+	InferencePoolGVK      = giev1.SchemeGroupVersion.WithKind("InferencePool")
+	HTTPRouteGVK          = gwv1.SchemeGroupVersion.WithKind("HTTPRoute")
+	AgentgatewayPolicyGVK = GroupVersion.WithKind("AgentgatewayPolicy")
+	AgentgatewayModelGVK  = GroupVersion.WithKind("AgentgatewayModel")
+)
+
+// Target emits the AgentGateway data plane.
+type Target struct{}
+
+// New returns the AgentGateway target.
+func New() *Target { return &Target{} }
+
+// DataPlane implements targets.Target.
+func (*Target) DataPlane() ir.DataPlane { return ir.DataPlaneAgentGateway }
+
+// Kinds implements targets.Target.
+func (*Target) Kinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{InferencePoolGVK, HTTPRouteGVK, AgentgatewayPolicyGVK, AgentgatewayModelGVK}
+}
+
+// Compile implements targets.Target.
+func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
+	e := &emitter{r: r, owners: targets.OwnerReferences(r)}
+	if r.AgentGateway == nil {
+		// The frontend refuses dataPlane AgentGateway without agentGatewayRef.
+		e.diags.Errorf("spec.agentGatewayRef", "AgentGatewayRefRequired",
+			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name")
+		return nil, e.diags
+	}
+	e.g = r.AgentGateway
+	e.gwNamespace = e.g.Namespace
+	if e.gwNamespace == "" {
+		e.gwNamespace = r.Namespace
+	}
+	e.checkIgnored()
+	if e.g.Routing == ir.AgentGatewayRoutingModel {
+		e.modelRouting()
+	} else {
+		e.poolRouting()
+	}
+	for _, x := range e.expressions {
+		if err := CheckExpression(x); err != nil {
+			e.diags.Errorf("spec.agentGatewayRef", "InternalError", "generated CEL does not type-check: %v", err)
+		}
+	}
+	if e.diags.HasErrors() {
+		return nil, e.diags
+	}
+	res := &targets.Result{}
+	for _, t := range e.objects {
+		u, err := targets.ToUnstructured(t.obj, t.gvk)
+		if err != nil {
+			e.diags.Errorf("spec", "InternalError", "%v", err)
+			return nil, e.diags
+		}
+		res.Objects = append(res.Objects, u)
+	}
+	targets.SortObjects(res.Objects)
+	res.Summary = e.summary()
+	return res, e.diags
+}
+
+type typedObject struct {
+	obj runtime.Object
+	gvk schema.GroupVersionKind
+}
+
+type emitter struct {
+	r           *ir.Router
+	g           *ir.AgentGateway
+	gwNamespace string
+	owners      []metav1.OwnerReference
+	diags       diag.List
+	objects     []typedObject
+	// expressions are every CEL expression emitted, type-checked before output.
+	expressions []string
+	pools       int
+	routeRules  int
+}
+
+func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
+	e.objects = append(e.objects, typedObject{obj, gvk})
+}
+
+func (e *emitter) meta(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: e.r.Namespace, Labels: naming.ObjectLabels(e.r.Name, component), OwnerReferences: e.owners}
+}
+
+func backendPath(i int) string { return fmt.Sprintf("spec.backends[%d]", i) }
+func rulePath(i int) string    { return fmt.Sprintf("spec.rules[%d]", i) }
+
+// checkIgnored reports what this plane drops (warnings) and what it cannot
+// drop without weakening a control the spec asked for (errors). The frontend
+// has already refused what the reference lists for each routing mode.
+func (e *emitter) checkIgnored() {
+	poolMode := e.g.Routing != ir.AgentGatewayRoutingModel
+	for i := range e.r.Backends {
+		b := &e.r.Backends[i]
+		p := backendPath(i)
+		if b.External != nil && poolMode {
+			e.diags.Errorf(p+".external", "UnsupportedOnAgentGateway",
+				"backend %q is an external %s provider, but agentGatewayRef.routing InferencePool routes only to InferencePools, which select in-cluster pods; serve it through an InferenceService, or use the Proxy or Gateway data plane", b.Name, b.External.Provider)
+		}
+		if b.Balancing != nil {
+			e.diags.Warnf(p+".balancing", "BalancingIgnored",
+				"balancing applies to the Proxy data plane only; on AgentGateway the InferencePool's endpoint picker places requests on pods")
+		}
+		if b.ModelInfo.Set {
+			e.diags.Warnf(p+".modelInfo", "ModelInfoIgnored",
+				"modelInfo is published on the router-proxy's /v1/models and applies to the Proxy data plane only; AgentGateway ignores it")
+		}
+		if b.Local != nil && b.Resolution == ir.ResolutionEndpoint && poolMode {
+			e.diags.Warnf(p+".resolution", "FieldIgnored",
+				"resolution: endpoint is how the router-proxy addresses pods; an InferencePool always addresses pods through its endpoint picker, so it is ignored")
+		}
+		if b.Timeout > 0 {
+			e.diags.Warnf(p+".timeout", "FieldIgnored",
+				"timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route (an HTTPRoute timeout would also cut off streaming responses), so it is ignored")
+		}
+		if b.Cost != nil {
+			e.diags.Warnf(p+".costPerMillionTokens", "FieldIgnored",
+				"costPerMillionTokens feeds the router-proxy's budgets and audit log, which AgentGateway does not run; it is ignored")
+		}
+		if b.Pool != nil {
+			e.diags.Warnf(p+".inferenceServiceRef", "PoolActivationUnsupported",
+				"InferenceService %q is a member of ModelPool %q, whose swaps the router-proxy performs; on AgentGateway nothing activates a member, so while it is not resident it counts as not ready",
+				b.Local.InferenceService, b.Pool.Pool)
+		}
+	}
+	for i := range e.r.Rules {
+		rule := &e.r.Rules[i]
+		p := rulePath(rule.Index)
+		if rule.Match.LatencySLO > 0 {
+			e.diags.Warnf(p+".match.latencySLOMs", "FieldIgnored",
+				"latencySLOMs promotes a fallback from the router-proxy's latency measurements; on AgentGateway failover follows readiness only, so it is ignored")
+		}
+		if rule.Timeout > 0 {
+			e.diags.Warnf(p+".timeout", "FieldIgnored",
+				"timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route, so it is ignored")
+		}
+		if rule.PoolActivation == ir.PoolActivationIfIdle {
+			e.diags.Warnf(p+".route.poolActivation", "FieldIgnored",
+				"poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored")
+		}
+	}
+	pol := &e.r.Policy
+	for i, b := range pol.Budgets {
+		e.diags.Errorf(fmt.Sprintf("spec.policy.budgets[%d]", i), "UnsupportedOnAgentGateway",
+			"budget %q is enforced by the router-proxy, which AgentGateway does not run; dropping it would lift the cap, so remove it or use the Proxy data plane", b.Name)
+	}
+	if pol.Auth != nil {
+		e.diags.Errorf("spec.policy.auth", "UnsupportedOnAgentGateway",
+			"dataPlane AgentGateway does not compile authentication or allowlists; dropping them would open the models to every caller, so remove policy.auth or use the Gateway or Proxy data plane")
+	}
+	a := &pol.Audit
+	audit := []struct {
+		field string
+		set   bool
+	}{
+		{"sink", a.Sink != "" && a.Sink != ir.AuditSinkStdout},
+		{"includeRequestBody", a.IncludeRequestBody},
+		{"callerHeader", a.CallerHeader != ""},
+		{"logClientAddress", a.LogClientAddress},
+	}
+	for _, f := range audit {
+		if f.set {
+			e.diags.Errorf("spec.policy.auditLog."+f.field, "UnsupportedOnAgentGateway",
+				"the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog.%s, or use the Proxy data plane", f.field)
+		}
+	}
+}
+
+// pool emits the InferencePool of one InferenceService, once.
+func (e *emitter) pool(b *ir.Backend, i int, seen map[string]string) string {
+	isvc := b.Local.InferenceService
+	name := naming.AgentGatewayPoolName(e.r.Name, isvc)
+	if _, ok := seen[isvc]; ok {
+		return name
+	}
+	seen[isvc] = name
+	if b.EndpointPicker == nil {
+		// The frontend requires a picker for every local backend in InferencePool routing.
+		e.diags.Errorf(backendPath(i)+".endpointPicker", "EndpointPickerRequired",
+			"backend %q has no endpoint picker for its InferencePool", b.Name)
+		return name
+	}
+	selector := map[giev1.LabelKey]giev1.LabelValue{}
+	for k, v := range b.Local.PodSelector {
+		selector[giev1.LabelKey(k)] = giev1.LabelValue(v)
+	}
+	p := &giev1.InferencePool{
+		ObjectMeta: e.meta(name),
+		Spec: giev1.InferencePoolSpec{
+			Selector:    giev1.LabelSelector{MatchLabels: selector},
+			TargetPorts: []giev1.Port{{Number: giev1.PortNumber(b.Local.TargetPort)}},
+			EndpointPickerRef: &giev1.EndpointPickerRef{
+				Name: giev1.ObjectName(b.EndpointPicker.Name),
+				Port: &giev1.Port{Number: giev1.PortNumber(b.EndpointPicker.Port)},
+			},
+		},
+	}
+	e.add(p, InferencePoolGVK)
+	e.pools++
+	return name
+}
+
+func (e *emitter) parentRef() gwv1.ParentReference {
+	ref := gwv1.ParentReference{Name: gwv1.ObjectName(e.g.Name)}
+	if e.gwNamespace != e.r.Namespace {
+		ns := gwv1.Namespace(e.gwNamespace)
+		ref.Namespace = &ns
+	}
+	if e.g.SectionName != "" {
+		s := gwv1.SectionName(e.g.SectionName)
+		ref.SectionName = &s
+	}
+	return ref
+}
+
+func (e *emitter) route(rules []gwv1.HTTPRouteRule) {
+	hosts := make([]gwv1.Hostname, 0, len(e.g.Hostnames))
+	for _, h := range e.g.Hostnames {
+		hosts = append(hosts, gwv1.Hostname(h))
+	}
+	rt := &gwv1.HTTPRoute{
+		ObjectMeta: e.meta(naming.AgentGatewayRouteName(e.r.Name)),
+		Spec: gwv1.HTTPRouteSpec{
+			CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{e.parentRef()}},
+			Hostnames:       hosts,
+			Rules:           rules,
+		},
+	}
+	if len(hosts) == 0 {
+		rt.Spec.Hostnames = nil
+	}
+	e.add(rt, HTTPRouteGVK)
+	e.routeRules = len(rules)
+}
+
+// policy emits the model-extraction AgentgatewayPolicy on the Gateway. Its
+// targetRefs are same-namespace, so it lives in the Gateway's namespace; there
+// it cannot carry an owner reference to the router and is labelled with the
+// router's namespace for the controller's finalizer to delete it.
+func (e *emitter) policy() {
+	cross := e.gwNamespace != e.r.Namespace
+	m := e.meta(naming.AgentGatewayPolicyName(e.r.Namespace, e.r.Name, cross))
+	if cross {
+		m.Namespace = e.gwNamespace
+		m.OwnerReferences = nil
+		m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(e.r.Namespace)
+	}
+	e.expressions = append(e.expressions, ModelExpression)
+	e.add(&AgentgatewayPolicy{
+		ObjectMeta: m,
+		Spec: PolicySpec{
+			TargetRefs: []PolicyTargetRef{{Group: gatewayAPIGroup, Kind: "Gateway", Name: e.g.Name}},
+			Traffic: &TrafficPolicy{
+				Phase: "PreRouting",
+				Transformation: &Transformation{Request: &TransformationSpec{
+					Set: []HeaderExpression{{Name: ModelHeader, Value: ModelExpression}},
+				}},
+			},
+		},
+	}, AgentgatewayPolicyGVK)
+}
+
+func (e *emitter) summary() string {
+	var parts []string
+	if e.g.Routing == ir.AgentGatewayRoutingModel {
+		parts = append(parts, fmt.Sprintf("Model routing: %d models", len(e.r.Backends)))
+	} else {
+		parts = append(parts, fmt.Sprintf("InferencePool routing: %d route rules", e.routeRules))
+	}
+	if e.pools > 0 {
+		parts = append(parts, fmt.Sprintf("%d pools", e.pools))
+	}
+	parts = append(parts, fmt.Sprintf("on Gateway %s/%s", e.gwNamespace, e.g.Name))
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,72 @@
+package agentgateway
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/ext"
+)
+
+// ModelHeader is the request header the model-extraction policy sets from the
+// body and the generated HTTPRoute matches (the Gateway API Inference
+// Extension's base-model header).
+const ModelHeader = "X-Gateway-Base-Model-Name"
+
+// ModelExpression is the CEL expression that reads the OpenAI "model" field
+// from the request body. Referencing request.body makes agentgateway buffer
+// the body (at most 2 MiB by default); when the body is larger, is not JSON or
+// has no model, the expression fails and agentgateway removes the header
+// rather than setting it, so such a request matches no generated rule.
+const ModelExpression = "json(request.body).model"
+
+// celRequest declares the fields of agentgateway's `request` CEL variable
+// that a transformation may read (agentgateway's CEL context reference:
+// method, uri, host, scheme, path, headers, body).
+type celRequest struct {
+	Method  string            `cel:"method"`
+	URI     string            `cel:"uri"`
+	Host    string            `cel:"host"`
+	Scheme  string            `cel:"scheme"`
+	Path    string            `cel:"path"`
+	Headers map[string]string `cel:"headers"`
+	Body    string            `cel:"body"`
+}
+
+// CELEnv is the part of agentgateway's CEL environment available to a
+// request transformation (variables source, request, jwt, extauthz) with the
+// agentgateway functions this target uses: json(string|bytes) -> dyn.
+func CELEnv() (*cel.Env, error) {
+	return cel.NewEnv(
+		ext.NativeTypes(reflect.TypeFor[celRequest](), ext.ParseStructTags(true)),
+		cel.Variable("request", cel.ObjectType("agentgateway.celRequest")),
+		cel.Variable("source", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("jwt", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("extauthz", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Function("json",
+			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
+			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType),
+		),
+	)
+}
+
+// CheckExpression parses and type-checks a header-value expression against
+// CELEnv: it must compile and yield a string (or dyn, which agentgateway
+// renders as the header value).
+func CheckExpression(expr string) error {
+	env, err := CELEnv()
+	if err != nil {
+		return err
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return fmt.Errorf("CEL expression %q: %w", expr, iss.Err())
+	}
+	switch out := ast.OutputType(); {
+	case out.IsExactType(types.StringType), out.IsExactType(types.DynType):
+		return nil
+	default:
+		return fmt.Errorf("CEL expression %q yields %s, not a header value (string)", expr, out)
+	}
+}

@@ -1,0 +1,139 @@
+package agentgateway
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// The agentgateway.dev/v1alpha1 types this target emits, limited to the
+// fields it sets. Field names and shapes follow the CRDs in
+// ../shared/crds/agentgateway (the newest, top-level copies); the envtest
+// suite applies every golden output to those CRDs with strict field
+// validation, so a misspelt field fails a test.
+
+// GroupVersion is agentgateway's API group and its only version.
+var GroupVersion = schema.GroupVersion{Group: "agentgateway.dev", Version: "v1alpha1"}
+
+// Kinds and groups referenced by the generated objects.
+const (
+	gatewayAPIGroup = "gateway.networking.k8s.io"
+	inferenceGroup  = "inference.networking.k8s.io"
+)
+
+// AgentgatewayPolicy attaches traffic policy to Gateways, routes or backends.
+type AgentgatewayPolicy struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              PolicySpec `json:"spec"`
+}
+
+// PolicySpec is the part of AgentgatewayPolicy.spec this target sets.
+type PolicySpec struct {
+	TargetRefs []PolicyTargetRef `json:"targetRefs"`
+	Traffic    *TrafficPolicy    `json:"traffic,omitempty"`
+}
+
+// PolicyTargetRef names what a policy attaches to (same namespace).
+type PolicyTargetRef struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+}
+
+// TrafficPolicy is spec.traffic.
+type TrafficPolicy struct {
+	// Phase is PostRouting (the default) or PreRouting.
+	Phase          string          `json:"phase,omitempty"`
+	Transformation *Transformation `json:"transformation,omitempty"`
+}
+
+// Transformation is spec.traffic.transformation.
+type Transformation struct {
+	Request *TransformationSpec `json:"request,omitempty"`
+}
+
+// TransformationSpec sets headers from CEL expressions.
+type TransformationSpec struct {
+	Set    []HeaderExpression `json:"set,omitempty"`
+	Remove []string           `json:"remove,omitempty"`
+}
+
+// HeaderExpression sets a header to the value of a CEL expression.
+type HeaderExpression struct {
+	Name string `json:"name"`
+	// Value is a CEL expression, not a literal.
+	Value string `json:"value"`
+}
+
+// AgentgatewayModel is one model served by agentgateway's model router.
+type AgentgatewayModel struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ModelSpec `json:"spec"`
+}
+
+// ModelSpec is the part of AgentgatewayModel.spec this target sets: a
+// concrete model with the Custom provider.
+type ModelSpec struct {
+	ParentRefs []ParentRef   `json:"parentRefs"`
+	Match      *ModelMatch   `json:"match,omitempty"`
+	Provider   string        `json:"provider,omitempty"`
+	Custom     *CustomTarget `json:"custom,omitempty"`
+}
+
+// ParentRef is a Gateway API ParentReference.
+type ParentRef struct {
+	Group       string `json:"group,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace,omitempty"`
+	SectionName string `json:"sectionName,omitempty"`
+}
+
+// ModelMatch selects the requests (by their body's model) this model serves.
+type ModelMatch struct {
+	Model string `json:"model,omitempty"`
+}
+
+// CustomTarget is a self-hosted OpenAI-compatible server.
+type CustomTarget struct {
+	BackendRef BackendRef     `json:"backendRef"`
+	Formats    []CustomFormat `json:"formats"`
+}
+
+// BackendRef is a same-namespace Service (with port) or InferencePool.
+type BackendRef struct {
+	Group string `json:"group,omitempty"`
+	Kind  string `json:"kind,omitempty"`
+	Name  string `json:"name"`
+	Port  int32  `json:"port,omitempty"`
+}
+
+// CustomFormat is an API format the custom server speaks.
+type CustomFormat struct {
+	Type string `json:"type"`
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *AgentgatewayPolicy) DeepCopyObject() runtime.Object {
+	return deepCopy(p, &AgentgatewayPolicy{})
+}
+
+// DeepCopyObject implements runtime.Object.
+func (m *AgentgatewayModel) DeepCopyObject() runtime.Object { return deepCopy(m, &AgentgatewayModel{}) }
+
+// deepCopy copies through JSON: these types are plain data and are copied
+// only on conversion, so a generated DeepCopy is not worth its upkeep.
+func deepCopy[T runtime.Object](in, out T) runtime.Object {
+	data, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		panic(err)
+	}
+	return out
+}
