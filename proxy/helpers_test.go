@@ -1,0 +1,228 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/stretchr/testify/require"
+)
+
+// stub is a loopback upstream that records what it received.
+type stub struct {
+	*httptest.Server
+	name string
+	hits atomic.Int64
+	mu   sync.Mutex
+	reqs []recorded
+}
+
+type recorded struct {
+	Path   string
+	Header http.Header
+	Body   string
+}
+
+func (s *stub) last() recorded {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.reqs) == 0 {
+		return recorded{}
+	}
+	return s.reqs[len(s.reqs)-1]
+}
+
+// newStub starts an upstream; h may be nil for a plain OpenAI answer with usage.
+func newStub(t *testing.T, name string, h http.HandlerFunc) *stub {
+	t.Helper()
+	s := &stub{name: name}
+	if h == nil {
+		h = okHandler(name)
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			w.WriteHeader(200)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b)})
+		s.mu.Unlock()
+		s.hits.Add(1)
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		h(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func okHandler(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"from %s"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
+	}
+}
+
+func statusHandler(code int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) }
+}
+
+// sseHandler streams n chunks every gap and a final usage chunk when asked.
+func sseHandler(name string, n int, gap time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		f := w.(http.Flusher)
+		f.Flush()
+		for i := range n {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s-%d \"}}]}\n\n", name, i)
+			f.Flush()
+			select {
+			case <-time.After(gap):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if strings.Contains(mustBody(r), `"include_usage":true`) {
+			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,\"total_tokens\":10}}\n\n")
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+func mustBody(r *http.Request) string {
+	b, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(strings.NewReader(string(b)))
+	return string(b)
+}
+
+func backend(name, url string) runtime.Backend {
+	return runtime.Backend{Name: name, ModelID: name, Kind: runtime.KindLocal, Tier: "local", URL: url, Weight: 1,
+		HealthCheck: runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}},
+		ModelInfo:   runtime.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}}
+}
+
+func config(backends ...runtime.Backend) *runtime.Config {
+	return &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   runtime.Timeouts{ResponseHeader: dur(30 * time.Second), StreamIdle: dur(30 * time.Second), Quarantine: dur(time.Hour)},
+		Backends:   backends,
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: backends[0].Name},
+		Policy: runtime.Policy{
+			Classification: runtime.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
+			Audit:          runtime.Audit{Sink: "stdout"},
+		},
+	}
+}
+
+func rule(name string, strategy string, backends ...string) runtime.Rule {
+	return runtime.Rule{Name: name, Backends: backends, Strategy: strategy, PoolActivation: "Wait"}
+}
+
+func dur(d time.Duration) runtime.Duration { return runtime.Duration{Duration: d} }
+
+// memSink keeps audit entries.
+type memSink struct {
+	mu sync.Mutex
+	e  []runtime.AuditEntry
+}
+
+func (m *memSink) Write(e *runtime.AuditEntry) { m.mu.Lock(); m.e = append(m.e, *e); m.mu.Unlock() }
+func (m *memSink) Close(context.Context) error  { return nil }
+func (m *memSink) all() []runtime.AuditEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]runtime.AuditEntry(nil), m.e...)
+}
+func (m *memSink) lastEntry(t *testing.T) runtime.AuditEntry {
+	t.Helper()
+	// The entry is written when the handler returns, which can be just after
+	// the client saw the end of the body.
+	require.Eventually(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.e) > 0 }, 5*time.Second, time.Millisecond)
+	a := m.all()
+	return a[len(a)-1]
+}
+
+type harness struct {
+	srv   *Server
+	front *httptest.Server
+	audit *memSink
+}
+
+func start(t *testing.T, cfg *runtime.Config, mod ...func(*Options)) *harness {
+	t.Helper()
+	h := &harness{audit: &memSink{}}
+	opts := Options{Audit: h.audit, Getenv: func(string) string { return "" }}
+	for _, f := range mod {
+		f(&opts)
+	}
+	s, err := New(cfg, opts)
+	require.NoError(t, err)
+	s.SetReady(true)
+	h.srv = s
+	h.front = httptest.NewServer(s.Handler())
+	t.Cleanup(h.front.Close)
+	return h
+}
+
+// post sends a chat completion and returns status, body and headers.
+func (h *harness) post(t *testing.T, body string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	return h.do(t, "/v1/chat/completions", body, hdr...)
+}
+
+func (h *harness) do(t *testing.T, path, body string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.front.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := h.front.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func chat(model string) string {
+	return `{"model":"` + model + `","messages":[{"role":"user","content":"hello"}]}`
+}
+
+func servedBy(t *testing.T, body string) string {
+	t.Helper()
+	var v struct {
+		Model string `json:"model"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	return v.Model
+}
+
+// openAIError decodes an OpenAI-style error body.
+func openAIError(t *testing.T, body string) (typ, code string) {
+	t.Helper()
+	var v struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Code    *string `json:"code"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	require.NotEmpty(t, v.Error.Message, body)
+	if v.Error.Code != nil {
+		code = *v.Error.Code
+	}
+	return v.Error.Type, code
+}
