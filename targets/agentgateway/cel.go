@@ -21,10 +21,10 @@ const ModelHeader = "X-Gateway-Base-Model-Name"
 // rather than setting it, so such a request matches no generated rule.
 const ModelExpression = "json(request.body).model"
 
-// celRequest declares the fields of agentgateway's `request` CEL variable
+// CELRequest declares the fields of agentgateway's `request` CEL variable
 // that a transformation may read (agentgateway's CEL context reference:
 // method, uri, host, scheme, path, headers, body).
-type celRequest struct {
+type CELRequest struct {
 	Method  string            `cel:"method"`
 	URI     string            `cel:"uri"`
 	Host    string            `cel:"host"`
@@ -39,8 +39,8 @@ type celRequest struct {
 // agentgateway functions this target uses: json(string|bytes) -> dyn.
 func CELEnv() (*cel.Env, error) {
 	return cel.NewEnv(
-		ext.NativeTypes(reflect.TypeFor[celRequest](), ext.ParseStructTags(true)),
-		cel.Variable("request", cel.ObjectType("agentgateway.celRequest")),
+		ext.NativeTypes(reflect.TypeFor[CELRequest](), ext.ParseStructTags(true)),
+		cel.Variable("request", cel.ObjectType("agentgateway.CELRequest")),
 		cel.Variable("source", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("jwt", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("extauthz", cel.MapType(cel.StringType, cel.DynType)),
