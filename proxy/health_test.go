@@ -1,0 +1,186 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a settable clock for quarantine windows.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func TestActiveProbes(t *testing.T) {
+	var healthy atomic.Bool
+	var probes atomic.Int64
+	up := newStub(t, "up", nil)
+	probed := newStub(t, "probed", nil)
+	// A separate server answers the probe path so the result can be flipped.
+	probeSrv := http.NewServeMux()
+	probeSrv.HandleFunc("/healthz-custom", func(w http.ResponseWriter, r *http.Request) {
+		probes.Add(1)
+		if healthy.Load() {
+			w.WriteHeader(200)
+			return
+		}
+		w.WriteHeader(503)
+	})
+	probeSrv.HandleFunc("/", okHandler("probed"))
+	ps := newStub(t, "probed", probeSrv.ServeHTTP)
+	_ = probed
+	bp := backend("probed", ps.URL)
+	bp.HealthCheck = runtime.HealthCheck{Path: "/healthz-custom", Interval: dur(20 * time.Millisecond), Timeout: dur(time.Second)}
+	cfg := config(backend("up", up.URL), bp)
+	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "probed", "up")}
+	h := start(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.srv.RunProbes(ctx)
+	eng := h.srv.Engine()
+	b := eng.Backend("probed")
+
+	require.Eventually(t, func() bool { return probes.Load() > 0 && !b.Healthy() }, 5*time.Second, 5*time.Millisecond)
+	st := eng.Status(b)
+	assert.False(t, st.Healthy)
+	assert.Contains(t, st.Message, "status 503")
+	assert.False(t, st.LastProbeTime.IsZero())
+	_, body, _ := h.post(t, chat("m"))
+	assert.Equal(t, "up", servedBy(t, body), "an unhealthy backend is skipped")
+
+	healthy.Store(true)
+	require.Eventually(t, b.Healthy, 5*time.Second, 5*time.Millisecond)
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "probed", servedBy(t, body))
+}
+
+func TestQuarantineThenHalfOpen(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	flaky := newStub(t, "flaky", func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(500)
+			return
+		}
+		okHandler("flaky")(w, r)
+	})
+	other := newStub(t, "other", nil)
+	cfg := config(backend("flaky", flaky.URL), backend("other", other.URL))
+	cfg.Timeouts.Quarantine = dur(15 * time.Second)
+	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "flaky", "other")}
+	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
+	eng := h.srv.Engine()
+	b := eng.Backend("flaky")
+
+	_, body, _ := h.post(t, chat("m"))
+	assert.Equal(t, "other", servedBy(t, body))
+	assert.Equal(t, int64(1), flaky.hits.Load())
+	assert.True(t, eng.Quarantined(b))
+
+	// Inside the window the backend is skipped.
+	clk.Add(14 * time.Second)
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "other", servedBy(t, body))
+	assert.Equal(t, int64(1), flaky.hits.Load())
+
+	// After it, one half-open trial; it fails and re-quarantines.
+	clk.Add(2 * time.Second)
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "other", servedBy(t, body))
+	assert.Equal(t, int64(2), flaky.hits.Load())
+	assert.True(t, eng.Quarantined(b))
+
+	// Next window: the trial succeeds and closes the breaker.
+	fail.Store(false)
+	clk.Add(16 * time.Second)
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "flaky", servedBy(t, body))
+	assert.False(t, eng.Quarantined(b))
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "flaky", servedBy(t, body))
+}
+
+// While a half-open trial is in flight, other requests skip the backend.
+func TestHalfOpenSingleTrial(t *testing.T) {
+	release := make(chan struct{})
+	var failing atomic.Bool
+	failing.Store(true)
+	slow := newStub(t, "slow", func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			w.WriteHeader(500)
+			return
+		}
+		<-release
+		okHandler("slow")(w, r)
+	})
+	other := newStub(t, "other", nil)
+	cfg := config(backend("slow", slow.URL), backend("other", other.URL))
+	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "slow", "other")}
+	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
+	h.post(t, chat("m")) // quarantines slow
+	failing.Store(false)
+	clk.Add(2 * time.Hour)
+
+	done := make(chan string)
+	go func() {
+		_, body, _ := h.post(t, chat("m"))
+		done <- body
+	}()
+	require.Eventually(t, func() bool { return slow.hits.Load() == 2 }, 5*time.Second, time.Millisecond)
+	for range 3 {
+		_, body, _ := h.post(t, chat("m"))
+		assert.Equal(t, "other", servedBy(t, body))
+	}
+	close(release)
+	assert.Equal(t, "slow", servedBy(t, <-done))
+	assert.Equal(t, int64(2), slow.hits.Load())
+}
+
+func TestLatencySLOPromotesFallback(t *testing.T) {
+	var slowMode atomic.Bool
+	slowMode.Store(true)
+	primary := newStub(t, "primary", func(w http.ResponseWriter, r *http.Request) {
+		if slowMode.Load() {
+			time.Sleep(30 * time.Millisecond)
+		}
+		okHandler("primary")(w, r)
+	})
+	secondary := newStub(t, "secondary", nil)
+	cfg := config(backend("primary", primary.URL), backend("secondary", secondary.URL))
+	r := rule("slo", "primary-fallback", "primary", "secondary")
+	r.Match.LatencySLO = dur(time.Millisecond)
+	cfg.Rules = []runtime.Rule{r}
+	h := start(t, cfg, func(o *Options) { o.Engine.SLOMinSamples = 5; o.Engine.SLOWindow = time.Hour })
+	for range 5 {
+		_, body, _ := h.post(t, chat("m"))
+		assert.Equal(t, "primary", servedBy(t, body))
+	}
+	p95, ok := h.srv.Engine().P95(h.srv.Engine().Backend("primary"))
+	require.True(t, ok)
+	assert.Greater(t, p95, time.Millisecond)
+	_, body, _ := h.post(t, chat("m"))
+	assert.Equal(t, "secondary", servedBy(t, body), "P95 over the SLO promotes the fallback")
+	assert.True(t, h.audit.lastEntry(t).Promoted)
+
+	// The primary stays a last resort.
+	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("secondary"), false, "down")
+	_, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, "primary", servedBy(t, body))
+}
