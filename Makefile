@@ -31,6 +31,7 @@ envtest:
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./api/... output:crd:artifacts:config=config/crd
+	$(MAKE) generate-rbac
 
 ## golden: regenerate golden files; review the diff before committing.
 golden:
@@ -41,3 +42,11 @@ fmt:
 
 vet:
 	go vet ./...
+
+## generate-rbac: config/rbac/role.yaml and config/webhook/manifests.yaml from the controller's kubebuilder markers.
+.PHONY: generate-rbac manifests
+generate-rbac:
+	$(CONTROLLER_GEN) rbac:roleName=llmkube-compile-controller paths=./controller/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) webhook paths=./controller/... output:webhook:artifacts:config=config/webhook
+
+manifests: generate generate-rbac

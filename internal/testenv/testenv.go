@@ -168,9 +168,74 @@ func StartMain() (*Env, func()) {
 	}
 }
 
+// Options tune NewWithOptions. The zero value is what New does.
+type Options struct {
+	// ExcludeCRD, when set, leaves out every CRD for which it returns true
+	// (for example to start an API server on which a data plane's CRDs are
+	// absent; InstallCRDs installs them later).
+	ExcludeCRD func(*apiextensionsv1.CustomResourceDefinition) bool
+	// Webhook, when set, installs these webhook configurations and prepares
+	// a local serving certificate (see envtest.WebhookInstallOptions); after
+	// start it carries LocalServingHost, LocalServingPort and
+	// LocalServingCertDir for the webhook server under test.
+	Webhook *envtest.WebhookInstallOptions
+}
+
 // New starts etcd and kube-apiserver from KUBEBUILDER_ASSETS, installs the
 // CRDs and waits until they are served. Call Stop when done.
-func New() (*Env, error) {
+func New() (*Env, error) { return NewWithOptions(Options{}) }
+
+// StartMainWithOptions is StartMain with Options.
+func StartMainWithOptions(o Options) (*Env, func()) {
+	e, err := NewWithOptions(o)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		os.Exit(1)
+	}
+	sharedMu.Lock()
+	sharedEnv = e
+	sharedMu.Unlock()
+	return e, func() {
+		sharedMu.Lock()
+		if sharedEnv == e {
+			sharedEnv = nil
+		}
+		sharedMu.Unlock()
+		if err := e.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: stopping the API server: %v\n", err)
+		}
+	}
+}
+
+// InstallCRDs installs the CRDs (from the same files New reads) for which
+// pick returns true and that are not installed yet, and waits until they are
+// served. It is how a test installs CRDs left out with Options.ExcludeCRD.
+func (e *Env) InstallCRDs(pick func(*apiextensionsv1.CustomResourceDefinition) bool) error {
+	files, err := loadCRDFiles(e.RepoRoot)
+	if err != nil {
+		return err
+	}
+	installed := map[string]bool{}
+	for _, c := range e.CRDs {
+		installed[c.Name] = true
+	}
+	var todo []crdFile
+	for _, f := range files {
+		if pick(f.crd) && !installed[f.crd.Name] {
+			todo = append(todo, f)
+		}
+	}
+	if err := installCRDs(e.Config, e.Client, todo, 2*time.Minute); err != nil {
+		return err
+	}
+	for _, f := range todo {
+		e.CRDs = append(e.CRDs, f.crd)
+	}
+	return nil
+}
+
+// NewWithOptions is New with Options.
+func NewWithOptions(o Options) (*Env, error) {
 	logOnce.Do(func() {
 		// envtest logs through controller-runtime's logger; without one it
 		// prints a "SetLogger was never called" warning with a stack trace.
@@ -189,6 +254,15 @@ func New() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.ExcludeCRD != nil {
+		kept := files[:0:0]
+		for _, f := range files {
+			if !o.ExcludeCRD(f.crd) {
+				kept = append(kept, f)
+			}
+		}
+		files = kept
+	}
 	crds := make([]*apiextensionsv1.CustomResourceDefinition, len(files))
 	for i, f := range files {
 		crds[i] = f.crd
@@ -201,6 +275,9 @@ func New() (*Env, error) {
 		BinaryAssetsDirectory:    assets,
 		ControlPlaneStartTimeout: timeout,
 		ControlPlaneStopTimeout:  time.Minute,
+	}
+	if o.Webhook != nil {
+		te.WebhookInstallOptions = *o.Webhook
 	}
 	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") != "" {
 		te.ControlPlaneStartTimeout = 0 // let envtest read the variable
@@ -240,6 +317,9 @@ func New() (*Env, error) {
 		return nil, err
 	}
 	elapsed, crdElapsed := time.Since(began), time.Since(crdBegan)
+	if o.Webhook != nil {
+		*o.Webhook = te.WebhookInstallOptions
+	}
 	return &Env{
 		Config:             cfg,
 		Client:             c,

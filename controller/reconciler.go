@@ -1,0 +1,465 @@
+// Package controller is the in-cluster consumer of the compiler: it reads a
+// ModelRouter and what it references, compiles it with the same pipeline as
+// the CLI, applies every generated object with server-side apply (field
+// manager llmkube-compile), prunes what the router generated before and no
+// longer does, and reports truthful status.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+// Finalizer is set on every ModelRouter the controller reconciles. On
+// deletion the controller removes every object in the router's inventory,
+// including objects in other namespaces that cannot carry an owner
+// reference, then removes the finalizer.
+const Finalizer = "inference.llmkube.dev/cleanup"
+
+// DefaultRecheckInterval is how often a reconciled router is looked at again
+// without any event: foreign PreRouting policies, proxy health and budgets.
+const DefaultRecheckInterval = 2 * time.Minute
+
+// Reasons set by the controller itself (the compiler's diagnostics supply the rest).
+const (
+	ReasonSpecValid               = "SpecValid"
+	ReasonSpecInvalid             = "SpecInvalid"
+	ReasonDataPlaneNotImplemented = "DataPlaneNotImplemented"
+	ReasonCRDsNotInstalled        = "CRDsNotInstalled"
+	ReasonApplyFailed             = "ApplyFailed"
+	ReasonRouterProxyNameTaken    = "RouterProxyNameTaken"
+	ReasonObjectNameTaken         = "ObjectNameTaken"
+	ReasonConflictingPolicy       = "ConflictingPreRoutingPolicy"
+	ReasonDeploymentReady         = "DeploymentReady"
+	ReasonDeploymentNotReady      = "DeploymentNotReady"
+	ReasonApplied                 = "Applied"
+	ReasonBackendsHealthy         = "BackendsHealthy"
+	ReasonBackendsResolved        = "BackendsResolved"
+	ReasonBackendsNotReady        = "BackendsNotReady"
+	ReasonAwaitingProbe           = "AwaitingProbe"
+	ReasonNotDegraded             = "NotDegraded"
+	ReasonBackendsUnhealthy       = "BackendsUnhealthy"
+	ReasonNotReconciled           = "NotReconciled"
+)
+
+// StatusGetter fetches the router-proxy's admin status JSON from url.
+type StatusGetter func(ctx context.Context, url string) ([]byte, error)
+
+// Reconciler reconciles ModelRouters.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes.
+	Client client.Client
+	// Reader reads uncached (live generated objects and inventory lists).
+	Reader client.Reader
+	// Mapper answers which kinds the API server serves (discovery).
+	Mapper meta.RESTMapper
+	// Registry holds the data-plane targets of this build.
+	Registry *targets.Registry
+	// ProxyImage is the router-proxy image used when spec.proxy.image is unset.
+	ProxyImage string
+	// Recorder emits events; nil disables them.
+	Recorder events.EventRecorder
+	// GetStatus reads the proxy's admin status; nil uses HTTP.
+	GetStatus StatusGetter
+	// RecheckInterval defaults to DefaultRecheckInterval.
+	RecheckInterval time.Duration
+	// CRDRetryInterval is how soon a router whose data-plane CRDs are missing
+	// is looked at again (besides the CRD watch). Defaults to 30s.
+	CRDRetryInterval time.Duration
+
+	applied appliedCache
+}
+
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices;modelpools,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services/proxy,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes;referencegrants,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=aigateway.envoyproxy.io,resources=aigatewayroutes;aiservicebackends;backendsecuritypolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=gateway.envoyproxy.io,resources=backends;backendtrafficpolicies;securitypolicies,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=inference.networking.k8s.io,resources=inferencepools,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=inference.networking.x-k8s.io,resources=inferenceobjectives,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=agentgateway.dev,resources=agentgatewaypolicies;agentgatewaybackends;agentgatewaymodels,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := logf.FromContext(ctx)
+	router := &v1.ModelRouter{}
+	if err := r.Client.Get(ctx, req.NamespacedName, router); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !router.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, router)
+	}
+	if !controllerutil.ContainsFinalizer(router, Finalizer) {
+		patch := client.MergeFromWithOptions(router.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(router, Finalizer)
+		if err := r.Client.Patch(ctx, router, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	out, err := r.reconcile(ctx, router)
+	if err != nil {
+		log.Error(err, "reconcile failed")
+	}
+	if serr := r.writeStatus(ctx, router, out); serr != nil {
+		return ctrl.Result{}, errors.Join(err, serr)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: out.requeueAfter(r)}, nil
+}
+
+// outcome is everything one reconcile learnt, for status.
+type outcome struct {
+	router   *ir.Router // nil when the spec did not compile
+	diags    diag.List
+	summary  string
+	plane    ir.DataPlane
+	notBuilt string                    // data plane not in the registry
+	missing  []schema.GroupVersionKind // CRDs not served
+	desired  []*unstructured.Unstructured
+	applied  bool    // every desired object is in place
+	applyErr error   // apply or prune failure
+	taken    []taken // desired names held by objects we do not control
+	// conflict is a foreign policy on the same Gateway (ConflictingPreRoutingPolicy).
+	conflict string
+	proxy    *proxyStatus // the proxy's admin status when it answered
+	live     map[string]*unstructured.Unstructured
+}
+
+type taken struct {
+	obj        *unstructured.Unstructured
+	proxyName  bool
+	previous   string // name of the previous data-plane Service kept, if any
+	controller string
+}
+
+func (o *outcome) requeueAfter(r *Reconciler) time.Duration {
+	if len(o.missing) > 0 {
+		if r.CRDRetryInterval > 0 {
+			return r.CRDRetryInterval
+		}
+		return 30 * time.Second
+	}
+	if r.RecheckInterval > 0 {
+		return r.RecheckInterval
+	}
+	return DefaultRecheckInterval
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*outcome, error) {
+	out := &outcome{plane: ir.DataPlane(router.Spec.DataPlane), live: map[string]*unstructured.Unstructured{}}
+	if out.plane == "" {
+		out.plane = ir.DataPlaneProxy
+	}
+	refs, err := readRefs(ctx, r.Client, router.Namespace)
+	if err != nil {
+		return out, fmt.Errorf("reading references: %w", err)
+	}
+	object := "ModelRouter/" + router.Name
+	compiled, diags := compiler.Compile(router, refs, compiler.Options{ProxyImage: r.ProxyImage})
+	out.diags = diags.WithObject("", object)
+	if diags.HasErrors() {
+		return out, nil
+	}
+	out.plane = compiled.DataPlane
+	target, err := r.Registry.Get(compiled.DataPlane)
+	if err != nil {
+		out.notBuilt = err.Error()
+		return out, nil
+	}
+	// The plane's CRDs must be served before anything is generated for it.
+	missing, err := missingKinds(r.Mapper, target.Kinds())
+	if err != nil {
+		return out, fmt.Errorf("discovery: %w", err)
+	}
+	if len(missing) > 0 {
+		out.missing = missing
+		return out, nil
+	}
+	res, tdiags := target.Compile(compiled)
+	out.diags = append(out.diags, tdiags.WithObject("", object)...)
+	if tdiags.HasErrors() || res == nil {
+		return out, nil
+	}
+	out.router = compiled
+	out.summary = res.Summary
+	out.desired = res.Objects
+	r.emitWarnings(router, out.diags)
+
+	if err := r.apply(ctx, router, out); err != nil {
+		out.applyErr = err
+		return out, err
+	}
+	out.applied = true
+	if compiled.DataPlane == ir.DataPlaneAgentGateway {
+		conflict, err := foreignPreRoutingPolicies(ctx, r.Reader, compiled, out.desired)
+		if err != nil {
+			return out, fmt.Errorf("checking for conflicting policies: %w", err)
+		}
+		out.conflict = conflict
+	}
+	if compiled.DataPlane == ir.DataPlaneProxy {
+		out.proxy = r.readProxyStatus(ctx, router)
+	}
+	return out, nil
+}
+
+// apply server-side applies the desired objects, then prunes the inventory.
+// Nothing is pruned unless every desired object is in place, so a renamed
+// Service is deleted only after the new one exists, and a name held by a
+// foreign object keeps the previous object.
+func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *outcome) error {
+	desired := map[string]bool{}
+	var deferred []*unstructured.Unstructured // Services applied without their pinned nodePort
+	for _, obj := range out.desired {
+		desired[objKey(obj)] = true
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		err := r.Reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+		switch {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return fmt.Errorf("reading %s: %w", describe(obj), err)
+		}
+		if live != nil && !controlledBy(live, router) {
+			t := taken{obj: obj}
+			if ref := metav1.GetControllerOfNoCopy(live); ref != nil {
+				t.controller = ref.Kind + "/" + ref.Name
+			}
+			if out.router != nil && out.router.DataPlane == ir.DataPlaneProxy && isService(obj) && obj.GetName() == out.router.Proxy.ServiceName {
+				t.proxyName = true
+			}
+			out.taken = append(out.taken, t)
+			continue
+		}
+		got, err := r.applyOne(ctx, obj, live)
+		if err != nil && isService(obj) && len(nodePortsOf(obj)) > 0 && apierrors.IsInvalid(err) {
+			// A pinned nodePort still held by the previous Service of this
+			// router (a rename): create the new Service with an allocated
+			// port first, prune the old one, then pin the port.
+			got, err = r.applyOne(ctx, withoutNodePorts(obj), live)
+			if err == nil {
+				deferred = append(deferred, obj)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", describe(obj), err)
+		}
+		out.live[objKey(obj)] = got
+	}
+	if len(out.taken) > 0 {
+		// Prune nothing: the router keeps everything it had, in particular
+		// its previous data-plane Service.
+		for i := range out.taken {
+			if !out.taken[i].proxyName {
+				continue
+			}
+			if prev := r.previousProxyService(ctx, router, out.desired); prev != nil {
+				out.taken[i].previous = prev.GetName()
+				out.live[objKey(out.taken[i].obj)] = prev
+			}
+		}
+		return nil
+	}
+	if err := r.prune(ctx, router, desired); err != nil {
+		return err
+	}
+	for _, obj := range deferred {
+		got, err := r.applyOne(ctx, obj, out.live[objKey(obj)])
+		if err != nil {
+			return fmt.Errorf("applying %s: %w", describe(obj), err)
+		}
+		out.live[objKey(obj)] = got
+	}
+	return nil
+}
+
+// applyOne server-side applies obj unless live is exactly what the last
+// apply of the same desired object left behind.
+func (r *Reconciler) applyOne(ctx context.Context, obj, live *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	desired := obj.DeepCopy()
+	hash, err := hashObject(desired)
+	if err != nil {
+		return nil, err
+	}
+	k := objKey(obj)
+	if live != nil {
+		// Unchanged since our own apply of the same desired object: no write.
+		if rec, ok := r.applied.get(k); ok && rec.hash == hash && rec.rv == live.GetResourceVersion() {
+			return live, nil
+		}
+	}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(naming.ManagedBy), client.ForceOwnership); err != nil {
+		r.applied.forget(k)
+		return nil, err
+	}
+	r.applied.set(k, appliedRecord{hash: hash, rv: desired.GetResourceVersion()})
+	return desired, nil
+}
+
+// previousProxyService is the data-plane Service this router applied before
+// (in its inventory, not the admin Service, not desired now).
+func (r *Reconciler) previousProxyService(ctx context.Context, router *v1.ModelRouter, desired []*unstructured.Unstructured) *unstructured.Unstructured {
+	want := map[string]bool{}
+	for _, o := range desired {
+		want[objKey(o)] = true
+	}
+	svc := corev1.SchemeGroupVersion.WithKind("Service")
+	inv, err := inventory(ctx, r.Reader, r.Mapper, router, []schema.GroupVersionKind{svc})
+	if err != nil {
+		return nil
+	}
+	for _, o := range inv {
+		if !want[objKey(o)] && o.GetName() != naming.ProxyAdminServiceName(router.Name) {
+			return o
+		}
+	}
+	return nil
+}
+
+// prune deletes every object in the router's inventory, across every kind
+// any target of this build can generate, that is not desired.
+func (r *Reconciler) prune(ctx context.Context, router *v1.ModelRouter, desired map[string]bool) error {
+	kinds, err := servedKinds(r.Mapper, r.Registry.AllKinds())
+	if err != nil {
+		return err
+	}
+	inv, err := inventory(ctx, r.Reader, r.Mapper, router, kinds)
+	if err != nil {
+		return err
+	}
+	for _, o := range inv {
+		if desired[objKey(o)] {
+			continue
+		}
+		logf.FromContext(ctx).Info("pruning", "object", describe(o))
+		if err := deleteObject(ctx, r.Client, o); err != nil {
+			return fmt.Errorf("pruning %s: %w", describe(o), err)
+		}
+	}
+	return nil
+}
+
+// finalize removes every object in the router's inventory (owner references
+// would let the garbage collector remove the namespaced ones; objects in
+// other namespaces have none), then the finalizer.
+func (r *Reconciler) finalize(ctx context.Context, router *v1.ModelRouter) error {
+	if !controllerutil.ContainsFinalizer(router, Finalizer) {
+		return nil
+	}
+	if err := r.prune(ctx, router, nil); err != nil {
+		return err
+	}
+	patch := client.MergeFromWithOptions(router.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(router, Finalizer)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, router, patch))
+}
+
+// emitWarnings turns the compiler's warnings into Warning events, once per
+// generation (when the Validated condition has not seen it yet).
+func (r *Reconciler) emitWarnings(router *v1.ModelRouter, diags diag.List) {
+	if r.Recorder == nil {
+		return
+	}
+	if c := meta.FindStatusCondition(router.Status.Conditions, v1.ConditionValidated); c != nil && c.ObservedGeneration == router.Generation {
+		return
+	}
+	for _, d := range diags.Warnings() {
+		note := d.Message
+		if d.Field != "" {
+			note = d.Field + ": " + note
+		}
+		r.Recorder.Eventf(router, nil, corev1.EventTypeWarning, d.Reason, "Compile", "%s", truncate(note, 1000))
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// diagLines renders diagnostics one per line: "FIELD: MESSAGE (Reason)".
+func diagLines(l diag.List) string {
+	var lines []string
+	for _, d := range l.Sorted() {
+		d.File, d.Object = "", ""
+		lines = append(lines, d.String())
+	}
+	return strings.Join(lines, "; ")
+}
+
+func sortedKinds(ks []schema.GroupVersionKind) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.Kind+"."+k.Group+"/"+k.Version)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// defaultGetStatus reads the proxy's admin status over HTTP.
+func defaultGetStatus(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	buf := make([]byte, 0, 4096)
+	tmp := make([]byte, 4096)
+	for len(buf) < 1<<20 {
+		n, err := resp.Body.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	return buf, nil
+}

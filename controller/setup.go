@@ -1,0 +1,121 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+)
+
+// builtinGroups are API groups every cluster serves; generated kinds in them
+// are watched (drift and Deployment readiness trigger a reconcile). Kinds of
+// CRD-backed groups may come and go, so they are rechecked periodically.
+var builtinGroups = map[string]bool{"": true, "apps": true, "rbac.authorization.k8s.io": true, "policy": true, "autoscaling": true, "networking.k8s.io": true}
+
+// SetupWithManager wires the reconciler into mgr, filling unset fields from it.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Reader == nil {
+		r.Reader = mgr.GetAPIReader()
+	}
+	if r.Mapper == nil {
+		r.Mapper = mgr.GetRESTMapper()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(naming.ManagedBy)
+	}
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("modelrouter").
+		For(&v1.ModelRouter{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})))
+	for _, k := range r.Registry.AllKinds() {
+		if !builtinGroups[k.Group] {
+			continue
+		}
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(k)
+		b = b.Owns(m, builder.OnlyMetadata)
+	}
+	served := func(gvk schema.GroupVersionKind) bool {
+		_, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		return err == nil
+	}
+	if served(v1.GroupVersion.WithKind("InferenceService")) {
+		b = b.Watches(&v1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.routersReferencing))
+	}
+	if served(v1.GroupVersion.WithKind("ModelPool")) {
+		b = b.Watches(&v1.ModelPool{}, handler.EnqueueRequestsFromMapFunc(r.routersInNamespace))
+	}
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	b = b.Watches(crd, handler.EnqueueRequestsFromMapFunc(r.routersWaitingForCRDs), builder.OnlyMetadata)
+	return b.Complete(r)
+}
+
+// routersReferencing maps an InferenceService to the routers of its
+// namespace that name it: a readiness change recompiles them.
+func (r *Reconciler) routersReferencing(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1.ModelRouterList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, mr := range list.Items {
+		for _, b := range mr.Spec.Backends {
+			if b.InferenceServiceRef != nil && b.InferenceServiceRef.Name == obj.GetName() {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mr.Namespace, Name: mr.Name}})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) routersInNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1.ModelRouterList
+	if err := r.Client.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, mr := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mr.Namespace, Name: mr.Name}})
+	}
+	return out
+}
+
+// routersWaitingForCRDs maps a CRD change to the routers whose data plane
+// could not be generated for missing CRDs (or that are not Proxy routers).
+func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list v1.ModelRouterList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, mr := range list.Items {
+		waiting := false
+		for _, c := range mr.Status.Conditions {
+			if c.Reason == ReasonCRDsNotInstalled {
+				waiting = true
+			}
+		}
+		if waiting || (mr.Spec.DataPlane != "" && mr.Spec.DataPlane != v1.DataPlaneProxy) {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mr.Namespace, Name: mr.Name}})
+		}
+	}
+	return out
+}
+
+var _ = meta.IsNoMatchError
