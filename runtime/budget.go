@@ -16,7 +16,11 @@ import (
 type Money int64
 
 // ParseUSD converts a decimal USD string to Money, rounding up.
-func ParseUSD(s string) (Money, error) {
+func ParseUSD(s string) (Money, error) { return parseScaled(s, 1e12) }
+
+// parseScaled reads a non-negative decimal and returns it times scale,
+// rounded up.
+func parseScaled(s string, scale int64) (Money, error) {
 	if s == "" {
 		return 0, nil
 	}
@@ -24,7 +28,7 @@ func ParseUSD(s string) (Money, error) {
 	if !ok || r.Sign() < 0 {
 		return 0, fmt.Errorf("invalid USD amount %q", s)
 	}
-	r.Mul(r, big.NewRat(1e12, 1))
+	r.Mul(r, big.NewRat(scale, 1))
 	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
 	if m.Sign() != 0 {
 		q.Add(q, big.NewInt(1))
@@ -63,16 +67,16 @@ func ParsePrice(c *Cost) (Price, error) {
 	if c == nil {
 		return Price{}, nil
 	}
-	p, err := ParseUSD(c.PromptUSD)
-	if err != nil {
-		return Price{}, err
-	}
-	q, err := ParseUSD(c.CompletionUSD)
-	if err != nil {
-		return Price{}, err
-	}
 	// USD per million tokens -> picodollars per token: x * 1e12 / 1e6.
-	return Price{Prompt: p / 1e6, Completion: q / 1e6}, nil
+	p, err := parseScaled(c.PromptUSD, 1e6)
+	if err != nil {
+		return Price{}, err
+	}
+	q, err := parseScaled(c.CompletionUSD, 1e6)
+	if err != nil {
+		return Price{}, err
+	}
+	return Price{Prompt: p, Completion: q}, nil
 }
 
 // Cost of a usage at this price.

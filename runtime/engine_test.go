@@ -1,0 +1,181 @@
+package runtime
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGlob(t *testing.T) {
+	for _, c := range []struct {
+		p, s string
+		want bool
+	}{
+		{"qwen3-*", "qwen3-8b", true}, {"qwen3-*", "qwen2", false}, {"*", "", true}, {"*", "a/b", true},
+		{"*coder*", "org/coder-7b", true}, {"gpt-?", "gpt-5", true}, {"gpt-?", "gpt-55", false},
+		{"a*b*c", "axxbyyc", true}, {"a*b*c", "axxbyy", false}, {"exact", "exact", true}, {"exact", "exactly", false},
+	} {
+		assert.Equal(t, c.want, Glob(c.p, c.s), "%q ~ %q", c.p, c.s)
+	}
+}
+
+func TestSanitizeCaller(t *testing.T) {
+	assert.Equal(t, "svc-a", SanitizeCaller("svc-a"))
+	assert.Equal(t, "a?b??", SanitizeCaller("a\x00b\xc3\xa9"))
+	assert.Len(t, SanitizeCaller(strings.Repeat("z", 500)), 128)
+}
+
+func TestClientAddress(t *testing.T) {
+	tr, err := ParseTrusted([]string{"10.0.0.0/8", "192.168.1.1", "::ffff:172.16.0.0/108"})
+	require.NoError(t, err)
+	p := netip.MustParseAddr
+	assert.Equal(t, "8.8.8.8", ClientAddress(p("8.8.8.8"), []string{"1.1.1.1"}, tr), "untrusted peer: XFF ignored")
+	assert.Equal(t, "1.1.1.1", ClientAddress(p("10.1.1.1"), []string{"6.6.6.6, 1.1.1.1", "10.2.2.2"}, tr))
+	assert.Equal(t, "1.1.1.1", ClientAddress(p("::ffff:10.1.1.1"), []string{"1.1.1.1, 192.168.1.1"}, tr), "IPv4-mapped peers")
+	assert.Equal(t, "172.16.0.5", ClientAddress(p("10.1.1.1"), []string{"garbage, 172.16.0.5"}, tr), "an unparsable hop stops the walk at the last trusted one")
+	assert.Equal(t, "10.1.1.1", ClientAddress(p("10.1.1.1"), nil, tr))
+	assert.Equal(t, "10.1.1.1", ClientAddress(p("10.1.1.1"), []string{"1.1.1.1"}, nil), "no trusted proxies: always the peer")
+}
+
+func TestStreamScanner(t *testing.T) {
+	var s StreamScanner
+	body := "data: {\"choices\":[{\"delta\":{}}],\"usage\":null}\n\n: comment\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":6,\"total_tokens\":10}}\r\n\r\ndata: [DONE]\n\n"
+	// Feed in awkward pieces.
+	for i := 0; i < len(body); i += 7 {
+		_, _ = s.Write([]byte(body[i:min(i+7, len(body))]))
+	}
+	u, ok := s.Usage()
+	require.True(t, ok)
+	assert.Equal(t, int64(10), u.Tokens())
+	assert.Equal(t, int64(len(body)), s.Bytes)
+
+	var none StreamScanner
+	_, _ = none.Write([]byte("data: {\"x\":1}\n\n"))
+	_, ok = none.Usage()
+	assert.False(t, ok)
+	assert.Equal(t, int64(1), EstimateUsage(0, 0).Tokens(), "never zero")
+	assert.Equal(t, int64(3+2), EstimateUsage(12, 5).Tokens())
+}
+
+func TestMoney(t *testing.T) {
+	m, err := ParseUSD("0.03")
+	require.NoError(t, err)
+	assert.Equal(t, "0.03", m.String())
+	p, err := ParsePrice(&Cost{PromptUSD: "3", CompletionUSD: "0.0000001"})
+	require.NoError(t, err)
+	assert.Equal(t, Money(3e6), p.Prompt)
+	assert.Equal(t, Money(1), p.Completion, "rounded up, never zero")
+	_, err = ParseUSD("-1")
+	assert.Error(t, err)
+}
+
+func TestBudgetWindowAndRetryAfter(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	clock := func() time.Time { return now }
+	bs, err := NewBudgets([]Budget{{Name: "b", Scope: "router", MaxTokens: 100, Window: Duration{time.Minute}}}, clock)
+	require.NoError(t, err)
+	ch, ex := bs.Admit("x", nil)
+	require.Nil(t, ex)
+	ch.Add(60, 0)
+	now = now.Add(30 * time.Second)
+	ch, _ = bs.Admit("x", nil)
+	ch.Add(50, 0)
+	_, ex = bs.Admit("x", nil)
+	require.NotNil(t, ex, "110 tokens in the window")
+	assert.Equal(t, 30*time.Second, ex.RetryAfter, "the first 60 tokens leave the window in 30s")
+	now = now.Add(31 * time.Second)
+	_, ex = bs.Admit("x", nil)
+	assert.Nil(t, ex, "rolled out of the window")
+	assert.Equal(t, int64(50), bs.Status()[0].TokensUsed)
+}
+
+func TestRouteFallThroughAndFailClosed(t *testing.T) {
+	cfg := &Config{APIVersion: APIVersion, Timeouts: Timeouts{ResponseHeader: Duration{time.Minute}},
+		Backends: []Backend{
+			{Name: "a", Kind: KindLocal, Tier: "local", URL: "http://a", Weight: 1},
+			{Name: "b", Kind: KindLocal, Tier: "local", URL: "http://b", Weight: 1},
+		},
+		Rules: []Rule{
+			{Name: "closed", Backends: []string{"a"}, Strategy: "primary-fallback", FailClosed: true, Match: Match{DataClassification: []string{"pii"}}},
+			{Name: "open", Backends: []string{"a"}, Strategy: "primary-fallback"},
+		},
+		Default: DefaultRoute{Strategy: "Static", Backend: "b"},
+	}
+	e, err := NewEngine(cfg, EngineOptions{})
+	require.NoError(t, err)
+	e.ReportProbe(e.Backend("a"), false, "down")
+	rt, err := e.Route(&Request{Model: "m", Header: map[string][]string{"X-Llmkube-Classification": {"PII"}}})
+	assert.ErrorIs(t, err, ErrFailClosed)
+	assert.Equal(t, "closed", rt.RuleName)
+	rt, err = e.Route(&Request{Model: "m"})
+	require.NoError(t, err)
+	assert.Equal(t, DefaultRuleName, rt.RuleName)
+	assert.Equal(t, []string{"open"}, rt.Skipped)
+	assert.Equal(t, "b", rt.Next().Backend.Name())
+	assert.Nil(t, rt.Next())
+}
+
+// benchConfig is 20 rules; the request matches only the last one.
+func benchConfig() *Config {
+	cfg := &Config{APIVersion: APIVersion, Timeouts: Timeouts{ResponseHeader: Duration{time.Minute}},
+		Default: DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"}}
+	for i := range 4 {
+		cfg.Backends = append(cfg.Backends, Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: KindLocal, Tier: "local", URL: "http://x", Weight: int32(i + 1), Capabilities: []string{"tools"}})
+	}
+	for i := range 19 {
+		cfg.Rules = append(cfg.Rules, Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback",
+			Match: Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}, RequiredCapabilities: []string{"tools"}}})
+	}
+	cfg.Rules = append(cfg.Rules, Rule{Name: "last", Backends: []string{"b0", "b1", "b2", "b3"}, Strategy: "weighted",
+		Match: Match{Models: []string{"target-*"}, Headers: []HeaderMatch{{Name: "x-tenant", Value: "gold"}}, TaskComplexity: "complex"}})
+	return cfg
+}
+
+func BenchmarkRoute20Rules(b *testing.B) {
+	e, err := NewEngine(benchConfig(), EngineOptions{})
+	require.NoError(b, err)
+	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		rt, err := e.Route(req)
+		if err != nil || rt.Next() == nil {
+			b.Fatal("no route")
+		}
+	}
+}
+
+func BenchmarkRouteDefault(b *testing.B) {
+	e, err := NewEngine(benchConfig(), EngineOptions{})
+	require.NoError(b, err)
+	req := &Request{Model: "model-3", Header: map[string][]string{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Route(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRouteParallel(b *testing.B) {
+	e, err := NewEngine(benchConfig(), EngineOptions{})
+	require.NoError(b, err)
+	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rt, _ := e.Route(req)
+			rt.Next()
+		}
+	})
+}
+
+func BenchmarkGlob(b *testing.B) {
+	for b.Loop() {
+		Glob("*coder*-instruct-?", "org/deepseek-coder-v2-instruct-q")
+	}
+}
