@@ -87,6 +87,8 @@ var kindOrder = map[string]int{
 	"Namespace": 0, "ServiceAccount": 1, "Role": 2, "RoleBinding": 3, "Secret": 4, "ConfigMap": 5,
 	"Deployment": 6, "Service": 7,
 	"InferencePool": 8, "AgentgatewayPolicy": 9, "AgentgatewayModel": 10, "HTTPRoute": 11,
+	"Backend": 12, "AIServiceBackend": 13, "BackendSecurityPolicy": 14, "SecurityPolicy": 15,
+	"AIGatewayRoute": 16, "BackendTrafficPolicy": 17,
 }
 
 // SortObjects orders objects deterministically: by kind order, then kind,

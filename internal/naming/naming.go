@@ -140,3 +140,21 @@ func AgentGatewayPolicyName(routerNamespace, router string, crossNamespace bool)
 	h := hex.EncodeToString(sum[:])[:8]
 	return DNSLabel(router, "model-extraction-"+h)
 }
+
+// Scoped names an object generated for one router: the router's name, then
+// parts, as one DNS-1035 label (hash-truncated when too long). Two routers
+// in a namespace never share a scoped name unless the pipeline's collision
+// check reports it.
+func Scoped(router string, parts ...string) string {
+	return DNSLabel(router, strings.Join(parts, "-"))
+}
+
+// SubdomainPart is a name part that must stay a valid DNS-1123 subdomain
+// label (lowercase alphanumerics and '-'), hash-truncated to max characters.
+func SubdomainPart(s string, max int) string {
+	out := sanitize(s)
+	if out == "" {
+		out = "x"
+	}
+	return truncate(out, max)
+}

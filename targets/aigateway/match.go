@@ -1,0 +1,273 @@
+package aigateway
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ModelHeader is the header the AI Gateway fills from the request body's
+// "model" before routing.
+const ModelHeader = "x-ai-eg-model"
+
+// constraint is one header condition of a match: an exact value, or an RE2
+// pattern the whole value must match.
+type constraint struct {
+	name  string
+	exact bool
+	value string // the exact value, or the pattern source
+	re    *regexp.Regexp
+}
+
+func exactC(name, value string) constraint { return constraint{name: name, exact: true, value: value} }
+
+func patternC(name, pattern string) constraint {
+	return constraint{name: name, value: pattern, re: regexp.MustCompile(`^(?:` + pattern + `)$`)}
+}
+
+// accepts reports whether a concrete header value satisfies the constraint.
+func (c constraint) accepts(v string) bool {
+	if c.exact {
+		return v == c.value
+	}
+	return c.re.MatchString(v)
+}
+
+func (c constraint) equal(o constraint) bool {
+	return c.name == o.name && c.exact == o.exact && c.value == o.value
+}
+
+// meet is the conjunction of two constraints on the same header: ok is false
+// when no value satisfies both; known is false when that cannot be decided
+// or expressed as one header match (two different patterns).
+func meet(a, b constraint) (c constraint, ok, known bool) {
+	switch {
+	case a.equal(b):
+		return a, true, true
+	case a.exact && b.exact:
+		return a, false, true
+	case a.exact:
+		return a, b.accepts(a.value), true
+	case b.exact:
+		return b, a.accepts(b.value), true
+	default:
+		return a, true, false
+	}
+}
+
+// implies reports whether every value satisfying c satisfies d.
+func implies(c, d constraint) bool {
+	if c.equal(d) {
+		return true
+	}
+	return c.exact && d.accepts(c.value)
+}
+
+// match is a conjunction of header constraints, at most one per header,
+// sorted by header name. Gateway API ranks a match by its header count.
+type match []constraint
+
+func (m match) get(name string) (constraint, bool) {
+	for _, c := range m {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return constraint{}, false
+}
+
+// and conjoins two matches. ok is false when they can never both hold;
+// known is false when the conjunction cannot be decided or expressed.
+func and(a, b match) (out match, ok, known bool) {
+	out = append(match(nil), a...)
+	for _, c := range b {
+		prev, found := out.get(c.name)
+		if !found {
+			out = append(out, c)
+			continue
+		}
+		m, ok, known := meet(prev, c)
+		if !known || !ok {
+			return nil, ok, known
+		}
+		for i := range out {
+			if out[i].name == c.name {
+				out[i] = m
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, true, true
+}
+
+// impliedBy reports whether every request satisfying by satisfies m.
+func (m match) impliedBy(by match) bool {
+	for _, c := range m {
+		d, ok := by.get(c.name)
+		if !ok || !implies(d, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// satisfiedBy evaluates the match on a concrete request (header -> value;
+// absent headers are missing from the map).
+func (m match) satisfiedBy(req map[string]string) bool {
+	for _, c := range m {
+		v, ok := req[c.name]
+		if !ok || !c.accepts(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m match) String() string {
+	parts := make([]string, len(m))
+	for i, c := range m {
+		op := "="
+		if !c.exact {
+			op = "~"
+		}
+		parts[i] = c.name + op + c.value
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (m match) headers() []HeaderMatch {
+	out := make([]HeaderMatch, len(m))
+	for i, c := range m {
+		t := MatchExact
+		if !c.exact {
+			t = MatchRegex
+		}
+		out[i] = HeaderMatch{Name: c.name, Type: t, Value: c.value}
+	}
+	return out
+}
+
+// globPattern translates a ModelRouter model glob (runtime.Glob: '*' any run
+// of bytes, '?' one byte, everything else literal) into an RE2 pattern.
+// ok is false for a glob the gateway cannot match the same way: outside
+// printable ASCII, RE2 matches runes where the router-proxy matches bytes.
+func globPattern(glob string) (pattern string, isGlob, ok bool) {
+	if !strings.ContainsAny(glob, "*?") {
+		return glob, false, true
+	}
+	var b strings.Builder
+	b.WriteString("(?s)")
+	for i := 0; i < len(glob); i++ {
+		c := glob[i]
+		if c < 0x20 || c > 0x7e {
+			return "", true, false
+		}
+		switch c {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	return b.String(), true, true
+}
+
+// caseInsensitive is an RE2 pattern matching v in any letter case, for the
+// headers the router-proxy lowercases before comparing (classification,
+// task complexity).
+func caseInsensitive(v string) string { return "(?i)" + regexp.QuoteMeta(v) }
+
+// genRule is one generated AIGatewayRoute rule before limits are applied.
+type genRule struct {
+	name string
+	// origin says what it came from, for diagnostics and tests: the spec
+	// rule index, or -1 for BackendNameMatch and -2 for the default route.
+	origin  int
+	label   string // "rule <name>", "BackendNameMatch <backend>", "defaultRoute"
+	matches []match
+	refs    []RouteBackendRef
+	// backends are the router backends behind refs, in order.
+	backends []string
+	// per-try response-header timeout and retries for its traffic policy
+	headerTimeout string
+	numRetries    int32
+	ruleBudgets   []int
+}
+
+// orderConflict is a pair of rules whose first-match-wins order Gateway API
+// precedence would invert and that could not be rewritten.
+type orderConflict struct {
+	earlier, later int // indexes into the rule list
+	a, b           match
+}
+
+// maxRewrites bounds the rewrite loop (it always terminates; this guards
+// against pathological inputs growing past every CRD limit anyway).
+const maxRewrites = 4096
+
+// preserveOrder rewrites the rules' matches so that Gateway API precedence
+// (most header matches wins; ties go to the earlier rule) selects, for every
+// request, the rule first-match-wins selects. For each earlier match a and
+// later match b with more headers that one request can satisfy together, it
+// adds a∧b to the earlier rule: a∧b has at least as many headers as b and the
+// earlier rule wins the tie. It repeats until no pair remains. It returns
+// the conflicts it cannot rewrite (two different patterns on one header).
+func preserveOrder(rules []*genRule) []orderConflict {
+	var conflicts []orderConflict
+	seen := map[[2]int]bool{}
+	added := 0
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(rules); i++ {
+			for j := i + 1; j < len(rules); j++ {
+				for ai := 0; ai < len(rules[i].matches); ai++ {
+					a := rules[i].matches[ai]
+					for _, b := range rules[j].matches {
+						if len(b) <= len(a) {
+							continue
+						}
+						u, ok, known := and(a, b)
+						if !ok {
+							continue
+						}
+						if !known {
+							if !seen[[2]int{i, j}] {
+								seen[[2]int{i, j}] = true
+								conflicts = append(conflicts, orderConflict{earlier: i, later: j, a: a, b: b})
+							}
+							continue
+						}
+						if covered(rules[i].matches, u, len(b)) {
+							continue
+						}
+						rules[i].matches = append(rules[i].matches, u)
+						changed = true
+						if added++; added > maxRewrites {
+							return append(conflicts, orderConflict{earlier: i, later: j, a: a, b: b})
+						}
+					}
+				}
+			}
+		}
+	}
+	return conflicts
+}
+
+// covered reports whether some match of a rule holds whenever u holds and
+// ranks at least rank.
+func covered(ms []match, u match, rank int) bool {
+	for _, m := range ms {
+		if len(m) >= rank && m.impliedBy(u) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c orderConflict) describe(rules []*genRule) string {
+	return fmt.Sprintf("%s (match %s) comes first, but %s (match %s) has more header conditions and Gateway API ranks it higher for a request meeting both; the two patterns on one header cannot be combined into a match that keeps the declared order",
+		rules[c.earlier].label, c.a, rules[c.later].label, c.b)
+}

@@ -1,0 +1,356 @@
+package aigateway
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// buildRules turns spec rules, BackendNameMatch and the default route into
+// generated rules in first-match-wins order, before order rewriting.
+func (e *emitter) buildRules() []*genRule {
+	r := e.r
+	var out []*genRule
+	for i := range r.Rules {
+		rule := &r.Rules[i]
+		if len(rule.Candidates) == 0 {
+			// No backend advertises the required capabilities: the rule never
+			// matches (the frontend warned), so it is not generated.
+			continue
+		}
+		matches, ok := e.ruleMatches(i, rule)
+		if !ok || len(matches) == 0 {
+			continue
+		}
+		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (spec.rules[%d])", rule.Name, i), matches: matches}
+		e.routeBackends(g, rule)
+		if rule.Strategy != ir.StrategyWeighted && len(g.refs) > 0 {
+			g.numRetries = int32(len(g.refs) - 1)
+		} else if len(g.refs) > 0 {
+			positive := int32(0)
+			for _, ref := range g.refs {
+				if *ref.Weight > 0 {
+					positive++
+				}
+			}
+			g.numRetries = max(positive-1, 0)
+		}
+		g.headerTimeout = e.ruleHeaderTimeout(i, rule)
+		if len(g.refs) > MaxBackendRefsPerRule {
+			e.diags.Errorf(rulePath(i)+".route.backends", "TooManyBackends",
+				"rule %q routes to %d backends; the generated HTTPRoute rule holds at most %d backendRefs and a rule's backends cannot be split without changing its failover order", rule.Name, len(g.refs), MaxBackendRefsPerRule)
+		}
+		for bi := range r.Policy.Budgets {
+			if b := &r.Policy.Budgets[bi]; b.Scope == ir.BudgetScopeRule && b.RuleName == rule.Name {
+				g.ruleBudgets = append(g.ruleBudgets, bi)
+			}
+		}
+		out = append(out, g)
+		if !rule.FailClosed && (i < len(r.Rules)-1 || r.Default.Backend != "" || r.Default.Strategy == ir.DefaultBackendNameMatch) {
+			e.diags.Warnf(rulePath(i)+".failClosed", "NoFallThroughOnGateway",
+				"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 instead of continuing to later rules and the default route (the router-proxy's behaviour for a rule without failClosed)", rule.Name)
+		}
+	}
+	if r.Default.Strategy == ir.DefaultBackendNameMatch {
+		for i := range r.Backends {
+			b := &r.Backends[i]
+			g := &genRule{
+				name:    nameMatchPrefix + b.Name,
+				origin:  -1,
+				label:   fmt.Sprintf("BackendNameMatch for backend %q", b.Name),
+				matches: []match{{exactC(ModelHeader, b.ModelID)}},
+			}
+			g.refs = []RouteBackendRef{e.ref(b.Name, nil, nil)}
+			g.backends = []string{b.Name}
+			g.headerTimeout = e.duration(backendPath(i)+".timeout", r.HeaderTimeout(nil, b))
+			out = append(out, g)
+		}
+	}
+	if name := r.Default.Backend; name != "" {
+		b, _ := r.Backend(name)
+		g := &genRule{name: defaultRuleName, origin: -2, label: "defaultRoute", matches: []match{{}}}
+		g.refs = []RouteBackendRef{e.ref(name, nil, nil)}
+		g.backends = []string{name}
+		g.headerTimeout = e.duration("spec.defaultRoute", r.HeaderTimeout(nil, b))
+		out = append(out, g)
+	}
+	return out
+}
+
+func (e *emitter) ref(backend string, weight, priority *int32) RouteBackendRef {
+	return RouteBackendRef{Name: e.aiName[backend], Weight: weight, Priority: priority, ModelNameOverride: e.override[backend]}
+}
+
+// routeBackends maps a rule's capable backends: primary-fallback to
+// priorities 0..n-1, weighted to weights (0 drains).
+func (e *emitter) routeBackends(g *genRule, rule *ir.Rule) {
+	for k, name := range rule.Candidates {
+		b, _ := e.r.Backend(name)
+		var ref RouteBackendRef
+		if rule.Strategy == ir.StrategyWeighted {
+			w := b.Weight
+			ref = e.ref(name, &w, nil)
+		} else {
+			p := int32(k)
+			ref = e.ref(name, nil, &p)
+		}
+		g.refs = append(g.refs, ref)
+		g.backends = append(g.backends, name)
+	}
+}
+
+// ruleHeaderTimeout is the one response-header timeout of a rule's
+// dispatches: the rule's own, else its backends' when they agree.
+func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
+	r := e.r
+	if rule.Timeout > 0 {
+		return e.duration(rulePath(i)+".timeout", rule.Timeout)
+	}
+	var first string
+	var firstD string
+	for _, name := range rule.Candidates {
+		b, _ := r.Backend(name)
+		d := r.HeaderTimeout(rule, b).String()
+		if first == "" {
+			first, firstD = name, d
+			continue
+		}
+		if d != firstD {
+			e.diags.Errorf(rulePath(i)+".timeout", "BackendTimeoutsDiffer",
+				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, so set the rule's timeout", rule.Name, firstD, first, d, name)
+			return ""
+		}
+	}
+	b, _ := r.Backend(first)
+	return e.duration(backendPath(e.index[first])+".timeout", r.HeaderTimeout(rule, b))
+}
+
+// ruleMatches builds a rule's matches: the cross product of its models and
+// classifications, each with the task-complexity and header conditions.
+func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
+	m := &rule.Match
+	p := rulePath(i) + ".match"
+	var base match
+	add := func(field string, c constraint) bool {
+		u, ok, known := and(base, match{c})
+		switch {
+		case !known:
+			e.diags.Errorf(field, "MatchNotExpressible",
+				"rule %q puts two different patterns on header %s, which one gateway header match cannot express", rule.Name, c.name)
+			return false
+		case !ok:
+			e.diags.Warnf(field, "RuleNeverMatches",
+				"rule %q requires two different values of header %s, so it never matches and is not generated", rule.Name, c.name)
+			return false
+		}
+		base = u
+		return true
+	}
+	if m.TaskComplexity != "" && !add(p+".taskComplexity", patternC(taskComplexityHeader, caseInsensitive(m.TaskComplexity))) {
+		return nil, false
+	}
+	for _, h := range m.Headers {
+		if !add(p+".headers["+h.Name+"]", exactC(h.Name, h.Value)) {
+			return nil, false
+		}
+	}
+	models := []*constraint{nil}
+	if len(m.Models) > 0 {
+		models = nil
+		for k, model := range m.Models {
+			pat, isGlob, ok := globPattern(model)
+			if !ok {
+				e.diags.Errorf(fmt.Sprintf("%s.models[%d]", p, k), "ModelGlobUnsupported",
+					"model glob %q has characters outside printable ASCII; the gateway's RE2 header match counts characters where the router-proxy counts bytes, so it would match different models. Use an ASCII pattern or list the models", model)
+				return nil, false
+			}
+			c := exactC(ModelHeader, model)
+			if isGlob {
+				c = patternC(ModelHeader, pat)
+			}
+			models = append(models, &c)
+		}
+	}
+	classes := []*constraint{nil}
+	if len(m.DataClassification) > 0 {
+		classes = nil
+		for _, v := range m.DataClassification {
+			c := patternC(e.r.Policy.Classification.HeaderKey, caseInsensitive(v))
+			classes = append(classes, &c)
+		}
+	}
+	var out []match
+	for _, mc := range models {
+		for _, cc := range classes {
+			cur := base
+			ok, known := true, true
+			for _, c := range []*constraint{mc, cc} {
+				if c == nil || !ok || !known {
+					continue
+				}
+				cur, ok, known = and(cur, match{*c})
+			}
+			if !known {
+				e.diags.Errorf(p, "MatchNotExpressible",
+					"rule %q puts two different patterns on one header (its headers overlap the model or classification header), which one gateway header match cannot express", rule.Name)
+				return nil, false
+			}
+			if !ok {
+				continue
+			}
+			if len(cur) > MaxHeadersPerMatch {
+				e.diags.Errorf(p+".headers", "TooManyHeaderConditions",
+					"rule %q has %d header conditions; a gateway match holds at most %d", rule.Name, len(cur), MaxHeadersPerMatch)
+				return nil, false
+			}
+			out = append(out, cur)
+		}
+	}
+	return out, true
+}
+
+const taskComplexityHeader = "x-llmkube-task-complexity"
+
+// applyOrderAndLimits rewrites matches to keep first-match-wins order, splits
+// rules over the per-rule match limit and routes over the per-route limits,
+// and refuses what cannot be kept.
+func (e *emitter) applyOrderAndLimits(rules []*genRule) [][]*genRule {
+	for _, c := range preserveOrder(rules) {
+		e.diags.Errorf(e.ruleField(rules[c.earlier]), "RuleOrderNotPreserved", "%s", c.describe(rules))
+	}
+	if e.diags.HasErrors() {
+		return nil
+	}
+	// Split a rule's matches into consecutive rules with the same backends.
+	var flat []*genRule
+	for _, g := range rules {
+		if len(g.matches) <= MaxMatchesPerRule {
+			flat = append(flat, g)
+			continue
+		}
+		for part, k := 1, 0; k < len(g.matches); part, k = part+1, k+MaxMatchesPerRule {
+			cp := *g
+			cp.matches = g.matches[k:min(k+MaxMatchesPerRule, len(g.matches))]
+			if part > 1 {
+				cp.name = fmt.Sprintf("%s%s%d", g.name, partSeparator, part)
+			}
+			flat = append(flat, &cp)
+		}
+	}
+	// Pack in order into routes.
+	var chunks [][]*genRule
+	var cur []*genRule
+	n := 0
+	for _, g := range flat {
+		if len(cur) == MaxRulesPerRoute || n+len(g.matches) > MaxMatchesPerRoute {
+			chunks = append(chunks, cur)
+			cur, n = nil, 0
+		}
+		cur = append(cur, g)
+		n += len(g.matches)
+	}
+	if len(cur) > 0 || len(chunks) == 0 {
+		chunks = append(chunks, cur)
+	}
+	if len(chunks) > 1 {
+		e.checkSplit(chunks)
+	}
+	e.rules = flat
+	return chunks
+}
+
+// checkSplit refuses a split whose precedence would depend on the order the
+// gateway sorts routes in (creation time): equally ranked matches of
+// different rules that one request can satisfy, in different routes, or a
+// catch-all match (which ties with every route's route-not-found rule).
+func (e *emitter) checkSplit(chunks [][]*genRule) {
+	for ci, chunk := range chunks {
+		for _, g := range chunk {
+			for _, a := range g.matches {
+				if len(a) == 0 {
+					e.diags.Errorf(e.ruleField(g), "TooManyRules",
+						"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s matches every request, which would tie with the route-not-found rule of the other routes, ordered by creation time; reduce the rules or backends (BackendNameMatch adds one rule per backend)",
+						len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label)
+					return
+				}
+				for _, later := range chunks[ci+1:] {
+					for _, h := range later {
+						if h.origin == g.origin && h.origin >= 0 {
+							continue
+						}
+						for _, b := range h.matches {
+							if len(b) != len(a) {
+								continue
+							}
+							if _, ok, _ := and(a, b); ok {
+								e.diags.Errorf(e.ruleField(g), "TooManyRules",
+									"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s and %s fall into different routes with equally ranked matches one request can meet (%s, %s); across routes the gateway breaks such ties by creation time, not declaration order. Reduce the rules or backends",
+									len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label, h.label, a, b)
+								return
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func (e *emitter) ruleField(g *genRule) string {
+	switch {
+	case g.origin >= 0:
+		return rulePath(g.origin)
+	case g.origin == -1:
+		return "spec.defaultRouteStrategy"
+	default:
+		return "spec.defaultRoute"
+	}
+}
+
+// routesFor emits one AIGatewayRoute per chunk.
+func (e *emitter) routesFor(chunks [][]*genRule) {
+	gw := e.r.Gateway
+	ns := gwapiv1Namespace(gw.Namespace)
+	costs := e.requestCosts()
+	for ci, chunk := range chunks {
+		name := naming.Scoped(e.r.Name)
+		if ci > 0 {
+			name = naming.Scoped(e.r.Name, fmt.Sprintf("part-%d", ci+1))
+		}
+		e.routes = append(e.routes, name)
+		spec := AIGatewayRouteSpec{
+			ParentRefs:      []gwParentRef{{Group: &gatewayAPIGrp, Kind: gwKind("Gateway"), Name: gwObjectName(gw.Name), Namespace: ns}},
+			LLMRequestCosts: costs,
+		}
+		for _, g := range chunk {
+			rr := RouteRule{Name: g.name, BackendRefs: g.refs, Timeouts: &RouteTimeouts{Request: "0s"}}
+			for _, m := range g.matches {
+				rr.Matches = append(rr.Matches, RouteMatch{Headers: m.headers()})
+			}
+			if si := e.r.Timeouts.StreamIdle; si > 0 {
+				rr.StreamIdleTimeout = e.duration("spec.proxy.streamIdleTimeout", si)
+			}
+			spec.Rules = append(spec.Rules, rr)
+		}
+		if len(spec.Rules) == 0 {
+			// A router whose every rule can never match and that has no
+			// default still gets its route: the gateway answers 404.
+			spec.Rules = []RouteRule{}
+		}
+		e.add(&AIGatewayRoute{ObjectMeta: e.meta(name), Spec: spec}, gvkRoute)
+	}
+	if si := e.r.Timeouts.StreamIdle; si > 0 {
+		for _, g := range e.rules {
+			if d, ok := parseGw(g.headerTimeout); ok && d > si {
+				e.diags.Errorf("spec.proxy.streamIdleTimeout", "StreamIdleBelowHeaderTimeout",
+					"streamIdleTimeout %s is shorter than the %s response-header timeout of %s; the gateway's idle timer also runs before the first response byte, so it would cut requests the router-proxy lets wait. Raise streamIdleTimeout to at least %s or set it to 0s",
+					si, d, g.label, d)
+				return
+			}
+		}
+	}
+}
+
+func labelOf(g *genRule) string { return strings.TrimSpace(g.label) }
