@@ -97,6 +97,7 @@ func startManager(ctx context.Context, e *testenv.Env, reg *targets.Registry, wh
 		ProxyImage:       "example.test/router-proxy:test",
 		GetStatus:        statuses.get,
 		CRDRetryInterval: 2 * time.Second,
+		RecheckInterval:  3 * time.Second,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return nil, nil, err

@@ -1,0 +1,194 @@
+package controller_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
+)
+
+var (
+	poolGVK   = schema.GroupVersionKind{Group: "inference.networking.k8s.io", Version: "v1", Kind: "InferencePool"}
+	routeGVK  = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
+	policyGVK = schema.GroupVersionKind{Group: "agentgateway.dev", Version: "v1alpha1", Kind: "AgentgatewayPolicy"}
+)
+
+func agentGatewaySpec(gwNamespace string) string {
+	return fmt.Sprintf(`
+dataPlane: AgentGateway
+agentGatewayRef:
+  name: agentgateway
+  namespace: %s
+  endpointPicker: qwen-epp
+  endpointPickerPort: 9002
+backends:
+  - name: qwen-chat
+    inferenceServiceRef: {name: qwen}
+rules:
+  - name: chat
+    match: {models: [qwen-chat]}
+    route: {backends: [qwen-chat]}
+defaultRoute: qwen-chat
+`, gwNamespace)
+}
+
+// listLabelled lists objects of gvk in ns (all namespaces when empty) with
+// the router label.
+func listLabelled(t *testing.T, gvk schema.GroupVersionKind, ns, router string) []string {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	opts := []client.ListOption{client.MatchingLabels{"inference.llmkube.dev/model-router": router}}
+	if ns != "" {
+		opts = append(opts, client.InNamespace(ns))
+	}
+	if err := k8s.List(ctxT(t), l, opts...); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, it := range l.Items {
+		out = append(out, it.GetNamespace()+"/"+it.GetName())
+	}
+	return out
+}
+
+// TestAgentGatewayCrossNamespace: create, data-plane switch (pruning the other
+// plane, including the policy in the Gateway's namespace) and deletion (the
+// finalizer removes the cross-namespace policy, which has no owner reference).
+func TestAgentGatewayCrossNamespace(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	mustApply(t, ctx, ns, isvcs)
+	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	mr := createRouter(t, ns, "ag", agentGatewaySpec(gwns))
+
+	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	got := waitPhase(t, ctx, ns, "ag", v1.PhaseReady)
+	if got.Status.AgentGateway == nil || !got.Status.AgentGateway.PoolReady {
+		t.Errorf("status.agentGateway %+v", got.Status.AgentGateway)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
+		t.Errorf("Available (router-proxy) condition set on an AgentGateway router: %+v", got.Status.Conditions)
+	}
+	if p := listLabelled(t, poolGVK, ns, "ag"); len(p) != 1 {
+		t.Errorf("InferencePools %v", p)
+	}
+	if r := listLabelled(t, routeGVK, ns, "ag"); len(r) != 1 {
+		t.Errorf("HTTPRoutes %v", r)
+	}
+	pol := listLabelled(t, policyGVK, gwns, "ag")
+	if len(pol) != 1 {
+		t.Fatalf("policies in the Gateway namespace: %v", pol)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(policyGVK)
+	name := strings.SplitN(pol[0], "/", 2)[1]
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: gwns, Name: name}, live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.GetOwnerReferences()) != 0 || live.GetLabels()[controller.LabelRouterNamespace] != ns {
+		t.Errorf("cross-namespace policy: ownerRefs %v labels %v", live.GetOwnerReferences(), live.GetLabels())
+	}
+	if listLabelled(t, policyGVK, ns, "ag") != nil {
+		t.Errorf("a policy landed in the router namespace too")
+	}
+
+	// Data-plane change: everything AgentGateway goes, the proxy comes.
+	setRouterSpec(t, ctx, ns, "ag", `
+backends:
+  - name: qwen-chat
+    inferenceServiceRef: {name: qwen}
+defaultRoute: qwen-chat
+`)
+	converged(t, ns, "ag")
+	eventually(t, "AgentGateway objects pruned", func() error {
+		left := append(append(listLabelled(t, poolGVK, "", "ag"), listLabelled(t, routeGVK, "", "ag")...), listLabelled(t, policyGVK, "", "ag")...)
+		if len(left) > 0 {
+			return fmt.Errorf("left: %v", left)
+		}
+		return nil
+	})
+	got = waitCondition(t, ctx, ns, "ag", v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	if got.Status.AgentGateway != nil || meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAgentGatewayReady) != nil {
+		t.Errorf("AgentGateway status left after the switch: %+v %+v", got.Status.AgentGateway, got.Status.Conditions)
+	}
+
+	// Back to AgentGateway: the proxy goes.
+	setRouterSpec(t, ctx, ns, "ag", agentGatewaySpec(gwns))
+	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	eventually(t, "proxy pruned", func() error {
+		if left := inventory(t, ctx, ns, "ag", proxyKinds()...); len(left) > 0 {
+			return fmt.Errorf("left: %v", left)
+		}
+		if len(listLabelled(t, policyGVK, gwns, "ag")) != 1 {
+			return fmt.Errorf("policy not back")
+		}
+		return nil
+	})
+
+	// Delete: the finalizer removes the cross-namespace policy.
+	if err := k8s.Delete(ctx, mr); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "cross-namespace policy cleaned up", func() error {
+		if p := listLabelled(t, policyGVK, gwns, "ag"); len(p) > 0 {
+			return fmt.Errorf("left: %v", p)
+		}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "ag"}, &v1.ModelRouter{}); !isNotFound(err) {
+			return fmt.Errorf("router still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// TestConflictingPreRoutingPolicy: a foreign PreRouting transformation on
+// the same Gateway sets ConflictingPreRoutingPolicy and the router keeps its
+// own policy; the periodic recheck clears the condition once it goes.
+func TestConflictingPreRoutingPolicy(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	mustApply(t, ctx, ns, isvcs)
+	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	foreign := mustApply(t, ctx, ns, `
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: someone-elses-extraction}
+spec:
+  targetRefs:
+    - {group: gateway.networking.k8s.io, kind: Gateway, name: agentgateway}
+  traffic:
+    phase: PreRouting
+    transformation:
+      request:
+        set:
+          - {name: X-Model, value: json(request.body).model}
+`)[0]
+	createRouter(t, ns, "conf", agentGatewaySpec(ns))
+	mr := waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, controller.ReasonConflictingPolicy)
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "someone-elses-extraction") {
+		t.Errorf("message does not name the foreign policy: %q", c.Message)
+	}
+	waitPhase(t, ctx, ns, "conf", v1.PhaseDegraded)
+	if p := listLabelled(t, policyGVK, ns, "conf"); len(p) != 1 {
+		t.Errorf("the router's own policy must be kept on conflict; have %v", p)
+	}
+
+	if err := k8s.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	// No event touches the router: the periodic recheck clears the condition.
+	waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitPhase(t, ctx, ns, "conf", v1.PhaseReady)
+}
+
+var _ = appsv1.Deployment{}

@@ -1,0 +1,73 @@
+package controller_test
+
+import (
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+const invalidRouter = `
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: bad}
+spec:
+  backends:
+    - name: a
+      external: {provider: openai, model: gpt-5}
+  defaultRoute: nope
+`
+
+// TestWebhookRefusesInvalidRouter: the API server refuses an invalid router
+// through the webhook with the CLI's reason and field path; the validator
+// called directly says the same; an invalid spec change of a valid router is
+// refused, a metadata-only change is not.
+func TestWebhookRefusesInvalidRouter(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	objs, err := testenv.DecodeYAML([]byte(invalidRouter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := objs[0]
+	obj.SetNamespace(ns)
+	err = k8s.Create(ctx, obj)
+	if err == nil {
+		t.Fatal("the API server accepted an invalid router")
+	}
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.defaultRoute") || !strings.Contains(err.Error(), "(UnknownBackend)") {
+		t.Errorf("want Invalid naming spec.defaultRoute and UnknownBackend, got: %v", err)
+	}
+
+	mr := &v1.ModelRouter{}
+	mr.Name, mr.Namespace = "bad", ns
+	mr.Spec.Backends = []v1.RouterBackend{{Name: "a", External: &v1.ExternalBackend{Provider: v1.ProviderOpenAI, Model: "gpt-5"}}}
+	mr.Spec.DefaultRoute = "nope"
+	_, verr := (&controller.Validator{Registry: builtin.Registry()}).Validate(mr)
+	if verr == nil || !strings.Contains(verr.Error(), "spec.defaultRoute") || !strings.Contains(verr.Error(), "(UnknownBackend)") {
+		t.Errorf("validator: %v", verr)
+	}
+
+	// A valid router, then an invalid edit of its spec.
+	createRouter(t, ns, "good", `
+backends:
+  - name: a
+    external: {provider: openai, model: gpt-5}
+defaultRoute: a
+`)
+	good := getRouter(t, ctx, ns, "good")
+	good.Spec.DefaultRoute = "nope"
+	if err := k8s.Update(ctx, good); err == nil || !strings.Contains(err.Error(), "UnknownBackend") {
+		t.Errorf("invalid spec update: %v", err)
+	}
+	good = getRouter(t, ctx, ns, "good")
+	good.Labels = map[string]string{"team": "a"}
+	if err := k8s.Update(ctx, good); err != nil {
+		t.Errorf("metadata-only update refused: %v", err)
+	}
+}
