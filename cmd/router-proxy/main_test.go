@@ -1,0 +1,364 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries builds router-proxy and llmkube-compile once per test run.
+func binaries(t *testing.T) (proxyBin, compileBin string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "router-proxy-test")
+		if buildErr != nil {
+			return
+		}
+		out, err := exec.Command("go", "build", "-o", binDir, "github.com/llmkube/llmkube-compile/cmd/router-proxy", "github.com/llmkube/llmkube-compile/cmd/llmkube-compile").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(binDir, "router-proxy"), filepath.Join(binDir, "llmkube-compile")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type proc struct {
+	cmd    *exec.Cmd
+	listen string
+	admin  string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+// startProxy runs the real binary on cfg and waits until /ready answers 200.
+func startProxy(t *testing.T, cfg *runtime.Config, extra ...string) *proc {
+	t.Helper()
+	bin, _ := binaries(t)
+	b, err := runtime.Marshal(cfg)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	p := &proc{listen: freeAddr(t), admin: freeAddr(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	args := append([]string{"--config", path, "--listen", p.listen, "--admin-listen", p.admin}, extra...)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Stderr = p.stderr
+	p.cmd.Stdout = io.Discard
+	require.NoError(t, p.cmd.Start())
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("router-proxy stderr:\n%s", p.stderr.String())
+		}
+	})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + p.admin + "/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 20*time.Second, 20*time.Millisecond)
+	return p
+}
+
+func (p *proc) post(t *testing.T, body string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(body))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// upstream is a controllable OpenAI stub.
+type upstream struct {
+	*httptest.Server
+	name string
+	fail atomic.Bool
+	hits atomic.Int64
+}
+
+func newUpstream(t *testing.T, name string) *upstream {
+	u := &upstream{name: name}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		if r.Header.Get("X-Llmkube-Shadow") == "" {
+			u.hits.Add(1)
+		}
+		if u.fail.Load() {
+			w.WriteHeader(500)
+			return
+		}
+		completion := 5
+		if r.Header.Get("X-Big-Usage") != "" {
+			completion = 1_000_000_000 // $90 at 0.09 USD per million
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, completion, completion+10)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func served(t *testing.T, body string) string {
+	var v struct {
+		Model string `json:"model"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	return v.Model
+}
+
+// TestEndToEnd renders testdata/production-platform with the real compiler,
+// points its backends at loopback upstreams and drives the real binary.
+func TestEndToEnd(t *testing.T) {
+	_, compile := binaries(t)
+	out, err := exec.Command(compile, "render", "-f", "../../testdata/production-platform/input.yaml", "-o", "json").Output()
+	require.NoError(t, err)
+	var list struct {
+		Items []struct {
+			Kind string            `json:"kind"`
+			Data map[string]string `json:"data"`
+		} `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(out, &list))
+	var raw string
+	for _, it := range list.Items {
+		if it.Kind == "ConfigMap" {
+			raw = it.Data["config.json"]
+		}
+	}
+	require.NotEmpty(t, raw)
+	cfg, err := runtime.Parse(strings.NewReader(raw))
+	require.NoError(t, err)
+
+	ups := map[string]*upstream{}
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		if b.Kind == runtime.KindLocal {
+			ups[b.Name] = newUpstream(t, b.Name)
+			b.URL = ups[b.Name].URL
+		}
+	}
+	require.Contains(t, ups, "qwen")
+	require.Contains(t, ups, "coder")
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.FilePath = auditPath
+	p := startProxy(t, cfg)
+
+	// Routing: rules in order, then BackendNameMatch, then the default route.
+	code, body := p.post(t, `{"model":"qwen3-coder-30b"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "coder", served(t, body))
+	_, body = p.post(t, `{"model":"writer"}`)
+	assert.Equal(t, "writer", served(t, body))
+	_, body = p.post(t, `{"model":"anything"}`, "x-agent-mode", "on")
+	assert.Equal(t, "qwen", served(t, body), "weighted rule; claude (anthropic) cannot serve in this build")
+	_, body = p.post(t, `{"model":"unknown"}`)
+	assert.Equal(t, "qwen", served(t, body), "default route")
+
+	// Budgets: team scope, maxUSD 50.
+	code, _ = p.post(t, `{"model":"unknown"}`, "x-llmkube-team", "red", "x-big-usage", "1")
+	require.Equal(t, 200, code)
+	code, body = p.post(t, `{"model":"unknown"}`, "x-llmkube-team", "red")
+	assert.Equal(t, http.StatusTooManyRequests, code, body)
+	assert.Contains(t, body, "budget_exceeded")
+	code, _ = p.post(t, `{"model":"unknown"}`, "x-llmkube-team", "blue")
+	assert.Equal(t, 200, code)
+	resp, err := http.Get("http://" + p.admin + runtime.StatusPath)
+	require.NoError(t, err)
+	var st runtime.Status
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	resp.Body.Close()
+	assert.Equal(t, "platform", st.Router.Name)
+	byName := map[string]runtime.BudgetStatus{}
+	for _, b := range st.Budgets {
+		byName[b.Name] = b
+	}
+	assert.Equal(t, "1.000000", byName["team"].Utilization)
+	for _, b := range st.Backends {
+		if b.Name == "claude" {
+			assert.False(t, b.Healthy)
+			assert.NotEmpty(t, b.Message)
+		}
+	}
+
+	// Failover: coder fails, the code rule falls over to qwen.
+	ups["coder"].fail.Store(true)
+	qwenBefore := ups["qwen"].hits.Load()
+	code, body = p.post(t, `{"model":"code-assist"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "qwen", served(t, body))
+	assert.Equal(t, qwenBefore+1, ups["qwen"].hits.Load())
+
+	// Fail-closed: phi requests may only reach qwen/coder; both down -> 503
+	// and nothing else is tried.
+	ups["qwen"].fail.Store(true)
+	code, body = p.post(t, `{"model":"anything"}`, "x-llmkube-classification", "PHI")
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, "fail_closed")
+	writerHits := ups["writer"].hits.Load()
+	code, _ = p.post(t, `{"model":"anything"}`, "x-llmkube-classification", "phi")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, writerHits, ups["writer"].hits.Load())
+
+	// The audit file has one entry per request; SIGTERM flushes it.
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
+	f, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(f)), "\n")
+	assert.Len(t, lines, 10)
+	var last runtime.AuditEntry
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	assert.Equal(t, runtime.OutcomeFailClosed, last.Outcome)
+	assert.Equal(t, "phi-local", last.Rule)
+	assert.Equal(t, "phi", last.Classification)
+}
+
+// SIGTERM stops accepting, lets a running stream finish, then exits 0.
+func TestShutdownDrainsStreams(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		started <- struct{}{}
+		<-release
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"last\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer up.Close()
+	cfg := &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Second}},
+		Backends:   []runtime.Backend{{Name: "a", ModelID: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}}}},
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	}
+	p := startProxy(t, cfg, "--shutdown-timeout", "1m")
+	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	line, err := rd.ReadString('\n')
+	require.NoError(t, err)
+	assert.Contains(t, line, "first")
+	<-started
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	// New connections are refused once the listener closes.
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", p.listen, time.Second)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	}, 20*time.Second, 10*time.Millisecond)
+	select {
+	case err := <-p.done:
+		t.Fatalf("exited before the stream finished: %v", err)
+	default:
+	}
+	close(release)
+	rest, err := io.ReadAll(rd)
+	require.NoError(t, err, "the in-flight stream finishes cleanly")
+	assert.Contains(t, string(rest), "last")
+	assert.Contains(t, string(rest), "[DONE]")
+	require.NoError(t, <-p.done, "clean exit")
+}
+
+// A stream longer than --shutdown-timeout is cut at the deadline.
+func TestShutdownDeadline(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer up.Close()
+	cfg := &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}},
+		Backends:   []runtime.Backend{{Name: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	}
+	p := startProxy(t, cfg, "--shutdown-timeout", "200ms")
+	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, err = bufio.NewReader(resp.Body).ReadString('\n')
+	require.NoError(t, err)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
+	_, err = io.ReadAll(resp.Body)
+	assert.Error(t, err, "the stream is cut at the drain deadline")
+}
+
+func TestBadFlagsAndConfig(t *testing.T) {
+	var stderr bytes.Buffer
+	assert.Error(t, run([]string{"--nope"}, io.Discard, &stderr))
+	bad := filepath.Join(t.TempDir(), "c.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"apiVersion":"x"}`), 0o600))
+	err := run([]string{"--config", bad}, io.Discard, &stderr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "apiVersion")
+}
