@@ -50,3 +50,9 @@ generate-rbac:
 	$(CONTROLLER_GEN) webhook paths=./controller/... output:webhook:artifacts:config=config/webhook
 
 manifests: generate generate-rbac
+
+## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
+.PHONY: bench-proxy
+bench-proxy:
+	go run ./hack/bench-proxy
+	go test ./runtime/ -run '^$$' -bench . -benchmem

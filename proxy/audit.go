@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/llmkube/llmkube-compile/runtime"
 	"go.opentelemetry.io/otel/attribute"
@@ -44,14 +45,29 @@ func NewWriterSink(w io.Writer, closer io.Closer) *WriterSink {
 
 func (s *WriterSink) loop(w io.Writer) {
 	defer close(s.done)
+	// Entries are batched: flushed when 64 KiB are buffered or 100 ms after
+	// the first unflushed entry, so a busy proxy makes few write calls.
 	bw := bufio.NewWriterSize(w, 64<<10)
-	for b := range s.ch {
-		_, _ = bw.Write(b)
-		if len(s.ch) == 0 {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	pending := false
+	for {
+		select {
+		case b, ok := <-s.ch:
+			if !ok {
+				_ = bw.Flush()
+				return
+			}
+			_, _ = bw.Write(b)
+			if !pending {
+				pending = true
+				t.Reset(100 * time.Millisecond)
+			}
+		case <-t.C:
 			_ = bw.Flush()
+			pending = false
 		}
 	}
-	_ = bw.Flush()
 }
 
 // Write queues the entry.

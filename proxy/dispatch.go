@@ -430,6 +430,10 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 			break
 		}
 	}
+	// Hand the client its last bytes before the bookkeeping below.
+	if writeErr == nil {
+		_ = rc.Flush()
+	}
 	if !first.IsZero() {
 		ft := first.Sub(up.started)
 		ent.FirstTokenMs = float64(ft.Microseconds()) / 1000

@@ -138,7 +138,7 @@ type memSink struct {
 }
 
 func (m *memSink) Write(e *runtime.AuditEntry) { m.mu.Lock(); m.e = append(m.e, *e); m.mu.Unlock() }
-func (m *memSink) Close(context.Context) error  { return nil }
+func (m *memSink) Close(context.Context) error { return nil }
 func (m *memSink) all() []runtime.AuditEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()

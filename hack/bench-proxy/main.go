@@ -1,0 +1,267 @@
+// Command bench-proxy measures the router-proxy's overhead: it starts a stub
+// OpenAI upstream and a load generator (both in this process), builds and
+// starts the real router-proxy binary with 20 rules and the audit log on,
+// and compares latency against the upstream directly and through the proxy.
+//
+//	go run ./hack/bench-proxy [-n 5000] [-n64 40000]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	rt "github.com/llmkube/llmkube-compile/runtime"
+)
+
+const jsonAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`
+
+var sseChunks = func() []byte {
+	var b bytes.Buffer
+	for i := range 8 {
+		fmt.Fprintf(&b, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"tok%d \"}}]}\n\n", i)
+	}
+	b.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":8,\"total_tokens\":20}}\n\n")
+	b.WriteString("data: [DONE]\n\n")
+	return b.Bytes()
+}()
+
+func stub(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	if r.URL.Path == "/health" {
+		return
+	}
+	if r.Header.Get("X-Bench-Stream") != "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(sseChunks)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(jsonAnswer)))
+	_, _ = io.WriteString(w, jsonAnswer)
+}
+
+func config(upstream, auditPath string) *rt.Config {
+	hc := rt.HealthCheck{Path: "/health", Interval: rt.Duration{Duration: 10 * time.Second}, Timeout: rt.Duration{Duration: 2 * time.Second}}
+	cfg := &rt.Config{
+		APIVersion: rt.APIVersion,
+		Router:     rt.RouterInfo{Name: "bench", Namespace: "bench"},
+		Timeouts:   rt.Timeouts{ResponseHeader: rt.Duration{Duration: 2 * time.Minute}, StreamIdle: rt.Duration{Duration: 5 * time.Minute}, Quarantine: rt.Duration{Duration: 15 * time.Second}},
+		Default:    rt.DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"},
+		Policy: rt.Policy{
+			Classification: rt.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
+			Budgets:        []rt.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 50, Window: rt.Duration{Duration: time.Hour}}},
+			Audit:          rt.Audit{Sink: "file", FilePath: auditPath, CallerHeader: "x-llmkube-client", LogClientAddress: true},
+		},
+	}
+	for i := range 4 {
+		cfg.Backends = append(cfg.Backends, rt.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: rt.KindLocal, Tier: "local", URL: upstream, Weight: 1, HealthCheck: hc,
+			Cost:      &rt.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
+			ModelInfo: rt.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
+	}
+	for i := range 19 {
+		cfg.Rules = append(cfg.Rules, rt.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+			Match: rt.Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []rt.HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}}})
+	}
+	// The benchmark's requests match only the 20th rule.
+	cfg.Rules = append(cfg.Rules, rt.Rule{Name: "r19", Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+		Match: rt.Match{Models: []string{"bench-*"}, Headers: []rt.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
+	return cfg
+}
+
+func freePort() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench-proxy:", err)
+		os.Exit(1)
+	}
+}
+
+const body = `{"model":"bench-8b","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello."}],"max_tokens":16}`
+const streamBody = `{"model":"bench-8b","stream":true,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello."}],"max_tokens":16}`
+
+// load sends n requests at concurrency c and returns sorted latencies and errors.
+func load(client *http.Client, url string, c, n int, stream bool) ([]time.Duration, int) {
+	lat := make([]time.Duration, n)
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
+	b := body
+	if stream {
+		b = streamBody
+	}
+	for range c {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(b))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Tenant", "gold")
+				req.Header.Set("X-Llmkube-Client", "bench")
+				if stream {
+					req.Header.Set("X-Bench-Stream", "1")
+				}
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				lat[i] = time.Since(t0)
+				if err != nil || resp.StatusCode != 200 {
+					errs.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	return lat, int(errs.Load())
+}
+
+func pct(l []time.Duration, p float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	i := int(float64(len(l))*p/100+0.5) - 1
+	return l[max(0, min(i, len(l)-1))]
+}
+
+// cpu returns the process's user+system CPU time from /proc.
+func cpu(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must(err)
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+func peakRSS(pid int) string {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	must(err)
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if strings.HasPrefix(s.Text(), "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(s.Text(), "VmHWM:"))
+		}
+	}
+	return "?"
+}
+
+func main() {
+	n1 := flag.Int("n", 5000, "requests per scenario at concurrency 1")
+	n64 := flag.Int("n64", 40000, "requests per scenario at concurrency 64")
+	flag.Parse()
+
+	dir, err := os.MkdirTemp("", "bench-proxy")
+	must(err)
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "router-proxy")
+	out, err := exec.Command("go", "build", "-o", bin, "./cmd/router-proxy").CombinedOutput()
+	if err != nil {
+		must(fmt.Errorf("go build: %v\n%s", err, out))
+	}
+
+	upAddr := freePort()
+	up := &http.Server{Addr: upAddr, Handler: http.HandlerFunc(stub)}
+	go func() { _ = up.ListenAndServe() }()
+	defer up.Close()
+
+	cfg := config("http://"+upAddr, filepath.Join(dir, "audit.jsonl"))
+	cb, err := rt.Marshal(cfg)
+	must(err)
+	cfgPath := filepath.Join(dir, "config.json")
+	must(os.WriteFile(cfgPath, cb, 0o600))
+	listen, admin := freePort(), freePort()
+	cmd := exec.Command(bin, "--config", cfgPath, "--listen", listen, "--admin-listen", admin)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + admin + "/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 500 {
+			must(fmt.Errorf("router-proxy never became ready"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid := cmd.Process.Pid
+
+	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	direct := "http://" + upAddr + "/v1/chat/completions"
+	proxied := "http://" + listen + "/v1/chat/completions"
+
+	fmt.Printf("router-proxy benchmark: %s/%s, GOMAXPROCS=%d, %d CPUs, 20 rules (the 20th matches), audit to a file, one router budget\n\n", runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	fmt.Println("| concurrency | body | requests | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | proxy req per CPU-s | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	totalErrs := 0
+	for _, c := range []int{1, 64} {
+		n := *n1
+		if c == 64 {
+			n = *n64
+		}
+		for _, stream := range []bool{false, true} {
+			// Warm both paths (connections, pools).
+			load(client, direct, c, min(n, 2000), stream)
+			load(client, proxied, c, min(n, 2000), stream)
+			d, de := load(client, direct, c, n, stream)
+			c0 := cpu(pid)
+			p, pe := load(client, proxied, c, n, stream)
+			used := cpu(pid) - c0
+			kind := "json"
+			if stream {
+				kind = "sse"
+			}
+			rps := "n/a"
+			if used > 0 {
+				rps = strconv.Itoa(int(float64(n) / used.Seconds()))
+			}
+			totalErrs += de + pe
+			fmt.Printf("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", c, kind, n,
+				us(pct(d, 50)), us(pct(d, 99)), us(pct(p, 50)), us(pct(p, 99)), us(pct(p, 50)-pct(d, 50)), us(pct(p, 99)-pct(d, 99)), rps, de+pe)
+		}
+	}
+	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = ctx
+	if totalErrs > 0 {
+		must(fmt.Errorf("%d errors", totalErrs))
+	}
+}
+
+func us(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Nanoseconds())/1000, 'f', 0, 64) + " µs"
+}
