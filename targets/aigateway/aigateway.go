@@ -207,6 +207,9 @@ func (e *emitter) backends() {
 			e.override[b.Name] = b.External.Model
 		}
 		spec, schemaName, prefix, ok := e.backendSpec(i, b)
+		if b.External != nil {
+			e.credentials(i, b, name)
+		}
 		if !ok {
 			continue
 		}
@@ -218,9 +221,6 @@ func (e *emitter) backends() {
 				BackendRef: BackendObjectRef{Group: egGroup, Kind: "Backend", Name: name},
 			},
 		}, gvkAIBackend)
-		if b.External != nil {
-			e.credentials(i, b, name)
-		}
 	}
 }
 

@@ -1,0 +1,123 @@
+package aigateway
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGatewayDuration(t *testing.T) {
+	valid := regexp.MustCompile(`^([0-9]{1,5}(h|m|s|ms)){1,4}$`)
+	for d, want := range map[time.Duration]string{
+		0:                                  "0s",
+		1500 * time.Millisecond:            "1s500ms",
+		90 * time.Minute:                   "1h30m",
+		time.Hour:                          "1h",
+		2*time.Minute + 5*time.Millisecond: "2m5ms",
+	} {
+		got, ok := gwDuration(d)
+		require.True(t, ok, d)
+		assert.Equal(t, want, got)
+		assert.Regexp(t, valid, got)
+		back, err := time.ParseDuration(got)
+		require.NoError(t, err)
+		assert.Equal(t, d, back)
+	}
+	for _, d := range []time.Duration{1500 * time.Microsecond, time.Nanosecond, -time.Second, 100000 * time.Hour} {
+		_, ok := gwDuration(d)
+		assert.False(t, ok, d)
+	}
+}
+
+// celEnv declares the variables the AI Gateway gives a CEL request cost.
+func celEnv(t *testing.T) *cel.Env {
+	env, err := cel.NewEnv(
+		cel.Variable("model", cel.StringType),
+		cel.Variable("backend", cel.StringType),
+		cel.Variable("input_tokens", cel.UintType),
+		cel.Variable("cached_input_tokens", cel.UintType),
+		cel.Variable("cache_creation_input_tokens", cel.UintType),
+		cel.Variable("output_tokens", cel.UintType),
+		cel.Variable("total_tokens", cel.UintType),
+		cel.Variable("reasoning_tokens", cel.UintType),
+	)
+	require.NoError(t, err)
+	return env
+}
+
+// TestUSDCostExpression type-checks the generated CEL cost and evaluates it:
+// the cost of a request in 1e-scale USD units from costPerMillionTokens.
+func TestUSDCostExpression(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/gateway-budgets/input.yaml")
+	require.NoError(t, err)
+	r, res, diags := compileYAML(t, string(data))
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	require.NotNil(t, res)
+	e := &emitter{r: r, aiName: map[string]string{}}
+	for _, b := range r.Backends {
+		e.aiName[b.Name] = "metered-" + b.Name
+	}
+	c := e.usdCostExpr()
+	require.Equal(t, 8, c.scale, "prices have 2 decimals, so the unit is 1e-8 USD")
+
+	env := celEnv(t)
+	ast, iss := env.Compile(c.expr)
+	require.NoError(t, iss.Err())
+	require.Equal(t, cel.UintType, ast.OutputType(), "the AI Gateway requires an int or uint cost")
+	prg, err := env.Program(ast)
+	require.NoError(t, err)
+	eval := func(backend string, in, out uint64) uint64 {
+		v, _, err := prg.Eval(map[string]any{
+			"model": "chat", "backend": backend, "input_tokens": in, "output_tokens": out,
+			"cached_input_tokens": uint64(0), "cache_creation_input_tokens": uint64(0),
+			"total_tokens": in + out, "reasoning_tokens": uint64(0),
+		})
+		require.NoError(t, err)
+		return v.Value().(uint64)
+	}
+	// gpt: $1.25 / $10 per million tokens. 1M in + 1M out = $11.25 = 11.25e8 units.
+	assert.Equal(t, uint64(1125000000), eval("metered-gpt.ml", 1_000_000, 1_000_000))
+	// local-qwen: $0.05 / $0.2 per million: 2000 in + 1000 out = 0.0001 + 0.0002 = $0.0003.
+	assert.Equal(t, uint64(30000), eval("metered-local-qwen.ml", 2000, 1000))
+	assert.Equal(t, uint64(0), eval("someone-else.ml", 1000, 1000), "a backend without prices is not charged")
+}
+
+// TestEveryRefusalHasAnInvalidCase: each reason this target refuses with is
+// exercised by a testdata/invalid/gateway-target-*.yaml case.
+func TestEveryRefusalHasAnInvalidCase(t *testing.T) {
+	reasons := map[string]bool{}
+	src, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	re := regexp.MustCompile(`Errorf\([^,]+,\s*"([A-Za-z]+)"`)
+	for _, f := range src {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			if m[1] != "InternalError" {
+				reasons[m[1]] = true
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(reasons), 15)
+	cases, err := filepath.Glob("../../testdata/invalid/gateway-target-*.yaml")
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, f := range cases {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		all.Write(data)
+	}
+	for r := range reasons {
+		assert.Contains(t, all.String(), " "+r+"\n", "refusal %s has no testdata/invalid/gateway-target-*.yaml case", r)
+	}
+}
