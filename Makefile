@@ -27,11 +27,14 @@ test: envtest
 envtest:
 	hack/install-envtest.sh $(ENVTEST_ASSETS)
 
-## generate: deepcopy and the ModelRouter CRD, with controller-gen.
-generate:
+## generate: every controller-gen output (API deepcopy and CRD, controller RBAC and webhook).
+generate: generate-api generate-rbac
+
+## generate-api: deepcopy and the ModelRouter CRD, with controller-gen.
+.PHONY: generate-api
+generate-api:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd:allowDangerousTypes=false paths=./api/... output:crd:artifacts:config=config/crd
-	$(MAKE) generate-rbac
 
 ## golden: regenerate golden files; review the diff before committing.
 golden:
