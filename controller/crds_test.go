@@ -1,0 +1,153 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/targets"
+	"github.com/llmkube/llmkube-compile/targets/proxy"
+)
+
+// agentgatewayCRD picks the CRDs the AgentGateway plane needs beyond the
+// Gateway API: agentgateway.dev and the Inference Extension's InferencePool.
+func agentgatewayCRD(c *apiextensionsv1.CustomResourceDefinition) bool {
+	return c.Spec.Group == "agentgateway.dev" || c.Spec.Group == "inference.networking.k8s.io"
+}
+
+// TestCRDsAbsentThenInstalled runs its own API server without the
+// AgentGateway plane's CRDs: the router gets a condition naming them and
+// nothing is generated; once they are installed, it recovers by itself. The
+// same controller also runs a build without the Gateway target: a Gateway
+// router reports DataPlaneNotImplemented and gets no objects.
+func TestCRDsAbsentThenInstalled(t *testing.T) {
+	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: agentgatewayCRD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	c, err := client.New(e.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done chan struct{}
+	t.Cleanup(func() {
+		cancel()
+		if done != nil {
+			<-done
+		}
+	})
+	// Proxy plus the real AgentGateway target, without Gateway.
+	reg := targets.NewRegistry(proxy.New(), agentgatewayTarget())
+	if _, done, err = startManager(ctx, e, reg, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	ns := e.NewNamespace(t)
+	for _, o := range mustDecode(t, isvcs) {
+		o.SetNamespace(ns)
+		if err := e.ApplyStrict(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	router := mustDecode(t, fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag, namespace: %s}\nspec:\n%s", ns, indent(agentGatewaySpec(ns))))[0]
+	if err := e.ApplyStrict(ctx, router); err != nil {
+		t.Fatal(err)
+	}
+	get := func(name string) *v1.ModelRouter {
+		mr := &v1.ModelRouter{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
+			t.Fatal(err)
+		}
+		return mr
+	}
+	cond := func(name, typ string) (*metav1.Condition, *v1.ModelRouter) {
+		mr := get(name)
+		return meta.FindStatusCondition(mr.Status.Conditions, typ), mr
+	}
+	eventually(t, "CRDsNotInstalled", func() error {
+		cnd, mr := cond("ag", v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Reason != controller.ReasonCRDsNotInstalled || mr.Status.Phase != v1.PhaseFailed {
+			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
+		}
+		for _, kind := range []string{"InferencePool", "AgentgatewayPolicy"} {
+			if !strings.Contains(cnd.Message, kind) {
+				return fmt.Errorf("message does not name %s: %q", kind, cnd.Message)
+			}
+		}
+		return nil
+	})
+	// Nothing was generated: the HTTPRoute CRD exists, and no route was made.
+	routes := &unstructured.UnstructuredList{}
+	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
+	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes.Items) != 0 {
+		t.Errorf("generated %d HTTPRoutes while CRDs are missing", len(routes.Items))
+	}
+
+	// A data plane this build lacks.
+	gw := mustDecode(t, fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: gw, namespace: %s}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: eg}
+  backends:
+    - name: qwen
+      inferenceServiceRef: {name: qwen}
+  defaultRoute: qwen
+`, ns))[0]
+	if err := e.ApplyStrict(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "DataPlaneNotImplemented", func() error {
+		cnd, mr := cond("gw", v1.ConditionGatewayReady)
+		if cnd == nil || cnd.Reason != controller.ReasonDataPlaneNotImplemented || mr.Status.Phase != v1.PhaseFailed {
+			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
+		}
+		return nil
+	})
+
+	// Install the CRDs: the router recovers without being touched.
+	if err := e.InstallCRDs(agentgatewayCRD); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "recovered after the CRDs were installed", func() error {
+		cnd, _ := cond("ag", v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Status != metav1.ConditionTrue {
+			return fmt.Errorf("condition %+v", cnd)
+		}
+		pools := &unstructured.UnstructuredList{}
+		pools.SetGroupVersionKind(poolGVK.GroupVersion().WithKind("InferencePoolList"))
+		if err := c.List(ctx, pools, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(pools.Items) != 1 {
+			return fmt.Errorf("%d InferencePools", len(pools.Items))
+		}
+		return nil
+	})
+}
+
+func mustDecode(t *testing.T, doc string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := testenv.DecodeYAML([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
