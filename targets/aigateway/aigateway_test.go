@@ -121,3 +121,41 @@ func TestEveryRefusalHasAnInvalidCase(t *testing.T) {
 		assert.Contains(t, all.String(), " "+r+"\n", "refusal %s has no testdata/invalid/gateway-target-*.yaml case", r)
 	}
 }
+
+func TestSummary(t *testing.T) {
+	for file, want := range map[string]string{
+		"gateway-budgets":          "2 backends, 1 rule, default route, 2 budgets, 1 upstream credential on gateway envoy-gateway-system/ai-gateway",
+		"gateway-jwt-allowlists":   "2 backends, 1 rule, default route, JWT enforced, 2 team allowlists on gateway envoy-gateway-system/ai-gateway",
+		"gateway-many-rules-split": "1 backend, 20 rules on gateway envoy-gateway-system/ai-gateway (2 AIGatewayRoutes)",
+	} {
+		data, err := os.ReadFile("../../testdata/" + file + "/input.yaml")
+		require.NoError(t, err)
+		_, res, diags := compileYAML(t, string(data))
+		require.False(t, diags.HasErrors(), "%v", diags.Err())
+		assert.Equal(t, want, res.Summary, file)
+	}
+}
+
+// TestKindsCoverOutput: every emitted kind is declared in Kinds, so the
+// controller checks discovery for it and prunes it.
+func TestKindsCoverOutput(t *testing.T) {
+	declared := map[string]bool{}
+	for _, k := range New().Kinds() {
+		declared[k.GroupVersion().String()+"/"+k.Kind] = true
+	}
+	files, err := filepath.Glob("../../testdata/gateway-*/input.yaml")
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		_, res, diags := compileYAML(t, string(data))
+		require.False(t, diags.HasErrors(), "%v", diags.Err())
+		for _, o := range res.Objects {
+			k := o.GetAPIVersion() + "/" + o.GetKind()
+			assert.True(t, declared[k], "%s is emitted but not in Kinds()", k)
+			seen[k] = true
+		}
+	}
+	assert.Equal(t, declared, seen, "every declared kind appears in some golden case")
+}

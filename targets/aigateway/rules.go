@@ -54,6 +54,10 @@ func (e *emitter) buildRules() []*genRule {
 		}
 	}
 	if r.Default.Strategy == ir.DefaultBackendNameMatch {
+		if r.Default.Backend != "" {
+			e.diags.Warnf("spec.defaultRouteStrategy", "NoFallThroughOnGateway",
+				"on the gateway a request naming a backend's model always goes to that backend: when it is down the request fails with 503 instead of falling back to defaultRoute %q (the router-proxy skips an unhealthy name match)", r.Default.Backend)
+		}
 		for i := range r.Backends {
 			b := &r.Backends[i]
 			g := &genRule{
