@@ -49,7 +49,7 @@ vet:
 ## generate-rbac: config/rbac/role.yaml and config/webhook/manifests.yaml from the controller's kubebuilder markers.
 .PHONY: generate-rbac manifests
 generate-rbac:
-	$(CONTROLLER_GEN) rbac:roleName=llmkube-compile-controller paths=./controller/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./controller/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) webhook paths=./controller/... output:webhook:artifacts:config=config/webhook
 
 manifests: generate generate-rbac

@@ -60,14 +60,22 @@ backends:
     external: {provider: openai, model: gpt-5}
 defaultRoute: a
 `)
-	good := getRouter(t, ctx, ns, "good")
-	good.Spec.DefaultRoute = "nope"
-	if err := k8s.Update(ctx, good); err == nil || !strings.Contains(err.Error(), "UnknownBackend") {
-		t.Errorf("invalid spec update: %v", err)
-	}
-	good = getRouter(t, ctx, ns, "good")
-	good.Labels = map[string]string{"team": "a"}
-	if err := k8s.Update(ctx, good); err != nil {
-		t.Errorf("metadata-only update refused: %v", err)
-	}
+	// (Retried on conflicts: the controller adds its finalizer meanwhile.)
+	eventually(t, "invalid spec update refused", func() error {
+		good := getRouter(t, ctx, ns, "good")
+		good.Spec.DefaultRoute = "nope"
+		err := k8s.Update(ctx, good)
+		if err != nil && strings.Contains(err.Error(), "UnknownBackend") {
+			return nil
+		}
+		if err == nil {
+			t.Fatal("an invalid spec update was accepted")
+		}
+		return err
+	})
+	eventually(t, "metadata-only update accepted", func() error {
+		good := getRouter(t, ctx, ns, "good")
+		good.Labels = map[string]string{"team": "a"}
+		return k8s.Update(ctx, good)
+	})
 }
