@@ -172,12 +172,13 @@ func TestLatencySLOPromotesFallback(t *testing.T) {
 		_, body, _ := h.post(t, chat("m"))
 		assert.Equal(t, "primary", servedBy(t, body))
 	}
+	h.settle(t)
 	p95, ok := h.srv.Engine().P95(h.srv.Engine().Backend("primary"))
 	require.True(t, ok)
 	assert.Greater(t, p95, time.Millisecond)
 	_, body, _ := h.post(t, chat("m"))
 	assert.Equal(t, "secondary", servedBy(t, body), "P95 over the SLO promotes the fallback")
-	assert.True(t, h.audit.lastEntry(t).Promoted)
+	assert.True(t, h.last(t).Promoted)
 
 	// The primary stays a last resort.
 	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("secondary"), false, "down")

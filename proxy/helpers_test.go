@@ -144,12 +144,13 @@ func (m *memSink) all() []runtime.AuditEntry {
 	defer m.mu.Unlock()
 	return append([]runtime.AuditEntry(nil), m.e...)
 }
-func (m *memSink) lastEntry(t *testing.T) runtime.AuditEntry {
+
+// last returns the latest audit entry once every sent request is audited.
+func (h *harness) last(t *testing.T) runtime.AuditEntry {
 	t.Helper()
-	// The entry is written when the handler returns, which can be just after
-	// the client saw the end of the body.
-	require.Eventually(t, func() bool { m.mu.Lock(); defer m.mu.Unlock(); return len(m.e) > 0 }, 5*time.Second, time.Millisecond)
-	a := m.all()
+	h.settle(t)
+	a := h.audit.all()
+	require.NotEmpty(t, a)
 	return a[len(a)-1]
 }
 
@@ -157,6 +158,15 @@ type harness struct {
 	srv   *Server
 	front *httptest.Server
 	audit *memSink
+	sent  atomic.Int64
+}
+
+// settle waits until every request sent so far has finished its
+// bookkeeping (the response is flushed to the client before charging,
+// metrics and audit).
+func (h *harness) settle(t *testing.T) {
+	t.Helper()
+	require.Eventually(t, func() bool { return int64(len(h.audit.all())) >= h.sent.Load() }, 5*time.Second, time.Millisecond)
 }
 
 func start(t *testing.T, cfg *runtime.Config, mod ...func(*Options)) *harness {
@@ -189,6 +199,7 @@ func (h *harness) do(t *testing.T, path, body string, hdr ...string) (int, strin
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1])
 	}
+	h.sent.Add(1)
 	resp, err := h.front.Client().Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -36,7 +36,7 @@ func TestBudgetsTokensAndUSD(t *testing.T) {
 		code, _, _ := h.post(t, chat("m"))
 		require.Equal(t, 200, code)
 	}
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, int64(15), e.TotalTokens)
 	assert.Equal(t, "0.000105", e.CostUSD, "10*3/1e6 + 5*15/1e6")
 	// 30 tokens used: the token budget is exhausted.
@@ -50,7 +50,7 @@ func TestBudgetsTokensAndUSD(t *testing.T) {
 	assert.GreaterOrEqual(t, ra, 1)
 	assert.LessOrEqual(t, ra, 3600)
 	assert.Equal(t, int64(2), a.hits.Load())
-	ent := h.audit.lastEntry(t)
+	ent := h.last(t)
 	assert.Equal(t, runtime.OutcomeBudgetExceeded, ent.Outcome)
 	assert.Equal(t, "tokens", ent.Budget)
 
@@ -71,6 +71,7 @@ func TestBudgetTeamScope(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, code, "red spent its 15 tokens")
 	code, _, _ = h.post(t, chat("m"), "x-llmkube-team", "blue")
 	assert.Equal(t, 200, code, "blue has its own counter")
+	h.settle(t)
 	st := h.srv.Status().Budgets[0]
 	assert.Equal(t, int64(30), st.TokensUsed, "team use is summed")
 	assert.Equal(t, "1.000000", st.Utilization, "utilization is the highest team's")
@@ -85,7 +86,7 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	require.Equal(t, 200, code)
 	assert.Contains(t, body, `"usage"`)
 	assert.Contains(t, s.last().Body, `"stream_options":{"include_usage":true}`)
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, int64(10), e.TotalTokens)
 	assert.False(t, e.TokensEstimated)
 	assert.Equal(t, int64(10), h.srv.Status().Budgets[0].TokensUsed)
@@ -115,14 +116,14 @@ func TestMissingUsageIsEstimated(t *testing.T) {
 	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 40, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	h.post(t, chat("m"))
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.True(t, e.TokensEstimated)
 	assert.Greater(t, e.TotalTokens, int64(0), "never charge zero")
 	used := h.srv.Status().Budgets[0].TokensUsed
 	assert.Equal(t, e.TotalTokens, used)
 
 	h.post(t, `{"model":"streamy","stream":true}`)
-	e = h.audit.lastEntry(t)
+	e = h.last(t)
 	assert.True(t, e.TokensEstimated)
 	assert.Greater(t, e.TotalTokens, int64(0))
 	assert.Equal(t, used+e.TotalTokens, h.srv.Status().Budgets[0].TokensUsed)
@@ -143,6 +144,7 @@ func TestBudgetConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	h.settle(t)
 	assert.Equal(t, int64(200*15), h.srv.Status().Budgets[0].TokensUsed)
 }
 
@@ -178,7 +180,7 @@ func TestAuditFields(t *testing.T) {
 	assert.Equal(t, "Bearer "+secret, got.Header.Get("Authorization"))
 	assert.Contains(t, got.Body, `"model":"gpt-5"`)
 
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, "r", e.Router)
 	assert.Equal(t, "r", e.Rule)
 	assert.Equal(t, "ext", e.Backend)
@@ -204,7 +206,7 @@ func TestAuditFields(t *testing.T) {
 	cfg2.Policy.Audit = runtime.Audit{Sink: "stdout", LogClientAddress: true}
 	h2 := start(t, cfg2)
 	h2.post(t, chat("m"), "X-Forwarded-For", "203.0.113.9")
-	e2 := h2.audit.lastEntry(t)
+	e2 := h2.last(t)
 	assert.Nil(t, e2.RequestBody)
 	assert.Equal(t, "127.0.0.1", e2.Client)
 }

@@ -48,7 +48,7 @@ func TestMatchingConditions(t *testing.T) {
 			code, body, _ := h.post(t, chat(tc.model), tc.hdr...)
 			require.Equal(t, 200, code, body)
 			assert.Equal(t, tc.want, servedBy(t, body))
-			assert.Equal(t, tc.rule, h.audit.lastEntry(t).Rule)
+			assert.Equal(t, tc.rule, h.last(t).Rule)
 		})
 	}
 }
@@ -81,7 +81,7 @@ func TestRequiredCapabilitiesNeverTried(t *testing.T) {
 	h2 := start(t, cfg2)
 	code, _, _ = h2.post(t, chat("m"))
 	require.Equal(t, 200, code)
-	assert.Equal(t, runtime.DefaultRuleName, h2.audit.lastEntry(t).Rule)
+	assert.Equal(t, runtime.DefaultRuleName, h2.last(t).Rule)
 }
 
 func TestDefaultRouteStrategies(t *testing.T) {
@@ -153,7 +153,7 @@ func TestFailClosed(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, int64(1), local.hits.Load())
 	assert.Equal(t, int64(0), def.hits.Load(), "fail-closed never reaches the default route")
-	assert.Equal(t, runtime.OutcomeFailClosed, h.audit.lastEntry(t).Outcome)
+	assert.Equal(t, runtime.OutcomeFailClosed, h.last(t).Outcome)
 }
 
 func TestModelsEndpoint(t *testing.T) {
@@ -207,6 +207,7 @@ func TestHealthAndAdmin(t *testing.T) {
 
 	code, _, _ := h.post(t, chat("m"))
 	require.Equal(t, 200, code)
+	h.settle(t)
 
 	admin := httptest.NewServer(h.srv.AdminHandler())
 	defer admin.Close()

@@ -40,7 +40,7 @@ func TestPrimaryFallbackFailover(t *testing.T) {
 	code, body, _ := h.post(t, chat("m"))
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "good", servedBy(t, body))
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, 4, e.Attempts, "connect error, 5xx and header timeout all fail over")
 	eng := h.srv.Engine()
 	assert.True(t, eng.Quarantined(eng.Backend("conn")), "network error quarantines")
@@ -78,7 +78,7 @@ func TestNoFailoverAfterBytes(t *testing.T) {
 	assert.Contains(t, string(b), "partial")
 	assert.Error(t, rerr, "the client sees a broken stream, not a clean end")
 	assert.Equal(t, int64(0), other.hits.Load())
-	assert.Equal(t, runtime.OutcomeUpstreamAborted, h.audit.lastEntry(t).Outcome)
+	assert.Equal(t, runtime.OutcomeUpstreamAborted, h.last(t).Outcome)
 }
 
 func TestWeighted(t *testing.T) {
@@ -126,7 +126,7 @@ func TestWeightedFailoverNeverRepeats(t *testing.T) {
 	for _, s := range stubs {
 		assert.Equal(t, int64(1), s.hits.Load(), s.name)
 	}
-	assert.Equal(t, 3, h.audit.lastEntry(t).Attempts)
+	assert.Equal(t, 3, h.last(t).Attempts)
 }
 
 func TestShadow(t *testing.T) {
@@ -220,7 +220,7 @@ func TestLongHealthyStreamNotCut(t *testing.T) {
 	require.Equal(t, 200, code)
 	assert.Equal(t, 12, strings.Count(body, `"content":"s-`))
 	assert.Contains(t, body, "[DONE]")
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, runtime.OutcomeOKStream, e.Outcome)
 	assert.GreaterOrEqual(t, e.LatencyMs, 12*50.0, "latency covers the whole stream")
 }
@@ -248,7 +248,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	_, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Error(t, err, "the silent stream is aborted")
-	e := h.audit.lastEntry(t)
+	e := h.last(t)
 	assert.Equal(t, runtime.OutcomeStreamIdle, e.Outcome)
 	assert.True(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("s")), "the silent endpoint is quarantined")
 }
