@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
@@ -79,6 +80,31 @@ func pruneNullTimestamps(m map[string]any) {
 			}
 		}
 	}
+}
+
+// Typed is a generated object before conversion: a typed API struct and the
+// kind to stamp on it.
+type Typed struct {
+	Obj runtime.Object
+	GVK schema.GroupVersionKind
+}
+
+// NewResult converts a target's typed objects and orders them
+// deterministically. A conversion failure is a compiler bug, reported as an
+// InternalError diagnostic.
+func NewResult(objs []Typed, summary string) (*Result, diag.List) {
+	res := &Result{Summary: summary}
+	for _, t := range objs {
+		u, err := ToUnstructured(t.Obj, t.GVK)
+		if err != nil {
+			var diags diag.List
+			diags.Errorf("spec", "InternalError", "%v", err)
+			return nil, diags
+		}
+		res.Objects = append(res.Objects, u)
+	}
+	SortObjects(res.Objects)
+	return res, nil
 }
 
 // kindOrder puts objects in the order a person reads and a cluster applies

@@ -81,23 +81,8 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	if e.diags.HasErrors() {
 		return nil, e.diags
 	}
-	res := &targets.Result{}
-	for _, t := range e.objects {
-		u, err := targets.ToUnstructured(t.obj, t.gvk)
-		if err != nil {
-			e.diags.Errorf("spec", "InternalError", "%v", err)
-			return nil, e.diags
-		}
-		res.Objects = append(res.Objects, u)
-	}
-	targets.SortObjects(res.Objects)
-	res.Summary = e.summary()
-	return res, e.diags
-}
-
-type typedObject struct {
-	obj runtime.Object
-	gvk schema.GroupVersionKind
+	res, diags := targets.NewResult(e.objects, e.summary())
+	return res, append(e.diags, diags...)
 }
 
 type emitter struct {
@@ -106,7 +91,7 @@ type emitter struct {
 	gwNamespace string
 	owners      []metav1.OwnerReference
 	diags       diag.List
-	objects     []typedObject
+	objects     []targets.Typed
 	// expressions are every CEL expression emitted, type-checked before output.
 	expressions []string
 	pools       int
@@ -114,7 +99,7 @@ type emitter struct {
 }
 
 func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
-	e.objects = append(e.objects, typedObject{obj, gvk})
+	e.objects = append(e.objects, targets.Typed{Obj: obj, GVK: gvk})
 }
 
 func (e *emitter) meta(name string) metav1.ObjectMeta {

@@ -75,15 +75,10 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{gvkBackend, gvkAIBackend, gvkBSP, gvkRoute, gvkBTP, gvkSP}
 }
 
-type typedObject struct {
-	obj runtime.Object
-	gvk schema.GroupVersionKind
-}
-
 type emitter struct {
 	r       *ir.Router
 	diags   diag.List
-	objects []typedObject
+	objects []targets.Typed
 	// per backend name
 	aiName   map[string]string
 	override map[string]string
@@ -121,18 +116,8 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	if e.diags.HasErrors() {
 		return nil, e.diags
 	}
-	res := &targets.Result{}
-	for _, t := range e.objects {
-		u, err := targets.ToUnstructured(t.obj, t.gvk)
-		if err != nil {
-			e.diags.Errorf("spec", "InternalError", "%v", err)
-			return nil, e.diags
-		}
-		res.Objects = append(res.Objects, u)
-	}
-	targets.SortObjects(res.Objects)
-	res.Summary = e.summary()
-	return res, e.diags
+	res, diags := targets.NewResult(e.objects, e.summary())
+	return res, append(e.diags, diags...)
 }
 
 func (e *emitter) meta(name string) metav1.ObjectMeta {
@@ -145,7 +130,7 @@ func (e *emitter) meta(name string) metav1.ObjectMeta {
 }
 
 func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
-	e.objects = append(e.objects, typedObject{obj, gvk})
+	e.objects = append(e.objects, targets.Typed{Obj: obj, GVK: gvk})
 }
 
 func rulePath(i int) string    { return fmt.Sprintf("spec.rules[%d]", i) }

@@ -302,7 +302,7 @@ func (e *emitter) routeOf(g *genRule) string {
 	// routes are filled in chunk order; find the chunk holding g.
 	idx := 0
 	for _, obj := range e.objects {
-		rt, ok := obj.obj.(*AIGatewayRoute)
+		rt, ok := obj.Obj.(*AIGatewayRoute)
 		if !ok {
 			continue
 		}

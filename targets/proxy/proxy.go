@@ -17,7 +17,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -84,36 +83,21 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	hash := hex.EncodeToString(sum[:])
 
 	e := &emitter{r: r, name: naming.ProxyName(r.Name), owners: targets.OwnerReferences(r)}
-	typed := []typedObject{
-		{e.configMap(data, hash), corev1.SchemeGroupVersion.WithKind("ConfigMap")},
-		{e.deployment(hash), appsv1.SchemeGroupVersion.WithKind("Deployment")},
-		{e.service(), corev1.SchemeGroupVersion.WithKind("Service")},
-		{e.adminService(), corev1.SchemeGroupVersion.WithKind("Service")},
+	typed := []targets.Typed{
+		{Obj: e.configMap(data, hash), GVK: corev1.SchemeGroupVersion.WithKind("ConfigMap")},
+		{Obj: e.deployment(hash), GVK: appsv1.SchemeGroupVersion.WithKind("Deployment")},
+		{Obj: e.service(), GVK: corev1.SchemeGroupVersion.WithKind("Service")},
+		{Obj: e.adminService(), GVK: corev1.SchemeGroupVersion.WithKind("Service")},
 	}
 	if rules := e.rbacRules(); len(rules) > 0 {
 		typed = append(typed,
-			typedObject{e.serviceAccount(), corev1.SchemeGroupVersion.WithKind("ServiceAccount")},
-			typedObject{e.role(rules), rbacv1.SchemeGroupVersion.WithKind("Role")},
-			typedObject{e.roleBinding(), rbacv1.SchemeGroupVersion.WithKind("RoleBinding")},
+			targets.Typed{Obj: e.serviceAccount(), GVK: corev1.SchemeGroupVersion.WithKind("ServiceAccount")},
+			targets.Typed{Obj: e.role(rules), GVK: rbacv1.SchemeGroupVersion.WithKind("Role")},
+			targets.Typed{Obj: e.roleBinding(), GVK: rbacv1.SchemeGroupVersion.WithKind("RoleBinding")},
 		)
 	}
-	res := &targets.Result{}
-	for _, t := range typed {
-		u, err := targets.ToUnstructured(t.obj, t.gvk)
-		if err != nil {
-			diags.Errorf("spec", "InternalError", "%v", err)
-			return nil, diags
-		}
-		res.Objects = append(res.Objects, u)
-	}
-	targets.SortObjects(res.Objects)
-	res.Summary = summary(r)
-	return res, diags
-}
-
-type typedObject struct {
-	obj runtime.Object
-	gvk schema.GroupVersionKind
+	res, more := targets.NewResult(typed, summary(r))
+	return res, append(diags, more...)
 }
 
 type emitter struct {
