@@ -1,0 +1,575 @@
+// Package balance places requests on the ready pods of an endpoint-resolution
+// backend: round-robin, or LoadAware with optional KV-cache prefix affinity
+// and session affinity, plus per-pod passive health (quarantine). It is pure
+// logic: no Kubernetes and no HTTP, so the router-proxy and the routing
+// simulator (cmd/routersim) run the same code. The proxy feeds it the ready
+// pod set (from EndpointSlices) and engine metrics (from vLLM's /metrics).
+package balance
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+// Modes.
+const (
+	ModeRoundRobin = "RoundRobin"
+	ModeLoadAware  = "LoadAware"
+)
+
+// Defaults (the compiler fills them; a hand-written config may omit them).
+const (
+	DefaultBlockBytes   = 1024
+	DefaultMaxBlocks    = 16384
+	DefaultSessionIdle  = 30 * time.Minute
+	DefaultPrefixWeight = 1.0
+	// MaxSessions bounds the session binding table; beyond it expired
+	// bindings are swept and then the oldest-looking ones dropped.
+	MaxSessions = 1 << 20
+)
+
+// Errors from Pick.
+var (
+	// ErrNoEndpoint: the backend has no ready pod.
+	ErrNoEndpoint = errors.New("no ready endpoint")
+	// ErrAllQuarantined: every ready pod is quarantined.
+	ErrAllQuarantined = errors.New("every ready endpoint is quarantined")
+)
+
+// Config configures a Balancer.
+type Config struct {
+	// LoadAware turns on load-aware placement; false is round-robin, and
+	// prefix and session affinity are ignored (the compiler warns).
+	LoadAware bool
+	// BlockBytes > 0 turns on prefix affinity with blocks of this size.
+	BlockBytes int
+	// MaxBlocksPerPod bounds each pod's remembered blocks (LRU).
+	MaxBlocksPerPod int
+	// SessionHeaders (canonical MIME keys) turn on session affinity.
+	SessionHeaders []string
+	// SessionIdle is how long an unused binding is kept.
+	SessionIdle time.Duration
+	// Quarantine is how long a failed pod is skipped.
+	Quarantine time.Duration
+	// PrefixWeight trades a full prefix match against load: a pod holding the
+	// whole prompt is preferred over an empty one until its load, relative
+	// to the pods' mean load, exceeds the other's by PrefixWeight (default 1:
+	// a hot pod with every block sheds work once it carries about twice the
+	// mean).
+	PrefixWeight float64
+	// IgnoreLoad places by prefix match alone, ties by load (the
+	// simulator's prefix-only arm; never set by the proxy).
+	IgnoreLoad bool
+	// Now is the clock (tests, simulator); nil means time.Now.
+	Now func() time.Time
+}
+
+// FromEndpoints builds a Config from the runtime contract.
+func FromEndpoints(e *runtime.Endpoints, quarantine time.Duration) Config {
+	c := Config{Quarantine: quarantine}
+	if e == nil {
+		return c
+	}
+	bal := e.Balancing
+	c.LoadAware = bal.Mode == ModeLoadAware
+	if !c.LoadAware {
+		return c
+	}
+	if pa := bal.PrefixAffinity; pa != nil {
+		c.BlockBytes, c.MaxBlocksPerPod = int(pa.BlockBytes), int(pa.MaxBlocksPerEndpoint)
+		if c.BlockBytes <= 0 {
+			c.BlockBytes = DefaultBlockBytes
+		}
+		if c.MaxBlocksPerPod <= 0 {
+			c.MaxBlocksPerPod = DefaultMaxBlocks
+		}
+	}
+	if sa := bal.SessionAffinity; sa != nil && len(sa.Headers) > 0 {
+		c.SessionHeaders = CanonicalHeaders(sa.Headers)
+		c.SessionIdle = sa.IdleTimeout.Duration
+	}
+	return c
+}
+
+// Request is what placement needs to know about one request.
+type Request struct {
+	// Blocks are the prompt's chained block hashes (PromptBlocks).
+	Blocks []uint64
+	// Session is the hashed session key when HasSession.
+	Session    uint64
+	HasSession bool
+}
+
+// Result is an attempt's outcome for a pod's passive health.
+type Result int
+
+const (
+	// Neutral: no verdict (client went away, header timeout).
+	Neutral Result = iota
+	// Success: the pod answered below 500.
+	Success
+	// Failure: a 5xx or a network error; two in a row quarantine the pod.
+	Failure
+	// StreamIdle: the pod's stream went silent; quarantines at once.
+	StreamIdle
+)
+
+// EngineMetrics is a scrape of a pod's engine (vLLM).
+type EngineMetrics struct {
+	Running, Waiting float64
+	// KVCacheUsage is the fraction (0..1) of KV-cache blocks in use.
+	KVCacheUsage float64
+}
+
+// Pod is one ready endpoint.
+type Pod struct {
+	Addr string
+
+	inflight int
+	metrics  *EngineMetrics
+	// inflight when the metrics were taken: requests this router sent since
+	// (or finished since) adjust the engine's numbers until the next scrape.
+	inflightAtScrape int
+
+	fails      int
+	quarUntil  time.Time
+	halfOpen   bool
+	trial      bool
+	quarantine int // quarantines so far (status)
+
+	blocks *blockLRU
+	picks  int64
+}
+
+type binding struct {
+	pod  *Pod
+	last time.Time
+}
+
+// Balancer places requests on one backend's pods. Safe for concurrent use.
+type Balancer struct {
+	cfg Config
+	now func() time.Time
+
+	mu       sync.Mutex
+	synced   bool
+	pods     []*Pod // sorted by Addr
+	byAddr   map[string]*Pod
+	rr       int
+	sessions map[uint64]*binding
+	picks    int
+	moves    int64
+}
+
+// New returns a Balancer with no pods (Synced is false until SetPods).
+func New(cfg Config) *Balancer {
+	if cfg.MaxBlocksPerPod <= 0 {
+		cfg.MaxBlocksPerPod = DefaultMaxBlocks
+	}
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = DefaultSessionIdle
+	}
+	if cfg.PrefixWeight <= 0 {
+		cfg.PrefixWeight = DefaultPrefixWeight
+	}
+	if !cfg.LoadAware {
+		cfg.BlockBytes, cfg.SessionHeaders = 0, nil
+	}
+	b := &Balancer{cfg: cfg, now: cfg.Now, byAddr: map[string]*Pod{}, sessions: map[uint64]*binding{}}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	return b
+}
+
+// Config returns the effective configuration.
+func (b *Balancer) Config() Config { return b.cfg }
+
+// Features extracts the placement inputs of a request: prompt blocks when
+// prefix affinity is on, the session key when session affinity is on.
+func (b *Balancer) Features(header map[string][]string, body []byte) Request {
+	var r Request
+	if b.cfg.BlockBytes > 0 {
+		r.Blocks = PromptBlocks(body, b.cfg.BlockBytes)
+	}
+	if len(b.cfg.SessionHeaders) > 0 {
+		r.Session, r.HasSession = SessionKey(header, b.cfg.SessionHeaders)
+	}
+	return r
+}
+
+// SetPods replaces the ready pod set ("ip:port" addresses). Pods that stay
+// keep their state (load, health, remembered blocks); removed pods are
+// forgotten and their sessions placed again on their next request.
+func (b *Balancer) SetPods(addrs []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.synced = true
+	next := make(map[string]*Pod, len(addrs))
+	pods := make([]*Pod, 0, len(addrs))
+	for _, a := range addrs {
+		if _, dup := next[a]; dup {
+			continue
+		}
+		p := b.byAddr[a]
+		if p == nil {
+			p = &Pod{Addr: a}
+		}
+		next[a] = p
+		pods = append(pods, p)
+	}
+	slices.SortFunc(pods, func(x, y *Pod) int {
+		switch {
+		case x.Addr < y.Addr:
+			return -1
+		case x.Addr > y.Addr:
+			return 1
+		}
+		return 0
+	})
+	b.pods, b.byAddr = pods, next
+}
+
+// Synced reports whether a pod set was ever received.
+func (b *Balancer) Synced() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.synced
+}
+
+// SetMetrics records a scrape of a pod's engine; nil clears it (the pod is
+// then weighed by requests in flight).
+func (b *Balancer) SetMetrics(addr string, m *EngineMetrics) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.byAddr[addr]
+	if p == nil {
+		return
+	}
+	if m == nil {
+		p.metrics = nil
+		return
+	}
+	c := *m
+	p.metrics = &c
+	p.inflightAtScrape = p.inflight
+}
+
+// Pods returns the current pod addresses.
+func (b *Balancer) Pods() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, len(b.pods))
+	for i, p := range b.pods {
+		out[i] = p.Addr
+	}
+	return out
+}
+
+// work is the pod's load in request units: with engine metrics, running +
+// waiting corrected by what this router sent or finished since the scrape,
+// never below its own in-flight count, plus KV-cache use (at most one
+// request's worth, so memory pressure breaks ties); otherwise in-flight.
+func (p *Pod) work() float64 {
+	w := float64(p.inflight)
+	if m := p.metrics; m != nil {
+		est := m.Running + m.Waiting + float64(p.inflight-p.inflightAtScrape)
+		w = max(w, est) + m.KVCacheUsage
+	}
+	return w
+}
+
+// queuing: the engine reports waiting requests or a full KV cache; without
+// metrics, more than one request in flight.
+func (p *Pod) queuing() bool {
+	if m := p.metrics; m != nil {
+		return m.Waiting > 0 || m.KVCacheUsage >= 0.98
+	}
+	return p.inflight > 1
+}
+
+// clearlyBusier: at least two requests more than the other and at least
+// twice its load.
+func clearlyBusier(w, other float64) bool { return w >= 2*other+2 }
+
+func (b *Balancer) eligible(p *Pod, now time.Time) bool {
+	if now.Before(p.quarUntil) {
+		return false
+	}
+	return !(p.halfOpen && p.trial)
+}
+
+// Pick chooses a pod for the request and counts it in flight; the caller
+// must call Done on the returned Pick exactly once.
+func (b *Balancer) Pick(req *Request) (*Pick, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if len(b.pods) == 0 {
+		return nil, ErrNoEndpoint
+	}
+	cands := make([]*Pod, 0, len(b.pods))
+	n := len(b.pods)
+	start := b.rr % n
+	b.rr++
+	for i := range n { // rotated, so ties go round-robin
+		p := b.pods[(start+i)%n]
+		if b.eligible(p, now) {
+			cands = append(cands, p)
+		}
+	}
+	if len(cands) == 0 {
+		return nil, ErrAllQuarantined
+	}
+	var p *Pod
+	moved := false
+	switch {
+	case !b.cfg.LoadAware:
+		p = cands[0]
+	case req != nil && req.HasSession:
+		p, moved = b.pickSession(req, cands, now)
+	default:
+		p = b.pickLoad(req, cands)
+	}
+	if req != nil && b.cfg.BlockBytes > 0 && len(req.Blocks) > 0 {
+		if p.blocks == nil {
+			p.blocks = newBlockLRU(b.cfg.MaxBlocksPerPod)
+		}
+		// Last block first: the prefix ends up most recent, so the shared
+		// head of a prompt outlives its tail (as in the engine's cache).
+		for i := len(req.Blocks) - 1; i >= 0; i-- {
+			p.blocks.Touch(req.Blocks[i])
+		}
+	}
+	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved}
+	if p.halfOpen {
+		p.trial, pk.trial = true, true
+	}
+	p.inflight++
+	p.picks++
+	b.picks++
+	if b.picks&1023 == 0 {
+		b.sweepSessions(now)
+	}
+	return pk, nil
+}
+
+// matched counts the request's leading blocks remembered for p.
+func (b *Balancer) matched(p *Pod, blocks []uint64) int {
+	if p.blocks == nil {
+		return 0
+	}
+	for i, h := range blocks {
+		if !p.blocks.Contains(h) {
+			return i
+		}
+	}
+	return len(blocks)
+}
+
+// pickLoad: least work, or with prefix affinity the best Score.
+func (b *Balancer) pickLoad(req *Request, cands []*Pod) *Pod {
+	if b.cfg.BlockBytes == 0 || req == nil || len(req.Blocks) == 0 {
+		return leastLoaded(cands)
+	}
+	works := make([]float64, len(cands))
+	hits := make([]float64, len(cands))
+	for i, p := range cands {
+		works[i] = p.work()
+		hits[i] = float64(b.matched(p, req.Blocks)) / float64(len(req.Blocks))
+	}
+	if b.cfg.IgnoreLoad {
+		best := 0
+		for i := range cands {
+			if hits[i] > hits[best] || (hits[i] == hits[best] && works[i] < works[best]) {
+				best = i
+			}
+		}
+		return cands[best]
+	}
+	return cands[Choose(works, hits, b.cfg.PrefixWeight)]
+}
+
+// Choose returns the index minimising Score over pods with the given work
+// and prefix hit fractions; the first wins ties. Exported so the simulator's
+// oracle scores its true cache contents with the same trade-off.
+func Choose(works, hits []float64, weight float64) int {
+	mean := 0.0
+	for _, w := range works {
+		mean += w
+	}
+	mean /= float64(max(len(works), 1))
+	best, bestScore := 0, 0.0
+	for i := range works {
+		s := Score(works[i], mean, hits[i], weight)
+		if i == 0 || s < bestScore {
+			best, bestScore = i, s
+		}
+	}
+	return best
+}
+
+// Score is a pod's placement cost: its load relative to the mean load
+// (+1 so an idle fleet compares absolute counts) plus weight times the
+// fraction of the prompt it would have to prefill. Lower is better.
+func Score(work, meanWork, hit, weight float64) float64 {
+	return work/(meanWork+1) + weight*(1-hit)
+}
+
+func leastLoaded(cands []*Pod) *Pod {
+	best := cands[0]
+	bw := best.work()
+	for _, p := range cands[1:] {
+		if w := p.work(); w < bw {
+			best, bw = p, w
+		}
+	}
+	return best
+}
+
+// pickSession: a bound session stays on its pod unless that pod is queuing
+// and clearly busier than the least-loaded one; then it moves there and the
+// binding follows. A new (or expired, or orphaned) session goes to the
+// least-loaded pod, ties broken by prefix match when prefix affinity is on.
+func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod, bool) {
+	least := leastLoaded(cands)
+	bd := b.sessions[req.Session]
+	if bd != nil && now.Sub(bd.last) <= b.cfg.SessionIdle && b.byAddr[bd.pod.Addr] == bd.pod && slices.Contains(cands, bd.pod) {
+		p := bd.pod
+		bd.last = now
+		if p != least && p.queuing() && clearlyBusier(p.work(), least.work()) {
+			bd.pod = least
+			b.moves++
+			return least, true
+		}
+		return p, false
+	}
+	p := least
+	if b.cfg.BlockBytes > 0 && len(req.Blocks) > 0 {
+		lw, bestHit := least.work(), b.matched(least, req.Blocks)
+		for _, c := range cands {
+			if c.work() == lw {
+				if m := b.matched(c, req.Blocks); m > bestHit {
+					p, bestHit = c, m
+				}
+			}
+		}
+	}
+	if bd != nil {
+		bd.pod, bd.last = p, now
+	} else {
+		b.sessions[req.Session] = &binding{pod: p, last: now}
+	}
+	return p, false
+}
+
+func (b *Balancer) sweepSessions(now time.Time) {
+	for k, bd := range b.sessions {
+		if now.Sub(bd.last) > b.cfg.SessionIdle || b.byAddr[bd.pod.Addr] != bd.pod {
+			delete(b.sessions, k)
+		}
+	}
+	for k := range b.sessions {
+		if len(b.sessions) <= MaxSessions {
+			break
+		}
+		delete(b.sessions, k)
+	}
+}
+
+// Sessions is the number of bindings held (expired ones until swept).
+func (b *Balancer) Sessions() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.sessions)
+}
+
+// Moves counts sessions moved off a busy pod.
+func (b *Balancer) Moves() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.moves
+}
+
+// Pick is one placement; Done must be called once when the attempt ends.
+type Pick struct {
+	b     *Balancer
+	pod   *Pod
+	trial bool
+	done  bool
+	// Addr is the chosen pod's "ip:port".
+	Addr string
+	// Moved is true when a session left its busy pod for this one.
+	Moved bool
+}
+
+// Done ends the attempt: the pod's in-flight count drops and its passive
+// health is updated. Two Failures in a row quarantine the pod, a
+// StreamIdle at once, a failed half-open trial at once again; a Success
+// closes the breaker. Later calls are ignored.
+func (pk *Pick) Done(r Result) {
+	if pk == nil {
+		return
+	}
+	b := pk.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if pk.done {
+		return
+	}
+	pk.done = true
+	p := pk.pod
+	p.inflight--
+	if pk.trial {
+		p.trial = false
+	}
+	switch r {
+	case Success:
+		p.fails, p.halfOpen = 0, false
+	case Failure:
+		p.fails++
+		if p.fails >= 2 || pk.trial {
+			b.quarantine(p)
+		}
+	case StreamIdle:
+		b.quarantine(p)
+	}
+}
+
+func (b *Balancer) quarantine(p *Pod) {
+	p.quarUntil = b.now().Add(b.cfg.Quarantine)
+	p.halfOpen = true
+	p.fails = 0
+	p.quarantine++
+}
+
+// PodStatus is a pod's state for status pages and tests.
+type PodStatus struct {
+	Addr        string  `json:"addr"`
+	InFlight    int     `json:"inFlight"`
+	Work        float64 `json:"work"`
+	Quarantined bool    `json:"quarantined"`
+	Quarantines int     `json:"quarantines"`
+	Blocks      int     `json:"blocks"`
+	Picks       int64   `json:"picks"`
+}
+
+// Status lists the pods.
+func (b *Balancer) Status() []PodStatus {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	out := make([]PodStatus, 0, len(b.pods))
+	for _, p := range b.pods {
+		s := PodStatus{Addr: p.Addr, InFlight: p.inflight, Work: p.work(), Quarantined: !b.eligible(p, now), Quarantines: p.quarantine, Picks: p.picks}
+		if p.blocks != nil {
+			s.Blocks = p.blocks.Len()
+		}
+		out = append(out, s)
+	}
+	return out
+}

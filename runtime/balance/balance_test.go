@@ -1,0 +1,401 @@
+package balance
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	rt "github.com/llmkube/llmkube-compile/runtime"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time      { return c.t }
+func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
+func newClock() *clock               { return &clock{t: time.Unix(1_700_000_000, 0)} }
+func addrs(n int) (out []string) {
+	for i := range n {
+		out = append(out, fmt.Sprintf("10.0.0.%d:8000", i+1))
+	}
+	return
+}
+func pick(t *testing.T, b *Balancer, r *Request) *Pick {
+	t.Helper()
+	p, err := b.Pick(r)
+	require.NoError(t, err)
+	return p
+}
+
+func TestRoundRobinDefault(t *testing.T) {
+	b := New(FromEndpoints(&rt.Endpoints{Balancing: rt.Balancing{Mode: "RoundRobin",
+		PrefixAffinity: &rt.PrefixAffinity{BlockBytes: 256}}}, time.Second))
+	require.Zero(t, b.Config().BlockBytes, "prefix affinity is ignored without LoadAware")
+	_, err := b.Pick(nil)
+	require.ErrorIs(t, err, ErrNoEndpoint)
+	require.False(t, b.Synced())
+	b.SetPods(addrs(3))
+	seen := map[string]int{}
+	for range 9 {
+		p := pick(t, b, nil)
+		seen[p.Addr]++
+		p.Done(Success)
+	}
+	require.Equal(t, map[string]int{"10.0.0.1:8000": 3, "10.0.0.2:8000": 3, "10.0.0.3:8000": 3}, seen)
+}
+
+func TestLeastLoadedInflightAndMetrics(t *testing.T) {
+	b := New(Config{LoadAware: true})
+	b.SetPods(addrs(3))
+	p1 := pick(t, b, nil)
+	p2 := pick(t, b, nil)
+	require.NotEqual(t, p1.Addr, p2.Addr)
+	p3 := pick(t, b, nil)
+	require.NotEqual(t, p3.Addr, p1.Addr)
+	require.NotEqual(t, p3.Addr, p2.Addr)
+	p1.Done(Success)
+	p4 := pick(t, b, nil)
+	require.Equal(t, p1.Addr, p4.Addr, "the pod with nothing in flight")
+	for _, p := range []*Pick{p2, p3, p4} {
+		p.Done(Success)
+	}
+
+	// Engine metrics outweigh this router's (zero) in-flight count.
+	b.SetMetrics("10.0.0.1:8000", &EngineMetrics{Running: 8, Waiting: 2})
+	b.SetMetrics("10.0.0.2:8000", &EngineMetrics{Running: 1, KVCacheUsage: 0.5})
+	b.SetMetrics("10.0.0.3:8000", &EngineMetrics{Running: 3})
+	p := pick(t, b, nil)
+	require.Equal(t, "10.0.0.2:8000", p.Addr)
+	// Requests sent since the scrape count on top of it.
+	q := pick(t, b, nil)
+	require.Equal(t, "10.0.0.2:8000", q.Addr) // 2.5 vs 3
+	r := pick(t, b, nil)
+	require.Equal(t, "10.0.0.3:8000", r.Addr) // 3.5 vs 3
+	b.SetMetrics("10.0.0.3:8000", nil)
+	s := pick(t, b, nil)
+	require.Equal(t, "10.0.0.3:8000", s.Addr, "without metrics: 1 in flight")
+}
+
+func TestQuarantineTwoFailuresInARow(t *testing.T) {
+	c := newClock()
+	b := New(Config{Quarantine: 10 * time.Second, Now: c.now})
+	b.SetPods(addrs(2))
+	bad := "10.0.0.1:8000"
+	fail := func() {
+		for range 2 { // round-robin: one of the two picks is the bad pod
+			p := pick(t, b, nil)
+			if p.Addr == bad {
+				p.Done(Failure)
+			} else {
+				p.Done(Success)
+			}
+		}
+	}
+	fail()
+	require.False(t, b.Status()[0].Quarantined, "one failure does not quarantine")
+	fail()
+	require.True(t, b.Status()[0].Quarantined)
+	for range 5 {
+		p := pick(t, b, nil)
+		require.NotEqual(t, bad, p.Addr)
+		p.Done(Success)
+	}
+	// A success in between resets the count.
+	c.add(11 * time.Second)
+	p := pick(t, b, nil) // half-open trial: rr order may give either; drive until the bad pod is picked
+	for p.Addr != bad {
+		p.Done(Success)
+		p = pick(t, b, nil)
+	}
+	// While the trial is in flight the pod is skipped.
+	o := pick(t, b, nil)
+	require.NotEqual(t, bad, o.Addr)
+	o.Done(Success)
+	p.Done(Failure) // failed trial: quarantined again at once
+	require.True(t, b.Status()[0].Quarantined)
+	c.add(11 * time.Second)
+	for {
+		p = pick(t, b, nil)
+		if p.Addr == bad {
+			p.Done(Success)
+			break
+		}
+		p.Done(Success)
+	}
+	require.False(t, b.Status()[0].Quarantined)
+	// Failure, success, failure: not in a row.
+	for _, r := range []Result{Failure, Success, Failure} {
+		for {
+			p = pick(t, b, nil)
+			if p.Addr == bad {
+				p.Done(r)
+				break
+			}
+			p.Done(Success)
+		}
+	}
+	require.False(t, b.Status()[0].Quarantined)
+	// A silent stream quarantines at once.
+	for {
+		p = pick(t, b, nil)
+		if p.Addr == bad {
+			p.Done(StreamIdle)
+			break
+		}
+		p.Done(Success)
+	}
+	require.True(t, b.Status()[0].Quarantined)
+	b.SetPods([]string{bad})
+	_, err := b.Pick(nil)
+	require.ErrorIs(t, err, ErrAllQuarantined)
+	p.Done(Success) // a second Done is ignored
+}
+
+func chat(system string, turns ...string) []byte {
+	msgs := []map[string]string{{"role": "system", "content": system}}
+	for i, t := range turns {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]string{"role": role, "content": t})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "m", "messages": msgs})
+	return b
+}
+
+func TestPromptBlocksChain(t *testing.T) {
+	sys := strings.Repeat("s", 3000)
+	a := PromptBlocks(chat(sys, "question one "+strings.Repeat("a", 600)), 1024)
+	bb := PromptBlocks(chat(sys, "question two "+strings.Repeat("b", 600)), 1024)
+	require.Len(t, a, 3)
+	require.Equal(t, a[:2], bb[:2], "blocks inside the shared system prompt match")
+	require.NotEqual(t, a[2], bb[2])
+	// A conversation that grows keeps its earlier blocks.
+	long := PromptBlocks(chat(sys, "question one "+strings.Repeat("a", 600), strings.Repeat("r", 2000), "next"), 1024)
+	require.Equal(t, a, long[:3])
+	// Chained: same block bytes after a different prefix hash differently.
+	x := PromptBlocks(chat("x"+sys[1:], "question one "+strings.Repeat("a", 600)), 1024)
+	require.NotEqual(t, a[1], x[1])
+	// Tools come first and are part of the prefix.
+	withTools, _ := json.Marshal(map[string]any{"tools": []string{strings.Repeat("t", 2048)}, "messages": []any{}})
+	require.Len(t, PromptBlocks(withTools, 1024), 2)
+	require.Nil(t, PromptBlocks([]byte("not json"), 1024))
+	require.Nil(t, PromptBlocks(chat("short"), 1024))
+}
+
+func TestSessionKey(t *testing.T) {
+	names := CanonicalHeaders([]string{"x-session-id", "X-USER-ID"})
+	k1, ok := SessionKey(map[string][]string{"X-User-Id": {"u1"}}, names)
+	require.True(t, ok)
+	k2, _ := SessionKey(map[string][]string{"X-Session-Id": {""}, "X-User-Id": {"u1"}}, names)
+	require.Equal(t, k1, k2, "empty values are skipped")
+	k3, _ := SessionKey(map[string][]string{"X-Session-Id": {"u1"}, "X-User-Id": {"u1"}}, names)
+	require.NotEqual(t, k1, k3, "the first header wins and the name is part of the key")
+	_, ok = SessionKey(map[string][]string{}, names)
+	require.False(t, ok)
+}
+
+func TestPrefixAffinityAndShedding(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	b.SetPods(addrs(4))
+	sys := strings.Repeat("p", 4000)
+	req := func(q string) *Request {
+		r := b.Features(nil, chat(sys, q))
+		return &r
+	}
+	first := pick(t, b, req("q0"))
+	first.Done(Success)
+	for i := range 10 {
+		p := pick(t, b, req(fmt.Sprint("q", i+1)))
+		require.Equal(t, first.Addr, p.Addr, "the pod that holds the prefix")
+		p.Done(Success)
+	}
+	// Pile up in-flight work on the prefix pod: it sheds to others.
+	var open []*Pick
+	shed := 0
+	for i := range 20 {
+		p := pick(t, b, req(fmt.Sprint("load", i)))
+		if p.Addr != first.Addr {
+			shed++
+		}
+		open = append(open, p)
+	}
+	require.Positive(t, shed, "a hot pod sheds work")
+	for _, p := range open {
+		p.Done(Success)
+	}
+	// A different prefix goes to the least loaded (any pod; all idle).
+	other := b.Features(nil, chat(strings.Repeat("o", 4000), "x"))
+	p := pick(t, b, &other)
+	p.Done(Success)
+}
+
+func TestSessionAffinity(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, SessionHeaders: CanonicalHeaders([]string{"x-session-id"}), SessionIdle: time.Minute, Now: c.now})
+	b.SetPods(addrs(3))
+	h := func(s string) *Request {
+		r := b.Features(map[string][]string{"X-Session-Id": {s}}, nil)
+		return &r
+	}
+	// New sessions go to the least-loaded pod.
+	busy := pick(t, b, nil) // one request in flight somewhere
+	s1 := pick(t, b, h("s1"))
+	require.NotEqual(t, busy.Addr, s1.Addr)
+	s1.Done(Success)
+	home := s1.Addr
+	// The session stays while its pod is not queuing, or queuing but not
+	// clearly busier (twice the least-loaded pod's work plus two).
+	busy.Done(Success)
+	for _, a := range addrs(3) {
+		b.SetMetrics(a, &EngineMetrics{Running: 5})
+	}
+	b.SetMetrics(home, &EngineMetrics{Running: 9})
+	for range 3 {
+		p := pick(t, b, h("s1"))
+		require.Equal(t, home, p.Addr, "busier but not queuing")
+		p.Done(Success)
+	}
+	b.SetMetrics(home, &EngineMetrics{Running: 8, Waiting: 3})
+	p := pick(t, b, h("s1"))
+	require.Equal(t, home, p.Addr, "queuing, 11 < 2*5+2")
+	p.Done(Success)
+	b.SetMetrics(home, &EngineMetrics{Running: 12, Waiting: 4})
+	moved := pick(t, b, h("s1"))
+	require.NotEqual(t, home, moved.Addr)
+	require.True(t, moved.Moved)
+	moved.Done(Success)
+	b.SetMetrics(home, nil)
+	var load []*Pick
+	// ...and then it stays where it moved, even once the old pod is idle.
+	b.SetMetrics(home, nil)
+	for _, p := range load {
+		p.Done(Success)
+	}
+	for range 5 {
+		p := pick(t, b, h("s1"))
+		require.Equal(t, moved.Addr, p.Addr)
+		p.Done(Success)
+	}
+	require.EqualValues(t, 1, b.Moves())
+	// Idle past the timeout: placed again by load.
+	c.add(2 * time.Minute)
+	x := pick(t, b, h("s1"))
+	x.Done(Success)
+	// A removed pod's sessions are placed again.
+	b.SetPods([]string{"10.0.0.9:8000"})
+	y := pick(t, b, h("s1"))
+	require.Equal(t, "10.0.0.9:8000", y.Addr)
+	y.Done(Success)
+}
+
+func TestLRUEvictsLeastRecent(t *testing.T) {
+	l := newBlockLRU(100)
+	for i := range uint64(100) {
+		l.Touch(i)
+	}
+	l.Touch(0) // 0 becomes most recent
+	l.Touch(1000)
+	require.True(t, l.Contains(0))
+	require.False(t, l.Contains(1), "1 was the least recently used")
+	require.Equal(t, 100, l.Len())
+	// Random workload against a reference model.
+	r := rand.New(rand.NewPCG(1, 2))
+	ref := []uint64{}
+	l = newBlockLRU(64)
+	for range 20000 {
+		h := uint64(r.IntN(200))
+		if r.IntN(3) == 0 {
+			require.Equal(t, refContains(ref, h), l.Contains(h))
+			continue
+		}
+		l.Touch(h)
+		ref = refTouch(ref, h, 64)
+	}
+	require.Equal(t, len(ref), l.Len())
+	for _, h := range ref {
+		require.True(t, l.Contains(h))
+	}
+}
+
+func refContains(ref []uint64, h uint64) bool {
+	for _, x := range ref {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+func refTouch(ref []uint64, h uint64, max int) []uint64 {
+	for i, x := range ref {
+		if x == h {
+			ref = append(ref[:i], ref[i+1:]...)
+			break
+		}
+	}
+	ref = append([]uint64{h}, ref...)
+	if len(ref) > max {
+		ref = ref[:max]
+	}
+	return ref
+}
+
+// lruBytesPerBlock fills n LRUs of capacity max to the brim and returns the
+// heap bytes per remembered block.
+func lruBytesPerBlock(n, max int) float64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ls := make([]*blockLRU, n)
+	h := uint64(1)
+	for i := range ls {
+		ls[i] = newBlockLRU(max)
+		for range max + max/2 { // past capacity: evictions too
+			h = h*6364136223846793005 + 1442695040888963407
+			ls[i].Touch(h)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(ls)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(n*max)
+}
+
+func TestLRUMemoryPerBlock(t *testing.T) {
+	per := lruBytesPerBlock(4, DefaultMaxBlocks)
+	t.Logf("%.1f bytes per remembered block", per)
+	require.LessOrEqual(t, per, 64.0)
+}
+
+// BenchmarkLRUMemory reports bytes per remembered block for a full
+// default-size LRU (maxBlocksPerEndpoint 16384) and at the maximum (262144).
+func BenchmarkLRUMemory(b *testing.B) {
+	for _, max := range []int{DefaultMaxBlocks, 262144} {
+		b.Run(fmt.Sprint(max), func(b *testing.B) {
+			var per float64
+			for range b.N {
+				per = lruBytesPerBlock(1, max)
+			}
+			b.ReportMetric(per, "bytes/block")
+		})
+	}
+}
+
+func BenchmarkPick(b *testing.B) {
+	bal := New(Config{LoadAware: true, BlockBytes: 1024, MaxBlocksPerPod: DefaultMaxBlocks})
+	bal.SetPods(addrs(8))
+	body := chat(strings.Repeat("s", 24000), strings.Repeat("q", 4800))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := bal.Features(nil, body)
+		p, _ := bal.Pick(&r)
+		p.Done(Success)
+	}
+}

@@ -1,0 +1,175 @@
+package balance
+
+// blockLRU is a bounded set of prompt-block hashes with least-recently-used
+// eviction. It is an open-addressing hash table (linear probing, backward
+// shift deletion) of int32 node indices over a slab of 16-byte nodes
+// threaded on a doubly linked recency list, so a full LRU costs 16 bytes per
+// node plus 4 bytes per table slot (at most 2 slots per node): about 24-32
+// bytes per remembered block, well under the 64-byte budget
+// (BenchmarkLRUMemory, TestLRUMemoryPerBlock).
+//
+// Not safe for concurrent use; the Balancer's mutex guards it.
+type blockLRU struct {
+	max   int
+	nodes []lruNode
+	table []int32 // node index + 1; 0 = empty
+	mask  uint64
+	head  int32 // most recently used; -1 when empty
+	tail  int32 // least recently used
+}
+
+type lruNode struct {
+	hash       uint64
+	prev, next int32
+}
+
+const minTable = 64
+
+func newBlockLRU(max int) *blockLRU {
+	if max < 1 {
+		max = 1
+	}
+	return &blockLRU{max: max, head: -1, tail: -1}
+}
+
+// Len is the number of remembered blocks.
+func (l *blockLRU) Len() int { return len(l.nodes) }
+
+func mix(h uint64) uint64 {
+	// A final avalanche (splitmix64) so table positions use every hash bit.
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// find returns the node index of h and its table slot, or -1.
+func (l *blockLRU) find(h uint64) (int32, uint64) {
+	if len(l.table) == 0 {
+		return -1, 0
+	}
+	i := mix(h) & l.mask
+	for {
+		v := l.table[i]
+		if v == 0 {
+			return -1, i
+		}
+		if l.nodes[v-1].hash == h {
+			return v - 1, i
+		}
+		i = (i + 1) & l.mask
+	}
+}
+
+// Contains reports whether h is remembered, without touching its recency.
+func (l *blockLRU) Contains(h uint64) bool {
+	n, _ := l.find(h)
+	return n >= 0
+}
+
+// Touch remembers h as the most recently used block, evicting the least
+// recently used one when full.
+func (l *blockLRU) Touch(h uint64) {
+	if n, _ := l.find(h); n >= 0 {
+		l.moveFront(n)
+		return
+	}
+	if len(l.nodes) >= l.max {
+		// Reuse the LRU node for h.
+		n := l.tail
+		l.tableDelete(l.nodes[n].hash)
+		l.unlink(n)
+		l.nodes[n].hash = h
+		l.pushFront(n)
+		l.tableInsert(h, n)
+		return
+	}
+	if len(l.nodes) == cap(l.nodes) {
+		nc := max(2*cap(l.nodes), 64)
+		nc = min(nc, l.max)
+		grown := make([]lruNode, len(l.nodes), nc)
+		copy(grown, l.nodes)
+		l.nodes = grown
+	}
+	l.nodes = append(l.nodes, lruNode{hash: h})
+	n := int32(len(l.nodes) - 1)
+	l.pushFront(n)
+	if uint64(len(l.nodes))*4 > uint64(len(l.table))*3 { // load > 3/4
+		l.rehash(max(2*len(l.table), minTable))
+	}
+	l.tableInsert(h, n)
+}
+
+func (l *blockLRU) rehash(size int) {
+	l.table = make([]int32, size)
+	l.mask = uint64(size - 1)
+	for i := range l.nodes[:len(l.nodes)-1] { // the new node is inserted by the caller
+		_, slot := l.find(l.nodes[i].hash)
+		l.table[slot] = int32(i) + 1
+	}
+}
+
+func (l *blockLRU) tableInsert(h uint64, n int32) {
+	_, slot := l.find(h)
+	l.table[slot] = n + 1
+}
+
+// tableDelete removes h with backward-shift deletion (no tombstones).
+func (l *blockLRU) tableDelete(h uint64) {
+	n, i := l.find(h)
+	if n < 0 {
+		return
+	}
+	j := i
+	for {
+		j = (j + 1) & l.mask
+		v := l.table[j]
+		if v == 0 {
+			break
+		}
+		k := mix(l.nodes[v-1].hash) & l.mask
+		// Move v back to i when its home k is not cyclically within (i, j].
+		if (j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j)) {
+			l.table[i] = v
+			i = j
+		}
+	}
+	l.table[i] = 0
+}
+
+func (l *blockLRU) unlink(n int32) {
+	nd := &l.nodes[n]
+	if nd.prev >= 0 {
+		l.nodes[nd.prev].next = nd.next
+	} else {
+		l.head = nd.next
+	}
+	if nd.next >= 0 {
+		l.nodes[nd.next].prev = nd.prev
+	} else {
+		l.tail = nd.prev
+	}
+	nd.prev, nd.next = -1, -1
+}
+
+func (l *blockLRU) pushFront(n int32) {
+	nd := &l.nodes[n]
+	nd.prev, nd.next = -1, l.head
+	if l.head >= 0 {
+		l.nodes[l.head].prev = n
+	}
+	l.head = n
+	if l.tail < 0 {
+		l.tail = n
+	}
+}
+
+func (l *blockLRU) moveFront(n int32) {
+	if l.head == n {
+		return
+	}
+	l.unlink(n)
+	l.pushFront(n)
+}
