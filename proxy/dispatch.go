@@ -21,6 +21,9 @@ var (
 	errStreamIdle    = errors.New("upstream stream idle timeout")
 )
 
+// rateLimited ends lastErr when an external provider answered 429.
+const rateLimited = ": status 429 (rate limited)"
+
 // requestFields are the body fields the proxy reads.
 type requestFields struct {
 	Model         *string `json:"model"`
@@ -259,7 +262,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, bod
 	req.ContentLength = int64(len(body))
 	started := s.now()
 	timer := time.AfterFunc(hto, func() { cancel(errHeaderTimeout) })
-	resp, err := s.rt.RoundTrip(req)
+	resp, err := b.roundTripper(s.rt).RoundTrip(req)
 	if !timer.Stop() {
 		if err == nil {
 			resp.Body.Close()
@@ -325,6 +328,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			}
 			continue
 		}
+		if up.resp.StatusCode == http.StatusTooManyRequests && b.st.Config.Kind == runtime.KindExternal {
+			// A provider's rate limit fails over, without quarantine.
+			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
+			up.resp.Body.Close()
+			up.cancel(nil)
+			s.eng.Report(att, runtime.Neutral)
+			s.m.attempts.WithLabelValues(att.Backend.Name(), "rate_limited").Inc()
+			lastErr = att.Backend.Name() + rateLimited
+			continue
+		}
 		if up.resp.StatusCode >= 500 {
 			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
 			up.resp.Body.Close()
@@ -346,6 +359,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, runtime.OutcomeFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr
 		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
 		writeError(w, ent.Status, "server_error", "fail_closed", "no backend of the failClosed rule could serve the request")
+		return
+	}
+	if strings.HasSuffix(lastErr, rateLimited) {
+		ent.Status, ent.Outcome, ent.Error = http.StatusTooManyRequests, runtime.OutcomeAllFailed, lastErr
+		writeError(w, ent.Status, "rate_limit_error", "upstream_rate_limited", "every backend of the route failed; the last one is rate limited by its provider")
 		return
 	}
 	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, runtime.OutcomeAllFailed, lastErr

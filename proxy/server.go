@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
 
@@ -79,6 +80,16 @@ type backendRT struct {
 	shadow  chan struct{}
 	labels  [2]string
 	isCloud bool
+	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
+}
+
+// roundTripper sends the backend's upstream requests: its provider's
+// translation, or rt unchanged.
+func (b *backendRT) roundTripper(rt http.RoundTripper) http.RoundTripper {
+	if b.tr != nil {
+		return b.tr
+	}
+	return rt
 }
 
 // New builds a server from a validated config.
@@ -127,7 +138,16 @@ func New(cfg *runtime.Config, opts Options) (*Server, error) {
 			}
 			brt.base = u
 		}
-		if b.Kind == runtime.KindExternal {
+		if tr, perr := providers.New(b, opts.Getenv, s.rt); tr != nil {
+			brt.tr = tr
+			if perr != nil {
+				s.log.Warn("backend cannot serve", "backend", b.Name, "error", perr.Error())
+			}
+			if brt.base == nil && tr.BaseURL() != "" {
+				brt.base, _ = url.Parse(tr.BaseURL())
+			}
+		}
+		if b.Kind == runtime.KindExternal && brt.tr == nil {
 			brt.model = b.Model
 			for _, c := range b.Credentials {
 				if v := opts.Getenv(c.Env); v != "" {

@@ -206,20 +206,31 @@ func orDefault(s, d string) string {
 func staticProblem(b *Backend, getenv func(string) string) string {
 	if b.Kind == KindExternal {
 		switch b.Provider {
-		case "openai", "litellm", "":
+		case "openai", "litellm", "", "anthropic", "bedrock", "vertex_ai":
 		default:
-			return fmt.Sprintf("provider %q needs request translation, which this router-proxy does not implement yet", b.Provider)
+			return fmt.Sprintf("provider %q is not supported by this router-proxy", b.Provider)
 		}
 	}
 	if getenv != nil {
+		region := ""
 		for _, c := range b.Credentials {
-			if getenv(c.Env) == "" {
+			if c.Purpose == "awsRegion" {
+				region = getenv(c.Env)
+			}
+			if getenv(c.Env) == "" && !optionalCredential[c.Purpose] {
 				return fmt.Sprintf("credential %s is not set (environment variable %s)", c.Purpose, c.Env)
 			}
+		}
+		if b.Kind == KindExternal && b.Provider == "bedrock" && b.URL == "" && region == "" {
+			return "bedrock backend has no url and credential awsRegion is not set"
 		}
 	}
 	return ""
 }
+
+// optionalCredential are the Secret keys a backend can serve without
+// (compiler credentialKeys marks them optional).
+var optionalCredential = map[string]bool{"awsSessionToken": true, "awsRegion": true}
 
 // Config returns the engine's config.
 func (e *Engine) Config() *Config { return e.cfg }

@@ -1,0 +1,444 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Anthropic Messages API.
+// Reference: https://docs.anthropic.com/en/api/messages,
+// https://docs.anthropic.com/en/docs/build-with-claude/streaming,
+// https://docs.anthropic.com/en/api/errors.
+type anthropic struct {
+	*common
+	base string
+	key  string
+}
+
+func newAnthropic(c *common, base string, creds map[string]string) (Provider, error) {
+	if base == "" {
+		base = "https://api.anthropic.com"
+	}
+	a := &anthropic{common: c, base: strings.TrimSuffix(base, "/"), key: creds[PurposeAPIKey]}
+	if a.key == "" {
+		return nil, errors.New("no API key: the backend needs credentialsSecretRef with ANTHROPIC_API_KEY")
+	}
+	return a, nil
+}
+
+func (a *anthropic) BaseURL() string { return a.base }
+
+func (a *anthropic) url() string {
+	if strings.HasSuffix(a.base, "/v1") {
+		return a.base + "/messages"
+	}
+	return a.base + "/v1/messages"
+}
+
+func (a *anthropic) RoundTrip(req *http.Request) (*http.Response, error) {
+	cr, bad := a.readRequest(req)
+	if bad != nil {
+		return bad, nil
+	}
+	body, err := a.translate(cr)
+	if err != nil {
+		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "anthropic: "+err.Error()), nil
+	}
+	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, a.url(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	up.Header.Set("Content-Type", "application/json")
+	if cr.Stream {
+		up.Header.Set("Accept", "text/event-stream")
+	} else {
+		up.Header.Set("Accept", "application/json")
+	}
+	up.Header.Set("X-Api-Key", a.key)
+	up.Header.Set("Anthropic-Version", AnthropicVersion)
+	resp, err := a.send(up)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return a.upstreamError(resp, anthropicError), nil
+	}
+	created := a.now().Unix()
+	if cr.Stream {
+		st := &antStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: a.model}, tools: map[int]int{}, redact: a.redact}
+		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+	}
+	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) { return a.convert(b, created) }}), nil
+}
+
+// ---- request ----
+
+type antRequest struct {
+	Model         string         `json:"model"`
+	MaxTokens     int64          `json:"max_tokens"`
+	System        []antBlock     `json:"system,omitempty"`
+	Messages      []antMessage   `json:"messages"`
+	StopSequences []string       `json:"stop_sequences,omitempty"`
+	Temperature   *float64       `json:"temperature,omitempty"`
+	TopP          *float64       `json:"top_p,omitempty"`
+	Stream        bool           `json:"stream,omitempty"`
+	Tools         []antTool      `json:"tools,omitempty"`
+	ToolChoice    *antToolChoice `json:"tool_choice,omitempty"`
+	Metadata      *antMetadata   `json:"metadata,omitempty"`
+}
+
+type antMessage struct {
+	Role    string     `json:"role"`
+	Content []antBlock `json:"content"`
+}
+
+type antBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	Source    *antSource      `json:"source,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   string          `json:"content,omitempty"`
+}
+
+type antSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      string `json:"data,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type antTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+type antToolChoice struct {
+	Type                   string `json:"type"`
+	Name                   string `json:"name,omitempty"`
+	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
+}
+
+type antMetadata struct {
+	UserID string `json:"user_id"`
+}
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
+	out := antRequest{Model: a.model, MaxTokens: cr.maxTokens(), StopSequences: cr.stops, Temperature: cr.Temperature, TopP: cr.TopP, Stream: cr.Stream}
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = DefaultAnthropicMaxToken
+	}
+	if cr.User != "" {
+		out.Metadata = &antMetadata{UserID: cr.User}
+	}
+	for i := range cr.Messages {
+		m := &cr.Messages[i]
+		var role string
+		var blocks []antBlock
+		switch m.Role {
+		case "system", "developer":
+			if t := m.text(); t != "" {
+				out.System = append(out.System, antBlock{Type: "text", Text: t})
+			}
+			continue
+		case "tool":
+			role = "user"
+			blocks = []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}
+		case "user", "assistant":
+			role = m.Role
+			for _, p := range m.parts {
+				switch {
+				case p.Type == "text" && p.Text != "":
+					blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
+				case p.image != nil && p.image.data != "":
+					blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
+				case p.image != nil:
+					if strings.HasPrefix(p.image.url, "gs://") {
+						return nil, errors.New("gs:// image URLs are not supported")
+					}
+					blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
+				}
+			}
+			for _, tc := range m.ToolCalls {
+				args, _ := argsObject(tc.Function.Arguments)
+				blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
+			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
+		} else {
+			out.Messages = append(out.Messages, antMessage{Role: role, Content: blocks})
+		}
+	}
+	if len(out.Messages) == 0 {
+		return nil, errors.New("no user or assistant message with content")
+	}
+	for _, t := range cr.Tools {
+		schema := t.Function.Parameters
+		if len(schema) == 0 || string(schema) == "null" {
+			schema = emptySchema
+		}
+		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+	}
+	if len(out.Tools) > 0 {
+		noParallel := cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls
+		switch cr.choice.mode {
+		case "auto":
+			out.ToolChoice = &antToolChoice{Type: "auto"}
+		case "none":
+			out.ToolChoice = &antToolChoice{Type: "none"}
+		case "required":
+			out.ToolChoice = &antToolChoice{Type: "any"}
+		case "function":
+			out.ToolChoice = &antToolChoice{Type: "tool", Name: cr.choice.name}
+		default:
+			if noParallel {
+				out.ToolChoice = &antToolChoice{Type: "auto"}
+			}
+		}
+		if noParallel && out.ToolChoice.Type != "none" {
+			out.ToolChoice.DisableParallelToolUse = true
+		}
+	}
+	return json.Marshal(out)
+}
+
+// ---- response ----
+
+type antUsage struct {
+	InputTokens   int64 `json:"input_tokens"`
+	OutputTokens  int64 `json:"output_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+}
+
+// openai: prompt tokens include cached ones; Anthropic counts them apart.
+func (u antUsage) openai() usage {
+	p := u.InputTokens + u.CacheCreation + u.CacheRead
+	return newUsage(p, u.OutputTokens, 0, u.CacheRead)
+}
+
+type antContent struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+type antResponse struct {
+	ID         string       `json:"id"`
+	Model      string       `json:"model"`
+	Content    []antContent `json:"content"`
+	StopReason string       `json:"stop_reason"`
+	Usage      antUsage     `json:"usage"`
+}
+
+func antFinish(r string) string {
+	switch r {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "refusal":
+		return "content_filter"
+	}
+	return "stop"
+}
+
+func (a *anthropic) convert(b []byte, created int64) ([]byte, error) {
+	var r antResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("anthropic: unreadable response: %v", err)
+	}
+	var text strings.Builder
+	var calls []outToolCall
+	for _, c := range r.Content {
+		switch c.Type {
+		case "text":
+			text.WriteString(c.Text)
+		case "tool_use":
+			args := compactJSON(c.Input)
+			calls = append(calls, toolCallOut(c.ID, c.Name, args))
+		}
+	}
+	model := r.Model
+	if model == "" {
+		model = a.model
+	}
+	return completion(r.ID, model, created, text.String(), calls, antFinish(r.StopReason), r.Usage.openai()), nil
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}"
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+func anthropicError(_ http.Header, body []byte) (code, msg string) {
+	var e struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	return e.Error.Type, e.Error.Message
+}
+
+// antStream converts Anthropic's SSE events to chat.completion.chunk events.
+type antStream struct {
+	sse     *sseReader
+	ch      chunker
+	tools   map[int]int // content block index -> tool call index
+	usage   antUsage
+	started bool
+	redact  func(string) string
+}
+
+type antEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		ID    string   `json:"id"`
+		Model string   `json:"model"`
+		Usage antUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *antContent `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *antUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (s *antStream) step(out *bytes.Buffer) error {
+	s.ch.out = out
+	name, data, err := s.sse.next()
+	if err == io.EOF {
+		return errors.New("anthropic stream ended before message_stop")
+	}
+	if err != nil {
+		return err
+	}
+	var ev antEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Errorf("anthropic stream: unreadable %s event", name)
+	}
+	if ev.Type == "" {
+		ev.Type = name
+	}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil {
+			s.ch.id = ev.Message.ID
+			if ev.Message.Model != "" {
+				s.ch.model = ev.Message.Model
+			}
+			s.usage = ev.Message.Usage
+		}
+		s.started = true
+		s.ch.start()
+	case "content_block_start":
+		if b := ev.ContentBlock; b != nil {
+			switch b.Type {
+			case "tool_use":
+				i := len(s.tools)
+				s.tools[ev.Index] = i
+				s.ch.toolStart(i, b.ID, b.Name)
+				if args := compactJSON(b.Input); args != "{}" {
+					s.ch.toolArgs(i, args)
+				}
+			case "text":
+				s.ch.text(b.Text)
+			}
+		}
+	case "content_block_delta":
+		if d := ev.Delta; d != nil {
+			switch d.Type {
+			case "text_delta":
+				s.ch.text(d.Text)
+			case "input_json_delta":
+				if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
+					s.ch.toolArgs(i, d.PartialJSON)
+				}
+			}
+		}
+	case "message_delta":
+		if ev.Usage != nil {
+			// message_delta usage is cumulative.
+			s.usage.OutputTokens = ev.Usage.OutputTokens
+			if ev.Usage.InputTokens > 0 {
+				s.usage.InputTokens = ev.Usage.InputTokens
+			}
+			if ev.Usage.CacheCreation > 0 {
+				s.usage.CacheCreation = ev.Usage.CacheCreation
+			}
+			if ev.Usage.CacheRead > 0 {
+				s.usage.CacheRead = ev.Usage.CacheRead
+			}
+		}
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			s.ch.finish(antFinish(ev.Delta.StopReason))
+		}
+	case "message_stop":
+		if !s.ch.finished {
+			s.ch.finish("stop")
+		}
+		s.ch.end(s.usage.openai())
+		return io.EOF
+	case "ping":
+		s.ch.comment("ping")
+	case "error":
+		typ, msg := "api_error", ""
+		if ev.Error != nil {
+			typ, msg = ev.Error.Type, s.redact(ev.Error.Message)
+		}
+		s.ch.errorEvent(streamErrorType(typ), typ, "anthropic: "+msg)
+		if s.started {
+			s.ch.chunk(nil, "", ptr(s.usage.openai()))
+		}
+		return fmt.Errorf("anthropic stream error: %s", typ)
+	}
+	// content_block_stop and unknown events produce nothing.
+	return nil
+}
+
+// streamErrorType maps a provider error type to an OpenAI one.
+func streamErrorType(t string) string {
+	switch {
+	case strings.Contains(strings.ToLower(t), "rate") || strings.Contains(strings.ToLower(t), "throttl"):
+		return "rate_limit_error"
+	case strings.Contains(strings.ToLower(t), "invalid") || strings.Contains(strings.ToLower(t), "validation"):
+		return "invalid_request_error"
+	}
+	return "server_error"
+}
+
+func ptr[T any](v T) *T { return &v }

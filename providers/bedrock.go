@@ -1,0 +1,3 @@
+package providers
+
+func newBedrock(c *common, base string, creds map[string]string) (Provider, error) { return nil, nil }

@@ -1,0 +1,154 @@
+package providers
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/stretchr/testify/require"
+)
+
+func external(name, provider, url, model string, creds ...runtime.Credential) *runtime.Backend {
+	return &runtime.Backend{Name: name, ModelID: name, Kind: runtime.KindExternal, Tier: "cloud", Provider: provider, URL: url, Model: model, Credentials: creds, Weight: 1}
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func newProvider(t *testing.T, b *runtime.Backend, e map[string]string) Provider {
+	t.Helper()
+	p, err := New(b, env(e), http.DefaultTransport)
+	require.NoError(t, err)
+	require.NotNil(t, p)
+	p.(interface{ setClock(func() time.Time) }).setClock(func() time.Time { return time.Unix(1700000000, 0) })
+	return p
+}
+
+func (c *common) setClock(f func() time.Time) { c.now = f }
+
+// call sends an OpenAI request through p as the proxy would.
+func call(t *testing.T, p Provider, path, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, p.BaseURL()+path, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := p.RoundTrip(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+// sseData returns the data payloads of an OpenAI stream, comments dropped.
+func sseData(t *testing.T, body string) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range strings.Split(body, "\n\n") {
+		ev = strings.TrimSpace(ev)
+		if ev == "" || strings.HasPrefix(ev, ":") {
+			continue
+		}
+		d, ok := strings.CutPrefix(ev, "data: ")
+		require.True(t, ok, "event %q", ev)
+		out = append(out, d)
+	}
+	return out
+}
+
+// assembled is what a client reconstructs from a stream.
+type assembled struct {
+	ID, Model, Role, Content, Finish string
+	Calls                            []struct{ ID, Name, Args string }
+	Usage                            *usage
+	Done                             bool
+}
+
+func assemble(t *testing.T, body string) assembled {
+	t.Helper()
+	var a assembled
+	for _, d := range sseData(t, body) {
+		if d == "[DONE]" {
+			a.Done = true
+			continue
+		}
+		require.False(t, a.Done, "data after [DONE]")
+		var c struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Model   string `json:"model"`
+			Choices []struct {
+				Delta struct {
+					Role      string  `json:"role"`
+					Content   *string `json:"content"`
+					ToolCalls []struct {
+						Index    *int   `json:"index"`
+						ID       string `json:"id"`
+						Type     string `json:"type"`
+						Function struct {
+							Name      string  `json:"name"`
+							Arguments *string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+				FinishReason *string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *usage `json:"usage"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(d), &c), d)
+		require.Equal(t, "chat.completion.chunk", c.Object, d)
+		a.ID, a.Model = c.ID, c.Model
+		if c.Usage != nil {
+			require.Empty(t, c.Choices, "the usage chunk has no choices")
+			a.Usage = c.Usage
+			continue
+		}
+		require.Len(t, c.Choices, 1, d)
+		ch := c.Choices[0]
+		if ch.Delta.Role != "" {
+			a.Role = ch.Delta.Role
+		}
+		if ch.Delta.Content != nil {
+			a.Content += *ch.Delta.Content
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			require.NotNil(t, tc.Index, d)
+			for len(a.Calls) <= *tc.Index {
+				a.Calls = append(a.Calls, struct{ ID, Name, Args string }{})
+			}
+			k := &a.Calls[*tc.Index]
+			if tc.ID != "" {
+				require.Equal(t, "function", tc.Type)
+				k.ID, k.Name = tc.ID, tc.Function.Name
+			}
+			if tc.Function.Arguments != nil {
+				k.Args += *tc.Function.Arguments
+			}
+		}
+		if ch.FinishReason != nil {
+			a.Finish = *ch.FinishReason
+		}
+	}
+	return a
+}
+
+// openAIErr decodes an OpenAI-style error.
+func openAIErr(t *testing.T, body string) (typ, code, msg string) {
+	t.Helper()
+	var v struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Code    *string `json:"code"`
+			Param   *string `json:"param"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	require.NotEmpty(t, v.Error.Message)
+	if v.Error.Code != nil {
+		code = *v.Error.Code
+	}
+	return v.Error.Type, code, v.Error.Message
+}

@@ -1,0 +1,581 @@
+package providers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// The OpenAI chat completions request, as far as it is translated.
+// Reference: https://platform.openai.com/docs/api-reference/chat/create
+type chatRequest struct {
+	Model               string          `json:"model"`
+	Messages            []chatMessage   `json:"messages"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Stop                json.RawMessage `json:"stop"`
+	Stream              bool            `json:"stream"`
+	Tools               []chatTool      `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls   *bool           `json:"parallel_tool_calls"`
+	N                   *int            `json:"n"`
+	User                string          `json:"user"`
+	Functions           json.RawMessage `json:"functions"`
+	FunctionCall        json.RawMessage `json:"function_call"`
+
+	stops  []string
+	choice toolChoice
+}
+
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []toolCall      `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+
+	parts []contentPart
+}
+
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+
+	image *image
+}
+
+// image is an image_url part: a data URL (mediaType + base64 data) or a
+// remote URL.
+type image struct {
+	mediaType string
+	data      string
+	url       string
+}
+
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// toolChoice is the parsed tool_choice: mode "" (unset), auto, none,
+// required or function (with name).
+type toolChoice struct {
+	mode string
+	name string
+}
+
+func parseChat(body []byte) (*chatRequest, error) {
+	var r chatRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, errf("the request body is not a chat completions request: %v", err)
+	}
+	if len(r.Messages) == 0 {
+		return nil, errf("messages must not be empty")
+	}
+	if r.N != nil && *r.N > 1 {
+		return nil, errf("n > 1 is not supported")
+	}
+	if len(r.Functions) > 0 && string(r.Functions) != "null" || len(r.FunctionCall) > 0 && string(r.FunctionCall) != "null" {
+		return nil, errf("the deprecated functions/function_call fields are not translated; use tools/tool_choice")
+	}
+	if len(r.Stop) > 0 && string(r.Stop) != "null" {
+		var one string
+		if json.Unmarshal(r.Stop, &one) == nil {
+			r.stops = []string{one}
+		} else if err := json.Unmarshal(r.Stop, &r.stops); err != nil {
+			return nil, errf("stop must be a string or an array of strings")
+		}
+	}
+	for _, t := range r.Tools {
+		if t.Type != "function" || t.Function.Name == "" {
+			return nil, errf("only tools of type function with a name are supported")
+		}
+	}
+	if len(r.ToolChoice) > 0 && string(r.ToolChoice) != "null" {
+		var s string
+		if json.Unmarshal(r.ToolChoice, &s) == nil {
+			switch s {
+			case "auto", "none", "required":
+				r.choice.mode = s
+			default:
+				return nil, errf("tool_choice %q is not supported", s)
+			}
+		} else {
+			var o struct {
+				Type     string `json:"type"`
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			}
+			if json.Unmarshal(r.ToolChoice, &o) != nil || o.Type != "function" || o.Function.Name == "" {
+				return nil, errf("tool_choice must be auto, none, required or {type: function, function: {name}}")
+			}
+			r.choice = toolChoice{mode: "function", name: o.Function.Name}
+		}
+	}
+	for i := range r.Messages {
+		m := &r.Messages[i]
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool":
+		default:
+			return nil, errf("messages[%d]: role %q is not supported", i, m.Role)
+		}
+		parts, err := parseContent(m.Content)
+		if err != nil {
+			return nil, errf("messages[%d]: %v", i, err)
+		}
+		m.parts = parts
+		if m.Role == "tool" && m.ToolCallID == "" {
+			return nil, errf("messages[%d]: a tool message needs tool_call_id", i)
+		}
+		for j, tc := range m.ToolCalls {
+			if tc.Function.Name == "" || tc.ID == "" {
+				return nil, errf("messages[%d].tool_calls[%d]: id and function.name are required", i, j)
+			}
+			if _, err := argsObject(tc.Function.Arguments); err != nil {
+				return nil, errf("messages[%d].tool_calls[%d]: %v", i, j, err)
+			}
+		}
+	}
+	return &r, nil
+}
+
+func parseContent(raw json.RawMessage) ([]contentPart, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []contentPart{{Type: "text", Text: s}}, nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return nil, errors.New("content must be a string or an array of content parts")
+	}
+	for i := range parts {
+		p := &parts[i]
+		switch p.Type {
+		case "text":
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return nil, errors.New("image_url part without url")
+			}
+			img, err := parseImage(p.ImageURL.URL)
+			if err != nil {
+				return nil, err
+			}
+			p.image = img
+		default:
+			return nil, errors.New("content part type " + strconv.Quote(p.Type) + " is not supported")
+		}
+	}
+	return parts, nil
+}
+
+// parseImage reads a data URL (data:<media type>;base64,<data>) or keeps a
+// remote URL.
+func parseImage(u string) (*image, error) {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		meta, data, ok := strings.Cut(rest, ",")
+		mt, b64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !b64 || !strings.HasPrefix(mt, "image/") {
+			return nil, errors.New("image data URLs must be data:image/<type>;base64,<data>")
+		}
+		return &image{mediaType: mt, data: data}, nil
+	}
+	if strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "gs://") {
+		return &image{url: u, mediaType: mediaTypeFromName(u)}, nil
+	}
+	return nil, errors.New("image_url must be a data URL or an http(s) URL")
+}
+
+func mediaTypeFromName(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	switch strings.ToLower(u[strings.LastIndexByte(u, '.')+1:]) {
+	case "png":
+		return "image/png"
+	case "jpg", "jpeg":
+		return "image/jpeg"
+	case "gif":
+		return "image/gif"
+	case "webp":
+		return "image/webp"
+	}
+	return ""
+}
+
+// argsObject parses tool call arguments (a JSON text) into an object.
+func argsObject(s string) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage(`{}`), nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
+		return nil, errors.New("tool call arguments are not a JSON object")
+	}
+	return json.RawMessage(s), nil
+}
+
+// text joins a message's text parts.
+func (m *chatMessage) text() string {
+	var b strings.Builder
+	for i, p := range m.parts {
+		if p.Type == "text" {
+			if i > 0 && b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// maxTokens is max_completion_tokens, else max_tokens, else 0.
+func (r *chatRequest) maxTokens() int64 {
+	if r.MaxCompletionTokens != nil {
+		return *r.MaxCompletionTokens
+	}
+	if r.MaxTokens != nil {
+		return *r.MaxTokens
+	}
+	return 0
+}
+
+// toolName finds the function name of an earlier tool call by id.
+func toolName(msgs []chatMessage, upto int, id string) string {
+	for i := upto - 1; i >= 0; i-- {
+		for _, tc := range msgs[i].ToolCalls {
+			if tc.ID == id {
+				return tc.Function.Name
+			}
+		}
+	}
+	return ""
+}
+
+// ---- responses ----
+
+// Reference: https://platform.openai.com/docs/api-reference/chat/object
+type chatCompletion struct {
+	ID      string   `json:"id"`
+	Object  string   `json:"object"`
+	Created int64    `json:"created"`
+	Model   string   `json:"model"`
+	Choices []choice `json:"choices"`
+	Usage   *usage   `json:"usage,omitempty"`
+}
+
+type choice struct {
+	Index        int         `json:"index"`
+	Message      *outMessage `json:"message,omitempty"`
+	Delta        *outDelta   `json:"delta,omitempty"`
+	FinishReason *string     `json:"finish_reason"`
+	Logprobs     *struct{}   `json:"logprobs"`
+}
+
+type outMessage struct {
+	Role      string        `json:"role"`
+	Content   *string       `json:"content"`
+	ToolCalls []outToolCall `json:"tool_calls,omitempty"`
+}
+
+type outDelta struct {
+	Role      string        `json:"role,omitempty"`
+	Content   *string       `json:"content,omitempty"`
+	ToolCalls []outToolCall `json:"tool_calls,omitempty"`
+}
+
+type outToolCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type usage struct {
+	PromptTokens     int64          `json:"prompt_tokens"`
+	CompletionTokens int64          `json:"completion_tokens"`
+	TotalTokens      int64          `json:"total_tokens"`
+	PromptDetails    *promptDetails `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
+}
+
+// newUsage fills total when the provider gave none and adds cached details.
+func newUsage(prompt, completion, total, cached int64) usage {
+	u := usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: max(total, prompt+completion)}
+	if cached > 0 {
+		u.PromptDetails = &promptDetails{CachedTokens: cached}
+	}
+	return u
+}
+
+func strp(s string) *string { return &s }
+
+// completion builds a non-streamed answer.
+func completion(id, model string, created int64, text string, calls []outToolCall, finish string, u usage) []byte {
+	msg := &outMessage{Role: "assistant", ToolCalls: calls}
+	if text != "" || len(calls) == 0 {
+		msg.Content = strp(text)
+	}
+	b, _ := json.Marshal(chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
+		Choices: []choice{{Message: msg, FinishReason: strp(finish)}}, Usage: &u})
+	return b
+}
+
+func toolCallOut(id, name, args string) outToolCall {
+	var c outToolCall
+	c.ID, c.Type, c.Function.Name, c.Function.Arguments = id, "function", name, args
+	return c
+}
+
+// chunker writes chat.completion.chunk SSE events.
+type chunker struct {
+	id, model string
+	created   int64
+	out       *bytes.Buffer
+	role      bool // the role chunk was sent
+	finished  bool
+}
+
+func (c *chunker) write(v any) {
+	b, _ := json.Marshal(v)
+	c.out.WriteString("data: ")
+	c.out.Write(b)
+	c.out.WriteString("\n\n")
+}
+
+func (c *chunker) chunk(d *outDelta, finish string, u *usage) {
+	ch := chatCompletion{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model, Usage: u, Choices: []choice{}}
+	if d != nil {
+		var fr *string
+		if finish != "" {
+			fr = strp(finish)
+		}
+		ch.Choices = []choice{{Delta: d, FinishReason: fr}}
+	}
+	c.write(ch)
+}
+
+// start sends the role chunk once.
+func (c *chunker) start() {
+	if !c.role {
+		c.role = true
+		c.chunk(&outDelta{Role: "assistant", Content: strp("")}, "", nil)
+	}
+}
+
+func (c *chunker) text(s string) {
+	c.start()
+	if s != "" {
+		c.chunk(&outDelta{Content: strp(s)}, "", nil)
+	}
+}
+
+func (c *chunker) toolStart(index int, id, name string) {
+	c.start()
+	tc := toolCallOut(id, name, "")
+	tc.Index = &index
+	c.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, "", nil)
+}
+
+func (c *chunker) toolArgs(index int, args string) {
+	c.start()
+	var tc outToolCall
+	tc.Index, tc.Function.Arguments = &index, args
+	c.chunk(&outDelta{ToolCalls: []outToolCall{tc}}, "", nil)
+}
+
+func (c *chunker) finish(reason string) {
+	c.start()
+	c.finished = true
+	c.chunk(&outDelta{}, reason, nil)
+}
+
+// end sends the usage chunk and [DONE].
+func (c *chunker) end(u usage) {
+	c.chunk(nil, "", &u)
+	c.out.WriteString("data: [DONE]\n\n")
+}
+
+// errorEvent writes an OpenAI-style error event into the stream.
+func (c *chunker) errorEvent(typ, code, msg string) {
+	c.out.Write(errorJSON(typ, code, msg, "data: "))
+	c.out.WriteString("\n")
+}
+
+// comment keeps the client connection (and the proxy's idle timer) alive.
+func (c *chunker) comment(s string) { c.out.WriteString(": " + s + "\n\n") }
+
+// streamBody produces OpenAI SSE bytes from a provider stream: step consumes
+// upstream input and appends output; it returns io.EOF after writing the
+// tail of a complete stream, any other error for a broken one.
+type streamBody struct {
+	src  io.Closer
+	out  bytes.Buffer
+	step func(out *bytes.Buffer) error
+	err  error
+}
+
+func (s *streamBody) Read(p []byte) (int, error) {
+	for s.out.Len() == 0 {
+		if s.err != nil {
+			return 0, s.err
+		}
+		s.err = s.step(&s.out)
+	}
+	return s.out.Read(p)
+}
+
+func (s *streamBody) Close() error { return s.src.Close() }
+
+// lazyBody converts a whole non-streamed upstream body on the first Read, so
+// the proxy's header timeout never covers the body.
+type lazyBody struct {
+	src     io.ReadCloser
+	convert func([]byte) ([]byte, error)
+	out     *bytes.Reader
+	err     error
+}
+
+// maxUpstreamBody bounds a non-streamed provider answer.
+const maxUpstreamBody = 32 << 20
+
+func (l *lazyBody) Read(p []byte) (int, error) {
+	if l.out == nil && l.err == nil {
+		b, err := io.ReadAll(io.LimitReader(l.src, maxUpstreamBody+1))
+		switch {
+		case err != nil:
+			l.err = err
+		case len(b) > maxUpstreamBody:
+			l.err = errors.New("provider response over 32 MiB")
+		default:
+			var out []byte
+			if out, l.err = l.convert(b); l.err == nil {
+				l.out = bytes.NewReader(out)
+			}
+		}
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.out.Read(p)
+}
+
+func (l *lazyBody) Close() error { return l.src.Close() }
+
+func newResponse(status int, ctype string, body io.ReadCloser, length int64) *http.Response {
+	h := http.Header{}
+	h.Set("Content-Type", ctype)
+	if length >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(length, 10))
+	}
+	return &http.Response{Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: body, ContentLength: length}
+}
+
+// converted wraps an upstream 200 answer with a converted body.
+func converted(up *http.Response, stream bool, body io.ReadCloser) *http.Response {
+	var r *http.Response
+	if stream {
+		r = newResponse(http.StatusOK, "text/event-stream", body, -1)
+		r.Header.Set("Cache-Control", "no-cache")
+	} else {
+		r = newResponse(http.StatusOK, "application/json", body, -1)
+	}
+	r.Request = up.Request
+	return r
+}
+
+func errorJSON(typ, code, msg, prefix string) []byte {
+	b := make([]byte, 0, 128+len(msg))
+	b = append(b, prefix...)
+	b = append(b, `{"error":{"message":`...)
+	b = strconv.AppendQuote(b, msg)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendQuote(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	if code == "" {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, code)
+	}
+	return append(b, "}}\n"...)
+}
+
+// errorResponse is an OpenAI-style error answer.
+func errorResponse(status int, typ, code, msg string) *http.Response {
+	b := errorJSON(typ, code, msg, "")
+	return newResponse(status, "application/json", io.NopCloser(bytes.NewReader(b)), int64(len(b)))
+}
+
+// errorType is the OpenAI error type of a status.
+func errorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusNotFound:
+		return "not_found_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}
+
+// upstreamError converts a provider error answer (status below 500 and not
+// 200) into an OpenAI-style error with the same status. parse extracts the
+// provider's error code and message from its body. 5xx answers are returned
+// unconverted: the proxy fails over and never relays them.
+func (c *common) upstreamError(resp *http.Response, parse func(h http.Header, body []byte) (code, msg string)) *http.Response {
+	if resp.StatusCode >= 500 {
+		return resp
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	code, msg := parse(resp.Header, b)
+	if msg == "" {
+		msg = "status " + strconv.Itoa(resp.StatusCode)
+	}
+	status := resp.StatusCode
+	if status < 400 {
+		status = http.StatusBadGateway
+	}
+	out := errorResponse(status, errorType(status), code, c.name+": "+c.redact(msg))
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		out.Header.Set("Retry-After", ra)
+	}
+	out.Request = resp.Request
+	return out
+}
