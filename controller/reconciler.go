@@ -158,7 +158,10 @@ type outcome struct {
 	taken    []taken // desired names held by objects we do not control
 	// conflict is a foreign policy on the same Gateway (ConflictingPreRoutingPolicy).
 	conflict string
-	proxy    *proxyStatus // the proxy's admin status when it answered
+	// authLive: a SecurityPolicy of this router is in the cluster after
+	// apply and prune (authKnown: it could be read).
+	authLive, authKnown bool
+	proxy               *proxyStatus // the proxy's admin status when it answered
 	live     map[string]*unstructured.Unstructured
 }
 
@@ -222,7 +225,14 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 	out.desired = res.Objects
 	r.emitWarnings(router, out.diags)
 
-	if err := r.apply(ctx, router, out); err != nil {
+	err = r.apply(ctx, router, out)
+	if compiled.DataPlane == ir.DataPlaneGateway {
+		// authEnabled is read back from the cluster, not from the spec: a
+		// failed apply, or a taken name (which skips pruning), can leave a
+		// SecurityPolicy enforcing that the spec no longer asks for.
+		out.authLive, out.authKnown = r.securityPolicyInPlace(ctx, router, target.Kinds())
+	}
+	if err != nil {
 		out.applyErr = err
 		return out, err
 	}
@@ -352,6 +362,23 @@ func (r *Reconciler) previousProxyService(ctx context.Context, router *v1.ModelR
 		}
 	}
 	return nil
+}
+
+// securityPolicyInPlace reports whether a SecurityPolicy this router
+// controls exists (known is false when it could not be read).
+func (r *Reconciler) securityPolicyInPlace(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) (inPlace, known bool) {
+	var sp []schema.GroupVersionKind
+	for _, k := range kinds {
+		if k.Kind == "SecurityPolicy" {
+			sp = append(sp, k)
+		}
+	}
+	inv, err := inventory(ctx, r.Reader, r.Mapper, router, sp)
+	if err != nil {
+		logf.FromContext(ctx).Info("reading SecurityPolicies for status", "error", err.Error())
+		return false, false
+	}
+	return len(inv) > 0, true
 }
 
 // prune deletes every object in the router's inventory, across every kind

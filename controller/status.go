@@ -123,6 +123,12 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 			set(planeCond, metav1.ConditionFalse, reason, msg)
 		}
 		st.Phase = v1.PhaseFailed
+		if plane == ir.DataPlaneGateway && out.authKnown && (st.Gateway != nil || out.authLive) {
+			if st.Gateway == nil {
+				st.Gateway = &v1.GatewayStatus{}
+			}
+			st.Gateway.AuthEnabled = out.authLive
+		}
 		if st.Gateway != nil {
 			st.Gateway.RouteReady = false
 		}
@@ -263,7 +269,11 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 			set(planeCond, metav1.ConditionFalse, ReasonConflictingPolicy, out.conflict)
 		}
 		if plane == ir.DataPlaneGateway {
-			st.Gateway = &v1.GatewayStatus{RouteReady: planeReady, Endpoint: endpoint, AuthEnabled: generates(out, "SecurityPolicy")}
+			auth := out.authLive
+			if !out.authKnown {
+				auth = generates(out, "SecurityPolicy") // applied and, unless a name was taken, pruned
+			}
+			st.Gateway = &v1.GatewayStatus{RouteReady: planeReady, Endpoint: endpoint, AuthEnabled: auth}
 		} else {
 			st.AgentGateway = &v1.AgentGatewayStatus{PoolReady: planeReady}
 			if planeReady {

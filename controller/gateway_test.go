@@ -1,0 +1,301 @@
+package controller_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
+)
+
+var securityPolicyGVK = schema.GroupVersionKind{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Kind: "SecurityPolicy"}
+
+// waitGatewayStatus waits until status is for the current generation (its
+// GatewayReady condition observed it) and check accepts it.
+func waitGatewayStatus(t *testing.T, ns, name string, check func(*v1.ModelRouter) error) *v1.ModelRouter {
+	t.Helper()
+	ctx := ctxT(t)
+	var mr *v1.ModelRouter
+	eventually(t, "gateway status of the current generation", func() error {
+		mr = getRouter(t, ctx, ns, name)
+		c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionGatewayReady)
+		if c == nil || c.ObservedGeneration != mr.Generation {
+			return fmt.Errorf("GatewayReady %+v at generation %d", c, mr.Generation)
+		}
+		return check(mr)
+	})
+	return mr
+}
+
+// TestGatewayCreateUpdateDelete: a Gateway-plane router (testdata
+// gateway-primary-fallback, a local primary and an OpenAI fallback) ends
+// Ready with exactly the objects render prints, owner-referenced, and its
+// endpoint read from the Gateway's status; removing the rule and the
+// fallback backend prunes that backend's Backend, AIServiceBackend and
+// BackendSecurityPolicy; deleting it removes everything.
+func TestGatewayCreateUpdateDelete(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.10")
+	objs, name, spec := testCase(t, "gateway-primary-fallback", ns, gwns)
+	applyAll(t, ctx, objs)
+	mr := createRouter(t, ns, name, specYAML(t, spec))
+
+	want := convergedAll(t, ns, name)
+	kinds := map[string]int{}
+	for _, w := range want {
+		kinds[w.GetKind()]++
+	}
+	if kinds["Backend"] != 2 || kinds["AIServiceBackend"] != 2 || kinds["BackendSecurityPolicy"] != 1 || kinds["AIGatewayRoute"] != 1 || kinds["SecurityPolicy"] != 0 {
+		t.Fatalf("render kinds %v", kinds)
+	}
+	for k, w := range want {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(w.GroupVersionKind())
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: w.GetNamespace(), Name: w.GetName()}, live); err != nil {
+			t.Fatal(err)
+		}
+		if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != mr.UID {
+			t.Errorf("%s: controller reference %v, want the router", k, ref)
+		}
+	}
+	waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	got := waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	if got.Status.Gateway == nil || !got.Status.Gateway.RouteReady || got.Status.Gateway.AuthEnabled || got.Status.Gateway.Endpoint != "http://203.0.113.10" {
+		t.Errorf("status.gateway %+v", got.Status.Gateway)
+	}
+	if got.Status.Endpoint != "http://203.0.113.10" || got.Status.AgentGateway != nil || got.Status.ActiveRules != 1 || len(got.Status.Backends) != 2 {
+		t.Errorf("endpoint %q agentGateway %v activeRules %d backends %+v", got.Status.Endpoint, got.Status.AgentGateway, got.Status.ActiveRules, got.Status.Backends)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
+		t.Errorf("Available (router-proxy) condition on a Gateway router: %+v", got.Status.Conditions)
+	}
+
+	// Update: the rule and the fallback backend go; so do its objects.
+	unstructured.RemoveNestedField(spec, "rules")
+	spec["backends"] = spec["backends"].([]any)[:1]
+	spec["defaultRoute"] = "local-qwen"
+	setRouterSpec(t, ctx, ns, name, specYAML(t, spec))
+	want = convergedAll(t, ns, name)
+	for k := range want {
+		if strings.Contains(k, "cloud-gpt") || strings.HasPrefix(k, "BackendSecurityPolicy ") {
+			t.Errorf("render after removal still has %s", k)
+		}
+	}
+	got = waitGatewayStatus(t, ns, name, func(mr *v1.ModelRouter) error {
+		if len(mr.Status.Backends) != 1 || mr.Status.ActiveRules != 0 {
+			return fmt.Errorf("backends %+v activeRules %d", mr.Status.Backends, mr.Status.ActiveRules)
+		}
+		return nil
+	})
+	if got.Status.Phase != v1.PhaseReady {
+		t.Errorf("phase %s after the update", got.Status.Phase)
+	}
+
+	// The Gateway's address changes: the next reconcile reports it.
+	eventually(t, "Gateway address change", func() error {
+		gw := &unstructured.Unstructured{}
+		gw.SetGroupVersionKind(gatewayGVK)
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: gwns, Name: "ai-gateway"}, gw); err != nil {
+			return err
+		}
+		_ = unstructured.SetNestedSlice(gw.Object, []any{map[string]any{"type": "Hostname", "value": "ai.example.test"}}, "status", "addresses")
+		return k8s.Status().Update(ctx, gw)
+	})
+	touch(t, ns, name)
+	waitGatewayStatus(t, ns, name, func(mr *v1.ModelRouter) error {
+		if mr.Status.Endpoint != "http://ai.example.test" || mr.Status.Gateway.Endpoint != "http://ai.example.test" {
+			return fmt.Errorf("endpoint %q, gateway %+v", mr.Status.Endpoint, mr.Status.Gateway)
+		}
+		return nil
+	})
+
+	// Delete: the finalizer removes every object (no garbage collector runs
+	// in envtest, so owner references alone would leave them).
+	if err := k8s.Delete(ctx, getRouter(t, ctx, ns, name)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "router and its objects deleted", func() error {
+		if left := liveInventory(t, ctx, k8s, ns, name); len(left) > 0 {
+			return fmt.Errorf("left: %v", sortedKeys(left))
+		}
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
+			return fmt.Errorf("router still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// TestGatewayJWTPruning is the upstream bug: removing JWT auth must delete
+// the SecurityPolicy, and status.gateway.authEnabled must follow the objects
+// actually in place. Whenever status reports on the current generation,
+// authEnabled is true exactly when this router's SecurityPolicy exists.
+func TestGatewayJWTPruning(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.20")
+	objs, name, withJWT := testCase(t, "gateway-jwt-allowlists", ns, gwns)
+	applyAll(t, ctx, objs)
+	if _, ok, _ := unstructured.NestedMap(withJWT, "policy", "auth", "jwt"); !ok {
+		t.Fatal("testdata/gateway-jwt-allowlists has no policy.auth.jwt")
+	}
+	without := func() map[string]any {
+		s := runtime.DeepCopyJSON(withJWT)
+		unstructured.RemoveNestedField(s, "policy")
+		return s
+	}
+	securityPolicies := func() []string {
+		var out []string
+		for k := range liveInventory(t, ctx, k8s, ns, name) {
+			if strings.HasPrefix(k, "SecurityPolicy ") {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	truthful := func(wantAuth bool) {
+		t.Helper()
+		mr := waitGatewayStatus(t, ns, name, func(mr *v1.ModelRouter) error {
+			if mr.Status.Gateway == nil || mr.Status.Gateway.AuthEnabled != wantAuth {
+				return fmt.Errorf("status.gateway %+v, want authEnabled=%v", mr.Status.Gateway, wantAuth)
+			}
+			return nil
+		})
+		// Status was written after apply and prune: the objects agree now.
+		sps := securityPolicies()
+		if (len(sps) > 0) != mr.Status.Gateway.AuthEnabled {
+			t.Errorf("status.gateway.authEnabled=%v but SecurityPolicies in place: %v", mr.Status.Gateway.AuthEnabled, sps)
+		}
+	}
+
+	createRouter(t, ns, name, specYAML(t, without()))
+	convergedAll(t, ns, name)
+	truthful(false)
+
+	// Add JWT: a SecurityPolicy is applied and auth is reported on.
+	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
+	want := convergedAll(t, ns, name)
+	sp := want["SecurityPolicy "+ns+"/"+name]
+	if sp == nil {
+		t.Fatalf("render has no SecurityPolicy: %v", sortedKeys(want))
+	}
+	if jwt, ok, _ := unstructured.NestedMap(sp.Object, "spec", "jwt"); !ok || len(jwt) == 0 {
+		t.Errorf("SecurityPolicy without jwt: %v", sp.Object["spec"])
+	}
+	truthful(true)
+
+	// Remove it: the SecurityPolicy is deleted, auth is reported off.
+	setRouterSpec(t, ctx, ns, name, specYAML(t, without()))
+	convergedAll(t, ns, name)
+	truthful(false)
+	if sps := securityPolicies(); len(sps) != 0 {
+		t.Errorf("SecurityPolicy left after JWT was removed: %v", sps)
+	}
+	// Nothing else labelled SecurityPolicy survives in the namespace either.
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(securityPolicyGVK.GroupVersion().WithKind("SecurityPolicyList"))
+	if err := k8s.List(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range l.Items {
+		if it.GetNamespace() == ns {
+			t.Errorf("SecurityPolicy %s/%s still in the router's namespace", it.GetNamespace(), it.GetName())
+		}
+	}
+
+	// And back on.
+	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
+	convergedAll(t, ns, name)
+	truthful(true)
+
+	// Remove JWT while a new backend's Backend name is held by a foreign
+	// object: nothing is pruned (the router keeps what it had), so the
+	// SecurityPolicy still enforces, and status must say so.
+	foreign := mustApply(t, ctx, ns, fmt.Sprintf(`
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: Backend
+metadata: {name: %s-extra}
+spec:
+  endpoints:
+    - fqdn: {hostname: someone-else.example, port: 80}
+`, name))[0]
+	taken := without()
+	taken["backends"] = append(taken["backends"].([]any), map[string]any{"name": "extra", "inferenceServiceRef": map[string]any{"name": "qwen3"}})
+	setRouterSpec(t, ctx, ns, name, specYAML(t, taken))
+	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionTrue, controller.ReasonObjectNameTaken)
+	truthful(true)
+	if sps := securityPolicies(); len(sps) != 1 {
+		t.Errorf("SecurityPolicy pruned although a name was taken: %v", sps)
+	}
+	// The name frees up: the SecurityPolicy goes and auth is reported off.
+	if err := k8s.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, ns, name)
+	convergedAll(t, ns, name)
+	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionFalse, "")
+	truthful(false)
+}
+
+// TestGatewayDataPlaneSwitch: Proxy -> Gateway -> Proxy; each switch prunes
+// every object of the previous plane and its status block and conditions.
+func TestGatewayDataPlaneSwitch(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.30")
+	objs, name, gwSpec := testCase(t, "gateway-minimal", ns, gwns)
+	applyAll(t, ctx, objs)
+	proxySpec := `
+backends:
+  - name: local-qwen
+    inferenceServiceRef: {name: qwen3}
+defaultRoute: local-qwen
+`
+	createRouter(t, ns, name, proxySpec)
+	want := convergedAll(t, ns, name)
+	if want["Deployment "+ns+"/"+name+"-router-proxy"] == nil {
+		t.Fatalf("proxy render: %v", sortedKeys(want))
+	}
+	waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+
+	// To Gateway: the proxy's objects go, the Gateway plane's come.
+	setRouterSpec(t, ctx, ns, name, specYAML(t, gwSpec))
+	want = convergedAll(t, ns, name)
+	for k := range want {
+		if strings.HasPrefix(k, "Deployment ") || strings.HasPrefix(k, "ConfigMap ") || strings.HasPrefix(k, "Service ") {
+			t.Errorf("Gateway render has %s", k)
+		}
+	}
+	got := waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
+		t.Errorf("Available left after switching to Gateway: %+v", got.Status.Conditions)
+	}
+	got = waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	if got.Status.Gateway == nil || got.Status.Endpoint != "http://203.0.113.30" {
+		t.Errorf("status.gateway %+v endpoint %q", got.Status.Gateway, got.Status.Endpoint)
+	}
+
+	// Back to Proxy: the Gateway plane's objects go.
+	setRouterSpec(t, ctx, ns, name, proxySpec)
+	want = convergedAll(t, ns, name)
+	for k := range want {
+		if strings.Contains(k, "Backend ") || strings.HasPrefix(k, "AIGatewayRoute ") {
+			t.Errorf("Proxy render has %s", k)
+		}
+	}
+	got = waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	if got.Status.Gateway != nil || meta.FindStatusCondition(got.Status.Conditions, v1.ConditionGatewayReady) != nil {
+		t.Errorf("Gateway status left after switching back: %+v %+v", got.Status.Gateway, got.Status.Conditions)
+	}
+	if !strings.HasPrefix(got.Status.Endpoint, "http://"+name+"-router-proxy.") {
+		t.Errorf("endpoint %q after switching back", got.Status.Endpoint)
+	}
+}
