@@ -309,7 +309,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
-		up, err := s.send(ctx, b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		up, err := s.send(s.withEndpoint(ctx, b, r, body), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -371,7 +371,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 }
 
 func (s *Server) fail(att *runtime.Attempt, reason string) {
-	s.eng.Report(att, runtime.Failure)
+	if s.isEndpoint(att.Backend) { // the pod carries the failure (endpoint.go)
+		s.eng.Report(att, runtime.Neutral)
+	} else {
+		s.eng.Report(att, runtime.Failure)
+	}
 	s.m.attempts.WithLabelValues(att.Backend.Name(), reason).Inc()
 	s.m.quarantines.WithLabelValues(att.Backend.Name(), reason).Inc()
 }
@@ -484,14 +488,14 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	switch {
 	case readErr != nil && context.Cause(up.ctx) == errStreamIdle:
 		ent.Outcome, ent.Error = runtime.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
-		s.eng.Quarantine(att.Backend)
+		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
 		s.abort()
 	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
 		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client went away during the response"
 	case readErr != nil:
 		ent.Outcome, ent.Error = runtime.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
-		s.eng.Quarantine(att.Backend)
+		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "network_error").Inc()
 		s.abort()
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
@@ -81,6 +82,7 @@ type backendRT struct {
 	labels  [2]string
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
+	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base
 }
 
 // roundTripper sends the backend's upstream requests: its provider's
@@ -163,6 +165,7 @@ func New(cfg *runtime.Config, opts Options) (*Server, error) {
 		s.m.health.WithLabelValues(b.Name, b.Tier).Set(boolf(st.Healthy()))
 		s.m.quarantined.WithLabelValues(b.Name).Set(0)
 	}
+	s.initEndpoints()
 	s.models = modelsJSON(cfg, time.Now().Unix())
 	return s, nil
 }

@@ -1,0 +1,105 @@
+package proxy
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+func hostOf(t *testing.T, s *stub) string {
+	t.Helper()
+	u, err := url.Parse(s.URL)
+	require.NoError(t, err)
+	return u.Host
+}
+
+func endpointBackend(name, svcURL string, bal runtime.Balancing) runtime.Backend {
+	b := backend(name, svcURL)
+	b.Endpoints = &runtime.Endpoints{Service: "svc", Namespace: "ns", Port: 8000, Balancing: bal}
+	return b
+}
+
+func TestEndpointResolutionPlacesOnPods(t *testing.T) {
+	svc := newStub(t, "svc", nil)
+	p1, p2 := newStub(t, "p1", nil), newStub(t, "p2", nil)
+	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "RoundRobin"}))
+	h := start(t, cfg)
+	eb := h.srv.EndpointBackends()
+	require.Len(t, eb, 1)
+
+	// Before the pod set is known: the Service URL.
+	code, body, _ := h.post(t, chat("m"))
+	require.Equal(t, 200, code, body)
+	require.EqualValues(t, 1, svc.hits.Load())
+
+	eb[0].Balancer.SetPods([]string{hostOf(t, p1), hostOf(t, p2)})
+	for range 6 {
+		code, body, _ := h.post(t, chat("m"))
+		require.Equal(t, 200, code, body)
+	}
+	require.EqualValues(t, 3, p1.hits.Load())
+	require.EqualValues(t, 3, p2.hits.Load())
+	require.EqualValues(t, 1, svc.hits.Load())
+	require.Equal(t, "m", h.last(t).Backend)
+
+	// No ready pod: the attempt fails (502), the backend is not quarantined.
+	eb[0].Balancer.SetPods(nil)
+	code, body, _ = h.post(t, chat("m"))
+	require.Equal(t, http.StatusBadGateway, code, body)
+	require.Contains(t, h.last(t).Error, "no ready endpoint")
+	require.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("m")))
+}
+
+func TestEndpointPodQuarantine(t *testing.T) {
+	svc := newStub(t, "svc", nil)
+	var fail atomic.Bool
+	fail.Store(true)
+	bad := newStub(t, "bad", func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		okHandler("bad")(w, r)
+	})
+	good := newStub(t, "good", nil)
+	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "RoundRobin"}))
+	h := start(t, cfg)
+	bal := h.srv.EndpointBackends()[0].Balancer
+	bal.SetPods([]string{hostOf(t, bad), hostOf(t, good)})
+	codes := map[int]int{}
+	for range 10 {
+		code, _, _ := h.post(t, chat("m"))
+		codes[code]++
+	}
+	require.EqualValues(t, 2, bad.hits.Load(), "two failures in a row quarantine the pod")
+	require.Equal(t, map[int]int{502: 2, 200: 8}, codes)
+	require.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("m")), "the backend itself stays eligible")
+	st := bal.Status()
+	require.True(t, st[0].Quarantined || st[1].Quarantined)
+}
+
+func TestEndpointStreamIdleQuarantinesPodAtOnce(t *testing.T) {
+	svc := newStub(t, "svc", nil)
+	silent := newStub(t, "silent", sseHandler("silent", 2, 2*time.Second))
+	good := newStub(t, "good", sseHandler("good", 2, time.Millisecond))
+	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "LoadAware"}))
+	cfg.Timeouts.StreamIdle = dur(200 * time.Millisecond)
+	h := start(t, cfg)
+	bal := h.srv.EndpointBackends()[0].Balancer
+	bal.SetPods([]string{hostOf(t, silent), hostOf(t, good)})
+	streamBody := strings.Replace(chat("m"), `{"model"`, `{"stream":true,"model"`, 1)
+	for range 4 {
+		h.post(t, streamBody)
+	}
+	h.settle(t)
+	require.EqualValues(t, 1, silent.hits.Load(), "one silent stream quarantines the pod")
+	require.EqualValues(t, 3, good.hits.Load())
+	require.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("m")))
+}
