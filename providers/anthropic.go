@@ -411,7 +411,7 @@ func (s *antStream) step(out *bytes.Buffer) error {
 		if !s.ch.finished {
 			s.ch.finish("stop")
 		}
-		s.ch.end(s.usage.openai())
+		s.ch.end(ptr(s.usage.openai()))
 		return io.EOF
 	case "ping":
 		s.ch.comment("ping")

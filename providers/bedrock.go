@@ -1,3 +1,490 @@
 package providers
 
-func newBedrock(c *common, base string, creds map[string]string) (Provider, error) { return nil, nil }
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
+)
+
+// Amazon Bedrock Converse and ConverseStream, signed with SigV4.
+// Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html,
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html,
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/CommonErrors.html.
+type bedrock struct {
+	*common
+	base   string
+	region string
+	creds  aws.Credentials
+	signer *v4.Signer
+}
+
+// bedrockHost matches the regional runtime endpoints
+// (https://docs.aws.amazon.com/general/latest/gr/bedrock.html).
+var bedrockHost = regexp.MustCompile(`^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$`)
+
+func newBedrock(c *common, base string, creds map[string]string) (Provider, error) {
+	region := ""
+	if base != "" {
+		u, err := url.Parse(base)
+		if err != nil || u.Host == "" {
+			return nil, errors.New("url is not an absolute URL")
+		}
+		if m := bedrockHost.FindStringSubmatch(u.Hostname()); m != nil {
+			region = m[1]
+		}
+	}
+	if region == "" {
+		region = creds[PurposeAWSRegion]
+	}
+	if region == "" {
+		return nil, errors.New("no region: the url is not https://bedrock-runtime.<region>.amazonaws.com and AWS_REGION is not set")
+	}
+	if base == "" {
+		base = "https://bedrock-runtime." + region + ".amazonaws.com"
+	}
+	b := &bedrock{common: c, base: strings.TrimSuffix(base, "/"), region: region, signer: v4.NewSigner(),
+		creds: aws.Credentials{AccessKeyID: creds[PurposeAWSAccessKeyID], SecretAccessKey: creds[PurposeAWSSecretKey], SessionToken: creds[PurposeAWSSessionToken], Source: "llmkube"}}
+	if b.creds.AccessKeyID == "" || b.creds.SecretAccessKey == "" {
+		return nil, errors.New("no AWS credentials: the backend needs credentialsSecretRef with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	}
+	return b, nil
+}
+
+func (b *bedrock) BaseURL() string { return b.base }
+
+// Region is the signing region.
+func (b *bedrock) Region() string { return b.region }
+
+// escapeLabel escapes a URI label the way the AWS SDKs do: everything but
+// unreserved characters (so a model ARN's ':' and '/' are escaped).
+func escapeLabel(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			sb.WriteByte(c)
+		} else {
+			fmt.Fprintf(&sb, "%%%02X", c)
+		}
+	}
+	return sb.String()
+}
+
+func (b *bedrock) url(stream bool) (*url.URL, error) {
+	op := "converse"
+	if stream {
+		op = "converse-stream"
+	}
+	u, err := url.Parse(b.base)
+	if err != nil {
+		return nil, err
+	}
+	esc := strings.TrimSuffix(u.EscapedPath(), "/")
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/model/" + b.model + "/" + op
+	u.RawPath = esc + "/model/" + escapeLabel(b.model) + "/" + op
+	return u, nil
+}
+
+func (b *bedrock) RoundTrip(req *http.Request) (*http.Response, error) {
+	cr, bad := b.readRequest(req)
+	if bad != nil {
+		return bad, nil
+	}
+	body, err := b.translate(cr)
+	if err != nil {
+		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "bedrock: "+err.Error()), nil
+	}
+	u, err := b.url(cr.Stream)
+	if err != nil {
+		return nil, err
+	}
+	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	up.Header.Set("Content-Type", "application/json")
+	if cr.Stream {
+		up.Header.Set("Accept", "application/vnd.amazon.eventstream")
+	} else {
+		up.Header.Set("Accept", "application/json")
+	}
+	sum := sha256.Sum256(body)
+	if err := b.signer.SignHTTP(req.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
+		return nil, errors.New("bedrock: signing failed")
+	}
+	resp, err := b.send(up)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return b.upstreamError(resp, bedrockError), nil
+	}
+	created := b.now().Unix()
+	id := "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid")
+	if cr.Stream {
+		st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: chunker{id: id, created: created, model: b.model}, tools: map[int]int{}, redact: b.redact}
+		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+	}
+	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(raw []byte) ([]byte, error) { return b.convert(raw, id, created) }}), nil
+}
+
+// ---- request ----
+
+type brRequest struct {
+	Messages        []brMessage   `json:"messages"`
+	System          []brBlock     `json:"system,omitempty"`
+	InferenceConfig *brInference  `json:"inferenceConfig,omitempty"`
+	ToolConfig      *brToolConfig `json:"toolConfig,omitempty"`
+}
+
+type brMessage struct {
+	Role    string    `json:"role"`
+	Content []brBlock `json:"content"`
+}
+
+type brBlock struct {
+	Text       *string       `json:"text,omitempty"`
+	Image      *brImage      `json:"image,omitempty"`
+	ToolUse    *brToolUse    `json:"toolUse,omitempty"`
+	ToolResult *brToolResult `json:"toolResult,omitempty"`
+}
+
+type brImage struct {
+	Format string `json:"format"`
+	Source struct {
+		Bytes string `json:"bytes"`
+	} `json:"source"`
+}
+
+type brToolUse struct {
+	ToolUseID string          `json:"toolUseId"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type brToolResult struct {
+	ToolUseID string    `json:"toolUseId"`
+	Content   []brBlock `json:"content"`
+}
+
+type brInference struct {
+	MaxTokens     *int64   `json:"maxTokens,omitempty"`
+	Temperature   *float64 `json:"temperature,omitempty"`
+	TopP          *float64 `json:"topP,omitempty"`
+	StopSequences []string `json:"stopSequences,omitempty"`
+}
+
+type brToolConfig struct {
+	Tools      []brTool                   `json:"tools"`
+	ToolChoice map[string]json.RawMessage `json:"toolChoice,omitempty"`
+}
+
+type brTool struct {
+	ToolSpec brToolSpec `json:"toolSpec"`
+}
+
+type brToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	InputSchema struct {
+		JSON json.RawMessage `json:"json"`
+	} `json:"inputSchema"`
+}
+
+// bedrockFormat is the image format of a media type (ImageBlock.format).
+func bedrockFormat(mt string) string {
+	switch mt {
+	case "image/png":
+		return "png"
+	case "image/jpeg", "image/jpg":
+		return "jpeg"
+	case "image/gif":
+		return "gif"
+	case "image/webp":
+		return "webp"
+	}
+	return ""
+}
+
+func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
+	var out brRequest
+	toolBlocks := false
+	for i := range cr.Messages {
+		m := &cr.Messages[i]
+		var role string
+		var blocks []brBlock
+		switch m.Role {
+		case "system", "developer":
+			if t := m.text(); t != "" {
+				out.System = append(out.System, brBlock{Text: strp(t)})
+			}
+			continue
+		case "tool":
+			role, toolBlocks = "user", true
+			blocks = []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}
+		case "user", "assistant":
+			role = m.Role
+			for _, p := range m.parts {
+				switch {
+				case p.Type == "text" && p.Text != "":
+					blocks = append(blocks, brBlock{Text: strp(p.Text)})
+				case p.image != nil:
+					f := bedrockFormat(p.image.mediaType)
+					if p.image.data == "" || f == "" {
+						return nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
+					}
+					img := &brImage{Format: f}
+					img.Source.Bytes = p.image.data
+					blocks = append(blocks, brBlock{Image: img})
+				}
+			}
+			for _, tc := range m.ToolCalls {
+				args, _ := argsObject(tc.Function.Arguments)
+				blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
+				toolBlocks = true
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
+			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
+		} else {
+			out.Messages = append(out.Messages, brMessage{Role: role, Content: blocks})
+		}
+	}
+	if len(out.Messages) == 0 {
+		return nil, errors.New("no user or assistant message with content")
+	}
+	inf := brInference{Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+	if n := cr.maxTokens(); n > 0 {
+		inf.MaxTokens = &n
+	}
+	if inf.MaxTokens != nil || inf.Temperature != nil || inf.TopP != nil || len(inf.StopSequences) > 0 {
+		out.InferenceConfig = &inf
+	}
+	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) {
+		tc := &brToolConfig{}
+		for _, t := range cr.Tools {
+			spec := brToolSpec{Name: t.Function.Name, Description: t.Function.Description}
+			spec.InputSchema.JSON = t.Function.Parameters
+			if len(spec.InputSchema.JSON) == 0 || string(spec.InputSchema.JSON) == "null" {
+				spec.InputSchema.JSON = emptySchema
+			}
+			tc.Tools = append(tc.Tools, brTool{ToolSpec: spec})
+		}
+		switch cr.choice.mode {
+		case "auto":
+			tc.ToolChoice = map[string]json.RawMessage{"auto": json.RawMessage(`{}`)}
+		case "required":
+			tc.ToolChoice = map[string]json.RawMessage{"any": json.RawMessage(`{}`)}
+		case "function":
+			name, _ := json.Marshal(map[string]string{"name": cr.choice.name})
+			tc.ToolChoice = map[string]json.RawMessage{"tool": name}
+		}
+		out.ToolConfig = tc
+	}
+	return json.Marshal(out)
+}
+
+// ---- response ----
+
+type brUsage struct {
+	InputTokens           int64 `json:"inputTokens"`
+	OutputTokens          int64 `json:"outputTokens"`
+	TotalTokens           int64 `json:"totalTokens"`
+	CacheReadInputTokens  int64 `json:"cacheReadInputTokens"`
+	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
+}
+
+func (u brUsage) openai() usage {
+	p := u.InputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens
+	return newUsage(p, u.OutputTokens, u.TotalTokens, u.CacheReadInputTokens)
+}
+
+type brOutBlock struct {
+	Text    *string `json:"text"`
+	ToolUse *struct {
+		ToolUseID string          `json:"toolUseId"`
+		Name      string          `json:"name"`
+		Input     json.RawMessage `json:"input"`
+	} `json:"toolUse"`
+}
+
+type brResponse struct {
+	Output struct {
+		Message struct {
+			Content []brOutBlock `json:"content"`
+		} `json:"message"`
+	} `json:"output"`
+	StopReason string  `json:"stopReason"`
+	Usage      brUsage `json:"usage"`
+}
+
+func brFinish(r string) string {
+	switch r {
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "tool_use":
+		return "tool_calls"
+	case "guardrail_intervened", "content_filtered":
+		return "content_filter"
+	}
+	return "stop"
+}
+
+func (b *bedrock) convert(raw []byte, id string, created int64) ([]byte, error) {
+	var r brResponse
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("bedrock: unreadable response: %v", err)
+	}
+	var text strings.Builder
+	var calls []outToolCall
+	for _, c := range r.Output.Message.Content {
+		switch {
+		case c.Text != nil:
+			text.WriteString(*c.Text)
+		case c.ToolUse != nil:
+			calls = append(calls, toolCallOut(c.ToolUse.ToolUseID, c.ToolUse.Name, compactJSON(c.ToolUse.Input)))
+		}
+	}
+	return completion(id, b.model, created, text.String(), calls, brFinish(r.StopReason), r.Usage.openai()), nil
+}
+
+// bedrockError reads the x-amzn-ErrorType header and the {"message"} body.
+func bedrockError(h http.Header, body []byte) (code, msg string) {
+	code, _, _ = strings.Cut(h.Get("X-Amzn-Errortype"), ":")
+	var e struct {
+		Message  string `json:"message"`
+		MessageU string `json:"Message"`
+	}
+	_ = json.Unmarshal(body, &e)
+	if e.Message == "" {
+		e.Message = e.MessageU
+	}
+	return code, e.Message
+}
+
+// brStream converts ConverseStream's event-stream messages
+// (https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html
+// describes the framing) to chat.completion.chunk events.
+type brStream struct {
+	src     io.Reader
+	dec     *eventstream.Decoder
+	buf     []byte
+	ch      chunker
+	tools   map[int]int
+	usage   *brUsage
+	stopped bool
+	redact  func(string) string
+}
+
+type brEvent struct {
+	ContentBlockIndex int `json:"contentBlockIndex"`
+	Start             *struct {
+		ToolUse *struct {
+			ToolUseID string `json:"toolUseId"`
+			Name      string `json:"name"`
+		} `json:"toolUse"`
+	} `json:"start"`
+	Delta *struct {
+		Text    *string `json:"text"`
+		ToolUse *struct {
+			Input string `json:"input"`
+		} `json:"toolUse"`
+	} `json:"delta"`
+	StopReason string   `json:"stopReason"`
+	Usage      *brUsage `json:"usage"`
+	Message    string   `json:"message"`
+}
+
+func header(m eventstream.Message, name string) string {
+	if v := m.Headers.Get(name); v != nil {
+		return v.String()
+	}
+	return ""
+}
+
+func (s *brStream) step(out *bytes.Buffer) error {
+	s.ch.out = out
+	m, err := s.dec.Decode(s.src, s.buf[:0])
+	if err == io.EOF {
+		if !s.stopped {
+			return errors.New("bedrock stream ended before messageStop")
+		}
+		var u *usage
+		if s.usage != nil {
+			u = ptr(s.usage.openai())
+		}
+		s.ch.end(u)
+		return io.EOF
+	}
+	if err != nil {
+		return fmt.Errorf("bedrock stream: %w", err)
+	}
+	s.buf = m.Payload
+	var ev brEvent
+	if len(m.Payload) > 0 {
+		if err := json.Unmarshal(m.Payload, &ev); err != nil {
+			return errors.New("bedrock stream: unreadable event payload")
+		}
+	}
+	switch header(m, ":message-type") {
+	case "event":
+	case "exception":
+		typ := header(m, ":exception-type")
+		return s.fail(typ, ev.Message)
+	default: // "error"
+		return s.fail(header(m, ":error-code"), header(m, ":error-message"))
+	}
+	switch header(m, ":event-type") {
+	case "messageStart":
+		s.ch.start()
+	case "contentBlockStart":
+		if ev.Start != nil && ev.Start.ToolUse != nil {
+			i := len(s.tools)
+			s.tools[ev.ContentBlockIndex] = i
+			s.ch.toolStart(i, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
+		}
+	case "contentBlockDelta":
+		if d := ev.Delta; d != nil {
+			switch {
+			case d.Text != nil:
+				s.ch.text(*d.Text)
+			case d.ToolUse != nil:
+				if i, ok := s.tools[ev.ContentBlockIndex]; ok && d.ToolUse.Input != "" {
+					s.ch.toolArgs(i, d.ToolUse.Input)
+				}
+			}
+		}
+	case "messageStop":
+		s.stopped = true
+		s.ch.finish(brFinish(ev.StopReason))
+	case "metadata":
+		if ev.Usage != nil {
+			s.usage = ev.Usage
+		}
+	}
+	return nil
+}
+
+func (s *brStream) fail(typ, msg string) error {
+	s.ch.errorEvent(streamErrorType(typ), typ, "bedrock: "+s.redact(msg))
+	if s.usage != nil {
+		s.ch.chunk(nil, "", ptr(s.usage.openai()))
+	}
+	return fmt.Errorf("bedrock stream error: %s", typ)
+}

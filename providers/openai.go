@@ -420,9 +420,11 @@ func (c *chunker) finish(reason string) {
 	c.chunk(&outDelta{}, reason, nil)
 }
 
-// end sends the usage chunk and [DONE].
-func (c *chunker) end(u usage) {
-	c.chunk(nil, "", &u)
+// end sends the usage chunk (when known) and [DONE].
+func (c *chunker) end(u *usage) {
+	if u != nil {
+		c.chunk(nil, "", u)
+	}
 	c.out.WriteString("data: [DONE]\n\n")
 }
 

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -215,4 +217,11 @@ func TestProviderRateLimitedLast(t *testing.T) {
 	typ, ecode := openAIError(t, body)
 	assert.Equal(t, "rate_limit_error", typ)
 	assert.Equal(t, "upstream_rate_limited", ecode)
+}
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+func readAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	return io.ReadAll(resp.Body)
 }
