@@ -1,3 +1,491 @@
 package providers
 
-func newVertex(c *common, base string, creds map[string]string) (Provider, error) { return nil, nil }
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// Vertex AI Gemini generateContent / streamGenerateContent with OAuth access
+// tokens minted from a service-account JSON.
+// Reference: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/inference,
+// https://cloud.google.com/vertex-ai/docs/reference/rest/v1/projects.locations.publishers.models/generateContent,
+// https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling.
+type vertex struct {
+	*common
+	base     string // configured base URL (probes)
+	origin   string // scheme://host
+	version  string // /v1 or /v1beta1
+	project  string
+	location string
+	ts       oauth2.TokenSource
+}
+
+// CloudPlatformScope is the OAuth scope of Vertex AI calls.
+const CloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+
+var (
+	vertexPath = regexp.MustCompile(`^(/v1(?:beta1)?)?/projects/([^/]+)/locations/([^/]+)`)
+	vertexHost = regexp.MustCompile(`^([a-z0-9-]+)-aiplatform\.googleapis\.com$`)
+)
+
+func newVertex(c *common, base string, creds map[string]string) (Provider, error) {
+	sa := creds[PurposeGoogleSAJSON]
+	if sa == "" {
+		return nil, errors.New("no service account: the backend needs credentialsSecretRef with GOOGLE_APPLICATION_CREDENTIALS_JSON")
+	}
+	if base == "" {
+		base = "https://aiplatform.googleapis.com"
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil, errors.New("url is not an absolute URL")
+	}
+	v := &vertex{common: c, base: strings.TrimSuffix(base, "/"), origin: u.Scheme + "://" + u.Host, version: "/v1"}
+	if m := vertexPath.FindStringSubmatch(u.Path); m != nil {
+		if m[1] != "" {
+			v.version = m[1]
+		}
+		v.project, v.location = m[2], m[3]
+	} else if m := vertexHost.FindStringSubmatch(u.Hostname()); m != nil {
+		v.location = m[1]
+	} else {
+		v.location = "global"
+	}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: c.next, Timeout: 30 * time.Second})
+	gc, err := google.CredentialsFromJSONWithType(ctx, []byte(sa), google.ServiceAccount, CloudPlatformScope)
+	if err != nil {
+		return nil, errors.New("GOOGLE_APPLICATION_CREDENTIALS_JSON is not a usable service-account JSON")
+	}
+	if v.project == "" {
+		v.project = gc.ProjectID
+	}
+	if v.project == "" {
+		return nil, errors.New("no project: the url has no /projects/<p>/locations/<l> and the service-account JSON has no project_id")
+	}
+	v.ts = gc.TokenSource
+	return v, nil
+}
+
+func (v *vertex) BaseURL() string { return v.base }
+
+// Target is the project and location requests go to.
+func (v *vertex) Target() (project, location string) { return v.project, v.location }
+
+func (v *vertex) url(stream bool) string {
+	model := v.model
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	u := v.origin + v.version + "/projects/" + url.PathEscape(v.project) + "/locations/" + url.PathEscape(v.location) + "/publishers/google/models/" + url.PathEscape(model)
+	if stream {
+		return u + ":streamGenerateContent?alt=sse"
+	}
+	return u + ":generateContent"
+}
+
+func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
+	cr, bad := v.readRequest(req)
+	if bad != nil {
+		return bad, nil
+	}
+	body, err := v.translate(cr)
+	if err != nil {
+		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "vertex_ai: "+err.Error()), nil
+	}
+	tok, err := v.ts.Token()
+	if err != nil {
+		msg := "vertex_ai: obtaining an access token from the service account failed"
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil {
+			msg += " (token endpoint status " + strconv.Itoa(re.Response.StatusCode) + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, v.url(cr.Stream), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	up.Header.Set("Content-Type", "application/json")
+	up.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err := v.send(up)
+	if err != nil {
+		return nil, errors.New(strings.ReplaceAll(err.Error(), tok.AccessToken, "[redacted]"))
+	}
+	if resp.StatusCode != http.StatusOK {
+		return v.upstreamError(resp, vertexError), nil
+	}
+	created := v.now().Unix()
+	if cr.Stream {
+		st := &gmStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: v.model}, redact: v.redact}
+		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+	}
+	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) { return v.convert(b, created) }}), nil
+}
+
+// ---- request ----
+
+type gmRequest struct {
+	Contents          []gmContent   `json:"contents"`
+	SystemInstruction *gmContent    `json:"systemInstruction,omitempty"`
+	GenerationConfig  *gmGenConfig  `json:"generationConfig,omitempty"`
+	Tools             []gmTool      `json:"tools,omitempty"`
+	ToolConfig        *gmToolConfig `json:"toolConfig,omitempty"`
+}
+
+type gmContent struct {
+	Role  string   `json:"role,omitempty"`
+	Parts []gmPart `json:"parts"`
+}
+
+type gmPart struct {
+	Text             *string             `json:"text,omitempty"`
+	InlineData       *gmBlob             `json:"inlineData,omitempty"`
+	FileData         *gmFile             `json:"fileData,omitempty"`
+	FunctionCall     *gmFunctionCall     `json:"functionCall,omitempty"`
+	FunctionResponse *gmFunctionResponse `json:"functionResponse,omitempty"`
+}
+
+type gmBlob struct {
+	MimeType string `json:"mimeType"`
+	Data     string `json:"data"`
+}
+
+type gmFile struct {
+	MimeType string `json:"mimeType"`
+	FileURI  string `json:"fileUri"`
+}
+
+type gmFunctionCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+type gmFunctionResponse struct {
+	Name     string          `json:"name"`
+	Response json.RawMessage `json:"response"`
+}
+
+type gmGenConfig struct {
+	MaxOutputTokens *int64   `json:"maxOutputTokens,omitempty"`
+	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"topP,omitempty"`
+	StopSequences   []string `json:"stopSequences,omitempty"`
+}
+
+type gmTool struct {
+	FunctionDeclarations []gmFuncDecl `json:"functionDeclarations"`
+}
+
+type gmFuncDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+type gmToolConfig struct {
+	FunctionCallingConfig gmFuncCallingConfig `json:"functionCallingConfig"`
+}
+
+type gmFuncCallingConfig struct {
+	Mode                 string   `json:"mode"`
+	AllowedFunctionNames []string `json:"allowedFunctionNames,omitempty"`
+}
+
+func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
+	var out gmRequest
+	for i := range cr.Messages {
+		m := &cr.Messages[i]
+		var role string
+		var parts []gmPart
+		switch m.Role {
+		case "system", "developer":
+			if t := m.text(); t != "" {
+				if out.SystemInstruction == nil {
+					out.SystemInstruction = &gmContent{}
+				}
+				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
+			}
+			continue
+		case "tool":
+			role = "user"
+			name := toolName(cr.Messages, i, m.ToolCallID)
+			if name == "" {
+				return nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
+			}
+			t := m.text()
+			resp := json.RawMessage(nil)
+			var obj map[string]json.RawMessage
+			if json.Unmarshal([]byte(t), &obj) == nil && obj != nil {
+				resp = json.RawMessage(t)
+			} else {
+				resp, _ = json.Marshal(map[string]string{"content": t})
+			}
+			parts = []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: resp}}}
+		case "user", "assistant":
+			role = "user"
+			if m.Role == "assistant" {
+				role = "model"
+			}
+			for _, p := range m.parts {
+				switch {
+				case p.Type == "text" && p.Text != "":
+					parts = append(parts, gmPart{Text: strp(p.Text)})
+				case p.image != nil && p.image.data != "":
+					parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
+				case p.image != nil:
+					if p.image.mediaType == "" {
+						return nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
+					}
+					parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
+				}
+			}
+			for _, tc := range m.ToolCalls {
+				args, _ := argsObject(tc.Function.Arguments)
+				parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if n := len(out.Contents); n > 0 && out.Contents[n-1].Role == role {
+			out.Contents[n-1].Parts = append(out.Contents[n-1].Parts, parts...)
+		} else {
+			out.Contents = append(out.Contents, gmContent{Role: role, Parts: parts})
+		}
+	}
+	if len(out.Contents) == 0 {
+		return nil, errors.New("no user or assistant message with content")
+	}
+	gc := gmGenConfig{Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+	if n := cr.maxTokens(); n > 0 {
+		gc.MaxOutputTokens = &n
+	}
+	if gc.MaxOutputTokens != nil || gc.Temperature != nil || gc.TopP != nil || len(gc.StopSequences) > 0 {
+		out.GenerationConfig = &gc
+	}
+	if len(cr.Tools) > 0 {
+		var decls []gmFuncDecl
+		for _, t := range cr.Tools {
+			d := gmFuncDecl{Name: t.Function.Name, Description: t.Function.Description}
+			if len(t.Function.Parameters) > 0 && string(t.Function.Parameters) != "null" {
+				d.Parameters = t.Function.Parameters
+			}
+			decls = append(decls, d)
+		}
+		out.Tools = []gmTool{{FunctionDeclarations: decls}}
+		switch cr.choice.mode {
+		case "auto":
+			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "AUTO"}}
+		case "none":
+			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "NONE"}}
+		case "required":
+			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "ANY"}}
+		case "function":
+			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{cr.choice.name}}}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// ---- response ----
+
+type gmUsage struct {
+	PromptTokenCount        int64 `json:"promptTokenCount"`
+	CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+	TotalTokenCount         int64 `json:"totalTokenCount"`
+	ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+	CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+}
+
+func (u gmUsage) openai() usage {
+	return newUsage(u.PromptTokenCount, u.CandidatesTokenCount+u.ThoughtsTokenCount, u.TotalTokenCount, u.CachedContentTokenCount)
+}
+
+type gmOutPart struct {
+	Text         *string         `json:"text"`
+	Thought      bool            `json:"thought"`
+	FunctionCall *gmFunctionCall `json:"functionCall"`
+}
+
+type gmResponse struct {
+	Candidates []struct {
+		Content struct {
+			Parts []gmOutPart `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *gmUsage `json:"usageMetadata"`
+	ModelVersion  string   `json:"modelVersion"`
+	ResponseID    string   `json:"responseId"`
+	Error         *gmError `json:"error"`
+}
+
+type gmError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Status  string `json:"status"`
+}
+
+func gmFinish(r string, calls bool) string {
+	switch r {
+	case "MAX_TOKENS":
+		return "length"
+	case "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY":
+		return "content_filter"
+	}
+	if calls {
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func callID(fc *gmFunctionCall, i int) string {
+	if fc.ID != "" {
+		return fc.ID
+	}
+	return "call_" + strconv.Itoa(i)
+}
+
+func (v *vertex) convert(b []byte, created int64) ([]byte, error) {
+	var r gmResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("vertex_ai: unreadable response: %v", err)
+	}
+	var text strings.Builder
+	var calls []outToolCall
+	finish := "stop"
+	if len(r.Candidates) > 0 {
+		c := r.Candidates[0]
+		for _, p := range c.Content.Parts {
+			switch {
+			case p.Thought:
+			case p.FunctionCall != nil:
+				calls = append(calls, toolCallOut(callID(p.FunctionCall, len(calls)), p.FunctionCall.Name, compactJSON(p.FunctionCall.Args)))
+			case p.Text != nil:
+				text.WriteString(*p.Text)
+			}
+		}
+		finish = gmFinish(c.FinishReason, len(calls) > 0)
+	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+		finish = "content_filter"
+	}
+	var u usage
+	if r.UsageMetadata != nil {
+		u = r.UsageMetadata.openai()
+	}
+	model := r.ModelVersion
+	if model == "" {
+		model = v.model
+	}
+	return completion("chatcmpl-"+r.ResponseID, model, created, text.String(), calls, finish, u), nil
+}
+
+// vertexError reads Google's error object (https://cloud.google.com/apis/design/errors),
+// also when wrapped in an array.
+func vertexError(_ http.Header, body []byte) (code, msg string) {
+	var e struct {
+		Error gmError `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		var arr []struct {
+			Error gmError `json:"error"`
+		}
+		if json.Unmarshal(body, &arr) != nil || len(arr) == 0 {
+			return "", ""
+		}
+		e.Error = arr[0].Error
+	}
+	return e.Error.Status, e.Error.Message
+}
+
+// gmStream converts streamGenerateContent?alt=sse chunks.
+type gmStream struct {
+	sse      *sseReader
+	ch       chunker
+	calls    int
+	usage    *gmUsage
+	finished bool
+	redact   func(string) string
+}
+
+func (s *gmStream) step(out *bytes.Buffer) error {
+	s.ch.out = out
+	_, data, err := s.sse.next()
+	if err == io.EOF {
+		if !s.finished {
+			return errors.New("vertex_ai stream ended without a finishReason")
+		}
+		var u *usage
+		if s.usage != nil {
+			u = ptr(s.usage.openai())
+		}
+		s.ch.end(u)
+		return io.EOF
+	}
+	if err != nil {
+		return err
+	}
+	var r gmResponse
+	if err := json.Unmarshal(data, &r); err != nil {
+		return errors.New("vertex_ai stream: unreadable chunk")
+	}
+	if r.Error != nil {
+		s.ch.errorEvent(streamErrorType(r.Error.Status), r.Error.Status, "vertex_ai: "+s.redact(r.Error.Message))
+		if s.usage != nil {
+			s.ch.chunk(nil, "", ptr(s.usage.openai()))
+		}
+		return fmt.Errorf("vertex_ai stream error: %s", r.Error.Status)
+	}
+	if s.ch.id == "" && r.ResponseID != "" {
+		s.ch.id = "chatcmpl-" + r.ResponseID
+	}
+	if r.ModelVersion != "" {
+		s.ch.model = r.ModelVersion
+	}
+	if r.UsageMetadata != nil {
+		s.usage = r.UsageMetadata
+	}
+	s.ch.start()
+	if len(r.Candidates) == 0 {
+		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" && !s.finished {
+			s.finished = true
+			s.ch.finish("content_filter")
+		}
+		return nil
+	}
+	c := r.Candidates[0]
+	for _, p := range c.Content.Parts {
+		switch {
+		case p.Thought:
+		case p.FunctionCall != nil:
+			i := s.calls
+			s.calls++
+			s.ch.toolStart(i, callID(p.FunctionCall, i), p.FunctionCall.Name)
+			s.ch.toolArgs(i, compactJSON(p.FunctionCall.Args))
+		case p.Text != nil:
+			s.ch.text(*p.Text)
+		}
+	}
+	if c.FinishReason != "" && !s.finished {
+		s.finished = true
+		s.ch.finish(gmFinish(c.FinishReason, s.calls > 0))
+	}
+	return nil
+}
