@@ -58,11 +58,17 @@ func liveInventory(t *testing.T, ctx context.Context, c client.Reader, ns, name 
 // the render.
 func convergedAll(t *testing.T, ns, name string) map[string]*unstructured.Unstructured {
 	t.Helper()
+	return convergedIn(t, k8s, ns, name)
+}
+
+// convergedIn is convergedAll for the API server c reaches.
+func convergedIn(t *testing.T, k8s client.Client, ns, name string) map[string]*unstructured.Unstructured {
+	t.Helper()
 	ctx := ctxT(t)
 	var want map[string]*unstructured.Unstructured
 	eventually(t, "every kind's inventory equals render", func() error {
 		want = map[string]*unstructured.Unstructured{}
-		for _, o := range rendered(t, ns, name) {
+		for _, o := range renderedIn(t, k8s, ns, name) {
 			if o.GetNamespace() == "" {
 				o.SetNamespace(ns)
 			}

@@ -77,8 +77,17 @@ func indent(s string) string {
 // the InferenceServices as read from the cluster.
 func rendered(t *testing.T, ns, name string) map[string]*unstructured.Unstructured {
 	t.Helper()
+	return renderedIn(t, k8s, ns, name)
+}
+
+// renderedIn is rendered for the API server c reaches.
+func renderedIn(t *testing.T, k8s client.Client, ns, name string) map[string]*unstructured.Unstructured {
+	t.Helper()
 	ctx := ctxT(t)
-	mr := getRouter(t, ctx, ns, name)
+	mr := &v1.ModelRouter{}
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
+		t.Fatal(err)
+	}
 	in := &compiler.Inputs{}
 	var list v1.InferenceServiceList
 	if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {

@@ -104,6 +104,11 @@ func TestAgentGatewayReadinessFlip(t *testing.T) {
 // the core/v1 Events about it, as "Type/Reason: note".
 func routerEvents(t *testing.T, ns string, mr *v1.ModelRouter) []string {
 	t.Helper()
+	return routerEventsIn(t, k8s, ns, mr)
+}
+
+func routerEventsIn(t *testing.T, k8s client.Client, ns string, mr *v1.ModelRouter) []string {
+	t.Helper()
 	ctx := ctxT(t)
 	var out []string
 	var ev eventsv1.EventList

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -77,6 +78,13 @@ func TestMain(m *testing.M) {
 
 // startManager runs the controller (and, with wh, the webhook) against env.
 func startManager(ctx context.Context, e *testenv.Env, reg *targets.Registry, wh *envtest.WebhookInstallOptions) (*controller.Reconciler, chan struct{}, error) {
+	return startManagerWith(ctx, e.Config, reg, wh, nil)
+}
+
+// startManagerWith runs the controller with cfg (for example a config that
+// impersonates the controller's ServiceAccount); tune, when set, adjusts the
+// manager's options.
+func startManagerWith(ctx context.Context, cfg *rest.Config, reg *targets.Registry, wh *envtest.WebhookInstallOptions, tune func(*ctrl.Options)) (*controller.Reconciler, chan struct{}, error) {
 	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -87,7 +95,10 @@ func startManager(ctx context.Context, e *testenv.Env, reg *targets.Registry, wh
 	if wh != nil {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir})
 	}
-	mgr, err := ctrl.NewManager(e.Config, opts)
+	if tune != nil {
+		tune(&opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -345,6 +356,11 @@ func waitPhase(t *testing.T, ctx context.Context, ns, name string, phase v1.Phas
 // markDeploymentReady sets a Deployment's status as the deployment controller
 // would (no kube-controller-manager runs in envtest).
 func markDeploymentReady(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	markDeploymentReadyIn(t, ctx, k8s, ns, name)
+}
+
+func markDeploymentReadyIn(t *testing.T, ctx context.Context, k8s client.Client, ns, name string) {
 	t.Helper()
 	eventually(t, "mark Deployment ready", func() error {
 		d := &appsv1.Deployment{}

@@ -1,0 +1,199 @@
+package controller_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/internal/testenv"
+)
+
+// kustomization is the subset of kustomize's Kustomization that config/
+// uses. Decoding is strict: a kustomization.yaml using any other field
+// (patches, images, labels, configMapGenerator, ...) fails renderKustomize
+// instead of being silently ignored.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources"`
+	Namespace  string   `json:"namespace"`
+	NamePrefix string   `json:"namePrefix"`
+}
+
+// clusterScoped are the cluster-scoped kinds config/ contains.
+var clusterScoped = map[string]bool{
+	"Namespace": true, "CustomResourceDefinition": true, "ClusterRole": true,
+	"ClusterRoleBinding": true, "ValidatingWebhookConfiguration": true, "MutatingWebhookConfiguration": true,
+}
+
+// renderKustomize renders dir as `kubectl kustomize` does for the features
+// config/ uses, and only those:
+//   - resources: files (multi-document YAML) and directories (rendered
+//     recursively, each with its own kustomization.yaml);
+//   - namespace: set on every namespaced object; a Namespace object is
+//     renamed to it; ServiceAccount subjects of (Cluster)RoleBindings naming
+//     a ServiceAccount of the build get it too;
+//   - namePrefix: prepended to every name except Namespaces and
+//     CustomResourceDefinitions, and to the references kustomize's name
+//     reference transformer follows for these kinds: roleRef (Role,
+//     ClusterRole), subjects (ServiceAccount) and a pod template's
+//     serviceAccountName.
+//
+// Anything else in a kustomization.yaml is an error. The result was compared
+// with `kubectl kustomize config/default` (kustomize v5.5.0): same objects,
+// names, namespaces and references (docs/controller.md).
+func renderKustomize(dir string) ([]*unstructured.Unstructured, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var k kustomization
+	if err := yaml.UnmarshalStrict(data, &k); err != nil {
+		return nil, fmt.Errorf("%s/kustomization.yaml uses a feature this renderer does not support: %w", dir, err)
+	}
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		return nil, fmt.Errorf("%s/kustomization.yaml: %s %s", dir, k.APIVersion, k.Kind)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range k.Resources {
+		p := filepath.Join(dir, r)
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: resource %s: %w", dir, r, err)
+		}
+		if st.IsDir() {
+			sub, err := renderKustomize(p)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, sub...)
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := testenv.DecodeYAML(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		objs = append(objs, docs...)
+	}
+
+	serviceAccounts := map[string]bool{}
+	roles := map[string]bool{} // "Kind/name"
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount":
+			serviceAccounts[o.GetName()] = true
+		case "Role", "ClusterRole":
+			roles[o.GetKind()+"/"+o.GetName()] = true
+		}
+	}
+	if k.Namespace != "" {
+		for _, o := range objs {
+			switch {
+			case o.GetKind() == "Namespace":
+				o.SetName(k.Namespace)
+			case !clusterScoped[o.GetKind()]:
+				o.SetNamespace(k.Namespace)
+			}
+			forSubjects(o, func(s map[string]any) {
+				if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
+					s["namespace"] = k.Namespace
+				}
+			})
+		}
+	}
+	if k.NamePrefix != "" {
+		for _, o := range objs {
+			if kind := o.GetKind(); kind != "Namespace" && kind != "CustomResourceDefinition" {
+				o.SetName(k.NamePrefix + o.GetName())
+			}
+			if ref, ok, _ := unstructured.NestedMap(o.Object, "roleRef"); ok && roles[fmt.Sprint(ref["kind"])+"/"+fmt.Sprint(ref["name"])] {
+				_ = unstructured.SetNestedField(o.Object, k.NamePrefix+fmt.Sprint(ref["name"]), "roleRef", "name")
+			}
+			forSubjects(o, func(s map[string]any) {
+				if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
+					s["name"] = k.NamePrefix + fmt.Sprint(s["name"])
+				}
+			})
+			if sa, ok, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); ok && serviceAccounts[sa] {
+				_ = unstructured.SetNestedField(o.Object, k.NamePrefix+sa, "spec", "template", "spec", "serviceAccountName")
+			}
+		}
+	}
+	return objs, nil
+}
+
+func forSubjects(o *unstructured.Unstructured, f func(map[string]any)) {
+	subjects, ok, _ := unstructured.NestedSlice(o.Object, "subjects")
+	if !ok {
+		return
+	}
+	for _, s := range subjects {
+		if m, ok := s.(map[string]any); ok {
+			f(m)
+		}
+	}
+	_ = unstructured.SetNestedSlice(o.Object, subjects, "subjects")
+}
+
+// installOrder sorts objects so that Namespaces and CRDs come first, as
+// kustomize's legacy order does.
+func installOrder(objs []*unstructured.Unstructured) {
+	rank := map[string]int{"Namespace": 0, "CustomResourceDefinition": 1, "ServiceAccount": 2, "Role": 3, "ClusterRole": 4, "RoleBinding": 5, "ClusterRoleBinding": 6}
+	r := func(o *unstructured.Unstructured) int {
+		if n, ok := rank[o.GetKind()]; ok {
+			return n
+		}
+		return 10
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return r(objs[i]) < r(objs[j]) })
+}
+
+// TestKustomizeDefaultRenders checks the rendered install: what `kubectl
+// apply -k config/default` creates, by name and namespace, with the
+// references between them intact.
+func TestKustomizeDefaultRenders(t *testing.T) {
+	objs, err := renderKustomize(filepath.Join("..", "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		got[objName(o)] = o
+	}
+	const ns = "llmkube-compile-system"
+	want := []string{
+		"Namespace /" + ns,
+		"CustomResourceDefinition /modelrouters.inference.llmkube.dev",
+		"ServiceAccount " + ns + "/llmkube-compile-controller",
+		"ClusterRole /llmkube-compile-manager-role",
+		"ClusterRoleBinding /llmkube-compile-manager-rolebinding",
+		"Role " + ns + "/llmkube-compile-leader-election",
+		"RoleBinding " + ns + "/llmkube-compile-leader-election",
+		"Deployment " + ns + "/llmkube-compile-controller",
+	}
+	sort.Strings(want)
+	if fmt.Sprint(sortedKeys(got)) != fmt.Sprint(want) {
+		t.Fatalf("rendered %v\nwant     %v", sortedKeys(got), want)
+	}
+	crb := got["ClusterRoleBinding /llmkube-compile-manager-rolebinding"]
+	if n, _, _ := unstructured.NestedString(crb.Object, "roleRef", "name"); n != "llmkube-compile-manager-role" {
+		t.Errorf("ClusterRoleBinding roleRef %q", n)
+	}
+	subjects, _, _ := unstructured.NestedSlice(crb.Object, "subjects")
+	if fmt.Sprint(subjects) != fmt.Sprint([]any{map[string]any{"kind": "ServiceAccount", "name": "llmkube-compile-controller", "namespace": ns}}) {
+		t.Errorf("ClusterRoleBinding subjects %v", subjects)
+	}
+	dep := got["Deployment "+ns+"/llmkube-compile-controller"]
+	if sa, _, _ := unstructured.NestedString(dep.Object, "spec", "template", "spec", "serviceAccountName"); sa != "llmkube-compile-controller" {
+		t.Errorf("Deployment serviceAccountName %q", sa)
+	}
+}
