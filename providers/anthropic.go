@@ -432,10 +432,11 @@ func (s *antStream) step(out *bytes.Buffer) error {
 
 // streamErrorType maps a provider error type to an OpenAI one.
 func streamErrorType(t string) string {
+	l := strings.ToLower(t)
 	switch {
-	case strings.Contains(strings.ToLower(t), "rate") || strings.Contains(strings.ToLower(t), "throttl"):
+	case strings.Contains(l, "rate") || strings.Contains(l, "throttl") || strings.Contains(l, "exhausted"):
 		return "rate_limit_error"
-	case strings.Contains(strings.ToLower(t), "invalid") || strings.Contains(strings.ToLower(t), "validation"):
+	case strings.Contains(l, "invalid") || strings.Contains(l, "validation"):
 		return "invalid_request_error"
 	}
 	return "server_error"

@@ -244,3 +244,11 @@ func TestAnthropicNeedsKey(t *testing.T) {
 	_, err = p.RoundTrip(req)
 	require.Error(t, err)
 }
+
+func TestStreamErrorType(t *testing.T) {
+	for in, want := range map[string]string{"rate_limit_error": "rate_limit_error", "throttlingException": "rate_limit_error", "RESOURCE_EXHAUSTED": "rate_limit_error",
+		"invalid_request_error": "invalid_request_error", "validationException": "invalid_request_error", "INVALID_ARGUMENT": "invalid_request_error",
+		"overloaded_error": "server_error", "UNAVAILABLE": "server_error", "modelStreamErrorException": "server_error"} {
+		assert.Equal(t, want, streamErrorType(in), in)
+	}
+}
