@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
 
@@ -39,6 +40,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	admin := fs.String("admin-listen", ":9090", "admin address (/metrics, /ready, "+runtime.StatusPath+"); empty disables it")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and streams may finish after SIGTERM")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution (default: in-cluster config; only read when a backend uses resolution: endpoint)")
+	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -101,6 +104,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	probeCtx, stopProbes := context.WithCancel(context.Background())
 	defer stopProbes()
 	srv.RunProbes(probeCtx)
+	startEndpoints(probeCtx, srv, *kubeconfig, *scrape, log)
 	srv.SetReady(true)
 	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", ln.Addr().String(), "admin", *admin,
 		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink)

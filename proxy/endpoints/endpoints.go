@@ -194,11 +194,14 @@ func Targets(bs []proxy.EndpointBackend) []Target {
 	return out
 }
 
-// Sinks turns the proxy's endpoint backends into scraper sinks.
+// Sinks turns the proxy's LoadAware endpoint backends into scraper sinks
+// (round-robin never reads engine metrics).
 func Sinks(bs []proxy.EndpointBackend) []MetricsSink {
 	out := make([]MetricsSink, 0, len(bs))
 	for _, b := range bs {
-		out = append(out, b.Balancer)
+		if b.Balancer.Config().LoadAware {
+			out = append(out, b.Balancer)
+		}
 	}
 	return out
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/proxy/endpoints"
+)
+
+// startEndpoints runs the EndpointSlice informers and the engine metrics
+// scraper when some backend uses endpoint resolution. Without API access the
+// backends keep dispatching to their Service URL (logged as an error).
+func startEndpoints(ctx context.Context, srv *proxy.Server, kubeconfig string, interval time.Duration, log *slog.Logger) {
+	bs := srv.EndpointBackends()
+	if len(bs) == 0 {
+		return
+	}
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		log.Error("endpoint resolution needs the Kubernetes API; dispatching to the Services instead", "error", err)
+		return
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Error("endpoint resolution: kubernetes client", "error", err)
+		return
+	}
+	go func() {
+		if err := endpoints.Watch(ctx, cs, endpoints.Targets(bs), log); err != nil {
+			log.Error("endpoint resolution: watch", "error", err)
+			return
+		}
+		log.Info("endpoint resolution synced", "backends", len(bs))
+	}()
+	sc := &endpoints.Scraper{Interval: interval, Log: log, Sinks: endpoints.Sinks(bs)}
+	go sc.Run(ctx)
+}
