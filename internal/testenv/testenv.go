@@ -147,26 +147,7 @@ func Start(t testing.TB) *Env {
 // StartMain starts the package-wide Env for TestMain and returns it with the
 // function that stops it. On failure it prints the reason and exits with
 // status 1, so `go test` reports the package as FAIL.
-func StartMain() (*Env, func()) {
-	e, err := New()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
-		os.Exit(1)
-	}
-	sharedMu.Lock()
-	sharedEnv = e
-	sharedMu.Unlock()
-	return e, func() {
-		sharedMu.Lock()
-		if sharedEnv == e {
-			sharedEnv = nil
-		}
-		sharedMu.Unlock()
-		if err := e.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "testenv: stopping the API server: %v\n", err)
-		}
-	}
-}
+func StartMain() (*Env, func()) { return StartMainWithOptions(Options{}) }
 
 // Options tune NewWithOptions. The zero value is what New does.
 type Options struct {
