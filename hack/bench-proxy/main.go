@@ -1,7 +1,8 @@
 // Command bench-proxy measures the router-proxy's overhead: it starts a stub
-// OpenAI upstream and a load generator (both in this process), builds and
-// starts the real router-proxy binary with 20 rules and the audit log on,
-// and compares latency against the upstream directly and through the proxy.
+// OpenAI upstream (this binary, re-executed in its own process) and a load
+// generator (this process), builds and starts the real router-proxy binary
+// with 20 rules and the audit log on, and compares latency against the
+// upstream directly and through the proxy.
 //
 //	go run ./hack/bench-proxy [-n 5000] [-n64 40000]
 package main
@@ -178,7 +179,14 @@ func peakRSS(pid int) string {
 func main() {
 	n1 := flag.Int("n", 5000, "requests per scenario at concurrency 1")
 	n64 := flag.Int("n64", 40000, "requests per scenario at concurrency 64")
+	stubAddr := flag.String("serve-stub", "", "internal: serve only the stub upstream on this address")
 	flag.Parse()
+	if *stubAddr != "" {
+		// The stub runs in its own process, as a real upstream would, so the
+		// direct and proxied paths cross the same kind of process boundary.
+		must(http.ListenAndServe(*stubAddr, http.HandlerFunc(stub)))
+		return
+	}
 
 	dir, err := os.MkdirTemp("", "bench-proxy")
 	must(err)
@@ -190,9 +198,23 @@ func main() {
 	}
 
 	upAddr := freePort()
-	up := &http.Server{Addr: upAddr, Handler: http.HandlerFunc(stub)}
-	go func() { _ = up.ListenAndServe() }()
-	defer up.Close()
+	self, err := os.Executable()
+	must(err)
+	up := exec.Command(self, "-serve-stub", upAddr)
+	up.Stderr = os.Stderr
+	must(up.Start())
+	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + upAddr + "/health")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i > 500 {
+			must(fmt.Errorf("stub upstream never started"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	cfg := config("http://"+upAddr, filepath.Join(dir, "audit.jsonl"))
 	cb, err := rt.Marshal(cfg)
