@@ -162,7 +162,7 @@ type outcome struct {
 	// apply and prune (authKnown: it could be read).
 	authLive, authKnown bool
 	proxy               *proxyStatus // the proxy's admin status when it answered
-	live     map[string]*unstructured.Unstructured
+	live                map[string]*unstructured.Unstructured
 }
 
 type taken struct {
