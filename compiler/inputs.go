@@ -3,6 +3,7 @@ package compiler
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -179,7 +180,7 @@ func decodeStrict(file, object string, js []byte, into any) diag.List {
 	strict, err := kjson.UnmarshalStrict(js, into)
 	var diags diag.List
 	if err != nil {
-		diags = append(diags, typeErr(file, object, err))
+		diags = append(diags, typeErr(file, object, js, err))
 		return diags
 	}
 	for _, e := range strict {
@@ -201,12 +202,12 @@ func decodeStrict(file, object string, js []byte, into any) diag.List {
 // values of the wrong type.
 func decodeLenient(file, object string, js []byte, into any) diag.List {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, into); err != nil {
-		return diag.List{typeErr(file, object, err)}
+		return diag.List{typeErr(file, object, js, err)}
 	}
 	return nil
 }
 
-func typeErr(file, object string, err error) diag.Diagnostic {
+func typeErr(file, object string, js []byte, err error) diag.Diagnostic {
 	msg := err.Error()
 	path := ""
 	// "json: cannot unmarshal string into Go struct field ModelRouter.spec.backends.weight of type int32"
@@ -218,10 +219,70 @@ func typeErr(file, object string, err error) diag.Diagnostic {
 				field = field[k+1:]
 			}
 			path = field
+			got := strings.TrimPrefix(msg[:i], "json: cannot unmarshal ")
+			got = strings.TrimSuffix(got, " into ")
+			if indexed, ok := indexPath(js, strings.Split(field, "."), got); ok {
+				path = indexed
+			}
 			msg = "wrong type: expected " + rest[j+len(" of type "):]
 		}
 	}
 	return fileErr(file, object, path, "InvalidType", "%s", msg)
+}
+
+// indexPath restores the list indexes the JSON decoder leaves out of a type
+// error's field path: it walks the document and returns the first path to a
+// value of the JSON kind the decoder refused (e.g. spec.backends[2].weight).
+func indexPath(js []byte, fields []string, kind string) (string, bool) {
+	var doc any
+	if json.Unmarshal(js, &doc) != nil {
+		return "", false
+	}
+	var walk func(v any, rest []string, prefix string) (string, bool)
+	walk = func(v any, rest []string, prefix string) (string, bool) {
+		if list, ok := v.([]any); ok {
+			for i, item := range list {
+				if p, ok := walk(item, rest, fmt.Sprintf("%s[%d]", prefix, i)); ok {
+					return p, true
+				}
+			}
+			return "", false
+		}
+		if len(rest) == 0 {
+			return prefix, jsonKind(v) == kind
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		child, ok := m[rest[0]]
+		if !ok {
+			return "", false
+		}
+		next := rest[0]
+		if prefix != "" {
+			next = prefix + "." + rest[0]
+		}
+		return walk(child, rest[1:], next)
+	}
+	return walk(doc, fields, "")
+}
+
+// jsonKind names a decoded JSON value the way encoding/json's errors do.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return "null"
 }
 
 func fileErr(file, object, field, reason, format string, args ...any) diag.Diagnostic {

@@ -56,7 +56,19 @@ spec:
 `))
 	require.True(t, diags.HasErrors())
 	assert.Equal(t, "InvalidType", diags[0].Reason)
-	assert.Equal(t, "spec.backends.weight", diags[0].Field)
+	assert.Equal(t, "spec.backends[0].weight", diags[0].Field)
+
+	diags = (&Inputs{}).Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  backends:
+    - {name: a, weight: 1}
+    - {name: b, weight: 2}
+    - {name: c, weight: "3"}
+`))
+	require.True(t, diags.HasErrors())
+	assert.Equal(t, "spec.backends[2].weight", diags[0].Field, "the index of the offending item is restored")
 
 	diags = (&Inputs{}).Decode("r.yaml", []byte("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: a}\nmetadata: {name: b}\n"))
 	require.True(t, diags.HasErrors())
