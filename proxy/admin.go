@@ -62,7 +62,9 @@ func (s *Server) refreshGauges() {
 // probed.
 func (s *Server) RunProbes(ctx context.Context) {
 	for _, b := range s.backends {
-		if b.base == nil || b.st.StaticProblem() != "" {
+		// An empty path means the backend has no health route to probe
+		// (Bedrock, Vertex): passive quarantine alone judges it.
+		if b.base == nil || b.st.StaticProblem() != "" || b.st.Config.HealthCheck.Path == "" {
 			continue
 		}
 		go s.probeLoop(ctx, b)
@@ -94,9 +96,6 @@ func (s *Server) probe(ctx context.Context, b *backendRT) {
 		to = 2 * time.Second
 	}
 	path := hc.Path
-	if path == "" {
-		path = "/health"
-	}
 	pctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,4 +185,37 @@ func TestLatencySLOPromotesFallback(t *testing.T) {
 	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("secondary"), false, "down")
 	_, body, _ = h.post(t, chat("m"))
 	assert.Equal(t, "primary", servedBy(t, body))
+}
+
+// TestEmptyHealthPathIsNotProbed: a backend without a health route (Bedrock,
+// Vertex) gets no active probe, only passive quarantine. A sibling backend
+// with a path is probed meanwhile, which shows the probers ran.
+func TestEmptyHealthPathIsNotProbed(t *testing.T) {
+	var probed, unprobed atomic.Int64
+	counting := func(n *atomic.Int64, name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				n.Add(1)
+			}
+			okHandler(name)(w, r)
+		}
+	}
+	withPath := newStub(t, "with-path", counting(&probed, "with-path"))
+	// A plain server, so a probe of any path (even /health) is counted.
+	noPath := httptest.NewServer(counting(&unprobed, "no-path"))
+	t.Cleanup(noPath.Close)
+	a := backend("with-path", withPath.URL)
+	a.HealthCheck = runtime.HealthCheck{Path: "/probe", Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
+	b := backend("no-path", noPath.URL)
+	b.HealthCheck = runtime.HealthCheck{Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
+	cfg := config(a, b)
+	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "no-path")}
+	h := start(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.srv.RunProbes(ctx)
+	require.Eventually(t, func() bool { return probed.Load() >= 3 }, 5*time.Second, 5*time.Millisecond)
+	assert.Zero(t, unprobed.Load(), "a backend without a health path is never probed")
+	_, body, _ := h.post(t, chat("m"))
+	assert.Equal(t, "no-path", servedBy(t, body))
 }
