@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,7 +19,10 @@ var agentgatewayPolicyGVK = schema.GroupVersionKind{Group: "agentgateway.dev", V
 // foreignPreRoutingPolicies finds AgentgatewayPolicies on the router's
 // Gateway that this router did not generate and that also set a PreRouting
 // transformation. agentgateway keeps the oldest one, so the router keeps its
-// own policy and reports ConflictingPreRoutingPolicy until they go.
+// own policy and reports ConflictingPreRoutingPolicy until they go. A policy
+// whose transformation is exactly this router's (another LLMKube router on
+// the same Gateway) is no conflict: whichever agentgateway keeps, the model
+// header is set the same way.
 func foreignPreRoutingPolicies(ctx context.Context, c client.Reader, cr *ir.Router, desired []*unstructured.Unstructured) (string, error) {
 	if cr.AgentGateway == nil {
 		return "", nil
@@ -28,8 +32,12 @@ func foreignPreRoutingPolicies(ctx context.Context, c client.Reader, cr *ir.Rout
 		ns = cr.Namespace
 	}
 	ours := map[string]bool{}
+	var ourTransform map[string]any
 	for _, o := range desired {
 		ours[objKey(o)] = true
+		if o.GroupVersionKind() == agentgatewayPolicyGVK {
+			ourTransform, _, _ = unstructured.NestedMap(o.Object, "spec", "traffic", "transformation")
+		}
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(agentgatewayPolicyGVK.GroupVersion().WithKind("AgentgatewayPolicyList"))
@@ -44,8 +52,11 @@ func foreignPreRoutingPolicies(ctx context.Context, c client.Reader, cr *ir.Rout
 			continue
 		}
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
-		_, hasTransform, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation")
+		transform, hasTransform, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation")
 		if phase != "PreRouting" || !hasTransform || !targetsGateway(p, cr.AgentGateway.Name) {
+			continue
+		}
+		if ourTransform != nil && equality.Semantic.DeepEqual(transform, ourTransform) {
 			continue
 		}
 		foreign = append(foreign, p.GetNamespace()+"/"+p.GetName())

@@ -191,4 +191,23 @@ spec:
 	waitPhase(t, ctx, ns, "conf", v1.PhaseReady)
 }
 
+// TestTwoRoutersShareAGateway: two LLMKube routers on one Gateway each emit
+// the same model extraction, which is no conflict; a foreign transformation
+// still is.
+func TestTwoRoutersShareAGateway(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	mustApply(t, ctx, ns, isvcs)
+	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	createRouter(t, ns, "first", agentGatewaySpec(ns))
+	waitCondition(t, ctx, ns, "first", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	createRouter(t, ns, "second", agentGatewaySpec(ns))
+	waitCondition(t, ctx, ns, "second", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitPhase(t, ctx, ns, "second", v1.PhaseReady)
+	waitPhase(t, ctx, ns, "first", v1.PhaseReady)
+	if p := listLabelled(t, policyGVK, ns, "second"); len(p) != 1 {
+		t.Errorf("each router keeps its own extraction policy; second has %v", p)
+	}
+}
+
 var _ = appsv1.Deployment{}
