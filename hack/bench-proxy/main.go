@@ -16,6 +16,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,11 +182,25 @@ func main() {
 	n1 := flag.Int("n", 5000, "requests per scenario at concurrency 1")
 	n64 := flag.Int("n64", 40000, "requests per scenario at concurrency 64")
 	stubAddr := flag.String("serve-stub", "", "internal: serve only the stub upstream on this address")
+	peerAddr := flag.String("serve-peer", "", "internal: serve only the baseline peer proxy on this address")
+	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
 	flag.Parse()
 	if *stubAddr != "" {
 		// The stub runs in its own process, as a real upstream would, so the
 		// direct and proxied paths cross the same kind of process boundary.
 		must(http.ListenAndServe(*stubAddr, http.HandlerFunc(stub)))
+		return
+	}
+	if *peerAddr != "" {
+		// The baseline peer: the standard library's reverse proxy, with no
+		// routing, budgets, metrics or audit. It shows what the extra hop
+		// alone costs on this machine.
+		target, err := url.Parse("http://" + *peerTo)
+		must(err)
+		rp := httputil.NewSingleHostReverseProxy(target)
+		rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}
+		rp.FlushInterval = -1
+		must(http.ListenAndServe(*peerAddr, rp))
 		return
 	}
 
@@ -242,12 +258,30 @@ func main() {
 	pid := cmd.Process.Pid
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
+	peerAddr2 := freePort()
+	peer := exec.Command(self, "-serve-peer", peerAddr2, "-peer-to", upAddr)
+	peer.Stderr = os.Stderr
+	must(peer.Start())
+	defer func() { _ = peer.Process.Kill(); _ = peer.Wait() }()
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + peerAddr2 + "/health")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if i > 500 {
+			must(fmt.Errorf("baseline peer proxy never started"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	direct := "http://" + upAddr + "/v1/chat/completions"
 	proxied := "http://" + listen + "/v1/chat/completions"
+	baseline := "http://" + peerAddr2 + "/v1/chat/completions"
 
 	fmt.Printf("router-proxy benchmark: %s/%s, GOMAXPROCS=%d, %d CPUs, 20 rules (the 20th matches), audit to a file, one router budget\n\n", runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	fmt.Println("| concurrency | body | requests | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | proxy req per CPU-s | errors |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| concurrency | body | requests | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | peer added p50 | peer added p99 | proxy req per CPU-s | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	totalErrs := 0
 	for _, c := range []int{1, 64} {
 		n := *n1
@@ -258,6 +292,8 @@ func main() {
 			// Warm both paths (connections, pools).
 			load(client, direct, c, min(n, 2000), stream)
 			load(client, proxied, c, min(n, 2000), stream)
+			load(client, baseline, c, min(n, 2000), stream)
+			b, be := load(client, baseline, c, n, stream)
 			d, de := load(client, direct, c, n, stream)
 			c0 := cpu(pid)
 			p, pe := load(client, proxied, c, n, stream)
@@ -270,9 +306,10 @@ func main() {
 			if used > 0 {
 				rps = strconv.Itoa(int(float64(n) / used.Seconds()))
 			}
-			totalErrs += de + pe
-			fmt.Printf("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d |\n", c, kind, n,
-				us(pct(d, 50)), us(pct(d, 99)), us(pct(p, 50)), us(pct(p, 99)), us(pct(p, 50)-pct(d, 50)), us(pct(p, 99)-pct(d, 99)), rps, de+pe)
+			totalErrs += de + pe + be
+			fmt.Printf("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", c, kind, n,
+				us(pct(d, 50)), us(pct(d, 99)), us(pct(p, 50)), us(pct(p, 99)), us(pct(p, 50)-pct(d, 50)), us(pct(p, 99)-pct(d, 99)),
+				us(pct(b, 50)-pct(d, 50)), us(pct(b, 99)-pct(d, 99)), rps, de+pe)
 		}
 	}
 	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
