@@ -33,7 +33,10 @@ type WriterSink struct {
 	ch     chan []byte
 	done   chan struct{}
 	closer io.Closer
-	once   sync.Once
+	// mu guards closed: a handler still unwinding after the drain deadline
+	// may write after Close, which must drop the entry, not panic.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewWriterSink starts a sink writing to w; closer (may be nil) is closed by Close.
@@ -70,10 +73,15 @@ func (s *WriterSink) loop(w io.Writer) {
 	}
 }
 
-// Write queues the entry.
+// Write queues the entry; after Close it is dropped.
 func (s *WriterSink) Write(e *runtime.AuditEntry) {
 	b, err := json.Marshal(e)
 	if err != nil {
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
 		return
 	}
 	s.ch <- append(b, '\n')
@@ -81,7 +89,12 @@ func (s *WriterSink) Write(e *runtime.AuditEntry) {
 
 // Close drains the queue and closes the destination.
 func (s *WriterSink) Close(ctx context.Context) error {
-	s.once.Do(func() { close(s.ch) })
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+	s.mu.Unlock()
 	select {
 	case <-s.done:
 	case <-ctx.Done():

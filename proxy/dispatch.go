@@ -150,7 +150,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 
 	// Streams ask the upstream for usage so budgets and audit see real numbers.
 	if rf.Stream && (rf.StreamOptions == nil || rf.StreamOptions.IncludeUsage == nil || !*rf.StreamOptions.IncludeUsage) {
-		body = withIncludeUsage(body, rf.StreamOptions != nil)
+		// A present but null stream_options decodes as nil: look for the key
+		// too, so it is rewritten rather than duplicated.
+		body = withIncludeUsage(body, rf.StreamOptions != nil || bytes.Contains(body, []byte(`"stream_options"`)))
 	}
 
 	s.dispatch(w, r, route, body, charge, ent)
@@ -471,7 +473,12 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	} else if respBytes <= maxCapture {
 		u, ok = runtime.ParseUsage(capture)
 	}
-	if !ok {
+	switch {
+	case ok:
+	case resp.StatusCode >= http.StatusBadRequest:
+		// An upstream that refused the request generated nothing: an error
+		// answer without usage is not charged (and not estimated).
+	default:
 		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
 		s.m.estimated.WithLabelValues(name).Inc()
 	}
@@ -522,6 +529,11 @@ func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, bod
 	}
 	hto := s.eng.HeaderTimeout(route.Rule, b.st)
 	idle := s.eng.StreamIdle()
+	if idle <= 0 {
+		// Nobody waits on a copy, so it always has an idle guard: a target
+		// that stalls must not hold one of its backend's few slots forever.
+		idle = s.shadowIdle
+	}
 	// Detach from the client request: the copy must not be cancelled by the
 	// client finishing first, and must not hold the request's header map.
 	sr := r.Clone(context.WithoutCancel(r.Context()))

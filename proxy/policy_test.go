@@ -96,6 +96,34 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	var sent map[string]any
 	require.NoError(t, json.Unmarshal([]byte(s.last().Body), &sent))
 	assert.Equal(t, map[string]any{"include_usage": true, "x": 1.0}, sent["stream_options"])
+
+	// A present but null stream_options is replaced, not duplicated (the
+	// later null would win in most JSON parsers and usage would never come).
+	h.post(t, `{"model":"m","stream":true,"stream_options":null}`)
+	sentBody := s.last().Body
+	assert.Equal(t, 1, strings.Count(sentBody, `"stream_options"`), sentBody)
+	sent = nil
+	require.NoError(t, json.Unmarshal([]byte(sentBody), &sent))
+	assert.Equal(t, map[string]any{"include_usage": true}, sent["stream_options"])
+}
+
+// TestUpstreamErrorsAreNotCharged: a 4xx answer without usage generated
+// nothing, so it is neither estimated nor charged.
+func TestUpstreamErrorsAreNotCharged(t *testing.T) {
+	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"error":{"message":"max_tokens is too large","type":"invalid_request_error"}}`)
+	})
+	cfg := config(backend("s", s.URL))
+	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
+	h := start(t, cfg)
+	code, _, _ := h.post(t, chat("m"))
+	require.Equal(t, http.StatusBadRequest, code, "the upstream's 4xx reaches the client")
+	e := h.last(t)
+	assert.Zero(t, e.TotalTokens)
+	assert.False(t, e.TokensEstimated)
+	assert.Zero(t, h.srv.Status().Budgets[0].TokensUsed)
 }
 
 func TestMissingUsageIsEstimated(t *testing.T) {

@@ -31,6 +31,10 @@ const DefaultMaxBodyBytes = 32 << 20
 // MaxShadowPerBackend is how many shadow copies may run at once per backend.
 const MaxShadowPerBackend = 4
 
+// DefaultShadowIdle ends a shadow copy whose upstream goes silent this long
+// when the stream-idle guard is disabled ("0s").
+const DefaultShadowIdle = 5 * time.Minute
+
 // ShadowHeader marks mirrored copies.
 const ShadowHeader = "X-Llmkube-Shadow"
 
@@ -64,6 +68,9 @@ type Server struct {
 	trusted  []netip.Prefix
 	caller   string // canonical caller header key, or ""
 	models   []byte // the /v1/models answer
+
+	// shadowIdle guards shadow copies when the stream-idle guard is off.
+	shadowIdle time.Duration
 
 	ready    atomic.Bool
 	shadowWG sync.WaitGroup
@@ -121,6 +128,7 @@ func New(cfg *runtime.Config, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.shadowIdle = DefaultShadowIdle
 	if s.rt == nil {
 		s.rt = NewTransport()
 	}

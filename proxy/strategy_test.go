@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -184,6 +185,36 @@ func TestShadowAtMostFourPerBackend(t *testing.T) {
 	assert.Equal(t, int64(4), slow.hits.Load())
 	assert.Equal(t, int64(4), peak.Load())
 	assert.Equal(t, 6.0, testutil.ToFloat64(h.srv.m.shadowDropped.WithLabelValues("slow")), "the rest are dropped and counted")
+}
+
+// TestStalledShadowCopyIsCut: with the stream-idle guard off, a shadow target
+// that sends headers and then stalls is still cut, so it cannot hold one of
+// its backend's four slots (or the drain) forever.
+func TestStalledShadowCopyIsCut(t *testing.T) {
+	primary := newStub(t, "primary", nil)
+	release := make(chan struct{})
+	stall := newStub(t, "stall", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	// Registered after the stub, so it runs first and the stub can close.
+	t.Cleanup(func() { close(release) })
+	cfg := config(backend("primary", primary.URL), backend("stall", stall.URL))
+	cfg.Timeouts.StreamIdle = dur(0)
+	cfg.Rules = []runtime.Rule{rule("s", "shadow", "primary", "stall")}
+	h := start(t, cfg)
+	h.srv.shadowIdle = 20 * time.Millisecond
+	code, _, _ := h.post(t, chat("m"))
+	require.Equal(t, 200, code)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, h.srv.Wait(ctx), "the stalled copy ends without the target answering")
+	assert.Equal(t, int64(1), stall.hits.Load())
 }
 
 func TestHeaderTimeoutResolution(t *testing.T) {

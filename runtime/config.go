@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -210,6 +211,9 @@ type Audit struct {
 	TrustedProxyCIDRs  []string `json:"trustedProxyCIDRs,omitempty"`
 }
 
+// credentialHeaders are never copied into audit entries as the caller.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
 // Duration is a time.Duration written as a Go duration string ("1m30s"),
 // never as integer nanoseconds.
 type Duration struct{ time.Duration }
@@ -311,6 +315,11 @@ func (c *Config) Validate() error {
 		}
 		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == "bedrock") {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
+		}
+	}
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(c.Policy.Audit.CallerHeader, h) {
+			errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
 		}
 	}
 	rules := map[string]bool{}

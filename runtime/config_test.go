@@ -57,9 +57,10 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.Rules[0].Strategy = "random"
 	c.Default.Backend = "nobody"
 	c.Policy.Budgets[0].RuleName = "none"
+	c.Policy.Audit.CallerHeader = "authorization"
 	err := c.Validate()
 	require.Error(t, err)
-	for _, want := range []string{"apiVersion", "duplicated", "kind", "tier", "url is required", "unknown backend \"ghost\"", "strategy", "defaultRoute", "unknown rule"} {
+	for _, want := range []string{"apiVersion", "duplicated", "kind", "tier", "url is required", "unknown backend \"ghost\"", "strategy", "defaultRoute", "unknown rule", "callerHeader"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }

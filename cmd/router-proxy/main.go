@@ -127,6 +127,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		log.Warn("drain deadline reached; closing remaining connections", "error", err)
 		_ = serving.Close()
+		// Closed connections make the remaining handlers fail fast; give
+		// them a moment to unwind and write their audit entries.
+		gctx, gcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Wait(gctx)
+		gcancel()
 	}
 	_ = srv.Wait(dctx)
 	stopProbes()
