@@ -39,6 +39,7 @@ func validate(r *v1.ModelRouter, res *resolution) diag.List {
 		v.checkAgentGateway,
 		v.checkEndpoint,
 		v.checkProxy,
+		v.checkPassthrough,
 		v.checkReserved,
 	} {
 		check()
