@@ -47,7 +47,9 @@ func (v *validator) checkDefaultRoute() {
 		}
 		return
 	}
-	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic {
+	// routing: Model routes every backend by its model id without rules.
+	modelRouting := v.dataPlane() == v1.DataPlaneAgentGateway && v.s.AgentGatewayRef != nil && v.s.AgentGatewayRef.Routing == v1.RoutingModel
+	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic && !modelRouting {
 		v.diags.Warnf("spec.defaultRoute", "NoRoute",
 			"the router has no rules, no defaultRoute and defaultRouteStrategy Static, so every request is refused with 503; set defaultRoute or add a rule")
 	}

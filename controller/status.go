@@ -335,7 +335,9 @@ func hasBackend(p *proxyStatus, name string) bool {
 func localReadiness(l *ir.LocalBackend) (bool, string) {
 	switch {
 	case !l.Found:
-		return true, fmt.Sprintf("InferenceService %s not found; assuming Service %s:%d", l.InferenceService, l.ServiceName, l.Port)
+		// Nothing in the cluster says this backend can serve: never report
+		// it healthy.
+		return false, fmt.Sprintf("InferenceService %s not found (InferenceServiceNotFound); requests go to Service %s:%d", l.InferenceService, l.ServiceName, l.Port)
 	case l.Ready:
 		return true, fmt.Sprintf("InferenceService %s is Ready", l.InferenceService)
 	default:

@@ -170,7 +170,7 @@ func (e *emitter) checkIgnored() {
 	}
 	if pol.Auth != nil {
 		e.diags.Errorf("spec.policy.auth", "UnsupportedOnAgentGateway",
-			"dataPlane AgentGateway does not compile authentication or allowlists; dropping them would open the models to every caller, so remove policy.auth or use the Gateway or Proxy data plane")
+			"dataPlane AgentGateway does not compile authentication or allowlists; dropping them would open the models to every caller, so remove policy.auth or use the Gateway data plane, the only one that enforces it")
 	}
 	a := &pol.Audit
 	audit := []struct {
