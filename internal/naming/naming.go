@@ -42,6 +42,11 @@ const maxLabel = 63
 // hash of the full name so distinct inputs stay distinct.
 func DNSLabel(base, suffix string) string {
 	full := sanitize(base)
+	if full != base {
+		// Sanitising folds distinct names together (my.router, my-router):
+		// keep them apart with a hash of the name as written.
+		full += "-" + shortHash(base)
+	}
 	if suffix != "" {
 		full += "-" + sanitize(suffix)
 	}
@@ -63,10 +68,15 @@ func truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	sum := sha256.Sum256([]byte(s))
-	h := hex.EncodeToString(sum[:])[:8]
+	h := shortHash(s)
 	head := strings.TrimRight(s[:max-len(h)-1], "-.")
 	return head + "-" + h
+}
+
+// shortHash is 8 hex digits of the SHA-256 of s.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:8]
 }
 
 func sanitize(s string) string {

@@ -34,3 +34,10 @@ func TestLabelValue(t *testing.T) {
 	assert.Empty(t, validation.IsValidLabelValue(v))
 	assert.Equal(t, "short", LabelValue("short"))
 }
+
+func TestSanitisedNamesStayDistinct(t *testing.T) {
+	a, b := ProxyName("my.router"), ProxyName("my-router")
+	assert.NotEqual(t, a, b, "a dotted name and its dashed twin must not share objects")
+	assert.Equal(t, "my-router-router-proxy", b, "names that need no sanitising are unchanged")
+	assert.Empty(t, validation.IsDNS1035Label(a))
+}
