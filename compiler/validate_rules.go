@@ -178,6 +178,12 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 	if m == nil {
 		return
 	}
+	for i, c := range m.DataClassification {
+		if strings.TrimSpace(c) == "" {
+			v.diags.Errorf(itemPath(path+".match.dataClassification", i), "Required",
+				"an empty classification matches no request header value; remove it or name a classification such as pii")
+		}
+	}
 	names := make([]string, 0, len(m.Headers))
 	for h := range m.Headers {
 		names = append(names, h)
