@@ -130,11 +130,31 @@ func (l List) Sorted() List {
 			return a.Object < b.Object
 		}
 		if a.Field != b.Field {
-			return a.Field < b.Field
+			return fieldKey(a.Field) < fieldKey(b.Field)
 		}
 		return a.Reason < b.Reason
 	})
 	return out
+}
+
+// fieldKey pads list indexes so spec.rules[2] sorts before spec.rules[10].
+func fieldKey(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if path[i] == '[' {
+			j := i + 1
+			for j < len(path) && path[j] >= '0' && path[j] <= '9' {
+				j++
+			}
+			if j > i+1 && j < len(path) && path[j] == ']' {
+				fmt.Fprintf(&b, "[%010s]", path[i+1:j])
+				i = j
+				continue
+			}
+		}
+		b.WriteByte(path[i])
+	}
+	return b.String()
 }
 
 // Err converts the errors in the list into a Go error, or nil when there are none.
