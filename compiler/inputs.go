@@ -115,7 +115,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
 		Items []any `json:"items"`
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
-		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d is not a Kubernetes object: %v", doc, err)}
+		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d is not a Kubernetes object: expected a mapping with apiVersion, kind and metadata", doc)}
 	}
 	if head.Kind == "" || head.APIVersion == "" {
 		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d has no apiVersion or kind", doc)}
