@@ -31,7 +31,7 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 			key := o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
 			if prev, taken := owner[key]; taken {
 				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
-					Reason: "NameCollision", Message: fmt.Sprintf("generates %s, which ModelRouter/%s also generates; rename one router or its spec.proxy.serviceName", key, prev)})
+					Reason: "NameCollision", Message: fmt.Sprintf("generates %s, which ModelRouter/%s also generates; rename one of the routers (or, on the Proxy data plane, set a different spec.proxy.serviceName)", key, prev)})
 				continue
 			}
 			owner[key] = src.Router.Name
