@@ -192,6 +192,47 @@ func TestGatewayJWTPruning(t *testing.T) {
 	}
 	truthful(true)
 
+	// A switch to a plane that refuses the spec applies and prunes nothing:
+	// the SecurityPolicy keeps enforcing, and status must keep saying so.
+	// The refusal depends on cluster state the webhook cannot see: a shadow
+	// target whose InferenceService is a ModelPool member.
+	pool := mustApply(t, ctx, ns, `
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelPool
+metadata: {name: slot}
+spec:
+  members:
+    - inferenceServiceRef: {name: qwen3}
+`)[0]
+	refused := runtime.DeepCopyJSON(withJWT)
+	refused["dataPlane"] = "Proxy"
+	rules, _, _ := unstructured.NestedSlice(refused, "rules")
+	rules[0].(map[string]any)["route"].(map[string]any)["strategy"] = "shadow"
+	rules[0].(map[string]any)["failClosed"] = false
+	_ = unstructured.SetNestedSlice(refused, rules, "rules")
+	setRouterSpec(t, ctx, ns, name, specYAML(t, refused))
+	waitPhase(t, ctx, ns, name, v1.PhaseFailed)
+	if sps := securityPolicies(); len(sps) == 0 {
+		t.Fatal("a refused spec must not prune the SecurityPolicy")
+	}
+	eventually(t, "status of the refused generation", func() error {
+		mr := getRouter(t, ctx, ns, name)
+		c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated)
+		if c == nil || c.ObservedGeneration != mr.Generation || c.Status != metav1.ConditionFalse {
+			return fmt.Errorf("Validated %+v at generation %d", c, mr.Generation)
+		}
+		if mr.Status.Gateway == nil || !mr.Status.Gateway.AuthEnabled {
+			return fmt.Errorf("status.gateway %+v, want authEnabled=true while the SecurityPolicy is in place", mr.Status.Gateway)
+		}
+		return nil
+	})
+	if err := k8s.Delete(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
+	convergedAll(t, ns, name)
+	truthful(true)
+
 	// Remove it: the SecurityPolicy is deleted, auth is reported off.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, without()))
 	convergedAll(t, ns, name)

@@ -195,16 +195,22 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		return out, fmt.Errorf("reading references: %w", err)
 	}
 	object := "ModelRouter/" + router.Name
+	// When nothing is applied or pruned below, the last valid objects keep
+	// serving: status must say whether a SecurityPolicy is among them.
+	keepObjects := func() (*outcome, error) {
+		out.authLive, out.authKnown = r.securityPolicyInPlace(ctx, router, r.Registry.AllKinds())
+		return out, nil
+	}
 	compiled, diags := compiler.Compile(router, refs, compiler.Options{ProxyImage: r.ProxyImage})
 	out.diags = diags.WithObject("", object)
 	if diags.HasErrors() {
-		return out, nil
+		return keepObjects()
 	}
 	out.plane = compiled.DataPlane
 	target, err := r.Registry.Get(compiled.DataPlane)
 	if err != nil {
 		out.notBuilt = err.Error()
-		return out, nil
+		return keepObjects()
 	}
 	// The plane's CRDs must be served before anything is generated for it.
 	missing, err := missingKinds(r.Mapper, target.Kinds())
@@ -213,12 +219,12 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 	}
 	if len(missing) > 0 {
 		out.missing = missing
-		return out, nil
+		return keepObjects()
 	}
 	res, tdiags := target.Compile(compiled)
 	out.diags = append(out.diags, tdiags.WithObject("", object)...)
 	if tdiags.HasErrors() || res == nil {
-		return out, nil
+		return keepObjects()
 	}
 	out.router = compiled
 	out.summary = res.Summary

@@ -95,6 +95,11 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	}
 	if plane != ir.DataPlaneGateway {
 		st.Gateway = nil
+		// A refused switch away from Gateway leaves its objects serving:
+		// while a SecurityPolicy of this router is in place, say so.
+		if out.authKnown && out.authLive {
+			st.Gateway = &v1.GatewayStatus{AuthEnabled: true}
+		}
 	}
 	if plane != ir.DataPlaneAgentGateway {
 		st.AgentGateway = nil
