@@ -8,20 +8,44 @@ ENVTEST_ASSETS ?= $(TOOLS_DIR)/envtest-bin
 CONTROLLER_GEN_VERSION := v0.23.0
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
-.PHONY: all build test envtest generate golden render fmt vet
+.PHONY: all build binaries images helm test envtest generate golden render fmt vet
+
+# VERSION, when set, stamps and tags a release other than the tree's own
+# (internal/version.Release); COMMIT defaults to HEAD.
+VERSION ?=
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_PKG := github.com/llmkube/llmkube-compile/internal/version
+LDFLAGS := -X $(VERSION_PKG).Commit=$(COMMIT) $(if $(VERSION),-X $(VERSION_PKG).Version=$(VERSION))
 
 all: build
 
 build:
 	go build ./...
 
+## binaries: the three programs users run, stamped, in bin/.
+binaries:
+	go build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/llmkube-compile ./cmd/llmkube-controller ./cmd/router-proxy
+
+## images: dist/images/router-proxy.tar and dist/images/controller.tar
+## (linux/amd64 + linux/arm64, no Docker daemon; Go's build cache makes a rebuild quick).
+images:
+	go run ./hack/images -out dist/images $(if $(VERSION),-version $(VERSION)) $(if $(COMMIT),-commit $(COMMIT))
+
 ## render: compile the quickstart ModelRouter to its Proxy manifests.
 render:
 	go run ./cmd/llmkube-compile render -f examples/quickstart.yaml
 
-## test: every test, including the real kube-apiserver (envtest) suites.
-test: envtest
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test ./...
+## test: every test, including the real kube-apiserver (envtest) suites, the
+## image archives and the shipped binaries run as processes.
+test: envtest images helm
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) go test ./...
+
+## helm: the helm CLI, built from the module proxy (cached in TOOLS_DIR).
+HELM_VERSION := v4.3.1
+HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
+helm: $(HELM)
+$(HELM):
+	GOBIN=$(dir $(HELM)) GOFLAGS= go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 
 ## envtest: build kube-apiserver from k8s.io/kubernetes and install etcd (cached).
 envtest:

@@ -12,14 +12,16 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 )
 
 // Options tune a compile.
 type Options struct {
 	// DataPlane, when set, overrides spec.dataPlane.
 	DataPlane ir.DataPlane
-	// ProxyImage is the router-proxy image used when spec.proxy.image is unset.
-	ProxyImage string
+	// Operator are the operator's settings: the router-proxy image used when
+	// spec.proxy.image is unset, and the OTLP collector for sink otlp.
+	Operator operator.Settings
 }
 
 // Compile defaults, validates and lowers one router. The router is not
@@ -41,6 +43,7 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	if diags.HasErrors() {
 		return nil, diags
 	}
+	out.Policy.Audit.OTLP = lowerOTLP(opts.Operator.OTLP)
 	return out, diags
 }
 

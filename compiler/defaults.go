@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/internal/images"
 )
 
 // Every default the reference states lives here and nowhere else: the CRD
@@ -39,9 +40,6 @@ const (
 	DefaultHealthInterval = int32(10)
 	DefaultHealthTimeout  = int32(2)
 	DefaultLocalHealth    = "/health"
-	// DefaultProxyImage is deployed when neither spec.proxy.image nor the
-	// caller's Options.ProxyImage names one.
-	DefaultProxyImage = "ghcr.io/llmkube/router-proxy:v0.1.0"
 
 	// DefaultSwapBudget is the ModelPool CRD's own default, applied to pools
 	// read from files, which never passed through the API server.
@@ -236,10 +234,11 @@ func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
 	setDefault(&p.Replicas, DefaultReplicas)
 	setDefault(&p.RevisionHistoryLimit, DefaultRevisionLimit)
 	if p.Image == "" {
-		p.Image = opts.ProxyImage
+		p.Image = opts.Operator.ProxyImage
 	}
 	if p.Image == "" {
-		p.Image = DefaultProxyImage
+		// The router-proxy image of this release (one home: internal/images).
+		p.Image = images.RouterProxyRef()
 	}
 	if p.ResponseHeaderTimeout == "" {
 		p.ResponseHeaderTimeout = DefaultHeaderTimeout

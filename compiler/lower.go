@@ -16,6 +16,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 )
 
 // parseDuration reads an API duration. Validation has already reported any
@@ -487,4 +488,17 @@ func resolvePickers(s *v1.ModelRouterSpec, out *ir.Router) {
 			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: p.ref.name, Port: p.ref.port}
 		}
 	}
+}
+
+// lowerOTLP carries the operator's collector into the IR; nil without an
+// endpoint, which the targets that export audit records refuse for sink otlp.
+func lowerOTLP(o operator.OTLP) *ir.OTLPExport {
+	if o.Endpoint == "" {
+		return nil
+	}
+	out := &ir.OTLPExport{Endpoint: o.Endpoint, Headers: o.HeaderValue()}
+	if name, key, ok := o.SecretRef(); ok {
+		out.HeadersSecret, out.HeadersSecretKey = name, key
+	}
+	return out
 }

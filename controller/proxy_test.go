@@ -96,7 +96,7 @@ func renderedIn(t *testing.T, k8s client.Client, ns, name string) map[string]*un
 	for i := range list.Items {
 		in.InferenceServices = append(in.InferenceServices, &list.Items[i])
 	}
-	objs, diags := pipeline.CompileRouter(compiler.RouterSource{Router: mr}, in, builtin.Registry(), pipeline.Options{Compile: compiler.Options{ProxyImage: reconc.ProxyImage}})
+	objs, diags := pipeline.CompileRouter(compiler.RouterSource{Router: mr}, in, builtin.Registry(), pipeline.Options{Compile: compiler.Options{Operator: reconc.Operator}})
 	if diags.HasErrors() {
 		t.Fatalf("render: %v", diags)
 	}

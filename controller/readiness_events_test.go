@@ -174,7 +174,7 @@ func TestWarningEvents(t *testing.T) {
 	// reconciler on the same API server, with a recorder that counts, is
 	// run directly (synchronously) on the router.
 	counter := &countingRecorder{}
-	again := &controller.Reconciler{Client: k8s, Reader: k8s, Mapper: reconc.Mapper, Registry: builtin.Registry(), ProxyImage: reconc.ProxyImage, Recorder: counter, GetStatus: statuses.get}
+	again := &controller.Reconciler{Client: k8s, Reader: k8s, Mapper: reconc.Mapper, Registry: builtin.Registry(), Operator: reconc.Operator, Recorder: counter, GetStatus: statuses.get}
 	if _, err := again.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}); err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -79,8 +80,10 @@ type Reconciler struct {
 	Mapper meta.RESTMapper
 	// Registry holds the data-plane targets of this build.
 	Registry *targets.Registry
-	// ProxyImage is the router-proxy image used when spec.proxy.image is unset.
-	ProxyImage string
+	// Operator are the operator's settings (the router-proxy image used when
+	// spec.proxy.image is unset, the OTLP collector), bound from the same
+	// flags as the CLI's.
+	Operator operator.Settings
 	// Recorder emits events; nil disables them.
 	Recorder events.EventRecorder
 	// GetStatus reads the proxy's admin status; nil uses HTTP.
@@ -201,7 +204,7 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		out.authLive, out.authKnown = r.securityPolicyInPlace(ctx, router, r.Registry.AllKinds())
 		return out, nil
 	}
-	compiled, diags := compiler.Compile(router, refs, compiler.Options{ProxyImage: r.ProxyImage})
+	compiled, diags := compiler.Compile(router, refs, compiler.Options{Operator: r.Operator})
 	out.diags = diags.WithObject("", object)
 	if diags.HasErrors() {
 		return keepObjects()

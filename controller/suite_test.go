@@ -35,6 +35,7 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
@@ -109,7 +110,7 @@ func startManagerWith(ctx context.Context, cfg *rest.Config, reg *targets.Regist
 	r := &controller.Reconciler{
 		Client:           rc,
 		Registry:         reg,
-		ProxyImage:       "example.test/router-proxy:test",
+		Operator:         operator.Settings{ProxyImage: "example.test/router-proxy:test"},
 		GetStatus:        statuses.get,
 		CRDRetryInterval: 2 * time.Second,
 		RecheckInterval:  3 * time.Second,

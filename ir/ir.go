@@ -430,6 +430,18 @@ type Audit struct {
 	LogClientAddress   bool
 	// TrustedProxies are normalised CIDRs (a single address becomes /32 or /128).
 	TrustedProxies []string
+	// OTLP is the operator's collector for sink otlp (operator settings, not
+	// the ModelRouter); nil when the operator named none.
+	OTLP *OTLPExport
+}
+
+// OTLPExport is an OTLP/HTTP collector the router-proxy exports to.
+type OTLPExport struct {
+	Endpoint string
+	// Headers is OTEL_EXPORTER_OTLP_HEADERS's value ("" when none).
+	Headers string
+	// HeadersSecret/HeadersSecretKey name a Secret key holding the headers instead.
+	HeadersSecret, HeadersSecretKey string
 }
 
 // Auth is request authentication and authorization.

@@ -20,13 +20,22 @@ import (
 	"syscall"
 	"time"
 
+	// CA roots for https providers when the image has no system trust store.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
+	"github.com/llmkube/llmkube-compile/internal/images"
+	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		// -h / --help printed the flags.
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "router-proxy:", err)
 		os.Exit(1)
 	}
@@ -42,8 +51,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution (default: in-cluster config; only read when a backend uses resolution: endpoint)")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.String(images.RouterProxy))
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %v", fs.Args())

@@ -18,7 +18,9 @@ import (
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
@@ -82,18 +84,21 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Compile LLMKube ModelRouters into data-plane manifests",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the same line as every binary of this project.
+		Version: version.Get().Version,
 	}
+	root.SetVersionTemplate(version.String("llmkube-compile") + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
-	root.AddCommand(s.renderCmd(), s.validateCmd(), s.diffCmd())
+	root.AddCommand(s.renderCmd(), s.validateCmd(), s.diffCmd(), s.versionCmd())
 	return root
 }
 
 type commonFlags struct {
-	files      []string
-	dataPlane  string
-	proxyImage string
+	files     []string
+	dataPlane string
+	operator  operator.Settings
 }
 
 func (f *commonFlags) register(c *cobra.Command, withDataPlane bool) {
@@ -101,14 +106,17 @@ func (f *commonFlags) register(c *cobra.Command, withDataPlane bool) {
 	if withDataPlane {
 		c.Flags().StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane (Proxy, Gateway or AgentGateway) instead of its spec.dataPlane")
 	}
-	c.Flags().StringVar(&f.proxyImage, "proxy-image", "", "router-proxy image to deploy when a router does not set spec.proxy.image")
+	f.operator.Bind(c.Flags())
 }
 
 func (f *commonFlags) options() (pipeline.Options, error) {
 	if len(f.files) == 0 {
 		return pipeline.Options{}, usageErr("at least one -f FILE is required")
 	}
-	opts := pipeline.Options{Compile: compiler.Options{ProxyImage: f.proxyImage}}
+	if err := f.operator.Validate(); err != nil {
+		return pipeline.Options{}, usageErr("%v", err)
+	}
+	opts := pipeline.Options{Compile: compiler.Options{Operator: f.operator}}
 	if f.dataPlane != "" {
 		ok := false
 		for _, dp := range []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway} {

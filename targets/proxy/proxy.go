@@ -23,6 +23,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 	rt "github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/targets"
 )
@@ -68,6 +69,13 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 // Compile implements targets.Target.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	var diags diag.List
+	if a := r.Policy.Audit; a.Sink == ir.AuditSinkOTLP && a.OTLP == nil {
+		// Without a collector the SDK exports to localhost:4318 inside the
+		// pod, where nothing listens: every audit record would be lost.
+		diags.Errorf("spec.policy.auditLog.sink", "OTLPEndpointMissing",
+			"sink otlp needs the operator's OTLP collector: set --%s (CLI and controller) or the Helm value otlp.endpoint", operator.FlagOTLPEndpoint)
+		return nil, diags
+	}
 	cfg := RuntimeConfig(r)
 	if err := cfg.Validate(); err != nil {
 		// The frontend guarantees these invariants; reaching here is a compiler bug.
@@ -244,7 +252,7 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
 		},
-		Env:          e.credentialEnv(),
+		Env:          append(e.credentialEnv(), e.otlpEnv()...),
 		VolumeMounts: mounts,
 		Resources:    resources(p.Resources),
 		SecurityContext: &corev1.SecurityContext{
@@ -356,6 +364,27 @@ func (e *emitter) credentialEnv() []corev1.EnvVar {
 		}
 	}
 	sort.SliceStable(env, func(i, j int) bool { return env[i].Name < env[j].Name })
+	return env
+}
+
+// otlpEnv points the router-proxy's OpenTelemetry exporter at the operator's
+// collector through the SDK's standard variables; header credentials stay in
+// their Secret.
+func (e *emitter) otlpEnv() []corev1.EnvVar {
+	o := e.r.Policy.Audit.OTLP
+	if e.r.Policy.Audit.Sink != ir.AuditSinkOTLP || o == nil {
+		return nil
+	}
+	env := []corev1.EnvVar{{Name: "OTEL_EXPORTER_OTLP_ENDPOINT", Value: o.Endpoint}}
+	switch {
+	case o.HeadersSecret != "":
+		env = append(env, corev1.EnvVar{Name: "OTEL_EXPORTER_OTLP_HEADERS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.HeadersSecret},
+			Key:                  o.HeadersSecretKey,
+		}}})
+	case o.Headers != "":
+		env = append(env, corev1.EnvVar{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: o.Headers})
+	}
 	return env
 }
 

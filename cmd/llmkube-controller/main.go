@@ -1,0 +1,153 @@
+// Command llmkube-controller runs the ModelRouter controller: a
+// controller-runtime manager that compiles every ModelRouter with the same
+// pipeline as the llmkube-compile CLI and applies the result with server-side
+// apply. It also serves the validating webhook when --webhook-port is set.
+//
+// Flags are pflag (the CLI's style); Go flags registered by libraries, such
+// as controller-runtime's --kubeconfig and zap's logging flags, are merged in
+// rather than redefined.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	// CA roots for images without a system trust store.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/images"
+	"github.com/llmkube/llmkube-compile/internal/version"
+	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// name is the binary's name, as in --version.
+const name = images.Controller
+
+// LeaderElectionID is the Lease the replicas compete for.
+const LeaderElectionID = "llmkube-controller.inference.llmkube.dev"
+
+type options struct {
+	metricsAddr, probeAddr, certDir string
+	leaderElect, showVersion        bool
+	leaderElectionNamespace         string
+	webhookPort                     int
+	operator                        operator.Settings
+	zap                             zap.Options
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o := &options{}
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "metrics endpoint address; 0 disables it")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "health (/healthz) and readiness (/readyz) probe address; 0 disables it")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "use leader election (a Lease) so only one replica reconciles")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace; required out of cluster)")
+	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "validating webhook port; 0 disables the webhook")
+	fs.StringVar(&o.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory holding tls.crt and tls.key for the webhook")
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	o.operator.Bind(fs)
+	// controller-runtime registers --kubeconfig on the Go flag set; zap adds
+	// its logging flags there too. Merge them instead of redefining them.
+	o.zap.BindFlags(flag.CommandLine)
+	fs.AddGoFlagSet(flag.CommandLine)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if o.showVersion {
+		fmt.Fprintln(stdout, version.String(name))
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments %v\n", fs.Args())
+		return 2
+	}
+	if err := o.operator.Validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("setup")
+	log.Info("starting", "version", version.Get().Version, "commit", version.Get().Commit)
+	if err := start(o); err != nil {
+		log.Error(err, "controller stopped")
+		return 1
+	}
+	return 0
+}
+
+func start(o *options) error {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	// --kubeconfig, $KUBECONFIG, in-cluster, then ~/.kube/config.
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	mgrOpts := ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// A clean SIGTERM hands the Lease over at once.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if o.webhookPort > 0 {
+		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Port: o.webhookPort, CertDir: o.certDir})
+	}
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	if err != nil {
+		return err
+	}
+	reg := builtin.Registry()
+	r := &controller.Reconciler{Registry: reg, Operator: o.operator}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the reconciler: %w", err)
+	}
+	if o.webhookPort > 0 {
+		if err := (&controller.Validator{Registry: reg}).SetupWebhookWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the webhook: %w", err)
+		}
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	ready := healthz.Ping
+	if o.webhookPort > 0 {
+		ready = mgr.GetWebhookServer().StartedChecker()
+	}
+	if err := mgr.AddReadyzCheck("readyz", ready); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,105 @@
+// Package operator holds the settings a platform operator gives the tools
+// that the ModelRouter API does not carry: which router-proxy image to deploy
+// and where `sink: otlp` audit records go. The CLI (render, validate, diff)
+// and the controller bind the same flags from this one struct, so a router
+// renders the same way from a laptop and in the cluster.
+package operator
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// Flag names, written once: the CLI, the controller and the docs use these.
+const (
+	FlagProxyImage         = "proxy-image"
+	FlagOTLPEndpoint       = "otlp-endpoint"
+	FlagOTLPHeader         = "otlp-header"
+	FlagOTLPHeadersSecret  = "otlp-headers-secret"
+	otlpHeadersSecretUsage = "Secret NAME/KEY in the router's namespace whose value is the OTLP headers (k=v,k2=v2), for credentials; rendered as a secretKeyRef, never as a value"
+)
+
+// Settings are the operator's settings. The zero value is valid: the
+// default router-proxy image, and no OTLP collector (so `sink: otlp` is
+// refused, never silently lost).
+type Settings struct {
+	// ProxyImage is deployed when a router does not set spec.proxy.image.
+	ProxyImage string
+	// OTLP is where the router-proxy exports `sink: otlp` audit records.
+	OTLP OTLP
+}
+
+// OTLP is an OTLP/HTTP collector, handed to the router-proxy through the
+// OpenTelemetry SDK's standard environment (OTEL_EXPORTER_OTLP_*).
+type OTLP struct {
+	// Endpoint is the collector's base URL (http or https), for example
+	// http://otel-collector.observability:4318.
+	Endpoint string
+	// Headers are sent with every export (non-secret values only).
+	Headers map[string]string
+	// HeadersSecret, NAME/KEY, names a Secret key in the router's namespace
+	// holding the headers, for tokens.
+	HeadersSecret string
+}
+
+// Bind registers the settings' flags on fs.
+func (s *Settings) Bind(fs *pflag.FlagSet) {
+	fs.StringVar(&s.ProxyImage, FlagProxyImage, s.ProxyImage, "router-proxy image to deploy when a router does not set spec.proxy.image (default: the image of this release)")
+	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL for routers whose audit sink is otlp (rendered as OTEL_EXPORTER_OTLP_ENDPOINT)")
+	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as OTEL_EXPORTER_OTLP_HEADERS)")
+	fs.StringVar(&s.OTLP.HeadersSecret, FlagOTLPHeadersSecret, s.OTLP.HeadersSecret, otlpHeadersSecretUsage)
+}
+
+// Validate reports every malformed setting, each naming its flag.
+func (s *Settings) Validate() error {
+	var errs []string
+	if e := s.OTLP.Endpoint; e != "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be an http:// or https:// URL with a host", FlagOTLPEndpoint, e))
+		}
+	}
+	if len(s.OTLP.Headers) > 0 && s.OTLP.HeadersSecret != "" {
+		errs = append(errs, fmt.Sprintf("--%s and --%s are exclusive: both set OTEL_EXPORTER_OTLP_HEADERS", FlagOTLPHeader, FlagOTLPHeadersSecret))
+	}
+	for k, v := range s.OTLP.Headers {
+		if k == "" || strings.ContainsAny(k, "=, \t") || strings.ContainsAny(v, ",\r\n") {
+			errs = append(errs, fmt.Sprintf("--%s %q: a header name may not be empty or hold '=', ',' or spaces, and a value may not hold ',' or a line break", FlagOTLPHeader, k+"="+v))
+		}
+	}
+	if hs := s.OTLP.HeadersSecret; hs != "" {
+		if _, _, ok := s.OTLP.SecretRef(); !ok {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagOTLPHeadersSecret, hs))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	sort.Strings(errs)
+	return fmt.Errorf("%s", strings.Join(errs, "; "))
+}
+
+// SecretRef splits HeadersSecret into the Secret's name and key.
+func (o OTLP) SecretRef() (name, key string, ok bool) {
+	name, key, ok = strings.Cut(o.HeadersSecret, "/")
+	return name, key, ok && name != "" && key != "" && !strings.Contains(key, "/")
+}
+
+// HeaderValue is Headers in OTEL_EXPORTER_OTLP_HEADERS form, sorted by key
+// so the output is deterministic ("" when there are none).
+func (o OTLP) HeaderValue() string {
+	keys := make([]string, 0, len(o.Headers))
+	for k := range o.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = url.PathEscape(k) + "=" + url.PathEscape(o.Headers[k])
+	}
+	return strings.Join(parts, ",")
+}
