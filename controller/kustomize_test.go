@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/testenv"
 )
 
@@ -23,6 +24,11 @@ type kustomization struct {
 	Resources  []string `json:"resources"`
 	Namespace  string   `json:"namespace"`
 	NamePrefix string   `json:"namePrefix"`
+	Images     []struct {
+		Name    string `json:"name"`
+		NewName string `json:"newName"`
+		NewTag  string `json:"newTag"`
+	} `json:"images"`
 }
 
 // clusterScoped are the cluster-scoped kinds config/ contains.
@@ -128,6 +134,20 @@ func renderKustomize(dir string) ([]*unstructured.Unstructured, error) {
 			}
 		}
 	}
+	for _, im := range k.Images {
+		for _, o := range objs {
+			containers, ok, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			if !ok {
+				continue
+			}
+			for _, c := range containers {
+				if m, ok := c.(map[string]any); ok && m["image"] == im.Name {
+					m["image"] = im.NewName + ":" + im.NewTag
+				}
+			}
+			_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
+		}
+	}
 	return objs, nil
 }
 
@@ -195,5 +215,11 @@ func TestKustomizeDefaultRenders(t *testing.T) {
 	dep := got["Deployment "+ns+"/llmkube-compile-controller"]
 	if sa, _, _ := unstructured.NestedString(dep.Object, "spec", "template", "spec", "serviceAccountName"); sa != "llmkube-compile-controller" {
 		t.Errorf("Deployment serviceAccountName %q", sa)
+	}
+	// The install deploys the controller image of this release, the one
+	// `make images` tags (one home: internal/images).
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	if img := containers[0].(map[string]any)["image"]; img != images.ControllerRef() {
+		t.Errorf("config/default deploys %v, want %s", img, images.ControllerRef())
 	}
 }

@@ -108,7 +108,7 @@ func TestInstallAndRBAC(t *testing.T) {
 	if _, done, err = startManagerWith(mctx, cfg, builtin.Registry(), nil, func(o *ctrl.Options) {
 		o.LeaderElection = true
 		o.LeaderElectionNamespace = installNS
-		o.LeaderElectionID = "llmkube-compile-controller.inference.llmkube.dev"
+		o.LeaderElectionID = "llmkube-controller.inference.llmkube.dev"
 		o.LeaderElectionReleaseOnCancel = true
 	}); err != nil {
 		t.Fatal(err)

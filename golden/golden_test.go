@@ -14,12 +14,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/cli"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
@@ -34,6 +36,9 @@ type Case struct {
 	Name      string
 	Input     string
 	DataPlane []ir.DataPlane
+	// Operator are the operator settings the case renders with, from a
+	// "# operator: --flag=value ..." header line (the CLI's flags).
+	Operator operator.Settings
 }
 
 // Cases lists testdata/<case>/input.yaml and the README's examples/*.yaml
@@ -57,6 +62,12 @@ func Cases(t testing.TB) []Case {
 		require.NoError(t, err)
 		c := Case{Name: name, Input: in}
 		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "# operator:"); ok {
+				fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+				c.Operator.Bind(fs)
+				require.NoError(t, fs.Parse(strings.Fields(v)), "%s: operator line", in)
+				require.NoError(t, c.Operator.Validate(), "%s: operator line", in)
+			}
 			if v, ok := strings.CutPrefix(line, "# data-planes:"); ok {
 				for _, dp := range strings.Split(v, ",") {
 					c.DataPlane = append(c.DataPlane, ir.DataPlane(strings.TrimSpace(dp)))
@@ -91,7 +102,7 @@ func Render(t testing.TB, c Case, dp ir.DataPlane) []byte {
 	diags := in.Decode(filepath.Base(c.Input), data)
 	require.False(t, diags.HasErrors(), "decode %s:\n%s", c.Input, diags.Err())
 	require.NotEmpty(t, in.Routers, "%s holds no ModelRouter", c.Input)
-	objs, more := pipeline.Run(in, builtin.Registry(), pipeline.Options{Compile: compiler.Options{DataPlane: dp}})
+	objs, more := pipeline.Run(in, builtin.Registry(), pipeline.Options{Compile: compiler.Options{DataPlane: dp, Operator: c.Operator}})
 	diags = append(diags, more...)
 	require.False(t, diags.HasErrors(), "%s is a valid case but was refused:\n%s", c.Input, diags.Err())
 	var buf bytes.Buffer

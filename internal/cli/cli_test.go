@@ -182,3 +182,32 @@ func TestDiff(t *testing.T) {
 	assert.Contains(t, r.stdout, "- Deployment.apps team-a/chat-router-proxy (no longer generated)")
 	assert.Contains(t, r.stdout, "+ Deployment.apps team-a/talk-router-proxy (added)")
 }
+
+func TestVersionCommand(t *testing.T) {
+	r := run(t, "", "version")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "llmkube-compile v"), r.stdout)
+	r = run(t, "", "version", "-o", "json")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"goVersion": "go`)
+	r = run(t, "", "--version")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "llmkube-compile v"), r.stdout)
+	assert.Equal(t, ExitUsage, run(t, "", "version", "-o", "xml").code)
+}
+
+func TestOTLPOperatorSetting(t *testing.T) {
+	router := strings.Replace(validRouter, "  defaultRoute: local\n", "  defaultRoute: local\n  policy: {auditLog: {sink: otlp}}\n", 1)
+	f := write(t, "r.yaml", router+"---\n"+inferenceService)
+	r := run(t, "", "render", "-f", f)
+	assert.Equal(t, ExitInvalid, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "spec.policy.auditLog.sink: sink otlp needs the operator's OTLP collector: set --otlp-endpoint")
+	r = run(t, "", "render", "-f", f, "--otlp-endpoint", "http://otel.observability:4318", "--otlp-header", "x-tenant=a")
+	require.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "value: http://otel.observability:4318")
+	assert.Contains(t, r.stdout, "value: x-tenant=a")
+	r = run(t, "", "render", "-f", f, "--otlp-endpoint", "otel:4318")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, "--otlp-endpoint")
+}

@@ -73,6 +73,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -770,3 +772,24 @@ func (e *Env) NewNamespace(t testing.TB) string {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// WriteKubeconfig writes a kubeconfig file for this API server to path, as
+// the admin, or impersonating user (with groups) when user is set: the way a
+// test hands a real binary (kubectl, the controller) its credentials.
+func (e *Env) WriteKubeconfig(path, user string, groups ...string) error {
+	c := e.Config
+	authInfo := &clientcmdapi.AuthInfo{
+		ClientCertificateData: c.CertData,
+		ClientKeyData:         c.KeyData,
+		Token:                 c.BearerToken,
+		Impersonate:           user,
+		ImpersonateGroups:     groups,
+	}
+	cfg := clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"envtest": {Server: c.Host, CertificateAuthorityData: c.CAData}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"envtest": authInfo},
+		Contexts:       map[string]*clientcmdapi.Context{"envtest": {Cluster: "envtest", AuthInfo: "envtest"}},
+		CurrentContext: "envtest",
+	}
+	return clientcmd.WriteToFile(cfg, path)
+}

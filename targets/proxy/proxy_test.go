@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/operator"
 	rt "github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/targets/proxy"
 )
@@ -235,4 +238,56 @@ spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: 
 	require.NotNil(t, cfg.Backends[1].Pool)
 	assert.Equal(t, []string{"b", "c"}, cfg.Backends[1].Pool.Members)
 	assert.Equal(t, "2m0s", cfg.Backends[1].Pool.SwapBudget.String())
+}
+
+// TestOTLPSinkNeedsTheOperatorsCollector: sink otlp without an endpoint is
+// refused, never rendered to lose every record; with one, the SDK's standard
+// variables point at it, and header credentials stay in their Secret.
+func TestOTLPSinkNeedsTheOperatorsCollector(t *testing.T) {
+	doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n" + backends + "  policy: {auditLog: {sink: otlp}}\n"
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	render := func(s operator.Settings) (*appsv1.Deployment, diag.List) {
+		r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Operator: s})
+		require.False(t, diags.HasErrors(), "%v", diags.Err())
+		res, diags := proxy.New().Compile(r)
+		if diags.HasErrors() {
+			return nil, diags
+		}
+		for _, o := range res.Objects {
+			if o.GetKind() == "Deployment" {
+				return as[appsv1.Deployment](t, o), diags
+			}
+		}
+		t.Fatal("no Deployment")
+		return nil, nil
+	}
+	_, diags := render(operator.Settings{})
+	require.True(t, diags.HasErrors())
+	assert.Equal(t, "spec.policy.auditLog.sink", diags.Errors()[0].Field)
+	assert.Equal(t, "OTLPEndpointMissing", diags.Errors()[0].Reason)
+	assert.Contains(t, diags.Errors()[0].Message, "--otlp-endpoint")
+
+	d, _ := render(operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318", HeadersSecret: "otlp/headers"}})
+	env := map[string]corev1.EnvVar{}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e
+	}
+	assert.Equal(t, "http://otel:4318", env["OTEL_EXPORTER_OTLP_ENDPOINT"].Value)
+	h := env["OTEL_EXPORTER_OTLP_HEADERS"]
+	require.NotNil(t, h.ValueFrom)
+	assert.Empty(t, h.Value)
+	assert.Equal(t, "otlp", h.ValueFrom.SecretKeyRef.Name)
+	assert.Equal(t, "headers", h.ValueFrom.SecretKeyRef.Key)
+
+	// Another sink never gets the variables.
+	in2 := &compiler.Inputs{}
+	require.False(t, in2.Decode("t.yaml", []byte(strings.Replace(doc, "sink: otlp", "sink: stdout", 1))).HasErrors())
+	r, _ := compiler.Compile(in2.Routers[0].Router, in2, compiler.Options{Operator: operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318"}}})
+	res, _ := proxy.New().Compile(r)
+	for _, o := range res.Objects {
+		if o.GetKind() == "Deployment" {
+			assert.NotContains(t, fmt.Sprint(as[appsv1.Deployment](t, o).Spec.Template.Spec.Containers[0].Env), "OTEL_")
+		}
+	}
 }

@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/internal/images"
+	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/internal/version"
+)
+
+// helmBin is the helm CLI `make helm` builds from the module proxy ($HELM).
+func helmBin(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("HELM")
+	if h == "" {
+		t.Fatal("HELM is unset: run the tests with `make test`, which builds helm (make helm) and sets it")
+	}
+	if _, err := os.Stat(h); err != nil {
+		t.Fatalf("HELM=%s: %v (run `make helm`)", h, err)
+	}
+	return h
+}
+
+func helmTemplate(t *testing.T, ns string, set ...string) []byte {
+	t.Helper()
+	args := []string{"template", "llmkube", filepath.Join("..", "..", "charts", "llmkube-compile"), "--namespace", ns, "--include-crds"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(helmBin(t), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// TestHelmChartInstallAndControllerProcess renders the chart with the helm
+// CLI, applies every object strictly, and runs the controller process as the
+// chart's ServiceAccount with leader election.
+func TestHelmChartInstallAndControllerProcess(t *testing.T) {
+	e, admin := newEnv(t)
+	ctx := context.Background()
+	const ns = "llmkube-system"
+	if err := e.EnsureNamespace(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	objs := objectsOf(t, helmTemplate(t, ns, "otlp.endpoint=http://otel-collector.observability:4318", "otlp.headers.x-tenant=platform"))
+	kinds := map[string]bool{}
+	for _, o := range objs {
+		kinds[o.GetKind()] = true
+		if err := e.ApplyStrict(ctx, o); err != nil {
+			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
+		}
+	}
+	for _, k := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"} {
+		if !kinds[k] {
+			t.Errorf("the chart renders no %s", k)
+		}
+	}
+	d := &appsv1.Deployment{}
+	if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: "llmkube-llmkube-compile"}, d); err != nil {
+		t.Fatal(err)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != images.ControllerRef() {
+		t.Errorf("chart deploys %s, want %s (the image make images builds)", c.Image, images.ControllerRef())
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--leader-elect", "--otlp-endpoint=http://otel-collector.observability:4318", "--otlp-header=x-tenant=platform", "--webhook-port=0"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("controller args %q lack %s", args, want)
+		}
+	}
+	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns)
+
+	// With the webhook on, its Service and configuration are accepted too.
+	whObjs := objectsOf(t, helmTemplate(t, ns, "webhook.enabled=true", "webhook.caBundle="+base64.StdEncoding.EncodeToString([]byte("not-a-real-ca"))))
+	var vwc *unstructured.Unstructured
+	for _, o := range whObjs {
+		if o.GetKind() == "ValidatingWebhookConfiguration" {
+			vwc = o
+		}
+		if o.GetKind() == "Service" || o.GetKind() == "Deployment" {
+			if err := e.ApplyStrict(ctx, o); err != nil {
+				t.Fatalf("applying %s: %v", testenv.Describe(o), err)
+			}
+		}
+	}
+	if vwc == nil {
+		t.Fatal("webhook.enabled renders no ValidatingWebhookConfiguration")
+	}
+	path, _, _ := unstructured.NestedSlice(vwc.Object, "webhooks")
+	b, _ := yaml.Marshal(path)
+	if !strings.Contains(string(b), "/validate-inference-llmkube-dev-v1alpha1-modelrouter") || !strings.Contains(string(b), "name: llmkube-llmkube-compile-webhook") {
+		t.Errorf("webhooks do not point at the release's Service:\n%s", b)
+	}
+	// Applied last and deleted at once: with failurePolicy Fail and no pod
+	// behind the Service, it would refuse every later router.
+	if err := e.ApplyStrict(ctx, vwc); err != nil {
+		t.Fatalf("applying %s: %v", testenv.Describe(vwc), err)
+	}
+	if err := admin.Delete(ctx, vwc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHelmChartVersions: the chart installs this release.
+func TestHelmChartVersions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "charts", "llmkube-compile", "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.AppVersion != version.Release || "v"+chart.Version != version.Release {
+		t.Errorf("Chart.yaml version %s appVersion %s, want the release %s", chart.Version, chart.AppVersion, version.Release)
+	}
+}
