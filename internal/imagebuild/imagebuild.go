@@ -13,8 +13,8 @@ package imagebuild
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -290,7 +290,7 @@ func writeArchive(out io.Writer, tag name.Tag, idx v1.ImageIndex) error {
 			Size:      int64(len(rawIdx)),
 			Digest:    dg,
 			Annotations: map[string]string{
-				"io.containerd.image.name":         tag.String(),
+				"io.containerd.image.name":          tag.String(),
 				"org.opencontainers.image.ref.name": tag.TagStr(),
 			},
 		}},

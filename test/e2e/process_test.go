@@ -353,7 +353,7 @@ func TestBinariesVersionAndHelp(t *testing.T) {
 			if err != nil {
 				t.Fatalf("--help exits non-zero: %v\n%s", err, out)
 			}
-			if !strings.Contains(string(out), "--version") {
+			if !strings.Contains(string(out), "-version") {
 				t.Errorf("--help does not list --version:\n%s", out)
 			}
 		})

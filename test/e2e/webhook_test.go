@@ -20,7 +20,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
-
 )
 
 // selfSigned writes tls.crt and tls.key for 127.0.0.1 into dir, signed by a
