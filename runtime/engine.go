@@ -41,6 +41,10 @@ var (
 type Request struct {
 	Model  string
 	Header map[string][]string
+
+	// classes caches the request's classifications (see Engine.Classes).
+	classes     []string
+	classesDone bool
 }
 
 // EngineOptions tune the engine; the zero value gives the documented defaults.
@@ -66,7 +70,8 @@ type Engine struct {
 	byModel       map[string]*BackendState
 	rules         []*RuleState
 	def           *BackendState
-	classKey      string // canonical header key of the classification header
+	classKey      string          // canonical header key of the classification header
+	sensitive     map[string]bool // lowercased sensitive classifications
 	taskKey       string
 	nameMatch     bool
 	quarantine    time.Duration
@@ -126,12 +131,16 @@ func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
 		byName:        map[string]*BackendState{},
 		byModel:       map[string]*BackendState{},
 		classKey:      textproto.CanonicalMIMEHeaderKey(orDefault(cfg.Policy.Classification.HeaderKey, "x-llmkube-classification")),
+		sensitive:     map[string]bool{},
 		taskKey:       textproto.CanonicalMIMEHeaderKey(TaskComplexityHeader),
 		nameMatch:     cfg.Default.Strategy == "BackendNameMatch",
 		quarantine:    cfg.Timeouts.Quarantine.Duration,
 		headerTimeout: cfg.Timeouts.ResponseHeader.Duration,
 		sloWindow:     opts.SLOWindow,
 		sloMin:        opts.SLOMinSamples,
+	}
+	for _, c := range cfg.Policy.Classification.Sensitive {
+		e.sensitive[strings.ToLower(c)] = true
 	}
 	if e.now == nil {
 		e.now = time.Now
@@ -261,10 +270,45 @@ func (b *BackendState) StaticProblem() string { return b.staticErr }
 // Name is the backend's name.
 func (b *BackendState) Name() string { return b.Config.Name }
 
-// Classification returns the request's classification: the lowercased value
-// of the classification header (header-only mode), or "".
+// Classification returns the request's classifications as one audit value:
+// Classes joined by ",", or "".
 func (e *Engine) Classification(h map[string][]string) string {
-	return strings.ToLower(strings.TrimSpace(first(h[e.classKey])))
+	return strings.Join(e.Classes(h), ",")
+}
+
+// Classes returns the request's classifications (header-only mode): every
+// comma-separated value of every instance of the classification header,
+// trimmed, lowercased, deduplicated and sorted. A request that carries any
+// sensitive classification is sensitive: then only its sensitive values are
+// returned, so `public` sent beside `pii` can never steer it to a rule for
+// public data. Reading only the first value was a fail-closed bypass.
+func (e *Engine) Classes(h map[string][]string) []string {
+	var out []string
+	sensitive := false
+	for _, inst := range h[e.classKey] {
+		for _, v := range strings.Split(inst, ",") {
+			v = strings.ToLower(strings.TrimSpace(v))
+			if v == "" || slices.Contains(out, v) {
+				continue
+			}
+			out = append(out, v)
+			if e.sensitive[v] {
+				sensitive = true
+			}
+		}
+	}
+	if sensitive {
+		out = slices.DeleteFunc(out, func(v string) bool { return !e.sensitive[v] })
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (e *Engine) requestClasses(req *Request) []string {
+	if !req.classesDone {
+		req.classes, req.classesDone = e.Classes(req.Header), true
+	}
+	return req.classes
 }
 
 // TaskComplexity returns the lowercased task-complexity hint, or "".
@@ -301,7 +345,7 @@ func (e *Engine) Matches(r *RuleState, req *Request) bool {
 			return false
 		}
 	}
-	if r.classes != nil && !r.classes[e.Classification(req.Header)] {
+	if r.classes != nil && !slices.ContainsFunc(e.requestClasses(req), func(c string) bool { return r.classes[c] }) {
 		return false
 	}
 	if r.task != "" && e.TaskComplexity(req.Header) != r.task {
