@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"golang.org/x/sync/semaphore"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,15 +27,6 @@ var (
 
 // rateLimited ends lastErr when an external provider answered 429.
 const rateLimited = ": status 429 (rate limited)"
-
-// requestFields are the body fields the proxy reads.
-type requestFields struct {
-	Model         *string `json:"model"`
-	Stream        bool    `json:"stream"`
-	StreamOptions *struct {
-		IncludeUsage *bool `json:"include_usage"`
-	} `json:"stream_options"`
-}
 
 // hop-by-hop and proxy-owned request headers never forwarded upstream.
 var dropRequest = map[string]bool{
@@ -69,8 +64,10 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Policy.Audit.LogClientAddress {
 		ent.Client = s.clientAddr(r)
 	}
-	ent.Classification = s.eng.Classification(r.Header)
-	ent.TaskComplexity = s.eng.TaskComplexity(r.Header)
+	// Client-chosen values are cut before they reach an audit line or a
+	// metric label.
+	ent.Classification = runtime.SanitizeCaller(s.eng.Classification(r.Header))
+	ent.TaskComplexity = runtime.SanitizeCaller(s.eng.TaskComplexity(r.Header))
 	defer func() {
 		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
 		if ent.CostUSD == "" {
@@ -88,31 +85,63 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	// Body: bounded, then the few fields routing needs.
-	body, err := readBody(w, r, s.maxBody)
+	body, release, err := s.readBody(w, r)
+	defer release()
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
 			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, runtime.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
 			writeError(w, ent.Status, "invalid_request_error", "request_too_large", ent.Error)
-			return
+		case errors.Is(err, errBodyBusy):
+			ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, runtime.OutcomeBodyBusy, err.Error()
+			w.Header().Set("Retry-After", "1")
+			writeError(w, ent.Status, "server_error", "body_memory_busy", ent.Error)
+		case errors.As(err, &ne) && ne.Timeout():
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestTimeout, runtime.OutcomeBadRequest, "request body not received within "+s.bodyTimeout.String()
+			w.Header().Set("Connection", "close")
+			writeError(w, ent.Status, "invalid_request_error", "body_timeout", ent.Error)
+		case r.Context().Err() != nil:
+			ent.Status, ent.Outcome, ent.Error = 499, runtime.OutcomeClientCancelled, "reading request body: "+err.Error()
+		default:
+			// A truncated or malformed (chunked) body: the client is still
+			// there to be told, and the audit says what it was told.
+			ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "reading request body: "+err.Error()
+			w.Header().Set("Connection", "close")
+			writeError(w, ent.Status, "invalid_request_error", "invalid_body", ent.Error)
 		}
-		ent.Status, ent.Outcome, ent.Error = 499, runtime.OutcomeClientCancelled, "reading request body: "+err.Error()
 		return
 	}
-	var rf requestFields
-	if err := json.Unmarshal(body, &rf); err != nil {
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body is not a valid JSON object: "+err.Error()
+	if !json.Valid(body) {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body is not valid JSON"
 		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
 		return
 	}
-	if rf.Model == nil || *rf.Model == "" {
+	fields, err := scanBody(body)
+	if err != nil {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body: "+err.Error()
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	}
+	model, isString := stringValue(body, fields.model)
+	stream, isBool := boolValue(body, fields.stream)
+	switch {
+	case fields.model.ok() && !isString:
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "model must be a string"
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	case !isBool:
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "stream must be a boolean"
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	case model == "":
 		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "the request has no model"
 		writeError(w, ent.Status, "invalid_request_error", "model_required", "you must provide a model parameter")
 		return
 	}
-	model := *rf.Model
-	ent.Model = model
-	ent.Stream = rf.Stream
+	ent.Model = clip(model, maxAuditField)
+	ent.Stream = stream
 	if s.cfg.Policy.Audit.IncludeRequestBody {
 		ent.RequestBody = json.RawMessage(body)
 	}
@@ -149,84 +178,87 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// Streams ask the upstream for usage so budgets and audit see real numbers.
-	if rf.Stream && (rf.StreamOptions == nil || rf.StreamOptions.IncludeUsage == nil || !*rf.StreamOptions.IncludeUsage) {
-		// A present but null stream_options decodes as nil: look for the key
-		// too, so it is rewritten rather than duplicated.
-		body = withIncludeUsage(body, rf.StreamOptions != nil || bytes.Contains(body, []byte(`"stream_options"`)))
+	if stream && !includeUsage(body, fields) {
+		body = withIncludeUsage(body, fields)
 	}
 
 	s.dispatch(w, r, route, body, charge, ent)
 }
 
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")
+
+// bodyReservation is a request's share of a body budget.
+type bodyReservation struct {
+	sem *semaphore.Weighted
+	n   int64
+}
+
+func (r *bodyReservation) release() {
+	if r.n > 0 {
+		r.sem.Release(r.n)
+		r.n = 0
+	}
+}
+
+// reserve takes n bytes of the budget that fits n, all at once.
+func (s *Server) reserve(ctx context.Context, r *bodyReservation, n int64) error {
+	r.release()
+	sem := s.smallMem
+	if n > SmallBodyBytes {
+		sem = s.bodyMem
+	}
+	if err := sem.Acquire(ctx, n); err != nil {
+		return errBodyBusy
+	}
+	r.sem, r.n = sem, n
+	return nil
+}
+
+// readBody reads the body under the limit, the body read timeout and the
+// body budgets. Memory is allocated as bytes arrive, never from a declared
+// Content-Length. release gives the budget back (the caller defers it: the
+// body lives until the response ends).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	limit := s.maxBody
+	res := &bodyReservation{}
 	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
+		return nil, res.release, &http.MaxBytesError{Limit: limit}
+	}
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(s.bodyTimeout)
+	_ = rc.SetReadDeadline(deadline)
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+
+	want := int64(SmallBodyBytes)
+	if r.ContentLength >= 0 {
+		want = r.ContentLength + 1 // +1 sees the EOF
+	}
+	if err := s.reserve(ctx, res, want); err != nil {
+		return nil, res.release, err
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
-	if r.ContentLength > 0 {
-		b := make([]byte, r.ContentLength, r.ContentLength+1)
-		if _, err := io.ReadFull(rd, b); err != nil {
-			return nil, err
+	buf := make([]byte, 0, min(want, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(cap(buf)) >= res.n {
+				// A chunked body outgrew its first reservation: take the limit.
+				if err := s.reserve(ctx, res, limit+1); err != nil {
+					return nil, res.release, err
+				}
+			}
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), res.n-int64(cap(buf)))))
 		}
-		// Anything beyond the declared length is an error from the server.
-		var one [1]byte
-		if n, _ := rd.Read(one[:]); n > 0 {
-			return nil, errors.New("body longer than Content-Length")
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, res.release, nil
 		}
-		return b, nil
-	}
-	return io.ReadAll(rd)
-}
-
-// withIncludeUsage sets stream_options.include_usage=true. Without
-// stream_options it is inserted after the opening brace (no re-encoding);
-// otherwise the object is re-encoded.
-func withIncludeUsage(body []byte, hasOptions bool) []byte {
-	if !hasOptions {
-		i := bytes.IndexByte(body, '{')
-		if i < 0 {
-			return body
+		if err != nil {
+			return nil, res.release, err
 		}
-		rest := bytes.TrimLeft(body[i+1:], " \t\r\n")
-		sep := ","
-		if len(rest) > 0 && rest[0] == '}' {
-			sep = ""
-		}
-		out := make([]byte, 0, len(body)+48)
-		out = append(out, body[:i+1]...)
-		out = append(out, `"stream_options":{"include_usage":true}`...)
-		out = append(out, sep...)
-		return append(out, body[i+1:]...)
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body
-	}
-	var opts map[string]json.RawMessage
-	if json.Unmarshal(m["stream_options"], &opts) != nil || opts == nil {
-		opts = map[string]json.RawMessage{}
-	}
-	opts["include_usage"] = json.RawMessage("true")
-	m["stream_options"], _ = json.Marshal(opts)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return body
-	}
-	return out
-}
-
-// withModel replaces the body's model for a provider that expects its own id.
-func withModel(body []byte, model string) []byte {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(body, &m) != nil {
-		return body
-	}
-	m["model"], _ = json.Marshal(model)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return body
-	}
-	return out
 }
 
 // upstream is one attempt's live response.
@@ -425,11 +457,18 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	var respBytes int64
 	var first time.Time
 	var readErr, writeErr error
+	// Each write to the client has its own deadline, cleared before the
+	// connection is reused.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	for {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			if idleTimer != nil {
-				idleTimer.Reset(idle)
+			// The idle guard measures the upstream's silence only: it is
+			// stopped while the client takes the bytes (its back-pressure
+			// is bounded by the write deadline instead) and re-armed after.
+			if idleTimer != nil && !idleTimer.Stop() && context.Cause(up.ctx) == errStreamIdle {
+				readErr = context.Cause(up.ctx)
+				break
 			}
 			if first.IsZero() {
 				first = s.now()
@@ -440,11 +479,15 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 			} else if len(capture)+n <= maxCapture {
 				capture = append(capture, buf[:n]...)
 			}
-			if _, writeErr = w.Write(buf[:n]); writeErr != nil {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+			if _, writeErr = w.Write(buf[:n]); writeErr == nil && stream {
+				writeErr = rc.Flush()
+			}
+			if writeErr != nil {
 				break
 			}
-			if stream {
-				_ = rc.Flush()
+			if idleTimer != nil {
+				idleTimer.Reset(idle)
 			}
 		}
 		if err != nil {
@@ -498,6 +541,8 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
 		s.abort()
+	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
+		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
 	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
 		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client went away during the response"
 	case readErr != nil:

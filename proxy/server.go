@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"golang.org/x/sync/semaphore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,6 +28,30 @@ import (
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
 const DefaultMaxBodyBytes = 32 << 20
+
+// Request bodies held at once are bounded by two budgets, so a client that
+// declares large bodies and trickles them can never starve small requests:
+//   - SmallBodyBytes: bodies up to 1 MiB share SmallBodyMemoryBytes;
+//   - larger bodies share DefaultBodyMemoryBytes (one body at the limit).
+//
+// Each body's whole size is reserved at once (a chunked body first takes
+// 1 MiB, then the limit), so no request holds part of a budget while waiting
+// for more. With the splice rewrite a request holds at most about three
+// times its body (read, rewritten, translated): at most 3 x 48 MiB of the
+// pod's default 256Mi limit (docs/router-proxy.md, "Limits and hostile input").
+const (
+	DefaultBodyMemoryBytes = DefaultMaxBodyBytes
+	SmallBodyBytes         = 1 << 20
+	SmallBodyMemoryBytes   = 16<<20 + 1
+)
+
+// DefaultBodyReadTimeout bounds reading one request body; a client that
+// declares a large body and trickles it is cut.
+const DefaultBodyReadTimeout = 30 * time.Second
+
+// DefaultClientWriteTimeout bounds one write to the client: a client that
+// stops reading for longer loses its response, and nobody is quarantined.
+const DefaultClientWriteTimeout = 60 * time.Second
 
 // MaxShadowPerBackend is how many shadow copies may run at once per backend.
 const MaxShadowPerBackend = 4
@@ -49,6 +74,12 @@ type Options struct {
 	Transport http.RoundTripper
 	// MaxBodyBytes is the request body limit (default 32 MiB).
 	MaxBodyBytes int64
+	// BodyMemoryBytes bounds all bodies held at once (default 64 MiB).
+	BodyMemoryBytes int64
+	// BodyReadTimeout bounds reading one body (default 30s).
+	BodyReadTimeout time.Duration
+	// ClientWriteTimeout bounds one write to a client (default 60s).
+	ClientWriteTimeout time.Duration
 	// Engine options (clock, SLO window).
 	Engine runtime.EngineOptions
 }
@@ -63,6 +94,11 @@ type Server struct {
 	rt      http.RoundTripper
 	maxBody int64
 	m       *metrics
+
+	bodyMem      *semaphore.Weighted // bodies over SmallBodyBytes
+	smallMem     *semaphore.Weighted // bodies up to SmallBodyBytes
+	bodyTimeout  time.Duration
+	writeTimeout time.Duration
 
 	backends []*backendRT // by backend index
 	trusted  []netip.Prefix
@@ -127,6 +163,20 @@ func New(cfg *runtime.Config, opts Options) (*Server, error) {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
+	}
+	mem := opts.BodyMemoryBytes
+	if mem <= 0 {
+		mem = DefaultBodyMemoryBytes
+	}
+	// One body at the limit must always fit.
+	s.bodyMem = semaphore.NewWeighted(max(mem, s.maxBody) + 1)
+	s.smallMem = semaphore.NewWeighted(SmallBodyMemoryBytes)
+	s.bodyTimeout, s.writeTimeout = opts.BodyReadTimeout, opts.ClientWriteTimeout
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyReadTimeout
+	}
+	if s.writeTimeout <= 0 {
+		s.writeTimeout = DefaultClientWriteTimeout
 	}
 	s.shadowIdle = DefaultShadowIdle
 	if s.rt == nil {

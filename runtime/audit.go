@@ -21,6 +21,8 @@ const (
 	OutcomeStreamIdle       = "stream_idle_timeout"
 	OutcomeUpstreamAborted  = "upstream_aborted"
 	OutcomeShutdownDeadline = "shutdown_deadline"
+	// OutcomeBodyBusy: the request-body memory budget stayed full for the body read timeout.
+	OutcomeBodyBusy = "body_memory_busy"
 )
 
 // AuditEntry is one audit record: one per request, written as one JSON object.

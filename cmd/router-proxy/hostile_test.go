@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,4 +90,120 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	code, body := send("public", "internal")
 	assert.Equal(t, 200, code, body)
 	assert.EqualValues(t, 1, cloudHits.Load())
+}
+
+// vmHWM is a process's peak resident set, from /proc.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestLargeBodiesAreSplicedAndBounded: a body at the documented limit, full
+// of '<', reaches an external backend at its own size (the model spliced,
+// nothing HTML-escaped), and four at once stay within the pod's default
+// 256Mi memory limit.
+func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
+	var mu sync.Mutex
+	var sizes []int
+	var models []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var v struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal(b, &v)
+		mu.Lock()
+		sizes, models = append(sizes, len(b)), append(models, v.Model)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+	}))
+	defer up.Close()
+	cfg := &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Minute}},
+		Backends:   []runtime.Backend{{Name: "ext", ModelID: "alias", Kind: runtime.KindExternal, Provider: "openai", Tier: "cloud", URL: up.URL, Model: "gpt-x", Weight: 1}},
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "ext"},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	}
+	p := startProxy(t, cfg)
+	prefix, suffix := `{"model":"alias","messages":[{"role":"user","content":"`, `"}]}`
+	body := prefix + strings.Repeat("<", 32<<20-len(prefix)-len(suffix)) + suffix
+	post := func() int {
+		resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	require.Equal(t, 200, post())
+	mu.Lock()
+	require.Len(t, sizes, 1)
+	assert.Equal(t, len(body)-len(`"alias"`)+len(`"gpt-x"`), sizes[0], "the upstream receives the client's bytes with only the model spliced")
+	assert.Equal(t, "gpt-x", models[0])
+	mu.Unlock()
+
+	var wg sync.WaitGroup
+	codes := make([]int, 4)
+	for i := range codes {
+		wg.Add(1)
+		go func() { defer wg.Done(); codes[i] = post() }()
+	}
+	wg.Wait()
+	assert.Equal(t, []int{200, 200, 200, 200}, codes, "bodies beyond the memory budget wait their turn")
+	peak := vmHWM(t, p.cmd.Process.Pid)
+	t.Logf("router-proxy peak RSS after 1 + 4 concurrent 32 MiB bodies: %d MiB", peak>>20)
+	assert.Less(t, peak, int64(256<<20), "peak RSS must fit the rendered Deployment's 256Mi limit")
+}
+
+// TestSlowClientDoesNotQuarantine: a client that stops reading a large
+// response for longer than streamIdleTimeout loses only its own response;
+// the backend stays healthy for the next request.
+func TestSlowClientDoesNotQuarantine(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 64<<20)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Big") == "" {
+			fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+			return
+		}
+		_, _ = w.Write(big)
+	}))
+	defer up.Close()
+	cfg := &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: 300 * time.Millisecond}, Quarantine: runtime.Duration{Duration: time.Minute}},
+		Backends:   []runtime.Backend{{Name: "a", ModelID: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	}
+	p := startProxy(t, cfg, "--client-write-timeout", "1s")
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: 1\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"model\":\"a\"}"
+	_, err = conn.Write([]byte(req))
+	require.NoError(t, err)
+	head := make([]byte, 512)
+	_, err = io.ReadAtLeast(conn, head, 64)
+	require.NoError(t, err)
+	time.Sleep(2500 * time.Millisecond) // stop reading: back-pressure well past streamIdleTimeout
+	conn.Close()
+
+	code, body := p.post(t, `{"model":"a"}`)
+	assert.Equal(t, 200, code, "the backend was quarantined for the client's stall: %s", body)
 }

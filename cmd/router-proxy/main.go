@@ -52,6 +52,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution (default: in-cluster config; only read when a backend uses resolution: endpoint)")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
+	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block (a client that stops reading loses its response; no backend is blamed)")
+	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(192 << 20)
+		debug.SetMemoryLimit(160 << 20)
 	}
 
 	cfg, err := runtime.Load(*configPath)
@@ -89,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink})
+	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory})
 	if err != nil {
 		return err
 	}
