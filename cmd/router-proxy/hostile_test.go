@@ -192,17 +192,20 @@ func TestSlowClientDoesNotQuarantine(t *testing.T) {
 		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
 		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
 	}
-	p := startProxy(t, cfg, "--client-write-timeout", "1s")
+	p := startProxy(t, cfg, "--client-write-timeout", "20s")
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
-	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: 1\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"model\":\"a\"}"
+	req := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: 1\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n{\"model\":\"a\"}"
 	_, err = conn.Write([]byte(req))
 	require.NoError(t, err)
 	head := make([]byte, 512)
-	_, err = io.ReadAtLeast(conn, head, 64)
+	_, err = io.ReadAtLeast(conn, head, 512)
 	require.NoError(t, err)
 	time.Sleep(2500 * time.Millisecond) // stop reading: back-pressure well past streamIdleTimeout
+	// Then read on: the whole response arrives, as the upstream never went silent.
+	rest, err := io.ReadAll(conn)
 	conn.Close()
+	assert.GreaterOrEqual(t, len(rest), len(big)-len(head), "the paused response was cut: %v", err)
 
 	code, body := p.post(t, `{"model":"a"}`)
 	assert.Equal(t, 200, code, "the backend was quarantined for the client's stall: %s", body)
