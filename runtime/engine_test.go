@@ -179,3 +179,18 @@ func BenchmarkGlob(b *testing.B) {
 		Glob("*coder*-instruct-?", "org/deepseek-coder-v2-instruct-q")
 	}
 }
+
+func TestImplausibleUsageIsMissing(t *testing.T) {
+	for _, body := range []string{
+		`{"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`,
+		`{"usage":{"prompt_tokens":-1e9,"completion_tokens":5}}`,
+		`{"usage":{"prompt_tokens":99999999999999999999,"completion_tokens":5}}`,
+		`{"usage":{"prompt_tokens":2000000000000,"completion_tokens":5}}`,
+	} {
+		_, ok := ParseUsage([]byte(body))
+		assert.False(t, ok, body)
+	}
+	u, ok := ParseUsage([]byte(`{"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`))
+	assert.True(t, ok)
+	assert.EqualValues(t, 15, u.Tokens())
+}

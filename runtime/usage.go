@@ -56,10 +56,25 @@ func ParseUsage(b []byte) (Usage, bool) {
 		return Usage{}, false
 	}
 	u := *env.Usage
-	if u.Tokens() <= 0 {
+	if !u.plausible() || u.Tokens() <= 0 {
+		// Negative or absurd counts (an upstream bug or a hostile upstream)
+		// are treated as missing: the caller estimates from bytes. Counts that
+		// overflow int64 already failed to decode.
 		return Usage{}, false
 	}
 	return u, true
+}
+
+// MaxUsageTokens bounds a plausible count of one response (about 10^12).
+const MaxUsageTokens = 1 << 40
+
+func (u Usage) plausible() bool {
+	for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens} {
+		if n < 0 || n > MaxUsageTokens {
+			return false
+		}
+	}
+	return true
 }
 
 // maxSSELine bounds the bytes kept of one SSE line while looking for usage.
