@@ -87,6 +87,14 @@ func TestUSDCostExpression(t *testing.T) {
 	// local-qwen: $0.05 / $0.2 per million: 2000 in + 1000 out = 0.0001 + 0.0002 = $0.0003.
 	assert.Equal(t, uint64(30000), eval("metered-local-qwen.ml", 2000, 1000))
 	assert.Equal(t, uint64(0), eval("someone-else.ml", 1000, 1000), "a backend without prices is not charged")
+
+	// What Envoy AI Gateway v1.1's extproc really passes: the per-route-rule
+	// backend name <namespace>/<AIServiceBackend>/route/<route>/rule/<i>/ref/<j>.
+	assert.Equal(t, uint64(1125000000), eval("ml/metered-gpt/route/chat/rule/0/ref/1", 1_000_000, 1_000_000), "a priced backend costs more than 0 at run time")
+	assert.Equal(t, uint64(30000), eval("ml/metered-local-qwen/route/chat/rule/3/ref/0", 2000, 1000))
+	assert.Equal(t, uint64(0), eval("ml/someone-else/route/chat/rule/0/ref/0", 1000, 1000), "an unpriced backend costs 0")
+	assert.Equal(t, uint64(0), eval("ml/metered-gpt-2/route/chat/rule/0/ref/0", 1000, 1000), "a name that extends a priced one is another backend")
+	assert.Equal(t, uint64(0), eval("other/metered-gpt/route/chat/rule/0/ref/0", 1000, 1000), "another namespace's backend")
 }
 
 // TestEveryRefusalHasAnInvalidCase: each reason this target refuses with is

@@ -93,10 +93,22 @@ func (e *emitter) usdCostExpr() *usdCost {
 		if b.Cost == nil {
 			continue
 		}
-		expr = fmt.Sprintf("backend == %q ? input_tokens * %s + output_tokens * %s : %s",
-			e.aiName[b.Name]+"."+e.r.Namespace, unit(b.Cost.PromptUSD), unit(b.Cost.CompletionUSD), expr)
+		expr = fmt.Sprintf("%s ? input_tokens * %s + output_tokens * %s : %s",
+			backendIs(e.r.Namespace, e.aiName[b.Name]), unit(b.Cost.PromptUSD), unit(b.Cost.CompletionUSD), expr)
 	}
 	return &usdCost{scale: scale, key: fmt.Sprintf("%s%d", usdCostKeyBase, scale), expr: expr}
+}
+
+// backendIs is the CEL test that the request went to the AIServiceBackend
+// ns/name. At run time Envoy AI Gateway's extproc (v0.3 through v1.1) sets
+// `backend` to the per-route-rule name
+// "<namespace>/<AIServiceBackend>/route/<route>/rule/<i>/ref/<j>"
+// (internalapi.PerRouteRuleRefBackendName), not the "<name>.<namespace>"
+// of the API's doc comment; comparing with the latter priced every request
+// at 0. The prefix, with its closing "/", names exactly one backend; the
+// documented form is kept for versions that pass it.
+func backendIs(ns, name string) string {
+	return fmt.Sprintf("(backend.startsWith(%q) || backend == %q)", ns+"/"+name+"/", name+"."+ns)
 }
 
 // requestCosts declares the costs the budgets read.
