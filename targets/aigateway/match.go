@@ -180,6 +180,16 @@ func globPattern(glob string) (pattern string, isGlob, ok bool) {
 // task complexity).
 func caseInsensitive(v string) string { return "(?i)" + regexp.QuoteMeta(v) }
 
+// listElement matches v, in any letter case, as one element of a
+// comma-separated list. Envoy matches a repeated header on its values
+// joined by "," (and a client may send "public, pii" as one value), while
+// the router-proxy counts every value: a request carrying a sensitive value
+// anywhere must meet the sensitive rule. Non-sensitive values keep the
+// whole-value match, so "public,pii" never meets a rule for public data.
+func listElement(v string) string {
+	return "(?i)(?:.*,)?[ \t]*" + regexp.QuoteMeta(v) + "[ \t]*(?:,.*)?"
+}
+
 // genRule is one generated AIGatewayRoute rule before limits are applied.
 type genRule struct {
 	name string
@@ -208,12 +218,37 @@ type orderConflict struct {
 // against pathological inputs growing past every CRD limit anyway).
 const maxRewrites = 4096
 
-// preserveOrder rewrites the rules' matches so that Gateway API precedence
-// (most header matches wins; ties go to the earlier rule) selects, for every
+// rank is a match's precedence as Envoy Gateway sorts routes with equal
+// paths (internal/gatewayapi/sort.go, v1.8.1 and v1.9.1): more header
+// matches first, then, among equal counts, more Exact header matches
+// (numberOfExactMatches); the sort is stable, so full ties keep the input
+// (declaration) order. Counting headers alone let an earlier rule with a
+// RegularExpression condition (dataClassification, taskComplexity, a model
+// glob) lose to a later overlapping rule with Exact ones: a fail-closed leak.
+type rank struct{ headers, exact int }
+
+func (m match) rank() rank {
+	r := rank{headers: len(m)}
+	for _, c := range m {
+		if c.exact {
+			r.exact++
+		}
+	}
+	return r
+}
+
+// above reports whether r sorts strictly before o.
+func (r rank) above(o rank) bool {
+	return r.headers > o.headers || (r.headers == o.headers && r.exact > o.exact)
+}
+
+// preserveOrder rewrites the rules' matches so that Envoy Gateway's
+// precedence (rank; full ties go to the earlier rule) selects, for every
 // request, the rule first-match-wins selects. For each earlier match a and
-// later match b with more headers that one request can satisfy together, it
-// adds a∧b to the earlier rule: a∧b has at least as many headers as b and the
-// earlier rule wins the tie. It repeats until no pair remains. It returns
+// later match b that ranks above it and that one request can satisfy
+// together, it adds a∧b to the earlier rule: a∧b has every header of b, each
+// Exact where b's is (the meet of an Exact constraint stays Exact), so it
+// ranks at least as high as b and the earlier rule wins the tie. It repeats until no pair remains. It returns
 // the conflicts it cannot rewrite (two different patterns on one header).
 func preserveOrder(rules []*genRule) []orderConflict {
 	var conflicts []orderConflict
@@ -226,7 +261,7 @@ func preserveOrder(rules []*genRule) []orderConflict {
 				for ai := 0; ai < len(rules[i].matches); ai++ {
 					a := rules[i].matches[ai]
 					for _, b := range rules[j].matches {
-						if len(b) <= len(a) {
+						if !b.rank().above(a.rank()) {
 							continue
 						}
 						u, ok, known := and(a, b)
@@ -240,7 +275,7 @@ func preserveOrder(rules []*genRule) []orderConflict {
 							}
 							continue
 						}
-						if covered(rules[i].matches, u, len(b)) {
+						if covered(rules[i].matches, u, b.rank()) {
 							continue
 						}
 						rules[i].matches = append(rules[i].matches, u)
@@ -257,10 +292,10 @@ func preserveOrder(rules []*genRule) []orderConflict {
 }
 
 // covered reports whether some match of a rule holds whenever u holds and
-// ranks at least rank.
-func covered(ms []match, u match, rank int) bool {
+// ranks at least r.
+func covered(ms []match, u match, r rank) bool {
 	for _, m := range ms {
-		if len(m) >= rank && m.impliedBy(u) {
+		if !r.above(m.rank()) && m.impliedBy(u) {
 			return true
 		}
 	}
@@ -268,6 +303,6 @@ func covered(ms []match, u match, rank int) bool {
 }
 
 func (c orderConflict) describe(rules []*genRule) string {
-	return fmt.Sprintf("%s (match %s) comes first, but %s (match %s) has more header conditions and Gateway API ranks it higher for a request meeting both; the two patterns on one header cannot be combined into a match that keeps the declared order",
+	return fmt.Sprintf("%s (match %s) comes first, but %s (match %s) has more header conditions, or as many with more Exact ones, and Envoy Gateway ranks it higher for a request meeting both; the two patterns on one header cannot be combined into a match that keeps the declared order",
 		rules[c.earlier].label, c.a, rules[c.later].label, c.b)
 }

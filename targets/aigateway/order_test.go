@@ -147,10 +147,12 @@ func gatewayPrecedence(ms []gwMatch, req request) string {
 		if !g.m.satisfiedBy(req) {
 			continue
 		}
+		// Envoy Gateway's order: header count, then Exact count, then the
+		// stable input order (so the first of full ties wins).
 		switch {
-		case best < 0 || len(g.m) > len(ms[best].m):
+		case best < 0 || g.m.rank().above(ms[best].m.rank()):
 			best, ambiguous = i, false
-		case len(g.m) == len(ms[best].m) && g.route != ms[best].route && g.outcome != ms[best].outcome:
+		case g.m.rank() == ms[best].m.rank() && g.route != ms[best].route && g.outcome != ms[best].outcome:
 			ambiguous = true
 		}
 	}
@@ -302,6 +304,24 @@ func TestRuleOrderScenarios(t *testing.T) {
     - {name: complex, failClosed: true, match: {models: [m1], taskComplexity: complex}, route: {backends: [b]}}
   defaultRoute: c
 `,
+		// Envoy Gateway breaks header-count ties by Exact matches (issue 20):
+		// an earlier RegularExpression condition must not lose to a later
+		// Exact one with as many headers.
+		"fail-closed classification before an exact model": `  rules:
+    - {name: pii, failClosed: true, match: {dataClassification: [pii]}, route: {backends: [a]}}
+    - {name: gpt, match: {models: [m1]}, route: {backends: [b]}}
+  defaultRoute: c
+`,
+		"glob before exact, same header count": `  rules:
+    - {name: family, failClosed: true, match: {models: ["m*"]}, route: {backends: [a]}}
+    - {name: exact, failClosed: true, match: {models: [m1]}, route: {backends: [b]}}
+  defaultRoute: c
+`,
+		"task before model": `  rules:
+    - {name: simple, failClosed: true, match: {taskComplexity: simple}, route: {backends: [a]}}
+    - {name: llama, failClosed: true, match: {models: [m1]}, route: {backends: [b]}}
+  defaultRoute: c
+`,
 		"chain of three": `  rules:
     - {name: one, failClosed: true, match: {headers: {x-a: "1"}}, route: {backends: [a]}}
     - {name: two, failClosed: true, match: {headers: {x-b: "1", x-c: "1"}}, route: {backends: [b]}}
@@ -367,4 +387,20 @@ func TestPreserveOrderUnit(t *testing.T) {
 	require.Len(t, rules[0].matches, 2)
 	assert.Equal(t, "{x-a=1, x-b=1}", rules[0].matches[1].String())
 	assert.Len(t, rules[1].matches, 1)
+}
+
+// TestSensitiveClassificationMatchesAnyListElement: Envoy matches a repeated
+// header on its values joined by ","; the generated pattern for a sensitive
+// classification meets "public,pii" and "pii, phi", and a non-sensitive one
+// never meets a list holding a sensitive value.
+func TestSensitiveClassificationMatchesAnyListElement(t *testing.T) {
+	sens := patternC("x-llmkube-classification", listElement("pii"))
+	for _, v := range []string{"pii", "PII", "public,pii", "pii, phi", "public, Pii ,x"} {
+		assert.True(t, sens.accepts(v), v)
+	}
+	for _, v := range []string{"public", "piix", "xpii", "public,notpii"} {
+		assert.False(t, sens.accepts(v), v)
+	}
+	public := patternC("x-llmkube-classification", caseInsensitive("public"))
+	assert.False(t, public.accepts("public,pii"))
 }

@@ -2,6 +2,7 @@ package aigateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/internal/naming"
@@ -181,7 +182,11 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 	if len(m.DataClassification) > 0 {
 		classes = nil
 		for _, v := range m.DataClassification {
-			c := patternC(e.r.Policy.Classification.HeaderKey, caseInsensitive(v))
+			pat := caseInsensitive(v)
+			if slices.Contains(e.r.Policy.Classification.Sensitive, strings.ToLower(v)) {
+				pat = listElement(v)
+			}
+			c := patternC(e.r.Policy.Classification.HeaderKey, pat)
 			classes = append(classes, &c)
 		}
 	}
@@ -285,7 +290,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 							continue
 						}
 						for _, b := range h.matches {
-							if len(b) != len(a) {
+							if b.rank() != a.rank() {
 								continue
 							}
 							if _, ok, _ := and(a, b); ok {
