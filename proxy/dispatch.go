@@ -35,8 +35,33 @@ var dropRequest = map[string]bool{
 	"Host": true, "Content-Length": true, "Accept-Encoding": true,
 }
 
-// credential-bearing client headers, never forwarded to external providers.
-var dropExternal = map[string]bool{"Authorization": true, "Cookie": true, "X-Api-Key": true, "Api-Key": true, "X-Goog-Api-Key": true}
+// externalAllow is every client header an external (cloud) backend
+// receives; the proxy adds the provider's own credential. Everything else
+// stays inside the cluster: credentials (Authorization, Cookie, API keys,
+// X-Amz-Security-Token), internal routing and identity (team,
+// classification, task complexity, caller), X-Forwarded-For and other
+// tenants' billing headers (OpenAI-Organization, Ocp-Apim-Subscription-Key).
+var externalAllow = map[string]bool{
+	"Content-Type": true, "Accept": true, "Accept-Language": true, "User-Agent": true,
+	"Openai-Beta": true, "X-Request-Id": true, "Idempotency-Key": true,
+}
+
+// connectionTokens are the headers a Connection header names: hop-by-hop
+// by RFC 9110 §7.6.1, never forwarded in either direction.
+func connectionTokens(h http.Header) map[string]bool {
+	var out map[string]bool
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[http.CanonicalHeaderKey(tok)] = true
+			}
+		}
+	}
+	return out
+}
 
 var dropResponse = map[string]bool{
 	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,
@@ -281,8 +306,9 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, bod
 		return nil, err
 	}
 	external := b.st.Config.Kind == runtime.KindExternal
+	hop := connectionTokens(r.Header)
 	for k, v := range r.Header {
-		if dropRequest[k] || (external && dropExternal[k]) {
+		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
 			continue
 		}
 		req.Header[k] = v
@@ -372,11 +398,19 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			lastErr = att.Backend.Name() + rateLimited
 			continue
 		}
-		if up.resp.StatusCode >= 500 {
-			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
+		if up.resp.StatusCode >= 500 || up.resp.StatusCode < 200 {
+			// A 5xx fails over; so does an upgrade (101) or any 1xx the
+			// transport hands back: a POST client cannot be switched to
+			// another protocol, and relaying it would hang the client.
+			reason := "5xx"
+			if up.resp.StatusCode < 200 {
+				reason = "bad_status"
+			} else {
+				_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
+			}
 			up.resp.Body.Close()
 			up.cancel(nil)
-			s.fail(att, "5xx")
+			s.fail(att, reason)
 			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(up.resp.StatusCode)
 			continue
 		}
@@ -424,8 +458,9 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	ent.Backend, ent.Tier, ent.Status = name, att.Backend.Config.Tier, resp.StatusCode
 
 	h := w.Header()
+	respHop := connectionTokens(resp.Header)
 	for k, v := range resp.Header {
-		if !dropResponse[k] {
+		if !dropResponse[k] && !respHop[k] {
 			h[k] = v
 		}
 	}
@@ -474,10 +509,17 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 				first = s.now()
 			}
 			respBytes += int64(n)
-			if stream {
+			switch {
+			case stream:
 				_, _ = scan.Write(buf[:n])
-			} else if len(capture)+n <= maxCapture {
+			case respBytes <= maxCapture:
 				capture = append(capture, buf[:n]...)
+			default:
+				// Too large to keep: keep only the tail, where usage is.
+				capture = append(capture, buf[:n]...)
+				if len(capture) > 2*runtime.UsageTail {
+					capture = append(capture[:0], capture[len(capture)-runtime.UsageTail:]...)
+				}
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 			if _, writeErr = w.Write(buf[:n]); writeErr == nil && stream {
@@ -515,6 +557,8 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		u, ok = scan.Usage()
 	} else if respBytes <= maxCapture {
 		u, ok = runtime.ParseUsage(capture)
+	} else {
+		u, ok = runtime.ParseUsageTail(capture)
 	}
 	switch {
 	case ok:
@@ -541,6 +585,8 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
 		s.abort()
+	case (writeErr != nil || readErr != nil) && s.cut.Load():
+		ent.Outcome, ent.Error = runtime.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
 	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
 		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
 	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):

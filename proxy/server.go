@@ -109,6 +109,7 @@ type Server struct {
 	shadowIdle time.Duration
 
 	ready    atomic.Bool
+	cut      atomic.Bool // the drain deadline passed: connections are being closed
 	shadowWG sync.WaitGroup
 	inflight sync.WaitGroup
 	now      func() time.Time
@@ -258,6 +259,11 @@ func (s *Server) Engine() *runtime.Engine { return s.eng }
 
 // SetReady flips the admin /ready answer.
 func (s *Server) SetReady(v bool) { s.ready.Store(v) }
+
+// CutAtDeadline marks that the drain deadline passed and the remaining
+// connections are about to be closed: responses cut from here on are
+// audited shutdown_deadline, not as a client that went away.
+func (s *Server) CutAtDeadline() { s.cut.Store(true) }
 
 // Wait blocks until in-flight requests and shadow copies finish or ctx ends.
 func (s *Server) Wait(ctx context.Context) error {

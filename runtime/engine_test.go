@@ -194,3 +194,13 @@ func TestImplausibleUsageIsMissing(t *testing.T) {
 	assert.True(t, ok)
 	assert.EqualValues(t, 15, u.Tokens())
 }
+
+func TestParseUsageTail(t *testing.T) {
+	u, ok := ParseUsageTail([]byte(`..., 0.25]}],"model":"e5","usage":{"prompt_tokens":15,"total_tokens":15}}`))
+	assert.True(t, ok)
+	assert.EqualValues(t, 15, u.Tokens())
+	_, ok = ParseUsageTail([]byte(`"text":"say \"usage\": {\"prompt_tokens\":9}"}`))
+	assert.False(t, ok, "an escaped usage inside a string is not usage")
+	_, ok = ParseUsageTail([]byte(`"usage":{"prompt_tokens":-5}}`))
+	assert.False(t, ok)
+}

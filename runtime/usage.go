@@ -142,3 +142,27 @@ func (s *StreamScanner) Usage() (Usage, bool) {
 	}
 	return s.usage, s.found
 }
+
+// UsageTail is how much of a response's end ParseUsageTail reads.
+const UsageTail = 64 << 10
+
+// ParseUsageTail reads usage from the end of a non-stream response too large
+// to keep whole (an embeddings batch): OpenAI-compatible servers write the
+// top-level "usage" object last, so the last `"usage":` key of the tail is
+// decoded. A `"usage"` inside a string is escaped (\"usage\") and never
+// matches. ok is false when the tail holds none.
+func ParseUsageTail(tail []byte) (Usage, bool) {
+	i := bytes.LastIndex(tail, []byte(`"usage"`))
+	if i < 0 {
+		return Usage{}, false
+	}
+	rest := bytes.TrimLeft(tail[i+len(`"usage"`):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return Usage{}, false
+	}
+	var u Usage
+	if json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&u) != nil || !u.plausible() || u.Tokens() <= 0 {
+		return Usage{}, false
+	}
+	return u, true
+}

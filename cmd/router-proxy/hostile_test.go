@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -209,4 +210,124 @@ func TestSlowClientDoesNotQuarantine(t *testing.T) {
 
 	code, body := p.post(t, `{"model":"a"}`)
 	assert.Equal(t, 200, code, "the backend was quarantined for the client's stall: %s", body)
+}
+
+func oneBackend(url string, kind string) *runtime.Config {
+	b := runtime.Backend{Name: "a", ModelID: "a", Kind: kind, Tier: "local", URL: url, Weight: 1}
+	if kind == runtime.KindExternal {
+		b.Provider, b.Tier, b.Model = "openai", "cloud", "gpt-x"
+	}
+	return &runtime.Config{
+		APIVersion: runtime.APIVersion,
+		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: 10 * time.Second}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Minute}},
+		Backends:   []runtime.Backend{b},
+		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	}
+}
+
+// TestWhatUpstreamsReceive: headers a Connection header names never cross
+// the proxy, and an external backend receives only the allowlisted headers.
+func TestWhatUpstreamsReceive(t *testing.T) {
+	got := make(chan http.Header, 2)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		got <- r.Header.Clone()
+		w.Header().Set("Connection", "X-Upstream-Hop")
+		w.Header().Set("X-Upstream-Hop", "secret")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer up.Close()
+	send := func(p *proc) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"a"}`))
+		for k, v := range map[string]string{
+			"Content-Type": "application/json", "User-Agent": "sdk/1", "Connection": "X-Client-Hop", "X-Client-Hop": "1",
+			"X-Llmkube-Team": "t", "X-Llmkube-Classification": "internal", "X-Forwarded-For": "10.0.0.1",
+			"Openai-Organization": "org-other", "Ocp-Apim-Subscription-Key": "k", "X-Amz-Security-Token": "s", "Authorization": "Bearer client",
+		} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+
+	local := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	resp := send(local)
+	h := <-got
+	assert.Empty(t, h.Get("X-Client-Hop"), "a header named by Connection is hop-by-hop")
+	assert.Equal(t, "t", h.Get("X-Llmkube-Team"), "a local backend receives the client's headers")
+	assert.Empty(t, resp.Header.Get("X-Upstream-Hop"), "and so in the response")
+
+	ext := startProxy(t, oneBackend(up.URL, runtime.KindExternal))
+	send(ext)
+	h = <-got
+	for k := range h {
+		switch k {
+		case "Content-Type", "User-Agent", "Accept-Encoding", "Content-Length":
+		default:
+			t.Errorf("an external backend received %s: %v", k, h[k])
+		}
+	}
+}
+
+// TestUpstreamUpgradeIsRefused: a 101 from an upstream answers a POST with
+// 502 instead of hanging the client.
+func TestUpstreamUpgradeIsRefused(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		c, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		_ = buf.Flush()
+		time.Sleep(5 * time.Second)
+	}))
+	defer up.Close()
+	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	client := &http.Client{Timeout: 4 * time.Second}
+	resp, err := client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a"}`))
+	require.NoError(t, err, "the client hung on a relayed upgrade")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+}
+
+// TestMalformedChunkedBodyIs400: the client is told, and the audit agrees.
+func TestMalformedChunkedBodyIs400(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\nzz\r\n"))
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	b, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(b), "invalid_body")
+	assert.Zero(t, up.hits.Load())
+}
+
+// TestModelKeyIsExact: a case-variant MODEL key does not route; the model
+// the upstream reads does.
+func TestModelKeyIsExact(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	code, body := p.post(t, `{"MODEL":"a"}`)
+	assert.Equal(t, 400, code, body)
+	assert.Contains(t, body, "model_required")
+	code, body = p.post(t, `{"model":"a","model":"b"}`)
+	assert.Equal(t, 400, code, body)
 }

@@ -143,6 +143,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	err = serving.Shutdown(dctx)
 	if err != nil {
 		log.Warn("drain deadline reached; closing remaining connections", "error", err)
+		srv.CutAtDeadline()
 		_ = serving.Close()
 		// Closed connections make the remaining handlers fail fast; give
 		// them a moment to unwind and write their audit entries.

@@ -339,7 +339,7 @@ func TestShutdownDeadline(t *testing.T) {
 		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}},
 		Backends:   []runtime.Backend{{Name: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
 		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
 	}
 	p := startProxy(t, cfg, "--shutdown-timeout", "200ms")
 	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))
@@ -351,6 +351,9 @@ func TestShutdownDeadline(t *testing.T) {
 	require.NoError(t, <-p.done)
 	_, err = io.ReadAll(resp.Body)
 	assert.Error(t, err, "the stream is cut at the drain deadline")
+	audit, err := os.ReadFile(cfg.Policy.Audit.FilePath)
+	require.NoError(t, err)
+	assert.Contains(t, string(audit), `"outcome":"shutdown_deadline"`, "a stream cut at the drain deadline has its own outcome, not client_cancelled")
 }
 
 func TestBadFlagsAndConfig(t *testing.T) {
