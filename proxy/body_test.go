@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -108,4 +109,14 @@ func FuzzScanBody(f *testing.F) {
 			t.Fatalf("withIncludeUsage(%q) = %q (%v)", body, out, err)
 		}
 	})
+}
+
+func TestErrorsAreJSONForControlBytes(t *testing.T) {
+	rec := httptest.NewRecorder()
+	writeError(rec, 404, "invalid_request_error", "unknown_url", "unknown route /v1/\x00\x07\x1b<x>")
+	var v struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), rec.Body.String())
+	assert.Equal(t, "unknown route /v1/\x00\x07\x1b<x>", v.Error.Message)
 }
