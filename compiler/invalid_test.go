@@ -65,11 +65,18 @@ func TestInvalidCases(t *testing.T) {
 			inputs := &compiler.Inputs{}
 			decodeDiags := inputs.Decode(c.file, data)
 			require.False(t, decodeDiags.HasErrors(), "decode: %v", decodeDiags.Err())
-			require.Len(t, inputs.Routers, 1, "each case holds exactly one ModelRouter")
+			require.NotEmpty(t, inputs.Routers)
 
-			// The whole pipeline: the frontend's checks and the data plane's own refusals.
-			objs, diags := pipeline.CompileRouter(inputs.Routers[0], inputs, builtin.Registry(),
-				pipeline.Options{Compile: compiler.Options{DataPlane: c.dataPlane}})
+			// The whole pipeline: the frontend's checks and the data plane's own
+			// refusals; a case of several routers (checks across routers) runs
+			// them all, every router refused.
+			opts := pipeline.Options{Compile: compiler.Options{DataPlane: c.dataPlane}}
+			objs, diags := pipeline.Run(inputs, builtin.Registry(), opts)
+			if len(inputs.Routers) > 1 {
+				for _, src := range inputs.Routers {
+					assert.Contains(t, diags.Errors().Err().Error(), "ModelRouter/"+src.Router.Name+":", "router %s is not refused", src.Router.Name)
+				}
+			}
 			assert.Nil(t, objs, "an input with errors must not compile")
 
 			var got []string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -24,9 +25,13 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 	var all []*unstructured.Unstructured
 	var diags diag.List
 	owner := map[string]string{}
+	together := map[ir.DataPlane][]compiled{}
 	for _, src := range in.Routers {
-		objs, d := CompileRouter(src, in, reg, opts)
+		router, objs, d := compileRouter(src, in, reg, opts)
 		diags = append(diags, d...)
+		if router != nil {
+			together[router.DataPlane] = append(together[router.DataPlane], compiled{src, router})
+		}
 		for _, o := range objs {
 			key := o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
 			if prev, taken := owner[key]; taken {
@@ -38,6 +43,7 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 		}
 		all = append(all, objs...)
 	}
+	diags = append(diags, checkTogether(reg, together)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -48,20 +54,57 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 // CompileRouter compiles one router: frontend, then its target. Diagnostics
 // are attributed to the router's file and object.
 func CompileRouter(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options) ([]*unstructured.Unstructured, diag.List) {
+	_, objs, diags := compileRouter(src, refs, reg, opts)
+	return objs, diags
+}
+
+// compiled is a router the frontend and its target accepted.
+type compiled struct {
+	src    compiler.RouterSource
+	router *ir.Router
+}
+
+func compileRouter(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options) (*ir.Router, []*unstructured.Unstructured, diag.List) {
 	object := "ModelRouter/" + src.Router.Name
 	router, diags := compiler.Compile(src.Router, refs, opts.Compile)
 	if diags.HasErrors() {
-		return nil, diags.WithObject(src.File, object)
+		return nil, nil, diags.WithObject(src.File, object)
 	}
 	target, err := reg.Get(router.DataPlane)
 	if err != nil {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, Field: "spec.dataPlane", Reason: "DataPlaneNotImplemented", Message: err.Error()})
-		return nil, diags.WithObject(src.File, object)
+		return nil, nil, diags.WithObject(src.File, object)
 	}
 	res, tdiags := target.Compile(router)
 	diags = append(diags, tdiags...)
 	if diags.HasErrors() || res == nil {
-		return nil, diags.WithObject(src.File, object)
+		return nil, nil, diags.WithObject(src.File, object)
 	}
-	return res.Objects, diags.WithObject(src.File, object)
+	return router, res.Objects, diags.WithObject(src.File, object)
+}
+
+// checkTogether runs the cross-router checks of targets whose routers share
+// data-plane state (targets.Together), per data plane, over the routers it
+// accepted.
+func checkTogether(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled) diag.List {
+	var diags diag.List
+	for _, dp := range targets.KnownDataPlanes {
+		cs := byPlane[dp]
+		t, err := reg.Get(dp)
+		if err != nil || len(cs) < 2 {
+			continue
+		}
+		tg, ok := t.(targets.Together)
+		if !ok {
+			continue
+		}
+		rs := make([]*ir.Router, len(cs))
+		for i, c := range cs {
+			rs[i] = c.router
+		}
+		for i, d := range tg.CheckTogether(rs) {
+			diags = append(diags, d.WithObject(cs[i].src.File, "ModelRouter/"+cs[i].src.Router.Name)...)
+		}
+	}
+	return diags
 }

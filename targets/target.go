@@ -29,6 +29,14 @@ type Target interface {
 	Kinds() []schema.GroupVersionKind
 }
 
+// Together is implemented by a target whose routers share data-plane state,
+// such as the virtual host of one Gateway: CheckTogether checks the routers
+// of one input (or, in the controller, of one Gateway) together and returns
+// one list of diagnostics per router, in the order given.
+type Together interface {
+	CheckTogether(rs []*ir.Router) []diag.List
+}
+
 // Result is a target's complete desired object set for one router. The
 // controller prunes anything it applied before that is not in it.
 type Result struct {

@@ -2,6 +2,8 @@ package aigateway
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -37,6 +39,16 @@ func (e *emitter) buildRules() []*genRule {
 				}
 			}
 			g.numRetries = max(positive-1, 0)
+		}
+		if len(g.backends) > 1 {
+			for _, name := range g.backends {
+				if ip := e.ipLiteral(name); ip != "" {
+					e.diags.Errorf(rulePath(i)+".route.backends", "IPBackendFailover",
+						"rule %q routes to %d backends and backend %q is the IP literal %s: Envoy Gateway puts IP-literal Backends in one EDS cluster (no locality priority, and every host gets the first backend's model, auth and schema) or, mixed with hostnames, splits them into weighted clusters at 1:1, so %s would become a split without failover; give the backend a hostname (a DNS name, or a Service in the cluster) or route this rule to it alone",
+						rule.Name, len(g.backends), name, ip, rule.Strategy)
+					break
+				}
+			}
 		}
 		g.headerTimeout = e.ruleHeaderTimeout(i, rule)
 		if len(g.refs) > MaxBackendRefsPerRule {
@@ -82,6 +94,23 @@ func (e *emitter) buildRules() []*genRule {
 		out = append(out, g)
 	}
 	return out
+}
+
+// ipLiteral is the backend's upstream host when it is an IP address ("" for
+// a hostname, or an in-cluster backend, always addressed by Service DNS).
+func (e *emitter) ipLiteral(backend string) string {
+	b, ok := e.r.Backend(backend)
+	if !ok || b.External == nil || b.External.URL == "" {
+		return ""
+	}
+	u, err := url.Parse(b.External.URL)
+	if err != nil {
+		return ""
+	}
+	if net.ParseIP(u.Hostname()) != nil {
+		return u.Hostname()
+	}
+	return ""
 }
 
 func (e *emitter) ref(backend string, weight, priority *int32) RouteBackendRef {

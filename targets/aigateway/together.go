@@ -1,0 +1,85 @@
+package aigateway
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// CheckTogether implements targets.Together. Routers attached to one Gateway
+// share its virtual host: the generated AIGatewayRoutes carry no hostnames
+// (gatewayRef has no hostnames or sectionName in the API), so Envoy Gateway
+// merges their rules into the `*` host and ranks them together, breaking
+// ties across routes by creation time. A request that two routers' rules can
+// both meet (a catch-all default route meets every request) is then served
+// by whichever Envoy ranks first, and the other router's rule is dead for
+// it: router beta's clients asking for an unknown model reach alpha's
+// backend. Both routers are refused, naming each other, since which one wins
+// is not knowable from the spec.
+func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
+	out := make([]diag.List, len(rs))
+	type entry struct {
+		i       int
+		matches []match
+	}
+	byGateway := map[string][]entry{}
+	for i, r := range rs {
+		if r.Gateway == nil {
+			continue
+		}
+		key := r.Gateway.Namespace + "/" + r.Gateway.Name
+		byGateway[key] = append(byGateway[key], entry{i, routerMatches(r)})
+	}
+	keys := make([]string, 0, len(byGateway))
+	for k := range byGateway {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		es := byGateway[key]
+		for a := 0; a < len(es); a++ {
+			for b := a + 1; b < len(es); b++ {
+				ma, mb, ok := overlap(es[a].matches, es[b].matches)
+				if !ok {
+					continue
+				}
+				ra, rb := rs[es[a].i], rs[es[b].i]
+				msg := func(other *ir.Router, mine, theirs match) string {
+					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s without hostnames, and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; put the routers on different Gateways or merge them into one router (gatewayRef has no hostnames or sectionName to separate them)",
+						other.Namespace, other.Name, key, mine, theirs)
+				}
+				out[es[a].i].Errorf("spec.gatewayRef", "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
+				out[es[b].i].Errorf("spec.gatewayRef", "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+			}
+		}
+	}
+	return out
+}
+
+// routerMatches are every match the router's AIGatewayRoutes carry.
+func routerMatches(r *ir.Router) []match {
+	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}, index: map[string]int{}}
+	for i := range r.Backends {
+		e.index[r.Backends[i].Name] = i
+	}
+	var out []match
+	for _, g := range e.buildRules() {
+		out = append(out, g.matches...)
+	}
+	return out
+}
+
+// overlap finds a match of each list that one request can meet (a meet that
+// cannot be decided counts: the check is conservative).
+func overlap(as, bs []match) (match, match, bool) {
+	for _, a := range as {
+		for _, b := range bs {
+			if _, ok, known := and(a, b); ok || !known {
+				return a, b, true
+			}
+		}
+	}
+	return nil, nil, false
+}
