@@ -331,3 +331,29 @@ func TestModelKeyIsExact(t *testing.T) {
 	code, body = p.post(t, `{"model":"a","model":"b"}`)
 	assert.Equal(t, 400, code, body)
 }
+
+// TestConflictingFramingClosesTheConnection: Content-Length with
+// Transfer-Encoding is answered, then the connection is closed (RFC 9112
+// §6.1), so a smuggled second request never runs.
+func TestConflictingFramingClosesTheConnection(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn.Close()
+	body := `{"model":"a"}`
+	smuggled := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n" + body
+	req := fmt.Sprintf("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n%s", len(body), body, smuggled)
+	_, err = conn.Write([]byte(req))
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	rd := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(rd, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.True(t, resp.Close, "the response announces Connection: close")
+	_, err = http.ReadResponse(rd, nil)
+	assert.Error(t, err, "the smuggled request got an answer")
+	assert.EqualValues(t, 1, up.hits.Load(), "only the first request reached the upstream")
+}

@@ -106,9 +106,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	serving := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	serving := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext: proxy.ConnContext}
 	errc := make(chan error, 2)
-	go func() { errc <- serving.Serve(ln) }()
+	go func() { errc <- serving.Serve(proxy.Listener(ln)) }()
 	var adminSrv *http.Server
 	if *admin != "" {
 		aln, err := net.Listen("tcp", *admin)
