@@ -566,6 +566,11 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		// An upstream that refused the request generated nothing: an error
 		// answer without usage is not charged (and not estimated).
 	default:
+		if !stream && bytes.Contains(capture, []byte(`"usage"`)) {
+			// It sent usage the proxy would not trust (negative, absurd or
+			// overflowing counts): say which upstream, then estimate.
+			s.log.Warn("upstream reported implausible usage; charging the estimate", "backend", name, "rule", route.RuleName)
+		}
 		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
 		s.m.estimated.WithLabelValues(name).Inc()
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -356,4 +357,64 @@ func TestConflictingFramingClosesTheConnection(t *testing.T) {
 	_, err = http.ReadResponse(rd, nil)
 	assert.Error(t, err, "the smuggled request got an answer")
 	assert.EqualValues(t, 1, up.hits.Load(), "only the first request reached the upstream")
+}
+
+// TestTrickledBodyIsCut: a client that declares a large body and sends one
+// byte is answered 408 at the body read timeout.
+func TestTrickledBodyIsCut(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal), "--body-read-timeout", "1s")
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 33000000\r\n\r\n{"))
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the trickling client was never answered")
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+}
+
+// TestHostileRequestAuditBounded: a 500 KB classification header and a huge
+// model name are cut in the audit line; a client that never reads its
+// response is cut at the write timeout and audited as such, and upstream
+// usage with a negative count neither crashes the handler nor is trusted.
+func TestHostileRequestAuditBounded(t *testing.T) {
+	big := bytes.Repeat([]byte("y"), 32<<20)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Big") != "" {
+			_, _ = w.Write(big)
+			return
+		}
+		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
+	}))
+	defer up.Close()
+	cfg := oneBackend(up.URL, runtime.KindLocal)
+	cfg.Backends[0].ModelID = strings.Repeat("m", 100<<10)
+	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	p := startProxy(t, cfg, "--client-write-timeout", "1s")
+
+	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 500<<10))
+	assert.Equal(t, 200, code, body)
+
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Big: 1\r\nContent-Length: 13\r\n\r\n{\"model\":\"a\"}"))
+	require.NoError(t, err)
+	var audit string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(cfg.Policy.Audit.FilePath)
+		audit = string(b)
+		return strings.Count(audit, "\n") >= 2
+	}, 20*time.Second, 100*time.Millisecond, "the stalled client's request never ended")
+	conn.Close()
+	lines := strings.Split(strings.TrimSpace(audit), "\n")
+	assert.Less(t, len(lines[0]), 4096, "the audit line holds the hostile header and model whole")
+	assert.Contains(t, lines[0], `"tokensEstimated":true`, "negative upstream usage is not trusted")
+	assert.Contains(t, lines[1], "client stopped reading")
+	assert.Contains(t, p.stderr.String(), "implausible usage")
 }
