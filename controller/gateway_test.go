@@ -340,3 +340,32 @@ defaultRoute: local-qwen
 		t.Errorf("endpoint %q after switching back", got.Status.Endpoint)
 	}
 }
+
+// TestGatewaySharedByOverlappingRouters: two routers whose routes meet on
+// one Gateway (both have a catch-all default route) are both refused,
+// each naming the other; deleting one lets the other through.
+func TestGatewaySharedByOverlappingRouters(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.11")
+	objs, name, spec := testCase(t, "gateway-primary-fallback", ns, gwns)
+	applyAll(t, ctx, objs)
+	createRouter(t, ns, name, specYAML(t, spec))
+	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	createRouter(t, ns, "second", specYAML(t, spec))
+	mr := waitCondition(t, ctx, ns, "second", v1.ConditionValidated, metav1.ConditionFalse, "GatewayRoutesOverlap")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated); !strings.Contains(c.Message, "ModelRouter "+ns+"/"+name) {
+		t.Errorf("the refusal does not name the other router: %s", c.Message)
+	}
+	if err := k8s.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first router gone", func() error {
+		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{})
+		if isNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+	waitCondition(t, ctx, ns, "second", v1.ConditionValidated, metav1.ConditionTrue, "")
+}

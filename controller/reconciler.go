@@ -225,6 +225,13 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		return keepObjects()
 	}
 	res, tdiags := target.Compile(compiled)
+	if !tdiags.HasErrors() && res != nil {
+		shared, err := r.checkTogether(ctx, router, compiled, target)
+		if err != nil {
+			return out, err
+		}
+		tdiags = append(tdiags, shared...)
+	}
 	out.diags = append(out.diags, tdiags.WithObject("", object)...)
 	if tdiags.HasErrors() || res == nil {
 		return keepObjects()
@@ -498,4 +505,40 @@ func defaultGetStatus(ctx context.Context, url string) ([]byte, error) {
 		}
 	}
 	return buf, nil
+}
+
+// checkTogether runs a target's cross-router check (targets.Together; the
+// Gateway plane's shared virtual host) between this router and every other
+// router of the cluster on the same data plane, as the CLI does across the
+// routers of one input. A router being deleted, or one that does not
+// compile, takes no part.
+func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, compiled *ir.Router, target targets.Target) (diag.List, error) {
+	tg, ok := target.(targets.Together)
+	if !ok {
+		return nil, nil
+	}
+	var all v1.ModelRouterList
+	if err := r.Client.List(ctx, &all); err != nil {
+		return nil, fmt.Errorf("listing routers: %w", err)
+	}
+	rs := []*ir.Router{compiled}
+	for i := range all.Items {
+		other := &all.Items[i]
+		if other.UID == router.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		refs, err := readRefs(ctx, r.Client, other.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator})
+		if diags.HasErrors() || c.DataPlane != compiled.DataPlane {
+			continue
+		}
+		rs = append(rs, c)
+	}
+	if len(rs) < 2 {
+		return nil, nil
+	}
+	return tg.CheckTogether(rs)[0], nil
 }
