@@ -174,26 +174,9 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 // the backend stays healthy for the next request.
 func TestSlowClientDoesNotQuarantine(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 64<<20)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.Header.Get("X-Big") == "" {
-			fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-			return
-		}
-		_, _ = w.Write(big)
-	}))
-	defer up.Close()
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: 300 * time.Millisecond}, Quarantine: runtime.Duration{Duration: time.Minute}},
-		Backends:   []runtime.Backend{{Name: "a", ModelID: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
-	}
+	up := bigOrSmall(t, big, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	cfg := oneBackend(up.URL, runtime.KindLocal)
+	cfg.Timeouts.StreamIdle.Duration = 300 * time.Millisecond
 	p := startProxy(t, cfg, "--client-write-timeout", "20s")
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
@@ -380,19 +363,7 @@ func TestTrickledBodyIsCut(t *testing.T) {
 // response is cut at the write timeout and audited as such, and upstream
 // usage with a negative count neither crashes the handler nor is trusted.
 func TestHostileRequestAuditBounded(t *testing.T) {
-	big := bytes.Repeat([]byte("y"), 32<<20)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.Header.Get("X-Big") != "" {
-			_, _ = w.Write(big)
-			return
-		}
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
-	}))
-	defer up.Close()
+	up := bigOrSmall(t, bytes.Repeat([]byte("y"), 32<<20), `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
 	cfg := oneBackend(up.URL, runtime.KindLocal)
 	cfg.Backends[0].ModelID = strings.Repeat("m", 100<<10)
 	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
@@ -417,4 +388,22 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 	assert.Contains(t, lines[0], `"tokensEstimated":true`, "negative upstream usage is not trusted")
 	assert.Contains(t, lines[1], "client stopped reading")
 	assert.Contains(t, p.stderr.String(), "implausible usage")
+}
+
+// bigOrSmall is an upstream answering big to requests with X-Big and small
+// to the others.
+func bigOrSmall(t *testing.T, big []byte, small string) *httptest.Server {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("X-Big") != "" {
+			_, _ = w.Write(big)
+			return
+		}
+		fmt.Fprint(w, small)
+	}))
+	t.Cleanup(up.Close)
+	return up
 }
