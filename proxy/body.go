@@ -38,7 +38,6 @@ func scanBody(body []byte) (bodyFields, error) {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return f, nil // decodes as an empty request: "no model"
 	}
-	seen := map[string]bool{}
 	err := members(body, func(key string, v span) error {
 		var dst *span
 		switch key {
@@ -51,10 +50,9 @@ func scanBody(body []byte) (bodyFields, error) {
 		default:
 			return nil
 		}
-		if seen[key] {
+		if dst.ok() {
 			return fmt.Errorf("the body sets %q twice", key)
 		}
-		seen[key] = true
 		*dst = v
 		return nil
 	})
@@ -153,7 +151,11 @@ func valueEnd(d []byte, i int) int {
 		return len(d)
 	default: // number, true, false, null
 		j := i
-		for j < len(d) && !bytes.ContainsRune([]byte(" \t\r\n,}]"), rune(d[j])) {
+		for j < len(d) {
+			switch d[j] {
+			case ' ', '\t', '\r', '\n', ',', '}', ']':
+				return j
+			}
 			j++
 		}
 		return j
@@ -220,14 +222,20 @@ func quote(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// reqBody is the request body as sent upstream, with its model's place,
+// found once per request rather than once per attempt.
+type reqBody struct {
+	raw   []byte
+	model span
+}
+
 // withModel replaces the body's model for a provider that expects its own
 // id, splicing the value.
-func withModel(body []byte, model string) []byte {
-	f, err := scanBody(body)
-	if err != nil || !f.model.ok() {
-		return body
+func (b reqBody) withModel(model string) []byte {
+	if !b.model.ok() {
+		return b.raw
 	}
-	return splice(body, f.model, quote(model))
+	return splice(b.raw, b.model, quote(model))
 }
 
 // insertMember adds "key":value as the first member of the object at s.

@@ -120,3 +120,9 @@ func TestErrorsAreJSONForControlBytes(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), rec.Body.String())
 	assert.Equal(t, "unknown route /v1/\x00\x07\x1b<x>", v.Error.Message)
 }
+
+// withModel scans body and splices its model, as a request does.
+func withModel(body []byte, model string) []byte {
+	f, _ := scanBody(body)
+	return reqBody{raw: body, model: f.model}.withModel(model)
+}

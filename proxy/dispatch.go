@@ -91,7 +91,8 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
-	ent.Classification = runtime.SanitizeCaller(s.eng.Classification(r.Header))
+	req := &runtime.Request{Header: r.Header}
+	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
 	ent.TaskComplexity = runtime.SanitizeCaller(s.eng.TaskComplexity(r.Header))
 	defer func() {
 		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
@@ -171,7 +172,8 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		ent.RequestBody = json.RawMessage(body)
 	}
 
-	route, err := s.eng.Route(&runtime.Request{Model: model, Header: r.Header})
+	req.Model = model
+	route, err := s.eng.Route(req)
 	ent.Rule = route.RuleName
 	if err != nil {
 		ent.Status = http.StatusServiceUnavailable
@@ -205,9 +207,11 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	// Streams ask the upstream for usage so budgets and audit see real numbers.
 	if stream && !includeUsage(body, fields) {
 		body = withIncludeUsage(body, fields)
+		// The splice moved the members after it: find the model again, once.
+		fields, _ = scanBody(body)
 	}
 
-	s.dispatch(w, r, route, body, charge, ent)
+	s.dispatch(w, r, route, reqBody{raw: body, model: fields.model}, charge, ent)
 }
 
 var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")
@@ -295,9 +299,10 @@ type upstream struct {
 }
 
 // send dispatches one attempt and waits for response headers at most hto.
-func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, body []byte, hto time.Duration, shadow bool) (*upstream, error) {
+func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb reqBody, hto time.Duration, shadow bool) (*upstream, error) {
+	body := rb.raw
 	if b.model != "" {
-		body = withModel(body, b.model)
+		body = rb.withModel(b.model)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, joinURL(b.base, r.URL.Path, r.URL.RawQuery), bytes.NewReader(body))
@@ -354,7 +359,7 @@ func joinURL(base interface {
 }
 
 // dispatch runs the failover loop and streams the chosen response back.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body []byte, charge *runtime.Charge, ent *runtime.AuditEntry) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge *runtime.Charge, ent *runtime.AuditEntry) {
 	ctx := r.Context()
 	var lastErr string
 	for {
@@ -369,7 +374,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
-		up, err := s.send(s.withEndpoint(ctx, b, r, body), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		up, err := s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
@@ -419,7 +424,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 		for _, t := range route.ShadowTargets(att.Backend) {
 			s.mirror(r, route, s.backends[t.Index], body)
 		}
-		s.relay(ctx, w, att, b, up, route, body, charge, ent)
+		s.relay(ctx, w, att, b, up, route, body.raw, charge, ent)
 		return
 	}
 	// Nothing answered.
@@ -611,7 +616,7 @@ func (s *Server) abort() { panic(http.ErrAbortHandler) }
 // mirror sends a shadow copy in the background: at most MaxShadowPerBackend
 // run at once per backend, the rest are dropped and counted. Shadow results
 // never quarantine and are never charged.
-func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, body []byte) {
+func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, body reqBody) {
 	name := b.st.Name()
 	select {
 	case b.shadow <- struct{}{}:

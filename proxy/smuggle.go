@@ -76,9 +76,9 @@ func (c *watchConn) scan(b []byte) {
 		switch {
 		case len(line) == 0:
 			c.cl, c.te = false, false
-		case hasPrefixFold(line, "content-length:"):
+		case hasPrefixFold(line, contentLength):
 			c.cl = true
-		case hasPrefixFold(line, "transfer-encoding:"):
+		case hasPrefixFold(line, transferEncoding):
 			c.te = true
 		}
 		if c.cl && c.te {
@@ -89,8 +89,10 @@ func (c *watchConn) scan(b []byte) {
 	}
 }
 
-func hasPrefixFold(b []byte, p string) bool {
-	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
+var contentLength, transferEncoding = []byte("content-length:"), []byte("transfer-encoding:")
+
+func hasPrefixFold(b, p []byte) bool {
+	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], p)
 }
 
 // closeIfConflicted asks net/http to close the connection after this

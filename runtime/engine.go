@@ -270,12 +270,6 @@ func (b *BackendState) StaticProblem() string { return b.staticErr }
 // Name is the backend's name.
 func (b *BackendState) Name() string { return b.Config.Name }
 
-// Classification returns the request's classifications as one audit value:
-// Classes joined by ",", or "".
-func (e *Engine) Classification(h map[string][]string) string {
-	return strings.Join(e.Classes(h), ",")
-}
-
 // Classes returns the request's classifications (header-only mode): every
 // comma-separated value of every instance of the classification header,
 // trimmed, lowercased, deduplicated and sorted. A request that carries any
@@ -304,7 +298,9 @@ func (e *Engine) Classes(h map[string][]string) []string {
 	return out
 }
 
-func (e *Engine) requestClasses(req *Request) []string {
+// RequestClasses is Classes of the request's headers, computed once per
+// request: the audit and every rule's match share it.
+func (e *Engine) RequestClasses(req *Request) []string {
 	if !req.classesDone {
 		req.classes, req.classesDone = e.Classes(req.Header), true
 	}
@@ -345,7 +341,7 @@ func (e *Engine) Matches(r *RuleState, req *Request) bool {
 			return false
 		}
 	}
-	if r.classes != nil && !slices.ContainsFunc(e.requestClasses(req), func(c string) bool { return r.classes[c] }) {
+	if r.classes != nil && !slices.ContainsFunc(e.RequestClasses(req), func(c string) bool { return r.classes[c] }) {
 		return false
 	}
 	if r.task != "" && e.TaskComplexity(req.Header) != r.task {
