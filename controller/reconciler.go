@@ -521,15 +521,22 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 	if err := r.Client.List(ctx, &all); err != nil {
 		return nil, fmt.Errorf("listing routers: %w", err)
 	}
+	// Reads come from the manager's cache and compiling is pure, so this is
+	// in-memory work per router; references are read once per namespace.
 	rs := []*ir.Router{compiled}
+	refsIn := map[string]*clusterRefs{}
 	for i := range all.Items {
 		other := &all.Items[i]
 		if other.UID == router.UID || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
-		refs, err := readRefs(ctx, r.Client, other.Namespace)
-		if err != nil {
-			return nil, err
+		refs, ok := refsIn[other.Namespace]
+		if !ok {
+			var err error
+			if refs, err = readRefs(ctx, r.Client, other.Namespace); err != nil {
+				return nil, err
+			}
+			refsIn[other.Namespace] = refs
 		}
 		c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator})
 		if diags.HasErrors() || c.DataPlane != compiled.DataPlane {

@@ -407,3 +407,20 @@ func bigOrSmall(t *testing.T, big []byte, small string) *httptest.Server {
 	t.Cleanup(up.Close)
 	return up
 }
+
+// TestLargeResponseUsageIsRead: a non-stream answer over 4 MiB (an
+// embeddings batch) is charged its reported usage, not an estimate by size.
+func TestLargeResponseUsageIsRead(t *testing.T) {
+	big := append([]byte(`{"data":[{"embedding":[`), bytes.Repeat([]byte("0.1,"), 2<<20)...)
+	big = append(big, []byte(`0.1]}],"model":"e5","usage":{"prompt_tokens":15,"total_tokens":15}}`)...)
+	up := bigOrSmall(t, big, `{}`)
+	cfg := oneBackend(up.URL, runtime.KindLocal)
+	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	p := startProxy(t, cfg)
+	code, _ := p.post(t, `{"model":"a"}`, "X-Big", "1")
+	require.Equal(t, 200, code)
+	var audit []byte
+	require.Eventually(t, func() bool { audit, _ = os.ReadFile(cfg.Policy.Audit.FilePath); return len(audit) > 0 }, 10*time.Second, 50*time.Millisecond)
+	assert.Contains(t, string(audit), `"totalTokens":15`)
+	assert.NotContains(t, string(audit), `"tokensEstimated":true`)
+}

@@ -20,7 +20,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"sort"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -138,8 +137,7 @@ func rootfs(binName string, bin []byte) ([]byte, error) {
 	dirs := []struct {
 		name string
 		mode int64
-	}{{"usr/", 0o755}, {"usr/local/", 0o755}, {"usr/local/bin/", 0o755}, {"tmp/", 0o1777}}
-	sort.Slice(dirs, func(i, j int) bool { return dirs[i].name < dirs[j].name })
+	}{{"tmp/", 0o1777}, {"usr/", 0o755}, {"usr/local/", 0o755}, {"usr/local/bin/", 0o755}} // in tar order
 	for _, d := range dirs {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d.name, Mode: d.mode, ModTime: epoch, Format: tar.FormatPAX}); err != nil {
 			return nil, err
