@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/images"
 )
 
@@ -19,11 +20,11 @@ const (
 	DefaultBalancingMode        = v1.BalancingRoundRobin
 
 	DefaultClassificationMode   = v1.ClassificationHeaderOnly
-	DefaultClassificationHeader = "x-llmkube-classification"
+	DefaultClassificationHeader = wellknown.ClassificationHeader
 	// DefaultTeamHeader is the budget and JWT team header.
-	DefaultTeamHeader     = "x-llmkube-team"
+	DefaultTeamHeader     = wellknown.TeamHeader
 	DefaultAuditSink      = v1.SinkStdout
-	DefaultAuditFilePath  = "/var/log/mlx-router/audit.log"
+	DefaultAuditFilePath  = wellknown.AuditFilePath
 	DefaultBudgetWindow   = int32(3600)
 	DefaultBlockBytes     = int32(1024)
 	DefaultMaxBlocks      = int32(16384)
@@ -45,8 +46,6 @@ const (
 	// read from files, which never passed through the API server.
 	DefaultSwapBudget = "300s"
 
-	// TaskComplexityHeader carries the request's complexity hint.
-	TaskComplexityHeader = "x-llmkube-task-complexity"
 	// ConventionalServicePort is assumed for an InferenceService absent from the input.
 	ConventionalServicePort = int32(8080)
 	// DefaultNamespace is used for objects that name none.
@@ -58,18 +57,6 @@ func DefaultSensitiveClassifications() []string { return []string{"pii", "phi"} 
 
 // DefaultOutputModalities is what a model produces unless it says otherwise.
 func DefaultOutputModalities() []string { return []string{"text"} }
-
-// providerDefaults are the published base URLs and health routes of the
-// first-party providers. Bedrock's host depends on the region, which comes
-// from the URL or, at run time, from the credentials; Vertex uses the global
-// endpoint with the project and location from the credentials.
-var providerDefaults = map[v1.Provider]struct{ url, health string }{
-	v1.ProviderAnthropic: {"https://api.anthropic.com", "/v1/models"},
-	v1.ProviderOpenAI:    {"https://api.openai.com", "/v1/models"},
-	v1.ProviderBedrock:   {"", ""},
-	v1.ProviderVertexAI:  {"https://aiplatform.googleapis.com", ""},
-	v1.ProviderLiteLLM:   {"", "/health/liveliness"},
-}
 
 // setDefaults fills every unset field of spec that has a default. It runs on a
 // copy; the input object is never changed.
@@ -136,7 +123,7 @@ func defaultBackend(b *v1.RouterBackend) {
 	hc := b.HealthCheck
 	if hc.Path == "" {
 		if b.External != nil {
-			hc.Path = providerDefaults[b.External.Provider].health
+			hc.Path = wellknown.Providers[string(b.External.Provider)].HealthPath
 		} else {
 			hc.Path = DefaultLocalHealth
 		}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -206,20 +207,6 @@ func modelInfoSet(b *v1.RouterBackend) bool {
 		!slices.Equal(mi.OutputModalities, DefaultOutputModalities())
 }
 
-// credentialKeys are the conventional Secret keys per provider.
-var credentialKeys = map[v1.Provider][]ir.Credential{
-	v1.ProviderAnthropic: {{Purpose: "apiKey", Key: "ANTHROPIC_API_KEY"}},
-	v1.ProviderOpenAI:    {{Purpose: "apiKey", Key: "OPENAI_API_KEY"}},
-	v1.ProviderLiteLLM:   {{Purpose: "apiKey", Key: "LITELLM_MASTER_KEY"}},
-	v1.ProviderBedrock: {
-		{Purpose: "awsAccessKeyId", Key: "AWS_ACCESS_KEY_ID"},
-		{Purpose: "awsSecretAccessKey", Key: "AWS_SECRET_ACCESS_KEY"},
-		{Purpose: "awsSessionToken", Key: "AWS_SESSION_TOKEN", Optional: true},
-		{Purpose: "awsRegion", Key: "AWS_REGION", Optional: true},
-	},
-	v1.ProviderVertexAI: {{Purpose: "googleServiceAccountJSON", Key: "GOOGLE_APPLICATION_CREDENTIALS_JSON"}},
-}
-
 // CredentialEnv is the environment variable a backend's Secret key is exposed
 // as: scoped to the backend so two backends may use different Secrets that
 // share a conventional key.
@@ -231,13 +218,12 @@ func lowerExternal(b *v1.RouterBackend) *ir.ExternalBackend {
 	x := b.External
 	out := &ir.ExternalBackend{Provider: ir.Provider(x.Provider), Model: x.Model, URL: x.URL}
 	if out.URL == "" {
-		out.URL = providerDefaults[x.Provider].url
+		out.URL = wellknown.Providers[string(x.Provider)].URL
 	}
 	if ref := x.CredentialsSecretRef; ref != nil && ref.Name != "" {
 		out.CredentialsSecret = ref.Name
-		for _, c := range credentialKeys[x.Provider] {
-			c.Env = CredentialEnv(b.Name, c.Key)
-			out.Credentials = append(out.Credentials, c)
+		for _, c := range wellknown.Providers[string(x.Provider)].Credentials {
+			out.Credentials = append(out.Credentials, ir.Credential{Purpose: c.Purpose, Key: c.Key, Optional: c.Optional, Env: CredentialEnv(b.Name, c.Key)})
 		}
 	}
 	return out

@@ -3,7 +3,6 @@ package compiler
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -209,16 +208,6 @@ func (v *validator) backendsOf(names []string) (out []*v1.RouterBackend, at []in
 		}
 	}
 	return out, at
-}
-
-// hasCapabilities reports whether a backend advertises every capability.
-func hasCapabilities(b *v1.RouterBackend, required []string) bool {
-	for _, c := range required {
-		if !slices.Contains(b.Capabilities, c) {
-			return false
-		}
-	}
-	return true
 }
 
 // quoted renders names as "a", "b".

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 func (v *validator) checkBudgets() {
@@ -68,21 +69,15 @@ func (v *validator) checkAuth() {
 	v.uniqueNames("spec.policy.auth.allowlists", "team", "DuplicateTeam", "team", teams)
 }
 
-// credentialHeaders carry credentials and must never be copied into the audit
-// log (compared case-insensitively).
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
-
 // configMount is where the router-proxy's configuration is mounted read-only.
-const configMount = "/etc/llmkube/router"
+const configMount = wellknown.ConfigMount
 
 func (v *validator) checkAuditLog() {
 	a := v.s.Policy.AuditLog
 	const p = "spec.policy.auditLog"
-	for _, h := range credentialHeaders {
-		if strings.EqualFold(a.CallerHeader, h) {
-			v.diags.Errorf(p+".callerHeader", "CredentialHeader",
-				"%s carries a credential and would be written to every audit entry; name a non-secret header such as X-LLMKube-Client", a.CallerHeader)
-		}
+	if wellknown.IsCredentialHeader(a.CallerHeader) {
+		v.diags.Errorf(p+".callerHeader", "CredentialHeader",
+			"%s carries a credential and would be written to every audit entry; name a non-secret header such as X-LLMKube-Client", a.CallerHeader)
 	}
 	if len(a.TrustedProxyCIDRs) > 0 && !a.LogClientAddress {
 		v.diags.Errorf(p+".trustedProxyCIDRs", "RequiresLogClientAddress",

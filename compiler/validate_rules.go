@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 func (v *validator) checkRules() {
@@ -132,7 +133,7 @@ func (v *validator) capableBackendsOf(rule *v1.RouterRule) (out []*v1.RouterBack
 	}
 	all, idx := v.backendsOf(rule.Route.Backends)
 	for k, b := range all {
-		if hasCapabilities(b, required) {
+		if wellknown.HasCapabilities(b.Capabilities, required) {
 			out = append(out, b)
 			at = append(at, idx[k])
 		}
@@ -200,7 +201,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 		backends, _ := v.backendsOf(rule.Route.Backends)
 		capable := false
 		for _, b := range backends {
-			capable = capable || hasCapabilities(b, m.RequiredCapabilities)
+			capable = capable || wellknown.HasCapabilities(b.Capabilities, m.RequiredCapabilities)
 		}
 		if len(backends) > 0 && !capable {
 			v.diags.Warnf(path+".match.requiredCapabilities", "RuleNeverMatches",

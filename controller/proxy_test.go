@@ -19,7 +19,7 @@ import (
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/pipeline"
-	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
@@ -147,12 +147,12 @@ func converged(t *testing.T, ns, name string) map[string]*unstructured.Unstructu
 	return want
 }
 
-func healthyProxy(mr *v1.ModelRouter, names ...string) rt.Status {
-	s := rt.Status{Router: rt.RouterInfo{Name: mr.Name, Namespace: mr.Namespace}}
+func healthyProxy(mr *v1.ModelRouter, names ...string) proxyapi.Status {
+	s := proxyapi.Status{Router: proxyapi.RouterInfo{Name: mr.Name, Namespace: mr.Namespace}}
 	for _, n := range names {
-		s.Backends = append(s.Backends, rt.BackendStatus{Name: n, Healthy: true, LastProbeTime: metav1.Now().Time.UTC().Truncate(1e9)})
+		s.Backends = append(s.Backends, proxyapi.BackendStatus{Name: n, Healthy: true, LastProbeTime: metav1.Now().Time.UTC().Truncate(1e9)})
 	}
-	s.Budgets = []rt.BudgetStatus{{Name: "monthly", TokensUsed: 2500, USDUsed: "0.125000", Utilization: "0.002500"}}
+	s.Budgets = []proxyapi.BudgetStatus{{Name: "monthly", TokensUsed: 2500, USDUsed: "0.125000", Utilization: "0.002500"}}
 	return s
 }
 

@@ -16,21 +16,22 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
-	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // proxyStatus is what the router-proxy's admin endpoint reported.
 type proxyStatus struct {
-	backends map[string]rt.BackendStatus
-	budgets  []rt.BudgetStatus
+	backends map[string]proxyapi.BackendStatus
+	budgets  []proxyapi.BudgetStatus
 }
 
 // ProxyStatusURL is where the controller reads a router's proxy status: the
-// admin Service, port 9090, runtime.StatusPath.
+// admin Service on the admin port, at the status path.
 func ProxyStatusURL(router *v1.ModelRouter) string {
-	return fmt.Sprintf("http://%s.%s.svc:9090%s", naming.ProxyAdminServiceName(router.Name), router.Namespace, rt.StatusPath)
+	return fmt.Sprintf("http://%s.%s.svc:%d%s", naming.ProxyAdminServiceName(router.Name), router.Namespace, wellknown.AdminPort, wellknown.StatusPath)
 }
 
 // readProxyStatus asks the proxy for its live state; nil when it does not
@@ -45,12 +46,12 @@ func (r *Reconciler) readProxyStatus(ctx context.Context, router *v1.ModelRouter
 		logf.FromContext(ctx).V(1).Info("router-proxy status unavailable", "error", err.Error())
 		return nil
 	}
-	var s rt.Status
+	var s proxyapi.Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		logf.FromContext(ctx).Info("router-proxy status is not valid JSON", "error", err.Error())
 		return nil
 	}
-	ps := &proxyStatus{backends: map[string]rt.BackendStatus{}, budgets: s.Budgets}
+	ps := &proxyStatus{backends: map[string]proxyapi.BackendStatus{}, budgets: s.Budgets}
 	for _, b := range s.Backends {
 		ps.backends[b.Name] = b
 	}

@@ -12,6 +12,7 @@ package ir
 import (
 	"time"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -134,19 +135,7 @@ type Backend struct {
 
 // HasCapabilities reports whether the backend advertises every capability.
 func (b *Backend) HasCapabilities(required []string) bool {
-	for _, want := range required {
-		found := false
-		for _, have := range b.Capabilities {
-			if have == want {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
+	return wellknown.HasCapabilities(b.Capabilities, required)
 }
 
 // LocalBackend is an in-cluster InferenceService.
@@ -314,14 +303,14 @@ type Rule struct {
 // HeaderTimeout resolves the response-header timeout for a dispatch of this
 // rule to a backend: rule || backend || proxy default.
 func (r *Router) HeaderTimeout(rule *Rule, b *Backend) time.Duration {
-	switch {
-	case rule != nil && rule.Timeout > 0:
-		return rule.Timeout
-	case b != nil && b.Timeout > 0:
-		return b.Timeout
-	default:
-		return r.Timeouts.ResponseHeader
+	var fromRule, fromBackend time.Duration
+	if rule != nil {
+		fromRule = rule.Timeout
 	}
+	if b != nil {
+		fromBackend = b.Timeout
+	}
+	return wellknown.HeaderTimeout(fromRule, fromBackend, r.Timeouts.ResponseHeader)
 }
 
 // Match holds a rule's conditions, ANDed. Empty fields do not constrain.

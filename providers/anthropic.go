@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // Anthropic Messages API.
@@ -24,7 +26,7 @@ func newAnthropic(c *common, base string, creds map[string]string) (Provider, er
 	if base == "" {
 		base = "https://api.anthropic.com"
 	}
-	a := &anthropic{common: c, base: strings.TrimSuffix(base, "/"), key: creds[PurposeAPIKey]}
+	a := &anthropic{common: c, base: strings.TrimSuffix(base, "/"), key: creds[wellknown.PurposeAPIKey]}
 	if a.key == "" {
 		return nil, errors.New("no API key: the backend needs credentialsSecretRef with ANTHROPIC_API_KEY")
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +16,7 @@ const antKey = "sk-ant-api03-SECRETSECRETSECRET"
 
 func anthropicBackend(t *testing.T) (*providertest.Anthropic, Provider) {
 	fake := providertest.NewAnthropic(t, antKey)
-	b := external("claude", "anthropic", fake.URL, "claude-sonnet-4-20250514", runtime.Credential{Purpose: "apiKey", Env: "LLMKUBE_CLAUDE_ANTHROPIC_API_KEY"})
+	b := external("claude", "anthropic", fake.URL, "claude-sonnet-4-20250514", proxyapi.Credential{Purpose: "apiKey", Env: "LLMKUBE_CLAUDE_ANTHROPIC_API_KEY"})
 	return fake, newProvider(t, b, map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": antKey})
 }
 

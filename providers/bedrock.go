@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // Amazon Bedrock Converse and ConverseStream, signed with SigV4.
@@ -47,7 +48,7 @@ func newBedrock(c *common, base string, creds map[string]string) (Provider, erro
 		}
 	}
 	if region == "" {
-		region = creds[PurposeAWSRegion]
+		region = creds[wellknown.PurposeAWSRegion]
 	}
 	if region == "" {
 		return nil, errors.New("no region: the url is not https://bedrock-runtime.<region>.amazonaws.com and AWS_REGION is not set")
@@ -56,7 +57,7 @@ func newBedrock(c *common, base string, creds map[string]string) (Provider, erro
 		base = "https://bedrock-runtime." + region + ".amazonaws.com"
 	}
 	b := &bedrock{common: c, base: strings.TrimSuffix(base, "/"), region: region, signer: v4.NewSigner(),
-		creds: aws.Credentials{AccessKeyID: creds[PurposeAWSAccessKeyID], SecretAccessKey: creds[PurposeAWSSecretKey], SessionToken: creds[PurposeAWSSessionToken], Source: "llmkube"}}
+		creds: aws.Credentials{AccessKeyID: creds[wellknown.PurposeAWSAccessKeyID], SecretAccessKey: creds[wellknown.PurposeAWSSecretKey], SessionToken: creds[wellknown.PurposeAWSSessionToken], Source: "llmkube"}}
 	if b.creds.AccessKeyID == "" || b.creds.SecretAccessKey == "" {
 		return nil, errors.New("no AWS credentials: the backend needs credentialsSecretRef with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	}

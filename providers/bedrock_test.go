@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,9 +20,9 @@ const (
 	brModel    = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 )
 
-func bedrockCreds(name string) []runtime.Credential {
+func bedrockCreds(name string) []proxyapi.Credential {
 	p := "LLMKUBE_" + strings.ToUpper(name) + "_"
-	return []runtime.Credential{
+	return []proxyapi.Credential{
 		{Purpose: "awsAccessKeyId", Env: p + "AWS_ACCESS_KEY_ID"},
 		{Purpose: "awsSecretAccessKey", Env: p + "AWS_SECRET_ACCESS_KEY"},
 		{Purpose: "awsSessionToken", Env: p + "AWS_SESSION_TOKEN"},

@@ -8,17 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
 )
 
-func external(name, provider, url, model string, creds ...runtime.Credential) *runtime.Backend {
-	return &runtime.Backend{Name: name, ModelID: name, Kind: runtime.KindExternal, Tier: "cloud", Provider: provider, URL: url, Model: model, Credentials: creds, Weight: 1}
+func external(name, provider, url, model string, creds ...proxyapi.Credential) *proxyapi.Backend {
+	return &proxyapi.Backend{Name: name, ModelID: name, Kind: proxyapi.KindExternal, Tier: "cloud", Provider: provider, URL: url, Model: model, Credentials: creds, Weight: 1}
 }
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-func newProvider(t *testing.T, b *runtime.Backend, e map[string]string) Provider {
+func newProvider(t *testing.T, b *proxyapi.Backend, e map[string]string) Provider {
 	t.Helper()
 	p, err := New(b, env(e), http.DefaultTransport)
 	require.NoError(t, err)

@@ -24,7 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // Provider translates one backend's requests. It is safe for concurrent use.
@@ -41,35 +42,32 @@ type Provider interface {
 	BaseURL() string
 }
 
-// Purposes of runtime.Credential entries (see compiler credentialKeys).
+// Anthropic Messages API constants.
 const (
-	PurposeAPIKey            = "apiKey"
-	PurposeAWSAccessKeyID    = "awsAccessKeyId"
-	PurposeAWSSecretKey      = "awsSecretAccessKey"
-	PurposeAWSSessionToken   = "awsSessionToken"
-	PurposeAWSRegion         = "awsRegion"
-	PurposeGoogleSAJSON      = "googleServiceAccountJSON"
 	AnthropicVersion         = "2023-06-01"
 	DefaultAnthropicMaxToken = 4096
 )
 
+// translators are the providers that do not speak the OpenAI API, one per
+// provider marked Translated in wellknown.Providers (a test holds the two
+// together). creds maps a credential purpose (wellknown.Purpose*) to its value.
+var translators = map[string]func(c *common, url string, creds map[string]string) (Provider, error){
+	wellknown.ProviderAnthropic: newAnthropic,
+	wellknown.ProviderBedrock:   newBedrock,
+	wellknown.ProviderVertexAI:  newVertex,
+}
+
 // Translated reports whether provider needs translation (New returns a
 // Provider for it).
-func Translated(provider string) bool {
-	switch provider {
-	case "anthropic", "bedrock", "vertex_ai":
-		return true
-	}
-	return false
-}
+func Translated(provider string) bool { return wellknown.Providers[provider].Translated }
 
 // New returns the Provider of an external backend, or nil when the backend
 // passes through (local, openai, litellm). next sends the translated
 // requests (and Vertex token requests). A non-nil error says why the backend
 // cannot serve (e.g. an unusable service-account JSON or no Bedrock region);
 // the returned Provider then fails every request with that error.
-func New(b *runtime.Backend, getenv func(string) string, next http.RoundTripper) (Provider, error) {
-	if b.Kind != runtime.KindExternal || !Translated(b.Provider) {
+func New(b *proxyapi.Backend, getenv func(string) string, next http.RoundTripper) (Provider, error) {
+	if b.Kind != proxyapi.KindExternal || !Translated(b.Provider) {
 		return nil, nil
 	}
 	creds := map[string]string{}
@@ -82,18 +80,7 @@ func New(b *runtime.Backend, getenv func(string) string, next http.RoundTripper)
 	for _, v := range creds {
 		base.secrets = append(base.secrets, v)
 	}
-	var (
-		p   Provider
-		err error
-	)
-	switch b.Provider {
-	case "anthropic":
-		p, err = newAnthropic(base, b.URL, creds)
-	case "bedrock":
-		p, err = newBedrock(base, b.URL, creds)
-	case "vertex_ai":
-		p, err = newVertex(base, b.URL, creds)
-	}
+	p, err := translators[b.Provider](base, b.URL, creds)
 	if err != nil {
 		err = fmt.Errorf("%s: %s", b.Provider, base.redact(err.Error()))
 		return &broken{err: err, base: b.URL}, err
@@ -134,7 +121,7 @@ func (c *common) redact(s string) string {
 	return s
 }
 
-// endpoint says which OpenAI endpoint a proxied path is.
+// chatPath reports whether a proxied path is the chat completions endpoint.
 func chatPath(u *url.URL) bool {
 	return strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/chat/completions")
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 )
@@ -42,7 +43,7 @@ var (
 )
 
 func newVertex(c *common, base string, creds map[string]string) (Provider, error) {
-	sa := creds[PurposeGoogleSAJSON]
+	sa := creds[wellknown.PurposeGoogleSAJSON]
 	if sa == "" {
 		return nil, errors.New("no service account: the backend needs credentialsSecretRef with GOOGLE_APPLICATION_CREDENTIALS_JSON")
 	}

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const gmModel = "gemini-2.0-flash-001"
 
-var saCred = runtime.Credential{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}
+var saCred = proxyapi.Credential{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}
 
 func vertexBackend(t *testing.T) (*providertest.Vertex, Provider) {
 	fake := providertest.NewVertex(t, "my-project", "us-central1", gmModel)

@@ -7,12 +7,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // AdminHandler serves the admin port: /metrics, /ready and the status JSON
-// at runtime.StatusPath.
+// at wellknown.StatusPath.
 func (s *Server) AdminHandler() http.Handler {
 	mux := http.NewServeMux()
 	metrics := promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{})
@@ -27,7 +28,7 @@ func (s *Server) AdminHandler() http.Handler {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("GET "+runtime.StatusPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+wellknown.StatusPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(s.Status())
 	})
@@ -35,8 +36,8 @@ func (s *Server) AdminHandler() http.Handler {
 }
 
 // Status is the live state the controller reads.
-func (s *Server) Status() runtime.Status {
-	st := runtime.Status{Router: s.cfg.Router}
+func (s *Server) Status() proxyapi.Status {
+	st := proxyapi.Status{Router: s.cfg.Router}
 	for _, b := range s.eng.Backends() {
 		st.Backends = append(st.Backends, s.eng.Status(b))
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	otellog "go.opentelemetry.io/otel/log"
@@ -22,7 +22,7 @@ import (
 // AuditSink receives one entry per request. Write must not block for long
 // and must be safe for concurrent use; Close flushes.
 type AuditSink interface {
-	Write(e *runtime.AuditEntry)
+	Write(e *proxyapi.AuditEntry)
 	Close(ctx context.Context) error
 }
 
@@ -74,7 +74,7 @@ func (s *WriterSink) loop(w io.Writer) {
 }
 
 // Write queues the entry; after Close it is dropped.
-func (s *WriterSink) Write(e *runtime.AuditEntry) {
+func (s *WriterSink) Write(e *proxyapi.AuditEntry) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return
@@ -116,7 +116,7 @@ type OTLPSink struct {
 }
 
 // NewOTLPSink builds the OTLP sink.
-func NewOTLPSink(ctx context.Context, router runtime.RouterInfo) (*OTLPSink, error) {
+func NewOTLPSink(ctx context.Context, router proxyapi.RouterInfo) (*OTLPSink, error) {
 	exp, err := otlploghttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("otlp audit exporter: %w", err)
@@ -128,7 +128,7 @@ func NewOTLPSink(ctx context.Context, router runtime.RouterInfo) (*OTLPSink, err
 
 // Write emits the entry: the body is the JSON object, and the main fields
 // are also attributes so a collector can filter without parsing.
-func (s *OTLPSink) Write(e *runtime.AuditEntry) {
+func (s *OTLPSink) Write(e *proxyapi.AuditEntry) {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return
@@ -153,7 +153,7 @@ func (s *OTLPSink) Close(ctx context.Context) error { return s.provider.Shutdown
 
 // NewAuditSink builds the sink the config asks for. stdout is the process's
 // standard output (logs go to standard error).
-func NewAuditSink(ctx context.Context, cfg *runtime.Config, stdout io.Writer) (AuditSink, error) {
+func NewAuditSink(ctx context.Context, cfg *proxyapi.Config, stdout io.Writer) (AuditSink, error) {
 	switch cfg.Policy.Audit.Sink {
 	case "", "stdout":
 		return NewWriterSink(stdout, nil), nil

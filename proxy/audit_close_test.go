@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 // TestWriterSinkWriteAfterClose: a handler that unwinds after the drain
@@ -17,9 +16,9 @@ import (
 func TestWriterSinkWriteAfterClose(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewWriterSink(&buf, nil)
-	s.Write(&runtime.AuditEntry{Router: "r", Rule: "before"})
+	s.Write(&proxyapi.AuditEntry{Router: "r", Rule: "before"})
 	require.NoError(t, s.Close(context.Background()))
-	assert.NotPanics(t, func() { s.Write(&runtime.AuditEntry{Router: "r", Rule: "after"}) })
+	assert.NotPanics(t, func() { s.Write(&proxyapi.AuditEntry{Router: "r", Rule: "after"}) })
 	require.NoError(t, s.Close(context.Background()), "Close is idempotent")
 	assert.Contains(t, buf.String(), `"before"`)
 	assert.False(t, strings.Contains(buf.String(), `"after"`))

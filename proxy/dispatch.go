@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"golang.org/x/sync/semaphore"
 	"io"
 	"math"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
 
@@ -80,7 +82,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	defer s.m.inflight.Dec()
 
 	start := s.now()
-	ent := &runtime.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
+	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
 			ent.Caller = runtime.SanitizeCaller(v)
@@ -118,35 +120,35 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		var ne net.Error
 		switch {
 		case errors.As(err, &mbe):
-			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, runtime.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, proxyapi.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
 			writeError(w, ent.Status, "invalid_request_error", "request_too_large", ent.Error)
 		case errors.Is(err, errBodyBusy):
-			ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, runtime.OutcomeBodyBusy, err.Error()
+			ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBodyBusy, err.Error()
 			w.Header().Set("Retry-After", "1")
 			writeError(w, ent.Status, "server_error", "body_memory_busy", ent.Error)
 		case errors.As(err, &ne) && ne.Timeout():
-			ent.Status, ent.Outcome, ent.Error = http.StatusRequestTimeout, runtime.OutcomeBadRequest, "request body not received within "+s.bodyTimeout.String()
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestTimeout, proxyapi.OutcomeBadRequest, "request body not received within "+s.bodyTimeout.String()
 			w.Header().Set("Connection", "close")
 			writeError(w, ent.Status, "invalid_request_error", "body_timeout", ent.Error)
 		case r.Context().Err() != nil:
-			ent.Status, ent.Outcome, ent.Error = 499, runtime.OutcomeClientCancelled, "reading request body: "+err.Error()
+			ent.Status, ent.Outcome, ent.Error = 499, proxyapi.OutcomeClientCancelled, "reading request body: "+err.Error()
 		default:
 			// A truncated or malformed (chunked) body: the client is still
 			// there to be told, and the audit says what it was told.
-			ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "reading request body: "+err.Error()
+			ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "reading request body: "+err.Error()
 			w.Header().Set("Connection", "close")
 			writeError(w, ent.Status, "invalid_request_error", "invalid_body", ent.Error)
 		}
 		return
 	}
 	if !json.Valid(body) {
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body is not valid JSON"
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body is not valid JSON"
 		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
 		return
 	}
 	fields, err := scanBody(body)
 	if err != nil {
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "request body: "+err.Error()
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body: "+err.Error()
 		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
 		return
 	}
@@ -154,15 +156,15 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	stream, isBool := boolValue(body, fields.stream)
 	switch {
 	case fields.model.ok() && !isString:
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "model must be a string"
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "model must be a string"
 		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
 		return
 	case !isBool:
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "stream must be a boolean"
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "stream must be a boolean"
 		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
 		return
 	case model == "":
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, runtime.OutcomeBadRequest, "the request has no model"
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "the request has no model"
 		writeError(w, ent.Status, "invalid_request_error", "model_required", "you must provide a model parameter")
 		return
 	}
@@ -178,12 +180,12 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		ent.Status = http.StatusServiceUnavailable
 		if errors.Is(err, runtime.ErrFailClosed) {
-			ent.Outcome, ent.Error = runtime.OutcomeFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible"
+			ent.Outcome, ent.Error = proxyapi.OutcomeFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible"
 			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
 			writeError(w, ent.Status, "server_error", "fail_closed", ent.Error)
 			return
 		}
-		ent.Outcome, ent.Error = runtime.OutcomeNoRoute, err.Error()
+		ent.Outcome, ent.Error = proxyapi.OutcomeNoRoute, err.Error()
 		writeError(w, ent.Status, "server_error", "no_route", "no eligible backend: no rule matched with an eligible backend and the default route has none")
 		return
 	}
@@ -196,7 +198,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	if ex != nil {
 		secs := int64(math.Ceil(ex.RetryAfter.Seconds()))
 		secs = max(secs, 1)
-		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, runtime.OutcomeBudgetExceeded, ex.Budget
+		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, proxyapi.OutcomeBudgetExceeded, ex.Budget
 		ent.Error = "budget " + ex.Budget + " is exhausted"
 		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
@@ -310,7 +312,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		cancel(err)
 		return nil, err
 	}
-	external := b.st.Config.Kind == runtime.KindExternal
+	external := b.st.Config.Kind == proxyapi.KindExternal
 	hop := connectionTokens(r.Header)
 	for k, v := range r.Header {
 		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
@@ -359,7 +361,7 @@ func joinURL(base interface {
 }
 
 // dispatch runs the failover loop and streams the chosen response back.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge *runtime.Charge, ent *runtime.AuditEntry) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge *runtime.Charge, ent *proxyapi.AuditEntry) {
 	ctx := r.Context()
 	var lastErr string
 	for {
@@ -380,7 +382,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			case ctx.Err() != nil:
 				s.eng.Report(att, runtime.Neutral)
 				s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()
-				ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, runtime.OutcomeClientCancelled, att.Backend.Name(), "client went away"
+				ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away"
 				return
 			case errors.Is(err, errHeaderTimeout):
 				// A slow answer is not a broken backend: no quarantine.
@@ -393,7 +395,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			}
 			continue
 		}
-		if up.resp.StatusCode == http.StatusTooManyRequests && b.st.Config.Kind == runtime.KindExternal {
+		if up.resp.StatusCode == http.StatusTooManyRequests && b.st.Config.Kind == proxyapi.KindExternal {
 			// A provider's rate limit fails over, without quarantine.
 			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
 			up.resp.Body.Close()
@@ -429,17 +431,17 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 	}
 	// Nothing answered.
 	if route.FailClosed {
-		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, runtime.OutcomeFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr
+		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr
 		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
 		writeError(w, ent.Status, "server_error", "fail_closed", "no backend of the failClosed rule could serve the request")
 		return
 	}
 	if strings.HasSuffix(lastErr, rateLimited) {
-		ent.Status, ent.Outcome, ent.Error = http.StatusTooManyRequests, runtime.OutcomeAllFailed, lastErr
+		ent.Status, ent.Outcome, ent.Error = http.StatusTooManyRequests, proxyapi.OutcomeAllFailed, lastErr
 		writeError(w, ent.Status, "rate_limit_error", "upstream_rate_limited", "every backend of the route failed; the last one is rate limited by its provider")
 		return
 	}
-	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, runtime.OutcomeAllFailed, lastErr
+	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, proxyapi.OutcomeAllFailed, lastErr
 	writeError(w, ent.Status, "server_error", "upstream_unavailable", "every backend of the route failed")
 }
 
@@ -455,7 +457,7 @@ func (s *Server) fail(att *runtime.Attempt, reason string) {
 
 // relay copies the committed upstream response to the client. No failover
 // happens from here on: bytes may have reached the client.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge *runtime.Charge, ent *runtime.AuditEntry) {
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge *runtime.Charge, ent *proxyapi.AuditEntry) {
 	defer up.cancel(nil)
 	resp := up.resp
 	defer resp.Body.Close()
@@ -472,9 +474,9 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	if stream {
 		h.Del("Content-Length")
-		ent.Outcome = runtime.OutcomeOKStream
+		ent.Outcome = proxyapi.OutcomeOKStream
 	} else {
-		ent.Outcome = runtime.OutcomeOK
+		ent.Outcome = proxyapi.OutcomeOK
 	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
@@ -591,18 +593,18 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 
 	switch {
 	case readErr != nil && context.Cause(up.ctx) == errStreamIdle:
-		ent.Outcome, ent.Error = runtime.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
+		ent.Outcome, ent.Error = proxyapi.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
 		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
 		s.abort()
 	case (writeErr != nil || readErr != nil) && s.cut.Load():
-		ent.Outcome, ent.Error = runtime.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
+		ent.Outcome, ent.Error = proxyapi.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
 	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
-		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
+		ent.Outcome, ent.Error = proxyapi.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
 	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
-		ent.Outcome, ent.Error = runtime.OutcomeClientCancelled, "client went away during the response"
+		ent.Outcome, ent.Error = proxyapi.OutcomeClientCancelled, "client went away during the response"
 	case readErr != nil:
-		ent.Outcome, ent.Error = runtime.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
+		ent.Outcome, ent.Error = proxyapi.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
 		s.quarantine(att.Backend)
 		s.m.quarantines.WithLabelValues(name, "network_error").Inc()
 		s.abort()

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
@@ -23,7 +24,7 @@ import (
 // EndpointBackend is a backend with endpoint resolution.
 type EndpointBackend struct {
 	Name      string
-	Endpoints *runtime.Endpoints
+	Endpoints *proxyapi.Endpoints
 	Balancer  *balance.Balancer
 }
 
@@ -43,7 +44,7 @@ func (s *Server) EndpointBackends() []EndpointBackend {
 func (s *Server) initEndpoints() {
 	found := false
 	for _, b := range s.backends {
-		if e := b.st.Config.Endpoints; e != nil && b.st.Config.Kind == runtime.KindLocal {
+		if e := b.st.Config.Endpoints; e != nil && b.st.Config.Kind == proxyapi.KindLocal {
 			cfg := balance.FromEndpoints(e, s.cfg.Timeouts.Quarantine.Duration)
 			cfg.Now = s.now
 			b.bal = balance.New(cfg)

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 func hostOf(t *testing.T, s *stub) string {
@@ -20,16 +19,16 @@ func hostOf(t *testing.T, s *stub) string {
 	return u.Host
 }
 
-func endpointBackend(name, svcURL string, bal runtime.Balancing) runtime.Backend {
+func endpointBackend(name, svcURL string, bal proxyapi.Balancing) proxyapi.Backend {
 	b := backend(name, svcURL)
-	b.Endpoints = &runtime.Endpoints{Service: "svc", Namespace: "ns", Port: 8000, Balancing: bal}
+	b.Endpoints = &proxyapi.Endpoints{Service: "svc", Namespace: "ns", Port: 8000, Balancing: bal}
 	return b
 }
 
 func TestEndpointResolutionPlacesOnPods(t *testing.T) {
 	svc := newStub(t, "svc", nil)
 	p1, p2 := newStub(t, "p1", nil), newStub(t, "p2", nil)
-	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "RoundRobin"}))
+	cfg := config(endpointBackend("m", svc.URL, proxyapi.Balancing{Mode: "RoundRobin"}))
 	h := start(t, cfg)
 	eb := h.srv.EndpointBackends()
 	require.Len(t, eb, 1)
@@ -69,7 +68,7 @@ func TestEndpointPodQuarantine(t *testing.T) {
 		okHandler("bad")(w, r)
 	})
 	good := newStub(t, "good", nil)
-	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "RoundRobin"}))
+	cfg := config(endpointBackend("m", svc.URL, proxyapi.Balancing{Mode: "RoundRobin"}))
 	h := start(t, cfg)
 	bal := h.srv.EndpointBackends()[0].Balancer
 	bal.SetPods([]string{hostOf(t, bad), hostOf(t, good)})
@@ -89,7 +88,7 @@ func TestEndpointStreamIdleQuarantinesPodAtOnce(t *testing.T) {
 	svc := newStub(t, "svc", nil)
 	silent := newStub(t, "silent", sseHandler("silent", 2, 2*time.Second))
 	good := newStub(t, "good", sseHandler("good", 2, time.Millisecond))
-	cfg := config(endpointBackend("m", svc.URL, runtime.Balancing{Mode: "LoadAware"}))
+	cfg := config(endpointBackend("m", svc.URL, proxyapi.Balancing{Mode: "LoadAware"}))
 	cfg.Timeouts.StreamIdle = dur(200 * time.Millisecond)
 	h := start(t, cfg)
 	bal := h.srv.EndpointBackends()[0].Balancer

@@ -3,6 +3,8 @@ package proxy
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // writeError answers with an OpenAI-style error object. Strings are JSON
@@ -12,18 +14,7 @@ func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	b := make([]byte, 0, 128+len(msg))
-	b = append(b, `{"error":{"message":`...)
-	b = append(b, quote(msg)...)
-	b = append(b, `,"type":`...)
-	b = append(b, quote(typ)...)
-	b = append(b, `,"param":null,"code":`...)
-	if code == "" {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, quote(code)...)
-	}
-	b = append(b, "}}\n"...)
+	b := proxyapi.AppendErrorJSON(make([]byte, 0, 128+len(msg)), typ, code, msg)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

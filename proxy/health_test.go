@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -46,9 +46,9 @@ func TestActiveProbes(t *testing.T) {
 	ps := newStub(t, "probed", probeSrv.ServeHTTP)
 	_ = probed
 	bp := backend("probed", ps.URL)
-	bp.HealthCheck = runtime.HealthCheck{Path: "/healthz-custom", Interval: dur(20 * time.Millisecond), Timeout: dur(time.Second)}
+	bp.HealthCheck = proxyapi.HealthCheck{Path: "/healthz-custom", Interval: dur(20 * time.Millisecond), Timeout: dur(time.Second)}
 	cfg := config(backend("up", up.URL), bp)
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "probed", "up")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "probed", "up")}
 	h := start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -83,7 +83,7 @@ func TestQuarantineThenHalfOpen(t *testing.T) {
 	other := newStub(t, "other", nil)
 	cfg := config(backend("flaky", flaky.URL), backend("other", other.URL))
 	cfg.Timeouts.Quarantine = dur(15 * time.Second)
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "flaky", "other")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "flaky", "other")}
 	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
 	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
 	eng := h.srv.Engine()
@@ -132,7 +132,7 @@ func TestHalfOpenSingleTrial(t *testing.T) {
 	})
 	other := newStub(t, "other", nil)
 	cfg := config(backend("slow", slow.URL), backend("other", other.URL))
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "slow", "other")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "slow", "other")}
 	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
 	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
 	h.post(t, chat("m")) // quarantines slow
@@ -167,7 +167,7 @@ func TestLatencySLOPromotesFallback(t *testing.T) {
 	cfg := config(backend("primary", primary.URL), backend("secondary", secondary.URL))
 	r := rule("slo", "primary-fallback", "primary", "secondary")
 	r.Match.LatencySLO = dur(time.Millisecond)
-	cfg.Rules = []runtime.Rule{r}
+	cfg.Rules = []proxyapi.Rule{r}
 	h := start(t, cfg, func(o *Options) { o.Engine.SLOMinSamples = 5; o.Engine.SLOWindow = time.Hour })
 	for range 5 {
 		_, body, _ := h.post(t, chat("m"))
@@ -205,11 +205,11 @@ func TestEmptyHealthPathIsNotProbed(t *testing.T) {
 	noPath := httptest.NewServer(counting(&unprobed, "no-path"))
 	t.Cleanup(noPath.Close)
 	a := backend("with-path", withPath.URL)
-	a.HealthCheck = runtime.HealthCheck{Path: "/probe", Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
+	a.HealthCheck = proxyapi.HealthCheck{Path: "/probe", Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
 	b := backend("no-path", noPath.URL)
-	b.HealthCheck = runtime.HealthCheck{Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
+	b.HealthCheck = proxyapi.HealthCheck{Interval: dur(5 * time.Millisecond), Timeout: dur(time.Second)}
 	cfg := config(a, b)
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "no-path")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "no-path")}
 	h := start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

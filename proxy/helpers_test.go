@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,48 +105,48 @@ func mustBody(r *http.Request) string {
 	return string(b)
 }
 
-func backend(name, url string) runtime.Backend {
-	return runtime.Backend{Name: name, ModelID: name, Kind: runtime.KindLocal, Tier: "local", URL: url, Weight: 1,
-		HealthCheck: runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}},
-		ModelInfo:   runtime.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}}
+func backend(name, url string) proxyapi.Backend {
+	return proxyapi.Backend{Name: name, ModelID: name, Kind: proxyapi.KindLocal, Tier: "local", URL: url, Weight: 1,
+		HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}},
+		ModelInfo:   proxyapi.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}}
 }
 
-func config(backends ...runtime.Backend) *runtime.Config {
-	return &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: dur(30 * time.Second), StreamIdle: dur(30 * time.Second), Quarantine: dur(time.Hour)},
+func config(backends ...proxyapi.Backend) *proxyapi.Config {
+	return &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: dur(30 * time.Second), StreamIdle: dur(30 * time.Second), Quarantine: dur(time.Hour)},
 		Backends:   backends,
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: backends[0].Name},
-		Policy: runtime.Policy{
-			Classification: runtime.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
-			Audit:          runtime.Audit{Sink: "stdout"},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: backends[0].Name},
+		Policy: proxyapi.Policy{
+			Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
+			Audit:          proxyapi.Audit{Sink: "stdout"},
 		},
 	}
 }
 
-func rule(name string, strategy string, backends ...string) runtime.Rule {
-	return runtime.Rule{Name: name, Backends: backends, Strategy: strategy, PoolActivation: "Wait"}
+func rule(name string, strategy string, backends ...string) proxyapi.Rule {
+	return proxyapi.Rule{Name: name, Backends: backends, Strategy: strategy, PoolActivation: "Wait"}
 }
 
-func dur(d time.Duration) runtime.Duration { return runtime.Duration{Duration: d} }
+func dur(d time.Duration) proxyapi.Duration { return proxyapi.Duration{Duration: d} }
 
 // memSink keeps audit entries.
 type memSink struct {
 	mu sync.Mutex
-	e  []runtime.AuditEntry
+	e  []proxyapi.AuditEntry
 }
 
-func (m *memSink) Write(e *runtime.AuditEntry) { m.mu.Lock(); m.e = append(m.e, *e); m.mu.Unlock() }
-func (m *memSink) Close(context.Context) error { return nil }
-func (m *memSink) all() []runtime.AuditEntry {
+func (m *memSink) Write(e *proxyapi.AuditEntry) { m.mu.Lock(); m.e = append(m.e, *e); m.mu.Unlock() }
+func (m *memSink) Close(context.Context) error  { return nil }
+func (m *memSink) all() []proxyapi.AuditEntry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]runtime.AuditEntry(nil), m.e...)
+	return append([]proxyapi.AuditEntry(nil), m.e...)
 }
 
 // last returns the latest audit entry once every sent request is audited.
-func (h *harness) last(t *testing.T) runtime.AuditEntry {
+func (h *harness) last(t *testing.T) proxyapi.AuditEntry {
 	t.Helper()
 	h.settle(t)
 	a := h.audit.all()
@@ -169,7 +169,7 @@ func (h *harness) settle(t *testing.T) {
 	require.Eventually(t, func() bool { return int64(len(h.audit.all())) >= h.sent.Load() }, 5*time.Second, time.Millisecond)
 }
 
-func start(t *testing.T, cfg *runtime.Config, mod ...func(*Options)) *harness {
+func start(t *testing.T, cfg *proxyapi.Config, mod ...func(*Options)) *harness {
 	t.Helper()
 	h := &harness{audit: &memSink{}}
 	opts := Options{Audit: h.audit, Getenv: func(string) string { return "" }}

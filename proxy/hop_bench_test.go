@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // BenchmarkHop measures the proxy's own cost of one non-streamed request with
@@ -29,30 +29,30 @@ func BenchmarkHop(b *testing.B) {
 	}))
 	defer up.Close()
 
-	hc := runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}}
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "bench", Namespace: "bench"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Second}},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "b0"},
-		Policy: runtime.Policy{
-			Classification: runtime.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii"}},
-			Budgets:        []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 50, Window: runtime.Duration{Duration: time.Hour}}},
-			Audit:          runtime.Audit{Sink: "file", FilePath: filepath.Join(b.TempDir(), "audit.log")},
+	hc := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "bench", Namespace: "bench"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Second}},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "b0"},
+		Policy: proxyapi.Policy{
+			Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii"}},
+			Budgets:        []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 50, Window: proxyapi.Duration{Duration: time.Hour}}},
+			Audit:          proxyapi.Audit{Sink: "file", FilePath: filepath.Join(b.TempDir(), "audit.log")},
 		},
 	}
 	for i := range 2 {
-		cfg.Backends = append(cfg.Backends, runtime.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("b%d", i), Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: hc,
-			Cost:      &runtime.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
-			ModelInfo: runtime.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("b%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: hc,
+			Cost:      &proxyapi.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
+			ModelInfo: proxyapi.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
 	}
 	for i := range 20 {
 		model := fmt.Sprintf("family-%d-*", i)
 		if i == 19 {
 			model = "bench-*"
 		}
-		cfg.Rules = append(cfg.Rules, runtime.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
-			Match: runtime.Match{Models: []string{model}, Headers: []runtime.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
+		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+			Match: proxyapi.Match{Models: []string{model}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
 	}
 	f, err := os.Create(cfg.Policy.Audit.FilePath)
 	if err != nil {

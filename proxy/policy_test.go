@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,10 +24,10 @@ import (
 func TestBudgetsTokensAndUSD(t *testing.T) {
 	a := newStub(t, "a", nil) // usage 10 prompt + 5 completion
 	ba := backend("a", a.URL)
-	ba.Cost = &runtime.Cost{PromptUSD: "3", CompletionUSD: "15"}
+	ba.Cost = &proxyapi.Cost{PromptUSD: "3", CompletionUSD: "15"}
 	cfg := config(ba)
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "a")}
-	cfg.Policy.Budgets = []runtime.Budget{
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "a")}
+	cfg.Policy.Budgets = []proxyapi.Budget{
 		{Name: "tokens", Scope: "router", MaxTokens: 30, Window: dur(time.Hour)},
 		{Name: "usd", Scope: "rule", RuleName: "r", MaxUSD: "1", Window: dur(time.Hour)},
 	}
@@ -51,11 +51,11 @@ func TestBudgetsTokensAndUSD(t *testing.T) {
 	assert.LessOrEqual(t, ra, 3600)
 	assert.Equal(t, int64(2), a.hits.Load())
 	ent := h.last(t)
-	assert.Equal(t, runtime.OutcomeBudgetExceeded, ent.Outcome)
+	assert.Equal(t, proxyapi.OutcomeBudgetExceeded, ent.Outcome)
 	assert.Equal(t, "tokens", ent.Budget)
 
 	st := h.srv.Status().Budgets
-	assert.Equal(t, runtime.BudgetStatus{Name: "tokens", TokensUsed: 30, USDUsed: "0.00021", Utilization: "1.000000"}, st[0])
+	assert.Equal(t, proxyapi.BudgetStatus{Name: "tokens", TokensUsed: 30, USDUsed: "0.00021", Utilization: "1.000000"}, st[0])
 	assert.Equal(t, "0.00021", st[1].USDUsed)
 	assert.Equal(t, "0.000210", st[1].Utilization)
 }
@@ -63,7 +63,7 @@ func TestBudgetsTokensAndUSD(t *testing.T) {
 func TestBudgetTeamScope(t *testing.T) {
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "team", Scope: "team", HeaderKey: "x-llmkube-team", MaxTokens: 15, Window: dur(time.Hour)}}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "team", Scope: "team", HeaderKey: "x-llmkube-team", MaxTokens: 15, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	code, _, _ := h.post(t, chat("m"), "X-LLMKube-Team", "red")
 	require.Equal(t, 200, code)
@@ -80,7 +80,7 @@ func TestBudgetTeamScope(t *testing.T) {
 func TestStreamUsageRequestedAndRead(t *testing.T) {
 	s := newStub(t, "s", sseHandler("s", 2, 0))
 	cfg := config(backend("s", s.URL))
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	code, body, _ := h.post(t, `{"model":"m","stream":true,"messages":[]}`)
 	require.Equal(t, 200, code)
@@ -116,7 +116,7 @@ func TestUpstreamErrorsAreNotCharged(t *testing.T) {
 		fmt.Fprint(w, `{"error":{"message":"max_tokens is too large","type":"invalid_request_error"}}`)
 	})
 	cfg := config(backend("s", s.URL))
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	code, _, _ := h.post(t, chat("m"))
 	require.Equal(t, http.StatusBadRequest, code, "the upstream's 4xx reaches the client")
@@ -140,8 +140,8 @@ func TestMissingUsageIsEstimated(t *testing.T) {
 	cfg := config(backend("s", s.URL), backend("st-no", stNo.URL))
 	r := rule("stream", "primary-fallback", "st-no")
 	r.Match.Models = []string{"streamy"}
-	cfg.Rules = []runtime.Rule{r}
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 40, Window: dur(time.Hour)}}
+	cfg.Rules = []proxyapi.Rule{r}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 40, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	h.post(t, chat("m"))
 	e := h.last(t)
@@ -160,7 +160,7 @@ func TestMissingUsageIsEstimated(t *testing.T) {
 func TestBudgetConcurrency(t *testing.T) {
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 40, Window: dur(time.Hour)}}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 40, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -179,12 +179,12 @@ func TestBudgetConcurrency(t *testing.T) {
 func TestAuditFields(t *testing.T) {
 	ext := newStub(t, "ext", nil)
 	be := backend("ext", ext.URL)
-	be.Kind, be.Tier, be.Provider, be.Model = runtime.KindExternal, "cloud", "openai", "gpt-5"
-	be.Credentials = []runtime.Credential{{Purpose: "apiKey", Env: "LLMKUBE_EXT_OPENAI_API_KEY"}}
-	be.Cost = &runtime.Cost{PromptUSD: "1", CompletionUSD: "2"}
+	be.Kind, be.Tier, be.Provider, be.Model = proxyapi.KindExternal, "cloud", "openai", "gpt-5"
+	be.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_EXT_OPENAI_API_KEY"}}
+	be.Cost = &proxyapi.Cost{PromptUSD: "1", CompletionUSD: "2"}
 	cfg := config(be)
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "ext")}
-	cfg.Policy.Audit = runtime.Audit{Sink: "stdout", IncludeRequestBody: true, CallerHeader: "x-llmkube-client", LogClientAddress: true, TrustedProxyCIDRs: []string{"127.0.0.1"}}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "ext")}
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "stdout", IncludeRequestBody: true, CallerHeader: "x-llmkube-client", LogClientAddress: true, TrustedProxyCIDRs: []string{"127.0.0.1"}}
 	const secret = "sk-very-secret-key"
 	h := start(t, cfg, func(o *Options) {
 		o.Getenv = func(k string) string {
@@ -216,7 +216,7 @@ func TestAuditFields(t *testing.T) {
 	assert.Equal(t, "m", e.Model)
 	assert.Equal(t, "internal", e.Classification)
 	assert.Equal(t, 200, e.Status)
-	assert.Equal(t, runtime.OutcomeOK, e.Outcome)
+	assert.Equal(t, proxyapi.OutcomeOK, e.Outcome)
 	assert.Equal(t, int64(15), e.TotalTokens)
 	assert.Equal(t, "0.00002", e.CostUSD)
 	assert.Len(t, e.Caller, 128)
@@ -231,7 +231,7 @@ func TestAuditFields(t *testing.T) {
 
 	// Without includeRequestBody, and with an untrusted peer, no body and the peer address.
 	cfg2 := config(backend("a", newStub(t, "a", nil).URL))
-	cfg2.Policy.Audit = runtime.Audit{Sink: "stdout", LogClientAddress: true}
+	cfg2.Policy.Audit = proxyapi.Audit{Sink: "stdout", LogClientAddress: true}
 	h2 := start(t, cfg2)
 	h2.post(t, chat("m"), "X-Forwarded-For", "203.0.113.9")
 	e2 := h2.last(t)
@@ -243,7 +243,7 @@ func TestAuditFileSink(t *testing.T) {
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
 	p := filepath.Join(t.TempDir(), "sub", "audit.jsonl")
-	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: p}
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: p}
 	sink, err := NewAuditSink(context.Background(), cfg, io.Discard)
 	require.NoError(t, err)
 	h := start(t, cfg, func(o *Options) { o.Audit = sink })
@@ -256,7 +256,7 @@ func TestAuditFileSink(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	require.Len(t, lines, 3)
-	var e runtime.AuditEntry
+	var e proxyapi.AuditEntry
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &e))
 	assert.Equal(t, "a", e.Backend)
 }
@@ -266,7 +266,7 @@ func TestAuditStdoutSink(t *testing.T) {
 	var mu sync.Mutex
 	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
 	s := NewWriterSink(w, nil)
-	s.Write(&runtime.AuditEntry{Router: "r", Outcome: "ok"})
+	s.Write(&proxyapi.AuditEntry{Router: "r", Outcome: "ok"})
 	require.NoError(t, s.Close(context.Background()))
 	assert.Contains(t, buf.String(), `"outcome":"ok"`)
 	assert.True(t, strings.HasSuffix(buf.String(), "}\n"))
@@ -292,7 +292,7 @@ func TestAuditOTLPSink(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "")
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Audit = runtime.Audit{Sink: "otlp"}
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "otlp"}
 	sink, err := NewAuditSink(context.Background(), cfg, io.Discard)
 	require.NoError(t, err)
 	h := start(t, cfg, func(o *Options) { o.Audit = sink })

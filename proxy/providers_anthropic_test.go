@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmkube/llmkube-compile/providers/providertest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,11 +16,11 @@ import (
 
 const testAnthropicKey = "sk-ant-api03-proxy-test-key-0123456789"
 
-func anthropicBackend(name, url string) runtime.Backend {
+func anthropicBackend(name, url string) proxyapi.Backend {
 	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = runtime.KindExternal, "cloud", "anthropic", "claude-sonnet-4-20250514"
-	b.Credentials = []runtime.Credential{{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"}}
-	b.Cost = &runtime.Cost{PromptUSD: "3", CompletionUSD: "15"}
+	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "anthropic", "claude-sonnet-4-20250514"
+	b.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"}}
+	b.Cost = &proxyapi.Cost{PromptUSD: "3", CompletionUSD: "15"}
 	return b
 }
 
@@ -140,7 +141,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	assert.Equal(t, testAnthropicKey, fake.Last().Header.Get("X-Api-Key"))
 	assert.Empty(t, fake.Last().Header.Get("Authorization"))
 	ent := h.last(t)
-	assert.Equal(t, runtime.OutcomeOK, ent.Outcome)
+	assert.Equal(t, proxyapi.OutcomeOK, ent.Outcome)
 	assert.False(t, ent.TokensEstimated)
 	assert.Equal(t, int64(2095), ent.PromptTokens)
 	assert.Equal(t, int64(503), ent.CompletionTokens)
@@ -171,7 +172,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	assert.Equal(t, int64(561), s.Usage.TotalTokens)
 	assert.True(t, s.Done)
 	ent = h.last(t)
-	assert.Equal(t, runtime.OutcomeOKStream, ent.Outcome)
+	assert.Equal(t, proxyapi.OutcomeOKStream, ent.Outcome)
 	assert.Equal(t, int64(472), ent.PromptTokens)
 	assert.Equal(t, int64(89), ent.CompletionTokens)
 	assert.False(t, ent.TokensEstimated)
@@ -189,7 +190,7 @@ func TestProviderFailover(t *testing.T) {
 	fake := providertest.NewAnthropic(t, testAnthropicKey)
 	local := newStub(t, "local", nil)
 	cfg := config(anthropicBackend("claude", fake.URL), backend("local", local.URL))
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "claude", "local")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "claude", "local")}
 	h := start(t, cfg, withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 	chatBody := `{"model":"x","messages":[{"role":"user","content":"hi"}]}`
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,10 +16,10 @@ const (
 	testBRModel   = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 )
 
-func bedrockBackend(name, url string) runtime.Backend {
+func bedrockBackend(name, url string) proxyapi.Backend {
 	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = runtime.KindExternal, "cloud", "bedrock", testBRModel
-	b.Credentials = []runtime.Credential{
+	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "bedrock", testBRModel
+	b.Credentials = []proxyapi.Credential{
 		{Purpose: "awsAccessKeyId", Env: "LLMKUBE_NOVA_AWS_ACCESS_KEY_ID"},
 		{Purpose: "awsSecretAccessKey", Env: "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY"},
 		{Purpose: "awsSessionToken", Env: "LLMKUBE_NOVA_AWS_SESSION_TOKEN"},
@@ -54,7 +54,7 @@ func TestProviderBedrockThroughProxy(t *testing.T) {
 	assert.Equal(t, "tool_calls", s.Finish)
 	assert.True(t, s.Done)
 	ent = h.last(t)
-	assert.Equal(t, runtime.OutcomeOKStream, ent.Outcome)
+	assert.Equal(t, proxyapi.OutcomeOKStream, ent.Outcome)
 	assert.Equal(t, int64(375), ent.PromptTokens)
 	assert.Equal(t, int64(35), ent.CompletionTokens)
 
@@ -67,7 +67,7 @@ func TestProviderBedrockThroughProxy(t *testing.T) {
 		_, _ = readAll(resp)
 	}
 	ent = h.last(t)
-	assert.Equal(t, runtime.OutcomeUpstreamAborted, ent.Outcome)
+	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, ent.Outcome)
 	assert.Contains(t, ent.Error, "modelStreamErrorException")
 	assert.True(t, h.srv.Engine().Quarantined(st))
 }

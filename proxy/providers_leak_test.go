@@ -12,8 +12,9 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -41,8 +42,8 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 	oai := newStub(t, "oai", nil)
 
 	o := backend("oai", oai.URL)
-	o.Kind, o.Tier, o.Provider, o.Model = runtime.KindExternal, "cloud", "openai", "gpt-4o"
-	o.Credentials = []runtime.Credential{{Purpose: "apiKey", Env: "LLMKUBE_OAI_OPENAI_API_KEY"}}
+	o.Kind, o.Tier, o.Provider, o.Model = proxyapi.KindExternal, "cloud", "openai", "gpt-4o"
+	o.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_OAI_OPENAI_API_KEY"}}
 	// A backend whose Secret holds an unusable service account: logged at
 	// start, without its content.
 	bad := vertexBackend("badgem", gem.URL+"/v1/projects/proj-1/locations/global")
@@ -101,7 +102,7 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 	admin := httptest.NewServer(h.srv.AdminHandler())
 	defer admin.Close()
 	var scraped strings.Builder
-	for _, p := range []string{"/metrics", runtime.StatusPath} {
+	for _, p := range []string{"/metrics", wellknown.StatusPath} {
 		resp, err := http.Get(admin.URL + p)
 		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)

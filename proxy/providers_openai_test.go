@@ -3,7 +3,7 @@ package proxy
 import (
 	"testing"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,8 +18,8 @@ func TestProviderPassThrough(t *testing.T) {
 		{"openai", "OPENAI_API_KEY", up.URL},
 	} {
 		b := backend("ext", tc.url)
-		b.Kind, b.Tier, b.Provider, b.Model = runtime.KindExternal, "cloud", tc.provider, "team/gpt-4o-mini"
-		b.Credentials = []runtime.Credential{{Purpose: "apiKey", Env: "LLMKUBE_EXT_" + tc.key}}
+		b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", tc.provider, "team/gpt-4o-mini"
+		b.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_EXT_" + tc.key}}
 		h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_EXT_" + tc.key: "sk-" + tc.provider}))
 		require.Nil(t, h.srv.backends[0].tr, "no translation for %s", tc.provider)
 

@@ -4,17 +4,17 @@ import (
 	"testing"
 
 	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 const testGemini = "gemini-2.0-flash-001"
 
-func vertexBackend(name, url string) runtime.Backend {
+func vertexBackend(name, url string) proxyapi.Backend {
 	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = runtime.KindExternal, "cloud", "vertex_ai", testGemini
-	b.Credentials = []runtime.Credential{{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}}
+	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "vertex_ai", testGemini
+	b.Credentials = []proxyapi.Credential{{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}}
 	return b
 }
 
@@ -58,7 +58,7 @@ func TestProviderVertexTokenFailure(t *testing.T) {
 	fake.FailTokens.Store(true)
 	local := newStub(t, "local", nil)
 	cfg := config(vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/global"), backend("local", local.URL))
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "gem", "local")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "gem", "local")}
 	h := start(t, cfg, withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
 	code, body, _ := h.post(t, `{"model":"gem","messages":[{"role":"user","content":"hi"}]}`)
 	require.Equal(t, 200, code, body)

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +20,7 @@ func TestMatchingConditions(t *testing.T) {
 	rModels := rule("models", "primary-fallback", "b")
 	rModels.Match.Models = []string{"qwen3-*", "org/*-coder"}
 	rHeader := rule("header", "primary-fallback", "c")
-	rHeader.Match.Headers = []runtime.HeaderMatch{{Name: "x-agent-mode", Value: "on"}}
+	rHeader.Match.Headers = []proxyapi.HeaderMatch{{Name: "x-agent-mode", Value: "on"}}
 	rClass := rule("class", "primary-fallback", "d")
 	rClass.Match.DataClassification = []string{"internal"}
 	rTask := rule("task", "primary-fallback", "e")
@@ -26,7 +28,7 @@ func TestMatchingConditions(t *testing.T) {
 	// Shadowed by "models": first match wins.
 	rLater := rule("later", "primary-fallback", "c")
 	rLater.Match.Models = []string{"qwen3-8b"}
-	cfg.Rules = []runtime.Rule{rModels, rHeader, rClass, rTask, rLater}
+	cfg.Rules = []proxyapi.Rule{rModels, rHeader, rClass, rTask, rLater}
 	h := start(t, cfg)
 
 	cases := []struct {
@@ -63,7 +65,7 @@ func TestRequiredCapabilitiesNeverTried(t *testing.T) {
 	// filters it anyway.
 	r := rule("needs-vision", "primary-fallback", "vision", "plain")
 	r.Match.RequiredCapabilities = []string{"vision"}
-	cfg.Rules = []runtime.Rule{r}
+	cfg.Rules = []proxyapi.Rule{r}
 	cfg.Default.Backend = "plain"
 	h := start(t, cfg)
 	code, body, _ := h.post(t, chat("m"))
@@ -76,7 +78,7 @@ func TestRequiredCapabilitiesNeverTried(t *testing.T) {
 	cfg2 := config(bv, backend("plain", plain.URL))
 	r2 := rule("needs-tools", "primary-fallback", "plain")
 	r2.Match.RequiredCapabilities = []string{"tools"}
-	cfg2.Rules = []runtime.Rule{r2}
+	cfg2.Rules = []proxyapi.Rule{r2}
 	cfg2.Default.Backend = "plain"
 	h2 := start(t, cfg2)
 	code, _, _ = h2.post(t, chat("m"))
@@ -89,7 +91,7 @@ func TestDefaultRouteStrategies(t *testing.T) {
 	ba, bb := backend("a", a.URL), backend("b", b.URL)
 	bb.ModelID = "pretty-b" // displayName
 	cfg := config(ba, bb)
-	cfg.Default = runtime.DefaultRoute{Strategy: "BackendNameMatch", Backend: "a"}
+	cfg.Default = proxyapi.DefaultRoute{Strategy: "BackendNameMatch", Backend: "a"}
 	h := start(t, cfg)
 	_, body, _ := h.post(t, chat("pretty-b"))
 	assert.Equal(t, "b", servedBy(t, body), "BackendNameMatch resolves displayName")
@@ -106,7 +108,7 @@ func TestDefaultRouteStrategies(t *testing.T) {
 
 	// No rule, no default backend: 503.
 	cfg3 := config(backend("a", a.URL))
-	cfg3.Default = runtime.DefaultRoute{Strategy: "Static"}
+	cfg3.Default = proxyapi.DefaultRoute{Strategy: "Static"}
 	h3 := start(t, cfg3)
 	code, body, _ := h3.post(t, chat("x"))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
@@ -121,8 +123,8 @@ func TestNonFailClosedFallsThrough(t *testing.T) {
 	cfg := config(backend("def", def.URL), backend("down", down.URL), backend("next", next.URL))
 	r1 := rule("first", "primary-fallback", "down")
 	r2 := rule("second", "primary-fallback", "next")
-	r2.Match.Headers = []runtime.HeaderMatch{{Name: "x-second", Value: "1"}}
-	cfg.Rules = []runtime.Rule{r1, r2}
+	r2.Match.Headers = []proxyapi.HeaderMatch{{Name: "x-second", Value: "1"}}
+	cfg.Rules = []proxyapi.Rule{r1, r2}
 	h := start(t, cfg)
 	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("down"), false, "probe failed")
 
@@ -139,7 +141,7 @@ func TestFailClosed(t *testing.T) {
 	r := rule("phi", "primary-fallback", "local")
 	r.Match.DataClassification = []string{"phi"}
 	r.FailClosed = true
-	cfg.Rules = []runtime.Rule{r}
+	cfg.Rules = []proxyapi.Rule{r}
 	h := start(t, cfg)
 
 	// Runtime failure of every backend: 503, nothing else tried.
@@ -153,19 +155,19 @@ func TestFailClosed(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, int64(1), local.hits.Load())
 	assert.Equal(t, int64(0), def.hits.Load(), "fail-closed never reaches the default route")
-	assert.Equal(t, runtime.OutcomeFailClosed, h.last(t).Outcome)
+	assert.Equal(t, proxyapi.OutcomeFailClosed, h.last(t).Outcome)
 }
 
 func TestModelsEndpoint(t *testing.T) {
 	a := newStub(t, "a", nil)
 	ba := backend("a", a.URL)
 	ba.ModelID = "display-a"
-	ba.ModelInfo = runtime.ModelInfo{ContextLength: 8192, InputModalities: []string{"text", "image"}, OutputModalities: []string{"text"}}
+	ba.ModelInfo = proxyapi.ModelInfo{ContextLength: 8192, InputModalities: []string{"text", "image"}, OutputModalities: []string{"text"}}
 	bb := backend("b", a.URL)
 	bb.Capabilities = []string{"vision"}
-	bb.ModelInfo = runtime.ModelInfo{}
+	bb.ModelInfo = proxyapi.ModelInfo{}
 	bc := backend("c", a.URL)
-	bc.Kind, bc.Tier, bc.Provider, bc.Model = runtime.KindExternal, "cloud", "openai", "gpt-5"
+	bc.Kind, bc.Tier, bc.Provider, bc.Model = proxyapi.KindExternal, "cloud", "openai", "gpt-5"
 	h := start(t, config(ba, bb, bc))
 	resp, err := h.front.Client().Get(h.front.URL + "/v1/models")
 	require.NoError(t, err)
@@ -198,7 +200,7 @@ func TestModelsEndpoint(t *testing.T) {
 func TestHealthAndAdmin(t *testing.T) {
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 100, Window: dur(3600e9)}}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 100, Window: dur(3600e9)}}
 	h := start(t, cfg)
 	resp, err := http.Get(h.front.URL + "/health")
 	require.NoError(t, err)
@@ -211,15 +213,15 @@ func TestHealthAndAdmin(t *testing.T) {
 
 	admin := httptest.NewServer(h.srv.AdminHandler())
 	defer admin.Close()
-	for path, want := range map[string]int{"/ready": 200, "/metrics": 200, runtime.StatusPath: 200} {
+	for path, want := range map[string]int{"/ready": 200, "/metrics": 200, wellknown.StatusPath: 200} {
 		resp, err := http.Get(admin.URL + path)
 		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, want, resp.StatusCode, path)
 	}
-	resp, err = http.Get(admin.URL + runtime.StatusPath)
+	resp, err = http.Get(admin.URL + wellknown.StatusPath)
 	require.NoError(t, err)
-	var st runtime.Status
+	var st proxyapi.Status
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
 	resp.Body.Close()
 	assert.Equal(t, "r", st.Router.Name)

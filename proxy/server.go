@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"golang.org/x/sync/semaphore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,7 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/llmkube/llmkube-compile/providers"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
@@ -86,7 +88,7 @@ type Options struct {
 
 // Server serves one router config.
 type Server struct {
-	cfg     *runtime.Config
+	cfg     *proxyapi.Config
 	eng     *runtime.Engine
 	budgets *runtime.Budgets
 	log     *slog.Logger
@@ -139,7 +141,7 @@ func (b *backendRT) roundTripper(rt http.RoundTripper) http.RoundTripper {
 }
 
 // New builds a server from a validated config.
-func New(cfg *runtime.Config, opts Options) (*Server, error) {
+func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
@@ -208,7 +210,7 @@ func New(cfg *runtime.Config, opts Options) (*Server, error) {
 				brt.base, _ = url.Parse(tr.BaseURL())
 			}
 		}
-		if b.Kind == runtime.KindExternal && brt.tr == nil {
+		if b.Kind == proxyapi.KindExternal && brt.tr == nil {
 			brt.model = b.Model
 			for _, c := range b.Credentials {
 				if v := opts.Getenv(c.Env); v != "" {
@@ -293,7 +295,7 @@ type modelArc struct {
 
 // modelsJSON renders /v1/models: one entry per published id (displayName ||
 // name), with modelInfo and the reference's modality defaults.
-func modelsJSON(cfg *runtime.Config, created int64) []byte {
+func modelsJSON(cfg *proxyapi.Config, created int64) []byte {
 	seen := map[string]bool{}
 	data := []modelEntry{}
 	for _, b := range cfg.Backends {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +35,7 @@ func TestPrimaryFallbackFailover(t *testing.T) {
 	r.Timeout = dur(200 * time.Millisecond)
 	r4 := rule("client-error", "primary-fallback", "bad", "good")
 	r4.Match.Models = []string{"bad"}
-	cfg.Rules = []runtime.Rule{r4, r}
+	cfg.Rules = []proxyapi.Rule{r4, r}
 	h := start(t, cfg)
 
 	code, body, _ := h.post(t, chat("m"))
@@ -68,7 +68,7 @@ func TestNoFailoverAfterBytes(t *testing.T) {
 	})
 	other := newStub(t, "other", nil)
 	cfg := config(backend("breaks", breaks.URL), backend("other", other.URL))
-	cfg.Rules = []runtime.Rule{rule("r", "primary-fallback", "breaks", "other")}
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "breaks", "other")}
 	h := start(t, cfg)
 	req, _ := http.NewRequest(http.MethodPost, h.front.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
 	resp, err := h.front.Client().Do(req)
@@ -79,7 +79,7 @@ func TestNoFailoverAfterBytes(t *testing.T) {
 	assert.Contains(t, string(b), "partial")
 	assert.Error(t, rerr, "the client sees a broken stream, not a clean end")
 	assert.Equal(t, int64(0), other.hits.Load())
-	assert.Equal(t, runtime.OutcomeUpstreamAborted, h.last(t).Outcome)
+	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, h.last(t).Outcome)
 }
 
 func TestWeighted(t *testing.T) {
@@ -87,7 +87,7 @@ func TestWeighted(t *testing.T) {
 	ba, bb, bz := backend("a", a.URL), backend("b", b.URL), backend("z", z.URL)
 	ba.Weight, bb.Weight, bz.Weight = 3, 1, 0
 	cfg := config(ba, bb, bz)
-	cfg.Rules = []runtime.Rule{rule("w", "weighted", "a", "b", "z")}
+	cfg.Rules = []proxyapi.Rule{rule("w", "weighted", "a", "b", "z")}
 	h := start(t, cfg)
 	const n = 400
 	for range n {
@@ -110,7 +110,7 @@ func TestWeighted(t *testing.T) {
 
 func TestWeightedFailoverNeverRepeats(t *testing.T) {
 	var stubs []*stub
-	var bs []runtime.Backend
+	var bs []proxyapi.Backend
 	var names []string
 	for i := range 3 {
 		n := fmt.Sprintf("f%d", i)
@@ -120,7 +120,7 @@ func TestWeightedFailoverNeverRepeats(t *testing.T) {
 		names = append(names, n)
 	}
 	cfg := config(bs...)
-	cfg.Rules = []runtime.Rule{rule("w", "weighted", names...)}
+	cfg.Rules = []proxyapi.Rule{rule("w", "weighted", names...)}
 	h := start(t, cfg)
 	code, _, _ := h.post(t, chat("m"))
 	assert.Equal(t, http.StatusBadGateway, code)
@@ -139,8 +139,8 @@ func TestShadow(t *testing.T) {
 	})
 	mirrorBad := newStub(t, "mirror-bad", statusHandler(500))
 	cfg := config(backend("primary", primary.URL), backend("mirror-ok", mirrorOK.URL), backend("mirror-bad", mirrorBad.URL))
-	cfg.Rules = []runtime.Rule{rule("s", "shadow", "primary", "mirror-ok", "mirror-bad")}
-	cfg.Policy.Budgets = []runtime.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
+	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "primary", "mirror-ok", "mirror-bad")}
+	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1000, Window: dur(time.Hour)}}
 	h := start(t, cfg)
 	code, body, _ := h.post(t, chat("m"))
 	require.Equal(t, 200, code)
@@ -173,7 +173,7 @@ func TestShadowAtMostFourPerBackend(t *testing.T) {
 		okHandler("slow")(w, r)
 	})
 	cfg := config(backend("primary", primary.URL), backend("slow", slow.URL))
-	cfg.Rules = []runtime.Rule{rule("s", "shadow", "primary", "slow")}
+	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "primary", "slow")}
 	h := start(t, cfg)
 	for range 10 {
 		code, _, _ := h.post(t, chat("m"))
@@ -206,7 +206,7 @@ func TestStalledShadowCopyIsCut(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	cfg := config(backend("primary", primary.URL), backend("stall", stall.URL))
 	cfg.Timeouts.StreamIdle = dur(0)
-	cfg.Rules = []runtime.Rule{rule("s", "shadow", "primary", "stall")}
+	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "primary", "stall")}
 	h := start(t, cfg)
 	h.srv.shadowIdle = 20 * time.Millisecond
 	code, _, _ := h.post(t, chat("m"))
@@ -228,7 +228,7 @@ func TestHeaderTimeoutResolution(t *testing.T) {
 	rLong := rule("long", "primary-fallback", "a", "b")
 	rLong.Timeout = dur(time.Minute)
 	rNone := rule("none", "primary-fallback", "a", "b")
-	cfg.Rules = []runtime.Rule{rShort, rLong, rNone}
+	cfg.Rules = []proxyapi.Rule{rShort, rLong, rNone}
 	h := start(t, cfg)
 	eng := h.srv.Engine()
 	rs := eng.Rules()
@@ -252,7 +252,7 @@ func TestLongHealthyStreamNotCut(t *testing.T) {
 	assert.Equal(t, 12, strings.Count(body, `"content":"s-`))
 	assert.Contains(t, body, "[DONE]")
 	e := h.last(t)
-	assert.Equal(t, runtime.OutcomeOKStream, e.Outcome)
+	assert.Equal(t, proxyapi.OutcomeOKStream, e.Outcome)
 	assert.GreaterOrEqual(t, e.LatencyMs, 12*50.0, "latency covers the whole stream")
 }
 
@@ -280,7 +280,7 @@ func TestStreamIdleTimeout(t *testing.T) {
 	resp.Body.Close()
 	assert.Error(t, err, "the silent stream is aborted")
 	e := h.last(t)
-	assert.Equal(t, runtime.OutcomeStreamIdle, e.Outcome)
+	assert.Equal(t, proxyapi.OutcomeStreamIdle, e.Outcome)
 	assert.True(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("s")), "the silent endpoint is quarantined")
 }
 

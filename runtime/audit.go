@@ -1,63 +1,9 @@
 package runtime
 
 import (
-	"encoding/json"
 	"net/netip"
 	"strings"
-	"time"
 )
-
-// Audit outcomes.
-const (
-	OutcomeOK               = "ok"
-	OutcomeOKStream         = "ok_stream"
-	OutcomeNoRoute          = "no_route"
-	OutcomeFailClosed       = "fail_closed"
-	OutcomeAllFailed        = "all_backends_failed"
-	OutcomeBudgetExceeded   = "budget_exceeded"
-	OutcomeBadRequest       = "bad_request"
-	OutcomeTooLarge         = "too_large"
-	OutcomeClientCancelled  = "client_cancelled"
-	OutcomeStreamIdle       = "stream_idle_timeout"
-	OutcomeUpstreamAborted  = "upstream_aborted"
-	OutcomeShutdownDeadline = "shutdown_deadline"
-	// OutcomeBodyBusy: the request-body memory budget stayed full for the body read timeout.
-	OutcomeBodyBusy = "body_memory_busy"
-)
-
-// AuditEntry is one audit record: one per request, written as one JSON object.
-type AuditEntry struct {
-	Time           time.Time `json:"time"`
-	Router         string    `json:"router"`
-	Namespace      string    `json:"namespace"`
-	Path           string    `json:"path"`
-	Rule           string    `json:"rule,omitempty"`
-	Backend        string    `json:"backend,omitempty"`
-	Tier           string    `json:"tier,omitempty"`
-	Model          string    `json:"model,omitempty"`
-	Classification string    `json:"classification,omitempty"`
-	TaskComplexity string    `json:"taskComplexity,omitempty"`
-	Stream         bool      `json:"stream"`
-	Status         int       `json:"status"`
-	Outcome        string    `json:"outcome"`
-	// LatencyMs is the whole request, including a streamed body.
-	LatencyMs float64 `json:"latencyMs"`
-	// FirstTokenMs is the time to the first response body byte.
-	FirstTokenMs     float64 `json:"firstTokenMs,omitempty"`
-	Attempts         int     `json:"attempts"`
-	PromptTokens     int64   `json:"promptTokens"`
-	CompletionTokens int64   `json:"completionTokens"`
-	TotalTokens      int64   `json:"totalTokens"`
-	TokensEstimated  bool    `json:"tokensEstimated,omitempty"`
-	CostUSD          string  `json:"costUSD"`
-	Budget           string  `json:"budget,omitempty"`
-	Promoted         bool    `json:"sloPromoted,omitempty"`
-	Caller           string  `json:"caller,omitempty"`
-	Client           string  `json:"client,omitempty"`
-	Error            string  `json:"error,omitempty"`
-	// RequestBody is the client's request body, only with includeRequestBody.
-	RequestBody json.RawMessage `json:"requestBody,omitempty"`
-}
 
 // MaxCallerBytes is the length an audit caller is cut to.
 const MaxCallerBytes = 128

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // Money is an amount in picodollars (1e-12 USD). Prices and caps are exact
@@ -63,7 +65,7 @@ type Price struct {
 }
 
 // ParsePrice reads a backend's costPerMillionTokens; nil means free.
-func ParsePrice(c *Cost) (Price, error) {
+func ParsePrice(c *proxyapi.Cost) (Price, error) {
 	if c == nil {
 		return Price{}, nil
 	}
@@ -99,7 +101,7 @@ type Budgets struct {
 }
 
 type budget struct {
-	cfg       Budget
+	cfg       proxyapi.Budget
 	maxTokens int64
 	maxUSD    Money
 	width     int64 // bucket width in nanoseconds
@@ -117,7 +119,7 @@ type counter struct {
 }
 
 // NewBudgets compiles the budgets of a config.
-func NewBudgets(cfg []Budget, now func() time.Time) (*Budgets, error) {
+func NewBudgets(cfg []proxyapi.Budget, now func() time.Time) (*Budgets, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -127,11 +129,8 @@ func NewBudgets(cfg []Budget, now func() time.Time) (*Budgets, error) {
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", c.Name, err)
 		}
-		w := c.Window.Duration
-		if w <= 0 {
-			w = time.Hour
-		}
-		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(w)/budgetBuckets, 1), teamKey: canonical(orDefault(c.HeaderKey, "x-llmkube-team"))}
+		// Window and HeaderKey are set: proxyapi.Config.SetDefaults ran at load.
+		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(c.Window.Duration)/budgetBuckets, 1), teamKey: canonical(c.HeaderKey)}
 		if c.Scope == "team" {
 			b.teams = map[string]*counter{}
 		} else {
@@ -309,9 +308,9 @@ func (b *budget) check(team string, now int64) (time.Duration, bool) {
 }
 
 // Status reports every budget's use over its window.
-func (bs *Budgets) Status() []BudgetStatus {
+func (bs *Budgets) Status() []proxyapi.BudgetStatus {
 	now := bs.now().UnixNano()
-	out := make([]BudgetStatus, 0, len(bs.budgets))
+	out := make([]proxyapi.BudgetStatus, 0, len(bs.budgets))
 	for _, b := range bs.budgets {
 		b.mu.Lock()
 		_, ep := b.slot(now)
@@ -338,7 +337,7 @@ func (bs *Budgets) Status() []BudgetStatus {
 			add(c)
 		}
 		b.mu.Unlock()
-		out = append(out, BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: usd.String(), Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
+		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: usd.String(), Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
 	}
 	return out
 }

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // Strategy names.
@@ -19,9 +22,6 @@ const (
 	StrategyWeighted        = "weighted"
 	StrategyShadow          = "shadow"
 )
-
-// TaskComplexityHeader carries the task-complexity hint.
-const TaskComplexityHeader = "x-llmkube-task-complexity"
 
 // DefaultRuleName labels requests served by the default route (or by
 // BackendNameMatch) in metrics and audit entries.
@@ -63,7 +63,7 @@ type EngineOptions struct {
 // Engine routes requests and keeps backend health. It is safe for
 // concurrent use.
 type Engine struct {
-	cfg           *Config
+	cfg           *proxyapi.Config
 	now           func() time.Time
 	backends      []*BackendState
 	byName        map[string]*BackendState
@@ -82,10 +82,9 @@ type Engine struct {
 
 // BackendState is a backend's config plus its live health.
 type BackendState struct {
-	Config *Backend
+	Config *proxyapi.Backend
 	// Index is the backend's position in the config.
 	Index int
-	caps  map[string]bool
 
 	// staticErr is set when the backend can never serve (unsupported
 	// provider, missing credential). It is fixed at start.
@@ -103,7 +102,7 @@ type BackendState struct {
 
 // RuleState is a compiled rule.
 type RuleState struct {
-	Config   *Rule
+	Config   *proxyapi.Rule
 	Index    int
 	backends []*BackendState
 	globs    []string
@@ -121,7 +120,10 @@ type headerMatch struct {
 // NewEngine compiles a validated config. getenv reads credential variables
 // (os.Getenv in production); a backend whose credential variable is empty is
 // never eligible and says why in its status.
-func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
+func NewEngine(cfg *proxyapi.Config, opts EngineOptions) (*Engine, error) {
+	// The contract's own defaults, applied once (Parse has already applied
+	// them to a loaded file; a config built in code gets them here).
+	cfg.SetDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -130,9 +132,9 @@ func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
 		now:           opts.Now,
 		byName:        map[string]*BackendState{},
 		byModel:       map[string]*BackendState{},
-		classKey:      textproto.CanonicalMIMEHeaderKey(orDefault(cfg.Policy.Classification.HeaderKey, "x-llmkube-classification")),
+		classKey:      textproto.CanonicalMIMEHeaderKey(cfg.Policy.Classification.HeaderKey),
 		sensitive:     map[string]bool{},
-		taskKey:       textproto.CanonicalMIMEHeaderKey(TaskComplexityHeader),
+		taskKey:       textproto.CanonicalMIMEHeaderKey(wellknown.TaskComplexityHeader),
 		nameMatch:     cfg.Default.Strategy == "BackendNameMatch",
 		quarantine:    cfg.Timeouts.Quarantine.Duration,
 		headerTimeout: cfg.Timeouts.ResponseHeader.Duration,
@@ -153,10 +155,7 @@ func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
 	}
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
-		s := &BackendState{Config: b, Index: i, caps: map[string]bool{}}
-		for _, c := range b.Capabilities {
-			s.caps[c] = true
-		}
+		s := &BackendState{Config: b, Index: i}
 		s.probeOK.Store(true)
 		if msg := staticProblem(b, opts.Getenv); msg != "" {
 			s.staticErr = msg
@@ -204,45 +203,32 @@ func NewEngine(cfg *Config, opts EngineOptions) (*Engine, error) {
 	return e, nil
 }
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
 // staticProblem reports why a backend can never serve with this build.
-func staticProblem(b *Backend, getenv func(string) string) string {
-	if b.Kind == KindExternal {
-		switch b.Provider {
-		case "openai", "litellm", "", "anthropic", "bedrock", "vertex_ai":
-		default:
+func staticProblem(b *proxyapi.Backend, getenv func(string) string) string {
+	if b.Kind == proxyapi.KindExternal {
+		if _, known := wellknown.Providers[b.Provider]; !known && b.Provider != "" {
 			return fmt.Sprintf("provider %q is not supported by this router-proxy", b.Provider)
 		}
 	}
 	if getenv != nil {
 		region := ""
 		for _, c := range b.Credentials {
-			if c.Purpose == "awsRegion" {
+			if c.Purpose == wellknown.PurposeAWSRegion {
 				region = getenv(c.Env)
 			}
-			if getenv(c.Env) == "" && !optionalCredential[c.Purpose] {
+			if getenv(c.Env) == "" && !wellknown.OptionalCredential(c.Purpose) {
 				return fmt.Sprintf("credential %s is not set (environment variable %s)", c.Purpose, c.Env)
 			}
 		}
-		if b.Kind == KindExternal && b.Provider == "bedrock" && b.URL == "" && region == "" {
+		if b.Kind == proxyapi.KindExternal && b.Provider == wellknown.ProviderBedrock && b.URL == "" && region == "" {
 			return "bedrock backend has no url and credential awsRegion is not set"
 		}
 	}
 	return ""
 }
 
-// optionalCredential are the Secret keys a backend can serve without
-// (compiler credentialKeys marks them optional).
-var optionalCredential = map[string]bool{"awsSessionToken": true, "awsRegion": true}
-
 // Config returns the engine's config.
-func (e *Engine) Config() *Config { return e.cfg }
+func (e *Engine) Config() *proxyapi.Config { return e.cfg }
 
 // Backends returns every backend in config order.
 func (e *Engine) Backends() []*BackendState { return e.backends }
@@ -255,12 +241,7 @@ func (e *Engine) Rules() []*RuleState { return e.rules }
 
 // HasCapabilities reports whether the backend advertises every capability.
 func (b *BackendState) HasCapabilities(req []string) bool {
-	for _, c := range req {
-		if !b.caps[c] {
-			return false
-		}
-	}
-	return true
+	return wellknown.HasCapabilities(b.Config.Capabilities, req)
 }
 
 // StaticProblem says why the backend can never serve with this process
@@ -327,7 +308,7 @@ func (e *Engine) Matches(r *RuleState, req *Request) bool {
 	if len(r.globs) > 0 {
 		ok := false
 		for _, g := range r.globs {
-			if Glob(g, req.Model) {
+			if wellknown.Glob(g, req.Model) {
 				ok = true
 				break
 			}
@@ -348,43 +329,6 @@ func (e *Engine) Matches(r *RuleState, req *Request) bool {
 		return false
 	}
 	return true
-}
-
-// Glob matches s against pattern: '*' matches any run of bytes (including
-// '/'), '?' any single byte, everything else itself.
-func Glob(pattern, s string) bool {
-	px, sx := 0, 0
-	starP, starS := -1, 0
-	for sx < len(s) {
-		if px < len(pattern) {
-			switch c := pattern[px]; c {
-			case '*':
-				starP, starS = px, sx
-				px++
-				continue
-			case '?':
-				px++
-				sx++
-				continue
-			default:
-				if c == s[sx] {
-					px++
-					sx++
-					continue
-				}
-			}
-		}
-		if starP < 0 {
-			return false
-		}
-		px = starP + 1
-		starS++
-		sx = starS
-	}
-	for px < len(pattern) && pattern[px] == '*' {
-		px++
-	}
-	return px == len(pattern)
 }
 
 // Route is the outcome of routing one request: a rule (or the default
@@ -556,14 +500,14 @@ func (rt *Route) ShadowTargets(served *BackendState) []*BackendState {
 // HeaderTimeout resolves the response-header timeout of a dispatch:
 // rule.timeout || backend.timeout || the proxy default, capped at the default.
 func (e *Engine) HeaderTimeout(rule *RuleState, b *BackendState) time.Duration {
-	d := e.headerTimeout
-	switch {
-	case rule != nil && rule.Config.Timeout.Duration > 0:
-		d = rule.Config.Timeout.Duration
-	case b != nil && b.Config.Timeout.Duration > 0:
-		d = b.Config.Timeout.Duration
+	var fromRule, fromBackend time.Duration
+	if rule != nil {
+		fromRule = rule.Config.Timeout.Duration
 	}
-	return min(d, e.headerTimeout)
+	if b != nil {
+		fromBackend = b.Config.Timeout.Duration
+	}
+	return wellknown.HeaderTimeout(fromRule, fromBackend, e.headerTimeout)
 }
 
 // StreamIdle is the stream idle timeout; 0 disables it.
@@ -655,8 +599,8 @@ func (e *Engine) Quarantined(b *BackendState) bool {
 }
 
 // Status returns the backend's status entry.
-func (e *Engine) Status(b *BackendState) BackendStatus {
-	s := BackendStatus{Name: b.Config.Name, Healthy: b.Healthy(), Quarantined: e.Quarantined(b)}
+func (e *Engine) Status(b *BackendState) proxyapi.BackendStatus {
+	s := proxyapi.BackendStatus{Name: b.Config.Name, Healthy: b.Healthy(), Quarantined: e.Quarantined(b)}
 	if t := b.lastProbe.Load(); t != 0 {
 		s.LastProbeTime = time.Unix(0, t).UTC()
 	}

@@ -7,22 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func TestGlob(t *testing.T) {
-	for _, c := range []struct {
-		p, s string
-		want bool
-	}{
-		{"qwen3-*", "qwen3-8b", true}, {"qwen3-*", "qwen2", false}, {"*", "", true}, {"*", "a/b", true},
-		{"*coder*", "org/coder-7b", true}, {"gpt-?", "gpt-5", true}, {"gpt-?", "gpt-55", false},
-		{"a*b*c", "axxbyyc", true}, {"a*b*c", "axxbyy", false}, {"exact", "exact", true}, {"exact", "exactly", false},
-	} {
-		assert.Equal(t, c.want, Glob(c.p, c.s), "%q ~ %q", c.p, c.s)
-	}
-}
 
 func TestSanitizeCaller(t *testing.T) {
 	assert.Equal(t, "svc-a", SanitizeCaller("svc-a"))
@@ -66,7 +54,7 @@ func TestMoney(t *testing.T) {
 	m, err := ParseUSD("0.03")
 	require.NoError(t, err)
 	assert.Equal(t, "0.03", m.String())
-	p, err := ParsePrice(&Cost{PromptUSD: "3", CompletionUSD: "0.0000001"})
+	p, err := ParsePrice(&proxyapi.Cost{PromptUSD: "3", CompletionUSD: "0.0000001"})
 	require.NoError(t, err)
 	assert.Equal(t, Money(3e6), p.Prompt)
 	assert.Equal(t, Money(1), p.Completion, "rounded up, never zero")
@@ -77,7 +65,7 @@ func TestMoney(t *testing.T) {
 func TestBudgetWindowAndRetryAfter(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	clock := func() time.Time { return now }
-	bs, err := NewBudgets([]Budget{{Name: "b", Scope: "router", MaxTokens: 100, Window: Duration{time.Minute}}}, clock)
+	bs, err := NewBudgets([]proxyapi.Budget{{Name: "b", Scope: "router", MaxTokens: 100, Window: proxyapi.Duration{time.Minute}}}, clock)
 	require.NoError(t, err)
 	ch, ex := bs.Admit("x", nil)
 	require.Nil(t, ex)
@@ -95,16 +83,16 @@ func TestBudgetWindowAndRetryAfter(t *testing.T) {
 }
 
 func TestRouteFallThroughAndFailClosed(t *testing.T) {
-	cfg := &Config{APIVersion: APIVersion, Timeouts: Timeouts{ResponseHeader: Duration{time.Minute}},
-		Backends: []Backend{
-			{Name: "a", Kind: KindLocal, Tier: "local", URL: "http://a", Weight: 1},
-			{Name: "b", Kind: KindLocal, Tier: "local", URL: "http://b", Weight: 1},
+	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{time.Minute}},
+		Backends: []proxyapi.Backend{
+			{Name: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: "http://a", Weight: 1},
+			{Name: "b", Kind: proxyapi.KindLocal, Tier: "local", URL: "http://b", Weight: 1},
 		},
-		Rules: []Rule{
-			{Name: "closed", Backends: []string{"a"}, Strategy: "primary-fallback", FailClosed: true, Match: Match{DataClassification: []string{"pii"}}},
+		Rules: []proxyapi.Rule{
+			{Name: "closed", Backends: []string{"a"}, Strategy: "primary-fallback", FailClosed: true, Match: proxyapi.Match{DataClassification: []string{"pii"}}},
 			{Name: "open", Backends: []string{"a"}, Strategy: "primary-fallback"},
 		},
-		Default: DefaultRoute{Strategy: "Static", Backend: "b"},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "b"},
 	}
 	e, err := NewEngine(cfg, EngineOptions{})
 	require.NoError(t, err)
@@ -121,18 +109,18 @@ func TestRouteFallThroughAndFailClosed(t *testing.T) {
 }
 
 // benchConfig is 20 rules; the request matches only the last one.
-func benchConfig() *Config {
-	cfg := &Config{APIVersion: APIVersion, Timeouts: Timeouts{ResponseHeader: Duration{time.Minute}},
-		Default: DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"}}
+func benchConfig() *proxyapi.Config {
+	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{time.Minute}},
+		Default: proxyapi.DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"}}
 	for i := range 4 {
-		cfg.Backends = append(cfg.Backends, Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: KindLocal, Tier: "local", URL: "http://x", Weight: int32(i + 1), Capabilities: []string{"tools"}})
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: "http://x", Weight: int32(i + 1), Capabilities: []string{"tools"}})
 	}
 	for i := range 19 {
-		cfg.Rules = append(cfg.Rules, Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback",
-			Match: Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}, RequiredCapabilities: []string{"tools"}}})
+		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback",
+			Match: proxyapi.Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}, RequiredCapabilities: []string{"tools"}}})
 	}
-	cfg.Rules = append(cfg.Rules, Rule{Name: "last", Backends: []string{"b0", "b1", "b2", "b3"}, Strategy: "weighted",
-		Match: Match{Models: []string{"target-*"}, Headers: []HeaderMatch{{Name: "x-tenant", Value: "gold"}}, TaskComplexity: "complex"}})
+	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "last", Backends: []string{"b0", "b1", "b2", "b3"}, Strategy: "weighted",
+		Match: proxyapi.Match{Models: []string{"target-*"}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: "gold"}}, TaskComplexity: "complex"}})
 	return cfg
 }
 
@@ -172,12 +160,6 @@ func BenchmarkRouteParallel(b *testing.B) {
 			rt.Next()
 		}
 	})
-}
-
-func BenchmarkGlob(b *testing.B) {
-	for b.Loop() {
-		Glob("*coder*-instruct-?", "org/deepseek-coder-v2-instruct-q")
-	}
 }
 
 func TestImplausibleUsageIsMissing(t *testing.T) {

@@ -18,14 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
-func hc() runtime.HealthCheck {
-	return runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: 200 * time.Millisecond}, Timeout: runtime.Duration{Duration: time.Second}}
+func hc() proxyapi.HealthCheck {
+	return proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 200 * time.Millisecond}, Timeout: proxyapi.Duration{Duration: time.Second}}
 }
 
 // TestFailClosedCountsEveryClassificationValue: a sensitive value anywhere
@@ -47,22 +46,22 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	downURL := down.URL
 	down.Close() // the local backend is down: connection refused
 
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Minute}},
-		Backends: []runtime.Backend{
-			{Name: "local", ModelID: "llama", Kind: runtime.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: hc()},
-			{Name: "cloud", ModelID: "gpt-5", Kind: runtime.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: hc()},
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Backends: []proxyapi.Backend{
+			{Name: "local", ModelID: "llama", Kind: proxyapi.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: hc()},
+			{Name: "cloud", ModelID: "gpt-5", Kind: proxyapi.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: hc()},
 		},
-		Rules: []runtime.Rule{
-			{Name: "pii-local", Match: runtime.Match{DataClassification: []string{"pii", "phi"}}, Backends: []string{"local"}, Strategy: "primary-fallback", PoolActivation: "Wait", FailClosed: true},
-			{Name: "gpt", Match: runtime.Match{Models: []string{"gpt-5"}}, Backends: []string{"cloud"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
+		Rules: []proxyapi.Rule{
+			{Name: "pii-local", Match: proxyapi.Match{DataClassification: []string{"pii", "phi"}}, Backends: []string{"local"}, Strategy: "primary-fallback", PoolActivation: "Wait", FailClosed: true},
+			{Name: "gpt", Match: proxyapi.Match{Models: []string{"gpt-5"}}, Backends: []string{"cloud"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
 		},
-		Default: runtime.DefaultRoute{Strategy: "Static", Backend: "cloud"},
-		Policy: runtime.Policy{
-			Classification: runtime.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
-			Audit:          runtime.Audit{Sink: "stdout"},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "cloud"},
+		Policy: proxyapi.Policy{
+			Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
+			Audit:          proxyapi.Audit{Sink: "stdout"},
 		},
 	}
 	p := startProxy(t, cfg)
@@ -131,13 +130,13 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 	}))
 	defer up.Close()
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Minute}},
-		Backends:   []runtime.Backend{{Name: "ext", ModelID: "alias", Kind: runtime.KindExternal, Provider: "openai", Tier: "cloud", URL: up.URL, Model: "gpt-x", Weight: 1}},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "ext"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Backends:   []proxyapi.Backend{{Name: "ext", ModelID: "alias", Kind: proxyapi.KindExternal, Provider: "openai", Tier: "cloud", URL: up.URL, Model: "gpt-x", Weight: 1}},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "ext"},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
 	p := startProxy(t, cfg)
 	prefix, suffix := `{"model":"alias","messages":[{"role":"user","content":"`, `"}]}`
@@ -175,7 +174,7 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 func TestSlowClientDoesNotQuarantine(t *testing.T) {
 	big := bytes.Repeat([]byte("x"), 64<<20)
 	up := bigOrSmall(t, big, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	cfg := oneBackend(up.URL, runtime.KindLocal)
+	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	cfg.Timeouts.StreamIdle.Duration = 300 * time.Millisecond
 	p := startProxy(t, cfg, "--client-write-timeout", "20s")
 	conn, err := net.Dial("tcp", p.listen)
@@ -196,18 +195,18 @@ func TestSlowClientDoesNotQuarantine(t *testing.T) {
 	assert.Equal(t, 200, code, "the backend was quarantined for the client's stall: %s", body)
 }
 
-func oneBackend(url string, kind string) *runtime.Config {
-	b := runtime.Backend{Name: "a", ModelID: "a", Kind: kind, Tier: "local", URL: url, Weight: 1}
-	if kind == runtime.KindExternal {
+func oneBackend(url string, kind string) *proxyapi.Config {
+	b := proxyapi.Backend{Name: "a", ModelID: "a", Kind: kind, Tier: "local", URL: url, Weight: 1}
+	if kind == proxyapi.KindExternal {
 		b.Provider, b.Tier, b.Model = "openai", "cloud", "gpt-x"
 	}
-	return &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: 10 * time.Second}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Minute}},
-		Backends:   []runtime.Backend{b},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	return &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Backends:   []proxyapi.Backend{b},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
 }
 
@@ -242,14 +241,14 @@ func TestWhatUpstreamsReceive(t *testing.T) {
 		return resp
 	}
 
-	local := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	local := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
 	resp := send(local)
 	h := <-got
 	assert.Empty(t, h.Get("X-Client-Hop"), "a header named by Connection is hop-by-hop")
 	assert.Equal(t, "t", h.Get("X-Llmkube-Team"), "a local backend receives the client's headers")
 	assert.Empty(t, resp.Header.Get("X-Upstream-Hop"), "and so in the response")
 
-	ext := startProxy(t, oneBackend(up.URL, runtime.KindExternal))
+	ext := startProxy(t, oneBackend(up.URL, proxyapi.KindExternal))
 	send(ext)
 	h = <-got
 	for k := range h {
@@ -278,7 +277,7 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 		time.Sleep(5 * time.Second)
 	}))
 	defer up.Close()
-	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
 	client := &http.Client{Timeout: 4 * time.Second}
 	resp, err := client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a"}`))
 	require.NoError(t, err, "the client hung on a relayed upgrade")
@@ -289,7 +288,7 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 // TestMalformedChunkedBodyIs400: the client is told, and the audit agrees.
 func TestMalformedChunkedBodyIs400(t *testing.T) {
 	up := newUpstream(t, "a")
-	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -308,7 +307,7 @@ func TestMalformedChunkedBodyIs400(t *testing.T) {
 // the upstream reads does.
 func TestModelKeyIsExact(t *testing.T) {
 	up := newUpstream(t, "a")
-	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
 	code, body := p.post(t, `{"MODEL":"a"}`)
 	assert.Equal(t, 400, code, body)
 	assert.Contains(t, body, "model_required")
@@ -321,7 +320,7 @@ func TestModelKeyIsExact(t *testing.T) {
 // §6.1), so a smuggled second request never runs.
 func TestConflictingFramingClosesTheConnection(t *testing.T) {
 	up := newUpstream(t, "a")
-	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal))
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -346,7 +345,7 @@ func TestConflictingFramingClosesTheConnection(t *testing.T) {
 // byte is answered 408 at the body read timeout.
 func TestTrickledBodyIsCut(t *testing.T) {
 	up := newUpstream(t, "a")
-	p := startProxy(t, oneBackend(up.URL, runtime.KindLocal), "--body-read-timeout", "1s")
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--body-read-timeout", "1s")
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
 	defer conn.Close()
@@ -364,9 +363,9 @@ func TestTrickledBodyIsCut(t *testing.T) {
 // usage with a negative count neither crashes the handler nor is trusted.
 func TestHostileRequestAuditBounded(t *testing.T) {
 	up := bigOrSmall(t, bytes.Repeat([]byte("y"), 32<<20), `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
-	cfg := oneBackend(up.URL, runtime.KindLocal)
+	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	cfg.Backends[0].ModelID = strings.Repeat("m", 100<<10)
-	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
 	p := startProxy(t, cfg, "--client-write-timeout", "1s")
 
 	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 500<<10))
@@ -414,8 +413,8 @@ func TestLargeResponseUsageIsRead(t *testing.T) {
 	big := append([]byte(`{"data":[{"embedding":[`), bytes.Repeat([]byte("0.1,"), 2<<20)...)
 	big = append(big, []byte(`0.1]}],"model":"e5","usage":{"prompt_tokens":15,"total_tokens":15}}`)...)
 	up := bigOrSmall(t, big, `{}`)
-	cfg := oneBackend(up.URL, runtime.KindLocal)
-	cfg.Policy.Audit = runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	cfg := oneBackend(up.URL, proxyapi.KindLocal)
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
 	p := startProxy(t, cfg)
 	code, _ := p.post(t, `{"model":"a"}`, "X-Big", "1")
 	require.Equal(t, 200, code)

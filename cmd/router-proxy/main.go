@@ -23,11 +23,12 @@ import (
 	// CA roots for https providers when the image has no system trust store.
 	_ "golang.org/x/crypto/x509roots/fallback"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 func main() {
@@ -44,9 +45,9 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("router-proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configPath := fs.String("config", "/etc/llmkube/router/config.json", "router-proxy config (JSON, apiVersion "+runtime.APIVersion+")")
+	configPath := fs.String("config", "/etc/llmkube/router/config.json", "router-proxy config (JSON, apiVersion "+proxyapi.APIVersion+")")
 	listen := fs.String("listen", ":8080", "serving address (OpenAI API and /health)")
-	admin := fs.String("admin-listen", ":9090", "admin address (/metrics, /ready, "+runtime.StatusPath+"); empty disables it")
+	admin := fs.String("admin-listen", fmt.Sprintf(":%d", wellknown.AdminPort), "admin address (/metrics, /ready, "+wellknown.StatusPath+"); empty disables it")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and streams may finish after SIGTERM")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution (default: in-cluster config; only read when a backend uses resolution: endpoint)")
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		debug.SetMemoryLimit(160 << 20)
 	}
 
-	cfg, err := runtime.Load(*configPath)
+	cfg, err := proxyapi.Load(*configPath)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,10 +72,10 @@ type proc struct {
 }
 
 // startProxy runs the real binary on cfg and waits until /ready answers 200.
-func startProxy(t *testing.T, cfg *runtime.Config, extra ...string) *proc {
+func startProxy(t *testing.T, cfg *proxyapi.Config, extra ...string) *proc {
 	t.Helper()
 	bin, _ := binaries(t)
-	b, err := runtime.Marshal(cfg)
+	b, err := proxyapi.Marshal(cfg)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
@@ -178,13 +179,13 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, raw)
-	cfg, err := runtime.Parse(strings.NewReader(raw))
+	cfg, err := proxyapi.Parse(strings.NewReader(raw))
 	require.NoError(t, err)
 
 	ups := map[string]*upstream{}
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
-		if b.Kind == runtime.KindLocal {
+		if b.Kind == proxyapi.KindLocal {
 			ups[b.Name] = newUpstream(t, b.Name)
 			b.URL = ups[b.Name].URL
 		}
@@ -214,13 +215,13 @@ func TestEndToEnd(t *testing.T) {
 	assert.Contains(t, body, "budget_exceeded")
 	code, _ = p.post(t, `{"model":"unknown"}`, "x-llmkube-team", "blue")
 	assert.Equal(t, 200, code)
-	resp, err := http.Get("http://" + p.admin + runtime.StatusPath)
+	resp, err := http.Get("http://" + p.admin + wellknown.StatusPath)
 	require.NoError(t, err)
-	var st runtime.Status
+	var st proxyapi.Status
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
 	resp.Body.Close()
 	assert.Equal(t, "platform", st.Router.Name)
-	byName := map[string]runtime.BudgetStatus{}
+	byName := map[string]proxyapi.BudgetStatus{}
 	for _, b := range st.Budgets {
 		byName[b.Name] = b
 	}
@@ -258,9 +259,9 @@ func TestEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(f)), "\n")
 	assert.Len(t, lines, 10)
-	var last runtime.AuditEntry
+	var last proxyapi.AuditEntry
 	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
-	assert.Equal(t, runtime.OutcomeFailClosed, last.Outcome)
+	assert.Equal(t, proxyapi.OutcomeFailClosed, last.Outcome)
 	assert.Equal(t, "phi-local", last.Rule)
 	assert.Equal(t, "phi", last.Classification)
 }
@@ -281,13 +282,13 @@ func TestShutdownDrainsStreams(t *testing.T) {
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"last\"}}]}\n\ndata: [DONE]\n\n")
 	}))
 	defer up.Close()
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: "ns"},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}, StreamIdle: runtime.Duration{Duration: time.Minute}, Quarantine: runtime.Duration{Duration: time.Second}},
-		Backends:   []runtime.Backend{{Name: "a", ModelID: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}}}},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "stdout"}},
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Second}},
+		Backends:   []proxyapi.Backend{{Name: "a", ModelID: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}}},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
 	p := startProxy(t, cfg, "--shutdown-timeout", "1m")
 	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))
@@ -334,12 +335,12 @@ func TestShutdownDeadline(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer up.Close()
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: time.Minute}},
-		Backends:   []runtime.Backend{{Name: "a", Kind: runtime.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
-		Default:    runtime.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     runtime.Policy{Audit: runtime.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
+		Backends:   []proxyapi.Backend{{Name: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
+		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
 	}
 	p := startProxy(t, cfg, "--shutdown-timeout", "200ms")
 	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))

@@ -29,7 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 const jsonAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`
@@ -59,31 +59,31 @@ func stub(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, jsonAnswer)
 }
 
-func config(upstream, auditPath string) *rt.Config {
-	hc := rt.HealthCheck{Path: "/health", Interval: rt.Duration{Duration: 10 * time.Second}, Timeout: rt.Duration{Duration: 2 * time.Second}}
-	cfg := &rt.Config{
-		APIVersion: rt.APIVersion,
-		Router:     rt.RouterInfo{Name: "bench", Namespace: "bench"},
-		Timeouts:   rt.Timeouts{ResponseHeader: rt.Duration{Duration: 2 * time.Minute}, StreamIdle: rt.Duration{Duration: 5 * time.Minute}, Quarantine: rt.Duration{Duration: 15 * time.Second}},
-		Default:    rt.DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"},
-		Policy: rt.Policy{
-			Classification: rt.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
-			Budgets:        []rt.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 50, Window: rt.Duration{Duration: time.Hour}}},
-			Audit:          rt.Audit{Sink: "file", FilePath: auditPath, CallerHeader: "x-llmkube-client", LogClientAddress: true},
+func config(upstream, auditPath string) *proxyapi.Config {
+	hc := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 10 * time.Second}, Timeout: proxyapi.Duration{Duration: 2 * time.Second}}
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "bench", Namespace: "bench"},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 2 * time.Minute}, StreamIdle: proxyapi.Duration{Duration: 5 * time.Minute}, Quarantine: proxyapi.Duration{Duration: 15 * time.Second}},
+		Default:    proxyapi.DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"},
+		Policy: proxyapi.Policy{
+			Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification", Sensitive: []string{"pii", "phi"}},
+			Budgets:        []proxyapi.Budget{{Name: "all", Scope: "router", MaxTokens: 1 << 50, Window: proxyapi.Duration{Duration: time.Hour}}},
+			Audit:          proxyapi.Audit{Sink: "file", FilePath: auditPath, CallerHeader: "x-llmkube-client", LogClientAddress: true},
 		},
 	}
 	for i := range 4 {
-		cfg.Backends = append(cfg.Backends, rt.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: rt.KindLocal, Tier: "local", URL: upstream, Weight: 1, HealthCheck: hc,
-			Cost:      &rt.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
-			ModelInfo: rt.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: upstream, Weight: 1, HealthCheck: hc,
+			Cost:      &proxyapi.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
+			ModelInfo: proxyapi.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
 	}
 	for i := range 19 {
-		cfg.Rules = append(cfg.Rules, rt.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback", PoolActivation: "Wait",
-			Match: rt.Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []rt.HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}}})
+		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+			Match: proxyapi.Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}}})
 	}
 	// The benchmark's requests match only the 20th rule.
-	cfg.Rules = append(cfg.Rules, rt.Rule{Name: "r19", Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
-		Match: rt.Match{Models: []string{"bench-*"}, Headers: []rt.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
+	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "r19", Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+		Match: proxyapi.Match{Models: []string{"bench-*"}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
 	return cfg
 }
 
@@ -233,7 +233,7 @@ func main() {
 	}
 
 	cfg := config("http://"+upAddr, filepath.Join(dir, "audit.jsonl"))
-	cb, err := rt.Marshal(cfg)
+	cb, err := proxyapi.Marshal(cfg)
 	must(err)
 	cfgPath := filepath.Join(dir, "config.json")
 	must(os.WriteFile(cfgPath, cb, 0o600))

@@ -24,7 +24,7 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/testenv"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 var env *testenv.Env
@@ -138,15 +138,15 @@ func TestEndpointSlicesWhileTrafficFlows(t *testing.T) {
 		fmt.Fprint(w, `{"model":"svc","choices":[]}`)
 	}))
 	defer svc.Close()
-	cfg := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: "r", Namespace: ns},
-		Timeouts:   runtime.Timeouts{ResponseHeader: runtime.Duration{Duration: 10 * time.Second}, Quarantine: runtime.Duration{Duration: time.Minute}},
-		Backends: []runtime.Backend{{Name: "m", ModelID: "m", Kind: runtime.KindLocal, Tier: "local", URL: svc.URL, Weight: 1,
-			HealthCheck: runtime.HealthCheck{Path: "/health", Interval: runtime.Duration{Duration: time.Hour}, Timeout: runtime.Duration{Duration: time.Second}},
-			Endpoints:   &runtime.Endpoints{Service: "llm", Namespace: ns, Port: 8000, Balancing: runtime.Balancing{Mode: "RoundRobin"}}}},
-		Default: runtime.DefaultRoute{Strategy: "Static", Backend: "m"},
-		Policy:  runtime.Policy{Classification: runtime.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification"}, Audit: runtime.Audit{Sink: "stdout"}},
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "r", Namespace: ns},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Backends: []proxyapi.Backend{{Name: "m", ModelID: "m", Kind: proxyapi.KindLocal, Tier: "local", URL: svc.URL, Weight: 1,
+			HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}},
+			Endpoints:   &proxyapi.Endpoints{Service: "llm", Namespace: ns, Port: 8000, Balancing: proxyapi.Balancing{Mode: "RoundRobin"}}}},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "m"},
+		Policy:  proxyapi.Policy{Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification"}, Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
 	srv, err := proxy.New(cfg, proxy.Options{Transport: mappedTransport(pods)})
 	require.NoError(t, err)

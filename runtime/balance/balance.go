@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // Modes.
@@ -69,7 +69,7 @@ type Config struct {
 }
 
 // FromEndpoints builds a Config from the runtime contract.
-func FromEndpoints(e *runtime.Endpoints, quarantine time.Duration) Config {
+func FromEndpoints(e *proxyapi.Endpoints, quarantine time.Duration) Config {
 	c := Config{Quarantine: quarantine}
 	if e == nil {
 		return c

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
-
-	rt "github.com/llmkube/llmkube-compile/runtime"
 )
 
 type clock struct{ t time.Time }
@@ -33,8 +32,8 @@ func pick(t *testing.T, b *Balancer, r *Request) *Pick {
 }
 
 func TestRoundRobinDefault(t *testing.T) {
-	b := New(FromEndpoints(&rt.Endpoints{Balancing: rt.Balancing{Mode: "RoundRobin",
-		PrefixAffinity: &rt.PrefixAffinity{BlockBytes: 256}}}, time.Second))
+	b := New(FromEndpoints(&proxyapi.Endpoints{Balancing: proxyapi.Balancing{Mode: "RoundRobin",
+		PrefixAffinity: &proxyapi.PrefixAffinity{BlockBytes: 256}}}, time.Second))
 	require.Zero(t, b.Config().BlockBytes, "prefix affinity is ignored without LoadAware")
 	_, err := b.Pick(nil)
 	require.ErrorIs(t, err, ErrNoEndpoint)

@@ -6,11 +6,9 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/ir"
 )
-
-// TaskComplexityHeader carries the request's complexity hint.
-const TaskComplexityHeader = "x-llmkube-task-complexity"
 
 // HTTPRoute limits (Gateway API standard channel).
 const (
@@ -56,20 +54,7 @@ func (c cond) header() gwv1.HTTPHeaderMatch {
 // GlobRegexp turns a models glob ("*" any run, "?" one character, everything
 // else literal) into an anchored regular expression.
 func GlobRegexp(glob string) string {
-	var b strings.Builder
-	b.WriteString("^")
-	for _, c := range glob {
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return b.String()
+	return "^" + wellknown.GlobRE2(glob) + "$"
 }
 
 func globMatches(glob, s string) bool {
@@ -129,7 +114,7 @@ func (e *emitter) ruleMatches(m *ir.Match) [][]cond {
 		common = append(common, cond{name: h.Name, kind: condExact, value: h.Value})
 	}
 	if m.TaskComplexity != "" {
-		common = append(common, cond{name: TaskComplexityHeader, kind: condExact, value: m.TaskComplexity})
+		common = append(common, cond{name: wellknown.TaskComplexityHeader, kind: condExact, value: m.TaskComplexity})
 	}
 	classes := []*cond{nil}
 	if len(m.DataClassification) > 0 {

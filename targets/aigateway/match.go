@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // ModelHeader is the header the AI Gateway fills from the request body's
@@ -148,31 +150,20 @@ func (m match) headers() []HeaderMatch {
 	return out
 }
 
-// globPattern translates a ModelRouter model glob (runtime.Glob: '*' any run
+// globPattern translates a ModelRouter model glob (wellknown.Glob: '*' any run
 // of bytes, '?' one byte, everything else literal) into an RE2 pattern.
 // ok is false for a glob the gateway cannot match the same way: outside
 // printable ASCII, RE2 matches runes where the router-proxy matches bytes.
 func globPattern(glob string) (pattern string, isGlob, ok bool) {
-	if !strings.ContainsAny(glob, "*?") {
+	if !wellknown.IsGlob(glob) {
 		return glob, false, true
 	}
-	var b strings.Builder
-	b.WriteString("(?s)")
 	for i := 0; i < len(glob); i++ {
-		c := glob[i]
-		if c < 0x20 || c > 0x7e {
+		if c := glob[i]; c < 0x20 || c > 0x7e {
 			return "", true, false
 		}
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
 	}
-	return b.String(), true, true
+	return "(?s)" + wellknown.GlobRE2(glob), true, true
 }
 
 // caseInsensitive is an RE2 pattern matching v in any letter case, for the

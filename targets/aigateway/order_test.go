@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	rt "github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -48,7 +48,7 @@ func firstMatchWins(r *ir.Router, req request) string {
 		if len(m.Models) > 0 {
 			ok := false
 			for _, g := range m.Models {
-				ok = ok || rt.Glob(g, model)
+				ok = ok || wellknown.Glob(g, model)
 			}
 			if !ok {
 				continue
@@ -68,7 +68,7 @@ func firstMatchWins(r *ir.Router, req request) string {
 			ok = ok && in
 		}
 		if m.TaskComplexity != "" {
-			v, present := req[taskComplexityHeader]
+			v, present := req[wellknown.TaskComplexityHeader]
 			ok = ok && present && strings.ToLower(strings.TrimSpace(v)) == m.TaskComplexity
 		}
 		if ok {
@@ -194,9 +194,9 @@ func shapes(r *ir.Router) []request {
 			add(r.Policy.Classification.HeaderKey, "other")
 		}
 		if tc := rule.Match.TaskComplexity; tc != "" {
-			add(taskComplexityHeader, tc)
-			add(taskComplexityHeader, strings.ToUpper(tc))
-			add(taskComplexityHeader, "other")
+			add(wellknown.TaskComplexityHeader, tc)
+			add(wellknown.TaskComplexityHeader, strings.ToUpper(tc))
+			add(wellknown.TaskComplexityHeader, "other")
 		}
 	}
 	names := make([]string, 0, len(values))

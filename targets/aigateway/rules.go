@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -182,7 +183,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 		base = u
 		return true
 	}
-	if m.TaskComplexity != "" && !add(p+".taskComplexity", patternC(taskComplexityHeader, caseInsensitive(m.TaskComplexity))) {
+	if m.TaskComplexity != "" && !add(p+".taskComplexity", patternC(wellknown.TaskComplexityHeader, caseInsensitive(m.TaskComplexity))) {
 		return nil, false
 	}
 	for _, h := range m.Headers {
@@ -248,8 +249,6 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 	}
 	return out, true
 }
-
-const taskComplexityHeader = "x-llmkube-task-complexity"
 
 // applyOrderAndLimits rewrites matches to keep first-match-wins order, splits
 // rules over the per-rule match limit and routes over the per-route limits,

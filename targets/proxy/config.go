@@ -4,20 +4,20 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // RuntimeConfig translates the IR into the router-proxy's config contract.
-func RuntimeConfig(r *ir.Router) *runtime.Config {
-	c := &runtime.Config{
-		APIVersion: runtime.APIVersion,
-		Router:     runtime.RouterInfo{Name: r.Name, Namespace: r.Namespace},
-		Timeouts: runtime.Timeouts{
+func RuntimeConfig(r *ir.Router) *proxyapi.Config {
+	c := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: r.Name, Namespace: r.Namespace},
+		Timeouts: proxyapi.Timeouts{
 			ResponseHeader: dur(r.Timeouts.ResponseHeader),
 			StreamIdle:     dur(r.Timeouts.StreamIdle),
 			Quarantine:     dur(r.Timeouts.Quarantine),
 		},
-		Default: runtime.DefaultRoute{Strategy: string(r.Default.Strategy), Backend: r.Default.Backend},
+		Default: proxyapi.DefaultRoute{Strategy: string(r.Default.Strategy), Backend: r.Default.Backend},
 		Policy:  policy(&r.Policy),
 	}
 	for i := range r.Backends {
@@ -29,10 +29,10 @@ func RuntimeConfig(r *ir.Router) *runtime.Config {
 	return c
 }
 
-func dur(d time.Duration) runtime.Duration { return runtime.Duration{Duration: d} }
+func dur(d time.Duration) proxyapi.Duration { return proxyapi.Duration{Duration: d} }
 
-func backend(r *ir.Router, b *ir.Backend) runtime.Backend {
-	out := runtime.Backend{
+func backend(r *ir.Router, b *ir.Backend) proxyapi.Backend {
+	out := proxyapi.Backend{
 		Name:         b.Name,
 		ModelID:      b.ModelID,
 		Tier:         string(b.Tier),
@@ -40,32 +40,32 @@ func backend(r *ir.Router, b *ir.Backend) runtime.Backend {
 		Capabilities: b.Capabilities,
 		Weight:       b.Weight,
 		Timeout:      dur(b.Timeout),
-		HealthCheck: runtime.HealthCheck{
+		HealthCheck: proxyapi.HealthCheck{
 			Path:     b.HealthCheck.Path,
 			Interval: dur(b.HealthCheck.Interval),
 			Timeout:  dur(b.HealthCheck.Timeout),
 		},
-		ModelInfo: runtime.ModelInfo{
+		ModelInfo: proxyapi.ModelInfo{
 			ContextLength:    b.ModelInfo.ContextLength,
 			InputModalities:  b.ModelInfo.InputModalities,
 			OutputModalities: b.ModelInfo.OutputModalities,
 		},
 	}
 	if b.Cost != nil {
-		out.Cost = &runtime.Cost{PromptUSD: b.Cost.PromptUSD, CompletionUSD: b.Cost.CompletionUSD}
+		out.Cost = &proxyapi.Cost{PromptUSD: b.Cost.PromptUSD, CompletionUSD: b.Cost.CompletionUSD}
 	}
 	switch {
 	case b.External != nil:
-		out.Kind = runtime.KindExternal
+		out.Kind = proxyapi.KindExternal
 		out.Provider = string(b.External.Provider)
 		out.Model = b.External.Model
 		for _, cr := range b.External.Credentials {
-			out.Credentials = append(out.Credentials, runtime.Credential{Purpose: cr.Purpose, Env: cr.Env})
+			out.Credentials = append(out.Credentials, proxyapi.Credential{Purpose: cr.Purpose, Env: cr.Env})
 		}
 	case b.Local != nil:
-		out.Kind = runtime.KindLocal
+		out.Kind = proxyapi.KindLocal
 		if b.Resolution == ir.ResolutionEndpoint {
-			out.Endpoints = &runtime.Endpoints{
+			out.Endpoints = &proxyapi.Endpoints{
 				Service:   b.Local.ServiceName,
 				Namespace: r.Namespace,
 				Port:      b.Local.Port,
@@ -74,7 +74,7 @@ func backend(r *ir.Router, b *ir.Backend) runtime.Backend {
 		}
 	}
 	if p := b.Pool; p != nil {
-		out.Pool = &runtime.Pool{
+		out.Pool = &proxyapi.Pool{
 			Name:             p.Pool,
 			InferenceService: b.Local.InferenceService,
 			Members:          p.Members,
@@ -85,29 +85,29 @@ func backend(r *ir.Router, b *ir.Backend) runtime.Backend {
 	return out
 }
 
-func balancing(b *ir.Balancing) runtime.Balancing {
+func balancing(b *ir.Balancing) proxyapi.Balancing {
 	if b == nil {
-		return runtime.Balancing{Mode: string(ir.BalancingRoundRobin)}
+		return proxyapi.Balancing{Mode: string(ir.BalancingRoundRobin)}
 	}
-	out := runtime.Balancing{Mode: string(b.Mode)}
+	out := proxyapi.Balancing{Mode: string(b.Mode)}
 	if pa := b.PrefixAffinity; pa != nil {
-		out.PrefixAffinity = &runtime.PrefixAffinity{BlockBytes: pa.BlockBytes, MaxBlocksPerEndpoint: pa.MaxBlocksPerEndpoint}
+		out.PrefixAffinity = &proxyapi.PrefixAffinity{BlockBytes: pa.BlockBytes, MaxBlocksPerEndpoint: pa.MaxBlocksPerEndpoint}
 	}
 	if sa := b.SessionAffinity; sa != nil {
-		out.SessionAffinity = &runtime.SessionAffinity{Headers: sa.Headers, IdleTimeout: dur(sa.IdleTimeout)}
+		out.SessionAffinity = &proxyapi.SessionAffinity{Headers: sa.Headers, IdleTimeout: dur(sa.IdleTimeout)}
 	}
 	return out
 }
 
-func rule(r *ir.Rule) runtime.Rule {
-	out := runtime.Rule{
+func rule(r *ir.Rule) proxyapi.Rule {
+	out := proxyapi.Rule{
 		Name:           r.Name,
 		Backends:       r.Candidates,
 		Strategy:       string(r.Strategy),
 		PoolActivation: string(r.PoolActivation),
 		FailClosed:     r.FailClosed,
 		Timeout:        dur(r.Timeout),
-		Match: runtime.Match{
+		Match: proxyapi.Match{
 			Models:               r.Match.Models,
 			DataClassification:   r.Match.DataClassification,
 			TaskComplexity:       r.Match.TaskComplexity,
@@ -119,19 +119,19 @@ func rule(r *ir.Rule) runtime.Rule {
 		out.Backends = []string{}
 	}
 	for _, h := range r.Match.Headers {
-		out.Match.Headers = append(out.Match.Headers, runtime.HeaderMatch{Name: h.Name, Value: h.Value})
+		out.Match.Headers = append(out.Match.Headers, proxyapi.HeaderMatch{Name: h.Name, Value: h.Value})
 	}
 	return out
 }
 
-func policy(p *ir.Policy) runtime.Policy {
-	out := runtime.Policy{
-		Classification: runtime.Classification{
+func policy(p *ir.Policy) proxyapi.Policy {
+	out := proxyapi.Policy{
+		Classification: proxyapi.Classification{
 			Mode:      string(p.Classification.Mode),
 			HeaderKey: p.Classification.HeaderKey,
 			Sensitive: p.Classification.Sensitive,
 		},
-		Audit: runtime.Audit{
+		Audit: proxyapi.Audit{
 			Sink:               string(p.Audit.Sink),
 			IncludeRequestBody: p.Audit.IncludeRequestBody,
 			CallerHeader:       p.Audit.CallerHeader,
@@ -143,7 +143,7 @@ func policy(p *ir.Policy) runtime.Policy {
 		out.Audit.FilePath = p.Audit.FilePath
 	}
 	for _, b := range p.Budgets {
-		out.Budgets = append(out.Budgets, runtime.Budget{
+		out.Budgets = append(out.Budgets, proxyapi.Budget{
 			Name:      b.Name,
 			Scope:     string(b.Scope),
 			RuleName:  b.RuleName,

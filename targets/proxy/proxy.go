@@ -20,11 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
-	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -34,9 +35,9 @@ const (
 	// HTTPPort serves OpenAI-compatible traffic; every Service targets it.
 	HTTPPort int32 = 8080
 	// AdminPort serves /metrics, /ready and the status endpoint.
-	AdminPort int32 = 9090
+	AdminPort = wellknown.AdminPort
 	// ConfigDir is where the ConfigMap is mounted.
-	ConfigDir = "/etc/llmkube/router"
+	ConfigDir = wellknown.ConfigMount
 	// ConfigFile is the key of the runtime config in the ConfigMap.
 	ConfigFile = "config.json"
 	// drainMargin is added to drainTimeout for terminationGracePeriodSeconds so
@@ -82,7 +83,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		diags.Errorf("spec", "InternalError", "generated router-proxy config is invalid: %v", err)
 		return nil, diags
 	}
-	data, err := rt.Marshal(cfg)
+	data, err := proxyapi.Marshal(cfg)
 	if err != nil {
 		diags.Errorf("spec", "InternalError", "marshal router-proxy config: %v", err)
 		return nil, diags

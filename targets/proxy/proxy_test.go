@@ -18,7 +18,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
-	rt "github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/targets/proxy"
 )
 
@@ -76,7 +76,7 @@ func TestObjectsAndConfigHash(t *testing.T) {
 	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
 	assert.Equal(t, hash, d.Spec.Template.Annotations["inference.llmkube.dev/router-config-hash"])
 
-	cfg, err := rt.Parse(strings.NewReader(data))
+	cfg, err := proxyapi.Parse(strings.NewReader(data))
 	require.NoError(t, err, "the proxy accepts what the compiler emits")
 	assert.Equal(t, "chat", cfg.Router.Name)
 	assert.Len(t, cfg.Backends, 3)
@@ -231,7 +231,7 @@ spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: 
 	assert.EqualValues(t, 1, *d.Spec.Replicas, "pinned by the ModelPool member")
 	assert.Equal(t, "chat-router-proxy", d.Spec.Template.Spec.ServiceAccountName)
 
-	cfg, err := rt.Parse(strings.NewReader(kinds["ConfigMap"].Object["data"].(map[string]any)[proxy.ConfigFile].(string)))
+	cfg, err := proxyapi.Parse(strings.NewReader(kinds["ConfigMap"].Object["data"].(map[string]any)[proxy.ConfigFile].(string)))
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Backends[0].Endpoints)
 	assert.Equal(t, "RoundRobin", cfg.Backends[0].Endpoints.Balancing.Mode)

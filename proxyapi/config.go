@@ -2,7 +2,7 @@
 // router-proxy: the versioned JSON config the proxy loads. It imports no
 // Kubernetes package, so the proxy binary stays small and the contract can be
 // read without the API types.
-package runtime
+package proxyapi
 
 import (
 	"bytes"
@@ -11,8 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // APIVersion identifies this config schema. A proxy refuses a config whose
@@ -211,9 +212,6 @@ type Audit struct {
 	TrustedProxyCIDRs  []string `json:"trustedProxyCIDRs,omitempty"`
 }
 
-// credentialHeaders are never copied into audit entries as the caller.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
-
 // Duration is a time.Duration written as a Go duration string ("1m30s"),
 // never as integer nanoseconds.
 type Duration struct{ time.Duration }
@@ -262,6 +260,7 @@ func Parse(r io.Reader) (*Config, error) {
 	if dec.More() {
 		return nil, errors.New("decode router-proxy config: trailing data after the JSON object")
 	}
+	c.SetDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -280,6 +279,29 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// Defaults of fields a hand-written config may leave out. The compiler
+// always writes them; they are applied here once, at load, so the engine
+// reads every value as set.
+const (
+	DefaultBudgetWindow = time.Hour
+)
+
+// SetDefaults fills the fields a config may omit.
+func (c *Config) SetDefaults() {
+	if c.Policy.Classification.HeaderKey == "" {
+		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
+	}
+	for i := range c.Policy.Budgets {
+		b := &c.Policy.Budgets[i]
+		if b.HeaderKey == "" && b.Scope == "team" {
+			b.HeaderKey = wellknown.TeamHeader
+		}
+		if b.Window.Duration <= 0 {
+			b.Window.Duration = DefaultBudgetWindow
+		}
+	}
 }
 
 // Validate checks the invariants the proxy relies on. The compiler guarantees
@@ -317,10 +339,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
 		}
 	}
-	for _, h := range credentialHeaders {
-		if strings.EqualFold(c.Policy.Audit.CallerHeader, h) {
-			errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
-		}
+	if wellknown.IsCredentialHeader(c.Policy.Audit.CallerHeader) {
+		errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
 	}
 	rules := map[string]bool{}
 	for i, r := range c.Rules {

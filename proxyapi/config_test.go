@@ -1,12 +1,14 @@
-package runtime
+package proxyapi
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +37,32 @@ func TestRoundTrip(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, b, 0o600))
 	c, err := Load(p)
 	require.NoError(t, err)
-	assert.Equal(t, sample(), c)
+	want := sample()
+	want.SetDefaults()
+	assert.Equal(t, want, c)
+}
+
+// TestSetDefaults: a hand-written config may omit the headers and windows;
+// Load applies the contract's defaults once and leaves set values alone.
+func TestSetDefaults(t *testing.T) {
+	c := sample()
+	c.Policy.Budgets = append(c.Policy.Budgets, Budget{Name: "t", Scope: "team", MaxTokens: 1})
+	c.Policy.Classification.HeaderKey = ""
+	c.SetDefaults()
+	assert.Equal(t, wellknown.ClassificationHeader, c.Policy.Classification.HeaderKey)
+	assert.Equal(t, "", c.Policy.Budgets[0].HeaderKey, "a rule budget has no team header")
+	assert.Equal(t, time.Hour, c.Policy.Budgets[0].Window.Duration, "set window kept")
+	assert.Equal(t, wellknown.TeamHeader, c.Policy.Budgets[1].HeaderKey)
+	assert.Equal(t, DefaultBudgetWindow, c.Policy.Budgets[1].Window.Duration)
+}
+
+// TestErrorJSON: the OpenAI error body is JSON even for control bytes and
+// never HTML-escaped.
+func TestErrorJSON(t *testing.T) {
+	b := AppendErrorJSON([]byte("data: "), "invalid_request_error", "", "bad \x00 <model>")
+	assert.Equal(t, "data: {\"error\":{\"message\":\"bad \\u0000 <model>\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":null}}\n", string(b))
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(b[len("data: "):], &v))
 }
 
 func TestParseIsStrict(t *testing.T) {

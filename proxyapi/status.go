@@ -1,12 +1,10 @@
-package runtime
+package proxyapi
 
 import "time"
 
-// StatusPath is the admin endpoint that serves Status as JSON. The
-// controller reads it to report backend health and budget use.
-const StatusPath = "/status"
-
-// Status is the router-proxy's live state, served on the admin port.
+// Status is the router-proxy's live state, served on the admin port at
+// wellknown.StatusPath. The controller reads it to report backend health and
+// budget use.
 type Status struct {
 	Router   RouterInfo      `json:"router"`
 	Backends []BackendStatus `json:"backends"`

@@ -1,3 +1,7 @@
+// The OpenAI chat completions wire types and answers the translators read
+// and write; the OpenAI and LiteLLM backends themselves pass through the
+// proxy untranslated.
+
 package providers
 
 import (
@@ -8,6 +12,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // The OpenAI chat completions request, as far as it is translated.
@@ -518,19 +524,7 @@ func converted(up *http.Response, stream bool, body io.ReadCloser) *http.Respons
 }
 
 func errorJSON(typ, code, msg, prefix string) []byte {
-	b := make([]byte, 0, 128+len(msg))
-	b = append(b, prefix...)
-	b = append(b, `{"error":{"message":`...)
-	b = strconv.AppendQuote(b, msg)
-	b = append(b, `,"type":`...)
-	b = strconv.AppendQuote(b, typ)
-	b = append(b, `,"param":null,"code":`...)
-	if code == "" {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendQuote(b, code)
-	}
-	return append(b, "}}\n"...)
+	return proxyapi.AppendErrorJSON(append(make([]byte, 0, 128+len(prefix)+len(msg)), prefix...), typ, code, msg)
 }
 
 // errorResponse is an OpenAI-style error answer.

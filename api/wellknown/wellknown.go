@@ -1,0 +1,150 @@
+// Package wellknown holds the facts the compiler, the targets, the controller
+// and the router-proxy must agree on: header names, paths, ports, the
+// provider table, and the small rules (capabilities, globs, timeouts) that
+// every data plane implements the same way. It is a leaf: it imports only
+// the standard library, so the router-proxy can use it without Kubernetes.
+//
+// One home per fact: when a value here changes, every plane and the runtime
+// change with it.
+package wellknown
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Request headers the router reads.
+const (
+	// ClassificationHeader carries the request's data classification unless
+	// spec.policy.dataClassification.headerKey names another.
+	ClassificationHeader = "x-llmkube-classification"
+	// TeamHeader carries the caller's team for team budgets, and receives the
+	// verified JWT team claim, unless the spec names another.
+	TeamHeader = "x-llmkube-team"
+	// TaskComplexityHeader carries the request's complexity hint.
+	TaskComplexityHeader = "x-llmkube-task-complexity"
+)
+
+// The router-proxy's files, ports and admin paths.
+const (
+	// AuditFilePath is where a file audit sink writes unless the spec says otherwise.
+	AuditFilePath = "/var/log/mlx-router/audit.log"
+	// ConfigMount is where the router-proxy's configuration is mounted read-only.
+	ConfigMount = "/etc/llmkube/router"
+	// AdminPort serves /metrics, /ready and StatusPath.
+	AdminPort int32 = 9090
+	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.
+	StatusPath = "/status"
+)
+
+// CredentialHeaders carry credentials: they are never written to an audit
+// entry as the caller (compared case-insensitively).
+var CredentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}
+
+// IsCredentialHeader reports whether h is one of CredentialHeaders.
+func IsCredentialHeader(h string) bool {
+	for _, c := range CredentialHeaders {
+		if strings.EqualFold(h, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasCapabilities reports whether have contains every required capability.
+func HasCapabilities(have, required []string) bool {
+	for _, want := range required {
+		found := false
+		for _, c := range have {
+			if c == want {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// HeaderTimeout resolves the response-header timeout of one dispatch:
+// rule.timeout || backend.timeout || the proxy default, never above the
+// proxy default (spec.proxy.responseHeaderTimeout is the ceiling; validation
+// warns when a rule or backend asks for more).
+func HeaderTimeout(rule, backend, proxyDefault time.Duration) time.Duration {
+	d := proxyDefault
+	switch {
+	case rule > 0:
+		d = rule
+	case backend > 0:
+		d = backend
+	}
+	return min(d, proxyDefault)
+}
+
+// Glob matches s against a models glob: '*' matches any run of bytes
+// (including '/'), '?' any single byte, everything else itself. This is the
+// router-proxy's matcher and the meaning every plane reproduces.
+func Glob(pattern, s string) bool {
+	px, sx := 0, 0
+	starP, starS := -1, 0
+	for sx < len(s) {
+		if px < len(pattern) {
+			switch c := pattern[px]; c {
+			case '*':
+				starP, starS = px, sx
+				px++
+				continue
+			case '?':
+				px++
+				sx++
+				continue
+			default:
+				if c == s[sx] {
+					px++
+					sx++
+					continue
+				}
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		px = starP + 1
+		starS++
+		sx = starS
+	}
+	for px < len(pattern) && pattern[px] == '*' {
+		px++
+	}
+	return px == len(pattern)
+}
+
+// IsGlob reports whether a models entry is a glob rather than a literal.
+func IsGlob(s string) bool { return strings.ContainsAny(s, "*?") }
+
+// GlobRE2 translates a models glob into the body of an RE2 pattern, neither
+// anchored nor flagged: '*' becomes ".*", '?' ".", literal runs are quoted.
+// RE2 matches runes where Glob matches bytes, so the two agree only on
+// ASCII; a plane that cannot accept that difference refuses other globs.
+func GlobRE2(glob string) string {
+	var b strings.Builder
+	lit := 0
+	for i := 0; i < len(glob); i++ {
+		c := glob[i]
+		if c != '*' && c != '?' {
+			continue
+		}
+		b.WriteString(regexp.QuoteMeta(glob[lit:i]))
+		if c == '*' {
+			b.WriteString(".*")
+		} else {
+			b.WriteString(".")
+		}
+		lit = i + 1
+	}
+	b.WriteString(regexp.QuoteMeta(glob[lit:]))
+	return b.String()
+}
