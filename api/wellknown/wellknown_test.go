@@ -58,4 +58,3 @@ func BenchmarkGlob(b *testing.B) {
 		Glob("*coder*-instruct-?", "org/deepseek-coder-v2-instruct-q")
 	}
 }
-
