@@ -158,10 +158,7 @@ func NewAuditSink(ctx context.Context, cfg *proxyapi.Config, stdout io.Writer) (
 	case "", "stdout":
 		return NewWriterSink(stdout, nil), nil
 	case "file":
-		p := cfg.Policy.Audit.FilePath
-		if p == "" {
-			p = "/var/log/mlx-router/audit.log"
-		}
+		p := cfg.Policy.Audit.FilePath // defaulted by proxyapi.Config.SetDefaults
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}

@@ -293,6 +293,9 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Classification.HeaderKey == "" {
 		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
 	}
+	if c.Policy.Audit.Sink == "file" && c.Policy.Audit.FilePath == "" {
+		c.Policy.Audit.FilePath = wellknown.AuditFilePath
+	}
 	for i := range c.Policy.Budgets {
 		b := &c.Policy.Budgets[i]
 		if b.HeaderKey == "" && b.Scope == "team" {
