@@ -22,6 +22,9 @@ type Options struct {
 	// Operator are the operator's settings: the router-proxy image used when
 	// spec.proxy.image is unset, and the OTLP collector for sink otlp.
 	Operator operator.Settings
+	// Fields are the data planes' field tables (targets.Registry.FieldTables);
+	// the pipeline sets them.
+	Fields FieldTables
 }
 
 // Compile defaults, validates and lowers one router. The router is not
@@ -33,7 +36,9 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	res := resolve(r, refs)
 	diags := res.diags
 	// What the user set, not what defaulting filled in, decides what is ignored.
-	diags = append(diags, ignoredOnDataPlane(&router.Spec, r.Spec.DataPlane)...)
+	if opts.Fields != nil {
+		diags = append(diags, ignoredFields(&router.Spec, &r.Spec, opts.Fields(ir.DataPlane(r.Spec.DataPlane)))...)
+	}
 	diags = append(diags, validate(r, res)...)
 	if diags.HasErrors() {
 		return nil, diags
@@ -88,62 +93,6 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		}
 	}
 	return res
-}
-
-// ignoredOnDataPlane warns about settings the chosen data plane does not
-// read, so none is dropped silently: the proxy's workload and Service on the
-// gateway planes, and the proxy-only backend settings on Gateway (the
-// AgentGateway target reports its own).
-func ignoredOnDataPlane(s *v1.ModelRouterSpec, dp v1.DataPlane) diag.List {
-	var diags diag.List
-	if dp == v1.DataPlaneProxy {
-		return nil
-	}
-	if p := s.Proxy; p != nil {
-		// The Gateway plane reads the proxy's timeouts (header, stream idle,
-		// quarantine) for its own traffic policy; nothing reads the workload.
-		fields := []struct {
-			name string
-			set  bool
-		}{
-			{"replicas", p.Replicas != nil}, {"image", p.Image != ""}, {"imagePullSecrets", len(p.ImagePullSecrets) > 0},
-			{"resources", p.Resources != nil}, {"serviceName", p.ServiceName != ""}, {"nodeSelector", len(p.NodeSelector) > 0},
-			{"tolerations", len(p.Tolerations) > 0}, {"affinity", p.Affinity != nil},
-			{"topologySpreadConstraints", len(p.TopologySpreadConstraints) > 0}, {"runtimeClassName", p.RuntimeClassName != ""},
-			{"podLabels", len(p.PodLabels) > 0}, {"podAnnotations", len(p.PodAnnotations) > 0},
-			{"revisionHistoryLimit", p.RevisionHistoryLimit != nil}, {"drainTimeout", p.DrainTimeout != ""},
-		}
-		if dp == v1.DataPlaneAgentGateway {
-			fields = append(fields, []struct {
-				name string
-				set  bool
-			}{{"responseHeaderTimeout", p.ResponseHeaderTimeout != ""}, {"streamIdleTimeout", p.StreamIdleTimeout != ""}, {"quarantineDuration", p.QuarantineDuration != ""}}...)
-		}
-		for _, f := range fields {
-			if f.set {
-				diags.Warnf("spec.proxy."+f.name, "FieldIgnored", "spec.proxy.%s configures the router-proxy, which dataPlane %s does not run; it is ignored", f.name, dp)
-			}
-		}
-	}
-	if s.Endpoint != nil {
-		diags.Warnf("spec.endpoint", "FieldIgnored", "spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)
-	}
-	if dp != v1.DataPlaneGateway {
-		return diags
-	}
-	for i, b := range s.Backends {
-		path := fmt.Sprintf("spec.backends[%d]", i)
-		if b.Balancing != nil {
-			diags.Warnf(path+".balancing", "FieldIgnored", "balancing applies to the Proxy data plane only and is ignored on Gateway")
-		}
-		if b.Resolution == v1.ResolutionEndpoint {
-			diags.Warnf(path+".resolution", "FieldIgnored", "resolution: endpoint applies to the Proxy data plane only; the gateway addresses the InferenceService's Service")
-		}
-		if b.ModelInfo != nil {
-			diags.Warnf(path+".modelInfo", "FieldIgnored", "modelInfo is published by the router-proxy's /v1/models and is ignored on Gateway")
-		}
-	}
-	return diags
 }
 
 // sensitive reports whether any of a rule's classifications is sensitive.

@@ -79,7 +79,7 @@ func TestEveryReasonIsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/diagnostics.md")
 	require.NoError(t, err)
 	var reasons []string
-	for _, dir := range []string{".", "../pipeline", "../internal/cli"} {
+	for _, dir := range []string{".", "../pipeline", "../cmd/llmkube-compile/cli"} {
 		reasons = append(reasons, reasonsIn(t, dir)...)
 	}
 	require.Greater(t, len(reasons), 40, "the scan should find the frontend's reasons")

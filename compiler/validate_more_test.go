@@ -70,39 +70,3 @@ status: {phase: Failed}
 	assert.Equal(t, "InferenceServiceNotReady", w["spec.backends[0].inferenceServiceRef.name"])
 }
 
-func TestProxyOnlySettingsWarnOnGatewayPlanes(t *testing.T) {
-	gw := warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: gw}
-  backends:
-    - name: a
-      inferenceServiceRef: {name: q}
-      resolution: endpoint
-      balancing: {mode: LoadAware}
-      modelInfo: {contextLength: 8192}
-  defaultRoute: a
-  endpoint: {type: NodePort}
-  proxy: {replicas: 2, responseHeaderTimeout: 30s}
-`)
-	for _, f := range []string{"spec.proxy.replicas", "spec.endpoint", "spec.backends[0].balancing", "spec.backends[0].resolution", "spec.backends[0].modelInfo"} {
-		assert.Equal(t, "FieldIgnored", gw[f], f)
-	}
-	assert.NotContains(t, gw, "spec.proxy.responseHeaderTimeout", "the Gateway plane reads the proxy timeouts")
-
-	ag := warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  dataPlane: AgentGateway
-  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
-  backends:
-    - name: a
-      inferenceServiceRef: {name: q}
-  proxy: {responseHeaderTimeout: 30s}
-`)
-	assert.Equal(t, "FieldIgnored", ag["spec.proxy.responseHeaderTimeout"])
-	assert.NotContains(t, ag, "spec.defaultRoute", "Model routing needs no rules or default route")
-}

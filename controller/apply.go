@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // LabelRouterNamespace marks an object generated for a router in another
@@ -30,9 +31,7 @@ import (
 const LabelRouterNamespace = naming.LabelRouterNamespace
 
 // key names one object.
-func key(gvk schema.GroupVersionKind, ns, name string) string {
-	return gvk.GroupKind().String() + " " + ns + "/" + name
-}
+func key(gvk schema.GroupVersionKind, ns, name string) string { return targets.Key(gvk, ns, name) }
 
 func objKey(u *unstructured.Unstructured) string {
 	return key(u.GroupVersionKind(), u.GetNamespace(), u.GetName())

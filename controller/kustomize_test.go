@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/internal/images"
-	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // kustomization is the subset of kustomize's Kustomization that config/

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -200,7 +202,7 @@ func TestProxyCreateUpdateDelete(t *testing.T) {
 	got = waitPhase(t, ctx, ns, "chat", v1.PhaseProvisioning)
 
 	// The proxy becomes ready and reports its probes and budgets.
-	statuses.set(controller.ProxyStatusURL(got), healthyProxy(got, "qwen", "llama", "claude"))
+	statuses.set(proxytarget.StatusURL(got), healthyProxy(got, "qwen", "llama", "claude"))
 	markDeploymentReady(t, ctx, ns, "chat-router-proxy")
 	waitCondition(t, ctx, ns, "chat", v1.ConditionAvailable, metav1.ConditionTrue, controller.ReasonDeploymentReady)
 	waitCondition(t, ctx, ns, "chat", v1.ConditionBackendsReady, metav1.ConditionTrue, controller.ReasonBackendsHealthy)
@@ -301,7 +303,7 @@ func TestIdempotent(t *testing.T) {
 	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
 	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
 	mr := createRouter(t, ns, "idem", routerSpec)
-	statuses.set(controller.ProxyStatusURL(mr), healthyProxy(mr, "qwen", "llama", "claude"))
+	statuses.set(proxytarget.StatusURL(mr), healthyProxy(mr, "qwen", "llama", "claude"))
 	converged(t, ns, "idem")
 	markDeploymentReady(t, ctx, ns, "idem-router-proxy")
 	waitPhase(t, ctx, ns, "idem", v1.PhaseReady)

@@ -6,6 +6,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -53,11 +55,11 @@ const (
 	ReasonCRDsNotInstalled        = "CRDsNotInstalled"
 	ReasonApplyFailed             = "ApplyFailed"
 	ReasonRouterProxyNameTaken    = "RouterProxyNameTaken"
-	ReasonObjectNameTaken         = "ObjectNameTaken"
-	ReasonConflictingPolicy       = "ConflictingPreRoutingPolicy"
-	ReasonDeploymentReady         = "DeploymentReady"
-	ReasonDeploymentNotReady      = "DeploymentNotReady"
-	ReasonApplied                 = "Applied"
+	ReasonObjectNameTaken         = targets.ReasonObjectNameTaken
+	ReasonConflictingPolicy       = targets.ReasonConflictingPolicy
+	ReasonDeploymentReady         = targets.ReasonDeploymentReady
+	ReasonDeploymentNotReady      = targets.ReasonDeploymentNotReady
+	ReasonApplied                 = targets.ReasonApplied
 	ReasonBackendsHealthy         = "BackendsHealthy"
 	ReasonBackendsResolved        = "BackendsResolved"
 	ReasonBackendsNotReady        = "BackendsNotReady"
@@ -153,19 +155,20 @@ type outcome struct {
 	diags    diag.List
 	summary  string
 	plane    ir.DataPlane
+	cluster  targets.Cluster           // the plane's controller side; nil when not built
 	notBuilt string                    // data plane not in the registry
 	missing  []schema.GroupVersionKind // CRDs not served
 	desired  []*unstructured.Unstructured
 	applied  bool    // every desired object is in place
 	applyErr error   // apply or prune failure
 	taken    []taken // desired names held by objects we do not control
-	// conflict is a foreign policy on the same Gateway (ConflictingPreRoutingPolicy).
-	conflict string
-	// authLive: a SecurityPolicy of this router is in the cluster after
-	// apply and prune (authKnown: it could be read).
-	authLive, authKnown bool
-	proxy               *proxyStatus // the proxy's admin status when it answered
-	live                map[string]*unstructured.Unstructured
+	// obs is what the plane's controller side read back after the apply.
+	obs targets.Observation
+	// lingering is what each plane still has serving for the router
+	// (targets.Cluster.Lingering), read when nothing was applied, and for
+	// the router's own plane after the apply.
+	lingering map[ir.DataPlane]targets.Lingering
+	live      map[string]*unstructured.Unstructured
 }
 
 type taken struct {
@@ -189,51 +192,60 @@ func (o *outcome) requeueAfter(r *Reconciler) time.Duration {
 }
 
 func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*outcome, error) {
-	out := &outcome{plane: ir.DataPlane(router.Spec.DataPlane), live: map[string]*unstructured.Unstructured{}}
-	if out.plane == "" {
-		out.plane = ir.DataPlaneProxy
-	}
+	out := &outcome{plane: cmp.Or(ir.DataPlane(router.Spec.DataPlane), ir.DataPlane(compiler.DefaultDataPlane)),
+		live: map[string]*unstructured.Unstructured{}, lingering: map[ir.DataPlane]targets.Lingering{}}
+	out.cluster, _ = r.Registry.Cluster(out.plane)
 	refs, err := readRefs(ctx, r.Client, router.Namespace)
 	if err != nil {
 		return out, fmt.Errorf("reading references: %w", err)
 	}
 	object := "ModelRouter/" + router.Name
+	reader := r.clusterReader()
 	// When nothing is applied or pruned below, the last valid objects keep
-	// serving: status must say whether a SecurityPolicy is among them.
+	// serving: status must say what of them is in force.
 	keepObjects := func() (*outcome, error) {
-		out.authLive, out.authKnown = r.securityPolicyInPlace(ctx, router, r.Registry.AllKinds())
+		for dp, c := range r.Registry.Clusters() {
+			out.lingering[dp] = c.Lingering(ctx, reader, router)
+		}
 		return out, nil
 	}
-	compiled, diags := compiler.Compile(router, refs, compiler.Options{Operator: r.Operator})
-	out.diags = diags.WithObject("", object)
-	if diags.HasErrors() {
-		return keepObjects()
-	}
-	out.plane = compiled.DataPlane
-	target, err := r.Registry.Get(compiled.DataPlane)
-	if err != nil {
-		out.notBuilt = err.Error()
-		return keepObjects()
-	}
 	// The plane's CRDs must be served before anything is generated for it.
-	missing, err := missingKinds(r.Mapper, target.Kinds())
-	if err != nil {
-		return out, fmt.Errorf("discovery: %w", err)
-	}
-	if len(missing) > 0 {
+	crdsServed := func(t targets.Target) (bool, error) {
+		missing, err := missingKinds(r.Mapper, t.Kinds())
+		if err != nil {
+			return false, fmt.Errorf("discovery: %w", err)
+		}
 		out.missing = missing
+		return len(missing) == 0, nil
+	}
+	plan, err := pipeline.Plan(compiler.RouterSource{Router: router}, refs, r.Registry, pipeline.Options{Compile: compiler.Options{Operator: r.Operator}}, crdsServed)
+	if err != nil {
+		return out, err
+	}
+	out.diags = plan.Diags
+	if plan.Router != nil {
+		out.plane = plan.Router.DataPlane
+		out.cluster, _ = r.Registry.Cluster(out.plane)
+	}
+	switch {
+	case plan.Router == nil:
+		return keepObjects()
+	case plan.NotBuilt != nil:
+		out.notBuilt = plan.NotBuilt.Error()
+		return keepObjects()
+	case out.cluster == nil:
+		out.notBuilt = fmt.Sprintf("data plane %s has no controller side in this build", out.plane)
+		return keepObjects()
+	case len(out.missing) > 0 || plan.Result == nil:
 		return keepObjects()
 	}
-	res, tdiags := target.Compile(compiled)
-	if !tdiags.HasErrors() && res != nil {
-		shared, err := r.checkTogether(ctx, router, compiled, target)
-		if err != nil {
-			return out, err
-		}
-		tdiags = append(tdiags, shared...)
+	compiled, res := plan.Router, plan.Result
+	shared, err := r.checkTogether(ctx, router, compiled, plan.Target)
+	if err != nil {
+		return out, err
 	}
-	out.diags = append(out.diags, tdiags.WithObject("", object)...)
-	if tdiags.HasErrors() || res == nil {
+	out.diags = append(out.diags, shared.WithObject("", object)...)
+	if shared.HasErrors() {
 		return keepObjects()
 	}
 	out.router = compiled
@@ -242,28 +254,18 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 	r.emitWarnings(router, out.diags)
 
 	err = r.apply(ctx, router, out)
-	if compiled.DataPlane == ir.DataPlaneGateway {
-		// authEnabled is read back from the cluster, not from the spec: a
-		// failed apply, or a taken name (which skips pruning), can leave a
-		// SecurityPolicy enforcing that the spec no longer asks for.
-		out.authLive, out.authKnown = r.securityPolicyInPlace(ctx, router, target.Kinds())
-	}
+	// Read back, not assumed from the spec: a failed apply, or a taken name
+	// (which skips pruning), can leave objects in force that the spec no
+	// longer asks for.
+	out.lingering[out.plane] = out.cluster.Lingering(ctx, reader, router)
 	if err != nil {
 		out.applyErr = err
 		return out, err
 	}
 	out.applied = true
-	if compiled.DataPlane == ir.DataPlaneAgentGateway {
-		conflict, err := foreignPreRoutingPolicies(ctx, r.Reader, compiled, out.desired)
-		if err != nil {
-			return out, fmt.Errorf("checking for conflicting policies: %w", err)
-		}
-		out.conflict = conflict
-	}
-	if compiled.DataPlane == ir.DataPlaneProxy {
-		out.proxy = r.readProxyStatus(ctx, router)
-	}
-	return out, nil
+	out.obs, err = out.cluster.Observe(ctx, reader, targets.Applied{Spec: router, Router: compiled, Desired: out.desired, Live: out.live,
+		Summary: out.summary, Taken: takenMessage(out.taken), Lingering: out.lingering[out.plane]})
+	return out, err
 }
 
 // apply server-side applies the desired objects, then prunes the inventory.
@@ -289,7 +291,7 @@ func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *out
 			if ref := metav1.GetControllerOfNoCopy(live); ref != nil {
 				t.controller = ref.Kind + "/" + ref.Name
 			}
-			if out.router != nil && out.router.DataPlane == ir.DataPlaneProxy && isService(obj) && obj.GetName() == out.router.Proxy.ServiceName {
+			if out.router != nil && isService(obj) && obj.GetName() == out.cluster.ServiceName(out.router) {
 				t.proxyName = true
 			}
 			out.taken = append(out.taken, t)
@@ -378,23 +380,6 @@ func (r *Reconciler) previousProxyService(ctx context.Context, router *v1.ModelR
 		}
 	}
 	return nil
-}
-
-// securityPolicyInPlace reports whether a SecurityPolicy this router
-// controls exists (known is false when it could not be read).
-func (r *Reconciler) securityPolicyInPlace(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) (inPlace, known bool) {
-	var sp []schema.GroupVersionKind
-	for _, k := range kinds {
-		if k.Kind == "SecurityPolicy" {
-			sp = append(sp, k)
-		}
-	}
-	inv, err := inventory(ctx, r.Reader, r.Mapper, router, sp)
-	if err != nil {
-		logf.FromContext(ctx).Info("reading SecurityPolicies for status", "error", err.Error())
-		return false, false
-	}
-	return len(inv) > 0, true
 }
 
 // prune deletes every object in the router's inventory, across every kind
@@ -538,7 +523,7 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 			}
 			refsIn[other.Namespace] = refs
 		}
-		c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator})
+		c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator}) // the frontend only: the shared check reads the IR
 		if diags.HasErrors() || c.DataPlane != compiled.DataPlane {
 			continue
 		}

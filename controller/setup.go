@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 )
 
@@ -111,7 +112,9 @@ func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object)
 				waiting = true
 			}
 		}
-		if waiting || (mr.Spec.DataPlane != "" && mr.Spec.DataPlane != v1.DataPlaneProxy) {
+		// Routers on another plane than the default (which needs no CRD) may be
+		// waiting for one, or lose one.
+		if waiting || (mr.Spec.DataPlane != "" && mr.Spec.DataPlane != compiler.DefaultDataPlane) {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mr.Namespace, Name: mr.Name}})
 		}
 	}

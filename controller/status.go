@@ -2,68 +2,18 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
-	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/targets"
 )
-
-// proxyStatus is what the router-proxy's admin endpoint reported.
-type proxyStatus struct {
-	backends map[string]proxyapi.BackendStatus
-	budgets  []proxyapi.BudgetStatus
-}
-
-// ProxyStatusURL is where the controller reads a router's proxy status: the
-// admin Service on the admin port, at the status path.
-func ProxyStatusURL(router *v1.ModelRouter) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d%s", naming.ProxyAdminServiceName(router.Name), router.Namespace, wellknown.AdminPort, wellknown.StatusPath)
-}
-
-// readProxyStatus asks the proxy for its live state; nil when it does not
-// answer (status then keeps what it last reported).
-func (r *Reconciler) readProxyStatus(ctx context.Context, router *v1.ModelRouter) *proxyStatus {
-	get := r.GetStatus
-	if get == nil {
-		get = defaultGetStatus
-	}
-	body, err := get(ctx, ProxyStatusURL(router))
-	if err != nil {
-		logf.FromContext(ctx).V(1).Info("router-proxy status unavailable", "error", err.Error())
-		return nil
-	}
-	var s proxyapi.Status
-	if err := json.Unmarshal(body, &s); err != nil {
-		logf.FromContext(ctx).Info("router-proxy status is not valid JSON", "error", err.Error())
-		return nil
-	}
-	ps := &proxyStatus{backends: map[string]proxyapi.BackendStatus{}, budgets: s.Budgets}
-	for _, b := range s.Backends {
-		ps.backends[b.Name] = b
-	}
-	return ps
-}
-
-// planeCondition is the readiness condition type of each data plane.
-var planeCondition = map[ir.DataPlane]string{
-	ir.DataPlaneProxy:        v1.ConditionAvailable,
-	ir.DataPlaneGateway:      v1.ConditionGatewayReady,
-	ir.DataPlaneAgentGateway: v1.ConditionAgentGatewayReady,
-}
 
 // writeStatus computes status from what the reconcile did and writes it when
 // anything but lastUpdated changed.
@@ -87,23 +37,18 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 32000), ObservedGeneration: gen})
 	}
-	plane := out.plane
-	planeCond := planeCondition[plane]
-	for p, t := range planeCondition {
+	plane, cluster := out.plane, out.cluster
+	planeCond := v1.ReadyCondition(v1.DataPlane(plane)) // a plane this build lacks still reports
+	if cluster != nil {
+		planeCond = cluster.ReadyCondition()
+	}
+	// Every other plane's condition and status fields go; what a plane left
+	// serving (a refused switch keeps the last valid objects) it says itself.
+	for p, c := range r.Registry.Clusters() {
 		if p != plane {
-			meta.RemoveStatusCondition(&st.Conditions, t)
+			meta.RemoveStatusCondition(&st.Conditions, c.ReadyCondition())
+			c.ClearStatus(st, out.lingering[p])
 		}
-	}
-	if plane != ir.DataPlaneGateway {
-		st.Gateway = nil
-		// A refused switch away from Gateway leaves its objects serving:
-		// while a SecurityPolicy of this router is in place, say so.
-		if out.authKnown && out.authLive {
-			st.Gateway = &v1.GatewayStatus{AuthEnabled: true}
-		}
-	}
-	if plane != ir.DataPlaneAgentGateway {
-		st.AgentGateway = nil
 	}
 
 	// 1. The spec (and the plane's own checks) refused it: nothing was
@@ -129,17 +74,8 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 			set(planeCond, metav1.ConditionFalse, reason, msg)
 		}
 		st.Phase = v1.PhaseFailed
-		if plane == ir.DataPlaneGateway && out.authKnown && (st.Gateway != nil || out.authLive) {
-			if st.Gateway == nil {
-				st.Gateway = &v1.GatewayStatus{}
-			}
-			st.Gateway.AuthEnabled = out.authLive
-		}
-		if st.Gateway != nil {
-			st.Gateway.RouteReady = false
-		}
-		if st.AgentGateway != nil {
-			st.AgentGateway.PoolReady = false
+		if cluster != nil {
+			cluster.SetStatus(st, targets.Observation{Lingering: out.lingering[plane]})
 		}
 	}
 	switch {
@@ -166,13 +102,15 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	}
 	st.Backends = nil
 	var unhealthy, unknown []string
-	probed := out.proxy != nil
+	obs := out.obs
+	probes := cluster.ProbesBackends()
+	probed := obs.Health != nil
 	for i := range cr.Backends {
 		b := &cr.Backends[i]
 		bs := v1.BackendStatus{Name: b.Name, Tier: v1.Tier(b.Tier), Address: b.Upstream.URL}
 		switch p, ok := prevBackends[b.Name]; {
-		case out.proxy != nil && hasBackend(out.proxy, b.Name):
-			ps := out.proxy.backends[b.Name]
+		case hasBackend(obs.Health, b.Name):
+			ps := obs.Health[b.Name]
 			bs.Healthy = ps.Healthy && !ps.Quarantined
 			bs.Message = ps.Message
 			if ps.Quarantined && bs.Message == "" {
@@ -182,20 +120,20 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 				t := metav1.NewTime(ps.LastProbeTime)
 				bs.LastProbeTime = &t
 			}
-		case ok && p.LastProbeTime != nil && p.Address == bs.Address && plane == ir.DataPlaneProxy:
-			// The proxy did not answer: keep what it last reported.
+		case ok && p.LastProbeTime != nil && p.Address == bs.Address && probes:
+			// The plane did not answer: keep what it last reported.
 			bs.Healthy, bs.Message, bs.LastProbeTime = p.Healthy, p.Message, p.LastProbeTime
 		case b.Local != nil:
 			bs.Healthy, bs.Message = localReadiness(b.Local)
 		default:
 			bs.Message = "not probed yet: the router-proxy has not reported this backend"
-			if plane != ir.DataPlaneProxy {
+			if !probes {
 				bs.Message = fmt.Sprintf("external provider; the %s data plane does not report its health", plane)
 			} else {
 				unknown = append(unknown, b.Name)
 			}
 		}
-		if !bs.Healthy && !contains(unknown, b.Name) && (b.Local != nil || plane == ir.DataPlaneProxy) {
+		if !bs.Healthy && !contains(unknown, b.Name) && (b.Local != nil || probes) {
 			unhealthy = append(unhealthy, b.Name)
 		}
 		st.Backends = append(st.Backends, bs)
@@ -226,9 +164,9 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	for _, b := range cr.Policy.Budgets {
 		budgetNames[b.Name] = true
 	}
-	if out.proxy != nil {
+	if obs.Budgets != nil {
 		st.BudgetUtilization = nil
-		for _, b := range out.proxy.budgets {
+		for _, b := range obs.Budgets {
 			if budgetNames[b.Name] {
 				st.BudgetUtilization = append(st.BudgetUtilization, v1.BudgetUtilization{Name: b.Name, TokensUsed: b.TokensUsed, USDUsed: b.USDUsed, Utilization: b.Utilization})
 			}
@@ -244,50 +182,17 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	}
 
 	// The plane itself.
-	planeReady := false
-	switch plane {
-	case ir.DataPlaneProxy:
-		st.Endpoint = ""
-		if svc := out.live[dataPlaneServiceKey(cr)]; svc != nil {
-			st.Endpoint = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", svc.GetName(), svc.GetNamespace(), servicePort(svc, cr.Exposure.Port), cr.Exposure.Path)
-		}
-		ready, msg := deploymentReady(out)
-		if ready {
-			set(v1.ConditionAvailable, metav1.ConditionTrue, ReasonDeploymentReady, msg)
-		} else {
-			set(v1.ConditionAvailable, metav1.ConditionFalse, ReasonDeploymentNotReady, msg)
-		}
-		planeReady = ready
-	default:
-		endpoint := gatewayEndpoint(ctx, r.Reader, cr)
-		msg := fmt.Sprintf("applied %d object(s): %s", len(out.desired), out.summary)
-		planeReady = len(out.taken) == 0
-		reason := ReasonApplied
-		if out.conflict != "" {
-			reason, msg = ReasonConflictingPolicy, out.conflict
-		}
-		status := metav1.ConditionTrue
-		if !planeReady {
-			status, reason, msg = metav1.ConditionFalse, ReasonObjectNameTaken, takenMessage(out.taken)
-		}
-		set(planeCond, status, reason, msg)
-		if out.conflict != "" {
-			set(planeCond, metav1.ConditionFalse, ReasonConflictingPolicy, out.conflict)
-		}
-		if plane == ir.DataPlaneGateway {
-			auth := out.authLive
-			if !out.authKnown {
-				auth = generates(out, "SecurityPolicy") // applied and, unless a name was taken, pruned
-			}
-			st.Gateway = &v1.GatewayStatus{RouteReady: planeReady, Endpoint: endpoint, AuthEnabled: auth}
-		} else {
-			st.AgentGateway = &v1.AgentGatewayStatus{PoolReady: planeReady}
-			if planeReady {
-				st.AgentGateway.Endpoint = endpoint
-			}
-		}
-		st.Endpoint = endpoint
+	planeReady := obs.Ready
+	status := metav1.ConditionFalse
+	if planeReady {
+		status = metav1.ConditionTrue
 	}
+	set(planeCond, status, obs.Reason, obs.Message)
+	if obs.Conflict != "" {
+		set(planeCond, metav1.ConditionFalse, ReasonConflictingPolicy, obs.Conflict)
+	}
+	cluster.SetStatus(st, obs)
+	st.Endpoint = obs.Endpoint
 
 	// Degraded and phase.
 	var degradedReason, degradedMsg string
@@ -300,8 +205,8 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 			}
 		}
 		degradedMsg = takenMessage(out.taken)
-	case out.conflict != "":
-		degradedReason, degradedMsg = ReasonConflictingPolicy, out.conflict
+	case obs.Conflict != "":
+		degradedReason, degradedMsg = ReasonConflictingPolicy, obs.Conflict
 	case planeReady && len(unhealthy) > 0:
 		degradedReason, degradedMsg = ReasonBackendsUnhealthy, "serving, but these backends are not ready: "+strings.Join(unhealthy, ", ")
 	}
@@ -333,8 +238,8 @@ func contains(l []string, s string) bool {
 	return false
 }
 
-func hasBackend(p *proxyStatus, name string) bool {
-	_, ok := p.backends[name]
+func hasBackend(h map[string]targets.BackendHealth, name string) bool {
+	_, ok := h[name]
 	return ok
 }
 
@@ -371,85 +276,3 @@ func takenMessage(ts []taken) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// dataPlaneServiceKey is the key of the desired data-plane Service.
-func dataPlaneServiceKey(cr *ir.Router) string {
-	return key(schema.GroupVersionKind{Version: "v1", Kind: "Service"}, cr.Namespace, cr.Proxy.ServiceName)
-}
-
-func servicePort(svc *unstructured.Unstructured, def int32) int64 {
-	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
-	for _, p := range ports {
-		if m, ok := p.(map[string]any); ok {
-			if n, ok := m["port"].(int64); ok {
-				return n
-			}
-		}
-	}
-	return int64(def)
-}
-
-// deploymentReady reads the proxy Deployment's readiness:
-// readyReplicas >= spec.replicas > 0 for the current generation.
-func deploymentReady(out *outcome) (bool, string) {
-	for _, o := range out.desired {
-		if o.GetKind() != "Deployment" {
-			continue
-		}
-		live := out.live[objKey(o)]
-		if live == nil {
-			return false, "Deployment " + o.GetName() + " not applied"
-		}
-		want, _, _ := unstructured.NestedInt64(live.Object, "spec", "replicas")
-		ready, _, _ := unstructured.NestedInt64(live.Object, "status", "readyReplicas")
-		observed, _, _ := unstructured.NestedInt64(live.Object, "status", "observedGeneration")
-		msg := fmt.Sprintf("Deployment %s: %d/%d replicas ready", o.GetName(), ready, want)
-		if want > 0 && ready >= want && observed >= live.GetGeneration() {
-			return true, msg
-		}
-		return false, msg
-	}
-	return false, "no Deployment generated"
-}
-
-func generates(out *outcome, kind string) bool {
-	for _, o := range out.desired {
-		if o.GetKind() == kind {
-			return true
-		}
-	}
-	return false
-}
-
-// gatewayEndpoint is the first address the referenced Gateway reports, as a
-// URL; empty when the Gateway or its addresses are not known.
-func gatewayEndpoint(ctx context.Context, c client.Reader, cr *ir.Router) string {
-	var name, ns string
-	switch {
-	case cr.Gateway != nil:
-		name, ns = cr.Gateway.Name, cr.Gateway.Namespace
-	case cr.AgentGateway != nil:
-		name, ns = cr.AgentGateway.Name, cr.AgentGateway.Namespace
-	default:
-		return ""
-	}
-	if ns == "" {
-		ns = cr.Namespace
-	}
-	gw := &unstructured.Unstructured{}
-	gw.SetGroupVersionKind(schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"})
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, gw); err != nil {
-		return ""
-	}
-	addrs, _, _ := unstructured.NestedSlice(gw.Object, "status", "addresses")
-	for _, a := range addrs {
-		if m, ok := a.(map[string]any); ok {
-			if v, ok := m["value"].(string); ok && v != "" {
-				return "http://" + v
-			}
-		}
-	}
-	return ""
-}
-
-var _ = reflect.DeepEqual

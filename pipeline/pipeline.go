@@ -65,22 +65,64 @@ type compiled struct {
 }
 
 func compileRouter(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options) (*ir.Router, []*unstructured.Unstructured, diag.List) {
-	object := "ModelRouter/" + src.Router.Name
-	router, diags := compiler.Compile(src.Router, refs, opts.Compile)
-	if diags.HasErrors() {
-		return nil, nil, diags.WithObject(src.File, object)
+	p, _ := Plan(src, refs, reg, opts, nil) // no gate, no error
+	if p.NotBuilt != nil {
+		p.Diags = append(p.Diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
+			Field: "spec.dataPlane", Reason: "DataPlaneNotImplemented", Message: p.NotBuilt.Error()})
 	}
+	if p.Result == nil {
+		return nil, nil, p.Diags
+	}
+	return p.Router, p.Result.Objects, p.Diags
+}
+
+// Planned is one router's compile, stage by stage.
+type Planned struct {
+	// Router is the frontend's IR; nil when the frontend refused the spec.
+	Router *ir.Router
+	// Target is the router's data plane; nil when it is not built
+	// (NotBuilt says why).
+	Target   targets.Target
+	NotBuilt error
+	// Result is the target's output; nil when a stage refused or stopped.
+	Result *targets.Result
+	// Diags are every stage's diagnostics, attributed to the router.
+	Diags diag.List
+}
+
+// Plan compiles one router: frontend, then its target. gate, when set,
+// runs between the two and may stop the compile (the controller stops
+// while the plane's CRDs are not served). The CLI, the webhook and the
+// controller all compile through here.
+func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options, gate func(targets.Target) (bool, error)) (*Planned, error) {
+	object := "ModelRouter/" + src.Router.Name
+	p := &Planned{}
+	if opts.Compile.Fields == nil {
+		opts.Compile.Fields = reg.FieldTables()
+	}
+	router, diags := compiler.Compile(src.Router, refs, opts.Compile)
+	defer func() { p.Diags = diags.WithObject(src.File, object) }()
+	if diags.HasErrors() {
+		return p, nil
+	}
+	p.Router = router
 	target, err := reg.Get(router.DataPlane)
 	if err != nil {
-		diags = append(diags, diag.Diagnostic{Severity: diag.Error, Field: "spec.dataPlane", Reason: "DataPlaneNotImplemented", Message: err.Error()})
-		return nil, nil, diags.WithObject(src.File, object)
+		p.NotBuilt = err
+		return p, nil
+	}
+	p.Target = target
+	if gate != nil {
+		if ok, err := gate(target); err != nil || !ok {
+			return p, err
+		}
 	}
 	res, tdiags := target.Compile(router)
 	diags = append(diags, tdiags...)
-	if diags.HasErrors() || res == nil {
-		return nil, nil, diags.WithObject(src.File, object)
+	if !diags.HasErrors() && res != nil {
+		p.Result = res
 	}
-	return router, res.Objects, diags.WithObject(src.File, object)
+	return p, nil
 }
 
 // checkTogether runs the cross-router checks of targets whose routers share

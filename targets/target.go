@@ -95,6 +95,26 @@ func (r *Registry) Get(dp ir.DataPlane) (Target, error) {
 	return nil, fmt.Errorf("unknown data plane %q (available: %s)", dp, strings.Join(r.names(), ", "))
 }
 
+// Cluster returns the controller side of a registered data plane.
+func (r *Registry) Cluster(dp ir.DataPlane) (Cluster, bool) {
+	c, ok := r.targets[dp].(Cluster)
+	return c, ok
+}
+
+// Clusters returns the controller side of every registered data plane.
+func (r *Registry) Clusters() map[ir.DataPlane]Cluster {
+	out := map[ir.DataPlane]Cluster{}
+	for dp, t := range r.targets {
+		if c, ok := t.(Cluster); ok {
+			out[dp] = c
+		}
+	}
+	return out
+}
+
+// Names lists the registered data planes, sorted: the CLI's --data-plane values.
+func (r *Registry) Names() []string { return r.names() }
+
 func (r *Registry) names() []string {
 	var out []string
 	for dp := range r.targets {

@@ -168,3 +168,15 @@ const (
 	// HTTPRoute and AgentgatewayPolicy reconciled.
 	ConditionAgentGatewayReady = "AgentGatewayReady"
 )
+
+// ReadyCondition is the condition type that reports a data plane's
+// readiness: Available for the router-proxy, <plane>Ready for a gateway.
+func ReadyCondition(dp DataPlane) string {
+	switch dp {
+	case DataPlaneGateway:
+		return ConditionGatewayReady
+	case DataPlaneAgentGateway:
+		return ConditionAgentGatewayReady
+	}
+	return ConditionAvailable
+}

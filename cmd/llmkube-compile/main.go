@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/llmkube/llmkube-compile/internal/cli"
+	"github.com/llmkube/llmkube-compile/cmd/llmkube-compile/cli"
 )
 
 func main() {

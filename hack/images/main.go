@@ -1,7 +1,7 @@
 // Command images builds the project's container images without a Docker
 // daemon (`make images`): the router-proxy and the controller, each as static
 // linux/amd64 and linux/arm64 binaries stamped with the version and commit,
-// assembled by internal/imagebuild into dist/images/router-proxy.tar and
+// assembled by hack/imagebuild into dist/images/router-proxy.tar and
 // dist/images/controller.tar.
 //
 //	go run ./hack/images [-out dist/images] [-version v0.1.0] [-commit SHA]
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/internal/imagebuild"
+	"github.com/llmkube/llmkube-compile/hack/imagebuild"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 )

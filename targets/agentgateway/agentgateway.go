@@ -109,9 +109,10 @@ func (e *emitter) meta(name string) metav1.ObjectMeta {
 func backendPath(i int) string { return fmt.Sprintf("spec.backends[%d]", i) }
 func rulePath(i int) string    { return fmt.Sprintf("spec.rules[%d]", i) }
 
-// checkIgnored reports what this plane drops (warnings) and what it cannot
-// drop without weakening a control the spec asked for (errors). The frontend
-// has already refused what the reference lists for each routing mode.
+// checkIgnored refuses what this plane cannot drop without weakening a
+// control the spec asked for. What it drops harmlessly is in its field table
+// (fields.go), which the frontend applies; the frontend has also refused
+// what the reference lists for each routing mode.
 func (e *emitter) checkIgnored() {
 	poolMode := e.g.Routing != ir.AgentGatewayRoutingModel
 	for i := range e.r.Backends {
@@ -121,46 +122,10 @@ func (e *emitter) checkIgnored() {
 			e.diags.Errorf(p+".external", "UnsupportedOnAgentGateway",
 				"backend %q is an external %s provider, but agentGatewayRef.routing InferencePool routes only to InferencePools, which select in-cluster pods; serve it through an InferenceService, or use the Proxy or Gateway data plane", b.Name, b.External.Provider)
 		}
-		if b.Balancing != nil {
-			e.diags.Warnf(p+".balancing", "BalancingIgnored",
-				"balancing applies to the Proxy data plane only; on AgentGateway the InferencePool's endpoint picker places requests on pods")
-		}
-		if b.ModelInfo.Set {
-			e.diags.Warnf(p+".modelInfo", "ModelInfoIgnored",
-				"modelInfo is published on the router-proxy's /v1/models and applies to the Proxy data plane only; AgentGateway ignores it")
-		}
-		if b.Local != nil && b.Resolution == ir.ResolutionEndpoint && poolMode {
-			e.diags.Warnf(p+".resolution", "FieldIgnored",
-				"resolution: endpoint is how the router-proxy addresses pods; an InferencePool always addresses pods through its endpoint picker, so it is ignored")
-		}
-		if b.Timeout > 0 {
-			e.diags.Warnf(p+".timeout", "FieldIgnored",
-				"timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route (an HTTPRoute timeout would also cut off streaming responses), so it is ignored")
-		}
-		if b.Cost != nil {
-			e.diags.Warnf(p+".costPerMillionTokens", "FieldIgnored",
-				"costPerMillionTokens feeds the router-proxy's budgets and audit log, which AgentGateway does not run; it is ignored")
-		}
 		if b.Pool != nil {
 			e.diags.Warnf(p+".inferenceServiceRef", "PoolActivationUnsupported",
 				"InferenceService %q is a member of ModelPool %q, whose swaps the router-proxy performs; on AgentGateway nothing activates a member, so while it is not resident it counts as not ready",
 				b.Local.InferenceService, b.Pool.Pool)
-		}
-	}
-	for i := range e.r.Rules {
-		rule := &e.r.Rules[i]
-		p := rulePath(rule.Index)
-		if rule.Match.LatencySLO > 0 {
-			e.diags.Warnf(p+".match.latencySLOMs", "FieldIgnored",
-				"latencySLOMs promotes a fallback from the router-proxy's latency measurements; on AgentGateway failover follows readiness only, so it is ignored")
-		}
-		if rule.Timeout > 0 {
-			e.diags.Warnf(p+".timeout", "FieldIgnored",
-				"timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route, so it is ignored")
-		}
-		if rule.PoolActivation == ir.PoolActivationIfIdle {
-			e.diags.Warnf(p+".route.poolActivation", "FieldIgnored",
-				"poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored")
 		}
 	}
 	pol := &e.r.Policy

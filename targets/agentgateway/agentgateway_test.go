@@ -12,6 +12,7 @@ import (
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
 )
 
@@ -35,9 +36,11 @@ func run(t *testing.T, spec string) ([]*unstructured.Unstructured, diag.List) {
 	in := &compiler.Inputs{}
 	d := in.Decode("t.yaml", []byte(doc))
 	require.False(t, d.HasErrors(), "%v", d.Err())
-	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{})
+	reg := targets.NewRegistry(agentgateway.New())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Fields: reg.FieldTables()})
 	require.False(t, diags.HasErrors(), "the frontend refused the input: %v", diags.Err())
 	res, tdiags := agentgateway.New().Compile(r)
+	tdiags = append(diags, tdiags...)
 	if tdiags.HasErrors() {
 		assert.Nil(t, res, "a refused router yields no objects")
 		return nil, tdiags
@@ -187,8 +190,8 @@ func TestWarnings(t *testing.T) {
 `)
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	assert.ElementsMatch(t, []string{
-		"spec.backends[0].balancing BalancingIgnored",
-		"spec.backends[0].modelInfo ModelInfoIgnored",
+		"spec.backends[0].balancing FieldIgnored",
+		"spec.backends[0].modelInfo FieldIgnored",
 		"spec.backends[0].resolution FieldIgnored",
 		"spec.backends[0].timeout FieldIgnored",
 		"spec.backends[0].costPerMillionTokens FieldIgnored",
@@ -283,7 +286,8 @@ func TestReadinessFailover(t *testing.T) {
 	in := &compiler.Inputs{}
 	require.False(t, in.Decode("t.yaml", []byte(doc+"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n  dataPlane: AgentGateway\n"+twoPickers+
 		"  rules:\n    - name: closed\n      failClosed: true\n      match: {headers: {X-Only: llama}}\n      route: {backends: [llama]}\n    - name: a\n      route: {backends: [llama, qwen]}\n")).HasErrors())
-	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{})
+	reg := targets.NewRegistry(agentgateway.New())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Fields: reg.FieldTables()})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	res, tdiags := agentgateway.New().Compile(r)
 	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())

@@ -34,7 +34,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/internal/images"
-	"github.com/llmkube/llmkube-compile/internal/testenv"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // stampedVersion and stampedCommit are linked into the binaries under test,

@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/llmkube/llmkube-compile/internal/imagebuild"
+	"github.com/llmkube/llmkube-compile/hack/imagebuild"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 )

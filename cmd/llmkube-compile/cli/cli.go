@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,13 +73,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitUsage
 }
 
-type io3 struct {
+type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	s := &io3{stdin: stdin, stdout: stdout, stderr: stderr}
+	s := &streams{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
 		Use:           "llmkube-compile",
 		Short:         "Compile LLMKube ModelRouters into data-plane manifests",
@@ -104,7 +105,7 @@ type commonFlags struct {
 func (f *commonFlags) register(c *cobra.Command, withDataPlane bool) {
 	c.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "input file with ModelRouters and the InferenceServices and ModelPools they reference (repeatable; - reads stdin)")
 	if withDataPlane {
-		c.Flags().StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane (Proxy, Gateway or AgentGateway) instead of its spec.dataPlane")
+		c.Flags().StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane ("+strings.Join(builtin.Registry().Names(), ", ")+") instead of its spec.dataPlane")
 	}
 	f.operator.Bind(c.Flags())
 }
@@ -118,14 +119,8 @@ func (f *commonFlags) options() (pipeline.Options, error) {
 	}
 	opts := pipeline.Options{Compile: compiler.Options{Operator: f.operator}}
 	if f.dataPlane != "" {
-		ok := false
-		for _, dp := range []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway} {
-			if string(dp) == f.dataPlane {
-				ok = true
-			}
-		}
-		if !ok {
-			return opts, usageErr("--data-plane must be Proxy, Gateway or AgentGateway, not %q", f.dataPlane)
+		if names := builtin.Registry().Names(); !slices.Contains(names, f.dataPlane) {
+			return opts, usageErr("--data-plane must be one of %s, not %q", strings.Join(names, ", "), f.dataPlane)
 		}
 		opts.Compile.DataPlane = ir.DataPlane(f.dataPlane)
 	}
@@ -133,7 +128,7 @@ func (f *commonFlags) options() (pipeline.Options, error) {
 }
 
 // load reads every input; a file that cannot be read is a usage error.
-func (s *io3) load(files []string) (*compiler.Inputs, diag.List, error) {
+func (s *streams) load(files []string) (*compiler.Inputs, diag.List, error) {
 	in := &compiler.Inputs{}
 	var diags diag.List
 	stdinUsed := false
@@ -158,7 +153,7 @@ func (s *io3) load(files []string) (*compiler.Inputs, diag.List, error) {
 	return in, diags, nil
 }
 
-func (s *io3) printDiags(diags diag.List) {
+func (s *streams) printDiags(diags diag.List) {
 	for _, d := range diags.Sorted() {
 		if d.Severity == diag.Warning {
 			fmt.Fprintf(s.stderr, "warning: %s\n", d)
@@ -170,7 +165,7 @@ func (s *io3) printDiags(diags diag.List) {
 
 // compile runs decode and the pipeline, printing diagnostics; the result is
 // nil when anything was refused.
-func (s *io3) compile(f *commonFlags) ([]*unstructured.Unstructured, error) {
+func (s *streams) compile(f *commonFlags) ([]*unstructured.Unstructured, error) {
 	opts, err := f.options()
 	if err != nil {
 		return nil, err
@@ -195,7 +190,7 @@ func (s *io3) compile(f *commonFlags) ([]*unstructured.Unstructured, error) {
 	return objs, nil
 }
 
-func (s *io3) renderCmd() *cobra.Command {
+func (s *streams) renderCmd() *cobra.Command {
 	var f commonFlags
 	var output string
 	c := &cobra.Command{
@@ -227,7 +222,7 @@ do not change the exit code.`,
 	return c
 }
 
-func (s *io3) validateCmd() *cobra.Command {
+func (s *streams) validateCmd() *cobra.Command {
 	var f commonFlags
 	c := &cobra.Command{
 		Use:   "validate -f FILE [-f FILE ...]",

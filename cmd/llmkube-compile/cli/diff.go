@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func (s *io3) diffCmd() *cobra.Command {
+func (s *streams) diffCmd() *cobra.Command {
 	var f commonFlags
 	var against string
 	c := &cobra.Command{

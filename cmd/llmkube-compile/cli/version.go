@@ -9,7 +9,7 @@ import (
 )
 
 // versionCmd prints this build's version, commit and Go version.
-func (s *io3) versionCmd() *cobra.Command {
+func (s *streams) versionCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
 		Use:   "version",

@@ -1,0 +1,35 @@
+package compiler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+)
+
+// TestIgnoredFieldsWalksTheSpecAsWritten: list elements fan out with their
+// index, Value and When narrow a row, and unset fields never warn.
+func TestIgnoredFieldsWalksTheSpecAsWritten(t *testing.T) {
+	spec := &v1.ModelRouterSpec{Backends: []v1.RouterBackend{
+		{Name: "a", Resolution: v1.ResolutionEndpoint, Timeout: "5s"},
+		{Name: "b", Resolution: v1.ResolutionService},
+		{Name: "c", Timeout: "9s"},
+	}}
+	rules := []FieldRule{
+		{Path: "spec.backends[*].timeout", Why: "timeouts are ignored"},
+		{Path: "spec.backends[*].resolution", Value: "endpoint", Why: "endpoint resolution is ignored"},
+		{Path: "spec.endpoint", Why: "never set here"},
+		{Path: "spec.backends[*].name", When: func(*v1.ModelRouterSpec) bool { return false }, Why: "When is false"},
+	}
+	got := map[string]string{}
+	for _, d := range ignoredFields(spec, spec, rules) {
+		assert.Equal(t, "FieldIgnored", d.Reason)
+		got[d.Field] = d.Message
+	}
+	assert.Equal(t, map[string]string{
+		"spec.backends[0].timeout":    "timeouts are ignored",
+		"spec.backends[2].timeout":    "timeouts are ignored",
+		"spec.backends[0].resolution": "endpoint resolution is ignored",
+	}, got)
+}

@@ -1,0 +1,87 @@
+package pipeline_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// planeWarnings compiles one router through the pipeline (so the planes'
+// field tables apply) and returns its warnings by field path.
+func planeWarnings(t *testing.T, doc string) map[string]string {
+	t.Helper()
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	p, err := pipeline.Plan(in.Routers[0], in, builtin.Registry(), pipeline.Options{}, nil)
+	require.NoError(t, err)
+	require.False(t, p.Diags.HasErrors(), "%v", p.Diags.Err())
+	out := map[string]string{}
+	for _, d := range p.Diags.Warnings() {
+		out[d.Field] = d.Reason
+	}
+	return out
+}
+
+func TestProxyOnlySettingsWarnOnGatewayPlanes(t *testing.T) {
+	gw := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - name: a
+      inferenceServiceRef: {name: q}
+      resolution: endpoint
+      balancing: {mode: LoadAware}
+      modelInfo: {contextLength: 8192}
+  defaultRoute: a
+  endpoint: {type: NodePort}
+  proxy: {replicas: 2, responseHeaderTimeout: 30s}
+`)
+	for _, f := range []string{"spec.proxy.replicas", "spec.endpoint", "spec.backends[0].balancing", "spec.backends[0].resolution", "spec.backends[0].modelInfo"} {
+		assert.Equal(t, "FieldIgnored", gw[f], f)
+	}
+	assert.NotContains(t, gw, "spec.proxy.responseHeaderTimeout", "the Gateway plane reads the proxy timeouts")
+
+	ag := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
+  backends:
+    - name: a
+      inferenceServiceRef: {name: q}
+  proxy: {responseHeaderTimeout: 30s}
+`)
+	assert.Equal(t, "FieldIgnored", ag["spec.proxy.responseHeaderTimeout"])
+	assert.NotContains(t, ag, "spec.defaultRoute", "Model routing needs no rules or default route")
+}
+
+// TestProxyPlaneIgnoresNothing: the Proxy plane reads every field, so the
+// same settings warn nothing there.
+func TestProxyPlaneIgnoresNothing(t *testing.T) {
+	w := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  backends:
+    - name: a
+      inferenceServiceRef: {name: q}
+      resolution: endpoint
+      balancing: {mode: LoadAware}
+      modelInfo: {contextLength: 8192}
+  defaultRoute: a
+  endpoint: {type: NodePort}
+  proxy: {replicas: 2, responseHeaderTimeout: 30s}
+`)
+	for f, reason := range w {
+		assert.NotEqual(t, "FieldIgnored", reason, f)
+	}
+}

@@ -1,0 +1,93 @@
+// Package architecture checks the one-way imports docs/architecture.md
+// describes, with the go command itself: a change that breaks them fails here.
+package architecture
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/llmkube/llmkube-compile/"
+
+// deps lists the packages pkg links (go list -deps), without test files.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "./"+pkg)
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return strings.Fields(string(out))
+}
+
+func ours(all []string) []string {
+	var out []string
+	for _, p := range all {
+		if strings.HasPrefix(p, module) {
+			out = append(out, strings.TrimPrefix(p, module))
+		}
+	}
+	return out
+}
+
+// TestCompilerAndControllerLinkNoDataPath: the CLI and the controller link
+// the router-proxy's contract (proxyapi), never its engine, its HTTP server
+// or the provider translators.
+func TestCompilerAndControllerLinkNoDataPath(t *testing.T) {
+	for _, bin := range []string{"cmd/llmkube-compile", "cmd/llmkube-controller"} {
+		linked := ours(deps(t, bin))
+		assert.Contains(t, linked, "proxyapi", bin)
+		for _, p := range linked {
+			for _, banned := range []string{"runtime", "proxy", "providers"} {
+				assert.False(t, p == banned || strings.HasPrefix(p, banned+"/"), "%s links %s", bin, p)
+			}
+		}
+	}
+}
+
+// TestLeavesImportNoKubernetes: the contract and the shared facts are leaves
+// the router-proxy links; they import no Kubernetes package and nothing of
+// ours but each other.
+func TestLeavesImportNoKubernetes(t *testing.T) {
+	allowed := map[string][]string{
+		"api/wellknown": {"api/wellknown"},
+		"proxyapi":      {"proxyapi", "api/wellknown"},
+		"runtime":       {"runtime", "proxyapi", "api/wellknown"},
+	}
+	for pkg, ok := range allowed {
+		all := deps(t, pkg)
+		for _, p := range all {
+			assert.False(t, strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "sigs.k8s.io/"), "%s links %s", pkg, p)
+		}
+		for _, p := range ours(all) {
+			assert.Contains(t, ok, p, "%s links %s", pkg, p)
+		}
+	}
+}
+
+// TestControllerNamesNoPlane: the controller reaches a data plane only
+// through targets.Target and targets.Cluster; it neither imports a plane's
+// folder nor names a plane in its code.
+func TestControllerNamesNoPlane(t *testing.T) {
+	for _, p := range ours(deps(t, "controller")) {
+		assert.False(t, strings.HasPrefix(p, "targets/"), "controller links %s", p)
+	}
+	named := regexp.MustCompile(`\b(ir|v1)\.DataPlane(Proxy|Gateway|AgentGateway)\b`)
+	files, err := filepath.Glob("../../controller/*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Empty(t, named.FindAllString(string(src), -1), "%s names a data plane", f)
+	}
+}
