@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -120,5 +119,3 @@ func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object)
 	}
 	return out
 }
-
-var _ = meta.IsNoMatchError

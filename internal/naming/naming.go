@@ -6,6 +6,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 )
 
@@ -167,4 +168,32 @@ func SubdomainPart(s string, max int) string {
 		out = "x"
 	}
 	return truncate(out, max)
+}
+
+// GatewayRouteName names the n-th AIGatewayRoute of a router (n from 0): the
+// router's scoped name, then "-part-2", "-part-3" when its rules are split
+// over several routes.
+func GatewayRouteName(router string, n int) string { return numbered(router, "part", n) }
+
+// GatewayTrafficPolicyName names the n-th BackendTrafficPolicy of a router
+// (n from 0): the router's scoped name, then "-traffic-2", ...
+func GatewayTrafficPolicyName(router string, n int) string { return numbered(router, "traffic", n) }
+
+// GatewayBackendName names the AIServiceBackend (and Backend) of one router backend.
+func GatewayBackendName(router, backend string) string { return Scoped(router, backend) }
+
+// GatewaySecurityPolicyName names the router's SecurityPolicy.
+func GatewaySecurityPolicyName(router string) string { return Scoped(router) }
+
+// GatewayAllowRuleName names the authorization rule of the i-th allowlist
+// entry inside the SecurityPolicy.
+func GatewayAllowRuleName(team string, i int) string {
+	return fmt.Sprintf("allow-%s-%d", SubdomainPart(team, 40), i)
+}
+
+func numbered(router, kind string, n int) string {
+	if n == 0 {
+		return Scoped(router)
+	}
+	return Scoped(router, fmt.Sprintf("%s-%d", kind, n+1))
 }

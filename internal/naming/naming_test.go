@@ -41,3 +41,10 @@ func TestSanitisedNamesStayDistinct(t *testing.T) {
 	assert.Equal(t, "my-router-router-proxy", b, "names that need no sanitising are unchanged")
 	assert.Empty(t, validation.IsDNS1035Label(a))
 }
+
+func TestGatewayNumberedNames(t *testing.T) {
+	assert.Equal(t, Scoped("chat"), GatewayRouteName("chat", 0))
+	assert.Equal(t, Scoped("chat", "part-2"), GatewayRouteName("chat", 1))
+	assert.Equal(t, Scoped("chat", "traffic-3"), GatewayTrafficPolicyName("chat", 2))
+	assert.Equal(t, "allow-team-a-0", GatewayAllowRuleName("Team A", 0))
+}

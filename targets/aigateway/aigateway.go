@@ -186,7 +186,7 @@ func (e *emitter) refuseUnsupported() {
 func (e *emitter) backends() {
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		name := naming.Scoped(e.r.Name, b.Name)
+		name := naming.GatewayBackendName(e.r.Name, b.Name)
 		e.aiName[b.Name] = name
 		if b.External != nil {
 			e.override[b.Name] = b.External.Model

@@ -181,11 +181,18 @@ func listElement(v string) string {
 	return "(?i)(?:.*,)?[ \t]*" + regexp.QuoteMeta(v) + "[ \t]*(?:,.*)?"
 }
 
+// Origins of generated rules that come from no spec rule (a spec rule's
+// origin is its index, never negative).
+const (
+	originBackendNameMatch = -1
+	originDefaultRoute     = -2
+)
+
 // genRule is one generated AIGatewayRoute rule before limits are applied.
 type genRule struct {
 	name string
 	// origin says what it came from, for diagnostics and tests: the spec
-	// rule index, or -1 for BackendNameMatch and -2 for the default route.
+	// rule index, or originBackendNameMatch or originDefaultRoute.
 	origin  int
 	label   string // "rule <name>", "BackendNameMatch <backend>", "defaultRoute"
 	matches []match

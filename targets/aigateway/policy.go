@@ -230,10 +230,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 	}
 	warnedExternal := map[string]bool{}
 	for gi, tg := range groups {
-		name := naming.Scoped(e.r.Name)
-		if gi > 0 {
-			name = naming.Scoped(e.r.Name, fmt.Sprintf("traffic-%d", gi+1))
-		}
+		name := naming.GatewayTrafficPolicyName(e.r.Name, gi)
 		spec := egv1a1.BackendTrafficPolicySpec{}
 		if len(groups) == 1 {
 			for _, rt := range e.routes {
@@ -418,14 +415,14 @@ func (e *emitter) securityPolicy() {
 				p.Headers = []egv1a1.AuthorizationHeaderMatch{{Name: ModelHeader, Values: models}}
 			}
 			authz.Rules = append(authz.Rules, egv1a1.AuthorizationRule{
-				Name:      ptr(fmt.Sprintf("allow-%s-%d", naming.SubdomainPart(al.Team, 40), i)),
+				Name:      ptr(naming.GatewayAllowRuleName(al.Team, i)),
 				Action:    egv1a1.AuthorizationActionAllow,
 				Principal: p,
 			})
 		}
 		spec.Authorization = authz
 	}
-	e.add(&egv1a1.SecurityPolicy{ObjectMeta: e.meta(naming.Scoped(e.r.Name)), Spec: spec}, gvkSP)
+	e.add(&egv1a1.SecurityPolicy{ObjectMeta: e.meta(naming.GatewaySecurityPolicyName(e.r.Name)), Spec: spec}, gvkSP)
 }
 
 // summary says what was compiled, for status.

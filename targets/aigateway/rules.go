@@ -76,7 +76,7 @@ func (e *emitter) buildRules() []*genRule {
 			b := &r.Backends[i]
 			g := &genRule{
 				name:    nameMatchPrefix + b.Name,
-				origin:  -1,
+				origin:  originBackendNameMatch,
 				label:   fmt.Sprintf("BackendNameMatch for backend %q", b.Name),
 				matches: []match{{exactC(ModelHeader, b.ModelID)}},
 			}
@@ -88,7 +88,7 @@ func (e *emitter) buildRules() []*genRule {
 	}
 	if name := r.Default.Backend; name != "" {
 		b, _ := r.Backend(name)
-		g := &genRule{name: defaultRuleName, origin: -2, label: "defaultRoute", matches: []match{{}}}
+		g := &genRule{name: defaultRuleName, origin: originDefaultRoute, label: "defaultRoute", matches: []match{{}}}
 		g.refs = []RouteBackendRef{e.ref(name, nil, nil)}
 		g.backends = []string{name}
 		g.headerTimeout = e.duration("spec.defaultRoute", r.HeaderTimeout(nil, b))
@@ -339,7 +339,7 @@ func (e *emitter) ruleField(g *genRule) string {
 	switch {
 	case g.origin >= 0:
 		return rulePath(g.origin)
-	case g.origin == -1:
+	case g.origin == originBackendNameMatch:
 		return "spec.defaultRouteStrategy"
 	default:
 		return "spec.defaultRoute"
@@ -352,10 +352,7 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 	ns := gwapiv1Namespace(gw.Namespace)
 	costs := e.requestCosts()
 	for ci, chunk := range chunks {
-		name := naming.Scoped(e.r.Name)
-		if ci > 0 {
-			name = naming.Scoped(e.r.Name, fmt.Sprintf("part-%d", ci+1))
-		}
+		name := naming.GatewayRouteName(e.r.Name, ci)
 		e.routes = append(e.routes, name)
 		spec := AIGatewayRouteSpec{
 			ParentRefs:      []gwParentRef{{Group: &gatewayAPIGrp, Kind: gwKind("Gateway"), Name: gwObjectName(gw.Name), Namespace: ns}},
