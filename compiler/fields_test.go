@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/ir"
 )
 
 // TestIgnoredFieldsWalksTheSpecAsWritten: list elements fan out with their
@@ -32,4 +33,9 @@ func TestIgnoredFieldsWalksTheSpecAsWritten(t *testing.T) {
 		"spec.backends[2].timeout":    "timeouts are ignored",
 		"spec.backends[0].resolution": "endpoint resolution is ignored",
 	}, got)
+}
+
+// TestKnownDataPlanesFromCRD: the planes come from the CRD's enum.
+func TestKnownDataPlanesFromCRD(t *testing.T) {
+	assert.ElementsMatch(t, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway}, KnownDataPlanes())
 }

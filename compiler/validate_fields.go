@@ -26,16 +26,6 @@ type fieldRule struct {
 	hint string
 }
 
-func bound(n int64) *int64 { return &n }
-
-var (
-	namePattern    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-	decimalPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
-	// dns1123Subdomain is a Gateway listener's sectionName.
-	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	dns1035Label     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-)
-
 const (
 	nameHint    = "lowercase letters, digits and '-', starting with a letter or digit, at most 63 characters"
 	decimalHint = `a non-negative decimal number written as a string, such as "0.25"`
@@ -43,79 +33,23 @@ const (
 )
 
 // fieldTable holds every constraint of the reference's modelrouter-fields.tsv
-// for spec fields, keyed by schema path ("[]" marks a list element). A test
-// compares it with the TSV row by row. Fields of core Kubernetes types
-// (affinity, tolerations, apiKeySecretRef, ...) are judged by the API server
-// and are not walked.
-var fieldTable = map[string]fieldRule{
-	"spec.agentGatewayRef.endpointPickerPort": {minimum: bound(1), maximum: bound(65535)},
-	"spec.agentGatewayRef.hostnames":          {minItems: 1, maxItems: 16},
-	"spec.agentGatewayRef.name":               {required: true},
-	"spec.agentGatewayRef.routing":            {enum: []string{"InferencePool", "Model"}},
-	"spec.agentGatewayRef.sectionName": {pattern: dns1123Subdomain, minLength: 1, maxLength: 253,
-		hint: "a DNS subdomain: lowercase letters, digits, '-' and '.'"},
+// for spec fields, keyed by schema path ("[]" marks a list element), read
+// from the generated CRD (fieldTableFromCRD). A test compares it with the
+// TSV row by row. Fields of core Kubernetes types (affinity, tolerations,
+// apiKeySecretRef, ...) are judged by the API server and are not walked.
+var fieldTable = fieldTableFromCRD(patternHints)
 
-	"spec.backends":                                                 {required: true, minItems: 1},
-	"spec.backends[].balancing.mode":                                {enum: []string{"RoundRobin", "LoadAware"}},
-	"spec.backends[].balancing.prefixAffinity.blockBytes":           {minimum: bound(256), maximum: bound(16384)},
-	"spec.backends[].balancing.prefixAffinity.maxBlocksPerEndpoint": {minimum: bound(1024), maximum: bound(262144)},
-	"spec.backends[].balancing.sessionAffinity.headers":             {required: true, minItems: 1, maxItems: 8},
-	"spec.backends[].balancing.sessionAffinity.maxLoadPercent":      {minimum: bound(101), maximum: bound(1000)},
-	"spec.backends[].costPerMillionTokens.completionUSD":            {pattern: decimalPattern, hint: decimalHint},
-	"spec.backends[].costPerMillionTokens.promptUSD":                {pattern: decimalPattern, hint: decimalHint},
-	"spec.backends[].endpointPicker.service.name":                   {required: true, minLength: 1},
-	"spec.backends[].endpointPicker.service.port":                   {required: true, minimum: bound(1), maximum: bound(65535)},
-	"spec.backends[].external.model":                                {required: true},
-	"spec.backends[].external.provider":                             {required: true, enum: []string{"anthropic", "openai", "bedrock", "vertex_ai", "litellm"}},
-	"spec.backends[].healthCheck.intervalSeconds":                   {minimum: bound(1)},
-	"spec.backends[].healthCheck.timeoutSeconds":                    {minimum: bound(1)},
-	"spec.backends[].modelInfo.contextLength":                       {minimum: bound(1)},
-	"spec.backends[].modelInfo.inputModalities":                     {maxItems: 5},
-	"spec.backends[].modelInfo.outputModalities":                    {maxItems: 5},
-	"spec.backends[].name":                                          {required: true, pattern: namePattern, hint: nameHint},
-	"spec.backends[].resolution":                                    {enum: []string{"service", "endpoint"}},
-	"spec.backends[].tier":                                          {enum: []string{"local", "cloud"}},
-	"spec.backends[].weight":                                        {minimum: bound(0)},
-
-	"spec.dataPlane":            {enum: []string{"Proxy", "Gateway", "AgentGateway"}},
-	"spec.defaultRouteStrategy": {enum: []string{"Static", "BackendNameMatch"}},
-
-	"spec.endpoint.externalTrafficPolicy":   {enum: []string{"Cluster", "Local"}},
-	"spec.endpoint.gateway.gatewayRef":      {required: true},
-	"spec.endpoint.gateway.gatewayRef.name": {required: true},
-	"spec.endpoint.nodePort":                {minimum: bound(30000), maximum: bound(32767)},
-	"spec.endpoint.port":                    {minimum: bound(1), maximum: bound(65535)},
-	"spec.endpoint.type":                    {enum: []string{"ClusterIP", "NodePort", "LoadBalancer"}},
-
-	"spec.gatewayRef.name": {required: true},
-
-	"spec.policy.auditLog.callerHeader":      {pattern: tokenPattern, maxLength: 64, hint: tokenHint},
-	"spec.policy.auditLog.sink":              {enum: []string{"stdout", "file", "otlp"}},
-	"spec.policy.auditLog.trustedProxyCIDRs": {maxItems: 32},
-	"spec.policy.auth.allowlists[].team":     {required: true, minLength: 1},
-	"spec.policy.auth.jwt.issuer":            {required: true, minLength: 1},
-	"spec.policy.auth.jwt.jwksURI":           {required: true, minLength: 1},
-	"spec.policy.auth.jwt.provider":          {required: true, minLength: 1},
-	"spec.policy.auth.jwt.teamClaim":         {required: true, minLength: 1},
-	"spec.policy.budgets[].maxTokens":        {minimum: bound(1)},
-	"spec.policy.budgets[].maxUSD":           {pattern: decimalPattern, hint: decimalHint},
-	"spec.policy.budgets[].name":             {required: true, pattern: namePattern, hint: nameHint},
-	"spec.policy.budgets[].scope":            {required: true, enum: []string{"router", "rule", "team"}},
-	"spec.policy.budgets[].windowSeconds":    {minimum: bound(1)},
-	"spec.policy.classification.mode":        {enum: []string{"header-only", "detector", "hybrid"}},
-
-	"spec.proxy.replicas":             {minimum: bound(1), maximum: bound(10)},
-	"spec.proxy.revisionHistoryLimit": {minimum: bound(0)},
-	"spec.proxy.serviceName": {pattern: dns1035Label, maxLength: 63,
-		hint: "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter"},
-
-	"spec.rules[].match.latencySLOMs":   {minimum: bound(1)},
-	"spec.rules[].match.taskComplexity": {enum: []string{"simple", "moderate", "complex"}},
-	"spec.rules[].name":                 {required: true, pattern: namePattern, hint: nameHint},
-	"spec.rules[].route":                {required: true},
-	"spec.rules[].route.backends":       {required: true, minItems: 1},
-	"spec.rules[].route.poolActivation": {enum: []string{"Wait", "IfIdle"}},
-	"spec.rules[].route.strategy":       {enum: []string{"primary-fallback", "weighted", "shadow"}},
+// patternHints explain a field's pattern in words, for the error message.
+var patternHints = map[string]string{
+	"spec.agentGatewayRef.sectionName":                   "a DNS subdomain: lowercase letters, digits, '-' and '.'",
+	"spec.backends[].costPerMillionTokens.completionUSD": decimalHint,
+	"spec.backends[].costPerMillionTokens.promptUSD":     decimalHint,
+	"spec.backends[].name":                               nameHint,
+	"spec.policy.auditLog.callerHeader":                  tokenHint,
+	"spec.policy.budgets[].maxUSD":                       decimalHint,
+	"spec.policy.budgets[].name":                         nameHint,
+	"spec.proxy.serviceName":                             "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter",
+	"spec.rules[].name":                                  nameHint,
 }
 
 // checkFields walks the spec and applies the field table.

@@ -69,4 +69,3 @@ status: {phase: Failed}
 `)
 	assert.Equal(t, "InferenceServiceNotReady", w["spec.backends[0].inferenceServiceRef.name"])
 }
-

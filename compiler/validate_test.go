@@ -449,25 +449,7 @@ func TestValidateAgentGatewayPickers(t *testing.T) {
 }
 
 // schemaPaths lists every field path the walker can reach, as table keys.
-func schemaPaths(t reflect.Type, prefix string, out map[string]bool) {
-	for i := 0; i < t.NumField(); i++ {
-		name := jsonName(t.Field(i))
-		if name == "" {
-			continue
-		}
-		p, ft := prefix+"."+name, t.Field(i).Type
-		out[p] = true
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		switch {
-		case isAPIStruct(ft):
-			schemaPaths(ft, p, out)
-		case ft.Kind() == reflect.Slice && isAPIStruct(ft.Elem()):
-			schemaPaths(ft.Elem(), p+"[]", out)
-		}
-	}
-}
+func bound(n int64) *int64 { return &n }
 
 // fieldRow is a field-table entry in a form comparable with a TSV row.
 type fieldRow struct {

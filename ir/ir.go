@@ -498,7 +498,8 @@ type Exposure struct {
 
 // GatewayRef identifies a Gateway (Envoy AI Gateway plane).
 type GatewayRef struct {
-	Name      string
+	Name string
+	// Namespace is always set: the frontend defaults it to the router's.
 	Namespace string
 }
 
@@ -512,7 +513,8 @@ const (
 
 // AgentGateway identifies the agentgateway Gateway and how to route on it.
 type AgentGateway struct {
-	Name      string
+	Name string
+	// Namespace is always set: the frontend defaults it to the router's.
 	Namespace string
 	Routing   AgentGatewayRouting
 	// EndpointPicker is the router-wide default EPP; nil when unset.

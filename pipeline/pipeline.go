@@ -130,7 +130,7 @@ func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Regi
 // accepted.
 func checkTogether(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled) diag.List {
 	var diags diag.List
-	for _, dp := range targets.KnownDataPlanes {
+	for _, dp := range compiler.KnownDataPlanes() {
 		cs := byPlane[dp]
 		t, err := reg.Get(dp)
 		if err != nil || len(cs) < 2 {

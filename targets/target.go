@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -79,15 +80,12 @@ func (r *Registry) AllKinds() []schema.GroupVersionKind {
 	return out
 }
 
-// KnownDataPlanes are every data plane the API accepts, built or not.
-var KnownDataPlanes = []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway}
-
 // Get returns the target for a data plane, or an error naming a data plane that is not built.
 func (r *Registry) Get(dp ir.DataPlane) (Target, error) {
 	if t, ok := r.targets[dp]; ok {
 		return t, nil
 	}
-	for _, known := range KnownDataPlanes {
+	for _, known := range compiler.KnownDataPlanes() {
 		if known == dp {
 			return nil, fmt.Errorf("data plane %s is not implemented yet in this build of llmkube-compile (available: %s)", dp, strings.Join(r.names(), ", "))
 		}

@@ -63,10 +63,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		return nil, e.diags
 	}
 	e.g = r.AgentGateway
-	e.gwNamespace = e.g.Namespace
-	if e.gwNamespace == "" {
-		e.gwNamespace = r.Namespace
-	}
+	e.gwNamespace = e.g.Namespace // defaulted to the router's by the frontend
 	e.checkIgnored()
 	if e.g.Routing == ir.AgentGatewayRoutingModel {
 		e.modelRouting()

@@ -1,7 +1,6 @@
 package agentgateway
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -37,7 +36,7 @@ func (*Target) ServiceName(*ir.Router) string { return "" }
 func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.Applied) (targets.Observation, error) {
 	obs := targets.Observation{Applied: true, Lingering: in.Lingering}
 	if g := in.Router.AgentGateway; g != nil {
-		obs.Endpoint = targets.GatewayAddress(ctx, c, cmp.Or(g.Namespace, in.Router.Namespace), g.Name)
+		obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
 	}
 	obs.Ready, obs.Reason, obs.Message = true, targets.ReasonApplied, fmt.Sprintf("applied %d object(s): %s", len(in.Desired), in.Summary)
 	if in.Taken != "" {
@@ -86,9 +85,6 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		return "", nil
 	}
 	ns := cr.AgentGateway.Namespace
-	if ns == "" {
-		ns = cr.Namespace
-	}
 	objKey := func(o *unstructured.Unstructured) string {
 		return targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())
 	}

@@ -1,7 +1,6 @@
 package aigateway
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -32,7 +31,7 @@ func (*Target) ServiceName(*ir.Router) string { return "" }
 func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.Applied) (targets.Observation, error) {
 	obs := targets.Observation{Applied: true, Lingering: in.Lingering, AuthGenerated: in.Generates(gvkSP.Kind)}
 	if g := in.Router.Gateway; g != nil {
-		obs.Endpoint = targets.GatewayAddress(ctx, c, cmp.Or(g.Namespace, in.Router.Namespace), g.Name)
+		obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
 	}
 	obs.Ready, obs.Reason, obs.Message = true, targets.ReasonApplied, fmt.Sprintf("applied %d object(s): %s", len(in.Desired), in.Summary)
 	if in.Taken != "" {
