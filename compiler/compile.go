@@ -6,7 +6,6 @@
 package compiler
 
 import (
-	"fmt"
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -73,7 +72,7 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		if s, ok := refs.InferenceService(r.Namespace, name); ok {
 			res.isvc[b.Name] = s
 		} else {
-			res.diags.Warnf(fmt.Sprintf("spec.backends[%d].inferenceServiceRef.name", i), "InferenceServiceNotFound",
+			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotFound",
 				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",
 				r.Namespace, name, name, ConventionalServicePort)
 		}
@@ -88,7 +87,7 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		// InferenceService that is not ready is worth a word, since rules that
 		// name it fail over (or, fail-closed, refuse) until it is.
 		if s := res.isvc[b.Name]; s != nil && res.pool[b.Name] == nil && !inferenceServiceReady(s) {
-			res.diags.Warnf(fmt.Sprintf("spec.backends[%d].inferenceServiceRef.name", i), "InferenceServiceNotReady",
+			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotReady",
 				"InferenceService %s/%s is not ready (phase %q); traffic for backend %q fails over until it is", r.Namespace, name, s.Status.Phase, b.Name)
 		}
 	}

@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -90,7 +89,7 @@ func walk(v any, path string, segs []string) []fieldHit {
 	list, _ := child.([]any)
 	var out []fieldHit
 	for i, el := range list {
-		out = append(out, walk(el, fmt.Sprintf("%s.%s[%d]", path, name, i), segs[1:])...)
+		out = append(out, walk(el, diag.ItemPath(path+"."+name, i), segs[1:])...)
 	}
 	return out
 }

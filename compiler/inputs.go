@@ -126,7 +126,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
 		for i, item := range head.Items {
 			b, err := yaml.Marshal(item)
 			if err != nil {
-				diags = append(diags, fileErr(file, "", fmt.Sprintf("items[%d]", i), "InvalidDocument", "%v", err))
+				diags = append(diags, fileErr(file, "", diag.ItemPath("items", i), "InvalidDocument", "%v", err))
 				continue
 			}
 			diags = append(diags, in.decodeDocument(file, doc, b)...)
@@ -242,7 +242,7 @@ func indexPath(js []byte, fields []string, kind string) (string, bool) {
 	walk = func(v any, rest []string, prefix string) (string, bool) {
 		if list, ok := v.([]any); ok {
 			for i, item := range list {
-				if p, ok := walk(item, rest, fmt.Sprintf("%s[%d]", prefix, i)); ok {
+				if p, ok := walk(item, rest, diag.ItemPath(prefix, i)); ok {
 					return p, true
 				}
 			}

@@ -53,7 +53,9 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 		},
 	}
 	for i := range s.Backends {
-		out.Backends = append(out.Backends, lowerBackend(r, &s.Backends[i], res, out.Timeouts.ResponseHeader))
+		b := lowerBackend(r, &s.Backends[i], res, out.Timeouts.ResponseHeader)
+		b.Index = i
+		out.Backends = append(out.Backends, b)
 	}
 	for i := range s.Rules {
 		out.Rules = append(out.Rules, lowerRule(r, i, out))

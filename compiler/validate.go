@@ -83,7 +83,6 @@ func newValidator(r *v1.ModelRouter, res *resolution) *validator {
 func (v *validator) dataPlane() v1.DataPlane { return v.s.DataPlane }
 
 // itemPath renders a list element's field path, e.g. spec.backends[2].
-func itemPath(list string, i int) string { return fmt.Sprintf("%s[%d]", list, i) }
 
 // uniqueNames reports every name that repeats an earlier one in a list, at
 // list[i].<field>. Empty names are left to the Required check.
@@ -94,8 +93,8 @@ func (v *validator) uniqueNames(list, field, reason, what string, names []string
 			continue
 		}
 		if j, dup := first[n]; dup {
-			v.diags.Errorf(itemPath(list, i)+"."+field, reason,
-				"%s %q is already used by %s; %s names must be unique", what, n, itemPath(list, j), what)
+			v.diags.Errorf(diag.ItemPath(list, i)+"."+field, reason,
+				"%s %q is already used by %s; %s names must be unique", what, n, diag.ItemPath(list, j), what)
 			continue
 		}
 		first[n] = i
@@ -194,7 +193,7 @@ func (v *validator) headerToken(field, name string) {
 // 7230 token, at list[i].
 func (v *validator) headerTokens(list string, names []string) {
 	for i, h := range names {
-		v.headerToken(itemPath(list, i), h)
+		v.headerToken(diag.ItemPath(list, i), h)
 	}
 }
 

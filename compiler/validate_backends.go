@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
 )
 
 // idleTimeoutRule bounds balancing.sessionAffinity.idleTimeout.
@@ -14,7 +15,7 @@ func (v *validator) checkBackends() {
 	names := make([]string, len(v.s.Backends))
 	for i := range v.s.Backends {
 		names[i] = v.s.Backends[i].Name
-		path := itemPath("spec.backends", i)
+		path := diag.ItemPath("spec.backends", i)
 		b := &v.s.Backends[i]
 		v.checkBackendSource(path, b)
 		v.checkExternalURL(path+".external", b.External)

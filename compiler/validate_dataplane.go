@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 )
 
@@ -63,7 +64,7 @@ func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 		refuse("spec.defaultRoute", "a defaultRoute")
 	}
 	for i, b := range v.s.Backends {
-		p := itemPath("spec.backends", i)
+		p := diag.ItemPath("spec.backends", i)
 		if b.External != nil {
 			refuse(p+".external", "external backends")
 		}
@@ -154,7 +155,7 @@ func (v *validator) checkEndpointPickers() {
 		if b.InferenceServiceRef == nil || b.External != nil {
 			continue
 		}
-		p, isvc, ep := itemPath("spec.backends", i), b.InferenceServiceRef.Name, pickers[i]
+		p, isvc, ep := diag.ItemPath("spec.backends", i), b.InferenceServiceRef.Name, pickers[i]
 		if ep.source == pickerNone {
 			v.diags.Errorf(p+".endpointPicker", "EndpointPickerRequired",
 				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",

@@ -95,7 +95,7 @@ func walkFields(val reflect.Value, path, schema string, diags *diag.List) {
 			walkFields(fv, p, s, diags)
 		case fv.Kind() == reflect.Slice && isAPIStruct(fv.Type().Elem()):
 			for j := 0; j < fv.Len(); j++ {
-				walkFields(fv.Index(j), itemPath(p, j), s+"[]", diags)
+				walkFields(fv.Index(j), diag.ItemPath(p, j), s+"[]", diags)
 			}
 		}
 	}

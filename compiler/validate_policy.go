@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/diag"
 )
 
 func (v *validator) checkBudgets() {
@@ -14,7 +15,7 @@ func (v *validator) checkBudgets() {
 	names := make([]string, len(budgets))
 	for i, b := range budgets {
 		names[i] = b.Name
-		p := itemPath("spec.policy.budgets", i)
+		p := diag.ItemPath("spec.policy.budgets", i)
 		if b.MaxTokens == nil && b.MaxUSD == "" {
 			v.diags.Errorf(p, "BudgetLimitRequired",
 				"budget %q sets no limit; set maxTokens, maxUSD or both", b.Name)
@@ -62,7 +63,7 @@ func (v *validator) checkAuth() {
 	for i, e := range a.Allowlists {
 		teams[i] = e.Team
 		if e.Team != "" && strings.TrimSpace(e.Team) != e.Team {
-			v.diags.Errorf(itemPath("spec.policy.auth.allowlists", i)+".team", "InvalidFormat",
+			v.diags.Errorf(diag.ItemPath("spec.policy.auth.allowlists", i)+".team", "InvalidFormat",
 				"team %q has leading or trailing whitespace and would never equal a verified claim; remove it", e.Team)
 		}
 	}
@@ -85,7 +86,7 @@ func (v *validator) checkAuditLog() {
 	}
 	for i, c := range a.TrustedProxyCIDRs {
 		if !validCIDROrAddr(c) {
-			v.diags.Errorf(itemPath(p+".trustedProxyCIDRs", i), "InvalidCIDR",
+			v.diags.Errorf(diag.ItemPath(p+".trustedProxyCIDRs", i), "InvalidCIDR",
 				"%q is neither a CIDR nor an IP address; write 10.0.0.0/8, 192.168.1.10 or fd00::/8", c)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/diag"
 )
 
 func (v *validator) checkRules() {
@@ -13,7 +14,7 @@ func (v *validator) checkRules() {
 	for i := range v.s.Rules {
 		rule := &v.s.Rules[i]
 		names[i] = rule.Name
-		path := itemPath("spec.rules", i)
+		path := diag.ItemPath("spec.rules", i)
 		v.checkRouteReferences(path+".route.backends", rule.Route.Backends)
 		v.checkStrategy(path, rule)
 		v.checkSensitiveRule(path, rule)
@@ -28,13 +29,13 @@ func (v *validator) checkRules() {
 func (v *validator) checkRouteReferences(list string, names []string) {
 	seen := map[string]int{}
 	for j, n := range names {
-		field := itemPath(list, j)
+		field := diag.ItemPath(list, j)
 		if _, ok := v.backends[n]; !ok {
 			v.unknownBackend(field, n)
 		}
 		if k, dup := seen[n]; dup {
 			v.diags.Errorf(field, "DuplicateRouteBackend",
-				"backend %q is already listed at %s; list each backend once", n, itemPath(list, k))
+				"backend %q is already listed at %s; list each backend once", n, diag.ItemPath(list, k))
 			continue
 		}
 		seen[n] = j
@@ -91,7 +92,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 		// whichever served), so none of them may be pooled.
 		for k, b := range backends {
 			if p := v.res.pool[b.Name]; p != nil && at[k] > 0 {
-				v.diags.Errorf(itemPath(list, at[k]), "ShadowTargetPooled",
+				v.diags.Errorf(diag.ItemPath(list, at[k]), "ShadowTargetPooled",
 					"backend %q is a member of ModelPool %q and cannot be a shadow target: mirrored copies would swap the pool's shared GPU slot; remove it from this rule or put it first", b.Name, p.Name)
 			}
 		}
@@ -116,7 +117,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			if other, seen := first[p.Name]; !seen {
 				first[p.Name] = isvc
 			} else if other != isvc {
-				v.diags.Errorf(itemPath(list, at[k]), "WeightedPoolConflict",
+				v.diags.Errorf(diag.ItemPath(list, at[k]), "WeightedPoolConflict",
 					"backend %q (InferenceService %q) and InferenceService %q are both members of ModelPool %q; a weighted rule would swap them on every other request. Keep one pool member in this rule or use primary-fallback",
 					b.Name, isvc, other, p.Name)
 			}
@@ -166,7 +167,7 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 	backends, at := v.backendsOf(rule.Route.Backends)
 	for k, b := range backends {
 		if b.Tier != v1.TierLocal {
-			v.diags.Errorf(itemPath(path+".route.backends", at[k]), "CloudBackendInSensitiveRule",
+			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), "CloudBackendInSensitiveRule",
 				"rule %q matches sensitive classifications %s but backend %q has tier %s; sensitive rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, quoted(matched), b.Name, b.Tier)
 		}
@@ -181,7 +182,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 	}
 	for i, c := range m.DataClassification {
 		if strings.TrimSpace(c) == "" {
-			v.diags.Errorf(itemPath(path+".match.dataClassification", i), "Required",
+			v.diags.Errorf(diag.ItemPath(path+".match.dataClassification", i), "Required",
 				"an empty classification matches no request header value; remove it or name a classification such as pii")
 		}
 	}
@@ -228,7 +229,7 @@ func (v *validator) checkClassification() {
 	}
 	for i, rule := range v.s.Rules {
 		if rule.Match != nil && len(rule.Match.DataClassification) > 0 {
-			v.diags.Errorf(itemPath("spec.rules", i)+".match.dataClassification", "ClassifierNotImplemented",
+			v.diags.Errorf(diag.ItemPath("spec.rules", i)+".match.dataClassification", "ClassifierNotImplemented",
 				"dataPlane %s refuses a dataClassification match under classification mode %s, whose content classifier is not implemented; set spec.policy.classification.mode: header-only",
 				v.dataPlane(), mode)
 		}

@@ -7,6 +7,7 @@ package diag
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -176,3 +177,19 @@ func (e *ListError) Error() string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Field paths are built here and nowhere else, in the API server's notation
+// (spec.backends[2].name), so every stage and every plane names a field the
+// same way.
+
+// ItemPath is the path of element i of the list at list.
+func ItemPath(list string, i int) string { return list + "[" + strconv.Itoa(i) + "]" }
+
+// BackendPath is the path of spec.backends[i].
+func BackendPath(i int) string { return ItemPath("spec.backends", i) }
+
+// RulePath is the path of spec.rules[i].
+func RulePath(i int) string { return ItemPath("spec.rules", i) }
+
+// BudgetPath is the path of spec.policy.budgets[i].
+func BudgetPath(i int) string { return ItemPath("spec.policy.budgets", i) }

@@ -99,7 +99,9 @@ const (
 
 // Backend is a resolved dispatch destination.
 type Backend struct {
-	Name string
+	// Index is the backend's position in spec.backends, for field paths.
+	Index int
+	Name  string
 	// ModelID is the published model id and the BackendNameMatch key:
 	// displayName, else name.
 	ModelID string

@@ -103,9 +103,6 @@ func (e *emitter) meta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: e.r.Namespace, Labels: naming.ObjectLabels(e.r.Name, component), OwnerReferences: e.owners}
 }
 
-func backendPath(i int) string { return fmt.Sprintf("spec.backends[%d]", i) }
-func rulePath(i int) string    { return fmt.Sprintf("spec.rules[%d]", i) }
-
 // checkIgnored refuses what this plane cannot drop without weakening a
 // control the spec asked for. What it drops harmlessly is in its field table
 // (fields.go), which the frontend applies; the frontend has also refused
@@ -114,7 +111,7 @@ func (e *emitter) checkIgnored() {
 	poolMode := e.g.Routing != ir.AgentGatewayRoutingModel
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		p := backendPath(i)
+		p := diag.BackendPath(i)
 		if b.External != nil && poolMode {
 			e.diags.Errorf(p+".external", "UnsupportedOnAgentGateway",
 				"backend %q is an external %s provider, but agentGatewayRef.routing InferencePool routes only to InferencePools, which select in-cluster pods; serve it through an InferenceService, or use the Proxy or Gateway data plane", b.Name, b.External.Provider)
@@ -127,7 +124,7 @@ func (e *emitter) checkIgnored() {
 	}
 	pol := &e.r.Policy
 	for i, b := range pol.Budgets {
-		e.diags.Errorf(fmt.Sprintf("spec.policy.budgets[%d]", i), "UnsupportedOnAgentGateway",
+		e.diags.Errorf(diag.BudgetPath(i), "UnsupportedOnAgentGateway",
 			"budget %q is enforced by the router-proxy, which AgentGateway does not run; dropping it would lift the cap, so remove it or use the Proxy data plane", b.Name)
 	}
 	if pol.Auth != nil {
@@ -162,7 +159,7 @@ func (e *emitter) pool(b *ir.Backend, i int, seen map[string]string) string {
 	seen[isvc] = name
 	if b.EndpointPicker == nil {
 		// The frontend requires a picker for every local backend in InferencePool routing.
-		e.diags.Errorf(backendPath(i)+".endpointPicker", "EndpointPickerRequired",
+		e.diags.Errorf(diag.BackendPath(i)+".endpointPicker", "EndpointPickerRequired",
 			"backend %q has no endpoint picker for its InferencePool", b.Name)
 		return name
 	}

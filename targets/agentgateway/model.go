@@ -5,6 +5,7 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 )
 
@@ -40,7 +41,7 @@ func (e *emitter) modelRouting() {
 	published := map[string]int{}
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		p := backendPath(i)
+		p := diag.BackendPath(i)
 		field := p + ".name"
 		if b.ModelID != b.Name {
 			field = p + ".displayName"

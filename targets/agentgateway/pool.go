@@ -7,6 +7,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
@@ -186,7 +187,7 @@ func (e *emitter) poolRouting() {
 		if len(rule.Candidates) == 0 {
 			continue // can never match (the frontend warned RuleNeverMatches)
 		}
-		p := rulePath(rule.Index)
+		p := diag.RulePath(rule.Index)
 		conds := e.ruleMatches(&rule.Match)
 		for _, c := range conds {
 			if len(c) > maxHeadersPerMatch {

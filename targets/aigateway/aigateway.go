@@ -82,7 +82,6 @@ type emitter struct {
 	// per backend name
 	aiName   map[string]string
 	override map[string]string
-	index    map[string]int
 	routes   []string
 	budgets  int
 	usdCost  *usdCost
@@ -92,14 +91,11 @@ type emitter struct {
 
 // Compile implements targets.Target.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
-	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}, index: map[string]int{}}
+	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
 	if r.Gateway == nil {
 		// The frontend requires gatewayRef on Gateway; this is a compiler bug.
 		e.diags.Errorf("spec.gatewayRef", "InternalError", "no gateway reference reached the Gateway target")
 		return nil, e.diags
-	}
-	for i := range r.Backends {
-		e.index[r.Backends[i].Name] = i
 	}
 	e.refuseUnsupported()
 	e.backends()
@@ -133,10 +129,6 @@ func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
 	e.objects = append(e.objects, targets.Typed{Obj: obj, GVK: gvk})
 }
 
-func rulePath(i int) string    { return fmt.Sprintf("spec.rules[%d]", i) }
-func backendPath(i int) string { return fmt.Sprintf("spec.backends[%d]", i) }
-func budgetPath(i int) string  { return fmt.Sprintf("spec.policy.budgets[%d]", i) }
-
 // refuseUnsupported refuses what no Envoy AI Gateway object can carry.
 // (shadow, missing gatewayRef and detector/hybrid classification under a
 // dataClassification match are refused by the frontend.)
@@ -145,7 +137,7 @@ func (e *emitter) refuseUnsupported() {
 	for i := range r.Rules {
 		rule := &r.Rules[i]
 		if rule.Match.LatencySLO > 0 {
-			e.diags.Errorf(rulePath(i)+".match.latencySLOMs", "LatencySLOUnsupportedOnGateway",
+			e.diags.Errorf(diag.RulePath(i)+".match.latencySLOMs", "LatencySLOUnsupportedOnGateway",
 				"rule %q promotes its fallback when the primary's P95 first-token latency exceeds %s; the gateway measures no first-token latency and cannot reorder priorities at run time. Remove latencySLOMs or use the Proxy data plane",
 				rule.Name, rule.Match.LatencySLO)
 		}
@@ -174,7 +166,7 @@ func (e *emitter) refuseUnsupported() {
 	}
 	for i := range r.Backends {
 		if p := r.Backends[i].Pool; p != nil {
-			e.diags.Errorf(backendPath(i)+".inferenceServiceRef", "ModelPoolUnsupportedOnGateway",
+			e.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", "ModelPoolUnsupportedOnGateway",
 				"InferenceService %q is a member of ModelPool %q; the gateway cannot swap pool members into the shared GPU slot, so requests for a non-resident member would fail. Use the Proxy data plane for pooled backends",
 				r.Backends[i].Local.InferenceService, p.Pool)
 		}
@@ -183,6 +175,12 @@ func (e *emitter) refuseUnsupported() {
 
 // backends emits a Backend, an AIServiceBackend and, where credentials are
 // needed, a BackendSecurityPolicy per backend.
+// backendPath is the field path of a backend named by a rule.
+func (e *emitter) backendPath(name string) string {
+	b, _ := e.r.Backend(name)
+	return diag.BackendPath(b.Index)
+}
+
 func (e *emitter) backends() {
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
@@ -218,7 +216,7 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 	}
 	x := b.External
 	up := b.Upstream
-	p := backendPath(i) + ".external"
+	p := diag.BackendPath(i) + ".external"
 	if up.Host == "" {
 		e.diags.Errorf(p+".url", "ProviderHostUnknown",
 			"provider %s has no fixed endpoint (the router-proxy derives it at run time), but the gateway needs the upstream host when the Backend is created; set url (for Bedrock https://bedrock-runtime.<region>.amazonaws.com)", x.Provider)
@@ -266,7 +264,7 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 // BackendSecurityPolicy, or refuses.
 func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 	x := b.External
-	p := backendPath(i) + ".external.credentialsSecretRef"
+	p := diag.BackendPath(i) + ".external.credentialsSecretRef"
 	switch x.Provider {
 	case ir.ProviderBedrock, ir.ProviderVertexAI:
 		if x.CredentialsSecret == "" {

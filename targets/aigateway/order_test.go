@@ -336,7 +336,7 @@ func TestRuleOrderScenarios(t *testing.T) {
 			assertSameRouting(t, r, res)
 
 			// The naive translation (no rewrite) must disagree somewhere.
-			e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}, index: map[string]int{}}
+			e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
 			naive := e.buildRules()
 			var ms []gwMatch
 			for _, g := range naive {

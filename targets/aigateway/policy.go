@@ -11,6 +11,7 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -138,7 +139,7 @@ var windowUnits = map[time.Duration]egv1a1.RateLimitUnit{
 // limit), shared across every target of the policy.
 func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	b := &e.r.Policy.Budgets[i]
-	p := budgetPath(i)
+	p := diag.BudgetPath(i)
 	unit, ok := windowUnits[b.Window]
 	if !ok {
 		e.diags.Errorf(p+".windowSeconds", "BudgetWindowUnsupported",
@@ -222,7 +223,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 	}
 	if len(groups) > 1 {
 		for _, i := range shared {
-			e.diags.Errorf(budgetPath(i), "BudgetSpansTrafficPolicies",
+			e.diags.Errorf(diag.BudgetPath(i), "BudgetSpansTrafficPolicies",
 				"budget %q must count every request of the router in one bucket, but the router's rules need %d BackendTrafficPolicies (they differ in response-header timeout or rule budgets) and the gateway keeps one bucket per policy. Give the rules one timeout and drop rule-scope budgets, or use the Proxy data plane",
 				e.r.Policy.Budgets[i].Name, len(groups))
 		}
@@ -291,7 +292,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 			found = found || (g.origin >= 0 && e.r.Rules[g.origin].Name == b.RuleName)
 		}
 		if !found {
-			e.diags.Warnf(budgetPath(i)+".ruleName", "BudgetNeverApplies",
+			e.diags.Warnf(diag.BudgetPath(i)+".ruleName", "BudgetNeverApplies",
 				"rule %q never matches on the gateway (no backend advertises its required capabilities), so budget %q caps nothing", b.RuleName, b.Name)
 		}
 	}
@@ -340,7 +341,7 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 				external = true
 				if !warned[name] {
 					warned[name] = true
-					e.diags.Warnf(backendPath(e.index[name])+".healthCheck", "ActiveHealthCheckNotApplied",
+					e.diags.Warnf(e.backendPath(name)+".healthCheck", "ActiveHealthCheckNotApplied",
 						"the gateway's active probes carry no provider credentials, so backend %q is not probed actively; passive outlier detection ejects it after a failed request for the quarantine duration", name)
 				}
 				continue

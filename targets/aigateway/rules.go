@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -28,7 +29,7 @@ func (e *emitter) buildRules() []*genRule {
 		if !ok || len(matches) == 0 {
 			continue
 		}
-		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (spec.rules[%d])", rule.Name, i), matches: matches}
+		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (%s)", rule.Name, diag.RulePath(i)), matches: matches}
 		e.routeBackends(g, rule)
 		if rule.Strategy != ir.StrategyWeighted && len(g.refs) > 0 {
 			g.numRetries = int32(len(g.refs) - 1)
@@ -44,7 +45,7 @@ func (e *emitter) buildRules() []*genRule {
 		if len(g.backends) > 1 {
 			for _, name := range g.backends {
 				if ip := e.ipLiteral(name); ip != "" {
-					e.diags.Errorf(rulePath(i)+".route.backends", "IPBackendFailover",
+					e.diags.Errorf(diag.RulePath(i)+".route.backends", "IPBackendFailover",
 						"rule %q routes to %d backends and backend %q is the IP literal %s: Envoy Gateway puts IP-literal Backends in one EDS cluster (no locality priority, and every host gets the first backend's model, auth and schema) or, mixed with hostnames, splits them into weighted clusters at 1:1, so %s would become a split without failover; give the backend a hostname (a DNS name, or a Service in the cluster) or route this rule to it alone",
 						rule.Name, len(g.backends), name, ip, rule.Strategy)
 					break
@@ -53,7 +54,7 @@ func (e *emitter) buildRules() []*genRule {
 		}
 		g.headerTimeout = e.ruleHeaderTimeout(i, rule)
 		if len(g.refs) > MaxBackendRefsPerRule {
-			e.diags.Errorf(rulePath(i)+".route.backends", "TooManyBackends",
+			e.diags.Errorf(diag.RulePath(i)+".route.backends", "TooManyBackends",
 				"rule %q routes to %d backends; the generated HTTPRoute rule holds at most %d backendRefs and a rule's backends cannot be split without changing its failover order", rule.Name, len(g.refs), MaxBackendRefsPerRule)
 		}
 		for bi := range r.Policy.Budgets {
@@ -63,7 +64,7 @@ func (e *emitter) buildRules() []*genRule {
 		}
 		out = append(out, g)
 		if !rule.FailClosed && (i < len(r.Rules)-1 || r.Default.Backend != "" || r.Default.Strategy == ir.DefaultBackendNameMatch) {
-			e.diags.Warnf(rulePath(i)+".failClosed", "NoFallThroughOnGateway",
+			e.diags.Warnf(diag.RulePath(i)+".failClosed", "NoFallThroughOnGateway",
 				"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 instead of continuing to later rules and the default route (the router-proxy's behaviour for a rule without failClosed)", rule.Name)
 		}
 	}
@@ -82,7 +83,7 @@ func (e *emitter) buildRules() []*genRule {
 			}
 			g.refs = []RouteBackendRef{e.ref(b.Name, nil, nil)}
 			g.backends = []string{b.Name}
-			g.headerTimeout = e.duration(backendPath(i)+".timeout", r.HeaderTimeout(nil, b))
+			g.headerTimeout = e.duration(diag.BackendPath(i)+".timeout", r.HeaderTimeout(nil, b))
 			out = append(out, g)
 		}
 	}
@@ -141,7 +142,7 @@ func (e *emitter) routeBackends(g *genRule, rule *ir.Rule) {
 func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 	r := e.r
 	if rule.Timeout > 0 {
-		return e.duration(rulePath(i)+".timeout", rule.Timeout)
+		return e.duration(diag.RulePath(i)+".timeout", rule.Timeout)
 	}
 	var first string
 	var firstD string
@@ -153,20 +154,20 @@ func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 			continue
 		}
 		if d != firstD {
-			e.diags.Errorf(rulePath(i)+".timeout", "BackendTimeoutsDiffer",
+			e.diags.Errorf(diag.RulePath(i)+".timeout", "BackendTimeoutsDiffer",
 				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, so set the rule's timeout", rule.Name, firstD, first, d, name)
 			return ""
 		}
 	}
 	b, _ := r.Backend(first)
-	return e.duration(backendPath(e.index[first])+".timeout", r.HeaderTimeout(rule, b))
+	return e.duration(e.backendPath(first)+".timeout", r.HeaderTimeout(rule, b))
 }
 
 // ruleMatches builds a rule's matches: the cross product of its models and
 // classifications, each with the task-complexity and header conditions.
 func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 	m := &rule.Match
-	p := rulePath(i) + ".match"
+	p := diag.RulePath(i) + ".match"
 	var base match
 	add := func(field string, c constraint) bool {
 		u, ok, known := and(base, match{c})
@@ -197,7 +198,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 		for k, model := range m.Models {
 			pat, isGlob, ok := globPattern(model)
 			if !ok {
-				e.diags.Errorf(fmt.Sprintf("%s.models[%d]", p, k), "ModelGlobUnsupported",
+				e.diags.Errorf(diag.ItemPath(p+".models", k), "ModelGlobUnsupported",
 					"model glob %q has characters outside printable ASCII; the gateway's RE2 header match counts characters where the router-proxy counts bytes, so it would match different models. Use an ASCII pattern or list the models", model)
 				return nil, false
 			}
@@ -338,7 +339,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 func (e *emitter) ruleField(g *genRule) string {
 	switch {
 	case g.origin >= 0:
-		return rulePath(g.origin)
+		return diag.RulePath(g.origin)
 	case g.origin == originBackendNameMatch:
 		return "spec.defaultRouteStrategy"
 	default:

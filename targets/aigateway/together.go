@@ -60,10 +60,7 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 
 // routerMatches are every match the router's AIGatewayRoutes carry.
 func routerMatches(r *ir.Router) []match {
-	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}, index: map[string]int{}}
-	for i := range r.Backends {
-		e.index[r.Backends[i].Name] = i
-	}
+	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
 	var out []match
 	for _, g := range e.buildRules() {
 		out = append(out, g.matches...)
