@@ -57,12 +57,18 @@ type resolution struct {
 	// isvc maps a backend name to its InferenceService; nil when absent from the input.
 	isvc map[string]*v1.InferenceService
 	// pool maps a backend name to the ModelPool its InferenceService belongs to.
-	pool  map[string]*v1.ModelPool
-	diags diag.List
+	pool map[string]*v1.ModelPool
+	// ready maps a backend name to its InferenceService's readiness
+	// (inferenceServiceReady), for the backends found in the input.
+	ready map[string]bool
+	// pickers is each backend's effective endpoint picker, by index.
+	pickers []effectivePicker
+	diags   diag.List
 }
 
 func resolve(r *v1.ModelRouter, refs References) *resolution {
-	res := &resolution{isvc: map[string]*v1.InferenceService{}, pool: map[string]*v1.ModelPool{}}
+	res := &resolution{isvc: map[string]*v1.InferenceService{}, pool: map[string]*v1.ModelPool{}, ready: map[string]bool{},
+		pickers: effectivePickers(&r.Spec)}
 	pools := refs.ModelPools(r.Namespace)
 	for i, b := range r.Spec.Backends {
 		if b.InferenceServiceRef == nil || b.InferenceServiceRef.Name == "" {
@@ -71,6 +77,7 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		name := b.InferenceServiceRef.Name
 		if s, ok := refs.InferenceService(r.Namespace, name); ok {
 			res.isvc[b.Name] = s
+			res.ready[b.Name] = inferenceServiceReady(s)
 		} else {
 			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotFound",
 				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",
@@ -86,7 +93,7 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		// A pool member that is not resident is stopped by design; any other
 		// InferenceService that is not ready is worth a word, since rules that
 		// name it fail over (or, fail-closed, refuse) until it is.
-		if s := res.isvc[b.Name]; s != nil && res.pool[b.Name] == nil && !inferenceServiceReady(s) {
+		if s := res.isvc[b.Name]; s != nil && res.pool[b.Name] == nil && !res.ready[b.Name] {
 			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotReady",
 				"InferenceService %s/%s is not ready (phase %q); traffic for backend %q fails over until it is", r.Namespace, name, s.Status.Phase, b.Name)
 		}

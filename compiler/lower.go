@@ -87,7 +87,7 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 			ag.EndpointPicker = &ir.ServiceRef{Name: g.EndpointPicker, Port: *g.EndpointPickerPort}
 		}
 		out.AgentGateway = ag
-		resolvePickers(s, out)
+		resolvePickers(res.pickers, out)
 	}
 	return out, nil
 }
@@ -141,7 +141,7 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		if isvc != nil {
 			local.Found = true
 			local.Runtime = isvc.Spec.Runtime
-			local.Ready = inferenceServiceReady(isvc)
+			local.Ready = res.ready[b.Name]
 			if e := isvc.Spec.Endpoint; e != nil && e.Port != nil {
 				local.Port = *e.Port
 			}
@@ -469,9 +469,9 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 }
 
 // resolvePickers gives each local backend its EPP in the reference's order
-// (see effectivePickers, which validation uses too).
-func resolvePickers(s *v1.ModelRouterSpec, out *ir.Router) {
-	for i, p := range effectivePickers(s) {
+// (effectivePickers, computed once by resolve).
+func resolvePickers(pickers []effectivePicker, out *ir.Router) {
+	for i, p := range pickers {
 		if p.source != pickerNone {
 			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: p.ref.name, Port: p.ref.port}
 		}

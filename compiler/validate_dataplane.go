@@ -107,8 +107,8 @@ type effectivePicker struct {
 
 // effectivePickers gives each local backend (by index) its picker in the
 // reference's order: its own, else one another backend on the same
-// InferenceService names, else the router-wide default. Validation and
-// lowering (resolvePickers) both use it.
+// InferenceService names, else the router-wide default. resolve computes
+// it once; validation and lowering read it.
 func effectivePickers(s *v1.ModelRouterSpec) []effectivePicker {
 	own := func(b *v1.RouterBackend) (pickerRef, bool) {
 		if b.EndpointPicker == nil || b.EndpointPicker.Service == nil {
@@ -146,7 +146,7 @@ func effectivePickers(s *v1.ModelRouterSpec) []effectivePicker {
 // exactly one InferencePool, and one pool is generated per InferenceService,
 // so every InferenceService needs exactly one picker that serves it alone.
 func (v *validator) checkEndpointPickers() {
-	pickers := effectivePickers(v.s)
+	pickers := v.res.pickers
 	ownByService := map[string]pickerRef{} // InferenceService -> its first own picker
 	serves := map[pickerRef]string{}       // picker -> the InferenceService it serves first
 	var defaultShared []string             // InferenceServices the router default would also serve
