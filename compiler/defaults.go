@@ -26,9 +26,8 @@ const (
 	DefaultAuditSink      = v1.SinkStdout
 	DefaultAuditFilePath  = wellknown.AuditFilePath
 	DefaultBudgetWindow   = int32(3600)
-	DefaultBlockBytes     = int32(1024)
-	DefaultMaxBlocks      = int32(16384)
-	DefaultSessionIdle    = "30m"
+	DefaultBlockBytes     = int32(wellknown.BalancingBlockBytes)
+	DefaultMaxBlocks      = int32(wellknown.BalancingMaxBlocks)
 	DefaultHeaderTimeout  = "120s"
 	DefaultStreamIdle     = "300s"
 	DefaultQuarantine     = "15s"
@@ -139,7 +138,7 @@ func defaultBackend(b *v1.RouterBackend) {
 			setDefault(&pa.MaxBlocksPerEndpoint, DefaultMaxBlocks)
 		}
 		if sa := bal.SessionAffinity; sa != nil && sa.IdleTimeout == "" {
-			sa.IdleTimeout = DefaultSessionIdle
+			sa.IdleTimeout = wellknown.BalancingSessionIdle.String()
 		}
 	}
 	if b.ModelInfo == nil {

@@ -38,6 +38,15 @@ const (
 	StatusPath = "/status"
 )
 
+// Pod-level balancing defaults (spec.backends[].balancing): the compiler
+// fills them into the spec, the router-proxy and the simulator apply them to
+// a config that omits them.
+const (
+	BalancingBlockBytes  = 1024
+	BalancingMaxBlocks   = 16384
+	BalancingSessionIdle = 30 * time.Minute
+)
+
 // CredentialHeaders carry credentials: they are never written to an audit
 // entry as the caller (compared case-insensitively).
 var CredentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}

@@ -22,6 +22,8 @@ import (
 	"slices"
 	"sort"
 	"text/tabwriter"
+
+	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 func main() {
@@ -105,8 +107,8 @@ func fleet(seed uint64) simParams {
 			PrefillPerToken: 0.00005,
 		},
 		ScrapeInterval: 0.1,
-		BlockBytes:     1024,
-		MaxBlocks:      16384,
+		BlockBytes:     balance.DefaultBlockBytes,
+		MaxBlocks:      balance.DefaultMaxBlocks,
 		Seed:           seed,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -23,9 +24,9 @@ const (
 
 // Defaults (the compiler fills them; a hand-written config may omit them).
 const (
-	DefaultBlockBytes   = 1024
-	DefaultMaxBlocks    = 16384
-	DefaultSessionIdle  = 30 * time.Minute
+	DefaultBlockBytes   = wellknown.BalancingBlockBytes
+	DefaultMaxBlocks    = wellknown.BalancingMaxBlocks
+	DefaultSessionIdle  = wellknown.BalancingSessionIdle
 	DefaultPrefixWeight = 1.0
 	// MaxSessions bounds the session binding table; beyond it expired
 	// bindings are swept and then the oldest-looking ones dropped.
