@@ -11,6 +11,19 @@ import (
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
+// proxySettings set the router-proxy's own settings, which only the Proxy
+// plane reads.
+const proxySettings = `  backends:
+    - name: a
+      inferenceServiceRef: {name: q}
+      resolution: endpoint
+      balancing: {mode: LoadAware}
+      modelInfo: {contextLength: 8192}
+  defaultRoute: a
+  endpoint: {type: NodePort}
+  proxy: {replicas: 2, responseHeaderTimeout: 30s}
+`
+
 // planeWarnings compiles one router through the pipeline (so the planes'
 // field tables apply) and returns its warnings by field path.
 func planeWarnings(t *testing.T, doc string) map[string]string {
@@ -34,16 +47,7 @@ metadata: {name: chat}
 spec:
   dataPlane: Gateway
   gatewayRef: {name: gw}
-  backends:
-    - name: a
-      inferenceServiceRef: {name: q}
-      resolution: endpoint
-      balancing: {mode: LoadAware}
-      modelInfo: {contextLength: 8192}
-  defaultRoute: a
-  endpoint: {type: NodePort}
-  proxy: {replicas: 2, responseHeaderTimeout: 30s}
-`)
+`+proxySettings)
 	for _, f := range []string{"spec.proxy.replicas", "spec.endpoint", "spec.backends[0].balancing", "spec.backends[0].resolution", "spec.backends[0].modelInfo"} {
 		assert.Equal(t, "FieldIgnored", gw[f], f)
 	}
@@ -71,16 +75,7 @@ func TestProxyPlaneIgnoresNothing(t *testing.T) {
 kind: ModelRouter
 metadata: {name: chat}
 spec:
-  backends:
-    - name: a
-      inferenceServiceRef: {name: q}
-      resolution: endpoint
-      balancing: {mode: LoadAware}
-      modelInfo: {contextLength: 8192}
-  defaultRoute: a
-  endpoint: {type: NodePort}
-  proxy: {replicas: 2, responseHeaderTimeout: 30s}
-`)
+`+proxySettings)
 	for f, reason := range w {
 		assert.NotEqual(t, "FieldIgnored", reason, f)
 	}

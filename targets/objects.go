@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -139,4 +140,18 @@ func SortObjects(objs []*unstructured.Unstructured) {
 		}
 		return a.GetName() < b.GetName()
 	})
+}
+
+// DeepCopyJSON copies in into out through JSON, for the typed mirrors of
+// data-plane APIs we cannot import: they are plain data and are copied only
+// on conversion, so a generated DeepCopy is not worth its upkeep.
+func DeepCopyJSON[T runtime.Object](in, out T) runtime.Object {
+	data, err := json.Marshal(in)
+	if err != nil {
+		panic(err)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		panic(err)
+	}
+	return out
 }

@@ -123,7 +123,7 @@ func pageIDs(r *request, pageTokens int) []uint64 {
 		off := 0
 		for off < s.tokens {
 			take := min(pageTokens-fill, s.tokens-off)
-			h = mix(h ^ mix(s.id^uint64(off)<<44^uint64(take)<<32))
+			h = balance.Mix(h ^ balance.Mix(s.id^uint64(off)<<44^uint64(take)<<32))
 			off += take
 			fill += take
 			if fill == pageTokens {
@@ -136,15 +136,6 @@ func pageIDs(r *request, pageTokens int) []uint64 {
 		out = append(out, h)
 	}
 	return out
-}
-
-func mix(h uint64) uint64 {
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	h ^= h >> 31
-	return h
 }
 
 type event struct {

@@ -90,7 +90,7 @@ func SessionKey(header map[string][]string, names []string) (key uint64, ok bool
 				h ^= uint64(v[i])
 				h *= fnvPrime
 			}
-			return mix(h), true
+			return Mix(h), true
 		}
 	}
 	return 0, false

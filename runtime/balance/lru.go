@@ -35,8 +35,8 @@ func newBlockLRU(max int) *blockLRU {
 // Len is the number of remembered blocks.
 func (l *blockLRU) Len() int { return len(l.nodes) }
 
-func mix(h uint64) uint64 {
-	// A final avalanche (splitmix64) so table positions use every hash bit.
+// Mix is a final avalanche (splitmix64), so table positions use every hash bit.
+func Mix(h uint64) uint64 {
 	h ^= h >> 30
 	h *= 0xbf58476d1ce4e5b9
 	h ^= h >> 27
@@ -50,7 +50,7 @@ func (l *blockLRU) find(h uint64) (int32, uint64) {
 	if len(l.table) == 0 {
 		return -1, 0
 	}
-	i := mix(h) & l.mask
+	i := Mix(h) & l.mask
 	for {
 		v := l.table[i]
 		if v == 0 {
@@ -129,7 +129,7 @@ func (l *blockLRU) tableDelete(h uint64) {
 		if v == 0 {
 			break
 		}
-		k := mix(l.nodes[v-1].hash) & l.mask
+		k := Mix(l.nodes[v-1].hash) & l.mask
 		// Move v back to i when its home k is not cyclically within (i, j].
 		if (j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j)) {
 			l.table[i] = v

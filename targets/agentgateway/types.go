@@ -1,8 +1,7 @@
 package agentgateway
 
 import (
-	"encoding/json"
-
+	"github.com/llmkube/llmkube-compile/targets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -119,21 +118,10 @@ type CustomFormat struct {
 
 // DeepCopyObject implements runtime.Object.
 func (p *AgentgatewayPolicy) DeepCopyObject() runtime.Object {
-	return deepCopy(p, &AgentgatewayPolicy{})
+	return targets.DeepCopyJSON(p, &AgentgatewayPolicy{})
 }
 
 // DeepCopyObject implements runtime.Object.
-func (m *AgentgatewayModel) DeepCopyObject() runtime.Object { return deepCopy(m, &AgentgatewayModel{}) }
-
-// deepCopy copies through JSON: these types are plain data and are copied
-// only on conversion, so a generated DeepCopy is not worth its upkeep.
-func deepCopy[T runtime.Object](in, out T) runtime.Object {
-	data, err := json.Marshal(in)
-	if err != nil {
-		panic(err)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		panic(err)
-	}
-	return out
+func (m *AgentgatewayModel) DeepCopyObject() runtime.Object {
+	return targets.DeepCopyJSON(m, &AgentgatewayModel{})
 }

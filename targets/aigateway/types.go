@@ -1,6 +1,7 @@
 package aigateway
 
 import (
+	"github.com/llmkube/llmkube-compile/targets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -141,13 +142,15 @@ type SecretRef struct {
 // DeepCopyObject implementations: these objects are built, converted once
 // and dropped, so a JSON round trip is enough.
 func (in *AIServiceBackend) DeepCopyObject() runtime.Object {
-	return roundTrip(in, &AIServiceBackend{})
+	return targets.DeepCopyJSON(in, &AIServiceBackend{})
 }
 
 // DeepCopyObject implements runtime.Object.
-func (in *AIGatewayRoute) DeepCopyObject() runtime.Object { return roundTrip(in, &AIGatewayRoute{}) }
+func (in *AIGatewayRoute) DeepCopyObject() runtime.Object {
+	return targets.DeepCopyJSON(in, &AIGatewayRoute{})
+}
 
 // DeepCopyObject implements runtime.Object.
 func (in *BackendSecurityPolicy) DeepCopyObject() runtime.Object {
-	return roundTrip(in, &BackendSecurityPolicy{})
+	return targets.DeepCopyJSON(in, &BackendSecurityPolicy{})
 }

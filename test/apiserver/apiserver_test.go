@@ -20,13 +20,7 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	var stop func()
-	env, stop = testenv.StartMain()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
 
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -23,13 +23,7 @@
 //
 //	var env *testenv.Env
 //
-//	func TestMain(m *testing.M) {
-//		var stop func()
-//		env, stop = testenv.StartMain()
-//		code := m.Run()
-//		stop()
-//		os.Exit(code)
-//	}
+//	func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
 //
 //	func TestRendered(t *testing.T) {
 //		ns := env.NewNamespace(t)                  // unique, per test
@@ -150,6 +144,16 @@ func Start(t testing.TB) *Env {
 // function that stops it. On failure it prints the reason and exits with
 // status 1, so `go test` reports the package as FAIL.
 func StartMain() (*Env, func()) { return StartMainWithOptions(Options{}) }
+
+// RunMain is a whole TestMain: it starts the package's one API server into
+// *env, runs the tests, stops the server and exits with the tests' status.
+func RunMain(m *testing.M, env **Env) {
+	e, stop := StartMain()
+	*env = e
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
 
 // Options tune NewWithOptions. The zero value is what New does.
 type Options struct {

@@ -25,13 +25,7 @@ import (
 // env is the package's one API server.
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	var stop func()
-	env, stop = testenv.StartMain()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
 
 func ctxFor(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
