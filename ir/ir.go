@@ -82,11 +82,11 @@ const (
 type Provider string
 
 const (
-	ProviderAnthropic Provider = "anthropic"
-	ProviderOpenAI    Provider = "openai"
-	ProviderBedrock   Provider = "bedrock"
-	ProviderVertexAI  Provider = "vertex_ai"
-	ProviderLiteLLM   Provider = "litellm"
+	ProviderAnthropic Provider = wellknown.ProviderAnthropic
+	ProviderOpenAI    Provider = wellknown.ProviderOpenAI
+	ProviderBedrock   Provider = wellknown.ProviderBedrock
+	ProviderVertexAI  Provider = wellknown.ProviderVertexAI
+	ProviderLiteLLM   Provider = wellknown.ProviderLiteLLM
 )
 
 // Resolution says how a local backend's upstream is addressed.

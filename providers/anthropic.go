@@ -24,7 +24,7 @@ type anthropic struct {
 
 func newAnthropic(c *common, base string, creds map[string]string) (Provider, error) {
 	if base == "" {
-		base = "https://api.anthropic.com"
+		base = wellknown.Providers[wellknown.ProviderAnthropic].URL
 	}
 	a := &anthropic{common: c, base: strings.TrimSuffix(base, "/"), key: creds[wellknown.PurposeAPIKey]}
 	if a.key == "" {

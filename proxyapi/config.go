@@ -338,7 +338,7 @@ func (c *Config) Validate() error {
 		if b.Tier != "local" && b.Tier != "cloud" {
 			errs = append(errs, fmt.Errorf("backends[%d].tier %q must be local or cloud", i, b.Tier))
 		}
-		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == "bedrock") {
+		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == wellknown.ProviderBedrock) {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
 		}
 	}
