@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
 )
@@ -81,7 +82,7 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		} else {
 			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotFound",
 				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",
-				r.Namespace, name, name, ConventionalServicePort)
+				r.Namespace, name, naming.InferenceServiceServiceName(name), ConventionalServicePort)
 		}
 		for _, p := range pools {
 			for _, m := range p.Spec.Members {

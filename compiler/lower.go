@@ -133,7 +133,7 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		isvc := res.isvc[b.Name]
 		local := &ir.LocalBackend{
 			InferenceService: b.InferenceServiceRef.Name,
-			ServiceName:      b.InferenceServiceRef.Name,
+			ServiceName:      naming.InferenceServiceServiceName(b.InferenceServiceRef.Name),
 			Port:             ConventionalServicePort,
 			Ready:            true,
 			PodSelector:      naming.InferenceServicePodSelector(b.InferenceServiceRef.Name),

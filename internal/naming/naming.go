@@ -122,6 +122,15 @@ func ObjectLabels(router, component string) map[string]string {
 	return l
 }
 
+// InferenceServiceServiceName is the Service the LLMKube operator creates for
+// an InferenceService: its name with dots turned into dashes (a Service name
+// is a DNS-1035 label; the operator's sanitizeDNSName). InferenceService
+// names are DNS subdomains, so nothing else needs changing. Pods keep the
+// raw name in their label (InferenceServicePodSelector).
+func InferenceServiceServiceName(inferenceService string) string {
+	return strings.ReplaceAll(inferenceService, ".", "-")
+}
+
 // InferenceServicePodSelector selects an InferenceService's inference pods in
 // its namespace, by the label the LLMKube operator sets on them.
 func InferenceServicePodSelector(inferenceService string) map[string]string {

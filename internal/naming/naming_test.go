@@ -48,3 +48,11 @@ func TestGatewayNumberedNames(t *testing.T) {
 	assert.Equal(t, Scoped("chat", "traffic-3"), GatewayTrafficPolicyName("chat", 2))
 	assert.Equal(t, "allow-team-a-0", GatewayAllowRuleName("Team A", 0))
 }
+
+// TestInferenceServiceServiceName: the operator's Service for a dotted
+// InferenceService has dashes; the pod label keeps the raw name.
+func TestInferenceServiceServiceName(t *testing.T) {
+	assert.Equal(t, "llama-3-1-8b", InferenceServiceServiceName("llama-3.1-8b"))
+	assert.Equal(t, "qwen3", InferenceServiceServiceName("qwen3"))
+	assert.Equal(t, map[string]string{LabelInferenceService: "llama-3.1-8b"}, InferenceServicePodSelector("llama-3.1-8b"))
+}
