@@ -157,6 +157,7 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 		}
 	}
 	if len(matched) == 0 {
+		v.checkFailClosedRule(path, rule)
 		return
 	}
 	if !rule.FailClosed {
@@ -170,6 +171,23 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), "CloudBackendInSensitiveRule",
 				"rule %q matches sensitive classifications %s but backend %q has tier %s; sensitive rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, quoted(matched), b.Name, b.Tier)
+		}
+	}
+}
+
+// checkFailClosedRule holds every fail-closed rule to the reference:
+// "Fail-closed rules can only route to local-tier backends", whatever it
+// matches on (models, headers), not only sensitive classifications.
+func (v *validator) checkFailClosedRule(path string, rule *v1.RouterRule) {
+	if !rule.FailClosed {
+		return
+	}
+	backends, at := v.backendsOf(rule.Route.Backends)
+	for k, b := range backends {
+		if b.Tier != v1.TierLocal {
+			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), "CloudBackendInFailClosedRule",
+				"rule %q is failClosed but backend %q has tier %s; fail-closed rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
+				rule.Name, b.Name, b.Tier)
 		}
 	}
 }
