@@ -7,7 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
@@ -38,6 +44,12 @@ type Inputs struct {
 	Routers           []RouterSource
 	InferenceServices []*v1.InferenceService
 	Pools             []*v1.ModelPool
+	// Namespace, when set, is kubectl's -n: it fills every object that names
+	// no namespace, and an object that names another one is an error.
+	Namespace string
+	// sources records where each object was first defined, to refuse a
+	// second definition (DuplicateObject).
+	sources map[string]string
 }
 
 var _ References = (*Inputs)(nil)
@@ -78,8 +90,14 @@ const groupVersion = "inference.llmkube.dev/v1alpha1"
 // through views of the few fields the compiler needs, so their other fields
 // are accepted as they are. A v1 List is flattened. Other kinds are skipped
 // with a warning.
+//
+// A problem in one document never hides another: an unknown field or a value
+// of the wrong type is reported, the rest of the object is still decoded, and
+// the object still goes through the whole checklist (its output is withheld
+// because the input has errors).
 func (in *Inputs) Decode(file string, data []byte) diag.List {
 	var diags diag.List
+	skipped := map[string]int{}
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := r.Read()
@@ -87,21 +105,46 @@ func (in *Inputs) Decode(file string, data []byte) diag.List {
 			break
 		}
 		if err != nil {
-			diags = append(diags, fileErr(file, "", "", "InvalidYAML", "document %d: %v", doc, err))
+			diags = append(diags, fileErr(file, "", "", "InvalidYAML", "document %d: %v%s", doc, err, templateHint(data)))
 			break
 		}
-		diags = append(diags, in.decodeDocument(file, doc, raw)...)
+		diags = append(diags, in.decodeDocument(file, doc, raw, skipped)...)
+	}
+	if len(skipped) > 0 {
+		diags = append(diags, skippedSummary(file, skipped))
 	}
 	return diags
 }
 
-func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
+// templateHint recognises a Helm (or other Go) template passed by mistake.
+func templateHint(data []byte) string {
+	if bytes.Contains(data, []byte("{{")) {
+		return "; this looks like a Helm template: render it first (helm template ... | llmkube-compile validate -f -)"
+	}
+	return ""
+}
+
+// skippedSummary is one warning for every object of a file that is not an
+// input of the compiler (a companion Secret, a Deployment, ...), by kind.
+func skippedSummary(file string, skipped map[string]int) diag.Diagnostic {
+	kinds := make([]string, 0, len(skipped))
+	n := 0
+	for k, c := range skipped {
+		kinds = append(kinds, fmt.Sprintf("%s (%d)", k, c))
+		n += c
+	}
+	sort.Strings(kinds)
+	return diag.Diagnostic{Severity: diag.Warning, File: file, Reason: "IgnoredObject",
+		Message: fmt.Sprintf("%d object(s) that are not inputs of the compiler are ignored: %s", n, strings.Join(kinds, ", "))}
+}
+
+func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[string]int) diag.List {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	js, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
-		return diag.List{fileErr(file, "", "", "InvalidYAML", "document %d: %v", doc, err)}
+		return diag.List{fileErr(file, "", "", "InvalidYAML", "document %d: %v%s", doc, err, templateHint(raw))}
 	}
 	if string(js) == "null" {
 		return nil
@@ -129,7 +172,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
 				diags = append(diags, fileErr(file, "", diag.ItemPath("items", i), "InvalidDocument", "%v", err))
 				continue
 			}
-			diags = append(diags, in.decodeDocument(file, doc, b)...)
+			diags = append(diags, in.decodeDocument(file, doc, b, skipped)...)
 		}
 		return diags
 	}
@@ -137,65 +180,222 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte) diag.List {
 		if strings.HasPrefix(head.APIVersion, "inference.llmkube.dev/") {
 			return diag.List{fileErr(file, object, "apiVersion", "UnsupportedVersion", "apiVersion %q is not supported; use %s", head.APIVersion, groupVersion)}
 		}
-		return diag.List{{Severity: diag.Warning, File: file, Object: object, Reason: "IgnoredObject",
-			Message: fmt.Sprintf("%s %s is not an input of the compiler and is ignored", head.APIVersion, head.Kind)}}
+		skipped[head.Kind]++
+		return nil
 	}
 	switch head.Kind {
 	case "ModelRouter":
 		r := &v1.ModelRouter{}
-		if d := decodeStrict(file, object, js, r); d.HasErrors() {
-			return d
-		}
-		if r.Name == "" {
-			return diag.List{fileErr(file, object, "metadata.name", "Required", "metadata.name is required")}
-		}
-		for _, existing := range in.Routers {
-			if existing.Router.Name == r.Name && namespaceOf(existing.Router.Namespace) == namespaceOf(r.Namespace) {
-				return diag.List{fileErr(file, object, "metadata.name", "DuplicateObject",
-					"ModelRouter %s/%s is also defined in %s", namespaceOf(r.Namespace), r.Name, existing.File)}
-			}
+		diags := decodeStrict(file, object, js, r)
+		if !in.admit(file, object, head.Kind, &r.ObjectMeta, &diags) {
+			return diags
 		}
 		in.Routers = append(in.Routers, RouterSource{File: file, Router: r})
+		return diags
 	case "InferenceService":
 		s := &v1.InferenceService{}
-		if d := decodeLenient(file, object, js, s); d.HasErrors() {
-			return d
+		diags := decodeLenient(file, object, js, s)
+		if diags.HasErrors() || !in.admit(file, object, head.Kind, &s.ObjectMeta, &diags) {
+			return diags
 		}
 		in.InferenceServices = append(in.InferenceServices, s)
+		return diags
 	case "ModelPool":
 		p := &v1.ModelPool{}
-		if d := decodeLenient(file, object, js, p); d.HasErrors() {
-			return d
+		diags := decodeLenient(file, object, js, p)
+		if diags.HasErrors() || !in.admit(file, object, head.Kind, &p.ObjectMeta, &diags) {
+			return diags
 		}
 		in.Pools = append(in.Pools, p)
+		return diags
 	default:
-		return diag.List{{Severity: diag.Warning, File: file, Object: object, Reason: "IgnoredObject",
-			Message: fmt.Sprintf("kind %s is not an input of the compiler and is ignored", head.Kind)}}
+		skipped[head.Kind]++
+		return nil
 	}
-	return nil
 }
 
-// decodeStrict decodes and reports every unknown or duplicated field with its path.
-func decodeStrict(file, object string, js []byte, into any) diag.List {
-	strict, err := kjson.UnmarshalStrict(js, into)
-	var diags diag.List
-	if err != nil {
-		diags = append(diags, typeErr(file, object, js, err))
-		return diags
+// admit checks an object's metadata as the API server would (name a DNS
+// subdomain, namespace a DNS label), applies -n, and refuses a second
+// definition of the same object. It reports whether the object joins the
+// input: an object with no usable name or a duplicate does not.
+func (in *Inputs) admit(file, object, kind string, m *metav1.ObjectMeta, diags *diag.List) bool {
+	switch {
+	case in.Namespace != "" && m.Namespace == "":
+		m.Namespace = in.Namespace
+	case in.Namespace != "" && m.Namespace != in.Namespace:
+		*diags = append(*diags, fileErr(file, object, "metadata.namespace", "NamespaceMismatch",
+			"the object names namespace %q but -n/--namespace is %q; remove one or make them agree", m.Namespace, in.Namespace))
 	}
-	for _, e := range strict {
-		var fe kjson.FieldError
-		path := ""
-		if errors.As(e, &fe) {
-			path = fe.FieldPath()
+	if m.Name == "" {
+		*diags = append(*diags, fileErr(file, object, "metadata.name", "Required", "metadata.name is required"))
+		return false
+	}
+	for _, msg := range apivalidation.NameIsDNSSubdomain(m.Name, false) {
+		*diags = append(*diags, fileErr(file, object, "metadata.name", "InvalidName", "%q is not a valid name: %s", m.Name, msg))
+	}
+	if m.Namespace != "" {
+		for _, msg := range apivalidation.ValidateNamespaceName(m.Namespace, false) {
+			*diags = append(*diags, fileErr(file, object, "metadata.namespace", "InvalidName", "%q is not a valid namespace: %s", m.Namespace, msg))
 		}
-		reason, msg := "UnknownField", "unknown field; check the spelling against the ModelRouter reference"
-		if strings.HasPrefix(e.Error(), "duplicate field") {
-			reason, msg = "DuplicateField", "field is set more than once"
+	}
+	key := kind + " " + namespaceOf(m.Namespace) + "/" + m.Name
+	if prev, dup := in.sources[key]; dup {
+		*diags = append(*diags, fileErr(file, object, "metadata.name", "DuplicateObject",
+			"%s %s/%s is also defined in %s; the same object may be defined only once", kind, namespaceOf(m.Namespace), m.Name, prev))
+		return false
+	}
+	if in.sources == nil {
+		in.sources = map[string]string{}
+	}
+	in.sources[key] = file
+	return true
+}
+
+// maxTypeErrors bounds how many mistyped values one object reports.
+const maxTypeErrors = 64
+
+// decodeStrict decodes a ModelRouter and reports every unknown or duplicated
+// field and every value of the wrong type with its path. A mistyped value is
+// removed and the document decoded again, so one mistake hides no other and
+// into holds everything that did decode.
+func decodeStrict(file, object string, js []byte, into *v1.ModelRouter) diag.List {
+	var diags diag.List
+	for range maxTypeErrors {
+		*into = v1.ModelRouter{}
+		strict, err := kjson.UnmarshalStrict(js, into)
+		if err == nil {
+			for _, e := range strict {
+				diags = append(diags, strictErr(file, object, e))
+			}
+			return diags
 		}
-		diags = append(diags, fileErr(file, object, path, reason, "%s", msg))
+		d := typeErr(file, object, js, err)
+		diags = append(diags, d)
+		cleaned, ok := removePath(js, d.Field)
+		if !ok {
+			// Not locatable: decode leniently what can be.
+			*into = v1.ModelRouter{}
+			_ = kjson.UnmarshalCaseSensitivePreserveInts(js, into)
+			return diags
+		}
+		js = cleaned
 	}
 	return diags
+}
+
+// strictErr reports an unknown or duplicated field; an unknown field gets
+// the nearest known field's name as a hint.
+func strictErr(file, object string, e error) diag.Diagnostic {
+	var fe kjson.FieldError
+	path := ""
+	if errors.As(e, &fe) {
+		path = fe.FieldPath()
+	}
+	if strings.HasPrefix(e.Error(), "duplicate field") {
+		return fileErr(file, object, path, "DuplicateField", "field is set more than once")
+	}
+	msg := "unknown field; check the spelling against the ModelRouter reference"
+	if near := nearestField(path); near != "" {
+		msg = fmt.Sprintf("unknown field; did you mean %s?", near)
+	}
+	return fileErr(file, object, path, "UnknownField", "%s", msg)
+}
+
+// listIndex matches the list indexes of a field path ("[2]").
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// nearestField is the known sibling of an unknown field whose name is
+// closest to it (at most a third of its letters off), or "".
+func nearestField(path string) string {
+	schema := listIndex.ReplaceAllString(path, "[]")
+	dot := strings.LastIndex(schema, ".")
+	if dot < 0 {
+		return ""
+	}
+	parent, name := schema[:dot+1], schema[dot+1:]
+	best, bestDist := "", len(name)/3+1
+	for p := range specPaths {
+		sib, ok := strings.CutPrefix(p, parent)
+		if !ok || strings.ContainsAny(sib, ".[") {
+			continue
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(sib)); d < bestDist || (d == bestDist && sib < best) {
+			best, bestDist = sib, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// removePath deletes the value at a field path (spec.backends[2].weight)
+// from a JSON document.
+func removePath(js []byte, path string) ([]byte, bool) {
+	if path == "" {
+		return nil, false
+	}
+	var doc any
+	if json.Unmarshal(js, &doc) != nil {
+		return nil, false
+	}
+	segs := strings.Split(path, ".")
+	cur := doc
+	for i, seg := range segs {
+		name, idx := seg, -1
+		if j := strings.IndexByte(seg, '['); j >= 0 {
+			name = seg[:j]
+			n, err := strconv.Atoi(strings.TrimSuffix(seg[j+1:], "]"))
+			if err != nil {
+				return nil, false
+			}
+			idx = n
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if i == len(segs)-1 && idx < 0 {
+			if _, ok := m[name]; !ok {
+				return nil, false
+			}
+			delete(m, name)
+			out, err := json.Marshal(doc)
+			return out, err == nil
+		}
+		cur = m[name]
+		if idx >= 0 {
+			list, ok := cur.([]any)
+			if !ok || idx >= len(list) {
+				return nil, false
+			}
+			if i == len(segs)-1 {
+				m[name] = append(list[:idx:idx], list[idx+1:]...)
+				out, err := json.Marshal(doc)
+				return out, err == nil
+			}
+			cur = list[idx]
+		}
+	}
+	return nil, false
 }
 
 // decodeLenient accepts fields the view does not model but still refuses

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,7 +42,14 @@ spec:
 		assert.Equal(t, "r.yaml", d.File)
 		assert.Equal(t, "ModelRouter/chat", d.Object)
 	}
-	assert.Empty(t, in.Routers, "a router with errors is not kept")
+	require.Len(t, in.Routers, 1, "the router is kept, so the whole checklist still runs on it")
+	msgs := map[string]string{}
+	for _, d := range diags {
+		msgs[d.Field] = d.Message
+	}
+	assert.Contains(t, msgs["spec.backendz"], "did you mean backends?")
+	assert.Contains(t, msgs["spec.backends[0].capabilites"], "did you mean capabilities?")
+	assert.Contains(t, msgs["spec.rules[0].route.stratgy"], "did you mean strategy?")
 }
 
 func TestDecodeDuplicateKeyAndWrongType(t *testing.T) {
@@ -129,4 +137,76 @@ func TestDecodeRefusesDuplicateRouterAndOtherVersions(t *testing.T) {
 
 	diags = (&Inputs{}).Decode("x.yaml", []byte("just: [a, mapping\n"))
 	require.True(t, diags.HasErrors())
+}
+
+func TestDuplicateReferencesAreRefused(t *testing.T) {
+	in := &Inputs{}
+	isvc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: qwen, namespace: ml}\nspec: {runtime: vllm}\n"
+	pool := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelPool\nmetadata: {name: p, namespace: ml}\nspec: {members: [{inferenceServiceRef: {name: qwen}}]}\n"
+	require.False(t, in.Decode("a.yaml", []byte(isvc+"---\n"+pool)).HasErrors())
+	diags := in.Decode("b.yaml", []byte(isvc+"---\n"+pool))
+	got := map[string]string{}
+	for _, d := range diags.Errors() {
+		got[d.Object] = d.Reason + " " + d.Field
+		assert.Contains(t, d.Message, "also defined in a.yaml")
+	}
+	assert.Equal(t, map[string]string{"InferenceService/qwen": "DuplicateObject metadata.name", "ModelPool/p": "DuplicateObject metadata.name"}, got)
+	assert.Len(t, in.InferenceServices, 1, "the first definition is the one used")
+	assert.Len(t, in.Pools, 1)
+}
+
+func TestMetadataValidatedAsTheAPIServerDoes(t *testing.T) {
+	in := &Inputs{}
+	diags := in.Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: Bad_Name, namespace: Team.A}
+spec:
+  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
+  defaultRoute: a
+`))
+	assert.Equal(t, map[string]string{"metadata.name": "InvalidName", "metadata.namespace": "InvalidName"}, reasons(diags))
+}
+
+func TestNamespaceFlagFillsAndConflicts(t *testing.T) {
+	in := &Inputs{Namespace: "ml"}
+	diags := in.Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen}
+spec: {runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: other}
+spec:
+  backends: [{name: a, inferenceServiceRef: {name: qwen}}]
+  defaultRoute: a
+`))
+	assert.Equal(t, map[string]string{"metadata.namespace": "NamespaceMismatch"}, reasons(diags))
+	assert.Contains(t, diags[0].Message, `"other"`)
+	assert.Contains(t, diags[0].Message, `"ml"`)
+	require.Len(t, in.InferenceServices, 1)
+	_, found := in.InferenceService("ml", "qwen")
+	assert.True(t, found, "an object without a namespace takes -n's")
+}
+
+func TestHelmTemplateGetsAHint(t *testing.T) {
+	in := &Inputs{}
+	diags := in.Decode("chart.yaml", []byte("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata:\n  name: {{ .Release.Name }}\n"))
+	require.True(t, diags.HasErrors())
+	assert.Contains(t, diags[0].Message, "Helm template")
+}
+
+func TestIgnoredObjectsAreSummarisedPerFile(t *testing.T) {
+	in := &Inputs{}
+	doc := "apiVersion: v1\nkind: Secret\nmetadata: {name: s%d}\n---\n"
+	var all string
+	for i := range 5 {
+		all += fmt.Sprintf(doc, i)
+	}
+	all += "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
+	diags := in.Decode("samples.yaml", []byte(all))
+	require.Len(t, diags, 1)
+	assert.Equal(t, "IgnoredObject", diags[0].Reason)
+	assert.Contains(t, diags[0].Message, "6 object(s)")
+	assert.Contains(t, diags[0].Message, "Deployment (1), Secret (5)")
 }

@@ -139,3 +139,13 @@ func KnownDataPlanes() []ir.DataPlane {
 	}
 	return out
 }
+
+// specPaths are the ModelRouter's own field paths, for hints.
+var specPaths = func() map[string]bool {
+	out := map[string]bool{}
+	schemaPaths(reflect.TypeFor[v1.ModelRouterSpec](), "spec", out)
+	for _, f := range []string{"apiVersion", "kind", "metadata", "spec", "status"} {
+		out[f] = true
+	}
+	return out
+}()

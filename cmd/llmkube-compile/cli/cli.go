@@ -177,12 +177,11 @@ func (s *streams) compile(f *commonFlags) ([]*unstructured.Unstructured, error) 
 	if len(in.Routers) == 0 && !diags.HasErrors() {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(f.files, ","), Reason: "NoModelRouter", Message: "no ModelRouter found in the input"})
 	}
-	var objs []*unstructured.Unstructured
-	if !diags.HasErrors() {
-		var more diag.List
-		objs, more = pipeline.Run(in, builtin.Registry(), opts)
-		diags = append(diags, more...)
-	}
+	// Every router that decoded goes through the whole checklist, even when
+	// the input had errors, so every problem is reported at once; the output
+	// is withheld all the same.
+	objs, more := pipeline.Run(in, builtin.Registry(), opts)
+	diags = append(diags, more...)
 	s.printDiags(diags)
 	if diags.HasErrors() {
 		return nil, errInvalid

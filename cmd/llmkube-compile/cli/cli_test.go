@@ -103,12 +103,31 @@ func TestRenderIsDeterministic(t *testing.T) {
 
 func TestInvalidInputPrintsNothingAndExits1(t *testing.T) {
 	bad := strings.Replace(validRouter, "inferenceServiceRef: {name: qwen}", "inferenceServiceRef: {name: qwen}\n      wieght: 2", 1)
-	f := write(t, "bad.yaml", bad)
+	f := write(t, "bad.yaml", bad+"---\n"+inferenceService)
 	for _, cmd := range []string{"render", "validate"} {
 		r := run(t, "", cmd, "-f", f)
 		assert.Equal(t, ExitInvalid, r.code, cmd)
 		assert.Empty(t, r.stdout, cmd)
-		assert.Equal(t, f+": ModelRouter/chat: spec.backends[0].wieght: unknown field; check the spelling against the ModelRouter reference (UnknownField)\n", r.stderr, cmd)
+		assert.Equal(t, f+": ModelRouter/chat: spec.backends[0].wieght: unknown field; did you mean weight? (UnknownField)\n", r.stderr, cmd)
+	}
+}
+
+// TestDecodeErrorsHideNothing: an unknown field and a mistyped value in one
+// router, and a semantic error in another file, are all reported in one run.
+func TestDecodeErrorsHideNothing(t *testing.T) {
+	typo := strings.Replace(validRouter, "inferenceServiceRef: {name: qwen}", "inferenceServiceRef: {name: qwen}\n      weight: heavy\n      capabilties: [tools]", 1)
+	typo = strings.Replace(typo, "defaultRoute: local", "defaultRoute: nowhere", 1)
+	other := strings.Replace(validRouter, "name: chat", "name: other", 1)
+	other = strings.Replace(other, "defaultRoute: local", "defaultRoute: missing", 1)
+	r := run(t, "", "validate", "-f", write(t, "a.yaml", typo+"---\n"+inferenceService), "-f", write(t, "b.yaml", other))
+	assert.Equal(t, ExitInvalid, r.code)
+	for _, want := range []string{
+		"ModelRouter/chat: spec.backends[0].weight: wrong type",
+		"ModelRouter/chat: spec.backends[0].capabilties: unknown field; did you mean capabilities? (UnknownField)",
+		"ModelRouter/chat: spec.defaultRoute:",
+		"ModelRouter/other: spec.defaultRoute:",
+	} {
+		assert.Contains(t, r.stderr, want)
 	}
 }
 
