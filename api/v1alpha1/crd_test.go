@@ -188,7 +188,7 @@ func TestConfigCRDHoldsOnlyModelRouter(t *testing.T) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Name() != kustomization {
+		if e.Name() != kustomization && e.Name() != embedFile {
 			names = append(names, e.Name())
 		}
 	}
