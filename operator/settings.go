@@ -49,6 +49,12 @@ type OTLP struct {
 // Bind registers the settings' flags on fs.
 func (s *Settings) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&s.ProxyImage, FlagProxyImage, s.ProxyImage, "router-proxy image to deploy when a router does not set spec.proxy.image (default: the image of this release)")
+	s.BindOTLP(fs)
+}
+
+// BindOTLP binds only the OTLP collector settings: for a command that checks
+// routers but deploys nothing (validate), where an image would be ignored.
+func (s *Settings) BindOTLP(fs *pflag.FlagSet) {
 	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL for routers whose audit sink is otlp (rendered as OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.StringVar(&s.OTLP.HeadersSecret, FlagOTLPHeadersSecret, s.OTLP.HeadersSecret, otlpHeadersSecretUsage)

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -97,22 +96,43 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 }
 
 type commonFlags struct {
-	files     []string
-	dataPlane string
-	operator  operator.Settings
+	files            []string
+	recursive        bool
+	namespace        string
+	dataPlane        string
+	warningsAsErrors bool
+	operator         operator.Settings
 }
 
-func (f *commonFlags) register(c *cobra.Command, withDataPlane bool) {
-	c.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "input file with ModelRouters and the InferenceServices and ModelPools they reference (repeatable; - reads stdin)")
-	if withDataPlane {
-		c.Flags().StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane ("+strings.Join(builtin.Registry().Names(), ", ")+") instead of its spec.dataPlane")
+// register binds the flags every compiling command takes. Input files may
+// also be given as arguments (validate *.yaml). withProxyImage is false for
+// validate, which renders no Deployment.
+func (f *commonFlags) register(c *cobra.Command, withProxyImage bool) {
+	fl := c.Flags()
+	fl.StringArrayVarP(&f.files, "filename", "f", nil, "file, directory or http(s) URL with ModelRouters and the InferenceServices and ModelPools they reference (repeatable; - reads stdin)")
+	fl.BoolVarP(&f.recursive, "recursive", "R", false, "read the directories given with -f recursively")
+	fl.StringVarP(&f.namespace, "namespace", "n", "", "namespace for objects that name none; an object naming another one is an error")
+	fl.StringVar(&f.dataPlane, "data-plane", "", "compile every router for this data plane ("+strings.Join(builtin.Registry().Names(), ", ")+") instead of its spec.dataPlane")
+	fl.BoolVar(&f.warningsAsErrors, "warnings-as-errors", false, "treat every warning as an error (exit 1, no output)")
+	_ = c.RegisterFlagCompletionFunc("data-plane", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return builtin.Registry().Names(), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = c.MarkFlagFilename("filename", "yaml", "yml", "json")
+	if withProxyImage {
+		f.operator.Bind(fl)
+	} else {
+		f.operator.BindOTLP(fl)
 	}
-	f.operator.Bind(c.Flags())
+	c.Args = cobra.ArbitraryArgs
+	c.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"yaml", "yml", "json"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 }
 
-func (f *commonFlags) options() (pipeline.Options, error) {
+func (f *commonFlags) options(args []string) (pipeline.Options, error) {
+	f.files = append(f.files, args...)
 	if len(f.files) == 0 {
-		return pipeline.Options{}, usageErr("at least one -f FILE is required")
+		return pipeline.Options{}, usageErr("at least one -f FILE (or a FILE argument) is required")
 	}
 	if err := f.operator.Validate(); err != nil {
 		return pipeline.Options{}, usageErr("%v", err)
@@ -127,28 +147,17 @@ func (f *commonFlags) options() (pipeline.Options, error) {
 	return opts, nil
 }
 
-// load reads every input; a file that cannot be read is a usage error.
-func (s *streams) load(files []string) (*compiler.Inputs, diag.List, error) {
-	in := &compiler.Inputs{}
+// load reads and decodes every input; an input that cannot be read is a
+// usage error.
+func (s *streams) load(f *commonFlags) (*compiler.Inputs, diag.List, error) {
+	srcs, err := s.readInputs(f.files, f.recursive)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := &compiler.Inputs{Namespace: f.namespace}
 	var diags diag.List
-	stdinUsed := false
-	for _, name := range files {
-		var data []byte
-		var err error
-		if name == "-" {
-			if stdinUsed {
-				return nil, nil, usageErr("-f - may be given only once")
-			}
-			stdinUsed = true
-			data, err = io.ReadAll(s.stdin)
-			name = "<stdin>"
-		} else {
-			data, err = os.ReadFile(name)
-		}
-		if err != nil {
-			return nil, nil, usageErr("read %s: %v", name, err)
-		}
-		diags = append(diags, in.Decode(name, data)...)
+	for _, src := range srcs {
+		diags = append(diags, in.Decode(src.name, src.data)...)
 	}
 	return in, diags, nil
 }
@@ -165,12 +174,12 @@ func (s *streams) printDiags(diags diag.List) {
 
 // compile runs decode and the pipeline, printing diagnostics; the result is
 // nil when anything was refused.
-func (s *streams) compile(f *commonFlags) ([]*unstructured.Unstructured, error) {
-	opts, err := f.options()
+func (s *streams) compile(f *commonFlags, args []string) ([]*unstructured.Unstructured, error) {
+	opts, err := f.options(args)
 	if err != nil {
 		return nil, err
 	}
-	in, diags, err := s.load(f.files)
+	in, diags, err := s.load(f)
 	if err != nil {
 		return nil, err
 	}
@@ -182,6 +191,11 @@ func (s *streams) compile(f *commonFlags) ([]*unstructured.Unstructured, error) 
 	// is withheld all the same.
 	objs, more := pipeline.Run(in, builtin.Registry(), opts)
 	diags = append(diags, more...)
+	if f.warningsAsErrors {
+		for i := range diags {
+			diags[i].Severity = diag.Error
+		}
+	}
 	s.printDiags(diags)
 	if diags.HasErrors() {
 		return nil, errInvalid
@@ -199,12 +213,11 @@ func (s *streams) renderCmd() *cobra.Command {
 generated objects to stdout, deterministically. Invalid input prints nothing to
 stdout, one line per problem to stderr, and exits 1. Warnings go to stderr and
 do not change the exit code.`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			if output != "yaml" && output != "json" {
 				return usageErr("-o must be yaml or json, not %q", output)
 			}
-			objs, err := s.compile(&f)
+			objs, err := s.compile(&f, args)
 			if err != nil {
 				return err
 			}
@@ -218,6 +231,9 @@ do not change the exit code.`,
 	}
 	f.register(c, true)
 	c.Flags().StringVarP(&output, "output", "o", "yaml", "output format: yaml (multi-document) or json (a v1 List)")
+	_ = c.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"yaml", "json"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return c
 }
 
@@ -229,13 +245,12 @@ func (s *streams) validateCmd() *cobra.Command {
 		Long: `validate runs the whole compiler, including the chosen data plane's checks, and
 exits 0 when every router is valid. Otherwise it prints one line per problem to
 stderr as FILE: ModelRouter/NAME: FIELD.PATH: MESSAGE (Reason) and exits 1.`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			_, err := s.compile(&f)
+		RunE: func(_ *cobra.Command, args []string) error {
+			_, err := s.compile(&f, args)
 			return err
 		},
 	}
-	f.register(c, true)
+	f.register(c, false)
 	return c
 }
 

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,16 +192,108 @@ func TestDiff(t *testing.T) {
 	changed := strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1)
 	in2 := write(t, "r2.yaml", changed+"---\n"+inferenceService)
 	r = run(t, "", "diff", "-f", in2, "--against", same)
-	assert.Equal(t, ExitInvalid, r.code)
-	assert.Contains(t, r.stdout, "~ Deployment.apps team-a/chat-router-proxy")
-	assert.Contains(t, r.stdout, "ownerReferences")
+	assert.Equal(t, ExitDiffFound, r.code)
+	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ b/Deployment.apps team-a/chat-router-proxy\n@@ -10,6 +10,13 @@\n")
+	assert.Contains(t, r.stdout, "\n+  ownerReferences:\n")
+	assert.NotContains(t, r.stdout, "{", "a unified diff of YAML lines, not a struct dump")
 
 	renamed := strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1)
 	in3 := write(t, "r3.yaml", renamed+"---\n"+inferenceService)
 	r = run(t, "", "diff", "-f", in3, "--against", same)
+	assert.Equal(t, ExitDiffFound, r.code)
+	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ /dev/null\n")
+	assert.Contains(t, r.stdout, "--- /dev/null\n+++ b/Deployment.apps team-a/talk-router-proxy\n")
+
+	// --against - reads the manifests from stdin.
+	r = run(t, rendered.stdout, "diff", "-f", in, "--against", "-")
+	assert.Equal(t, ExitDiffNone, r.code, r.stderr)
+
+	// More than 1 when no diff can be made.
+	bad := write(t, "bad.yaml", strings.Replace(validRouter, "defaultRoute: local", "defaultRoute: nowhere", 1))
+	assert.Equal(t, ExitDiffInvalid, run(t, "", "diff", "-f", bad, "--against", same).code, "invalid input")
+	assert.Equal(t, ExitDiffInvalid, run(t, "", "diff", "-f", in, "--against", filepath.Join(t.TempDir(), "none.yaml")).code, "unreadable --against")
+	assert.Equal(t, ExitDiffInvalid, run(t, "", "diff", "-f", in, "--against", write(t, "junk.yaml", "{not: [yaml")).code, "unparsable --against")
+	assert.Equal(t, ExitDiffUsage, run(t, "", "diff", "-f", in).code, "no --against")
+}
+
+// TestFilenameLikeKubectl: repeated -f, directories (sorted; -R for
+// subdirectories), URLs, stdin and positional files.
+func TestFilenameLikeKubectl(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-router.yaml"), []byte(validRouter), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not an input"), 0o600))
+	sub := filepath.Join(dir, "refs")
+	require.NoError(t, os.Mkdir(sub, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "isvc.yml"), []byte(inferenceService), 0o600))
+
+	r := run(t, "", "validate", "-f", dir)
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "InferenceServiceNotFound", "without -R the subdirectory is not read")
+	r = run(t, "", "validate", "-R", "-f", dir)
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stderr, "InferenceServiceNotFound", "with -R it is")
+
+	r = run(t, "", "validate", filepath.Join(dir, "a-router.yaml"), filepath.Join(sub, "isvc.yml"))
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr, "positional files are inputs")
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/isvc.yaml" {
+			http.NotFound(w, req)
+			return
+		}
+		_, _ = w.Write([]byte(inferenceService))
+	}))
+	defer srv.Close()
+	r = run(t, validRouter, "validate", "-f", "-", "-f", srv.URL+"/isvc.yaml")
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	r = run(t, "", "validate", "-f", srv.URL+"/missing.yaml")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, "404")
+
+	missing := filepath.Join(dir, "missing.yaml")
+	r = run(t, "", "validate", "-f", missing)
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Equal(t, 1, strings.Count(r.stderr, missing), "the path is named once, not twice: %s", r.stderr)
+}
+
+func TestNamespaceFlag(t *testing.T) {
+	noNS := strings.Replace(validRouter, "  namespace: team-a\n", "", 1)
+	isvc := strings.Replace(inferenceService, "  namespace: team-a\n", "", 1)
+	f := write(t, "r.yaml", noNS+"---\n"+isvc)
+	r := run(t, "", "render", "-n", "ml", "-f", f)
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr, "the reference without a namespace still matches its router")
+	assert.Contains(t, r.stdout, "namespace: ml\n")
+	r = run(t, "", "validate", "-n", "ml", "-f", write(t, "x.yaml", validRouter))
 	assert.Equal(t, ExitInvalid, r.code)
-	assert.Contains(t, r.stdout, "- Deployment.apps team-a/chat-router-proxy (no longer generated)")
-	assert.Contains(t, r.stdout, "+ Deployment.apps team-a/talk-router-proxy (added)")
+	assert.Contains(t, r.stderr, "NamespaceMismatch")
+}
+
+func TestWarningsAsErrors(t *testing.T) {
+	f := write(t, "r.yaml", validRouter) // its InferenceService is missing: a warning
+	assert.Equal(t, ExitOK, run(t, "", "validate", "-f", f).code)
+	r := run(t, "", "render", "--warnings-as-errors", "-f", f)
+	assert.Equal(t, ExitInvalid, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "InferenceServiceNotFound")
+	assert.NotContains(t, r.stderr, "warning:")
+}
+
+func TestCompletionAndHelp(t *testing.T) {
+	r := run(t, "", "completion", "bash")
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "bash completion")
+	r = run(t, "", "__complete", "render", "--data-plane", "")
+	assert.Equal(t, ExitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "AgentGateway\nGateway\nProxy\n")
+	r = run(t, "", "__complete", "render", "-o", "")
+	assert.Contains(t, r.stdout, "yaml\njson\n")
+	help := run(t, "", "validate", "--help").stdout
+	assert.NotContains(t, help, "--proxy-image", "validate deploys nothing")
+	assert.Contains(t, help, "--otlp-endpoint")
+	assert.Contains(t, run(t, "", "render", "--help").stdout, "--proxy-image")
 }
 
 func TestVersionCommand(t *testing.T) {
