@@ -112,6 +112,7 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 			Path:     b.HealthCheck.Path,
 			Interval: time.Duration(*b.HealthCheck.IntervalSeconds) * time.Second,
 			Timeout:  time.Duration(*b.HealthCheck.TimeoutSeconds) * time.Second,
+			Set:      healthCheckSet(b),
 		},
 		ModelInfo: ir.ModelInfo{
 			Set:              modelInfoSet(b),
@@ -191,6 +192,18 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		out.ModelInfo.ContextLength = *b.ModelInfo.ContextLength
 	}
 	return out
+}
+
+// healthCheckSet reports whether the spec set a health check other than the
+// defaults (lowering sees the defaulted copy, so a healthCheck that spells
+// out exactly the defaults counts as unset).
+func healthCheckSet(b *v1.RouterBackend) bool {
+	hc := b.HealthCheck
+	path := DefaultLocalHealth
+	if b.External != nil {
+		path = wellknown.Providers[string(b.External.Provider)].HealthPath
+	}
+	return hc.Path != path || *hc.IntervalSeconds != DefaultHealthInterval || *hc.TimeoutSeconds != DefaultHealthTimeout
 }
 
 // modelInfoSet reports whether the spec set modelInfo to anything but its

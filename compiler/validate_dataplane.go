@@ -53,26 +53,28 @@ func (v *validator) checkAgentGateway() {
 
 // checkModelRouting refuses what agentgateway's model router cannot express.
 func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
-	refuse := func(field, what string) {
+	refuse := func(field, what, instead string) {
 		v.diags.Errorf(field, "UnsupportedInModelRouting",
-			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or use routing: InferencePool", what)
+			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or %s", what, instead)
 	}
+	const pool = "use routing: InferencePool"
 	if len(v.s.Rules) > 0 {
-		refuse("spec.rules", "rules")
+		refuse("spec.rules", "rules", pool)
 	}
 	if v.s.DefaultRoute != "" {
-		refuse("spec.defaultRoute", "a defaultRoute")
+		refuse("spec.defaultRoute", "a defaultRoute", pool)
 	}
 	for i, b := range v.s.Backends {
 		p := diag.ItemPath("spec.backends", i)
 		if b.External != nil {
-			refuse(p+".external", "external backends")
+			// InferencePool routing selects in-cluster pods and refuses them too.
+			refuse(p+".external", "external backends", "use the Proxy or Gateway data plane, which route to external providers")
 		}
 		if b.Resolution == v1.ResolutionEndpoint {
-			refuse(p+".resolution", "resolution: endpoint")
+			refuse(p+".resolution", "resolution: endpoint", pool)
 		}
 		if b.EndpointPicker != nil {
-			refuse(p+".endpointPicker", "per-backend endpoint pickers")
+			refuse(p+".endpointPicker", "per-backend endpoint pickers", pool)
 		}
 	}
 	if len(g.Hostnames) == 0 && g.SectionName == "" {

@@ -206,6 +206,9 @@ type HealthCheck struct {
 	Path     string
 	Interval time.Duration
 	Timeout  time.Duration
+	// Set is true when the spec asked for more than the defaults (a plane
+	// that cannot probe says so only then).
+	Set bool
 }
 
 // PoolMembership places a backend's InferenceService in a ModelPool.

@@ -335,3 +335,28 @@ func TestGlobRegexp(t *testing.T) {
 	assert.Equal(t, `^qwen3-.*$`, agentgateway.GlobRegexp("qwen3-*"))
 	assert.Equal(t, `^qwen3\.5.$`, agentgateway.GlobRegexp("qwen3.5?"))
 }
+
+// TestRefusedBackendOnlyRefused: an external backend refused in InferencePool
+// routing yields its refusal and nothing else: no RoutedToFallback,
+// NoReadyBackend or NoRoute describing it as an InferenceService.
+func TestRefusedBackendOnlyRefused(t *testing.T) {
+	_, diags := run(t, pooled+`  backends:
+    - name: gpt
+      external: {provider: openai, model: gpt-5}
+    - name: qwen
+      inferenceServiceRef: {name: qwen3}
+  rules:
+    - name: r
+      match: {models: [gpt-*]}
+      route: {backends: [gpt, qwen]}
+    - name: only-gpt
+      match: {models: [o3]}
+      route: {backends: [gpt]}
+  defaultRoute: gpt
+`)
+	var got []string
+	for _, d := range diags {
+		got = append(got, d.Field+" "+d.Reason)
+	}
+	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway"}, got)
+}

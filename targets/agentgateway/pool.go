@@ -214,12 +214,18 @@ func (e *emitter) poolRouting() {
 		checked = append(checked, built{rule.Index, rule.Name, conds})
 
 		hr := gwv1.HTTPRouteRule{Name: sectionName("rule-" + rule.Name), Matches: toMatches(conds)}
-		target, ok := e.firstReady(rule.Candidates)
+		// Backends this plane refused (checkIgnored) are reported there and
+		// nowhere else: they are no candidates here, ready or not.
+		candidates := e.poolCandidates(rule.Candidates)
+		if len(candidates) == 0 {
+			continue
+		}
+		target, ok := e.firstReady(candidates)
 		switch {
 		case ok:
-			if target != rule.Candidates[0] {
+			if target != candidates[0] {
 				e.diags.Warnf(p+".route.backends", "RoutedToFallback",
-					"the InferenceService of backend %q has no ready replica, so rule %q routes to %q; the next compile moves it back once it is ready", rule.Candidates[0], rule.Name, target)
+					"the InferenceService of backend %q has no ready replica, so rule %q routes to %q; the next compile moves it back once it is ready", candidates[0], rule.Name, target)
 			}
 			hr.BackendRefs = poolRef(poolOf[target])
 		case rule.FailClosed:
@@ -276,6 +282,9 @@ func (e *emitter) poolRouting() {
 	}
 	e.policy()
 	if len(rules) == 0 {
+		if e.diags.HasErrors() {
+			return // refused: the errors say why, no route is generated anyway
+		}
 		// An HTTPRoute without rules defaults to a catch-all with no backend,
 		// which would answer 503 for every path on the Gateway's listeners.
 		e.diags.Warnf("spec", "NoRoute",
@@ -300,6 +309,18 @@ func (e *emitter) outranks(later, earlier [][]cond) bool {
 }
 
 // firstReady is the first candidate whose InferenceService is ready.
+// poolCandidates are the candidates an InferencePool can serve: the local
+// backends (an external one is refused on this plane).
+func (e *emitter) poolCandidates(candidates []string) []string {
+	var out []string
+	for _, name := range candidates {
+		if b, ok := e.r.Backend(name); ok && b.Local != nil {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (e *emitter) firstReady(candidates []string) (string, bool) {
 	for _, name := range candidates {
 		if b, ok := e.r.Backend(name); ok && b.Local != nil && b.Local.Ready {

@@ -326,9 +326,9 @@ func (e *emitter) routeOf(g *genRule) string {
 	return e.routes[0]
 }
 
-// activeHealthCheck probes a group's backends when they are all local and
-// share one probe (the gateway applies one probe to every backend of a
-// rule). External providers are not probed actively: the probe would carry
+// activeHealthCheck probes a group's backends when none needs credentials and they
+// all share one probe (the gateway applies one probe to every backend of a
+// rule). Providers with credentials are not probed actively: the probe would carry
 // no credentials and fail; passive ejection covers them.
 func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *egv1a1.ActiveHealthCheck {
 	var hc *ir.HealthCheck
@@ -337,9 +337,10 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 	for _, g := range tg.rules {
 		for _, name := range g.backends {
 			b, _ := e.r.Backend(name)
-			if b.External != nil {
+			if b.External != nil && len(b.External.Credentials) > 0 {
+				// Say so only where the spec asked for a probe.
 				external = true
-				if !warned[name] {
+				if b.HealthCheck.Set && !warned[name] {
 					warned[name] = true
 					e.diags.Warnf(e.backendPath(name)+".healthCheck", "ActiveHealthCheckNotApplied",
 						"the gateway's active probes carry no provider credentials, so backend %q is not probed actively; passive outlier detection ejects it after a failed request for the quarantine duration", name)
