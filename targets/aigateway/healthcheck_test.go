@@ -1,6 +1,7 @@
 package aigateway
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,4 +64,24 @@ func TestActiveHealthCheckNotAppliedOnlyWhenAsked(t *testing.T) {
 	require.NotNil(t, btp)
 	path, _, _ := unstructured.NestedString(btp.Object, "spec", "healthCheck", "active", "http", "path")
 	assert.Equal(t, "/health/liveliness", path)
+}
+
+// TestNoFallThroughIsOneWarningPerRouter: many rules without failClosed make
+// one warning that names them, not one each.
+func TestNoFallThroughIsOneWarningPerRouter(t *testing.T) {
+	spec := healthRouter + "    - name: b\n      inferenceServiceRef: {name: qwen3}\n  rules:\n"
+	for i := range 14 {
+		spec += fmt.Sprintf("    - name: r%d\n      match: {models: [m%d]}\n      route: {backends: [b]}\n", i, i)
+	}
+	_, _, diags := compileYAML(t, spec+"  defaultRoute: b\n")
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var got []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == "NoFallThroughOnGateway" {
+			got = append(got, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], `spec.rules: on the gateway a matched rule never falls through: when every backend of one of the 14 rules "r0", "r1",`)
+	assert.Contains(t, got[0], `"r9" and 4 more is down`)
 }

@@ -18,6 +18,7 @@ import (
 func (e *emitter) buildRules() []*genRule {
 	r := e.r
 	var out []*genRule
+	var noFallThrough []int // rules that would fall through on the router-proxy
 	for i := range r.Rules {
 		rule := &r.Rules[i]
 		if len(rule.Candidates) == 0 {
@@ -64,10 +65,10 @@ func (e *emitter) buildRules() []*genRule {
 		}
 		out = append(out, g)
 		if !rule.FailClosed && (i < len(r.Rules)-1 || r.Default.Backend != "" || r.Default.Strategy == ir.DefaultBackendNameMatch) {
-			e.diags.Warnf(diag.RulePath(i)+".failClosed", "NoFallThroughOnGateway",
-				"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 instead of continuing to later rules and the default route (the router-proxy's behaviour for a rule without failClosed)", rule.Name)
+			noFallThrough = append(noFallThrough, i)
 		}
 	}
+	e.warnNoFallThrough(noFallThrough)
 	if r.Default.Strategy == ir.DefaultBackendNameMatch {
 		if r.Default.Backend != "" {
 			e.diags.Warnf("spec.defaultRouteStrategy", "NoFallThroughOnGateway",
@@ -96,6 +97,33 @@ func (e *emitter) buildRules() []*genRule {
 		out = append(out, g)
 	}
 	return out
+}
+
+// maxNamed is how many rules one grouped warning names before it counts.
+const maxNamed = 10
+
+// warnNoFallThrough is one NoFallThroughOnGateway warning per router, naming
+// its rules (a router of a thousand rules gets one line, not a thousand).
+func (e *emitter) warnNoFallThrough(rules []int) {
+	const why = "instead of continuing to later rules and the default route (the router-proxy's behaviour for a rule without failClosed)"
+	switch len(rules) {
+	case 0:
+		return
+	case 1:
+		e.diags.Warnf(diag.RulePath(rules[0])+".failClosed", "NoFallThroughOnGateway",
+			"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 %s", e.r.Rules[rules[0]].Name, why)
+		return
+	}
+	var names []string
+	for _, i := range rules[:min(len(rules), maxNamed)] {
+		names = append(names, fmt.Sprintf("%q", e.r.Rules[i].Name))
+	}
+	list := strings.Join(names, ", ")
+	if more := len(rules) - len(names); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	e.diags.Warnf("spec.rules", "NoFallThroughOnGateway",
+		"on the gateway a matched rule never falls through: when every backend of one of the %d rules %s is down its requests fail with 503 %s; set failClosed: true on them to make that explicit", len(rules), list, why)
 }
 
 // ipLiteral is the backend's upstream host when it is an IP address ("" for
