@@ -50,6 +50,34 @@ type Inputs struct {
 	// sources records where each object was first defined, to refuse a
 	// second definition (DuplicateObject).
 	sources map[string]string
+	// skipped counts the objects that are not inputs, by kind, and the
+	// files they came from, for one summary (Ignored).
+	skipped      map[string]int
+	skippedFiles []string
+}
+
+// Ignored is one warning for every object of every file decoded so far that
+// is not an input of the compiler (a companion Secret, a Deployment, ...),
+// counted by kind; nil when there is none.
+func (in *Inputs) Ignored() diag.List {
+	if len(in.skipped) == 0 {
+		return nil
+	}
+	kinds := make([]string, 0, len(in.skipped))
+	n := 0
+	for k, c := range in.skipped {
+		kinds = append(kinds, fmt.Sprintf("%s (%d)", k, c))
+		n += c
+	}
+	sort.Strings(kinds)
+	d := diag.Diagnostic{Severity: diag.Warning, Reason: "IgnoredObject",
+		Message: fmt.Sprintf("%d object(s) that are not inputs of the compiler are ignored: %s", n, strings.Join(kinds, ", "))}
+	if len(in.skippedFiles) == 1 {
+		d.File = in.skippedFiles[0]
+	} else {
+		d.Message += fmt.Sprintf(" (in %d files)", len(in.skippedFiles))
+	}
+	return diag.List{d}
 }
 
 var _ References = (*Inputs)(nil)
@@ -89,7 +117,7 @@ const groupVersion = "inference.llmkube.dev/v1alpha1"
 // field is an error with its path. InferenceServices and ModelPools are read
 // through views of the few fields the compiler needs, so their other fields
 // are accepted as they are. A v1 List is flattened. Other kinds are skipped
-// with a warning.
+// and counted for one summary warning (Ignored).
 //
 // A problem in one document never hides another: an unknown field or a value
 // of the wrong type is reported, the rest of the object is still decoded, and
@@ -98,6 +126,18 @@ const groupVersion = "inference.llmkube.dev/v1alpha1"
 func (in *Inputs) Decode(file string, data []byte) diag.List {
 	var diags diag.List
 	skipped := map[string]int{}
+	defer func() {
+		if len(skipped) == 0 {
+			return
+		}
+		if in.skipped == nil {
+			in.skipped = map[string]int{}
+		}
+		for k, c := range skipped {
+			in.skipped[k] += c
+		}
+		in.skippedFiles = append(in.skippedFiles, file)
+	}()
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for doc := 1; ; doc++ {
 		raw, err := r.Read()
@@ -110,9 +150,6 @@ func (in *Inputs) Decode(file string, data []byte) diag.List {
 		}
 		diags = append(diags, in.decodeDocument(file, doc, raw, skipped)...)
 	}
-	if len(skipped) > 0 {
-		diags = append(diags, skippedSummary(file, skipped))
-	}
 	return diags
 }
 
@@ -124,19 +161,6 @@ func templateHint(data []byte) string {
 	return ""
 }
 
-// skippedSummary is one warning for every object of a file that is not an
-// input of the compiler (a companion Secret, a Deployment, ...), by kind.
-func skippedSummary(file string, skipped map[string]int) diag.Diagnostic {
-	kinds := make([]string, 0, len(skipped))
-	n := 0
-	for k, c := range skipped {
-		kinds = append(kinds, fmt.Sprintf("%s (%d)", k, c))
-		n += c
-	}
-	sort.Strings(kinds)
-	return diag.Diagnostic{Severity: diag.Warning, File: file, Reason: "IgnoredObject",
-		Message: fmt.Sprintf("%d object(s) that are not inputs of the compiler are ignored: %s", n, strings.Join(kinds, ", "))}
-}
 
 func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[string]int) diag.List {
 	if len(bytes.TrimSpace(raw)) == 0 {

@@ -111,6 +111,8 @@ metadata: {name: creds}
 	require.Len(t, in.Routers, 1)
 	require.Len(t, in.InferenceServices, 1)
 	require.Len(t, in.Pools, 1)
+	require.Empty(t, diags)
+	diags = in.Ignored()
 	require.Len(t, diags, 1)
 	assert.Equal(t, "IgnoredObject", diags[0].Reason)
 	assert.Equal(t, diag.Warning, diags[0].Severity)
@@ -204,9 +206,11 @@ func TestIgnoredObjectsAreSummarisedPerFile(t *testing.T) {
 		all += fmt.Sprintf(doc, i)
 	}
 	all += "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n"
-	diags := in.Decode("samples.yaml", []byte(all))
-	require.Len(t, diags, 1)
+	require.Empty(t, in.Decode("samples.yaml", []byte(all)))
+	require.Empty(t, in.Decode("more.yaml", []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: other}\n")))
+	diags := in.Ignored()
+	require.Len(t, diags, 1, "one line for the whole input")
 	assert.Equal(t, "IgnoredObject", diags[0].Reason)
-	assert.Contains(t, diags[0].Message, "6 object(s)")
-	assert.Contains(t, diags[0].Message, "Deployment (1), Secret (5)")
+	assert.Contains(t, diags[0].Message, "7 object(s)")
+	assert.Contains(t, diags[0].Message, "Deployment (1), Secret (6) (in 2 files)")
 }

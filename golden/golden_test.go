@@ -99,7 +99,7 @@ func Render(t testing.TB, c Case, dp ir.DataPlane) []byte {
 	data, err := os.ReadFile(c.Input)
 	require.NoError(t, err)
 	in := &compiler.Inputs{}
-	diags := in.Decode(filepath.Base(c.Input), data)
+	diags := append(in.Decode(filepath.Base(c.Input), data), in.Ignored()...)
 	require.False(t, diags.HasErrors(), "decode %s:\n%s", c.Input, diags.Err())
 	require.NotEmpty(t, in.Routers, "%s holds no ModelRouter", c.Input)
 	objs, more := pipeline.Run(in, builtin.Registry(), pipeline.Options{Compile: compiler.Options{DataPlane: dp, Operator: c.Operator}})

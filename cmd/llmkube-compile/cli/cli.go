@@ -159,7 +159,7 @@ func (s *streams) load(f *commonFlags) (*compiler.Inputs, diag.List, error) {
 	for _, src := range srcs {
 		diags = append(diags, in.Decode(src.name, src.data)...)
 	}
-	return in, diags, nil
+	return in, append(diags, in.Ignored()...), nil
 }
 
 func (s *streams) printDiags(diags diag.List) {
