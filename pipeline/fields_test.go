@@ -80,3 +80,30 @@ spec:
 		assert.NotEqual(t, "FieldIgnored", reason, f)
 	}
 }
+
+// TestModelRoutingAdviceIsTrue: an external backend is refused by both
+// routing modes of AgentGateway, so its refusal in Model routing points at
+// the planes that route to providers, never at routing: InferencePool.
+func TestModelRoutingAdviceIsTrue(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
+  backends:
+    - name: gpt
+      external: {provider: openai, model: gpt-5}
+`)).HasErrors())
+	p, err := pipeline.Plan(in.Routers[0], in, builtin.Registry(), pipeline.Options{}, nil)
+	require.NoError(t, err)
+	var msg string
+	for _, d := range p.Diags.Errors() {
+		if d.Field == "spec.backends[0].external" {
+			msg = d.Message
+		}
+	}
+	assert.Contains(t, msg, "use the Proxy or Gateway data plane")
+	assert.NotContains(t, msg, "routing: InferencePool")
+}
