@@ -3,6 +3,7 @@ package compiler
 import (
 	"testing"
 
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -68,4 +69,27 @@ metadata: {name: q}
 status: {phase: Failed}
 `)
 	assert.Equal(t, "InferenceServiceNotReady", w["spec.backends[0].inferenceServiceRef.name"])
+}
+
+// TestAuthOnProxy: policy.auth is enforced by the router-proxy (no warning
+// that it is not), and with JWT on a team budget keys on the verified header.
+func TestAuthOnProxy(t *testing.T) {
+	auth := &v1.AuthSpec{JWT: &v1.JWTSpec{Provider: "keycloak", Issuer: "https://idp", JWKSURI: "https://idp/certs", TeamClaim: "team"}}
+	out, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) {
+		r.Spec.Policy = &v1.RouterPolicy{Auth: auth.DeepCopy(), Budgets: []v1.BudgetSpec{{Name: "t", Scope: v1.ScopeTeam, MaxTokens: vtPtr(int64(10))}}}
+	})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assert.Empty(t, vtKeys(diags.Warnings()))
+	require.NotNil(t, out.Policy.Auth)
+	assert.Equal(t, "x-llmkube-team", out.Policy.Auth.JWT.HeaderKey)
+
+	_, diags = vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) {
+		r.Spec.Policy = &v1.RouterPolicy{Auth: auth.DeepCopy(), Budgets: []v1.BudgetSpec{{Name: "t", Scope: v1.ScopeTeam, HeaderKey: "x-tenant", MaxTokens: vtPtr(int64(10))}}}
+	})
+	assert.Equal(t, []string{"spec.policy.budgets[0].headerKey TeamBudgetHeaderUnverified"}, vtKeys(diags.Errors()))
+
+	bad := auth.DeepCopy()
+	bad.JWT.JWKSURI = "idp/certs"
+	_, diags = vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { r.Spec.Policy = &v1.RouterPolicy{Auth: bad} })
+	assert.Equal(t, []string{"spec.policy.auth.jwt.jwksURI InvalidURL"}, vtKeys(diags.Errors()))
 }

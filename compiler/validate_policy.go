@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"net/netip"
+	"net/url"
 	"path"
 	"strings"
 
@@ -48,12 +49,20 @@ func (v *validator) checkAuth() {
 	if a == nil {
 		return
 	}
-	if v.dataPlane() == v1.DataPlaneProxy {
-		v.diags.Warnf("spec.policy.auth", "AuthNotEnforcedOnProxy",
-			"the router-proxy does not validate JWTs or apply allowlists; only dataPlane Gateway enforces policy.auth, so on Proxy every request is let through")
-	}
 	if a.JWT != nil {
 		v.headerToken("spec.policy.auth.jwt.headerKey", a.JWT.HeaderKey)
+		if u, err := url.Parse(a.JWT.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.diags.Errorf("spec.policy.auth.jwt.jwksURI", "InvalidURL",
+				"%q is not an http(s) URL; the signing keys are fetched from it", a.JWT.JWKSURI)
+		}
+		// With JWT on, the team is a verified claim: a team budget that keys
+		// on another header would key on a value the client chooses.
+		for i, b := range v.s.Policy.Budgets {
+			if b.Scope == v1.ScopeTeam && !strings.EqualFold(b.HeaderKey, a.JWT.HeaderKey) {
+				v.diags.Errorf(diag.ItemPath("spec.policy.budgets", i)+".headerKey", "TeamBudgetHeaderUnverified",
+					"team budget %q keys on %s, which the client chooses, while the verified team is written to %s (policy.auth.jwt.headerKey); use the same header", b.Name, b.HeaderKey, a.JWT.HeaderKey)
+			}
+		}
 	}
 	if len(a.Allowlists) > 0 && a.JWT == nil {
 		v.diags.Errorf("spec.policy.auth.allowlists", "AllowlistRequiresJWT",

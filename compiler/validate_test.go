@@ -213,11 +213,6 @@ func TestValidateWarningsDoNotFail(t *testing.T) {
 			}},
 		{name: "mcp server enabled", field: "spec.mcpServer.enabled", reason: "MCPServerNotImplemented",
 			mutate: func(r *v1.ModelRouter, _ *Inputs) { r.Spec.MCPServer = &v1.MCPServerSpec{Enabled: true} }},
-		{name: "auth on the proxy", field: "spec.policy.auth", reason: "AuthNotEnforcedOnProxy",
-			mutate: func(r *v1.ModelRouter, _ *Inputs) {
-				r.Spec.Policy = &v1.RouterPolicy{Auth: &v1.AuthSpec{JWT: &v1.JWTSpec{
-					Provider: "keycloak", Issuer: "https://idp", JWKSURI: "https://idp/certs", TeamClaim: "team"}}}
-			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, diags := vtCompile(t, "", tc.mutate)

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
@@ -90,6 +91,18 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.Policy.Audit.LogClientAddress {
 		ent.Client = s.clientAddr(r)
+	}
+	// policy.auth first: an unauthenticated request is refused before its
+	// body is read, and nothing it sent reaches routing or a budget.
+	var team string
+	if s.auth != nil {
+		var aerr *auth.Error
+		if team, aerr = s.auth.Authenticate(r); aerr != nil {
+			ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeUnauthorized, aerr.Msg
+			refuse(w, aerr) // the deferred audit records it
+			return
+		}
+		ent.Team = runtime.SanitizeCaller(team)
 	}
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
@@ -170,6 +183,12 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	ent.Model = clip(model, maxAuditField)
 	ent.Stream = stream
+	if !s.auth.Allowed(team, model) {
+		aerr := &auth.Error{Status: http.StatusForbidden, Code: "model_not_allowed", Msg: "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(model)}
+		ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeForbidden, clip(aerr.Msg, maxAuditField)
+		refuse(w, aerr) // the deferred audit records it
+		return
+	}
 	if s.cfg.Policy.Audit.IncludeRequestBody {
 		ent.RequestBody = json.RawMessage(body)
 	}

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/llmkube/llmkube-compile/providers"
+	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
@@ -84,6 +85,12 @@ type Options struct {
 	ClientWriteTimeout time.Duration
 	// Engine options (clock, SLO window).
 	Engine runtime.EngineOptions
+	// Context bounds the server's background work (the JWKS refresh);
+	// default context.Background().
+	Context context.Context
+	// JWKSClient fetches policy.auth.jwt.jwksURI (default: an http.Client
+	// with the auth.JWKSTimeout).
+	JWKSClient *http.Client
 }
 
 // Server serves one router config.
@@ -105,7 +112,11 @@ type Server struct {
 	backends []*backendRT // by backend index
 	trusted  []netip.Prefix
 	caller   string // canonical caller header key, or ""
-	models   []byte // the /v1/models answer
+	models   []byte // the /v1/models answer without an allowlist
+	// auth enforces policy.auth (nil: every caller is let in); teamModels
+	// is each allowlisted team's /v1/models answer.
+	auth       *auth.Authorizer
+	teamModels map[string][]byte
 
 	// shadowIdle guards shadow copies when the stream-idle guard is off.
 	shadowIdle time.Duration
@@ -227,8 +238,50 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		s.m.quarantined.WithLabelValues(b.Name).Set(0)
 	}
 	s.initEndpoints()
-	s.models = modelsJSON(cfg, time.Now().Unix())
+	created := time.Now().Unix()
+	s.models = modelsJSON(cfg, created, nil)
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	client := opts.JWKSClient
+	if client == nil {
+		client = &http.Client{Timeout: auth.JWKSTimeout}
+	}
+	if s.auth, err = auth.New(ctx, cfg.Policy.Auth, client, s.log); err != nil {
+		return nil, err
+	}
+	if s.auth.Enforced() {
+		s.teamModels = map[string][]byte{}
+		for _, e := range cfg.Policy.Auth.Allowlists {
+			s.teamModels[e.Team] = modelsJSON(cfg, created, func(id string) bool { return s.auth.Allowed(e.Team, id) })
+		}
+		s.models = modelsJSON(cfg, created, func(string) bool { return false }) // an unlisted team
+	}
 	return s, nil
+}
+
+// modelsFor is the /v1/models answer for a verified team.
+func (s *Server) modelsFor(team string) []byte {
+	if b, ok := s.teamModels[team]; ok {
+		return b
+	}
+	return s.models
+}
+
+// refuse answers a request policy.auth refuses: 401 with a Bearer
+// challenge (RFC 6750), or 403.
+func refuse(w http.ResponseWriter, e *auth.Error) {
+	typ := "permission_error"
+	if e.Status == http.StatusUnauthorized {
+		typ = "authentication_error"
+		challenge := `Bearer realm="llmkube"`
+		if e.Code == "invalid_token" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	writeError(w, e.Status, typ, e.Code, e.Msg)
 }
 
 func boolf(b bool) float64 {
@@ -295,7 +348,8 @@ type modelArc struct {
 
 // modelsJSON renders /v1/models: one entry per published id (displayName ||
 // name), with modelInfo and the reference's modality defaults.
-func modelsJSON(cfg *proxyapi.Config, created int64) []byte {
+// allowed, when set, keeps only the ids it returns true for.
+func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) bool) []byte {
 	seen := map[string]bool{}
 	data := []modelEntry{}
 	for _, b := range cfg.Backends {
@@ -303,7 +357,7 @@ func modelsJSON(cfg *proxyapi.Config, created int64) []byte {
 		if id == "" {
 			id = b.Name
 		}
-		if seen[id] {
+		if seen[id] || (allowed != nil && !allowed(id)) {
 			continue
 		}
 		seen[id] = true
@@ -352,8 +406,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", r.Method+" is not allowed on /v1/models; use GET")
 			return
 		}
+		models := s.models
+		if s.auth != nil {
+			team, err := s.auth.Authenticate(r)
+			if err != nil {
+				refuse(w, err)
+				return
+			}
+			models = s.modelsFor(team)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(s.models)
+		_, _ = w.Write(models)
 	case "/health", "/healthz":
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))

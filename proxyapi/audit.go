@@ -22,6 +22,10 @@ const (
 	OutcomeShutdownDeadline = "shutdown_deadline"
 	// OutcomeBodyBusy: the request-body memory budget stayed full for the body read timeout.
 	OutcomeBodyBusy = "body_memory_busy"
+	// OutcomeUnauthorized: policy.auth found no valid bearer token (401).
+	OutcomeUnauthorized = "unauthorized"
+	// OutcomeForbidden: the verified team may not use the model (403).
+	OutcomeForbidden = "forbidden"
 )
 
 // AuditEntry is one audit record: one per request, written as one JSON object.
@@ -52,8 +56,10 @@ type AuditEntry struct {
 	Budget           string  `json:"budget,omitempty"`
 	Promoted         bool    `json:"sloPromoted,omitempty"`
 	Caller           string  `json:"caller,omitempty"`
-	Client           string  `json:"client,omitempty"`
-	Error            string  `json:"error,omitempty"`
+	// Team is the verified policy.auth team claim.
+	Team   string `json:"team,omitempty"`
+	Client string `json:"client,omitempty"`
+	Error  string `json:"error,omitempty"`
 	// RequestBody is the client's request body, only with includeRequestBody.
 	RequestBody json.RawMessage `json:"requestBody,omitempty"`
 }

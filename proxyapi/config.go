@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"time"
 
@@ -177,11 +178,40 @@ type DefaultRoute struct {
 	Backend  string `json:"backend,omitempty"`
 }
 
-// Policy holds classification, budgets and audit settings.
+// Policy holds classification, budgets, audit and auth settings.
 type Policy struct {
 	Classification Classification `json:"classification"`
 	Budgets        []Budget       `json:"budgets,omitempty"`
 	Audit          Audit          `json:"audit"`
+	// Auth is enforced before any routing or budget; nil lets every caller in.
+	Auth *Auth `json:"auth,omitempty"`
+}
+
+// Auth is policy.auth: JWT authentication and per-team model allowlists.
+type Auth struct {
+	JWT *JWT `json:"jwt,omitempty"`
+	// Allowlists, when set, deny every team and model they do not list.
+	// They require JWT: a team is only ever a verified claim.
+	Allowlists []Allowlist `json:"allowlists,omitempty"`
+}
+
+// JWT configures bearer-token verification.
+type JWT struct {
+	Provider string `json:"provider,omitempty"`
+	// Issuer must equal the token's iss claim.
+	Issuer string `json:"issuer"`
+	// JWKSURI serves the issuer's signing keys.
+	JWKSURI string `json:"jwksURI"`
+	// TeamClaim is the claim naming the caller's team.
+	TeamClaim string `json:"teamClaim"`
+	// HeaderKey receives the verified team; a client-sent value is removed.
+	HeaderKey string `json:"headerKey"`
+}
+
+// Allowlist grants one team its models (globs; none means every model).
+type Allowlist struct {
+	Team   string   `json:"team"`
+	Models []string `json:"models,omitempty"`
 }
 
 // Classification says where a request's classification comes from.
@@ -293,6 +323,9 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Classification.HeaderKey == "" {
 		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
 	}
+	if a := c.Policy.Auth; a != nil && a.JWT != nil && a.JWT.HeaderKey == "" {
+		a.JWT.HeaderKey = wellknown.TeamHeader
+	}
 	if c.Policy.Audit.Sink == "file" && c.Policy.Audit.FilePath == "" {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
 	}
@@ -369,6 +402,19 @@ func (c *Config) Validate() error {
 	case "Static", "BackendNameMatch":
 	default:
 		errs = append(errs, fmt.Errorf("defaultRoute.strategy %q is not supported", c.Default.Strategy))
+	}
+	if a := c.Policy.Auth; a != nil {
+		if j := a.JWT; j != nil {
+			if u, err := url.Parse(j.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				errs = append(errs, fmt.Errorf("policy.auth.jwt.jwksURI %q must be an http(s) URL", j.JWKSURI))
+			}
+			if j.Issuer == "" || j.TeamClaim == "" {
+				errs = append(errs, errors.New("policy.auth.jwt: issuer and teamClaim are required"))
+			}
+		}
+		if len(a.Allowlists) > 0 && a.JWT == nil {
+			errs = append(errs, errors.New("policy.auth.allowlists require policy.auth.jwt: a team is only ever a verified claim"))
+		}
 	}
 	for i, b := range c.Policy.Budgets {
 		if b.Scope == "rule" && !rules[b.RuleName] {

@@ -93,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory})
+	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx})
 	if err != nil {
 		return err
 	}

@@ -153,5 +153,14 @@ func policy(p *ir.Policy) proxyapi.Policy {
 			Window:    dur(b.Window),
 		})
 	}
+	if a := p.Auth; a != nil {
+		out.Auth = &proxyapi.Auth{}
+		if j := a.JWT; j != nil {
+			out.Auth.JWT = &proxyapi.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: j.HeaderKey}
+		}
+		for _, e := range a.Allowlists {
+			out.Auth.Allowlists = append(out.Auth.Allowlists, proxyapi.Allowlist{Team: e.Team, Models: e.Models})
+		}
+	}
 	return out
 }

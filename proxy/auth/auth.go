@@ -1,0 +1,202 @@
+// Package auth enforces a router's policy.auth in the router-proxy: it
+// verifies the caller's JWT against the issuer's JWKS and decides, from the
+// verified team, which models the caller may reach. It holds no HTTP server
+// logic; the proxy calls it before any routing or budget.
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// Verification settings. They are documented in docs/router-proxy.md.
+const (
+	// Leeway is the clock skew tolerated on exp, nbf and iat.
+	Leeway = 30 * time.Second
+	// JWKSTimeout bounds one fetch of the key set.
+	JWKSTimeout = 5 * time.Second
+	// JWKSRefresh is how often the key set is fetched again in the
+	// background; the last good set keeps serving while the endpoint fails.
+	JWKSRefresh = 5 * time.Minute
+	// UnknownKIDRefresh is the least time between two fetches caused by a
+	// token whose kid is not in the set (key rotation), so unknown kids
+	// cannot make the proxy hammer the issuer.
+	UnknownKIDRefresh = 10 * time.Second
+	// unknownKIDWait is how long a request may wait for that limiter before
+	// it is refused instead.
+	unknownKIDWait = 100 * time.Millisecond
+)
+
+// Algorithms are the only signing algorithms accepted: asymmetric ones. An
+// unsigned token (alg none) and every HMAC algorithm are refused before a key
+// is looked up, so a public key can never be used as an HMAC secret.
+var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// Error is a refused request: Status is 401 (no valid token) or 403 (a
+// verified team that may not reach the model).
+type Error struct {
+	Status int
+	Code   string
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Authorizer enforces one router's policy.auth.
+type Authorizer struct {
+	keys      keyfunc.Keyfunc
+	parser    *jwt.Parser
+	teamClaim string
+	// Header is the canonical header the verified team is written to.
+	Header string
+	// allow maps a team to its model globs; nil enforces no allowlist, and a
+	// team mapped to nil may reach every model.
+	allow map[string][]string
+}
+
+// New starts fetching the JWKS (in the background, under ctx) and returns
+// the Authorizer of cfg, or nil when cfg configures no JWT.
+func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog.Logger) (*Authorizer, error) {
+	if cfg == nil || cfg.JWT == nil {
+		return nil, nil
+	}
+	j := cfg.JWT
+	noErrorOnColdStart := true // an issuer that is down at start is retried, not fatal
+	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{j.JWKSURI}, keyfunc.Override{
+		Client:                    client,
+		HTTPTimeout:               JWKSTimeout,
+		RefreshInterval:           JWKSRefresh,
+		RefreshUnknownKID:         rate.NewLimiter(rate.Every(UnknownKIDRefresh), 1),
+		RateLimitWaitMax:          unknownKIDWait,
+		NoErrorReturnFirstHTTPReq: &noErrorOnColdStart,
+		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+			return func(ctx context.Context, err error) {
+				log.WarnContext(ctx, "JWKS refresh failed; the last good key set keeps serving", "url", u, "error", err.Error())
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policy.auth.jwt.jwksURI: %w", err)
+	}
+	a := &Authorizer{
+		keys:      keys,
+		teamClaim: j.TeamClaim,
+		Header:    http.CanonicalHeaderKey(j.HeaderKey),
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(Algorithms),
+			jwt.WithIssuer(j.Issuer),
+			jwt.WithLeeway(Leeway),
+			jwt.WithExpirationRequired(),
+			jwt.WithIssuedAt(),
+		),
+	}
+	if len(cfg.Allowlists) > 0 {
+		a.allow = map[string][]string{}
+		for _, e := range cfg.Allowlists {
+			a.allow[e.Team] = e.Models
+		}
+	}
+	return a, nil
+}
+
+// key resolves a token's verification key from the JWKS, refusing
+// symmetric keys a key set should never hold.
+func (a *Authorizer) key(ctx context.Context) jwt.Keyfunc {
+	kf := a.keys.KeyfuncCtx(ctx)
+	return func(t *jwt.Token) (any, error) {
+		k, err := kf(t)
+		if err != nil {
+			return nil, err
+		}
+		if _, symmetric := k.([]byte); symmetric {
+			return nil, errors.New("the key set holds a symmetric key for this token; only asymmetric keys verify")
+		}
+		return k, nil
+	}
+}
+
+// Authenticate verifies the request's bearer token and returns the verified
+// team. Whatever the outcome, the client's own value of the team header is
+// removed first; on success it is replaced by the verified one.
+func (a *Authorizer) Authenticate(r *http.Request) (string, *Error) {
+	r.Header.Del(a.Header)
+	raw, ok := bearer(r.Header)
+	if !ok {
+		return "", &Error{http.StatusUnauthorized, "missing_token", "a bearer token is required: send Authorization: Bearer <JWT>"}
+	}
+	claims := jwt.MapClaims{}
+	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(r.Context())); err != nil {
+		return "", &Error{http.StatusUnauthorized, "invalid_token", "the bearer token is not valid: " + reason(err)}
+	}
+	team, ok := claims[a.teamClaim].(string)
+	if !ok || team == "" {
+		return "", &Error{http.StatusUnauthorized, "invalid_token", "the bearer token has no string claim " + a.teamClaim + " naming the caller's team"}
+	}
+	r.Header.Set(a.Header, team)
+	return team, nil
+}
+
+// reason is the verification failure, without the library's prefixes.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "it has expired"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "it is not valid yet"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "its issuer is not the configured one"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "its signature does not verify"
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "it is malformed"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "it has no exp claim"
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		return "no key of the issuer verifies it (unknown kid, or an algorithm other than " + strings.Join(Algorithms, ", ") + ")"
+	}
+	return "it could not be verified"
+}
+
+// bearer reads a single "Authorization: Bearer <token>".
+func bearer(h http.Header) (string, bool) {
+	vs := h.Values("Authorization")
+	if len(vs) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(vs[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// Enforced reports whether an allowlist decides which models a team reaches.
+func (a *Authorizer) Enforced() bool { return a != nil && a.allow != nil }
+
+// Allowed reports whether a verified team may reach a model: with an
+// allowlist, only listed teams, and of those only their listed models (by
+// the models glob language; no list means every model).
+func (a *Authorizer) Allowed(team, model string) bool {
+	if !a.Enforced() {
+		return true
+	}
+	models, listed := a.allow[team]
+	if !listed {
+		return false
+	}
+	return len(models) == 0 || slices.ContainsFunc(models, func(g string) bool { return wellknown.Glob(g, model) })
+}
