@@ -92,18 +92,6 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Policy.Audit.LogClientAddress {
 		ent.Client = s.clientAddr(r)
 	}
-	// policy.auth first: an unauthenticated request is refused before its
-	// body is read, and nothing it sent reaches routing or a budget.
-	var team string
-	if s.auth != nil {
-		var aerr *auth.Error
-		if team, aerr = s.auth.Authenticate(r); aerr != nil {
-			ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeUnauthorized, aerr.Msg
-			refuse(w, aerr) // the deferred audit records it
-			return
-		}
-		ent.Team = runtime.SanitizeCaller(team)
-	}
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
 	req := &runtime.Request{Header: r.Header}
@@ -124,6 +112,19 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 			s.audit.Write(ent)
 		}
 	}()
+
+	// policy.auth first: an unauthenticated request is refused before its
+	// body is read, and nothing it sent reaches routing or a budget.
+	var team string
+	if s.auth != nil {
+		var aerr *auth.Error
+		if team, aerr = s.auth.Authenticate(r); aerr != nil {
+			ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeUnauthorized, aerr.Msg
+			refuse(w, aerr) // the deferred audit records it
+			return
+		}
+		ent.Team = runtime.SanitizeCaller(team)
+	}
 
 	// Body: bounded, then the few fields routing needs.
 	body, release, err := s.readBody(w, r)
