@@ -145,6 +145,10 @@ func AgentGatewayPoolName(router, inferenceService string) string {
 // AgentGatewayRouteName is the HTTPRoute a router attaches to its agentgateway Gateway.
 func AgentGatewayRouteName(router string) string { return DNSLabel(router, "agentgateway") }
 
+// AgentGatewayAuthPolicyName is the AgentgatewayPolicy that enforces a
+// router's policy.auth on its HTTPRoute.
+func AgentGatewayAuthPolicyName(router string) string { return DNSLabel(router, "agentgateway-auth") }
+
 // AgentGatewayModelName is the AgentgatewayModel generated for a router's backend.
 func AgentGatewayModelName(router, backend string) string { return DNSLabel(router, backend+"-model") }
 

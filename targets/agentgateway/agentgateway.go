@@ -70,9 +70,15 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	} else {
 		e.poolRouting()
 	}
+	e.authPolicy()
 	for _, x := range e.expressions {
 		if err := CheckExpression(x); err != nil {
 			e.diags.Errorf("spec.agentGatewayRef", "InternalError", "generated CEL does not type-check: %v", err)
+		}
+	}
+	for _, x := range e.conditions {
+		if err := CheckCondition(x); err != nil {
+			e.diags.Errorf("spec.policy.auth", "InternalError", "generated CEL does not type-check: %v", err)
 		}
 	}
 	if e.diags.HasErrors() {
@@ -89,8 +95,12 @@ type emitter struct {
 	owners      []metav1.OwnerReference
 	diags       diag.List
 	objects     []targets.Typed
-	// expressions are every CEL expression emitted, type-checked before output.
+	// expressions are every CEL header-value expression emitted, and
+	// conditions every CEL authorization condition, type-checked before output.
 	expressions []string
+	conditions  []string
+	// routed is true once the HTTPRoute is emitted.
+	routed bool
 	pools       int
 	routeRules  int
 }
@@ -127,10 +137,7 @@ func (e *emitter) checkIgnored() {
 		e.diags.Errorf(diag.BudgetPath(i), "UnsupportedOnAgentGateway",
 			"budget %q is enforced by the router-proxy, which AgentGateway does not run; dropping it would lift the cap, so remove it or use the Proxy data plane", b.Name)
 	}
-	if pol.Auth != nil {
-		e.diags.Errorf("spec.policy.auth", "UnsupportedOnAgentGateway",
-			"dataPlane AgentGateway does not compile authentication or allowlists; dropping them would open the models to every caller, so remove policy.auth or use the Gateway data plane, the only one that enforces it")
-	}
+	e.checkAuth()
 	a := &pol.Audit
 	audit := []struct {
 		field string
@@ -213,6 +220,7 @@ func (e *emitter) route(rules []gwv1.HTTPRouteRule) {
 		rt.Spec.Hostnames = nil
 	}
 	e.add(rt, HTTPRouteGVK)
+	e.routed = true
 	e.routeRules = len(rules)
 }
 

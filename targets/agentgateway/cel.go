@@ -51,6 +51,23 @@ func CELEnv() (*cel.Env, error) {
 	)
 }
 
+// CheckCondition parses and type-checks an authorization condition against
+// CELEnv: it must yield a bool.
+func CheckCondition(expr string) error {
+	env, err := CELEnv()
+	if err != nil {
+		return err
+	}
+	ast, iss := env.Compile(expr)
+	if iss.Err() != nil {
+		return fmt.Errorf("CEL condition %q: %w", expr, iss.Err())
+	}
+	if out := ast.OutputType(); !out.IsExactType(types.BoolType) && !out.IsExactType(types.DynType) {
+		return fmt.Errorf("CEL condition %q yields %s, not a bool", expr, out)
+	}
+	return nil
+}
+
 // CheckExpression parses and type-checks a header-value expression against
 // CELEnv: it must compile and yield a string (or dyn, which agentgateway
 // renders as the header value).

@@ -107,3 +107,63 @@ func TestModelExpressionEvaluates(t *testing.T) {
 	_, err = eval(`not json`)
 	assert.Error(t, err)
 }
+
+// TestAuthorizationConditionsEvaluate evaluates the allowlist conditions
+// compiled for testdata/agentgateway-pool-auth with agentgateway's CEL
+// semantics: a listed team on its models is allowed, off them or unlisted
+// it is not (Allow with no matching condition denies).
+func TestAuthorizationConditionsEvaluate(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/agentgateway-pool-auth/input.yaml")
+	require.NoError(t, err)
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("input.yaml", data).HasErrors())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	res, diags := agentgateway.New().Compile(r)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var conds []any
+	for _, o := range res.Objects {
+		if o.GetName() == "tenants-agentgateway-auth" {
+			conds, _, _ = unstructured.NestedSlice(o.Object, "spec", "traffic", "authorization", "policy", "matchExpressions")
+			target, _, _ := unstructured.NestedSlice(o.Object, "spec", "targetRefs")
+			assert.Equal(t, "HTTPRoute", target[0].(map[string]any)["kind"])
+		}
+	}
+	require.Len(t, conds, 2)
+
+	env, err := agentgateway.CELEnv()
+	require.NoError(t, err)
+	env, err = env.Extend(cel.Function("json",
+		cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
+			cel.UnaryBinding(func(v ref.Val) ref.Val {
+				var out any
+				if err := json.Unmarshal([]byte(v.(types.String)), &out); err != nil {
+					return types.NewErr("json: %v", err)
+				}
+				return types.DefaultTypeAdapter.NativeToValue(out)
+			}))))
+	require.NoError(t, err)
+	allowed := func(team, model string) bool {
+		for _, c := range conds {
+			require.NoError(t, agentgateway.CheckCondition(c.(string)))
+			ast, iss := env.Compile(c.(string))
+			require.NoError(t, iss.Err())
+			prg, err := env.Program(ast)
+			require.NoError(t, err)
+			v, _, err := prg.Eval(map[string]any{
+				"jwt":     map[string]any{"team": team},
+				"request": agentgateway.CELRequest{Body: `{"model":"` + model + `"}`},
+			})
+			if err == nil && v == types.True {
+				return true
+			}
+		}
+		return false
+	}
+	assert.True(t, allowed("platform", "anything"), "a team without models reaches every model")
+	assert.True(t, allowed("research", "qwen3-32b"))
+	assert.True(t, allowed("research", "qwen3-7b-instruct"), "glob")
+	assert.False(t, allowed("research", "qwen3-7b-instruct-x"), "the glob is anchored")
+	assert.False(t, allowed("research", "claude"))
+	assert.False(t, allowed("sales", "qwen3-32b"), "an unlisted team")
+}

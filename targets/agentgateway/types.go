@@ -45,8 +45,46 @@ type PolicyTargetRef struct {
 // TrafficPolicy is spec.traffic.
 type TrafficPolicy struct {
 	// Phase is PostRouting (the default) or PreRouting.
-	Phase          string          `json:"phase,omitempty"`
-	Transformation *Transformation `json:"transformation,omitempty"`
+	Phase             string             `json:"phase,omitempty"`
+	JWTAuthentication *JWTAuthentication `json:"jwtAuthentication,omitempty"`
+	Authorization     *Authorization     `json:"authorization,omitempty"`
+	Transformation    *Transformation    `json:"transformation,omitempty"`
+}
+
+// JWTAuthentication is spec.traffic.jwtAuthentication.
+type JWTAuthentication struct {
+	// Mode Strict refuses a request without a valid token.
+	Mode      string        `json:"mode"`
+	Providers []JWTProvider `json:"providers"`
+}
+
+// JWTProvider is one accepted issuer.
+type JWTProvider struct {
+	Issuer string `json:"issuer"`
+	JWKS   JWKS   `json:"jwks"`
+}
+
+// JWKS is where a provider's keys come from.
+type JWKS struct {
+	Remote *RemoteJWKS `json:"remote,omitempty"`
+}
+
+// RemoteJWKS fetches the keys from a URL.
+type RemoteJWKS struct {
+	URL string `json:"url"`
+}
+
+// Authorization is spec.traffic.authorization: CEL conditions over the
+// request and the verified claims.
+type Authorization struct {
+	Action string              `json:"action"`
+	Policy AuthorizationPolicy `json:"policy"`
+}
+
+// AuthorizationPolicy lists the conditions; with Allow, a request that
+// meets none is denied.
+type AuthorizationPolicy struct {
+	MatchExpressions []string `json:"matchExpressions"`
 }
 
 // Transformation is spec.traffic.transformation.
