@@ -11,9 +11,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -29,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -44,9 +50,17 @@ var sseChunks = func() []byte {
 	return b.Bytes()
 }()
 
+// jwks is the key set the stub serves at /jwks for the JWT scenario.
+var jwks []byte
+
 func stub(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	if r.URL.Path == "/health" {
+		return
+	}
+	if r.URL.Path == "/jwks" {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
 		return
 	}
 	if r.Header.Get("X-Bench-Stream") != "" {
@@ -104,6 +118,28 @@ func must(err error) {
 const body = `{"model":"bench-8b","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello."}],"max_tokens":16}`
 const streamBody = `{"model":"bench-8b","stream":true,"messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello."}],"max_tokens":16}`
 
+// bearer is the Authorization header load sends; the JWT scenario sets it.
+var bearer string
+
+// benchIssuer is the JWT scenario's issuer.
+const benchIssuer = "https://bench.example"
+
+// signingKey makes the JWT scenario's RSA key, its JWKS and a token valid
+// for the run.
+func signingKey() (jwksJSON []byte, token string) {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	must(err)
+	b64 := base64.RawURLEncoding.EncodeToString
+	jwksJSON, err = json.Marshal(map[string]any{"keys": []map[string]any{{"kty": "RSA", "kid": "bench", "alg": "RS256", "use": "sig",
+		"n": b64(k.N.Bytes()), "e": b64(big.NewInt(int64(k.E)).Bytes())}}})
+	must(err)
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": benchIssuer, "team": "gold", "exp": time.Now().Add(time.Hour).Unix()})
+	tok.Header["kid"] = "bench"
+	token, err = tok.SignedString(k)
+	must(err)
+	return jwksJSON, token
+}
+
 // load sends n requests at concurrency c and returns sorted latencies and errors.
 func load(client *http.Client, url string, c, n int, stream bool) ([]time.Duration, int) {
 	lat := make([]time.Duration, n)
@@ -124,6 +160,9 @@ func load(client *http.Client, url string, c, n int, stream bool) ([]time.Durati
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("X-Tenant", "gold")
 				req.Header.Set("X-Llmkube-Client", "bench")
+				if bearer != "" && strings.Contains(url, "jwt") {
+					req.Header.Set("Authorization", bearer)
+				}
 				if stream {
 					req.Header.Set("X-Bench-Stream", "1")
 				}
@@ -182,12 +221,18 @@ func main() {
 	n1 := flag.Int("n", 5000, "requests per scenario at concurrency 1")
 	n64 := flag.Int("n64", 40000, "requests per scenario at concurrency 64")
 	stubAddr := flag.String("serve-stub", "", "internal: serve only the stub upstream on this address")
+	jwksFile := flag.String("jwks", "", "internal: the stub serves this key set at /jwks")
 	peerAddr := flag.String("serve-peer", "", "internal: serve only the baseline peer proxy on this address")
 	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
 	flag.Parse()
 	if *stubAddr != "" {
 		// The stub runs in its own process, as a real upstream would, so the
 		// direct and proxied paths cross the same kind of process boundary.
+		if *jwksFile != "" {
+			var err error
+			jwks, err = os.ReadFile(*jwksFile)
+			must(err)
+		}
 		must(http.ListenAndServe(*stubAddr, http.HandlerFunc(stub)))
 		return
 	}
@@ -207,6 +252,12 @@ func main() {
 	dir, err := os.MkdirTemp("", "bench-proxy")
 	must(err)
 	defer os.RemoveAll(dir)
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Kill()
+			_ = p.Wait()
+		}
+	}()
 	bin := filepath.Join(dir, "router-proxy")
 	out, err := exec.Command("go", "build", "-o", bin, "./cmd/router-proxy").CombinedOutput()
 	if err != nil {
@@ -216,7 +267,10 @@ func main() {
 	upAddr := freePort()
 	self, err := os.Executable()
 	must(err)
-	up := exec.Command(self, "-serve-stub", upAddr)
+	keySet, token := signingKey()
+	jwksPath := filepath.Join(dir, "jwks.json")
+	must(os.WriteFile(jwksPath, keySet, 0o600))
+	up := exec.Command(self, "-serve-stub", upAddr, "-jwks", jwksPath)
 	up.Stderr = os.Stderr
 	must(up.Start())
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
@@ -233,29 +287,13 @@ func main() {
 	}
 
 	cfg := config("http://"+upAddr, filepath.Join(dir, "audit.jsonl"))
-	cb, err := proxyapi.Marshal(cfg)
-	must(err)
-	cfgPath := filepath.Join(dir, "config.json")
-	must(os.WriteFile(cfgPath, cb, 0o600))
-	listen, admin := freePort(), freePort()
-	cmd := exec.Command(bin, "--config", cfgPath, "--listen", listen, "--admin-listen", admin)
-	cmd.Stderr = os.Stderr
-	must(cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + admin + "/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i > 500 {
-			must(fmt.Errorf("router-proxy never became ready"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	pid := cmd.Process.Pid
+	listen, pid := startProxy(bin, dir, "plain", cfg)
+	// The JWT scenario: the same router with policy.auth.jwt, keys cached
+	// after the first request.
+	jwtCfg := config("http://"+upAddr, filepath.Join(dir, "audit-jwt.jsonl"))
+	jwtCfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: benchIssuer, JWKSURI: "http://" + upAddr + "/jwks", TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	jwtListen, jwtPid := startProxy(bin, dir, "jwt", jwtCfg)
+	bearer = "Bearer " + token
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
 	peerAddr2 := freePort()
@@ -277,6 +315,7 @@ func main() {
 
 	direct := "http://" + upAddr + "/v1/chat/completions"
 	proxied := "http://" + listen + "/v1/chat/completions"
+	withJWT := "http://" + jwtListen + "/v1/chat/completions?jwt"
 	baseline := "http://" + peerAddr2 + "/v1/chat/completions"
 
 	fmt.Printf("router-proxy benchmark: %s/%s, GOMAXPROCS=%d, %d CPUs, 20 rules (the 20th matches), audit to a file, one router budget\n\n", runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
@@ -313,6 +352,26 @@ func main() {
 		}
 	}
 	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
+
+	// policy.auth.jwt: what verifying a token (RS256, cached keys) adds.
+	fmt.Println("\n| concurrency | requests | proxy p50 | proxy+JWT p50 | JWT added p50 | proxy CPU per request | proxy+JWT CPU per request | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, c := range []int{1, 64} {
+		n := *n1
+		if c == 64 {
+			n = *n64
+		}
+		load(client, withJWT, c, min(n, 2000), false)
+		c0 := cpu(pid)
+		p, pe := load(client, proxied, c, n, false)
+		plainCPU := cpu(pid) - c0
+		c0 = cpu(jwtPid)
+		j, je := load(client, withJWT, c, n, false)
+		jwtCPU := cpu(jwtPid) - c0
+		totalErrs += pe + je
+		fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %d |\n", c, n, us(pct(p, 50)), us(pct(j, 50)), us(pct(j, 50)-pct(p, 50)),
+			us(plainCPU/time.Duration(n)), us(jwtCPU/time.Duration(n)), pe+je)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = ctx
@@ -320,6 +379,37 @@ func main() {
 		must(fmt.Errorf("%d errors", totalErrs))
 	}
 }
+
+// startProxy writes cfg and starts the router-proxy binary on it; it
+// returns the serving address and the process id.
+func startProxy(bin, dir, name string, cfg *proxyapi.Config) (string, int) {
+	cb, err := proxyapi.Marshal(cfg)
+	must(err)
+	cfgPath := filepath.Join(dir, name+".json")
+	must(os.WriteFile(cfgPath, cb, 0o600))
+	listen, admin := freePort(), freePort()
+	cmd := exec.Command(bin, "--config", cfgPath, "--listen", listen, "--admin-listen", admin)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	procs = append(procs, cmd)
+	for i := 0; ; i++ {
+		resp, err := http.Get("http://" + admin + "/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if i > 500 {
+			must(fmt.Errorf("router-proxy never became ready"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return listen, cmd.Process.Pid
+}
+
+// procs are the router-proxy processes, killed on exit.
+var procs []*exec.Cmd
 
 func us(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Nanoseconds())/1000, 'f', 0, 64) + " µs"
