@@ -25,6 +25,10 @@ type Options struct {
 	// Fields are the data planes' field tables (targets.Registry.FieldTables);
 	// the pipeline sets them.
 	Fields FieldTables
+	// Authoritative says the references are the cluster's own (the
+	// controller): an InferenceService they lack does not exist and is not
+	// ready. Offline (the CLI) a missing one is assumed ready.
+	Authoritative bool
 }
 
 // Compile defaults, validates and lowers one router. The router is not
@@ -33,7 +37,7 @@ type Options struct {
 func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router, diag.List) {
 	r := router.DeepCopy()
 	setDefaults(r, opts)
-	res := resolve(r, refs)
+	res := resolve(r, refs, opts.Authoritative)
 	diags := res.diags
 	// What the user set, not what defaulting filled in, decides what is ignored.
 	if opts.Fields != nil {
@@ -62,12 +66,15 @@ type resolution struct {
 	// ready maps a backend name to its InferenceService's readiness
 	// (inferenceServiceReady), for the backends found in the input.
 	ready map[string]bool
+	// missing are the backends whose InferenceService authoritative
+	// references lack: not ready.
+	missing []string
 	// pickers is each backend's effective endpoint picker, by index.
 	pickers []effectivePicker
 	diags   diag.List
 }
 
-func resolve(r *v1.ModelRouter, refs References) *resolution {
+func resolve(r *v1.ModelRouter, refs References, authoritative bool) *resolution {
 	res := &resolution{isvc: map[string]*v1.InferenceService{}, pool: map[string]*v1.ModelPool{}, ready: map[string]bool{},
 		pickers: effectivePickers(&r.Spec)}
 	pools := refs.ModelPools(r.Namespace)
@@ -79,6 +86,11 @@ func resolve(r *v1.ModelRouter, refs References) *resolution {
 		if s, ok := refs.InferenceService(r.Namespace, name); ok {
 			res.isvc[b.Name] = s
 			res.ready[b.Name] = inferenceServiceReady(s)
+		} else if authoritative {
+			res.missing = append(res.missing, b.Name)
+			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotFound",
+				"InferenceService %s/%s does not exist; backend %q is not ready and its rules fail over until it does",
+				r.Namespace, name, b.Name)
 		} else {
 			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", "InferenceServiceNotFound",
 				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",

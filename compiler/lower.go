@@ -139,6 +139,9 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 			Ready:            true,
 			PodSelector:      naming.InferenceServicePodSelector(b.InferenceServiceRef.Name),
 		}
+		if slices.Contains(res.missing, b.Name) {
+			local.Ready = false
+		}
 		if isvc != nil {
 			local.Found = true
 			local.Runtime = isvc.Spec.Runtime

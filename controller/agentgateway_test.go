@@ -70,6 +70,7 @@ func TestAgentGatewayCrossNamespace(t *testing.T) {
 	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
 	mustApply(t, ctx, ns, isvcs)
 	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	createGateway(t, ctx, k8s, gwns, "agentgateway", "203.0.113.60")
 	mr := createRouter(t, ns, "ag", agentGatewaySpec(gwns))
 
 	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
@@ -173,6 +174,7 @@ spec:
         set:
           - {name: X-Model, value: json(request.body).model}
 `)[0]
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.61")
 	createRouter(t, ns, "conf", agentGatewaySpec(ns))
 	mr := waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, controller.ReasonConflictingPolicy)
 	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "someone-elses-extraction") {
@@ -199,6 +201,7 @@ func TestTwoRoutersShareAGateway(t *testing.T) {
 	ns := env.NewNamespace(t)
 	mustApply(t, ctx, ns, isvcs)
 	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.62")
 	createRouter(t, ns, "first", agentGatewaySpec(ns))
 	waitCondition(t, ctx, ns, "first", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
 	createRouter(t, ns, "second", agentGatewaySpec(ns))

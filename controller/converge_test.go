@@ -208,7 +208,8 @@ func createGateway(t *testing.T, ctx context.Context, c client.Client, ns, name,
 	gw.SetNamespace(ns)
 	gw.SetName(name)
 	_ = unstructured.SetNestedField(gw.Object, "envoy-ai-gateway", "spec", "gatewayClassName")
-	_ = unstructured.SetNestedSlice(gw.Object, []any{map[string]any{"name": "http", "port": int64(80), "protocol": "HTTP"}}, "spec", "listeners")
+	_ = unstructured.SetNestedSlice(gw.Object, []any{map[string]any{"name": "http", "port": int64(80), "protocol": "HTTP",
+		"allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}}}}, "spec", "listeners")
 	if err := c.Create(ctx, gw); err != nil {
 		t.Fatalf("creating Gateway: %v", err)
 	}

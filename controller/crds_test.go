@@ -54,8 +54,10 @@ func TestCRDsAbsentThenInstalled(t *testing.T) {
 	if _, done, err = startManager(ctx, e, reg, nil); err != nil {
 		t.Fatal(err)
 	}
+	go playGatewayControllers(ctx, c)
 
 	ns := e.NewNamespace(t)
+	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.70")
 	for _, o := range mustDecode(t, isvcs) {
 		o.SetNamespace(ns)
 		if err := e.ApplyStrict(ctx, o); err != nil {
@@ -138,6 +140,76 @@ spec:
 		}
 		if len(pools.Items) != 1 {
 			return fmt.Errorf("%d InferencePools", len(pools.Items))
+		}
+		return nil
+	})
+}
+
+// TestModelRoutingNeedsNoInferenceExtension: the CRDs a router needs are
+// the kinds it emits. On an API server without the Gateway API Inference
+// Extension CRDs, routing Model (AgentgatewayModels behind one HTTPRoute, no
+// picker) becomes Ready; routing InferencePool on the same server reports
+// CRDsNotInstalled naming InferencePool.
+func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
+	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		return c.Spec.Group == "inference.networking.k8s.io" || c.Spec.Group == "inference.networking.x-k8s.io"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	c, err := client.New(e.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done chan struct{}
+	t.Cleanup(func() {
+		cancel()
+		if done != nil {
+			<-done
+		}
+	})
+	if _, done, err = startManager(ctx, e, targets.NewRegistry(proxy.New(), agentgatewayTarget()), nil); err != nil {
+		t.Fatal(err)
+	}
+	go playGatewayControllers(ctx, c)
+	ns := e.NewNamespace(t)
+	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.80")
+	for _, o := range mustDecode(t, isvcs) {
+		o.SetNamespace(ns)
+		if err := e.ApplyStrict(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, doc := range []string{
+		fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: models, namespace: %s}\nspec:\n  dataPlane: AgentGateway\n  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http}\n  defaultRouteStrategy: BackendNameMatch\n  backends:\n    - {name: qwen, inferenceServiceRef: {name: qwen}}\n", ns),
+		fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: pools, namespace: %s}\nspec:\n%s", ns, indent(agentGatewaySpec(ns))),
+	} {
+		if err := e.ApplyStrict(ctx, mustDecode(t, doc)[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(name string) *v1.ModelRouter {
+		mr := &v1.ModelRouter{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
+			t.Fatal(err)
+		}
+		return mr
+	}
+	eventually(t, "Model routing Ready without the Inference Extension", func() error {
+		mr := get("models")
+		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Status != metav1.ConditionTrue || mr.Status.Phase != v1.PhaseReady {
+			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
+		}
+		return nil
+	})
+	eventually(t, "InferencePool routing names the missing CRD", func() error {
+		mr := get("pools")
+		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Reason != controller.ReasonCRDsNotInstalled || !strings.Contains(cnd.Message, "InferencePool") || strings.Contains(cnd.Message, "AgentgatewayPolicy") {
+			return fmt.Errorf("condition %+v", cnd)
 		}
 		return nil
 	})

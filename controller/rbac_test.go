@@ -54,6 +54,7 @@ func TestInstallAndRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	go playGatewayControllers(ctx, admin)
 
 	// 1. The install.
 	objs, err := renderKustomize(filepath.Join("..", "config", "default"))
@@ -204,6 +205,7 @@ func TestInstallAndRBAC(t *testing.T) {
 	})
 
 	// AgentGateway, its model-extraction policy in the Gateway's namespace.
+	createGateway(t, ctx, admin, gwns, "agentgateway", "203.0.113.51")
 	apply(mustDecode(t, isvcs)...)
 	ag := mustDecode(t, fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag}\nspec:\n%s", indent(agentGatewaySpec(gwns))))[0]
 	apply(ag)

@@ -57,6 +57,7 @@ func TestAgentGatewayReadinessFlip(t *testing.T) {
 	applyAll(t, ctx, objs)
 	setISVCStatus(t, ctx, ns, "big", "Ready", 1)
 	setISVCStatus(t, ctx, ns, "small", "Ready", 1)
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.90")
 	createRouter(t, ns, name, specYAML(t, spec))
 
 	expect := func(what string, want map[string]string) {

@@ -67,6 +67,15 @@ const (
 	ReasonNotDegraded             = "NotDegraded"
 	ReasonBackendsUnhealthy       = "BackendsUnhealthy"
 	ReasonNotReconciled           = "NotReconciled"
+	// ReasonHealthUnknown starts the message of a backend whose health the
+	// data plane does not report (an external provider on a gateway plane).
+	ReasonHealthUnknown = "HealthUnknown"
+	// Reasons a gateway plane reports from the data plane's own status.
+	ReasonGatewayNotFound     = targets.ReasonGatewayNotFound
+	ReasonRouteNotAllowed     = targets.ReasonRouteNotAllowed
+	ReasonAwaitingDataPlane   = targets.ReasonAwaitingDataPlane
+	ReasonRejectedByDataPlane = targets.ReasonRejectedByDataPlane
+	ReasonPolicyConflicted    = targets.ReasonPolicyConflicted
 )
 
 // StatusGetter fetches the router-proxy's admin status JSON from url.
@@ -108,6 +117,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;update;patch;delete;bind;escalate
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes;referencegrants,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=aigateway.envoyproxy.io,resources=aigatewayroutes;aiservicebackends;backendsecuritypolicies,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=gateway.envoyproxy.io,resources=backends;backendtrafficpolicies;securitypolicies,verbs=get;list;watch;create;update;patch;delete
@@ -185,6 +195,19 @@ func (o *outcome) requeueAfter(r *Reconciler) time.Duration {
 		}
 		return 30 * time.Second
 	}
+	if o.obs.Phase == v1.PhasePending {
+		// Waiting for a Gateway or for the data plane's answer: look again
+		// soon (a Gateway that appears is not watched).
+		return min(PendingRecheckInterval, r.recheckInterval())
+	}
+	return r.recheckInterval()
+}
+
+// PendingRecheckInterval is how soon a Pending router (no Gateway yet, or no
+// answer from the data plane) is looked at again.
+const PendingRecheckInterval = 15 * time.Second
+
+func (r *Reconciler) recheckInterval() time.Duration {
 	if r.RecheckInterval > 0 {
 		return r.RecheckInterval
 	}
@@ -209,16 +232,20 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		}
 		return out, nil
 	}
-	// The plane's CRDs must be served before anything is generated for it.
-	crdsServed := func(t targets.Target) (bool, error) {
-		missing, err := missingKinds(r.Mapper, t.Kinds())
+	// The kinds this router emits must be served before anything is applied
+	// (Model routing, for one, emits no InferencePool).
+	crdsServed := func(res *targets.Result) (bool, error) {
+		missing, err := missingKinds(r.Mapper, res.Kinds())
 		if err != nil {
 			return false, fmt.Errorf("discovery: %w", err)
 		}
 		out.missing = missing
 		return len(missing) == 0, nil
 	}
-	plan, err := pipeline.Plan(compiler.RouterSource{Router: router}, refs, r.Registry, pipeline.Options{Compile: compiler.Options{Operator: r.Operator}}, crdsServed)
+	// References read from the cluster are the whole truth: an
+	// InferenceService that is not there is not ready.
+	opts := pipeline.Options{Compile: compiler.Options{Operator: r.Operator, Authoritative: true}}
+	plan, err := pipeline.Plan(compiler.RouterSource{Router: router}, refs, r.Registry, opts, crdsServed)
 	if err != nil {
 		return out, err
 	}

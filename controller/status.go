@@ -1,9 +1,14 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,15 +26,47 @@ func (r *Reconciler) writeStatus(ctx context.Context, router *v1.ModelRouter, ou
 	st := router.Status.DeepCopy()
 	r.computeStatus(ctx, router, out, st)
 	prev := router.Status.DeepCopy()
+	last := prev.LastUpdated
 	prev.LastUpdated, st.LastUpdated = nil, nil
-	if equality.Semantic.DeepEqual(prev, st) {
+	// Write when something changed, and otherwise refresh lastUpdated at
+	// most once per recheck interval: no write storm, no stale timestamp.
+	fresh := last != nil && time.Since(last.Time) < r.recheckInterval()
+	if equality.Semantic.DeepEqual(prev, st) && fresh {
 		return nil
 	}
+	r.emitTransitions(router, &router.Status, st)
 	now := metav1.Now()
 	st.LastUpdated = &now
 	orig := router.DeepCopy()
 	router.Status = *st
 	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, router, client.MergeFrom(orig)))
+}
+
+// emitTransitions records an event when a readiness condition or Degraded
+// changes status or reason: Normal when it turns True (Degraded: False),
+// Warning otherwise.
+func (r *Reconciler) emitTransitions(router *v1.ModelRouter, before, after *v1.ModelRouterStatus) {
+	if r.Recorder == nil {
+		return
+	}
+	for _, c := range after.Conditions {
+		if c.Type == v1.ConditionValidated || c.Type == v1.ConditionBackendsReady {
+			continue // validation problems are events of their own (emitWarnings)
+		}
+		old := meta.FindStatusCondition(before.Conditions, c.Type)
+		if old != nil && old.Status == c.Status && old.Reason == c.Reason {
+			continue
+		}
+		good := c.Status == metav1.ConditionTrue
+		if c.Type == v1.ConditionDegraded {
+			good = c.Status == metav1.ConditionFalse
+		}
+		kind := corev1.EventTypeWarning
+		if good {
+			kind = corev1.EventTypeNormal
+		}
+		r.Recorder.Eventf(router, nil, kind, c.Reason, "Reconcile", "%s=%s: %s", c.Type, c.Status, truncate(c.Message, 1000))
+	}
 }
 
 func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, out *outcome, st *v1.ModelRouterStatus) {
@@ -128,7 +165,7 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		default:
 			bs.Message = "not probed yet: the router-proxy has not reported this backend"
 			if !probes {
-				bs.Message = fmt.Sprintf("external provider; the %s data plane does not report its health", plane)
+				bs.Message = fmt.Sprintf("%s: external provider; the %s data plane does not report its health", ReasonHealthUnknown, plane)
 			} else {
 				unknown = append(unknown, b.Name)
 			}
@@ -151,9 +188,15 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsResolved, fmt.Sprintf("all %d backend(s) resolved; local InferenceServices are Ready", len(cr.Backends)))
 	}
 
+	// A rule is active when a candidate can serve it: healthy, or of unknown
+	// health (an external provider on a gateway plane, or not probed yet).
+	canServe := map[string]bool{}
+	for _, bs := range st.Backends {
+		canServe[bs.Name] = bs.Healthy || !contains(unhealthy, bs.Name)
+	}
 	active := int32(0)
 	for _, rule := range cr.Rules {
-		if len(rule.Candidates) > 0 {
+		if slices.ContainsFunc(rule.Candidates, func(n string) bool { return canServe[n] }) {
 			active++
 		}
 	}
@@ -188,8 +231,9 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		status = metav1.ConditionTrue
 	}
 	set(planeCond, status, obs.Reason, obs.Message)
+	conflictReason := cmp.Or(obs.ConflictReason, ReasonConflictingPolicy)
 	if obs.Conflict != "" {
-		set(planeCond, metav1.ConditionFalse, ReasonConflictingPolicy, obs.Conflict)
+		set(planeCond, metav1.ConditionFalse, conflictReason, obs.Conflict)
 	}
 	cluster.SetStatus(st, obs)
 	st.Endpoint = obs.Endpoint
@@ -206,7 +250,7 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		}
 		degradedMsg = takenMessage(out.taken)
 	case obs.Conflict != "":
-		degradedReason, degradedMsg = ReasonConflictingPolicy, obs.Conflict
+		degradedReason, degradedMsg = conflictReason, obs.Conflict
 	case planeReady && len(unhealthy) > 0:
 		degradedReason, degradedMsg = ReasonBackendsUnhealthy, "serving, but these backends are not ready: "+strings.Join(unhealthy, ", ")
 	}
@@ -218,6 +262,8 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	switch {
 	case !planeReady && len(out.taken) > 0 && st.Endpoint == "":
 		st.Phase = v1.PhaseFailed
+	case !planeReady && obs.Phase != "":
+		st.Phase = obs.Phase // Pending until the data plane answers; Failed when it refused
 	case !planeReady:
 		st.Phase = v1.PhaseProvisioning
 	case degradedReason != "":

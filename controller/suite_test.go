@@ -70,6 +70,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		reconc = r
+		go playGatewayControllers(ctx, k8s)
 		defer func() { cancel(); <-done }()
 		return m.Run()
 	}()

@@ -90,11 +90,11 @@ type Planned struct {
 	Diags diag.List
 }
 
-// Plan compiles one router: frontend, then its target. gate, when set,
-// runs between the two and may stop the compile (the controller stops
-// while the plane's CRDs are not served). The CLI, the webhook and the
+// Plan compiles one router: frontend, then its target. gate, when set, runs
+// on the target's result and may withhold it (the controller does while the
+// kinds the router emits are not served). The CLI, the webhook and the
 // controller all compile through here.
-func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options, gate func(targets.Target) (bool, error)) (*Planned, error) {
+func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options, gate func(*targets.Result) (bool, error)) (*Planned, error) {
 	object := "ModelRouter/" + src.Router.Name
 	p := &Planned{}
 	if opts.Compile.Fields == nil {
@@ -112,16 +112,17 @@ func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Regi
 		return p, nil
 	}
 	p.Target = target
+	res, tdiags := target.Compile(router)
+	diags = append(diags, tdiags...)
+	if diags.HasErrors() || res == nil {
+		return p, nil
+	}
 	if gate != nil {
-		if ok, err := gate(target); err != nil || !ok {
+		if ok, err := gate(res); err != nil || !ok {
 			return p, err
 		}
 	}
-	res, tdiags := target.Compile(router)
-	diags = append(diags, tdiags...)
-	if !diags.HasErrors() && res != nil {
-		p.Result = res
-	}
+	p.Result = res
 	return p, nil
 }
 

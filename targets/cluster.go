@@ -127,8 +127,13 @@ type Observation struct {
 	Ready           bool
 	Reason, Message string
 	// Conflict, when set, is another object that may shadow this router's
-	// (the router is Degraded).
-	Conflict string
+	// (the router is Degraded); ConflictReason is its reason (default
+	// ReasonConflictingPolicy).
+	Conflict       string
+	ConflictReason string
+	// Phase, when set, is the phase a plane that is not ready demands:
+	// Pending while the data plane has not answered, Failed when it refused.
+	Phase v1.Phase
 	// Endpoint is the URL clients use; empty while unknown.
 	Endpoint string
 	// Health is the plane's own report per backend; nil when it did not

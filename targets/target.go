@@ -47,6 +47,20 @@ type Result struct {
 	Summary string
 }
 
+// Kinds are the distinct kinds of the result's objects, sorted.
+func (r *Result) Kinds() []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	for _, o := range r.Objects {
+		if k := o.GroupVersionKind(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
 // Registry maps data planes to their targets.
 type Registry struct {
 	targets map[ir.DataPlane]Target

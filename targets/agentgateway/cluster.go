@@ -35,18 +35,17 @@ func (*Target) ServiceName(*ir.Router) string { return "" }
 // Observe implements targets.Cluster.
 func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.Applied) (targets.Observation, error) {
 	obs := targets.Observation{Applied: true, Lingering: in.Lingering}
-	if g := in.Router.AgentGateway; g != nil {
-		obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
-	}
-	obs.Ready, obs.Reason, obs.Message = true, targets.ReasonApplied, fmt.Sprintf("applied %d object(s): %s", len(in.Desired), in.Summary)
-	if in.Taken != "" {
-		obs.Ready, obs.Reason, obs.Message = false, targets.ReasonObjectNameTaken, in.Taken
-	}
+	g := in.Router.AgentGateway
+	obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
+	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name, SectionName: g.SectionName}, in, &obs,
+		fmt.Sprintf("agentgateway accepted %d object(s): %s", len(in.Desired), in.Summary))
 	conflict, err := foreignPreRoutingPolicies(ctx, c, in.Router, in.Desired)
 	if err != nil {
 		return obs, fmt.Errorf("checking for conflicting policies: %w", err)
 	}
-	obs.Conflict = conflict
+	if conflict != "" {
+		obs.Conflict, obs.ConflictReason = conflict, targets.ReasonConflictingPolicy
+	}
 	return obs, nil
 }
 

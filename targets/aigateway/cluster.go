@@ -30,13 +30,10 @@ func (*Target) ServiceName(*ir.Router) string { return "" }
 // Observe implements targets.Cluster.
 func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.Applied) (targets.Observation, error) {
 	obs := targets.Observation{Applied: true, Lingering: in.Lingering, AuthGenerated: in.Generates(gvkSP.Kind)}
-	if g := in.Router.Gateway; g != nil {
-		obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
-	}
-	obs.Ready, obs.Reason, obs.Message = true, targets.ReasonApplied, fmt.Sprintf("applied %d object(s): %s", len(in.Desired), in.Summary)
-	if in.Taken != "" {
-		obs.Ready, obs.Reason, obs.Message = false, targets.ReasonObjectNameTaken, in.Taken
-	}
+	g := in.Router.Gateway
+	obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
+	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name}, in, &obs,
+		fmt.Sprintf("the gateway accepted %d object(s): %s", len(in.Desired), in.Summary))
 	return obs, nil
 }
 
