@@ -161,7 +161,6 @@ func templateHint(data []byte) string {
 	return ""
 }
 
-
 func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[string]int) diag.List {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmkube/llmkube-compile/test/testenv"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}

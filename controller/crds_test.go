@@ -15,9 +15,9 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/proxy"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // agentgatewayCRD picks the CRDs the AgentGateway plane needs beyond the

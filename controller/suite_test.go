@@ -34,10 +34,10 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 var (

@@ -8,8 +8,8 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 const invalidRouter = `

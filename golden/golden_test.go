@@ -17,9 +17,9 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/cmd/llmkube-compile/cli"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/cmd/llmkube-compile/cli"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"

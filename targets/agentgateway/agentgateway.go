@@ -100,9 +100,9 @@ type emitter struct {
 	expressions []string
 	conditions  []string
 	// routed is true once the HTTPRoute is emitted.
-	routed bool
-	pools       int
-	routeRules  int
+	routed     bool
+	pools      int
+	routeRules int
 }
 
 func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/internal/images"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 	"github.com/llmkube/llmkube-compile/internal/version"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // helmBin is the helm CLI `make helm` builds from the module proxy ($HELM).
