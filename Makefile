@@ -37,7 +37,7 @@ render:
 
 ## test: every test, including the real kube-apiserver (envtest) suites, the
 ## image archives and the shipped binaries run as processes.
-test: envtest images helm
+test: envtest testdeps images helm
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) go test ./...
 
 ## helm: the helm CLI, built from the module proxy (cached in TOOLS_DIR).
@@ -46,6 +46,11 @@ HELM := $(TOOLS_DIR)/helm-$(HELM_VERSION)/helm
 helm: $(HELM)
 $(HELM):
 	GOBIN=$(dir $(HELM)) GOFLAGS= go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
+
+## testdeps: the servers the tests start on loopback (redis-server), from Debian's packages.
+.PHONY: testdeps
+testdeps:
+	hack/install-test-deps.sh
 
 ## envtest: build kube-apiserver from k8s.io/kubernetes and install etcd (cached).
 envtest:

@@ -6,6 +6,7 @@
 package compiler
 
 import (
+	"cmp"
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -53,6 +54,11 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 		return nil, diags
 	}
 	out.Policy.Audit.OTLP = lowerOTLP(opts.Operator.OTLP)
+	if bs := opts.Operator.BudgetStore; bs.URL != "" && len(out.Policy.Budgets) > 0 {
+		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, "closed")}
+		store.PasswordSecret, store.PasswordKey, _ = strings.Cut(bs.PasswordSecret, "/")
+		out.Policy.BudgetStore = store
+	}
 	return out, diags
 }
 

@@ -13,6 +13,8 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
 )
 
 // waitEvent waits until the router has an event containing want
@@ -231,4 +233,37 @@ defaultRoute: llama
 	}
 	waitPhase(t, ctx, ns, "ag", v1.PhaseDegraded)
 	waitEvent(t, ns, "ag", "Warning/BackendsUnhealthy")
+}
+
+// TestBudgetStoreUnavailableIsDegraded: when the router-proxy reports that
+// it cannot reach its shared budget store, the router is Degraded with
+// BudgetStoreUnavailable and the failure mode in the message, with an
+// event; once the store is back it is Ready again.
+func TestBudgetStoreUnavailableIsDegraded(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	mustApply(t, ctx, ns, isvcs)
+	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
+	mr := createRouter(t, ns, "store", routerSpec)
+	healthy := healthyProxy(mr, "qwen", "llama", "claude")
+	healthy.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: true, Failure: "closed"}
+	statuses.set(proxytarget.StatusURL(mr), healthy)
+	converged(t, ns, "store")
+	markDeploymentReady(t, ctx, ns, "store-router-proxy")
+	waitPhase(t, ctx, ns, "store", v1.PhaseReady)
+
+	down := healthyProxy(mr, "qwen", "llama", "claude")
+	down.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: false, Failure: "closed", Message: "dial tcp 10.0.0.9:6379: connect: connection refused"}
+	statuses.set(proxytarget.StatusURL(mr), down)
+	got := waitCondition(t, ctx, ns, "store", v1.ConditionDegraded, metav1.ConditionTrue, controller.ReasonBudgetStoreUnavailable)
+	msg := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionDegraded).Message
+	if !strings.Contains(msg, "connection refused") || !strings.Contains(msg, "failure mode closed") {
+		t.Errorf("Degraded message %q", msg)
+	}
+	waitPhase(t, ctx, ns, "store", v1.PhaseDegraded)
+	waitEvent(t, ns, "store", "Warning/BudgetStoreUnavailable")
+
+	statuses.set(proxytarget.StatusURL(mr), healthy)
+	waitPhase(t, ctx, ns, "store", v1.PhaseReady)
 }

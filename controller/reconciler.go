@@ -76,6 +76,9 @@ const (
 	ReasonAwaitingDataPlane   = targets.ReasonAwaitingDataPlane
 	ReasonRejectedByDataPlane = targets.ReasonRejectedByDataPlane
 	ReasonPolicyConflicted    = targets.ReasonPolicyConflicted
+	// ReasonBudgetStoreUnavailable: Degraded while the router-proxy cannot
+	// reach its shared budget store.
+	ReasonBudgetStoreUnavailable = targets.ReasonBudgetStoreUnavailable
 )
 
 // StatusGetter fetches the router-proxy's admin status JSON from url.

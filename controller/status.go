@@ -251,6 +251,8 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		degradedMsg = takenMessage(out.taken)
 	case obs.Conflict != "":
 		degradedReason, degradedMsg = conflictReason, obs.Conflict
+	case obs.Degraded != "":
+		degradedReason, degradedMsg = obs.DegradedReason, obs.Degraded
 	case planeReady && len(unhealthy) > 0:
 		degradedReason, degradedMsg = ReasonBackendsUnhealthy, "serving, but these backends are not ready: "+strings.Join(unhealthy, ", ")
 	}

@@ -370,8 +370,10 @@ const (
 type Policy struct {
 	Classification Classification
 	Budgets        []Budget
-	Audit          Audit
-	Auth           *Auth
+	// BudgetStore is where the budgets are counted; nil: in memory, per replica.
+	BudgetStore *BudgetStore
+	Audit       Audit
+	Auth        *Auth
 }
 
 // Classification configures how requests are classified.
@@ -427,6 +429,15 @@ type Audit struct {
 	// OTLP is the operator's collector for sink otlp (operator settings, not
 	// the ModelRouter); nil when the operator named none.
 	OTLP *OTLPExport
+}
+
+// BudgetStore is the operator's shared budget store (Redis).
+type BudgetStore struct {
+	URL string
+	// PasswordSecret/PasswordKey name the Secret key holding its password.
+	PasswordSecret, PasswordKey string
+	// Failure is closed or open.
+	Failure string
 }
 
 // OTLPExport is an OTLP/HTTP collector the router-proxy exports to.

@@ -20,6 +20,9 @@ const (
 	FlagOTLPEndpoint       = "otlp-endpoint"
 	FlagOTLPHeader         = "otlp-header"
 	FlagOTLPHeadersSecret  = "otlp-headers-secret"
+	FlagBudgetStore        = "budget-store"
+	FlagBudgetStoreSecret  = "budget-store-password-secret"
+	FlagBudgetStoreFailure = "budget-store-failure"
 	otlpHeadersSecretUsage = "Secret NAME/KEY in the router's namespace whose value is the OTLP headers (k=v,k2=v2), for credentials; rendered as a secretKeyRef, never as a value"
 )
 
@@ -31,6 +34,21 @@ type Settings struct {
 	ProxyImage string
 	// OTLP is where the router-proxy exports `sink: otlp` audit records.
 	OTLP OTLP
+	// BudgetStore shares the router-proxy's budget counters across replicas
+	// and restarts; the zero value keeps them in memory, per replica.
+	BudgetStore BudgetStore
+}
+
+// BudgetStore is a Redis the router-proxies keep their budgets in.
+type BudgetStore struct {
+	// URL is redis://HOST:PORT/DB (rediss:// for TLS).
+	URL string
+	// PasswordSecret, NAME/KEY, names a Secret key in the router's
+	// namespace holding the password.
+	PasswordSecret string
+	// Failure is closed (the default: 503 while the store is down) or open
+	// (serve and count per replica until it is back).
+	Failure string
 }
 
 // OTLP is an OTLP/HTTP collector, handed to the router-proxy through the
@@ -58,6 +76,9 @@ func (s *Settings) BindOTLP(fs *pflag.FlagSet) {
 	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL for routers whose audit sink is otlp (rendered as OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as OTEL_EXPORTER_OTLP_HEADERS)")
 	fs.StringVar(&s.OTLP.HeadersSecret, FlagOTLPHeadersSecret, s.OTLP.HeadersSecret, otlpHeadersSecretUsage)
+	fs.StringVar(&s.BudgetStore.URL, FlagBudgetStore, s.BudgetStore.URL, "redis://HOST:PORT/DB the router-proxies keep budget counters in, shared across replicas and restarts (default: in memory, per replica)")
+	fs.StringVar(&s.BudgetStore.PasswordSecret, FlagBudgetStoreSecret, s.BudgetStore.PasswordSecret, "Secret NAME/KEY in the router's namespace holding the budget store's password (a secretKeyRef)")
+	fs.StringVar(&s.BudgetStore.Failure, FlagBudgetStoreFailure, s.BudgetStore.Failure, "while the budget store is down: closed (default) refuses with 503, open serves and counts per replica until it is back")
 }
 
 // Validate reports every malformed setting, each naming its flag.
@@ -80,6 +101,25 @@ func (s *Settings) Validate() error {
 	if hs := s.OTLP.HeadersSecret; hs != "" {
 		if _, _, ok := s.OTLP.SecretRef(); !ok {
 			errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagOTLPHeadersSecret, hs))
+		}
+	}
+	if bs := s.BudgetStore; bs.URL != "" || bs.PasswordSecret != "" || bs.Failure != "" {
+		if u, err := url.Parse(bs.URL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be a redis:// or rediss:// URL with a host", FlagBudgetStore, bs.URL))
+		} else if u.User != nil {
+			if _, hasPassword := u.User.Password(); hasPassword {
+				errs = append(errs, fmt.Sprintf("--%s: put the password in a Secret (--%s), not in the URL: it would be rendered into the Deployment", FlagBudgetStore, FlagBudgetStoreSecret))
+			}
+		}
+		if bs.PasswordSecret != "" {
+			if n, k, ok := strings.Cut(bs.PasswordSecret, "/"); !ok || n == "" || k == "" || strings.Contains(k, "/") {
+				errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagBudgetStoreSecret, bs.PasswordSecret))
+			}
+		}
+		switch bs.Failure {
+		case "", "closed", "open":
+		default:
+			errs = append(errs, fmt.Sprintf("--%s %q: must be closed or open", FlagBudgetStoreFailure, bs.Failure))
 		}
 	}
 	if len(errs) == 0 {

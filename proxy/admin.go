@@ -42,6 +42,13 @@ func (s *Server) Status() proxyapi.Status {
 		st.Backends = append(st.Backends, s.eng.Status(b))
 	}
 	st.Budgets = s.budgets.Status()
+	if hr, ok := s.budgets.(HealthReporter); ok {
+		healthy, msg := hr.Healthy()
+		st.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: healthy, Failure: hr.Failure(), Message: msg}
+		if healthy {
+			st.BudgetStore.Message = ""
+		}
+	}
 	return st
 }
 
@@ -49,6 +56,10 @@ func (s *Server) refreshGauges() {
 	for _, b := range s.eng.Backends() {
 		s.m.health.WithLabelValues(b.Name(), b.Config.Tier).Set(boolf(b.Healthy()))
 		s.m.quarantined.WithLabelValues(b.Name()).Set(boolf(s.eng.Quarantined(b)))
+	}
+	if hr, ok := s.budgets.(HealthReporter); ok {
+		healthy, _ := hr.Healthy()
+		s.m.storeHealthy.Set(boolf(healthy))
 	}
 	for _, b := range s.budgets.Status() {
 		f, _ := strconv.ParseFloat(b.Utilization, 64)

@@ -214,7 +214,15 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		s.m.sloPromoted.WithLabelValues(route.RuleName).Inc()
 	}
 
-	charge, ex := s.budgets.Admit(route.RuleName, r.Header)
+	// The reservation is the prompt's estimate; settlement replaces it with
+	// the usage the response reports.
+	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, runtime.EstimateUsage(int64(len(body)), 0).Tokens())
+	if err != nil {
+		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBudgetStoreDown, err.Error()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, ent.Status, "server_error", "budget_store_unavailable", "budgets cannot be checked: "+err.Error())
+		return
+	}
 	if ex != nil {
 		secs := int64(math.Ceil(ex.RetryAfter.Seconds()))
 		secs = max(secs, 1)
@@ -381,7 +389,7 @@ func joinURL(base interface {
 }
 
 // dispatch runs the failover loop and streams the chosen response back.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge *runtime.Charge, ent *proxyapi.AuditEntry) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge runtime.Settler, ent *proxyapi.AuditEntry) {
 	ctx := r.Context()
 	var lastErr string
 	for {
@@ -477,7 +485,7 @@ func (s *Server) fail(att *runtime.Attempt, reason string) {
 
 // relay copies the committed upstream response to the client. No failover
 // happens from here on: bytes may have reached the client.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge *runtime.Charge, ent *proxyapi.AuditEntry) {
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge runtime.Settler, ent *proxyapi.AuditEntry) {
 	defer up.cancel(nil)
 	resp := up.resp
 	defer resp.Body.Close()
@@ -604,7 +612,9 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	cost := b.price.Cost(u)
 	ent.PromptTokens, ent.CompletionTokens, ent.TotalTokens, ent.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.Tokens(), u.Estimated
 	ent.CostUSD = cost.String()
-	charge.Add(u.Tokens(), cost)
+	if charge != nil {
+		charge.Add(u.Tokens(), cost)
+	}
 	s.m.tokens.WithLabelValues(name, "prompt").Add(float64(u.PromptTokens))
 	s.m.tokens.WithLabelValues(name, "completion").Add(float64(u.CompletionTokens))
 	if cost > 0 {

@@ -20,6 +20,7 @@ type metrics struct {
 	estimated     *prometheus.CounterVec
 	budgetUtil    *prometheus.GaugeVec
 	budgetReject  *prometheus.CounterVec
+	storeHealthy  prometheus.Gauge
 	shadowSent    *prometheus.CounterVec
 	shadowDropped *prometheus.CounterVec
 	sloPromoted   *prometheus.CounterVec
@@ -45,9 +46,11 @@ func newMetrics(router string) *metrics {
 	m.shadowSent = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_shadow_requests_total", Help: "Shadow copies by target backend and result.", ConstLabels: c}, []string{"backend", "result"})
 	m.shadowDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_shadow_dropped_total", Help: "Shadow copies dropped because 4 were already running for the backend.", ConstLabels: c}, []string{"backend"})
 	m.sloPromoted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_slo_promotions_total", Help: "Requests whose rule promoted its fallback because the primary's P95 first-token latency exceeded latencySLOMs.", ConstLabels: c}, []string{"rule"})
+	m.storeHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_budget_store_healthy", Help: "1 while the shared budget store answers (always 1 for in-memory budgets).", ConstLabels: c})
+	m.storeHealthy.Set(1)
 	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_inflight_requests", Help: "Requests being served.", ConstLabels: c})
 	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines,
-		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight,
+		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight, m.storeHealthy,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

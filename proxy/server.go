@@ -91,13 +91,42 @@ type Options struct {
 	// JWKSClient fetches policy.auth.jwt.jwksURI (default: an http.Client
 	// with the auth.JWKSTimeout).
 	JWKSClient *http.Client
+	// Budgets keeps the budget counters; nil keeps them in memory, per
+	// replica (budgetstore.Store shares them through Redis).
+	Budgets BudgetKeeper
 }
+
+// BudgetKeeper admits requests against policy.budgets and reports their use.
+type BudgetKeeper interface {
+	// Admit reserves estTokens for a request routed by rule with headers h.
+	// A nil error with a nil Exhausted admits it; the Settler, possibly nil,
+	// settles it with the usage the response reports.
+	Admit(ctx context.Context, rule string, h map[string][]string, estTokens int64) (runtime.Settler, *runtime.Exhausted, error)
+	Status() []proxyapi.BudgetStatus
+}
+
+// HealthReporter is implemented by a shared budget store.
+type HealthReporter interface {
+	Healthy() (bool, string)
+	// Failure is what happens while it is down: closed or open.
+	Failure() string
+}
+
+// memoryBudgets are the in-memory, per-replica counters.
+type memoryBudgets struct{ b *runtime.Budgets }
+
+func (m memoryBudgets) Admit(_ context.Context, rule string, h map[string][]string, _ int64) (runtime.Settler, *runtime.Exhausted, error) {
+	ch, ex := m.b.Admit(rule, h)
+	return ch, ex, nil
+}
+
+func (m memoryBudgets) Status() []proxyapi.BudgetStatus { return m.b.Status() }
 
 // Server serves one router config.
 type Server struct {
 	cfg     *proxyapi.Config
 	eng     *runtime.Engine
-	budgets *runtime.Budgets
+	budgets BudgetKeeper
 	log     *slog.Logger
 	audit   AuditSink
 	rt      http.RoundTripper
@@ -171,7 +200,11 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, eng: eng, budgets: bud, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
+	var keeper BudgetKeeper = memoryBudgets{bud}
+	if opts.Budgets != nil {
+		keeper = opts.Budgets
+	}
+	s := &Server{cfg: cfg, eng: eng, budgets: keeper, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

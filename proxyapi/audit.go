@@ -26,6 +26,9 @@ const (
 	OutcomeUnauthorized = "unauthorized"
 	// OutcomeForbidden: the verified team may not use the model (403).
 	OutcomeForbidden = "forbidden"
+	// OutcomeBudgetStoreDown: the shared budget store could not be asked
+	// and the store fails closed (503).
+	OutcomeBudgetStoreDown = "budget_store_unavailable"
 )
 
 // AuditEntry is one audit record: one per request, written as one JSON object.

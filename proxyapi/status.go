@@ -9,6 +9,16 @@ type Status struct {
 	Router   RouterInfo      `json:"router"`
 	Backends []BackendStatus `json:"backends"`
 	Budgets  []BudgetStatus  `json:"budgets,omitempty"`
+	// BudgetStore is the shared budget store's state; nil for in-memory budgets.
+	BudgetStore *BudgetStoreStatus `json:"budgetStore,omitempty"`
+}
+
+// BudgetStoreStatus is the shared budget store as one replica sees it.
+type BudgetStoreStatus struct {
+	Healthy bool `json:"healthy"`
+	// Failure is the mode while it is down: closed or open.
+	Failure string `json:"failure"`
+	Message string `json:"message,omitempty"`
 }
 
 // BackendStatus is one backend's health as the proxy sees it.

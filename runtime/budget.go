@@ -341,3 +341,9 @@ func (bs *Budgets) Status() []proxyapi.BudgetStatus {
 	}
 	return out
 }
+
+// Settler settles an admitted request with the usage its response reported.
+// *Charge is the in-memory one; a shared store has its own.
+type Settler interface {
+	Add(tokens int64, usd Money)
+}

@@ -90,6 +90,9 @@ const (
 	ReasonConflictingPolicy  = "ConflictingPreRoutingPolicy"
 	ReasonDeploymentReady    = "DeploymentReady"
 	ReasonDeploymentNotReady = "DeploymentNotReady"
+	// ReasonBudgetStoreUnavailable: the router-proxy cannot reach its
+	// shared budget store.
+	ReasonBudgetStoreUnavailable = "BudgetStoreUnavailable"
 )
 
 // Generates reports whether the desired objects include a kind.
@@ -131,6 +134,9 @@ type Observation struct {
 	// ReasonConflictingPolicy).
 	Conflict       string
 	ConflictReason string
+	// Degraded, when set, says the plane serves with a handicap (the
+	// router is Degraded with DegradedReason); the plane stays ready.
+	Degraded, DegradedReason string
 	// Phase, when set, is the phase a plane that is not ready demands:
 	// Pending while the data plane has not answered, Failed when it refused.
 	Phase v1.Phase

@@ -36,6 +36,9 @@ const (
 	AdminPort int32 = 9090
 	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.
 	StatusPath = "/status"
+	// BudgetStorePasswordEnv carries the budget store's password into the
+	// router-proxy (from the operator's Secret).
+	BudgetStorePasswordEnv = "LLMKUBE_BUDGET_STORE_PASSWORD"
 )
 
 // Pod-level balancing defaults (spec.backends[].balancing): the compiler

@@ -27,6 +27,7 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/proxy/budgetstore"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -56,6 +57,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
 	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block (a client that stops reading loses its response; no backend is blamed)")
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
+	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
+	storeFailure := fs.String("budget-store-failure", budgetstore.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
+	storeTimeout := fs.Duration("budget-store-timeout", budgetstore.DefaultTimeout, "how long one admission may wait for the budget store")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -93,7 +97,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, err := proxy.New(cfg, proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx})
+	opts := proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx}
+	if *budgetStore != "" {
+		store, err := budgetstore.New(cfg, budgetstore.Options{URL: *budgetStore, Password: os.Getenv(wellknown.BudgetStorePasswordEnv),
+			Failure: *storeFailure, Timeout: *storeTimeout, Logger: log})
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		go store.Reconcile(ctx, time.Second)
+		opts.Budgets = store
+	}
+	srv, err := proxy.New(cfg, opts)
 	if err != nil {
 		return err
 	}

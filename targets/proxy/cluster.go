@@ -52,23 +52,32 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 	if obs.Ready {
 		obs.Reason = targets.ReasonDeploymentReady
 	}
-	obs.Health, obs.Budgets = readStatus(ctx, c, in.Spec)
+	var store *proxyapi.BudgetStoreStatus
+	obs.Health, obs.Budgets, store = readStatus(ctx, c, in.Spec)
+	if store != nil && !store.Healthy {
+		effect := "requests are refused with 503 until it answers (failure mode closed)"
+		if store.Failure == "open" {
+			effect = "requests are served and counted per replica until it answers (failure mode open)"
+		}
+		obs.DegradedReason = targets.ReasonBudgetStoreUnavailable
+		obs.Degraded = "the router-proxy cannot reach its budget store (" + store.Message + "); " + effect
+	}
 	return obs, nil
 }
 
 // readStatus asks the proxy for its live state; nil maps when it does not
 // answer (status then keeps what it last reported).
-func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse) {
+func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse, *proxyapi.BudgetStoreStatus) {
 	log := logr.FromContextOrDiscard(ctx)
 	body, err := c.Fetch(ctx, StatusURL(router))
 	if err != nil {
 		log.V(1).Info("router-proxy status unavailable", "error", err.Error())
-		return nil, nil
+		return nil, nil, nil
 	}
 	var s proxyapi.Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		log.Info("router-proxy status is not valid JSON", "error", err.Error())
-		return nil, nil
+		return nil, nil, nil
 	}
 	health := map[string]targets.BackendHealth{}
 	for _, b := range s.Backends {
@@ -78,7 +87,7 @@ func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRo
 	for _, b := range s.Budgets {
 		budgets = append(budgets, targets.BudgetUse{Name: b.Name, TokensUsed: b.TokensUsed, USDUsed: b.USDUsed, Utilization: b.Utilization})
 	}
-	return health, budgets
+	return health, budgets, s.BudgetStore
 }
 
 func servicePort(svc *unstructured.Unstructured, def int32) int64 {

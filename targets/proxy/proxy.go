@@ -224,6 +224,9 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 		"--listen", fmt.Sprintf(":%d", HTTPPort),
 		"--admin-listen", fmt.Sprintf(":%d", AdminPort),
 	}
+	if bs := e.r.Policy.BudgetStore; bs != nil {
+		args = append(args, "--budget-store", bs.URL, "--budget-store-failure", bs.Failure)
+	}
 	var grace *int64
 	if d := e.r.Timeouts.Drain; d > 0 {
 		args = append(args, "--shutdown-timeout", d.String())
@@ -253,7 +256,7 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
 		},
-		Env:          append(e.credentialEnv(), e.otlpEnv()...),
+		Env:          append(append(e.credentialEnv(), e.otlpEnv()...), e.budgetStoreEnv()...),
 		VolumeMounts: mounts,
 		Resources:    resources(p.Resources),
 		SecurityContext: &corev1.SecurityContext{
@@ -366,6 +369,18 @@ func (e *emitter) credentialEnv() []corev1.EnvVar {
 	}
 	sort.SliceStable(env, func(i, j int) bool { return env[i].Name < env[j].Name })
 	return env
+}
+
+// budgetStoreEnv hands the router-proxy the budget store's password from
+// its Secret.
+func (e *emitter) budgetStoreEnv() []corev1.EnvVar {
+	bs := e.r.Policy.BudgetStore
+	if bs == nil || bs.PasswordSecret == "" {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: wellknown.BudgetStorePasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: bs.PasswordSecret}, Key: bs.PasswordKey,
+	}}}}
 }
 
 // otlpEnv points the router-proxy's OpenTelemetry exporter at the operator's

@@ -1,0 +1,532 @@
+// Package budgetstore keeps the router-proxy's budget counters in Redis, so
+// one count holds across every replica and survives restarts.
+//
+// Each budget counter (router, rule, or one team of a team budget) is one
+// Redis hash, named after the router's namespace and name, with one field
+// per sub-window bucket ("t<epoch>" tokens, "u<epoch>" micro-USD): the
+// rolling window is BucketsPerWindow buckets of window/BucketsPerWindow,
+// as in memory, and the buckets are keyed on Redis's own clock so replicas
+// with skewed clocks agree. Admission and settlement are each one atomic Lua
+// script per counter:
+//
+//   - admission sums the live buckets and, under the caps, reserves the
+//     request's estimated tokens in the current bucket (refusing, it
+//     answers when enough of the window expires);
+//   - settlement adds the difference between the usage the response
+//     reported and the estimate to the bucket the reservation went to;
+//   - a reservation never settled (a replica killed mid-request) leaves the
+//     window with its bucket: it expires.
+//
+// The overshoot of a cap is therefore bounded by the requests in flight
+// times the error of their estimates, whatever the number of replicas.
+package budgetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/textproto"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+// BucketsPerWindow is the rolling window's precision: a window of W is kept
+// as this many buckets of W/BucketsPerWindow (the in-memory counters use the
+// same).
+const BucketsPerWindow = 60
+
+// Failure modes when Redis is unreachable or slower than the admission timeout.
+const (
+	// FailClosed refuses requests with 503 while the store is down.
+	FailClosed = "closed"
+	// FailOpen serves them, counts them in memory per replica, and adds
+	// those counts to Redis once it answers again.
+	FailOpen = "open"
+)
+
+// DefaultTimeout bounds one admission or settlement round trip.
+const DefaultTimeout = 100 * time.Millisecond
+
+// ErrUnavailable is the error of a fail-closed admission while the store is down.
+var ErrUnavailable = errors.New("the budget store is unavailable")
+
+// microPerPico converts the runtime's picodollars to the store's micro-USD.
+const microPerPico = 1_000_000
+
+// Options configure a Store.
+type Options struct {
+	// URL is redis://[user:password@]host:port/db.
+	URL string
+	// Password, when set, overrides the URL's (read from a Secret).
+	Password string
+	// Failure is FailClosed (default) or FailOpen.
+	Failure string
+	// Timeout bounds each round trip (default DefaultTimeout).
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Store enforces a router's budgets on a shared Redis count.
+type Store struct {
+	rdb      *redis.Client
+	prefix   string // "llmkube:{ns/router}:budget:"
+	budgets  []budget
+	timeout  time.Duration
+	failOpen bool
+	log      *slog.Logger
+
+	// local counts what is served while Redis is down (fail open), and
+	// pending what it has not been told yet.
+	local   *runtime.Budgets
+	mu      sync.Mutex
+	pending map[string]*pendingDelta
+	healthy atomic.Bool
+	lastErr atomic.Value // string
+}
+
+type budget struct {
+	cfg       proxyapi.Budget
+	maxTokens int64
+	maxMicro  int64
+	widthUS   int64
+	teamKey   string
+}
+
+type pendingDelta struct {
+	budget   int
+	team     string
+	tokens   int64
+	micro    int64
+	at       time.Time
+	widthDur time.Duration
+}
+
+// New connects to Redis (lazily: a store that is down at start is retried
+// on every request) for the budgets of cfg.
+func New(cfg *proxyapi.Config, o Options) (*Store, error) {
+	ro, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("--budget-store %q: %w", o.URL, err)
+	}
+	if o.Password != "" {
+		ro.Password = o.Password
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
+	ro.MaxRetries = -1 // a slow store is failed over by the caller, not retried into the request
+	ro.ContextTimeoutEnabled = true
+	switch o.Failure {
+	case "", FailClosed, FailOpen:
+	default:
+		return nil, fmt.Errorf("--budget-store-failure %q: must be %s or %s", o.Failure, FailClosed, FailOpen)
+	}
+	local, err := runtime.NewBudgets(cfg.Policy.Budgets, nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		rdb:      redis.NewClient(ro),
+		prefix:   "llmkube:{" + cfg.Router.Namespace + "/" + cfg.Router.Name + "}:budget:",
+		timeout:  o.Timeout,
+		failOpen: o.Failure == FailOpen,
+		log:      o.Logger,
+		local:    local,
+		pending:  map[string]*pendingDelta{},
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	for _, b := range cfg.Policy.Budgets {
+		m, err := runtime.ParseUSD(b.MaxUSD)
+		if err != nil {
+			return nil, fmt.Errorf("budget %s: %w", b.Name, err)
+		}
+		s.budgets = append(s.budgets, budget{cfg: b, maxTokens: b.MaxTokens, maxMicro: ceilDiv(int64(m), microPerPico),
+			widthUS: max(b.Window.Microseconds()/BucketsPerWindow, 1), teamKey: canonical(b.HeaderKey)})
+	}
+	s.healthy.Store(true)
+	return s, nil
+}
+
+// Close releases the connections.
+func (s *Store) Close() error { return s.rdb.Close() }
+
+func ceilDiv(a, b int64) int64 {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
+
+// counterKey names one counter's hash.
+func (s *Store) counterKey(b *budget, team string) string {
+	if team == "" {
+		return s.prefix + b.cfg.Name
+	}
+	return s.prefix + b.cfg.Name + ":team:" + team
+}
+
+// teamsKey names the sorted set of a team budget's teams (score: last use).
+func (s *Store) teamsKey(b *budget) string { return s.prefix + b.cfg.Name + ":teams" }
+
+// reserve checks one counter and, under its caps, adds the reservation to
+// the current bucket. It returns the bucket, or the time until the window
+// frees enough when over.
+var reserve = redis.NewScript(`
+local width = tonumber(ARGV[1])
+local maxT, maxU = tonumber(ARGV[2]), tonumber(ARGV[3])
+local addT, addU = tonumber(ARGV[4]), tonumber(ARGV[5])
+local n = tonumber(ARGV[6])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local ep = math.floor(now / width)
+local h = redis.call('HGETALL', KEYS[1])
+local tok, usd, sumT, sumU = {}, {}, 0, 0
+for i = 1, #h, 2 do
+  local f, v = h[i], tonumber(h[i + 1])
+  local e = tonumber(string.sub(f, 2))
+  if ep - e >= n then
+    redis.call('HDEL', KEYS[1], f)
+  elseif string.sub(f, 1, 1) == 't' then
+    tok[e] = (tok[e] or 0) + v
+    sumT = sumT + v
+  else
+    usd[e] = (usd[e] or 0) + v
+    sumU = sumU + v
+  end
+end
+local function over(a, b) return (maxT > 0 and a >= maxT) or (maxU > 0 and b >= maxU) end
+if over(sumT, sumU) then
+  for age = n - 1, 0, -1 do
+    local e = ep - age
+    sumT = sumT - (tok[e] or 0)
+    sumU = sumU - (usd[e] or 0)
+    if not over(sumT, sumU) then return {1, (e + n) * width - now, ep} end
+  end
+  return {1, width, ep}
+end
+if addT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, addT) end
+if addU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, addU) end
+redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
+if KEYS[2] then
+  redis.call('ZADD', KEYS[2], now, ARGV[7])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - width * n)
+  redis.call('PEXPIRE', KEYS[2], math.ceil(width * n / 1000) + 1000)
+end
+return {0, 0, ep}
+`)
+
+// settle adds a delta to the bucket a reservation went to, if that bucket is
+// still inside the window (an older one has left it: nothing to correct).
+var settle = redis.NewScript(`
+local width, n, ep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local dT, dU = tonumber(ARGV[4]), tonumber(ARGV[5])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+if ep < 0 then ep = math.floor(now / width) end
+if math.floor(now / width) - ep >= n then return 0 end
+if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
+if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
+redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
+return 1
+`)
+
+// usage sums one counter's live buckets.
+var usage = redis.NewScript(`
+local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local ep = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width)
+local h = redis.call('HGETALL', KEYS[1])
+local sumT, sumU = 0, 0
+for i = 1, #h, 2 do
+  local e = tonumber(string.sub(h[i], 2))
+  if ep - e < n then
+    if string.sub(h[i], 1, 1) == 't' then sumT = sumT + tonumber(h[i + 1]) else sumU = sumU + tonumber(h[i + 1]) end
+  end
+end
+return {sumT, sumU}
+`)
+
+// reservation is one counter's share of an admitted request.
+type reservation struct {
+	key    string
+	b      int
+	team   string
+	bucket int64
+	tokens int64
+}
+
+// Charge settles one admitted request.
+type Charge struct {
+	s   *Store
+	res []reservation
+	// local is set for a fail-open admission while the store was down: the
+	// request is counted in memory and its usage sent to Redis later.
+	local *runtime.Charge
+}
+
+// Admit reserves estTokens on every counter the request is charged to and
+// returns the charge to settle with the response's usage. A budget over its
+// cap refuses the request (the other reservations are released). While the
+// store is down it fails closed (ErrUnavailable) or open (local counts).
+func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, estTokens int64) (runtime.Settler, *runtime.Exhausted, error) {
+	if len(s.budgets) == 0 {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	ch := &Charge{s: s}
+	var worst *runtime.Exhausted
+	for i := range s.budgets {
+		b := &s.budgets[i]
+		team, ok := s.applies(b, rule, h)
+		if !ok {
+			continue
+		}
+		key := s.counterKey(b, team)
+		keys := []string{key}
+		if team != "" {
+			keys = append(keys, s.teamsKey(b))
+		}
+		r, err := reserve.Run(ctx, s.rdb, keys, b.widthUS, b.maxTokens, b.maxMicro, estTokens, 0, BucketsPerWindow, team).Int64Slice()
+		if err != nil {
+			ch.release()
+			return s.down(err, rule, h)
+		}
+		if r[0] == 1 {
+			ra := time.Duration(r[1]) * time.Microsecond
+			if worst == nil || ra > worst.RetryAfter {
+				worst = &runtime.Exhausted{Budget: b.cfg.Name, RetryAfter: ra}
+			}
+			continue
+		}
+		ch.res = append(ch.res, reservation{key: key, b: i, team: team, bucket: r[2], tokens: estTokens})
+	}
+	s.up()
+	if worst != nil {
+		ch.release()
+		return nil, worst, nil
+	}
+	return ch, nil, nil
+}
+
+// applies reports whether budget b counts the request, and for which team.
+func (s *Store) applies(b *budget, rule string, h map[string][]string) (string, bool) {
+	switch b.cfg.Scope {
+	case "rule":
+		return "", rule == b.cfg.RuleName
+	case "team":
+		v := h[b.teamKey]
+		if len(v) == 0 || v[0] == "" {
+			return "", false
+		}
+		team := v[0]
+		if len(team) > 128 {
+			team = team[:128]
+		}
+		return team, true
+	}
+	return "", true
+}
+
+// release gives back the reservations of a refused request.
+func (c *Charge) release() {
+	for _, r := range c.res {
+		c.s.correct(r, -r.tokens, 0)
+	}
+	c.res = nil
+}
+
+// Add settles the request with the usage the response reported: the
+// estimate is replaced by it.
+func (c *Charge) Add(tokens int64, usd runtime.Money) {
+	if c == nil {
+		return
+	}
+	micro := ceilDiv(int64(usd), microPerPico)
+	if c.local != nil {
+		c.local.Add(tokens, usd)
+		for _, r := range c.res {
+			c.s.addPending(r.b, r.team, tokens, micro)
+		}
+		return
+	}
+	for _, r := range c.res {
+		c.s.correct(r, tokens-r.tokens, micro)
+	}
+}
+
+// correct adds a delta to a reservation's bucket; when the store cannot be
+// reached the delta waits in pending and is retried.
+func (s *Store) correct(r reservation, dTokens, dMicro int64) {
+	if dTokens == 0 && dMicro == 0 {
+		return
+	}
+	b := &s.budgets[r.b]
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := settle.Run(ctx, s.rdb, []string{r.key}, b.widthUS, BucketsPerWindow, r.bucket, dTokens, dMicro).Err(); err != nil {
+		s.markDown(err)
+		s.addPending(r.b, r.team, dTokens, dMicro)
+	}
+}
+
+// down handles an admission the store could not answer: refused with
+// ErrUnavailable (fail closed), or admitted against this replica's own
+// count and remembered for Redis (fail open).
+func (s *Store) down(err error, rule string, h map[string][]string) (runtime.Settler, *runtime.Exhausted, error) {
+	s.markDown(err)
+	if !s.failOpen {
+		return nil, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	local, ex := s.local.Admit(rule, h)
+	if ex != nil {
+		return nil, ex, nil
+	}
+	ch := &Charge{s: s, local: local}
+	for i := range s.budgets {
+		if team, ok := s.applies(&s.budgets[i], rule, h); ok {
+			ch.res = append(ch.res, reservation{b: i, team: team})
+		}
+	}
+	return ch, nil, nil
+}
+
+func (s *Store) addPending(b int, team string, tokens, micro int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strconv.Itoa(b) + "\x00" + team
+	p := s.pending[k]
+	if p == nil {
+		p = &pendingDelta{budget: b, team: team, at: time.Now()}
+		s.pending[k] = p
+	}
+	p.tokens += tokens
+	p.micro += micro
+}
+
+func (s *Store) markDown(err error) {
+	if s.healthy.Swap(false) {
+		s.log.Warn("budget store unavailable", "error", err.Error(), "failure", map[bool]string{true: FailOpen, false: FailClosed}[s.failOpen])
+	}
+	s.lastErr.Store(err.Error())
+}
+
+func (s *Store) up() {
+	if !s.healthy.Swap(true) {
+		s.log.Info("budget store available again")
+	}
+}
+
+// Failure is the store's failure mode.
+func (s *Store) Failure() string {
+	if s.failOpen {
+		return FailOpen
+	}
+	return FailClosed
+}
+
+// Healthy reports whether the last round trip succeeded, and the last error.
+func (s *Store) Healthy() (bool, string) {
+	msg, _ := s.lastErr.Load().(string)
+	return s.healthy.Load(), msg
+}
+
+// Reconcile flushes what was counted while the store was down (fail open,
+// or settlements that could not be sent) and probes the store, every
+// interval until ctx ends.
+func (s *Store) Reconcile(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err := s.rdb.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			s.markDown(err)
+			continue
+		}
+		s.up()
+		s.flush(ctx)
+	}
+}
+
+func (s *Store) flush(ctx context.Context) {
+	s.mu.Lock()
+	pending := s.pending
+	s.pending = map[string]*pendingDelta{}
+	s.mu.Unlock()
+	for _, p := range pending {
+		b := &s.budgets[p.budget]
+		if time.Since(p.at) >= b.cfg.Window.Duration {
+			continue // it has left the window
+		}
+		fctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err := settle.Run(fctx, s.rdb, []string{s.counterKey(b, p.team)}, b.widthUS, BucketsPerWindow, -1, p.tokens, p.micro).Err()
+		cancel()
+		if err != nil {
+			s.markDown(err)
+			s.addPending(p.budget, p.team, p.tokens, p.micro)
+		}
+	}
+}
+
+// Status reports every budget's use from the shared count (every replica
+// reports the same); while the store is down, from the local count.
+func (s *Store) Status() []proxyapi.BudgetStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*s.timeout)
+	defer cancel()
+	out := make([]proxyapi.BudgetStatus, 0, len(s.budgets))
+	for i := range s.budgets {
+		b := &s.budgets[i]
+		keys := []string{s.counterKey(b, "")}
+		if b.cfg.Scope == "team" {
+			teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
+			if err != nil {
+				return s.local.Status()
+			}
+			keys = keys[:0]
+			for _, t := range teams {
+				keys = append(keys, s.counterKey(b, t))
+			}
+		}
+		var tokens, micro int64
+		util := 0.0
+		for _, k := range keys {
+			r, err := usage.Run(ctx, s.rdb, []string{k}, b.widthUS, BucketsPerWindow).Int64Slice()
+			if err != nil {
+				return s.local.Status()
+			}
+			tokens += r[0]
+			micro += r[1]
+			f := 0.0
+			if b.maxTokens > 0 {
+				f = float64(r[0]) / float64(b.maxTokens)
+			}
+			if b.maxMicro > 0 {
+				f = max(f, float64(r[1])/float64(b.maxMicro))
+			}
+			util = max(util, f)
+		}
+		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: runtime.Money(micro * microPerPico).String(),
+			Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
+	}
+	return out
+}
