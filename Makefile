@@ -85,6 +85,6 @@ manifests: generate generate-rbac
 
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
 .PHONY: bench-proxy
-bench-proxy:
+bench-proxy: testdeps
 	go run ./hack/bench-proxy
 	go test ./runtime/ -run '^$$' -bench . -benchmem

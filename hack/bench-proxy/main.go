@@ -294,6 +294,25 @@ func main() {
 	jwtCfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: benchIssuer, JWKSURI: "http://" + upAddr + "/jwks", TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
 	jwtListen, jwtPid := startProxy(bin, dir, "jwt", jwtCfg)
 	bearer = "Bearer " + token
+	// The shared budget store: the same router with its budget in a local
+	// redis-server (hack/install-test-deps.sh installs it).
+	redisAddr := freePort()
+	_, redisPort, _ := net.SplitHostPort(redisAddr)
+	redisCmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", redisPort, "--save", "", "--appendonly", "no")
+	must(redisCmd.Start())
+	procs = append(procs, redisCmd)
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", redisAddr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			must(fmt.Errorf("redis-server never started"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
 	peerAddr2 := freePort()
@@ -353,24 +372,32 @@ func main() {
 	}
 	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
 
-	// policy.auth.jwt: what verifying a token (RS256, cached keys) adds.
-	fmt.Println("\n| concurrency | requests | proxy p50 | proxy+JWT p50 | JWT added p50 | proxy CPU per request | proxy+JWT CPU per request | errors |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
-	for _, c := range []int{1, 64} {
-		n := *n1
-		if c == 64 {
-			n = *n64
+	// Variants of the same router, each against the in-memory proxy:
+	// policy.auth.jwt (RS256, cached keys) and the Redis budget store.
+	withStore := "http://" + storeListen + "/v1/chat/completions"
+	fmt.Println("\n| variant | concurrency | requests | proxy p50 | variant p50 | added p50 | proxy CPU per request | variant CPU per request | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, v := range []struct {
+		name string
+		url  string
+		pid  int
+	}{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}} {
+		for _, c := range []int{1, 64} {
+			n := *n1
+			if c == 64 {
+				n = *n64
+			}
+			load(client, v.url, c, min(n, 2000), false)
+			c0 := cpu(pid)
+			p, pe := load(client, proxied, c, n, false)
+			plainCPU := cpu(pid) - c0
+			c0 = cpu(v.pid)
+			j, je := load(client, v.url, c, n, false)
+			varCPU := cpu(v.pid) - c0
+			totalErrs += pe + je
+			fmt.Printf("| %s | %d | %d | %s | %s | %s | %s | %s | %d |\n", v.name, c, n, us(pct(p, 50)), us(pct(j, 50)), us(pct(j, 50)-pct(p, 50)),
+				us(plainCPU/time.Duration(n)), us(varCPU/time.Duration(n)), pe+je)
 		}
-		load(client, withJWT, c, min(n, 2000), false)
-		c0 := cpu(pid)
-		p, pe := load(client, proxied, c, n, false)
-		plainCPU := cpu(pid) - c0
-		c0 = cpu(jwtPid)
-		j, je := load(client, withJWT, c, n, false)
-		jwtCPU := cpu(jwtPid) - c0
-		totalErrs += pe + je
-		fmt.Printf("| %d | %d | %s | %s | %s | %s | %s | %d |\n", c, n, us(pct(p, 50)), us(pct(j, 50)), us(pct(j, 50)-pct(p, 50)),
-			us(plainCPU/time.Duration(n)), us(jwtCPU/time.Duration(n)), pe+je)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -382,13 +409,13 @@ func main() {
 
 // startProxy writes cfg and starts the router-proxy binary on it; it
 // returns the serving address and the process id.
-func startProxy(bin, dir, name string, cfg *proxyapi.Config) (string, int) {
+func startProxy(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (string, int) {
 	cb, err := proxyapi.Marshal(cfg)
 	must(err)
 	cfgPath := filepath.Join(dir, name+".json")
 	must(os.WriteFile(cfgPath, cb, 0o600))
 	listen, admin := freePort(), freePort()
-	cmd := exec.Command(bin, "--config", cfgPath, "--listen", listen, "--admin-listen", admin)
+	cmd := exec.Command(bin, append([]string{"--config", cfgPath, "--listen", listen, "--admin-listen", admin}, extra...)...)
 	cmd.Stderr = os.Stderr
 	must(cmd.Start())
 	procs = append(procs, cmd)
