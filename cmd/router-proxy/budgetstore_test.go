@@ -15,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -295,4 +297,35 @@ func delayProxy(t *testing.T, target string, delay time.Duration) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// TestSharedTeamBudgetUnderJWT: a team budget keyed on the verified team
+// holds across two replicas: a team that spent its budget through one
+// replica is refused by the other, even when it forges another team's
+// header, while another team is still served.
+func TestSharedTeamBudgetUnderJWT(t *testing.T) {
+	rs := startRedis(t, "")
+	is := authtest.NewIssuer(t)
+	up := newUpstream(t, "qwen")
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 150, Window: proxyapi.Duration{Duration: time.Hour}})
+	cfg.Policy.Budgets[0].Scope, cfg.Policy.Budgets[0].HeaderKey = "team", "x-llmkube-team"
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
+	bearer := func(team string) string {
+		return "Bearer " + is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims(team))
+	}
+	for range 10 { // 10 x 15 tokens: team red's whole budget, through replica a
+		code, body := a.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"))
+		require.Equal(t, 200, code, body)
+	}
+	code, _ := b.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"))
+	assert.Equal(t, http.StatusTooManyRequests, code, "replica b sees red's spending")
+	code, _ = b.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"), "x-llmkube-team", "blue")
+	assert.Equal(t, http.StatusTooManyRequests, code, "a forged team header does not spend another team's budget")
+	code, _ = b.post(t, `{"model":"qwen"}`, "Authorization", bearer("blue"))
+	assert.Equal(t, 200, code, "blue has its own budget")
+	st := b.status(t).Budgets[0]
+	assert.Equal(t, int64(165), st.TokensUsed, "both teams, summed")
+	assert.Equal(t, "1.000000", st.Utilization, "the highest team's share")
 }
