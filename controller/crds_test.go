@@ -32,29 +32,8 @@ func agentgatewayCRD(c *apiextensionsv1.CustomResourceDefinition) bool {
 // same controller also runs a build without the Gateway target: a Gateway
 // router reports DataPlaneNotImplemented and gets no objects.
 func TestCRDsAbsentThenInstalled(t *testing.T) {
-	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: agentgatewayCRD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c, err := client.New(e.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var done chan struct{}
-	t.Cleanup(func() {
-		cancel()
-		if done != nil {
-			<-done
-		}
-	})
 	// Proxy plus the real AgentGateway target, without Gateway.
-	reg := targets.NewRegistry(proxy.New(), agentgatewayTarget())
-	if _, done, err = startManager(ctx, e, reg, nil); err != nil {
-		t.Fatal(err)
-	}
-	go playGatewayControllers(ctx, c)
+	e, c, ctx := dedicatedController(t, agentgatewayCRD, targets.NewRegistry(proxy.New(), agentgatewayTarget()))
 
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.70")
@@ -151,29 +130,9 @@ spec:
 // picker) becomes Ready; routing InferencePool on the same server reports
 // CRDsNotInstalled naming InferencePool.
 func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
-	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: func(c *apiextensionsv1.CustomResourceDefinition) bool {
+	e, c, ctx := dedicatedController(t, func(c *apiextensionsv1.CustomResourceDefinition) bool {
 		return c.Spec.Group == "inference.networking.k8s.io" || c.Spec.Group == "inference.networking.x-k8s.io"
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
-	c, err := client.New(e.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var done chan struct{}
-	t.Cleanup(func() {
-		cancel()
-		if done != nil {
-			<-done
-		}
-	})
-	if _, done, err = startManager(ctx, e, targets.NewRegistry(proxy.New(), agentgatewayTarget()), nil); err != nil {
-		t.Fatal(err)
-	}
-	go playGatewayControllers(ctx, c)
+	}, targets.NewRegistry(proxy.New(), agentgatewayTarget()))
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.80")
 	for _, o := range mustDecode(t, isvcs) {
@@ -213,6 +172,31 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// dedicatedController starts an API server of its own without the CRDs
+// exclude picks, the controller with reg on it, and the played gateway
+// controllers; everything stops when the test ends.
+func dedicatedController(t *testing.T, exclude func(*apiextensionsv1.CustomResourceDefinition) bool, reg *targets.Registry) (*testenv.Env, client.Client, context.Context) {
+	t.Helper()
+	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: exclude})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	c, err := client.New(e.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, done, err := startManager(ctx, e, reg, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
+	go playGatewayControllers(ctx, c)
+	return e, c, ctx
 }
 
 func mustDecode(t *testing.T, doc string) []*unstructured.Unstructured {

@@ -24,14 +24,21 @@ const proxySettings = `  backends:
   proxy: {replicas: 2, responseHeaderTimeout: 30s}
 `
 
-// planeWarnings compiles one router through the pipeline (so the planes'
-// field tables apply) and returns its warnings by field path.
-func planeWarnings(t *testing.T, doc string) map[string]string {
+// plan compiles one router through the pipeline (so the planes' field
+// tables apply).
+func plan(t *testing.T, doc string) *pipeline.Planned {
 	t.Helper()
 	in := &compiler.Inputs{}
 	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
 	p, err := pipeline.Plan(in.Routers[0], in, builtin.Registry(), pipeline.Options{}, nil)
 	require.NoError(t, err)
+	return p
+}
+
+// planeWarnings compiles one valid router and returns its warnings by field path.
+func planeWarnings(t *testing.T, doc string) map[string]string {
+	t.Helper()
+	p := plan(t, doc)
 	require.False(t, p.Diags.HasErrors(), "%v", p.Diags.Err())
 	out := map[string]string{}
 	for _, d := range p.Diags.Warnings() {
@@ -85,8 +92,7 @@ spec:
 // routing modes of AgentGateway, so its refusal in Model routing points at
 // the planes that route to providers, never at routing: InferencePool.
 func TestModelRoutingAdviceIsTrue(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("t.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+	p := plan(t, `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat}
 spec:
@@ -95,9 +101,7 @@ spec:
   backends:
     - name: gpt
       external: {provider: openai, model: gpt-5}
-`)).HasErrors())
-	p, err := pipeline.Plan(in.Routers[0], in, builtin.Registry(), pipeline.Options{}, nil)
-	require.NoError(t, err)
+`)
 	var msg string
 	for _, d := range p.Diags.Errors() {
 		if d.Field == "spec.backends[0].external" {

@@ -162,25 +162,7 @@ func served(t *testing.T, body string) string {
 // TestEndToEnd renders testdata/production-platform with the real compiler,
 // points its backends at loopback upstreams and drives the real binary.
 func TestEndToEnd(t *testing.T) {
-	_, compile := binaries(t)
-	out, err := exec.Command(compile, "render", "-f", "../../testdata/production-platform/input.yaml", "-o", "json").Output()
-	require.NoError(t, err)
-	var list struct {
-		Items []struct {
-			Kind string            `json:"kind"`
-			Data map[string]string `json:"data"`
-		} `json:"items"`
-	}
-	require.NoError(t, json.Unmarshal(out, &list))
-	var raw string
-	for _, it := range list.Items {
-		if it.Kind == "ConfigMap" {
-			raw = it.Data["config.json"]
-		}
-	}
-	require.NotEmpty(t, raw)
-	cfg, err := proxyapi.Parse(strings.NewReader(raw))
-	require.NoError(t, err)
+	cfg := renderConfig(t, "../../testdata/production-platform/input.yaml")
 
 	ups := map[string]*upstream{}
 	for i := range cfg.Backends {

@@ -76,9 +76,10 @@ func TestMalformedExpressionsFail(t *testing.T) {
 	}
 }
 
-// TestModelExpressionEvaluates runs the expression with agentgateway's json
-// semantics (parse a string as JSON) on an OpenAI request body.
-func TestModelExpressionEvaluates(t *testing.T) {
+// evalEnv is agentgateway's CEL environment with its json semantics (parse
+// a string as JSON) bound, to evaluate what the target emits.
+func evalEnv(t *testing.T) *cel.Env {
+	t.Helper()
 	env, err := agentgateway.CELEnv()
 	require.NoError(t, err)
 	env, err = env.Extend(cel.Function("json",
@@ -91,6 +92,13 @@ func TestModelExpressionEvaluates(t *testing.T) {
 				return types.DefaultTypeAdapter.NativeToValue(out)
 			}))))
 	require.NoError(t, err)
+	return env
+}
+
+// TestModelExpressionEvaluates runs the expression with agentgateway's json
+// semantics (parse a string as JSON) on an OpenAI request body.
+func TestModelExpressionEvaluates(t *testing.T) {
+	env := evalEnv(t)
 	ast, iss := env.Compile(agentgateway.ModelExpression)
 	require.NoError(t, iss.Err())
 	prg, err := env.Program(ast)
@@ -131,18 +139,7 @@ func TestAuthorizationConditionsEvaluate(t *testing.T) {
 	}
 	require.Len(t, conds, 2)
 
-	env, err := agentgateway.CELEnv()
-	require.NoError(t, err)
-	env, err = env.Extend(cel.Function("json",
-		cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
-			cel.UnaryBinding(func(v ref.Val) ref.Val {
-				var out any
-				if err := json.Unmarshal([]byte(v.(types.String)), &out); err != nil {
-					return types.NewErr("json: %v", err)
-				}
-				return types.DefaultTypeAdapter.NativeToValue(out)
-			}))))
-	require.NoError(t, err)
+	env := evalEnv(t)
 	allowed := func(team, model string) bool {
 		for _, c := range conds {
 			require.NoError(t, agentgateway.CheckCondition(c.(string)))
