@@ -217,24 +217,24 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 		return diags
 	case "InferenceService":
 		s := &v1.InferenceService{}
-		diags := decodeLenient(file, object, js, s)
-		if diags.HasErrors() || !in.admit(file, object, head.Kind, &s.ObjectMeta, &diags) {
-			return diags
-		}
-		in.InferenceServices = append(in.InferenceServices, s)
-		return diags
+		return in.reference(file, object, head.Kind, js, s, &s.ObjectMeta, func() { in.InferenceServices = append(in.InferenceServices, s) })
 	case "ModelPool":
 		p := &v1.ModelPool{}
-		diags := decodeLenient(file, object, js, p)
-		if diags.HasErrors() || !in.admit(file, object, head.Kind, &p.ObjectMeta, &diags) {
-			return diags
-		}
-		in.Pools = append(in.Pools, p)
-		return diags
+		return in.reference(file, object, head.Kind, js, p, &p.ObjectMeta, func() { in.Pools = append(in.Pools, p) })
 	default:
 		skipped[head.Kind]++
 		return nil
 	}
+}
+
+// reference decodes a referenced kind leniently into obj and, admitted,
+// keeps it.
+func (in *Inputs) reference(file, object, kind string, js []byte, obj any, m *metav1.ObjectMeta, keep func()) diag.List {
+	diags := decodeLenient(file, object, js, obj)
+	if !diags.HasErrors() && in.admit(file, object, kind, m, &diags) {
+		keep()
+	}
+	return diags
 }
 
 // admit checks an object's metadata as the API server would (name a DNS

@@ -14,11 +14,7 @@ func warningsOf(t *testing.T, doc string) map[string]string {
 	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
 	_, diags := Compile(in.Routers[0].Router, in, Options{})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	out := map[string]string{}
-	for _, d := range diags.Warnings() {
-		out[d.Field] = d.Reason
-	}
-	return out
+	return diags.Warnings().ReasonsByField()
 }
 
 func TestRouterWithNoRouteWarns(t *testing.T) {

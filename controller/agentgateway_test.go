@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 var (
@@ -68,12 +69,11 @@ func listLabelled(t *testing.T, gvk schema.GroupVersionKind, ns, router string) 
 func TestAgentGatewayCrossNamespace(t *testing.T) {
 	ctx := ctxT(t)
 	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	createGateway(t, ctx, k8s, gwns, "agentgateway", "203.0.113.60")
 	mr := createRouter(t, ns, "ag", agentGatewaySpec(gwns))
 
-	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	got := waitPhase(t, ctx, ns, "ag", v1.PhaseReady)
 	if got.Status.AgentGateway == nil || !got.Status.AgentGateway.PoolReady {
 		t.Errorf("status.agentGateway %+v", got.Status.AgentGateway)
@@ -119,14 +119,14 @@ defaultRoute: qwen-chat
 		}
 		return nil
 	})
-	got = waitCondition(t, ctx, ns, "ag", v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	got = waitCondition(t, ctx, ns, "ag", v1.ConditionAvailable, metav1.ConditionFalse, targets.ReasonDeploymentNotReady)
 	if got.Status.AgentGateway != nil || meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAgentGatewayReady) != nil {
 		t.Errorf("AgentGateway status left after the switch: %+v %+v", got.Status.AgentGateway, got.Status.Conditions)
 	}
 
 	// Back to AgentGateway: the proxy goes.
 	setRouterSpec(t, ctx, ns, "ag", agentGatewaySpec(gwns))
-	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "ag", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	eventually(t, "proxy pruned", func() error {
 		if left := inventory(t, ctx, ns, "ag", proxyKinds()...); len(left) > 0 {
 			return fmt.Errorf("left: %v", left)
@@ -158,8 +158,7 @@ defaultRoute: qwen-chat
 func TestConflictingPreRoutingPolicy(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	foreign := mustApply(t, ctx, ns, `
 apiVersion: agentgateway.dev/v1alpha1
 kind: AgentgatewayPolicy
@@ -176,7 +175,7 @@ spec:
 `)[0]
 	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.61")
 	createRouter(t, ns, "conf", agentGatewaySpec(ns))
-	mr := waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, controller.ReasonConflictingPolicy)
+	mr := waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, targets.ReasonConflictingPolicy)
 	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "someone-elses-extraction") {
 		t.Errorf("message does not name the foreign policy: %q", c.Message)
 	}
@@ -189,7 +188,7 @@ spec:
 		t.Fatal(err)
 	}
 	// No event touches the router: the periodic recheck clears the condition.
-	waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "conf", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "conf", v1.PhaseReady)
 }
 
@@ -199,13 +198,12 @@ spec:
 func TestTwoRoutersShareAGateway(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.62")
 	createRouter(t, ns, "first", agentGatewaySpec(ns))
-	waitCondition(t, ctx, ns, "first", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "first", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	createRouter(t, ns, "second", agentGatewaySpec(ns))
-	waitCondition(t, ctx, ns, "second", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "second", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "second", v1.PhaseReady)
 	waitPhase(t, ctx, ns, "first", v1.PhaseReady)
 	if p := listLabelled(t, policyGVK, ns, "second"); len(p) != 1 {

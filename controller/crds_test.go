@@ -37,23 +37,8 @@ func TestCRDsAbsentThenInstalled(t *testing.T) {
 
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.70")
-	for _, o := range mustDecode(t, isvcs) {
-		o.SetNamespace(ns)
-		if err := e.ApplyStrict(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	router := mustDecode(t, fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag, namespace: %s}\nspec:\n%s", ns, indent(agentGatewaySpec(ns))))[0]
-	if err := e.ApplyStrict(ctx, router); err != nil {
-		t.Fatal(err)
-	}
-	get := func(name string) *v1.ModelRouter {
-		mr := &v1.ModelRouter{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
-			t.Fatal(err)
-		}
-		return mr
-	}
+	applyStrictIn(t, ctx, e, ns, isvcs, "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag}\nspec:\n"+indent(agentGatewaySpec(ns)))
+	get := func(name string) *v1.ModelRouter { return getRouterIn(t, ctx, c, ns, name) }
 	cond := func(name, typ string) (*metav1.Condition, *v1.ModelRouter) {
 		mr := get(name)
 		return meta.FindStatusCondition(mr.Status.Conditions, typ), mr
@@ -135,27 +120,10 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 	}, targets.NewRegistry(proxy.New(), agentgatewayTarget()))
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.80")
-	for _, o := range mustDecode(t, isvcs) {
-		o.SetNamespace(ns)
-		if err := e.ApplyStrict(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, doc := range []string{
-		fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: models, namespace: %s}\nspec:\n  dataPlane: AgentGateway\n  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http}\n  defaultRouteStrategy: BackendNameMatch\n  backends:\n    - {name: qwen, inferenceServiceRef: {name: qwen}}\n", ns),
-		fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: pools, namespace: %s}\nspec:\n%s", ns, indent(agentGatewaySpec(ns))),
-	} {
-		if err := e.ApplyStrict(ctx, mustDecode(t, doc)[0]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	get := func(name string) *v1.ModelRouter {
-		mr := &v1.ModelRouter{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
-			t.Fatal(err)
-		}
-		return mr
-	}
+	applyStrictIn(t, ctx, e, ns, isvcs,
+		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: models}\nspec:\n  dataPlane: AgentGateway\n  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http}\n  defaultRouteStrategy: BackendNameMatch\n  backends:\n    - {name: qwen, inferenceServiceRef: {name: qwen}}\n",
+		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: pools}\nspec:\n"+indent(agentGatewaySpec(ns)))
+	get := func(name string) *v1.ModelRouter { return getRouterIn(t, ctx, c, ns, name) }
 	eventually(t, "Model routing Ready without the Inference Extension", func() error {
 		mr := get("models")
 		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
@@ -179,11 +147,7 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 // controllers; everything stops when the test ends.
 func dedicatedController(t *testing.T, exclude func(*apiextensionsv1.CustomResourceDefinition) bool, reg *targets.Registry) (*testenv.Env, client.Client, context.Context) {
 	t.Helper()
-	e, err := testenv.NewWithOptions(testenv.Options{ExcludeCRD: exclude})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
+	e := testenv.StartOwn(t, testenv.Options{ExcludeCRD: exclude})
 	c, err := client.New(e.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +161,29 @@ func dedicatedController(t *testing.T, exclude func(*apiextensionsv1.CustomResou
 	t.Cleanup(func() { cancel(); <-done })
 	go playGatewayControllers(ctx, c)
 	return e, c, ctx
+}
+
+// applyStrictIn applies every object of docs in namespace ns of e.
+func applyStrictIn(t *testing.T, ctx context.Context, e *testenv.Env, ns string, docs ...string) {
+	t.Helper()
+	for _, doc := range docs {
+		for _, o := range mustDecode(t, doc) {
+			o.SetNamespace(ns)
+			if err := e.ApplyStrict(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// getRouterIn reads a router through c.
+func getRouterIn(t *testing.T, ctx context.Context, c client.Client, ns, name string) *v1.ModelRouter {
+	t.Helper()
+	mr := &v1.ModelRouter{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mr); err != nil {
+		t.Fatal(err)
+	}
+	return mr
 }
 
 func mustDecode(t *testing.T, doc string) []*unstructured.Unstructured {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/targets"
 	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
 )
 
@@ -30,6 +31,22 @@ func waitEvent(t *testing.T, ns, name, want string) {
 			}
 		}
 		return fmt.Errorf("events: %v", evs)
+	})
+}
+
+// waitRuleOn waits until the router's HTTPRoute sends rule to a pool whose
+// name contains pool.
+func waitRuleOn(t *testing.T, ns, router, rule, pool string) {
+	t.Helper()
+	eventually(t, rule+" on "+pool+"'s pool", func() error {
+		got, err := routeTargets(t, ns, router)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(got[rule], pool) {
+			return fmt.Errorf("targets %v", got)
+		}
+		return nil
 	})
 }
 
@@ -52,11 +69,10 @@ defaultRoute: qwen
 func TestGatewayMissingThenCreated(t *testing.T) {
 	ctx := ctxT(t)
 	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	createRouter(t, ns, "gw", gatewayPlaneRouter(gwns))
 
-	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, controller.ReasonGatewayNotFound)
+	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, targets.ReasonGatewayNotFound)
 	if got.Status.Phase != v1.PhasePending {
 		t.Errorf("phase %s, want Pending", got.Status.Phase)
 	}
@@ -67,7 +83,7 @@ func TestGatewayMissingThenCreated(t *testing.T) {
 	waitEvent(t, ns, "gw", "Warning/GatewayNotFound")
 
 	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.20")
-	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "gw", v1.PhaseReady)
 	waitEvent(t, ns, "gw", "Normal/Applied")
 }
@@ -79,8 +95,7 @@ func TestGatewayMissingThenCreated(t *testing.T) {
 func TestListenerRefusesNamespace(t *testing.T) {
 	ctx := ctxT(t)
 	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	mustApply(t, ctx, gwns, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: ai-gateway}
@@ -97,7 +112,7 @@ spec:
           selector: {matchLabels: {llm-routes: allowed}}
 `)
 	createRouter(t, ns, "gw", gatewayPlaneRouter(gwns))
-	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, controller.ReasonRouteNotAllowed)
+	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, targets.ReasonRouteNotAllowed)
 	if got.Status.Phase != v1.PhasePending {
 		t.Errorf("phase %s, want Pending", got.Status.Phase)
 	}
@@ -120,7 +135,7 @@ spec:
 		n.Labels["llm-routes"] = "allowed"
 		return k8s.Update(ctx, n)
 	})
-	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "gw", v1.PhaseReady)
 }
 
@@ -131,19 +146,18 @@ spec:
 func TestDataPlaneVerdicts(t *testing.T) {
 	ctx := ctxT(t)
 	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen")
 	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.30")
 	setVerdict("AIGatewayRoute", ns, "gw", verdictSilent)
 	createRouter(t, ns, "gw", gatewayPlaneRouter(gwns))
 
-	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, controller.ReasonAwaitingDataPlane)
+	got := waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, targets.ReasonAwaitingDataPlane)
 	if got.Status.Phase != v1.PhasePending || got.Status.Gateway == nil || got.Status.Gateway.RouteReady {
 		t.Errorf("phase %s gateway %+v, want Pending and routeReady false", got.Status.Phase, got.Status.Gateway)
 	}
 
 	setVerdict("AIGatewayRoute", ns, "gw", verdictReject)
-	got = waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, controller.ReasonRejectedByDataPlane)
+	got = waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionFalse, targets.ReasonRejectedByDataPlane)
 	msg := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionGatewayReady).Message
 	if !strings.Contains(msg, "AIGatewayRoute "+ns+"/gw") || !strings.Contains(msg, "backend not-there not found") {
 		t.Errorf("the rejection does not name the object and the data plane's message: %q", msg)
@@ -153,7 +167,7 @@ func TestDataPlaneVerdicts(t *testing.T) {
 
 	setVerdict("AIGatewayRoute", ns, "gw", verdictAccept)
 	setVerdict("BackendTrafficPolicy", ns, "gw", verdictConflict)
-	got = waitCondition(t, ctx, ns, "gw", v1.ConditionDegraded, metav1.ConditionTrue, controller.ReasonPolicyConflicted)
+	got = waitCondition(t, ctx, ns, "gw", v1.ConditionDegraded, metav1.ConditionTrue, targets.ReasonPolicyConflicted)
 	if !strings.Contains(meta.FindStatusCondition(got.Status.Conditions, v1.ConditionDegraded).Message, "BackendTrafficPolicy "+ns+"/gw") {
 		t.Errorf("Degraded does not name the policy: %+v", got.Status.Conditions)
 	}
@@ -161,7 +175,7 @@ func TestDataPlaneVerdicts(t *testing.T) {
 	waitEvent(t, ns, "gw", "Warning/PolicyConflicted")
 
 	setVerdict("BackendTrafficPolicy", ns, "gw", verdictAccept)
-	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, "gw", v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	got = waitPhase(t, ctx, ns, "gw", v1.PhaseReady)
 	if got.Status.Gateway == nil || !got.Status.Gateway.RouteReady {
 		t.Errorf("status.gateway %+v", got.Status.Gateway)
@@ -176,9 +190,7 @@ func TestDataPlaneVerdicts(t *testing.T) {
 func TestInferenceServiceDeletedUnderTraffic(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
-	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen", "llama")
 	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.40")
 	createRouter(t, ns, "ag", fmt.Sprintf(`
 dataPlane: AgentGateway
@@ -197,16 +209,7 @@ rules:
 defaultRoute: llama
 `, ns))
 	waitPhase(t, ctx, ns, "ag", v1.PhaseReady)
-	eventually(t, "rule on qwen's pool", func() error {
-		targets, err := routeTargets(t, ns, "ag")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(targets["rule-chat"], "qwen") {
-			return fmt.Errorf("targets %v", targets)
-		}
-		return nil
-	})
+	waitRuleOn(t, ns, "ag", "rule-chat", "qwen")
 
 	isvc := &unstructured.Unstructured{}
 	isvc.SetGroupVersionKind(v1.GroupVersion.WithKind("InferenceService"))
@@ -216,16 +219,7 @@ defaultRoute: llama
 		t.Fatal(err)
 	}
 	got := waitCondition(t, ctx, ns, "ag", v1.ConditionBackendsReady, metav1.ConditionFalse, controller.ReasonBackendsNotReady)
-	eventually(t, "rule moved to llama's pool", func() error {
-		targets, err := routeTargets(t, ns, "ag")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(targets["rule-chat"], "llama") {
-			return fmt.Errorf("targets %v", targets)
-		}
-		return nil
-	})
+	waitRuleOn(t, ns, "ag", "rule-chat", "llama")
 	for _, b := range got.Status.Backends {
 		if b.Name == "qwen" && (b.Healthy || !strings.Contains(b.Message, "not found")) {
 			t.Errorf("qwen status %+v", b)
@@ -240,23 +234,17 @@ defaultRoute: llama
 // BudgetStoreUnavailable and the failure mode in the message, with an
 // event; once the store is back it is Ready again.
 func TestBudgetStoreUnavailableIsDegraded(t *testing.T) {
-	ctx := ctxT(t)
-	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
-	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
-	mr := createRouter(t, ns, "store", routerSpec)
+	storeUp := func(st *proxyapi.Status) {
+		st.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: true, Failure: "closed"}
+	}
+	ctx, ns, mr := readyProxyRouter(t, "store", storeUp)
 	healthy := healthyProxy(mr, "qwen", "llama", "claude")
-	healthy.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: true, Failure: "closed"}
-	statuses.set(proxytarget.StatusURL(mr), healthy)
-	converged(t, ns, "store")
-	markDeploymentReady(t, ctx, ns, "store-router-proxy")
-	waitPhase(t, ctx, ns, "store", v1.PhaseReady)
+	storeUp(&healthy)
 
 	down := healthyProxy(mr, "qwen", "llama", "claude")
 	down.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: false, Failure: "closed", Message: "dial tcp 10.0.0.9:6379: connect: connection refused"}
 	statuses.set(proxytarget.StatusURL(mr), down)
-	got := waitCondition(t, ctx, ns, "store", v1.ConditionDegraded, metav1.ConditionTrue, controller.ReasonBudgetStoreUnavailable)
+	got := waitCondition(t, ctx, ns, "store", v1.ConditionDegraded, metav1.ConditionTrue, targets.ReasonBudgetStoreUnavailable)
 	msg := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionDegraded).Message
 	if !strings.Contains(msg, "connection refused") || !strings.Contains(msg, "failure mode closed") {
 		t.Errorf("Degraded message %q", msg)

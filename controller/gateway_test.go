@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
-	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 var securityPolicyGVK = schema.GroupVersionKind{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Kind: "SecurityPolicy"}
@@ -67,7 +67,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 			t.Errorf("%s: controller reference %v, want the router", k, ref)
 		}
 	}
-	waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	got := waitPhase(t, ctx, ns, name, v1.PhaseReady)
 	if got.Status.Gateway == nil || !got.Status.Gateway.RouteReady || got.Status.Gateway.AuthEnabled || got.Status.Gateway.Endpoint != "http://203.0.113.10" {
 		t.Errorf("status.gateway %+v", got.Status.Gateway)
@@ -271,7 +271,7 @@ spec:
 	taken := without()
 	taken["backends"] = append(taken["backends"].([]any), map[string]any{"name": "extra", "inferenceServiceRef": map[string]any{"name": "qwen3"}})
 	setRouterSpec(t, ctx, ns, name, specYAML(t, taken))
-	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionTrue, controller.ReasonObjectNameTaken)
+	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionTrue, targets.ReasonObjectNameTaken)
 	truthful(true)
 	if sps := securityPolicies(); len(sps) != 1 {
 		t.Errorf("SecurityPolicy pruned although a name was taken: %v", sps)
@@ -305,7 +305,7 @@ defaultRoute: local-qwen
 	if want["Deployment "+ns+"/"+name+"-router-proxy"] == nil {
 		t.Fatalf("proxy render: %v", sortedKeys(want))
 	}
-	waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, targets.ReasonDeploymentNotReady)
 
 	// To Gateway: the proxy's objects go, the Gateway plane's come.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, gwSpec))
@@ -315,7 +315,7 @@ defaultRoute: local-qwen
 			t.Errorf("Gateway render has %s", k)
 		}
 	}
-	got := waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	got := waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
 		t.Errorf("Available left after switching to Gateway: %+v", got.Status.Conditions)
 	}
@@ -332,7 +332,7 @@ defaultRoute: local-qwen
 			t.Errorf("Proxy render has %s", k)
 		}
 	}
-	got = waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	got = waitCondition(t, ctx, ns, name, v1.ConditionAvailable, metav1.ConditionFalse, targets.ReasonDeploymentNotReady)
 	if got.Status.Gateway != nil || meta.FindStatusCondition(got.Status.Conditions, v1.ConditionGatewayReady) != nil {
 		t.Errorf("Gateway status left after switching back: %+v %+v", got.Status.Gateway, got.Status.Conditions)
 	}

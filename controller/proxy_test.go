@@ -1,11 +1,13 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/llmkube/llmkube-compile/targets"
 	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -149,6 +151,26 @@ func converged(t *testing.T, ns, name string) map[string]*unstructured.Unstructu
 	return want
 }
 
+// readyProxyRouter creates a Proxy router of routerSpec over Ready
+// InferenceServices, answers its /status with healthyProxy (adjusted by
+// tune, when set), marks its Deployment ready and waits until it is Ready.
+func readyProxyRouter(t *testing.T, name string, tune func(*proxyapi.Status)) (context.Context, string, *v1.ModelRouter) {
+	t.Helper()
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen", "llama")
+	mr := createRouter(t, ns, name, routerSpec)
+	st := healthyProxy(mr, "qwen", "llama", "claude")
+	if tune != nil {
+		tune(&st)
+	}
+	statuses.set(proxytarget.StatusURL(mr), st)
+	converged(t, ns, name)
+	markDeploymentReady(t, ctx, ns, name+"-router-proxy")
+	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	return ctx, ns, mr
+}
+
 func healthyProxy(mr *v1.ModelRouter, names ...string) proxyapi.Status {
 	s := proxyapi.Status{Router: proxyapi.RouterInfo{Name: mr.Name, Namespace: mr.Namespace}}
 	for _, n := range names {
@@ -165,9 +187,7 @@ func healthyProxy(mr *v1.ModelRouter, names ...string) proxyapi.Status {
 func TestProxyCreateUpdateDelete(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
-	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen", "llama")
 	mr := createRouter(t, ns, "chat", routerSpec)
 
 	want := converged(t, ns, "chat")
@@ -198,13 +218,13 @@ func TestProxyCreateUpdateDelete(t *testing.T) {
 	}
 
 	// The Deployment is not ready yet: Provisioning.
-	waitCondition(t, ctx, ns, "chat", v1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonDeploymentNotReady)
+	waitCondition(t, ctx, ns, "chat", v1.ConditionAvailable, metav1.ConditionFalse, targets.ReasonDeploymentNotReady)
 	got = waitPhase(t, ctx, ns, "chat", v1.PhaseProvisioning)
 
 	// The proxy becomes ready and reports its probes and budgets.
 	statuses.set(proxytarget.StatusURL(got), healthyProxy(got, "qwen", "llama", "claude"))
 	markDeploymentReady(t, ctx, ns, "chat-router-proxy")
-	waitCondition(t, ctx, ns, "chat", v1.ConditionAvailable, metav1.ConditionTrue, controller.ReasonDeploymentReady)
+	waitCondition(t, ctx, ns, "chat", v1.ConditionAvailable, metav1.ConditionTrue, targets.ReasonDeploymentReady)
 	waitCondition(t, ctx, ns, "chat", v1.ConditionBackendsReady, metav1.ConditionTrue, controller.ReasonBackendsHealthy)
 	waitCondition(t, ctx, ns, "chat", v1.ConditionDegraded, metav1.ConditionFalse, "")
 	got = waitCondition(t, ctx, ns, "chat", v1.ConditionValidated, metav1.ConditionTrue, controller.ReasonSpecValid)
@@ -297,16 +317,7 @@ func containsString(l []string, s string) bool {
 // TestIdempotent: once a router has converged, reconciling it again makes no
 // write at all, and no object's resourceVersion moves.
 func TestIdempotent(t *testing.T) {
-	ctx := ctxT(t)
-	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
-	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
-	mr := createRouter(t, ns, "idem", routerSpec)
-	statuses.set(proxytarget.StatusURL(mr), healthyProxy(mr, "qwen", "llama", "claude"))
-	converged(t, ns, "idem")
-	markDeploymentReady(t, ctx, ns, "idem-router-proxy")
-	waitPhase(t, ctx, ns, "idem", v1.PhaseReady)
+	ctx, ns, _ := readyProxyRouter(t, "idem", nil)
 
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "idem"}}
 	// Settle: the reconcile the Deployment status change triggered may still be queued.
@@ -347,9 +358,7 @@ func TestIdempotent(t *testing.T) {
 func TestReadinessFlip(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	mustApply(t, ctx, ns, isvcs)
-	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
-	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
+	readyISVCs(t, ctx, ns, "qwen", "llama")
 	createRouter(t, ns, "flip", `
 backends:
   - name: qwen

@@ -44,11 +44,7 @@ import (
 // Any permission the kubebuilder markers miss shows up as a reconcile that
 // never converges (ApplyFailed, a cache that never syncs, a missing event).
 func TestInstallAndRBAC(t *testing.T) {
-	e, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
+	e := testenv.StartOwn(t, testenv.Options{})
 	ctx := ctxT(t)
 	admin, err := client.New(e.Config, client.Options{Scheme: scheme})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
@@ -76,7 +77,7 @@ func TestAgentGatewayReadinessFlip(t *testing.T) {
 	}
 	bigPool, smallPool := "InferencePool/"+name+"-big-pool", "InferencePool/"+name+"-small-pool"
 	expect("both ready: rules on their first backend", map[string]string{"rule-reasoning": bigPool, "rule-big-only": bigPool, "default": smallPool})
-	waitCondition(t, ctx, ns, name, v1.ConditionAgentGatewayReady, metav1.ConditionTrue, controller.ReasonApplied)
+	waitCondition(t, ctx, ns, name, v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	mr := waitCondition(t, ctx, ns, name, v1.ConditionBackendsReady, metav1.ConditionTrue, "")
 	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated); strings.Contains(c.Message, "RoutedToFallback") {
 		t.Errorf("RoutedToFallback while every backend is ready: %q", c.Message)

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +29,7 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/httpget"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
@@ -55,11 +55,6 @@ const (
 	ReasonCRDsNotInstalled        = "CRDsNotInstalled"
 	ReasonApplyFailed             = "ApplyFailed"
 	ReasonRouterProxyNameTaken    = "RouterProxyNameTaken"
-	ReasonObjectNameTaken         = targets.ReasonObjectNameTaken
-	ReasonConflictingPolicy       = targets.ReasonConflictingPolicy
-	ReasonDeploymentReady         = targets.ReasonDeploymentReady
-	ReasonDeploymentNotReady      = targets.ReasonDeploymentNotReady
-	ReasonApplied                 = targets.ReasonApplied
 	ReasonBackendsHealthy         = "BackendsHealthy"
 	ReasonBackendsResolved        = "BackendsResolved"
 	ReasonBackendsNotReady        = "BackendsNotReady"
@@ -70,16 +65,11 @@ const (
 	// ReasonHealthUnknown starts the message of a backend whose health the
 	// data plane does not report (an external provider on a gateway plane).
 	ReasonHealthUnknown = "HealthUnknown"
-	// Reasons a gateway plane reports from the data plane's own status.
-	ReasonGatewayNotFound     = targets.ReasonGatewayNotFound
-	ReasonRouteNotAllowed     = targets.ReasonRouteNotAllowed
-	ReasonAwaitingDataPlane   = targets.ReasonAwaitingDataPlane
-	ReasonRejectedByDataPlane = targets.ReasonRejectedByDataPlane
-	ReasonPolicyConflicted    = targets.ReasonPolicyConflicted
-	// ReasonBudgetStoreUnavailable: Degraded while the router-proxy cannot
-	// reach its shared budget store.
-	ReasonBudgetStoreUnavailable = targets.ReasonBudgetStoreUnavailable
 )
+
+// The reasons a plane reports on its readiness condition (Applied,
+// DeploymentReady, GatewayNotFound, RejectedByDataPlane, ...) are the
+// planes' own: package targets holds them.
 
 // StatusGetter fetches the router-proxy's admin status JSON from url.
 type StatusGetter func(ctx context.Context, url string) ([]byte, error)
@@ -496,30 +486,7 @@ func sortedKinds(ks []schema.GroupVersionKind) []string {
 
 // defaultGetStatus reads the proxy's admin status over HTTP.
 func defaultGetStatus(ctx context.Context, url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	buf := make([]byte, 0, 4096)
-	tmp := make([]byte, 4096)
-	for len(buf) < 1<<20 {
-		n, err := resp.Body.Read(tmp)
-		buf = append(buf, tmp[:n]...)
-		if err != nil {
-			break
-		}
-	}
-	return buf, nil
+	return httpget.Get(ctx, url, 3*time.Second, 1<<20)
 }
 
 // checkTogether runs a target's cross-router check (targets.Together; the

@@ -231,7 +231,7 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		status = metav1.ConditionTrue
 	}
 	set(planeCond, status, obs.Reason, obs.Message)
-	conflictReason := cmp.Or(obs.ConflictReason, ReasonConflictingPolicy)
+	conflictReason := cmp.Or(obs.ConflictReason, targets.ReasonConflictingPolicy)
 	if obs.Conflict != "" {
 		set(planeCond, metav1.ConditionFalse, conflictReason, obs.Conflict)
 	}
@@ -242,7 +242,7 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	var degradedReason, degradedMsg string
 	switch {
 	case len(out.taken) > 0:
-		degradedReason = ReasonObjectNameTaken
+		degradedReason = targets.ReasonObjectNameTaken
 		for _, t := range out.taken {
 			if t.proxyName {
 				degradedReason = ReasonRouterProxyNameTaken

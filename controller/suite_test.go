@@ -379,6 +379,16 @@ func markDeploymentReadyIn(t *testing.T, ctx context.Context, k8s client.Client,
 }
 
 // setISVCStatus sets an InferenceService's status phase and ready replicas.
+// readyISVCs applies the test InferenceServices (qwen, llama) in ns and
+// marks the named ones Ready.
+func readyISVCs(t *testing.T, ctx context.Context, ns string, ready ...string) {
+	t.Helper()
+	mustApply(t, ctx, ns, isvcs)
+	for _, name := range ready {
+		setISVCStatus(t, ctx, ns, name, "Ready", 1)
+	}
+}
+
 func setISVCStatus(t *testing.T, ctx context.Context, ns, name, phase string, ready int64) {
 	t.Helper()
 	eventually(t, "set InferenceService status", func() error {

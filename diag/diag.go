@@ -193,3 +193,13 @@ func RulePath(i int) string { return ItemPath("spec.rules", i) }
 
 // BudgetPath is the path of spec.policy.budgets[i].
 func BudgetPath(i int) string { return ItemPath("spec.policy.budgets", i) }
+
+// ReasonsByField maps each diagnostic's field path to its reason (the last
+// one when a field has several).
+func (l List) ReasonsByField() map[string]string {
+	out := make(map[string]string, len(l))
+	for _, d := range l {
+		out[d.Field] = d.Reason
+	}
+	return out
+}

@@ -24,6 +24,20 @@ const proxySettings = `  backends:
   proxy: {replicas: 2, responseHeaderTimeout: 30s}
 `
 
+// routerHead starts a ModelRouter document, up to its spec's fields.
+const routerHead = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+`
+
+// modelRouting starts a router on AgentGateway's Model routing, up to its
+// backends.
+const modelRouting = routerHead + `  dataPlane: AgentGateway
+  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
+  backends:
+`
+
 // plan compiles one router through the pipeline (so the planes' field
 // tables apply).
 func plan(t *testing.T, doc string) *pipeline.Planned {
@@ -40,19 +54,11 @@ func planeWarnings(t *testing.T, doc string) map[string]string {
 	t.Helper()
 	p := plan(t, doc)
 	require.False(t, p.Diags.HasErrors(), "%v", p.Diags.Err())
-	out := map[string]string{}
-	for _, d := range p.Diags.Warnings() {
-		out[d.Field] = d.Reason
-	}
-	return out
+	return p.Diags.Warnings().ReasonsByField()
 }
 
 func TestProxyOnlySettingsWarnOnGatewayPlanes(t *testing.T) {
-	gw := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  dataPlane: Gateway
+	gw := planeWarnings(t, routerHead+`  dataPlane: Gateway
   gatewayRef: {name: gw}
 `+proxySettings)
 	for _, f := range []string{"spec.proxy.replicas", "spec.endpoint", "spec.backends[0].balancing", "spec.backends[0].resolution", "spec.backends[0].modelInfo"} {
@@ -60,14 +66,7 @@ spec:
 	}
 	assert.NotContains(t, gw, "spec.proxy.responseHeaderTimeout", "the Gateway plane reads the proxy timeouts")
 
-	ag := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  dataPlane: AgentGateway
-  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
-  backends:
-    - name: a
+	ag := planeWarnings(t, modelRouting+`    - name: a
       inferenceServiceRef: {name: q}
   proxy: {responseHeaderTimeout: 30s}
 `)
@@ -78,11 +77,7 @@ spec:
 // TestProxyPlaneIgnoresNothing: the Proxy plane reads every field, so the
 // same settings warn nothing there.
 func TestProxyPlaneIgnoresNothing(t *testing.T) {
-	w := planeWarnings(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-`+proxySettings)
+	w := planeWarnings(t, routerHead+proxySettings)
 	for f, reason := range w {
 		assert.NotEqual(t, "FieldIgnored", reason, f)
 	}
@@ -92,14 +87,7 @@ spec:
 // routing modes of AgentGateway, so its refusal in Model routing points at
 // the planes that route to providers, never at routing: InferencePool.
 func TestModelRoutingAdviceIsTrue(t *testing.T) {
-	p := plan(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  dataPlane: AgentGateway
-  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
-  backends:
-    - name: gpt
+	p := plan(t, modelRouting+`    - name: gpt
       external: {provider: openai, model: gpt-5}
 `)
 	var msg string

@@ -274,17 +274,7 @@ func main() {
 	up.Stderr = os.Stderr
 	must(up.Start())
 	defer func() { _ = up.Process.Kill(); _ = up.Wait() }()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + upAddr + "/health")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 500 {
-			must(fmt.Errorf("stub upstream never started"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil("stub upstream", func() bool { return get("http://"+upAddr+"/health") != 0 })
 
 	cfg := config("http://"+upAddr, filepath.Join(dir, "audit.jsonl"))
 	listen, pid := startProxy(bin, dir, "plain", cfg)
@@ -301,17 +291,13 @@ func main() {
 	redisCmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", redisPort, "--save", "", "--appendonly", "no")
 	must(redisCmd.Start())
 	procs = append(procs, redisCmd)
-	for i := 0; ; i++ {
+	waitUntil("redis-server", func() bool {
 		c, err := net.Dial("tcp", redisAddr)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if i > 500 {
-			must(fmt.Errorf("redis-server never started"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
@@ -320,17 +306,7 @@ func main() {
 	peer.Stderr = os.Stderr
 	must(peer.Start())
 	defer func() { _ = peer.Process.Kill(); _ = peer.Wait() }()
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + peerAddr2 + "/health")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if i > 500 {
-			must(fmt.Errorf("baseline peer proxy never started"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil("baseline peer proxy", func() bool { return get("http://"+peerAddr2+"/health") != 0 })
 
 	direct := "http://" + upAddr + "/v1/chat/completions"
 	proxied := "http://" + listen + "/v1/chat/completions"
@@ -419,20 +395,28 @@ func startProxy(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (s
 	cmd.Stderr = os.Stderr
 	must(cmd.Start())
 	procs = append(procs, cmd)
-	for i := 0; ; i++ {
-		resp, err := http.Get("http://" + admin + "/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
+	waitUntil("router-proxy "+name, func() bool { return get("http://"+admin+"/ready") == 200 })
+	return listen, cmd.Process.Pid
+}
+
+// waitUntil polls ready for up to 10 s and exits when it never holds.
+func waitUntil(what string, ready func() bool) {
+	for i := 0; !ready(); i++ {
 		if i > 500 {
-			must(fmt.Errorf("router-proxy never became ready"))
+			must(fmt.Errorf("%s never became ready", what))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return listen, cmd.Process.Pid
+}
+
+// get is a GET's status code, 0 when it fails.
+func get(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // procs are the router-proxy processes, killed on exit.

@@ -54,36 +54,28 @@ func CELEnv() (*cel.Env, error) {
 // CheckCondition parses and type-checks an authorization condition against
 // CELEnv: it must yield a bool.
 func CheckCondition(expr string) error {
-	env, err := CELEnv()
-	if err != nil {
-		return err
-	}
-	ast, iss := env.Compile(expr)
-	if iss.Err() != nil {
-		return fmt.Errorf("CEL condition %q: %w", expr, iss.Err())
-	}
-	if out := ast.OutputType(); !out.IsExactType(types.BoolType) && !out.IsExactType(types.DynType) {
-		return fmt.Errorf("CEL condition %q yields %s, not a bool", expr, out)
-	}
-	return nil
+	return check("condition", expr, types.BoolType, "a bool")
 }
 
 // CheckExpression parses and type-checks a header-value expression against
 // CELEnv: it must compile and yield a string (or dyn, which agentgateway
 // renders as the header value).
 func CheckExpression(expr string) error {
+	return check("expression", expr, types.StringType, "a header value (string)")
+}
+
+// check compiles expr in CELEnv and requires it to yield want (or dyn).
+func check(what, expr string, want *types.Type, wantWords string) error {
 	env, err := CELEnv()
 	if err != nil {
 		return err
 	}
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		return fmt.Errorf("CEL expression %q: %w", expr, iss.Err())
+		return fmt.Errorf("CEL %s %q: %w", what, expr, iss.Err())
 	}
-	switch out := ast.OutputType(); {
-	case out.IsExactType(types.StringType), out.IsExactType(types.DynType):
-		return nil
-	default:
-		return fmt.Errorf("CEL expression %q yields %s, not a header value (string)", expr, out)
+	if out := ast.OutputType(); !out.IsExactType(want) && !out.IsExactType(types.DynType) {
+		return fmt.Errorf("CEL %s %q yields %s, not %s", what, expr, out, wantWords)
 	}
+	return nil
 }

@@ -209,11 +209,7 @@ var scheme = func() *runtime.Scheme {
 // two tests' controllers never reconcile each other's routers).
 func newEnv(t *testing.T) (*testenv.Env, client.Client) {
 	t.Helper()
-	e, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Stop() })
+	e := testenv.StartOwn(t, testenv.Options{})
 	c, err := client.New(e.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)

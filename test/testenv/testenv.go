@@ -145,6 +145,18 @@ func Start(t testing.TB) *Env {
 // status 1, so `go test` reports the package as FAIL.
 func StartMain() (*Env, func()) { return StartMainWithOptions(Options{}) }
 
+// StartOwn starts an API server of its own for one test, stopped when the
+// test ends; a start failure fails the test.
+func StartOwn(t testing.TB, o Options) *Env {
+	t.Helper()
+	e, err := NewWithOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Stop() })
+	return e
+}
+
 // RunMain is a whole TestMain: it starts the package's one API server into
 // *env, runs the tests, stops the server and exits with the tests' status.
 func RunMain(m *testing.M, env **Env) {

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmkube/llmkube-compile/internal/httpget"
 )
 
 // URLTimeout bounds reading one -f URL.
@@ -108,23 +109,5 @@ func expand(path string, recursive bool) ([]string, error) {
 
 // fetch reads an http(s) URL within URLTimeout.
 func fetch(url string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), URLTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err // *url.Error names the URL
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxInputBytes))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", url, err)
-	}
-	return data, nil
+	return httpget.Get(context.Background(), url, URLTimeout, maxInputBytes)
 }
