@@ -90,15 +90,14 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 			t.Errorf("render after removal still has %s", k)
 		}
 	}
-	got = waitGatewayStatus(t, ns, name, func(mr *v1.ModelRouter) error {
-		if len(mr.Status.Backends) != 1 || mr.Status.ActiveRules != 0 {
-			return fmt.Errorf("backends %+v activeRules %d", mr.Status.Backends, mr.Status.ActiveRules)
+	// Ready again once the gateway's controller accepted the new generation
+	// of the route (Pending until then).
+	waitGatewayStatus(t, ns, name, func(mr *v1.ModelRouter) error {
+		if len(mr.Status.Backends) != 1 || mr.Status.ActiveRules != 0 || mr.Status.Phase != v1.PhaseReady {
+			return fmt.Errorf("phase %s backends %+v activeRules %d", mr.Status.Phase, mr.Status.Backends, mr.Status.ActiveRules)
 		}
 		return nil
 	})
-	if got.Status.Phase != v1.PhaseReady {
-		t.Errorf("phase %s after the update", got.Status.Phase)
-	}
 
 	// The Gateway's address changes: the next reconcile reports it.
 	eventually(t, "Gateway address change", func() error {
