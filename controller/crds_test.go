@@ -138,8 +138,23 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 		if cnd == nil || cnd.Reason != controller.ReasonCRDsNotInstalled || !strings.Contains(cnd.Message, "InferencePool") || strings.Contains(cnd.Message, "AgentgatewayPolicy") {
 			return fmt.Errorf("condition %+v", cnd)
 		}
+		if mr.Status.Phase != v1.PhaseFailed {
+			return fmt.Errorf("phase %s", mr.Status.Phase)
+		}
 		return nil
 	})
+	// Each readiness transition is an event.
+	for name, want := range map[string]string{"models": "Normal/Applied", "pools": "Warning/CRDsNotInstalled"} {
+		eventually(t, name+" event "+want, func() error {
+			evs := routerEventsIn(t, c, ns, get(name))
+			for _, e := range evs {
+				if strings.HasPrefix(e, want) {
+					return nil
+				}
+			}
+			return fmt.Errorf("events %v", evs)
+		})
+	}
 }
 
 // dedicatedController starts an API server of its own without the CRDs
