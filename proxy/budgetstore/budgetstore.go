@@ -285,6 +285,12 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 	if len(s.budgets) == 0 {
 		return nil, nil, nil
 	}
+	if !s.healthy.Load() {
+		// Known down: answer at once instead of every request waiting for
+		// the timeout; Reconcile's probe (every second) brings it back.
+		msg, _ := s.lastErr.Load().(string)
+		return s.down(errors.New(msg), rule, h)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	ch := &Charge{s: s}
