@@ -86,5 +86,6 @@ manifests: generate generate-rbac
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
 .PHONY: bench-proxy
 bench-proxy: testdeps
+	hack/install-bench.sh
 	go run ./hack/bench-proxy
 	go test ./runtime/ -run '^$$' -bench . -benchmem

@@ -224,6 +224,7 @@ func main() {
 	jwksFile := flag.String("jwks", "", "internal: the stub serves this key set at /jwks")
 	peerAddr := flag.String("serve-peer", "", "internal: serve only the baseline peer proxy on this address")
 	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
+	peerSeconds := flag.Int("peer-seconds", 5, "seconds per wrk point in the peer table (nginx, HAProxy); 0 skips it")
 	flag.Parse()
 	if *stubAddr != "" {
 		// The stub runs in its own process, as a real upstream would, so the
@@ -347,6 +348,10 @@ func main() {
 		}
 	}
 	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
+	if *peerSeconds > 0 {
+		runPeers(bin, dir, false, *peerSeconds)
+		runPeers(bin, dir, true, *peerSeconds)
+	}
 
 	// Variants of the same router, each against the in-memory proxy:
 	// policy.auth.jwt (RS256, cached keys) and the Redis budget store.

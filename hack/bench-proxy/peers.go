@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The peer table: the router-proxy beside nginx and HAProxy (Debian's
+// packages, hack/install-bench.sh) and the standard library's reverse
+// proxy, all in front of one nginx upstream that answers a fixed chat
+// completion, loaded by wrk in one run. Ratios are to nginx.
+
+// upstreamAnswer is the fixed 250-byte-class chat completion the nginx
+// upstream returns (JSON), and its SSE form.
+const upstreamAnswer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`
+
+// peerResult is one path's measurement.
+type peerResult struct {
+	name      string
+	p50       time.Duration // at concurrency 1
+	rps32     float64       // at concurrency 32
+	cpuPerReq time.Duration // of the path's proxy process, at concurrency 32
+	rss       string
+	errors    int
+}
+
+// runPeers measures every path for one body kind and prints the table.
+func runPeers(bin, dir string, stream bool, seconds int) {
+	nginxUp := freePort()
+	writeFile(filepath.Join(dir, "sse.txt"), sseChunks)
+	writeFile(filepath.Join(dir, "answer.json"), []byte(upstreamAnswer))
+	upConf := fmt.Sprintf(`daemon off; master_process off; worker_processes 1; error_log stderr error; pid %[1]s/up-%[3]s.pid;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 1000000;
+  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
+  server { listen %[2]s;
+    location /health { return 200; }
+    location / { if ($http_x_bench_stream) { rewrite ^ /sse.txt last; } rewrite ^ /answer.json last; }
+    location = /answer.json { default_type application/json; error_page 405 =200 $uri; root %[1]s; }
+    location = /sse.txt { default_type text/event-stream; error_page 405 =200 $uri; root %[1]s; } } }`, dir, nginxUp, kindOf(stream))
+	startPeer("nginx upstream", dir, "up-"+kindOf(stream)+".conf", upConf, "nginx", "-e", "stderr", "-c")
+	waitUntil("nginx upstream", func() bool { return get("http://"+nginxUp+"/health") == 200 })
+
+	// Peers in front of the upstream, each one process.
+	nginxProxy := freePort()
+	ngConf := fmt.Sprintf(`daemon off; master_process off; worker_processes 1; error_log stderr error; pid %[1]s/px-%[4]s.pid;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 1000000;
+  client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastcgi_temp_path %[1]s; uwsgi_temp_path %[1]s; scgi_temp_path %[1]s;
+  upstream up { server %[3]s; keepalive 64; }
+  server { listen %[2]s; location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_buffering off; } } }`, dir, nginxProxy, nginxUp, kindOf(stream))
+	ngPid := startPeer("nginx proxy", dir, "px-"+kindOf(stream)+".conf", ngConf, "nginx", "-e", "stderr", "-c")
+	haProxy := freePort()
+	haConf := fmt.Sprintf(`global
+  nbthread 1
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  option http-keep-alive
+frontend f
+  bind %s
+  default_backend b
+backend b
+  http-reuse always
+  server up %s
+`, haProxy, nginxUp)
+	haPid := startPeer("haproxy", dir, "ha-"+kindOf(stream)+".cfg", haConf, "haproxy", "-db", "-f")
+	self, err := os.Executable()
+	must(err)
+	bare := freePort()
+	bareCmd := exec.Command(self, "-serve-peer", bare, "-peer-to", nginxUp)
+	bareCmd.Stderr = os.Stderr
+	must(bareCmd.Start())
+	procs = append(procs, bareCmd)
+	rpListen, rpPid := startProxy(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")))
+	for _, a := range []string{nginxProxy, haProxy, bare} {
+		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
+	}
+
+	paths := []struct {
+		name, addr string
+		pid        int
+	}{
+		{"direct", nginxUp, 0},
+		{"nginx 1.22 reverse proxy", nginxProxy, ngPid},
+		{"HAProxy 2.6", haProxy, haPid},
+		{"bare httputil.ReverseProxy", bare, bareCmd.Process.Pid},
+		{"router-proxy", rpListen, rpPid},
+	}
+	script := filepath.Join(dir, "post.lua")
+	header := ""
+	if stream {
+		header = `wrk.headers["X-Bench-Stream"] = "1"` + "\n"
+	}
+	reqBody := body
+	if stream {
+		reqBody = streamBody
+	}
+	writeFile(script, []byte(`wrk.method = "POST"
+wrk.body = '`+reqBody+`'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-Tenant"] = "gold"
+wrk.headers["X-Llmkube-Client"] = "bench"
+`+header))
+	var results []peerResult
+	for _, p := range paths {
+		url := "http://" + p.addr + "/v1/chat/completions"
+		wrkRun(url, script, 1, 2) // warm
+		p50, _, e1 := wrkRun(url, script, 1, seconds)
+		var c0 time.Duration
+		if p.pid != 0 {
+			c0 = cpu(p.pid)
+		}
+		_, rps, e2 := wrkRun(url, script, 32, seconds)
+		r := peerResult{name: p.name, p50: p50, rps32: rps, errors: e1 + e2}
+		if p.pid != 0 {
+			r.cpuPerReq = (cpu(p.pid) - c0) / time.Duration(max(rps*float64(seconds), 1))
+			r.rss = peakRSS(p.pid)
+		}
+		results = append(results, r)
+	}
+	kind := strings.ToUpper(kindOf(stream))
+	direct, ng := results[0], results[1]
+	fmt.Printf("\n%s, wrk one thread, %ds per point (ratios to nginx):\n\n", kind, seconds)
+	fmt.Println("| path | added p50, c=1 | throughput, c=32 | proxy CPU per request | peak RSS | errors |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range results {
+		if r.name == "direct" {
+			fmt.Printf("| direct | (%s p50) | %.1fk rps | – | – | %d |\n", us(r.p50), r.rps32/1000, r.errors)
+			continue
+		}
+		added, ngAdded := r.p50-direct.p50, ng.p50-direct.p50
+		fmt.Printf("| %s | %s (%.1f×) | %.1fk rps (%.2f×) | %s (%.1f×) | %s | %d |\n", r.name,
+			us(added), ratio(added, ngAdded), r.rps32/1000, r.rps32/ng.rps32, us(r.cpuPerReq), ratio(r.cpuPerReq, ng.cpuPerReq), r.rss, r.errors)
+	}
+}
+
+func kindOf(stream bool) string {
+	if stream {
+		return "sse"
+	}
+	return "json"
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func writeFile(path string, data []byte) { must(os.WriteFile(path, data, 0o600)) }
+
+// startPeer writes a config and starts a peer process on it (config path
+// last), returning its pid.
+func startPeer(what, dir, name, conf, bin string, args ...string) int {
+	path := filepath.Join(dir, name)
+	writeFile(path, []byte(conf))
+	cmd := exec.Command(bin, append(args, path)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		must(fmt.Errorf("%s: %w (run hack/install-bench.sh)", what, err))
+	}
+	procs = append(procs, cmd)
+	return cmd.Process.Pid
+}
+
+var (
+	wrkLatency = regexp.MustCompile(`(?m)^\s+50%\s+([0-9.]+)(us|ms|s)`)
+	wrkRPS     = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+	wrkErrors  = regexp.MustCompile(`(?m)Non-2xx or 3xx responses: (\d+)|Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+)
+
+// wrkRun runs wrk and returns its p50 latency, requests per second and errors.
+func wrkRun(url, script string, conns, seconds int) (time.Duration, float64, int) {
+	out, err := exec.Command("wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+strconv.Itoa(seconds)+"s", "--latency", "-s", script, url).CombinedOutput()
+	if err != nil {
+		must(fmt.Errorf("wrk: %v\n%s", err, out))
+	}
+	s := string(out)
+	var p50 time.Duration
+	if m := wrkLatency.FindStringSubmatch(s); m != nil {
+		v, _ := strconv.ParseFloat(m[1], 64)
+		unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second}[m[2]]
+		p50 = time.Duration(v * float64(unit))
+	}
+	var rps float64
+	if m := wrkRPS.FindStringSubmatch(s); m != nil {
+		rps, _ = strconv.ParseFloat(m[1], 64)
+	}
+	errs := 0
+	for _, m := range wrkErrors.FindAllStringSubmatch(s, -1) {
+		for _, g := range m[1:] {
+			n, _ := strconv.Atoi(g)
+			errs += n
+		}
+	}
+	return p50, rps, errs
+}
