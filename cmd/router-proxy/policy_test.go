@@ -269,7 +269,7 @@ func hammer(t *testing.T, ps []*proc, n int) int64 {
 func TestSharedBudgetAcrossReplicas(t *testing.T) {
 	rs := startRedis(t, "")
 	up := newUpstream(t, "qwen") // answers 10 prompt + 5 completion tokens
-	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 10_000, Window: proxyapi.Duration{Duration: 6 * time.Second}})
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 10_000, Window: proxyapi.Duration{Duration: time.Hour}})
 	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
 	var ps []*proc
 	for range 3 {
@@ -305,12 +305,33 @@ func TestSharedBudgetAcrossReplicas(t *testing.T) {
 	code, _ := p.post(t, `{"model":"qwen"}`)
 	assert.Equal(t, http.StatusTooManyRequests, code, "the exhausted budget survives the restart")
 	assert.Equal(t, used[0], p.status(t).Budgets[0].TokensUsed)
+}
 
-	// The rolling window: capacity returns once the window has passed.
+// TestSharedBudgetWindowRolls: capacity returns on the schedule the rolling
+// window implies, and Retry-After says when.
+func TestSharedBudgetWindowRolls(t *testing.T) {
+	rs := startRedis(t, "")
+	up := newUpstream(t, "qwen")
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 30, Window: proxyapi.Duration{Duration: 2 * time.Second}})
+	p := startProxy(t, cfg, "--budget-store", "redis://"+rs.addr+"/0")
+	for range 2 { // 2 x 15 tokens
+		code, _ := p.post(t, `{"model":"qwen"}`)
+		require.Equal(t, 200, code)
+	}
+	exhausted := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen"}`))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, retry, 2, "the oldest bucket leaves the 2s window within 2s")
 	require.Eventually(t, func() bool {
 		code, _ := p.post(t, `{"model":"qwen"}`)
 		return code == http.StatusOK
-	}, 10*time.Second, 200*time.Millisecond, "capacity returns as the 6s window rolls")
+	}, 5*time.Second, 100*time.Millisecond, "capacity returns as the window rolls")
+	assert.GreaterOrEqual(t, time.Since(exhausted), time.Second, "not before the window has rolled")
 }
 
 // TestSharedUSDBudget: the same with a USD cap, counted in integer
