@@ -65,7 +65,7 @@ func TestMoney(t *testing.T) {
 func TestBudgetWindowAndRetryAfter(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	clock := func() time.Time { return now }
-	bs, err := NewBudgets([]proxyapi.Budget{{Name: "b", Scope: "router", MaxTokens: 100, Window: proxyapi.Duration{time.Minute}}}, clock)
+	bs, err := NewBudgets([]proxyapi.Budget{{Name: "b", Scope: "router", MaxTokens: 100, Window: proxyapi.Duration{Duration: time.Minute}}}, clock)
 	require.NoError(t, err)
 	ch, ex := bs.Admit("x", nil)
 	require.Nil(t, ex)
@@ -83,7 +83,7 @@ func TestBudgetWindowAndRetryAfter(t *testing.T) {
 }
 
 func TestRouteFallThroughAndFailClosed(t *testing.T) {
-	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{time.Minute}},
+	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
 		Backends: []proxyapi.Backend{
 			{Name: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: "http://a", Weight: 1},
 			{Name: "b", Kind: proxyapi.KindLocal, Tier: "local", URL: "http://b", Weight: 1},
@@ -110,7 +110,7 @@ func TestRouteFallThroughAndFailClosed(t *testing.T) {
 
 // benchConfig is 20 rules; the request matches only the last one.
 func benchConfig() *proxyapi.Config {
-	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{time.Minute}},
+	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
 		Default: proxyapi.DefaultRoute{Strategy: "BackendNameMatch", Backend: "b0"}}
 	for i := range 4 {
 		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("model-%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: "http://x", Weight: int32(i + 1), Capabilities: []string{"tools"}})
