@@ -97,7 +97,7 @@ func admits(ctx context.Context, c ClusterReader, listener map[string]any, gwNam
 	case "Selector":
 		sel, _, _ := unstructured.NestedMap(allowed, "namespaces", "selector")
 		ls := &metav1.LabelSelector{}
-		if err := runtimeFromUnstructured(sel, ls); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, ls); err != nil {
 			return "has an unreadable namespace selector"
 		}
 		selector, err := metav1.LabelSelectorAsSelector(ls)
@@ -235,9 +235,4 @@ func ObserveGatewayPlane(ctx context.Context, c ClusterReader, gw GatewayRef, in
 	case ReasonPolicyConflicted:
 		obs.Conflict, obs.ConflictReason = v.Message, v.Reason
 	}
-}
-
-// runtimeFromUnstructured converts a map into a typed object.
-func runtimeFromUnstructured(m map[string]any, into any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, into)
 }

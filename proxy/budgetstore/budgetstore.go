@@ -152,7 +152,7 @@ func New(cfg *proxyapi.Config, o Options) (*Store, error) {
 			return nil, fmt.Errorf("budget %s: %w", b.Name, err)
 		}
 		s.budgets = append(s.budgets, budget{cfg: b, maxTokens: b.MaxTokens, maxMicro: ceilDiv(int64(m), microPerPico),
-			widthUS: max(b.Window.Microseconds()/BucketsPerWindow, 1), teamKey: canonical(b.HeaderKey)})
+			widthUS: max(b.Window.Microseconds()/BucketsPerWindow, 1), teamKey: textproto.CanonicalMIMEHeaderKey(b.HeaderKey)})
 	}
 	s.healthy.Store(true)
 	return s, nil
@@ -168,7 +168,6 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
-func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
 
 // counterKey names one counter's hash.
 func (s *Store) counterKey(b *budget, team string) string {

@@ -14,8 +14,8 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/httpget"
 )
 
-// URLTimeout bounds reading one -f URL.
-const URLTimeout = 30 * time.Second
+// URLTimeout bounds reading one -f URL (a variable so a test can shorten it).
+var URLTimeout = 30 * time.Second
 
 // maxInputBytes bounds one input read from stdin or a URL.
 const maxInputBytes = 64 << 20
