@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -251,6 +252,23 @@ func TestFilenameLikeKubectl(t *testing.T) {
 	r = run(t, "", "validate", "-f", srv.URL+"/missing.yaml")
 	assert.Equal(t, ExitUsage, r.code)
 	assert.Contains(t, r.stderr, "404")
+
+	// A URL that never answers fails within URLTimeout, naming the URL.
+	hang := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-hang:
+		case <-req.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(hang)
+	saved := URLTimeout
+	URLTimeout = 200 * time.Millisecond
+	defer func() { URLTimeout = saved }()
+	r = run(t, "", "validate", "-f", slow.URL+"/hang.yaml")
+	assert.Equal(t, ExitUsage, r.code)
+	assert.Contains(t, r.stderr, slow.URL+"/hang.yaml")
 
 	missing := filepath.Join(dir, "missing.yaml")
 	r = run(t, "", "validate", "-f", missing)
