@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -77,6 +79,12 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 	}
 	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
 		t.Errorf("Available (router-proxy) condition on a Gateway router: %+v", got.Status.Conditions)
+	}
+	// The external provider's health is not reported by this plane: it says
+	// so, and it still counts toward activeRules (it may serve).
+	cloud := slices.IndexFunc(got.Status.Backends, func(b v1.BackendStatus) bool { return b.Name == "cloud-gpt" })
+	if cloud < 0 || !strings.HasPrefix(got.Status.Backends[cloud].Message, controller.ReasonHealthUnknown+": ") {
+		t.Errorf("cloud-gpt status missing or without the %s reason: %+v", controller.ReasonHealthUnknown, got.Status.Backends)
 	}
 
 	// Update: the rule and the fallback backend go; so do its objects.

@@ -352,6 +352,27 @@ func TestIdempotent(t *testing.T) {
 	}
 }
 
+// TestLastUpdatedRefreshedOnRecheck: with nothing changing, status is not
+// rewritten on every reconcile (TestIdempotent), but lastUpdated still moves
+// once per recheck interval, so a stale timestamp means a stuck controller.
+func TestLastUpdatedRefreshedOnRecheck(t *testing.T) {
+	ctx, ns, _ := readyProxyRouter(t, "fresh", nil)
+	first := getRouter(t, ctx, ns, "fresh").Status.LastUpdated
+	if first == nil {
+		t.Fatal("no lastUpdated on a reconciled router")
+	}
+	eventually(t, "lastUpdated refreshed", func() error {
+		mr := getRouter(t, ctx, ns, "fresh")
+		if mr.Status.LastUpdated == nil || !mr.Status.LastUpdated.After(first.Time) {
+			return fmt.Errorf("lastUpdated %v, still not after %v", mr.Status.LastUpdated, first)
+		}
+		if mr.Status.Phase != v1.PhaseReady {
+			return fmt.Errorf("phase %s", mr.Status.Phase)
+		}
+		return nil
+	})
+}
+
 // TestReadinessFlip: an InferenceService going not-ready recompiles the
 // router: its backend is reported unhealthy and the router Degraded; back
 // to Ready, the router is Ready again.
@@ -390,8 +411,28 @@ rules:
 		t.Errorf("Validated message does not carry the compiler's InferenceServiceNotReady warning: %q", c.Message)
 	}
 
+	if mr.Status.ActiveRules != 1 {
+		t.Errorf("activeRules %d with llama still serving, want 1", mr.Status.ActiveRules)
+	}
+
+	// No candidate can serve the rule: it is not active.
+	setISVCStatus(t, ctx, ns, "llama", "Failed", 0)
+	waitActiveRules(t, ctx, ns, "flip", 0)
+
 	setISVCStatus(t, ctx, ns, "qwen", "Ready", 1)
+	setISVCStatus(t, ctx, ns, "llama", "Ready", 1)
 	waitPhase(t, ctx, ns, "flip", v1.PhaseReady)
+	waitActiveRules(t, ctx, ns, "flip", 1)
+}
+
+func waitActiveRules(t *testing.T, ctx context.Context, ns, name string, want int32) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("activeRules %d", want), func() error {
+		if got := getRouter(t, ctx, ns, name).Status.ActiveRules; got != want {
+			return fmt.Errorf("activeRules %d", got)
+		}
+		return nil
+	})
 }
 
 // TestServiceNameTaken: a Service the router does not control is never
