@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,6 +333,42 @@ func TestSharedBudgetWindowRolls(t *testing.T) {
 		return code == http.StatusOK
 	}, 5*time.Second, 100*time.Millisecond, "capacity returns as the window rolls")
 	assert.GreaterOrEqual(t, time.Since(exhausted), time.Second, "not before the window has rolled")
+}
+
+// TestAbandonedReservationExpires: a replica killed while its request is in
+// flight never settles; its reservation still counts on every replica (the
+// budget is not overspent by a crash) and leaves with the window (the budget
+// is not lost to it forever).
+func TestAbandonedReservationExpires(t *testing.T) {
+	rs := startRedis(t, "")
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers while the test runs
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+	cfg := budgetConfig(hang.URL, proxyapi.Budget{MaxTokens: 1000, Window: proxyapi.Duration{Duration: 2 * time.Second}})
+	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	a := startProxy(t, cfg, flags...)
+	go func() {
+		resp, err := http.Post("http://"+a.listen+"/v1/chat/completions", "application/json",
+			strings.NewReader(`{"model":"qwen","messages":[{"role":"user","content":"hi"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	require.Eventually(t, func() bool { return a.status(t).Budgets[0].TokensUsed == 15 }, 5*time.Second, 10*time.Millisecond,
+		"the in-flight request reserved its 15-token estimate")
+	_ = a.cmd.Process.Kill()
+	<-a.done
+
+	b := startProxy(t, cfg, flags...)
+	assert.Equal(t, int64(15), b.status(t).Budgets[0].TokensUsed, "another replica sees the unsettled reservation")
+	require.Eventually(t, func() bool { return b.status(t).Budgets[0].TokensUsed == 0 }, 6*time.Second, 100*time.Millisecond,
+		"the abandoned reservation leaves with the window")
 }
 
 // TestSharedUSDBudget: the same with a USD cap, counted in integer
