@@ -6,14 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/test/testenv"
@@ -58,7 +61,8 @@ func TestHelmChartInstallAndControllerProcess(t *testing.T) {
 	if err := e.EnsureNamespace(ctx, ns); err != nil {
 		t.Fatal(err)
 	}
-	objs := objectsOf(t, helmTemplate(t, ns, "otlp.endpoint=http://otel-collector.observability:4318", "otlp.headers.x-tenant=platform"))
+	objs := objectsOf(t, helmTemplate(t, ns, "otlp.endpoint=http://otel-collector.observability:4318", "otlp.headers.x-tenant=platform",
+		"budgetStore.url=redis://redis.platform:6379/0", "budgetStore.passwordSecret=redis-auth/password", "budgetStore.failure=open"))
 	kinds := map[string]bool{}
 	for _, o := range objs {
 		kinds[o.GetKind()] = true
@@ -85,7 +89,29 @@ func TestHelmChartInstallAndControllerProcess(t *testing.T) {
 			t.Errorf("controller args %q lack %s", args, want)
 		}
 	}
-	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns)
+	// The controller process runs with the chart's budget store settings
+	// and hands them to every router-proxy it deploys.
+	var storeArgs []string
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--budget-store") {
+			storeArgs = append(storeArgs, a)
+		}
+	}
+	if len(storeArgs) != 3 {
+		t.Errorf("chart budget store args %q, want --budget-store, --budget-store-failure and --budget-store-password-secret", storeArgs)
+	}
+	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns, storeArgs, func(dep *appsv1.Deployment) {
+		pc := dep.Spec.Template.Spec.Containers[0]
+		args := strings.Join(pc.Args, " ")
+		if !strings.Contains(args, "--budget-store redis://redis.platform:6379/0") || !strings.Contains(args, "--budget-store-failure open") {
+			t.Errorf("router-proxy args %q lack the chart's budget store", args)
+		}
+		i := slices.IndexFunc(pc.Env, func(e corev1.EnvVar) bool { return e.Name == wellknown.BudgetStorePasswordEnv })
+		if i < 0 || pc.Env[i].ValueFrom == nil || pc.Env[i].ValueFrom.SecretKeyRef == nil ||
+			pc.Env[i].ValueFrom.SecretKeyRef.Name != "redis-auth" || pc.Env[i].ValueFrom.SecretKeyRef.Key != "password" {
+			t.Errorf("router-proxy env %+v does not read %s from Secret redis-auth/password", pc.Env, wellknown.BudgetStorePasswordEnv)
+		}
+	})
 
 	// With the webhook on, its Service and configuration are accepted too.
 	whObjs := objectsOf(t, helmTemplate(t, ns, "webhook.enabled=true", "webhook.caBundle="+base64.StdEncoding.EncodeToString([]byte("not-a-real-ca"))))

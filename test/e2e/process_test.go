@@ -249,24 +249,34 @@ spec:
       inferenceServiceRef:
         name: llama-3-8b
   defaultRoute: llama
+  policy:
+    budgets: # counted in the operator's budget store when it has one
+      - name: daily-tokens
+        scope: router
+        maxTokens: 1000000
+        windowSeconds: 86400
 `
 
 // runControllerAs starts the controller binary with kubeconfig, leader
 // election in installNS, and proves it reconciles: a router gets its objects
 // and goes Ready, the Lease names a holder, deleting the router removes its
 // objects, and SIGTERM exits 0.
-func runControllerAs(t *testing.T, e *testenv.Env, admin client.Client, kubeconfig, installNS string) {
+//
+// extra are further controller flags (the chart's operator settings);
+// checkProxy, when set, judges the router-proxy Deployment it applied.
+func runControllerAs(t *testing.T, e *testenv.Env, admin client.Client, kubeconfig, installNS string, extra []string, checkProxy func(*appsv1.Deployment)) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	probe := freePort(t)
-	p := start(t, binary(t, "llmkube-controller"),
+	args := append([]string{
 		"--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", installNS,
 		"--metrics-bind-address", "0",
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probe),
 		"--webhook-port", "0",
-		"--proxy-image", "example.test/router-proxy:e2e")
+		"--proxy-image", "example.test/router-proxy:e2e"}, extra...)
+	p := start(t, binary(t, "llmkube-controller"), args...)
 	p.waitReady(t, probe)
 
 	ns := e.NewNamespace(t)
@@ -279,6 +289,9 @@ func runControllerAs(t *testing.T, e *testenv.Env, admin client.Client, kubeconf
 	})
 	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "example.test/router-proxy:e2e" {
 		t.Errorf("proxy image %q, want the --proxy-image flag's", img)
+	}
+	if checkProxy != nil {
+		checkProxy(dep)
 	}
 	// No kube-controller-manager runs in envtest: play the deployment controller.
 	eventually(t, "mark Deployment ready", func() error {
@@ -405,7 +418,7 @@ func TestKubectlInstallAndControllerProcess(t *testing.T) {
 	if img := d.Spec.Template.Spec.Containers[0].Image; img != images.ControllerRef() {
 		t.Errorf("installed controller image %q, want %s", img, images.ControllerRef())
 	}
-	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-compile-controller"), ns)
+	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-compile-controller"), ns, nil, nil)
 }
 
 // objectsOf decodes manifests and orders them for install.
