@@ -257,6 +257,23 @@ spec:
         windowSeconds: 86400
 `
 
+// startController starts the controller binary as kubeconfig's identity,
+// with leader election in installNS, and waits until it is ready.
+func startController(t *testing.T, kubeconfig, installNS string, extra ...string) *proc {
+	t.Helper()
+	probe := freePort(t)
+	args := append([]string{
+		"--kubeconfig", kubeconfig,
+		"--leader-elect", "--leader-election-namespace", installNS,
+		"--metrics-bind-address", "0",
+		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probe),
+		"--webhook-port", "0",
+		"--proxy-image", "example.test/router-proxy:e2e"}, extra...)
+	p := start(t, binary(t, "llmkube-controller"), args...)
+	p.waitReady(t, probe)
+	return p
+}
+
 // runControllerAs starts the controller binary with kubeconfig, leader
 // election in installNS, and proves it reconciles: a router gets its objects
 // and goes Ready, the Lease names a holder, deleting the router removes its
@@ -268,16 +285,7 @@ func runControllerAs(t *testing.T, e *testenv.Env, admin client.Client, kubeconf
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	probe := freePort(t)
-	args := append([]string{
-		"--kubeconfig", kubeconfig,
-		"--leader-elect", "--leader-election-namespace", installNS,
-		"--metrics-bind-address", "0",
-		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probe),
-		"--webhook-port", "0",
-		"--proxy-image", "example.test/router-proxy:e2e"}, extra...)
-	p := start(t, binary(t, "llmkube-controller"), args...)
-	p.waitReady(t, probe)
+	p := startController(t, kubeconfig, installNS, extra...)
 
 	ns := e.NewNamespace(t)
 	if errs := e.ApplyYAMLInNamespace(ctx, ns, []byte(routerDoc)); len(errs) > 0 {
