@@ -42,6 +42,9 @@ func (s *Server) Status() proxyapi.Status {
 		st.Backends = append(st.Backends, s.eng.Status(b))
 	}
 	st.Budgets = s.budgets.Status()
+	if s.pools != nil {
+		st.Pools = s.pools.Status()
+	}
 	if hr, ok := s.budgets.(HealthReporter); ok {
 		healthy, msg := hr.Healthy()
 		st.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: healthy, Failure: hr.Failure(), Message: msg}
@@ -108,6 +111,18 @@ func (s *Server) probe(ctx context.Context, b *backendRT) {
 		to = 2 * time.Second
 	}
 	path := hc.Path
+	if s.pools != nil && b.st.Config.Pool != nil {
+		resident, known := s.pools.Resident(b.st.Config)
+		if !known {
+			return // the pool is being read; judge it next time
+		}
+		if !resident {
+			// A member that is not resident has no pod to probe; it is
+			// made resident on demand, so it stays eligible.
+			s.eng.ReportProbe(b.st, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
+			return
+		}
+	}
 	pctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
@@ -404,6 +405,15 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
+		done, ok, skip := s.activate(w, ctx, route, att, ent)
+		defer done() // idempotent; also runs when relay aborts the handler
+		if !ok {
+			return
+		}
+		if skip != "" {
+			lastErr = skip
+			continue
+		}
 		up, err := s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
 		if err != nil {
 			switch {
@@ -420,7 +430,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			default:
 				s.fail(att, "network_error")
 				lastErr = att.Backend.Name() + ": " + err.Error()
+				if s.pools != nil && att.Backend.Config.Pool != nil {
+					// A member that refuses connections may have lost
+					// its pod: re-read the pool now.
+					s.pools.Invalidate(att.Backend.Config)
+				}
 			}
+			done()
 			continue
 		}
 		if up.resp.StatusCode == http.StatusTooManyRequests && b.st.Config.Kind == proxyapi.KindExternal {
@@ -431,6 +447,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			s.eng.Report(att, runtime.Neutral)
 			s.m.attempts.WithLabelValues(att.Backend.Name(), "rate_limited").Inc()
 			lastErr = att.Backend.Name() + rateLimited
+			done()
 			continue
 		}
 		if up.resp.StatusCode >= 500 || up.resp.StatusCode < 200 {
@@ -447,6 +464,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			up.cancel(nil)
 			s.fail(att, reason)
 			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(up.resp.StatusCode)
+			done()
 			continue
 		}
 		s.eng.Report(att, runtime.Success)
@@ -455,6 +473,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			s.mirror(r, route, s.backends[t.Index], body)
 		}
 		s.relay(ctx, w, att, b, up, route, body.raw, charge, ent)
+		done()
 		return
 	}
 	// Nothing answered.
@@ -471,6 +490,49 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 	}
 	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, proxyapi.OutcomeAllFailed, lastErr
 	writeError(w, ent.Status, "server_error", "upstream_unavailable", "every backend of the route failed")
+}
+
+// activate makes a pooled backend's member resident before it is sent to
+// (poolActivation). done ends the attempt's hold on the member. ok is false
+// when the request was answered (a Wait hold past swapBudget: 503 with
+// Retry-After, never 429; or the client left); skip, when set, is why the
+// backend is passed over (IfIdle while the pool is busy, or a member that
+// cannot load) and the failover goes on.
+func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *runtime.Route, att *runtime.Attempt, ent *proxyapi.AuditEntry) (done func(), ok bool, skip string) {
+	bc := att.Backend.Config
+	nothing := func() {}
+	if s.pools == nil || bc.Pool == nil {
+		return nothing, true, ""
+	}
+	mode := activation.ModeWait
+	if route.Rule != nil && route.Rule.Config.PoolActivation != "" {
+		mode = route.Rule.Config.PoolActivation
+	}
+	release, err := s.pools.Acquire(ctx, bc, mode)
+	if err == nil {
+		return release, true, ""
+	}
+	s.eng.Report(att, runtime.Neutral) // never a health verdict on the member
+	var expired *activation.HoldExpired
+	var failed *activation.SwapFailed
+	switch {
+	case errors.Is(err, activation.ErrBusy):
+		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_busy").Inc()
+		return nothing, true, att.Backend.Name() + ": not resident in ModelPool " + bc.Pool.Name + " and the pool is busy (IfIdle)"
+	case errors.As(err, &failed):
+		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_swap_failed").Inc()
+		return nothing, true, err.Error()
+	case errors.As(err, &expired):
+		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_hold_expired").Inc()
+		ent.Status, ent.Outcome, ent.Backend, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomePoolHoldExpired, att.Backend.Name(), clip(err.Error(), maxAuditField)
+		w.Header().Set("Retry-After", activation.RetryAfterSeconds(expired.RetryAfter))
+		writeError(w, ent.Status, "server_error", "model_pool_swap_timeout", "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
+		return nothing, false, ""
+	default: // the client went away while held
+		s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()
+		ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away while held for ModelPool "+bc.Pool.Name
+		return nothing, false, ""
+	}
 }
 
 func (s *Server) fail(att *runtime.Attempt, reason string) {

@@ -27,6 +27,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
@@ -94,6 +95,20 @@ type Options struct {
 	// Budgets keeps the budget counters; nil keeps them in memory, per
 	// replica (budgetstore.Store shares them through Redis).
 	Budgets BudgetKeeper
+	// Pools makes ModelPool members resident before dispatch; nil dispatches
+	// to pooled backends as they are (tests without a cluster).
+	Pools PoolGate
+	// Collectors are registered beside the server's metrics (the pools').
+	Collectors []prometheus.Collector
+}
+
+// PoolGate is ModelPool activation (activation.Activator).
+type PoolGate interface {
+	Acquire(ctx context.Context, b *proxyapi.Backend, mode string) (release func(), err error)
+	Invalidate(b *proxyapi.Backend)
+	// Resident reports whether b's member is resident, once known.
+	Resident(b *proxyapi.Backend) (resident, known bool)
+	Status() []proxyapi.PoolStatus
 }
 
 // BudgetKeeper admits requests against policy.budgets and reports their use.
@@ -127,6 +142,7 @@ type Server struct {
 	cfg     *proxyapi.Config
 	eng     *runtime.Engine
 	budgets BudgetKeeper
+	pools   PoolGate
 	log     *slog.Logger
 	audit   AuditSink
 	rt      http.RoundTripper
@@ -204,9 +220,14 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if opts.Budgets != nil {
 		keeper = opts.Budgets
 	}
-	s := &Server{cfg: cfg, eng: eng, budgets: keeper, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
+	s := &Server{cfg: cfg, eng: eng, budgets: keeper, pools: opts.Pools, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	for _, c := range opts.Collectors {
+		if err := s.m.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes

@@ -29,6 +29,9 @@ const (
 	// OutcomeBudgetStoreDown: the shared budget store could not be asked
 	// and the store fails closed (503).
 	OutcomeBudgetStoreDown = "budget_store_unavailable"
+	// OutcomePoolHoldExpired: a Wait hold for a ModelPool member passed the
+	// pool's swapBudget (503 with Retry-After).
+	OutcomePoolHoldExpired = "pool_hold_expired"
 )
 
 // AuditEntry is one audit record: one per request, written as one JSON object.

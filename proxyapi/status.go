@@ -11,6 +11,8 @@ type Status struct {
 	Budgets  []BudgetStatus  `json:"budgets,omitempty"`
 	// BudgetStore is the shared budget store's state; nil for in-memory budgets.
 	BudgetStore *BudgetStoreStatus `json:"budgetStore,omitempty"`
+	// Pools are the ModelPools of pooled backends.
+	Pools []PoolStatus `json:"pools,omitempty"`
 }
 
 // BudgetStoreStatus is the shared budget store as one replica sees it.
@@ -43,4 +45,24 @@ type BudgetStatus struct {
 	// Utilization is the consumed fraction, 0 to 1, formatted with 6 decimals;
 	// with both limits it is the larger of the two fractions.
 	Utilization string `json:"utilization"`
+}
+
+// PoolStatus is one ModelPool as one replica sees it.
+type PoolStatus struct {
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+	// Resident is the member serving; empty when the pool is cold, loading,
+	// or not read yet (Known false).
+	Resident string `json:"resident,omitempty"`
+	Known    bool   `json:"known"`
+	// Pending is the member this replica is making resident.
+	Pending string `json:"pending,omitempty"`
+	// LeaseHolder is the replica holding the pool's swap Lease, if any.
+	LeaseHolder string `json:"leaseHolder,omitempty"`
+	// Waiting counts requests held for a member that is not resident.
+	Waiting int `json:"waiting"`
+	// Swaps counts the swaps this replica completed.
+	Swaps int64 `json:"swaps"`
+	// Message is the last problem a swap met.
+	Message string `json:"message,omitempty"`
 }

@@ -160,3 +160,26 @@ func GlobRE2(glob string) string {
 	b.WriteString(regexp.QuoteMeta(glob[lit:]))
 	return b.String()
 }
+
+// ModelPool activation: the router-proxy makes a pool member resident by
+// scaling its InferenceService, and serializes swaps across replicas (and
+// across routers fronting the same pool) with one Lease per pool.
+const (
+	// PoolLeasePrefix names a pool's swap Lease: PoolLeasePrefix + pool, in
+	// the pool's namespace.
+	PoolLeasePrefix = "llmkube-pool-"
+	// PoolSwapTargetAnnotation on the Lease names the member its holder is
+	// making resident.
+	PoolSwapTargetAnnotation = "inference.llmkube.dev/swap-target"
+	// PodNameEnv carries the pod's name into the router-proxy (downward API):
+	// it is the Lease holder identity.
+	PodNameEnv = "POD_NAME"
+	// MemberReadyPhase is the InferenceService status.phase of a member
+	// that serves.
+	MemberReadyPhase = "Ready"
+	// MemberFailedPhase is the status.phase of a member that cannot load.
+	MemberFailedPhase = "Failed"
+)
+
+// PoolLeaseName is the Lease that serializes a ModelPool's swaps.
+func PoolLeaseName(pool string) string { return PoolLeasePrefix + pool }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
@@ -21,13 +19,7 @@ func startEndpoints(ctx context.Context, srv *proxy.Server, kubeconfig string, i
 	if len(bs) == 0 {
 		return
 	}
-	var cfg *rest.Config
-	var err error
-	if kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := kubeConfig(kubeconfig)
 	if err != nil {
 		log.Error("endpoint resolution needs the Kubernetes API; dispatching to the Services instead", "error", err)
 		return

@@ -27,6 +27,7 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxy/budgetstore"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/proxyapi"
@@ -51,7 +52,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	admin := fs.String("admin-listen", fmt.Sprintf(":%d", wellknown.AdminPort), "admin address (/metrics, /ready, "+wellknown.StatusPath+"); empty disables it")
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and streams may finish after SIGTERM")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution (default: in-cluster config; only read when a backend uses resolution: endpoint)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution and ModelPool activation (default: in-cluster config; only read when a backend uses resolution: endpoint or is a ModelPool member)")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
@@ -59,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
 	storeFailure := fs.String("budget-store-failure", budgetstore.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
+	var pf poolFlags
+	fs.DurationVar(&pf.poll, "pool-poll-interval", activation.DefaultPollInterval, "how often a ModelPool swap re-reads the members and the Lease")
+	fs.DurationVar(&pf.resync, "pool-resync-interval", activation.DefaultResyncInterval, "how long the belief about a ModelPool's resident member may go unchecked")
+	fs.DurationVar(&pf.lease, "pool-lease-duration", activation.DefaultLeaseDuration, "how long a ModelPool swap Lease lives without renewal: a crashed holder's swap is taken over after it")
 	storeTimeout := fs.Duration("budget-store-timeout", budgetstore.DefaultTimeout, "how long one admission may wait for the budget store")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -107,6 +112,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer store.Close()
 		go store.Reconcile(ctx, time.Second)
 		opts.Budgets = store
+	}
+	// Swaps outlive SIGTERM's drain: a load other callers wait for is not
+	// cut short by the signal, only by the process ending.
+	poolCtx, stopPools := context.WithCancel(context.Background())
+	defer stopPools()
+	if err := startPools(poolCtx, cfg, *kubeconfig, pf, &opts, log); err != nil {
+		return err
 	}
 	srv, err := proxy.New(cfg, opts)
 	if err != nil {
