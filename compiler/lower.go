@@ -475,12 +475,6 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 	if d.ServiceName == "" {
 		d.ServiceName = naming.ProxyName(r.Name)
 	}
-	// ModelPool activation serialises swaps through one in-process lock, so a
-	// second proxy replica would race it (validation warned when this overrides the spec).
-	if out.HasPooledBackend() {
-		d.Replicas = 1
-		d.ReplicasPinned = true
-	}
 	return d
 }
 

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 )
@@ -247,13 +250,14 @@ func (v *validator) checkProxy() {
 		v.diags.Errorf("spec.proxy.serviceName", "ServiceNameConflict",
 			"serviceName %q is the name of the router-proxy's admin Service; choose another name", p.ServiceName)
 	}
-	if v.dataPlane() == v1.DataPlaneProxy && *p.Replicas > 1 {
-		for _, b := range v.s.Backends {
-			if pool := v.res.pool[b.Name]; pool != nil {
-				v.diags.Warnf("spec.proxy.replicas", "ReplicasPinned",
-					"backend %q is a member of ModelPool %q, whose swaps are serialized by one in-process lock, so the router-proxy runs 1 replica instead of %d",
-					b.Name, pool.Name, *p.Replicas)
-				break
+	if v.dataPlane() == v1.DataPlaneProxy {
+		// Swaps are serialized across replicas by one Lease per pool, named
+		// after the pool: the name must be a valid object name.
+		for i, b := range v.s.Backends {
+			if pool := v.res.pool[b.Name]; pool != nil && len(wellknown.PoolLeaseName(pool.Name)) > validation.DNS1123SubdomainMaxLength {
+				v.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", "PoolNameTooLong",
+					"ModelPool %q: its swap Lease %q would be longer than %d characters; shorten the pool's name",
+					pool.Name, wellknown.PoolLeaseName(pool.Name), validation.DNS1123SubdomainMaxLength)
 			}
 		}
 	}

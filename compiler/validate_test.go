@@ -193,14 +193,6 @@ func TestValidateWarningsDoNotFail(t *testing.T) {
 				assert.Contains(t, d.Message, "5m")
 				assert.Contains(t, d.Message, "90s")
 			}},
-		{name: "replicas with a pooled backend", field: "spec.proxy.replicas", reason: "ReplicasPinned",
-			mutate: func(r *v1.ModelRouter, in *Inputs) {
-				vtPool(in, "qwen3", "llama3")
-				r.Spec.Proxy = &v1.ProxySpec{Replicas: vtPtr(int32(3))}
-			},
-			check: func(t *testing.T, out *ir.Router, _ diag.Diagnostic) {
-				assert.Equal(t, int32(1), out.Proxy.Replicas)
-			}},
 		{name: "required capabilities nobody has", field: "spec.rules[0].match.requiredCapabilities", reason: "RuleNeverMatches",
 			mutate: func(r *v1.ModelRouter, _ *Inputs) {
 				r.Spec.Rules = []v1.RouterRule{{Name: "vision", Match: &v1.RuleMatch{RequiredCapabilities: []string{"vision"}},
@@ -226,6 +218,29 @@ func TestValidateWarningsDoNotFail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPooledRouterKeepsItsReplicas: swaps are serialized across replicas by
+// a Lease per pool, so spec.proxy.replicas is honoured for pooled routers.
+func TestPooledRouterKeepsItsReplicas(t *testing.T) {
+	out, diags := vtCompile(t, "", func(r *v1.ModelRouter, in *Inputs) {
+		vtPool(in, "qwen3", "llama3")
+		r.Spec.Proxy = &v1.ProxySpec{Replicas: vtPtr(int32(3))}
+	})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assert.Empty(t, diags.Warnings())
+	assert.Equal(t, int32(3), out.Proxy.Replicas)
+	require.True(t, out.HasPooledBackend())
+}
+
+func TestPoolNameTooLongForItsLease(t *testing.T) {
+	_, diags := vtCompile(t, "", func(r *v1.ModelRouter, in *Inputs) {
+		vtPool(in, "qwen3", "llama3")
+		in.Pools[0].Name = strings.Repeat("p", 250)
+	})
+	d, ok := vtFind(diags.Errors(), "spec.backends[0].inferenceServiceRef", "PoolNameTooLong")
+	require.True(t, ok, "%v", vtKeys(diags))
+	assert.Contains(t, d.Message, "llmkube-pool-")
 }
 
 // TestValidateTierDerivationClosesPIIHole: upstream defaulted every backend

@@ -485,8 +485,6 @@ type Timeouts struct {
 type ProxyDeployment struct {
 	Image    string
 	Replicas int32
-	// ReplicasPinned is true when a ModelPool member forced Replicas to 1.
-	ReplicasPinned       bool
 	RevisionHistoryLimit int32
 	// ServiceName is the data-plane Service's name (generated unless set).
 	ServiceName               string

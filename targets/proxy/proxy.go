@@ -134,11 +134,15 @@ func (e *emitter) configMap(data []byte, hash string) *corev1.ConfigMap {
 // (service resolution, no pools) needs no RBAC and mounts no token.
 func (e *emitter) rbacRules() []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
-	if e.r.HasPooledBackend() {
+	if members, leases := e.poolObjects(); len(members) > 0 {
+		// Exactly what activation uses (proxy/activation/kube): read and
+		// scale the pool members, and hold each pool's swap Lease. create
+		// cannot be limited by name (the name is not known to the
+		// authorizer before the object exists).
 		rules = append(rules,
-			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
-			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices/status"}, Verbs: []string{"get"}},
-			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"modelpools"}, Verbs: []string{"get", "list", "watch"}},
+			rbacv1.PolicyRule{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices"}, ResourceNames: members, Verbs: []string{"get", "patch"}},
+			rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+			rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: leases, Verbs: []string{"get", "update"}},
 		)
 	}
 	for i := range e.r.Backends {
@@ -152,6 +156,31 @@ func (e *emitter) rbacRules() []rbacv1.PolicyRule {
 		}
 	}
 	return rules
+}
+
+// poolObjects lists the pooled backends' members and their pools' Leases,
+// sorted.
+func (e *emitter) poolObjects() (members, leases []string) {
+	seenM, seenL := map[string]bool{}, map[string]bool{}
+	for i := range e.r.Backends {
+		p := e.r.Backends[i].Pool
+		if p == nil {
+			continue
+		}
+		for _, m := range p.Members {
+			if !seenM[m] {
+				seenM[m] = true
+				members = append(members, m)
+			}
+		}
+		if l := wellknown.PoolLeaseName(p.Pool); !seenL[l] {
+			seenL[l] = true
+			leases = append(leases, l)
+		}
+	}
+	sort.Strings(members)
+	sort.Strings(leases)
+	return members, leases
 }
 
 func (e *emitter) serviceAccount() *corev1.ServiceAccount {
@@ -256,7 +285,7 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
 		},
-		Env:          append(append(e.credentialEnv(), e.otlpEnv()...), e.budgetStoreEnv()...),
+		Env:          append(append(append(e.credentialEnv(), e.otlpEnv()...), e.budgetStoreEnv()...), e.poolEnv()...),
 		VolumeMounts: mounts,
 		Resources:    resources(p.Resources),
 		SecurityContext: &corev1.SecurityContext{
@@ -381,6 +410,15 @@ func (e *emitter) budgetStoreEnv() []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: wellknown.BudgetStorePasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: bs.PasswordSecret}, Key: bs.PasswordKey,
 	}}}}
+}
+
+// poolEnv names the pod to the router-proxy: the holder identity of the
+// pools' swap Leases, unique per replica.
+func (e *emitter) poolEnv() []corev1.EnvVar {
+	if !e.r.HasPooledBackend() {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: wellknown.PodNameEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}}
 }
 
 // otlpEnv points the router-proxy's OpenTelemetry exporter at the operator's

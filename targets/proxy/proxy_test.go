@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -225,11 +226,24 @@ spec: {members: [{inferenceServiceRef: {name: b}}, {inferenceServiceRef: {name: 
 	require.Contains(t, kinds, "Role")
 	require.Contains(t, kinds, "RoleBinding")
 	require.Contains(t, kinds, "ServiceAccount")
-	role := kinds["Role"].Object["rules"].([]any)
-	assert.Len(t, role, 5, "pool activation rules plus services and endpointslices")
+	role := as[rbacv1.Role](t, kinds["Role"])
+	assert.Equal(t, []rbacv1.PolicyRule{
+		// Activation: exactly the members and the pool's Lease.
+		{APIGroups: []string{"inference.llmkube.dev"}, Resources: []string{"inferenceservices"}, ResourceNames: []string{"b", "c"}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"llmkube-pool-slot"}, Verbs: []string{"get", "update"}},
+		// Endpoint resolution.
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
+	}, role.Rules)
 	d := as[appsv1.Deployment](t, kinds["Deployment"])
-	assert.EqualValues(t, 1, *d.Spec.Replicas, "pinned by the ModelPool member")
+	assert.EqualValues(t, 4, *d.Spec.Replicas, "honoured: the pool's Lease serializes swaps across replicas")
 	assert.Equal(t, "chat-router-proxy", d.Spec.Template.Spec.ServiceAccountName)
+	env := d.Spec.Template.Spec.Containers[0].Env
+	require.NotEmpty(t, env)
+	last := env[len(env)-1]
+	assert.Equal(t, "POD_NAME", last.Name, "the Lease holder identity")
+	assert.Equal(t, "metadata.name", last.ValueFrom.FieldRef.FieldPath)
 
 	cfg, err := proxyapi.Parse(strings.NewReader(kinds["ConfigMap"].Object["data"].(map[string]any)[proxy.ConfigFile].(string)))
 	require.NoError(t, err)
