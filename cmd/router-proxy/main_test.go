@@ -74,6 +74,12 @@ type proc struct {
 // startProxy runs the real binary on cfg and waits until /ready answers 200.
 func startProxy(t *testing.T, cfg *proxyapi.Config, extra ...string) *proc {
 	t.Helper()
+	return startProxyEnv(t, cfg, nil, extra...)
+}
+
+// startProxyEnv is startProxy with extra environment variables.
+func startProxyEnv(t *testing.T, cfg *proxyapi.Config, env []string, extra ...string) *proc {
+	t.Helper()
 	bin, _ := binaries(t)
 	b, err := proxyapi.Marshal(cfg)
 	require.NoError(t, err)
@@ -84,6 +90,9 @@ func startProxy(t *testing.T, cfg *proxyapi.Config, extra ...string) *proc {
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = p.stderr
 	p.cmd.Stdout = io.Discard
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	require.NoError(t, p.cmd.Start())
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() {

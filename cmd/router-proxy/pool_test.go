@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/poolsim"
+	"github.com/llmkube/llmkube-compile/test/testenv"
+)
+
+// poolRouter is a router whose two backends share one ModelPool; the rule
+// for "chat" waits for a swap, and so does the default route.
+const poolRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelPool
+metadata: {name: gpu, namespace: %[1]s}
+spec:
+  swapBudget: 30s
+  members: [{inferenceServiceRef: {name: coder}}, {inferenceServiceRef: {name: chat}}]
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: coder, namespace: %[1]s}
+spec: {modelRef: coder}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: chat, namespace: %[1]s}
+spec: {modelRef: chat, replicas: 0}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: pooled, namespace: %[1]s}
+spec:
+  backends:
+    - {name: coder, inferenceServiceRef: {name: coder}}
+    - {name: chat, inferenceServiceRef: {name: chat}}
+  rules:
+    - name: chat
+      match: {models: [chat]}
+      route: {backends: [chat]}
+    - name: coder
+      match: {models: [coder]}
+      route: {backends: [coder]}
+  defaultRoute: coder
+  proxy: {replicas: 3}
+`
+
+// pooledReplicas renders poolRouter with the real llmkube-compile, installs
+// the rendered ServiceAccount, Role and RoleBinding, starts the simulated
+// ModelPool reconciler, and runs n router-proxy processes that act as that
+// ServiceAccount: the Role the Proxy target emits is all they get.
+func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*poolsim.Sim, []*proc, kubernetes.Interface, string) {
+	t.Helper()
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	input := filepath.Join(t.TempDir(), "router.yaml")
+	require.NoError(t, os.WriteFile(input, fmt.Appendf(nil, poolRouter, ns), 0o600))
+	_, compile := binaries(t)
+	out, err := exec.Command(compile, "render", "-f", input, "-o", "json").Output()
+	require.NoError(t, err)
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(out, &list))
+	var cfg *proxyapi.Config
+	var deployReplicas any
+	for _, it := range list.Items {
+		u := &unstructured.Unstructured{Object: it}
+		switch u.GetKind() {
+		case "ServiceAccount", "Role", "RoleBinding":
+			u.SetOwnerReferences(nil)
+			require.NoError(t, env.CreateStrict(context.Background(), u), "%s", u.GetKind())
+		case "ConfigMap":
+			data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+			cfg, err = proxyapi.Parse(strings.NewReader(data["config.json"]))
+			require.NoError(t, err)
+		case "Deployment":
+			deployReplicas, _, _ = unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
+		}
+	}
+	require.NotNil(t, cfg)
+	require.EqualValues(t, 3, deployReplicas, "spec.proxy.replicas is honoured for a pooled router")
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", load)
+	for i := range cfg.Backends {
+		cfg.Backends[i].URL = sim.URL(cfg.Backends[i].Name)
+		cfg.Backends[i].HealthCheck.Interval = proxyapi.Duration{Duration: 200 * time.Millisecond}
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, "system:serviceaccount:"+ns+":pooled-router-proxy", "system:serviceaccounts", "system:authenticated"))
+	var ps []*proc
+	for i := range n {
+		args := append([]string{"--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "500ms", "--pool-lease-duration", "2s"}, extra...)
+		ps = append(ps, startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-" + fmt.Sprint(i)}, args...))
+	}
+	return sim, ps, kubernetes.NewForConfigOrDie(env.Config), ns
+}
+
+func chat(model string) string {
+	return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
+}
+
+// TestPoolReplicasNeverScaleTwoMembers: three router-proxy processes under
+// alternating two-model load share one pool. A watch on the
+// InferenceServices never sees two members scaled up, every request is
+// served by the member it asked for, and /status reports the pool.
+func TestPoolReplicasNeverScaleTwoMembers(t *testing.T) {
+	sim, ps, _, _ := pooledReplicas(t, 3, 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var ok, bad atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for i := range 6 {
+		model := []string{"coder", "chat"}[i%2]
+		p := ps[i%3]
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				code, body := p.post(t, chat(model))
+				if code == http.StatusOK && strings.Contains(body, `"model":"`+model+`"`) {
+					ok.Add(1)
+					continue
+				}
+				bad.Add(1)
+				mu.Lock()
+				failures = append(failures, fmt.Sprintf("%d %s", code, body))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	maxUp, both := sim.MaxScaledUp()
+	assert.Equal(t, 1, maxUp, "never two members scaled up at once: %v", both)
+	assert.Zero(t, bad.Load(), "%v", failures)
+	assert.Positive(t, sim.Served("coder"))
+	assert.Positive(t, sim.Served("chat"))
+	t.Logf("served %d requests with %d activations", ok.Load(), sim.TotalActivations())
+	assert.Less(t, sim.TotalActivations()*4, int(ok.Load()), "many requests per swap: no ping-pong")
+
+	st := ps[0].status(t)
+	require.Len(t, st.Pools, 1)
+	assert.Equal(t, "gpu", st.Pools[0].Name)
+	assert.True(t, st.Pools[0].Known)
+	assert.Contains(t, []string{"coder", "chat"}, st.Pools[0].Resident)
+
+	metrics := getBody(t, "http://"+ps[0].admin+"/metrics")
+	for _, m := range []string{"llmkube_router_pool_hold_duration_seconds", "llmkube_router_pool_resident"} {
+		assert.Contains(t, metrics, m)
+	}
+}
+
+// TestPoolHolderKilledMidSwap: the replica holding the pool's Lease is
+// killed after it scaled the incumbent down and before it scaled the target
+// up. Its Lease expires, another replica takes it over and finishes the swap.
+func TestPoolHolderKilledMidSwap(t *testing.T) {
+	sim, ps, cs, ns := pooledReplicas(t, 2, 300*time.Millisecond)
+	sim.UnloadDelay = 3 * time.Second // the holder waits here for the incumbent to unload
+	go func() { _, _ = postQuiet(ps[0], chat("chat")) }()
+	require.Eventually(t, func() bool { return sim.Replicas("coder") == 0 }, 10*time.Second, 10*time.Millisecond, "replica-0 started the swap")
+	l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), wellknown.PoolLeaseName("gpu"), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, "replica-0", ptr.Deref(l.Spec.HolderIdentity, ""))
+	require.Equal(t, "chat", l.Annotations[wellknown.PoolSwapTargetAnnotation])
+	require.NoError(t, ps[0].cmd.Process.Kill())
+	<-ps[0].done
+	require.EqualValues(t, 0, sim.Replicas("chat"), "killed before the target was scaled up")
+
+	start := time.Now()
+	code, body := ps[1].post(t, chat("chat"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"model":"chat"`)
+	t.Logf("replica-1 finished the swap after %s", time.Since(start))
+	assert.Equal(t, 1, sim.Activations("chat"))
+	maxUp, both := sim.MaxScaledUp()
+	assert.Equal(t, 1, maxUp, "%v", both)
+	l, err = cs.CoordinationV1().Leases(ns).Get(context.Background(), wellknown.PoolLeaseName("gpu"), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, ptr.Deref(l.Spec.LeaseTransitions, 0), int32(1), "replica-1 took the Lease over")
+	st := ps[1].status(t)
+	require.Len(t, st.Pools, 1)
+	assert.Equal(t, "chat", st.Pools[0].Resident)
+}
+
+// TestPoolHoldPastBudgetIs503: a member that never becomes Ready answers
+// 503 with Retry-After and an OpenAI error once the swap budget passes, and
+// the abandoned target is scaled back down.
+func TestPoolHoldPastBudgetIs503(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	sim.NeverReady("chat")
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "pooled", Namespace: ns},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
+		Backends: []proxyapi.Backend{
+			{Name: "coder", ModelID: "coder", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("coder"), HealthCheck: hc(),
+				Pool: &proxyapi.Pool{Name: "gpu", InferenceService: "coder", Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: time.Second}}},
+			{Name: "chat", ModelID: "chat", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("chat"), HealthCheck: hc(),
+				Pool: &proxyapi.Pool{Name: "gpu", InferenceService: "chat", Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: time.Second}}},
+		},
+		Rules: []proxyapi.Rule{
+			{Name: "chat", Match: proxyapi.Match{Models: []string{"chat"}}, Backends: []string{"chat"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
+			{Name: "chat-warm", Match: proxyapi.Match{Models: []string{"chat-or-warm"}}, Backends: []string{"chat", "coder"}, Strategy: "primary-fallback", PoolActivation: "IfIdle"},
+		},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, ""))
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
+
+	// IfIdle: while the incumbent serves a slow request, the rule skips
+	// the pooled chat backend at once and serves on the warm one.
+	slow := make(chan int, 1)
+	go func() {
+		code, _ := p.post(t, chat("coder"), "X-Test-Delay", "1500ms")
+		slow <- code
+	}()
+	require.Eventually(t, func() bool {
+		return strings.Contains(getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_inflight_requests{router="pooled"} 1`)
+	}, 5*time.Second, 10*time.Millisecond)
+	start := time.Now()
+	code, body := p.post(t, chat("chat-or-warm"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"model":"coder"`, "served on the warm member")
+	assert.Less(t, time.Since(start), time.Second, "skipped at once, not held")
+	assert.Equal(t, 0, sim.Activations("chat"))
+	assert.Equal(t, http.StatusOK, <-slow)
+	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_ifidle_skips_total{member="chat",pool="gpu",router="pooled"} 1`)
+
+	// Wait: the member never loads; past the swap budget the answer is 503.
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(chat("chat")))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var e struct {
+		Error struct{ Type, Code, Message string }
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "never 429: that means a budget")
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	assert.Equal(t, "model_pool_swap_timeout", e.Error.Code)
+	assert.Equal(t, "server_error", e.Error.Type)
+	require.Eventually(t, func() bool { return sim.Replicas("chat") == 0 }, 5*time.Second, 20*time.Millisecond, "the abandoned swap is undone")
+	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+}
+
+func postQuiet(p *proc, body string) (int, error) {
+	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
