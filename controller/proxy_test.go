@@ -533,3 +533,38 @@ func touch(t *testing.T, ns, name string) {
 }
 
 var _ = appsv1.Deployment{}
+
+// TestPoolResidentInStatus: the router's status shows which ModelPool member
+// is resident, as the router-proxy reports it, and that the other member is
+// made resident on demand.
+func TestPoolResidentInStatus(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen")
+	setISVCStatus(t, ctx, ns, "llama", "Stopped", 0)
+	mustApply(t, ctx, ns, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelPool
+metadata: {name: gpu}
+spec:
+  members: [{inferenceServiceRef: {name: qwen}}, {inferenceServiceRef: {name: llama}}]
+`)
+	mr := createRouter(t, ns, "pooled", routerSpec)
+	st := healthyProxy(mr, "qwen", "llama", "claude")
+	st.Pools = []proxyapi.PoolStatus{{Name: "gpu", Members: []string{"qwen", "llama"}, Resident: "qwen", Known: true, Pending: "llama"}}
+	statuses.set(proxytarget.StatusURL(mr), st)
+	markDeploymentReady(t, ctx, ns, "pooled-router-proxy")
+	got := waitPhase(t, ctx, ns, "pooled", v1.PhaseReady)
+	msgs := map[string]string{}
+	for _, b := range got.Status.Backends {
+		msgs[b.Name] = b.Message
+	}
+	if msgs["qwen"] != "resident in ModelPool gpu; swapping to llama" {
+		t.Errorf("qwen: %q", msgs["qwen"])
+	}
+	if msgs["llama"] != "not resident in ModelPool gpu (resident: qwen); made resident on demand; swapping to llama" {
+		t.Errorf("llama: %q", msgs["llama"])
+	}
+	if got.Status.ActiveRules != 2 {
+		t.Errorf("activeRules %d: a member that is not resident still serves (on demand)", got.Status.ActiveRules)
+	}
+}

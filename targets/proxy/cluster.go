@@ -53,7 +53,9 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 		obs.Reason = targets.ReasonDeploymentReady
 	}
 	var store *proxyapi.BudgetStoreStatus
-	obs.Health, obs.Budgets, store = readStatus(ctx, c, in.Spec)
+	var pools []proxyapi.PoolStatus
+	obs.Health, obs.Budgets, store, pools = readStatus(ctx, c, in.Spec)
+	notePools(cr, obs.Health, pools)
 	if store != nil && !store.Healthy {
 		effect := "requests are refused with 503 until it answers (failure mode closed)"
 		if store.Failure == "open" {
@@ -67,17 +69,17 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 
 // readStatus asks the proxy for its live state; nil maps when it does not
 // answer (status then keeps what it last reported).
-func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse, *proxyapi.BudgetStoreStatus) {
+func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse, *proxyapi.BudgetStoreStatus, []proxyapi.PoolStatus) {
 	log := logr.FromContextOrDiscard(ctx)
 	body, err := c.Fetch(ctx, StatusURL(router))
 	if err != nil {
 		log.V(1).Info("router-proxy status unavailable", "error", err.Error())
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	var s proxyapi.Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		log.Info("router-proxy status is not valid JSON", "error", err.Error())
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	health := map[string]targets.BackendHealth{}
 	for _, b := range s.Backends {
@@ -87,7 +89,49 @@ func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRo
 	for _, b := range s.Budgets {
 		budgets = append(budgets, targets.BudgetUse{Name: b.Name, TokensUsed: b.TokensUsed, USDUsed: b.USDUsed, Utilization: b.Utilization})
 	}
-	return health, budgets, s.BudgetStore
+	return health, budgets, s.BudgetStore, s.Pools
+}
+
+// notePools puts each pooled backend's residency, as the router-proxy sees
+// it, into its status message: status.backends[].message is where the
+// router's status shows which member of a ModelPool is resident.
+func notePools(r *ir.Router, health map[string]targets.BackendHealth, pools []proxyapi.PoolStatus) {
+	byName := map[string]proxyapi.PoolStatus{}
+	for _, p := range pools {
+		byName[p.Name] = p
+	}
+	for i := range r.Backends {
+		b := &r.Backends[i]
+		h, ok := health[b.Name]
+		if b.Pool == nil || b.Local == nil || !ok {
+			continue
+		}
+		p, ok := byName[b.Pool.Pool]
+		if !ok {
+			continue
+		}
+		var note string
+		switch {
+		case !p.Known:
+			note = "ModelPool " + p.Name + ": the router-proxy has not read its members yet"
+		case p.Resident == b.Local.InferenceService:
+			note = "resident in ModelPool " + p.Name
+			if h.Message != "" {
+				note += "; " + h.Message
+			}
+		default:
+			resident := p.Resident
+			if resident == "" {
+				resident = "none"
+			}
+			note = fmt.Sprintf("not resident in ModelPool %s (resident: %s); made resident on demand", p.Name, resident)
+		}
+		if p.Pending != "" {
+			note += "; swapping to " + p.Pending
+		}
+		h.Message = note
+		health[b.Name] = h
+	}
 }
 
 func servicePort(svc *unstructured.Unstructured, def int32) int64 {
