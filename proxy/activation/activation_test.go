@@ -1,0 +1,205 @@
+package activation_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/proxy/activation"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// memCluster is a pool in memory: a member scaled to one serves after load,
+// one scaled to zero stops after load/4; a single replica always owns the
+// Lease. The envtest suite (kube) runs the same policy on a real API server;
+// this one makes the policy cheap enough to benchmark.
+type memCluster struct {
+	load    time.Duration
+	mu      sync.Mutex
+	members map[string]*activation.Member
+	scaleUp int
+}
+
+func newMem(load time.Duration, resident string, members ...string) *memCluster {
+	c := &memCluster{load: load, members: map[string]*activation.Member{}}
+	for _, m := range members {
+		c.members[m] = &activation.Member{Phase: "Stopped"}
+	}
+	c.members[resident].Replicas, c.members[resident].Phase = 1, "Ready"
+	return c
+}
+
+func (c *memCluster) Member(_ context.Context, _, name string) (activation.Member, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return *c.members[name], nil
+}
+
+func (c *memCluster) Scale(_ context.Context, _, name string, r int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.members[name]
+	if m.Replicas == r {
+		return nil
+	}
+	m.Replicas = r
+	phase, d := "Ready", c.load
+	if r == 0 {
+		phase, d = "Stopped", c.load/4
+	} else {
+		c.scaleUp++
+	}
+	time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if m.Replicas == r {
+			m.Phase = phase
+		}
+	})
+	return nil
+}
+
+func (c *memCluster) Acquire(ctx context.Context, _, _, _ string) (context.Context, func(), string, error) {
+	return ctx, func() {}, "self", nil
+}
+
+func (c *memCluster) Holder(context.Context, string, string) (string, string, error) {
+	return "", "", nil
+}
+
+func (c *memCluster) swaps() int { c.mu.Lock(); defer c.mu.Unlock(); return c.scaleUp }
+
+func pooled(members ...string) (*proxyapi.Config, map[string]*proxyapi.Backend) {
+	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"}}
+	for _, m := range members {
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, Pool: &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: members, SwapBudget: proxyapi.Duration{Duration: time.Minute}}})
+	}
+	out := map[string]*proxyapi.Backend{}
+	for i := range cfg.Backends {
+		out[cfg.Backends[i].Name] = &cfg.Backends[i]
+	}
+	return cfg, out
+}
+
+// holdRecorder is activation.Metrics keeping every hold.
+type holdRecorder struct {
+	mu    sync.Mutex
+	holds []time.Duration
+	skips int
+}
+
+func (h *holdRecorder) Swap(string, string, string, time.Duration) {}
+func (h *holdRecorder) Hold(_, _, outcome string, d time.Duration) {
+	if outcome == activation.HoldServed {
+		h.mu.Lock()
+		h.holds = append(h.holds, d)
+		h.mu.Unlock()
+	}
+}
+func (h *holdRecorder) Skip(string, string)               { h.mu.Lock(); h.skips++; h.mu.Unlock() }
+func (h *holdRecorder) Resident(string, []string, string) {}
+
+func (h *holdRecorder) percentile(p float64) time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.holds) == 0 {
+		return 0
+	}
+	s := slices.Clone(h.holds)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}
+
+// BenchmarkAlternatingTwoModels: four clients, two per model, each request
+// 2 ms of work, a swap 20 ms. It reports swaps and hold percentiles per mode
+// (IfIdle falls back to the resident member when it skips). The requests
+// that were not held are not in the percentiles; swaps/request says how
+// often a request paid for a swap.
+func BenchmarkAlternatingTwoModels(b *testing.B) {
+	for _, mode := range []string{activation.ModeWait, activation.ModeIfIdle} {
+		b.Run(mode, func(b *testing.B) {
+			cfg, bs := pooled("llama", "qwen")
+			mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
+			rec := &holdRecorder{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Metrics: rec, Poll: time.Millisecond})
+			for {
+				if _, known := a.Resident(bs["llama"]); known {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			per := max(b.N/4, 1)
+			for i := range 4 {
+				want := []string{"llama", "qwen"}[i%2]
+				other := []string{"qwen", "llama"}[i%2]
+				wg.Go(func() {
+					for range per {
+						rel, err := a.Acquire(ctx, bs[want], mode)
+						if err == activation.ErrBusy {
+							// IfIdle: the rule's next backend is the other member.
+							rel, err = a.Acquire(ctx, bs[other], activation.ModeWait)
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						time.Sleep(2 * time.Millisecond)
+						rel()
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(mem.swaps()), "swaps")
+			b.ReportMetric(float64(mem.swaps())/float64(per*4), "swaps/request")
+			b.ReportMetric(float64(rec.percentile(0.5).Microseconds())/1000, "hold-p50-ms")
+			b.ReportMetric(float64(rec.percentile(0.99).Microseconds())/1000, "hold-p99-ms")
+			b.ReportMetric(float64(rec.skips), "ifidle-skips")
+		})
+	}
+}
+
+// TestNoPingPongInMemory: the same workload as the benchmark, bounded: a
+// swap at most every two swap durations, and neither model starves.
+func TestNoPingPongInMemory(t *testing.T) {
+	cfg, bs := pooled("llama", "qwen")
+	mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond})
+	deadline := time.Now().Add(time.Second)
+	var served [2]int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 4 {
+		want := []string{"llama", "qwen"}[i%2]
+		wg.Go(func() {
+			for time.Now().Before(deadline) {
+				rel, err := a.Acquire(ctx, bs[want], activation.ModeWait)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(2 * time.Millisecond)
+				rel()
+				mu.Lock()
+				served[i%2]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if served[0] == 0 || served[1] == 0 {
+		t.Fatalf("a model starved: %v", served)
+	}
+	if s := mem.swaps(); s > int(time.Second/(40*time.Millisecond))+1 {
+		t.Errorf("%d swaps in 1s with 20ms swaps: ping-pong", s)
+	}
+	t.Logf("served %v with %d swaps", served, mem.swaps())
+}
