@@ -415,6 +415,30 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			continue
 		}
 		up, err := s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		if s.pools != nil && att.Backend.Config.Pool != nil && ctx.Err() == nil && !errors.Is(err, errHeaderTimeout) && (err != nil || up.resp.StatusCode >= 500) {
+			// Another replica may have swapped this member out since this
+			// replica last looked: re-read the pool, make the member
+			// resident again (held per poolActivation) and send once more.
+			// Only a second failure counts against the backend.
+			if err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
+				up.resp.Body.Close()
+				up.cancel(nil)
+			}
+			done()
+			s.pools.Refresh(att.Backend.Config)
+			s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_recheck").Inc()
+			done, ok, skip = s.activate(w, ctx, route, att, ent)
+			defer done()
+			if !ok {
+				return
+			}
+			if skip != "" {
+				lastErr = skip
+				continue
+			}
+			up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		}
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:

@@ -106,6 +106,8 @@ type Options struct {
 type PoolGate interface {
 	Acquire(ctx context.Context, b *proxyapi.Backend, mode string) (release func(), err error)
 	Invalidate(b *proxyapi.Backend)
+	// Refresh re-reads b's pool before the call returns.
+	Refresh(b *proxyapi.Backend)
 	// Resident reports whether b's member is resident, once known.
 	Resident(b *proxyapi.Backend) (resident, known bool)
 	Status() []proxyapi.PoolStatus

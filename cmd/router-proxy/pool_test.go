@@ -112,6 +112,9 @@ func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*
 		args := append([]string{"--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "500ms", "--pool-lease-duration", "2s"}, extra...)
 		ps = append(ps, startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-" + fmt.Sprint(i)}, args...))
 	}
+	for _, p := range ps {
+		waitPoolKnown(t, p)
+	}
 	return sim, ps, kubernetes.NewForConfigOrDie(env.Config), ns
 }
 
@@ -157,11 +160,18 @@ func TestPoolReplicasNeverScaleTwoMembers(t *testing.T) {
 	t.Logf("served %d requests with %d activations", ok.Load(), sim.TotalActivations())
 	assert.Less(t, sim.TotalActivations()*4, int(ok.Load()), "many requests per swap: no ping-pong")
 
-	st := ps[0].status(t)
-	require.Len(t, st.Pools, 1)
-	assert.Equal(t, "gpu", st.Pools[0].Name)
-	assert.True(t, st.Pools[0].Known)
-	assert.Contains(t, []string{"coder", "chat"}, st.Pools[0].Resident)
+	// Quiet now: every replica settles on the one resident member.
+	require.Eventually(t, func() bool {
+		var seen []string
+		for _, p := range ps {
+			st := p.status(t)
+			if len(st.Pools) != 1 || !st.Pools[0].Known || st.Pools[0].Resident == "" {
+				return false
+			}
+			seen = append(seen, st.Pools[0].Resident)
+		}
+		return seen[0] == seen[1] && seen[1] == seen[2]
+	}, 10*time.Second, 50*time.Millisecond, "the replicas agree on the resident member")
 
 	metrics := getBody(t, "http://"+ps[0].admin+"/metrics")
 	for _, m := range []string{"llmkube_router_pool_hold_duration_seconds", "llmkube_router_pool_resident"} {
@@ -229,6 +239,7 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, env.WriteKubeconfig(kc, ""))
 	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
+	waitPoolKnown(t, p)
 
 	// IfIdle: while the incumbent serves a slow request, the rule skips
 	// the pooled chat backend at once and serves on the warm one.
@@ -264,6 +275,15 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	assert.Equal(t, "server_error", e.Error.Type)
 	require.Eventually(t, func() bool { return sim.Replicas("chat") == 0 }, 5*time.Second, 20*time.Millisecond, "the abandoned swap is undone")
 	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+}
+
+// waitPoolKnown waits until the replica has read its pool's members.
+func waitPoolKnown(t *testing.T, p *proc) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		st := p.status(t)
+		return len(st.Pools) == 1 && st.Pools[0].Known
+	}, 20*time.Second, 20*time.Millisecond, "the resident member is learned on a cold start")
 }
 
 func postQuiet(p *proc, body string) (int, error) {

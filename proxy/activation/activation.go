@@ -296,6 +296,11 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode strin
 		var wake <-chan time.Time
 		var dwell *time.Timer
 		switch {
+		case !p.known && mode == ModeIfIdle:
+			// Whether the incumbent is idle is not known yet: skip.
+			outcome = HoldSkipped
+			a.m.Skip(p.name, member)
+			return nil, ErrBusy
 		case !p.known:
 			a.kickResync(p)
 		case p.swapping:
@@ -402,6 +407,21 @@ func (a *Activator) Invalidate(b *proxyapi.Backend) {
 	defer a.mu.Unlock()
 	if p := a.pools[b.Pool.Name]; p != nil && !p.swapping {
 		a.kickResync(p)
+	}
+}
+
+// Refresh re-reads b's pool now, unless this replica is swapping it: a
+// dispatch to its member failed, and another replica may have swapped it out.
+func (a *Activator) Refresh(b *proxyapi.Backend) {
+	if b.Pool == nil {
+		return
+	}
+	a.mu.Lock()
+	p := a.pools[b.Pool.Name]
+	swapping := p == nil || p.swapping
+	a.mu.Unlock()
+	if !swapping {
+		a.observe(p)
 	}
 }
 
