@@ -266,7 +266,7 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode strin
 	}
 	member := b.Pool.InferenceService
 	start := a.now()
-	if p.known && !p.swapping && p.resident == member && !a.draining(p) { // the common case: no hold
+	if p.known && !p.swapping && p.resident == member && (mode == ModeIfIdle || !a.draining(p)) { // the common case: no hold
 		p.inflight[member]++
 		a.mu.Unlock()
 		return a.releaser(p, member), nil
@@ -310,7 +310,9 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode strin
 				return nil, ErrBusy
 			}
 		case p.resident == member:
-			if !a.draining(p) {
+			// IfIdle serves on the warm member even while it drains: such
+			// a request never waits behind other work.
+			if mode == ModeIfIdle || !a.draining(p) {
 				p.inflight[member]++
 				return a.releaser(p, member), nil
 			}
