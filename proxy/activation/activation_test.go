@@ -203,3 +203,50 @@ func TestNoPingPongInMemory(t *testing.T) {
 	}
 	t.Logf("served %v with %d swaps", served, mem.swaps())
 }
+
+// TestDrainingIncumbent: once another member has waiters, the incumbent
+// admits no new Wait requests (it drains, so the waiters are not starved),
+// while an IfIdle request for it is still served at once.
+func TestDrainingIncumbent(t *testing.T) {
+	cfg, bs := pooled("llama", "qwen")
+	mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond})
+	for {
+		if _, known := a.Resident(bs["llama"]); known {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	busy, err := a.Acquire(ctx, bs["llama"], activation.ModeWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen := make(chan error, 1)
+	go func() {
+		rel, err := a.Acquire(ctx, bs["qwen"], activation.ModeWait)
+		if err == nil {
+			rel()
+		}
+		qwen <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // qwen waits: llama is busy
+	rel, err := a.Acquire(ctx, bs["llama"], activation.ModeIfIdle)
+	if err != nil {
+		t.Fatalf("IfIdle on the warm member: %v", err)
+	}
+	rel()
+	held, hcancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer hcancel()
+	if _, err := a.Acquire(held, bs["llama"], activation.ModeWait); err == nil {
+		t.Fatal("a new Wait request entered the draining incumbent")
+	}
+	busy() // the incumbent drains: the swap to qwen goes ahead
+	if err := <-qwen; err != nil {
+		t.Fatal(err)
+	}
+	if mem.swaps() != 1 {
+		t.Errorf("swaps %d, want 1", mem.swaps())
+	}
+}
