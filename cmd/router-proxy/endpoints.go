@@ -5,10 +5,9 @@ import (
 	"log/slog"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
+	"k8s.io/client-go/dynamic"
 )
 
 // startEndpoints runs the EndpointSlice informers and the engine metrics
@@ -24,13 +23,13 @@ func startEndpoints(ctx context.Context, srv *proxy.Server, kubeconfig string, i
 		log.Error("endpoint resolution needs the Kubernetes API; dispatching to the Services instead", "error", err)
 		return
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		log.Error("endpoint resolution: kubernetes client", "error", err)
 		return
 	}
 	go func() {
-		if err := endpoints.Watch(ctx, cs, endpoints.Targets(bs), log); err != nil {
+		if err := endpoints.Watch(ctx, dyn, endpoints.Targets(bs), log); err != nil {
 			log.Error("endpoint resolution: watch", "error", err)
 			return
 		}

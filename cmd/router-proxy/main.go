@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -55,6 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution and ModelPool activation (default: in-cluster config; only read when a backend uses resolution: endpoint or is a ModelPool member)")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	debugPprof := fs.Bool("debug-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin address (off by default: profiles reveal internals)")
 	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
 	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block (a client that stops reading loses its response; no backend is blamed)")
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
@@ -144,7 +146,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		adminSrv = &http.Server{Handler: srv.AdminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		var h http.Handler = srv.AdminHandler()
+		if *debugPprof {
+			h = withPprof(h)
+		}
+		adminSrv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- adminSrv.Serve(aln) }()
 	}
 	probeCtx, stopProbes := context.WithCancel(context.Background())
@@ -192,4 +198,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// withPprof adds net/http/pprof's handlers to the admin handler.
+func withPprof(admin http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", admin)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -59,10 +58,6 @@ func startPools(ctx context.Context, cfg *proxyapi.Config, kubeconfig string, f 
 	if err != nil {
 		return err
 	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return err
-	}
 	id := os.Getenv(wellknown.PodNameEnv)
 	if id == "" {
 		host, _ := os.Hostname()
@@ -70,7 +65,7 @@ func startPools(ctx context.Context, cfg *proxyapi.Config, kubeconfig string, f 
 	}
 	m := activation.NewMetrics(cfg.Router.Name)
 	opts.Pools = activation.New(ctx, cfg, activation.Options{
-		Cluster: kube.New(dyn, cs, id, f.lease),
+		Cluster: kube.New(dyn, id, f.lease),
 		Logger:  log, Metrics: m,
 		Poll: f.poll, Resync: f.resync,
 	})

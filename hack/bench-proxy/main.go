@@ -225,6 +225,8 @@ func main() {
 	peerAddr := flag.String("serve-peer", "", "internal: serve only the baseline peer proxy on this address")
 	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
 	peerSeconds := flag.Int("peer-seconds", 5, "seconds per wrk point in the peer table (nginx, HAProxy); 0 skips it")
+	peersOnly := flag.Bool("peers-only", false, "run only the peer table")
+	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
 	if *stubAddr != "" {
 		// The stub runs in its own process, as a real upstream would, so the
@@ -265,6 +267,11 @@ func main() {
 		must(fmt.Errorf("go build: %v\n%s", err, out))
 	}
 
+	if *peersOnly {
+		runPeers(bin, dir, false, *peerSeconds)
+		runPeers(bin, dir, true, *peerSeconds)
+		return
+	}
 	upAddr := freePort()
 	self, err := os.Executable()
 	must(err)
@@ -391,6 +398,12 @@ func main() {
 // startProxy writes cfg and starts the router-proxy binary on it; it
 // returns the serving address and the process id.
 func startProxy(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (string, int) {
+	listen, _, pid := startProxyAdmin(bin, dir, name, cfg, extra...)
+	return listen, pid
+}
+
+// startProxyAdmin is startProxy that also returns the admin address.
+func startProxyAdmin(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (string, string, int) {
 	cb, err := proxyapi.Marshal(cfg)
 	must(err)
 	cfgPath := filepath.Join(dir, name+".json")
@@ -401,7 +414,7 @@ func startProxy(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (s
 	must(cmd.Start())
 	procs = append(procs, cmd)
 	waitUntil("router-proxy "+name, func() bool { return get("http://"+admin+"/ready") == 200 })
-	return listen, cmd.Process.Pid
+	return listen, admin, cmd.Process.Pid
 }
 
 // waitUntil polls ready for up to 10 s and exits when it never holds.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,7 +82,11 @@ backend b
 	bareCmd.Stderr = os.Stderr
 	must(bareCmd.Start())
 	procs = append(procs, bareCmd)
-	rpListen, rpPid := startProxy(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")))
+	var extra []string
+	if profileDir != "" {
+		extra = append(extra, "--debug-pprof")
+	}
+	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
 	for _, a := range []string{nginxProxy, haProxy, bare} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
 	}
@@ -119,7 +125,20 @@ wrk.headers["X-Llmkube-Client"] = "bench"
 		if p.pid != 0 {
 			c0 = cpu(p.pid)
 		}
+		var profiled chan struct{}
+		if profileDir != "" && p.name == "router-proxy" {
+			profiled = make(chan struct{})
+			go func() {
+				defer close(profiled)
+				fetchProfile(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", rpAdmin, max(seconds-1, 1)), filepath.Join(profileDir, "cpu-"+kindOf(stream)+".pprof"))
+			}()
+		}
 		_, rps, e2 := wrkRun(url, script, 32, seconds)
+		if profiled != nil {
+			<-profiled
+			fetchProfile("http://"+rpAdmin+"/debug/pprof/allocs", filepath.Join(profileDir, "allocs-"+kindOf(stream)+".pprof"))
+			fetchProfile("http://"+rpAdmin+"/debug/pprof/heap", filepath.Join(profileDir, "heap-"+kindOf(stream)+".pprof"))
+		}
 		r := peerResult{name: p.name, p50: p50, rps32: rps, errors: e1 + e2}
 		if p.pid != 0 {
 			r.cpuPerReq = (cpu(p.pid) - c0) / time.Duration(max(rps*float64(seconds), 1))
@@ -204,4 +223,18 @@ func wrkRun(url, script string, conns, seconds int) (time.Duration, float64, int
 		}
 	}
 	return p50, rps, errs
+}
+
+// profileDir, when set, receives the router-proxy's profiles.
+var profileDir string
+
+func fetchProfile(url, path string) {
+	resp, err := http.Get(url)
+	must(err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(err)
+	must(os.MkdirAll(filepath.Dir(path), 0o755))
+	writeFile(path, b)
+	fmt.Fprintf(os.Stderr, "profile: %s\n", path)
 }

@@ -146,7 +146,7 @@ func TestEndpointSlicesWhileTrafficFlows(t *testing.T) {
 	front := httptest.NewServer(srv.Handler())
 	defer front.Close()
 
-	require.NoError(t, endpoints.Watch(ctx, cs, endpoints.Targets(srv.EndpointBackends()), nil))
+	require.NoError(t, endpoints.Watch(ctx, env.Dynamic, endpoints.Targets(srv.EndpointBackends()), nil))
 	bal := srv.EndpointBackends()[0].Balancer
 	require.Equal(t, []string{"192.0.2.2:8080", "192.0.2.3:8080"}, bal.Pods())
 

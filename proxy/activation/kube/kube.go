@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -31,10 +31,15 @@ import (
 // InferenceServices is the members' resource.
 var InferenceServices = schema.GroupVersionResource{Group: "inference.llmkube.dev", Version: "v1alpha1", Resource: "inferenceservices"}
 
+// Leases is the resource of the pools' swap Leases. They are read and written
+// through the dynamic client like the members: the router-proxy links no
+// typed clientset (those register every API group, about 30 MB of resident
+// memory).
+var Leases = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
+
 // Cluster is activation.Coordinated over the API server.
 type Cluster struct {
 	dyn      dynamic.Interface
-	cs       kubernetes.Interface
 	identity string
 	duration time.Duration
 	now      func() time.Time
@@ -55,11 +60,11 @@ type observation struct {
 // New builds the cluster side of activation. identity names this replica in
 // the Leases (the pod name); duration is how long a Lease lives without
 // renewal.
-func New(dyn dynamic.Interface, cs kubernetes.Interface, identity string, duration time.Duration) *Cluster {
+func New(dyn dynamic.Interface, identity string, duration time.Duration) *Cluster {
 	if duration <= 0 {
 		duration = activation.DefaultLeaseDuration
 	}
-	return &Cluster{dyn: dyn, cs: cs, identity: identity, duration: duration, now: time.Now, observed: map[string]observation{}}
+	return &Cluster{dyn: dyn, identity: identity, duration: duration, now: time.Now, observed: map[string]observation{}}
 }
 
 var _ activation.Coordinated = (*Cluster)(nil)
@@ -81,13 +86,13 @@ func (c *Cluster) Member(ctx context.Context, ns, name string) (activation.Membe
 // Scale implements activation.Cluster with a merge patch of spec.replicas.
 func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int32) error {
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
-	_, err := c.dyn.Resource(InferenceServices).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "llmkube-router-proxy"})
+	_, err := c.dyn.Resource(InferenceServices).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	return err
 }
 
 // Holder implements activation.Coordinator.
 func (c *Cluster) Holder(ctx context.Context, ns, pool string) (string, string, error) {
-	l, err := c.cs.CoordinationV1().Leases(ns).Get(ctx, wellknown.PoolLeaseName(pool), metav1.GetOptions{})
+	l, err := c.leases(ns).get(ctx, wellknown.PoolLeaseName(pool))
 	if apierrors.IsNotFound(err) {
 		return "", "", nil
 	}
@@ -104,14 +109,14 @@ func (c *Cluster) Holder(ctx context.Context, ns, pool string) (string, string, 
 // Acquire implements activation.Coordinator.
 func (c *Cluster) Acquire(ctx context.Context, ns, pool, target string) (context.Context, func(), string, error) {
 	name := wellknown.PoolLeaseName(pool)
-	leases := c.cs.CoordinationV1().Leases(ns)
+	leases := c.leases(ns)
 	now := metav1.NewMicroTime(c.now())
-	l, err := leases.Get(ctx, name, metav1.GetOptions{})
+	l, err := leases.get(ctx, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 		c.hold(l, target, now)
-		if l, err = leases.Create(ctx, l, metav1.CreateOptions{FieldManager: "llmkube-router-proxy"}); err != nil {
+		if l, err = leases.create(ctx, l); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return nil, nil, "another replica", nil
 			}
@@ -129,7 +134,7 @@ func (c *Cluster) Acquire(ctx context.Context, ns, pool, target string) (context
 		c.hold(l, target, now)
 		// The update carries the resourceVersion: a replica that raced us
 		// gets a conflict and defers.
-		if l, err = leases.Update(ctx, l, metav1.UpdateOptions{FieldManager: "llmkube-router-proxy"}); err != nil {
+		if l, err = leases.update(ctx, l); err != nil {
 			if apierrors.IsConflict(err) {
 				return nil, nil, "another replica", nil
 			}
@@ -167,7 +172,7 @@ func (c *Cluster) hold(l *coordinationv1.Lease, target string, now metav1.MicroT
 // that fails for longer than the duration, loses the Lease.
 func (c *Cluster) renew(held context.Context, lose context.CancelCauseFunc, l *coordinationv1.Lease, stop, done chan struct{}) {
 	defer close(done)
-	leases := c.cs.CoordinationV1().Leases(l.Namespace)
+	leases := c.leases(l.Namespace)
 	bg := context.WithoutCancel(held)
 	last := c.now()
 	t := time.NewTicker(c.duration / 3)
@@ -177,17 +182,17 @@ func (c *Cluster) renew(held context.Context, lose context.CancelCauseFunc, l *c
 		case <-stop:
 			ctx, cancel := context.WithTimeout(bg, 5*time.Second)
 			defer cancel()
-			if cur, err := leases.Get(ctx, l.Name, metav1.GetOptions{}); err == nil && ptr.Deref(cur.Spec.HolderIdentity, "") == c.identity {
+			if cur, err := leases.get(ctx, l.Name); err == nil && ptr.Deref(cur.Spec.HolderIdentity, "") == c.identity {
 				cur.Spec.HolderIdentity = nil
 				cur.Spec.RenewTime = nil
 				delete(cur.Annotations, wellknown.PoolSwapTargetAnnotation)
-				_, _ = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "llmkube-router-proxy"})
+				_, _ = leases.update(ctx, cur)
 			}
 			return
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(bg, c.duration/3)
-		cur, err := leases.Get(ctx, l.Name, metav1.GetOptions{})
+		cur, err := leases.get(ctx, l.Name)
 		if err == nil {
 			if ptr.Deref(cur.Spec.HolderIdentity, "") != c.identity {
 				cancel()
@@ -196,7 +201,7 @@ func (c *Cluster) renew(held context.Context, lose context.CancelCauseFunc, l *c
 				return
 			}
 			cur.Spec.RenewTime = ptr.To(metav1.NewMicroTime(c.now()))
-			_, err = leases.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "llmkube-router-proxy"})
+			_, err = leases.update(ctx, cur)
 		}
 		cancel()
 		if err == nil {
@@ -225,4 +230,62 @@ func (c *Cluster) expired(l *coordinationv1.Lease) bool {
 		d = c.duration
 	}
 	return c.now().Sub(o.seen) >= d
+}
+
+// leaseClient reads and writes typed Leases through the dynamic client.
+type leaseClient struct{ ri dynamic.ResourceInterface }
+
+func (c *Cluster) leases(ns string) leaseClient {
+	return leaseClient{c.dyn.Resource(Leases).Namespace(ns)}
+}
+
+func (lc leaseClient) get(ctx context.Context, name string) (*coordinationv1.Lease, error) {
+	u, err := lc.ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return fromUnstructured(u)
+}
+
+func (lc leaseClient) create(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	u, err := toUnstructured(l)
+	if err != nil {
+		return nil, err
+	}
+	if u, err = lc.ri.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+		return nil, err
+	}
+	return fromUnstructured(u)
+}
+
+func (lc leaseClient) update(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	u, err := toUnstructured(l)
+	if err != nil {
+		return nil, err
+	}
+	if u, err = lc.ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+		return nil, err
+	}
+	return fromUnstructured(u)
+}
+
+const fieldManager = "llmkube-router-proxy"
+
+func toUnstructured(l *coordinationv1.Lease) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(l)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("coordination.k8s.io/v1")
+	u.SetKind("Lease")
+	return u, nil
+}
+
+func fromUnstructured(u *unstructured.Unstructured) (*coordinationv1.Lease, error) {
+	l := &coordinationv1.Lease{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, l); err != nil {
+		return nil, fmt.Errorf("Lease %s: %w", u.GetName(), err)
+	}
+	return l, nil
 }

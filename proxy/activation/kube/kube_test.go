@@ -90,7 +90,7 @@ func newFixture(t *testing.T, load, budget time.Duration) *fixture {
 	for i := range cfg.Backends {
 		f.backends[cfg.Backends[i].Name] = &cfg.Backends[i]
 	}
-	f.cluster = &flaky{Cluster: kube.New(env.Dynamic, cs, "replica-a", 3*time.Second)}
+	f.cluster = &flaky{Cluster: kube.New(env.Dynamic, "replica-a", 3*time.Second)}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.act = activation.New(ctx, cfg, activation.Options{Cluster: f.cluster, Poll: poll, Resync: 200 * time.Millisecond})
@@ -293,9 +293,8 @@ func TestDispatchFailureResyncs(t *testing.T) {
 
 func TestLeaseSerializesAndExpires(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config)
-	a := kube.New(env.Dynamic, cs, "replica-a", 2*time.Second)
-	b := kube.New(env.Dynamic, cs, "replica-b", 2*time.Second)
+	a := kube.New(env.Dynamic, "replica-a", 2*time.Second)
+	b := kube.New(env.Dynamic, "replica-b", 2*time.Second)
 	ctx := context.Background()
 	held, release, holder, err := a.Acquire(ctx, ns, "gpu", "qwen")
 	require.NoError(t, err)
@@ -332,7 +331,7 @@ func TestCrashedHolderLeaseExpires(t *testing.T) {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("replica-dead"), LeaseDurationSeconds: ptr.To(int32(1)), RenewTime: ptr.To(metav1.NewMicroTime(time.Now()))}}
 	_, err := cs.CoordinationV1().Leases(ns).Create(ctx, dead, metav1.CreateOptions{})
 	require.NoError(t, err)
-	b := kube.New(env.Dynamic, cs, "replica-b", time.Second)
+	b := kube.New(env.Dynamic, "replica-b", time.Second)
 	_, rb, holder, err := b.Acquire(ctx, ns, "gpu", "qwen")
 	require.NoError(t, err)
 	assert.Nil(t, rb)
