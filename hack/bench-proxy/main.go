@@ -226,6 +226,7 @@ func main() {
 	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
 	peerSeconds := flag.Int("peer-seconds", 5, "seconds per wrk point in the peer table (nginx, HAProxy); 0 skips it")
 	peersOnly := flag.Bool("peers-only", false, "run only the peer table")
+	fastPeer := flag.String("serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
 	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
 	if *stubAddr != "" {
@@ -237,6 +238,10 @@ func main() {
 			must(err)
 		}
 		must(http.ListenAndServe(*stubAddr, http.HandlerFunc(stub)))
+		return
+	}
+	if *fastPeer != "" {
+		serveFastHTTPPeer(*fastPeer, *peerTo)
 		return
 	}
 	if *peerAddr != "" {

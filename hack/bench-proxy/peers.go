@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/valyala/fasthttp"
+
 	"fmt"
 	"io"
 	"net/http"
@@ -86,8 +88,13 @@ backend b
 	if profileDir != "" {
 		extra = append(extra, "--debug-pprof")
 	}
+	fast := freePort()
+	fastCmd := exec.Command(self, "-serve-fasthttp-peer", fast, "-peer-to", nginxUp)
+	fastCmd.Stderr = os.Stderr
+	must(fastCmd.Start())
+	procs = append(procs, fastCmd)
 	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
-	for _, a := range []string{nginxProxy, haProxy, bare} {
+	for _, a := range []string{nginxProxy, haProxy, bare, fast} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
 	}
 
@@ -99,6 +106,7 @@ backend b
 		{"nginx 1.22 reverse proxy", nginxProxy, ngPid},
 		{"HAProxy 2.6", haProxy, haPid},
 		{"bare httputil.ReverseProxy", bare, bareCmd.Process.Pid},
+		{"bare fasthttp proxy", fast, fastCmd.Process.Pid},
 		{"router-proxy", rpListen, rpPid},
 	}
 	script := filepath.Join(dir, "post.lua")
@@ -237,4 +245,19 @@ func fetchProfile(url, path string) {
 	must(os.MkdirAll(filepath.Dir(path), 0o755))
 	writeFile(path, b)
 	fmt.Fprintf(os.Stderr, "profile: %s\n", path)
+}
+
+// serveFastHTTPPeer is the other server core's floor: valyala/fasthttp's
+// server and HostClient with keep-alive, forwarding every request to the
+// upstream with no routing, budgets, metrics or audit. Responses are
+// buffered (the upstream's SSE body is a few hundred bytes), so it measures
+// the core, not streaming.
+func serveFastHTTPPeer(addr, upstream string) {
+	hc := &fasthttp.HostClient{Addr: upstream, MaxConns: 512}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if err := hc.Do(&ctx.Request, &ctx.Response); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+		}
+	}}
+	must(srv.ListenAndServe(addr))
 }
