@@ -83,6 +83,22 @@ func pooled(members ...string) (*proxyapi.Config, map[string]*proxyapi.Backend) 
 	return cfg, out
 }
 
+// started is an Activator over a two-member pool in memory (llama resident,
+// 20 ms swaps), once it has read the pool; it stops with the test.
+func started(tb testing.TB, m activation.Metrics) (*activation.Activator, map[string]*proxyapi.Backend, *memCluster) {
+	cfg, bs := pooled("llama", "qwen")
+	mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Metrics: m, Poll: time.Millisecond})
+	for {
+		if _, known := a.Resident(bs["llama"]); known {
+			return a, bs, mem
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // holdRecorder is activation.Metrics keeping every hold.
 type holdRecorder struct {
 	mu    sync.Mutex
@@ -120,18 +136,9 @@ func (h *holdRecorder) percentile(p float64) time.Duration {
 func BenchmarkAlternatingTwoModels(b *testing.B) {
 	for _, mode := range []string{activation.ModeWait, activation.ModeIfIdle} {
 		b.Run(mode, func(b *testing.B) {
-			cfg, bs := pooled("llama", "qwen")
-			mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
 			rec := &holdRecorder{}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Metrics: rec, Poll: time.Millisecond})
-			for {
-				if _, known := a.Resident(bs["llama"]); known {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
+			a, bs, mem := started(b, rec)
+			ctx := context.Background()
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			per := max(b.N/4, 1)
@@ -168,11 +175,8 @@ func BenchmarkAlternatingTwoModels(b *testing.B) {
 // TestNoPingPongInMemory: the same workload as the benchmark, bounded: a
 // swap at most every two swap durations, and neither model starves.
 func TestNoPingPongInMemory(t *testing.T) {
-	cfg, bs := pooled("llama", "qwen")
-	mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond})
+	a, bs, mem := started(t, nil)
+	ctx := context.Background()
 	deadline := time.Now().Add(time.Second)
 	var served [2]int
 	var mu sync.Mutex
@@ -208,17 +212,8 @@ func TestNoPingPongInMemory(t *testing.T) {
 // admits no new Wait requests (it drains, so the waiters are not starved),
 // while an IfIdle request for it is still served at once.
 func TestDrainingIncumbent(t *testing.T) {
-	cfg, bs := pooled("llama", "qwen")
-	mem := newMem(20*time.Millisecond, "llama", "llama", "qwen")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond})
-	for {
-		if _, known := a.Resident(bs["llama"]); known {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	a, bs, mem := started(t, nil)
+	ctx := context.Background()
 	busy, err := a.Acquire(ctx, bs["llama"], activation.ModeWait)
 	if err != nil {
 		t.Fatal(err)
