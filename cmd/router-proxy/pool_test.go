@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -303,4 +305,123 @@ func getBody(t *testing.T, url string) string {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// apiFront forwards TCP to the API server and can be cut: the router-proxy
+// process then loses the API server the way it would in a cluster.
+type apiFront struct {
+	ln    net.Listener
+	to    string
+	mu    sync.Mutex
+	conns []net.Conn
+	down  atomic.Bool
+}
+
+func newAPIFront(t *testing.T, to string) *apiFront {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f := &apiFront{ln: ln, to: to}
+	t.Cleanup(func() { ln.Close(); f.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if f.down.Load() {
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, c, u)
+			f.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() { _, _ = io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return f
+}
+
+// cut refuses new connections and closes the open ones.
+func (f *apiFront) cut() {
+	f.down.Store(true)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
+}
+
+// TestPoolAPIServerUnavailable: with the API server unreachable, the
+// router-proxy process keeps serving the resident member, answers a request
+// that needs a swap with 503 and Retry-After once the swap budget passes
+// (the audit says why), and swaps again when the API server is back.
+func TestPoolAPIServerUnavailable(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	pool := func(m string) *proxyapi.Pool {
+		return &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: 2 * time.Second}}
+	}
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "pooled", Namespace: ns},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
+		Backends: []proxyapi.Backend{
+			{Name: "coder", ModelID: "coder", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("coder"), HealthCheck: hc(), Pool: pool("coder")},
+			{Name: "chat", ModelID: "chat", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("chat"), HealthCheck: hc(), Pool: pool("chat")},
+		},
+		Rules: []proxyapi.Rule{
+			{Name: "chat", Match: proxyapi.Match{Models: []string{"chat"}}, Backends: []string{"chat"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
+		},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
+	}
+	api, err := url.Parse(env.Config.Host)
+	require.NoError(t, err)
+	front := newAPIFront(t, api.Host)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, ""))
+	raw, err := os.ReadFile(kc)
+	require.Contains(t, string(raw), api.Host)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(kc, []byte(strings.ReplaceAll(string(raw), api.Host, front.ln.Addr().String())), 0o600))
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "300ms")
+	waitPoolKnown(t, p)
+
+	front.cut()
+	for range 5 {
+		code, body := p.post(t, chat("coder"))
+		require.Equal(t, http.StatusOK, code, "the resident member needs no API call: %s", body)
+	}
+	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(chat("chat")))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	audit, err := os.ReadFile(cfg.Policy.Audit.FilePath)
+	require.Eventually(t, func() bool {
+		audit, err = os.ReadFile(cfg.Policy.Audit.FilePath)
+		return err == nil && strings.Contains(string(audit), "pool_hold_expired")
+	}, 5*time.Second, 50*time.Millisecond, "audited: %s", audit)
+	assert.Contains(t, string(audit), "Lease", "the audit names what the swap could not reach")
+	assert.Equal(t, 0, sim.Activations("chat"))
+
+	// Back: a client retrying as Retry-After says is served by chat (the
+	// API client may first ride out a connection the cut left behind).
+	front.down.Store(false)
+	var body string
+	require.Eventually(t, func() bool {
+		var code int
+		code, body = p.post(t, chat("chat"))
+		return code == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "status: %+v", p.status(t).Pools)
+	assert.Contains(t, body, `"model":"chat"`)
+	assert.Equal(t, 1, sim.Activations("chat"))
 }

@@ -554,6 +554,7 @@ func (a *Activator) startSwap(p *pool, target string) {
 // swap takes the pool's Lease and makes target the only member scaled up.
 func (a *Activator) swap(ctx context.Context, p *pool, target string) error {
 	for {
+		a.setCause(p, "taking the pool's Lease")
 		held, release, holder, err := a.c.Acquire(ctx, p.ns, p.name, target)
 		switch {
 		case err != nil:
@@ -638,6 +639,7 @@ func (a *Activator) drive(ctx context.Context, p *pool, target string) error {
 			return fmt.Errorf("read InferenceService %s: %w", m, err)
 		}
 		if st.Replicas > 0 {
+			a.setCause(p, "scaling InferenceService "+m+" to 0")
 			if err := a.c.Scale(ctx, p.ns, m, 0); err != nil {
 				return fmt.Errorf("scale InferenceService %s to 0: %w", m, err)
 			}
@@ -651,6 +653,7 @@ func (a *Activator) drive(ctx context.Context, p *pool, target string) error {
 			return fmt.Errorf("wait for InferenceService %s to unload: %w", m, err)
 		}
 	}
+	a.setCause(p, "scaling InferenceService "+target+" to 1")
 	if err := a.c.Scale(ctx, p.ns, target, 1); err != nil {
 		return fmt.Errorf("scale InferenceService %s to 1: %w", target, err)
 	}

@@ -69,8 +69,14 @@ func New(dyn dynamic.Interface, identity string, duration time.Duration) *Cluste
 
 var _ activation.Coordinated = (*Cluster)(nil)
 
+// CallTimeout bounds one API call, so a swap whose API server went away
+// fails the call and says so instead of hanging in client retries.
+const CallTimeout = 5 * time.Second
+
 // Member implements activation.Cluster.
 func (c *Cluster) Member(ctx context.Context, ns, name string) (activation.Member, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	u, err := c.dyn.Resource(InferenceServices).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return activation.Member{}, err
@@ -85,6 +91,8 @@ func (c *Cluster) Member(ctx context.Context, ns, name string) (activation.Membe
 
 // Scale implements activation.Cluster with a merge patch of spec.replicas.
 func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int32) error {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
 	_, err := c.dyn.Resource(InferenceServices).Namespace(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
 	return err
@@ -92,6 +100,8 @@ func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int32) er
 
 // Holder implements activation.Coordinator.
 func (c *Cluster) Holder(ctx context.Context, ns, pool string) (string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
 	l, err := c.leases(ns).get(ctx, wellknown.PoolLeaseName(pool))
 	if apierrors.IsNotFound(err) {
 		return "", "", nil
@@ -111,12 +121,15 @@ func (c *Cluster) Acquire(ctx context.Context, ns, pool, target string) (context
 	name := wellknown.PoolLeaseName(pool)
 	leases := c.leases(ns)
 	now := metav1.NewMicroTime(c.now())
-	l, err := leases.get(ctx, name)
+	// The calls are bounded; the held context derives from ctx itself.
+	call, cancel := context.WithTimeout(ctx, CallTimeout)
+	defer cancel()
+	l, err := leases.get(call, name)
 	switch {
 	case apierrors.IsNotFound(err):
 		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 		c.hold(l, target, now)
-		if l, err = leases.create(ctx, l); err != nil {
+		if l, err = leases.create(call, l); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return nil, nil, "another replica", nil
 			}
@@ -134,7 +147,7 @@ func (c *Cluster) Acquire(ctx context.Context, ns, pool, target string) (context
 		c.hold(l, target, now)
 		// The update carries the resourceVersion: a replica that raced us
 		// gets a conflict and defers.
-		if l, err = leases.update(ctx, l); err != nil {
+		if l, err = leases.update(call, l); err != nil {
 			if apierrors.IsConflict(err) {
 				return nil, nil, "another replica", nil
 			}
