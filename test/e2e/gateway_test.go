@@ -15,7 +15,6 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/targets"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
@@ -27,19 +26,9 @@ var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Ver
 // router is Pending until the gateway accepts the route, then Ready with
 // the Gateway's address as its endpoint.
 func TestGatewayPlaneControllerProcess(t *testing.T) {
-	e, admin := newEnv(t)
+	e, admin, p := chartController(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	const installNS = "llmkube-system"
-	if err := e.EnsureNamespace(ctx, installNS); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objectsOf(t, helmTemplate(t, installNS)) {
-		if err := e.ApplyStrict(ctx, o); err != nil {
-			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
-		}
-	}
-	p := startController(t, serviceAccountKubeconfig(t, e, installNS, "llmkube-llmkube-compile"), installNS)
 
 	gwNS, ns := e.NewNamespace(t), e.NewNamespace(t)
 	gw := &unstructured.Unstructured{}

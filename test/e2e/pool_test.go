@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/test/testenv"
@@ -22,19 +23,9 @@ import (
 // patch on the members by name, the pool's Lease), the Deployment keeps the
 // spec's 2 replicas, and each pod gets its name as its Lease identity.
 func TestPooledRouterControllerProcess(t *testing.T) {
-	e, admin := newEnv(t)
+	e, admin, _ := chartController(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	const installNS = "llmkube-system"
-	if err := e.EnsureNamespace(ctx, installNS); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objectsOf(t, helmTemplate(t, installNS)) {
-		if err := e.ApplyStrict(ctx, o); err != nil {
-			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
-		}
-	}
-	startController(t, serviceAccountKubeconfig(t, e, installNS, "llmkube-llmkube-compile"), installNS)
 
 	ns := e.NewNamespace(t)
 	doc := `
@@ -110,4 +101,24 @@ spec:
 	if !found {
 		t.Errorf("no %s from metadata.name in %+v", wellknown.PodNameEnv, dep.Spec.Template.Spec.Containers[0].Env)
 	}
+}
+
+// chartController installs the Helm chart's objects (RBAC, ServiceAccount)
+// in llmkube-system and starts the controller process as the chart's
+// ServiceAccount.
+func chartController(t *testing.T) (*testenv.Env, client.Client, *proc) {
+	t.Helper()
+	e, admin := newEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const installNS = "llmkube-system"
+	if err := e.EnsureNamespace(ctx, installNS); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objectsOf(t, helmTemplate(t, installNS)) {
+		if err := e.ApplyStrict(ctx, o); err != nil {
+			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
+		}
+	}
+	return e, admin, startController(t, serviceAccountKubeconfig(t, e, installNS, "llmkube-llmkube-compile"), installNS)
 }

@@ -18,9 +18,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
@@ -261,22 +261,24 @@ func (lc leaseClient) get(ctx context.Context, name string) (*coordinationv1.Lea
 }
 
 func (lc leaseClient) create(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
-	u, err := toUnstructured(l)
-	if err != nil {
-		return nil, err
-	}
-	if u, err = lc.ri.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
-		return nil, err
-	}
-	return fromUnstructured(u)
+	return lc.write(l, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return lc.ri.Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager})
+	})
 }
 
 func (lc leaseClient) update(ctx context.Context, l *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	return lc.write(l, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+		return lc.ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
+	})
+}
+
+// write sends l with do and returns what the API server stored.
+func (lc leaseClient) write(l *coordinationv1.Lease, do func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (*coordinationv1.Lease, error) {
 	u, err := toUnstructured(l)
 	if err != nil {
 		return nil, err
 	}
-	if u, err = lc.ri.Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+	if u, err = do(u); err != nil {
 		return nil, err
 	}
 	return fromUnstructured(u)
