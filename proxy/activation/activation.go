@@ -180,6 +180,9 @@ type pool struct {
 	// resident is the member serving, or "" when the pool is cold or loading.
 	resident      string
 	residentSince time.Time
+	// coldSince is when this replica saw the pool lose its resident without
+	// swapping it itself: the start of another replica's swap.
+	coldSince time.Time
 	// lastSwap is how long the last swap took; the incumbent keeps the slot
 	// at least this long.
 	lastSwap time.Duration
@@ -496,7 +499,22 @@ func (a *Activator) observe(p *pool) {
 	}
 	if resident != p.resident || !p.known {
 		if resident != p.resident {
-			p.residentSince = a.now()
+			now := a.now()
+			switch {
+			case resident == "":
+				p.coldSince = now
+			case !p.coldSince.IsZero():
+				// Another replica (or the operator) swapped the pool: the
+				// time it had no resident is that swap's length, and the
+				// new incumbent keeps the slot at least as long here too,
+				// so replicas with opposite demand do not flip it back at
+				// once.
+				// A pool left cold for long is not a long swap: the dwell
+				// never takes more than half the hold budget.
+				p.lastSwap = max(p.lastSwap, min(now.Sub(p.coldSince), p.budget/2))
+				p.coldSince = time.Time{}
+			}
+			p.residentSince = now
 		}
 		p.resident, p.known = resident, true
 		a.m.Resident(p.name, p.members, resident)
@@ -532,7 +550,7 @@ func (a *Activator) startSwap(p *pool, target string) {
 		p.swapping, p.target, p.swapCancel = false, "", nil
 		switch {
 		case err == nil:
-			p.resident, p.residentSince, p.lastSwap, p.known = target, a.now(), d, true
+			p.resident, p.residentSince, p.lastSwap, p.known, p.coldSince = target, a.now(), d, true, time.Time{}
 			p.swaps++
 			a.m.Swap(p.name, from, target, d)
 			a.m.Resident(p.name, p.members, target)

@@ -245,3 +245,49 @@ func TestDrainingIncumbent(t *testing.T) {
 		t.Errorf("swaps %d, want 1", mem.swaps())
 	}
 }
+
+// TestAnotherReplicasSwapSetsTheDwell: a swap this replica only observed
+// (another replica, or the operator, made qwen resident) keeps qwen resident
+// here as long as that swap took, so replicas with opposite demand do not
+// flip the slot back at once.
+func TestAnotherReplicasSwapSetsTheDwell(t *testing.T) {
+	cfg, bs := pooled("llama", "qwen")
+	mem := newMem(150*time.Millisecond, "llama", "llama", "qwen")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond, Resync: 5 * time.Millisecond})
+	for {
+		if r, known := a.Resident(bs["llama"]); known && r {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The other replica's swap.
+	_ = mem.Scale(ctx, "ns", "llama", 0)
+	time.Sleep(50 * time.Millisecond)
+	_ = mem.Scale(ctx, "ns", "qwen", 1)
+	for {
+		if r, _ := a.Resident(bs["qwen"]); r {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := mem.swaps()
+	short, scancel := context.WithTimeout(ctx, 60*time.Millisecond)
+	defer scancel()
+	if _, err := a.Acquire(short, bs["llama"], activation.ModeWait); err == nil {
+		t.Fatal("llama was made resident while qwen's dwell lasted")
+	}
+	if mem.swaps() != before {
+		t.Fatalf("a swap started during the dwell")
+	}
+	// After the dwell the swap goes ahead.
+	rel, err := a.Acquire(ctx, bs["llama"], activation.ModeWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel()
+	if mem.swaps() != before+1 {
+		t.Errorf("swaps %d, want %d", mem.swaps(), before+1)
+	}
+}
