@@ -227,6 +227,7 @@ func main() {
 	peerSeconds := flag.Int("peer-seconds", 5, "seconds per wrk point in the peer table (nginx, HAProxy); 0 skips it")
 	peersOnly := flag.Bool("peers-only", false, "run only the peer table")
 	printConfig := flag.String("print-config", "", "print the benchmark's router-proxy config for this upstream address and exit (to profile by hand)")
+	hybridPeer := flag.String("serve-hybrid-peer", "", "internal: serve only the net/http server + fasthttp client peer on this address")
 	fastPeer := flag.String("serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
 	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
@@ -245,6 +246,10 @@ func main() {
 		b, err := proxyapi.Marshal(config("http://"+*printConfig, filepath.Join(os.TempDir(), "bench-audit.jsonl")))
 		must(err)
 		fmt.Println(string(b))
+		return
+	}
+	if *hybridPeer != "" {
+		serveHybridPeer(*hybridPeer, *peerTo)
 		return
 	}
 	if *fastPeer != "" {

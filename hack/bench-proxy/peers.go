@@ -88,13 +88,18 @@ backend b
 	if profileDir != "" {
 		extra = append(extra, "--debug-pprof")
 	}
+	hybrid := freePort()
+	hybridCmd := exec.Command(self, "-serve-hybrid-peer", hybrid, "-peer-to", nginxUp)
+	hybridCmd.Stderr = os.Stderr
+	must(hybridCmd.Start())
+	procs = append(procs, hybridCmd)
 	fast := freePort()
 	fastCmd := exec.Command(self, "-serve-fasthttp-peer", fast, "-peer-to", nginxUp)
 	fastCmd.Stderr = os.Stderr
 	must(fastCmd.Start())
 	procs = append(procs, fastCmd)
 	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
-	for _, a := range []string{nginxProxy, haProxy, bare, fast} {
+	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
 	}
 
@@ -107,6 +112,7 @@ backend b
 		{"HAProxy 2.6", haProxy, haPid},
 		{"bare httputil.ReverseProxy", bare, bareCmd.Process.Pid},
 		{"bare fasthttp proxy", fast, fastCmd.Process.Pid},
+		{"net/http server + fasthttp client", hybrid, hybridCmd.Process.Pid},
 		{"router-proxy", rpListen, rpPid},
 	}
 	script := filepath.Join(dir, "post.lua")
@@ -260,4 +266,36 @@ func serveFastHTTPPeer(addr, upstream string) {
 		}
 	}}
 	must(srv.ListenAndServe(addr))
+}
+
+// serveHybridPeer is net/http's server with fasthttp's client: which half of
+// the standard library's cost is the transport.
+func serveHybridPeer(addr, upstream string) {
+	hc := &fasthttp.HostClient{Addr: upstream, MaxConns: 512}
+	must(http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.Header.SetMethod(r.Method)
+		req.SetRequestURI(r.URL.RequestURI())
+		req.Header.SetHost(upstream)
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+		req.SetBody(body)
+		if err := hc.Do(req, resp); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp.Header.VisitAll(func(k, v []byte) { w.Header().Add(string(k), string(v)) })
+		w.WriteHeader(resp.StatusCode())
+		_, _ = w.Write(resp.Body())
+	})))
 }
