@@ -55,7 +55,8 @@ type PoolStatus struct {
 	// or not read yet (Known false).
 	Resident string `json:"resident,omitempty"`
 	Known    bool   `json:"known"`
-	// Pending is the member this replica is making resident.
+	// Pending is the member being made resident: by this replica, or by the
+	// replica holding the pool's Lease.
 	Pending string `json:"pending,omitempty"`
 	// LeaseHolder is the replica holding the pool's swap Lease, if any.
 	LeaseHolder string `json:"leaseHolder,omitempty"`

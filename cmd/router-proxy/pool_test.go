@@ -193,6 +193,10 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "replica-0", ptr.Deref(l.Spec.HolderIdentity, ""))
 	require.Equal(t, "chat", l.Annotations[wellknown.PoolSwapTargetAnnotation])
+	require.Eventually(t, func() bool {
+		st := ps[1].status(t)
+		return len(st.Pools) == 1 && st.Pools[0].LeaseHolder == "replica-0" && st.Pools[0].Pending == "chat"
+	}, 3*time.Second, 20*time.Millisecond, "the other replica's /status shows the Lease holder and its pending swap")
 	require.NoError(t, ps[0].cmd.Process.Kill())
 	<-ps[0].done
 	require.EqualValues(t, 0, sim.Replicas("chat"), "killed before the target was scaled up")

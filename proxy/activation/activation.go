@@ -718,8 +718,11 @@ func (a *Activator) Status() []proxyapi.PoolStatus {
 	out := make([]proxyapi.PoolStatus, 0, len(a.pools))
 	for _, p := range a.pools {
 		s := proxyapi.PoolStatus{Name: p.name, Members: p.members, Resident: p.resident, Known: p.known, LeaseHolder: p.holder, Swaps: p.swaps, Message: p.cause}
-		if p.swapping {
+		switch {
+		case p.swapping:
 			s.Pending = p.target
+		case p.holder != "":
+			s.Pending = p.holderTarget // another replica's swap, from its Lease
 		}
 		for _, n := range p.waiting {
 			s.Waiting += n
