@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
@@ -250,7 +251,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	}
 	s.shadowIdle = DefaultShadowIdle
 	if s.rt == nil {
-		s.rt = NewTransport()
+		s.rt = NewUpstreamTransport()
 	}
 	if cfg.Policy.Audit.CallerHeader != "" {
 		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
@@ -347,7 +348,15 @@ func boolf(b bool) float64 {
 	return 0
 }
 
-// NewTransport is the upstream transport: pooled keep-alive connections, no
+// NewUpstreamTransport is the default upstream transport: plain-http
+// backends (in-cluster) through proxy/h1, which sends and reads in the
+// request's goroutine; https (providers), proxied requests and anything else
+// through NewTransport.
+func NewUpstreamTransport() http.RoundTripper {
+	return h1.New(NewTransport(), http.ProxyFromEnvironment)
+}
+
+// NewTransport is net/http's upstream transport: pooled keep-alive connections, no
 // transparent compression (bodies pass through untouched and usage can be
 // read), and no transport-level timeouts (the server applies the resolved
 // header and stream-idle timeouts per attempt).
