@@ -54,15 +54,19 @@ type Transport struct {
 	// proxy goes to Fallback. Nil means no proxy.
 	Proxy func(*http.Request) (*url.URL, error)
 
-	dialer net.Dialer
-	mu     sync.Mutex
-	idle   map[string][]*conn // by host:port, most recently used last
-	now    func() time.Time
+	// IdleTimeout closes a connection idle this long (IdleConnTimeout).
+	IdleTimeout time.Duration
+
+	dialer   net.Dialer
+	mu       sync.Mutex
+	idle     map[string][]*conn // by host:port, most recently used last
+	sweeping bool               // a sweep is scheduled
+	now      func() time.Time
 }
 
 // New returns a Transport with fallback for what it does not serve.
 func New(fallback http.RoundTripper, proxy func(*http.Request) (*url.URL, error)) *Transport {
-	return &Transport{Fallback: fallback, Proxy: proxy, dialer: net.Dialer{Timeout: DialTimeout, KeepAlive: KeepAlive}, idle: map[string][]*conn{}, now: time.Now}
+	return &Transport{Fallback: fallback, Proxy: proxy, IdleTimeout: IdleConnTimeout, dialer: net.Dialer{Timeout: DialTimeout, KeepAlive: KeepAlive}, idle: map[string][]*conn{}, now: time.Now}
 }
 
 type conn struct {
@@ -235,7 +239,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 		c := list[len(list)-1]
 		t.idle[addr] = list[:len(list)-1]
 		t.mu.Unlock()
-		if now.Sub(c.idleFrom) < IdleConnTimeout && alive(c) {
+		if now.Sub(c.idleFrom) < t.IdleTimeout && alive(c) {
 			return c, nil
 		}
 		c.nc.Close()
@@ -252,23 +256,46 @@ func (t *Transport) put(addr string, c *conn) {
 	_ = c.nc.SetDeadline(time.Time{})
 	c.idleFrom = t.now()
 	t.mu.Lock()
-	list := t.idle[addr]
-	if len(list) >= MaxIdleConnsPerHost {
-		t.mu.Unlock()
+	defer t.mu.Unlock()
+	if len(t.idle[addr]) >= MaxIdleConnsPerHost {
 		c.nc.Close()
 		return
 	}
-	// Drop the stale ones while here: a server closes idle connections.
-	fresh := list[:0]
-	for _, x := range list {
-		if c.idleFrom.Sub(x.idleFrom) < IdleConnTimeout {
-			fresh = append(fresh, x)
+	t.idle[addr] = append(t.idle[addr], c)
+	if !t.sweeping {
+		// Idle connections of pods that went away would otherwise hold
+		// their descriptors: a sweep runs while any connection is idle.
+		t.sweeping = true
+		time.AfterFunc(t.IdleTimeout/2, t.sweep)
+	}
+}
+
+// sweep closes the connections idle longer than IdleTimeout and runs again
+// while any is left.
+func (t *Transport) sweep() {
+	now := t.now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for addr, list := range t.idle {
+		fresh := list[:0]
+		for _, c := range list {
+			if now.Sub(c.idleFrom) < t.IdleTimeout {
+				fresh = append(fresh, c)
+			} else {
+				c.nc.Close()
+			}
+		}
+		if len(fresh) == 0 {
+			delete(t.idle, addr)
 		} else {
-			x.nc.Close()
+			t.idle[addr] = fresh
 		}
 	}
-	t.idle[addr] = append(fresh, c)
-	t.mu.Unlock()
+	if len(t.idle) > 0 {
+		time.AfterFunc(t.IdleTimeout/2, t.sweep)
+	} else {
+		t.sweeping = false
+	}
 }
 
 // CloseIdleConnections closes every idle connection.

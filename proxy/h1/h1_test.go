@@ -208,3 +208,29 @@ func TestFallback(t *testing.T) {
 	_, _ = proxied.RoundTrip(req)
 	assert.EqualValues(t, 1, fb.n.Load(), "a proxied request goes to the fallback")
 }
+
+// TestIdleConnectionsAreClosed: a connection idle longer than IdleTimeout
+// is closed by the sweep, even with no further traffic (a pod that went
+// away does not keep its descriptor).
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := h1.New(&fallback{}, nil)
+	tr.IdleTimeout = 100 * time.Millisecond
+	resp, err := post(t, tr, context.Background(), srv.URL, "x")
+	require.NoError(t, err)
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the idle connection was never closed")
+	}
+}
