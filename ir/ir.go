@@ -483,8 +483,8 @@ type Timeouts struct {
 
 // ProxyDeployment is the managed router-proxy workload.
 type ProxyDeployment struct {
-	Image    string
-	Replicas int32
+	Image                string
+	Replicas             int32
 	RevisionHistoryLimit int32
 	// ServiceName is the data-plane Service's name (generated unless set).
 	ServiceName               string

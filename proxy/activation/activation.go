@@ -125,11 +125,11 @@ type Metrics interface {
 
 // Hold outcomes reported to Metrics.
 const (
-	HoldServed    = "served"
+	HoldServed         = "served"
 	HoldBudgetExceeded = "budget_exceeded"
-	HoldCancelled = "client_cancelled"
-	HoldFailed    = "swap_failed"
-	HoldSkipped   = "skipped"
+	HoldCancelled      = "client_cancelled"
+	HoldFailed         = "swap_failed"
+	HoldSkipped        = "skipped"
 )
 
 // ErrLeaseLost is the cause of a held Lease's context when another replica

@@ -168,7 +168,6 @@ func ceilDiv(a, b int64) int64 {
 	return (a + b - 1) / b
 }
 
-
 // counterKey names one counter's hash.
 func (s *Store) counterKey(b *budget, team string) string {
 	if team == "" {

@@ -121,7 +121,11 @@ func (s *Sim) NeverReady(member string) { s.mu.Lock(); s.never[member] = true; s
 func (s *Sim) Fail(member string) { s.mu.Lock(); s.fail[member] = true; s.mu.Unlock() }
 
 // Activations is how often the member went from zero replicas to one.
-func (s *Sim) Activations(member string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.activated[member] }
+func (s *Sim) Activations(member string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.activated[member]
+}
 
 // TotalActivations sums Activations over the members.
 func (s *Sim) TotalActivations() int {
@@ -146,7 +150,11 @@ func (s *Sim) MaxScaledUp() (int, []string) {
 }
 
 // Replicas is a member's spec.replicas as last watched.
-func (s *Sim) Replicas(member string) int64 { s.mu.Lock(); defer s.mu.Unlock(); return s.replicas[member] }
+func (s *Sim) Replicas(member string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replicas[member]
+}
 
 func (s *Sim) observe(ctx context.Context, o any) {
 	u, ok := o.(*unstructured.Unstructured)
