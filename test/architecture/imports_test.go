@@ -107,3 +107,16 @@ func TestControllerNamesNoPlane(t *testing.T) {
 		assert.Empty(t, named.FindAllString(string(src), -1), "%s names a data plane", f)
 	}
 }
+
+// TestGofmt: every Go file is as gofmt writes it (make fmt).
+func TestGofmt(t *testing.T) {
+	files := exec.Command("git", "ls-files", "*.go")
+	files.Dir = "../.."
+	out, err := files.Output()
+	require.NoError(t, err)
+	cmd := exec.Command("gofmt", append([]string{"-l"}, strings.Fields(string(out))...)...)
+	cmd.Dir = "../.."
+	bad, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", bad)
+	assert.Empty(t, strings.TrimSpace(string(bad)), "run make fmt")
+}
