@@ -114,7 +114,11 @@ func TestGofmt(t *testing.T) {
 	files.Dir = "../.."
 	out, err := files.Output()
 	require.NoError(t, err)
-	cmd := exec.Command("gofmt", append([]string{"-l"}, strings.Fields(string(out))...)...)
+	// gofmt of the toolchain that runs the tests, whatever PATH holds.
+	root, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(t, err)
+	gofmt := filepath.Join(strings.TrimSpace(string(root)), "bin", "gofmt")
+	cmd := exec.Command(gofmt, append([]string{"-l"}, strings.Fields(string(out))...)...)
 	cmd.Dir = "../.."
 	bad, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", bad)
