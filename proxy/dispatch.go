@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -225,13 +224,11 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ex != nil {
-		secs := int64(math.Ceil(ex.RetryAfter.Seconds()))
-		secs = max(secs, 1)
 		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, proxyapi.OutcomeBudgetExceeded, ex.Budget
 		ent.Error = "budget " + ex.Budget + " is exhausted"
 		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		writeError(w, ent.Status, "rate_limit_error", "budget_exceeded", "budget "+ex.Budget+" is exhausted for its window; retry after "+strconv.FormatInt(secs, 10)+"s")
+		secs := retryAfter(w, ex.RetryAfter)
+		writeError(w, ent.Status, "rate_limit_error", "budget_exceeded", "budget "+ex.Budget+" is exhausted for its window; retry after "+secs+"s")
 		return
 	}
 
@@ -405,21 +402,31 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
-		done, ok, skip := s.activate(w, ctx, route, att, ent)
-		defer done() // idempotent; also runs when relay aborts the handler
-		if !ok {
-			return
-		}
-		if skip != "" {
-			lastErr = skip
-			continue
-		}
-		up, err := s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
-		if s.pools != nil && att.Backend.Config.Pool != nil && ctx.Err() == nil && !errors.Is(err, errHeaderTimeout) && (err != nil || up.resp.StatusCode >= 500) {
-			// Another replica may have swapped this member out since this
-			// replica last looked: re-read the pool, make the member
-			// resident again (held per poolActivation) and send once more.
-			// Only a second failure counts against the backend.
+		// A pooled member is made resident first. When its dispatch fails,
+		// another replica may have swapped it out since this replica last
+		// looked: the pool is re-read, the member made resident again (per
+		// poolActivation) and the request sent once more; only the second
+		// failure counts against the backend.
+		var up *upstream
+		var err error
+		var done func()
+		for try := 0; ; try++ {
+			up, err = nil, nil
+			var ok bool
+			var skip string
+			done, ok, skip = s.activate(w, ctx, route, att, ent)
+			defer done() // idempotent; also runs when relay aborts the handler
+			if !ok {
+				return
+			}
+			if skip != "" {
+				lastErr = skip
+				break
+			}
+			up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+			if try > 0 || s.pools == nil || att.Backend.Config.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && up.resp.StatusCode < 500) {
+				break
+			}
 			if err == nil {
 				_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
 				up.resp.Body.Close()
@@ -428,16 +435,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			done()
 			s.pools.Refresh(att.Backend.Config)
 			s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_recheck").Inc()
-			done, ok, skip = s.activate(w, ctx, route, att, ent)
-			defer done()
-			if !ok {
-				return
-			}
-			if skip != "" {
-				lastErr = skip
-				continue
-			}
-			up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
+		}
+		if up == nil && err == nil { // skipped
+			continue
 		}
 		if err != nil {
 			switch {
@@ -454,11 +454,6 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			default:
 				s.fail(att, "network_error")
 				lastErr = att.Backend.Name() + ": " + err.Error()
-				if s.pools != nil && att.Backend.Config.Pool != nil {
-					// A member that refuses connections may have lost
-					// its pod: re-read the pool now.
-					s.pools.Invalidate(att.Backend.Config)
-				}
 			}
 			done()
 			continue
@@ -549,7 +544,7 @@ func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *run
 	case errors.As(err, &expired):
 		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_hold_expired").Inc()
 		ent.Status, ent.Outcome, ent.Backend, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomePoolHoldExpired, att.Backend.Name(), clip(err.Error(), maxAuditField)
-		w.Header().Set("Retry-After", activation.RetryAfterSeconds(expired.RetryAfter))
+		retryAfter(w, expired.RetryAfter)
 		writeError(w, ent.Status, "server_error", "model_pool_swap_timeout", "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
 		return nothing, false, ""
 	default: // the client went away while held

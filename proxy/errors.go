@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -18,4 +20,12 @@ func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// retryAfter sets Retry-After to d in whole seconds, at least 1, and
+// returns the value.
+func retryAfter(w http.ResponseWriter, d time.Duration) string {
+	secs := strconv.FormatInt(max(int64(math.Ceil(d.Seconds())), 1), 10)
+	w.Header().Set("Retry-After", secs)
+	return secs
 }

@@ -105,9 +105,11 @@ type Options struct {
 
 // PoolGate is ModelPool activation (activation.Activator).
 type PoolGate interface {
+	// Acquire holds b's member resident for one attempt; release ends the
+	// hold and may be called more than once.
 	Acquire(ctx context.Context, b *proxyapi.Backend, mode string) (release func(), err error)
-	Invalidate(b *proxyapi.Backend)
-	// Refresh re-reads b's pool before the call returns.
+	// Refresh re-reads b's pool before the call returns (a dispatch to its
+	// member failed).
 	Refresh(b *proxyapi.Backend)
 	// Resident reports whether b's member is resident, once known.
 	Resident(b *proxyapi.Backend) (resident, known bool)

@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sort"
 	"sync"
 	"time"
@@ -402,19 +401,6 @@ func (a *Activator) releaser(p *pool, member string) func() {
 	}
 }
 
-// Invalidate drops what the proxy believes about a pool after a dispatch to
-// its member failed: the member may have lost its pod out of band.
-func (a *Activator) Invalidate(b *proxyapi.Backend) {
-	if b.Pool == nil {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if p := a.pools[b.Pool.Name]; p != nil && !p.swapping {
-		a.kickResync(p)
-	}
-}
-
 // Refresh re-reads b's pool now, unless this replica is swapping it: a
 // dispatch to its member failed, and another replica may have swapped it out.
 func (a *Activator) Refresh(b *proxyapi.Backend) {
@@ -731,11 +717,6 @@ func (a *Activator) Status() []proxyapi.PoolStatus {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// RetryAfterSeconds renders a Retry-After value.
-func RetryAfterSeconds(d time.Duration) string {
-	return fmt.Sprint(int64(math.Ceil(d.Seconds())))
 }
 
 type nopMetrics struct{}

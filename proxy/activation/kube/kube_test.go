@@ -283,8 +283,10 @@ func TestDispatchFailureResyncs(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return f.sim.Replicas("llama") == 0 }, 5*time.Second, poll)
 	time.Sleep(100 * time.Millisecond) // the sim's unload
-	f.act.Invalidate(f.backends["llama"])
-	require.Eventually(t, func() bool { r, known := f.act.Resident(f.backends["llama"]); return known && !r }, 2*time.Second, poll)
+	f.act.Refresh(f.backends["llama"])
+	r, known := f.act.Resident(f.backends["llama"])
+	require.True(t, known)
+	require.False(t, r, "re-read before Refresh returns")
 	rel, err := f.acquire(context.Background(), "llama", activation.ModeWait)
 	require.NoError(t, err, "the next request makes it resident again")
 	rel()
