@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/llmkube/llmkube-compile/providers"
@@ -28,7 +29,6 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.

@@ -5,9 +5,10 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
-	"k8s.io/client-go/dynamic"
 )
 
 // startEndpoints runs the EndpointSlice informers and the engine metrics

@@ -26,6 +26,8 @@
 package activation
 
 import (
+	"golang.org/x/sync/singleflight"
+
 	"context"
 	"errors"
 	"fmt"
@@ -162,6 +164,10 @@ type Activator struct {
 	now     func() time.Time
 	defHold time.Duration
 	base    context.Context
+
+	// reads coalesces concurrent reads of one pool: a burst of failed
+	// dispatches to a member another replica swapped out makes one read.
+	reads singleflight.Group
 
 	mu    sync.Mutex
 	pools map[string]*pool
@@ -455,8 +461,12 @@ func (a *Activator) resyncLoop(p *pool) {
 }
 
 // observe reads the members and the Lease and updates the belief, unless a
-// swap of this replica owns it.
+// swap of this replica owns it. Callers that arrive during a read share it.
 func (a *Activator) observe(p *pool) {
+	_, _, _ = a.reads.Do(p.name, func() (any, error) { a.read(p); return nil, nil })
+}
+
+func (a *Activator) read(p *pool) {
 	ctx, cancel := context.WithTimeout(a.base, max(a.poll*5, 5*time.Second))
 	defer cancel()
 	states, err := a.members(ctx, p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 // this one makes the policy cheap enough to benchmark.
 type memCluster struct {
 	load    time.Duration
+	reads   atomic.Int64 // Member calls
+	slow    atomic.Int64 // nanoseconds each Member call takes
 	mu      sync.Mutex
 	members map[string]*activation.Member
 	scaleUp int
@@ -32,6 +35,8 @@ func newMem(load time.Duration, resident string, members ...string) *memCluster 
 }
 
 func (c *memCluster) Member(_ context.Context, _, name string) (activation.Member, error) {
+	c.reads.Add(1)
+	time.Sleep(time.Duration(c.slow.Load()))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return *c.members[name], nil
@@ -289,5 +294,23 @@ func TestAnotherReplicasSwapSetsTheDwell(t *testing.T) {
 	rel()
 	if mem.swaps() != before+1 {
 		t.Errorf("swaps %d, want %d", mem.swaps(), before+1)
+	}
+}
+
+// TestConcurrentRefreshesShareOneRead: a burst of failed dispatches to a
+// pool's member (another replica swapped it out) reads the pool once, not
+// once per request.
+func TestConcurrentRefreshesShareOneRead(t *testing.T) {
+	a, bs, mem := started(t, nil)
+	mem.slow.Store(int64(30 * time.Millisecond))
+	before := mem.reads.Load()
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { a.Refresh(bs["llama"]) })
+	}
+	wg.Wait()
+	// One shared read of both members; a resync tick may add one more.
+	if n := mem.reads.Load() - before; n > 4 {
+		t.Errorf("%d member reads for 20 concurrent refreshes", n)
 	}
 }
