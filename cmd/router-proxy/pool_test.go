@@ -225,23 +225,8 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	ns := env.NewNamespace(t)
 	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
 	sim.NeverReady("chat")
-	cfg := &proxyapi.Config{
-		APIVersion: proxyapi.APIVersion,
-		Router:     proxyapi.RouterInfo{Name: "pooled", Namespace: ns},
-		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
-		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
-		Backends: []proxyapi.Backend{
-			{Name: "coder", ModelID: "coder", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("coder"), HealthCheck: hc(),
-				Pool: &proxyapi.Pool{Name: "gpu", InferenceService: "coder", Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: time.Second}}},
-			{Name: "chat", ModelID: "chat", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("chat"), HealthCheck: hc(),
-				Pool: &proxyapi.Pool{Name: "gpu", InferenceService: "chat", Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: time.Second}}},
-		},
-		Rules: []proxyapi.Rule{
-			{Name: "chat", Match: proxyapi.Match{Models: []string{"chat"}}, Backends: []string{"chat"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
-			{Name: "chat-warm", Match: proxyapi.Match{Models: []string{"chat-or-warm"}}, Backends: []string{"chat", "coder"}, Strategy: "primary-fallback", PoolActivation: "IfIdle"},
-		},
-		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
-	}
+	cfg := simConfig(ns, sim, time.Second)
+	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "chat-warm", Match: proxyapi.Match{Models: []string{"chat-or-warm"}}, Backends: []string{"chat", "coder"}, Strategy: "primary-fallback", PoolActivation: "IfIdle"})
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, env.WriteKubeconfig(kc, ""))
 	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
@@ -290,6 +275,26 @@ func waitPoolKnown(t *testing.T, p *proc) {
 		st := p.status(t)
 		return len(st.Pools) == 1 && st.Pools[0].Known
 	}, 20*time.Second, 20*time.Millisecond, "the resident member is learned on a cold start")
+}
+
+// simConfig is a router-proxy config over sim's two members (coder
+// resident) sharing pool gpu: a Wait rule for chat, coder by default.
+func simConfig(ns string, sim *poolsim.Sim, budget time.Duration) *proxyapi.Config {
+	cfg := &proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "pooled", Namespace: ns},
+		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
+		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
+		Rules: []proxyapi.Rule{
+			{Name: "chat", Match: proxyapi.Match{Models: []string{"chat"}}, Backends: []string{"chat"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
+		},
+		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
+	}
+	for _, m := range []string{"coder", "chat"} {
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, ModelID: m, Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL(m), HealthCheck: hc(),
+			Pool: &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: budget}}})
+	}
+	return cfg
 }
 
 func postQuiet(p *proc, body string) (int, error) {
@@ -370,23 +375,8 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.NewNamespace(t)
 	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
-	pool := func(m string) *proxyapi.Pool {
-		return &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: 2 * time.Second}}
-	}
-	cfg := &proxyapi.Config{
-		APIVersion: proxyapi.APIVersion,
-		Router:     proxyapi.RouterInfo{Name: "pooled", Namespace: ns},
-		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
-		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
-		Backends: []proxyapi.Backend{
-			{Name: "coder", ModelID: "coder", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("coder"), HealthCheck: hc(), Pool: pool("coder")},
-			{Name: "chat", ModelID: "chat", Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL("chat"), HealthCheck: hc(), Pool: pool("chat")},
-		},
-		Rules: []proxyapi.Rule{
-			{Name: "chat", Match: proxyapi.Match{Models: []string{"chat"}}, Backends: []string{"chat"}, Strategy: "primary-fallback", PoolActivation: "Wait"},
-		},
-		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
-	}
+	cfg := simConfig(ns, sim, 2*time.Second)
+	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
 	api, err := url.Parse(env.Config.Host)
 	require.NoError(t, err)
 	front := newAPIFront(t, api.Host)
