@@ -360,3 +360,24 @@ func TestBadFlagsAndConfig(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "apiVersion")
 }
+
+// TestDebugPprofIsOptIn: the profiler is served on the admin address only
+// with --debug-pprof.
+func TestDebugPprofIsOptIn(t *testing.T) {
+	up := newUpstream(t, "a")
+	for _, on := range []bool{false, true} {
+		var extra []string
+		if on {
+			extra = append(extra, "--debug-pprof")
+		}
+		p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), extra...)
+		resp, err := http.Get("http://" + p.admin + "/debug/pprof/")
+		require.NoError(t, err)
+		resp.Body.Close()
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		assert.Equal(t, want, resp.StatusCode, "--debug-pprof=%v", on)
+	}
+}

@@ -215,6 +215,7 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 	st := ps[1].status(t)
 	require.Len(t, st.Pools, 1)
 	assert.Equal(t, "chat", st.Pools[0].Resident)
+	assert.Contains(t, getBody(t, "http://"+ps[1].admin+"/metrics"), `llmkube_router_pool_swaps_total{from="",pool="gpu",router="pooled",to="chat"} 1`, "the swap it finished is counted")
 }
 
 // TestPoolHoldPastBudgetIs503: a member that never becomes Ready answers
