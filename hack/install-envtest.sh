@@ -51,6 +51,15 @@ want_stamp="$(
   } | sha256sum | cut -d' ' -f1
 )"
 
+# Version stamped into the binaries built from k8s.io/kubernetes.
+pkg=k8s.io/component-base/version
+ldflags="-s -w"
+ldflags+=" -X ${pkg}.gitVersion=${K8S_VERSION}"
+ldflags+=" -X ${pkg}.gitMajor=$(echo "${K8S_VERSION#v}" | cut -d. -f1)"
+ldflags+=" -X ${pkg}.gitMinor=$(echo "${K8S_VERSION#v}" | cut -d. -f2)"
+ldflags+=" -X ${pkg}.gitTreeState=clean"
+ldflags+=" -X ${pkg}.gitCommit=k8s.io/kubernetes@${K8S_VERSION}"
+
 installed_version() {
   # "Kubernetes v1.37.2" -> v1.37.2
   "$apiserver" --version 2>/dev/null | awk '{print $2}' || true
@@ -62,13 +71,6 @@ if [[ -x "$apiserver" && "$(installed_version)" == "$K8S_VERSION" &&
 else
   log "building kube-apiserver ${K8S_VERSION} from k8s.io/kubernetes (takes several minutes on 2 cores)"
   start=$(date +%s)
-  pkg=k8s.io/component-base/version
-  ldflags="-s -w"
-  ldflags+=" -X ${pkg}.gitVersion=${K8S_VERSION}"
-  ldflags+=" -X ${pkg}.gitMajor=$(echo "${K8S_VERSION#v}" | cut -d. -f1)"
-  ldflags+=" -X ${pkg}.gitMinor=$(echo "${K8S_VERSION#v}" | cut -d. -f2)"
-  ldflags+=" -X ${pkg}.gitTreeState=clean"
-  ldflags+=" -X ${pkg}.gitCommit=k8s.io/kubernetes@${K8S_VERSION}"
   (
     cd "$MOD_DIR"
     # A separate module: no workspace, no vendor dir, go.sum is authoritative.
@@ -84,6 +86,25 @@ else
 fi
 
 # -------------------------------------------------------------------------- etcd
+# kubectl from the same k8s.io/kubernetes release and module (the e2e tests
+# install the project with `kubectl apply -k`, as users do).
+kubectl="${DIR}/kubectl"
+kubectl_stamp="${DIR}/.kubectl.stamp"
+if [[ -x "$kubectl" && -f "$kubectl_stamp" && "$(cat "$kubectl_stamp")" == "$want_stamp" ]]; then
+  log "kubectl ${K8S_VERSION} is up to date in ${DIR}"
+else
+  log "building kubectl ${K8S_VERSION} from k8s.io/kubernetes"
+  start=$(date +%s)
+  (
+    cd "$MOD_DIR"
+    export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
+    go build -ldflags "$ldflags" -o "${kubectl}.tmp" k8s.io/kubernetes/cmd/kubectl
+  )
+  mv -f "${kubectl}.tmp" "$kubectl"
+  echo "$want_stamp" >"$kubectl_stamp"
+  log "built kubectl in $(( $(date +%s) - start ))s"
+fi
+
 etcd_link="${DIR}/etcd"
 etcd_bin=""
 if command -v etcd >/dev/null 2>&1; then
@@ -134,5 +155,6 @@ fi
 
 log "envtest assets in ${DIR}:"
 log "  kube-apiserver $(installed_version)"
+log "  kubectl $("$kubectl" version --client 2>/dev/null | awk '/Client Version/ {print $3}')"
 log "  etcd ${etcd_version} -> ${etcd_bin}"
 echo "KUBEBUILDER_ASSETS=${DIR}"
