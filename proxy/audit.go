@@ -1,7 +1,7 @@
 package proxy
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,82 +28,125 @@ type AuditSink interface {
 
 // WriterSink writes one JSON object per line to w from a background
 // goroutine, so audit I/O never delays a response. Entries are never
-// dropped: when the queue is full, Write waits.
+// dropped: when maxPendingAudit bytes wait unwritten, Write waits.
+//
+// Entries are appended to one pending batch and the writer is woken once
+// per batch, not once per entry: a goroutine wake-up per request cost more
+// than encoding the entry (make bench-proxy).
 type WriterSink struct {
-	ch     chan []byte
-	done   chan struct{}
-	closer io.Closer
-	// mu guards closed: a handler still unwinding after the drain deadline
-	// may write after Close, which must drop the entry, not panic.
-	mu     sync.RWMutex
-	closed bool
+	mu      sync.Mutex
+	taken   *sync.Cond // the writer took the batch
+	pending []byte     // encoded entries not yet written
+	closed  bool
+	wake    chan struct{} // cap 1: a batch started, filled up, or Close
+	done    chan struct{}
+	closer  io.Closer
+	close   sync.Once
+	cerr    error
 }
+
+// Batching: the writer writes 100 ms after a batch's first entry or as soon
+// as auditBatchBytes are pending; Write waits past maxPendingAudit.
+const (
+	auditBatchDelay = 100 * time.Millisecond
+	auditBatchBytes = 64 << 10
+	maxPendingAudit = 4 << 20
+)
 
 // NewWriterSink starts a sink writing to w; closer (may be nil) is closed by Close.
 func NewWriterSink(w io.Writer, closer io.Closer) *WriterSink {
-	s := &WriterSink{ch: make(chan []byte, 4096), done: make(chan struct{}), closer: closer}
+	s := &WriterSink{wake: make(chan struct{}, 1), done: make(chan struct{}), closer: closer}
+	s.taken = sync.NewCond(&s.mu)
 	go s.loop(w)
 	return s
 }
 
+func (s *WriterSink) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
 func (s *WriterSink) loop(w io.Writer) {
 	defer close(s.done)
-	// Entries are batched: flushed when 64 KiB are buffered or 100 ms after
-	// the first unflushed entry, so a busy proxy makes few write calls.
-	bw := bufio.NewWriterSize(w, 64<<10)
 	t := time.NewTimer(time.Hour)
 	t.Stop()
-	pending := false
+	var out []byte
 	for {
-		select {
-		case b, ok := <-s.ch:
-			if !ok {
-				_ = bw.Flush()
-				return
+		<-s.wake
+		s.mu.Lock()
+		if !s.closed && len(s.pending) < auditBatchBytes {
+			// Let the batch fill: written when the delay passes, when it
+			// is full (Write signals) or at Close.
+			s.mu.Unlock()
+			t.Reset(auditBatchDelay)
+			select {
+			case <-t.C:
+			case <-s.wake:
+				t.Stop()
 			}
-			_, _ = bw.Write(b)
-			if !pending {
-				pending = true
-				t.Reset(100 * time.Millisecond)
-			}
-		case <-t.C:
-			_ = bw.Flush()
-			pending = false
+			s.mu.Lock()
+		}
+		out, s.pending = s.pending, out[:0]
+		closed := s.closed
+		s.taken.Broadcast()
+		s.mu.Unlock()
+		if len(out) > 0 {
+			_, _ = w.Write(out)
+		}
+		if closed {
+			// Write drops entries once closed: nothing follows this batch.
+			return
 		}
 	}
 }
 
 // Write queues the entry; after Close it is dropped.
 func (s *WriterSink) Write(e *proxyapi.AuditEntry) {
-	b, err := json.Marshal(e)
-	if err != nil {
+	buf := auditBufs.Get().(*bytes.Buffer)
+	defer auditBufs.Put(buf)
+	buf.Reset()
+	if json.NewEncoder(buf).Encode(e) != nil { // one line: Encode ends it with \n
 		return
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+	s.mu.Lock()
+	for len(s.pending) >= maxPendingAudit && !s.closed {
+		s.taken.Wait()
+	}
 	if s.closed {
+		s.mu.Unlock()
 		return
 	}
-	s.ch <- append(b, '\n')
+	first := len(s.pending) == 0
+	s.pending = append(s.pending, buf.Bytes()...)
+	full := len(s.pending) >= auditBatchBytes
+	s.mu.Unlock()
+	if first || full {
+		s.signal()
+	}
 }
+
+var auditBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Close drains the queue and closes the destination.
 func (s *WriterSink) Close(ctx context.Context) error {
 	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.ch)
-	}
+	s.closed = true
+	s.taken.Broadcast()
 	s.mu.Unlock()
+	s.signal()
 	select {
 	case <-s.done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if s.closer != nil {
-		return s.closer.Close()
-	}
-	return nil
+	s.close.Do(func() {
+		if s.closer != nil {
+			s.cerr = s.closer.Close()
+		}
+	})
+	return s.cerr
 }
 
 // OTLPSink exports entries as OpenTelemetry log records over OTLP/HTTP. The

@@ -580,16 +580,20 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 			h[k] = v
 		}
 	}
+	// The body is relayed byte for byte, so the upstream's Content-Length
+	// (when it sent one) stays true for streams too; without one net/http
+	// chunks the response.
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	if stream {
-		h.Del("Content-Length")
 		ent.Outcome = proxyapi.OutcomeOKStream
 	} else {
 		ent.Outcome = proxyapi.OutcomeOK
 	}
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
-	if stream {
+	if stream && !bodyArrived(resp.Body) {
+		// The client sees the stream open before the first token. When body
+		// bytes came with the headers they go out in the same write.
 		_ = rc.Flush()
 	}
 
@@ -720,6 +724,14 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		s.m.quarantines.WithLabelValues(name, "network_error").Inc()
 		s.abort()
 	}
+}
+
+// bodyArrived reports whether bytes of the response body are already read
+// from the upstream connection (proxy/h1 bodies say so), so the first Read
+// will not wait for the upstream.
+func bodyArrived(body io.Reader) bool {
+	b, ok := body.(interface{ Buffered() int })
+	return ok && b.Buffered() > 0
 }
 
 // abort ends the client response abnormally so the client sees a broken

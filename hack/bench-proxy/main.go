@@ -229,6 +229,8 @@ func main() {
 	printConfig := flag.String("print-config", "", "print the benchmark's router-proxy config for this upstream address and exit (to profile by hand)")
 	hybridPeer := flag.String("serve-hybrid-peer", "", "internal: serve only the net/http server + fasthttp client peer on this address")
 	fastPeer := flag.String("serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
+	corePeer := flag.String("serve-core-peer", "", "internal: serve only the net/http server + proxy/h1 client peer on this address")
+	flag.StringVar(&compareBin, "compare", "", "also measure this router-proxy binary (for example one built from another commit) in the peer table, beside the one built from the tree")
 	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
 	if *stubAddr != "" {
@@ -254,6 +256,10 @@ func main() {
 	}
 	if *fastPeer != "" {
 		serveFastHTTPPeer(*fastPeer, *peerTo)
+		return
+	}
+	if *corePeer != "" {
+		serveCorePeer(*corePeer, *peerTo)
 		return
 	}
 	if *peerAddr != "" {

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"github.com/valyala/fasthttp"
-
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +11,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/llmkube/llmkube-compile/proxy/h1"
 )
 
 // The peer table: the router-proxy beside nginx and HAProxy (Debian's
@@ -93,13 +97,18 @@ backend b
 	hybridCmd.Stderr = os.Stderr
 	must(hybridCmd.Start())
 	procs = append(procs, hybridCmd)
+	core := freePort()
+	coreCmd := exec.Command(self, "-serve-core-peer", core, "-peer-to", nginxUp)
+	coreCmd.Stderr = os.Stderr
+	must(coreCmd.Start())
+	procs = append(procs, coreCmd)
 	fast := freePort()
 	fastCmd := exec.Command(self, "-serve-fasthttp-peer", fast, "-peer-to", nginxUp)
 	fastCmd.Stderr = os.Stderr
 	must(fastCmd.Start())
 	procs = append(procs, fastCmd)
 	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
-	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid} {
+	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid, core} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
 	}
 
@@ -113,7 +122,15 @@ backend b
 		{"bare httputil.ReverseProxy", bare, bareCmd.Process.Pid},
 		{"bare fasthttp proxy", fast, fastCmd.Process.Pid},
 		{"net/http server + fasthttp client", hybrid, hybridCmd.Process.Pid},
+		{"net/http server + proxy/h1 client", core, coreCmd.Process.Pid},
 		{"router-proxy", rpListen, rpPid},
+	}
+	if compareBin != "" {
+		cmpListen, _, cmpPid := startProxyAdmin(compareBin, dir, "compare-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-compare.jsonl")))
+		paths = append(paths, struct {
+			name, addr string
+			pid        int
+		}{"router-proxy (" + filepath.Base(compareBin) + ")", cmpListen, cmpPid})
 	}
 	script := filepath.Join(dir, "post.lua")
 	header := ""
@@ -242,6 +259,10 @@ func wrkRun(url, script string, conns, seconds int) (time.Duration, float64, int
 // profileDir, when set, receives the router-proxy's profiles.
 var profileDir string
 
+// compareBin, when set, is a second router-proxy binary measured in the
+// peer table with the same config: an A/B of two builds in one run.
+var compareBin string
+
 func fetchProfile(url, path string) {
 	resp, err := http.Get(url)
 	must(err)
@@ -299,3 +320,41 @@ func serveHybridPeer(addr, upstream string) {
 		_, _ = w.Write(resp.Body())
 	})))
 }
+
+// serveCorePeer is the router-proxy's server core with no features: net/http's
+// server and the proxy/h1 client, the body read whole and the response
+// relayed. Beside the router-proxy it separates what the core costs from
+// what routing, budgets, metrics and the audit log cost.
+func serveCorePeer(addr, upstream string) {
+	tr := h1.New(http.DefaultTransport, nil)
+	must(http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+upstream+r.URL.RequestURI(), bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out.Header = r.Header.Clone()
+		resp, err := tr.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		// Writes as the router-proxy's relay does (a pooled buffer, not
+		// the ResponseWriter's ReadFrom, which sends the head on its own).
+		bp := copyBufs.Get().(*[]byte)
+		defer copyBufs.Put(bp)
+		_, _ = io.CopyBuffer(struct{ io.Writer }{w}, resp.Body, *bp)
+	})))
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

@@ -345,6 +345,16 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Buffered is the number of bytes read from the connection and not yet
+// returned: the rest of the head's read, the start of the body (framing
+// included). Only the reading goroutine may call it.
+func (b *body) Buffered() int {
+	if b.done.Load() {
+		return 0
+	}
+	return b.c.br.Buffered()
+}
+
 func (b *body) Close() error {
 	if b.done.CompareAndSwap(false, true) {
 		b.stop()

@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A stream whose upstream opened it and has not sent a token yet is open at
+// the client too: the response head is not held back until the first token.
+func TestStreamHeadBeforeFirstToken(t *testing.T) {
+	release := make(chan struct{})
+	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
+	})
+	h := start(t, config(backend("s", s.URL)))
+	req, err := http.NewRequest(http.MethodPost, h.front.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
+	require.NoError(t, err)
+	done := make(chan *http.Response, 1)
+	go func() {
+		resp, err := h.front.Client().Do(req)
+		if err == nil {
+			done <- resp
+		}
+	}()
+	var resp *http.Response
+	select {
+	case resp = <-done:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("the response head waited for the first token")
+	}
+	close(release)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "[DONE]")
+}
+
+// The relay passes a stream's bytes unchanged, so its framing follows the
+// upstream: a stream sent with a Content-Length keeps it, a chunked one is
+// chunked.
+func TestStreamFramingFollowsUpstream(t *testing.T) {
+	const events = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
+	sized := newStub(t, "sized", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(events)))
+		fmt.Fprint(w, events)
+	})
+	chunked := newStub(t, "chunked", sseHandler("c", 2, 0))
+	for _, tc := range []struct {
+		name   string
+		url    string
+		length int64
+	}{{"sized", sized.URL, int64(len(events))}, {"chunked", chunked.URL, -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := start(t, config(backend("s", tc.url)))
+			req, err := http.NewRequest(http.MethodPost, h.front.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
+			require.NoError(t, err)
+			resp, err := h.front.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, tc.length, resp.ContentLength)
+			if tc.length < 0 {
+				assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+			} else {
+				assert.Equal(t, events, string(b))
+			}
+			assert.Contains(t, string(b), "[DONE]")
+		})
+	}
+}
+
+// When a stream's first bytes arrive with its head, head and bytes reach the
+// client in one write (the proxy does not send the head alone first).
+func TestStreamHeadAndFirstBytesInOneWrite(t *testing.T) {
+	const events = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
+	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(events)))
+		fmt.Fprint(w, events)
+	})
+	h := start(t, config(backend("s", s.URL)))
+	front := httptest.NewUnstartedServer(h.srv.Handler())
+	writes := &writeCounter{}
+	front.Listener = &countingListener{Listener: front.Listener, c: writes}
+	front.Start()
+	t.Cleanup(front.Close)
+
+	c, err := net.Dial("tcp", front.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	body := `{"model":"m","stream":true}`
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, events, string(b))
+	assert.Equal(t, 1, writes.n(), "head and body in one write")
+}
+
+type writeCounter struct {
+	mu     sync.Mutex
+	writes int
+}
+
+func (w *writeCounter) add() {
+	w.mu.Lock()
+	w.writes++
+	w.mu.Unlock()
+}
+
+func (w *writeCounter) n() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes
+}
+
+type countingListener struct {
+	net.Listener
+	c *writeCounter
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, c: l.c}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	c *writeCounter
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.c.add()
+	return c.Conn.Write(p)
+}
