@@ -54,7 +54,7 @@ var externalAllow = map[string]bool{
 func connectionTokens(h http.Header) map[string]bool {
 	var out map[string]bool
 	for _, v := range h["Connection"] {
-		for _, tok := range strings.Split(v, ",") {
+		for tok := range strings.SplitSeq(v, ",") {
 			if tok = strings.TrimSpace(tok); tok != "" {
 				if out == nil {
 					out = map[string]bool{}
@@ -257,15 +257,22 @@ func (r *bodyReservation) release() {
 	}
 }
 
-// reserve takes n bytes of the budget that fits n, all at once.
-func (s *Server) reserve(ctx context.Context, r *bodyReservation, n int64) error {
+// reserve takes n bytes of the budget that fits n, all at once, waiting for
+// them at most until deadline (the body's own).
+func (s *Server) reserve(ctx context.Context, deadline time.Time, r *bodyReservation, n int64) error {
 	r.release()
 	sem := s.smallMem
 	if n > SmallBodyBytes {
 		sem = s.bodyMem
 	}
-	if err := sem.Acquire(ctx, n); err != nil {
-		return errBodyBusy
+	// The memory is usually free: a context and its timer only to wait.
+	if !sem.TryAcquire(n) {
+		wait, cancel := context.WithDeadline(ctx, deadline)
+		err := sem.Acquire(wait, n)
+		cancel()
+		if err != nil {
+			return errBodyBusy
+		}
 	}
 	r.sem, r.n = sem, n
 	return nil
@@ -285,14 +292,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	deadline := time.Now().Add(s.bodyTimeout)
 	_ = rc.SetReadDeadline(deadline)
 	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	ctx, cancel := context.WithDeadline(r.Context(), deadline)
-	defer cancel()
+	ctx := r.Context()
 
 	want := int64(SmallBodyBytes)
 	if r.ContentLength >= 0 {
 		want = r.ContentLength + 1 // +1 sees the EOF
 	}
-	if err := s.reserve(ctx, res, want); err != nil {
+	if err := s.reserve(ctx, deadline, res, want); err != nil {
 		return nil, res.release, err
 	}
 	rd := http.MaxBytesReader(w, r.Body, limit)
@@ -301,7 +307,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 		if len(buf) == cap(buf) {
 			if int64(cap(buf)) >= res.n {
 				// A chunked body outgrew its first reservation: take the limit.
-				if err := s.reserve(ctx, res, limit+1); err != nil {
+				if err := s.reserve(ctx, deadline, res, limit+1); err != nil {
 					return nil, res.release, err
 				}
 			}

@@ -161,3 +161,51 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	c.c.add()
 	return c.Conn.Write(p)
 }
+
+// A body that does not fit the request-body memory budget waits for it no
+// longer than the body read timeout, then gets 503 body_memory_busy; one
+// that fits goes through without waiting.
+func TestBodyMemoryBusyWaitsAtMostTheBodyTimeout(t *testing.T) {
+	release := make(chan struct{})
+	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > 1<<20 {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
+	h := start(t, config(backend("s", s.URL)), func(o *Options) { o.BodyReadTimeout = 300 * time.Millisecond })
+	// Hold the budget: a body at the limit lives until its response ends,
+	// which the upstream holds back.
+	prefix, suffix := `{"model":"m","messages":[{"role":"user","content":"`, `"}]}`
+	atLimit := prefix + strings.Repeat("a", int(h.srv.maxBody)-len(prefix)-len(suffix)) + suffix
+	held := make(chan int, 1)
+	go func() {
+		code, _, _ := h.post(t, atLimit)
+		held <- code
+	}()
+	require.Eventually(t, func() bool {
+		if h.srv.bodyMem.TryAcquire(1) {
+			h.srv.bodyMem.Release(1)
+			return false
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond, "the body at the limit holds the budget")
+
+	big := prefix + strings.Repeat("a", 2<<20) + suffix
+	started := time.Now()
+	code, body, hdr := h.post(t, big)
+	waited := time.Since(started)
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, "body_memory_busy")
+	assert.Equal(t, "1", hdr.Get("Retry-After"))
+	assert.GreaterOrEqual(t, waited, 250*time.Millisecond, "it waited for memory")
+	assert.Less(t, waited, 3*time.Second, "no longer than the body timeout")
+
+	code, body, _ = h.post(t, chat("m"))
+	assert.Equal(t, 200, code, "a small body uses its own budget: %s", body)
+	close(release)
+	assert.Equal(t, 200, <-held)
+	code, body, _ = h.post(t, big)
+	assert.Equal(t, 200, code, "the budget is free again: %s", body)
+}
