@@ -493,7 +493,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 			continue
 		}
 		s.eng.Report(att, runtime.Success)
-		s.m.attempts.WithLabelValues(att.Backend.Name(), "ok").Inc()
+		b.met.attemptOK.Inc()
 		for _, t := range route.ShadowTargets(att.Backend) {
 			s.mirror(r, route, s.backends[t.Index], body)
 		}
@@ -672,7 +672,7 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	if !first.IsZero() {
 		ft := first.Sub(up.started)
 		ent.FirstTokenMs = float64(ft.Microseconds()) / 1000
-		s.m.firstToken.WithLabelValues(name).Observe(ft.Seconds())
+		b.met.firstToken.Observe(ft.Seconds())
 		s.eng.RecordFirstToken(att.Backend, ft)
 	}
 
@@ -706,10 +706,10 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	if charge != nil {
 		charge.Add(u.Tokens(), cost)
 	}
-	s.m.tokens.WithLabelValues(name, "prompt").Add(float64(u.PromptTokens))
-	s.m.tokens.WithLabelValues(name, "completion").Add(float64(u.CompletionTokens))
+	b.met.prompt.Add(float64(u.PromptTokens))
+	b.met.completion.Add(float64(u.CompletionTokens))
 	if cost > 0 {
-		s.m.cost.WithLabelValues(name).Add(float64(cost) / 1e12)
+		b.met.costs.Add(float64(cost) / 1e12)
 	}
 
 	switch {

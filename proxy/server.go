@@ -190,6 +190,26 @@ type backendRT struct {
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
 	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base
+	met     backendMetrics
+}
+
+// backendMetrics are the backend's series every served request touches,
+// resolved once: a label lookup per request and series cost more than the
+// increment.
+type backendMetrics struct {
+	firstToken                prometheus.Observer
+	prompt, completion, costs prometheus.Counter
+	attemptOK                 prometheus.Counter
+}
+
+func (m *metrics) forBackend(name string) backendMetrics {
+	return backendMetrics{
+		firstToken: m.firstToken.WithLabelValues(name),
+		prompt:     m.tokens.WithLabelValues(name, "prompt"),
+		completion: m.tokens.WithLabelValues(name, "completion"),
+		costs:      m.cost.WithLabelValues(name),
+		attemptOK:  m.attempts.WithLabelValues(name, "ok"),
+	}
 }
 
 // roundTripper sends the backend's upstream requests: its provider's
@@ -263,7 +283,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	}
 	for _, st := range eng.Backends() {
 		b := st.Config
-		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == "cloud"}
+		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == "cloud", met: s.m.forBackend(b.Name)}
 		if b.URL != "" {
 			u, err := url.Parse(b.URL)
 			if err != nil || u.Host == "" {
