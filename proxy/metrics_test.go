@@ -1,0 +1,35 @@
+package proxy
+
+import (
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// A served request moves its backend's series: the attempt, the first
+// token, the tokens by kind and the cost (okHandler reports 10 prompt and 5
+// completion tokens).
+func TestServedRequestMetrics(t *testing.T) {
+	s := newStub(t, "s", nil)
+	b := backend("s", s.URL)
+	b.Cost = &proxyapi.Cost{PromptUSD: "1", CompletionUSD: "2"} // per million tokens
+	h := start(t, config(b))
+	for range 2 {
+		code, body, _ := h.post(t, chat("m"))
+		require.Equal(t, 200, code, body)
+	}
+	rec := httptest.NewRecorder()
+	h.srv.AdminHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	out, _ := io.ReadAll(rec.Body)
+	m := string(out)
+	assert.Contains(t, m, `llmkube_router_upstream_attempts_total{backend="s",result="ok",router="r"} 2`)
+	assert.Contains(t, m, `llmkube_router_first_token_seconds_count{backend="s",router="r"} 2`)
+	assert.Contains(t, m, `llmkube_router_tokens_total{backend="s",kind="prompt",router="r"} 20`)
+	assert.Contains(t, m, `llmkube_router_tokens_total{backend="s",kind="completion",router="r"} 10`)
+	assert.Contains(t, m, `llmkube_router_cost_usd_total{backend="s",router="r"} 4e-05`)
+}
