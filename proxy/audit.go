@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,12 +103,13 @@ func (s *WriterSink) loop(w io.Writer) {
 
 // Write queues the entry; after Close it is dropped.
 func (s *WriterSink) Write(e *proxyapi.AuditEntry) {
-	buf := auditBufs.Get().(*bytes.Buffer)
-	defer auditBufs.Put(buf)
-	buf.Reset()
-	if json.NewEncoder(buf).Encode(e) != nil { // one line: Encode ends it with \n
+	bp := auditBufs.Get().(*[]byte)
+	defer auditBufs.Put(bp)
+	line, err := e.AppendJSON((*bp)[:0]) // one line, ending in \n
+	if err != nil {
 		return
 	}
+	*bp = line
 	s.mu.Lock()
 	for len(s.pending) >= maxPendingAudit && !s.closed {
 		s.taken.Wait()
@@ -119,7 +119,7 @@ func (s *WriterSink) Write(e *proxyapi.AuditEntry) {
 		return
 	}
 	first := len(s.pending) == 0
-	s.pending = append(s.pending, buf.Bytes()...)
+	s.pending = append(s.pending, line...)
 	full := len(s.pending) >= auditBatchBytes
 	s.mu.Unlock()
 	if first || full {
@@ -127,7 +127,7 @@ func (s *WriterSink) Write(e *proxyapi.AuditEntry) {
 	}
 }
 
-var auditBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var auditBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
 // Close drains the queue and closes the destination.
 func (s *WriterSink) Close(ctx context.Context) error {
