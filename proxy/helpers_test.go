@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,6 +97,30 @@ func sseHandler(name string, n int, gap time.Duration) http.HandlerFunc {
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,\"total_tokens\":10}}\n\n")
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+// heldStream opens an SSE stream, flushes its head and sends nothing more
+// until release is closed (then rest) or the request ends.
+func heldStream(release <-chan struct{}, rest string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+			fmt.Fprint(w, rest)
+		case <-r.Context().Done():
+		}
+	}
+}
+
+// sizedStream answers events as one SSE body with a Content-Length.
+func sizedStream(events string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(events)))
+		fmt.Fprint(w, events)
 	}
 }
 

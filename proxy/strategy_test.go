@@ -193,15 +193,7 @@ func TestShadowAtMostFourPerBackend(t *testing.T) {
 func TestStalledShadowCopyIsCut(t *testing.T) {
 	primary := newStub(t, "primary", nil)
 	release := make(chan struct{})
-	stall := newStub(t, "stall", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
+	stall := newStub(t, "stall", heldStream(release, ""))
 	// Registered after the stub, so it runs first and the stub can close.
 	t.Cleanup(func() { close(release) })
 	cfg := config(backend("primary", primary.URL), backend("stall", stall.URL))

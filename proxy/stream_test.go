@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,21 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// shortStream is a two-event SSE body.
+const shortStream = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
+
 // A stream whose upstream opened it and has not sent a token yet is open at
 // the client too: the response head is not held back until the first token.
 func TestStreamHeadBeforeFirstToken(t *testing.T) {
 	release := make(chan struct{})
-	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n")
-	})
+	s := newStub(t, "s", heldStream(release, shortStream))
 	h := start(t, config(backend("s", s.URL)))
 	req, err := http.NewRequest(http.MethodPost, h.front.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
 	require.NoError(t, err)
@@ -61,18 +53,13 @@ func TestStreamHeadBeforeFirstToken(t *testing.T) {
 // upstream: a stream sent with a Content-Length keeps it, a chunked one is
 // chunked.
 func TestStreamFramingFollowsUpstream(t *testing.T) {
-	const events = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
-	sized := newStub(t, "sized", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Content-Length", strconv.Itoa(len(events)))
-		fmt.Fprint(w, events)
-	})
+	sized := newStub(t, "sized", sizedStream(shortStream))
 	chunked := newStub(t, "chunked", sseHandler("c", 2, 0))
 	for _, tc := range []struct {
 		name   string
 		url    string
 		length int64
-	}{{"sized", sized.URL, int64(len(events))}, {"chunked", chunked.URL, -1}} {
+	}{{"sized", sized.URL, int64(len(shortStream))}, {"chunked", chunked.URL, -1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := start(t, config(backend("s", tc.url)))
 			req, err := http.NewRequest(http.MethodPost, h.front.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
@@ -86,7 +73,7 @@ func TestStreamFramingFollowsUpstream(t *testing.T) {
 			if tc.length < 0 {
 				assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
 			} else {
-				assert.Equal(t, events, string(b))
+				assert.Equal(t, shortStream, string(b))
 			}
 			assert.Contains(t, string(b), "[DONE]")
 		})
@@ -96,12 +83,7 @@ func TestStreamFramingFollowsUpstream(t *testing.T) {
 // When a stream's first bytes arrive with its head, head and bytes reach the
 // client in one write (the proxy does not send the head alone first).
 func TestStreamHeadAndFirstBytesInOneWrite(t *testing.T) {
-	const events = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: [DONE]\n\n"
-	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Content-Length", strconv.Itoa(len(events)))
-		fmt.Fprint(w, events)
-	})
+	s := newStub(t, "s", sizedStream(shortStream))
 	h := start(t, config(backend("s", s.URL)))
 	front := httptest.NewUnstartedServer(h.srv.Handler())
 	writes := &writeCounter{}
@@ -118,7 +100,7 @@ func TestStreamHeadAndFirstBytesInOneWrite(t *testing.T) {
 	require.NoError(t, err)
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	assert.Equal(t, events, string(b))
+	assert.Equal(t, shortStream, string(b))
 	assert.Equal(t, 1, writes.n(), "head and body in one write")
 }
 
