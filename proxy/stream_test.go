@@ -156,7 +156,11 @@ func TestBodyMemoryBusyWaitsAtMostTheBodyTimeout(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
-	h := start(t, config(backend("s", s.URL)), func(o *Options) { o.BodyReadTimeout = 300 * time.Millisecond })
+	h := start(t, config(backend("s", s.URL)), func(o *Options) {
+		// A 3 MiB limit and budget: one body at the limit takes all of it.
+		o.MaxBodyBytes, o.BodyMemoryBytes = 3<<20, 3<<20
+		o.BodyReadTimeout = 500 * time.Millisecond
+	})
 	// Hold the budget: a body at the limit lives until its response ends,
 	// which the upstream holds back.
 	prefix, suffix := `{"model":"m","messages":[{"role":"user","content":"`, `"}]}`
@@ -181,7 +185,7 @@ func TestBodyMemoryBusyWaitsAtMostTheBodyTimeout(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Contains(t, body, "body_memory_busy")
 	assert.Equal(t, "1", hdr.Get("Retry-After"))
-	assert.GreaterOrEqual(t, waited, 250*time.Millisecond, "it waited for memory")
+	assert.GreaterOrEqual(t, waited, 450*time.Millisecond, "it waited for memory")
 	assert.Less(t, waited, 3*time.Second, "no longer than the body timeout")
 
 	code, body, _ = h.post(t, chat("m"))
