@@ -102,12 +102,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		if ent.CostUSD == "" {
 			ent.CostUSD = "0"
 		}
-		code := strconv.Itoa(ent.Status)
-		rule := ent.Rule
-		s.m.requests.WithLabelValues(rule, ent.Backend, ent.Outcome, code).Inc()
-		if ent.Backend != "" {
-			s.m.duration.WithLabelValues(rule, ent.Backend).Observe(ent.LatencyMs / 1000)
-		}
+		s.m.observeServed(servedKey{rule: ent.Rule, backend: ent.Backend, outcome: ent.Outcome, status: ent.Status}, ent.LatencyMs/1000)
 		if s.audit != nil {
 			s.audit.Write(ent)
 		}

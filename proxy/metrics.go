@@ -1,11 +1,15 @@
 package proxy
 
 import (
+	"strconv"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 type metrics struct {
+	served        sync.Map // servedKey → *servedSeries
 	reg           *prometheus.Registry
 	requests      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
@@ -53,4 +57,36 @@ func newMetrics(router string) *metrics {
 		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight, m.storeHealthy,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// servedKey is one answered request's labels.
+type servedKey struct {
+	rule, backend, outcome string
+	status                 int
+}
+
+// servedSeries are the series every answered request moves, resolved once
+// per label set instead of looked up by label (and the status formatted) on
+// every request.
+type servedSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer // nil without a backend
+}
+
+// observeServed counts an answered request and, when a backend answered,
+// its duration.
+func (m *metrics) observeServed(k servedKey, seconds float64) {
+	v, ok := m.served.Load(k)
+	if !ok {
+		ss := &servedSeries{requests: m.requests.WithLabelValues(k.rule, k.backend, k.outcome, strconv.Itoa(k.status))}
+		if k.backend != "" {
+			ss.duration = m.duration.WithLabelValues(k.rule, k.backend)
+		}
+		v, _ = m.served.LoadOrStore(k, ss)
+	}
+	ss := v.(*servedSeries)
+	ss.requests.Inc()
+	if ss.duration != nil {
+		ss.duration.Observe(seconds)
+	}
 }
