@@ -191,6 +191,33 @@ wrk.headers["X-Llmkube-Client"] = "bench"
 		fmt.Printf("| %s | %s (%.1f×) | %.1fk rps (%.2f×) | %s (%.1f×) | %s | %d |\n", r.name,
 			us(added), ratio(added, ngAdded), r.rps32/1000, r.rps32/ng.rps32, us(r.cpuPerReq), ratio(r.cpuPerReq, ng.cpuPerReq), r.rss, r.errors)
 	}
+	for _, r := range results {
+		if r.name == "router-proxy" {
+			printTargets(r, direct, ng)
+		}
+	}
+}
+
+// printTargets says, for the router-proxy in this run, which of the
+// performance targets (ratios to nginx in the same run) are met.
+func printTargets(r, direct, ng peerResult) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "missed"
+	}
+	cpuX := ratio(r.cpuPerReq, ng.cpuPerReq)
+	p50X := ratio(r.p50-direct.p50, ng.p50-direct.p50)
+	rpsX := r.rps32 / ng.rps32
+	var rssKB float64
+	_, _ = fmt.Sscanf(r.rss, "%f kB", &rssKB)
+	rssMiB := rssKB / 1024
+	fmt.Printf("\nrouter-proxy against the targets: CPU per request %.1f× nginx (≤ 2×: %s), added p50 %.1f× (≤ 2×: %s), "+
+		"throughput %.2f× (≥ 0.5×: %s), peak RSS %.1f MiB (≤ 40 MiB: %s), errors %d (%s).\n",
+		cpuX, verdict(cpuX <= 2), p50X, verdict(p50X <= 2), rpsX, verdict(rpsX >= 0.5), rssMiB, verdict(rssKB > 0 && rssMiB <= 40),
+		r.errors, verdict(r.errors == 0))
+	fmt.Println("Where the time goes: -profile DIR writes the router-proxy's profiles of this load; docs/performance.md reads them.")
 }
 
 func kindOf(stream bool) string {
