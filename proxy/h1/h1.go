@@ -251,9 +251,10 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 	return &conn{nc: nc, br: bufio.NewReaderSize(nc, bufSize), bw: bufio.NewWriterSize(nc, bufSize)}, nil
 }
 
-// put returns a connection whose response was read to its end.
+// put returns a connection whose response was read to its end. It never
+// has a deadline: the only one h1 sets is cancellation's, and a cancelled
+// connection is closed, not put back.
 func (t *Transport) put(addr string, c *conn) {
-	_ = c.nc.SetDeadline(time.Time{})
 	c.idleFrom = t.now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
