@@ -1,7 +1,6 @@
 package proxyapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -75,22 +74,14 @@ type AuditEntry struct {
 // strconv quoting would write \x00 for a control byte, which is not JSON).
 func AppendErrorJSON(b []byte, typ, code, msg string) []byte {
 	b = append(b, `{"error":{"message":`...)
-	b = appendQuoted(b, msg)
+	b = appendJSONString(b, false, msg)
 	b = append(b, `,"type":`...)
-	b = appendQuoted(b, typ)
+	b = appendJSONString(b, false, typ)
 	b = append(b, `,"param":null,"code":`...)
 	if code == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendQuoted(b, code)
+		b = appendJSONString(b, false, code)
 	}
 	return append(b, "}}\n"...)
-}
-
-func appendQuoted(b []byte, s string) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }

@@ -21,11 +21,11 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"time":"`...)
 	b = e.Time.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","router":`...)
-	b = appendJSONString(b, e.Router)
+	b = appendJSONString(b, true, e.Router)
 	b = append(b, `,"namespace":`...)
-	b = appendJSONString(b, e.Namespace)
+	b = appendJSONString(b, true, e.Namespace)
 	b = append(b, `,"path":`...)
-	b = appendJSONString(b, e.Path)
+	b = appendJSONString(b, true, e.Path)
 	b = appendOmitString(b, `,"rule":`, e.Rule)
 	b = appendOmitString(b, `,"backend":`, e.Backend)
 	b = appendOmitString(b, `,"tier":`, e.Tier)
@@ -37,7 +37,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(e.Status), 10)
 	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, e.Outcome)
+	b = appendJSONString(b, true, e.Outcome)
 	var err error
 	b = append(b, `,"latencyMs":`...)
 	if b, err = appendJSONFloat(b, e.LatencyMs); err != nil {
@@ -61,7 +61,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"tokensEstimated":true`...)
 	}
 	b = append(b, `,"costUSD":`...)
-	b = appendJSONString(b, e.CostUSD)
+	b = appendJSONString(b, true, e.CostUSD)
 	b = appendOmitString(b, `,"budget":`, e.Budget)
 	if e.Promoted {
 		b = append(b, `,"sloPromoted":true`...)
@@ -87,7 +87,7 @@ func appendOmitString(b []byte, key, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendJSONString(append(b, key...), s)
+	return appendJSONString(append(b, key...), true, s)
 }
 
 // appendJSONFloat formats f as encoding/json does.
@@ -112,15 +112,15 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString quotes s as encoding/json does with HTML escaping (its
-// default): control bytes, quote, backslash, <, > and & escaped, invalid
-// UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
+// appendJSONString quotes s as encoding/json does: control bytes, quote and
+// backslash escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
+// escaped, and with escapeHTML (Marshal's default) <, > and & too.
+func appendJSONString(b []byte, escapeHTML bool, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!escapeHTML || (c != '<' && c != '>' && c != '&')) {
 				i++
 				continue
 			}

@@ -1,9 +1,11 @@
 package proxyapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,6 +71,20 @@ func TestAuditEntryAppendJSONMatchesMarshal(t *testing.T) {
 	got, err := zero.AppendJSON([]byte("prefix:"))
 	require.NoError(t, err)
 	require.Equal(t, "prefix:"+string(want)+"\n", string(got), "appends, and omits what Marshal omits")
+}
+
+// appendJSONString quotes as encoding/json does, with and without HTML
+// escaping (audit entries use Marshal's default, error bodies do not).
+func TestAppendJSONStringMatchesEncoder(t *testing.T) {
+	for _, html := range []bool{true, false} {
+		for _, s := range append(auditStrings, "a&b<c>d", "\u003c") {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(html)
+			require.NoError(t, enc.Encode(s))
+			require.Equal(t, strings.TrimSuffix(buf.String(), "\n"), string(appendJSONString(nil, html, s)), "html=%v %q", html, s)
+		}
+	}
 }
 
 func TestAuditEntryAppendJSONRefusesWhatMarshalRefuses(t *testing.T) {
