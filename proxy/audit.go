@@ -33,15 +33,15 @@ type AuditSink interface {
 // per batch, not once per entry: a goroutine wake-up per request cost more
 // than encoding the entry (make bench-proxy).
 type WriterSink struct {
-	mu      sync.Mutex
-	taken   *sync.Cond // the writer took the batch
-	pending []byte     // encoded entries not yet written
-	closed  bool
-	wake    chan struct{} // cap 1: a batch started, filled up, or Close
-	done    chan struct{}
-	closer  io.Closer
-	close   sync.Once
-	cerr    error
+	mu        sync.Mutex
+	taken     *sync.Cond // the writer took the batch
+	pending   []byte     // encoded entries not yet written
+	closed    bool
+	wake      chan struct{} // cap 1: a batch started, filled up, or Close
+	done      chan struct{}
+	closer    io.Closer
+	closeOnce sync.Once
+	cerr      error
 }
 
 // Batching: the writer writes 100 ms after a batch's first entry or as soon
@@ -141,7 +141,7 @@ func (s *WriterSink) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	s.close.Do(func() {
+	s.closeOnce.Do(func() {
 		if s.closer != nil {
 			s.cerr = s.closer.Close()
 		}

@@ -26,6 +26,7 @@ func TestServedRequestMetrics(t *testing.T) {
 	}
 	code, _, _ := h.do(t, "/v1/chat/completions", `{"model":`)
 	require.Equal(t, 400, code)
+	h.settle(t) // the bookkeeping ends after the client has its answer
 	rec := httptest.NewRecorder()
 	h.srv.AdminHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	out, _ := io.ReadAll(rec.Body)

@@ -52,6 +52,8 @@ func TestPooledFailureRecheckedOnce(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	assert.EqualValues(t, 2, up.hits.Load())
 	assert.EqualValues(t, 1, pools.refreshed.Load())
+	// The response reaches the client before the handler's bookkeeping ends.
+	require.NoError(t, h.srv.Wait(t.Context()))
 	assert.EqualValues(t, 2, pools.acquired.Load())
 	assert.Equal(t, pools.acquired.Load(), pools.released.Load(), "every hold released")
 	assert.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("llama")), "the first failure is not counted")
@@ -64,5 +66,6 @@ func TestPooledFailureRecheckedOnce(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, code)
 	assert.EqualValues(t, 2, up2.hits.Load(), "one retry, not a loop")
 	assert.EqualValues(t, 1, pools2.refreshed.Load())
+	require.NoError(t, h2.srv.Wait(t.Context()))
 	assert.Equal(t, pools2.acquired.Load(), pools2.released.Load())
 }

@@ -40,8 +40,7 @@ func post(t *testing.T, tr http.RoundTripper, ctx context.Context, url, body str
 // TestKeepAliveAndFraming: Content-Length and chunked responses, read to
 // the end, reuse one connection; the request arrives as sent.
 func TestKeepAliveAndFraming(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		assert.Equal(t, "1", r.Header.Get("X-Test"))
 		assert.Equal(t, int64(len(b)), r.ContentLength)
@@ -50,14 +49,7 @@ func TestKeepAliveAndFraming(t *testing.T) {
 			w.(http.Flusher).Flush() // no Content-Length: chunked
 		}
 		fmt.Fprintf(w, "got %s %s", r.URL.RequestURI(), b)
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	})
 	tr := h1.New(&fallback{}, nil)
 	for i, q := range []string{"/v1/x", "/v1/x?chunked=1", "/v1/y?a=b"} {
 		resp, err := post(t, tr, context.Background(), srv.URL+q, fmt.Sprint("body", i))
@@ -106,8 +98,7 @@ func TestCancelWhileWaitingForHeaders(t *testing.T) {
 // TestCancelMidBody: cancelling while the body streams ends the read and
 // the connection is not reused.
 func TestCancelMidBody(t *testing.T) {
-	var conns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			_, _ = io.WriteString(w, "data: 1\n\n")
 			w.(http.Flusher).Flush()
@@ -115,14 +106,7 @@ func TestCancelMidBody(t *testing.T) {
 			return
 		}
 		_, _ = io.WriteString(w, "ok")
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
-		}
-	}
-	srv.Start()
-	defer srv.Close()
+	})
 	tr := h1.New(&fallback{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, err := post(t, tr, ctx, srv.URL+"/slow", "x")
@@ -233,4 +217,19 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the idle connection was never closed")
 	}
+}
+
+// countingServer serves h and counts the connections it accepted.
+func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
 }
