@@ -204,17 +204,19 @@ func cpu(pid int) time.Duration {
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
-func peakRSS(pid int) string {
+// peakRSS is the process's VmHWM in kB (0 when it cannot be read).
+func peakRSS(pid int) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	must(err)
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if strings.HasPrefix(s.Text(), "VmHWM:") {
-			return strings.TrimSpace(strings.TrimPrefix(s.Text(), "VmHWM:"))
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb
 		}
 	}
-	return "?"
+	return 0
 }
 
 func main() {
@@ -377,7 +379,7 @@ func main() {
 				us(pct(b, 50)-pct(d, 50)), us(pct(b, 99)-pct(d, 99)), rps, de+pe)
 		}
 	}
-	fmt.Printf("\npeak RSS of the proxy (VmHWM): %s\n", peakRSS(pid))
+	fmt.Printf("\npeak RSS of the proxy (VmHWM): %d kB\n", peakRSS(pid))
 	if *peerSeconds > 0 {
 		runPeers(bin, dir, false, *peerSeconds)
 		runPeers(bin, dir, true, *peerSeconds)

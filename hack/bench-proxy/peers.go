@@ -34,7 +34,7 @@ type peerResult struct {
 	p50       time.Duration // at concurrency 1
 	rps32     float64       // at concurrency 32
 	cpuPerReq time.Duration // of the path's proxy process, at concurrency 32
-	rss       string
+	rssKB     int64
 	errors    int
 }
 
@@ -173,7 +173,7 @@ wrk.headers["X-Llmkube-Client"] = "bench"
 		r := peerResult{name: p.name, p50: p50, rps32: rps, errors: e1 + e2}
 		if p.pid != 0 {
 			r.cpuPerReq = (cpu(p.pid) - c0) / time.Duration(max(rps*float64(seconds), 1))
-			r.rss = peakRSS(p.pid)
+			r.rssKB = peakRSS(p.pid)
 		}
 		results = append(results, r)
 	}
@@ -188,8 +188,8 @@ wrk.headers["X-Llmkube-Client"] = "bench"
 			continue
 		}
 		added, ngAdded := r.p50-direct.p50, ng.p50-direct.p50
-		fmt.Printf("| %s | %s (%.1f×) | %.1fk rps (%.2f×) | %s (%.1f×) | %s | %d |\n", r.name,
-			us(added), ratio(added, ngAdded), r.rps32/1000, r.rps32/ng.rps32, us(r.cpuPerReq), ratio(r.cpuPerReq, ng.cpuPerReq), r.rss, r.errors)
+		fmt.Printf("| %s | %s (%.1f×) | %.1fk rps (%.2f×) | %s (%.1f×) | %d kB | %d |\n", r.name,
+			us(added), ratio(added, ngAdded), r.rps32/1000, r.rps32/ng.rps32, us(r.cpuPerReq), ratio(r.cpuPerReq, ng.cpuPerReq), r.rssKB, r.errors)
 	}
 	for _, r := range results {
 		if r.name == "router-proxy" {
@@ -210,12 +210,10 @@ func printTargets(r, direct, ng peerResult) {
 	cpuX := ratio(r.cpuPerReq, ng.cpuPerReq)
 	p50X := ratio(r.p50-direct.p50, ng.p50-direct.p50)
 	rpsX := r.rps32 / ng.rps32
-	var rssKB float64
-	_, _ = fmt.Sscanf(r.rss, "%f kB", &rssKB)
-	rssMiB := rssKB / 1024
+	rssMiB := float64(r.rssKB) / 1024
 	fmt.Printf("\nrouter-proxy against the targets: CPU per request %.1f× nginx (≤ 2×: %s), added p50 %.1f× (≤ 2×: %s), "+
 		"throughput %.2f× (≥ 0.5×: %s), peak RSS %.1f MiB (≤ 40 MiB: %s), errors %d (%s).\n",
-		cpuX, verdict(cpuX <= 2), p50X, verdict(p50X <= 2), rpsX, verdict(rpsX >= 0.5), rssMiB, verdict(rssKB > 0 && rssMiB <= 40),
+		cpuX, verdict(cpuX <= 2), p50X, verdict(p50X <= 2), rpsX, verdict(rpsX >= 0.5), rssMiB, verdict(r.rssKB > 0 && rssMiB <= 40),
 		r.errors, verdict(r.errors == 0))
 	fmt.Println("Where the time goes: -profile DIR writes the router-proxy's profiles of this load; docs/performance.md reads them.")
 }
