@@ -193,25 +193,6 @@ type backendRT struct {
 	met     backendMetrics
 }
 
-// backendMetrics are the backend's series every served request touches,
-// resolved once: a label lookup per request and series cost more than the
-// increment.
-type backendMetrics struct {
-	firstToken                prometheus.Observer
-	prompt, completion, costs prometheus.Counter
-	attemptOK                 prometheus.Counter
-}
-
-func (m *metrics) forBackend(name string) backendMetrics {
-	return backendMetrics{
-		firstToken: m.firstToken.WithLabelValues(name),
-		prompt:     m.tokens.WithLabelValues(name, "prompt"),
-		completion: m.tokens.WithLabelValues(name, "completion"),
-		costs:      m.cost.WithLabelValues(name),
-		attemptOK:  m.attempts.WithLabelValues(name, "ok"),
-	}
-}
-
 // roundTripper sends the backend's upstream requests: its provider's
 // translation, or rt unchanged.
 func (b *backendRT) roundTripper(rt http.RoundTripper) http.RoundTripper {
