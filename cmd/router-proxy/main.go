@@ -31,6 +31,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxy/budgetstore"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
+	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -139,10 +140,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	serving := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		ConnContext: proxy.ConnContext}
+	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, Log: log}
 	errc := make(chan error, 2)
-	go func() { errc <- serving.Serve(proxy.Listener(ln)) }()
+	go func() { errc <- serving.Serve(ln) }()
 	var adminSrv *http.Server
 	if *admin != "" {
 		aln, err := net.Listen("tcp", *admin)
