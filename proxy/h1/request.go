@@ -26,11 +26,11 @@ var errConnGone = &headError{}
 
 // request is a parsed request head and what the server must remember of it.
 type request struct {
-	r     *http.Request // without its context
-	body  *serverBody
-	close bool // the connection ends after the response
+	r      *http.Request // without its context
+	body   *serverBody
+	close  bool // the connection ends after the response
 	http10 bool
-	head  bool // a HEAD request: no body in the response
+	head   bool // a HEAD request: no body in the response
 }
 
 // maxEmptyLines is how many empty lines before a request line are skipped
