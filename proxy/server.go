@@ -459,7 +459,6 @@ func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) boo
 func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	closeIfConflicted(w, r)
 	switch r.URL.Path {
 	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings":
 		if r.Method != http.MethodPost {

@@ -421,15 +421,20 @@ func (b *serverBody) Close() error {
 	return nil
 }
 
+// drainable reports whether drain may keep the connection: a client still
+// waiting for 100 Continue may or may not send the body, and more than
+// maxDiscard is not worth reading.
+func (b *serverBody) drainable() bool {
+	return b.eof || b.err == nil && !b.expect && (b.chunked || b.n <= maxDiscard)
+}
+
 // drain reads what the handler left of the body, up to maxDiscard, and
 // reports whether the connection can carry another request.
 func (b *serverBody) drain() bool {
 	if b.eof {
 		return true
 	}
-	if b.err != nil || b.expect || !b.chunked && b.n > maxDiscard {
-		// A client still waiting for 100 Continue may or may not send
-		// the body: the connection cannot be reused.
+	if !b.drainable() {
 		return false
 	}
 	_ = b.c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -81,9 +81,6 @@ func (w *response) Write(p []byte) (int, error) {
 	if !w.bodyAllowed() {
 		return 0, http.ErrBodyNotAllowed
 	}
-	if w.rq.head {
-		return len(p), nil
-	}
 	if w.declared >= 0 && w.written+int64(len(p)) > w.declared {
 		return 0, http.ErrContentLength
 	}
@@ -91,12 +88,20 @@ func (w *response) Write(p []byte) (int, error) {
 		return 0, w.err
 	}
 	w.written += int64(len(p))
+	if w.rq.head {
+		// Writes are eaten; their length is the Content-Length when the
+		// handler ends soon enough, as in net/http.
+		if !w.headWritten && w.written > pendingSize {
+			w.writeHead(false, nil)
+		}
+		return len(p), nil
+	}
 	if !w.headWritten {
 		if len(w.pending)+len(p) <= pendingSize {
 			w.pending = append(w.pending, p...)
 			return len(p), nil
 		}
-		w.writeHead(false)
+		w.writeHead(false, p)
 	}
 	w.writeBody(p)
 	if w.err != nil {
@@ -106,7 +111,7 @@ func (w *response) Write(p []byte) (int, error) {
 }
 
 func (w *response) writeBody(p []byte) {
-	if len(p) == 0 || w.err != nil {
+	if len(p) == 0 || w.err != nil || w.rq.head {
 		return
 	}
 	bw := w.c.bw
@@ -122,8 +127,9 @@ func (w *response) writeBody(p []byte) {
 }
 
 // writeHead puts the head in the write buffer, then what was held back.
-// final means the handler has returned: the body is all in pending.
-func (w *response) writeHead(final bool) {
+// final means the handler has returned: the body is all in pending. next
+// is the write that did not fit in pending (for the content sniff).
+func (w *response) writeHead(final bool, next []byte) {
 	w.headWritten = true
 	h, rq := w.header, w.rq
 	var extra [4]string
@@ -133,19 +139,28 @@ func (w *response) writeHead(final bool) {
 	case !w.bodyAllowed():
 		delete(h, "Content-Length")
 	case w.declared >= 0:
-	case final && !rq.head:
-		more = append(more, "Content-Length: "+strconv.Itoa(len(w.pending)))
-	case final: // HEAD: the length is not known
+	case final:
+		more = append(more, "Content-Length: "+strconv.FormatInt(w.written, 10))
+	case rq.head: // no body follows, and its length is not known
 	case rq.http10:
 		w.closeAfter = true // the body ends with the connection
 	default:
 		w.chunked = true
 		more = append(more, "Transfer-Encoding: chunked")
 	}
-	if _, ok := h["Content-Type"]; !ok && len(w.pending) > 0 && w.bodyAllowed() && h.Get("Content-Encoding") == "" {
-		more = append(more, "Content-Type: "+http.DetectContentType(w.pending))
+	if _, ok := h["Content-Type"]; !ok && w.bodyAllowed() && h.Get("Content-Encoding") == "" {
+		sniff := w.pending
+		if len(sniff) == 0 {
+			sniff = next
+		}
+		if len(sniff) > 0 {
+			more = append(more, "Content-Type: "+http.DetectContentType(sniff))
+		}
 	}
-	if hasToken(h["Connection"], "close") || rq.close || w.c.s.shutting.Load() {
+	if hasToken(h["Connection"], "close") || rq.close || w.c.s.shutting.Load() || final && !rq.body.drainable() {
+		// A body the server will not read to its end (a client waiting
+		// for 100 Continue, more than maxDiscard left) ends the
+		// connection, and the client is told.
 		w.closeAfter = true
 	}
 	switch {
@@ -204,7 +219,7 @@ func (w *response) finish() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	if !w.headWritten {
-		w.writeHead(true)
+		w.writeHead(true, nil)
 	} else if w.chunked && w.err == nil {
 		_, w.err = w.c.bw.WriteString("0\r\n\r\n")
 	}
@@ -227,7 +242,7 @@ func (w *response) FlushError() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	if !w.headWritten {
-		w.writeHead(false)
+		w.writeHead(false, nil)
 	}
 	if w.err != nil {
 		return w.err

@@ -1,0 +1,428 @@
+package h1_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxy/h1"
+)
+
+// serve starts an h1.Server with h on loopback.
+func serve(t *testing.T, h http.HandlerFunc, tune ...func(*h1.Server)) (*h1.Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &h1.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
+	for _, f := range tune {
+		f(s)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	t.Cleanup(func() {
+		_ = s.Close()
+		assert.ErrorIs(t, <-done, http.ErrServerClosed)
+	})
+	return s, ln.Addr().String()
+}
+
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(10*time.Second)))
+	return c, bufio.NewReader(c)
+}
+
+// roundTrip writes raw and reads one response.
+func roundTrip(t *testing.T, c net.Conn, br *bufio.Reader, raw string) (*http.Response, string) {
+	t.Helper()
+	_, err := io.WriteString(c, raw)
+	require.NoError(t, err)
+	return readResp(t, br)
+}
+
+func readResp(t *testing.T, br *bufio.Reader) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+// closed reports whether the server closed the connection (EOF or reset).
+func closed(t *testing.T, br *bufio.Reader) bool {
+	t.Helper()
+	_, err := br.ReadByte()
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func echo(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintf(w, "%s %s %s", r.Method, r.URL.Path, b)
+}
+
+func TestKeepAliveFramingAndFlush(t *testing.T) {
+	big := strings.Repeat("x", 5000)
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			_, _ = io.WriteString(w, big) // past the held-back size: chunked
+		case "/flush":
+			_, _ = io.WriteString(w, "a")
+			http.NewResponseController(w).Flush()
+			_, _ = io.WriteString(w, "b")
+		default:
+			echo(w, r)
+		}
+	})
+	c, br := dial(t, addr)
+	resp, body := roundTrip(t, c, br, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello")
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "POST /echo hello", body)
+	assert.Equal(t, int64(len(body)), resp.ContentLength, "a short answer gets a Content-Length")
+	assert.NotEmpty(t, resp.Header.Get("Date"))
+	assert.Equal(t, "text/plain", resp.Header.Get("Content-Type"))
+
+	resp, body = roundTrip(t, c, br, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, big, body)
+	assert.Equal(t, []string{"chunked"}, resp.TransferEncoding)
+	assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"), "sniffed, as net/http does")
+
+	resp, body = roundTrip(t, c, br, "GET /flush HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, "ab", body)
+	assert.Equal(t, []string{"chunked"}, resp.TransferEncoding, "a flushed answer has no known length")
+
+	// A chunked request with a trailer, then a pipelined one.
+	_, err := io.WriteString(c, "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\nX-T: 1\r\n\r\n"+
+		"POST /d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nz")
+	require.NoError(t, err)
+	_, body = readResp(t, br)
+	assert.Equal(t, "POST /c abcde", body)
+	resp, body = readResp(t, br)
+	assert.Equal(t, "POST /d z", body)
+	assert.False(t, resp.Close)
+}
+
+// The head parse agrees with net/http's: the same Header map, Host,
+// lengths and URL for the same bytes.
+func TestHeadParsedAsNetHTTPDoes(t *testing.T) {
+	heads := []string{
+		"POST /v1/chat/completions HTTP/1.1\r\nHost: api.example\r\nContent-Type: application/json\r\nContent-Length: 2\r\nx-lower: a\r\nX-Multi: 1\r\nx-multi: 2\r\nX-Space:   padded  \t\r\nAuthorization: Bearer t\r\n\r\n{}",
+		"GET /v1/models?limit=2&x=%20y HTTP/1.1\r\nHost: h:8080\r\nAccept: */*\r\nX-Empty:\r\n\r\n",
+		"GET /a%2Fb/c!d HTTP/1.1\r\nHost: h\r\n\r\n",
+		"POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"GET http://other.example/p?q=1 HTTP/1.1\r\nHost: h\r\n\r\n",
+		"GET /x HTTP/1.0\r\nConnection: keep-alive\r\nUSER-AGENT: u\r\n\r\n",
+		"OPTIONS * HTTP/1.1\r\nHost: h\r\nconnection: Keep-Alive, close\r\n\r\n",
+	}
+	type seen struct {
+		Method, Path, RawPath, RawQuery, Host, Proto, RequestURI string
+		Header                                                   http.Header
+		ContentLength                                            int64
+		TransferEncoding                                         []string
+		Close                                                    bool
+	}
+	view := func(r *http.Request) seen {
+		return seen{r.Method, r.URL.Path, r.URL.RawPath, r.URL.RawQuery, r.Host, r.Proto, r.RequestURI, r.Header, r.ContentLength, r.TransferEncoding, r.Close}
+	}
+	got := make(chan seen, 1)
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		got <- view(r)
+		_, _ = io.Copy(io.Discard, r.Body)
+	})
+	for _, head := range heads {
+		want, err := http.ReadRequest(bufio.NewReader(strings.NewReader(head)))
+		require.NoError(t, err, head)
+		c, br := dial(t, addr)
+		_, _ = roundTrip(t, c, br, head)
+		if d := cmp.Diff(view(want), <-got); d != "" {
+			t.Errorf("%q: -net/http +h1:\n%s", head, d)
+		}
+	}
+}
+
+// Heads net/http refuses are refused, with the same status, and the
+// connection is closed.
+func TestMalformedHeadsAreRefused(t *testing.T) {
+	var calls atomic.Int32
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }, func(s *h1.Server) { s.MaxHeaderBytes = 4096 })
+	for _, tc := range []struct {
+		head   string
+		status int
+	}{
+		{"POST /x HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 400},           // no Host
+		{"GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},           // two Hosts
+		{"GET /x HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n folded\r\n\r\n", 400}, // obsolete folding
+		{"GET /x HTTP/1.1\r\nHost: a\r\nBad Key: 1\r\n\r\n", 400},        // space in a name
+		{"GET /x HTTP/1.1\r\nHost: a\r\nX-A : 1\r\n\r\n", 400},           // space before the colon
+		{"GET /x HTTP/1.1\r\nHost: a\r\nX-A: a\x00b\r\n\r\n", 400},       // control byte in a value
+		{"GET /x HTTP/1.1\r\nHost: a\r\nnocolon\r\n\r\n", 400},           // no colon
+		{"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", 400},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 1\r\n\r\n", 400},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+		{"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505},
+		{"GET /x HTTP/1.1 extra\r\nHost: a\r\n\r\n", 400},
+		{"GET /x HTTP/3\r\nHost: a\r\n\r\n", 400},
+		{"GET /x FTP/1.1\r\nHost: a\r\n\r\n", 400},
+		{"G(T /x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+		{"GET x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+		{"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 400},
+		{"GET /x HTTP/1.1\r\nHost: a b\r\n\r\n", 400},
+		{"POST /x HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx", 417},
+		{"GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("b", 5000) + "\r\n\r\n", 431},
+		{"\r\n\r\n\r\n\r\n\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+	} {
+		c, br := dial(t, addr)
+		resp, _ := roundTrip(t, c, br, tc.head)
+		assert.Equal(t, tc.status, resp.StatusCode, "%q", tc.head)
+		assert.True(t, resp.Close, "%q", tc.head)
+		assert.True(t, closed(t, br), "%q: connection left open", tc.head)
+	}
+	assert.Zero(t, calls.Load(), "no refused head reached the handler")
+}
+
+// RFC 9112 §6.1: both framings read as chunked, answered, connection
+// closed; the bytes after the chunked body never run as a request.
+func TestConflictingFramingClosesTheConnection(t *testing.T) {
+	var calls atomic.Int32
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) { calls.Add(1); echo(w, r) })
+	c, br := dial(t, addr)
+	resp, body := roundTrip(t, c, br, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"+
+		"POST /smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+	assert.Equal(t, "POST /a abc", body)
+	assert.True(t, resp.Close)
+	assert.True(t, closed(t, br))
+	assert.EqualValues(t, 1, calls.Load())
+}
+
+func TestExpectContinue(t *testing.T) {
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ignore" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		echo(w, r)
+	})
+	c, br := dial(t, addr)
+	_, err := io.WriteString(c, "POST /read HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+	require.NoError(t, err)
+	line, err := br.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "HTTP/1.1 100 Continue\r\n", line, "100 is sent when the handler reads the body")
+	_, _ = br.ReadString('\n')
+	_, _ = io.WriteString(c, "hi")
+	_, body := readResp(t, br)
+	assert.Equal(t, "POST /read hi", body)
+
+	// A handler that answers without reading: no 100, and the connection
+	// ends (the client may or may not send the body).
+	resp, _ := roundTrip(t, c, br, "POST /ignore HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.True(t, closed(t, br))
+}
+
+// A body the handler left unread is read (up to 256 KiB) to keep the
+// connection; a larger one closes it.
+func TestUnreadBody(t *testing.T) {
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) })
+	c, br := dial(t, addr)
+	_, body := roundTrip(t, c, br, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+	assert.Equal(t, "/a", body)
+	_, body = roundTrip(t, c, br, "POST /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n")
+	assert.Equal(t, "/b", body, "the unread bodies were skipped, not parsed as requests")
+	resp, _ := roundTrip(t, c, br, fmt.Sprintf("POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", 1<<20))
+	assert.True(t, resp.Close)
+	assert.True(t, closed(t, br))
+}
+
+func TestHTTP10AndHead(t *testing.T) {
+	_, addr := serve(t, echo)
+	c, br := dial(t, addr)
+	resp, body := roundTrip(t, c, br, "GET /k HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+	assert.Equal(t, "GET /k ", body)
+	assert.Equal(t, "keep-alive", resp.Header.Get("Connection"))
+	_, err := io.WriteString(c, "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	resp, err = http.ReadResponse(br, &http.Request{Method: http.MethodHead})
+	require.NoError(t, err)
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.EqualValues(t, len("HEAD /h "), resp.ContentLength, "the length the body would have had")
+	resp, _ = roundTrip(t, c, br, "GET /c HTTP/1.0\r\n\r\n")
+	assert.True(t, resp.Close, "HTTP/1.0 without keep-alive closes")
+	assert.True(t, closed(t, br))
+}
+
+// What a handler writes is framed safely: a declared length is enforced,
+// a short one closes the connection, header values cannot split the head.
+func TestResponseFramingIsSafe(t *testing.T) {
+	werr := make(chan error, 1)
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/over":
+			w.Header().Set("Content-Length", "2")
+			_, err := io.WriteString(w, "abc")
+			werr <- err
+			_, _ = io.WriteString(w, "ab")
+		case "/short":
+			w.Header().Set("Content-Length", "5")
+			_, _ = io.WriteString(w, "ab")
+		case "/inject":
+			w.Header()["X-Inject"] = []string{"a\r\nSet-Cookie: evil=1"}
+			w.Header()["Bad Name"] = []string{"v"}
+			w.WriteHeader(204)
+		}
+	})
+	c, br := dial(t, addr)
+	resp, body := roundTrip(t, c, br, "GET /over HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.ErrorIs(t, <-werr, http.ErrContentLength)
+	assert.Equal(t, "ab", body)
+	assert.False(t, resp.Close)
+	resp, _ = roundTrip(t, c, br, "GET /inject HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, 204, resp.StatusCode)
+	assert.Equal(t, "a  Set-Cookie: evil=1", resp.Header.Get("X-Inject"))
+	assert.Empty(t, resp.Header.Get("Set-Cookie"))
+	assert.Empty(t, resp.Header.Get("Bad Name"))
+	_, err := io.WriteString(c, "GET /short HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	_, err = io.ReadAll(resp.Body)
+	assert.ErrorIs(t, err, io.ErrUnexpectedEOF, "the connection closes after a short body")
+}
+
+// A client that closes its connection while the handler waits cancels the
+// request's context; a pipelined request is not mistaken for a leave.
+func TestClientLeaveCancelsTheRequest(t *testing.T) {
+	cause := make(chan error, 1)
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/wait":
+			<-r.Context().Done()
+			cause <- context.Cause(r.Context())
+		case "/slow":
+			time.Sleep(100 * time.Millisecond) // past the leave check
+			_, _ = io.WriteString(w, "slow")
+		default:
+			_, _ = io.WriteString(w, r.URL.Path)
+		}
+	}, func(s *h1.Server) { s.LeaveCheckDelay = 5 * time.Millisecond })
+
+	c, br := dial(t, addr)
+	_, err := io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx"+"GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	_, body := readResp(t, br)
+	assert.Equal(t, "slow", body)
+	_, body = readResp(t, br)
+	assert.Equal(t, "/next", body)
+
+	// The next byte arrives while the watch runs.
+	_, err = io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+	require.NoError(t, err)
+	time.Sleep(30 * time.Millisecond)
+	_, err = io.WriteString(c, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	_, body = readResp(t, br)
+	assert.Equal(t, "slow", body)
+	_, body = readResp(t, br)
+	assert.Equal(t, "/after", body)
+
+	_, err = io.WriteString(c, "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-cause:
+		assert.ErrorIs(t, err, h1.ErrClientGone)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request was not cancelled when its client left")
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = 200*time.Millisecond, 300*time.Millisecond })
+	c, br := dial(t, addr)
+	_, err := io.WriteString(c, "GET /x HTTP/1.1\r\nHo")
+	require.NoError(t, err)
+	start := time.Now()
+	assert.True(t, closed(t, br), "a head trickled past ReadHeaderTimeout closes the connection")
+	assert.Less(t, time.Since(start), 3*time.Second)
+
+	c, br = dial(t, addr)
+	_, _ = roundTrip(t, c, br, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+	start = time.Now()
+	assert.True(t, closed(t, br), "an idle keep-alive connection closes after IdleTimeout")
+	assert.Less(t, time.Since(start), 3*time.Second)
+}
+
+func TestShutdownDrains(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	s, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			close(started)
+			<-release
+		}
+		_, _ = io.WriteString(w, "done")
+	})
+	idle, idleBR := dial(t, addr)
+	_, _ = roundTrip(t, idle, idleBR, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+	busy, busyBR := dial(t, addr)
+	_, err := io.WriteString(busy, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	<-started
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, s.Shutdown(ctx), context.DeadlineExceeded, "a request in flight holds the drain")
+	assert.True(t, closed(t, idleBR), "idle connections close at once")
+	_, err = net.Dial("tcp", addr)
+	assert.Error(t, err, "no new connections")
+
+	close(release)
+	resp, body := readResp(t, busyBR)
+	assert.Equal(t, "done", body)
+	assert.True(t, resp.Close, "the drained connection says it closes")
+	assert.NoError(t, s.Shutdown(context.Background()))
+}
+
+func TestHandlerPanic(t *testing.T) {
+	_, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/panic" {
+			panic("boom")
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+	c, br := dial(t, addr)
+	_, err := io.WriteString(c, "GET /panic HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	assert.True(t, closed(t, br), "a panicking handler's connection is closed")
+	c, br = dial(t, addr)
+	_, body := roundTrip(t, c, br, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, "ok", body, "the server survives")
+}
