@@ -13,8 +13,8 @@
 //
 // Anything it does not handle goes to the fallback RoundTripper unchanged:
 // https, a proxy from the environment, methods with a body stream of unknown
-// length. Responses are parsed by net/http (http.ReadResponse), so framing
-// (chunked, Content-Length, close-delimited) is the standard library's.
+// length. Response heads are read by the same code as the server's request
+// heads (head.go), framed as net/http's ReadResponse frames them.
 package h1
 
 import (
@@ -74,6 +74,7 @@ type conn struct {
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	idleFrom time.Time
+	head     []byte // the last response head read, reused
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -112,7 +113,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	closeBody(req)
 	var resp *http.Response
 	for range 5 {
-		resp, err = http.ReadResponse(c.br, req)
+		resp, err = readResponse(c, req)
 		if err != nil {
 			return fail(err)
 		}

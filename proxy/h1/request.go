@@ -1,11 +1,9 @@
 package h1
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
@@ -33,58 +31,23 @@ type request struct {
 	head   bool // a HEAD request: no body in the response
 }
 
-// maxEmptyLines is how many empty lines before a request line are skipped
-// (RFC 9112 §2.2: some clients send a CRLF after a POST body).
-const maxEmptyLines = 4
-
 // readRequest reads and parses one request head.
 func (c *serverConn) readRequest() (*request, *headError) {
 	limit := c.s.MaxHeaderBytes
 	if limit <= 0 {
 		limit = DefaultMaxHeaderBytes
 	}
-	c.head = c.head[:0]
-	lines, empties := 0, 0
-	lineStart := 0
-	for {
-		frag, err := c.br.ReadSlice('\n')
-		if len(c.head)+len(frag) > limit {
-			return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "request head too large")
-		}
-		c.head = append(c.head, frag...)
-		if err == bufio.ErrBufferFull {
-			continue // a line longer than the buffer
-		}
-		if err != nil {
-			if len(c.head) == 0 && err == io.EOF {
-				return nil, errConnGone
-			}
-			var ne interface{ Timeout() bool }
-			if errors.As(err, &ne) && ne.Timeout() {
-				return nil, errConnGone
-			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return nil, errConnGone
-			}
-			return nil, errConnGone
-		}
-		line := c.head[lineStart:]
-		if len(line) <= 2 && (len(line) == 1 || line[0] == '\r') {
-			if lines == 0 {
-				empties++
-				if empties > maxEmptyLines {
-					return nil, refused(http.StatusBadRequest, "malformed HTTP request")
-				}
-				c.head = c.head[:0]
-				lineStart = 0
-				continue
-			}
-			break
-		}
-		lines++
-		lineStart = len(c.head)
+	head, lines, err := readHead(c.br, c.head[:0], limit, true)
+	c.head = head
+	switch {
+	case err == errHeadTooLarge:
+		return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "request head too large")
+	case err == errMalformedHead:
+		return nil, refused(http.StatusBadRequest, "malformed HTTP request")
+	case err != nil:
+		return nil, errConnGone // the connection failed, timed out or ended
 	}
-	return c.parseHead(string(c.head), lines)
+	return c.parseHead(string(head), lines)
 }
 
 // parseHead parses a head of n lines (request line included) held in one
@@ -115,96 +78,41 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 		return nil, refused(http.StatusBadRequest, "malformed request target")
 	}
 
-	h := make(http.Header, n)
-	vals := make([]string, n) // backing for one-value keys
-	var host, te, cl string
-	hosts, tes := 0, 0
-	clSeen, expect, keepAlive := false, false, false
-	for i := 0; len(s) > 0; i++ {
-		line, s = cutLine(s)
-		if line == "" {
-			break
-		}
-		if line[0] == ' ' || line[0] == '\t' {
-			return nil, refused(http.StatusBadRequest, "obsolete line folding in header")
-		}
-		colon := strings.IndexByte(line, ':')
-		if colon <= 0 {
-			return nil, refused(http.StatusBadRequest, "malformed header line")
-		}
-		key := line[:colon]
-		if !httpguts.ValidHeaderFieldName(key) {
-			return nil, refused(http.StatusBadRequest, "invalid header field name")
-		}
-		v := strings.Trim(line[colon+1:], " \t")
-		if !httpguts.ValidHeaderFieldValue(v) {
-			return nil, refused(http.StatusBadRequest, "invalid header field value")
-		}
-		key = canonicalKey(key)
-		switch key {
-		case "Host":
-			host = v
-			hosts++
-			continue // net/http keeps Host in Request.Host only
-		case "Content-Length":
-			if clSeen && v != cl {
-				return nil, refused(http.StatusBadRequest, "conflicting Content-Length")
-			}
-			cl, clSeen = v, true
-		case "Transfer-Encoding":
-			te = v
-			tes++
-		case "Connection":
-			for tok := range strings.SplitSeq(v, ",") {
-				switch tok = strings.TrimSpace(tok); {
-				case strings.EqualFold(tok, "close"):
-					rq.close = true
-				case strings.EqualFold(tok, "keep-alive"):
-					keepAlive = true
-				}
-			}
-		case "Expect":
-			if !rq.http10 {
-				if !strings.EqualFold(v, "100-continue") {
-					return nil, refused(http.StatusExpectationFailed, "unsupported Expect")
-				}
-				expect = true
-			}
-		}
-		if old, ok := h[key]; ok {
-			h[key] = append(old, v)
-		} else {
-			vals[i] = v
-			h[key] = vals[i : i+1 : i+1]
-		}
+	f, ferr := parseFields(s, n, true)
+	if ferr != nil {
+		return nil, refused(http.StatusBadRequest, ferr.Error())
 	}
-	if hosts > 1 {
+	rq.close = f.close
+	expect := f.expect != "" && !rq.http10
+	switch {
+	case expect && !strings.EqualFold(f.expect, "100-continue"):
+		return nil, refused(http.StatusExpectationFailed, "unsupported Expect")
+	case f.hosts > 1:
 		return nil, refused(http.StatusBadRequest, "too many Host headers")
-	}
-	if hosts == 0 && !rq.http10 {
+	case f.hosts == 0 && !rq.http10:
 		return nil, refused(http.StatusBadRequest, "missing required Host header")
-	}
-	if !httpguts.ValidHostHeader(host) {
+	case !httpguts.ValidHostHeader(f.host):
 		return nil, refused(http.StatusBadRequest, "malformed Host header")
 	}
+	h, host := f.h, f.host
 	if u.Host != "" {
 		host = u.Host
 	}
-	if rq.http10 && !keepAlive {
+	if rq.http10 && !f.keepAlive {
 		rq.close = true
 	}
 
-	body := &serverBody{c: c}
+	body := &serverBody{c: c, framedBody: framedBody{br: c.br}}
 	var length int64
 	switch {
-	case tes > 0:
-		if rq.http10 || tes > 1 {
+	case f.tes > 0:
+		if rq.http10 || f.tes > 1 {
 			return nil, refused(http.StatusBadRequest, "unsupported Transfer-Encoding")
 		}
-		if !strings.EqualFold(te, "chunked") {
+		if !strings.EqualFold(f.te, "chunked") {
 			return nil, refused(http.StatusNotImplemented, "unsupported transfer encoding")
 		}
-		if clSeen {
+		if f.clSeen {
 			// RFC 9112 §6.1: chunked wins, and the connection must not
 			// carry another request (a front proxy may have framed this
 			// one by its Content-Length).
@@ -212,24 +120,23 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 			delete(h, "Content-Length")
 		}
 		delete(h, "Transfer-Encoding")
-		body.chunked = true
-		body.cr = httputil.NewChunkedReader(c.br)
+		body.setChunked()
 		length = -1
-	case clSeen:
-		n, ok := parseLength(cl)
+	case f.clSeen:
+		n, ok := parseLength(f.cl)
 		if !ok {
 			return nil, refused(http.StatusBadRequest, "bad Content-Length")
 		}
 		length, body.n = n, n
 	}
-	body.expect = expect && (body.chunked || body.n > 0)
+	body.expect = expect && !body.empty()
 
 	r := &http.Request{
 		Method: method, URL: u, Proto: proto, ProtoMajor: major, ProtoMinor: minor,
 		Header: h, ContentLength: length, Close: rq.close, Host: host,
 		RemoteAddr: c.remote, RequestURI: target, Body: http.NoBody,
 	}
-	if body.chunked || body.n > 0 {
+	if !body.empty() {
 		r.Body = body
 		r.TransferEncoding = transferChunked(body.chunked)
 	} else {
@@ -246,16 +153,6 @@ func transferChunked(chunked bool) []string {
 		return chunkedTE
 	}
 	return nil
-}
-
-// cutLine returns the first line of s without its CRLF or LF.
-func cutLine(s string) (line, rest string) {
-	i := strings.IndexByte(s, '\n')
-	if i < 0 {
-		return s, ""
-	}
-	line, rest = s[:i], s[i+1:]
-	return strings.TrimSuffix(line, "\r"), rest
 }
 
 func validMethod(m string) bool {
@@ -295,60 +192,19 @@ func plainPath(p string) bool {
 	return !strings.Contains(p, "//")
 }
 
-// canonicalKey returns k in canonical form, without allocating when it is
-// already canonical (as clients send the headers that matter).
-func canonicalKey(k string) string {
-	upper := true
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			return http.CanonicalHeaderKey(k)
-		}
-		upper = c == '-'
-	}
-	return k
-}
-
-// parseLength parses a Content-Length: digits only.
-func parseLength(s string) (int64, bool) {
-	if s == "" || len(s) > 18 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(s[i]-'0')
-	}
-	return n, true
-}
-
 // serverBody is a request body read from the connection.
 type serverBody struct {
-	c       *serverConn
-	n       int64 // bytes left of a Content-Length body
-	chunked bool
-	cr      io.Reader // the chunked decoder
-	expect  bool      // 100 Continue not sent yet
-	eof     bool
-	err     error // sticky: the connection is unusable
-	closed  bool
-	onEOF   func()
+	framedBody
+	c      *serverConn
+	expect bool // 100 Continue not sent yet
+	closed bool
 }
 
-var errBodyAfterClose = http.ErrBodyReadAfterClose
-
 func (b *serverBody) Read(p []byte) (int, error) {
-	switch {
-	case b.closed:
-		return 0, errBodyAfterClose
-	case b.eof:
-		return 0, io.EOF
-	case b.err != nil:
-		return 0, b.err
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
 	}
-	if b.expect {
+	if b.expect && !b.eof && b.err == nil {
 		b.expect = false
 		c := b.c
 		_, _ = c.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
@@ -357,62 +213,7 @@ func (b *serverBody) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
-	if b.chunked {
-		n, err := b.cr.Read(p)
-		if err == io.EOF {
-			if terr := b.readTrailer(); terr != nil {
-				b.err = terr
-				return n, terr
-			}
-			b.ended()
-		} else if err != nil {
-			b.err = err
-		}
-		return n, err
-	}
-	if int64(len(p)) > b.n {
-		p = p[:b.n]
-	}
-	n, err := b.c.br.Read(p)
-	b.n -= int64(n)
-	if b.n == 0 {
-		b.ended()
-		return n, io.EOF
-	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		b.err = err
-	}
-	return n, err
-}
-
-// readTrailer reads (and drops) a chunked body's trailer section.
-func (b *serverBody) readTrailer() error {
-	size := 0
-	for {
-		line, err := b.c.br.ReadSlice('\n')
-		if err != nil {
-			if err == io.EOF || err == bufio.ErrBufferFull {
-				return errors.New("h1: malformed chunked trailer")
-			}
-			return err
-		}
-		if size += len(line); size > 64<<10 {
-			return errors.New("h1: chunked trailer too large")
-		}
-		if len(line) == 1 || len(line) == 2 && line[0] == '\r' {
-			return nil
-		}
-	}
-}
-
-func (b *serverBody) ended() {
-	b.eof = true
-	if b.onEOF != nil {
-		b.onEOF()
-	}
+	return b.read(p)
 }
 
 // Close makes later reads fail; the server reads what is left.

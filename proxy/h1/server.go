@@ -299,7 +299,7 @@ func (c *serverConn) serveRequest(req *request) (keep bool) {
 	w := &c.resp
 	w.reset(c, req)
 	req.body.onEOF = c.leave.arm
-	if req.body.n == 0 && !req.body.chunked {
+	if req.body.empty() {
 		c.leave.arm()
 	}
 	c.leave.cancel = cancel

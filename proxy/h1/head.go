@@ -1,0 +1,277 @@
+package h1
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Message heads, both ways: the server's requests and the client's
+// responses are read and parsed by the same code, so both sides refuse the
+// same malformed heads.
+
+var (
+	errHeadTooLarge  = errors.New("h1: message head too large")
+	errMalformedHead = errors.New("h1: malformed message head")
+)
+
+// maxEmptyLines is how many empty lines before a request line are skipped
+// (RFC 9112 §2.2: some clients send a CRLF after a POST body).
+const maxEmptyLines = 4
+
+// readHead reads a message head (start line and header section, up to the
+// empty line) into buf, at most limit bytes, and counts its lines.
+func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []byte, lines int, err error) {
+	head = buf[:0]
+	empties, lineStart := 0, 0
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(head)+len(frag) > limit {
+			return head, 0, errHeadTooLarge
+		}
+		head = append(head, frag...)
+		if err == bufio.ErrBufferFull {
+			continue // a line longer than the buffer
+		}
+		if err != nil {
+			if err == io.EOF && len(head) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return head, 0, err
+		}
+		line := head[lineStart:]
+		if len(line) == 1 || len(line) == 2 && line[0] == '\r' {
+			if lines > 0 {
+				return head, lines, nil
+			}
+			if !skipEmpty || empties == maxEmptyLines {
+				return head, 0, errMalformedHead
+			}
+			empties++
+			head, lineStart = head[:0], 0
+			continue
+		}
+		lines++
+		lineStart = len(head)
+	}
+}
+
+// fields is a parsed header section and what it says about framing.
+type fields struct {
+	h                http.Header
+	host             string // the last Host (kept out of h when asked)
+	hosts            int
+	cl               string // Content-Length, all its lines agreeing
+	clSeen           bool
+	te               string // the last Transfer-Encoding
+	tes              int
+	close, keepAlive bool // Connection tokens
+	expect           string
+}
+
+// parseFields parses the header lines of s (at most n) into one Header
+// whose keys and values are slices of s: one allocation for the strings of
+// a head. With hostApart, Host is kept out of the map (as net/http keeps it
+// in Request.Host).
+func parseFields(s string, n int, hostApart bool) (fields, error) {
+	f := fields{h: make(http.Header, n)}
+	vals := make([]string, n) // backing for one-value keys
+	for i := 0; len(s) > 0; i++ {
+		var line string
+		line, s = cutLine(s)
+		if line == "" {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return f, errors.New("obsolete line folding in header")
+		}
+		colon := strings.IndexByte(line, ':')
+		if colon <= 0 {
+			return f, errors.New("malformed header line")
+		}
+		key := line[:colon]
+		if !httpguts.ValidHeaderFieldName(key) {
+			return f, errors.New("invalid header field name")
+		}
+		v := strings.Trim(line[colon+1:], " \t")
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return f, errors.New("invalid header field value")
+		}
+		key = canonicalKey(key)
+		switch key {
+		case "Host":
+			f.host = v
+			f.hosts++
+			if hostApart {
+				continue
+			}
+		case "Content-Length":
+			if f.clSeen && v != f.cl {
+				return f, errors.New("conflicting Content-Length")
+			}
+			f.cl, f.clSeen = v, true
+		case "Transfer-Encoding":
+			f.te = v
+			f.tes++
+		case "Connection":
+			for tok := range strings.SplitSeq(v, ",") {
+				switch tok = strings.TrimSpace(tok); {
+				case strings.EqualFold(tok, "close"):
+					f.close = true
+				case strings.EqualFold(tok, "keep-alive"):
+					f.keepAlive = true
+				}
+			}
+		case "Expect":
+			f.expect = v
+		}
+		if old, ok := f.h[key]; ok {
+			f.h[key] = append(old, v)
+		} else {
+			vals[i] = v
+			f.h[key] = vals[i : i+1 : i+1]
+		}
+	}
+	return f, nil
+}
+
+// cutLine returns the first line of s without its CRLF or LF.
+func cutLine(s string) (line, rest string) {
+	i := strings.IndexByte(s, '\n')
+	if i < 0 {
+		return s, ""
+	}
+	line, rest = s[:i], s[i+1:]
+	return strings.TrimSuffix(line, "\r"), rest
+}
+
+// canonicalKey returns k in canonical form, without allocating when it is
+// already canonical (as clients send the headers that matter).
+func canonicalKey(k string) string {
+	upper := true
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			return http.CanonicalHeaderKey(k)
+		}
+		upper = c == '-'
+	}
+	return k
+}
+
+// parseLength parses a Content-Length: digits only.
+func parseLength(s string) (int64, bool) {
+	if s == "" || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(s[i]-'0')
+	}
+	return n, true
+}
+
+// framedBody reads a message body from the connection's reader: n bytes
+// (Content-Length), chunked, or until the connection ends.
+type framedBody struct {
+	br      *bufio.Reader
+	n       int64 // bytes left of a Content-Length body
+	chunked bool
+	toEOF   bool      // delimited by the connection's end
+	cr      io.Reader // the chunked decoder
+	eof     bool
+	err     error // sticky: the connection is unusable
+	onEOF   func()
+}
+
+func (b *framedBody) setChunked() {
+	b.chunked = true
+	b.cr = httputil.NewChunkedReader(b.br)
+}
+
+// empty reports whether there is no body to read.
+func (b *framedBody) empty() bool { return !b.chunked && !b.toEOF && b.n == 0 }
+
+func (b *framedBody) read(p []byte) (int, error) {
+	switch {
+	case b.eof:
+		return 0, io.EOF
+	case b.err != nil:
+		return 0, b.err
+	}
+	var n int
+	var err error
+	switch {
+	case b.chunked:
+		n, err = b.cr.Read(p)
+		if err == io.EOF {
+			if terr := b.readTrailer(); terr != nil {
+				b.err = terr
+				return n, terr
+			}
+			b.ended()
+		} else if err != nil {
+			b.err = err
+		}
+		return n, err
+	case b.toEOF:
+		n, err = b.br.Read(p)
+		if err == io.EOF {
+			b.ended()
+		} else if err != nil {
+			b.err = err
+		}
+		return n, err
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err = b.br.Read(p)
+	b.n -= int64(n)
+	if b.n == 0 {
+		b.ended()
+		return n, io.EOF
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// readTrailer reads (and drops) a chunked body's trailer section.
+func (b *framedBody) readTrailer() error {
+	size := 0
+	for {
+		line, err := b.br.ReadSlice('\n')
+		if err != nil {
+			if err == io.EOF || err == bufio.ErrBufferFull {
+				return errors.New("h1: malformed chunked trailer")
+			}
+			return err
+		}
+		if size += len(line); size > 64<<10 {
+			return errors.New("h1: chunked trailer too large")
+		}
+		if len(line) == 1 || len(line) == 2 && line[0] == '\r' {
+			return nil
+		}
+	}
+}
+
+func (b *framedBody) ended() {
+	b.eof = true
+	if b.onEOF != nil {
+		b.onEOF()
+	}
+}

@@ -1,0 +1,99 @@
+package h1
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// maxResponseHead bounds an upstream's response head, as net/http's
+// Transport does by default (MaxResponseHeaderBytes, 10 MiB).
+const maxResponseHead = 10 << 20
+
+// readResponse reads a response head from c and frames its body as
+// net/http's ReadResponse does: no body for HEAD, 1xx, 204 and 304;
+// chunked (Content-Length dropped); Content-Length; otherwise until the
+// connection ends. The head is held in one string, as the server's is.
+func readResponse(c *conn, req *http.Request) (*http.Response, error) {
+	head, lines, err := readHead(c.br, c.head[:0], maxResponseHead, false)
+	c.head = head[:0]
+	switch {
+	case err == errMalformedHead:
+		return nil, errors.New("h1: malformed HTTP response: empty status line")
+	case err != nil:
+		return nil, err
+	}
+	line, rest := cutLine(string(head))
+	proto, status, ok := strings.Cut(line, " ")
+	resp := &http.Response{Proto: proto, ProtoMajor: 1, Request: req, ContentLength: -1}
+	switch proto {
+	case "HTTP/1.1":
+		resp.ProtoMinor = 1
+	case "HTTP/1.0":
+	default:
+		return nil, fmt.Errorf("h1: malformed HTTP version in response %q", line)
+	}
+	status = strings.TrimLeft(status, " ")
+	code, _, _ := strings.Cut(status, " ")
+	if !ok || len(code) != 3 || code[0] < '1' || code[0] > '9' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
+		return nil, fmt.Errorf("h1: malformed HTTP status line %q", line)
+	}
+	resp.StatusCode = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
+	resp.Status = status
+	f, err := parseFields(rest, lines, false)
+	if err != nil {
+		return nil, fmt.Errorf("h1: malformed response head: %w", err)
+	}
+	resp.Header = f.h
+	resp.Close = f.close || resp.ProtoMinor == 0 && !f.keepAlive
+	if f.close {
+		delete(resp.Header, "Connection") // as net/http does
+	}
+
+	b := &framedBody{br: c.br}
+	noBody := req.Method == http.MethodHead || resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
+	switch {
+	case f.tes > 0 && !noBody:
+		if f.tes > 1 || !strings.EqualFold(f.te, "chunked") {
+			return nil, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
+		}
+		delete(resp.Header, "Content-Length")
+		delete(resp.Header, "Transfer-Encoding")
+		resp.TransferEncoding = []string{"chunked"}
+		b.setChunked()
+	case f.clSeen:
+		n, ok := parseLength(f.cl)
+		if !ok {
+			return nil, fmt.Errorf("h1: bad Content-Length %q", f.cl)
+		}
+		resp.ContentLength = n
+		if !noBody {
+			b.n = n
+		}
+	case !noBody:
+		b.toEOF = true
+		resp.Close = true
+	}
+	if noBody {
+		if req.Method != http.MethodHead {
+			resp.ContentLength = 0
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			// The connection now speaks another protocol: never reused.
+			resp.Close = true
+		}
+		resp.Body = http.NoBody
+		return resp, nil
+	}
+	if b.empty() {
+		resp.Body = http.NoBody
+		return resp, nil
+	}
+	resp.Body = io.NopCloser(b)
+	return resp, nil
+}
+
+// Read makes a framedBody an io.Reader.
+func (b *framedBody) Read(p []byte) (int, error) { return b.read(p) }
