@@ -51,11 +51,10 @@ func ParseUsage(b []byte) (Usage, bool) {
 	if !bytes.Contains(b, []byte(`"usage"`)) {
 		return Usage{}, false
 	}
-	var env usageEnvelope
-	if json.Unmarshal(b, &env) != nil || env.Usage == nil {
+	u, ok := parseUsage(b)
+	if !ok {
 		return Usage{}, false
 	}
-	u := *env.Usage
 	if !u.plausible() || u.Tokens() <= 0 {
 		// Negative or absurd counts (an upstream bug or a hostile upstream)
 		// are treated as missing: the caller estimates from bytes. Counts that
@@ -63,6 +62,27 @@ func ParseUsage(b []byte) (Usage, bool) {
 		return Usage{}, false
 	}
 	return u, true
+}
+
+// parseUsage decodes the top-level "usage" as encoding/json does, through
+// scanUsage when it can decide.
+func parseUsage(b []byte) (Usage, bool) {
+	if !json.Valid(b) {
+		return Usage{}, false
+	}
+	if u, present, decided := scanUsage(b); decided {
+		return u, present
+	}
+	return decodeUsage(b)
+}
+
+// decodeUsage is encoding/json's answer, the reference scanUsage follows.
+func decodeUsage(b []byte) (Usage, bool) {
+	var env usageEnvelope
+	if json.Unmarshal(b, &env) != nil || env.Usage == nil {
+		return Usage{}, false
+	}
+	return *env.Usage, true
 }
 
 // MaxUsageTokens bounds a plausible count of one response (about 10^12).
