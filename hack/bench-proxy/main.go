@@ -232,6 +232,7 @@ func main() {
 	hybridPeer := flag.String("serve-hybrid-peer", "", "internal: serve only the net/http server + fasthttp client peer on this address")
 	fastPeer := flag.String("serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
 	corePeer := flag.String("serve-core-peer", "", "internal: serve only the net/http server + proxy/h1 client peer on this address")
+	ownCorePeer := flag.String("serve-own-core-peer", "", "internal: serve only the proxy/h1 server + proxy/h1 client peer on this address")
 	flag.StringVar(&compareBin, "compare", "", "also measure this router-proxy binary (for example one built from another commit) in the peer table, beside the one built from the tree")
 	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
@@ -258,6 +259,10 @@ func main() {
 	}
 	if *fastPeer != "" {
 		serveFastHTTPPeer(*fastPeer, *peerTo)
+		return
+	}
+	if *ownCorePeer != "" {
+		serveOwnCorePeer(*ownCorePeer, *peerTo)
 		return
 	}
 	if *corePeer != "" {

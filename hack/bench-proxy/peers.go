@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,13 +103,18 @@ backend b
 	coreCmd.Stderr = os.Stderr
 	must(coreCmd.Start())
 	procs = append(procs, coreCmd)
+	ownCore := freePort()
+	ownCoreCmd := exec.Command(self, "-serve-own-core-peer", ownCore, "-peer-to", nginxUp)
+	ownCoreCmd.Stderr = os.Stderr
+	must(ownCoreCmd.Start())
+	procs = append(procs, ownCoreCmd)
 	fast := freePort()
 	fastCmd := exec.Command(self, "-serve-fasthttp-peer", fast, "-peer-to", nginxUp)
 	fastCmd.Stderr = os.Stderr
 	must(fastCmd.Start())
 	procs = append(procs, fastCmd)
 	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
-	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid, core} {
+	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid, core, ownCore} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
 	}
 
@@ -123,6 +129,7 @@ backend b
 		{"bare fasthttp proxy", fast, fastCmd.Process.Pid},
 		{"net/http server + fasthttp client", hybrid, hybridCmd.Process.Pid},
 		{"net/http server + proxy/h1 client", core, coreCmd.Process.Pid},
+		{"proxy/h1 server + client (router-proxy's core)", ownCore, ownCoreCmd.Process.Pid},
 		{"router-proxy", rpListen, rpPid},
 	}
 	if compareBin != "" {
@@ -346,13 +353,25 @@ func serveHybridPeer(addr, upstream string) {
 	})))
 }
 
-// serveCorePeer is the router-proxy's server core with no features: net/http's
-// server and the proxy/h1 client, the body read whole and the response
-// relayed. Beside the router-proxy it separates what the core costs from
-// what routing, budgets, metrics and the audit log cost.
+// serveCorePeer is the router-proxy's former server core with no features:
+// net/http's server and the proxy/h1 client, the body read whole and the
+// response relayed.
 func serveCorePeer(addr, upstream string) {
+	must(http.ListenAndServe(addr, coreHandler(upstream)))
+}
+
+// serveOwnCorePeer is the router-proxy's core with no features: proxy/h1's
+// server and client. Beside the router-proxy it separates what the core
+// costs from what routing, budgets, metrics and the audit log cost.
+func serveOwnCorePeer(addr, upstream string) {
+	ln, err := net.Listen("tcp", addr)
+	must(err)
+	must((&h1.Server{Handler: coreHandler(upstream), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}).Serve(ln))
+}
+
+func coreHandler(upstream string) http.Handler {
 	tr := h1.New(http.DefaultTransport, nil)
-	must(http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -379,7 +398,7 @@ func serveCorePeer(addr, upstream string) {
 		bp := copyBufs.Get().(*[]byte)
 		defer copyBufs.Put(bp)
 		_, _ = io.CopyBuffer(struct{ io.Writer }{w}, resp.Body, *bp)
-	})))
+	})
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
