@@ -1,11 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,14 +47,20 @@ func (m Money) String() string {
 	if neg {
 		m = -m
 	}
-	s := strconv.FormatInt(int64(m/1e12), 10)
-	if frac := int64(m % 1e12); frac != 0 {
-		s += "." + strings.TrimRight(fmt.Sprintf("%012d", frac), "0")
-	}
+	var buf [48]byte
+	b := buf[:0]
 	if neg {
-		s = "-" + s
+		b = append(b, '-')
 	}
-	return s
+	b = strconv.AppendInt(b, int64(m/1e12), 10)
+	if frac := int64(m % 1e12); frac != 0 {
+		// 1e12+frac has the twelve digits, zero-padded, after its "1".
+		b = append(b, '.')
+		b = strconv.AppendInt(b, 1e12+frac, 10)
+		b = append(b[:len(b)-13], b[len(b)-12:]...)
+		b = bytes.TrimRight(b, "0")
+	}
+	return string(b)
 }
 
 // Price is a backend's cost per token.

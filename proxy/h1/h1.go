@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -75,6 +76,11 @@ type conn struct {
 	bw       *bufio.Writer
 	idleFrom time.Time
 	head     []byte // the last response head read, reused
+
+	// alive's peek, made once (Linux)
+	raw    syscall.RawConn
+	peek   func(fd uintptr) bool
+	idleOK bool
 }
 
 // RoundTrip implements http.RoundTripper.

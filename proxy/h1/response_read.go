@@ -3,7 +3,6 @@ package h1
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -91,9 +90,13 @@ func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 		resp.Body = http.NoBody
 		return resp, nil
 	}
-	resp.Body = io.NopCloser(b)
+	resp.Body = b
 	return resp, nil
 }
 
-// Read makes a framedBody an io.Reader.
+// Read makes a framedBody an io.ReadCloser for the client's responses;
+// the client's body wrapper decides the connection's fate on Close.
 func (b *framedBody) Read(p []byte) (int, error) { return b.read(p) }
+
+// Close does nothing: see Read.
+func (b *framedBody) Close() error { return nil }
