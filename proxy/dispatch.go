@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -51,16 +52,25 @@ var externalAllow = map[string]bool{
 
 // connectionTokens are the headers a Connection header names: hop-by-hop
 // by RFC 9110 §7.6.1, never forwarded in either direction.
+//
+// Only the headers h holds are returned (they are what the caller filters
+// out of h), so the usual "keep-alive" and "close" cost no map.
 func connectionTokens(h http.Header) map[string]bool {
 	var out map[string]bool
 	for _, v := range h["Connection"] {
 		for tok := range strings.SplitSeq(v, ",") {
-			if tok = strings.TrimSpace(tok); tok != "" {
-				if out == nil {
-					out = map[string]bool{}
-				}
-				out[http.CanonicalHeaderKey(tok)] = true
+			tok = strings.TrimSpace(tok)
+			if tok == "" || strings.EqualFold(tok, "keep-alive") && h["Keep-Alive"] == nil || strings.EqualFold(tok, "close") && h["Close"] == nil {
+				continue
 			}
+			key := http.CanonicalHeaderKey(tok)
+			if _, ok := h[key]; !ok {
+				continue
+			}
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[key] = true
 		}
 	}
 	return out
@@ -325,6 +335,30 @@ type upstream struct {
 	cancel  context.CancelCauseFunc
 	ctx     context.Context
 	started time.Time
+	// guard is the attempt's one timer: the header timeout while send
+	// waits, then the idle guard while the body is read (one timer per
+	// attempt, not two).
+	guard  *time.Timer
+	idling atomic.Bool
+}
+
+func (u *upstream) expire() {
+	if u.idling.Load() {
+		u.cancel(errStreamIdle)
+	} else {
+		u.cancel(errHeaderTimeout)
+	}
+}
+
+// idleGuard re-arms the attempt's timer to cancel it after idle of
+// upstream silence; nil when idle is 0 (no guard). The caller stops it.
+func (u *upstream) idleGuard(idle time.Duration) *time.Timer {
+	if idle <= 0 {
+		return nil
+	}
+	u.idling.Store(true)
+	u.guard.Reset(idle)
+	return u.guard
 }
 
 // send dispatches one attempt and waits for response headers at most hto.
@@ -354,10 +388,10 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		req.Header.Set(ShadowHeader, "true")
 	}
 	req.ContentLength = int64(len(body))
-	started := s.now()
-	timer := time.AfterFunc(hto, func() { cancel(errHeaderTimeout) })
+	up := &upstream{cancel: cancel, ctx: ctx, started: s.now()}
+	up.guard = time.AfterFunc(hto, up.expire)
 	resp, err := b.roundTripper(s.rt).RoundTrip(req)
-	if !timer.Stop() {
+	if !up.guard.Stop() {
 		if err == nil {
 			resp.Body.Close()
 		}
@@ -371,7 +405,8 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		cancel(err)
 		return nil, err
 	}
-	return &upstream{resp: resp, cancel: cancel, ctx: ctx, started: started}, nil
+	up.resp = resp
+	return up, nil
 }
 
 func joinURL(base interface {
@@ -599,9 +634,8 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	}
 
 	idle := s.eng.StreamIdle()
-	var idleTimer *time.Timer
-	if idle > 0 {
-		idleTimer = time.AfterFunc(idle, func() { up.cancel(errStreamIdle) })
+	idleTimer := up.idleGuard(idle)
+	if idleTimer != nil {
 		defer idleTimer.Stop()
 	}
 
@@ -777,9 +811,8 @@ func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, bod
 		}
 		defer up.cancel(nil)
 		defer up.resp.Body.Close()
-		var t *time.Timer
-		if idle > 0 {
-			t = time.AfterFunc(idle, func() { up.cancel(errStreamIdle) })
+		t := up.idleGuard(idle)
+		if t != nil {
 			defer t.Stop()
 		}
 		bp := bufPool.Get().(*[]byte)
