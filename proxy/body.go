@@ -3,10 +3,11 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/llmkube/llmkube-compile/internal/jsonscan"
 )
 
 // The request body is never decoded whole and re-encoded. A full decode
@@ -28,7 +29,7 @@ type bodyFields struct {
 	model, stream, streamOptions span
 }
 
-var errNotObject = errors.New("the body is not a JSON object")
+var errNotObject = jsonscan.ErrNotObject
 
 // scanBody finds the proxy's fields in a valid JSON document. A key given
 // twice is refused: decoders disagree on which one wins, so routing and the
@@ -60,106 +61,15 @@ func scanBody(body []byte) (bodyFields, error) {
 }
 
 // members calls f for every top-level member of the object in data, which
-// must be valid JSON (json.Valid): the scan trusts the grammar and only
-// tracks strings and nesting.
+// must be valid JSON (json.Valid), with each key as a decoder sees it.
 func members(data []byte, f func(key string, value span) error) error {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return errNotObject
-	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return nil
-	}
-	for i < len(data) {
-		if data[i] != '"' {
-			return errNotObject
-		}
-		kEnd := stringEnd(data, i)
-		key, err := decodeKey(data[i:kEnd])
+	return jsonscan.Members(data, func(rawKey []byte, start, end int) error {
+		key, err := decodeKey(rawKey)
 		if err != nil {
 			return err
 		}
-		i = skipSpace(data, kEnd)
-		if i >= len(data) || data[i] != ':' {
-			return errNotObject
-		}
-		vStart := skipSpace(data, i+1)
-		vEnd := valueEnd(data, vStart)
-		if err := f(key, span{vStart, vEnd}); err != nil {
-			return err
-		}
-		i = skipSpace(data, vEnd)
-		if i >= len(data) {
-			return errNotObject
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-		case '}':
-			return nil
-		default:
-			return errNotObject
-		}
-	}
-	return errNotObject
-}
-
-func skipSpace(d []byte, i int) int {
-	for i < len(d) && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index after the string starting at d[i] == '"'.
-func stringEnd(d []byte, i int) int {
-	for j := i + 1; j < len(d); j++ {
-		switch d[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(d)
-}
-
-// valueEnd returns the index after the value starting at d[i].
-func valueEnd(d []byte, i int) int {
-	if i >= len(d) {
-		return i
-	}
-	switch d[i] {
-	case '"':
-		return stringEnd(d, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(d); j++ {
-			switch d[j] {
-			case '"':
-				j = stringEnd(d, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(d)
-	default: // number, true, false, null
-		j := i
-		for j < len(d) {
-			switch d[j] {
-			case ' ', '\t', '\r', '\n', ',', '}', ']':
-				return j
-			}
-			j++
-		}
-		return j
-	}
+		return f(key, span{start, end})
+	})
 }
 
 // decodeKey is the key a decoder sees: the quoted bytes, unescaped only
@@ -241,7 +151,7 @@ func (b reqBody) withModel(model string) []byte {
 // insertMember adds "key":value as the first member of the object at s.
 func insertMember(body []byte, s span, member string) []byte {
 	open := s.start // '{'
-	rest := skipSpace(body, open+1)
+	rest := jsonscan.SkipSpace(body, open+1)
 	sep := ","
 	if rest < len(body) && body[rest] == '}' {
 		sep = ""
@@ -254,7 +164,7 @@ func insertMember(body []byte, s span, member string) []byte {
 func withIncludeUsage(body []byte, f bodyFields) []byte {
 	const member = `"include_usage":true`
 	so := f.streamOptions
-	open := skipSpace(body, 0)
+	open := jsonscan.SkipSpace(body, 0)
 	if open >= len(body) || body[open] != '{' {
 		return body // not an object: nothing to set (refused before this)
 	}

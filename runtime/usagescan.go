@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
+
+	"github.com/llmkube/llmkube-compile/internal/jsonscan"
 )
 
 // scanUsage is ParseUsage's fast path: a walk over a document json.Valid
@@ -14,62 +17,63 @@ import (
 // make bench-proxy measured encoding/json at about 4 µs of a proxied
 // request's CPU for a 250-byte completion.
 func scanUsage(b []byte) (u Usage, present, decided bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return u, false, false // not an object: encoding/json errors
-	}
 	var usage []byte
 	seen := false
-	err := eachMember(b, i, func(key, val []byte) bool {
+	err := jsonscan.Members(b, func(rawKey []byte, start, end int) error {
+		key := rawKey[1 : len(rawKey)-1]
 		switch {
+		case bytes.IndexByte(key, '\\') >= 0:
+			return errUndecided
 		case string(key) == "usage":
 			if seen {
-				return false // a repeat merges into the first: encoding/json's call
+				return errUndecided // a repeat merges into the first: encoding/json's call
 			}
-			seen, usage = true, val
+			seen, usage = true, b[start:end]
 		case foldsLike(key, "usage"):
-			return false
+			return errUndecided
 		}
-		return true
+		return nil
 	})
-	if !err {
-		return u, false, false
+	if err != nil {
+		return u, false, false // undecided, or not an object (encoding/json errors)
 	}
 	if !seen || string(usage) == "null" {
 		return u, false, true
 	}
-	if usage[0] != '{' {
-		return u, false, false
-	}
-	ok := eachMember(usage, 0, func(key, val []byte) bool {
+	err = jsonscan.Members(usage, func(rawKey []byte, start, end int) error {
+		key, val := rawKey[1:len(rawKey)-1], usage[start:end]
 		var dst *int64
-		switch string(key) {
-		case "prompt_tokens":
+		switch {
+		case string(key) == "prompt_tokens":
 			dst = &u.PromptTokens
-		case "completion_tokens":
+		case string(key) == "completion_tokens":
 			dst = &u.CompletionTokens
-		case "total_tokens":
+		case string(key) == "total_tokens":
 			dst = &u.TotalTokens
+		case bytes.IndexByte(key, '\\') >= 0, foldsLike(key, "prompt_tokens"), foldsLike(key, "completion_tokens"), foldsLike(key, "total_tokens"):
+			return errUndecided
 		default:
-			return !foldsLike(key, "prompt_tokens") && !foldsLike(key, "completion_tokens") && !foldsLike(key, "total_tokens")
+			return nil
 		}
 		if string(val) == "null" {
-			return true // null leaves an int64 as it is
+			return nil // null leaves an int64 as it is
 		}
 		for j, c := range val {
-			if (c < '0' || c > '9') && !(j == 0 && c == '-') {
-				return false // a fraction or exponent: encoding/json refuses it
+			if (c < '0' || c > '9') && (j > 0 || c != '-') {
+				return errUndecided // a fraction, an exponent or another type: encoding/json refuses it
 			}
 		}
 		n, err := strconv.ParseInt(string(val), 10, 64)
 		if err != nil {
-			return false
+			return errUndecided
 		}
 		*dst = n
-		return true
+		return nil
 	})
-	return u, true, ok
+	return u, true, err == nil
 }
+
+var errUndecided = errors.New("left to encoding/json")
 
 // foldsLike reports whether key could match name under encoding/json's
 // case-insensitive matching: equal ignoring case, or any non-ASCII byte
@@ -81,90 +85,4 @@ func foldsLike(key []byte, name string) bool {
 		}
 	}
 	return bytes.EqualFold(key, []byte(name))
-}
-
-// eachMember calls f with each member's key (without quotes) and value of
-// the valid JSON object starting at b[i]; it stops and reports false when f
-// does or a key has an escape.
-func eachMember(b []byte, i int, f func(key, val []byte) bool) bool {
-	i = skipSpace(b, i+1)
-	if b[i] == '}' {
-		return true
-	}
-	for {
-		// b[i] is the key's opening quote.
-		end := i + 1
-		for b[end] != '"' {
-			if b[end] == '\\' {
-				return false
-			}
-			end++
-		}
-		key := b[i+1 : end]
-		i = skipSpace(b, end+1) + 1 // past ':'
-		i = skipSpace(b, i)
-		vend := skipValue(b, i)
-		if !f(key, b[i:vend]) {
-			return false
-		}
-		i = skipSpace(b, vend)
-		if b[i] == '}' {
-			return true
-		}
-		i = skipSpace(b, i+1) // past ','
-	}
-}
-
-// skipValue returns the end of the valid JSON value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for ; ; i++ {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-	}
-	for i < len(b) {
-		switch b[i] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return i
-		}
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string whose opening quote is b[i].
-func skipString(b []byte, i int) int {
-	for i++; ; i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
