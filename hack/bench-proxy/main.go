@@ -434,6 +434,12 @@ func startProxy(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (s
 
 // startProxyAdmin is startProxy that also returns the admin address.
 func startProxyAdmin(bin, dir, name string, cfg *proxyapi.Config, extra ...string) (string, string, int) {
+	return startProxyAdminEnv(bin, dir, name, cfg, nil, extra...)
+}
+
+// startProxyAdminEnv is startProxyAdmin with variables added to the
+// proxy's environment.
+func startProxyAdminEnv(bin, dir, name string, cfg *proxyapi.Config, env []string, extra ...string) (string, string, int) {
 	cb, err := proxyapi.Marshal(cfg)
 	must(err)
 	cfgPath := filepath.Join(dir, name+".json")
@@ -441,6 +447,9 @@ func startProxyAdmin(bin, dir, name string, cfg *proxyapi.Config, extra ...strin
 	listen, admin := freePort(), freePort()
 	cmd := exec.Command(bin, append([]string{"--config", cfgPath, "--listen", listen, "--admin-listen", admin}, extra...)...)
 	cmd.Stderr = os.Stderr
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	must(cmd.Start())
 	procs = append(procs, cmd)
 	waitUntil("router-proxy "+name, func() bool { return get("http://"+admin+"/ready") == 200 })

@@ -132,6 +132,15 @@ backend b
 		{"proxy/h1 server + client (router-proxy's core)", ownCore, ownCoreCmd.Process.Pid},
 		{"router-proxy", rpListen, rpPid},
 	}
+	// The nginx and HAProxy peers run one worker thread each; the same
+	// router-proxy on one P shows what Go's scheduler spends moving work
+	// between threads (GOMAXPROCS is otherwise the node's CPUs, and at
+	// least 2 under a cgroup limit).
+	oneListen, _, onePid := startProxyAdminEnv(bin, dir, "peers-one-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers-one.jsonl")), []string{"GOMAXPROCS=1"})
+	paths = append(paths, struct {
+		name, addr string
+		pid        int
+	}{"router-proxy, GOMAXPROCS=1", oneListen, onePid})
 	if compareBin != "" {
 		cmpListen, _, cmpPid := startProxyAdmin(compareBin, dir, "compare-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-compare.jsonl")))
 		paths = append(paths, struct {
