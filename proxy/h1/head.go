@@ -79,8 +79,12 @@ type fields struct {
 // a head. With hostApart, Host is kept out of the map (as net/http keeps it
 // in Request.Host).
 func parseFields(s string, n int, hostApart bool) (fields, error) {
-	f := fields{h: make(http.Header, n)}
-	vals := make([]string, n) // backing for one-value keys
+	// n counts the start line: n-1 header lines at most. Up to 8 keys fit
+	// a map's first group, sized without a table.
+	f := fields{h: make(http.Header, n-1)}
+	vals := make([]string, n-1) // backing for one-value keys
+	var seenBuf [16]string
+	seen := seenBuf[:0]
 	for i := 0; len(s) > 0; i++ {
 		var line string
 		line, s = cutLine(s)
@@ -98,7 +102,7 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 		if !httpguts.ValidHeaderFieldName(key) {
 			return f, errors.New("invalid header field name")
 		}
-		v := strings.Trim(line[colon+1:], " \t")
+		v := trimOWS(line[colon+1:])
 		if !httpguts.ValidHeaderFieldValue(v) {
 			return f, errors.New("invalid header field value")
 		}
@@ -130,14 +134,42 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 		case "Expect":
 			f.expect = v
 		}
-		if old, ok := f.h[key]; ok {
-			f.h[key] = append(old, v)
+		// A repeated key is found among the keys seen so far without
+		// hashing it (heads have a handful of headers); only new keys and
+		// repeats touch the map.
+		repeat := false
+		if len(seen) < cap(seen) {
+			for _, k := range seen {
+				if k == key {
+					repeat = true
+					break
+				}
+			}
+			if !repeat {
+				seen = append(seen, key)
+			}
+		} else {
+			_, repeat = f.h[key]
+		}
+		if repeat {
+			f.h[key] = append(f.h[key], v)
 		} else {
 			vals[i] = v
 			f.h[key] = vals[i : i+1 : i+1]
 		}
 	}
 	return f, nil
+}
+
+// trimOWS trims optional whitespace (spaces and tabs) from both ends.
+func trimOWS(v string) string {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // cutLine returns the first line of s without its CRLF or LF.

@@ -90,3 +90,13 @@ func TestMalformedResponsesAreRefused(t *testing.T) {
 	_, err := readResponse(connOver("HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("b", maxResponseHead)+"\r\n\r\n"), &http.Request{Method: "POST"})
 	assert.ErrorIs(t, err, errHeadTooLarge)
 }
+
+func BenchmarkParseFields(b *testing.B) {
+	head := "Server: nginx/1.22.1\r\nDate: Tue, 01 Dec 2026 23:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 250\r\nLast-Modified: Tue, 01 Dec 2026 22:00:00 GMT\r\nConnection: keep-alive\r\nETag: \"6929a0e0-fa\"\r\nAccept-Ranges: bytes\r\n\r\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseFields(head, 9, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -135,6 +135,7 @@ func TestHeadParsedAsNetHTTPDoes(t *testing.T) {
 		"GET http://other.example/p?q=1 HTTP/1.1\r\nHost: h\r\n\r\n",
 		"GET /x HTTP/1.0\r\nConnection: keep-alive\r\nUSER-AGENT: u\r\n\r\n",
 		"OPTIONS * HTTP/1.1\r\nHost: h\r\nconnection: Keep-Alive, close\r\n\r\n",
+		manyHeaders(),
 	}
 	type seen struct {
 		Method, Path, RawPath, RawQuery, Host, Proto, RequestURI string
@@ -160,6 +161,18 @@ func TestHeadParsedAsNetHTTPDoes(t *testing.T) {
 			t.Errorf("%q: -net/http +h1:\n%s", head, d)
 		}
 	}
+}
+
+// manyHeaders is a head with more keys than the parser tracks without its
+// map, repeated before and after that point.
+func manyHeaders() string {
+	var b strings.Builder
+	b.WriteString("GET /m HTTP/1.1\r\nHost: h\r\n")
+	for i := range 24 {
+		fmt.Fprintf(&b, "X-K%d: %d\r\nx-k%d: again\r\n", i%20, i, (i*7)%20)
+	}
+	b.WriteString("\r\n")
+	return b.String()
 }
 
 // Heads net/http refuses are refused, with the same status, and the
