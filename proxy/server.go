@@ -191,6 +191,7 @@ type backendRT struct {
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
 	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base
 	met     backendMetrics
+	urls    sync.Map // client path → the upstream URL (newRequest)
 }
 
 // roundTripper sends the backend's upstream requests: its provider's

@@ -149,7 +149,10 @@ func TestInformationalAndUpgrade(t *testing.T) {
 					_, _ = io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")
 					return
 				}
-				_, _ = io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				// This server answers one request per connection, and says
+				// so: otherwise the client may reuse the connection before
+				// its close arrives (the race every HTTP/1.1 client has).
+				_, _ = io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok")
 			}()
 		}
 	}()
