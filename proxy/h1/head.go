@@ -61,6 +61,20 @@ func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []b
 	}
 }
 
+// maxKeptHead is the largest head buffer a connection keeps for its next
+// head: one large head (up to 1 MiB for a request, 10 MiB for a response)
+// must not stay allocated on every idle connection that once carried one.
+const maxKeptHead = 16 << 10
+
+// keepHeadBuf returns the buffer to read the next head into: buf when it is
+// small, nil (allocate again) when a large head grew it.
+func keepHeadBuf(buf []byte) []byte {
+	if cap(buf) > maxKeptHead {
+		return nil
+	}
+	return buf[:0]
+}
+
 // fields is a parsed header section and what it says about framing.
 type fields struct {
 	h                http.Header

@@ -100,3 +100,15 @@ func BenchmarkParseFields(b *testing.B) {
 		}
 	}
 }
+
+// A connection does not keep a large head's buffer for the next head.
+func TestLargeHeadBufferIsNotKept(t *testing.T) {
+	c := connOver("HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("b", 1<<20) + "\r\nContent-Length: 0\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	_, err := readResponse(c, &http.Request{Method: "POST"})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, cap(c.head), maxKeptHead)
+	_, err = readResponse(c, &http.Request{Method: "POST"})
+	require.NoError(t, err)
+	assert.Positive(t, cap(c.head), "a small head's buffer is kept")
+}

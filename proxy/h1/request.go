@@ -38,7 +38,7 @@ func (c *serverConn) readRequest() (*request, *headError) {
 		limit = DefaultMaxHeaderBytes
 	}
 	head, lines, err := readHead(c.br, c.head[:0], limit, true)
-	c.head = head
+	c.head = keepHeadBuf(head)
 	switch {
 	case err == errHeadTooLarge:
 		return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "request head too large")

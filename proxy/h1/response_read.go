@@ -17,7 +17,7 @@ const maxResponseHead = 10 << 20
 // connection ends. The head is held in one string, as the server's is.
 func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 	head, lines, err := readHead(c.br, c.head[:0], maxResponseHead, false)
-	c.head = head[:0]
+	c.head = keepHeadBuf(head)
 	switch {
 	case err == errMalformedHead:
 		return nil, errors.New("h1: malformed HTTP response: empty status line")

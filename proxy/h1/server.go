@@ -310,16 +310,18 @@ func (s *Server) janitorTick() time.Duration {
 }
 
 // janitor closes connections idle past IdleTimeout or reading a head past
-// ReadHeaderTimeout, until the server shuts down.
+// ReadHeaderTimeout, until the server has shut down and its last
+// connection is gone.
 func (s *Server) janitor() {
 	tick := time.NewTicker(s.janitorTick())
 	defer tick.Stop()
 	var conns []*serverConn
 	for range tick.C {
-		if s.shutting.Load() {
+		s.mu.Lock()
+		if s.shutting.Load() && len(s.conns) == 0 {
+			s.mu.Unlock()
 			return
 		}
-		s.mu.Lock()
 		conns = conns[:0]
 		for c := range s.conns {
 			conns = append(conns, c)
@@ -371,11 +373,11 @@ func (c *serverConn) serveRequest(req *request) (keep bool) {
 	r := req.r.WithContext(ctx)
 	w := &c.resp
 	w.reset(c, req)
+	c.leave.cancel = cancel
 	req.body.onEOF = c.leave.arm
 	if req.body.empty() {
 		c.leave.arm()
 	}
-	c.leave.cancel = cancel
 	defer func() {
 		c.leave.disarm()
 		cancel(context.Canceled)
