@@ -59,7 +59,12 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 	if !ok1 || !ok2 || !validMethod(method) || target == "" {
 		return nil, refused(http.StatusBadRequest, "malformed HTTP request")
 	}
-	rq := &request{}
+	// The request, its body and its http.Request template live in the
+	// connection and are reset per request: the handler gets a copy of
+	// the template (WithContext), and the body is the handler's only until
+	// ServeHTTP returns, as in net/http.
+	rq := &c.req
+	*rq = request{}
 	var major, minor int
 	switch proto {
 	case "HTTP/1.1":
@@ -102,7 +107,8 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 		rq.close = true
 	}
 
-	body := &serverBody{c: c, framedBody: framedBody{br: c.br}}
+	body := &c.body
+	*body = serverBody{c: c, framedBody: framedBody{br: c.br, onEOF: c.armLeave}}
 	var length int64
 	switch {
 	case f.tes > 0:
@@ -131,7 +137,8 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 	}
 	body.expect = expect && !body.empty()
 
-	r := &http.Request{
+	r := &c.tmpl
+	*r = http.Request{
 		Method: method, URL: u, Proto: proto, ProtoMajor: major, ProtoMinor: minor,
 		Header: h, ContentLength: length, Close: rq.close, Host: host,
 		RemoteAddr: c.remote, RequestURI: target, Body: http.NoBody,

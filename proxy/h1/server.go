@@ -36,6 +36,10 @@ import (
 // net/http is lenient to smuggling: a request with both Content-Length and
 // Transfer-Encoding is read as chunked (RFC 9112 §6.1) and its connection
 // is closed after the response.
+//
+// As with net/http, a request's Body and ResponseWriter are the handler's
+// only until ServeHTTP returns: both are reused for the connection's next
+// request.
 type Server struct {
 	Handler http.Handler
 	// ReadHeaderTimeout bounds reading a request head, from its first byte.
@@ -229,6 +233,12 @@ type serverConn struct {
 	head   []byte       // the current request head, reused
 	resp   response
 	leave  leaveWatch
+
+	// reused per request (request.go)
+	req      request
+	body     serverBody
+	tmpl     http.Request
+	armLeave func() // c.leave.arm, bound once
 }
 
 // closeIfIdle closes a connection waiting for its next request.
@@ -255,6 +265,7 @@ func (c *serverConn) serve() {
 	c.br = bufio.NewReaderSize(c.nc, bufSize)
 	c.bw = bufio.NewWriterSize(c.nc, bufSize)
 	c.leave.c = c
+	c.armLeave = c.leave.arm
 	c.setState(-1, stateIdle)
 	for {
 		if c.br.Buffered() == 0 {
@@ -374,7 +385,6 @@ func (c *serverConn) serveRequest(req *request) (keep bool) {
 	w := &c.resp
 	w.reset(c, req)
 	c.leave.cancel = cancel
-	req.body.onEOF = c.leave.arm
 	if req.body.empty() {
 		c.leave.arm()
 	}
