@@ -72,10 +72,25 @@ func members(data []byte, f func(key string, value span) error) error {
 	})
 }
 
+// commonKeys are the usual top-level keys of a request, by their quoted
+// form.
+var commonKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"model", "messages", "stream", "stream_options", "include_usage", "input", "prompt",
+		"temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "user", "tools", "tool_choice",
+		"response_format", "seed", "presence_penalty", "frequency_penalty", "logprobs", "encoding_format", "dimensions"} {
+		m[`"`+k+`"`] = k
+	}
+	return m
+}()
+
 // decodeKey is the key a decoder sees: the quoted bytes, unescaped only
 // when they hold an escape.
 func decodeKey(q []byte) (string, error) {
 	if bytes.IndexByte(q, '\\') < 0 {
+		if k, ok := commonKeys[string(q)]; ok {
+			return k, nil // no allocation for the keys every request has
+		}
 		return string(q[1 : len(q)-1]), nil
 	}
 	var s string

@@ -439,10 +439,22 @@ func (b *backendRT) newRequest(ctx context.Context, in *url.URL, body []byte) (*
 		req.Body, req.GetBody = http.NoBody, func() (io.ReadCloser, error) { return http.NoBody, nil }
 		return req, nil
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.Body = newBodyReader(body)
+	req.GetBody = func() (io.ReadCloser, error) { return newBodyReader(body), nil }
 	return req, nil
 }
+
+// bodyReader is a request body over bytes: one allocation where
+// io.NopCloser(bytes.NewReader(b)) makes two.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	r := &bodyReader{}
+	r.Reset(b)
+	return r
+}
+
+func (*bodyReader) Close() error { return nil }
 
 func joinURL(base interface {
 	String() string

@@ -152,8 +152,9 @@ func (bs *Budgets) Len() int { return len(bs.budgets) }
 
 // Charge is the set of counters one request is charged to.
 type Charge struct {
-	bs   *Budgets
-	keys []chargeKey
+	bs      *Budgets
+	keys    []chargeKey
+	keysBuf [2]chargeKey // keys' first backing, in the same allocation
 }
 
 type chargeKey struct {
@@ -178,6 +179,7 @@ func (bs *Budgets) Admit(rule string, h map[string][]string) (*Charge, *Exhauste
 	}
 	now := bs.now().UnixNano()
 	ch := &Charge{bs: bs}
+	ch.keys = ch.keysBuf[:0]
 	var worst *Exhausted
 	for _, b := range bs.budgets {
 		k := chargeKey{b: b}

@@ -348,6 +348,7 @@ type Route struct {
 
 	candidates []*BackendState
 	tried      []*BackendState
+	triedBuf   [4]*BackendState // tried's first backing, in the same allocation
 	e          *Engine
 }
 
@@ -363,6 +364,7 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 			continue
 		}
 		rt := &Route{Rule: r, RuleName: r.Config.Name, Strategy: r.Config.Strategy, FailClosed: r.Config.FailClosed, candidates: r.backends, e: e, Skipped: skipped}
+		rt.tried = rt.triedBuf[:0]
 		if r.Config.Strategy == StrategyPrimaryFallback && len(r.backends) > 1 && r.backends[0].slo != nil && r.Config.Match.LatencySLO.Duration > 0 {
 			if p95, ok := r.backends[0].slo.p95(now, e.sloWindow, e.sloMin); ok && p95 > r.Config.Match.LatencySLO.Duration {
 				c := make([]*BackendState, 0, len(r.backends))
@@ -380,6 +382,7 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 		skipped = append(skipped, r.Config.Name)
 	}
 	rt := &Route{RuleName: DefaultRuleName, Strategy: StrategyPrimaryFallback, e: e, Skipped: skipped}
+	rt.tried = rt.triedBuf[:0]
 	if e.nameMatch && req.Model != "" {
 		if b := e.byModel[req.Model]; b != nil && b.eligible(now) {
 			rt.candidates = []*BackendState{b}
