@@ -64,6 +64,15 @@ func readResp(t *testing.T, br *bufio.Reader) (*http.Response, string) {
 	return resp, string(b)
 }
 
+// expectBodies reads one response per body, in order, and checks each.
+func expectBodies(t *testing.T, br *bufio.Reader, bodies ...string) {
+	t.Helper()
+	for _, want := range bodies {
+		_, got := readResp(t, br)
+		assert.Equal(t, want, got)
+	}
+}
+
 // closed reports whether the server closed the connection (EOF or reset).
 func closed(t *testing.T, br *bufio.Reader) bool {
 	t.Helper()
@@ -349,10 +358,7 @@ func TestClientLeaveCancelsTheRequest(t *testing.T) {
 	c, br := dial(t, addr)
 	_, err := io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx"+"GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NoError(t, err)
-	_, body := readResp(t, br)
-	assert.Equal(t, "slow", body)
-	_, body = readResp(t, br)
-	assert.Equal(t, "/next", body)
+	expectBodies(t, br, "slow", "/next")
 
 	// The next byte arrives while the watch runs.
 	_, err = io.WriteString(c, "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
@@ -360,10 +366,7 @@ func TestClientLeaveCancelsTheRequest(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	_, err = io.WriteString(c, "GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NoError(t, err)
-	_, body = readResp(t, br)
-	assert.Equal(t, "slow", body)
-	_, body = readResp(t, br)
-	assert.Equal(t, "/after", body)
+	expectBodies(t, br, "slow", "/after")
 
 	_, err = io.WriteString(c, "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
 	require.NoError(t, err)
