@@ -194,8 +194,8 @@ func (w *response) writeStatusAndHeader(code int, more []string) {
 			continue
 		}
 		for _, v := range vs {
-			if strings.ContainsAny(v, "\r\n") {
-				v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
+			if strings.IndexByte(v, '\r') >= 0 || strings.IndexByte(v, '\n') >= 0 {
+				v = newlineToSpace.Replace(v)
 			}
 			_, _ = bw.WriteString(k)
 			_, _ = bw.WriteString(": ")
@@ -212,6 +212,8 @@ func (w *response) writeStatusAndHeader(code int, more []string) {
 	}
 	_, w.err = bw.WriteString("\r\n")
 }
+
+var newlineToSpace = strings.NewReplacer("\r", " ", "\n", " ")
 
 // finish completes the response after the handler returned.
 func (w *response) finish() error {
