@@ -248,14 +248,17 @@ func (c *serverConn) closeIfIdle() {
 	}
 }
 
-// setState records a state and when it began; the time is stored first,
-// so the janitor never pairs a new state with an old time.
-func (c *serverConn) setState(from, to int32) bool {
+// enter records a state and when it began; the time is stored first, so
+// the janitor never pairs a new state with an old time.
+func (c *serverConn) enter(to int32) {
 	c.since.Store(int64(monoNow()))
-	if from < 0 {
-		c.state.Store(to)
-		return true
-	}
+	c.state.Store(to)
+}
+
+// move is enter from a known state; false when Shutdown or the janitor
+// closed the connection first.
+func (c *serverConn) move(from, to int32) bool {
+	c.since.Store(int64(monoNow()))
 	return c.state.CompareAndSwap(from, to)
 }
 
@@ -266,14 +269,14 @@ func (c *serverConn) serve() {
 	c.bw = bufio.NewWriterSize(c.nc, bufSize)
 	c.leave.c = c
 	c.armLeave = c.leave.arm
-	c.setState(-1, stateIdle)
+	c.enter(stateIdle)
 	for {
 		if c.br.Buffered() == 0 {
 			if _, err := c.br.Peek(1); err != nil {
 				return
 			}
 		}
-		if !c.setState(stateIdle, stateHead) {
+		if !c.move(stateIdle, stateHead) {
 			return // Shutdown or the janitor closed it
 		}
 		c.served.Store(true)
@@ -289,7 +292,7 @@ func (c *serverConn) serve() {
 		if !keep || c.s.shutting.Load() {
 			return
 		}
-		c.setState(-1, stateIdle)
+		c.enter(stateIdle)
 		if c.s.shutting.Load() {
 			// Shutdown may have looked before the store.
 			c.closeIfIdle()
