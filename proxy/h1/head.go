@@ -136,15 +136,6 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 		case "Transfer-Encoding":
 			f.te = v
 			f.tes++
-		case "Connection":
-			for tok := range strings.SplitSeq(v, ",") {
-				switch tok = strings.TrimSpace(tok); {
-				case strings.EqualFold(tok, "close"):
-					f.close = true
-				case strings.EqualFold(tok, "keep-alive"):
-					f.keepAlive = true
-				}
-			}
 		case "Expect":
 			f.expect = v
 		}
@@ -172,7 +163,27 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 			f.h[key] = vals[i : i+1 : i+1]
 		}
 	}
+	if conn := f.h["Connection"]; conn != nil {
+		f.close, f.keepAlive = connectionOptions(conn)
+	}
 	return f, nil
+}
+
+// connectionOptions reads the close and keep-alive options of a
+// Connection header (all its lines, any case): for request and response
+// heads, and for what a handler set.
+func connectionOptions(vs []string) (close, keepAlive bool) {
+	for _, v := range vs {
+		for t := range strings.SplitSeq(v, ",") {
+			switch t = strings.TrimSpace(t); {
+			case strings.EqualFold(t, "close"):
+				close = true
+			case strings.EqualFold(t, "keep-alive"):
+				keepAlive = true
+			}
+		}
+	}
+	return close, keepAlive
 }
 
 // trimOWS trims optional whitespace (spaces and tabs) from both ends.

@@ -157,14 +157,15 @@ func (w *response) writeHead(final bool, next []byte) {
 			more = append(more, "Content-Type: "+http.DetectContentType(sniff))
 		}
 	}
-	if hasToken(h["Connection"], "close") || rq.close || w.c.s.shutting.Load() || final && !rq.body.drainable() {
+	handlerClose, _ := connectionOptions(h["Connection"])
+	if handlerClose || rq.close || w.c.s.shutting.Load() || final && !rq.body.drainable() {
 		// A body the server will not read to its end (a client waiting
 		// for 100 Continue, more than maxDiscard left) ends the
 		// connection, and the client is told.
 		w.closeAfter = true
 	}
 	switch {
-	case w.closeAfter && !hasToken(h["Connection"], "close"):
+	case w.closeAfter && !handlerClose:
 		more = append(more, "Connection: close")
 	case !w.closeAfter && rq.http10:
 		more = append(more, "Connection: keep-alive")
@@ -258,17 +259,6 @@ func (w *response) SetReadDeadline(t time.Time) error { return w.c.nc.SetReadDea
 
 // SetWriteDeadline is what http.ResponseController.SetWriteDeadline calls.
 func (w *response) SetWriteDeadline(t time.Time) error { return w.c.nc.SetWriteDeadline(t) }
-
-func hasToken(vs []string, tok string) bool {
-	for _, v := range vs {
-		for t := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(t), tok) {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 var statusLines = func() map[int]string {
 	m := map[int]string{}

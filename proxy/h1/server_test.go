@@ -313,6 +313,9 @@ func TestResponseFramingIsSafe(t *testing.T) {
 		case "/short":
 			w.Header().Set("Content-Length", "5")
 			_, _ = io.WriteString(w, "ab")
+		case "/close":
+			w.Header().Set("Connection", "Close")
+			_, _ = io.WriteString(w, "bye")
 		case "/inject":
 			w.Header()["X-Inject"] = []string{"a\r\nSet-Cookie: evil=1"}
 			w.Header()["Bad Name"] = []string{"v"}
@@ -329,6 +332,10 @@ func TestResponseFramingIsSafe(t *testing.T) {
 	assert.Equal(t, "a  Set-Cookie: evil=1", resp.Header.Get("X-Inject"))
 	assert.Empty(t, resp.Header.Get("Set-Cookie"))
 	assert.Empty(t, resp.Header.Get("Bad Name"))
+	c2, br2 := dial(t, addr)
+	resp, _ = roundTrip(t, c2, br2, "GET /close HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.True(t, resp.Close, "a handler's Connection: close is honoured")
+	assert.True(t, closed(t, br2))
 	_, err := io.WriteString(c, "GET /short HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NoError(t, err)
 	resp, err = http.ReadResponse(br, nil)
