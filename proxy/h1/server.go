@@ -195,6 +195,9 @@ func (s *Server) newConn(base context.Context, nc net.Conn) *serverConn {
 		ctx = s.ConnContext(ctx, nc)
 	}
 	c := &serverConn{s: s, nc: nc, ctx: ctx, remote: nc.RemoteAddr().String()}
+	// Its state and time are set before the janitor can see it: a zero
+	// time would read as idle since the process started.
+	c.enter(stateIdle)
 	s.conns[c] = struct{}{}
 	return c
 }
@@ -269,7 +272,6 @@ func (c *serverConn) serve() {
 	c.bw = bufio.NewWriterSize(c.nc, bufSize)
 	c.leave.c = c
 	c.armLeave = c.leave.arm
-	c.enter(stateIdle)
 	for {
 		if c.br.Buffered() == 0 {
 			if _, err := c.br.Peek(1); err != nil {
@@ -331,36 +333,46 @@ func (s *Server) janitor() {
 	defer tick.Stop()
 	var conns []*serverConn
 	for range tick.C {
-		s.mu.Lock()
-		if s.shutting.Load() && len(s.conns) == 0 {
-			s.mu.Unlock()
+		var done bool
+		if conns, done = s.sweep(conns[:0]); done {
 			return
 		}
-		conns = conns[:0]
-		for c := range s.conns {
-			conns = append(conns, c)
-		}
+	}
+}
+
+// sweep is one look of the janitor over every connection (conns is
+// scratch space); done reports that the server has shut down and its last
+// connection is gone.
+func (s *Server) sweep(conns []*serverConn) (_ []*serverConn, done bool) {
+	s.mu.Lock()
+	if s.shutting.Load() && len(s.conns) == 0 {
 		s.mu.Unlock()
-		now := monoNow()
-		for _, c := range conns {
-			st := c.state.Load()
-			age := now - time.Duration(c.since.Load())
-			// A new connection's wait for its first byte counts as part of
-			// its head, as in net/http.
-			idle := s.IdleTimeout
-			if !c.served.Load() && s.ReadHeaderTimeout > 0 {
-				idle = s.ReadHeaderTimeout
-			}
-			switch {
-			case st == stateIdle && idle > 0 && age > idle:
-				c.closeIfIdle()
-			case st == stateHead && s.ReadHeaderTimeout > 0 && age > s.ReadHeaderTimeout:
-				if c.state.CompareAndSwap(stateHead, stateClosed) {
-					c.nc.Close()
-				}
+		return conns, true
+	}
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	now := monoNow()
+	for _, c := range conns {
+		st := c.state.Load()
+		age := now - time.Duration(c.since.Load())
+		// A new connection's wait for its first byte counts as part of
+		// its head, as in net/http.
+		idle := s.IdleTimeout
+		if !c.served.Load() && s.ReadHeaderTimeout > 0 {
+			idle = s.ReadHeaderTimeout
+		}
+		switch {
+		case st == stateIdle && idle > 0 && age > idle:
+			c.closeIfIdle()
+		case st == stateHead && s.ReadHeaderTimeout > 0 && age > s.ReadHeaderTimeout:
+			if c.state.CompareAndSwap(stateHead, stateClosed) {
+				c.nc.Close()
 			}
 		}
 	}
+	return conns, false
 }
 
 // refuse answers a request that could not be read and closes.

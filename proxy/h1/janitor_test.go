@@ -1,0 +1,33 @@
+package h1
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A connection the janitor sees before its goroutine has started is new,
+// not idle since the process started: it stays open. The janitor did close
+// such connections once the process was older than ReadHeaderTimeout (a
+// client then saw EOF on a fresh connection).
+func TestJanitorSparesNewConnections(t *testing.T) {
+	s := &Server{ReadHeaderTimeout: 20 * time.Millisecond, IdleTimeout: time.Hour}
+	s.conns = map[*serverConn]struct{}{}
+	for monoNow() < 3*s.ReadHeaderTimeout {
+		time.Sleep(s.ReadHeaderTimeout)
+	}
+	a, b := net.Pipe()
+	defer b.Close()
+	c := s.newConn(context.Background(), a)
+	require.NotNil(t, c)
+	s.sweep(nil)
+	assert.Equal(t, stateIdle, c.state.Load(), "a connection just accepted is not closed")
+
+	time.Sleep(2 * s.ReadHeaderTimeout)
+	s.sweep(nil)
+	assert.Equal(t, stateClosed, c.state.Load(), "a new connection silent past ReadHeaderTimeout is closed")
+}
