@@ -1,0 +1,148 @@
+// Package simulate holds what the executable data-plane models share: one
+// request as a client sends it, and what a data plane makes of it. Each
+// plane's model lives in its own sub-package (simulate/envoyai for the
+// Gateway plane, simulate/agentgateway for the AgentGateway plane) and reads
+// the objects every router on one gateway generated, plus any foreign
+// objects, never one router's objects alone: the defects these models exist
+// to catch are where routers meet on a shared gateway.
+//
+// The models are used by the targets' tests and by `llmkube-compile test`
+// and `explain`; each states the upstream version and source it follows.
+package simulate
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sort"
+	"strings"
+)
+
+// Token is the bearer JWT a caller presents. The models do not parse JWTs:
+// a Token is what a verifier would read from one. A token whose Issuer no
+// provider on the route trusts, or that is Invalid (bad signature, expired),
+// fails verification.
+type Token struct {
+	Issuer string
+	// Claims are the payload's claims besides iss.
+	Claims map[string]any
+	// Invalid marks a token no verifier accepts.
+	Invalid bool
+	// Raw is what the caller sends after "Bearer " (default "caller-jwt").
+	Raw string
+}
+
+// RawValue is the token as sent.
+func (t *Token) RawValue() string {
+	if t.Raw != "" {
+		return t.Raw
+	}
+	return "caller-jwt"
+}
+
+// Request is one request as a client sends it.
+type Request struct {
+	Method string // default POST
+	Path   string // default /v1/chat/completions
+	Host   string // default "gateway.example"
+	// Headers are the client's own headers (a key may repeat). Authorization
+	// is added from Token when Token is set.
+	Headers http.Header
+	// Body is the JSON body; Body["model"] is the requested model. nil: no body.
+	Body map[string]any
+	// Token, when set, is sent as Authorization: Bearer.
+	Token      *Token
+	ClientAddr string
+}
+
+// Normalized returns a copy with defaults filled in and the token's
+// Authorization header added.
+func (r Request) Normalized() Request {
+	if r.Method == "" {
+		r.Method = http.MethodPost
+	}
+	if r.Path == "" {
+		r.Path = "/v1/chat/completions"
+	}
+	if r.Host == "" {
+		r.Host = "gateway.example"
+	}
+	h := http.Header{}
+	for k, vs := range r.Headers {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	if r.Token != nil {
+		h.Set("Authorization", "Bearer "+r.Token.RawValue())
+	}
+	r.Headers = h
+	return r
+}
+
+// Model is the body's model, "" when absent or not a string.
+func (r Request) Model() string {
+	if s, ok := r.Body["model"].(string); ok {
+		return s
+	}
+	return ""
+}
+
+// Charge is one budget a request is counted against, with the key the
+// budget's bucket is chosen by ("" for router and rule budgets).
+type Charge struct {
+	Router string // namespace/name
+	Budget string
+	Key    string
+}
+
+// Outcome is what the data plane makes of a request.
+type Outcome struct {
+	// Status is the answer's status: 200 when a backend answers.
+	Status int
+	// Router (namespace/name), Rule and Backend name the ModelRouter
+	// objects that served it, when a backend answered or was chosen.
+	Router, Rule, Backend string
+	// Attempts are the backends in the order the plane would try them
+	// (the first answers while every backend is healthy).
+	Attempts []string
+	// Upstream are the headers that reach the backend.
+	Upstream http.Header
+	// Charges are the budgets the request is counted against.
+	Charges []Charge
+	// Trace says step by step what the plane did, for explain and for
+	// failure messages.
+	Trace []string
+}
+
+// Tracef appends a step to the trace.
+func (o *Outcome) Tracef(format string, args ...any) {
+	o.Trace = append(o.Trace, fmt.Sprintf(format, args...))
+}
+
+// String is a one-line summary.
+func (o Outcome) String() string {
+	var b strings.Builder
+	b.WriteString(http.StatusText(o.Status))
+	b.WriteString(" (")
+	b.WriteString(strconv.Itoa(o.Status))
+	b.WriteString(")")
+	if o.Backend != "" {
+		b.WriteString(" by backend ")
+		b.WriteString(o.Router + "/" + o.Backend)
+		if o.Rule != "" {
+			b.WriteString(" via rule " + o.Rule)
+		}
+	}
+	return b.String()
+}
+
+// HeaderNames are the header names of h, lowercased and sorted.
+func HeaderNames(h http.Header) []string {
+	out := make([]string, 0, len(h))
+	for k := range h {
+		out = append(out, strings.ToLower(k))
+	}
+	sort.Strings(out)
+	return out
+}
