@@ -13,8 +13,8 @@ package simulate
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 )
 
