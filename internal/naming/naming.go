@@ -210,3 +210,35 @@ func numbered(router, kind string, n int) string {
 	}
 	return Scoped(router, fmt.Sprintf("%s-%d", kind, n+1))
 }
+
+// GatewayJWTProviderName names the JWT provider of a router's SecurityPolicy.
+// Envoy Gateway stores a verified token's claims under the provider's name
+// (jwt_authn payload_in_metadata) and the authorization rules read them from
+// there, so the name must be the router's alone: two routers, or a foreign
+// policy, naming their providers alike would read each other's claims. It is
+// "<namespace>/<router>/<provider>", hash-truncated past 253 characters.
+func GatewayJWTProviderName(routerNamespace, router, provider string) string {
+	name := routerNamespace + "/" + router + "/" + provider
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:253-17] + "-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// GatewayAuthenticatedRuleName names the authorization rule that admits any
+// token the router's own provider verified (a router with JWT and no
+// allowlists).
+const GatewayAuthenticatedRuleName = "allow-verified-token"
+
+// GatewayClientPolicyName names the ClientTrafficPolicy that removes the
+// client's copy of a router's verified header on its Gateway. Like the
+// agentgateway model-extraction policy it lives in the Gateway's namespace;
+// there a hash of the router's namespace and name keeps it unique.
+func GatewayClientPolicyName(routerNamespace, router string, crossNamespace bool) string {
+	if !crossNamespace {
+		return DNSLabel(router, "client-headers")
+	}
+	sum := sha256.Sum256([]byte(routerNamespace + "/" + router))
+	return DNSLabel(router, "client-headers-"+hex.EncodeToString(sum[:])[:8])
+}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -52,6 +53,7 @@ var (
 	gvkBackend     = egv1a1.GroupVersion.WithKind("Backend")
 	gvkBTP         = egv1a1.GroupVersion.WithKind("BackendTrafficPolicy")
 	gvkSP          = egv1a1.GroupVersion.WithKind("SecurityPolicy")
+	gvkCTP         = egv1a1.GroupVersion.WithKind("ClientTrafficPolicy")
 	gvkAIBackend   = AIGroupVersion.WithKind("AIServiceBackend")
 	gvkRoute       = AIGroupVersion.WithKind("AIGatewayRoute")
 	gvkBSP         = AIGroupVersion.WithKind("BackendSecurityPolicy")
@@ -72,7 +74,7 @@ func (*Target) DataPlane() ir.DataPlane { return ir.DataPlaneGateway }
 
 // Kinds implements targets.Target.
 func (*Target) Kinds() []schema.GroupVersionKind {
-	return []schema.GroupVersionKind{gvkBackend, gvkAIBackend, gvkBSP, gvkRoute, gvkBTP, gvkSP}
+	return []schema.GroupVersionKind{gvkBackend, gvkAIBackend, gvkBSP, gvkRoute, gvkBTP, gvkSP, gvkCTP}
 }
 
 type emitter struct {
@@ -98,6 +100,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		return nil, e.diags
 	}
 	e.refuseUnsupported()
+	e.refuseAllowlistGlobs()
 	e.backends()
 	rules := e.buildRules()
 	e.rules = rules
@@ -200,11 +203,38 @@ func (e *emitter) backends() {
 		e.add(&AIServiceBackend{
 			ObjectMeta: e.meta(name),
 			Spec: AIServiceBackendSpec{
-				Schema:     VersionedAPISchema{Name: schemaName, Prefix: prefix},
-				BackendRef: BackendObjectRef{Group: egGroup, Kind: "Backend", Name: name},
+				Schema:         VersionedAPISchema{Name: schemaName, Prefix: prefix},
+				BackendRef:     BackendObjectRef{Group: egGroup, Kind: "Backend", Name: name},
+				HeaderMutation: e.callerCredentials(b),
 			},
 		}, gvkAIBackend)
 	}
+}
+
+// callerCredentials removes the caller's credentials on the way to a
+// backend. Envoy Gateway forwards a verified JWT (its jwt_authn providers
+// are built with forward: true), and the AI Gateway's upstream auth sets
+// only the provider's own header (x-api-key for Anthropic) or nothing (a
+// backend without credentials), so without this the caller's bearer token
+// reached third-party providers. An external backend never receives a
+// credential header of the caller's (wellknown.CredentialHeaders; the
+// provider's key is set after the removal). A local backend keeps the
+// client's headers as on the router-proxy (a runtime's --api-key is sent as
+// Authorization), except that with policy.auth.jwt the Authorization header
+// carried the caller's JWT, which the gateway consumed: it is removed too.
+func (e *emitter) callerCredentials(b *ir.Backend) *HeaderMutation {
+	var remove []string
+	switch {
+	case b.External != nil:
+		for _, h := range wellknown.CredentialHeaders {
+			remove = append(remove, strings.ToLower(h))
+		}
+	case e.r.Policy.Auth != nil && e.r.Policy.Auth.JWT != nil:
+		remove = []string{"authorization"}
+	default:
+		return nil
+	}
+	return &HeaderMutation{Remove: remove}
 }
 
 func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, schemaName, prefix string, ok bool) {

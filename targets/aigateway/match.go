@@ -20,12 +20,38 @@ type constraint struct {
 	exact bool
 	value string // the exact value, or the pattern source
 	re    *regexp.Regexp
+	// foldCase is set for a pattern that applies to the whole value in any
+	// letter case ("(?i)..."): it accepts a value iff it accepts every
+	// case variant of it. literal is set when the pattern is
+	// caseInsensitive(v): it accepts exactly the case variants of v, and
+	// holds v.
+	foldCase bool
+	literal  *string
 }
 
 func exactC(name, value string) constraint { return constraint{name: name, exact: true, value: value} }
 
 func patternC(name, pattern string) constraint {
-	return constraint{name: name, value: pattern, re: regexp.MustCompile(`^(?:` + pattern + `)$`)}
+	c := constraint{name: name, value: pattern, re: regexp.MustCompile(`^(?:` + pattern + `)$`)}
+	if rest, ok := strings.CutPrefix(pattern, "(?i)"); ok {
+		c.foldCase = true
+		if v := unquoteMeta(rest); regexp.QuoteMeta(v) == rest {
+			c.literal = &v
+		}
+	}
+	return c
+}
+
+// unquoteMeta undoes regexp.QuoteMeta (a backslash quotes the next byte).
+func unquoteMeta(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // accepts reports whether a concrete header value satisfies the constraint.
@@ -53,6 +79,16 @@ func meet(a, b constraint) (c constraint, ok, known bool) {
 		return a, b.accepts(a.value), true
 	case b.exact:
 		return b, a.accepts(b.value), true
+	case a.literal != nil && b.literal != nil:
+		// Two case-insensitive literals (classification or task-complexity
+		// values): they meet only when they are the same word.
+		return a, strings.EqualFold(*a.literal, *b.literal), true
+	case a.literal != nil && b.foldCase:
+		// b ignores case, so it accepts every case variant of a's word or
+		// none: a ∧ b is a, or nothing.
+		return a, b.accepts(*a.literal), true
+	case b.literal != nil && a.foldCase:
+		return b, a.accepts(*b.literal), true
 	default:
 		return a, true, false
 	}
@@ -62,6 +98,9 @@ func meet(a, b constraint) (c constraint, ok, known bool) {
 func implies(c, d constraint) bool {
 	if c.equal(d) {
 		return true
+	}
+	if c.literal != nil && d.foldCase {
+		return d.accepts(*c.literal)
 	}
 	return c.exact && d.accepts(c.value)
 }

@@ -11,6 +11,7 @@ import (
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -377,7 +378,20 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 }
 
 // securityPolicy compiles policy.auth: JWT validation with the team claim
-// copied to its header, and allowlists as default-deny authorization.
+// copied to its header, and authorization that admits only what this
+// router's own provider verified.
+//
+// On a shared Gateway, Envoy runs jwt_authn on the route it picked before
+// the AI Gateway's ext_proc set x-ai-eg-model (another router's path-only
+// route-not-found rule, say, which asks for no token), and rbac on the route
+// picked after it. So authentication can run with another router's
+// requirement, or none; the authorization is what holds on our route. It is
+// always default-deny, and every Allow rule names our provider, whose name
+// is ours alone (naming.GatewayJWTProviderName): Envoy Gateway stores
+// verified claims under the provider's name, so a token that our provider
+// did not verify (no token, or one another router's provider accepted) has
+// no claims there and is refused with 403. Without allowlists, the one rule
+// admits any token our provider verified (its iss claim is our issuer).
 func (e *emitter) securityPolicy() {
 	a := e.r.Policy.Auth
 	if a == nil || a.JWT == nil {
@@ -388,8 +402,9 @@ func (e *emitter) securityPolicy() {
 	for _, rt := range e.routes {
 		spec.TargetRefs = append(spec.TargetRefs, routeTarget(rt, ""))
 	}
+	providerName := naming.GatewayJWTProviderName(e.r.Namespace, e.r.Name, j.Provider)
 	provider := egv1a1.JWTProvider{
-		Name:           j.Provider,
+		Name:           providerName,
 		Issuer:         j.Issuer,
 		RemoteJWKS:     &egv1a1.RemoteJWKS{URI: j.JWKSURI},
 		ClaimToHeaders: []egv1a1.ClaimToHeader{{Claim: j.TeamClaim, Header: j.HeaderKey}},
@@ -404,27 +419,90 @@ func (e *emitter) securityPolicy() {
 		}
 	}
 	spec.JWT = &egv1a1.JWT{Providers: []egv1a1.JWTProvider{provider}}
-	if len(a.Allowlists) > 0 {
-		authz := &egv1a1.Authorization{DefaultAction: ptr(egv1a1.AuthorizationActionDeny)}
-		for i, al := range a.Allowlists {
-			p := &egv1a1.Principal{JWT: &egv1a1.JWTPrincipal{
-				Provider: j.Provider,
-				Claims:   []egv1a1.JWTClaim{{Name: j.TeamClaim, Values: []string{al.Team}}},
-			}}
-			if len(al.Models) > 0 {
-				models := append([]string(nil), al.Models...)
-				sort.Strings(models)
-				p.Headers = []egv1a1.AuthorizationHeaderMatch{{Name: ModelHeader, Values: models}}
-			}
-			authz.Rules = append(authz.Rules, egv1a1.AuthorizationRule{
-				Name:      ptr(naming.GatewayAllowRuleName(al.Team, i)),
-				Action:    egv1a1.AuthorizationActionAllow,
-				Principal: p,
-			})
-		}
-		spec.Authorization = authz
+	authz := &egv1a1.Authorization{DefaultAction: ptr(egv1a1.AuthorizationActionDeny)}
+	if len(a.Allowlists) == 0 {
+		authz.Rules = []egv1a1.AuthorizationRule{{
+			Name:   ptr(naming.GatewayAuthenticatedRuleName),
+			Action: egv1a1.AuthorizationActionAllow,
+			Principal: &egv1a1.Principal{JWT: &egv1a1.JWTPrincipal{
+				Provider: providerName,
+				Claims:   []egv1a1.JWTClaim{{Name: "iss", Values: []string{j.Issuer}}},
+			}},
+		}}
 	}
+	for i, al := range a.Allowlists {
+		p := &egv1a1.Principal{JWT: &egv1a1.JWTPrincipal{
+			Provider: providerName,
+			Claims:   []egv1a1.JWTClaim{{Name: j.TeamClaim, Values: []string{al.Team}}},
+		}}
+		if len(al.Models) > 0 {
+			models := append([]string(nil), al.Models...)
+			sort.Strings(models)
+			p.Headers = []egv1a1.AuthorizationHeaderMatch{{Name: ModelHeader, Values: models}}
+		}
+		authz.Rules = append(authz.Rules, egv1a1.AuthorizationRule{
+			Name:      ptr(naming.GatewayAllowRuleName(al.Team, i)),
+			Action:    egv1a1.AuthorizationActionAllow,
+			Principal: p,
+		})
+	}
+	spec.Authorization = authz
 	e.add(&egv1a1.SecurityPolicy{ObjectMeta: e.meta(naming.GatewaySecurityPolicyName(e.r.Name)), Spec: spec}, gvkSP)
+	e.clientPolicy()
+}
+
+// refuseAllowlistGlobs refuses allowlist models that are globs: Envoy
+// Gateway's authorization compares header values exactly (the rule lists
+// values, no pattern), so "qwen3-*" would admit only a model literally
+// named so, while the router-proxy admits every model the glob matches.
+func (e *emitter) refuseAllowlistGlobs() {
+	a := e.r.Policy.Auth
+	if a == nil {
+		return
+	}
+	for i, al := range a.Allowlists {
+		for k, m := range al.Models {
+			if wellknown.IsGlob(m) {
+				e.diags.Errorf(fmt.Sprintf("spec.policy.auth.allowlists[%d].models[%d]", i, k), "AllowlistGlobUnsupportedOnGateway",
+					"team %q is allowed models matching %q, but Envoy Gateway's authorization compares the model header with exact values only, so the glob would admit no model it stands for; list the model ids the team may reach, or use the Proxy data plane", al.Team, m)
+			}
+		}
+	}
+}
+
+// clientPolicy removes the client's own copy of the verified team header
+// before Envoy does anything else with the request. Envoy's jwt_authn
+// appends the claim to a header the client already sent, and the
+// rate-limit descriptor takes the first value, route matching the joined
+// ones: without this, a caller could charge another team's budget, escape
+// its own, or (with a token lacking the claim) match another team's rule.
+// earlyRequestHeaders run before routing and every HTTP filter. A
+// ClientTrafficPolicy targets a whole Gateway and lives in its namespace;
+// a router with policy.auth has its Gateway to itself (GatewaySharedWithAuth),
+// so this is the only one of ours there. One of the platform team's own on
+// the same Gateway takes precedence when older (or listener-scoped): the
+// controller then reports ours Conflicted (PolicyConflicted).
+func (e *emitter) clientPolicy() {
+	j := e.r.Policy.Auth.JWT
+	gw := e.r.Gateway
+	cross := gw.Namespace != e.r.Namespace
+	m := e.meta(naming.GatewayClientPolicyName(e.r.Namespace, e.r.Name, cross))
+	if cross {
+		m.Namespace = gw.Namespace
+		m.OwnerReferences = nil
+		m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(e.r.Namespace)
+	}
+	e.add(&egv1a1.ClientTrafficPolicy{
+		ObjectMeta: m,
+		Spec: egv1a1.ClientTrafficPolicySpec{
+			PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{{
+				LocalPolicyTargetReference: gwapiv1.LocalPolicyTargetReference{Group: gatewayAPIGrp, Kind: "Gateway", Name: gwapiv1.ObjectName(gw.Name)},
+			}}},
+			Headers: &egv1a1.HeaderSettings{
+				EarlyRequestHeaders: &egv1a1.HTTPHeaderFilter{Remove: []string{strings.ToLower(j.HeaderKey)}},
+			},
+		},
+	}, gvkCTP)
 }
 
 // summary says what was compiled, for status.

@@ -3,6 +3,7 @@ package aigateway
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -20,10 +21,6 @@ import (
 // is not knowable from the spec.
 func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 	out := make([]diag.List, len(rs))
-	type entry struct {
-		i       int
-		matches []match
-	}
 	byGateway := map[string][]entry{}
 	for i, r := range rs {
 		if r.Gateway == nil {
@@ -39,6 +36,7 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 	sort.Strings(keys)
 	for _, key := range keys {
 		es := byGateway[key]
+		sharedWithAuth(rs, key, es, out)
 		for a := 0; a < len(es); a++ {
 			for b := a + 1; b < len(es); b++ {
 				ma, mb, ok := overlap(es[a].matches, es[b].matches)
@@ -56,6 +54,50 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 		}
 	}
 	return out
+}
+
+type entry struct {
+	i       int
+	matches []match
+}
+
+// hasAuth reports whether a router authenticates its callers.
+func hasAuth(r *ir.Router) bool { return r.Policy.Auth != nil && r.Policy.Auth.JWT != nil }
+
+// sharedWithAuth refuses a router with policy.auth that shares its Gateway
+// with another router, and that other router. Envoy authenticates on the
+// route it picks before the AI Gateway's ext_proc sets the model header
+// (any router's path-only route-not-found rule), and routes afterwards. So
+// on a shared Gateway one router's requirement (or none) decides whether a
+// token was checked for another router's backend. The authorization on our
+// routes still refuses what our own provider did not verify (see
+// securityPolicy), so nothing gets through, but the routers fail each
+// other's callers: the authenticated router's callers get 403 when the
+// other's route-not-found ranks first, and the other's callers get 401 in the
+// opposite order, which creation time decides. Whether the Gateway holds
+// anything else is checked by the controller.
+func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
+	for _, me := range es {
+		r := rs[me.i]
+		var others []string
+		authOther := false
+		for _, o := range es {
+			if o.i == me.i {
+				continue
+			}
+			others = append(others, rs[o.i].Namespace+"/"+rs[o.i].Name)
+			authOther = authOther || hasAuth(rs[o.i])
+		}
+		switch {
+		case len(others) == 0:
+		case hasAuth(r):
+			out[me.i].Errorf("spec.policy.auth", "GatewaySharedWithAuth",
+				"this router authenticates its callers and shares Gateway %s with ModelRouter %s; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. A router with policy.auth needs a Gateway of its own", key, strings.Join(others, ", "))
+		case authOther:
+			out[me.i].Errorf("spec.gatewayRef", "GatewaySharedWithAuth",
+				"Gateway %s is shared with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
+		}
+	}
 }
 
 // routerMatches are every match the router's AIGatewayRoutes carry.

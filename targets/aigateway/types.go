@@ -26,6 +26,17 @@ type AIServiceBackend struct {
 type AIServiceBackendSpec struct {
 	Schema     VersionedAPISchema `json:"schema"`
 	BackendRef BackendObjectRef   `json:"backendRef"`
+	// HeaderMutation is applied by the AI Gateway's upstream filter before
+	// the backend's credential is set (its removals go first, so a removed
+	// Authorization is then set again by an APIKey BackendSecurityPolicy).
+	HeaderMutation *HeaderMutation `json:"headerMutation,omitempty"`
+}
+
+// HeaderMutation removes request headers before they reach the backend
+// (header names lowercase: the AI Gateway compares them with Envoy's
+// lowercased header map).
+type HeaderMutation struct {
+	Remove []string `json:"remove,omitempty"`
 }
 
 // VersionedAPISchema names the API an upstream speaks.
