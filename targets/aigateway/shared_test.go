@@ -1,0 +1,231 @@
+package aigateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/simulate/envoyai"
+	"github.com/llmkube/llmkube-compile/targets/aigateway"
+)
+
+// These tests put the output of every router of an input on one Gateway and
+// run requests through the executable model of Envoy Gateway and the AI
+// Gateway (simulate/envoyai): a router is never alone on a shared Gateway.
+
+// compileEach compiles every router of an input on its own (frontend and
+// target, no cross-router check: what two CLI runs, or two namespaces'
+// controllers racing, would apply) and returns all objects, router by
+// router in input order (the creation order the Gateway sees).
+func compileEach(t *testing.T, data string) []*unstructured.Unstructured {
+	t.Helper()
+	in := &compiler.Inputs{}
+	d := in.Decode("input.yaml", []byte(data))
+	require.False(t, d.HasErrors(), "%v", d.Err())
+	var out []*unstructured.Unstructured
+	for _, rt := range in.Routers {
+		r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
+		require.False(t, diags.HasErrors(), "frontend refused %s: %v", rt.Router.Name, diags.Err())
+		res, tdiags := aigateway.New().Compile(r)
+		require.False(t, tdiags.HasErrors(), "target refused %s: %v", rt.Router.Name, tdiags.Err())
+		out = append(out, res.Objects...)
+	}
+	return out
+}
+
+func gatewayModel(t *testing.T, objs []*unstructured.Unstructured) *envoyai.Model {
+	t.Helper()
+	m, err := envoyai.New(envoyai.Gateway{Namespace: "envoy-gateway-system", Name: "ai-gateway"}, objs)
+	require.NoError(t, err)
+	return m
+}
+
+func chat(model string) map[string]any { return map[string]any{"model": model} }
+
+const issuerA = "https://a.example/realms/lab"
+const issuerB = "https://b.example/realms/lab"
+
+// routerDoc is a router on the shared Gateway with one exact-model rule.
+func routerDoc(name, model, auth string) string {
+	return `
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: ` + name + `, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system}
+  backends:
+    - {name: local, inferenceServiceRef: {name: qwen3}}
+  rules:
+    - name: only
+      failClosed: true
+      match: {models: [` + model + `]}
+      route: {backends: [local]}
+` + auth
+}
+
+const isvc = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {runtime: vllm}`
+
+func jwtAuth(issuer, allow string) string {
+	return `  policy:
+    auth:
+      jwt:
+        provider: corp
+        issuer: ` + issuer + `
+        jwksURI: ` + issuer + `/certs
+        teamClaim: team
+` + allow
+}
+
+// Item 1: router alpha (no auth) and beta (JWT) on one Gateway. With
+// alpha created first, its path-only route-not-found rule is what Envoy
+// picks before the model is known, so jwt_authn runs alpha's requirement
+// (none); the ext_proc then routes to beta. Beta's authorization refuses
+// what beta's own provider did not verify.
+func TestSharedGatewayNoTokenNeverReachesAuthenticatedRouter(t *testing.T) {
+	m := gatewayModel(t, compileEach(t, isvc+routerDoc("alpha", "open-model", "")+routerDoc("beta", "gold-model", jwtAuth(issuerA, ""))))
+	// No token, beta's model.
+	o := m.Serve(simulate.Request{Body: chat("gold-model")})
+	assert.NotEqual(t, http.StatusOK, o.Status, "%s\n%s", o, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, http.StatusForbidden, o.Status, strings.Join(o.Trace, "\n"))
+	// A client naming alpha's model in the header the AI Gateway routes on.
+	o = m.Serve(simulate.Request{Body: chat("gold-model"), Headers: http.Header{"X-Ai-Eg-Model": {"open-model"}}})
+	assert.NotEqual(t, http.StatusOK, o.Status, "%s\n%s", o, strings.Join(o.Trace, "\n"))
+	// Alpha's own callers still get through.
+	o = m.Serve(simulate.Request{Body: chat("open-model")})
+	assert.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "alpha", o.Router)
+}
+
+// Item 1: two routers with JWT from different issuers whose providers share
+// a name. A token of issuer A that alpha's provider verified must not pass
+// beta's allowlist: beta reads claims only from its own provider.
+func TestSharedGatewayClaimsReadOnlyFromOwnIssuer(t *testing.T) {
+	allow := "      allowlists:\n        - team: platform\n"
+	m := gatewayModel(t, compileEach(t, isvc+routerDoc("alpha", "open-model", jwtAuth(issuerA, ""))+routerDoc("beta", "gold-model", jwtAuth(issuerB, allow))))
+	tokA := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "platform"}}
+	o := m.Serve(simulate.Request{Body: chat("gold-model"), Token: tokA})
+	assert.Equal(t, http.StatusForbidden, o.Status, "%s\n%s", o, strings.Join(o.Trace, "\n"))
+}
+
+// Item 1, offline: the pipeline refuses the combination outright.
+func TestSharedGatewayWithAuthIsRefused(t *testing.T) {
+	in := &compiler.Inputs{}
+	d := in.Decode("input.yaml", []byte(isvc+routerDoc("alpha", "open-model", "")+routerDoc("beta", "gold-model", jwtAuth(issuerA, ""))))
+	require.False(t, d.HasErrors())
+	var rs []*ir.Router
+	for _, rt := range in.Routers {
+		r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
+		require.False(t, diags.HasErrors())
+		rs = append(rs, r)
+	}
+	out := aigateway.New().CheckTogether(rs)
+	require.Len(t, out, 2)
+	assert.Contains(t, out[0].Err().Error(), "GatewaySharedWithAuth")
+	assert.Contains(t, out[1].Err().Error(), "GatewaySharedWithAuth")
+	assert.Contains(t, out[1].Err().Error(), "ml/alpha")
+}
+
+const tenants = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: tenants, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}}
+    - {name: qwen-gold, inferenceServiceRef: {name: qwen3}}
+    - name: claude
+      external: {provider: anthropic, model: claude-opus-4-7, credentialsSecretRef: {name: anthropic}}
+    - name: gpt
+      external: {provider: openai, model: gpt-5, credentialsSecretRef: {name: openai}}
+    - name: lab
+      external: {provider: litellm, model: qwen3, url: "https://lab.example.com/v1"}
+  rules:
+    - name: platform-team
+      failClosed: true
+      match:
+        headers: {x-llmkube-team: platform}
+      route: {backends: [qwen-gold]}
+    - name: claude
+      match: {models: [claude]}
+      route: {backends: [claude]}
+    - name: gpt
+      match: {models: [gpt]}
+      route: {backends: [gpt]}
+    - name: lab
+      match: {models: [lab]}
+      route: {backends: [lab]}
+  defaultRoute: qwen
+  policy:
+    budgets:
+      - {name: per-team, scope: team, windowSeconds: 3600, maxTokens: 100000}
+    auth:
+      jwt:
+        provider: keycloak
+        issuer: https://issuer.example/realms/lab
+        jwksURI: https://issuer.example/realms/lab/certs
+        teamClaim: team
+`
+
+// Item 2: the client's own team header never reaches routing or budgets.
+func TestVerifiedTeamHeaderCannotBeForged(t *testing.T) {
+	m := gatewayModel(t, compileEach(t, tenants))
+	iss := "https://issuer.example/realms/lab"
+	// A token without the team claim plus a forged header: not the gold rule.
+	o := m.Serve(simulate.Request{Body: chat("qwen3"), Token: &simulate.Token{Issuer: iss}, Headers: http.Header{"X-Llmkube-Team": {"platform"}}})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.NotEqual(t, "platform-team", o.Rule, strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Upstream.Values("X-Llmkube-Team"))
+	// Team blue forging platform: charged to blue, routed as blue.
+	o = m.Serve(simulate.Request{Body: chat("qwen3"), Token: &simulate.Token{Issuer: iss, Claims: map[string]any{"team": "blue"}}, Headers: http.Header{"X-Llmkube-Team": {"platform"}}})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	require.Len(t, o.Charges, 1)
+	assert.Equal(t, "blue", o.Charges[0].Key, strings.Join(o.Trace, "\n"))
+	assert.NotEqual(t, "platform-team", o.Rule)
+	assert.Equal(t, []string{"blue"}, o.Upstream.Values("X-Llmkube-Team"))
+	// The verified platform team is routed to gold.
+	o = m.Serve(simulate.Request{Body: chat("qwen3"), Token: &simulate.Token{Issuer: iss, Claims: map[string]any{"team": "platform"}}})
+	assert.Equal(t, "platform-team", o.Rule, strings.Join(o.Trace, "\n"))
+}
+
+// Item 3: the caller's JWT never reaches a third-party provider; the
+// provider's key does, and local backends get no caller token either.
+func TestCallerTokenNeverReachesProviders(t *testing.T) {
+	m := gatewayModel(t, compileEach(t, tenants))
+	tok := &simulate.Token{Issuer: "https://issuer.example/realms/lab", Claims: map[string]any{"team": "blue"}, Raw: "caller.jwt.value"}
+	for _, tc := range []struct{ model, backend, auth, apiKey string }{
+		{"claude", "ml/tenants-claude", "", "<anthropic>"},
+		{"gpt", "ml/tenants-gpt", "Bearer <openai>", ""},
+		{"lab", "ml/tenants-lab", "", ""},
+		{"qwen3", "ml/tenants-qwen", "", ""},
+	} {
+		o := m.Serve(simulate.Request{Body: chat(tc.model), Token: tok, Headers: http.Header{"Cookie": {"session=1"}}})
+		require.Equal(t, http.StatusOK, o.Status, "%s: %s", tc.model, strings.Join(o.Trace, "\n"))
+		assert.Equal(t, tc.backend, o.Backend)
+		for _, v := range o.Upstream.Values("Authorization") {
+			assert.NotContains(t, v, tok.Raw, "%s: the caller's token reaches %s", tc.model, o.Backend)
+		}
+		assert.Equal(t, tc.auth, o.Upstream.Get("Authorization"), tc.model)
+		assert.Equal(t, tc.apiKey, o.Upstream.Get("X-Api-Key"), tc.model)
+		if tc.model != "qwen3" {
+			assert.Empty(t, o.Upstream.Get("Cookie"), "%s: the caller's cookie reaches a provider", tc.model)
+		}
+	}
+}
