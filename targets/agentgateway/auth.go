@@ -8,33 +8,45 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
 )
 
 // authPolicy compiles policy.auth into an AgentgatewayPolicy on the router's
 // HTTPRoute: jwtAuthentication (Strict: no valid token, 401) with the
-// issuer's remote JWKS, the verified team claim written to its header after
-// the client's is removed, and, with allowlists, an Allow authorization whose
-// CEL conditions name each team and its models (any other request is denied
-// with 403). It runs after route selection, which is why a rule may not match
-// on the verified header here (checkAuth refuses that).
+// issuer's remote JWKS, and the verified team claim written to its header
+// after the client's is removed. It runs after route selection, which is why
+// a rule may not match on the verified header here (checkAuth refuses that).
+//
+// The allowlists go where no other policy can widen them and where the model
+// they judge is the one served:
+//   - routing InferencePool: one Require authorization on the route, whose
+//     single condition ORs the entries. agentgateway ORs the Allow rules of
+//     every policy on the Gateway, listener, route and rule
+//     (store/binds.rs), so an Allow could be widened by a foreign Allow; a
+//     Require must hold whatever else allows. The model is read from the
+//     body, as the extraction policy that chose the rule reads it.
+//   - routing Model: a Require authorization on each AgentgatewayModel
+//     (modelAuthorization), which the model router evaluates on the model it
+//     resolved (from a Vertex, Gemini or Bedrock path before the body) and
+//     which no route policy merges with. The route carries no authorization,
+//     so GET /v1/models answers with the models the team may use.
 func (e *emitter) authPolicy() {
 	a := e.r.Policy.Auth
 	if a == nil || a.JWT == nil || !e.routed {
 		return
 	}
-	j := a.JWT
-	claim := "jwt[" + strconv.Quote(j.TeamClaim) + "]"
+	claim := e.teamClaim()
 	traffic := &TrafficPolicy{
 		JWTAuthentication: &JWTAuthentication{
 			Mode:      "Strict",
-			Providers: []JWTProvider{{Issuer: j.Issuer, JWKS: JWKS{Remote: &RemoteJWKS{URL: j.JWKSURI}}}},
+			Providers: []JWTProvider{{Issuer: a.JWT.Issuer, JWKS: JWKS{Remote: &RemoteJWKS{URL: a.JWT.JWKSURI}}}},
 		},
 		Transformation: &Transformation{Request: &TransformationSpec{
-			Set: []HeaderExpression{{Name: j.HeaderKey, Value: claim}},
+			Set: []HeaderExpression{{Name: a.JWT.HeaderKey, Value: claim}},
 		}},
 	}
 	e.expressions = append(e.expressions, claim)
-	if len(a.Allowlists) > 0 {
+	if len(a.Allowlists) > 0 && e.g.Routing != ir.AgentGatewayRoutingModel {
 		var conds []string
 		for _, al := range a.Allowlists {
 			c := claim + " == " + strconv.Quote(al.Team)
@@ -49,10 +61,11 @@ func (e *emitter) authPolicy() {
 				}
 				c += " && (" + strings.Join(models, " || ") + ")"
 			}
-			conds = append(conds, c)
+			conds = append(conds, "("+c+")")
 		}
-		e.conditions = append(e.conditions, conds...)
-		traffic.Authorization = &Authorization{Action: "Allow", Policy: AuthorizationPolicy{MatchExpressions: conds}}
+		cond := strings.Join(conds, " || ")
+		e.conditions = append(e.conditions, cond)
+		traffic.Authorization = &Authorization{Action: "Require", Policy: AuthorizationPolicy{MatchExpressions: []string{cond}}}
 	}
 	e.add(&AgentgatewayPolicy{
 		ObjectMeta: e.meta(naming.AgentGatewayAuthPolicyName(e.r.Name)),
@@ -61,6 +74,39 @@ func (e *emitter) authPolicy() {
 			Traffic:    traffic,
 		},
 	}, AgentgatewayPolicyGVK)
+}
+
+func (e *emitter) teamClaim() string {
+	return "jwt[" + strconv.Quote(e.r.Policy.Auth.JWT.TeamClaim) + "]"
+}
+
+// modelAuthorization is the authorization of one AgentgatewayModel in
+// routing Model when allowlists are set: the teams whose entry lists no
+// models or a model (exact or glob) that matches this model id. A model no
+// team may use gets the condition false.
+func (e *emitter) modelAuthorization(modelID string) *Authorization {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil || len(a.Allowlists) == 0 {
+		return nil
+	}
+	claim := e.teamClaim()
+	var teams, conds []string
+	for _, al := range a.Allowlists {
+		ok := len(al.Models) == 0
+		for _, m := range al.Models {
+			ok = ok || wellknown.Glob(m, modelID)
+		}
+		if ok && !contains(teams, al.Team) {
+			teams = append(teams, al.Team)
+			conds = append(conds, claim+" == "+strconv.Quote(al.Team))
+		}
+	}
+	cond := "false"
+	if len(conds) > 0 {
+		cond = strings.Join(conds, " || ")
+	}
+	e.conditions = append(e.conditions, cond)
+	return &Authorization{Action: "Require", Policy: AuthorizationPolicy{MatchExpressions: []string{cond}}}
 }
 
 // checkAuth refuses what agentgateway cannot enforce as the router-proxy

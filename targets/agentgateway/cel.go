@@ -21,34 +21,44 @@ const ModelHeader = "X-Gateway-Base-Model-Name"
 // rather than setting it, so such a request matches no generated rule.
 const ModelExpression = "json(request.body).model"
 
-// CELRequest declares the fields of agentgateway's `request` CEL variable
-// that a transformation may read (agentgateway's CEL context reference:
-// method, uri, host, scheme, path, headers, body).
+// CELRequest declares agentgateway's `request` CEL variable
+// (crates/agentgateway/src/cel/types.rs RequestRef at 75b4e6c): body and
+// bodyPrefix are bytes. simulate/agentgateway declares the same environment
+// and evaluates in it; a test holds the two together.
 type CELRequest struct {
-	Method  string            `cel:"method"`
-	URI     string            `cel:"uri"`
-	Host    string            `cel:"host"`
-	Scheme  string            `cel:"scheme"`
-	Path    string            `cel:"path"`
-	Headers map[string]string `cel:"headers"`
-	Body    string            `cel:"body"`
+	Method       string            `cel:"method"`
+	URI          string            `cel:"uri"`
+	Path         string            `cel:"path"`
+	PathAndQuery string            `cel:"pathAndQuery"`
+	Host         string            `cel:"host"`
+	Scheme       string            `cel:"scheme"`
+	Version      string            `cel:"version"`
+	Headers      map[string]string `cel:"headers"`
+	Body         []byte            `cel:"body"`
+	BodyPrefix   []byte            `cel:"bodyPrefix"`
 }
 
-// CELEnv is the part of agentgateway's CEL environment available to a
-// request transformation (variables source, request, jwt, extauthz) with the
+// celMapVars are the other root variables agentgateway's Executor declares
+// (cel/types.rs Executor).
+var celMapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
+	"llm", "llmRequest", "mcp", "backend", "extauthz", "extproc", "metadata"}
+
+// CELEnv is agentgateway's CEL environment for request-time expressions
+// (authorization, transformation): the variables above, with the
 // agentgateway functions this target uses: json(string|bytes) -> dyn.
 func CELEnv() (*cel.Env, error) {
-	return cel.NewEnv(
+	opts := []cel.EnvOption{
 		ext.NativeTypes(reflect.TypeFor[CELRequest](), ext.ParseStructTags(true)),
 		cel.Variable("request", cel.ObjectType("agentgateway.CELRequest")),
-		cel.Variable("source", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("jwt", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("extauthz", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Function("json",
 			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
 			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType),
 		),
-	)
+	}
+	for _, v := range celMapVars {
+		opts = append(opts, cel.Variable(v, cel.MapType(cel.StringType, cel.DynType)))
+	}
+	return cel.NewEnv(opts...)
 }
 
 // CheckCondition parses and type-checks an authorization condition against

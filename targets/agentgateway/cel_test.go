@@ -1,19 +1,17 @@
 package agentgateway_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/simulate"
+	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
 )
 
@@ -76,50 +74,38 @@ func TestMalformedExpressionsFail(t *testing.T) {
 	}
 }
 
-// evalEnv is agentgateway's CEL environment with its json semantics (parse
-// a string as JSON) bound, to evaluate what the target emits.
-func evalEnv(t *testing.T) *cel.Env {
-	t.Helper()
-	env, err := agentgateway.CELEnv()
-	require.NoError(t, err)
-	env, err = env.Extend(cel.Function("json",
-		cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
-			cel.UnaryBinding(func(v ref.Val) ref.Val {
-				var out any
-				if err := json.Unmarshal([]byte(v.(types.String)), &out); err != nil {
-					return types.NewErr("json: %v", err)
-				}
-				return types.DefaultTypeAdapter.NativeToValue(out)
-			}))))
-	require.NoError(t, err)
-	return env
-}
-
 // TestModelExpressionEvaluates runs the expression with agentgateway's json
-// semantics (parse a string as JSON) on an OpenAI request body.
+// semantics (parse bytes as JSON) on an OpenAI request body, in the model's
+// CEL environment (simulate/agentgateway).
 func TestModelExpressionEvaluates(t *testing.T) {
-	env := evalEnv(t)
-	ast, iss := env.Compile(agentgateway.ModelExpression)
-	require.NoError(t, iss.Err())
-	prg, err := env.Program(ast)
-	require.NoError(t, err)
-	eval := func(body string) (ref.Val, error) {
-		v, _, err := prg.Eval(map[string]any{"request": agentgateway.CELRequest{Method: "POST", Path: "/v1/chat/completions", Body: body}})
-		return v, err
+	eval := func(body map[string]any) (string, bool) {
+		return agw.EvalHeader(agentgateway.ModelExpression, simulate.Request{Body: body}, nil)
 	}
-	v, err := eval(`{"model":"qwen3-32b","messages":[{"role":"user","content":"hi"}]}`)
-	require.NoError(t, err)
-	assert.Equal(t, "qwen3-32b", v.Value())
-	_, err = eval(`{"messages":[]}`)
-	assert.Error(t, err, "no model: the expression fails and agentgateway removes the header")
-	_, err = eval(`not json`)
-	assert.Error(t, err)
+	v, ok := eval(map[string]any{"model": "qwen3-32b", "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	require.True(t, ok)
+	assert.Equal(t, "qwen3-32b", v)
+	_, ok = eval(map[string]any{"messages": []any{}})
+	assert.False(t, ok, "no model: the expression fails and agentgateway removes the header")
+	_, ok = eval(nil)
+	assert.False(t, ok, "no body: json() fails")
 }
 
-// TestAuthorizationConditionsEvaluate evaluates the allowlist conditions
+// TestRequestBodyIsBytes: agentgateway's request.body is bytes
+// (cel/types.rs), not a string; the target's environment says so, as the
+// model's does.
+func TestRequestBodyIsBytes(t *testing.T) {
+	for _, x := range []string{`request.body == b""`, `size(request.bodyPrefix) > 0`, `request.pathAndQuery != ""`, `has(llm.requestModel)`} {
+		assert.NoError(t, agentgateway.CheckCondition(x), x)
+		_, err := agw.Check(x)
+		assert.NoError(t, err, x)
+	}
+	assert.Error(t, agentgateway.CheckCondition(`request.body == "x"`))
+}
+
+// TestAuthorizationConditionsEvaluate evaluates the allowlist condition
 // compiled for testdata/agentgateway-pool-auth with agentgateway's CEL
 // semantics: a listed team on its models is allowed, off them or unlisted
-// it is not (Allow with no matching condition denies).
+// it is not. It is one Require condition (see shared_test.go for why).
 func TestAuthorizationConditionsEvaluate(t *testing.T) {
 	data, err := os.ReadFile("../../testdata/agentgateway-pool-auth/input.yaml")
 	require.NoError(t, err)
@@ -133,29 +119,17 @@ func TestAuthorizationConditionsEvaluate(t *testing.T) {
 	for _, o := range res.Objects {
 		if o.GetName() == "tenants-agentgateway-auth" {
 			conds, _, _ = unstructured.NestedSlice(o.Object, "spec", "traffic", "authorization", "policy", "matchExpressions")
+			action, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "authorization", "action")
+			assert.Equal(t, "Require", action)
 			target, _, _ := unstructured.NestedSlice(o.Object, "spec", "targetRefs")
 			assert.Equal(t, "HTTPRoute", target[0].(map[string]any)["kind"])
 		}
 	}
-	require.Len(t, conds, 2)
-
-	env := evalEnv(t)
+	require.Len(t, conds, 1)
+	cond := conds[0].(string)
+	require.NoError(t, agentgateway.CheckCondition(cond))
 	allowed := func(team, model string) bool {
-		for _, c := range conds {
-			require.NoError(t, agentgateway.CheckCondition(c.(string)))
-			ast, iss := env.Compile(c.(string))
-			require.NoError(t, iss.Err())
-			prg, err := env.Program(ast)
-			require.NoError(t, err)
-			v, _, err := prg.Eval(map[string]any{
-				"jwt":     map[string]any{"team": team},
-				"request": agentgateway.CELRequest{Body: `{"model":"` + model + `"}`},
-			})
-			if err == nil && v == types.True {
-				return true
-			}
-		}
-		return false
+		return agw.EvalBool(cond, simulate.Request{Body: map[string]any{"model": model}}, map[string]any{"team": team})
 	}
 	assert.True(t, allowed("platform", "anything"), "a team without models reaches every model")
 	assert.True(t, allowed("research", "qwen3-32b"))
@@ -163,4 +137,5 @@ func TestAuthorizationConditionsEvaluate(t *testing.T) {
 	assert.False(t, allowed("research", "qwen3-7b-instruct-x"), "the glob is anchored")
 	assert.False(t, allowed("research", "claude"))
 	assert.False(t, allowed("sales", "qwen3-32b"), "an unlisted team")
+	assert.False(t, agw.EvalBool(cond, simulate.Request{}, nil), "no token, no body: denied")
 }

@@ -65,15 +65,16 @@ func (e *emitter) modelRouting() {
 			ref = BackendRef{Group: inferenceGroup, Kind: "InferencePool", Name: e.pool(b, i, pools)}
 		}
 		m := e.meta(naming.AgentGatewayModelName(e.r.Name, b.Name))
-		e.add(&AgentgatewayModel{
-			ObjectMeta: m,
-			Spec: ModelSpec{
-				ParentRefs: []ParentRef{{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route}},
-				Match:      &ModelMatch{Model: b.ModelID},
-				Provider:   "Custom",
-				Custom:     &CustomTarget{BackendRef: ref, Formats: customFormats},
-			},
-		}, AgentgatewayModelGVK)
+		spec := ModelSpec{
+			ParentRefs: []ParentRef{{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route}},
+			Match:      &ModelMatch{Model: b.ModelID},
+			Provider:   "Custom",
+			Custom:     &CustomTarget{BackendRef: ref, Formats: customFormats},
+		}
+		if authz := e.modelAuthorization(b.ModelID); authz != nil {
+			spec.Policies = &ModelPolicies{Authorization: authz}
+		}
+		e.add(&AgentgatewayModel{ObjectMeta: m, Spec: spec}, AgentgatewayModelGVK)
 	}
 	// The catch-all route: every path on the listener (hostnames or
 	// sectionName scope it) goes to agentgateway's model router, which picks

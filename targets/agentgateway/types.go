@@ -115,10 +115,17 @@ type AgentgatewayModel struct {
 // ModelSpec is the part of AgentgatewayModel.spec this target sets: a
 // concrete model with the Custom provider.
 type ModelSpec struct {
-	ParentRefs []ParentRef   `json:"parentRefs"`
-	Match      *ModelMatch   `json:"match,omitempty"`
-	Provider   string        `json:"provider,omitempty"`
-	Custom     *CustomTarget `json:"custom,omitempty"`
+	ParentRefs []ParentRef    `json:"parentRefs"`
+	Match      *ModelMatch    `json:"match,omitempty"`
+	Provider   string         `json:"provider,omitempty"`
+	Custom     *CustomTarget  `json:"custom,omitempty"`
+	Policies   *ModelPolicies `json:"policies,omitempty"`
+}
+
+// ModelPolicies is AgentgatewayModel.spec.policies: authorization is
+// evaluated by the model router on the model it resolved.
+type ModelPolicies struct {
+	Authorization *Authorization `json:"authorization,omitempty"`
 }
 
 // ParentRef is a Gateway API ParentReference.

@@ -1,0 +1,181 @@
+package agentgateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/simulate"
+	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
+)
+
+func objects(t *testing.T, docs string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, d := range strings.Split(docs, "\n---\n") {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
+		out = append(out, o)
+	}
+	return out
+}
+
+func model(t *testing.T, docs string) *agw.Model {
+	t.Helper()
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "other.example"}}}, objects(t, docs))
+	require.NoError(t, err)
+	return m
+}
+
+func route(name, rules string) string {
+	return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: ` + name + `, namespace: ns, labels: {inference.llmkube.dev/model-router: ` + name + `}}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+` + rules
+}
+
+const pool = `apiVersion: inference.networking.k8s.io/v1
+kind: InferencePool
+metadata: {name: %s, namespace: ns}
+spec: {}`
+
+func pools(names ...string) string {
+	var out []string
+	for _, n := range names {
+		out = append(out, strings.Replace(pool, "%s", n, 1))
+	}
+	return strings.Join(out, "\n---\n")
+}
+
+func req(headers ...string) simulate.Request {
+	h := http.Header{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Add(headers[i], headers[i+1])
+	}
+	return simulate.Request{Headers: h, Body: map[string]any{"model": "m"}}
+}
+
+// Across routes, a match with more headers wins; between equals the route
+// key namespace/name.<rule> decides, not the order of the objects.
+func TestRoutePrecedence(t *testing.T) {
+	m := model(t, route("zeta", `  - name: any
+    matches: [{headers: [{name: x-model, type: RegularExpression, value: .+}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: z}]
+`)+"\n---\n"+route("alpha", `  - name: exact
+    matches: [{headers: [{name: x-model, type: Exact, value: a}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: a}]
+`)+"\n---\n"+route("beta", `  - name: two
+    matches: [{headers: [{name: x-model, type: Exact, value: b}, {name: x-tier, type: Exact, value: gold}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: b}]
+`)+"\n---\n"+pools("a", "b", "z"))
+	o := m.Serve(req("x-model", "a"))
+	assert.Equal(t, "InferencePool/a", o.Backend, "alpha sorts before zeta: %v", o.Trace)
+	assert.Equal(t, "ns/alpha", o.Router)
+	o = m.Serve(req("x-model", "b", "x-tier", "gold"))
+	assert.Equal(t, "InferencePool/b", o.Backend, "two headers outrank one")
+	o = m.Serve(req("x-model", "c"))
+	assert.Equal(t, "InferencePool/z", o.Backend)
+	o = m.Serve(req("x-model", "caf\xc3\xa9"))
+	assert.Equal(t, http.StatusNotFound, o.Status, "a regex never matches a value outside visible ASCII")
+	o = m.Serve(req())
+	assert.Equal(t, http.StatusNotFound, o.Status)
+}
+
+func TestRuleWithoutBackendIs500(t *testing.T) {
+	m := model(t, route("r", `  - name: closed
+    matches: [{headers: [{name: x-model, type: Exact, value: a}]}]
+`))
+	assert.Equal(t, http.StatusInternalServerError, m.Serve(req("x-model", "a")).Status)
+}
+
+const allowlist = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: mine, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  traffic:
+    authorization: {action: %s, policy: {matchExpressions: ['request.headers["x-team"] == "a"']}}`
+
+const gatewayAllow = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: theirs, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  %s
+  traffic:
+    authorization: {action: Allow, policy: {matchExpressions: ['request.headers["x-internal"] == "true"']}}`
+
+func TestAuthorizationMerging(t *testing.T) {
+	r := route("r", `  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+`) + "\n---\n" + pools("p")
+	for _, c := range []struct {
+		action, strategy string
+		headers          []string
+		want             int
+	}{
+		{"Allow", "", []string{"x-team", "b", "x-internal", "true"}, 200}, // OR-merged: widened
+		{"Require", "", []string{"x-team", "b", "x-internal", "true"}, 403},
+		{"Require", "", []string{"x-team", "a", "x-internal", "true"}, 200},
+		{"Require", "", []string{"x-team", "a"}, 403}, // the foreign Allow must match too
+		{"Require", "strategy: {inheritance: Override}", []string{"x-team", "b", "x-internal", "true"}, 200},
+	} {
+		m := model(t, r+"\n---\n"+strings.Replace(allowlist, "%s", c.action, 1)+"\n---\n"+strings.Replace(gatewayAllow, "%s", c.strategy, 1))
+		o := m.Serve(req(c.headers...))
+		assert.Equal(t, c.want, o.Status, "%s %s %v: %v", c.action, c.strategy, c.headers, o.Trace)
+	}
+}
+
+const preRouting = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: %s, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw%s}]
+  traffic:
+    phase: PreRouting
+    transformation:
+      request:
+        set: [{name: x-model, value: '%s'}]`
+
+func pre(name, section, value string) string {
+	s := strings.Replace(preRouting, "%s", name, 1)
+	if section != "" {
+		section = ", sectionName: " + section
+	}
+	s = strings.Replace(s, "%s", section, 1)
+	return strings.Replace(s, "%s", value, 1)
+}
+
+func TestPreRoutingListenerBeatsGateway(t *testing.T) {
+	r := route("r", `  - matches: [{headers: [{name: x-model, type: Exact, value: from-listener}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+`) + "\n---\n" + pools("p")
+	m := model(t, r+"\n---\n"+pre("a-gateway", "", `"from-gateway"`)+"\n---\n"+pre("z-listener", "http", `"from-listener"`))
+	assert.Equal(t, http.StatusOK, m.Serve(req()).Status)
+	assert.Empty(t, m.Ambiguities("http"))
+	m = model(t, r+"\n---\n"+pre("a", "", `"x"`)+"\n---\n"+pre("b", "", `"y"`))
+	assert.Equal(t, []string{"ns/a", "ns/b"}, m.Ambiguities("http"), "two at one level: HashSet order")
+	m = model(t, r+"\n---\n"+pre("body", "", `json(request.body).model`))
+	o := m.Serve(req("x-model", "from-listener"))
+	assert.Equal(t, http.StatusNotFound, o.Status, "the client's header is replaced by the body's model")
+}
+
+func TestExtractModelFromPath(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v1/projects/p/locations/l/publishers/google/models/gemini:rawPredict": "gemini",
+		"/v1beta/models/gemini-2.5-flash:generateContent":                       "gemini-2.5-flash",
+		"/v1beta/models/tunedModels%2Fabc:generateContent":                      "tunedModels/abc",
+		"/v1beta/models/a%2F..%2Fb:generateContent":                             "",
+		"/model/anthropic.claude/converse-stream":                               "anthropic.claude",
+		"/v1/chat/completions":                                                  "",
+	} {
+		assert.Equal(t, want, agw.ExtractModelFromPath(path), path)
+	}
+}

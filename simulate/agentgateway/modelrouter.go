@@ -1,0 +1,176 @@
+package agentgateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// ExtractModelFromPath is crates/llm/src/types/detect.rs
+// extract_model_from_path: the model a Vertex (…/publishers/P/models/M:
+// rawPredict, :streamRawPredict, :generateContent,
+// :streamGenerateContent, :countTokens), Gemini (/v1beta/models/M:…) or
+// Bedrock (/model/M/invoke, /invoke-with-response-stream, /converse,
+// /converse-stream) path names, percent-decoded; "" for any other path or
+// an unsafe name.
+func ExtractModelFromPath(path string) string {
+	var model string
+	var ok bool
+	switch {
+	case strings.HasSuffix(path, ":streamRawPredict") || strings.HasSuffix(path, ":rawPredict"):
+		if _, rest, found := strings.Cut(path, "/publishers/"); found {
+			if _, rest, found = strings.Cut(rest, "/models/"); found {
+				model, _, ok = strings.Cut(rest, ":")
+			}
+		}
+	case strings.HasSuffix(path, ":streamGenerateContent") || strings.HasSuffix(path, ":generateContent") || strings.HasSuffix(path, ":countTokens"):
+		scoped := path
+		if _, rest, found := strings.Cut(path, "/publishers/"); found {
+			scoped = rest
+		}
+		if _, rest, found := strings.Cut(scoped, "/models/"); found {
+			model, _, ok = strings.Cut(rest, ":")
+		}
+	case strings.HasSuffix(path, "/invoke-with-response-stream") || strings.HasSuffix(path, "/invoke") ||
+		strings.HasSuffix(path, "/converse-stream") || strings.HasSuffix(path, "/converse"):
+		if _, rest, found := strings.Cut(path, "/model/"); found {
+			for _, s := range []string{"/invoke-with-response-stream", "/invoke", "/converse-stream", "/converse"} {
+				if r, cut := strings.CutSuffix(rest, s); cut {
+					model, ok = r, true
+					break
+				}
+			}
+		}
+	}
+	if !ok {
+		return ""
+	}
+	decoded, err := url.PathUnescape(model)
+	if err != nil || !safeResourceName(decoded) {
+		return ""
+	}
+	return decoded
+}
+
+// safeResourceName approximates crates/agentgateway model_path
+// is_safe_resource_name: not blank, no backslash, no "." or ".." segment,
+// nothing still percent-encoded.
+func safeResourceName(s string) bool {
+	if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "\\%") {
+		return false
+	}
+	for _, seg := range strings.Split(s, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func isModelListRequest(path string) bool {
+	p := strings.TrimRight(path, "/")
+	for _, base := range []string{"/v1/models", "/models"} {
+		if p == base || strings.HasPrefix(p, base+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// modelNameMatches is model_name_matches: "*", "prefix*", "*suffix" or
+// exact.
+func modelNameMatches(pattern, model string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasSuffix(pattern, "*"):
+		return strings.HasPrefix(model, strings.TrimSuffix(pattern, "*"))
+	case strings.HasPrefix(pattern, "*"):
+		return strings.HasSuffix(model, strings.TrimPrefix(pattern, "*"))
+	}
+	return pattern == model
+}
+
+func (m *Model) routeModels(rt *httpRoute, name string) []*agwModel {
+	var out []*agwModel
+	for _, am := range m.models {
+		if am.Meta.Namespace != rt.Meta.Namespace || (name != "*" && am.Meta.Name != name) {
+			continue
+		}
+		for _, p := range am.Spec.ParentRefs {
+			ns := p.Namespace
+			if ns == "" {
+				ns = am.Meta.Namespace
+			}
+			if p.Kind == "HTTPRoute" && p.Name == rt.Meta.Name && ns == rt.Meta.Namespace {
+				out = append(out, am)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func modelAuthorized(f *flight, am *agwModel) bool {
+	if am.Spec.Policies == nil || am.Spec.Policies.Authorization == nil {
+		return true
+	}
+	return authorize(f, []*authorization{am.Spec.Policies.Authorization})
+}
+
+func public(am *agwModel) bool { return am.Spec.Visibility == "" || am.Spec.Visibility == "Public" }
+
+// resolveModels is crates/agentgateway/src/llm/model_router.rs resolve for
+// the AgentgatewayModels attached to the route (backendRef name "*": all
+// of them, else the one named). It returns 200 with the outcome's Backend
+// set ("model-list" for a model-list request, whose ids are traced), or the
+// status of the router's direct response.
+func (m *Model) resolveModels(f *flight, rt *httpRoute, name string) int {
+	models := m.routeModels(rt, name)
+	if isModelListRequest(f.req.Path) {
+		var ids []string
+		for _, am := range models {
+			if public(am) && modelAuthorized(f, am) {
+				ids = append(ids, am.modelName())
+			}
+		}
+		f.out.Backend = "model-list"
+		f.out.Tracef("model router: model list %v", ids)
+		return http.StatusOK
+	}
+	requested := ExtractModelFromPath(f.req.Path)
+	if requested != "" {
+		f.out.Tracef("model router: model %q from the path", requested)
+	} else {
+		var body map[string]any
+		if err := json.Unmarshal(f.body, &body); err != nil {
+			f.out.Tracef("model router: body is not JSON: 400")
+			return http.StatusBadRequest
+		}
+		s, ok := body["model"].(string)
+		if !ok {
+			f.out.Tracef("model router: body has no string model: 400")
+			return http.StatusBadRequest
+		}
+		requested = s
+		f.out.Tracef("model router: model %q from the body", requested)
+	}
+	found := false
+	for _, am := range models {
+		if !public(am) || !modelNameMatches(am.modelName(), requested) {
+			continue
+		}
+		found = true
+		if modelAuthorized(f, am) {
+			f.out.Backend = "AgentgatewayModel/" + am.Meta.Name
+			return http.StatusOK
+		}
+	}
+	if found {
+		f.out.Tracef("model router: %q denied by its authorization: 403 (model_authorization_denied)", requested)
+		return http.StatusForbidden
+	}
+	f.out.Tracef("model router: no model %q: 404 (model_not_found)", requested)
+	return http.StatusNotFound
+}

@@ -1,0 +1,218 @@
+package agentgateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/simulate"
+	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
+	"github.com/llmkube/llmkube-compile/targets"
+	"github.com/llmkube/llmkube-compile/targets/agentgateway"
+)
+
+// The tests in this file put every router of an input, plus foreign
+// objects, on one modelled agentgateway (simulate/agentgateway) and send
+// requests through it: the defects they guard against are where objects
+// meet on a shared Gateway.
+
+const issuer = "https://issuer.example/realms/lab"
+
+const sharedISVCs = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ns}
+spec: {runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama3, namespace: ns}
+spec: {runtime: vllm}
+`
+
+// router is one ModelRouter document in namespace ns.
+func router(name, spec string) string {
+	return "---\napiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: " + name + ", namespace: ns}\nspec:\n  dataPlane: AgentGateway\n" + spec
+}
+
+// compileAll runs the pipeline (every router, cross-router checks) over
+// the documents.
+func compileAll(t *testing.T, docs ...string) ([]*unstructured.Unstructured, diag.List) {
+	t.Helper()
+	in := &compiler.Inputs{}
+	d := in.Decode("t.yaml", []byte(sharedISVCs+strings.Join(docs, "\n")))
+	require.False(t, d.HasErrors(), "%v", d.Err())
+	reg := targets.NewRegistry(agentgateway.New())
+	return pipeline.Run(in, reg, pipeline.Options{Compile: compiler.Options{Fields: reg.FieldTables()}})
+}
+
+// foreign parses YAML objects that are not ours.
+func foreign(t *testing.T, docs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, d := range docs {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
+		out = append(out, o)
+	}
+	return out
+}
+
+// gateway compiles the routers, which must be accepted, and models Gateway
+// ns/gw (listener http) with them and the foreign objects.
+func gateway(t *testing.T, extra []*unstructured.Unstructured, routers ...string) *agw.Model {
+	t.Helper()
+	objs, diags := compileAll(t, routers...)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, append(objs, extra...))
+	require.NoError(t, err)
+	return m
+}
+
+func team(name string) *simulate.Token {
+	return &simulate.Token{Issuer: issuer, Claims: map[string]any{"team": name}}
+}
+
+func chat(model string, tok *simulate.Token) simulate.Request {
+	return simulate.Request{Body: map[string]any{"model": model}, Token: tok}
+}
+
+func expect(t *testing.T, m *agw.Model, r simulate.Request, status int, backend string) simulate.Outcome {
+	t.Helper()
+	o := m.Serve(r)
+	assert.Equal(t, status, o.Status, "%s %s: %s\n%s", r.Method, r.Path, o, strings.Join(o.Trace, "\n"))
+	if backend != "" {
+		assert.Equal(t, backend, o.Backend, "%s\n%s", o, strings.Join(o.Trace, "\n"))
+	}
+	return o
+}
+
+const auth = `  policy:
+    auth:
+      jwt: {provider: keycloak, issuer: "` + issuer + `", jwksURI: "` + issuer + `/certs", teamClaim: team}
+      allowlists:
+        - team: platform
+        - team: research
+          models: [qwen3-32b]
+`
+
+const modelMode = `  agentGatewayRef: {name: gw, routing: Model, sectionName: http}
+  defaultRouteStrategy: BackendNameMatch
+  backends:
+    - {name: qwen, displayName: qwen3-32b, inferenceServiceRef: {name: qwen3}}
+    - {name: llama, inferenceServiceRef: {name: llama3}}
+`
+
+const poolMode = `  agentGatewayRef: {name: gw}
+  backends:
+    - {name: qwen, displayName: qwen3-32b, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen-epp, port: 9002}}}
+    - {name: llama, inferenceServiceRef: {name: llama3}, endpointPicker: {service: {name: llama-epp, port: 9002}}}
+  defaultRouteStrategy: BackendNameMatch
+`
+
+// Item 1 of issue 28: in Model routing the allowlist must be decided on the
+// model agentgateway's model router resolves, which it takes from a
+// Vertex/Gemini/Bedrock path before the body.
+func TestModelModeAllowlistDecidesOnTheResolvedModel(t *testing.T) {
+	m := gateway(t, nil, router("models", modelMode+auth))
+	expect(t, m, chat("qwen3-32b", team("research")), http.StatusOK, "AgentgatewayModel/models-qwen-model")
+	expect(t, m, chat("llama", team("research")), http.StatusForbidden, "")
+	expect(t, m, chat("llama", team("platform")), http.StatusOK, "AgentgatewayModel/models-llama-model")
+	expect(t, m, chat("qwen3-32b", team("intruder")), http.StatusForbidden, "")
+	expect(t, m, chat("qwen3-32b", nil), http.StatusUnauthorized, "")
+
+	for _, path := range []string{
+		"/v1/projects/p/locations/l/publishers/x/models/llama:rawPredict",
+		"/v1beta/models/llama:generateContent",
+		"/model/llama/converse",
+	} {
+		r := chat("qwen3-32b", team("research")) // the body names an allowed model
+		r.Path = path
+		expect(t, m, r, http.StatusForbidden, "")
+		r.Token = team("platform")
+		expect(t, m, r, http.StatusOK, "AgentgatewayModel/models-llama-model")
+	}
+}
+
+// Item 5 of issue 28: GET /v1/models has no body; an allowlist read from
+// the body would deny it.
+func TestModelModeModelListWithAllowlist(t *testing.T) {
+	m := gateway(t, nil, router("models", modelMode+auth))
+	o := expect(t, m, simulate.Request{Method: http.MethodGet, Path: "/v1/models", Token: team("research")}, http.StatusOK, "model-list")
+	assert.Contains(t, strings.Join(o.Trace, "\n"), `[qwen3-32b]`, "research lists only its model")
+}
+
+const allowInternal = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: allow-internal, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ['request.headers["x-internal"] == "true"']}
+`
+
+// Item 2 of issue 28: a foreign Allow on the Gateway is OR-merged with the
+// route's authorization; it must not let an unlisted team or model through.
+func TestForeignAllowCannotWidenTheAllowlist(t *testing.T) {
+	internal := func(r simulate.Request) simulate.Request {
+		r.Headers = http.Header{"X-Internal": {"true"}}
+		return r
+	}
+	for _, mode := range []struct{ name, spec, qwen, llama string }{
+		{"InferencePool", poolMode, "InferencePool/chat-qwen3-pool", "InferencePool/chat-llama3-pool"},
+		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model", "AgentgatewayModel/chat-llama-model"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			m := gateway(t, foreign(t, allowInternal), router("chat", mode.spec+auth))
+			// Unlisted team, unlisted model: still refused.
+			expect(t, m, internal(chat("qwen3-32b", team("intruder"))), http.StatusForbidden, "")
+			expect(t, m, internal(chat("llama", team("research"))), http.StatusForbidden, "")
+			// Listed: served when the foreign Allow matches too.
+			expect(t, m, internal(chat("qwen3-32b", team("research"))), http.StatusOK, mode.qwen)
+			expect(t, m, internal(chat("llama", team("platform"))), http.StatusOK, mode.llama)
+		})
+	}
+}
+
+// The trade-off of Require in InferencePool routing: a foreign Allow that a
+// listed team's request does not meet denies it (agentgateway denies when
+// Allow rules exist and none matches). Documented in agentgateway.md.
+func TestForeignAllowThatDoesNotMatchDeniesListedTeams(t *testing.T) {
+	m := gateway(t, foreign(t, allowInternal), router("chat", poolMode+auth))
+	expect(t, m, chat("qwen3-32b", team("research")), http.StatusForbidden, "")
+	m = gateway(t, nil, router("chat", poolMode+auth))
+	expect(t, m, chat("qwen3-32b", team("research")), http.StatusOK, "InferencePool/chat-qwen3-pool")
+}
+
+const overrideAllowAll = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: allow-all, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  strategy: {inheritance: Override}
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`
+
+// An Override Authorization on the Gateway drops every route authorization
+// after it: in InferencePool routing the router cannot defend against it
+// (a documented prerequisite, reported by the controller as
+// OverridingPolicy); in Model routing the per-model authorization still
+// holds.
+func TestOverrideAuthorizationOnTheGateway(t *testing.T) {
+	m := gateway(t, foreign(t, overrideAllowAll), router("chat", poolMode+auth))
+	expect(t, m, chat("llama", team("research")), http.StatusOK, "InferencePool/chat-llama3-pool")
+	m = gateway(t, foreign(t, overrideAllowAll), router("chat", modelMode+auth))
+	expect(t, m, chat("llama", team("research")), http.StatusForbidden, "")
+}
