@@ -134,6 +134,7 @@ type Verdict struct {
 var statusOf = map[string]string{
 	"HTTPRoute": "parents", "AIGatewayRoute": "conditions", "InferencePool": "parents",
 	"BackendTrafficPolicy": "ancestors", "SecurityPolicy": "ancestors", "AgentgatewayPolicy": "ancestors",
+	"ClientTrafficPolicy": "ancestors",
 }
 
 // Acceptance reads the status the data plane's controllers wrote on the

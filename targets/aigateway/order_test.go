@@ -376,6 +376,31 @@ func TestRuleOrderRefusedWhenNotRewritable(t *testing.T) {
 	assert.Contains(t, d.Message, `rule "instruct"`)
 }
 
+// TestRuleOrderNotRefusedWithoutOverlap: rules that no request can meet
+// together need no rewrite, even when the later one ranks higher and both
+// put patterns on one header. Two case-insensitive words (simple, complex)
+// or a word and a sensitive value's list pattern (public, pii) never meet;
+// these were refused as RuleOrderNotPreserved. The compiled routes still
+// route every request shape as first-match-wins does.
+func TestRuleOrderNotRefusedWithoutOverlap(t *testing.T) {
+	r, res, diags := compileYAML(t, orderHeader+`  rules:
+    - {name: simple, failClosed: true, match: {taskComplexity: simple}, route: {backends: [a]}}
+    - {name: complex-team, failClosed: true, match: {taskComplexity: complex, headers: {x-a: "1"}}, route: {backends: [b]}}
+    - {name: pii, failClosed: true, match: {dataClassification: [pii]}, route: {backends: [a]}}
+    - {name: public-team, failClosed: true, match: {dataClassification: [public], headers: {x-a: "1"}}, route: {backends: [b]}}
+`)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	require.NotNil(t, res)
+	assertSameRouting(t, r, res)
+	// A word the later pattern does accept still meets it: rewritten, not refused.
+	r, res, diags = compileYAML(t, orderHeader+`  rules:
+    - {name: public, failClosed: true, match: {dataClassification: [public]}, route: {backends: [a]}}
+    - {name: any-team, failClosed: true, match: {dataClassification: [PUBLIC], headers: {x-a: "1"}}, route: {backends: [b]}}
+`)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assertSameRouting(t, r, res)
+}
+
 func TestPreserveOrderUnit(t *testing.T) {
 	rules := []*genRule{
 		{label: "r0", matches: []match{{exactC("x-a", "1")}}},

@@ -41,11 +41,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -477,6 +479,73 @@ func loadCRDFiles(root string) ([]crdFile, error) {
 		}
 		seen[c.crd.Name] = c.file
 		out = append(out, c)
+	}
+	fromModules, err := readModuleCRDs(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range fromModules {
+		if _, dup := seen[c.crd.Name]; dup {
+			continue // ../shared/crds has it now: that copy wins
+		}
+		seen[c.crd.Name] = c.file
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// moduleCRDs are upstream CRDs a target emits that ../shared/crds does not
+// hold, read from the pinned Go module that ships them: Envoy Gateway's
+// ClientTrafficPolicy (the Gateway plane's early removal of the client's
+// verified team header) from github.com/envoyproxy/gateway at the go.mod
+// version, its Helm chart's generated CRD with the template guard lines
+// dropped.
+var moduleCRDs = []struct{ module, path string }{
+	{"github.com/envoyproxy/gateway", "charts/gateway-crds-helm/templates/generated/gateway.envoyproxy.io_clienttrafficpolicies.yaml"},
+}
+
+func readModuleCRDs(root string) ([]crdFile, error) {
+	var out []crdFile
+	for _, mc := range moduleCRDs {
+		cmd := exec.Command("go", "mod", "download", "-json", mc.module)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		data, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("locating module %s for its CRDs: %w", mc.module, err)
+		}
+		var mod struct{ Dir string }
+		if err := json.Unmarshal(data, &mod); err != nil || mod.Dir == "" {
+			return nil, fmt.Errorf("locating module %s for its CRDs: no directory in %q", mc.module, data)
+		}
+		file := filepath.Join(mod.Dir, filepath.FromSlash(mc.path))
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		var kept []string
+		for _, line := range strings.Split(string(raw), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "{{") {
+				kept = append(kept, line)
+			}
+		}
+		tmp, err := os.MkdirTemp("", "module-crds-")
+		if err != nil {
+			return nil, err
+		}
+		f := filepath.Join(tmp, filepath.Base(file))
+		if err := os.WriteFile(f, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+			return nil, err
+		}
+		crds, err := readCRDDir(tmp, nil)
+		os.RemoveAll(tmp)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		for i := range crds {
+			crds[i].file = file
+		}
+		out = append(out, crds...)
 	}
 	return out, nil
 }

@@ -79,6 +79,7 @@ func TestCRDSelection(t *testing.T) {
 		"backends.gateway.envoyproxy.io",
 		"backendtrafficpolicies.gateway.envoyproxy.io",
 		"securitypolicies.gateway.envoyproxy.io",
+		"clienttrafficpolicies.gateway.envoyproxy.io", // from the envoyproxy/gateway module
 		"agentgatewaybackends.agentgateway.dev",
 		"agentgatewaypolicies.agentgateway.dev",
 		"agentgatewaymodels.agentgateway.dev",
