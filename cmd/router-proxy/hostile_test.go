@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -357,7 +358,7 @@ func TestTrickledBodyIsCut(t *testing.T) {
 	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
 }
 
-// TestHostileRequestAuditBounded: a 500 KB classification header and a huge
+// TestHostileRequestAuditBounded: a 60 KB classification header and a huge
 // model name are cut in the audit line; a client that never reads its
 // response is cut at the write timeout and audited as such, and upstream
 // usage with a negative count neither crashes the handler nor is trusted.
@@ -368,7 +369,7 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
 	p := startProxy(t, cfg, "--client-write-timeout", "1s")
 
-	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 500<<10))
+	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 60<<10))
 	assert.Equal(t, 200, code, body)
 
 	conn, err := net.Dial("tcp", p.listen)
@@ -422,4 +423,40 @@ func TestLargeResponseUsageIsRead(t *testing.T) {
 	require.Eventually(t, func() bool { audit, _ = os.ReadFile(cfg.Policy.Audit.FilePath); return len(audit) > 0 }, 10*time.Second, 50*time.Millisecond)
 	assert.Contains(t, string(audit), `"totalTokens":15`)
 	assert.NotContains(t, string(audit), `"tokensEstimated":true`)
+}
+
+// TestHeadOfTinyLinesIsRefused: heads of 1 MiB of "a:" lines with a
+// Content-Length and no body (each was held for the body timeout and cost
+// about 35 MiB: 8 of them took the process past 256 MiB) are refused with
+// 431 as soon as they pass the head limits, and cost the process nothing
+// to speak of.
+func TestHeadOfTinyLinesIsRefused(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
+	head := "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n" + strings.Repeat("a:\n", (1<<20)/3) + "\r\n"
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", p.listen)
+			if !assert.NoError(t, err) {
+				return
+			}
+			defer conn.Close()
+			go func() { _, _ = io.WriteString(conn, head) }()
+			_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err == nil {
+				assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+				return
+			}
+			// The refusal may be lost to the reset of a connection whose
+			// client kept sending; it must not be held.
+			var ne net.Error
+			assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection was held: %v", err)
+		}()
+	}
+	wg.Wait()
+	assert.Less(t, vmHWM(t, p.cmd.Process.Pid), int64(96<<20), "peak RSS")
 }

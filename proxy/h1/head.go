@@ -17,15 +17,24 @@ import (
 
 var (
 	errHeadTooLarge  = errors.New("h1: message head too large")
+	errTooManyFields = errors.New("h1: message head has too many header fields")
 	errMalformedHead = errors.New("h1: malformed message head")
 )
+
+// MaxHeaderFields bounds the header lines of a head, both ways (requests
+// get 431 past it; a response past it fails its attempt). With the byte
+// limit it bounds what one head costs: a head of tiny lines ("a:\n")
+// would otherwise be a line count of map entries and value slices, many
+// times the bytes sent. Envoy's default is 100; a client sends about 20.
+const MaxHeaderFields = 256
 
 // maxEmptyLines is how many empty lines before a request line are skipped
 // (RFC 9112 §2.2: some clients send a CRLF after a POST body).
 const maxEmptyLines = 4
 
 // readHead reads a message head (start line and header section, up to the
-// empty line) into buf, at most limit bytes, and counts its lines.
+// empty line) into buf, at most limit bytes and MaxHeaderFields header
+// lines, and counts its lines.
 func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []byte, lines int, err error) {
 	head = buf[:0]
 	empties, lineStart := 0, 0
@@ -56,7 +65,9 @@ func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []b
 			head, lineStart = head[:0], 0
 			continue
 		}
-		lines++
+		if lines++; lines > MaxHeaderFields+1 {
+			return head, 0, errTooManyFields
+		}
 		lineStart = len(head)
 	}
 }
@@ -94,9 +105,13 @@ type fields struct {
 // in Request.Host).
 func parseFields(s string, n int, hostApart bool) (fields, error) {
 	// n counts the start line: n-1 header lines at most. Up to 8 keys fit
-	// a map's first group, sized without a table.
-	f := fields{h: make(http.Header, n-1)}
-	vals := make([]string, n-1) // backing for one-value keys
+	// a map's first group, sized without a table. The size hints are
+	// capped as net/http caps them (CVE-2023-24534): readHead bounds the
+	// line count, and a head that did not come from it must not size
+	// memory by its line count either.
+	hint := min(max(n-1, 0), MaxHeaderFields)
+	f := fields{h: make(http.Header, hint)}
+	vals := make([]string, hint) // backing for one-value keys
 	var seenBuf [16]string
 	seen := seenBuf[:0]
 	for i := 0; len(s) > 0; i++ {
@@ -156,7 +171,7 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 		} else {
 			_, repeat = f.h[key]
 		}
-		if repeat {
+		if repeat || i >= len(vals) {
 			f.h[key] = append(f.h[key], v)
 		} else {
 			vals[i] = v

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func BenchmarkParseFields(b *testing.B) {
 
 // A connection does not keep a large head's buffer for the next head.
 func TestLargeHeadBufferIsNotKept(t *testing.T) {
-	c := connOver("HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("b", 1<<20) + "\r\nContent-Length: 0\r\n\r\n" +
+	c := connOver("HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("b", maxResponseHead/2) + "\r\nContent-Length: 0\r\n\r\n" +
 		"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 	_, err := readResponse(c, &http.Request{Method: "POST"})
 	require.NoError(t, err)
@@ -111,4 +112,24 @@ func TestLargeHeadBufferIsNotKept(t *testing.T) {
 	_, err = readResponse(c, &http.Request{Method: "POST"})
 	require.NoError(t, err)
 	assert.Positive(t, cap(c.head), "a small head's buffer is kept")
+}
+
+// A head's parse costs memory in proportion to its bytes, not to a line
+// count it claims: the size hints are capped (CVE-2023-24534).
+func TestParseSizeHintsAreCapped(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := parseFields("Host: a\r\n\r\n", 1_000_000, false)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<10), "a two-line head allocated for a million lines")
+}
+
+// An upstream's head of more than MaxHeaderFields lines fails the attempt.
+func TestResponseHeadFieldsAreBounded(t *testing.T) {
+	_, err := readResponse(connOver("HTTP/1.1 200 OK\r\n"+strings.Repeat("a:\n", MaxHeaderFields)+"Content-Length: 0\r\n\r\n"), &http.Request{Method: "POST"})
+	assert.ErrorIs(t, err, errTooManyFields)
+	resp, err := readResponse(connOver("HTTP/1.1 200 OK\r\n"+strings.Repeat("a:\n", MaxHeaderFields-1)+"Content-Length: 0\r\n\r\n"), &http.Request{Method: "POST"})
+	require.NoError(t, err)
+	assert.Len(t, resp.Header["A"], MaxHeaderFields-1)
 }

@@ -42,6 +42,8 @@ func (c *serverConn) readRequest() (*request, *headError) {
 	switch {
 	case err == errHeadTooLarge:
 		return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "request head too large")
+	case err == errTooManyFields:
+		return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "too many header fields")
 	case err == errMalformedHead:
 		return nil, refused(http.StatusBadRequest, "malformed HTTP request")
 	case err != nil:

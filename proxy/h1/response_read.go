@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// maxResponseHead bounds an upstream's response head, as net/http's
-// Transport does by default (MaxResponseHeaderBytes, 10 MiB).
-const maxResponseHead = 10 << 20
+// maxResponseHead bounds an upstream's response head (net/http's
+// Transport allows 10 MiB by default; an inference server's heads are a
+// few hundred bytes, and a head held per attempt must stay small beside
+// the pod's memory). Its header lines are bounded by MaxHeaderFields.
+const maxResponseHead = 1 << 20
 
 // readResponse reads a response head from c and frames its body as
 // net/http's ReadResponse does: no body for HEAD, 1xx, 204 and 304;

@@ -47,7 +47,8 @@ type Server struct {
 	// IdleTimeout closes a keep-alive connection with no request this long.
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request head (request line included);
-	// larger ones get 431. Zero means DefaultMaxHeaderBytes.
+	// larger ones, or ones with more than MaxHeaderFields header lines,
+	// get 431. Zero means DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// LeaveCheckDelay is how long a request runs before the server
 	// watches its connection for the client leaving (which cancels the
@@ -67,8 +68,11 @@ type Server struct {
 }
 
 const (
-	// DefaultMaxHeaderBytes is net/http's default (1 MiB) plus its slack.
-	DefaultMaxHeaderBytes = http.DefaultMaxHeaderBytes + 4096
+	// DefaultMaxHeaderBytes bounds a request head: 64 KiB, as Envoy's
+	// default (60 KiB) and above nginx's (32 KiB). net/http's 1 MiB let
+	// every connection hold a megabyte of head (and its copy while it is
+	// parsed): a connection cap times 1 MiB is past any pod's memory.
+	DefaultMaxHeaderBytes = 64 << 10
 	// DefaultLeaveCheckDelay: a request shorter than this is not watched.
 	DefaultLeaveCheckDelay = 10 * time.Millisecond
 	// maxDiscard is how much of a body the handler left unread the server

@@ -145,6 +145,7 @@ func TestHeadParsedAsNetHTTPDoes(t *testing.T) {
 		"GET /x HTTP/1.0\r\nConnection: keep-alive\r\nUSER-AGENT: u\r\n\r\n",
 		"OPTIONS * HTTP/1.1\r\nHost: h\r\nconnection: Keep-Alive, close\r\n\r\n",
 		manyHeaders(),
+		"GET /t HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("a:\n", h1.MaxHeaderFields-1) + "\r\n", // as many fields as allowed
 	}
 	type seen struct {
 		Method, Path, RawPath, RawQuery, Host, Proto, RequestURI string
@@ -218,6 +219,7 @@ func TestMalformedHeadsAreRefused(t *testing.T) {
 		{"POST /x HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx", 417},
 		{"GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("b", 5000) + "\r\n\r\n", 431},
 		{"\r\n\r\n\r\n\r\n\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
+		{"GET /x HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("a:\n", h1.MaxHeaderFields) + "\r\n", 431}, // one field too many
 	} {
 		c, br := dial(t, addr)
 		resp, _ := roundTrip(t, c, br, tc.head)
