@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
@@ -375,4 +376,83 @@ func TestGatewaySharedByOverlappingRouters(t *testing.T) {
 		return fmt.Errorf("still there: %v", err)
 	})
 	waitCondition(t, ctx, ns, "second", v1.ConditionValidated, metav1.ConditionTrue, "")
+}
+
+// TestGatewayAuthRouterOwnsItsGateway: a router with policy.auth on the
+// Gateway plane removes the client's team header on its Gateway (a
+// ClientTrafficPolicy in the Gateway's namespace, deleted with the router),
+// refuses another ModelRouter on its Gateway (GatewaySharedWithAuth), and
+// reports any other route attached there (Degraded).
+func TestGatewayAuthRouterOwnsItsGateway(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.21")
+	objs, name, spec := testCase(t, "gateway-jwt-allowlists", ns, gwns)
+	applyAll(t, ctx, objs)
+	createRouter(t, ns, name, specYAML(t, spec))
+	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+
+	ctpGVK := schema.GroupVersionKind{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Kind: "ClientTrafficPolicy"}
+	ctps := func() []unstructured.Unstructured {
+		l := &unstructured.UnstructuredList{}
+		l.SetGroupVersionKind(ctpGVK.GroupVersion().WithKind("ClientTrafficPolicyList"))
+		if err := k8s.List(ctx, l, client.InNamespace(gwns)); err != nil {
+			t.Fatal(err)
+		}
+		return l.Items
+	}
+	got := ctps()
+	if len(got) != 1 {
+		t.Fatalf("want one ClientTrafficPolicy in the Gateway's namespace, got %d", len(got))
+	}
+	remove, _, _ := unstructured.NestedStringSlice(got[0].Object, "spec", "headers", "earlyRequestHeaders", "remove")
+	if len(remove) != 1 || remove[0] != "x-llmkube-team" {
+		t.Errorf("earlyRequestHeaders.remove = %v, want [x-llmkube-team]", remove)
+	}
+
+	// Another ModelRouter on the same Gateway, rules disjoint: refused.
+	other := map[string]any{
+		"dataPlane":  "Gateway",
+		"gatewayRef": map[string]any{"name": "ai-gateway", "namespace": gwns},
+		"backends":   []any{map[string]any{"name": "q", "inferenceServiceRef": map[string]any{"name": "qwen3"}}},
+		"rules": []any{map[string]any{"name": "open", "failClosed": true,
+			"match": map[string]any{"models": []any{"open-model"}}, "route": map[string]any{"backends": []any{"q"}}}},
+	}
+	createRouter(t, ns, "open", specYAML(t, other))
+	waitCondition(t, ctx, ns, "open", v1.ConditionValidated, metav1.ConditionFalse, "GatewaySharedWithAuth")
+	if err := k8s.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "open"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A foreign HTTPRoute on the Gateway: the router is Degraded, naming it.
+	foreign := mustApply(t, ctx, ns, fmt.Sprintf(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: someone-else}
+spec:
+  parentRefs: [{name: ai-gateway, namespace: %s}]
+  rules:
+    - backendRefs: [{name: svc, port: 80}]
+`, gwns))[0]
+	touch(t, ns, name)
+	mr := waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionTrue, "GatewaySharedWithAuth")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionDegraded); !strings.Contains(c.Message, "HTTPRoute "+ns+"/someone-else") {
+		t.Errorf("Degraded does not name the foreign route: %s", c.Message)
+	}
+	if err := k8s.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, ns, name)
+	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionFalse, "")
+
+	// Deleting the router deletes its policy in the Gateway's namespace.
+	if err := k8s.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "ClientTrafficPolicy deleted with the router", func() error {
+		if n := len(ctps()); n != 0 {
+			return fmt.Errorf("%d left", n)
+		}
+		return nil
+	})
 }
