@@ -153,7 +153,11 @@ func (m *Model) Serve(r simulate.Request) simulate.Outcome {
 			return *out
 		}
 	default:
-		out.Backend = b.Kind + "/" + b.Name
+		kind := b.Kind
+		if kind == "" {
+			kind = "Service"
+		}
+		out.Backend = kind + "/" + b.Name
 	}
 	out.Status = http.StatusOK
 	out.Attempts = []string{out.Backend}

@@ -224,10 +224,14 @@ func (e *emitter) route(rules []gwv1.HTTPRouteRule) {
 	e.routeRules = len(rules)
 }
 
-// policy emits the model-extraction AgentgatewayPolicy on the Gateway. Its
-// targetRefs are same-namespace, so it lives in the Gateway's namespace; there
-// it cannot carry an owner reference to the router and is labelled with the
-// router's namespace for the controller's finalizer to delete it.
+// policy emits the model-extraction AgentgatewayPolicy on the Gateway, or on
+// the router's listener when sectionName is set: reading request.body makes
+// agentgateway buffer every request on its target before routing (up to
+// 2 MiB or the end of the body), which would stall other teams' streaming
+// uploads and gRPC streams on the Gateway's other listeners. Its targetRefs
+// are same-namespace, so it lives in the Gateway's namespace; there it cannot
+// carry an owner reference to the router and is labelled with the router's
+// namespace for the controller's finalizer to delete it.
 func (e *emitter) policy() {
 	cross := e.gwNamespace != e.r.Namespace
 	m := e.meta(naming.AgentGatewayPolicyName(e.r.Namespace, e.r.Name, cross))
@@ -240,7 +244,7 @@ func (e *emitter) policy() {
 	e.add(&AgentgatewayPolicy{
 		ObjectMeta: m,
 		Spec: PolicySpec{
-			TargetRefs: []PolicyTargetRef{{Group: gatewayAPIGroup, Kind: "Gateway", Name: e.g.Name}},
+			TargetRefs: []PolicyTargetRef{{Group: gatewayAPIGroup, Kind: "Gateway", Name: e.g.Name, SectionName: e.g.SectionName}},
 			Traffic: &TrafficPolicy{
 				Phase: "PreRouting",
 				Transformation: &Transformation{Request: &TransformationSpec{

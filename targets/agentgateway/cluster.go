@@ -43,7 +43,19 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	if err != nil {
 		return obs, fmt.Errorf("checking for conflicting policies: %w", err)
 	}
-	if conflict != "" {
+	override, err := foreignOverrides(ctx, c, in.Router, in.Desired)
+	if err != nil {
+		return obs, fmt.Errorf("checking for overriding policies: %w", err)
+	}
+	switch {
+	case override != "":
+		// The weaker control first: an Override can lift the router's
+		// authentication or allowlist.
+		if conflict != "" {
+			override += "; also: " + conflict
+		}
+		obs.Conflict, obs.ConflictReason = override, ReasonOverridingPolicy
+	case conflict != "":
 		obs.Conflict, obs.ConflictReason = conflict, targets.ReasonConflictingPolicy
 	}
 	return obs, nil
@@ -72,13 +84,114 @@ func (*Target) Lingering(context.Context, targets.ClusterReader, *v1.ModelRouter
 	return targets.Lingering{}
 }
 
+// ReasonOverridingPolicy: a foreign PostRouting AgentgatewayPolicy with
+// strategy.inheritance Override on the router's Gateway, listener or route
+// sets a field the router's own policy sets (jwtAuthentication,
+// authorization, transformation), so agentgateway drops the router's.
+const ReasonOverridingPolicy = "OverridingPolicy"
+
+// overridable are the traffic fields of the router's own route policy that a
+// less specific Override policy takes away (store/binds.rs route_policies:
+// the first Override of a field locks it; for authorization, no later
+// authorization is merged).
+var overridable = []string{"jwtAuthentication", "authorization", "transformation"}
+
+// foreignOverrides finds AgentgatewayPolicies this router did not generate
+// that attach (PostRouting) to its Gateway, to its listener, or to its
+// HTTPRoute, carry strategy.inheritance Override, and set a field the
+// router's route policy sets. agentgateway merges route policies from the
+// Gateway down to the rule and an Override locks the field: the router's
+// Strict JWT, its allowlist or its verified team header would be dropped.
+// The router cannot defend against it; the message says which policy and
+// which fields. (In routing Model the allowlist is on each
+// AgentgatewayModel, which no route policy merges with; the JWT and the team
+// header are still exposed.)
+func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Router, desired []*unstructured.Unstructured) (string, error) {
+	g := cr.AgentGateway
+	if g == nil {
+		return "", nil
+	}
+	ours := map[string]bool{}
+	mine := map[string]bool{} // fields the router's route policy sets
+	route := ""
+	for _, o := range desired {
+		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
+		switch o.GroupVersionKind() {
+		case HTTPRouteGVK:
+			route = o.GetName()
+		case agentgatewayPolicyGVK:
+			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
+				continue
+			}
+			for _, f := range overridable {
+				if _, ok, _ := unstructured.NestedFieldNoCopy(o.Object, "spec", "traffic", f); ok {
+					mine[f] = true
+				}
+			}
+		}
+	}
+	if len(mine) == 0 {
+		return "", nil
+	}
+	namespaces := []string{g.Namespace}
+	if cr.Namespace != g.Namespace && route != "" {
+		namespaces = append(namespaces, cr.Namespace)
+	}
+	var found []string
+	for _, ns := range namespaces {
+		items, err := c.List(ctx, agentgatewayPolicyGVK, ns)
+		if err != nil {
+			return "", err
+		}
+		for i := range items {
+			p := &items[i]
+			p.SetGroupVersionKind(agentgatewayPolicyGVK)
+			if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if inh, _, _ := unstructured.NestedString(p.Object, "spec", "strategy", "inheritance"); inh != "Override" {
+				continue
+			}
+			if phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
+				continue
+			}
+			attached := p.GetNamespace() == g.Namespace && targetsGateway(p, g.Name, g.SectionName)
+			if route != "" && p.GetNamespace() == cr.Namespace {
+				attached = attached || targetsKind(p, "HTTPRoute", route)
+			}
+			if !attached {
+				continue
+			}
+			var fields []string
+			for _, f := range overridable {
+				if _, ok, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "traffic", f); ok && mine[f] {
+					fields = append(fields, f)
+				}
+			}
+			if len(fields) > 0 {
+				found = append(found, fmt.Sprintf("%s/%s (%s)", p.GetNamespace(), p.GetName(), strings.Join(fields, ", ")))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	sort.Strings(found)
+	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes (rechecked every two minutes)",
+		strings.Join(found, ", ")), nil
+}
+
 // foreignPreRoutingPolicies finds AgentgatewayPolicies on the router's
-// Gateway that this router did not generate and that also set a PreRouting
-// transformation. agentgateway keeps the oldest one, so the router keeps its
-// own policy and reports ConflictingPreRoutingPolicy until they go. A policy
-// whose transformation is exactly this router's (another LLMKube router on
-// the same Gateway) is no conflict: whichever agentgateway keeps, the model
-// header is set the same way.
+// Gateway, or on the listener its route attaches to, that this router did
+// not generate and that also set a PreRouting transformation. agentgateway
+// runs exactly one PreRouting transformation per request: a listener's
+// before the Gateway's, and between several at one level whichever its
+// HashSet yields first, which can differ between replicas and restarts
+// (store/binds.rs gateway_policies). So the router keeps its own policy and
+// reports ConflictingPreRoutingPolicy until the others go. A policy whose
+// transformation is exactly this router's (another LLMKube router on the
+// same Gateway) is no conflict: whichever runs, the model header is set the
+// same way.
 func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr *ir.Router, desired []*unstructured.Unstructured) (string, error) {
 	if cr.AgentGateway == nil {
 		return "", nil
@@ -92,7 +205,9 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 	for _, o := range desired {
 		ours[objKey(o)] = true
 		if o.GroupVersionKind() == agentgatewayPolicyGVK {
-			ourTransform, _, _ = unstructured.NestedMap(o.Object, "spec", "traffic", "transformation")
+			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
+				ourTransform, _, _ = unstructured.NestedMap(o.Object, "spec", "traffic", "transformation")
+			}
 		}
 	}
 	items, err := c.List(ctx, agentgatewayPolicyGVK, ns)
@@ -108,7 +223,7 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		}
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
 		transform, hasTransform, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation")
-		if phase != "PreRouting" || !hasTransform || !targetsGateway(p, cr.AgentGateway.Name) {
+		if phase != "PreRouting" || !hasTransform || !targetsGateway(p, cr.AgentGateway.Name, cr.AgentGateway.SectionName) {
 			continue
 		}
 		if ourTransform != nil && equality.Semantic.DeepEqual(transform, ourTransform) {
@@ -120,18 +235,34 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		return "", nil
 	}
 	sort.Strings(foreign)
-	return fmt.Sprintf("Gateway %s/%s already carries another PreRouting transformation policy (%s); agentgateway keeps the oldest, so this router's model extraction may be shadowed. This router keeps its policy; remove the other one (rechecked every two minutes)",
+	return fmt.Sprintf("Gateway %s/%s already carries another PreRouting transformation policy (%s); agentgateway runs exactly one PreRouting transformation per request (a listener's before the Gateway's, otherwise in an order that can differ between replicas and restarts), so this router's model extraction may not run. This router keeps its policy; remove the other one (rechecked every two minutes)",
 		ns, cr.AgentGateway.Name, strings.Join(foreign, ", ")), nil
 }
 
-func targetsGateway(p *unstructured.Unstructured, gateway string) bool {
+// targetsGateway reports whether the policy attaches to the Gateway, or to
+// a listener that takes the router's traffic: any listener when the router
+// attaches to the whole Gateway (section ""), else that listener.
+func targetsGateway(p *unstructured.Unstructured, gateway, section string) bool {
 	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
 	for _, r := range refs {
 		m, ok := r.(map[string]any)
-		if !ok {
+		if !ok || m["kind"] != "Gateway" || m["name"] != gateway {
 			continue
 		}
-		if m["kind"] == "Gateway" && m["name"] == gateway {
+		s, _ := m["sectionName"].(string)
+		if s == "" || section == "" || s == section {
+			return true
+		}
+	}
+	return false
+}
+
+// targetsKind reports whether the policy attaches to the named object of a
+// kind (any section of it).
+func targetsKind(p *unstructured.Unstructured, kind, name string) bool {
+	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok && m["kind"] == kind && m["name"] == name {
 			return true
 		}
 	}

@@ -216,3 +216,30 @@ func TestOverrideAuthorizationOnTheGateway(t *testing.T) {
 	m = gateway(t, foreign(t, overrideAllowAll), router("chat", modelMode+auth))
 	expect(t, m, chat("llama", team("research")), http.StatusForbidden, "")
 }
+
+// Item 4 of issue 28: with sectionName the body-reading extraction policy
+// targets the router's listener only; on the Gateway it would run on every
+// listener and take another team's routing header away.
+func TestPreRoutingExtractionStaysOnItsListener(t *testing.T) {
+	const theirRoute = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: uploads, namespace: ns}
+spec:
+  parentRefs: [{name: gw, sectionName: other}]
+  rules:
+  - matches: [{headers: [{name: X-Gateway-Base-Model-Name, type: Exact, value: bulk}]}]
+    backendRefs: [{name: uploads, port: 80}]
+`
+	objs, diags := compileAll(t, router("chat", `  agentGatewayRef: {name: gw, sectionName: http}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen-epp, port: 9002}}}
+  defaultRoute: qwen
+`))
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "uploads.example"}}},
+		append(objs, foreign(t, theirRoute)...))
+	require.NoError(t, err)
+	up := simulate.Request{Host: "uploads.example", Path: "/upload", Headers: http.Header{"X-Gateway-Base-Model-Name": {"bulk"}}}
+	expect(t, m, up, http.StatusOK, "Service/uploads")
+	expect(t, m, chat("qwen3", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+}

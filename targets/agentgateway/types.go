@@ -35,11 +35,13 @@ type PolicySpec struct {
 	Traffic    *TrafficPolicy    `json:"traffic,omitempty"`
 }
 
-// PolicyTargetRef names what a policy attaches to (same namespace).
+// PolicyTargetRef names what a policy attaches to (same namespace); with
+// SectionName, one listener of a Gateway or one rule of a route.
 type PolicyTargetRef struct {
-	Group string `json:"group"`
-	Kind  string `json:"kind"`
-	Name  string `json:"name"`
+	Group       string `json:"group"`
+	Kind        string `json:"kind"`
+	Name        string `json:"name"`
+	SectionName string `json:"sectionName,omitempty"`
 }
 
 // TrafficPolicy is spec.traffic.
