@@ -53,6 +53,9 @@ type Request struct {
 	// Token, when set, is sent as Authorization: Bearer.
 	Token      *Token
 	ClientAddr string
+	// Down are backends that fail every attempt, named as the plane's
+	// Outcome.Attempts names them.
+	Down map[string]bool
 }
 
 // Normalized returns a copy with defaults filled in and the token's

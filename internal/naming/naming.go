@@ -211,6 +211,12 @@ func numbered(router, kind string, n int) string {
 	return Scoped(router, fmt.Sprintf("%s-%d", kind, n+1))
 }
 
+// AnnotationBudgetRules, on a BackendTrafficPolicy, names the budget each
+// of its global rate-limit rules counts for, in rule order, comma-separated
+// (a budget with both maxTokens and maxUSD has two rules). Envoy Gateway's
+// rules carry no name of their own.
+const AnnotationBudgetRules = "inference.llmkube.dev/budget-rules"
+
 // GatewayJWTProviderName names the JWT provider of a router's SecurityPolicy.
 // Envoy Gateway stores a verified token's claims under the provider's name
 // (jwt_authn payload_in_metadata) and the authorization rules read them from

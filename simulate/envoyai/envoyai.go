@@ -434,7 +434,11 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 			if !applies {
 				continue
 			}
-			o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[naming.LabelRouter], Budget: fmt.Sprintf("%s/%s#%d", btp.Namespace, btp.Name, i), Key: key})
+			budget := fmt.Sprintf("%s/%s#%d", btp.Namespace, btp.Name, i)
+			if names := strings.Split(btp.Annotations[naming.AnnotationBudgetRules], ","); i < len(names) && names[i] != "" {
+				budget = names[i]
+			}
+			o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[naming.LabelRouter], Budget: budget, Key: key})
 		}
 	}
 	// 8. upstream
@@ -458,11 +462,19 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 		o.Status = http.StatusServiceUnavailable
 		return o
 	}
-	first := o.Attempts[0]
-	o.Backend = first
-	o.Upstream = m.upstreamHeaders(first, h, &o)
-	o.Status = http.StatusOK
-	o.Tracef("%s sends the request to AIServiceBackend %s", r, first)
+	for _, b := range o.Attempts {
+		if req.Down[b] {
+			o.Tracef("AIServiceBackend %s fails; Envoy retries the next priority", b)
+			continue
+		}
+		o.Backend = b
+		o.Upstream = m.upstreamHeaders(b, h, &o)
+		o.Status = http.StatusOK
+		o.Tracef("%s sends the request to AIServiceBackend %s", r, b)
+		return o
+	}
+	o.Tracef("every backend of %s failed: 503", r)
+	o.Status = http.StatusServiceUnavailable
 	return o
 }
 

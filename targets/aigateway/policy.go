@@ -272,16 +272,20 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 			Active: e.activeHealthCheck(tg, warnedExternal),
 		}
 		var rl []egv1a1.RateLimitRule
-		for _, i := range shared {
-			rl = append(rl, e.budgetRules(i)...)
+		var budgetNames []string
+		for _, i := range append(append([]int(nil), shared...), first.ruleBudgets...) {
+			rules := e.budgetRules(i)
+			rl = append(rl, rules...)
+			for range rules {
+				budgetNames = append(budgetNames, e.r.Policy.Budgets[i].Name)
+			}
 		}
-		for _, i := range first.ruleBudgets {
-			rl = append(rl, e.budgetRules(i)...)
-		}
+		meta := e.meta(name)
 		if len(rl) > 0 {
 			spec.RateLimit = &egv1a1.RateLimitSpec{Global: &egv1a1.GlobalRateLimit{Rules: rl}}
+			meta.Annotations = map[string]string{naming.AnnotationBudgetRules: strings.Join(budgetNames, ",")}
 		}
-		e.add(&egv1a1.BackendTrafficPolicy{ObjectMeta: e.meta(name), Spec: spec}, gvkBTP)
+		e.add(&egv1a1.BackendTrafficPolicy{ObjectMeta: meta, Spec: spec}, gvkBTP)
 	}
 	// Rule budgets of rules that are never generated cap nothing.
 	for i, b := range e.r.Policy.Budgets {

@@ -198,6 +198,7 @@ func TestVerifiedTeamHeaderCannotBeForged(t *testing.T) {
 	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
 	require.Len(t, o.Charges, 1)
 	assert.Equal(t, "blue", o.Charges[0].Key, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "per-team", o.Charges[0].Budget)
 	assert.NotEqual(t, "platform-team", o.Rule)
 	assert.Equal(t, []string{"blue"}, o.Upstream.Values("X-Llmkube-Team"))
 	// The verified platform team is routed to gold.
