@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -459,4 +460,59 @@ func TestHeadOfTinyLinesIsRefused(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Less(t, vmHWM(t, p.cmd.Process.Pid), int64(96<<20), "peak RSS")
+}
+
+// TestNeverReadingClientIsClosed: a client that pipelines GETs and never
+// reads their answers loses its connection at --client-write-timeout
+// (/health and /v1/models are written by the server core, outside the
+// relay's own deadlines), and SIGTERM's drain does not wait on it for the
+// whole --shutdown-timeout.
+func TestNeverReadingClientIsClosed(t *testing.T) {
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--client-write-timeout", "1s", "--shutdown-timeout", "60s")
+	began := time.Now()
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn.Close()
+	closed := make(chan time.Time, 1)
+	go func() {
+		batch := strings.Repeat("GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n", 200)
+		for {
+			if _, err := io.WriteString(conn, batch); err != nil {
+				closed <- time.Now()
+				return
+			}
+		}
+	}()
+	var at time.Time
+	select {
+	case at = <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the never-reading client still has its connection")
+	}
+	t.Logf("closed %v after the test began", at.Sub(began))
+
+	// Again, and SIGTERM while it is held: the drain ends with it.
+	conn2, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn2.Close()
+	go func() {
+		batch := strings.Repeat("GET /health HTTP/1.1\r\nHost: x\r\n\r\n", 400)
+		for {
+			if _, err := io.WriteString(conn2, batch); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.done:
+		require.NoError(t, err)
+		t.Logf("exited %v after SIGTERM", time.Since(start))
+		assert.Less(t, time.Since(start), 10*time.Second)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drain waits on a client that never reads")
+	}
 }

@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	debugPprof := fs.Bool("debug-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin address (off by default: profiles reveal internals)")
 	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
-	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block (a client that stops reading loses its response; no backend is blamed)")
+	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block, for every answer (a client that stops reading loses its response and its connection; no backend is blamed)")
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
 	storeFailure := fs.String("budget-store-failure", budgetstore.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
@@ -140,7 +140,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, Log: log}
+	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, WriteTimeout: *writeTimeout, Log: log}
 	errc := make(chan error, 2)
 	go func() { errc <- serving.Serve(ln) }()
 	var adminSrv *http.Server

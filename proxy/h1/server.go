@@ -46,6 +46,11 @@ type Server struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request this long.
 	IdleTimeout time.Duration
+	// WriteTimeout closes a connection one write to which has been blocked
+	// this long (a client that stops reading, or pipelines requests and
+	// never reads their answers). It bounds every write the server makes,
+	// whatever the handler does with deadlines of its own. Zero means none.
+	WriteTimeout time.Duration
 	// MaxHeaderBytes bounds a request head (request line included);
 	// larger ones, or ones with more than MaxHeaderFields header lines,
 	// get 431. Zero means DefaultMaxHeaderBytes.
@@ -98,7 +103,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.conns = map[*serverConn]struct{}{}
 	}
 	s.listeners[ln] = struct{}{}
-	if !s.janitorOn && (s.IdleTimeout > 0 || s.ReadHeaderTimeout > 0) {
+	if !s.janitorOn && (s.IdleTimeout > 0 || s.ReadHeaderTimeout > 0 || s.WriteTimeout > 0) {
 		s.janitorOn = true
 		go s.janitor()
 	}
@@ -236,10 +241,13 @@ type serverConn struct {
 	bw     *bufio.Writer
 	state  atomic.Int32
 	since  atomic.Int64 // when the state began (monoNow)
-	served atomic.Bool  // a request was read: the idle wait is IdleTimeout
-	head   []byte       // the current request head, reused
-	resp   response
-	leave  leaveWatch
+	// writing is when the write on the wire began (monoNow+1), 0 when
+	// none is: the janitor closes a write blocked past WriteTimeout.
+	writing atomic.Int64
+	served  atomic.Bool // a request was read: the idle wait is IdleTimeout
+	head    []byte      // the current request head, reused
+	resp    response
+	leave   leaveWatch
 
 	// reused per request (request.go)
 	req      request
@@ -273,7 +281,7 @@ func (c *serverConn) serve() {
 	defer c.s.forget(c)
 	defer c.nc.Close()
 	c.br = bufio.NewReaderSize(c.nc, bufSize)
-	c.bw = bufio.NewWriterSize(c.nc, bufSize)
+	c.bw = bufio.NewWriterSize(connWriter{c}, bufSize)
 	c.leave.c = c
 	c.armLeave = c.leave.arm
 	for {
@@ -307,7 +315,18 @@ func (c *serverConn) serve() {
 	}
 }
 
-// The idle and header timeouts are kept by a janitor that looks at every
+// connWriter is the connection as the write buffer sees it: each write
+// on the wire is timed for the janitor (two atomic stores, no timer).
+type connWriter struct{ c *serverConn }
+
+func (w connWriter) Write(p []byte) (int, error) {
+	w.c.writing.Store(int64(monoNow()) + 1)
+	n, err := w.c.nc.Write(p)
+	w.c.writing.Store(0)
+	return n, err
+}
+
+// The idle, header and write timeouts are kept by a janitor that looks at every
 // connection a few times per timeout, not by a read deadline set and
 // cleared on each request: make bench-proxy counted three deadline
 // updates and two clock reads per request for them.
@@ -321,7 +340,7 @@ var epoch = time.Now()
 // timeout, between 10 ms and 1 s.
 func (s *Server) janitorTick() time.Duration {
 	t := time.Duration(0)
-	for _, d := range []time.Duration{s.IdleTimeout, s.ReadHeaderTimeout} {
+	for _, d := range []time.Duration{s.IdleTimeout, s.ReadHeaderTimeout, s.WriteTimeout} {
 		if d > 0 && (t == 0 || d < t) {
 			t = d
 		}
@@ -329,8 +348,8 @@ func (s *Server) janitorTick() time.Duration {
 	return min(max(t/8, 10*time.Millisecond), time.Second)
 }
 
-// janitor closes connections idle past IdleTimeout or reading a head past
-// ReadHeaderTimeout, until the server has shut down and its last
+// janitor closes connections idle past IdleTimeout, reading a head past
+// ReadHeaderTimeout or blocked in a write past WriteTimeout, until the server has shut down and its last
 // connection is gone.
 func (s *Server) janitor() {
 	tick := time.NewTicker(s.janitorTick())
@@ -374,6 +393,11 @@ func (s *Server) sweep(conns []*serverConn) (_ []*serverConn, done bool) {
 			if c.state.CompareAndSwap(stateHead, stateClosed) {
 				c.nc.Close()
 			}
+		}
+		if w := c.writing.Load(); w != 0 && s.WriteTimeout > 0 && now-time.Duration(w-1) > s.WriteTimeout {
+			// The blocked write fails and the connection's goroutine ends
+			// (a handler sees the error on its next write).
+			c.nc.Close()
 		}
 	}
 	return conns, false

@@ -457,3 +457,44 @@ func TestHandlerPanic(t *testing.T) {
 	_, body := roundTrip(t, c, br, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
 	assert.Equal(t, "ok", body, "the server survives")
 }
+
+// A client that pipelines requests and never reads their answers is closed
+// once a write to it has been blocked for WriteTimeout, whatever the
+// handler did about deadlines, so a graceful shutdown does not wait on it.
+func TestNeverReadingClientIsClosed(t *testing.T) {
+	var served atomic.Int64
+	answer := strings.Repeat("x", 16<<10)
+	s, addr := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		_, _ = io.WriteString(w, answer)
+	}, func(s *h1.Server) { s.WriteTimeout = 300 * time.Millisecond })
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		batch := strings.Repeat("GET /x HTTP/1.1\r\nHost: x\r\n\r\n", 100)
+		for {
+			if _, err := io.WriteString(c, batch); err != nil {
+				return // the server closed the connection
+			}
+		}
+	}()
+	// The server blocks once the socket buffers are full of answers.
+	require.Eventually(t, func() bool {
+		n := served.Load()
+		time.Sleep(100 * time.Millisecond)
+		return n > 0 && served.Load() == n
+	}, 10*time.Second, 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	assert.NoError(t, s.Shutdown(ctx), "the drain waited on a client that never reads")
+	assert.Less(t, time.Since(start), 2*time.Second)
+	select {
+	case <-writerDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the never-reading client's connection is still open")
+	}
+}
