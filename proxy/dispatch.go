@@ -376,6 +376,11 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	}
 	external := b.st.Config.Kind == proxyapi.KindExternal
 	hop := connectionTokens(r.Header)
+	if s.auth != nil {
+		// The verified team is the proxy's header, not the client's: a
+		// Connection header naming it must not strip it.
+		delete(hop, s.auth.Header)
+	}
 	for k, v := range r.Header {
 		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
 			continue

@@ -523,3 +523,27 @@ func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 	assert.Equal(t, int64(165), st.TokensUsed, "both teams, summed")
 	assert.Equal(t, "1.000000", st.Utilization, "the highest team's share")
 }
+
+// TestVerifiedTeamSurvivesConnection: with policy.auth.jwt, a client that
+// names the team header in Connection does not strip the verified team
+// before the upstream (nor smuggle its own).
+func TestVerifiedTeamSurvivesConnection(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	teams := make(chan []string, 4)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		teams <- r.Header.Values("X-Llmkube-Team")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	t.Cleanup(up.Close)
+	cfg := oneBackend(up.URL, proxyapi.KindLocal)
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	p := startProxy(t, cfg)
+	bearer := "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	code, body := p.post(t, `{"model":"a"}`, "Authorization", bearer, "Connection", "x-llmkube-team", "x-llmkube-team", "platform")
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, []string{"research"}, <-teams)
+}

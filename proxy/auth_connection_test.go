@@ -1,0 +1,36 @@
+package proxy
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// A header the proxy sets survives whatever the client sends: naming the
+// verified team header in Connection (hop-by-hop, RFC 9110 §7.6.1) does
+// not strip it before the upstream, while a client header named there is
+// still dropped.
+func TestVerifiedTeamSurvivesConnection(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	a := newStub(t, "a", nil)
+	cfg := config(backend("a", a.URL))
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	for _, conn := range []string{"x-llmkube-team", "X-LLMKUBE-TEAM, x-custom", "keep-alive, x-llmkube-team"} {
+		code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token, "Connection", conn, "X-Llmkube-Team", "platform", "X-Custom", "1")
+		require.Equal(t, 200, code, body)
+		got := a.last().Header
+		assert.Equal(t, []string{"research"}, got["X-Llmkube-Team"], "Connection: %s", conn)
+		if conn != "x-llmkube-team" && conn != "keep-alive, x-llmkube-team" {
+			assert.Empty(t, got["X-Custom"], "a client header named by Connection is hop-by-hop")
+		}
+	}
+}
