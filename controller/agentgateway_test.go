@@ -192,22 +192,32 @@ spec:
 	waitPhase(t, ctx, ns, "conf", v1.PhaseReady)
 }
 
-// TestTwoRoutersShareAGateway: two LLMKube routers on one Gateway each emit
-// the same model extraction, which is no conflict; a foreign transformation
-// still is.
+// TestTwoRoutersShareAGateway: two LLMKube routers on one Gateway, on
+// disjoint hostnames, each emit the same model extraction, which is no
+// conflict. A third on the same listener and hosts whose routes meet theirs
+// is refused (GatewayRoutesOverlap), naming the other (issue 28 item 3).
 func TestTwoRoutersShareAGateway(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
 	readyISVCs(t, ctx, ns, "qwen")
 	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.62")
-	createRouter(t, ns, "first", agentGatewaySpec(ns))
+	withHost := func(host string) string {
+		return strings.Replace(agentGatewaySpec(ns), "  endpointPicker: qwen-epp\n", "  endpointPicker: qwen-epp\n  hostnames: ["+host+"]\n", 1)
+	}
+	createRouter(t, ns, "first", withHost("first.example"))
 	waitCondition(t, ctx, ns, "first", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
-	createRouter(t, ns, "second", agentGatewaySpec(ns))
+	createRouter(t, ns, "second", withHost("second.example"))
 	waitCondition(t, ctx, ns, "second", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "second", v1.PhaseReady)
 	waitPhase(t, ctx, ns, "first", v1.PhaseReady)
 	if p := listLabelled(t, policyGVK, ns, "second"); len(p) != 1 {
 		t.Errorf("each router keeps its own extraction policy; second has %v", p)
+	}
+
+	createRouter(t, ns, "third", withHost(`"*.example"`))
+	mr := waitCondition(t, ctx, ns, "third", v1.ConditionValidated, metav1.ConditionFalse, "GatewayRoutesOverlap")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated); !strings.Contains(c.Message, "ModelRouter "+ns+"/first") {
+		t.Errorf("the refusal does not name the other router: %s", c.Message)
 	}
 }
 

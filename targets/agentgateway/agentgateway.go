@@ -240,7 +240,7 @@ func (e *emitter) policy() {
 		m.OwnerReferences = nil
 		m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(e.r.Namespace)
 	}
-	e.expressions = append(e.expressions, ModelExpression)
+	e.expressions = append(e.expressions, ModelExpression, ModelPresentExpression)
 	e.add(&AgentgatewayPolicy{
 		ObjectMeta: m,
 		Spec: PolicySpec{
@@ -248,7 +248,7 @@ func (e *emitter) policy() {
 			Traffic: &TrafficPolicy{
 				Phase: "PreRouting",
 				Transformation: &Transformation{Request: &TransformationSpec{
-					Set: []HeaderExpression{{Name: ModelHeader, Value: ModelExpression}},
+					Set: []HeaderExpression{{Name: ModelHeader, Value: ModelExpression}, {Name: ModelPresentHeader, Value: ModelPresentExpression}},
 				}},
 			},
 		},

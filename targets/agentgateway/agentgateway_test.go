@@ -112,7 +112,10 @@ func TestInferencePoolObjects(t *testing.T) {
 	phase, _, _ := unstructured.NestedString(pol.Object, "spec", "traffic", "phase")
 	assert.Equal(t, "PreRouting", phase)
 	set, _, _ := unstructured.NestedSlice(pol.Object, "spec", "traffic", "transformation", "request", "set")
-	assert.Equal(t, []any{map[string]any{"name": agentgateway.ModelHeader, "value": agentgateway.ModelExpression}}, set)
+	assert.Equal(t, []any{
+		map[string]any{"name": agentgateway.ModelHeader, "value": agentgateway.ModelExpression},
+		map[string]any{"name": agentgateway.ModelPresentHeader, "value": agentgateway.ModelPresentExpression},
+	}, set)
 
 	route := find(objs, "HTTPRoute", "chat-agentgateway")
 	require.NotNil(t, route)

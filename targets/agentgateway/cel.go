@@ -21,6 +21,20 @@ const ModelHeader = "X-Gateway-Base-Model-Name"
 // rather than setting it, so such a request matches no generated rule.
 const ModelExpression = "json(request.body).model"
 
+// ModelPresentHeader is set by the model-extraction policy to "true" when
+// the body has a model (of any value) and removed otherwise. The rules that
+// match any model (the default route, a rule without models) match it
+// exactly instead of the model header with the regular expression `.+`:
+// agentgateway never matches a regular expression against a header value
+// that is not visible ASCII (HeaderValue::to_str fails), so a model id with
+// such bytes would miss the default route. An exact match compares bytes.
+const ModelPresentHeader = "X-LLMKube-Model-Present"
+
+// ModelPresentExpression is ModelPresentHeader's value: it fails, and the
+// header is removed, exactly when ModelExpression fails for lack of a JSON
+// body; a body without model yields "false".
+const ModelPresentExpression = `has(json(request.body).model) ? "true" : "false"`
+
 // CELRequest declares agentgateway's `request` CEL variable
 // (crates/agentgateway/src/cel/types.rs RequestRef at 75b4e6c): body and
 // bodyPrefix are bytes. simulate/agentgateway declares the same environment

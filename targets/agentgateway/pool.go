@@ -8,16 +8,16 @@ import (
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
 // HTTPRoute limits (Gateway API standard channel).
 const (
-	maxRouteRules       = 16
-	maxMatchesPerRule   = 64
-	maxMatchesPerRoute  = 127 // CEL: fewer than 128 across all rules
-	maxHeadersPerMatch  = 16
-	modelPresentPattern = ".+"
+	maxRouteRules      = 16
+	maxMatchesPerRule  = 64
+	maxMatchesPerRoute = 127 // CEL: fewer than 128 across all rules
+	maxHeadersPerMatch = 16
 )
 
 // condKind is how a header condition compares.
@@ -27,7 +27,7 @@ const (
 	condExact   condKind = iota // exact, case-sensitive
 	condFold                    // exact, case-insensitive (a (?i) regular expression)
 	condGlob                    // a model glob, as a regular expression
-	condPresent                 // any non-empty value
+	condPresent                 // the body has a model: ModelPresentHeader is "true"
 )
 
 // cond is one header condition of a match, kept with its meaning so that
@@ -48,7 +48,9 @@ func (c cond) header() gwv1.HTTPHeaderMatch {
 	case condGlob:
 		return gwv1.HTTPHeaderMatch{Type: &re, Name: gwv1.HTTPHeaderName(c.name), Value: GlobRegexp(c.value)}
 	default:
-		return gwv1.HTTPHeaderMatch{Type: &re, Name: gwv1.HTTPHeaderName(c.name), Value: modelPresentPattern}
+		// Any model, also one that is not visible ASCII, which no regular
+		// expression matches in agentgateway (see ModelPresentHeader).
+		return gwv1.HTTPHeaderMatch{Type: &exact, Name: ModelPresentHeader, Value: "true"}
 	}
 }
 
@@ -182,6 +184,7 @@ func (e *emitter) poolRouting() {
 	}
 	var rules []gwv1.HTTPRouteRule
 	var checked []built
+	var closed []string // fail-closed rules without a ready backend
 	for ri := range e.r.Rules {
 		rule := &e.r.Rules[ri]
 		if len(rule.Candidates) == 0 {
@@ -231,6 +234,7 @@ func (e *emitter) poolRouting() {
 		case rule.FailClosed:
 			e.diags.Warnf(p+".route.backends", "NoReadyBackend",
 				"no backend of fail-closed rule %q has a ready InferenceService; its requests are refused with 503 until one is ready", rule.Name)
+			closed = append(closed, "rule-"+rule.Name)
 		default:
 			e.diags.Warnf(p+".route.backends", "NoReadyBackend",
 				"no backend of rule %q has a ready InferenceService; the rule is left out of the route until one is, and its requests fall through to later rules", rule.Name)
@@ -292,6 +296,34 @@ func (e *emitter) poolRouting() {
 		return
 	}
 	e.route(rules)
+	e.failClosedPolicy(closed)
+}
+
+// failClosedPolicy answers 503 on the fail-closed rules that have no ready
+// backend. Such a rule keeps its matches and has no backendRefs, on which
+// agentgateway alone would answer 500 (NoValidBackends); a direct response
+// on the rule (an AgentgatewayPolicy targeting the HTTPRoute's section) runs
+// after the route's authentication and authorization and before backend
+// selection (proxy/httpproxy.rs apply_request_policies).
+func (e *emitter) failClosedPolicy(rules []string) {
+	if len(rules) == 0 {
+		return
+	}
+	route := naming.AgentGatewayRouteName(e.r.Name)
+	var refs []PolicyTargetRef
+	for _, r := range rules {
+		refs = append(refs, PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: r})
+	}
+	e.add(&AgentgatewayPolicy{
+		ObjectMeta: e.meta(naming.DNSLabel(e.r.Name, "agentgateway-fail-closed")),
+		Spec: PolicySpec{
+			TargetRefs: refs,
+			Traffic: &TrafficPolicy{DirectResponse: &DirectResponse{
+				Status: 503,
+				Body:   `{"error":{"message":"no backend of this fail-closed rule is ready","type":"service_unavailable","code":"no_ready_backend"}}`,
+			}},
+		},
+	}, AgentgatewayPolicyGVK)
 }
 
 // outranks reports whether a later rule's matches would take precedence over

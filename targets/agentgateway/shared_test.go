@@ -243,3 +243,104 @@ spec:
 	expect(t, m, up, http.StatusOK, "Service/uploads")
 	expect(t, m, chat("qwen3", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
 }
+
+const chatRouter = `  agentGatewayRef: {name: gw%s}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen-epp, port: 9002}}}
+  defaultRoute: qwen
+`
+
+const modelsRouter = `  agentGatewayRef: {name: gw%s}
+  backends:
+    - {name: llama, inferenceServiceRef: {name: llama3}, endpointPicker: {service: {name: llama-epp, port: 9002}}}
+  defaultRouteStrategy: BackendNameMatch
+`
+
+func scoped(spec, ref string) string { return strings.Replace(spec, "%s", ref, 1) }
+
+// Item 3 of issue 28: two routers on one listener interleave; agentgateway
+// breaks the tie between chat's `.+` default and models' exact model by
+// namespace/name, so chat takes models' model. The pipeline (and so the
+// controller, which runs the same check across the cluster) refuses both.
+func TestRoutersSharingAListenerAreRefused(t *testing.T) {
+	// What agentgateway would do with both (the model, without the check).
+	chatObjs, d := compileAll(t, router("chat", scoped(chatRouter, "")))
+	require.False(t, d.HasErrors())
+	modelsObjs, d := compileAll(t, router("models", scoped(modelsRouter, "")))
+	require.False(t, d.HasErrors())
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, append(chatObjs, modelsObjs...))
+	require.NoError(t, err)
+	o := expect(t, m, chat("llama", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	assert.Equal(t, "ns/chat", o.Router, "chat's default sorts before models' exact model")
+
+	_, diags := compileAll(t, router("chat", scoped(chatRouter, "")), router("models", scoped(modelsRouter, "")))
+	assert.ElementsMatch(t, []string{"spec.agentGatewayRef GatewayRoutesOverlap", "spec.agentGatewayRef GatewayRoutesOverlap"}, reasons(diags, diag.Error))
+	assert.Contains(t, diags.Err().Error(), "ModelRouter ns/models")
+
+	// Model routing's catch-all meets everything on its listener and host.
+	_, diags = compileAll(t, router("chat", scoped(chatRouter, ", sectionName: http")), router("models", modelMode))
+	assert.Contains(t, reasons(diags, diag.Error), "spec.agentGatewayRef GatewayRoutesOverlap")
+}
+
+func TestRoutersSeparatedByListenerHostnameOrModel(t *testing.T) {
+	for name, pair := range map[string][2]string{
+		"listeners": {", sectionName: http", ", sectionName: https"},
+		"hostnames": {", hostnames: [chat.example]", ", hostnames: [\"*.models.example\"]"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			objs, diags := compileAll(t, router("chat", scoped(chatRouter, pair[0])), router("models", scoped(modelsRouter, pair[1])))
+			require.False(t, diags.HasErrors(), "%v", diags.Err())
+			if name != "hostnames" {
+				return
+			}
+			m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, objs)
+			require.NoError(t, err)
+			r := chat("llama", nil)
+			r.Host = "a.models.example"
+			o := expect(t, m, r, http.StatusOK, "InferencePool/models-llama3-pool")
+			assert.Equal(t, "ns/models", o.Router)
+			r.Host = "chat.example"
+			expect(t, m, r, http.StatusOK, "InferencePool/chat-qwen3-pool")
+		})
+	}
+	// Disjoint models on one listener: no default route, different models.
+	other := strings.Replace(scoped(modelsRouter, ""), "llama-epp", "other-epp", 1)
+	_, diags := compileAll(t, router("models", scoped(modelsRouter, "")), router("more", strings.Replace(other, "name: llama,", "name: llama2, displayName: llama-2,", 1)))
+	assert.False(t, diags.HasErrors(), "%v", diags.Err())
+}
+
+// Item 5 of issue 28: a model id with bytes outside visible ASCII never
+// matches a regular expression in agentgateway; the default route must
+// still take it.
+func TestDefaultRouteTakesNonASCIIModels(t *testing.T) {
+	m := gateway(t, nil, router("chat", scoped(chatRouter, "")))
+	expect(t, m, chat("qwen3-café", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	expect(t, m, chat("qwen3", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	expect(t, m, simulate.Request{Body: map[string]any{"messages": []any{}}}, http.StatusNotFound, "")
+	r := simulate.Request{Method: http.MethodGet, Path: "/v1/models", Headers: http.Header{agentgateway.ModelPresentHeader: {"true"}, agentgateway.ModelHeader: {"x"}}}
+	expect(t, m, r, http.StatusNotFound, "") // the client cannot forge the headers
+}
+
+// Item 5 of issue 28: a fail-closed rule with no ready backend answers 503,
+// as the reference promises, not agentgateway's 500 for a rule without
+// backends; the other rules still serve.
+func TestFailClosedWithoutReadyBackendIs503(t *testing.T) {
+	notReady := "---\napiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: secure, namespace: ns}\nspec: {runtime: vllm}\nstatus: {phase: Failed}\n"
+	objs, diags := compileAll(t, notReady, router("records", `  agentGatewayRef: {name: gw}
+  backends:
+    - {name: secure, inferenceServiceRef: {name: secure}, endpointPicker: {service: {name: secure-epp, port: 9002}}}
+    - {name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen-epp, port: 9002}}}
+  rules:
+    - name: regulated
+      failClosed: true
+      match: {models: [secure]}
+      route: {backends: [secure]}
+  defaultRoute: qwen
+`))
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, objs)
+	require.NoError(t, err)
+	o := expect(t, m, chat("secure", nil), http.StatusServiceUnavailable, "")
+	assert.Equal(t, "rule-regulated", o.Rule)
+	expect(t, m, chat("qwen3", nil), http.StatusOK, "InferencePool/records-qwen3-pool")
+}

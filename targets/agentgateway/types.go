@@ -51,6 +51,14 @@ type TrafficPolicy struct {
 	JWTAuthentication *JWTAuthentication `json:"jwtAuthentication,omitempty"`
 	Authorization     *Authorization     `json:"authorization,omitempty"`
 	Transformation    *Transformation    `json:"transformation,omitempty"`
+	DirectResponse    *DirectResponse    `json:"directResponse,omitempty"`
+}
+
+// DirectResponse is spec.traffic.directResponse: agentgateway answers with
+// it after the route's authentication and authorization, before any backend.
+type DirectResponse struct {
+	Status int32  `json:"status"`
+	Body   string `json:"body,omitempty"`
 }
 
 // JWTAuthentication is spec.traffic.jwtAuthentication.

@@ -1,0 +1,179 @@
+package agentgateway
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// CheckTogether implements targets.Together. agentgateway keeps one route
+// table per listener and host: the HTTPRoutes of every router attached to a
+// listener are ranked together by their matches (path, method, number of
+// headers, query) and ties between routes go to the route key
+// "<namespace>/<name>.<rule>" alphabetically, not to creation time
+// (crates/agentgateway/src/types/agent.rs RouteSet; see
+// simulate/agentgateway). So when two routers share a listener and a
+// hostname, a request that a match of each can meet is served by whichever
+// sorts first: router chat's `.+` default route takes router models' models.
+// Both routers are refused, naming each other. Routers separate by listener
+// (agentGatewayRef.sectionName), by hostnames, or by matching disjoint
+// models.
+func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
+	out := make([]diag.List, len(rs))
+	type entry struct {
+		i       int
+		matches []routerMatch
+	}
+	byGateway := map[string][]entry{}
+	for i, r := range rs {
+		if r.AgentGateway == nil {
+			continue
+		}
+		key := r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
+		byGateway[key] = append(byGateway[key], entry{i, routerMatches(r)})
+	}
+	keys := make([]string, 0, len(byGateway))
+	for k := range byGateway {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		es := byGateway[key]
+		for a := 0; a < len(es); a++ {
+			for b := a + 1; b < len(es); b++ {
+				ra, rb := rs[es[a].i], rs[es[b].i]
+				where, shared := shareListener(ra.AgentGateway, rb.AgentGateway)
+				if !shared {
+					continue
+				}
+				ma, mb, ok := overlapping(es[a].matches, es[b].matches)
+				if !ok {
+					continue
+				}
+				msg := func(other *ir.Router, mine, theirs routerMatch) string {
+					return fmt.Sprintf("ModelRouter %s/%s attaches to Gateway %s too (%s), and a request meeting %s here and %s there is served by whichever route agentgateway ranks first (more header matches first, then namespace/name alphabetically), so one router's rule is dead for it; give the routers different agentGatewayRef.sectionName listeners or disjoint hostnames, make their models disjoint, or merge them into one router",
+						other.Namespace, other.Name, key, where, mine, theirs)
+				}
+				out[es[a].i].Errorf("spec.agentGatewayRef", "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
+				out[es[b].i].Errorf("spec.agentGatewayRef", "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+			}
+		}
+	}
+	return out
+}
+
+// routerMatch is one HTTPRoute match a router generates: header conditions,
+// or the catch-all of routing Model.
+type routerMatch struct {
+	rule     string
+	conds    []cond
+	catchAll bool
+}
+
+func (m routerMatch) String() string {
+	if m.catchAll {
+		return fmt.Sprintf("rule %q (every path)", m.rule)
+	}
+	var parts []string
+	for _, c := range m.conds {
+		switch c.kind {
+		case condPresent:
+			parts = append(parts, c.name+" present")
+		case condGlob:
+			parts = append(parts, c.name+" ~ "+c.value)
+		default:
+			parts = append(parts, c.name+" = "+c.value)
+		}
+	}
+	return fmt.Sprintf("rule %q (%s)", m.rule, strings.Join(parts, ", "))
+}
+
+// routerMatches are every match the router's HTTPRoute can carry, whatever
+// is ready now (readiness changes without the spec changing, and the check
+// must not come and go with it).
+func routerMatches(r *ir.Router) []routerMatch {
+	if r.AgentGateway.Routing == ir.AgentGatewayRoutingModel {
+		return []routerMatch{{rule: "models", catchAll: true}}
+	}
+	e := &emitter{r: r, g: r.AgentGateway}
+	var out []routerMatch
+	for i := range r.Rules {
+		rule := &r.Rules[i]
+		if len(rule.Candidates) == 0 {
+			continue
+		}
+		for _, c := range e.ruleMatches(&rule.Match) {
+			out = append(out, routerMatch{rule: "rule-" + rule.Name, conds: c})
+		}
+	}
+	if r.Default.Strategy == ir.DefaultBackendNameMatch {
+		for i := range r.Backends {
+			b := &r.Backends[i]
+			if b.Local != nil {
+				out = append(out, routerMatch{rule: "model-" + b.Name, conds: []cond{{name: ModelHeader, kind: condExact, value: b.ModelID}}})
+			}
+		}
+	}
+	if r.Default.Backend != "" {
+		out = append(out, routerMatch{rule: "default", conds: []cond{{name: ModelHeader, kind: condPresent}}})
+	}
+	return out
+}
+
+// overlapping finds a match of each router that one request can meet.
+func overlapping(as, bs []routerMatch) (routerMatch, routerMatch, bool) {
+	for _, a := range as {
+		for _, b := range bs {
+			if a.catchAll || b.catchAll || overlap(a.conds, b.conds) {
+				return a, b, true
+			}
+		}
+	}
+	return routerMatch{}, routerMatch{}, false
+}
+
+// shareListener reports whether two routers' routes can land in one route
+// table: a common listener (no sectionName attaches to all of them) and a
+// common host (no hostnames takes every host).
+func shareListener(a, b *ir.AgentGateway) (string, bool) {
+	if a.SectionName != "" && b.SectionName != "" && a.SectionName != b.SectionName {
+		return "", false
+	}
+	listener := "every listener"
+	switch {
+	case a.SectionName != "":
+		listener = "listener " + a.SectionName
+	case b.SectionName != "":
+		listener = "listener " + b.SectionName
+	}
+	if len(a.Hostnames) == 0 || len(b.Hostnames) == 0 {
+		return listener + ", every hostname", true
+	}
+	for _, x := range a.Hostnames {
+		for _, y := range b.Hostnames {
+			if hostsOverlap(x, y) {
+				return fmt.Sprintf("%s, hostnames %s and %s", listener, x, y), true
+			}
+		}
+	}
+	return "", false
+}
+
+// hostsOverlap reports whether some host matches both Gateway API hostnames
+// (exact, or "*.suffix" for any host under suffix).
+func hostsOverlap(x, y string) bool {
+	x, y = strings.ToLower(x), strings.ToLower(y)
+	wx, wy := strings.HasPrefix(x, "*."), strings.HasPrefix(y, "*.")
+	switch {
+	case wx && wy:
+		return strings.HasSuffix(x[1:], y[1:]) || strings.HasSuffix(y[1:], x[1:])
+	case wx:
+		return strings.HasSuffix(y, x[1:])
+	case wy:
+		return strings.HasSuffix(x, y[1:])
+	}
+	return x == y
+}
