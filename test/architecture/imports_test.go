@@ -36,19 +36,61 @@ func ours(all []string) []string {
 	return out
 }
 
-// TestCompilerAndControllerLinkNoDataPath: the CLI and the controller link
-// the router-proxy's contract (proxyapi), never its engine, its HTTP server
-// or the provider translators.
-func TestCompilerAndControllerLinkNoDataPath(t *testing.T) {
-	for _, bin := range []string{"cmd/llmkube-compile", "cmd/llmkube-controller"} {
-		linked := ours(deps(t, bin))
-		assert.Contains(t, linked, "proxyapi", bin)
-		for _, p := range linked {
-			for _, banned := range []string{"runtime", "proxy", "providers"} {
-				assert.False(t, p == banned || strings.HasPrefix(p, banned+"/"), "%s links %s", bin, p)
-			}
+var dataPath = []string{"runtime", "proxy", "providers"}
+
+func isDataPath(p string) bool {
+	for _, banned := range dataPath {
+		if p == banned || strings.HasPrefix(p, banned+"/") {
+			return true
 		}
 	}
+	return false
+}
+
+// TestCompilerAndControllerLinkNoDataPath: the controller and the compile
+// path (the pipeline every command compiles through) link the router-proxy's
+// contract (proxyapi), never its engine, its HTTP server or the provider
+// translators.
+func TestCompilerAndControllerLinkNoDataPath(t *testing.T) {
+	assert.Contains(t, ours(deps(t, "cmd/llmkube-controller")), "proxyapi")
+	for _, pkg := range []string{"cmd/llmkube-controller", "pipeline"} {
+		linked := ours(deps(t, pkg))
+		for _, p := range linked {
+			assert.False(t, isDataPath(p), "%s links %s", pkg, p)
+		}
+	}
+}
+
+// TestCLIReachesTheEngineOnlyToTestRoutes: llmkube-compile links the
+// router-proxy only for `test` and `explain`, which run requests through the
+// router-proxy's own request handling (simulate/proxyplane). No other package
+// of ours in the CLI imports the data path.
+func TestCLIReachesTheEngineOnlyToTestRoutes(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \",\"}}", "./cmd/llmkube-compile")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	gateway := "simulate/proxyplane"
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(pkg, module) {
+			continue
+		}
+		pkg = strings.TrimPrefix(pkg, module)
+		if pkg == gateway || isDataPath(pkg) {
+			found = found || pkg == gateway
+			continue
+		}
+		for _, imp := range strings.Split(imports, ",") {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			imp = strings.TrimPrefix(imp, module)
+			assert.False(t, isDataPath(imp), "%s imports %s; only %s may", pkg, imp, gateway)
+		}
+	}
+	assert.True(t, found, "llmkube-compile no longer links %s", gateway)
 }
 
 // TestLeavesImportNoKubernetes: the contract, the shared facts and the JSON

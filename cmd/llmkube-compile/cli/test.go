@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/routingtest"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// Exit codes of test and explain beyond ExitOK and ExitUsage: a failing
+// case is 1, invalid input (a router or a test file) 3.
+const (
+	ExitTestFailed   = 1
+	ExitInvalidInput = 3
+)
+
+var errInvalidInput = &exitError{code: ExitInvalidInput}
+
+// prepared is what test and explain share: the compiled planes.
+type prepared struct {
+	planes []*routingtest.Plane
+	files  []*routingtest.File
+}
+
+// prepare decodes routers and test files, refuses invalid input (exit 3),
+// and compiles every router for every data plane tested.
+func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) (*prepared, error) {
+	opts, err := f.options(args)
+	if err != nil {
+		return nil, err
+	}
+	planeNames := builtin.Registry().Names()
+	if f.dataPlane != "" {
+		planeNames = []string{f.dataPlane}
+		opts.Compile.DataPlane = ""
+	}
+	in, diags, err := s.load(f)
+	if err != nil {
+		return nil, err
+	}
+	var kept diag.List
+	for _, d := range diags {
+		if d.Reason != "IgnoredObject" { // the test files themselves, beside the routers
+			kept = append(kept, d)
+		}
+	}
+	diags = kept
+	if len(in.Routers) == 0 && !diags.HasErrors() {
+		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(f.files, ","), Reason: "NoModelRouter", Message: "no ModelRouter found in the input"})
+	}
+	p := &prepared{}
+	srcs, err := s.readInputs(append(append([]string(nil), f.files...), tests...), f.recursive)
+	if err != nil {
+		return nil, err
+	}
+	for _, src := range srcs {
+		fs, d := routingtest.Decode(src.name, src.data)
+		p.files = append(p.files, fs...)
+		diags = append(diags, d...)
+	}
+	if needTests && len(p.files) == 0 && !diags.HasErrors() {
+		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(append(f.files, tests...), ","), Reason: "NoRoutingTest", Message: "no RoutingTest found in the inputs or --tests"})
+	}
+	if diags.HasErrors() {
+		s.printDiags(diags)
+		return nil, errInvalidInput
+	}
+	var dps []ir.DataPlane
+	for _, n := range planeNames {
+		dps = append(dps, ir.DataPlane(n))
+	}
+	p.planes, err = routingtest.Planes(in, builtin.Registry(), opts, dps)
+	if err != nil {
+		return nil, err
+	}
+	// A router no tested plane compiles is invalid input; one refused by
+	// some planes only is a result of those planes (a case may expect it).
+	if d := routingtest.Uncompilable(p.planes); d.HasErrors() {
+		s.printDiags(append(diags, d...))
+		return nil, errInvalidInput
+	}
+	if d := routingtest.Check(p.files, p.planes, f.namespace); d.HasErrors() {
+		s.printDiags(append(diags, d...))
+		return nil, errInvalidInput
+	}
+	s.printDiags(diags) // warnings
+	return p, nil
+}
+
+func (s *streams) testCmd() *cobra.Command {
+	var f commonFlags
+	var tests []string
+	var output string
+	var coverage, verbose bool
+	var failUnder float64
+	c := &cobra.Command{
+		Use:   "test [-f] INPUT... [--tests FILE|DIR]",
+		Short: "Run routing tests against every data plane the routers compile for",
+		Long: `test runs the RoutingTest cases found in the inputs and in --tests (see
+docs/routing-tests.md) on every data plane a router compiles for, or on
+--data-plane. Every router of the input sits on its gateway together, and each
+plane is judged the way it really routes: the router-proxy's own request
+handling (Proxy) and executable models of Envoy Gateway with Envoy AI Gateway
+(Gateway). A plane that refuses a router skips its cases, with the reason.
+
+Exit codes: 0 every case passed, 1 a case failed (or coverage is below
+--fail-under), 2 usage, 3 invalid input (a router or a test file).`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			switch output {
+			case "text", "json", "junit":
+			default:
+				return usageErr("-o must be text, json or junit, not %q", output)
+			}
+			if failUnder < 0 || failUnder > 100 {
+				return usageErr("--fail-under must be a percentage between 0 and 100")
+			}
+			p, err := s.prepare(&f, args, tests, true)
+			if err != nil {
+				return err
+			}
+			rep := routingtest.Run(p.files, p.planes, f.namespace)
+			switch output {
+			case "json":
+				err = rep.WriteJSON(s.stdout)
+			case "junit":
+				err = rep.WriteJUnit(s.stdout)
+				fmt.Fprintln(s.stderr, rep.Summary())
+			default:
+				rep.WriteText(s.stdout, verbose, coverage || failUnder > 0)
+			}
+			if err != nil {
+				return err
+			}
+			low := false
+			for _, c := range rep.Coverage {
+				if failUnder > 0 && c.Percent() < failUnder {
+					low = true
+					fmt.Fprintf(s.stderr, "coverage of %s is %.0f%%, below --fail-under %.0f%%\n", c.Router, c.Percent(), failUnder)
+				}
+			}
+			if rep.Failed() > 0 || low {
+				return &exitError{code: ExitTestFailed}
+			}
+			return nil
+		},
+	}
+	f.register(c, false)
+	c.Flags().StringArrayVar(&tests, "tests", nil, "file or directory of RoutingTest documents (repeatable); tests in the inputs run too")
+	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or junit")
+	c.Flags().BoolVar(&coverage, "coverage", false, "report the rules, backends and budgets no case exercised")
+	c.Flags().Float64Var(&failUnder, "fail-under", 0, "fail (exit 1) when a tested router's coverage is below this percentage")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "list passing and skipped case runs too")
+	return c
+}
+
+func (s *streams) explainCmd() *cobra.Command {
+	var f commonFlags
+	var model, router, path, claims, issuer string
+	var headers, down []string
+	var invalidToken bool
+	c := &cobra.Command{
+		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...]",
+		Short: "Show how each data plane routes one request",
+		Long: `explain sends one request to every data plane the router compiles for (or
+--data-plane), with every router of the input on its gateway, and prints each
+plane's decision step by step: the route picked and why, authentication and
+authorization, budgets, the backend and what reaches it. --claims sends a
+caller's JWT with those claims (issued by the router's issuer unless --issuer).`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if model == "" {
+				return usageErr("--model is required")
+			}
+			req := routingtest.Request{Model: model, Path: path, Headers: http.Header{}}
+			for _, h := range headers {
+				k, v, ok := strings.Cut(h, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return usageErr("-H %q: want 'Name: value'", h)
+				}
+				req.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+			}
+			if claims != "" || issuer != "" || invalidToken {
+				t := &routingtest.Token{Issuer: issuer, Claims: map[string]any{}, Invalid: invalidToken}
+				for _, kv := range strings.Split(claims, ",") {
+					if kv == "" {
+						continue
+					}
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok {
+						return usageErr("--claims %q: want k=v,...", kv)
+					}
+					t.Claims[k] = v
+				}
+				req.Token = t
+			}
+			p, err := s.prepare(&f, args, nil, false)
+			if err != nil {
+				return err
+			}
+			key, err := pickRouter(p.planes, router, f.namespace)
+			if err != nil {
+				return err
+			}
+			for _, pl := range p.planes {
+				res := pl.Serve(key, req, down)
+				fmt.Fprintf(s.stdout, "== %s\n", pl.Name)
+				if res.Skipped != "" {
+					fmt.Fprintf(s.stdout, "   not served: %s\n", res.Skipped)
+					continue
+				}
+				for _, t := range res.Trace {
+					fmt.Fprintf(s.stdout, "   %s\n", t)
+				}
+				fmt.Fprintf(s.stdout, "   => status %d", res.Status)
+				if res.Backend != "" {
+					fmt.Fprintf(s.stdout, ", backend %s of %s, rule %s, tried %s", res.Backend, res.Router, strconv.Quote(res.Rule), strings.Join(res.Attempts, " -> "))
+				}
+				fmt.Fprintln(s.stdout)
+				if len(res.Budgets) > 0 {
+					var bs []string
+					for _, b := range res.Budgets {
+						bs = append(bs, b.Name+keySuffix(b.Key))
+					}
+					fmt.Fprintf(s.stdout, "   budgets charged: %s\n", strings.Join(bs, ", "))
+				}
+				if res.Status < 300 {
+					fmt.Fprintf(s.stdout, "   headers reaching the backend: %s\n", strings.Join(res.Upstream, ", "))
+				}
+			}
+			return nil
+		},
+	}
+	f.register(c, false)
+	fl := c.Flags()
+	fl.StringVar(&model, "model", "", "the request's model (required)")
+	fl.StringArrayVarP(&headers, "header", "H", nil, "a request header 'Name: value' (repeatable)")
+	fl.StringVar(&claims, "claims", "", "send a caller's JWT with these claims (k=v,...)")
+	fl.StringVar(&issuer, "issuer", "", "the JWT's issuer (default: the router's)")
+	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
+	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
+	fl.StringVar(&path, "path", "", "the request path (default /v1/chat/completions)")
+	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
+	return c
+}
+
+func keySuffix(k string) string {
+	if k == "" {
+		return ""
+	}
+	return "[" + k + "]"
+}
+
+// pickRouter resolves --router, or the input's only router.
+func pickRouter(planes []*routingtest.Plane, router, namespace string) (string, error) {
+	all := map[string]bool{}
+	for _, p := range planes {
+		for k := range p.Routers {
+			all[k] = true
+		}
+	}
+	if router != "" {
+		key := router
+		if !strings.Contains(key, "/") {
+			ns := namespace
+			if ns == "" {
+				ns = "default"
+			}
+			key = ns + "/" + router
+		}
+		if !all[key] {
+			return "", usageErr("--router %s: the input has no such ModelRouter", router)
+		}
+		return key, nil
+	}
+	if len(all) != 1 {
+		var keys []string
+		for k := range all {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return "", usageErr("the input has %d ModelRouters (%s): choose one with --router", len(keys), strings.Join(keys, ", "))
+	}
+	for k := range all {
+		return k, nil
+	}
+	return "", nil
+}

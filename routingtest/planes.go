@@ -1,0 +1,303 @@
+package routingtest
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/simulate/envoyai"
+	"github.com/llmkube/llmkube-compile/simulate/proxyplane"
+	"github.com/llmkube/llmkube-compile/targets"
+	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
+)
+
+// DefaultRule is how a request served by the default route, or by
+// BackendNameMatch, is named in results and expectations: the label the
+// router-proxy gives it.
+const DefaultRule = "(default)"
+
+// Router is one ModelRouter as compiled for one data plane, with what
+// serves its requests there.
+type Router struct {
+	Key string // namespace/name
+	IR  *ir.Router
+	// Refused is why the plane cannot serve the router (the compiler's
+	// errors); nil when it can.
+	Refused diag.List
+	serve   func(simulate.Request) simulate.Outcome
+	// backendID names a backend of the router as the plane's outcome does;
+	// name maps an outcome's backend back to router and backend.
+	backendID func(backend string) string
+	name      func(id string) (router, backend string)
+}
+
+// Plane is every router of the input compiled for one data plane, on
+// shared gateways.
+type Plane struct {
+	Name    ir.DataPlane
+	Routers map[string]*Router
+}
+
+// Planes compiles every router of the input for each data plane and builds
+// what serves it: the router-proxy itself (Proxy), the model of the
+// gateway all routers share (Gateway, AgentGateway).
+func Planes(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, planes []ir.DataPlane) ([]*Plane, error) {
+	var out []*Plane
+	for _, dp := range planes {
+		p, err := buildPlane(in, reg, opts, dp)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func routerKey(r *ir.Router) string { return r.Namespace + "/" + r.Name }
+
+func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane) (*Plane, error) {
+	opts.Compile.DataPlane = dp
+	p := &Plane{Name: dp, Routers: map[string]*Router{}}
+	// Cross-router refusals (a shared Gateway) come from the whole run.
+	_, all := pipeline.Run(in, reg, opts)
+	refusedBy := map[string]diag.List{}
+	for _, d := range all.Errors() {
+		refusedBy[d.Object] = append(refusedBy[d.Object], d)
+	}
+	var order []*Router
+	objects := map[string][]*unstructured.Unstructured{}
+	for _, src := range in.Routers {
+		r, diags := compiler.Compile(src.Router, in, opts.Compile)
+		if r == nil {
+			key := src.Router.Namespace + "/" + src.Router.Name
+			p.Routers[key] = &Router{Key: key, Refused: append(diags.Errors(), refusedBy["ModelRouter/"+src.Router.Name]...).WithObject(src.File, "ModelRouter/"+src.Router.Name)}
+			continue
+		}
+		rt := &Router{Key: routerKey(r), IR: r}
+		p.Routers[rt.Key] = rt
+		order = append(order, rt)
+		if refused := refusedBy["ModelRouter/"+src.Router.Name]; len(refused) > 0 || diags.HasErrors() {
+			rt.Refused = append(diags.Errors(), refused...).WithObject(src.File, "ModelRouter/"+src.Router.Name)
+			continue
+		}
+		objs, more := pipeline.CompileRouter(src, in, reg, opts)
+		if more.HasErrors() {
+			rt.Refused = more.Errors()
+			continue
+		}
+		objects[rt.Key] = objs
+	}
+	switch dp {
+	case ir.DataPlaneProxy:
+		for _, rt := range order {
+			if rt.Refused != nil {
+				continue
+			}
+			cfg := ""
+			for _, o := range objects[rt.Key] {
+				if o.GetKind() == "ConfigMap" {
+					cfg, _, _ = unstructured.NestedString(o.Object, "data", proxytarget.ConfigFile)
+				}
+			}
+			pl, err := proxyplane.New([]byte(cfg))
+			if err != nil {
+				return nil, fmt.Errorf("ModelRouter %s: the rendered router-proxy config: %w", rt.Key, err)
+			}
+			key := rt.Key
+			rt.serve = pl.Serve
+			rt.backendID = func(b string) string { return b }
+			rt.name = func(id string) (string, string) { return key, id }
+		}
+	case ir.DataPlaneGateway:
+		gateways := map[envoyai.Gateway][]*Router{}
+		var gws []envoyai.Gateway
+		for _, rt := range order {
+			if rt.Refused != nil || rt.IR.Gateway == nil {
+				continue
+			}
+			g := envoyai.Gateway{Namespace: rt.IR.Gateway.Namespace, Name: rt.IR.Gateway.Name}
+			if gateways[g] == nil {
+				gws = append(gws, g)
+			}
+			gateways[g] = append(gateways[g], rt)
+		}
+		for _, g := range gws {
+			var objs []*unstructured.Unstructured
+			ids := map[string][2]string{}
+			for _, rt := range gateways[g] {
+				objs = append(objs, objects[rt.Key]...)
+				for _, b := range rt.IR.Backends {
+					ids[rt.IR.Namespace+"/"+naming.GatewayBackendName(rt.IR.Name, b.Name)] = [2]string{rt.Key, b.Name}
+				}
+			}
+			m, err := envoyai.New(g, objs)
+			if err != nil {
+				return nil, err
+			}
+			for _, rt := range gateways[g] {
+				r := rt.IR
+				rt.serve = m.Serve
+				rt.backendID = func(b string) string { return r.Namespace + "/" + naming.GatewayBackendName(r.Name, b) }
+				rt.name = func(id string) (string, string) {
+					if v, ok := ids[id]; ok {
+						return v[0], v[1]
+					}
+					return "", id
+				}
+			}
+		}
+	default:
+		for _, rt := range order {
+			if rt.Refused == nil {
+				rt.Refused = diag.List{{Severity: diag.Error, Reason: "NoModel", Message: fmt.Sprintf("no executable model of the %s data plane in this build", dp)}}
+			}
+		}
+	}
+	return p, nil
+}
+
+// ruleName maps a plane's rule label to the ModelRouter's vocabulary: the
+// spec rule's name, or DefaultRule.
+func ruleName(rule string) string {
+	switch {
+	case rule == "" || rule == DefaultRule:
+		return rule
+	case strings.HasPrefix(rule, "llmkube."): // the Gateway plane's generated rules
+		return DefaultRule
+	}
+	if i := strings.Index(rule, ".part-"); i > 0 {
+		return rule[:i]
+	}
+	return rule
+}
+
+// Result is what one plane made of one request, in ModelRouter terms.
+type Result struct {
+	Plane    ir.DataPlane `json:"dataPlane"`
+	Status   int          `json:"status,omitempty"`
+	Router   string       `json:"router,omitempty"`
+	Backend  string       `json:"backend,omitempty"`
+	Rule     string       `json:"rule,omitempty"`
+	Attempts []string     `json:"attempts,omitempty"`
+	Budgets  []Budget     `json:"budgets,omitempty"`
+	Upstream []string     `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
+	Trace    []string     `json:"trace,omitempty"`
+	// Skipped, when set, says why the case did not run on the plane;
+	// RefusedFor are the reasons the plane refused the router.
+	Skipped    string   `json:"skipped,omitempty"`
+	RefusedFor []string `json:"refusedFor,omitempty"`
+}
+
+// Serve runs one request for router key on the plane.
+func (p *Plane) Serve(key string, req Request, down []string) Result {
+	rt := p.Routers[key]
+	res := Result{Plane: p.Name}
+	if rt == nil {
+		res.Skipped = "the input has no ModelRouter " + key
+		return res
+	}
+	if rt.Refused != nil {
+		var reasons []string
+		for _, d := range rt.Refused {
+			reasons = append(reasons, d.Reason)
+		}
+		sort.Strings(reasons)
+		res.RefusedFor = compact(reasons)
+		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
+		return res
+	}
+	sr := simulate.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, ClientAddr: req.ClientAddress}
+	body := map[string]any{}
+	for k, v := range req.Body {
+		body[k] = v
+	}
+	if req.Model != "" {
+		body["model"] = req.Model
+	}
+	if _, ok := body["messages"]; !ok && len(body) > 0 {
+		body["messages"] = []any{map[string]any{"role": "user", "content": "hello"}}
+	}
+	if len(body) > 0 {
+		sr.Body = body
+	}
+	if t := req.Token; t != nil {
+		iss := t.Issuer
+		if iss == "" {
+			iss = "https://issuer.routing-test.invalid"
+			if a := rt.IR.Policy.Auth; a != nil && a.JWT != nil {
+				iss = a.JWT.Issuer
+			}
+		}
+		sr.Token = &simulate.Token{Issuer: iss, Claims: t.Claims, Invalid: t.Invalid}
+	}
+	if len(down) > 0 {
+		sr.Down = map[string]bool{}
+		for _, b := range down {
+			sr.Down[rt.backendID(b)] = true
+		}
+	}
+	o := rt.serve(sr)
+	res.Status, res.Trace = o.Status, o.Trace
+	res.Rule = ruleName(o.Rule)
+	if o.Backend != "" {
+		res.Router, res.Backend = rt.name(o.Backend)
+	}
+	for _, a := range o.Attempts {
+		_, b := rt.name(a)
+		res.Attempts = append(res.Attempts, b)
+		if a == o.Backend {
+			break
+		}
+	}
+	for _, c := range o.Charges {
+		res.Budgets = append(res.Budgets, Budget{Name: c.Budget, Key: c.Key})
+	}
+	if o.Status < 300 {
+		res.Upstream = simulate.HeaderNames(o.Upstream)
+	}
+	return res
+}
+
+func compact(s []string) []string {
+	var out []string
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Uncompilable are the refusals of every router that no plane compiles,
+// as the first plane reports them.
+func Uncompilable(planes []*Plane) diag.List {
+	if len(planes) == 0 {
+		return nil
+	}
+	var out diag.List
+	var keys []string
+	for k := range planes[0].Routers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		compiles := false
+		for _, p := range planes {
+			if rt := p.Routers[k]; rt != nil && rt.Refused == nil {
+				compiles = true
+			}
+		}
+		if !compiles {
+			out = append(out, planes[0].Routers[k].Refused...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+package routingtest
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Counts are the run's totals.
+type Counts struct{ Passed, Failed, Skipped int }
+
+// Counts totals the case runs.
+func (r *Report) Counts() Counts {
+	var c Counts
+	for _, x := range r.Results {
+		switch {
+		case x.Skipped != "":
+			c.Skipped++
+		case x.Passed:
+			c.Passed++
+		default:
+			c.Failed++
+		}
+	}
+	return c
+}
+
+// Summary is the closing line.
+func (r *Report) Summary() string {
+	c := r.Counts()
+	verdict := "PASS"
+	if c.Failed > 0 {
+		verdict = "FAIL"
+	}
+	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped (case runs across data planes)", verdict, c.Passed, c.Failed, c.Skipped)
+}
+
+// WriteText prints every failure with its trace, skips, disagreements and,
+// with coverage, what no case exercised.
+func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
+	for _, x := range r.Results {
+		name := fmt.Sprintf("%s/%s [%s]", x.Test, x.Case, x.Plane)
+		switch {
+		case x.Skipped != "":
+			if verbose {
+				fmt.Fprintf(w, "SKIP %s: %s\n", name, x.Skipped)
+			}
+		case x.Passed:
+			if verbose {
+				what := summary(x.Got)
+				if x.Expect.Refused != "" {
+					what = x.Got.Skipped
+				}
+				fmt.Fprintf(w, "ok   %s: %s\n", name, what)
+			}
+		default:
+			fmt.Fprintf(w, "FAIL %s (%s)\n", name, x.File)
+			for _, f := range x.Failures {
+				fmt.Fprintf(w, "     - %s\n", f)
+			}
+			fmt.Fprintf(w, "     what the data plane did:\n")
+			for _, t := range x.Got.Trace {
+				fmt.Fprintf(w, "       %s\n", t)
+			}
+		}
+	}
+	for _, d := range r.Disagreements {
+		var planes []string
+		for p := range d.ByPlane {
+			planes = append(planes, p)
+		}
+		sort.Strings(planes)
+		var parts []string
+		for _, p := range planes {
+			parts = append(parts, p+": "+d.ByPlane[p])
+		}
+		fmt.Fprintf(w, "DIFF %s/%s: the data planes disagree: %s\n", d.Test, d.Case, strings.Join(parts, "; "))
+	}
+	if withCoverage {
+		for _, c := range r.Coverage {
+			fmt.Fprintf(w, "coverage %s: %.0f%% (%d/%d)", c.Router, c.Percent(), c.Covered, c.Total)
+			var missed []string
+			if len(c.MissedRules) > 0 {
+				missed = append(missed, "rules "+strings.Join(c.MissedRules, ", "))
+			}
+			if len(c.MissedBackends) > 0 {
+				missed = append(missed, "backends "+strings.Join(c.MissedBackends, ", "))
+			}
+			if len(c.MissedBudgets) > 0 {
+				missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
+			}
+			if len(missed) > 0 {
+				fmt.Fprintf(w, "; never exercised: %s", strings.Join(missed, "; "))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w, r.Summary())
+}
+
+// WriteJSON writes the whole report.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	c := r.Counts()
+	return enc.Encode(map[string]any{
+		"apiVersion": APIVersion, "kind": "RoutingTestReport",
+		"passed": c.Passed, "failed": c.Failed, "skipped": c.Skipped,
+		"results": r.Results, "disagreements": r.Disagreements, "coverage": r.Coverage,
+	})
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
+}
+
+// WriteJUnit writes JUnit XML: a suite per test and data plane, a test
+// case per case.
+func (r *Report) WriteJUnit(w io.Writer) error {
+	out := junitSuites{}
+	idx := map[string]int{}
+	for _, x := range r.Results {
+		suite := x.Test + " [" + x.Plane + "]"
+		i, ok := idx[suite]
+		if !ok {
+			i = len(out.Suites)
+			idx[suite] = i
+			out.Suites = append(out.Suites, junitSuite{Name: suite})
+		}
+		s := &out.Suites[i]
+		jc := junitCase{Name: x.Case, Classname: x.Test + "." + x.Plane}
+		s.Tests++
+		out.Tests++
+		switch {
+		case x.Skipped != "":
+			jc.Skipped = &junitSkipped{Message: x.Skipped}
+			s.Skipped++
+			out.Skipped++
+		case !x.Passed:
+			jc.Failure = &junitFailure{Message: strings.Join(x.Failures, "; "), Text: strings.Join(x.Got.Trace, "\n")}
+			s.Failures++
+			out.Failures++
+		}
+		s.Cases = append(s.Cases, jc)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

@@ -1,0 +1,330 @@
+package routingtest
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// CaseResult is one case on one plane.
+type CaseResult struct {
+	File     string   `json:"file"`
+	Test     string   `json:"test"`
+	Case     string   `json:"case"`
+	Plane    string   `json:"dataPlane"`
+	Passed   bool     `json:"passed"`
+	Skipped  string   `json:"skipped,omitempty"`
+	Failures []string `json:"failures,omitempty"`
+	Got      Result   `json:"got"`
+	Expect   Expect   `json:"expect"`
+}
+
+// Disagreement is a case the planes answer differently.
+type Disagreement struct {
+	Test, Case string
+	ByPlane    map[string]string
+}
+
+// Coverage is what of one router no case exercised.
+type Coverage struct {
+	Router                      string
+	Rules, Backends, Budgets    []string
+	MissedRules, MissedBackends []string
+	MissedBudgets               []string
+	Total, Covered              int
+}
+
+// Percent is the covered share of rules, backends and budgets.
+func (c Coverage) Percent() float64 {
+	if c.Total == 0 {
+		return 100
+	}
+	return 100 * float64(c.Covered) / float64(c.Total)
+}
+
+// Report is a whole run.
+type Report struct {
+	Results       []CaseResult
+	Disagreements []Disagreement
+	Coverage      []Coverage
+}
+
+// Failed counts failing case runs.
+func (r *Report) Failed() int {
+	n := 0
+	for _, c := range r.Results {
+		if !c.Passed && c.Skipped == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Check resolves each test's router and the names its cases use; problems
+// are diagnostics with the file, the test and the field path.
+func Check(files []*File, planes []*Plane, namespace string) diag.List {
+	var diags diag.List
+	for _, f := range files {
+		key := routerRef(f.Router, namespace)
+		var r *ir.Router
+		for _, p := range planes {
+			if rt := p.Routers[key]; rt != nil && rt.IR != nil {
+				r = rt.IR
+			}
+		}
+		errorf := func(field, reason, format string, args ...any) {
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: f.Source, Object: Kind + "/" + f.Name, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		}
+		for i, dp := range f.DataPlanes {
+			if !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }) {
+				errorf(fmt.Sprintf("spec.dataPlanes[%d]", i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
+			}
+		}
+		if r == nil {
+			errorf("spec.router", "UnknownRouter", "the input has no ModelRouter %s", key)
+			continue
+		}
+		backends := map[string]bool{}
+		for _, b := range r.Backends {
+			backends[b.Name] = true
+		}
+		rules := map[string]bool{DefaultRule: true}
+		for _, rl := range r.Rules {
+			rules[rl.Name] = true
+		}
+		budgets := map[string]bool{}
+		for _, b := range r.Policy.Budgets {
+			budgets[b.Name] = true
+		}
+		for _, c := range f.Cases {
+			p := fmt.Sprintf("spec.cases[%d]", c.Index)
+			for i, b := range c.Down {
+				if !backends[b] {
+					errorf(fmt.Sprintf("%s.down[%d]", p, i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+				}
+			}
+			e := c.Expect
+			if e.Backend != "" && e.Router == "" && !backends[e.Backend] {
+				errorf(p+".expect.backend", "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
+			}
+			for i, b := range e.Attempts {
+				if e.Router == "" && !backends[b] {
+					errorf(fmt.Sprintf("%s.expect.attempts[%d]", p, i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+				}
+			}
+			if e.Rule != "" && e.Router == "" && !rules[e.Rule] {
+				errorf(p+".expect.rule", "UnknownRule", "ModelRouter %s has no rule %q (the default route and BackendNameMatch are %q)", key, e.Rule, DefaultRule)
+			}
+			for i, b := range e.Budgets {
+				if !budgets[b.Name] {
+					errorf(fmt.Sprintf("%s.expect.budgets[%d].name", p, i), "UnknownBudget", "ModelRouter %s has no budget %q", key, b.Name)
+				}
+			}
+		}
+	}
+	return diags
+}
+
+func planeNames(ps []*Plane) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, string(p.Name))
+	}
+	return strings.Join(out, ", ")
+}
+
+// routerRef is "namespace/name" for a test's router field.
+func routerRef(s, namespace string) string {
+	if strings.Contains(s, "/") {
+		return s
+	}
+	if namespace == "" {
+		namespace = "default"
+	}
+	return namespace + "/" + s
+}
+
+// Run runs every case of every file on each plane the file allows.
+func Run(files []*File, planes []*Plane, namespace string) *Report {
+	rep := &Report{}
+	exercised := map[string]map[string]bool{} // router -> "rule:x", "backend:y", "budget:z"
+	mark := func(router, what string) {
+		if exercised[router] == nil {
+			exercised[router] = map[string]bool{}
+		}
+		exercised[router][what] = true
+	}
+	for _, f := range files {
+		key := routerRef(f.Router, namespace)
+		for _, c := range f.Cases {
+			answers := map[string]string{}
+			for _, p := range planes {
+				if len(f.DataPlanes) > 0 && !slices.Contains(f.DataPlanes, string(p.Name)) ||
+					len(c.DataPlanes) > 0 && !slices.Contains(c.DataPlanes, string(p.Name)) {
+					continue
+				}
+				got := p.Serve(key, c.Request, c.Down)
+				cr := CaseResult{File: f.Source, Test: f.Name, Case: c.Name, Plane: string(p.Name), Got: got, Expect: c.Expect, Skipped: got.Skipped}
+				if want := c.Expect.Refused; want != "" {
+					cr.Skipped = ""
+					switch {
+					case got.Skipped == "":
+						cr.Failures = []string{fmt.Sprintf("the router compiles for %s, want it refused (%s)", p.Name, want)}
+					case !slices.Contains(got.RefusedFor, want):
+						cr.Failures = []string{fmt.Sprintf("%s, want it refused for %s", got.Skipped, want)}
+					}
+					cr.Passed = len(cr.Failures) == 0
+					rep.Results = append(rep.Results, cr)
+					continue
+				}
+				if got.Skipped == "" {
+					cr.Failures = judge(c.Expect, got, key)
+					cr.Passed = len(cr.Failures) == 0
+					answers[string(p.Name)] = summary(got)
+					if got.Router != "" {
+						mark(got.Router, "backend:"+got.Backend)
+						if got.Rule != "" {
+							mark(got.Router, "rule:"+got.Rule)
+						}
+						for _, b := range got.Budgets {
+							mark(got.Router, "budget:"+b.Name)
+						}
+					}
+				}
+				rep.Results = append(rep.Results, cr)
+			}
+			if distinct(answers) > 1 {
+				rep.Disagreements = append(rep.Disagreements, Disagreement{Test: f.Name, Case: c.Name, ByPlane: answers})
+			}
+		}
+	}
+	rep.Coverage = coverage(files, planes, namespace, exercised)
+	return rep
+}
+
+func summary(r Result) string {
+	s := fmt.Sprintf("%d", r.Status)
+	if r.Backend != "" {
+		s += " from " + r.Backend
+		if r.Rule != "" {
+			s += " (rule " + r.Rule + ")"
+		}
+	}
+	return s
+}
+
+func distinct(m map[string]string) int {
+	seen := map[string]bool{}
+	for _, v := range m {
+		seen[v] = true
+	}
+	return len(seen)
+}
+
+// judge compares what happened with what must happen.
+func judge(e Expect, got Result, router string) []string {
+	var fails []string
+	if e.Has("status") && got.Status != e.Status {
+		fails = append(fails, fmt.Sprintf("status %d, want %d", got.Status, e.Status))
+	}
+	wantRouter := router
+	if e.Router != "" {
+		wantRouter = e.Router
+	}
+	if e.Backend != "" && (got.Backend != e.Backend || got.Router != wantRouter) {
+		if got.Backend == "" {
+			fails = append(fails, fmt.Sprintf("no backend answered, want %s", e.Backend))
+		} else {
+			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, e.Backend, wantRouter))
+		}
+	}
+	if e.Rule != "" && got.Rule != e.Rule {
+		fails = append(fails, fmt.Sprintf("rule %q, want %q", got.Rule, e.Rule))
+	}
+	if e.Has("attempts") && !slices.Equal(got.Attempts, e.Attempts) {
+		fails = append(fails, fmt.Sprintf("attempts %v, want %v", got.Attempts, e.Attempts))
+	}
+	if e.Has("budgets") {
+		g, w := budgetSet(got.Budgets), budgetSet(e.Budgets)
+		if !slices.Equal(g, w) {
+			fails = append(fails, fmt.Sprintf("budgets charged %v, want %v", g, w))
+		}
+	}
+	for _, h := range e.Forwarded {
+		if !slices.Contains(got.Upstream, strings.ToLower(h)) {
+			fails = append(fails, fmt.Sprintf("header %s does not reach the backend", h))
+		}
+	}
+	for _, h := range e.NotForwarded {
+		if slices.Contains(got.Upstream, strings.ToLower(h)) {
+			fails = append(fails, fmt.Sprintf("header %s reaches the backend", h))
+		}
+	}
+	return fails
+}
+
+func budgetSet(bs []Budget) []string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		s := b.Name
+		if b.Key != "" {
+			s += "[" + b.Key + "]"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func coverage(files []*File, planes []*Plane, namespace string, exercised map[string]map[string]bool) []Coverage {
+	tested := map[string]bool{}
+	for _, f := range files {
+		tested[routerRef(f.Router, namespace)] = true
+	}
+	var keys []string
+	for k := range tested {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Coverage
+	for _, k := range keys {
+		var r *ir.Router
+		for _, p := range planes {
+			if rt := p.Routers[k]; rt != nil && rt.IR != nil {
+				r = rt.IR
+			}
+		}
+		if r == nil {
+			continue
+		}
+		c := Coverage{Router: k}
+		ex := exercised[k]
+		check := func(kind, name string, all, missed *[]string) {
+			*all = append(*all, name)
+			c.Total++
+			if ex[kind+":"+name] {
+				c.Covered++
+			} else {
+				*missed = append(*missed, name)
+			}
+		}
+		for _, rl := range r.Rules {
+			check("rule", rl.Name, &c.Rules, &c.MissedRules)
+		}
+		if r.Default.Backend != "" || r.Default.Strategy == ir.DefaultBackendNameMatch {
+			check("rule", DefaultRule, &c.Rules, &c.MissedRules)
+		}
+		for _, b := range r.Backends {
+			check("backend", b.Name, &c.Backends, &c.MissedBackends)
+		}
+		for _, b := range r.Policy.Budgets {
+			check("budget", b.Name, &c.Budgets, &c.MissedBudgets)
+		}
+		out = append(out, c)
+	}
+	return out
+}

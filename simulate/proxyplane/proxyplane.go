@@ -1,0 +1,310 @@
+// Package proxyplane runs requests through the router-proxy itself: the
+// engine and the request handling of package proxy, built from the config
+// the Proxy target renders, with every upstream answered in process. It is
+// the Proxy plane of `llmkube-compile test` and `explain`: not a model, the
+// shipped code.
+//
+// What is in process instead of real: the upstreams (a transport that
+// records each request and answers in the provider's own format), the
+// JWKS (a key generated per Plane; a Token is signed with it, its issuer as
+// given, an hour of validity), and credentials (placeholder values). Pod
+// balancing (resolution: endpoint) and ModelPool activation are not run:
+// requests go to the backend's Service URL, every pool member resident.
+package proxyplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/simulate"
+)
+
+const kid = "routing-test"
+
+// Plane serves requests with the router-proxy built from one config.
+type Plane struct {
+	cfg  []byte // the rendered config, parsed afresh per request
+	key  *rsa.PrivateKey
+	jwks []byte
+	sa   string // a service-account JSON for vertex_ai backends
+}
+
+// New prepares a plane from the router-proxy config the Proxy target
+// rendered (the ConfigMap's config.json).
+func New(config []byte) (*Plane, error) {
+	if _, err := proxyapi.Parse(bytes.NewReader(config)); err != nil {
+		return nil, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	jwks, _ := json.Marshal(map[string]any{"keys": []any{map[string]any{
+		"kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig",
+		"n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes()),
+	}}})
+	der := x509.MarshalPKCS1PrivateKey(key)
+	sa, _ := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "routing-test", "private_key_id": kid,
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der})),
+		"client_email": "routing-test@routing-test.iam.gserviceaccount.com", "token_uri": "https://oauth2.googleapis.com/token",
+	})
+	return &Plane{cfg: config, key: key, jwks: jwks, sa: string(sa)}, nil
+}
+
+// upstream answers and records every request the router-proxy sends.
+type upstream struct {
+	mu       sync.Mutex
+	byHost   map[string]string // upstream host -> backend
+	backends map[string]*proxyapi.Backend
+	down     map[string]bool
+	sent     []sent
+}
+
+type sent struct {
+	backend string
+	header  http.Header
+}
+
+// backendHost is the host a backend's requests are sent to here: each its
+// own, since several backends may share one Service.
+func backendHost(i int) string { return fmt.Sprintf("backend-%d.routing-test.invalid", i) }
+
+func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	if r.URL.Host == "oauth2.googleapis.com" {
+		return answer(r, http.StatusOK, `{"access_token":"routing-test","expires_in":3600,"token_type":"Bearer"}`), nil
+	}
+	name := u.byHost[r.URL.Host]
+	if name == "" {
+		for host, n := range u.byHost { // providers that derive their host (bedrock by region)
+			if strings.HasSuffix(r.URL.Host, host) {
+				name = n
+			}
+		}
+	}
+	if name == "" {
+		return nil, fmt.Errorf("no backend answers at %s", r.URL.Host)
+	}
+	b := u.backends[name]
+	if r.Header.Get(proxy.ShadowHeader) == "" && !isProbe(r, b) {
+		u.mu.Lock()
+		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone()})
+		u.mu.Unlock()
+	}
+	if u.down[name] {
+		return answer(r, http.StatusServiceUnavailable, `{"error":{"message":"down","type":"server_error"}}`), nil
+	}
+	if isProbe(r, b) {
+		return answer(r, http.StatusOK, `{}`), nil
+	}
+	return answer(r, http.StatusOK, replyFor(b)), nil
+}
+
+func isProbe(r *http.Request, b *proxyapi.Backend) bool {
+	return r.Method == http.MethodGet && b.HealthCheck.Path != "" && strings.HasSuffix(r.URL.Path, b.HealthCheck.Path)
+}
+
+// replyFor is a non-streamed completion in the backend's own API.
+func replyFor(b *proxyapi.Backend) string {
+	switch b.Provider {
+	case "anthropic":
+		return `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":20}}`
+	case "bedrock":
+		return `{"output":{"message":{"role":"assistant","content":[{"text":"ok"}]}},"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":20,"totalTokens":30}}`
+	case "vertex_ai":
+		return `{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":20,"totalTokenCount":30},"modelVersion":"m","responseId":"r1"}`
+	}
+	return `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}}`
+}
+
+func answer(r *http.Request, status int, body string) *http.Response {
+	return &http.Response{
+		StatusCode: status, Status: http.StatusText(status), Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r,
+	}
+}
+
+// jwksClient serves the plane's key set for any JWKS URI.
+type jwksClient struct{ jwks []byte }
+
+func (j jwksClient) RoundTrip(r *http.Request) (*http.Response, error) {
+	return answer(r, http.StatusOK, string(j.jwks)), nil
+}
+
+// getenv hands every credential variable a placeholder value the
+// providers accept.
+func (p *Plane) getenv(name string) string {
+	switch {
+	case strings.HasSuffix(name, "GOOGLE_APPLICATION_CREDENTIALS_JSON"):
+		return p.sa
+	case strings.HasSuffix(name, "AWS_REGION"):
+		return "us-east-1"
+	case strings.HasSuffix(name, "AWS_SESSION_TOKEN"):
+		return ""
+	case strings.HasPrefix(name, "LLMKUBE_"):
+		return "credential-" + strings.ToLower(name)
+	}
+	return ""
+}
+
+type auditSink struct {
+	mu sync.Mutex
+	e  []*proxyapi.AuditEntry
+}
+
+func (a *auditSink) Write(e *proxyapi.AuditEntry) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cp := *e
+	a.e = append(a.e, &cp)
+}
+
+func (a *auditSink) Close(context.Context) error { return nil }
+
+// Token signs t with the plane's key: its issuer, claims, an expiry an hour
+// ahead. An Invalid token is signed with another key.
+func (p *Plane) Token(t *simulate.Token) (string, error) {
+	claims := jwt.MapClaims{"iss": t.Issuer, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()}
+	for k, v := range t.Claims {
+		claims[k] = v
+	}
+	key := p.key
+	if t.Invalid {
+		other, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return "", err
+		}
+		key = other
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tok.Header["kid"] = kid
+	return tok.SignedString(key)
+}
+
+// Serve runs one request through a router-proxy built for it (so budgets
+// start empty). Down names backends by their ModelRouter name.
+func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
+	o := simulate.Outcome{}
+	cfg, err := proxyapi.Parse(bytes.NewReader(p.cfg))
+	if err != nil {
+		o.Status = http.StatusInternalServerError
+		o.Tracef("the router-proxy refuses its config: %v", err)
+		return o
+	}
+	up := &upstream{byHost: map[string]string{}, backends: map[string]*proxyapi.Backend{}, down: in.Down}
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		b.Endpoints = nil
+		b.Pool = nil
+		if b.URL != "" {
+			u, err := url.Parse(b.URL)
+			if err == nil {
+				u.Host = backendHost(i)
+				b.URL = u.String()
+			}
+			up.byHost[backendHost(i)] = b.Name
+		} else {
+			up.byHost["amazonaws.com"] = b.Name
+		}
+		up.backends[b.Name] = b
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	audit := &auditSink{}
+	srv, err := proxy.New(cfg, proxy.Options{
+		Audit: audit, Getenv: p.getenv, Transport: up, Context: ctx,
+		JWKSClient: &http.Client{Transport: jwksClient{p.jwks}},
+	})
+	if err != nil {
+		o.Status = http.StatusInternalServerError
+		o.Tracef("the router-proxy does not start: %v", err)
+		return o
+	}
+	req := in.Normalized()
+	var body io.Reader = http.NoBody
+	if req.Body != nil {
+		data, _ := json.Marshal(req.Body)
+		body = bytes.NewReader(data)
+	}
+	hr := httptest.NewRequest(req.Method, req.Path, body)
+	hr.Host = req.Host
+	if req.ClientAddr != "" {
+		hr.RemoteAddr = req.ClientAddr + ":40000"
+	}
+	for k, vs := range req.Headers {
+		hr.Header[k] = vs
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if req.Token != nil {
+		raw, err := p.Token(req.Token)
+		if err != nil {
+			o.Status = http.StatusInternalServerError
+			return o
+		}
+		hr.Header.Set("Authorization", "Bearer "+raw)
+	}
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, hr)
+	o.Status = rec.Code
+	for _, s := range up.sent {
+		o.Attempts = append(o.Attempts, s.backend)
+	}
+	if len(up.sent) > 0 && o.Status < 300 {
+		last := up.sent[len(up.sent)-1]
+		o.Backend, o.Upstream = last.backend, last.header
+	}
+	for _, e := range audit.e {
+		if e.Rule != "" {
+			o.Rule = e.Rule
+		}
+		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
+		for _, st := range srv.Status().Budgets {
+			if st.TokensUsed > 0 {
+				key := ""
+				for _, b := range cfg.Policy.Budgets {
+					if b.Name == st.Name && b.Scope == "team" {
+						key = e.Team
+					}
+				}
+				o.Charges = append(o.Charges, simulate.Charge{Router: cfg.Router.Namespace + "/" + cfg.Router.Name, Budget: st.Name, Key: key})
+			}
+		}
+	}
+	if o.Status >= 400 {
+		o.Tracef("answer: %s", strings.TrimSpace(rec.Body.String()))
+	}
+	return o
+}
+
+func errSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return ": " + e
+}
