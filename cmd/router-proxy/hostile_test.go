@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -515,4 +516,75 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the drain waits on a client that never reads")
 	}
+}
+
+// rawExchange writes raw on a new connection and reads one response.
+func rawExchange(t *testing.T, addr, raw string) (*http.Response, string, time.Duration) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	start := time.Now()
+	_, err = io.WriteString(conn, raw)
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "%q got no answer", raw)
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b), time.Since(start)
+}
+
+// TestLowFramingDefects: chunked with an invalid or empty Content-Length is
+// 400 (as net/http and nginx answer), an HTTP/0.9 request line is refused
+// at once (not held for the 30 s header timeout), and an upstream's two
+// equal Content-Length lines reach the client as one.
+func TestLowFramingDefects(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					body := `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(body), len(body), body)
+				}
+			}()
+		}
+	}()
+	p := startProxy(t, oneBackend("http://"+ln.Addr().String(), proxyapi.KindLocal))
+
+	for _, cl := range []string{"Content-Length: abc\r\n", "Content-Length:\r\n", "Content-Length: \r\n"} {
+		resp, _, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"+cl+"\r\nd\r\n{\"model\":\"a\"}\r\n0\r\n\r\n")
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%q", cl)
+	}
+	resp, _, took := rawExchange(t, p.listen, "GET /health\r\n")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Less(t, took, 5*time.Second, "an HTTP/0.9 request line was held")
+
+	conn, err := net.Dial("tcp", p.listen)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 13\r\n\r\n{\"model\":\"a\"}")
+	require.NoError(t, err)
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	tp := textproto.NewReader(br)
+	status, err := tp.ReadLine()
+	require.NoError(t, err)
+	assert.Equal(t, "HTTP/1.1 200 OK", status)
+	h, err := tp.ReadMIMEHeader()
+	require.NoError(t, err)
+	assert.Len(t, h["Content-Length"], 1, "the upstream's repeated Content-Length is relayed once")
 }

@@ -35,7 +35,10 @@ const maxEmptyLines = 4
 // readHead reads a message head (start line and header section, up to the
 // empty line) into buf, at most limit bytes and MaxHeaderFields header
 // lines, and counts its lines.
-func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []byte, lines int, err error) {
+// checkStart, when set, judges the start line as soon as it is complete,
+// so a line that cannot start the head is refused without waiting for a
+// header section.
+func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool, checkStart func(line []byte) error) (head []byte, lines int, err error) {
 	head = buf[:0]
 	empties, lineStart := 0, 0
 	for {
@@ -64,6 +67,11 @@ func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool) (head []b
 			empties++
 			head, lineStart = head[:0], 0
 			continue
+		}
+		if lines == 0 && checkStart != nil {
+			if err := checkStart(line); err != nil {
+				return head, 0, err
+			}
 		}
 		if lines++; lines > MaxHeaderFields+1 {
 			return head, 0, errTooManyFields
@@ -144,8 +152,13 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 				continue
 			}
 		case "Content-Length":
-			if f.clSeen && v != f.cl {
-				return f, errors.New("conflicting Content-Length")
+			if f.clSeen {
+				if v != f.cl {
+					return f, errors.New("conflicting Content-Length")
+				}
+				// Equal repeats are one field, as net/http reads them:
+				// a proxy relays one (RFC 9112 §6.3).
+				continue
 			}
 			f.cl, f.clSeen = v, true
 		case "Transfer-Encoding":

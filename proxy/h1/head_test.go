@@ -55,6 +55,7 @@ func TestResponseReadAsNetHTTPDoes(t *testing.T) {
 		{"POST", "HTTP/1.1  200  spaced reason\r\nContent-Length: 0\r\n\r\n"},
 		{"POST", "HTTP/1.1 200 OK\nContent-Length: 1\n\nz"},
 		{"POST", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"},
+		{"POST", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"}, // one Content-Length, as net/http keeps one
 	} {
 		req := &http.Request{Method: tc.method}
 		want, err := http.ReadResponse(bufio.NewReader(strings.NewReader(tc.raw)), req)
@@ -80,6 +81,8 @@ func TestMalformedResponsesAreRefused(t *testing.T) {
 		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx",
 		"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: x\r\n\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length:\r\n\r\n0\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nBad Name: 1\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nX-A: 1",

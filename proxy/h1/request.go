@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -37,9 +38,15 @@ func (c *serverConn) readRequest() (*request, *headError) {
 	if limit <= 0 {
 		limit = DefaultMaxHeaderBytes
 	}
-	head, lines, err := readHead(c.br, c.head[:0], limit, true)
+	head, lines, err := readHead(c.br, c.head[:0], limit, true, checkRequestLine)
 	c.head = keepHeadBuf(head)
 	switch {
+	case err == errBadVersion:
+		line, _ := cutLine(string(head))
+		if maj, _, ok := http.ParseHTTPVersion(line[strings.LastIndexByte(line, ' ')+1:]); ok && maj >= 2 {
+			return nil, refused(http.StatusHTTPVersionNotSupported, "unsupported protocol version")
+		}
+		return nil, refused(http.StatusBadRequest, "malformed HTTP version")
 	case err == errHeadTooLarge:
 		return nil, refused(http.StatusRequestHeaderFieldsTooLarge, "request head too large")
 	case err == errTooManyFields:
@@ -50,6 +57,25 @@ func (c *serverConn) readRequest() (*request, *headError) {
 		return nil, errConnGone // the connection failed, timed out or ended
 	}
 	return c.parseHead(string(head), lines)
+}
+
+var errBadVersion = errors.New("h1: not an HTTP/1.x request line")
+
+// checkRequestLine refuses a request line that cannot start an HTTP/1.x
+// head as soon as it is read, as net/http does: an HTTP/0.9 line ("GET /")
+// has no header section, and waiting for one held the connection for the
+// header timeout. parseHead reads the line the same way.
+func checkRequestLine(line []byte) error {
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	_, rest, ok1 := bytes.Cut(line, []byte(" "))
+	_, proto, ok2 := bytes.Cut(rest, []byte(" "))
+	switch {
+	case !ok1 || !ok2:
+		return errMalformedHead
+	case string(proto) != "HTTP/1.1" && string(proto) != "HTTP/1.0":
+		return errBadVersion
+	}
+	return nil
 }
 
 // parseHead parses a head of n lines (request line included) held in one
@@ -123,7 +149,11 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 		if f.clSeen {
 			// RFC 9112 §6.1: chunked wins, and the connection must not
 			// carry another request (a front proxy may have framed this
-			// one by its Content-Length).
+			// one by its Content-Length). An invalid or empty one is
+			// refused, as net/http and nginx refuse it.
+			if _, ok := parseLength(f.cl); !ok {
+				return nil, refused(http.StatusBadRequest, "bad Content-Length")
+			}
 			rq.close = true
 			delete(h, "Content-Length")
 		}

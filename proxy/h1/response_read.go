@@ -18,7 +18,7 @@ const maxResponseHead = 1 << 20
 // chunked (Content-Length dropped); Content-Length; otherwise until the
 // connection ends. The head is held in one string, as the server's is.
 func readResponse(c *conn, req *http.Request) (*http.Response, error) {
-	head, lines, err := readHead(c.br, c.head[:0], maxResponseHead, false)
+	head, lines, err := readHead(c.br, c.head[:0], maxResponseHead, false, nil)
 	c.head = keepHeadBuf(head)
 	switch {
 	case err == errMalformedHead:
@@ -59,6 +59,9 @@ func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 	case f.tes > 0 && !noBody:
 		if f.tes > 1 || !strings.EqualFold(f.te, "chunked") {
 			return nil, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
+		}
+		if _, ok := parseLength(f.cl); f.clSeen && !ok {
+			return nil, fmt.Errorf("h1: bad Content-Length %q", f.cl)
 		}
 		delete(resp.Header, "Content-Length")
 		delete(resp.Header, "Transfer-Encoding")

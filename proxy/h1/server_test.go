@@ -146,6 +146,7 @@ func TestHeadParsedAsNetHTTPDoes(t *testing.T) {
 		"OPTIONS * HTTP/1.1\r\nHost: h\r\nconnection: Keep-Alive, close\r\n\r\n",
 		manyHeaders(),
 		"GET /t HTTP/1.1\r\nHost: h\r\n" + strings.Repeat("a:\n", h1.MaxHeaderFields-1) + "\r\n", // as many fields as allowed
+		"POST /d HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",        // equal lengths are one
 	}
 	type seen struct {
 		Method, Path, RawPath, RawQuery, Host, Proto, RequestURI string
@@ -219,7 +220,9 @@ func TestMalformedHeadsAreRefused(t *testing.T) {
 		{"POST /x HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\nContent-Length: 1\r\n\r\nx", 417},
 		{"GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("b", 5000) + "\r\n\r\n", 431},
 		{"\r\n\r\n\r\n\r\n\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n", 400},
-		{"GET /x HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("a:\n", h1.MaxHeaderFields) + "\r\n", 431}, // one field too many
+		{"GET /x HTTP/1.1\r\nHost: a\r\n" + strings.Repeat("a:\n", h1.MaxHeaderFields) + "\r\n", 431},              // one field too many
+		{"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: abc\r\n\r\n0\r\n\r\n", 400}, // chunked with an invalid length
+		{"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length:\r\n\r\n0\r\n\r\n", 400},     // chunked with an empty length
 	} {
 		c, br := dial(t, addr)
 		resp, _ := roundTrip(t, c, br, tc.head)
@@ -496,5 +499,29 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	case <-writerDone:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the never-reading client's connection is still open")
+	}
+}
+
+// A request line that cannot start an HTTP/1.x head (HTTP/0.9 has no
+// header section) is refused as soon as it is read, not held for the
+// header timeout.
+func TestHTTP09IsRefusedAtOnce(t *testing.T) {
+	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout = 10 * time.Second })
+	for _, tc := range []struct {
+		line   string
+		status int
+	}{
+		{"GET /x\r\n", 400},
+		{"GET\r\n", 400},
+		{"GET /x HTTP/0.9\r\n", 400},
+		{"PRI * HTTP/2.0\r\n", 505},
+	} {
+		c, br := dial(t, addr)
+		start := time.Now()
+		_, err := io.WriteString(c, tc.line)
+		require.NoError(t, err)
+		resp, _ := readResp(t, br)
+		assert.Equal(t, tc.status, resp.StatusCode, "%q", tc.line)
+		assert.Less(t, time.Since(start), 2*time.Second, "%q was held", tc.line)
 	}
 }
