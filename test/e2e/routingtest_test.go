@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/test/testenv"
+)
+
+// TestRoutingTestExamplesProcess runs every shipped routing test,
+// examples/tests/<name>.test.yaml against examples/<name>.yaml, with the
+// llmkube-compile binary as CI would: each must pass.
+func TestRoutingTestExamplesProcess(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(root, "examples", "tests", "*.test.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".test.yaml")
+		t.Run(name, func(t *testing.T) {
+			input := filepath.Join(root, "examples", name+".yaml")
+			code, out, stderr := cliRun(t, "", "test", "-f", input, "--tests", f, "--coverage")
+			assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+			assert.Contains(t, out, "PASS: ")
+		})
+	}
+}
+
+// TestRoutingTestProcess is what a new user meets: a test of the
+// quickstart router that fails is explained, JUnit XML is written, a bad
+// test file is refused with file, test, field path and reason (exit 3),
+// coverage below --fail-under fails, and explain shows a decision.
+func TestRoutingTestProcess(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	failing := write("failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: mine}
+spec:
+  router: team-a/chat
+  cases:
+    - name: pii goes to the cloud (wrong on purpose)
+      request:
+        model: qwen3-coder
+        headers: {x-llmkube-classification: pii}
+      expect: {backend: cloud-opus}
+    - name: cloud model
+      request: {model: claude-opus-4}
+      expect: {backend: cloud-opus}
+`)
+	code, out, stderr := cliRun(t, "", "test", "-f", quickstart, "--tests", failing)
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "FAIL mine/pii goes to the cloud (wrong on purpose) [Proxy]")
+	assert.Contains(t, out, "backend local-qwen of team-a/chat answered, want cloud-opus of team-a/chat")
+	assert.Contains(t, out, "rule \"pii-stays-local\"", "the failure shows what the router-proxy did")
+	assert.Contains(t, out, "FAIL: 1 passed, 1 failed")
+
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", failing, "-o", "junit")
+	assert.Equal(t, 1, code, stderr)
+	var suites struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(out), &suites), out)
+	assert.Equal(t, 1, suites.Failures)
+	assert.Contains(t, out, `<testsuite name="mine [Proxy]"`)
+
+	bad := write("bad.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: bad}
+spec:
+  router: team-a/chat
+  cases:
+    - name: typo
+      request: {model: qwen3-coder, hedaers: {a: b}}
+      expect: {backend: no-such-backend, status: "200"}
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", bad)
+	assert.Equal(t, 3, code, out+stderr)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, bad+": RoutingTest/bad: spec.cases[0].request.hedaers: unknown field \"hedaers\"")
+	assert.Contains(t, stderr, "(UnknownField)")
+	assert.Contains(t, stderr, "spec.cases[0].expect.status: must be an HTTP status code")
+
+	unknown := write("unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
+	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", unknown)
+	assert.Equal(t, 3, code)
+	assert.Contains(t, stderr, "spec.cases[0].expect.backend: ModelRouter team-a/chat has no backend \"gpt-9\"")
+	assert.Contains(t, stderr, "(UnknownBackend)")
+
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "never exercised: rules code")
+
+	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-o", "yaml")
+	assert.Equal(t, 2, code, stderr)
+
+	code, out, stderr = cliRun(t, "", "explain", "-f", quickstart, "--model", "qwen3-coder", "-H", "x-llmkube-classification: pii", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "== Proxy")
+	assert.Contains(t, out, "=> status 200, backend local-qwen of team-a/chat, rule \"pii-stays-local\"")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
