@@ -221,4 +221,45 @@ func TestTwoRoutersShareAGateway(t *testing.T) {
 	}
 }
 
+// TestOverridingPolicyReported: a foreign AgentgatewayPolicy with
+// strategy.inheritance Override on the router's Gateway that sets
+// authorization would drop the router's allowlist; the controller reports
+// it (OverridingPolicy, Degraded) and clears it once the policy goes (issue
+// 28 item 2).
+func TestOverridingPolicyReported(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen")
+	foreign := mustApply(t, ctx, ns, `
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: allow-everyone}
+spec:
+  targetRefs:
+    - {group: gateway.networking.k8s.io, kind: Gateway, name: agentgateway}
+  strategy: {inheritance: Override}
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`)[0]
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.63")
+	spec := agentGatewaySpec(ns) + `policy:
+  auth:
+    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
+    allowlists:
+      - team: platform
+`
+	createRouter(t, ns, "guarded", spec)
+	mr := waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-everyone (authorization)") {
+		t.Errorf("message does not name the policy and field: %q", c.Message)
+	}
+	waitPhase(t, ctx, ns, "guarded", v1.PhaseDegraded)
+	if err := k8s.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
+}
+
 var _ = appsv1.Deployment{}
