@@ -39,6 +39,11 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
 	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name, SectionName: g.SectionName}, in, &obs,
 		fmt.Sprintf("agentgateway accepted %d object(s): %s", len(in.Desired), in.Summary))
+	if obs.Ready && g.Routing == ir.AgentGatewayRoutingModel {
+		if waiting := unansweredModels(ctx, c, in.Desired); len(waiting) > 0 {
+			obs.Message += fmt.Sprintf("; but no controller has written the status of %s: routing Model needs agentgateway installed with agentgatewayModels.enabled=true, without which the HTTPRoute shows Accepted and every request gets 404", strings.Join(waiting, ", "))
+		}
+	}
 	conflict, err := foreignPreRoutingPolicies(ctx, c, in.Router, in.Desired)
 	if err != nil {
 		return obs, fmt.Errorf("checking for conflicting policies: %w", err)
@@ -82,6 +87,27 @@ func (*Target) ClearStatus(st *v1.ModelRouterStatus, _ targets.Lingering) { st.A
 // reported once the router has moved away.
 func (*Target) Lingering(context.Context, targets.ClusterReader, *v1.ModelRouter) targets.Lingering {
 	return targets.Lingering{}
+}
+
+// unansweredModels are the desired AgentgatewayModels whose status.parents
+// nobody wrote: agentgateway's controller answers for them only when
+// installed with agentgatewayModels.enabled=true, while it accepts the
+// HTTPRoute either way.
+func unansweredModels(ctx context.Context, c targets.ClusterReader, desired []*unstructured.Unstructured) []string {
+	var out []string
+	for _, d := range desired {
+		if d.GroupVersionKind() != AgentgatewayModelGVK {
+			continue
+		}
+		live, err := c.Get(ctx, d.GroupVersionKind(), d.GetNamespace(), d.GetName())
+		if err != nil || live == nil {
+			continue // not applied yet: the acceptance check reports it
+		}
+		if parents, _, _ := unstructured.NestedSlice(live.Object, "status", "parents"); len(parents) == 0 {
+			out = append(out, "AgentgatewayModel "+d.GetNamespace()+"/"+d.GetName())
+		}
+	}
+	return out
 }
 
 // ReasonOverridingPolicy: a foreign PostRouting AgentgatewayPolicy with

@@ -132,3 +132,26 @@ func TestForeignPreRoutingOnListeners(t *testing.T) {
 		assert.Equal(t, c.want, msg != "", "router on %q, policy %q", c.routerSection, c.policySection)
 	}
 }
+
+// getter answers Get from a fixed set of objects.
+type getter struct {
+	fakeCluster
+	objs map[string]*unstructured.Unstructured
+}
+
+func (g *getter) Get(_ context.Context, _ schema.GroupVersionKind, ns, name string) (*unstructured.Unstructured, error) {
+	return g.objs[ns+"/"+name], nil
+}
+
+// Item 5 of issue 28: routing Model without agentgatewayModels.enabled
+// leaves the AgentgatewayModels without status; the controller says so.
+func TestUnansweredModels(t *testing.T) {
+	model := func(name, status string) *unstructured.Unstructured {
+		o := obj(t, `{apiVersion: agentgateway.dev/v1alpha1, kind: AgentgatewayModel, metadata: {name: `+name+`, namespace: ns}`+status+`}`)
+		return &o
+	}
+	answered := model("a", `, status: {parents: [{parentRef: {name: r}, controllerName: agentgateway.dev/agentgateway, conditions: []}]}`)
+	silent := model("b", "")
+	c := &getter{objs: map[string]*unstructured.Unstructured{"ns/a": answered, "ns/b": silent}}
+	assert.Equal(t, []string{"AgentgatewayModel ns/b"}, unansweredModels(context.Background(), c, []*unstructured.Unstructured{model("a", ""), model("b", ""), model("c", "")}))
+}
