@@ -47,9 +47,12 @@
 //
 // What it leaves out: TLS, listener ports, ListenerSets, GAMMA service
 // routes, rate limits, retries, backend policies, virtual models, the
-// 2 MiB buffer limit (a body is always complete here). HashSet orders that
-// agentgateway does not fix (two PreRouting transformations at one level)
-// are reported in the trace and resolved by namespace/name; Ambiguities
+// 2 MiB buffer limit (a body is always complete here), JWT signatures
+// (a simulate.Token is what a verifier read; agentgateway checks no
+// audience and accepts a token without exp, so neither is modelled).
+// Orders agentgateway keeps in a HashSet (several policies attached at one
+// level) are taken by namespace/name here; for PreRouting transformations,
+// where that decides which one runs, the trace says so and Ambiguities
 // lists them.
 //
 // An Outcome's Router is the ModelRouter (namespace/name, from the
