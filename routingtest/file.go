@@ -222,6 +222,11 @@ func typeName(v any) string {
 
 func (d *decoder) file1(m map[string]any) *File {
 	f := &File{}
+	if meta, ok := m["metadata"].(map[string]any); ok {
+		if n, ok := meta["name"].(string); ok && n != "" {
+			d.object = Kind + "/" + n
+		}
+	}
 	d.fields("", m, []string{"apiVersion", "kind", "metadata", "spec"}, "apiVersion", "metadata", "spec")
 	if v := d.str("apiVersion", m["apiVersion"]); v != "" && v != APIVersion {
 		d.errorf("apiVersion", "UnsupportedVersion", "apiVersion %q is not supported; this llmkube-compile reads %s", v, APIVersion)
@@ -229,9 +234,6 @@ func (d *decoder) file1(m map[string]any) *File {
 	meta := d.objectAt("metadata", m["metadata"])
 	d.fields("metadata", meta, []string{"name"}, "name")
 	f.Name = d.str("metadata.name", meta["name"])
-	if f.Name != "" {
-		d.object = Kind + "/" + f.Name
-	}
 	spec := d.objectAt("spec", m["spec"])
 	d.fields("spec", spec, []string{"router", "dataPlanes", "cases"}, "router", "cases")
 	f.Router = d.str("spec.router", spec["router"])
