@@ -230,3 +230,14 @@ func TestCallerTokenNeverReachesProviders(t *testing.T) {
 		}
 	}
 }
+
+// Item 5: a request no rule matches gets the AI Gateway's route-not-found
+// 404 (docs/targets/gateway.md states the difference from the router-proxy's
+// 503); it reaches no backend.
+func TestUnmatchedRequestReachesNoBackend(t *testing.T) {
+	m := gatewayModel(t, compileEach(t, isvc+routerDoc("alpha", "open-model", "")))
+	o := m.Serve(simulate.Request{Body: chat("unknown-model")})
+	assert.Equal(t, http.StatusNotFound, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Backend)
+	assert.Contains(t, strings.Join(o.Trace, "\n"), `rule "route-not-found" answers 404`)
+}
