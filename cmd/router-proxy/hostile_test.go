@@ -588,3 +588,59 @@ func TestLowFramingDefects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, h["Content-Length"], 1, "the upstream's repeated Content-Length is relayed once")
 }
+
+// TestHostileConnectionsStayUnderMemoryLimit: the default connection cap's
+// worth of connections, each sending a head at the limits (just under
+// 64 KiB in about 240 long lines) that declares a body it never sends, are
+// all held at once, the next connection is answered 503 with Retry-After,
+// and the process's peak RSS stays under the pod's default 256Mi memory
+// limit, with room for the body budget (measured: about 110 KiB of heap
+// per such connection).
+func TestHostileConnectionsStayUnderMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens a thousand connections")
+	}
+	up := newUpstream(t, "a")
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
+	var b strings.Builder
+	b.WriteString("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n")
+	for i := 0; b.Len() < 64<<10-400; i++ {
+		fmt.Fprintf(&b, "X-Pad-%d: %s\r\n", i, strings.Repeat("v", 250))
+	}
+	b.WriteString("\r\n{")
+	head := b.String()
+	conns := make([]net.Conn, 0, DefaultMaxConnections)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range DefaultMaxConnections {
+		c, err := net.Dial("tcp", p.listen)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		go func() { _, _ = io.WriteString(c, head) }()
+	}
+	// One more is over the limit.
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", p.listen)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err == nil && resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "1"
+	}, 20*time.Second, 100*time.Millisecond, "a connection past the cap is not answered 503")
+	time.Sleep(2 * time.Second) // every head parsed and held for its body
+	peak := vmHWM(t, p.cmd.Process.Pid)
+	t.Logf("peak RSS with %d hostile connections: %d MiB", DefaultMaxConnections, peak>>20)
+	assert.Less(t, peak, int64(256<<20), "peak RSS")
+	// Every held connection is still open, waiting for its body.
+	c := conns[0]
+	_ = c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	assert.True(t, errors.As(err, &ne) && ne.Timeout(), "a held connection was answered: %v", err)
+}

@@ -35,6 +35,15 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
+// DefaultMaxConnections bounds the serving port's connections, as nginx's
+// default worker_connections (512) does. A connection sending a head at the
+// limits (64 KiB, MaxHeaderFields lines) holds about 110 KiB of heap until
+// its request ends (the head, its parsed header, buffers, goroutine), so
+// 512 of them hold about 55 MiB: with the request bodies' budget (at most
+// 3 x 48 MiB) that stays under the pod's default 256Mi.
+// TestHostileConnectionsStayUnderMemoryLimit holds it.
+const DefaultMaxConnections = 512
+
 func main() {
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	switch {
@@ -61,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bodyTimeout := fs.Duration("body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
 	writeTimeout := fs.Duration("client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block, for every answer (a client that stops reading loses its response and its connection; no backend is blamed)")
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
+	maxConns := fs.Int("max-connections", DefaultMaxConnections, "client connections served at once; one more is answered 503 with Retry-After: 1 and closed (0: no bound but descriptors)")
 	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
 	storeFailure := fs.String("budget-store-failure", budgetstore.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
 	var pf poolFlags
@@ -140,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, WriteTimeout: *writeTimeout, Log: log}
+	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, WriteTimeout: *writeTimeout, MaxConns: *maxConns, Log: log}
 	errc := make(chan error, 2)
 	go func() { errc <- serving.Serve(ln) }()
 	var adminSrv *http.Server

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -45,6 +46,13 @@ func readHead(br *bufio.Reader, buf []byte, limit int, skipEmpty bool, checkStar
 		frag, err := br.ReadSlice('\n')
 		if len(head)+len(frag) > limit {
 			return head, 0, errHeadTooLarge
+		}
+		if need := len(head) + len(frag); need > cap(head) {
+			// Doubling, never past the limit: append's 1.25x growth of
+			// large slices left about four heads of garbage per head.
+			grown := make([]byte, len(head), min(max(2*cap(head), need, 512), limit))
+			copy(grown, head)
+			head = grown
 		}
 		head = append(head, frag...)
 		if err == bufio.ErrBufferFull {
@@ -92,6 +100,18 @@ func keepHeadBuf(buf []byte) []byte {
 		return nil
 	}
 	return buf[:0]
+}
+
+// headString is the head as the string its header is sliced from, and the
+// buffer to read the next head into. A small head is copied (its buffer
+// is reused); a large one's buffer is never written again, so the string
+// is the buffer itself: a head at the limits is held once, not twice.
+func headString(head []byte) (s string, next []byte) {
+	next = keepHeadBuf(head)
+	if next == nil && len(head) > 0 {
+		return unsafe.String(unsafe.SliceData(head), len(head)), nil
+	}
+	return string(head), next
 }
 
 // fields is a parsed header section and what it says about framing.

@@ -22,7 +22,7 @@ func TestJanitorSparesNewConnections(t *testing.T) {
 	}
 	a, b := net.Pipe()
 	defer b.Close()
-	c := s.newConn(context.Background(), a)
+	c, _ := s.newConn(context.Background(), a)
 	require.NotNil(t, c)
 	s.sweep(nil)
 	assert.Equal(t, stateIdle, c.state.Load(), "a connection just accepted is not closed")

@@ -39,10 +39,11 @@ func (c *serverConn) readRequest() (*request, *headError) {
 		limit = DefaultMaxHeaderBytes
 	}
 	head, lines, err := readHead(c.br, c.head[:0], limit, true, checkRequestLine)
-	c.head = keepHeadBuf(head)
+	s, next := headString(head)
+	c.head = next
 	switch {
 	case err == errBadVersion:
-		line, _ := cutLine(string(head))
+		line, _ := cutLine(s)
 		if maj, _, ok := http.ParseHTTPVersion(line[strings.LastIndexByte(line, ' ')+1:]); ok && maj >= 2 {
 			return nil, refused(http.StatusHTTPVersionNotSupported, "unsupported protocol version")
 		}
@@ -56,7 +57,7 @@ func (c *serverConn) readRequest() (*request, *headError) {
 	case err != nil:
 		return nil, errConnGone // the connection failed, timed out or ended
 	}
-	return c.parseHead(string(head), lines)
+	return c.parseHead(s, lines)
 }
 
 var errBadVersion = errors.New("h1: not an HTTP/1.x request line")

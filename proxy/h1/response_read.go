@@ -19,14 +19,15 @@ const maxResponseHead = 1 << 20
 // connection ends. The head is held in one string, as the server's is.
 func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 	head, lines, err := readHead(c.br, c.head[:0], maxResponseHead, false, nil)
-	c.head = keepHeadBuf(head)
+	hs, next := headString(head)
+	c.head = next
 	switch {
 	case err == errMalformedHead:
 		return nil, errors.New("h1: malformed HTTP response: empty status line")
 	case err != nil:
 		return nil, err
 	}
-	line, rest := cutLine(string(head))
+	line, rest := cutLine(hs)
 	proto, status, ok := strings.Cut(line, " ")
 	resp := &http.Response{Proto: proto, ProtoMajor: 1, Request: req, ContentLength: -1}
 	switch proto {

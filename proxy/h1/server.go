@@ -55,6 +55,12 @@ type Server struct {
 	// larger ones, or ones with more than MaxHeaderFields header lines,
 	// get 431. Zero means DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
+	// MaxConns bounds the connections served at once (nginx's
+	// worker_connections). A connection accepted beyond it is answered
+	// 503 with Retry-After: 1 and closed, without its request being read,
+	// so a client can go to another replica at once. Zero means no bound
+	// but the process's descriptors.
+	MaxConns int
 	// LeaveCheckDelay is how long a request runs before the server
 	// watches its connection for the client leaving (which cancels the
 	// request's context). Zero means DefaultLeaveCheckDelay.
@@ -70,6 +76,7 @@ type Server struct {
 	shutting  atomic.Bool
 	connsDone chan struct{} // closed when shutting and no connection is left
 	janitorOn bool
+	refusing  atomic.Int32 // over-limit connections being answered 503
 }
 
 const (
@@ -128,12 +135,16 @@ func (s *Server) Serve(ln net.Listener) error {
 			return err
 		}
 		backoff = 0
-		c := s.newConn(base, nc)
-		if c == nil {
+		c, over := s.newConn(base, nc)
+		switch {
+		case over:
+			s.refuseOverLimit(nc)
+		case c == nil:
 			nc.Close()
 			return ErrServerClosed
+		default:
+			go c.serve()
 		}
-		go c.serve()
 	}
 }
 
@@ -193,11 +204,16 @@ var canceled = func() context.Context {
 	return ctx
 }()
 
-func (s *Server) newConn(base context.Context, nc net.Conn) *serverConn {
+// newConn registers a connection; over reports that MaxConns are served
+// already (the connection is not registered).
+func (s *Server) newConn(base context.Context, nc net.Conn) (_ *serverConn, over bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutting.Load() {
-		return nil
+		return nil, false
+	}
+	if s.MaxConns > 0 && len(s.conns) >= s.MaxConns {
+		return nil, true
 	}
 	ctx := base
 	if s.ConnContext != nil {
@@ -208,7 +224,40 @@ func (s *Server) newConn(base context.Context, nc net.Conn) *serverConn {
 	// time would read as idle since the process started.
 	c.enter(stateIdle)
 	s.conns[c] = struct{}{}
-	return c
+	return c, false
+}
+
+// maxRefusing bounds the over-limit connections answered at once; past
+// it they are closed without an answer, so a flood of connections costs
+// no more than a few goroutines.
+const maxRefusing = 64
+
+var overLimitAnswer = func() string {
+	msg := "the server is at its connection limit; retry\n"
+	return fmt.Sprintf("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s", len(msg), msg)
+}()
+
+// refuseOverLimit answers a connection beyond MaxConns with 503 and
+// closes it, within a second, without reading its request.
+func (s *Server) refuseOverLimit(nc net.Conn) {
+	if s.refusing.Add(1) > maxRefusing {
+		s.refusing.Add(-1)
+		nc.Close()
+		return
+	}
+	go func() {
+		defer s.refusing.Add(-1)
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(time.Second))
+		if _, err := io.WriteString(nc, overLimitAnswer); err != nil {
+			return
+		}
+		// Let the client read the answer before the close resets it.
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+			_, _ = io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+		}
+	}()
 }
 
 func (s *Server) forget(c *serverConn) {

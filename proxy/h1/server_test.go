@@ -525,3 +525,33 @@ func TestHTTP09IsRefusedAtOnce(t *testing.T) {
 		assert.Less(t, time.Since(start), 2*time.Second, "%q was held", tc.line)
 	}
 }
+
+// Past MaxConns a connection is answered 503 with Retry-After and closed
+// without its request being read; once a served connection closes, a new
+// one is served again.
+func TestConnectionLimit(t *testing.T) {
+	_, addr := serve(t, echo, func(s *h1.Server) { s.MaxConns = 2 })
+	a, abr := dial(t, addr)
+	_, body := roundTrip(t, a, abr, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, "GET /a ", body)
+	b, bbr := dial(t, addr)
+	_, _ = roundTrip(t, b, bbr, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+
+	c, cbr := dial(t, addr)
+	resp, _ := roundTrip(t, c, cbr, "GET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.True(t, closed(t, cbr))
+
+	a.Close()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, "GET /d HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err == nil && resp.StatusCode == 200
+	}, 5*time.Second, 20*time.Millisecond, "a freed slot serves again")
+}
