@@ -453,6 +453,18 @@ spec:
 	touch(t, ns, name)
 	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionFalse, "")
 
+	// Another ClientTrafficPolicy on the Gateway takes precedence: ours is
+	// Conflicted and the team header can be forged, so the router says so.
+	setVerdict("ClientTrafficPolicy", gwns, got[0].GetName(), verdictConflict)
+	touch(t, ns, name)
+	mr = waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionTrue, targets.ReasonPolicyConflicted)
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionDegraded); !strings.Contains(c.Message, "ClientTrafficPolicy "+gwns+"/"+got[0].GetName()) {
+		t.Errorf("Degraded does not name the conflicted ClientTrafficPolicy: %s", c.Message)
+	}
+	setVerdict("ClientTrafficPolicy", gwns, got[0].GetName(), verdictAccept)
+	touch(t, ns, name)
+	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionFalse, "")
+
 	// Deleting the router deletes its policy in the Gateway's namespace.
 	if err := k8s.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
 		t.Fatal(err)
