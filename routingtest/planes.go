@@ -13,6 +13,7 @@ import (
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/simulate/agentgateway"
 	"github.com/llmkube/llmkube-compile/simulate/envoyai"
 	"github.com/llmkube/llmkube-compile/simulate/proxyplane"
 	"github.com/llmkube/llmkube-compile/targets"
@@ -37,6 +38,10 @@ type Router struct {
 	// name maps an outcome's backend back to router and backend.
 	backendID func(backend string) string
 	name      func(id string) (router, backend string)
+	// rule maps the plane's rule label to the ModelRouter's vocabulary.
+	rule func(string) string
+	// host is the Host a request for the router carries by default.
+	host string
 }
 
 // Plane is every router of the input compiled for one data plane, on
@@ -154,6 +159,10 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 				}
 			}
 		}
+	case ir.DataPlaneAgentGateway:
+		if err := agentGatewayPlane(order, objects); err != nil {
+			return nil, err
+		}
 	default:
 		for _, rt := range order {
 			if rt.Refused == nil {
@@ -162,6 +171,76 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 		}
 	}
 	return p, nil
+}
+
+// agentGatewayPlane puts every router on its agentgateway Gateway's model.
+// The Gateway has a listener without hostname, plus one per sectionName a
+// router names; a request for a router with hostnames carries the first.
+func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured) error {
+	type gwKey struct{ ns, name string }
+	gateways := map[gwKey][]*Router{}
+	var keys []gwKey
+	for _, rt := range order {
+		if rt.Refused != nil || rt.IR.AgentGateway == nil {
+			continue
+		}
+		g := gwKey{rt.IR.AgentGateway.Namespace, rt.IR.AgentGateway.Name}
+		if gateways[g] == nil {
+			keys = append(keys, g)
+		}
+		gateways[g] = append(gateways[g], rt)
+	}
+	for _, g := range keys {
+		gw := agentgateway.Gateway{Namespace: g.ns, Name: g.name, Listeners: []agentgateway.Listener{{Name: "http"}}}
+		sections := map[string]bool{}
+		var objs []*unstructured.Unstructured
+		ids := map[string][2]string{}
+		for _, rt := range gateways[g] {
+			r := rt.IR
+			if s := r.AgentGateway.SectionName; s != "" && !sections[s] {
+				sections[s] = true
+				gw.Listeners = append(gw.Listeners, agentgateway.Listener{Name: s})
+			}
+			objs = append(objs, objects[rt.Key]...)
+			for _, b := range r.Backends {
+				ids["AgentgatewayModel/"+naming.AgentGatewayModelName(r.Name, b.Name)] = [2]string{rt.Key, b.Name}
+				if b.Local != nil {
+					pool := "InferencePool/" + naming.AgentGatewayPoolName(r.Name, b.Local.InferenceService)
+					if _, taken := ids[pool]; !taken { // backends sharing an InferenceService share its pool
+						ids[pool] = [2]string{rt.Key, b.Name}
+					}
+				}
+			}
+		}
+		m, err := agentgateway.New(gw, objs)
+		if err != nil {
+			return err
+		}
+		for _, rt := range gateways[g] {
+			r := rt.IR
+			rt.serve = m.Serve
+			rt.backendID = func(b string) string { return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b) }
+			rt.name = func(id string) (string, string) {
+				if v, ok := ids[id]; ok {
+					return v[0], v[1]
+				}
+				return "", id
+			}
+			rt.rule = func(rule string) string {
+				if name, ok := strings.CutPrefix(rule, "rule-"); ok {
+					return name
+				}
+				if rule == "" {
+					return ""
+				}
+				return DefaultRule // "default", and "model-<backend>" of BackendNameMatch
+			}
+			if hs := r.AgentGateway.Hostnames; len(hs) > 0 {
+				rt.host = strings.Replace(hs[0], "*.", "test.", 1)
+			}
+		}
+	}
+	return nil
 }
 
 // ruleName maps a plane's rule label to the ModelRouter's vocabulary: the
@@ -214,7 +293,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
 		return res
 	}
-	sr := simulate.Request{Method: req.Method, Path: req.Path, Headers: req.Headers, ClientAddr: req.ClientAddress}
+	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers, ClientAddr: req.ClientAddress}
 	body := map[string]any{}
 	for k, v := range req.Body {
 		body[k] = v
@@ -247,6 +326,9 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	o := rt.serve(sr)
 	res.Status, res.Trace = o.Status, o.Trace
 	res.Rule = ruleName(o.Rule)
+	if rt.rule != nil {
+		res.Rule = rt.rule(o.Rule)
+	}
 	if o.Backend != "" {
 		res.Router, res.Backend = rt.name(o.Backend)
 	}
