@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -54,10 +56,14 @@ type Plane struct {
 // Planes compiles every router of the input for each data plane and builds
 // what serves it: the router-proxy itself (Proxy), the model of the
 // gateway all routers share (Gateway, AgentGateway).
-func Planes(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, planes []ir.DataPlane) ([]*Plane, error) {
+//
+// foreign are objects of the input that no router generated (another
+// team's HTTPRoute or policy on the same gateway); they sit on the gateway
+// models, created before the routers' objects.
+func Planes(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, planes []ir.DataPlane, foreign []*unstructured.Unstructured) ([]*Plane, error) {
 	var out []*Plane
 	for _, dp := range planes {
-		p, err := buildPlane(in, reg, opts, dp)
+		p, err := buildPlane(in, reg, opts, dp, foreign)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +74,7 @@ func Planes(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, p
 
 func routerKey(r *ir.Router) string { return r.Namespace + "/" + r.Name }
 
-func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane) (*Plane, error) {
+func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane, foreign []*unstructured.Unstructured) (*Plane, error) {
 	opts.Compile.DataPlane = dp
 	p := &Plane{Name: dp, Routers: map[string]*Router{}}
 	// Cross-router refusals (a shared Gateway) come from the whole run.
@@ -135,7 +141,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			gateways[g] = append(gateways[g], rt)
 		}
 		for _, g := range gws {
-			var objs []*unstructured.Unstructured
+			objs := append([]*unstructured.Unstructured(nil), foreign...)
 			ids := map[string][2]string{}
 			for _, rt := range gateways[g] {
 				objs = append(objs, objects[rt.Key]...)
@@ -160,7 +166,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			}
 		}
 	case ir.DataPlaneAgentGateway:
-		if err := agentGatewayPlane(order, objects); err != nil {
+		if err := agentGatewayPlane(order, objects, foreign); err != nil {
 			return nil, err
 		}
 	default:
@@ -176,7 +182,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 // agentGatewayPlane puts every router on its agentgateway Gateway's model.
 // The Gateway has a listener without hostname, plus one per sectionName a
 // router names; a request for a router with hostnames carries the first.
-func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured) error {
+func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured, foreign []*unstructured.Unstructured) error {
 	type gwKey struct{ ns, name string }
 	gateways := map[gwKey][]*Router{}
 	var keys []gwKey
@@ -193,7 +199,7 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 	for _, g := range keys {
 		gw := agentgateway.Gateway{Namespace: g.ns, Name: g.name, Listeners: []agentgateway.Listener{{Name: "http"}}}
 		sections := map[string]bool{}
-		var objs []*unstructured.Unstructured
+		objs := append([]*unstructured.Unstructured(nil), foreign...)
 		ids := map[string][2]string{}
 		for _, rt := range gateways[g] {
 			r := rt.IR
@@ -331,6 +337,12 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if o.Backend != "" {
 		res.Router, res.Backend = rt.name(o.Backend)
+		if res.Router == "" { // a foreign route's backend: its route and the object's name
+			res.Router = o.Router
+			if i := strings.LastIndex(res.Backend, "/"); i >= 0 {
+				res.Backend = res.Backend[i+1:]
+			}
+		}
 	}
 	for _, a := range o.Attempts {
 		_, b := rt.name(a)
@@ -382,4 +394,41 @@ func Uncompilable(planes []*Plane) diag.List {
 		}
 	}
 	return out
+}
+
+// ForeignKinds are the kinds of gateway objects an input may carry besides
+// routers: what other teams have on the same gateway.
+var ForeignKinds = map[string]bool{
+	"HTTPRoute": true, "AIGatewayRoute": true, "AIServiceBackend": true, "BackendSecurityPolicy": true,
+	"SecurityPolicy": true, "BackendTrafficPolicy": true, "ClientTrafficPolicy": true,
+	"AgentgatewayPolicy": true, "AgentgatewayModel": true, "InferencePool": true,
+}
+
+// Foreign reads the gateway objects of ForeignKinds from one input file;
+// an object without a namespace takes namespace (or "default").
+func Foreign(data []byte, namespace string) ([]*unstructured.Unstructured, error) {
+	if namespace == "" {
+		namespace = "default"
+	}
+	var out []*unstructured.Unstructured
+	r := utilyaml.NewYAMLReader(bufioReader(data))
+	for {
+		raw, err := r.Read()
+		if err != nil {
+			break
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(raw, &m); err != nil || m == nil {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if !ForeignKinds[u.GetKind()] {
+			continue
+		}
+		if u.GetNamespace() == "" {
+			u.SetNamespace(namespace)
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }

@@ -81,7 +81,7 @@ spec:
     auth:
       jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
 `)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway})
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
 	require.NoError(t, err)
 	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest

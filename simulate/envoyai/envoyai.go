@@ -425,7 +425,12 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 			return o
 		}
 	}
-	o.Router = r.router
+	// The ModelRouter (namespace/name) whose route this is; a foreign
+	// route's own namespace/name.
+	o.Router = r.owner
+	if r.router != "" {
+		o.Router = r.ns + "/" + r.router
+	}
 	o.Rule = r.rule
 	// 7. rate limits
 	if btp, ok := policyFor(r, m.gw, m.btps, btpMeta); ok && btp.Spec.RateLimit != nil && btp.Spec.RateLimit.Global != nil {

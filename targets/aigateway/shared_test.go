@@ -105,7 +105,7 @@ func TestSharedGatewayNoTokenNeverReachesAuthenticatedRouter(t *testing.T) {
 	// Alpha's own callers still get through.
 	o = m.Serve(simulate.Request{Body: chat("open-model")})
 	assert.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
-	assert.Equal(t, "alpha", o.Router)
+	assert.Equal(t, "ml/alpha", o.Router)
 }
 
 // Item 1: two routers with JWT from different issuers whose providers share

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -61,10 +62,15 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	if err != nil {
 		return nil, err
 	}
+	var foreign []*unstructured.Unstructured
 	for _, src := range srcs {
 		fs, d := routingtest.Decode(src.name, src.data)
 		p.files = append(p.files, fs...)
 		diags = append(diags, d...)
+		if !isTestSource(src.name, tests) {
+			objs, _ := routingtest.Foreign(src.data, f.namespace)
+			foreign = append(foreign, objs...)
+		}
 	}
 	if needTests && len(p.files) == 0 && !diags.HasErrors() {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(append(f.files, tests...), ","), Reason: "NoRoutingTest", Message: "no RoutingTest found in the inputs or --tests"})
@@ -77,7 +83,7 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	for _, n := range planeNames {
 		dps = append(dps, ir.DataPlane(n))
 	}
-	p.planes, err = routingtest.Planes(in, builtin.Registry(), opts, dps)
+	p.planes, err = routingtest.Planes(in, builtin.Registry(), opts, dps, foreign)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +101,17 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	return p, nil
 }
 
+// isTestSource reports whether an input came from --tests (a test file's
+// objects are not the gateway's).
+func isTestSource(name string, tests []string) bool {
+	for _, t := range tests {
+		if name == t || strings.HasPrefix(name, strings.TrimSuffix(t, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *streams) testCmd() *cobra.Command {
 	var f commonFlags
 	var tests []string
@@ -109,7 +126,9 @@ docs/routing-tests.md) on every data plane a router compiles for, or on
 --data-plane. Every router of the input sits on its gateway together, and each
 plane is judged the way it really routes: the router-proxy's own request
 handling (Proxy) and executable models of Envoy Gateway with Envoy AI Gateway
-(Gateway). A plane that refuses a router skips its cases, with the reason.
+(Gateway) and of agentgateway (AgentGateway). Gateway objects of other teams in
+the inputs (HTTPRoutes, SecurityPolicies, AgentgatewayPolicies, ...) sit on the
+same gateways. A plane that refuses a router skips its cases, with the reason.
 
 Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 --fail-under), 2 usage, 3 invalid input (a router or a test file).`,
