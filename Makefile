@@ -89,3 +89,16 @@ bench-proxy: testdeps
 	hack/install-bench.sh
 	go run ./hack/bench-proxy
 	go test ./runtime/ -run '^$$' -bench . -benchmem
+
+## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
+## The proxy/h1 targets read the same bytes as net/http's own readers
+## (request heads, response heads, chunked bodies) and fail when the two disagree.
+FUZZTIME ?= 30s
+FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
+	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		go test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME); \
+	done

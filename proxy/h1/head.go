@@ -2,6 +2,7 @@ package h1
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -354,7 +355,15 @@ func (b *framedBody) read(p []byte) (int, error) {
 	return n, err
 }
 
-// readTrailer reads (and drops) a chunked body's trailer section.
+// maxTrailer bounds a chunked body's trailer section: net/http refuses a
+// trailer whose end is not within its 4 KiB read buffer.
+const maxTrailer = 4 << 10
+
+// readTrailer reads (and drops) a chunked body's trailer section. Its
+// lines must be header fields ending in CRLF, as net/http reads them: a
+// line net/http would refuse, or a bare LF (net/http ends a trailer only
+// at a CRLF empty line), would let the two find the next message at
+// different bytes.
 func (b *framedBody) readTrailer() error {
 	size := 0
 	for {
@@ -365,11 +374,18 @@ func (b *framedBody) readTrailer() error {
 			}
 			return err
 		}
-		if size += len(line); size > 64<<10 {
+		if size += len(line); size > maxTrailer {
 			return errors.New("h1: chunked trailer too large")
 		}
-		if len(line) == 1 || len(line) == 2 && line[0] == '\r' {
+		if len(line) < 2 || line[len(line)-2] != '\r' {
+			return errors.New("h1: chunked trailer line without CRLF")
+		}
+		if len(line) == 2 {
 			return nil
+		}
+		k, v, ok := bytes.Cut(line[:len(line)-2], []byte(":"))
+		if !ok || !httpguts.ValidHeaderFieldName(string(k)) || !httpguts.ValidHeaderFieldValue(trimOWS(string(v))) {
+			return errors.New("h1: malformed chunked trailer")
 		}
 	}
 }

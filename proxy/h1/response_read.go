@@ -54,25 +54,34 @@ func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 		delete(resp.Header, "Connection") // as net/http does
 	}
 
+	if f.tes > 0 && resp.ProtoMinor == 0 {
+		// net/http ignores it and reads to the connection's end; a
+		// server that sent it may mean chunked. Neither reading is safe.
+		return nil, errors.New("h1: Transfer-Encoding in an HTTP/1.0 response")
+	}
 	b := &framedBody{br: c.br}
 	noBody := req.Method == http.MethodHead || resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
-	switch {
-	case f.tes > 0 && !noBody:
-		if f.tes > 1 || !strings.EqualFold(f.te, "chunked") {
-			return nil, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
-		}
-		if _, ok := parseLength(f.cl); f.clSeen && !ok {
+	// As net/http: the transfer coding and any Content-Length are checked
+	// whether or not a body follows; chunked then drops Content-Length.
+	if f.tes > 0 && (f.tes > 1 || !strings.EqualFold(f.te, "chunked")) {
+		return nil, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
+	}
+	var n int64
+	if f.clSeen {
+		var ok bool
+		if n, ok = parseLength(f.cl); !ok {
 			return nil, fmt.Errorf("h1: bad Content-Length %q", f.cl)
 		}
-		delete(resp.Header, "Content-Length")
+	}
+	if f.tes > 0 {
 		delete(resp.Header, "Transfer-Encoding")
 		resp.TransferEncoding = []string{"chunked"}
+	}
+	switch {
+	case f.tes > 0 && !noBody:
+		delete(resp.Header, "Content-Length")
 		b.setChunked()
 	case f.clSeen:
-		n, ok := parseLength(f.cl)
-		if !ok {
-			return nil, fmt.Errorf("h1: bad Content-Length %q", f.cl)
-		}
 		resp.ContentLength = n
 		if !noBody {
 			b.n = n
