@@ -79,7 +79,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// MaxBodyBytes is the request body limit (default 32 MiB).
 	MaxBodyBytes int64
-	// BodyMemoryBytes bounds all bodies held at once (default 64 MiB).
+	// BodyMemoryBytes bounds the large bodies held at once (default
+	// DefaultBodyMemoryBytes, 32 MiB; bodies up to SmallBodyBytes share
+	// SmallBodyMemoryBytes besides).
 	BodyMemoryBytes int64
 	// BodyReadTimeout bounds reading one body (default 30s).
 	BodyReadTimeout time.Duration
