@@ -1,0 +1,267 @@
+package proxy
+
+// Intake: the handler of an inference request, from the listener to the
+// dispatch: auth, the bounded body and the fields routing needs, routing,
+// budget admission.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+
+	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	s.m.inflight.Inc()
+	defer s.m.inflight.Dec()
+
+	start := s.now()
+	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
+	if s.caller != "" {
+		if v := r.Header.Get(s.caller); v != "" {
+			ent.Caller = runtime.SanitizeCaller(v)
+		}
+	}
+	if s.cfg.Policy.Audit.LogClientAddress {
+		ent.Client = s.clientAddr(r)
+	}
+	// Client-chosen values are cut before they reach an audit line or a
+	// metric label.
+	req := &runtime.Request{Header: r.Header}
+	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.TaskComplexity = runtime.SanitizeCaller(s.eng.TaskComplexity(r.Header))
+	defer func() {
+		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
+		if ent.CostUSD == "" {
+			ent.CostUSD = "0"
+		}
+		s.m.observeServed(servedKey{rule: ent.Rule, backend: ent.Backend, outcome: ent.Outcome, status: ent.Status}, ent.LatencyMs/1000)
+		if s.audit != nil {
+			s.audit.Write(ent)
+		}
+	}()
+
+	// policy.auth first: an unauthenticated request is refused before its
+	// body is read, and nothing it sent reaches routing or a budget.
+	var team string
+	if s.auth != nil {
+		var aerr *auth.Error
+		if team, aerr = s.auth.Authenticate(r); aerr != nil {
+			ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeUnauthorized, aerr.Msg
+			refuse(w, aerr) // the deferred audit records it
+			return
+		}
+		ent.Team = runtime.SanitizeCaller(team)
+	}
+
+	// Body: bounded, then the few fields routing needs.
+	body, release, err := s.readBody(w, r)
+	defer release()
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, proxyapi.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
+			writeError(w, ent.Status, "invalid_request_error", "request_too_large", ent.Error)
+		case errors.Is(err, errBodyBusy):
+			ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBodyBusy, err.Error()
+			w.Header().Set("Retry-After", "1")
+			writeError(w, ent.Status, "server_error", "body_memory_busy", ent.Error)
+		case errors.As(err, &ne) && ne.Timeout():
+			ent.Status, ent.Outcome, ent.Error = http.StatusRequestTimeout, proxyapi.OutcomeBadRequest, "request body not received within "+s.bodyTimeout.String()
+			w.Header().Set("Connection", "close")
+			writeError(w, ent.Status, "invalid_request_error", "body_timeout", ent.Error)
+		case r.Context().Err() != nil:
+			ent.Status, ent.Outcome, ent.Error = 499, proxyapi.OutcomeClientCancelled, "reading request body: "+err.Error()
+		default:
+			// A truncated or malformed (chunked) body: the client is still
+			// there to be told, and the audit says what it was told.
+			ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "reading request body: "+err.Error()
+			w.Header().Set("Connection", "close")
+			writeError(w, ent.Status, "invalid_request_error", "invalid_body", ent.Error)
+		}
+		return
+	}
+	if !json.Valid(body) {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body is not valid JSON"
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	}
+	fields, err := scanBody(body)
+	if err != nil {
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body: "+err.Error()
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	}
+	model, isString := stringValue(body, fields.model)
+	stream, isBool := boolValue(body, fields.stream)
+	switch {
+	case fields.model.ok() && !isString:
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "model must be a string"
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	case !isBool:
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "stream must be a boolean"
+		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		return
+	case model == "":
+		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "the request has no model"
+		writeError(w, ent.Status, "invalid_request_error", "model_required", "you must provide a model parameter")
+		return
+	}
+	ent.Model = clip(model, maxAuditField)
+	ent.Stream = stream
+	if !s.auth.Allowed(team, model) {
+		aerr := &auth.Error{Status: http.StatusForbidden, Code: "model_not_allowed", Msg: "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(model)}
+		ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeForbidden, clip(aerr.Msg, maxAuditField)
+		refuse(w, aerr) // the deferred audit records it
+		return
+	}
+	if s.cfg.Policy.Audit.IncludeRequestBody {
+		ent.RequestBody = json.RawMessage(body)
+	}
+
+	req.Model = model
+	route, err := s.eng.Route(req)
+	ent.Rule = route.RuleName
+	if err != nil {
+		ent.Status = http.StatusServiceUnavailable
+		if errors.Is(err, runtime.ErrFailClosed) {
+			ent.Outcome, ent.Error = proxyapi.OutcomeFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible"
+			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
+			writeError(w, ent.Status, "server_error", "fail_closed", ent.Error)
+			return
+		}
+		ent.Outcome, ent.Error = proxyapi.OutcomeNoRoute, err.Error()
+		writeError(w, ent.Status, "server_error", "no_route", "no eligible backend: no rule matched with an eligible backend and the default route has none")
+		return
+	}
+	if route.Promoted {
+		ent.Promoted = true
+		s.m.sloPromoted.WithLabelValues(route.RuleName).Inc()
+	}
+
+	// The reservation is the prompt's estimate; settlement replaces it with
+	// the usage the response reports.
+	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, runtime.EstimateUsage(int64(len(body)), 0).Tokens())
+	if err != nil {
+		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBudgetStoreDown, err.Error()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, ent.Status, "server_error", "budget_store_unavailable", "budgets cannot be checked: "+err.Error())
+		return
+	}
+	if ex != nil {
+		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, proxyapi.OutcomeBudgetExceeded, ex.Budget
+		ent.Error = "budget " + ex.Budget + " is exhausted"
+		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
+		secs := retryAfter(w, ex.RetryAfter)
+		writeError(w, ent.Status, "rate_limit_error", "budget_exceeded", "budget "+ex.Budget+" is exhausted for its window; retry after "+secs+"s")
+		return
+	}
+
+	// Streams ask the upstream for usage so budgets and audit see real numbers.
+	if stream && !includeUsage(body, fields) {
+		body = withIncludeUsage(body, fields)
+		// The splice moved the members after it: find the model again, once.
+		fields, _ = scanBody(body)
+	}
+
+	s.dispatch(w, r, route, reqBody{raw: body, model: fields.model}, charge, ent)
+}
+
+var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")
+
+// bodyReservation is a request's share of a body budget.
+type bodyReservation struct {
+	sem *semaphore.Weighted
+	n   int64
+}
+
+func (r *bodyReservation) release() {
+	if r.n > 0 {
+		r.sem.Release(r.n)
+		r.n = 0
+	}
+}
+
+// reserve takes n bytes of the budget that fits n, all at once, waiting for
+// them at most until deadline (the body's own).
+func (s *Server) reserve(ctx context.Context, deadline time.Time, r *bodyReservation, n int64) error {
+	r.release()
+	sem := s.smallMem
+	if n > SmallBodyBytes {
+		sem = s.bodyMem
+	}
+	// The memory is usually free: a context and its timer only to wait.
+	if !sem.TryAcquire(n) {
+		wait, cancel := context.WithDeadline(ctx, deadline)
+		err := sem.Acquire(wait, n)
+		cancel()
+		if err != nil {
+			return errBodyBusy
+		}
+	}
+	r.sem, r.n = sem, n
+	return nil
+}
+
+// readBody reads the body under the limit, the body read timeout and the
+// body budgets. Memory is allocated as bytes arrive, never from a declared
+// Content-Length. release gives the budget back (the caller defers it: the
+// body lives until the response ends).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	limit := s.maxBody
+	res := &bodyReservation{}
+	if r.ContentLength > limit {
+		return nil, res.release, &http.MaxBytesError{Limit: limit}
+	}
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(s.bodyTimeout)
+	_ = rc.SetReadDeadline(deadline)
+	defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	ctx := r.Context()
+
+	want := int64(SmallBodyBytes)
+	if r.ContentLength >= 0 {
+		want = r.ContentLength + 1 // +1 sees the EOF
+	}
+	if err := s.reserve(ctx, deadline, res, want); err != nil {
+		return nil, res.release, err
+	}
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	buf := make([]byte, 0, min(want, 64<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(cap(buf)) >= res.n {
+				// A chunked body outgrew its first reservation: take the limit.
+				if err := s.reserve(ctx, deadline, res, limit+1); err != nil {
+					return nil, res.release, err
+				}
+			}
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), res.n-int64(cap(buf)))))
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, res.release, nil
+		}
+		if err != nil {
+			return nil, res.release, err
+		}
+	}
+}
