@@ -124,18 +124,15 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 	}
 	// Nothing answered.
 	if route.FailClosed {
-		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr
 		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
-		writeError(w, ent.Status, "server_error", "fail_closed", "no backend of the failClosed rule could serve the request")
+		refuseAs(w, ent, refFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr, "no backend of the failClosed rule could serve the request")
 		return
 	}
 	if strings.HasSuffix(lastErr, rateLimited) {
-		ent.Status, ent.Outcome, ent.Error = http.StatusTooManyRequests, proxyapi.OutcomeAllFailed, lastErr
-		writeError(w, ent.Status, "rate_limit_error", "upstream_rate_limited", "every backend of the route failed; the last one is rate limited by its provider")
+		refuseAs(w, ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited by its provider")
 		return
 	}
-	ent.Status, ent.Outcome, ent.Error = http.StatusBadGateway, proxyapi.OutcomeAllFailed, lastErr
-	writeError(w, ent.Status, "server_error", "upstream_unavailable", "every backend of the route failed")
+	refuseAs(w, ent, refAllFailed, lastErr, "every backend of the route failed")
 }
 
 // activate makes a pooled backend's member resident before it is sent to
@@ -170,9 +167,9 @@ func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *run
 		return nothing, true, err.Error()
 	case errors.As(err, &expired):
 		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_hold_expired").Inc()
-		ent.Status, ent.Outcome, ent.Backend, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomePoolHoldExpired, att.Backend.Name(), clip(err.Error(), maxAuditField)
+		ent.Backend = att.Backend.Name()
 		retryAfter(w, expired.RetryAfter)
-		writeError(w, ent.Status, "server_error", "model_pool_swap_timeout", "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
+		refuseAs(w, ent, refPoolHoldExpired, clip(err.Error(), maxAuditField), "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
 		return nothing, false, ""
 	default: // the client went away while held
 		s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()

@@ -29,3 +29,69 @@ func retryAfter(w http.ResponseWriter, d time.Duration) string {
 	w.Header().Set("Retry-After", secs)
 	return secs
 }
+
+// refusal is one way the proxy answers a request itself, without an
+// upstream's response: its status, OpenAI error type and code, and the
+// audit outcome (the requests metric is labelled with the outcome and
+// status, so it follows). refusals is the one table of them.
+type refusal struct {
+	status    int
+	typ, code string
+	outcome   string
+	// close ends the connection after the answer (the body was not read
+	// to its end); retry sets Retry-After: 1 when the caller set none.
+	close, retry bool
+}
+
+type refusalKind uint8
+
+const (
+	refTooLarge refusalKind = iota
+	refBodyBusy
+	refBodyTimeout
+	refInvalidBody
+	refInvalidJSON
+	refModelRequired
+	refNoRoute
+	refFailClosed
+	refBudgetStoreDown
+	refBudgetExceeded
+	refPoolHoldExpired
+	refAllFailed
+	refUpstreamRateLimited
+)
+
+var refusals = [...]refusal{
+	refTooLarge:            {status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", outcome: proxyapi.OutcomeTooLarge},
+	refBodyBusy:            {status: http.StatusServiceUnavailable, typ: "server_error", code: "body_memory_busy", outcome: proxyapi.OutcomeBodyBusy, retry: true},
+	refBodyTimeout:         {status: http.StatusRequestTimeout, typ: "invalid_request_error", code: "body_timeout", outcome: proxyapi.OutcomeBadRequest, close: true},
+	refInvalidBody:         {status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_body", outcome: proxyapi.OutcomeBadRequest, close: true},
+	refInvalidJSON:         {status: http.StatusBadRequest, typ: "invalid_request_error", code: "invalid_json", outcome: proxyapi.OutcomeBadRequest},
+	refModelRequired:       {status: http.StatusBadRequest, typ: "invalid_request_error", code: "model_required", outcome: proxyapi.OutcomeBadRequest},
+	refNoRoute:             {status: http.StatusServiceUnavailable, typ: "server_error", code: "no_route", outcome: proxyapi.OutcomeNoRoute},
+	refFailClosed:          {status: http.StatusServiceUnavailable, typ: "server_error", code: "fail_closed", outcome: proxyapi.OutcomeFailClosed},
+	refBudgetStoreDown:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "budget_store_unavailable", outcome: proxyapi.OutcomeBudgetStoreDown, retry: true},
+	refBudgetExceeded:      {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "budget_exceeded", outcome: proxyapi.OutcomeBudgetExceeded},
+	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
+	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
+	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},
+}
+
+// refuseAs answers the request as k and records it in its audit entry:
+// audit is what the audit line says, told what the client is told (empty:
+// the same).
+func refuseAs(w http.ResponseWriter, ent *proxyapi.AuditEntry, k refusalKind, audit, told string) {
+	rf := &refusals[k]
+	ent.Status, ent.Outcome, ent.Error = rf.status, rf.outcome, audit
+	h := w.Header()
+	if rf.retry && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", "1")
+	}
+	if rf.close {
+		h.Set("Connection", "close")
+	}
+	if told == "" {
+		told = audit
+	}
+	writeError(w, rf.status, rf.typ, rf.code, told)
+}

@@ -76,52 +76,40 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		var ne net.Error
 		switch {
 		case errors.As(err, &mbe):
-			ent.Status, ent.Outcome, ent.Error = http.StatusRequestEntityTooLarge, proxyapi.OutcomeTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes"
-			writeError(w, ent.Status, "invalid_request_error", "request_too_large", ent.Error)
+			refuseAs(w, ent, refTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes", "")
 		case errors.Is(err, errBodyBusy):
-			ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBodyBusy, err.Error()
-			w.Header().Set("Retry-After", "1")
-			writeError(w, ent.Status, "server_error", "body_memory_busy", ent.Error)
+			refuseAs(w, ent, refBodyBusy, err.Error(), "")
 		case errors.As(err, &ne) && ne.Timeout():
-			ent.Status, ent.Outcome, ent.Error = http.StatusRequestTimeout, proxyapi.OutcomeBadRequest, "request body not received within "+s.bodyTimeout.String()
-			w.Header().Set("Connection", "close")
-			writeError(w, ent.Status, "invalid_request_error", "body_timeout", ent.Error)
+			refuseAs(w, ent, refBodyTimeout, "request body not received within "+s.bodyTimeout.String(), "")
 		case r.Context().Err() != nil:
 			ent.Status, ent.Outcome, ent.Error = 499, proxyapi.OutcomeClientCancelled, "reading request body: "+err.Error()
 		default:
 			// A truncated or malformed (chunked) body: the client is still
 			// there to be told, and the audit says what it was told.
-			ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "reading request body: "+err.Error()
-			w.Header().Set("Connection", "close")
-			writeError(w, ent.Status, "invalid_request_error", "invalid_body", ent.Error)
+			refuseAs(w, ent, refInvalidBody, "reading request body: "+err.Error(), "")
 		}
 		return
 	}
 	if !json.Valid(body) {
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body is not valid JSON"
-		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		refuseAs(w, ent, refInvalidJSON, "request body is not valid JSON", "")
 		return
 	}
 	fields, err := scanBody(body)
 	if err != nil {
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "request body: "+err.Error()
-		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		refuseAs(w, ent, refInvalidJSON, "request body: "+err.Error(), "")
 		return
 	}
 	model, isString := stringValue(body, fields.model)
 	stream, isBool := boolValue(body, fields.stream)
 	switch {
 	case fields.model.ok() && !isString:
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "model must be a string"
-		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		refuseAs(w, ent, refInvalidJSON, "model must be a string", "")
 		return
 	case !isBool:
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "stream must be a boolean"
-		writeError(w, ent.Status, "invalid_request_error", "invalid_json", ent.Error)
+		refuseAs(w, ent, refInvalidJSON, "stream must be a boolean", "")
 		return
 	case model == "":
-		ent.Status, ent.Outcome, ent.Error = http.StatusBadRequest, proxyapi.OutcomeBadRequest, "the request has no model"
-		writeError(w, ent.Status, "invalid_request_error", "model_required", "you must provide a model parameter")
+		refuseAs(w, ent, refModelRequired, "the request has no model", "you must provide a model parameter")
 		return
 	}
 	ent.Model = clip(model, maxAuditField)
@@ -140,15 +128,12 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	route, err := s.eng.Route(req)
 	ent.Rule = route.RuleName
 	if err != nil {
-		ent.Status = http.StatusServiceUnavailable
 		if errors.Is(err, runtime.ErrFailClosed) {
-			ent.Outcome, ent.Error = proxyapi.OutcomeFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible"
 			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
-			writeError(w, ent.Status, "server_error", "fail_closed", ent.Error)
+			refuseAs(w, ent, refFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible", "")
 			return
 		}
-		ent.Outcome, ent.Error = proxyapi.OutcomeNoRoute, err.Error()
-		writeError(w, ent.Status, "server_error", "no_route", "no eligible backend: no rule matched with an eligible backend and the default route has none")
+		refuseAs(w, ent, refNoRoute, err.Error(), "no eligible backend: no rule matched with an eligible backend and the default route has none")
 		return
 	}
 	if route.Promoted {
@@ -160,17 +145,14 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	// the usage the response reports.
 	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, runtime.EstimateUsage(int64(len(body)), 0).Tokens())
 	if err != nil {
-		ent.Status, ent.Outcome, ent.Error = http.StatusServiceUnavailable, proxyapi.OutcomeBudgetStoreDown, err.Error()
-		w.Header().Set("Retry-After", "1")
-		writeError(w, ent.Status, "server_error", "budget_store_unavailable", "budgets cannot be checked: "+err.Error())
+		refuseAs(w, ent, refBudgetStoreDown, err.Error(), "budgets cannot be checked: "+err.Error())
 		return
 	}
 	if ex != nil {
-		ent.Status, ent.Outcome, ent.Budget = http.StatusTooManyRequests, proxyapi.OutcomeBudgetExceeded, ex.Budget
-		ent.Error = "budget " + ex.Budget + " is exhausted"
+		ent.Budget = ex.Budget
 		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
 		secs := retryAfter(w, ex.RetryAfter)
-		writeError(w, ent.Status, "rate_limit_error", "budget_exceeded", "budget "+ex.Budget+" is exhausted for its window; retry after "+secs+"s")
+		refuseAs(w, ent, refBudgetExceeded, "budget "+ex.Budget+" is exhausted", "budget "+ex.Budget+" is exhausted for its window; retry after "+secs+"s")
 		return
 	}
 
