@@ -369,11 +369,11 @@ func NewUpstreamTransport() http.RoundTripper {
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: h1.DialTimeout, KeepAlive: h1.KeepAlive}).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   h1.MaxIdleConnsPerHost,
+		IdleConnTimeout:       h1.IdleConnTimeout,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,

@@ -150,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, WriteTimeout: *writeTimeout, MaxConns: *maxConns, Log: log}
+	serving := &h1.Server{Handler: srv.Handler(), ReadHeaderTimeout: h1.DefaultReadHeaderTimeout, IdleTimeout: h1.DefaultIdleTimeout, WriteTimeout: *writeTimeout, MaxConns: *maxConns, Log: log}
 	errc := make(chan error, 2)
 	go func() { errc <- serving.Serve(ln) }()
 	var adminSrv *http.Server

@@ -35,7 +35,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// Defaults, as NewTransport in package proxy sets them for net/http.
+// The upstream transport's defaults, named once: this client and net/http's
+// (NewTransport in package proxy, for https and proxies) both use them.
 const (
 	DialTimeout         = 10 * time.Second
 	KeepAlive           = 30 * time.Second

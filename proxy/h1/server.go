@@ -80,6 +80,10 @@ type Server struct {
 }
 
 const (
+	// DefaultReadHeaderTimeout and DefaultIdleTimeout are the router-proxy's
+	// serving timeouts (net/http's server has none by default).
+	DefaultReadHeaderTimeout = 30 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
 	// DefaultMaxHeaderBytes bounds a request head: 64 KiB, as Envoy's
 	// default (60 KiB) and above nginx's (32 KiB). net/http's 1 MiB let
 	// every connection hold a megabyte of head (and its copy while it is
