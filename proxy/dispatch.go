@@ -17,109 +17,79 @@ import (
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge runtime.Settler, ent *proxyapi.AuditEntry) {
 	ctx := r.Context()
 	var lastErr string
+	var cur *attempt
+	// The last attempt's pool hold is released however the handler ends,
+	// a relay that aborts it included.
+	defer func() {
+		if cur != nil {
+			cur.release()
+		}
+	}()
 	for {
 		att := route.Next()
 		if att == nil {
 			break
 		}
-		b := s.backends[att.Backend.Index]
 		ent.Attempts++
-		if b.base == nil {
-			s.eng.Report(att, runtime.Neutral)
+		a := &attempt{s: s, att: att, b: s.backends[att.Backend.Index]}
+		cur = a
+		if a.b.base == nil {
+			a.finish(neutral(""))
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
-		// A pooled member is made resident first. When its dispatch fails,
-		// another replica may have swapped it out since this replica last
-		// looked: the pool is re-read, the member made resident again (per
-		// poolActivation) and the request sent once more; only the second
-		// failure counts against the backend.
-		var up *upstream
-		var err error
-		var done func()
-		for try := 0; ; try++ {
-			up, err = nil, nil
-			var ok bool
-			var skip string
-			done, ok, skip = s.activate(w, ctx, route, att, ent)
-			defer done() // idempotent; also runs when relay aborts the handler
-			if !ok {
-				return
-			}
-			if skip != "" {
-				lastErr = skip
-				break
-			}
-			up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, att.Backend), false)
-			if try > 0 || s.pools == nil || att.Backend.Config.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && up.resp.StatusCode < 500) {
-				break
-			}
-			if err == nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
-				up.resp.Body.Close()
-				up.cancel(nil)
-			}
-			done()
-			s.pools.Refresh(att.Backend.Config)
-			s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_recheck").Inc()
-		}
-		if up == nil && err == nil { // skipped
+		skip, answered, err := a.call(ctx, w, r, route, body, ent)
+		switch {
+		case answered:
+			return
+		case skip != "":
+			lastErr = skip
+			a.release()
+			continue
+		case err != nil && ctx.Err() != nil:
+			a.finish(neutral("cancelled"))
+			ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away"
+			return
+		case errors.Is(err, errHeaderTimeout):
+			// A slow answer is not a broken backend: no quarantine.
+			a.finish(neutral("header_timeout"))
+			lastErr = att.Backend.Name() + ": no response headers within the timeout"
+			a.release()
+			continue
+		case err != nil:
+			a.finish(failure("network_error"))
+			lastErr = att.Backend.Name() + ": " + err.Error()
+			a.release()
 			continue
 		}
-		if err != nil {
-			switch {
-			case ctx.Err() != nil:
-				s.eng.Report(att, runtime.Neutral)
-				s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()
-				ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away"
-				return
-			case errors.Is(err, errHeaderTimeout):
-				// A slow answer is not a broken backend: no quarantine.
-				s.eng.Report(att, runtime.Neutral)
-				s.m.attempts.WithLabelValues(att.Backend.Name(), "header_timeout").Inc()
-				lastErr = att.Backend.Name() + ": no response headers within the timeout"
-			default:
-				s.fail(att, "network_error")
-				lastErr = att.Backend.Name() + ": " + err.Error()
-			}
-			done()
-			continue
-		}
-		if up.resp.StatusCode == http.StatusTooManyRequests && b.st.Config.Kind == proxyapi.KindExternal {
+		switch code := a.up.resp.StatusCode; {
+		case code == http.StatusTooManyRequests && a.b.st.Config.Kind == proxyapi.KindExternal:
 			// A provider's rate limit fails over, without quarantine.
-			_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
-			up.resp.Body.Close()
-			up.cancel(nil)
-			s.eng.Report(att, runtime.Neutral)
-			s.m.attempts.WithLabelValues(att.Backend.Name(), "rate_limited").Inc()
+			a.discard(true)
+			a.finish(neutral("rate_limited"))
 			lastErr = att.Backend.Name() + rateLimited
-			done()
+			a.release()
 			continue
-		}
-		if up.resp.StatusCode >= 500 || up.resp.StatusCode < 200 {
+		case code >= 500 || code < 200:
 			// A 5xx fails over; so does an upgrade (101) or any 1xx the
 			// transport hands back: a POST client cannot be switched to
 			// another protocol, and relaying it would hang the client.
 			reason := "5xx"
-			if up.resp.StatusCode < 200 {
+			if code < 200 {
 				reason = "bad_status"
-			} else {
-				_, _ = io.Copy(io.Discard, io.LimitReader(up.resp.Body, 64<<10))
 			}
-			up.resp.Body.Close()
-			up.cancel(nil)
-			s.fail(att, reason)
-			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(up.resp.StatusCode)
-			done()
+			a.discard(code >= 500)
+			a.finish(failure(reason))
+			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(code)
+			a.release()
 			continue
 		}
-		s.eng.Report(att, runtime.Success)
-		b.met.attemptOK.Inc()
+		a.finish(success)
 		for _, t := range route.ShadowTargets(att.Backend) {
 			s.mirror(r, route, s.backends[t.Index], body)
 		}
-		s.relay(ctx, w, att, b, up, route, body.raw, charge, ent)
-		done()
+		s.relay(ctx, w, att, a.b, a.up, route, body.raw, charge, ent)
+		a.release()
 		return
 	}
 	// Nothing answered.
@@ -135,17 +105,122 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 	refuseAs(w, ent, refAllFailed, lastErr, "every backend of the route failed")
 }
 
+// attempt is one try of one backend in a request's failover. It owns the
+// pool hold, the upstream call and the verdict: finish records the verdict
+// once (the engine's health report, the attempts and quarantines metrics);
+// discard and release give back the upstream response and the hold.
+type attempt struct {
+	s        *Server
+	att      *runtime.Attempt
+	b        *backendRT
+	hold     func() // ends the pool hold; nil when none is held
+	up       *upstream
+	finished bool
+}
+
+// verdict is what an attempt's outcome says about its backend.
+type verdict struct {
+	health runtime.Result
+	// result labels llmkube_router_upstream_attempts_total; empty: not
+	// counted (a success is counted by the backend's own counter).
+	result string
+	// failed also counts in llmkube_router_quarantines_total.
+	failed bool
+}
+
+var success = verdict{health: runtime.Success}
+
+func neutral(result string) verdict { return verdict{health: runtime.Neutral, result: result} }
+func failure(result string) verdict {
+	return verdict{health: runtime.Failure, result: result, failed: true}
+}
+
+// finish records the attempt's verdict, once. A failure of an endpoint
+// backend is its pod's (endpoint.go), not the backend's.
+func (a *attempt) finish(v verdict) {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	s, name := a.s, a.att.Backend.Name()
+	health := v.health
+	if health == runtime.Failure && s.isEndpoint(a.att.Backend) {
+		health = runtime.Neutral
+	}
+	s.eng.Report(a.att, health)
+	switch {
+	case v.health == runtime.Success:
+		a.b.met.attemptOK.Inc()
+	case v.result != "":
+		s.m.attempts.WithLabelValues(name, v.result).Inc()
+	}
+	if v.failed {
+		s.m.quarantines.WithLabelValues(name, v.result).Inc()
+	}
+}
+
+// discard gives back an upstream response that is not relayed, its body
+// read (up to 64 KiB, so the connection can be reused) when drain is set.
+func (a *attempt) discard(drain bool) {
+	if a.up == nil {
+		return
+	}
+	if drain {
+		_, _ = io.Copy(io.Discard, io.LimitReader(a.up.resp.Body, 64<<10))
+	}
+	a.up.resp.Body.Close()
+	a.up.cancel(nil)
+	a.up = nil
+}
+
+// release ends the attempt's pool hold.
+func (a *attempt) release() {
+	if a.hold != nil {
+		a.hold()
+		a.hold = nil
+	}
+}
+
+// call holds the pooled member resident (when the backend is one) and
+// sends the request. When a pooled member's dispatch fails, another
+// replica may have swapped it out since this replica last looked: the pool
+// is re-read, the member made resident again (per poolActivation) and the
+// request sent once more; only the second failure counts against the
+// backend. skip is why the backend is passed over; answered means the
+// request was answered (its verdict is recorded).
+func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, ent *proxyapi.AuditEntry) (skip string, answered bool, err error) {
+	s, b, bc := a.s, a.b, a.att.Backend.Config
+	for try := 0; ; try++ {
+		var result string
+		a.hold, skip, result, answered = s.activate(w, ctx, route, a.att, ent)
+		if result != "" {
+			a.finish(neutral(result)) // never a health verdict on the member
+		}
+		if answered || skip != "" {
+			return skip, answered, nil
+		}
+		a.up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, a.att.Backend), false)
+		if try > 0 || s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
+			return "", false, err
+		}
+		a.discard(true)
+		a.release()
+		s.pools.Refresh(bc)
+		s.m.attempts.WithLabelValues(a.att.Backend.Name(), "pool_recheck").Inc()
+	}
+}
+
 // activate makes a pooled backend's member resident before it is sent to
-// (poolActivation). done ends the attempt's hold on the member. ok is false
-// when the request was answered (a Wait hold past swapBudget: 503 with
-// Retry-After, never 429; or the client left); skip, when set, is why the
-// backend is passed over (IfIdle while the pool is busy, or a member that
-// cannot load) and the failover goes on.
-func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *runtime.Route, att *runtime.Attempt, ent *proxyapi.AuditEntry) (done func(), ok bool, skip string) {
+// (poolActivation). hold ends the hold on the member (nil: none). When the
+// member is not held, result is the attempts metric's label, and either
+// answered is set (a Wait hold past swapBudget: 503 with Retry-After,
+// never 429; or the client left) or skip says why the backend is passed
+// over (IfIdle while the pool is busy, or a member that cannot load) and
+// the failover goes on.
+func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *runtime.Route, att *runtime.Attempt, ent *proxyapi.AuditEntry) (hold func(), skip, result string, answered bool) {
 	bc := att.Backend.Config
-	nothing := func() {}
 	if s.pools == nil || bc.Pool == nil {
-		return nothing, true, ""
+		return nil, "", "", false
 	}
 	mode := activation.ModeWait
 	if route.Rule != nil && route.Rule.Config.PoolActivation != "" {
@@ -153,37 +228,22 @@ func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *run
 	}
 	release, err := s.pools.Acquire(ctx, bc, mode)
 	if err == nil {
-		return release, true, ""
+		return release, "", "", false
 	}
-	s.eng.Report(att, runtime.Neutral) // never a health verdict on the member
 	var expired *activation.HoldExpired
 	var failed *activation.SwapFailed
 	switch {
 	case errors.Is(err, activation.ErrBusy):
-		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_busy").Inc()
-		return nothing, true, att.Backend.Name() + ": not resident in ModelPool " + bc.Pool.Name + " and the pool is busy (IfIdle)"
+		return nil, att.Backend.Name() + ": not resident in ModelPool " + bc.Pool.Name + " and the pool is busy (IfIdle)", "pool_busy", false
 	case errors.As(err, &failed):
-		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_swap_failed").Inc()
-		return nothing, true, err.Error()
+		return nil, err.Error(), "pool_swap_failed", false
 	case errors.As(err, &expired):
-		s.m.attempts.WithLabelValues(att.Backend.Name(), "pool_hold_expired").Inc()
 		ent.Backend = att.Backend.Name()
 		retryAfter(w, expired.RetryAfter)
 		refuseAs(w, ent, refPoolHoldExpired, clip(err.Error(), maxAuditField), "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
-		return nothing, false, ""
+		return nil, "", "pool_hold_expired", true
 	default: // the client went away while held
-		s.m.attempts.WithLabelValues(att.Backend.Name(), "cancelled").Inc()
 		ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away while held for ModelPool "+bc.Pool.Name
-		return nothing, false, ""
+		return nil, "", "cancelled", true
 	}
-}
-
-func (s *Server) fail(att *runtime.Attempt, reason string) {
-	if s.isEndpoint(att.Backend) { // the pod carries the failure (endpoint.go)
-		s.eng.Report(att, runtime.Neutral)
-	} else {
-		s.eng.Report(att, runtime.Failure)
-	}
-	s.m.attempts.WithLabelValues(att.Backend.Name(), reason).Inc()
-	s.m.quarantines.WithLabelValues(att.Backend.Name(), reason).Inc()
 }
