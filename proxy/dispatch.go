@@ -11,6 +11,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
+	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // dispatch runs the failover loop and streams the chosen response back.
@@ -113,7 +114,8 @@ type attempt struct {
 	s        *Server
 	att      *runtime.Attempt
 	b        *backendRT
-	hold     func() // ends the pool hold; nil when none is held
+	hold     func()        // ends the pool hold; nil when none is held
+	pick     *balance.Pick // the pod of an endpoint backend until it has its verdict
 	up       *upstream
 	finished bool
 }
@@ -199,7 +201,12 @@ func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		if answered || skip != "" {
 			return skip, answered, nil
 		}
-		a.up, err = s.send(s.withEndpoint(ctx, b, r, body.raw), b, r, body, s.eng.HeaderTimeout(route.Rule, a.att.Backend), false)
+		host, err := a.place(r, body.raw)
+		if err != nil {
+			return "", false, err
+		}
+		a.up, err = s.send(ctx, b, r, body, s.eng.HeaderTimeout(route.Rule, a.att.Backend), false, host)
+		a.podAnswered(ctx, err)
 		if try > 0 || s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
 			return "", false, err
 		}

@@ -15,11 +15,11 @@ import (
 
 // Endpoint resolution (docs/routing.md). A backend with runtime
 // Backend.Endpoints gets a balance.Balancer; package proxy/endpoints feeds it
-// the ready pods (EndpointSlices) and engine metrics. The dispatch path only
-// tags the attempt's context (withEndpoint); podTransport then places the
-// attempt on a pod, rewrites the upstream host to the pod, and reports the
-// outcome to the pod's passive health. Pod failures never quarantine the
-// backend itself.
+// the ready pods (EndpointSlices) and engine metrics. An attempt places
+// itself on a pod (place), sends to it, and reports the outcome to the
+// pod's passive health: the response head's at once (podAnswered), the
+// body's when it ends (podBody). Pod failures never quarantine the backend
+// itself.
 
 // EndpointBackend is a backend with endpoint resolution.
 type EndpointBackend struct {
@@ -39,38 +39,16 @@ func (s *Server) EndpointBackends() []EndpointBackend {
 	return out
 }
 
-// initEndpoints creates the balancers and wraps the transport when some
-// backend resolves endpoints.
+// initEndpoints creates the balancers of the backends that resolve
+// endpoints.
 func (s *Server) initEndpoints() {
-	found := false
 	for _, b := range s.backends {
 		if e := b.st.Config.Endpoints; e != nil && b.st.Config.Kind == proxyapi.KindLocal {
 			cfg := balance.FromEndpoints(e, s.cfg.Timeouts.Quarantine.Duration)
 			cfg.Now = s.now
 			b.bal = balance.New(cfg)
-			found = true
 		}
 	}
-	if found {
-		s.rt = &podTransport{next: s.rt}
-	}
-}
-
-type podKey struct{}
-
-// placement is what podTransport needs to place one attempt.
-type placement struct {
-	bal    *balance.Balancer
-	header http.Header
-	body   []byte
-}
-
-// withEndpoint tags an attempt on an endpoint backend.
-func (s *Server) withEndpoint(ctx context.Context, b *backendRT, r *http.Request, body []byte) context.Context {
-	if b.bal == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, podKey{}, &placement{bal: b.bal, header: r.Header, body: body})
 }
 
 // isEndpoint reports whether the backend's health is kept per pod.
@@ -86,45 +64,40 @@ func (s *Server) quarantine(st *runtime.BackendState) {
 	}
 }
 
-// podTransport places tagged requests on a pod. Untagged requests (service
-// resolution, probes, shadow copies) and requests of a backend whose pod set
-// is not known yet pass through to the Service URL.
-type podTransport struct{ next http.RoundTripper }
+// place picks the pod of an endpoint backend for the attempt: its address,
+// or "" to send to the backend's URL (not an endpoint backend, or its pods
+// not known yet: the Service). Probes and shadow copies go to the URL.
+func (a *attempt) place(r *http.Request, body []byte) (string, error) {
+	bal := a.b.bal
+	if bal == nil || !bal.Synced() {
+		return "", nil
+	}
+	f := bal.Features(r.Header, body)
+	pk, err := bal.Pick(&f)
+	if err != nil {
+		return "", fmt.Errorf("endpoint resolution: %w", err)
+	}
+	a.pick = pk
+	return pk.Addr, nil
+}
 
-func (t *podTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	pl, _ := req.Context().Value(podKey{}).(*placement)
-	if pl == nil || !pl.bal.Synced() {
-		return t.next.RoundTrip(req)
+// podAnswered gives the attempt's pod its verdict on the response head: a
+// header timeout or a client that left is none, a network error or a 5xx a
+// failure; otherwise the body decides when it ends (podBody).
+func (a *attempt) podAnswered(parent context.Context, err error) {
+	pk := a.pick
+	if pk == nil {
+		return
 	}
-	f := pl.bal.Features(pl.header, pl.body)
-	pk, err := pl.bal.Pick(&f)
-	if err != nil {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, fmt.Errorf("endpoint resolution: %w", err)
-	}
-	out := *req
-	u := *req.URL
-	u.Host = pk.Addr
-	out.URL = &u
-	out.Host = ""
-	resp, err := t.next.RoundTrip(&out)
-	ctx := req.Context()
-	if err != nil {
-		if ctx.Err() != nil { // header timeout or client gone: no verdict
-			pk.Done(balance.Neutral)
-		} else {
-			pk.Done(balance.Failure)
-		}
-		return nil, err
-	}
-	if resp.StatusCode >= 500 {
+	a.pick = nil
+	switch {
+	case err != nil && (parent.Err() != nil || errors.Is(err, errHeaderTimeout)):
+		pk.Done(balance.Neutral)
+	case err != nil, a.up.resp.StatusCode >= 500:
 		pk.Done(balance.Failure)
-		return resp, nil
+	default:
+		a.up.resp.Body = &podBody{ReadCloser: a.up.resp.Body, pk: pk, ctx: a.up.ctx}
 	}
-	resp.Body = &podBody{ReadCloser: resp.Body, pk: pk, ctx: ctx}
-	return resp, nil
 }
 
 // podBody ends the pod's attempt when the body ends: EOF or Close is a

@@ -38,7 +38,7 @@ func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, bod
 		defer s.shadowWG.Done()
 		defer func() { <-b.shadow }()
 		ctx := context.WithoutCancel(r.Context())
-		up, err := s.send(ctx, b, sr, body, hto, true)
+		up, err := s.send(ctx, b, sr, body, hto, true, "")
 		if err != nil {
 			s.m.shadowSent.WithLabelValues(name, "error").Inc()
 			return

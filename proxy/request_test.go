@@ -31,7 +31,8 @@ func TestUpstreamRequestAsNetHTTPBuildsIt(t *testing.T) {
 		require.NoError(t, err)
 		return view{r.Method, r.URL.String(), r.Host, r.Proto, r.ContentLength, r.Header, string(b), string(again)}
 	}
-	ctx := context.WithValue(context.Background(), podKey{}, "x")
+	type ctxKey struct{}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "x")
 	for _, base := range []string{"http://svc.ns:8000", "http://svc.ns:8000/v1/", "https://api.example/openai/v1"} {
 		bu, err := url.Parse(base)
 		require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestUpstreamRequestAsNetHTTPBuildsIt(t *testing.T) {
 				if d := cmp.Diff(see(want), see(got)); d != "" {
 					t.Errorf("%s + %s: -net/http +newRequest:\n%s", base, in, d)
 				}
-				assert.Equal(t, "x", got.Context().Value(podKey{}))
+				assert.Equal(t, "x", got.Context().Value(ctxKey{}))
 			}
 		}
 	}

@@ -102,7 +102,8 @@ func (u *upstream) idleGuard(idle time.Duration) *time.Timer {
 }
 
 // send dispatches one attempt and waits for response headers at most hto.
-func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb reqBody, hto time.Duration, shadow bool) (*upstream, error) {
+// host, when set, is the pod the attempt was placed on (endpoint.go).
+func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb reqBody, hto time.Duration, shadow bool, host string) (*upstream, error) {
 	body := rb.raw
 	if b.model != "" {
 		body = rb.withModel(b.model)
@@ -112,6 +113,9 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	if err != nil {
 		cancel(err)
 		return nil, err
+	}
+	if host != "" {
+		req.URL.Host, req.Host = host, "" // the request's own URL copy
 	}
 	external := b.st.Config.Kind == proxyapi.KindExternal
 	hop := connectionTokens(r.Header)
