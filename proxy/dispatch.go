@@ -89,7 +89,14 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime
 		for _, t := range route.ShadowTargets(att.Backend) {
 			s.mirror(r, route, s.backends[t.Index], body)
 		}
-		s.relay(ctx, w, att, a.b, a.up, route, body.raw, charge, ent)
+		if broken := s.relay(ctx, w, att, a.b, a.up, route, body.raw, charge, ent); broken != "" {
+			a.broke(broken)
+			a.release()
+			// The client must see a broken response, not a clean end: the
+			// server core closes the connection mid-body. The deferred
+			// audit runs first.
+			panic(http.ErrAbortHandler)
+		}
 		a.release()
 		return
 	}
@@ -159,6 +166,14 @@ func (a *attempt) finish(v verdict) {
 	if v.failed {
 		s.m.quarantines.WithLabelValues(name, v.result).Inc()
 	}
+}
+
+// broke records that the upstream broke a relayed response (a silent or
+// cut stream): the backend is quarantined, unless its pods carry the
+// health (the pod's verdict is podBody's).
+func (a *attempt) broke(reason string) {
+	a.s.quarantine(a.att.Backend)
+	a.s.m.quarantines.WithLabelValues(a.att.Backend.Name(), reason).Inc()
 }
 
 // discard gives back an upstream response that is not relayed, its body

@@ -26,8 +26,10 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 const maxCapture = 4 << 20
 
 // relay copies the committed upstream response to the client. No failover
-// happens from here on: bytes may have reached the client.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge runtime.Settler, ent *proxyapi.AuditEntry) {
+// happens from here on: bytes may have reached the client. broken, when
+// set, is why the upstream broke the response (stream_idle, network_error):
+// the caller blames the backend and aborts the client's response.
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge runtime.Settler, ent *proxyapi.AuditEntry) (broken string) {
 	defer up.cancel(nil)
 	resp := up.resp
 	defer resp.Body.Close()
@@ -169,9 +171,7 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	switch {
 	case readErr != nil && context.Cause(up.ctx) == errStreamIdle:
 		ent.Outcome, ent.Error = proxyapi.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
-		s.quarantine(att.Backend)
-		s.m.quarantines.WithLabelValues(name, "stream_idle").Inc()
-		s.abort()
+		return "stream_idle"
 	case (writeErr != nil || readErr != nil) && s.cut.Load():
 		ent.Outcome, ent.Error = proxyapi.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
 	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
@@ -180,10 +180,9 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		ent.Outcome, ent.Error = proxyapi.OutcomeClientCancelled, "client went away during the response"
 	case readErr != nil:
 		ent.Outcome, ent.Error = proxyapi.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
-		s.quarantine(att.Backend)
-		s.m.quarantines.WithLabelValues(name, "network_error").Inc()
-		s.abort()
+		return "network_error"
 	}
+	return ""
 }
 
 // bodyArrived reports whether bytes of the response body are already read
@@ -193,7 +192,3 @@ func bodyArrived(body io.Reader) bool {
 	b, ok := body.(interface{ Buffered() int })
 	return ok && b.Buffered() > 0
 }
-
-// abort ends the client response abnormally so the client sees a broken
-// stream rather than a clean end. The deferred audit runs first.
-func (s *Server) abort() { panic(http.ErrAbortHandler) }
