@@ -15,7 +15,8 @@ import (
 )
 
 // dispatch runs the failover loop and streams the chosen response back.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, charge runtime.Settler, ent *proxyapi.AuditEntry) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted, ent *proxyapi.AuditEntry) {
+	route, body, charge := adm.route, adm.body, adm.charge
 	ctx := r.Context()
 	var lastErr string
 	var cur *attempt

@@ -55,6 +55,28 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 
+	adm, release := s.admit(w, r, req, ent)
+	defer release() // the body lives until the response ends
+	if adm == nil {
+		return // refused; the deferred audit records it
+	}
+	s.dispatch(w, r, adm, ent)
+}
+
+// admitted is a request intake let through: routed, admitted by the
+// budgets, its body read and its fields found.
+type admitted struct {
+	route  *runtime.Route
+	body   reqBody
+	charge runtime.Settler // settles the budgets' reservation with the usage
+}
+
+// admit is intake: policy.auth, the bounded body and the fields routing
+// needs, routing and budget admission. It returns the admitted request, or
+// nil when the request was refused (answered, and ent says how). release
+// gives back the body's memory; the caller defers it.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
+	release = func() {}
 	// policy.auth first: an unauthenticated request is refused before its
 	// body is read, and nothing it sent reaches routing or a budget.
 	var team string
@@ -70,7 +92,6 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 
 	// Body: bounded, then the few fields routing needs.
 	body, release, err := s.readBody(w, r)
-	defer release()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
@@ -163,7 +184,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		fields, _ = scanBody(body)
 	}
 
-	s.dispatch(w, r, route, reqBody{raw: body, model: fields.model}, charge, ent)
+	return &admitted{route: route, body: reqBody{raw: body, model: fields.model}, charge: charge}, release
 }
 
 var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")
