@@ -121,8 +121,10 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.80")
 	applyStrictIn(t, ctx, e, ns, isvcs,
-		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: models}\nspec:\n  dataPlane: AgentGateway\n  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http}\n  defaultRouteStrategy: BackendNameMatch\n  backends:\n    - {name: qwen, inferenceServiceRef: {name: qwen}}\n",
-		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: pools}\nspec:\n"+indent(agentGatewaySpec(ns)))
+		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: models}\nspec:\n  dataPlane: AgentGateway\n  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http, hostnames: [models.example]}\n  defaultRouteStrategy: BackendNameMatch\n  backends:\n    - {name: qwen, inferenceServiceRef: {name: qwen}}\n",
+		"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: pools}\nspec:\n"+
+			// Disjoint hostnames: two routers on one listener and host are refused (GatewayRoutesOverlap).
+			indent(strings.Replace(agentGatewaySpec(ns), "  endpointPicker: qwen-epp\n", "  endpointPicker: qwen-epp\n  hostnames: [pools.example]\n", 1)))
 	get := func(name string) *v1.ModelRouter { return getRouterIn(t, ctx, c, ns, name) }
 	eventually(t, "Model routing Ready without the Inference Extension", func() error {
 		mr := get("models")
