@@ -221,15 +221,39 @@ const AnnotationBudgetRules = "inference.llmkube.dev/budget-rules"
 // Envoy Gateway stores a verified token's claims under the provider's name
 // (jwt_authn payload_in_metadata) and the authorization rules read them from
 // there, so the name must be the router's alone: two routers, or a foreign
-// policy, naming their providers alike would read each other's claims. It is
-// "<namespace>/<router>/<provider>", hash-truncated past 253 characters.
+// policy, naming their providers alike would read each other's claims.
+// Envoy Gateway also requires a qualified name (a label key: an optional DNS
+// subdomain prefix, "/", and at most 63 characters of [A-Za-z0-9-_.]), and
+// refuses the whole SecurityPolicy otherwise. It is
+// "<router>.<namespace>/<provider>": a namespace has no dot, so the prefix
+// names one router; a part that does not fit is sanitized and hash-cut.
 func GatewayJWTProviderName(routerNamespace, router, provider string) string {
-	name := routerNamespace + "/" + router + "/" + provider
-	if len(name) <= 253 {
-		return name
+	prefix := router + "." + routerNamespace
+	if len(prefix) > 253 {
+		prefix = truncate(prefix, 253)
 	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:253-17] + "-" + hex.EncodeToString(sum[:])[:16]
+	name := provider
+	if !qualifiedNamePart(name) {
+		name = SubdomainPart(provider, 63)
+	}
+	return prefix + "/" + name
+}
+
+// qualifiedNamePart reports whether s is the name part of a label key.
+func qualifiedNamePart(s string) bool {
+	if s == "" || len(s) > 63 {
+		return false
+	}
+	alnum := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+	if !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // GatewayAuthenticatedRuleName names the authorization rule that admits any

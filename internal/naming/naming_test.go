@@ -56,3 +56,27 @@ func TestInferenceServiceServiceName(t *testing.T) {
 	assert.Equal(t, "qwen3", InferenceServiceServiceName("qwen3"))
 	assert.Equal(t, map[string]string{LabelInferenceService: "llama-3.1-8b"}, InferenceServicePodSelector("llama-3.1-8b"))
 }
+
+// TestGatewayJWTProviderNameIsQualified: Envoy Gateway refuses a whole
+// SecurityPolicy whose provider name is not a qualified name (egctl x
+// translate v1.9.1 said so of "ml/tenants/keycloak"); the name is each
+// router's own.
+func TestGatewayJWTProviderNameIsQualified(t *testing.T) {
+	long := strings.Repeat("r", 240)
+	seen := map[string]bool{}
+	for _, c := range [][3]string{
+		{"ml", "tenants", "keycloak"},
+		{"ml", "tenants.v2", "keycloak"},
+		{"ml", "other", "keycloak"},
+		{"other", "tenants", "keycloak"},
+		{"ml", "tenants", "Key Cloak / realm"},
+		{"ml", "tenants", strings.Repeat("p", 80)},
+		{"team-with-a-long-namespace-name-of-sixty-three-characters-xxxx", long, "corp"},
+	} {
+		n := GatewayJWTProviderName(c[0], c[1], c[2])
+		assert.Empty(t, validation.IsQualifiedName(n), "%q", n)
+		assert.False(t, seen[n], "%q named twice", n)
+		seen[n] = true
+	}
+	assert.Equal(t, "tenants.ml/keycloak", GatewayJWTProviderName("ml", "tenants", "keycloak"))
+}
