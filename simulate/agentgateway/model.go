@@ -94,8 +94,16 @@ func (f *flight) cel() *celContext {
 	return newCELContext(f.req.Method, f.req.Path, f.req.Host, f.headers, f.body, f.claims)
 }
 
-// Serve answers one request.
+// Serve answers one request, on the listener its host lands on (an exact
+// hostname, then the longest wildcard, then the first listener without
+// hostname).
 func (m *Model) Serve(r simulate.Request) simulate.Outcome {
+	return m.ServeOn("", r)
+}
+
+// ServeOn answers one request arriving on the named listener (for example
+// another port's); "" picks it by host as Serve does.
+func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 	r = r.Normalized()
 	out := &simulate.Outcome{}
 	f := &flight{req: r, headers: r.Headers, out: out}
@@ -103,9 +111,17 @@ func (m *Model) Serve(r simulate.Request) simulate.Outcome {
 		f.body, _ = json.Marshal(r.Body)
 	}
 	l, ok := m.listenerFor(r.Host)
+	if listener != "" {
+		ok = false
+		for _, x := range m.gw.Listeners {
+			if x.Name == listener {
+				l, ok = x, true
+			}
+		}
+	}
 	if !ok {
 		out.Status = http.StatusNotFound
-		out.Tracef("no listener of Gateway %s/%s takes host %q", m.gw.Namespace, m.gw.Name, r.Host)
+		out.Tracef("no listener of Gateway %s/%s takes host %q (listener %q)", m.gw.Namespace, m.gw.Name, r.Host, listener)
 		return *out
 	}
 	f.listener = l

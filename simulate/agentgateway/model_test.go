@@ -179,3 +179,15 @@ func TestExtractModelFromPath(t *testing.T) {
 		assert.Equal(t, want, agw.ExtractModelFromPath(path), path)
 	}
 }
+
+// A route attached to one listener (sectionName) is not on another.
+func TestServeOnListener(t *testing.T) {
+	r := strings.Replace(route("r", `  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+`), "parentRefs: [{name: gw}]", "parentRefs: [{name: gw, sectionName: http}]", 1) + "\n---\n" + pools("p")
+	m := model(t, r)
+	assert.Equal(t, http.StatusOK, m.ServeOn("http", req()).Status)
+	assert.Equal(t, http.StatusNotFound, m.ServeOn("other", req()).Status)
+	assert.Equal(t, http.StatusNotFound, m.ServeOn("missing", req()).Status)
+	o := m.Serve(simulate.Request{Host: "other.example", Body: map[string]any{"model": "m"}})
+	assert.Equal(t, http.StatusNotFound, o.Status, "other.example lands on listener other: %v", o.Trace)
+}
