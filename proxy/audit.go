@@ -198,9 +198,9 @@ func (s *OTLPSink) Close(ctx context.Context) error { return s.provider.Shutdown
 // standard output (logs go to standard error).
 func NewAuditSink(ctx context.Context, cfg *proxyapi.Config, stdout io.Writer) (AuditSink, error) {
 	switch cfg.Policy.Audit.Sink {
-	case "", "stdout":
+	case "", proxyapi.SinkStdout:
 		return NewWriterSink(stdout, nil), nil
-	case "file":
+	case proxyapi.SinkFile:
 		p := cfg.Policy.Audit.FilePath // defaulted by proxyapi.Config.SetDefaults
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
@@ -210,7 +210,7 @@ func NewAuditSink(ctx context.Context, cfg *proxyapi.Config, stdout io.Writer) (
 			return nil, fmt.Errorf("audit file: %w", err)
 		}
 		return NewWriterSink(f, f), nil
-	case "otlp":
+	case proxyapi.SinkOTLP:
 		return NewOTLPSink(ctx, cfg.Router)
 	default:
 		return nil, fmt.Errorf("audit sink %q is not supported", cfg.Policy.Audit.Sink)

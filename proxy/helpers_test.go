@@ -150,7 +150,7 @@ func config(backends ...proxyapi.Backend) *proxyapi.Config {
 	}
 }
 
-func rule(name string, strategy string, backends ...string) proxyapi.Rule {
+func rule(name string, strategy proxyapi.Strategy, backends ...string) proxyapi.Rule {
 	return proxyapi.Rule{Name: name, Backends: backends, Strategy: strategy, PoolActivation: "Wait"}
 }
 

@@ -18,7 +18,7 @@ type fakePools struct {
 	acquired, released, refreshed atomic.Int64
 }
 
-func (f *fakePools) Acquire(context.Context, *proxyapi.Backend, string) (func(), error) {
+func (f *fakePools) Acquire(context.Context, *proxyapi.Backend, proxyapi.PoolActivation) (func(), error) {
 	f.acquired.Add(1)
 	var once sync.Once // the contract: release may be called again
 	return func() { once.Do(func() { f.released.Add(1) }) }, nil

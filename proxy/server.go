@@ -109,7 +109,7 @@ type Options struct {
 type PoolGate interface {
 	// Acquire holds b's member resident for one attempt; release ends the
 	// hold and may be called more than once.
-	Acquire(ctx context.Context, b *proxyapi.Backend, mode string) (release func(), err error)
+	Acquire(ctx context.Context, b *proxyapi.Backend, mode proxyapi.PoolActivation) (release func(), err error)
 	// Refresh re-reads b's pool before the call returns (a dispatch to its
 	// member failed).
 	Refresh(b *proxyapi.Backend)

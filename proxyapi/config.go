@@ -143,17 +143,55 @@ type SessionAffinity struct {
 	IdleTimeout Duration `json:"idleTimeout"`
 }
 
+// The contract's vocabulary, spelled once: the compiler writes these values
+// and the proxy reads them.
+
+// Strategy is how a rule dispatches among its backends.
+type Strategy string
+
+const (
+	StrategyPrimaryFallback Strategy = "primary-fallback"
+	StrategyWeighted        Strategy = "weighted"
+	StrategyShadow          Strategy = "shadow"
+)
+
+// DefaultStrategy is how the default route picks a backend.
+type DefaultStrategy string
+
+const (
+	DefaultStatic           DefaultStrategy = "Static"
+	DefaultBackendNameMatch DefaultStrategy = "BackendNameMatch"
+)
+
+// PoolActivation is what a rule does when its backend is a ModelPool
+// member that is not resident.
+type PoolActivation string
+
+const (
+	PoolActivationWait   PoolActivation = "Wait"
+	PoolActivationIfIdle PoolActivation = "IfIdle"
+)
+
+// AuditSink is where audit entries go.
+type AuditSink string
+
+const (
+	SinkStdout AuditSink = "stdout"
+	SinkFile   AuditSink = "file"
+	SinkOTLP   AuditSink = "otlp"
+)
+
 // Rule is one routing rule; rules are evaluated in order, first match wins.
 type Rule struct {
 	Name  string `json:"name"`
 	Match Match  `json:"match"`
 	// Backends are the rule's candidates in order: only backends that
 	// advertise every required capability are listed.
-	Backends       []string `json:"backends"`
-	Strategy       string   `json:"strategy"`
-	PoolActivation string   `json:"poolActivation"`
-	FailClosed     bool     `json:"failClosed"`
-	Timeout        Duration `json:"timeout,omitzero"`
+	Backends       []string       `json:"backends"`
+	Strategy       Strategy       `json:"strategy"`
+	PoolActivation PoolActivation `json:"poolActivation"`
+	FailClosed     bool           `json:"failClosed"`
+	Timeout        Duration       `json:"timeout,omitzero"`
 }
 
 // Match holds a rule's ANDed conditions.
@@ -174,8 +212,8 @@ type HeaderMatch struct {
 
 // DefaultRoute is what happens when no rule matches.
 type DefaultRoute struct {
-	Strategy string `json:"strategy"`
-	Backend  string `json:"backend,omitempty"`
+	Strategy DefaultStrategy `json:"strategy"`
+	Backend  string          `json:"backend,omitempty"`
 }
 
 // Policy holds classification, budgets, audit and auth settings.
@@ -234,12 +272,12 @@ type Budget struct {
 
 // Audit configures audit entries.
 type Audit struct {
-	Sink               string   `json:"sink"`
-	FilePath           string   `json:"filePath,omitempty"`
-	IncludeRequestBody bool     `json:"includeRequestBody"`
-	CallerHeader       string   `json:"callerHeader,omitempty"`
-	LogClientAddress   bool     `json:"logClientAddress"`
-	TrustedProxyCIDRs  []string `json:"trustedProxyCIDRs,omitempty"`
+	Sink               AuditSink `json:"sink"`
+	FilePath           string    `json:"filePath,omitempty"`
+	IncludeRequestBody bool      `json:"includeRequestBody"`
+	CallerHeader       string    `json:"callerHeader,omitempty"`
+	LogClientAddress   bool      `json:"logClientAddress"`
+	TrustedProxyCIDRs  []string  `json:"trustedProxyCIDRs,omitempty"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("1m30s"),
@@ -326,7 +364,7 @@ func (c *Config) SetDefaults() {
 	if a := c.Policy.Auth; a != nil && a.JWT != nil && a.JWT.HeaderKey == "" {
 		a.JWT.HeaderKey = wellknown.TeamHeader
 	}
-	if c.Policy.Audit.Sink == "file" && c.Policy.Audit.FilePath == "" {
+	if c.Policy.Audit.Sink == SinkFile && c.Policy.Audit.FilePath == "" {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
 	}
 	for i := range c.Policy.Budgets {
@@ -390,7 +428,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		switch r.Strategy {
-		case "primary-fallback", "weighted", "shadow":
+		case StrategyPrimaryFallback, StrategyWeighted, StrategyShadow:
 		default:
 			errs = append(errs, fmt.Errorf("rules[%d].strategy %q is not supported", i, r.Strategy))
 		}
@@ -399,7 +437,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("defaultRoute.backend references unknown backend %q", c.Default.Backend))
 	}
 	switch c.Default.Strategy {
-	case "Static", "BackendNameMatch":
+	case DefaultStatic, DefaultBackendNameMatch:
 	default:
 		errs = append(errs, fmt.Errorf("defaultRoute.strategy %q is not supported", c.Default.Strategy))
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// Strategy names.
+// Strategy names (proxyapi's, the contract's vocabulary).
 const (
-	StrategyPrimaryFallback = "primary-fallback"
-	StrategyWeighted        = "weighted"
-	StrategyShadow          = "shadow"
+	StrategyPrimaryFallback = proxyapi.StrategyPrimaryFallback
+	StrategyWeighted        = proxyapi.StrategyWeighted
+	StrategyShadow          = proxyapi.StrategyShadow
 )
 
 // DefaultRuleName labels requests served by the default route (or by
@@ -135,7 +135,7 @@ func NewEngine(cfg *proxyapi.Config, opts EngineOptions) (*Engine, error) {
 		classKey:      textproto.CanonicalMIMEHeaderKey(cfg.Policy.Classification.HeaderKey),
 		sensitive:     map[string]bool{},
 		taskKey:       textproto.CanonicalMIMEHeaderKey(wellknown.TaskComplexityHeader),
-		nameMatch:     cfg.Default.Strategy == "BackendNameMatch",
+		nameMatch:     cfg.Default.Strategy == proxyapi.DefaultBackendNameMatch,
 		quarantine:    cfg.Timeouts.Quarantine.Duration,
 		headerTimeout: cfg.Timeouts.ResponseHeader.Duration,
 		sloWindow:     opts.SLOWindow,
@@ -339,7 +339,7 @@ type Route struct {
 	// RuleName is the rule's name or DefaultRuleName.
 	RuleName string
 	// Strategy is the rule's strategy (primary-fallback for the default route).
-	Strategy   string
+	Strategy   proxyapi.Strategy
 	FailClosed bool
 	// Promoted is true when latencySLO promoted the fallback over the primary.
 	Promoted bool

@@ -40,10 +40,10 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// Modes of spec.rules[].route.poolActivation.
+// Modes of spec.rules[].route.poolActivation (proxyapi's vocabulary).
 const (
-	ModeWait   = "Wait"
-	ModeIfIdle = "IfIdle"
+	ModeWait   = proxyapi.PoolActivationWait
+	ModeIfIdle = proxyapi.PoolActivationIfIdle
 )
 
 // Defaults of the router-proxy's pool flags.
@@ -265,7 +265,7 @@ func New(ctx context.Context, cfg *proxyapi.Config, o Options) *Activator {
 // success the caller must call release once the request is done. Errors:
 // ErrBusy (IfIdle: skip the backend), *HoldExpired (Wait: past swapBudget),
 // *SwapFailed, or the caller's context error.
-func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode string) (release func(), err error) {
+func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode proxyapi.PoolActivation) (release func(), err error) {
 	a.mu.Lock()
 	p := a.pools[b.Pool.Name]
 	if p == nil {

@@ -139,8 +139,8 @@ func (h *holdRecorder) percentile(p float64) time.Duration {
 // that were not held are not in the percentiles; swaps/request says how
 // often a request paid for a swap.
 func BenchmarkAlternatingTwoModels(b *testing.B) {
-	for _, mode := range []string{activation.ModeWait, activation.ModeIfIdle} {
-		b.Run(mode, func(b *testing.B) {
+	for _, mode := range []proxyapi.PoolActivation{activation.ModeWait, activation.ModeIfIdle} {
+		b.Run(string(mode), func(b *testing.B) {
 			rec := &holdRecorder{}
 			a, bs, mem := started(b, rec)
 			ctx := context.Background()

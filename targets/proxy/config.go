@@ -17,7 +17,7 @@ func RuntimeConfig(r *ir.Router) *proxyapi.Config {
 			StreamIdle:     dur(r.Timeouts.StreamIdle),
 			Quarantine:     dur(r.Timeouts.Quarantine),
 		},
-		Default: proxyapi.DefaultRoute{Strategy: string(r.Default.Strategy), Backend: r.Default.Backend},
+		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStrategy(r.Default.Strategy), Backend: r.Default.Backend},
 		Policy:  policy(&r.Policy),
 	}
 	for i := range r.Backends {
@@ -103,8 +103,8 @@ func rule(r *ir.Rule) proxyapi.Rule {
 	out := proxyapi.Rule{
 		Name:           r.Name,
 		Backends:       r.Candidates,
-		Strategy:       string(r.Strategy),
-		PoolActivation: string(r.PoolActivation),
+		Strategy:       proxyapi.Strategy(r.Strategy),
+		PoolActivation: proxyapi.PoolActivation(r.PoolActivation),
 		FailClosed:     r.FailClosed,
 		Timeout:        dur(r.Timeout),
 		Match: proxyapi.Match{
@@ -132,7 +132,7 @@ func policy(p *ir.Policy) proxyapi.Policy {
 			Sensitive: p.Classification.Sensitive,
 		},
 		Audit: proxyapi.Audit{
-			Sink:               string(p.Audit.Sink),
+			Sink:               proxyapi.AuditSink(p.Audit.Sink),
 			IncludeRequestBody: p.Audit.IncludeRequestBody,
 			CallerHeader:       p.Audit.CallerHeader,
 			LogClientAddress:   p.Audit.LogClientAddress,

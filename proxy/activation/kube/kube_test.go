@@ -98,7 +98,7 @@ func newFixture(t *testing.T, load, budget time.Duration) *fixture {
 	return f
 }
 
-func (f *fixture) acquire(ctx context.Context, member, mode string) (func(), error) {
+func (f *fixture) acquire(ctx context.Context, member string, mode proxyapi.PoolActivation) (func(), error) {
 	return f.act.Acquire(ctx, f.backends[member], mode)
 }
 
