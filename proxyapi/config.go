@@ -1,4 +1,4 @@
-// Package runtime is the contract between the compiler's Proxy target and the
+// Package proxyapi is the contract between the compiler's Proxy target and the
 // router-proxy: the versioned JSON config the proxy loads. It imports no
 // Kubernetes package, so the proxy binary stays small and the contract can be
 // read without the API types.
