@@ -35,7 +35,7 @@ type CELRequest struct {
 // mapVars are the other root variables agentgateway's Executor declares
 // (cel/types.rs Executor), each a map here: what the model fills is jwt.
 var mapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
-	"llm", "llmRequest", "mcp", "backend", "extauthz", "extproc", "metadata"}
+	"llm", "llmRequest", "mcp", "mcpGuardrails", "backend", "extauthz", "extproc", "metadata"}
 
 // Env is the CEL environment of agentgateway's request-time expressions
 // (authorization, transformation, direct response) as cel-go declares it:

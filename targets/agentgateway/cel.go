@@ -55,7 +55,7 @@ type CELRequest struct {
 // celMapVars are the other root variables agentgateway's Executor declares
 // (cel/types.rs Executor).
 var celMapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
-	"llm", "llmRequest", "mcp", "backend", "extauthz", "extproc", "metadata"}
+	"llm", "llmRequest", "mcp", "mcpGuardrails", "backend", "extauthz", "extproc", "metadata"}
 
 // CELEnv is agentgateway's CEL environment for request-time expressions
 // (authorization, transformation): the variables above, with the

@@ -141,3 +141,28 @@ func TestAuthorizationConditionsEvaluate(t *testing.T) {
 	assert.False(t, allowed("sales", "qwen3-32b"), "an unlisted team")
 	assert.False(t, agw.EvalBool(cond, simulate.Request{}, nil), "no token, no body: denied")
 }
+
+// TestCELEnvironmentsAgree: the target's environment (which Compile checks
+// against) and the model's (which evaluates) declare the same variables and
+// request fields, as agentgateway's Executor does.
+func TestCELEnvironmentsAgree(t *testing.T) {
+	var exprs []string
+	for _, v := range []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
+		"llm", "llmRequest", "mcp", "mcpGuardrails", "backend", "extauthz", "extproc", "metadata"} {
+		exprs = append(exprs, "has("+v+".x)")
+	}
+	for _, f := range []string{"method", "uri", "path", "pathAndQuery", "host", "scheme", "version"} {
+		exprs = append(exprs, "request."+f+` == ""`)
+	}
+	exprs = append(exprs, `request.headers["a"] == ""`, `request.body == b""`, `request.bodyPrefix == b""`)
+	for _, x := range exprs {
+		assert.NoError(t, agentgateway.CheckCondition(x), x)
+		_, err := agw.Check(x)
+		assert.NoError(t, err, x)
+	}
+	for _, x := range []string{`has(nosuch.x)`, `request.nosuch == ""`} {
+		assert.Error(t, agentgateway.CheckCondition(x), x)
+		_, err := agw.Check(x)
+		assert.Error(t, err, x)
+	}
+}
