@@ -354,6 +354,9 @@ func Load(path string) (*Config, error) {
 // reads every value as set.
 const (
 	DefaultBudgetWindow = time.Hour
+	// DefaultSwapBudget bounds a ModelPool hold when the pool sets no
+	// swapBudget (the ModelPool CRD's own default, 300s).
+	DefaultSwapBudget = 5 * time.Minute
 )
 
 // SetDefaults fills the fields a config may omit.
@@ -366,6 +369,11 @@ func (c *Config) SetDefaults() {
 	}
 	if c.Policy.Audit.Sink == SinkFile && c.Policy.Audit.FilePath == "" {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
+	}
+	for i := range c.Backends {
+		if p := c.Backends[i].Pool; p != nil && p.SwapBudget.Duration <= 0 {
+			p.SwapBudget.Duration = DefaultSwapBudget
+		}
 	}
 	for i := range c.Policy.Budgets {
 		b := &c.Policy.Budgets[i]

@@ -51,8 +51,10 @@ const (
 	DefaultPollInterval   = time.Second
 	DefaultResyncInterval = 5 * time.Second
 	DefaultLeaseDuration  = 15 * time.Second
-	// DefaultSwapBudget bounds a hold when the pool sets no swapBudget.
-	DefaultSwapBudget = 5 * time.Minute
+	// DefaultSwapBudget bounds a hold when the pool sets no swapBudget
+	// (proxyapi.Config.SetDefaults sets it at load; a config built in code
+	// may not have been).
+	DefaultSwapBudget = proxyapi.DefaultSwapBudget
 )
 
 // ErrBusy is returned in IfIdle mode when the member is not resident and a
