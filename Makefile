@@ -37,8 +37,18 @@ render:
 
 ## test: every test, including the real kube-apiserver (envtest) suites, the
 ## image archives and the shipped binaries run as processes.
-test: envtest testdeps images helm
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) go test ./...
+test: envtest testdeps images helm egctl
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) go test ./...
+
+## egctl: Envoy Gateway's CLI at the version go.mod pins, built from the
+## module proxy (cached in TOOLS_DIR); the Gateway plane's tests run its
+## translator (egctl x translate) on the generated objects.
+EGCTL_VERSION := v1.9.1
+EGCTL := $(TOOLS_DIR)/egctl-$(EGCTL_VERSION)/egctl
+.PHONY: egctl
+egctl: $(EGCTL)
+$(EGCTL):
+	GOBIN=$(dir $(EGCTL)) GOFLAGS= go install github.com/envoyproxy/gateway/cmd/egctl@$(EGCTL_VERSION)
 
 ## helm: the helm CLI, built from the module proxy (cached in TOOLS_DIR).
 HELM_VERSION := v4.3.1

@@ -653,3 +653,100 @@ func (m *Model) Routes() []string {
 	}
 	return out
 }
+
+// Synthesize returns the objects the AI Gateway's controller creates for
+// the AIGatewayRoutes among objs: per route, an HTTPRoute of the same name
+// whose rules carry the same header matches plus path prefix "/" and the
+// backendRefs of the AIServiceBackends' Backends, then a path-only
+// "route-not-found" rule, and the HTTPRouteFilter answering it with 404
+// (ai_gateway_route.go newHTTPRoute, generateHTTPRouteFilters; the host
+// rewrite filter, which changes no routing, is left out). With the other
+// Envoy Gateway objects they are what Envoy Gateway's translator reads.
+func Synthesize(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	backends := map[string]*aigateway.AIServiceBackend{}
+	var routes []*aigateway.AIGatewayRoute
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "AIServiceBackend":
+			var b aigateway.AIServiceBackend
+			if err := convert(u, &b); err != nil {
+				return nil, err
+			}
+			backends[b.Namespace+"/"+b.Name] = &b
+		case "AIGatewayRoute":
+			var r aigateway.AIGatewayRoute
+			if err := convert(u, &r); err != nil {
+				return nil, err
+			}
+			routes = append(routes, &r)
+		}
+	}
+	prefix := func() map[string]any { return map[string]any{"type": "PathPrefix", "value": "/"} }
+	var out []*unstructured.Unstructured
+	for _, r := range routes {
+		var rules []any
+		for _, rule := range r.Spec.Rules {
+			var matches []any
+			for _, mt := range rule.Matches {
+				var hs []any
+				for _, h := range mt.Headers {
+					hs = append(hs, map[string]any{"name": h.Name, "type": h.Type, "value": h.Value})
+				}
+				m := map[string]any{"path": prefix()}
+				if hs != nil {
+					m["headers"] = hs
+				}
+				matches = append(matches, m)
+			}
+			var refs []any
+			for _, ref := range rule.BackendRefs {
+				b := backends[r.Namespace+"/"+ref.Name]
+				if b == nil {
+					return nil, fmt.Errorf("AIGatewayRoute %s/%s: AIServiceBackend %s not found", r.Namespace, r.Name, ref.Name)
+				}
+				br := map[string]any{"group": b.Spec.BackendRef.Group, "kind": b.Spec.BackendRef.Kind, "name": b.Spec.BackendRef.Name}
+				if ref.Weight != nil {
+					br["weight"] = int64(*ref.Weight)
+				}
+				refs = append(refs, br)
+			}
+			hr := map[string]any{"name": rule.Name, "matches": matches, "backendRefs": refs}
+			if rule.Timeouts != nil && rule.Timeouts.Request != "" {
+				hr["timeouts"] = map[string]any{"request": rule.Timeouts.Request}
+			}
+			rules = append(rules, hr)
+		}
+		notFound := "ai-eg-route-not-found-response-" + r.Name
+		rules = append(rules, map[string]any{
+			"name":    routeNotFound,
+			"matches": []any{map[string]any{"path": prefix()}},
+			"filters": []any{map[string]any{"type": "ExtensionRef", "extensionRef": map[string]any{"group": "gateway.envoyproxy.io", "kind": "HTTPRouteFilter", "name": notFound}}},
+		})
+		var parents []any
+		for _, p := range r.Spec.ParentRefs {
+			pm, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p)
+			if err != nil {
+				return nil, err
+			}
+			parents = append(parents, pm)
+		}
+		labels := map[string]any{}
+		for k, v := range r.Labels {
+			labels[k] = v
+		}
+		out = append(out,
+			&unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+				"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace, "labels": labels,
+					"annotations": map[string]any{"gateway.envoyproxy.io/ai-gateway-generated": "true"}},
+				"spec": map[string]any{"parentRefs": parents, "rules": rules},
+			}},
+			&unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "HTTPRouteFilter",
+				"metadata": map[string]any{"name": notFound, "namespace": r.Namespace},
+				"spec": map[string]any{"directResponse": map[string]any{"statusCode": int64(404), "body": map[string]any{"type": "Inline",
+					"inline": "No matching route found. It is likely because the model specified in your request is not configured in the Gateway."}}},
+			}})
+	}
+	return out, nil
+}

@@ -216,8 +216,14 @@ func caseInsensitive(v string) string { return "(?i)" + regexp.QuoteMeta(v) }
 // the router-proxy counts every value: a request carrying a sensitive value
 // anywhere must meet the sensitive rule. Non-sensitive values keep the
 // whole-value match, so "public,pii" never meets a rule for public data.
+//
+// The optional whitespace is written as the escapes \x20 and \t: the
+// HTTPRoute the AI Gateway generates must pass Gateway API's header value
+// pattern (^[!-~]+([\t ]?[!-~]+)*$), which refused the literal " \t" (two
+// whitespace characters in a row), so the AI Gateway could not create the
+// route (egctl x translate v1.9.1 said so).
 func listElement(v string) string {
-	return "(?i)(?:.*,)?[ \t]*" + regexp.QuoteMeta(v) + "[ \t]*(?:,.*)?"
+	return `(?i)(?:.*,)?[\x20\t]*` + regexp.QuoteMeta(v) + `[\x20\t]*(?:,.*)?`
 }
 
 // Origins of generated rules that come from no spec rule (a spec rule's

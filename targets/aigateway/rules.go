@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -191,6 +192,10 @@ func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 	return e.duration(e.backendPath(first)+".timeout", r.HeaderTimeout(rule, b))
 }
 
+// headerValuePattern is Gateway API's pattern for an HTTPRoute header
+// match value (v1.6 HTTPHeaderMatch.Value).
+var headerValuePattern = regexp.MustCompile(`^[!-~]+([\t ]?[!-~]+)*$`)
+
 // ruleMatches builds a rule's matches: the cross product of its models and
 // classifications, each with the task-complexity and header conditions.
 func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
@@ -267,6 +272,13 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 			}
 			if !ok {
 				continue
+			}
+			for _, c := range cur {
+				if !headerValuePattern.MatchString(c.value) {
+					e.diags.Errorf(p, "HeaderValueNotExpressible",
+						"rule %q matches header %s on %q, which the HTTPRoute the AI Gateway generates cannot carry: Gateway API header values are visible ASCII with single spaces or tabs between words (%s), and the API server refuses the route", rule.Name, c.name, c.value, headerValuePattern)
+					return nil, false
+				}
 			}
 			if len(cur) > MaxHeadersPerMatch {
 				e.diags.Errorf(p+".headers", "TooManyHeaderConditions",

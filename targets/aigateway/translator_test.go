@@ -1,0 +1,203 @@
+package aigateway_test
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/simulate/envoyai"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// egctl is Envoy Gateway's CLI at the pinned version (make egctl; make test
+// passes it as EGCTL). Without it the test fails: it never skips.
+func egctl(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("EGCTL")
+	if p == "" {
+		t.Fatal("EGCTL is not set: run the tests with make test (make egctl builds Envoy Gateway's CLI)")
+	}
+	return p
+}
+
+// TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase runs Envoy Gateway's
+// own translator (egctl x translate, v1.9.1) on every Gateway-plane case:
+// the routers' objects, the HTTPRoutes the AI Gateway synthesizes from them
+// (simulate/envoyai.Synthesize) and a Gateway for each gatewayRef. Every
+// route and policy must be Accepted with its references resolved, and no
+// route may answer 500 (what Envoy Gateway does with a route whose policy it
+// refused: a SecurityPolicy refused for its provider name did exactly that).
+func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
+	bin := egctl(t)
+	inputs, err := filepath.Glob("../../testdata/gateway-*/input.yaml")
+	require.NoError(t, err)
+	inputs = append(inputs, "../../examples/shared-gateway.yaml", "../../examples/foreign-route-on-gateway.yaml")
+	for _, in := range inputs {
+		name := filepath.Base(filepath.Dir(in))
+		if name == "examples" {
+			name = filepath.Base(in)
+		}
+		t.Run(name, func(t *testing.T) {
+			objs := gatewayInput(t, in)
+			dir := t.TempDir()
+			file := filepath.Join(dir, "in.yaml")
+			var buf bytes.Buffer
+			for _, o := range objs {
+				b, err := yaml.Marshal(o.Object)
+				require.NoError(t, err)
+				buf.WriteString("---\n")
+				buf.Write(b)
+			}
+			require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o600))
+
+			out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "gateway-api", "-o", "yaml", "-f", file).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			var res map[string]any
+			require.NoError(t, yaml.Unmarshal(out, &res), "%s", out)
+			checked := 0
+			for _, list := range res {
+				items, _ := list.([]any)
+				for _, it := range items {
+					m, _ := it.(map[string]any)
+					u := &unstructured.Unstructured{Object: m}
+					kind := u.GetKind()
+					if kind == "GatewayClass" || kind == "Gateway" || kind == "Backend" || kind == "HTTPRouteFilter" {
+						continue
+					}
+					field := "ancestors"
+					if kind == "HTTPRoute" {
+						field = "parents"
+					}
+					entries, _, _ := unstructured.NestedSlice(m, "status", field)
+					assert.NotEmpty(t, entries, "%s %s/%s has no status from Envoy Gateway", kind, u.GetNamespace(), u.GetName())
+					for _, e := range entries {
+						conds, _, _ := unstructured.NestedSlice(e.(map[string]any), "conditions")
+						for _, c := range conds {
+							cm := c.(map[string]any)
+							if cm["type"] == "Accepted" || cm["type"] == "ResolvedRefs" {
+								assert.Equal(t, "True", cm["status"], "%s %s/%s: %s %s: %s", kind, u.GetNamespace(), u.GetName(), cm["type"], cm["reason"], cm["message"])
+							}
+						}
+					}
+					checked++
+				}
+			}
+			assert.Positive(t, checked)
+
+			out, err = exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			var xds any
+			require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
+			for _, r := range routes(xds) {
+				if dr, ok := r["directResponse"].(map[string]any); ok {
+					assert.NotEqual(t, float64(500), dr["status"], "route %v answers 500", r["name"])
+				}
+			}
+		})
+	}
+}
+
+// gatewayInput compiles every router of an input for the Gateway plane and
+// adds what a cluster holds beside them: a GatewayClass, the Gateways, the
+// AI Gateway's HTTPRoutes and any foreign gateway objects of the input.
+func gatewayInput(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode(filepath.Base(path), data).HasErrors())
+	objs, diags := pipeline.Run(in, builtin.Registry(), pipeline.Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var foreign []*unstructured.Unstructured
+	for _, doc := range bytes.Split(data, []byte("\n---")) {
+		var m map[string]any
+		if yaml.Unmarshal(doc, &m) == nil && m != nil {
+			if k, _ := m["kind"].(string); k == "AIGatewayRoute" || k == "AIServiceBackend" || k == "Backend" {
+				foreign = append(foreign, &unstructured.Unstructured{Object: m})
+			}
+		}
+	}
+	all := append(foreign, objs...)
+	synth, err := envoyai.Synthesize(all)
+	require.NoError(t, err)
+	gateways := map[string]bool{}
+	for _, o := range all {
+		if o.GetKind() != "AIGatewayRoute" {
+			continue
+		}
+		parents, _, _ := unstructured.NestedSlice(o.Object, "spec", "parentRefs")
+		for _, p := range parents {
+			pm := p.(map[string]any)
+			ns, _ := pm["namespace"].(string)
+			if ns == "" {
+				ns = o.GetNamespace()
+			}
+			gateways[ns+"/"+pm["name"].(string)] = true
+		}
+	}
+	out := []*unstructured.Unstructured{{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GatewayClass", "metadata": map[string]any{"name": "eg"},
+		"spec": map[string]any{"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"}}}}
+	var keys []string
+	for k := range gateways {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ns, name, _ := strings.Cut(k, "/")
+		out = append(out, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": map[string]any{"name": name, "namespace": ns},
+			"spec": map[string]any{"gatewayClassName": "eg", "listeners": []any{map[string]any{
+				"name": "http", "protocol": "HTTP", "port": int64(80), "allowedRoutes": map[string]any{"namespaces": map[string]any{"from": "All"}}}}}}})
+	}
+	out = append(out, synth...)
+	for _, o := range all {
+		switch o.GetKind() {
+		case "AIGatewayRoute", "AIServiceBackend", "BackendSecurityPolicy":
+			// the AI Gateway's own kinds: Envoy Gateway reads what it synthesizes
+		default:
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// routes are every route of an xDS route dump.
+func routes(v any) []map[string]any {
+	var out []map[string]any
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if rs, ok := x["routes"].([]any); ok {
+				for _, r := range rs {
+					if rm, ok := r.(map[string]any); ok {
+						out = append(out, rm)
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}
