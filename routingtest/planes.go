@@ -198,7 +198,7 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 	}
 	for _, g := range keys {
 		gw := agentgateway.Gateway{Namespace: g.ns, Name: g.name, Listeners: []agentgateway.Listener{{Name: "http"}}}
-		sections := map[string]bool{}
+		sections := map[string]bool{"http": true}
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
 		ids := map[string][2]string{}
 		for _, rt := range gateways[g] {
