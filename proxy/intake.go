@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
@@ -68,7 +69,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 type admitted struct {
 	route  *runtime.Route
 	body   reqBody
-	charge runtime.Settler // settles the budgets' reservation with the usage
+	charge budget.Settler // settles the budgets' reservation with the usage
 }
 
 // admit is intake: policy.auth, the bounded body and the fields routing

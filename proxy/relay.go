@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
@@ -29,7 +30,7 @@ const maxCapture = 4 << 20
 // happens from here on: bytes may have reached the client. broken, when
 // set, is why the upstream broke the response (stream_idle, network_error):
 // the caller blames the backend and aborts the client's response.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge runtime.Settler, ent *proxyapi.AuditEntry) (broken string) {
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge budget.Settler, ent *proxyapi.AuditEntry) (broken string) {
 	defer up.cancel(nil)
 	resp := up.resp
 	defer resp.Body.Close()

@@ -25,6 +25,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
@@ -96,8 +97,8 @@ type Options struct {
 	// with the auth.JWKSTimeout).
 	JWKSClient *http.Client
 	// Budgets keeps the budget counters; nil keeps them in memory, per
-	// replica (budgetstore.Store shares them through Redis).
-	Budgets BudgetKeeper
+	// replica (budget.Store shares them through Redis).
+	Budgets budget.Keeper
 	// Pools makes ModelPool members resident before dispatch; nil dispatches
 	// to pooled backends as they are (tests without a cluster).
 	Pools PoolGate
@@ -118,15 +119,6 @@ type PoolGate interface {
 	Status() []proxyapi.PoolStatus
 }
 
-// BudgetKeeper admits requests against policy.budgets and reports their use.
-type BudgetKeeper interface {
-	// Admit reserves estTokens for a request routed by rule with headers h.
-	// A nil error with a nil Exhausted admits it; the Settler, possibly nil,
-	// settles it with the usage the response reports.
-	Admit(ctx context.Context, rule string, h map[string][]string, estTokens int64) (runtime.Settler, *runtime.Exhausted, error)
-	Status() []proxyapi.BudgetStatus
-}
-
 // HealthReporter is implemented by a shared budget store.
 type HealthReporter interface {
 	Healthy() (bool, string)
@@ -134,21 +126,11 @@ type HealthReporter interface {
 	Failure() string
 }
 
-// memoryBudgets are the in-memory, per-replica counters.
-type memoryBudgets struct{ b *runtime.Budgets }
-
-func (m memoryBudgets) Admit(_ context.Context, rule string, h map[string][]string, _ int64) (runtime.Settler, *runtime.Exhausted, error) {
-	ch, ex := m.b.Admit(rule, h)
-	return ch, ex, nil
-}
-
-func (m memoryBudgets) Status() []proxyapi.BudgetStatus { return m.b.Status() }
-
 // Server serves one router config.
 type Server struct {
 	cfg     *proxyapi.Config
 	eng     *runtime.Engine
-	budgets BudgetKeeper
+	budgets budget.Keeper
 	pools   PoolGate
 	log     *slog.Logger
 	audit   AuditSink
@@ -221,11 +203,11 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
-	bud, err := runtime.NewBudgets(cfg.Policy.Budgets, now)
+	bud, err := budget.NewMemory(cfg.Policy.Budgets, now)
 	if err != nil {
 		return nil, err
 	}
-	var keeper BudgetKeeper = memoryBudgets{bud}
+	var keeper budget.Keeper = budget.MemoryKeeper{M: bud}
 	if opts.Budgets != nil {
 		keeper = opts.Budgets
 	}

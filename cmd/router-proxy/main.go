@@ -29,7 +29,7 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxy/activation"
-	"github.com/llmkube/llmkube-compile/proxy/budgetstore"
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxyapi"
@@ -72,12 +72,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	maxConns := fs.Int("max-connections", DefaultMaxConnections, "client connections served at once; one more is answered 503 with Retry-After: 1 and closed (0: no bound but descriptors)")
 	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
-	storeFailure := fs.String("budget-store-failure", budgetstore.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
+	storeFailure := fs.String("budget-store-failure", budget.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
 	var pf poolFlags
 	fs.DurationVar(&pf.poll, "pool-poll-interval", activation.DefaultPollInterval, "how often a ModelPool swap re-reads the members and the Lease")
 	fs.DurationVar(&pf.resync, "pool-resync-interval", activation.DefaultResyncInterval, "how long the belief about a ModelPool's resident member may go unchecked")
 	fs.DurationVar(&pf.lease, "pool-lease-duration", activation.DefaultLeaseDuration, "how long a ModelPool swap Lease lives without renewal: a crashed holder's swap is taken over after it")
-	storeTimeout := fs.Duration("budget-store-timeout", budgetstore.DefaultTimeout, "how long one admission may wait for the budget store")
+	storeTimeout := fs.Duration("budget-store-timeout", budget.DefaultTimeout, "how long one admission may wait for the budget store")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	opts := proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx}
 	if *budgetStore != "" {
-		store, err := budgetstore.New(cfg, budgetstore.Options{URL: *budgetStore, Password: os.Getenv(wellknown.BudgetStorePasswordEnv),
+		store, err := budget.NewStore(cfg, budget.StoreOptions{URL: *budgetStore, Password: os.Getenv(wellknown.BudgetStorePasswordEnv),
 			Failure: *storeFailure, Timeout: *storeTimeout, Logger: log})
 		if err != nil {
 			return err

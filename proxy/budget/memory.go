@@ -1,96 +1,15 @@
-package runtime
+package budget
 
 import (
-	"bytes"
 	"fmt"
-	"math"
-	"math/big"
+	"net/textproto"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime"
 )
-
-// Money is an amount in picodollars (1e-12 USD). Prices and caps are exact
-// decimal strings; prices with more than 6 decimals per million tokens are
-// rounded up, so a budget never undercounts.
-type Money int64
-
-// ParseUSD converts a decimal USD string to Money, rounding up.
-func ParseUSD(s string) (Money, error) { return parseScaled(s, 1e12) }
-
-// parseScaled reads a non-negative decimal and returns it times scale,
-// rounded up.
-func parseScaled(s string, scale int64) (Money, error) {
-	if s == "" {
-		return 0, nil
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || r.Sign() < 0 {
-		return 0, fmt.Errorf("invalid USD amount %q", s)
-	}
-	r.Mul(r, big.NewRat(scale, 1))
-	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
-	if m.Sign() != 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	if !q.IsInt64() {
-		return Money(math.MaxInt64), nil
-	}
-	return Money(q.Int64()), nil
-}
-
-// String formats the amount as a decimal USD string without trailing zeros.
-func (m Money) String() string {
-	neg := m < 0
-	if neg {
-		m = -m
-	}
-	var buf [48]byte
-	b := buf[:0]
-	if neg {
-		b = append(b, '-')
-	}
-	b = strconv.AppendInt(b, int64(m/1e12), 10)
-	if frac := int64(m % 1e12); frac != 0 {
-		// 1e12+frac has the twelve digits, zero-padded, after its "1".
-		b = append(b, '.')
-		b = strconv.AppendInt(b, 1e12+frac, 10)
-		b = append(b[:len(b)-13], b[len(b)-12:]...)
-		b = bytes.TrimRight(b, "0")
-	}
-	return string(b)
-}
-
-// Price is a backend's cost per token.
-type Price struct {
-	// Prompt and Completion are picodollars per token (USD per million
-	// tokens times 1e6).
-	Prompt, Completion Money
-}
-
-// ParsePrice reads a backend's costPerMillionTokens; nil means free.
-func ParsePrice(c *proxyapi.Cost) (Price, error) {
-	if c == nil {
-		return Price{}, nil
-	}
-	// USD per million tokens -> picodollars per token: x * 1e12 / 1e6.
-	p, err := parseScaled(c.PromptUSD, 1e6)
-	if err != nil {
-		return Price{}, err
-	}
-	q, err := parseScaled(c.CompletionUSD, 1e6)
-	if err != nil {
-		return Price{}, err
-	}
-	return Price{Prompt: p, Completion: q}, nil
-}
-
-// Cost of a usage at this price.
-func (p Price) Cost(u Usage) Money {
-	return Money(u.PromptTokens)*p.Prompt + Money(u.CompletionTokens)*p.Completion
-}
 
 const budgetBuckets = 60
 
@@ -101,7 +20,7 @@ const MaxTeamsPerBudget = 10000
 
 // Budgets enforces policy.budgets: token and USD caps over rolling windows,
 // kept in 60 buckets per window. It is safe for concurrent use.
-type Budgets struct {
+type Memory struct {
 	now     func() time.Time
 	budgets []*budget
 }
@@ -109,7 +28,7 @@ type Budgets struct {
 type budget struct {
 	cfg       proxyapi.Budget
 	maxTokens int64
-	maxUSD    Money
+	maxUSD    runtime.Money
 	width     int64 // bucket width in nanoseconds
 	teamKey   string
 
@@ -121,22 +40,22 @@ type budget struct {
 type counter struct {
 	epoch  [budgetBuckets]int64 // bucket index (time / width) each slot holds
 	tokens [budgetBuckets]int64
-	usd    [budgetBuckets]Money
+	usd    [budgetBuckets]runtime.Money
 }
 
 // NewBudgets compiles the budgets of a config.
-func NewBudgets(cfg []proxyapi.Budget, now func() time.Time) (*Budgets, error) {
+func NewMemory(cfg []proxyapi.Budget, now func() time.Time) (*Memory, error) {
 	if now == nil {
 		now = time.Now
 	}
-	bs := &Budgets{now: now}
+	bs := &Memory{now: now}
 	for _, c := range cfg {
-		m, err := ParseUSD(c.MaxUSD)
+		m, err := runtime.ParseUSD(c.MaxUSD)
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", c.Name, err)
 		}
 		// Window and HeaderKey are set: proxyapi.Config.SetDefaults ran at load.
-		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(c.Window.Duration)/budgetBuckets, 1), teamKey: canonical(c.HeaderKey)}
+		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(c.Window.Duration)/budgetBuckets, 1), teamKey: textproto.CanonicalMIMEHeaderKey(c.HeaderKey)}
 		if c.Scope == "team" {
 			b.teams = map[string]*counter{}
 		} else {
@@ -148,11 +67,11 @@ func NewBudgets(cfg []proxyapi.Budget, now func() time.Time) (*Budgets, error) {
 }
 
 // Len is the number of budgets.
-func (bs *Budgets) Len() int { return len(bs.budgets) }
+func (bs *Memory) Len() int { return len(bs.budgets) }
 
 // Charge is the set of counters one request is charged to.
 type Charge struct {
-	bs      *Budgets
+	bs      *Memory
 	keys    []chargeKey
 	keysBuf [2]chargeKey // keys' first backing, in the same allocation
 }
@@ -173,7 +92,7 @@ type Exhausted struct {
 // to charge once the response's usage is known. Admission checks use against
 // the caps before the request runs, so concurrent requests can overshoot a
 // cap by at most the usage of the requests in flight when it was reached.
-func (bs *Budgets) Admit(rule string, h map[string][]string) (*Charge, *Exhausted) {
+func (bs *Memory) Admit(rule string, h map[string][]string) (*Charge, *Exhausted) {
 	if len(bs.budgets) == 0 {
 		return nil, nil
 	}
@@ -212,7 +131,7 @@ func (bs *Budgets) Admit(rule string, h map[string][]string) (*Charge, *Exhauste
 }
 
 // Add charges the usage and cost to every counter of the request.
-func (c *Charge) Add(tokens int64, usd Money) {
+func (c *Charge) Add(tokens int64, usd runtime.Money) {
 	if c == nil || (tokens == 0 && usd == 0) {
 		return
 	}
@@ -269,9 +188,9 @@ func (b *budget) pruneTeams(now int64) {
 }
 
 // sum totals the buckets still inside the window ending at epoch ep.
-func (c *counter) sum(ep int64) (int64, Money) {
+func (c *counter) sum(ep int64) (int64, runtime.Money) {
 	var t int64
-	var u Money
+	var u runtime.Money
 	for i := range budgetBuckets {
 		if ep-c.epoch[i] < budgetBuckets {
 			t += c.tokens[i]
@@ -292,7 +211,7 @@ func (b *budget) check(team string, now int64) (time.Duration, bool) {
 	}
 	_, ep := b.slot(now)
 	t, u := c.sum(ep)
-	over := func(t int64, u Money) bool {
+	over := func(t int64, u runtime.Money) bool {
 		return (b.maxTokens > 0 && t >= b.maxTokens) || (b.maxUSD > 0 && u >= b.maxUSD)
 	}
 	if !over(t, u) {
@@ -316,14 +235,14 @@ func (b *budget) check(team string, now int64) (time.Duration, bool) {
 }
 
 // Status reports every budget's use over its window.
-func (bs *Budgets) Status() []proxyapi.BudgetStatus {
+func (bs *Memory) Status() []proxyapi.BudgetStatus {
 	now := bs.now().UnixNano()
 	out := make([]proxyapi.BudgetStatus, 0, len(bs.budgets))
 	for _, b := range bs.budgets {
 		b.mu.Lock()
 		_, ep := b.slot(now)
 		var tokens int64
-		var usd Money
+		var usd runtime.Money
 		var util float64
 		add := func(c *counter) {
 			t, u := c.sum(ep)
@@ -353,5 +272,12 @@ func (bs *Budgets) Status() []proxyapi.BudgetStatus {
 // Settler settles an admitted request with the usage its response reported.
 // *Charge is the in-memory one; a shared store has its own.
 type Settler interface {
-	Add(tokens int64, usd Money)
+	Add(tokens int64, usd runtime.Money)
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
 }

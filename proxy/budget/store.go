@@ -1,4 +1,4 @@
-// Package budgetstore keeps the router-proxy's budget counters in Redis, so
+// Store keeps the router-proxy's budget counters in Redis, so
 // one count holds across every replica and survives restarts.
 //
 // Each budget counter (router, rule, or one team of a team budget) is one
@@ -19,7 +19,8 @@
 //
 // The overshoot of a cap is therefore bounded by the requests in flight
 // times the error of their estimates, whatever the number of replicas.
-package budgetstore
+
+package budget
 
 import (
 	"context"
@@ -61,8 +62,8 @@ var ErrUnavailable = errors.New("the budget store is unavailable")
 // microPerPico converts the runtime's picodollars to the store's micro-USD.
 const microPerPico = 1_000_000
 
-// Options configure a Store.
-type Options struct {
+// StoreOptions configure a Store.
+type StoreOptions struct {
 	// URL is redis://[user:password@]host:port/db.
 	URL string
 	// Password, when set, overrides the URL's (read from a Secret).
@@ -78,21 +79,21 @@ type Options struct {
 type Store struct {
 	rdb      *redis.Client
 	prefix   string // "llmkube:{ns/router}:budget:"
-	budgets  []budget
+	budgets  []storeBudget
 	timeout  time.Duration
 	failOpen bool
 	log      *slog.Logger
 
 	// local counts what is served while Redis is down (fail open), and
 	// pending what it has not been told yet.
-	local   *runtime.Budgets
+	local   *Memory
 	mu      sync.Mutex
 	pending map[string]*pendingDelta
 	healthy atomic.Bool
 	lastErr atomic.Value // string
 }
 
-type budget struct {
+type storeBudget struct {
 	cfg       proxyapi.Budget
 	maxTokens int64
 	maxMicro  int64
@@ -101,17 +102,17 @@ type budget struct {
 }
 
 type pendingDelta struct {
-	budget   int
-	team     string
-	tokens   int64
-	micro    int64
-	at       time.Time
-	widthDur time.Duration
+	storeBudget int
+	team        string
+	tokens      int64
+	micro       int64
+	at          time.Time
+	widthDur    time.Duration
 }
 
-// New connects to Redis (lazily: a store that is down at start is retried
+// NewStore connects to Redis (lazily: a store that is down at start is retried
 // on every request) for the budgets of cfg.
-func New(cfg *proxyapi.Config, o Options) (*Store, error) {
+func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 	ro, err := redis.ParseURL(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("--budget-store %q: %w", o.URL, err)
@@ -130,7 +131,7 @@ func New(cfg *proxyapi.Config, o Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("--budget-store-failure %q: must be %s or %s", o.Failure, FailClosed, FailOpen)
 	}
-	local, err := runtime.NewBudgets(cfg.Policy.Budgets, nil)
+	local, err := NewMemory(cfg.Policy.Budgets, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func New(cfg *proxyapi.Config, o Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", b.Name, err)
 		}
-		s.budgets = append(s.budgets, budget{cfg: b, maxTokens: b.MaxTokens, maxMicro: ceilDiv(int64(m), microPerPico),
+		s.budgets = append(s.budgets, storeBudget{cfg: b, maxTokens: b.MaxTokens, maxMicro: ceilDiv(int64(m), microPerPico),
 			widthUS: max(b.Window.Microseconds()/BucketsPerWindow, 1), teamKey: textproto.CanonicalMIMEHeaderKey(b.HeaderKey)})
 	}
 	s.healthy.Store(true)
@@ -169,7 +170,7 @@ func ceilDiv(a, b int64) int64 {
 }
 
 // counterKey names one counter's hash.
-func (s *Store) counterKey(b *budget, team string) string {
+func (s *Store) counterKey(b *storeBudget, team string) string {
 	if team == "" {
 		return s.prefix + b.cfg.Name
 	}
@@ -177,7 +178,7 @@ func (s *Store) counterKey(b *budget, team string) string {
 }
 
 // teamsKey names the sorted set of a team budget's teams (score: last use).
-func (s *Store) teamsKey(b *budget) string { return s.prefix + b.cfg.Name + ":teams" }
+func (s *Store) teamsKey(b *storeBudget) string { return s.prefix + b.cfg.Name + ":teams" }
 
 // reserve checks one counter and, under its caps, adds the reservation to
 // the current bucket. It returns the bucket, or the time until the window
@@ -267,19 +268,19 @@ type reservation struct {
 }
 
 // Charge settles one admitted request.
-type Charge struct {
+type storeCharge struct {
 	s   *Store
 	res []reservation
 	// local is set for a fail-open admission while the store was down: the
 	// request is counted in memory and its usage sent to Redis later.
-	local *runtime.Charge
+	local *Charge
 }
 
 // Admit reserves estTokens on every counter the request is charged to and
 // returns the charge to settle with the response's usage. A budget over its
 // cap refuses the request (the other reservations are released). While the
 // store is down it fails closed (ErrUnavailable) or open (local counts).
-func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, estTokens int64) (runtime.Settler, *runtime.Exhausted, error) {
+func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, estTokens int64) (Settler, *Exhausted, error) {
 	if len(s.budgets) == 0 {
 		return nil, nil, nil
 	}
@@ -291,8 +292,8 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	ch := &Charge{s: s}
-	var worst *runtime.Exhausted
+	ch := &storeCharge{s: s}
+	var worst *Exhausted
 	for i := range s.budgets {
 		b := &s.budgets[i]
 		team, ok := s.applies(b, rule, h)
@@ -312,7 +313,7 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 		if r[0] == 1 {
 			ra := time.Duration(r[1]) * time.Microsecond
 			if worst == nil || ra > worst.RetryAfter {
-				worst = &runtime.Exhausted{Budget: b.cfg.Name, RetryAfter: ra}
+				worst = &Exhausted{Budget: b.cfg.Name, RetryAfter: ra}
 			}
 			continue
 		}
@@ -327,7 +328,7 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 }
 
 // applies reports whether budget b counts the request, and for which team.
-func (s *Store) applies(b *budget, rule string, h map[string][]string) (string, bool) {
+func (s *Store) applies(b *storeBudget, rule string, h map[string][]string) (string, bool) {
 	switch b.cfg.Scope {
 	case "rule":
 		return "", rule == b.cfg.RuleName
@@ -346,7 +347,7 @@ func (s *Store) applies(b *budget, rule string, h map[string][]string) (string, 
 }
 
 // release gives back the reservations of a refused request.
-func (c *Charge) release() {
+func (c *storeCharge) release() {
 	for _, r := range c.res {
 		c.s.correct(r, -r.tokens, 0)
 	}
@@ -355,7 +356,7 @@ func (c *Charge) release() {
 
 // Add settles the request with the usage the response reported: the
 // estimate is replaced by it.
-func (c *Charge) Add(tokens int64, usd runtime.Money) {
+func (c *storeCharge) Add(tokens int64, usd runtime.Money) {
 	if c == nil {
 		return
 	}
@@ -390,7 +391,7 @@ func (s *Store) correct(r reservation, dTokens, dMicro int64) {
 // down handles an admission the store could not answer: refused with
 // ErrUnavailable (fail closed), or admitted against this replica's own
 // count and remembered for Redis (fail open).
-func (s *Store) down(err error, rule string, h map[string][]string) (runtime.Settler, *runtime.Exhausted, error) {
+func (s *Store) down(err error, rule string, h map[string][]string) (Settler, *Exhausted, error) {
 	s.markDown(err)
 	if !s.failOpen {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -399,7 +400,7 @@ func (s *Store) down(err error, rule string, h map[string][]string) (runtime.Set
 	if ex != nil {
 		return nil, ex, nil
 	}
-	ch := &Charge{s: s, local: local}
+	ch := &storeCharge{s: s, local: local}
 	for i := range s.budgets {
 		if team, ok := s.applies(&s.budgets[i], rule, h); ok {
 			ch.res = append(ch.res, reservation{b: i, team: team})
@@ -414,7 +415,7 @@ func (s *Store) addPending(b int, team string, tokens, micro int64) {
 	k := strconv.Itoa(b) + "\x00" + team
 	p := s.pending[k]
 	if p == nil {
-		p = &pendingDelta{budget: b, team: team, at: time.Now()}
+		p = &pendingDelta{storeBudget: b, team: team, at: time.Now()}
 		s.pending[k] = p
 	}
 	p.tokens += tokens
@@ -478,7 +479,7 @@ func (s *Store) flush(ctx context.Context) {
 	s.pending = map[string]*pendingDelta{}
 	s.mu.Unlock()
 	for _, p := range pending {
-		b := &s.budgets[p.budget]
+		b := &s.budgets[p.storeBudget]
 		if time.Since(p.at) >= b.cfg.Window.Duration {
 			continue // it has left the window
 		}
@@ -487,7 +488,7 @@ func (s *Store) flush(ctx context.Context) {
 		cancel()
 		if err != nil {
 			s.markDown(err)
-			s.addPending(p.budget, p.team, p.tokens, p.micro)
+			s.addPending(p.storeBudget, p.team, p.tokens, p.micro)
 		}
 	}
 }
