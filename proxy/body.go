@@ -29,8 +29,6 @@ type bodyFields struct {
 	model, stream, streamOptions span
 }
 
-var errNotObject = jsonscan.ErrNotObject
-
 // scanBody finds the proxy's fields in a valid JSON document. A key given
 // twice is refused: decoders disagree on which one wins, so routing and the
 // upstream could read different models.

@@ -170,7 +170,6 @@ type backendRT struct {
 	model   string // substituted into the body for external backends
 	price   runtime.Price
 	shadow  chan struct{}
-	labels  [2]string
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
 	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base

@@ -3,10 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
-	"net/textproto"
 )
-
-func canonical(h string) string { return textproto.CanonicalMIMEHeaderKey(h) }
 
 // Usage is a response's token usage.
 type Usage struct {

@@ -356,7 +356,9 @@ func serveHybridPeer(addr, upstream string) {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
-		resp.Header.VisitAll(func(k, v []byte) { w.Header().Add(string(k), string(v)) })
+		for k, v := range resp.Header.All() {
+			w.Header().Add(string(k), string(v))
+		}
 		w.WriteHeader(resp.StatusCode())
 		_, _ = w.Write(resp.Body())
 	})))

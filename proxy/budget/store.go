@@ -107,7 +107,6 @@ type pendingDelta struct {
 	tokens      int64
 	micro       int64
 	at          time.Time
-	widthDur    time.Duration
 }
 
 // NewStore connects to Redis (lazily: a store that is down at start is retried

@@ -300,7 +300,7 @@ func toUnstructured(l *coordinationv1.Lease) (*unstructured.Unstructured, error)
 func fromUnstructured(u *unstructured.Unstructured) (*coordinationv1.Lease, error) {
 	l := &coordinationv1.Lease{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, l); err != nil {
-		return nil, fmt.Errorf("Lease %s: %w", u.GetName(), err)
+		return nil, fmt.Errorf("lease %s: %w", u.GetName(), err)
 	}
 	return l, nil
 }
