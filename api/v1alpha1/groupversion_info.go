@@ -39,8 +39,9 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -48,8 +49,18 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "inference.llmkube.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers ModelRouter and the read-only views with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder runtime.SchemeBuilder
 
 	// AddToScheme adds the types in this group-version to the given scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// register adds objs to SchemeBuilder under GroupVersion (apimachinery's
+// builder; an API package needs nothing of controller-runtime).
+func register(objs ...runtime.Object) {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, objs...)
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
+}

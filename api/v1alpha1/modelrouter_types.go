@@ -45,7 +45,7 @@ type ModelRouterList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ModelRouter{}, &ModelRouterList{})
+	register(&ModelRouter{}, &ModelRouterList{})
 }
 
 // ModelRouterSpec defines the desired state of ModelRouter.

@@ -40,7 +40,7 @@ const (
 const InferenceServicePhaseReady = "Ready"
 
 func init() {
-	SchemeBuilder.Register(
+	register(
 		&InferenceService{}, &InferenceServiceList{},
 		&ModelPool{}, &ModelPoolList{},
 	)

@@ -144,7 +144,6 @@ type event struct {
 	kind int // evArrive, evStep, evScrape
 	user int
 	pod  *pod
-	req  *request
 }
 
 const (
@@ -183,12 +182,10 @@ type sim struct {
 	seq   int
 	now   float64
 
-	done       []*request
-	lastPod    map[int]int // session -> pod of its previous turn
-	sticky     int
-	stickyOf   int
-	inflight   int
-	maxStepLen float64
+	done     []*request
+	lastPod  map[int]int // session -> pod of its previous turn
+	sticky   int
+	stickyOf int
 }
 
 func newSim(p simParams, arm string, w workload) *sim {

@@ -33,8 +33,8 @@ const component = "agentgateway"
 
 // GVKs of every kind this target emits.
 var (
-	InferencePoolGVK      = giev1.SchemeGroupVersion.WithKind("InferencePool")
-	HTTPRouteGVK          = gwv1.SchemeGroupVersion.WithKind("HTTPRoute")
+	InferencePoolGVK      = schema.GroupVersion(giev1.GroupVersion).WithKind("InferencePool")
+	HTTPRouteGVK          = schema.GroupVersion(gwv1.GroupVersion).WithKind("HTTPRoute")
 	AgentgatewayPolicyGVK = GroupVersion.WithKind("AgentgatewayPolicy")
 	AgentgatewayModelGVK  = GroupVersion.WithKind("AgentgatewayModel")
 )

@@ -10,7 +10,6 @@ package aigateway
 import (
 	"fmt"
 	"net"
-	"sort"
 	"strings"
 	"time"
 
@@ -377,13 +376,4 @@ func (e *emitter) duration(field string, d time.Duration) string {
 			"%s cannot be written as a Gateway API duration (whole milliseconds, at most 99999h); round it to milliseconds", d)
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
