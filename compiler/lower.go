@@ -131,48 +131,12 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 		out.External = lowerExternal(b)
 		out.Upstream = upstream(out.External.URL)
 	case b.InferenceServiceRef != nil:
-		isvc := res.isvc[b.Name]
-		local := &ir.LocalBackend{
-			InferenceService: b.InferenceServiceRef.Name,
-			ServiceName:      naming.InferenceServiceServiceName(b.InferenceServiceRef.Name),
-			Port:             ConventionalServicePort,
-			Ready:            true,
-			PodSelector:      naming.InferenceServicePodSelector(b.InferenceServiceRef.Name),
-		}
-		if slices.Contains(res.missing, b.Name) {
-			local.Ready = false
-		}
-		if isvc != nil {
-			local.Found = true
-			local.Runtime = isvc.Spec.Runtime
-			local.Ready = res.ready[b.Name]
-			if e := isvc.Spec.Endpoint; e != nil && e.Port != nil {
-				local.Port = *e.Port
-			}
-			if p := isvc.Spec.ContainerPort; p != nil && *p > 0 {
-				local.TargetPort = *p
-			}
-			if b.ModelInfo.ContextLength == nil {
-				out.ModelInfo.ContextLength = contextLength(isvc)
-			}
-		}
-		if local.TargetPort == 0 {
-			local.TargetPort = local.Port
-		}
+		local, ctxLen := res.local(b)
+		out.ModelInfo.ContextLength = ctxLen // spec.modelInfo.contextLength wins, below
 		out.Local = local
 		out.Upstream = upstream(fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", local.ServiceName, r.Namespace, local.Port))
 		out.Resolution = ir.Resolution(b.Resolution)
-		if p := res.pool[b.Name]; p != nil {
-			budget := p.Spec.SwapBudget
-			if budget == "" {
-				budget = DefaultSwapBudget
-			}
-			m := &ir.PoolMembership{Pool: p.Name, Default: p.Spec.Default, SwapBudget: mustDuration(budget)}
-			for _, mem := range p.Spec.Members {
-				m.Members = append(m.Members, mem.InferenceServiceRef.Name)
-			}
-			out.Pool = m
-		}
+		out.Pool = res.membership(b.Name)
 		if bal := b.Balancing; bal != nil && out.Resolution == ir.ResolutionEndpoint {
 			lb := &ir.Balancing{Mode: ir.BalancingMode(bal.Mode)}
 			// Affinity without LoadAware is ignored (validation warned).
@@ -265,79 +229,6 @@ func upstream(raw string) ir.Upstream {
 		out.Port = 80
 	}
 	return out
-}
-
-// inferenceServiceReady is true unless the status says the service is not
-// ready: a Ready or Available condition wins, then the phase, then the replica
-// counts. An InferenceService with no status yet is assumed ready.
-func inferenceServiceReady(s *v1.InferenceService) bool {
-	for _, c := range s.Status.Conditions {
-		if c.Type == "Ready" || c.Type == "Available" {
-			return c.Status == "True"
-		}
-	}
-	switch s.Status.Phase {
-	case "":
-	case "Ready", "Running":
-		return true
-	default:
-		return false
-	}
-	if s.Status.DesiredReplicas > 0 && s.Status.ReadyReplicas == 0 {
-		return false
-	}
-	return true
-}
-
-// contextLength derives a backend's context window from its InferenceService:
-// vLLM's maxModelLen (or --max-model-len in extraArgs), or llama.cpp's
-// contextSize divided across parallelSlots. llama.cpp extraArgs that set
-// those flags themselves, and other runtimes, publish none.
-func contextLength(s *v1.InferenceService) int64 {
-	switch s.Spec.Runtime {
-	case v1.RuntimeVLLM:
-		if v, ok := flagValue(s.Spec.ExtraArgs, "--max-model-len"); ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err == nil && n > 0 {
-				return n
-			}
-			return 0
-		}
-		if c := s.Spec.VLLMConfig; c != nil && c.MaxModelLen != nil && *c.MaxModelLen > 0 {
-			return int64(*c.MaxModelLen)
-		}
-	case v1.RuntimeLlamaCpp, "":
-		for _, f := range []string{"-c", "--ctx-size", "-np", "--parallel"} {
-			if _, ok := flagValue(s.Spec.ExtraArgs, f); ok {
-				return 0
-			}
-		}
-		if s.Spec.ContextSize == nil || *s.Spec.ContextSize <= 0 {
-			return 0
-		}
-		slots := int64(1)
-		if s.Spec.ParallelSlots != nil && *s.Spec.ParallelSlots > 0 {
-			slots = int64(*s.Spec.ParallelSlots)
-		}
-		return int64(*s.Spec.ContextSize) / slots
-	}
-	return 0
-}
-
-// flagValue finds "--flag value" or "--flag=value" in args.
-func flagValue(args []string, flag string) (string, bool) {
-	for i, a := range args {
-		if a == flag {
-			if i+1 < len(args) {
-				return args[i+1], true
-			}
-			return "", true
-		}
-		if v, ok := strings.CutPrefix(a, flag+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
 }
 
 func lowerRule(r *v1.ModelRouter, i int, out *ir.Router) ir.Rule {
@@ -476,16 +367,6 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 		d.ServiceName = naming.ProxyName(r.Name)
 	}
 	return d
-}
-
-// resolvePickers gives each local backend its EPP in the reference's order
-// (effectivePickers, computed once by resolve).
-func resolvePickers(pickers []effectivePicker, out *ir.Router) {
-	for i, p := range pickers {
-		if p.source != pickerNone {
-			out.Backends[i].EndpointPicker = &ir.ServiceRef{Name: p.ref.name, Port: p.ref.port}
-		}
-	}
 }
 
 // lowerOTLP carries the operator's collector into the IR; nil without an

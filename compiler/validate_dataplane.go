@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -84,67 +83,6 @@ func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 		v.diags.Errorf("spec.agentGatewayRef", "HostnamesOrSectionNameRequired",
 			"routing Model generates a route that takes every path on its listeners; limit it with agentGatewayRef.hostnames or sectionName")
 	}
-}
-
-// pickerRef is an Endpoint Picker Service.
-type pickerRef struct {
-	name string
-	port int32
-}
-
-func (p pickerRef) String() string { return fmt.Sprintf("%s:%d", p.name, p.port) }
-
-// pickerSource says where a backend's picker comes from.
-type pickerSource int
-
-const (
-	pickerNone pickerSource = iota
-	pickerOwn
-	pickerSibling
-	pickerDefault
-)
-
-// effectivePicker is the picker one backend ends up with.
-type effectivePicker struct {
-	ref    pickerRef
-	source pickerSource
-}
-
-// effectivePickers gives each local backend (by index) its picker in the
-// reference's order: its own, else one another backend on the same
-// InferenceService names, else the router-wide default. resolve computes
-// it once; validation and lowering read it.
-func effectivePickers(s *v1.ModelRouterSpec) []effectivePicker {
-	own := func(b *v1.RouterBackend) (pickerRef, bool) {
-		if b.EndpointPicker == nil || b.EndpointPicker.Service == nil {
-			return pickerRef{}, false
-		}
-		return pickerRef{b.EndpointPicker.Service.Name, b.EndpointPicker.Service.Port}, true
-	}
-	byService := map[string]pickerRef{}
-	for i := range s.Backends {
-		b := &s.Backends[i]
-		if ref, ok := own(b); ok && b.InferenceServiceRef != nil {
-			if _, seen := byService[b.InferenceServiceRef.Name]; !seen {
-				byService[b.InferenceServiceRef.Name] = ref
-			}
-		}
-	}
-	out := make([]effectivePicker, len(s.Backends))
-	for i := range s.Backends {
-		b := &s.Backends[i]
-		if b.InferenceServiceRef == nil {
-			continue
-		}
-		if ref, ok := own(b); ok {
-			out[i] = effectivePicker{ref, pickerOwn}
-		} else if ref, ok := byService[b.InferenceServiceRef.Name]; ok {
-			out[i] = effectivePicker{ref, pickerSibling}
-		} else if g := s.AgentGatewayRef; g != nil && g.EndpointPicker != "" && g.EndpointPickerPort != nil {
-			out[i] = effectivePicker{pickerRef{g.EndpointPicker, *g.EndpointPickerPort}, pickerDefault}
-		}
-	}
-	return out
 }
 
 // checkEndpointPickers checks InferencePool routing's pickers: an EPP binds to
