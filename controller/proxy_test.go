@@ -228,6 +228,9 @@ func TestProxyCreateUpdateDelete(t *testing.T) {
 	waitCondition(t, ctx, ns, "chat", v1.ConditionBackendsReady, metav1.ConditionTrue, controller.ReasonBackendsHealthy)
 	waitCondition(t, ctx, ns, "chat", v1.ConditionDegraded, metav1.ConditionFalse, "")
 	got = waitCondition(t, ctx, ns, "chat", v1.ConditionValidated, metav1.ConditionTrue, controller.ReasonSpecValid)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionValidated); c.ObservedGeneration != got.Generation || !strings.HasPrefix(c.Message, "the spec is valid") {
+		t.Errorf("Validated %+v: want the spec valid at generation %d", c, got.Generation)
+	}
 	got = waitPhase(t, ctx, ns, "chat", v1.PhaseReady)
 	if got.Status.Endpoint != "http://chat-router-proxy."+ns+".svc.cluster.local:8080/v1/chat/completions" {
 		t.Errorf("endpoint %q", got.Status.Endpoint)

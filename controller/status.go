@@ -24,7 +24,7 @@ import (
 // anything but lastUpdated changed.
 func (r *Reconciler) writeStatus(ctx context.Context, router *v1.ModelRouter, out *outcome) error {
 	st := router.Status.DeepCopy()
-	r.computeStatus(ctx, router, out, st)
+	r.computeStatus(router, out, st)
 	prev := router.Status.DeepCopy()
 	last := prev.LastUpdated
 	prev.LastUpdated, st.LastUpdated = nil, nil
@@ -69,33 +69,80 @@ func (r *Reconciler) emitTransitions(router *v1.ModelRouter, before, after *v1.M
 	}
 }
 
-func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, out *outcome, st *v1.ModelRouterStatus) {
-	gen := router.Generation
-	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 32000), ObservedGeneration: gen})
+// computeStatus writes st from what the reconcile did, as a list of steps
+// (cluster-api style): each sets one condition or field from the outcome and
+// what the steps before it found. A refused spec, or a plane that got
+// nothing applied, ends the list early: the objects of the last valid
+// generation stay and say what they can.
+func (r *Reconciler) computeStatus(router *v1.ModelRouter, out *outcome, st *v1.ModelRouterStatus) {
+	s := newStatusScope(router.Generation, out, st)
+	r.clearOtherPlanes(s)
+	if !setValidatedCondition(s) {
+		return
 	}
-	plane, cluster := out.plane, out.cluster
-	planeCond := v1.ReadyCondition(v1.DataPlane(plane)) // a plane this build lacks still reports
-	if cluster != nil {
-		planeCond = cluster.ReadyCondition()
+	if !setNotAppliedCondition(s) {
+		return
 	}
-	// Every other plane's condition and status fields go; what a plane left
-	// serving (a refused switch keeps the last valid objects) it says itself.
+	setBackendsReadyCondition(s)
+	setActiveRules(s)
+	setBudgets(s)
+	setDataPlaneReadyCondition(s)
+	setDegradedCondition(s)
+	setPhase(s)
+}
+
+// statusScope is what the status steps share: the status being written, the
+// reconcile's outcome, and what an earlier step found that a later one reads.
+type statusScope struct {
+	st  *v1.ModelRouterStatus
+	out *outcome
+	gen int64
+	// planeCond is the condition type of the router's plane (reported even
+	// for a plane this build lacks).
+	planeCond string
+	// Set by setBackendsReadyCondition: backends known not to be ready, and
+	// backends the plane has not probed yet.
+	unhealthy, unknown []string
+	// Set by setDegradedCondition.
+	degraded bool
+}
+
+func newStatusScope(gen int64, out *outcome, st *v1.ModelRouterStatus) *statusScope {
+	s := &statusScope{st: st, out: out, gen: gen, planeCond: v1.ReadyCondition(v1.DataPlane(out.plane))}
+	if out.cluster != nil {
+		s.planeCond = out.cluster.ReadyCondition()
+	}
+	return s
+}
+
+// set writes one condition at the router's generation.
+func (s *statusScope) set(t string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&s.st.Conditions, metav1.Condition{Type: t, Status: status, Reason: reason, Message: truncate(msg, 32000), ObservedGeneration: s.gen})
+}
+
+// clearOtherPlanes removes every other plane's condition and status fields;
+// what a plane left serving (a refused switch keeps the last valid objects)
+// it says itself.
+func (r *Reconciler) clearOtherPlanes(s *statusScope) {
 	for p, c := range r.Registry.Clusters() {
-		if p != plane {
-			meta.RemoveStatusCondition(&st.Conditions, c.ReadyCondition())
-			c.ClearStatus(st, out.lingering[p])
+		if p != s.out.plane {
+			meta.RemoveStatusCondition(&s.st.Conditions, c.ReadyCondition())
+			c.ClearStatus(s.st, s.out.lingering[p])
 		}
 	}
+}
 
-	// 1. The spec (and the plane's own checks) refused it: nothing was
-	// applied or pruned, the objects of the last valid generation stay.
+// setValidatedCondition reports whether the spec (and the plane's own
+// checks) accepted the router. When they refused it, nothing was applied or
+// pruned: the phase is Failed and the list ends (false).
+func setValidatedCondition(s *statusScope) bool {
+	out := s.out
 	if out.diags.HasErrors() {
 		errs := out.diags.Errors().Sorted()
-		set(v1.ConditionValidated, metav1.ConditionFalse, errs[0].Reason,
+		s.set(v1.ConditionValidated, metav1.ConditionFalse, errs[0].Reason,
 			fmt.Sprintf("%d error(s): %s", len(errs), diagLines(errs)))
-		st.Phase = v1.PhaseFailed
-		return
+		s.st.Phase = v1.PhaseFailed
+		return false
 	}
 	valid := "the spec is valid"
 	if out.summary != "" {
@@ -104,42 +151,51 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 	if w := out.diags.Warnings(); len(w) > 0 {
 		valid += fmt.Sprintf("; %d warning(s): %s", len(w), diagLines(w))
 	}
-	set(v1.ConditionValidated, metav1.ConditionTrue, ReasonSpecValid, valid)
+	s.set(v1.ConditionValidated, metav1.ConditionTrue, ReasonSpecValid, valid)
+	return true
+}
 
-	fail := func(reason, msg string) {
-		if planeCond != "" {
-			set(planeCond, metav1.ConditionFalse, reason, msg)
-		}
-		st.Phase = v1.PhaseFailed
-		if cluster != nil {
-			cluster.SetStatus(st, targets.Observation{Lingering: out.lingering[plane]})
-		}
-	}
+// setNotAppliedCondition reports a valid router of which nothing was applied
+// (its plane is not in this build, its CRDs are not installed, or the apply
+// failed) on the plane's condition, with phase Failed, and ends the list
+// (false). It returns true when every desired object was applied.
+func setNotAppliedCondition(s *statusScope) bool {
+	out := s.out
+	var reason, msg string
 	switch {
 	case out.notBuilt != "":
-		fail(ReasonDataPlaneNotImplemented, out.notBuilt+"; nothing is generated for this router")
-		return
+		reason, msg = ReasonDataPlaneNotImplemented, out.notBuilt+"; nothing is generated for this router"
 	case len(out.missing) > 0:
-		fail(ReasonCRDsNotInstalled, fmt.Sprintf("the %s data plane needs CRDs that are not installed: %s; nothing is generated until they are (rechecked when CRDs change)",
-			plane, strings.Join(sortedKinds(out.missing), ", ")))
-		return
+		reason, msg = ReasonCRDsNotInstalled, fmt.Sprintf("the %s data plane needs CRDs that are not installed: %s; nothing is generated until they are (rechecked when CRDs change)",
+			out.plane, strings.Join(sortedKinds(out.missing), ", "))
 	case out.applyErr != nil:
-		fail(ReasonApplyFailed, out.applyErr.Error())
-		return
+		reason, msg = ReasonApplyFailed, out.applyErr.Error()
 	case !out.applied:
-		fail(ReasonApplyFailed, "not applied")
-		return
+		reason, msg = ReasonApplyFailed, "not applied"
+	default:
+		return true
 	}
-	cr := out.router
+	if s.planeCond != "" {
+		s.set(s.planeCond, metav1.ConditionFalse, reason, msg)
+	}
+	s.st.Phase = v1.PhaseFailed
+	if out.cluster != nil {
+		out.cluster.SetStatus(s.st, targets.Observation{Lingering: out.lingering[out.plane]})
+	}
+	return false
+}
 
-	// Backends.
+// setBackendsReadyCondition writes status.backends (the plane's probes, what
+// it last reported when it did not answer, or a local backend's
+// InferenceService) and BackendsReady; it records which backends are not
+// ready and which are not probed yet.
+func setBackendsReadyCondition(s *statusScope) {
+	st, cr, obs, cluster := s.st, s.out.router, s.out.obs, s.out.cluster
 	prevBackends := map[string]v1.BackendStatus{}
 	for _, b := range st.Backends {
 		prevBackends[b.Name] = b
 	}
 	st.Backends = nil
-	var unhealthy, unknown []string
-	obs := out.obs
 	probes := cluster.ProbesBackends()
 	probed := obs.Health != nil
 	for i := range cr.Backends {
@@ -165,46 +221,54 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 		default:
 			bs.Message = "not probed yet: the router-proxy has not reported this backend"
 			if !probes {
-				bs.Message = fmt.Sprintf("%s: external provider; the %s data plane does not report its health", ReasonHealthUnknown, plane)
+				bs.Message = fmt.Sprintf("%s: external provider; the %s data plane does not report its health", ReasonHealthUnknown, s.out.plane)
 			} else {
-				unknown = append(unknown, b.Name)
+				s.unknown = append(s.unknown, b.Name)
 			}
 		}
-		if !bs.Healthy && !contains(unknown, b.Name) && (b.Local != nil || probes) {
-			unhealthy = append(unhealthy, b.Name)
+		if !bs.Healthy && !contains(s.unknown, b.Name) && (b.Local != nil || probes) {
+			s.unhealthy = append(s.unhealthy, b.Name)
 		}
 		st.Backends = append(st.Backends, bs)
 	}
 	switch {
-	case len(unhealthy) > 0:
-		set(v1.ConditionBackendsReady, metav1.ConditionFalse, ReasonBackendsNotReady,
-			fmt.Sprintf("%d of %d backend(s) not ready: %s", len(unhealthy), len(cr.Backends), strings.Join(unhealthy, ", ")))
-	case len(unknown) > 0:
-		set(v1.ConditionBackendsReady, metav1.ConditionUnknown, ReasonAwaitingProbe,
-			"waiting for the router-proxy's first probe of: "+strings.Join(unknown, ", "))
+	case len(s.unhealthy) > 0:
+		s.set(v1.ConditionBackendsReady, metav1.ConditionFalse, ReasonBackendsNotReady,
+			fmt.Sprintf("%d of %d backend(s) not ready: %s", len(s.unhealthy), len(cr.Backends), strings.Join(s.unhealthy, ", ")))
+	case len(s.unknown) > 0:
+		s.set(v1.ConditionBackendsReady, metav1.ConditionUnknown, ReasonAwaitingProbe,
+			"waiting for the router-proxy's first probe of: "+strings.Join(s.unknown, ", "))
 	case probed:
-		set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsHealthy, fmt.Sprintf("all %d backend(s) healthy (router-proxy probes)", len(cr.Backends)))
+		s.set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsHealthy, fmt.Sprintf("all %d backend(s) healthy (router-proxy probes)", len(cr.Backends)))
 	default:
-		set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsResolved, fmt.Sprintf("all %d backend(s) resolved; local InferenceServices are Ready", len(cr.Backends)))
+		s.set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsResolved, fmt.Sprintf("all %d backend(s) resolved; local InferenceServices are Ready", len(cr.Backends)))
 	}
+}
 
-	// A rule is active when a candidate can serve it: healthy, or of unknown
-	// health (an external provider on a gateway plane, or not probed yet).
+// setActiveRules counts the rules a candidate can serve: healthy, or of
+// unknown health (an external provider on a gateway plane, or not probed
+// yet). It reads status.backends as setBackendsReadyCondition wrote them.
+func setActiveRules(s *statusScope) {
 	canServe := map[string]bool{}
-	for _, bs := range st.Backends {
-		canServe[bs.Name] = bs.Healthy || !contains(unhealthy, bs.Name)
+	for _, bs := range s.st.Backends {
+		canServe[bs.Name] = bs.Healthy || !contains(s.unhealthy, bs.Name)
 	}
 	active := int32(0)
-	for _, rule := range cr.Rules {
+	for _, rule := range s.out.router.Rules {
 		if slices.ContainsFunc(rule.Candidates, func(n string) bool { return canServe[n] }) {
 			active++
 		}
 	}
-	st.ActiveRules = active
+	s.st.ActiveRules = active
+}
 
-	// Budgets: the proxy's numbers, or the last ones it reported.
+// setBudgets writes status.budgetUtilization: the plane's numbers, or the
+// last ones it reported when it did not answer; budgets no longer in the
+// spec go.
+func setBudgets(s *statusScope) {
+	st, obs := s.st, s.out.obs
 	budgetNames := map[string]bool{}
-	for _, b := range cr.Policy.Budgets {
+	for _, b := range s.out.router.Policy.Budgets {
 		budgetNames[b.Name] = true
 	}
 	if obs.Budgets != nil {
@@ -214,63 +278,82 @@ func (r *Reconciler) computeStatus(ctx context.Context, router *v1.ModelRouter, 
 				st.BudgetUtilization = append(st.BudgetUtilization, v1.BudgetUtilization{Name: b.Name, TokensUsed: b.TokensUsed, USDUsed: b.USDUsed, Utilization: b.Utilization})
 			}
 		}
-	} else {
-		var kept []v1.BudgetUtilization
-		for _, b := range st.BudgetUtilization {
-			if budgetNames[b.Name] {
-				kept = append(kept, b)
-			}
-		}
-		st.BudgetUtilization = kept
+		return
 	}
+	var kept []v1.BudgetUtilization
+	for _, b := range st.BudgetUtilization {
+		if budgetNames[b.Name] {
+			kept = append(kept, b)
+		}
+	}
+	st.BudgetUtilization = kept
+}
 
-	// The plane itself.
-	planeReady := obs.Ready
+// setDataPlaneReadyCondition writes the plane's readiness condition from what
+// it observed (False with the conflict's reason when another object may
+// shadow the router), the plane's own status fields and the endpoint.
+func setDataPlaneReadyCondition(s *statusScope) {
+	obs := s.out.obs
 	status := metav1.ConditionFalse
-	if planeReady {
+	if obs.Ready {
 		status = metav1.ConditionTrue
 	}
-	set(planeCond, status, obs.Reason, obs.Message)
-	conflictReason := cmp.Or(obs.ConflictReason, targets.ReasonConflictingPolicy)
+	s.set(s.planeCond, status, obs.Reason, obs.Message)
 	if obs.Conflict != "" {
-		set(planeCond, metav1.ConditionFalse, conflictReason, obs.Conflict)
+		s.set(s.planeCond, metav1.ConditionFalse, conflictReason(obs), obs.Conflict)
 	}
-	cluster.SetStatus(st, obs)
-	st.Endpoint = obs.Endpoint
+	s.out.cluster.SetStatus(s.st, obs)
+	s.st.Endpoint = obs.Endpoint
+}
 
-	// Degraded and phase.
-	var degradedReason, degradedMsg string
+// conflictReason is the reason of the observed conflict.
+func conflictReason(obs targets.Observation) string {
+	return cmp.Or(obs.ConflictReason, targets.ReasonConflictingPolicy)
+}
+
+// setDegradedCondition reports, in this order, a desired name held by an
+// object we do not control, a conflicting object, the plane's own handicap,
+// or a serving plane with backends not ready.
+func setDegradedCondition(s *statusScope) {
+	out, obs := s.out, s.out.obs
+	var reason, msg string
 	switch {
 	case len(out.taken) > 0:
-		degradedReason = targets.ReasonObjectNameTaken
+		reason = targets.ReasonObjectNameTaken
 		for _, t := range out.taken {
 			if t.proxyName {
-				degradedReason = ReasonRouterProxyNameTaken
+				reason = ReasonRouterProxyNameTaken
 			}
 		}
-		degradedMsg = takenMessage(out.taken)
+		msg = takenMessage(out.taken)
 	case obs.Conflict != "":
-		degradedReason, degradedMsg = conflictReason, obs.Conflict
+		reason, msg = conflictReason(obs), obs.Conflict
 	case obs.Degraded != "":
-		degradedReason, degradedMsg = obs.DegradedReason, obs.Degraded
-	case planeReady && len(unhealthy) > 0:
-		degradedReason, degradedMsg = ReasonBackendsUnhealthy, "serving, but these backends are not ready: "+strings.Join(unhealthy, ", ")
+		reason, msg = obs.DegradedReason, obs.Degraded
+	case obs.Ready && len(s.unhealthy) > 0:
+		reason, msg = ReasonBackendsUnhealthy, "serving, but these backends are not ready: "+strings.Join(s.unhealthy, ", ")
 	}
-	if degradedReason != "" {
-		set(v1.ConditionDegraded, metav1.ConditionTrue, degradedReason, degradedMsg)
+	s.degraded = reason != ""
+	if s.degraded {
+		s.set(v1.ConditionDegraded, metav1.ConditionTrue, reason, msg)
 	} else {
-		set(v1.ConditionDegraded, metav1.ConditionFalse, ReasonNotDegraded, "every object applied; no unhealthy backend")
+		s.set(v1.ConditionDegraded, metav1.ConditionFalse, ReasonNotDegraded, "every object applied; no unhealthy backend")
 	}
+}
+
+// setPhase derives the phase of an applied router from the steps before it.
+func setPhase(s *statusScope) {
+	st, out, obs := s.st, s.out, s.out.obs
 	switch {
-	case !planeReady && len(out.taken) > 0 && st.Endpoint == "":
+	case !obs.Ready && len(out.taken) > 0 && st.Endpoint == "":
 		st.Phase = v1.PhaseFailed
-	case !planeReady && obs.Phase != "":
+	case !obs.Ready && obs.Phase != "":
 		st.Phase = obs.Phase // Pending until the data plane answers; Failed when it refused
-	case !planeReady:
+	case !obs.Ready:
 		st.Phase = v1.PhaseProvisioning
-	case degradedReason != "":
+	case s.degraded:
 		st.Phase = v1.PhaseDegraded
-	case len(unknown) > 0:
+	case len(s.unknown) > 0:
 		st.Phase = v1.PhaseProvisioning
 	default:
 		st.Phase = v1.PhaseReady
