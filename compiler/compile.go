@@ -24,6 +24,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // Options tune a compile.
@@ -35,7 +36,7 @@ type Options struct {
 	Operator operator.Settings
 	// Fields are the data planes' field tables (targets.Registry.FieldTables);
 	// the pipeline sets them.
-	Fields FieldTables
+	Fields planes.FieldTables
 	// Authoritative says the references are the cluster's own (the
 	// controller): an InferenceService they lack does not exist and is not
 	// ready. Offline (the CLI) a missing one is assumed ready.

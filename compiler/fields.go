@@ -6,49 +6,32 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
 )
-
-// FieldRule is one row of a data plane's field table: a field of the spec
-// that the plane does not read. Each plane keeps its table in its own folder
-// (fields.go); one frontend pass applies it to the spec as written, so a
-// field the user set is never dropped without a FieldIgnored warning.
-type FieldRule struct {
-	// Path is the field's path, with [*] for every element of a list:
-	// "spec.proxy.replicas", "spec.backends[*].balancing".
-	Path string
-	// Value, when set, limits the rule to that value ("Endpoint").
-	Value string
-	// When, when set, limits the rule to specs it returns true for (a
-	// routing mode, for example). It sees the defaulted spec.
-	When func(s *v1.ModelRouterSpec) bool
-	// Why is the warning's message: what the field does and why this plane
-	// does without it.
-	Why string
-}
-
-// FieldTables returns the field table of a data plane; nil for none.
-type FieldTables func(dp ir.DataPlane) []FieldRule
 
 // ignoredFields applies a plane's field table to the spec as written
 // (asWritten) with one reason, FieldIgnored. defaulted is the same spec
 // after defaulting, for the rules' When.
-func ignoredFields(asWritten, defaulted *v1.ModelRouterSpec, rules []FieldRule) diag.List {
+func ignoredFields(asWritten, defaulted *v1.ModelRouterSpec, rules []planes.FieldRule) diag.List {
 	if len(rules) == 0 {
 		return nil
 	}
-	raw, err := json.Marshal(asWritten)
-	if err != nil {
+	doc, ok := specDoc(asWritten)
+	if !ok {
 		return nil
 	}
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil
-	}
+	var dflt any // the defaulted spec, read for Unless
 	var diags diag.List
 	for _, r := range rules {
-		if r.When != nil && !r.When(defaulted) {
-			continue
+		if u := r.Unless; u != nil {
+			if dflt == nil {
+				if dflt, ok = specDoc(defaulted); !ok {
+					return nil
+				}
+			}
+			if holds(dflt, *u) {
+				continue
+			}
 		}
 		segs := strings.Split(strings.TrimPrefix(r.Path, "spec."), ".")
 		for _, hit := range walk(doc, "spec", segs) {
@@ -59,6 +42,29 @@ func ignoredFields(asWritten, defaulted *v1.ModelRouterSpec, rules []FieldRule) 
 		}
 	}
 	return diags
+}
+
+// specDoc is the spec as generic JSON, as the field tables' paths read it.
+func specDoc(s *v1.ModelRouterSpec) (any, bool) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, false
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, false
+	}
+	return doc, true
+}
+
+// holds reports whether the spec's field at fv.Path holds fv.Value.
+func holds(doc any, fv planes.FieldValue) bool {
+	for _, hit := range walk(doc, "spec", strings.Split(strings.TrimPrefix(fv.Path, "spec."), ".")) {
+		if hit.value == fv.Value {
+			return true
+		}
+	}
+	return false
 }
 
 type fieldHit struct {

@@ -6,22 +6,23 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
-	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // TestIgnoredFieldsWalksTheSpecAsWritten: list elements fan out with their
-// index, Value and When narrow a row, and unset fields never warn.
+// index, Value and Unless narrow a row, and unset fields never warn.
 func TestIgnoredFieldsWalksTheSpecAsWritten(t *testing.T) {
-	spec := &v1.ModelRouterSpec{Backends: []v1.RouterBackend{
+	spec := &v1.ModelRouterSpec{DefaultRoute: "a", Backends: []v1.RouterBackend{
 		{Name: "a", Resolution: v1.ResolutionEndpoint, Timeout: "5s"},
 		{Name: "b", Resolution: v1.ResolutionService},
 		{Name: "c", Timeout: "9s"},
 	}}
-	rules := []FieldRule{
+	rules := []planes.FieldRule{
 		{Path: "spec.backends[*].timeout", Why: "timeouts are ignored"},
 		{Path: "spec.backends[*].resolution", Value: "endpoint", Why: "endpoint resolution is ignored"},
 		{Path: "spec.endpoint", Why: "never set here"},
-		{Path: "spec.backends[*].name", When: func(*v1.ModelRouterSpec) bool { return false }, Why: "When is false"},
+		{Path: "spec.backends[*].name", Unless: &planes.FieldValue{Path: "spec.backends[*].resolution", Value: "service"}, Why: "b's resolution turns it off"},
+		{Path: "spec.defaultRoute", Unless: &planes.FieldValue{Path: "spec.dataPlane", Value: "Gateway"}, Why: "Unless does not hold"},
 	}
 	got := map[string]string{}
 	for _, d := range ignoredFields(spec, spec, rules) {
@@ -32,10 +33,6 @@ func TestIgnoredFieldsWalksTheSpecAsWritten(t *testing.T) {
 		"spec.backends[0].timeout":    "timeouts are ignored",
 		"spec.backends[2].timeout":    "timeouts are ignored",
 		"spec.backends[0].resolution": "endpoint resolution is ignored",
+		"spec.defaultRoute":           "Unless does not hold",
 	}, got)
-}
-
-// TestKnownDataPlanesFromCRD: the planes come from the CRD's enum.
-func TestKnownDataPlanesFromCRD(t *testing.T) {
-	assert.ElementsMatch(t, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway, ir.DataPlaneAgentGateway}, KnownDataPlanes())
 }

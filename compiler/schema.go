@@ -11,7 +11,6 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/config/crd"
-	"github.com/llmkube/llmkube-compile/ir"
 )
 
 // fieldTableFromCRD reads every constraint of the spec's own fields (not of
@@ -128,16 +127,6 @@ func schemaPaths(t reflect.Type, prefix string, out map[string]bool) {
 			schemaPaths(ft.Elem(), p+"[]", out)
 		}
 	}
-}
-
-// KnownDataPlanes are the data planes the API accepts (the CRD's enum of
-// spec.dataPlane), built into this binary or not.
-func KnownDataPlanes() []ir.DataPlane {
-	var out []ir.DataPlane
-	for _, dp := range fieldTable["spec.dataPlane"].enum {
-		out = append(out, ir.DataPlane(dp))
-	}
-	return out
 }
 
 // specPaths are the ModelRouter's own field paths, for hints.

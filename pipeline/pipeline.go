@@ -11,6 +11,7 @@ import (
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -131,7 +132,7 @@ func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Regi
 // accepted.
 func checkTogether(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled) diag.List {
 	var diags diag.List
-	for _, dp := range compiler.KnownDataPlanes() {
+	for _, dp := range planes.Known() {
 		cs := byPlane[dp]
 		t, err := reg.Get(dp)
 		if err != nil || len(cs) < 2 {

@@ -3,20 +3,20 @@ package targets
 import (
 	"fmt"
 
-	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // Fields is implemented by a target whose plane does not read every field
-// of the spec: its field table, applied by the frontend (compiler.FieldRule).
+// of the spec: its field table, applied by the frontend (compiler.Options.Fields).
 type Fields interface {
-	Fields() []compiler.FieldRule
+	Fields() []planes.FieldRule
 }
 
 // FieldTables returns the field tables of the registered planes, for
-// compiler.Options.
-func (r *Registry) FieldTables() compiler.FieldTables {
-	return func(dp ir.DataPlane) []compiler.FieldRule {
+// compiler.Options.Fields.
+func (r *Registry) FieldTables() planes.FieldTables {
+	return func(dp ir.DataPlane) []planes.FieldRule {
 		if f, ok := r.targets[dp].(Fields); ok {
 			return f.Fields()
 		}
@@ -27,17 +27,17 @@ func (r *Registry) FieldTables() compiler.FieldTables {
 // ProxyWorkloadFields are the rows every plane that does not run the
 // router-proxy shares: its workload and its Service. withTimeouts adds the
 // proxy's timeouts, for a plane that does not read them either.
-func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []compiler.FieldRule {
+func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.FieldRule {
 	names := []string{"replicas", "image", "imagePullSecrets", "resources", "serviceName", "nodeSelector", "tolerations", "affinity",
 		"topologySpreadConstraints", "runtimeClassName", "podLabels", "podAnnotations", "revisionHistoryLimit", "drainTimeout"}
 	if withTimeouts {
 		names = append(names, "responseHeaderTimeout", "streamIdleTimeout", "quarantineDuration")
 	}
-	var out []compiler.FieldRule
+	var out []planes.FieldRule
 	for _, n := range names {
-		out = append(out, compiler.FieldRule{Path: "spec.proxy." + n,
+		out = append(out, planes.FieldRule{Path: "spec.proxy." + n,
 			Why: fmt.Sprintf("spec.proxy.%s configures the router-proxy, which dataPlane %s does not run; it is ignored", n, dp)})
 	}
-	return append(out, compiler.FieldRule{Path: "spec.endpoint",
+	return append(out, planes.FieldRule{Path: "spec.endpoint",
 		Why: fmt.Sprintf("spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)})
 }

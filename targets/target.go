@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // Target compiles one router for one data plane.
@@ -99,7 +99,7 @@ func (r *Registry) Get(dp ir.DataPlane) (Target, error) {
 	if t, ok := r.targets[dp]; ok {
 		return t, nil
 	}
-	for _, known := range compiler.KnownDataPlanes() {
+	for _, known := range planes.Known() {
 		if known == dp {
 			return nil, fmt.Errorf("data plane %s is not implemented yet in this build of llmkube-compile (available: %s)", dp, strings.Join(r.names(), ", "))
 		}

@@ -3,6 +3,8 @@
 package architecture
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,6 +150,29 @@ func TestControllerNamesNoPlane(t *testing.T) {
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
 		assert.Empty(t, named.FindAllString(string(src), -1), "%s names a data plane", f)
+	}
+}
+
+// TestFieldTablesReadOnlyPlanes: a plane's field table
+// (targets/<plane>/fields.go) imports neither the compiler nor the API
+// types: its rows are planes.FieldRule, and package planes links nothing of
+// ours but ir (and what ir links) and config/crd.
+func TestFieldTablesReadOnlyPlanes(t *testing.T) {
+	files, err := filepath.Glob("../../targets/*/fields.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range file.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			for _, banned := range []string{"compiler", "api/v1alpha1"} {
+				assert.NotEqual(t, module+banned, p, "%s imports %s", f, p)
+			}
+		}
+	}
+	for _, p := range ours(deps(t, "planes")) {
+		assert.Contains(t, []string{"planes", "ir", "api/wellknown", "config/crd"}, p, "planes links %s", p)
 	}
 }
 
