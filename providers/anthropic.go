@@ -49,17 +49,11 @@ func (a *anthropic) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body, err := a.translate(cr)
 	if err != nil {
-		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "anthropic: "+err.Error()), nil
+		return unsupported("anthropic", err), nil
 	}
-	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, a.url(), bytes.NewReader(body))
+	up, err := postJSON(req.Context(), a.url(), body, cr.Stream, "text/event-stream")
 	if err != nil {
 		return nil, err
-	}
-	up.Header.Set("Content-Type", "application/json")
-	if cr.Stream {
-		up.Header.Set("Accept", "text/event-stream")
-	} else {
-		up.Header.Set("Accept", "application/json")
 	}
 	up.Header.Set("X-Api-Key", a.key)
 	up.Header.Set("Anthropic-Version", AnthropicVersion)
@@ -71,11 +65,12 @@ func (a *anthropic) RoundTrip(req *http.Request) (*http.Response, error) {
 		return a.upstreamError(resp, anthropicError), nil
 	}
 	created := a.now().Unix()
+	var step func(*bytes.Buffer) error
 	if cr.Stream {
 		st := &antStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: a.model}, tools: map[int]int{}, redact: a.redact}
-		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+		step = st.step
 	}
-	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) { return a.convert(b, created) }}), nil
+	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return a.convert(b, created) }), nil
 }
 
 // ---- request ----
@@ -143,57 +138,42 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	if cr.User != "" {
 		out.Metadata = &antMetadata{UserID: cr.User}
 	}
-	for i := range cr.Messages {
-		m := &cr.Messages[i]
-		var role string
-		var blocks []antBlock
-		switch m.Role {
-		case "system", "developer":
-			if t := m.text(); t != "" {
-				out.System = append(out.System, antBlock{Type: "text", Text: t})
-			}
-			continue
-		case "tool":
-			role = "user"
-			blocks = []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}
-		case "user", "assistant":
-			role = m.Role
-			for _, p := range m.parts {
-				switch {
-				case p.Type == "text" && p.Text != "":
-					blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
-				case p.image != nil && p.image.data != "":
-					blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
-				case p.image != nil:
-					if strings.HasPrefix(p.image.url, "gs://") {
-						return nil, errors.New("gs:// image URLs are not supported")
+	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) },
+		func(_ int, m *chatMessage) (string, []antBlock, error) {
+			switch m.Role {
+			case "tool":
+				return "user", []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}, nil
+			case "user", "assistant":
+				var blocks []antBlock
+				for _, p := range m.parts {
+					switch {
+					case p.Type == "text" && p.Text != "":
+						blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
+					case p.image != nil && p.image.data != "":
+						blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
+					case p.image != nil:
+						if strings.HasPrefix(p.image.url, "gs://") {
+							return "", nil, errors.New("gs:// image URLs are not supported")
+						}
+						blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
 					}
-					blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
 				}
+				for _, tc := range m.ToolCalls {
+					args, _ := argsObject(tc.Function.Arguments)
+					blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
+				}
+				return m.Role, blocks, nil
 			}
-			for _, tc := range m.ToolCalls {
-				args, _ := argsObject(tc.Function.Arguments)
-				blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
-			}
-		}
-		if len(blocks) == 0 {
-			continue
-		}
-		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
-			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
-		} else {
-			out.Messages = append(out.Messages, antMessage{Role: role, Content: blocks})
-		}
+			return "", nil, nil
+		})
+	if err != nil {
+		return nil, err
 	}
-	if len(out.Messages) == 0 {
-		return nil, errors.New("no user or assistant message with content")
+	for _, t := range ts {
+		out.Messages = append(out.Messages, antMessage{Role: t.role, Content: t.blocks})
 	}
 	for _, t := range cr.Tools {
-		schema := t.Function.Parameters
-		if len(schema) == 0 || string(schema) == "null" {
-			schema = emptySchema
-		}
-		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: schema})
+		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.inputSchema()})
 	}
 	if len(out.Tools) > 0 {
 		noParallel := cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls
@@ -344,7 +324,7 @@ func (s *antStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
 	name, data, err := s.sse.next()
 	if err == io.EOF {
-		return errors.New("anthropic stream ended before message_stop")
+		return s.ch.endStream("anthropic", false, "before message_stop", nil)
 	}
 	if err != nil {
 		return err
@@ -422,11 +402,11 @@ func (s *antStream) step(out *bytes.Buffer) error {
 		if ev.Error != nil {
 			typ, msg = ev.Error.Type, s.redact(ev.Error.Message)
 		}
-		s.ch.errorEvent(streamErrorType(typ), typ, "anthropic: "+msg)
+		var u *usage
 		if s.started {
-			s.ch.chunk(nil, "", ptr(s.usage.openai()))
+			u = ptr(s.usage.openai())
 		}
-		return fmt.Errorf("anthropic stream error: %s", typ)
+		return s.ch.fail("anthropic", typ, msg, u)
 	}
 	// content_block_stop and unknown events produce nothing.
 	return nil

@@ -106,21 +106,15 @@ func (b *bedrock) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body, err := b.translate(cr)
 	if err != nil {
-		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "bedrock: "+err.Error()), nil
+		return unsupported("bedrock", err), nil
 	}
 	u, err := b.url(cr.Stream)
 	if err != nil {
 		return nil, err
 	}
-	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, u.String(), bytes.NewReader(body))
+	up, err := postJSON(req.Context(), u.String(), body, cr.Stream, "application/vnd.amazon.eventstream")
 	if err != nil {
 		return nil, err
-	}
-	up.Header.Set("Content-Type", "application/json")
-	if cr.Stream {
-		up.Header.Set("Accept", "application/vnd.amazon.eventstream")
-	} else {
-		up.Header.Set("Accept", "application/json")
 	}
 	sum := sha256.Sum256(body)
 	if err := b.signer.SignHTTP(req.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
@@ -135,11 +129,12 @@ func (b *bedrock) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	created := b.now().Unix()
 	id := "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid")
+	var step func(*bytes.Buffer) error
 	if cr.Stream {
 		st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: chunker{id: id, created: created, model: b.model}, tools: map[int]int{}, redact: b.redact}
-		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+		step = st.step
 	}
-	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(raw []byte) ([]byte, error) { return b.convert(raw, id, created) }}), nil
+	return respond(resp, cr.Stream, step, func(raw []byte) ([]byte, error) { return b.convert(raw, id, created) }), nil
 }
 
 // ---- request ----
@@ -223,68 +218,51 @@ func bedrockFormat(mt string) string {
 func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	var out brRequest
 	toolBlocks := false
-	for i := range cr.Messages {
-		m := &cr.Messages[i]
-		var role string
-		var blocks []brBlock
-		switch m.Role {
-		case "system", "developer":
-			if t := m.text(); t != "" {
-				out.System = append(out.System, brBlock{Text: strp(t)})
-			}
-			continue
-		case "tool":
-			role, toolBlocks = "user", true
-			blocks = []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}
-		case "user", "assistant":
-			role = m.Role
-			for _, p := range m.parts {
-				switch {
-				case p.Type == "text" && p.Text != "":
-					blocks = append(blocks, brBlock{Text: strp(p.Text)})
-				case p.image != nil:
-					f := bedrockFormat(p.image.mediaType)
-					if p.image.data == "" || f == "" {
-						return nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
-					}
-					img := &brImage{Format: f}
-					img.Source.Bytes = p.image.data
-					blocks = append(blocks, brBlock{Image: img})
-				}
-			}
-			for _, tc := range m.ToolCalls {
-				args, _ := argsObject(tc.Function.Arguments)
-				blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
+	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
+		func(_ int, m *chatMessage) (string, []brBlock, error) {
+			switch m.Role {
+			case "tool":
 				toolBlocks = true
+				return "user", []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}, nil
+			case "user", "assistant":
+				var blocks []brBlock
+				for _, p := range m.parts {
+					switch {
+					case p.Type == "text" && p.Text != "":
+						blocks = append(blocks, brBlock{Text: strp(p.Text)})
+					case p.image != nil:
+						f := bedrockFormat(p.image.mediaType)
+						if p.image.data == "" || f == "" {
+							return "", nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
+						}
+						img := &brImage{Format: f}
+						img.Source.Bytes = p.image.data
+						blocks = append(blocks, brBlock{Image: img})
+					}
+				}
+				for _, tc := range m.ToolCalls {
+					args, _ := argsObject(tc.Function.Arguments)
+					blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
+					toolBlocks = true
+				}
+				return m.Role, blocks, nil
 			}
-		}
-		if len(blocks) == 0 {
-			continue
-		}
-		if n := len(out.Messages); n > 0 && out.Messages[n-1].Role == role {
-			out.Messages[n-1].Content = append(out.Messages[n-1].Content, blocks...)
-		} else {
-			out.Messages = append(out.Messages, brMessage{Role: role, Content: blocks})
-		}
+			return "", nil, nil
+		})
+	if err != nil {
+		return nil, err
 	}
-	if len(out.Messages) == 0 {
-		return nil, errors.New("no user or assistant message with content")
+	for _, t := range ts {
+		out.Messages = append(out.Messages, brMessage{Role: t.role, Content: t.blocks})
 	}
-	inf := brInference{Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
-	if n := cr.maxTokens(); n > 0 {
-		inf.MaxTokens = &n
-	}
-	if inf.MaxTokens != nil || inf.Temperature != nil || inf.TopP != nil || len(inf.StopSequences) > 0 {
-		out.InferenceConfig = &inf
+	if cr.samplingSet() {
+		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
 	}
 	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) {
 		tc := &brToolConfig{}
 		for _, t := range cr.Tools {
 			spec := brToolSpec{Name: t.Function.Name, Description: t.Function.Description}
-			spec.InputSchema.JSON = t.Function.Parameters
-			if len(spec.InputSchema.JSON) == 0 || string(spec.InputSchema.JSON) == "null" {
-				spec.InputSchema.JSON = emptySchema
-			}
+			spec.InputSchema.JSON = t.inputSchema()
 			tc.Tools = append(tc.Tools, brTool{ToolSpec: spec})
 		}
 		switch cr.choice.mode {
@@ -423,15 +401,7 @@ func (s *brStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
 	m, err := s.dec.Decode(s.src, s.buf[:0])
 	if err == io.EOF {
-		if !s.stopped {
-			return errors.New("bedrock stream ended before messageStop")
-		}
-		var u *usage
-		if s.usage != nil {
-			u = ptr(s.usage.openai())
-		}
-		s.ch.end(u)
-		return io.EOF
+		return s.ch.endStream("bedrock", s.stopped, "before messageStop", openaiUsage(s.usage))
 	}
 	if err != nil {
 		return fmt.Errorf("bedrock stream: %w", err)
@@ -483,9 +453,5 @@ func (s *brStream) step(out *bytes.Buffer) error {
 }
 
 func (s *brStream) fail(typ, msg string) error {
-	s.ch.errorEvent(streamErrorType(typ), typ, "bedrock: "+s.redact(msg))
-	if s.usage != nil {
-		s.ch.chunk(nil, "", ptr(s.usage.openai()))
-	}
-	return fmt.Errorf("bedrock stream error: %s", typ)
+	return s.ch.fail("bedrock", typ, s.redact(msg), openaiUsage(s.usage))
 }

@@ -104,7 +104,7 @@ func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	body, err := v.translate(cr)
 	if err != nil {
-		return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", "vertex_ai: "+err.Error()), nil
+		return unsupported("vertex_ai", err), nil
 	}
 	tok, err := v.ts.Token()
 	if err != nil {
@@ -115,11 +115,10 @@ func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, v.url(cr.Stream), bytes.NewReader(body))
+	up, err := postJSON(req.Context(), v.url(cr.Stream), body, cr.Stream, "")
 	if err != nil {
 		return nil, err
 	}
-	up.Header.Set("Content-Type", "application/json")
 	up.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 	resp, err := v.send(up)
 	if err != nil {
@@ -129,11 +128,12 @@ func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
 		return v.upstreamError(resp, vertexError), nil
 	}
 	created := v.now().Unix()
+	var step func(*bytes.Buffer) error
 	if cr.Stream {
 		st := &gmStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: v.model}, redact: v.redact}
-		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+		step = st.step
 	}
-	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) { return v.convert(b, created) }}), nil
+	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return v.convert(b, created) }), nil
 }
 
 // ---- request ----
@@ -208,24 +208,18 @@ type gmFuncCallingConfig struct {
 
 func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 	var out gmRequest
-	for i := range cr.Messages {
-		m := &cr.Messages[i]
-		var role string
-		var parts []gmPart
+	system := func(t string) {
+		if out.SystemInstruction == nil {
+			out.SystemInstruction = &gmContent{}
+		}
+		out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
+	}
+	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (string, []gmPart, error) {
 		switch m.Role {
-		case "system", "developer":
-			if t := m.text(); t != "" {
-				if out.SystemInstruction == nil {
-					out.SystemInstruction = &gmContent{}
-				}
-				out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
-			}
-			continue
 		case "tool":
-			role = "user"
 			name := toolName(cr.Messages, i, m.ToolCallID)
 			if name == "" {
-				return nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
+				return "", nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
 			}
 			t := m.text()
 			resp := json.RawMessage(nil)
@@ -235,12 +229,13 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 			} else {
 				resp, _ = json.Marshal(map[string]string{"content": t})
 			}
-			parts = []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: resp}}}
+			return "user", []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: resp}}}, nil
 		case "user", "assistant":
-			role = "user"
+			role := "user"
 			if m.Role == "assistant" {
 				role = "model"
 			}
+			var parts []gmPart
 			for _, p := range m.parts {
 				switch {
 				case p.Type == "text" && p.Text != "":
@@ -249,7 +244,7 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 					parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
 				case p.image != nil:
 					if p.image.mediaType == "" {
-						return nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
+						return "", nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
 					}
 					parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
 				}
@@ -258,34 +253,23 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 				args, _ := argsObject(tc.Function.Arguments)
 				parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
 			}
+			return role, parts, nil
 		}
-		if len(parts) == 0 {
-			continue
-		}
-		if n := len(out.Contents); n > 0 && out.Contents[n-1].Role == role {
-			out.Contents[n-1].Parts = append(out.Contents[n-1].Parts, parts...)
-		} else {
-			out.Contents = append(out.Contents, gmContent{Role: role, Parts: parts})
-		}
+		return "", nil, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(out.Contents) == 0 {
-		return nil, errors.New("no user or assistant message with content")
+	for _, t := range ts {
+		out.Contents = append(out.Contents, gmContent{Role: t.role, Parts: t.blocks})
 	}
-	gc := gmGenConfig{Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
-	if n := cr.maxTokens(); n > 0 {
-		gc.MaxOutputTokens = &n
-	}
-	if gc.MaxOutputTokens != nil || gc.Temperature != nil || gc.TopP != nil || len(gc.StopSequences) > 0 {
-		out.GenerationConfig = &gc
+	if cr.samplingSet() {
+		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
 	}
 	if len(cr.Tools) > 0 {
 		var decls []gmFuncDecl
 		for _, t := range cr.Tools {
-			d := gmFuncDecl{Name: t.Function.Name, Description: t.Function.Description}
-			if len(t.Function.Parameters) > 0 && string(t.Function.Parameters) != "null" {
-				d.Parameters = t.Function.Parameters
-			}
-			decls = append(decls, d)
+			decls = append(decls, gmFuncDecl{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.parameters()})
 		}
 		out.Tools = []gmTool{{FunctionDeclarations: decls}}
 		switch cr.choice.mode {
@@ -430,15 +414,7 @@ func (s *gmStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
 	_, data, err := s.sse.next()
 	if err == io.EOF {
-		if !s.finished {
-			return errors.New("vertex_ai stream ended without a finishReason")
-		}
-		var u *usage
-		if s.usage != nil {
-			u = ptr(s.usage.openai())
-		}
-		s.ch.end(u)
-		return io.EOF
+		return s.ch.endStream("vertex_ai", s.finished, "without a finishReason", openaiUsage(s.usage))
 	}
 	if err != nil {
 		return err
@@ -448,11 +424,7 @@ func (s *gmStream) step(out *bytes.Buffer) error {
 		return errors.New("vertex_ai stream: unreadable chunk")
 	}
 	if r.Error != nil {
-		s.ch.errorEvent(streamErrorType(r.Error.Status), r.Error.Status, "vertex_ai: "+s.redact(r.Error.Message))
-		if s.usage != nil {
-			s.ch.chunk(nil, "", ptr(s.usage.openai()))
-		}
-		return fmt.Errorf("vertex_ai stream error: %s", r.Error.Status)
+		return s.ch.fail("vertex_ai", r.Error.Status, s.redact(r.Error.Message), openaiUsage(s.usage))
 	}
 	if s.ch.id == "" && r.ResponseID != "" {
 		s.ch.id = "chatcmpl-" + r.ResponseID

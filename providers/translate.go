@@ -1,0 +1,146 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// The runs every translator shares: the request's turns, sampling and tool
+// schemas on the way up; the request, the converted response and the stream's
+// end and failure on the way back.
+
+// turn is one provider message: a role and its blocks. Consecutive messages
+// of one role become one turn, since the providers take alternating roles.
+type turn[B any] struct {
+	role   string
+	blocks []B
+}
+
+// turns walks the chat messages in order. System and developer text goes to
+// system; every other message becomes blocks of a role through convert (a
+// message with no blocks is skipped). It is an error when no turn remains.
+func turns[B any](msgs []chatMessage, system func(text string), convert func(i int, m *chatMessage) (role string, blocks []B, err error)) ([]turn[B], error) {
+	var out []turn[B]
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == "system" || m.Role == "developer" {
+			if t := m.text(); t != "" {
+				system(t)
+			}
+			continue
+		}
+		role, blocks, err := convert(i, m)
+		if err != nil {
+			return nil, err
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].role == role {
+			out[n-1].blocks = append(out[n-1].blocks, blocks...)
+		} else {
+			out = append(out, turn[B]{role, blocks})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no user or assistant message with content")
+	}
+	return out, nil
+}
+
+// maxTokensSet is the request's token limit, nil when it sets none.
+func (r *chatRequest) maxTokensSet() *int64 {
+	if n := r.maxTokens(); n > 0 {
+		return &n
+	}
+	return nil
+}
+
+// samplingSet reports whether the request sets any of the sampling settings
+// a generation config carries (token limit, temperature, top_p, stop).
+func (r *chatRequest) samplingSet() bool {
+	return r.maxTokens() > 0 || r.Temperature != nil || r.TopP != nil || len(r.stops) > 0
+}
+
+// parameters is a tool's JSON schema, nil when the request gives none.
+func (t *chatTool) parameters() json.RawMessage {
+	if p := t.Function.Parameters; len(p) > 0 && string(p) != "null" {
+		return p
+	}
+	return nil
+}
+
+// inputSchema is a tool's JSON schema, the empty object schema when the
+// request gives none (the providers that require one).
+func (t *chatTool) inputSchema() json.RawMessage {
+	if p := t.parameters(); p != nil {
+		return p
+	}
+	return emptySchema
+}
+
+// unsupported is the client's 400 for a request the provider cannot take.
+func unsupported(provider string, err error) *http.Response {
+	return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", provider+": "+err.Error())
+}
+
+// postJSON is the upstream POST of a translated body. accept, when set, is
+// the Accept header of a streaming request; a buffered one accepts JSON.
+func postJSON(ctx context.Context, url string, body []byte, stream bool, accept string) (*http.Request, error) {
+	up, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	up.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		if stream {
+			up.Header.Set("Accept", accept)
+		} else {
+			up.Header.Set("Accept", "application/json")
+		}
+	}
+	return up, nil
+}
+
+// respond is the client's response to an upstream 200: a stream converted
+// event by event by step, or a body converted once by convert.
+func respond(resp *http.Response, stream bool, step func(*bytes.Buffer) error, convert func([]byte) ([]byte, error)) *http.Response {
+	if stream {
+		return converted(resp, true, &streamBody{src: resp.Body, step: step})
+	}
+	return converted(resp, false, &lazyBody{src: resp.Body, convert: convert})
+}
+
+// openaiUsage is a provider's usage in OpenAI's terms, nil when it reported none.
+func openaiUsage[U interface{ openai() usage }](u *U) *usage {
+	if u == nil {
+		return nil
+	}
+	return ptr((*u).openai())
+}
+
+// endStream ends a stream at the upstream's EOF: the last chunk with usage
+// when the provider finished, or an error when it stopped short (what names
+// the event it did not send).
+func (c *chunker) endStream(provider string, finished bool, what string, u *usage) error {
+	if !finished {
+		return fmt.Errorf("%s stream ended %s", provider, what)
+	}
+	c.end(u)
+	return io.EOF
+}
+
+// fail writes the provider's stream error as an OpenAI error event, then the
+// usage so far when there is any, and ends the stream.
+func (c *chunker) fail(provider, typ, msg string, u *usage) error {
+	c.errorEvent(streamErrorType(typ), typ, provider+": "+msg)
+	if u != nil {
+		c.chunk(nil, "", u)
+	}
+	return fmt.Errorf("%s stream error: %s", provider, typ)
+}
