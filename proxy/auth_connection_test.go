@@ -34,3 +34,25 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerTokenReachesNoBackendWithAuth: with policy.auth.jwt the
+// client's Authorization is its JWT, which the proxy consumed; a local
+// backend does not receive it either (the Gateway plane removes it too).
+// Without auth a local backend still gets the client's Authorization (a
+// runtime's --api-key).
+func TestCallerTokenReachesNoBackendWithAuth(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	a := newStub(t, "a", nil)
+	cfg := config(backend("a", a.URL))
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token)
+	require.Equal(t, 200, code, body)
+	assert.Empty(t, a.last().Header["Authorization"], "the caller's JWT reached a local backend")
+
+	open := start(t, config(backend("a", a.URL)))
+	code, body, _ = open.post(t, chat("a"), "Authorization", "Bearer vllm-api-key")
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, []string{"Bearer vllm-api-key"}, a.last().Header["Authorization"])
+}

@@ -128,6 +128,13 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
 			continue
 		}
+		// With policy.auth.jwt the client's Authorization is its JWT, which
+		// the proxy consumed: it reaches no backend, local ones included
+		// (as on the Gateway plane). Without auth a local backend gets it
+		// (a runtime's --api-key is presented as Authorization).
+		if s.auth != nil && k == "Authorization" {
+			continue
+		}
 		req.Header[k] = v
 	}
 	if b.bearer != "" {
