@@ -59,13 +59,13 @@ func strictErr(file, object string, e error) diag.Diagnostic {
 		path = fe.FieldPath()
 	}
 	if strings.HasPrefix(e.Error(), "duplicate field") {
-		return fileErr(file, object, path, "DuplicateField", "field is set more than once")
+		return fileErr(file, object, path, ReasonDuplicateField, "field is set more than once")
 	}
 	msg := "unknown field; check the spelling against the ModelRouter reference"
 	if near := nearestField(path); near != "" {
 		msg = fmt.Sprintf("unknown field; did you mean %s?", near)
 	}
-	return fileErr(file, object, path, "UnknownField", "%s", msg)
+	return fileErr(file, object, path, ReasonUnknownField, "%s", msg)
 }
 
 // listIndex matches the list indexes of a field path ("[2]").
@@ -194,7 +194,7 @@ func typeErr(file, object string, js []byte, err error) diag.Diagnostic {
 			msg = "wrong type: expected " + rest[j+len(" of type "):]
 		}
 	}
-	return fileErr(file, object, path, "InvalidType", "%s", msg)
+	return fileErr(file, object, path, ReasonInvalidType, "%s", msg)
 }
 
 // indexPath restores the list indexes the JSON decoder leaves out of a type

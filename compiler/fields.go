@@ -38,7 +38,7 @@ func ignoredFields(asWritten, defaulted *v1.ModelRouterSpec, rules []planes.Fiel
 			if r.Value != "" && hit.value != r.Value {
 				continue
 			}
-			diags.Warnf(hit.path, "FieldIgnored", "%s", r.Why)
+			diags.Warnf(hit.path, ReasonFieldIgnored, "%s", r.Why)
 		}
 	}
 	return diags

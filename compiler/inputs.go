@@ -67,7 +67,7 @@ func (in *Inputs) Ignored() diag.List {
 		n += c
 	}
 	sort.Strings(kinds)
-	d := diag.Diagnostic{Severity: diag.Warning, Reason: "IgnoredObject",
+	d := diag.Diagnostic{Severity: diag.Warning, Reason: ReasonIgnoredObject,
 		Message: fmt.Sprintf("%d object(s) that are not inputs of the compiler are ignored: %s", n, strings.Join(kinds, ", "))}
 	if len(in.skippedFiles) == 1 {
 		d.File = in.skippedFiles[0]
@@ -142,7 +142,7 @@ func (in *Inputs) Decode(file string, data []byte) diag.List {
 			break
 		}
 		if err != nil {
-			diags = append(diags, fileErr(file, "", "", "InvalidYAML", "document %d: %v%s", doc, err, templateHint(data)))
+			diags = append(diags, fileErr(file, "", "", ReasonInvalidYAML, "document %d: %v%s", doc, err, templateHint(data)))
 			break
 		}
 		diags = append(diags, in.decodeDocument(file, doc, raw, skipped)...)
@@ -164,7 +164,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 	}
 	js, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
-		return diag.List{fileErr(file, "", "", "InvalidYAML", "document %d: %v%s", doc, err, templateHint(raw))}
+		return diag.List{fileErr(file, "", "", ReasonInvalidYAML, "document %d: %v%s", doc, err, templateHint(raw))}
 	}
 	if string(js) == "null" {
 		return nil
@@ -178,10 +178,10 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 		Items []any `json:"items"`
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &head); err != nil {
-		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d is not a Kubernetes object: expected a mapping with apiVersion, kind and metadata", doc)}
+		return diag.List{fileErr(file, "", "", ReasonInvalidDocument, "document %d is not a Kubernetes object: expected a mapping with apiVersion, kind and metadata", doc)}
 	}
 	if head.Kind == "" || head.APIVersion == "" {
-		return diag.List{fileErr(file, "", "", "InvalidDocument", "document %d has no apiVersion or kind", doc)}
+		return diag.List{fileErr(file, "", "", ReasonInvalidDocument, "document %d has no apiVersion or kind", doc)}
 	}
 	object := head.Kind + "/" + head.Metadata.Name
 	if head.APIVersion == "v1" && head.Kind == "List" {
@@ -189,7 +189,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 		for i, item := range head.Items {
 			b, err := yaml.Marshal(item)
 			if err != nil {
-				diags = append(diags, fileErr(file, "", diag.ItemPath("items", i), "InvalidDocument", "%v", err))
+				diags = append(diags, fileErr(file, "", diag.ItemPath("items", i), ReasonInvalidDocument, "%v", err))
 				continue
 			}
 			diags = append(diags, in.decodeDocument(file, doc, b, skipped)...)
@@ -198,7 +198,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 	}
 	if head.APIVersion != groupVersion {
 		if strings.HasPrefix(head.APIVersion, "inference.llmkube.dev/") {
-			return diag.List{fileErr(file, object, "apiVersion", "UnsupportedVersion", "apiVersion %q is not supported; use %s", head.APIVersion, groupVersion)}
+			return diag.List{fileErr(file, object, "apiVersion", ReasonUnsupportedVersion, "apiVersion %q is not supported; use %s", head.APIVersion, groupVersion)}
 		}
 		skipped[head.Kind]++
 		return nil
@@ -243,24 +243,24 @@ func (in *Inputs) admit(file, object, kind string, m *metav1.ObjectMeta, diags *
 	case in.Namespace != "" && m.Namespace == "":
 		m.Namespace = in.Namespace
 	case in.Namespace != "" && m.Namespace != in.Namespace:
-		*diags = append(*diags, fileErr(file, object, "metadata.namespace", "NamespaceMismatch",
+		*diags = append(*diags, fileErr(file, object, "metadata.namespace", ReasonNamespaceMismatch,
 			"the object names namespace %q but -n/--namespace is %q; remove one or make them agree", m.Namespace, in.Namespace))
 	}
 	if m.Name == "" {
-		*diags = append(*diags, fileErr(file, object, "metadata.name", "Required", "metadata.name is required"))
+		*diags = append(*diags, fileErr(file, object, "metadata.name", ReasonRequired, "metadata.name is required"))
 		return false
 	}
 	for _, msg := range apivalidation.NameIsDNSSubdomain(m.Name, false) {
-		*diags = append(*diags, fileErr(file, object, "metadata.name", "InvalidName", "%q is not a valid name: %s", m.Name, msg))
+		*diags = append(*diags, fileErr(file, object, "metadata.name", ReasonInvalidName, "%q is not a valid name: %s", m.Name, msg))
 	}
 	if m.Namespace != "" {
 		for _, msg := range apivalidation.ValidateNamespaceName(m.Namespace, false) {
-			*diags = append(*diags, fileErr(file, object, "metadata.namespace", "InvalidName", "%q is not a valid namespace: %s", m.Namespace, msg))
+			*diags = append(*diags, fileErr(file, object, "metadata.namespace", ReasonInvalidName, "%q is not a valid namespace: %s", m.Namespace, msg))
 		}
 	}
 	key := kind + " " + namespaceOf(m.Namespace) + "/" + m.Name
 	if prev, dup := in.sources[key]; dup {
-		*diags = append(*diags, fileErr(file, object, "metadata.name", "DuplicateObject",
+		*diags = append(*diags, fileErr(file, object, "metadata.name", ReasonDuplicateObject,
 			"%s %s/%s is also defined in %s; the same object may be defined only once", kind, namespaceOf(m.Namespace), m.Name, prev))
 		return false
 	}

@@ -21,8 +21,9 @@ var (
 	docReason = regexp.MustCompile("`([A-Z][A-Za-z0-9]+)`")
 )
 
-// reasonsIn collects the reasons a package's non-test code can emit: the
-// reason argument of Errorf/Warnf, of fileErr, and Reason: fields.
+// reasonsIn collects the reasons a package's non-test code can emit: its
+// Reason constants (const ReasonX = "X"), and the literal reason arguments of
+// Errorf/Warnf, of fileErr, and Reason: fields.
 func reasonsIn(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -43,6 +44,17 @@ func reasonsIn(t *testing.T, dir string) []string {
 		require.NoError(t, err)
 		ast.Inspect(file, func(n ast.Node) bool {
 			switch x := n.(type) {
+			case *ast.GenDecl:
+				if x.Tok == token.CONST {
+					for _, spec := range x.Specs {
+						vs := spec.(*ast.ValueSpec)
+						for i, name := range vs.Names {
+							if strings.HasPrefix(name.Name, "Reason") && i < len(vs.Values) {
+								add(vs.Values[i])
+							}
+						}
+					}
+				}
 			case *ast.CallExpr:
 				name := ""
 				switch fn := x.Fun.(type) {
@@ -98,4 +110,50 @@ func TestEveryReasonIsDocumented(t *testing.T) {
 		}
 	}
 	assert.Empty(t, missing, "reasons missing from docs/diagnostics.md")
+}
+
+// TestReasonsAreNamed: the frontend and the pipeline name every reason they
+// report (compiler.ReasonX, pipeline.ReasonX); no reason argument is a
+// string literal.
+func TestReasonsAreNamed(t *testing.T) {
+	for _, dir := range []string{".", "../pipeline"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			fs := token.NewFileSet()
+			file, err := parser.ParseFile(fs, f, nil, 0)
+			require.NoError(t, err)
+			literal := func(e ast.Expr) {
+				if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					t.Errorf("%s: reason %s is a literal; name it in reasons.go", fs.Position(lit.Pos()), lit.Value)
+				}
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.CallExpr:
+					name := ""
+					switch fn := x.Fun.(type) {
+					case *ast.SelectorExpr:
+						name = fn.Sel.Name
+					case *ast.Ident:
+						name = fn.Name
+					}
+					switch {
+					case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
+						literal(x.Args[1])
+					case name == "fileErr" && len(x.Args) >= 4:
+						literal(x.Args[3])
+					}
+				case *ast.KeyValueExpr:
+					if k, ok := x.Key.(*ast.Ident); ok && k.Name == "Reason" {
+						literal(x.Value)
+					}
+				}
+				return true
+			})
+		}
+	}
 }

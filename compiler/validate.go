@@ -123,21 +123,21 @@ func (v *validator) duration(field, value string, rule durationRule) (d time.Dur
 	}
 	d, err := time.ParseDuration(value)
 	if err != nil {
-		v.diags.Errorf(field, "InvalidDuration",
+		v.diags.Errorf(field, ReasonInvalidDuration,
 			"%q is not a duration; write a number with a unit, such as 30s, 5m or 1h", value)
 		return 0, false
 	}
 	switch {
 	case d < 0 && rule.allowZero:
-		v.diags.Errorf(field, "OutOfRange", "duration %s is negative; use a positive duration, or 0s to disable", value)
+		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is negative; use a positive duration, or 0s to disable", value)
 	case d < 0:
-		v.diags.Errorf(field, "OutOfRange", "duration %s is negative; use a positive duration", value)
+		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is negative; use a positive duration", value)
 	case d == 0 && !rule.allowZero:
-		v.diags.Errorf(field, "OutOfRange", "duration %s must be greater than 0; leave the field unset to use the default", value)
+		v.diags.Errorf(field, ReasonOutOfRange, "duration %s must be greater than 0; leave the field unset to use the default", value)
 	case d == 0:
 		return d, true
 	case (rule.min != 0 && d < rule.min) || (rule.max != 0 && d > rule.max):
-		v.diags.Errorf(field, "OutOfRange", "duration %s is out of range: it must be %s", value, rule.describe())
+		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is out of range: it must be %s", value, rule.describe())
 	default:
 		return d, true
 	}
@@ -172,7 +172,7 @@ func shortDuration(d time.Duration) string {
 func (v *validator) cappedTimeout(field, value string) {
 	d, ok := v.duration(field, value, timeoutRule)
 	if ok && v.headerTimeout > 0 && d > v.headerTimeout {
-		v.diags.Warnf(field, "TimeoutCapped",
+		v.diags.Warnf(field, ReasonTimeoutCapped,
 			"timeout %s exceeds spec.proxy.responseHeaderTimeout %s and is capped to %s; raise spec.proxy.responseHeaderTimeout to allow longer waits",
 			value, v.s.Proxy.ResponseHeaderTimeout, v.s.Proxy.ResponseHeaderTimeout)
 	}
@@ -184,7 +184,7 @@ var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 // headerToken reports a header name that is not an RFC 7230 token.
 func (v *validator) headerToken(field, name string) {
 	if !tokenPattern.MatchString(name) {
-		v.diags.Errorf(field, "InvalidFormat",
+		v.diags.Errorf(field, ReasonInvalidFormat,
 			"%q is not an HTTP header name (an RFC 7230 token: letters, digits and !#$%%&'*+.^_|~-)", name)
 	}
 }

@@ -22,21 +22,21 @@ func (v *validator) checkBackends() {
 		v.checkBalancing(path, b)
 		v.cappedTimeout(path+".timeout", b.Timeout)
 	}
-	v.uniqueNames("spec.backends", "name", "DuplicateBackendName", "backend", names)
+	v.uniqueNames("spec.backends", "name", ReasonDuplicateBackendName, "backend", names)
 }
 
 // checkBackendSource requires exactly one of external and inferenceServiceRef.
 func (v *validator) checkBackendSource(path string, b *v1.RouterBackend) {
 	switch {
 	case b.External == nil && b.InferenceServiceRef == nil:
-		v.diags.Errorf(path, "BackendSourceRequired",
+		v.diags.Errorf(path, ReasonBackendSourceRequired,
 			"backend %q has no destination; set inferenceServiceRef for an in-cluster InferenceService or external for a provider", b.Name)
 	case b.External != nil && b.InferenceServiceRef != nil:
-		v.diags.Errorf(path, "BackendSourceConflict",
+		v.diags.Errorf(path, ReasonBackendSourceConflict,
 			"backend %q sets both inferenceServiceRef and external; keep exactly one", b.Name)
 	}
 	if ref := b.InferenceServiceRef; ref != nil && ref.Name == "" {
-		v.diags.Errorf(path+".inferenceServiceRef.name", "Required",
+		v.diags.Errorf(path+".inferenceServiceRef.name", ReasonRequired,
 			"inferenceServiceRef.name is required: name the InferenceService in the router's namespace")
 	}
 }
@@ -50,14 +50,14 @@ func (v *validator) checkExternalURL(path string, x *v1.ExternalBackend) {
 	field := path + ".url"
 	if x.URL == "" {
 		if x.Provider == v1.ProviderLiteLLM {
-			v.diags.Errorf(field, "URLRequired",
+			v.diags.Errorf(field, ReasonURLRequired,
 				"provider litellm has no published endpoint; set url to the base URL of your LiteLLM proxy, such as http://litellm.ai.svc:4000")
 		}
 		return
 	}
 	u, err := url.Parse(x.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-		v.diags.Errorf(field, "InvalidURL",
+		v.diags.Errorf(field, ReasonInvalidURL,
 			"%q is not an absolute http or https URL; write it as https://host[:port][/path]", x.URL)
 	}
 }
@@ -72,16 +72,16 @@ func (v *validator) checkBalancing(path string, b *v1.RouterBackend) {
 	}
 	path += ".balancing"
 	if b.InferenceServiceRef == nil || b.External != nil || b.Resolution != v1.ResolutionEndpoint {
-		v.diags.Errorf(path, "BalancingRequiresEndpointResolution",
+		v.diags.Errorf(path, ReasonBalancingRequiresEndpointResolution,
 			"balancing places requests across an InferenceService's pods, so it needs an inferenceServiceRef backend with resolution: endpoint; set resolution: endpoint or remove balancing")
 	}
 	if bal.Mode != v1.BalancingLoadAware {
 		if bal.PrefixAffinity != nil {
-			v.diags.Warnf(path+".prefixAffinity", "PrefixAffinityIgnored",
+			v.diags.Warnf(path+".prefixAffinity", ReasonPrefixAffinityIgnored,
 				"prefixAffinity requires mode: LoadAware and is ignored with mode %s; set balancing.mode: LoadAware to use it", bal.Mode)
 		}
 		if bal.SessionAffinity != nil {
-			v.diags.Warnf(path+".sessionAffinity", "SessionAffinityIgnored",
+			v.diags.Warnf(path+".sessionAffinity", ReasonSessionAffinityIgnored,
 				"sessionAffinity requires mode: LoadAware and is ignored with mode %s; set balancing.mode: LoadAware to use it", bal.Mode)
 		}
 	}
@@ -89,7 +89,7 @@ func (v *validator) checkBalancing(path string, b *v1.RouterBackend) {
 		v.headerTokens(path+".sessionAffinity.headers", sa.Headers)
 		v.duration(path+".sessionAffinity.idleTimeout", sa.IdleTimeout, idleTimeoutRule)
 		if sa.MaxLoadPercent != nil {
-			v.diags.Warnf(path+".sessionAffinity.maxLoadPercent", "MaxLoadPercentDeprecated",
+			v.diags.Warnf(path+".sessionAffinity.maxLoadPercent", ReasonMaxLoadPercentDeprecated,
 				"maxLoadPercent is deprecated and has no effect: sessions are placed from the session binding table; remove it")
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 func (v *validator) checkGateway() {
 	if v.dataPlane() == v1.DataPlaneGateway && v.s.GatewayRef == nil {
-		v.diags.Errorf("spec.gatewayRef", "GatewayRefRequired",
+		v.diags.Errorf("spec.gatewayRef", ReasonGatewayRefRequired,
 			"dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway")
 	}
 }
@@ -33,17 +33,17 @@ func (v *validator) checkAgentGateway() {
 	}
 	g := v.s.AgentGatewayRef
 	if g == nil {
-		v.diags.Errorf("spec.agentGatewayRef", "AgentGatewayRefRequired",
+		v.diags.Errorf("spec.agentGatewayRef", ReasonAgentGatewayRefRequired,
 			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway")
 		return
 	}
 	const p = "spec.agentGatewayRef"
 	switch {
 	case g.EndpointPicker != "" && g.EndpointPickerPort == nil:
-		v.diags.Errorf(p+".endpointPickerPort", "EndpointPickerIncomplete",
+		v.diags.Errorf(p+".endpointPickerPort", ReasonEndpointPickerIncomplete,
 			"endpointPicker %q is set without endpointPickerPort; set both, or neither", g.EndpointPicker)
 	case g.EndpointPicker == "" && g.EndpointPickerPort != nil:
-		v.diags.Errorf(p+".endpointPicker", "EndpointPickerIncomplete",
+		v.diags.Errorf(p+".endpointPicker", ReasonEndpointPickerIncomplete,
 			"endpointPickerPort is set without endpointPicker; set both, or neither")
 	}
 	if g.Routing == v1.RoutingModel {
@@ -56,7 +56,7 @@ func (v *validator) checkAgentGateway() {
 // checkModelRouting refuses what agentgateway's model router cannot express.
 func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 	refuse := func(field, what, instead string) {
-		v.diags.Errorf(field, "UnsupportedInModelRouting",
+		v.diags.Errorf(field, ReasonUnsupportedInModelRouting,
 			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or %s", what, instead)
 	}
 	const pool = "use routing: InferencePool"
@@ -80,7 +80,7 @@ func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 		}
 	}
 	if len(g.Hostnames) == 0 && g.SectionName == "" {
-		v.diags.Errorf("spec.agentGatewayRef", "HostnamesOrSectionNameRequired",
+		v.diags.Errorf("spec.agentGatewayRef", ReasonHostnamesOrSectionNameRequired,
 			"routing Model generates a route that takes every path on its listeners; limit it with agentGatewayRef.hostnames or sectionName")
 	}
 }
@@ -100,7 +100,7 @@ func (v *validator) checkEndpointPickers() {
 		}
 		p, isvc, ep := diag.ItemPath("spec.backends", i), b.InferenceServiceRef.Name, pickers[i]
 		if ep.source == pickerNone {
-			v.diags.Errorf(p+".endpointPicker", "EndpointPickerRequired",
+			v.diags.Errorf(p+".endpointPicker", ReasonEndpointPickerRequired,
 				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",
 				b.Name, isvc)
 			continue
@@ -109,7 +109,7 @@ func (v *validator) checkEndpointPickers() {
 			if first, seen := ownByService[isvc]; !seen {
 				ownByService[isvc] = ep.ref
 			} else if first != ep.ref {
-				v.diags.Errorf(p+".endpointPicker.service", "ConflictingEndpointPickers",
+				v.diags.Errorf(p+".endpointPicker.service", ReasonConflictingEndpointPickers,
 					"backend %q names picker %s but another backend on InferenceService %q names %s; one InferencePool is generated per InferenceService and takes one picker, so name the same one",
 					b.Name, ep.ref, isvc, first)
 			}
@@ -120,7 +120,7 @@ func (v *validator) checkEndpointPickers() {
 			serves[ep.ref] = isvc
 		case first == isvc:
 		case ep.source == pickerOwn:
-			v.diags.Errorf(p+".endpointPicker.service", "PickerSharedAcrossInferenceServices",
+			v.diags.Errorf(p+".endpointPicker.service", ReasonPickerSharedAcrossInferenceServices,
 				"picker %s already serves InferenceService %q and cannot also serve %q: an Endpoint Picker binds to exactly one InferencePool; give each InferenceService its own picker",
 				ep.ref, first, isvc)
 		case ep.source == pickerDefault:
@@ -128,7 +128,7 @@ func (v *validator) checkEndpointPickers() {
 		}
 	}
 	if len(defaultShared) > 0 {
-		v.diags.Errorf("spec.agentGatewayRef.endpointPicker", "PickerSharedAcrossInferenceServices",
+		v.diags.Errorf("spec.agentGatewayRef.endpointPicker", ReasonPickerSharedAcrossInferenceServices,
 			"the default picker %s would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool; set spec.backends[].endpointPicker for each InferenceService",
 			pickerRef{v.s.AgentGatewayRef.EndpointPicker, *v.s.AgentGatewayRef.EndpointPickerPort}, quoted(dedupe(defaultShared)))
 	}
@@ -150,19 +150,19 @@ func (v *validator) checkEndpoint() {
 	e := v.s.Endpoint
 	const p = "spec.endpoint"
 	if e.APIKeySecretRef != nil {
-		v.diags.Errorf(p+".apiKeySecretRef", "UnsupportedOnModelRouter",
+		v.diags.Errorf(p+".apiKeySecretRef", ReasonUnsupportedOnModelRouter,
 			"apiKeySecretRef is an InferenceService field and is not supported on ModelRouter; remove it")
 	}
 	if e.Gateway != nil {
-		v.diags.Errorf(p+".gateway", "UnsupportedOnModelRouter",
+		v.diags.Errorf(p+".gateway", ReasonUnsupportedOnModelRouter,
 			"endpoint.gateway is an InferenceService field and is not supported on ModelRouter; to serve this router through Envoy AI Gateway use spec.dataPlane: Gateway with spec.gatewayRef")
 	}
 	if e.ExternalTrafficPolicy != "" && e.Type != v1.EndpointTypeNodePort && e.Type != v1.EndpointTypeLoadBalancer {
-		v.diags.Errorf(p+".externalTrafficPolicy", "RequiresNodePortOrLoadBalancer",
+		v.diags.Errorf(p+".externalTrafficPolicy", ReasonRequiresNodePortOrLoadBalancer,
 			"externalTrafficPolicy applies only to a NodePort or LoadBalancer Service, not %s; set endpoint.type or remove it", e.Type)
 	}
 	if e.NodePort != nil && e.Type != v1.EndpointTypeNodePort {
-		v.diags.Errorf(p+".nodePort", "RequiresNodePort",
+		v.diags.Errorf(p+".nodePort", ReasonRequiresNodePort,
 			"nodePort applies only to endpoint.type NodePort, not %s; set type: NodePort or remove it", e.Type)
 	}
 }
@@ -185,7 +185,7 @@ func (v *validator) checkProxy() {
 		v.duration("spec.proxy."+d.field, d.value(p), d.rule)
 	}
 	if admin := naming.ProxyAdminServiceName(v.r.Name); p.ServiceName != "" && p.ServiceName == admin {
-		v.diags.Errorf("spec.proxy.serviceName", "ServiceNameConflict",
+		v.diags.Errorf("spec.proxy.serviceName", ReasonServiceNameConflict,
 			"serviceName %q is the name of the router-proxy's admin Service; choose another name", p.ServiceName)
 	}
 	if v.dataPlane() == v1.DataPlaneProxy {
@@ -193,7 +193,7 @@ func (v *validator) checkProxy() {
 		// after the pool: the name must be a valid object name.
 		for i, b := range v.s.Backends {
 			if pool := v.res.pool[b.Name]; pool != nil && len(wellknown.PoolLeaseName(pool.Name)) > validation.DNS1123SubdomainMaxLength {
-				v.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", "PoolNameTooLong",
+				v.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", ReasonPoolNameTooLong,
 					"ModelPool %q: its swap Lease %q would be longer than %d characters; shorten the pool's name",
 					pool.Name, wellknown.PoolLeaseName(pool.Name), validation.DNS1123SubdomainMaxLength)
 			}
@@ -204,7 +204,7 @@ func (v *validator) checkProxy() {
 // checkReserved warns about fields the schema reserves for later.
 func (v *validator) checkReserved() {
 	if m := v.s.MCPServer; m != nil && m.Enabled {
-		v.diags.Warnf("spec.mcpServer.enabled", "MCPServerNotImplemented",
+		v.diags.Warnf("spec.mcpServer.enabled", ReasonMCPServerNotImplemented,
 			"mcpServer is reserved for a future release and has no effect yet; the router serves no MCP endpoint")
 	}
 }

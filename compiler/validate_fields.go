@@ -109,7 +109,7 @@ func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
 	if fv.Kind() == reflect.Pointer {
 		if fv.IsNil() {
 			if rule.required {
-				diags.Errorf(path, "Required", "%s is required", name)
+				diags.Errorf(path, ReasonRequired, "%s is required", name)
 			}
 			return
 		}
@@ -120,7 +120,7 @@ func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
 		rule.checkString(fv.String(), path, name, diags)
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		if rule.required && fv.Int() == 0 {
-			diags.Errorf(path, "Required", "%s is required", name)
+			diags.Errorf(path, ReasonRequired, "%s is required", name)
 			return
 		}
 		rule.checkNumber(fv.Int(), path, diags)
@@ -132,20 +132,20 @@ func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
 func (rule fieldRule) checkString(s, path, name string, diags *diag.List) {
 	if s == "" {
 		if rule.required {
-			diags.Errorf(path, "Required", "%s is required", name)
+			diags.Errorf(path, ReasonRequired, "%s is required", name)
 		}
 		return
 	}
 	if len(rule.enum) > 0 && !slices.Contains(rule.enum, s) {
-		diags.Errorf(path, "NotSupported", "unsupported value %q: must be one of %s", s, strings.Join(rule.enum, ", "))
+		diags.Errorf(path, ReasonNotSupported, "unsupported value %q: must be one of %s", s, strings.Join(rule.enum, ", "))
 	}
 	if rule.pattern != nil && !rule.pattern.MatchString(s) {
-		diags.Errorf(path, "InvalidFormat", "%q is not valid: it must be %s (pattern %s)", s, rule.hint, rule.pattern)
+		diags.Errorf(path, ReasonInvalidFormat, "%q is not valid: it must be %s (pattern %s)", s, rule.hint, rule.pattern)
 	}
 	if n := len(s); rule.maxLength > 0 && n > rule.maxLength {
-		diags.Errorf(path, "TooLong", "%s is %d characters long; at most %d are allowed", name, n, rule.maxLength)
+		diags.Errorf(path, ReasonTooLong, "%s is %d characters long; at most %d are allowed", name, n, rule.maxLength)
 	} else if n < rule.minLength {
-		diags.Errorf(path, "TooShort", "%s is %d characters long; at least %d are required", name, n, rule.minLength)
+		diags.Errorf(path, ReasonTooShort, "%s is %d characters long; at least %d are required", name, n, rule.minLength)
 	}
 }
 
@@ -163,7 +163,7 @@ func (rule fieldRule) checkNumber(n int64, path string, diags *diag.List) {
 	default:
 		want = fmt.Sprintf("at most %d", *hi)
 	}
-	diags.Errorf(path, "OutOfRange", "%d is out of range: it must be %s", n, want)
+	diags.Errorf(path, ReasonOutOfRange, "%d is out of range: it must be %s", n, want)
 }
 
 // checkItems bounds a list. nil is unset; an empty list that was written out
@@ -171,16 +171,16 @@ func (rule fieldRule) checkNumber(n int64, path string, diags *diag.List) {
 func (rule fieldRule) checkItems(fv reflect.Value, path, name string, diags *diag.List) {
 	if fv.IsNil() {
 		if rule.required {
-			diags.Errorf(path, "Required", "%s is required", name)
+			diags.Errorf(path, ReasonRequired, "%s is required", name)
 		}
 		return
 	}
 	n := fv.Len()
 	switch {
 	case rule.maxItems > 0 && n > rule.maxItems:
-		diags.Errorf(path, "TooMany", "%s has %d entries; at most %d are allowed", name, n, rule.maxItems)
+		diags.Errorf(path, ReasonTooMany, "%s has %d entries; at most %d are allowed", name, n, rule.maxItems)
 	case n < rule.minItems:
-		diags.Errorf(path, "TooFew", "%s has %d entries; at least %d %s required", name, n, rule.minItems, plural(rule.minItems, "is", "are"))
+		diags.Errorf(path, ReasonTooFew, "%s has %d entries; at least %d %s required", name, n, rule.minItems, plural(rule.minItems, "is", "are"))
 	}
 }
 

@@ -65,12 +65,12 @@ func (v *validator) checkPassthrough() {
 		}
 	}
 	for _, e := range errs {
-		reason := "InvalidValue"
+		reason := ReasonInvalidValue
 		switch e.Type {
 		case field.ErrorTypeRequired:
 			reason = "Required"
 		case field.ErrorTypeNotSupported:
-			reason = "NotSupported"
+			reason = ReasonNotSupported
 		}
 		v.diags = append(v.diags, diag.Diagnostic{Severity: diag.Error, Field: e.Field, Reason: reason, Message: e.ErrorBody()})
 	}

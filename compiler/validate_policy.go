@@ -18,30 +18,30 @@ func (v *validator) checkBudgets() {
 		names[i] = b.Name
 		p := diag.ItemPath("spec.policy.budgets", i)
 		if b.MaxTokens == nil && b.MaxUSD == "" {
-			v.diags.Errorf(p, "BudgetLimitRequired",
+			v.diags.Errorf(p, ReasonBudgetLimitRequired,
 				"budget %q sets no limit; set maxTokens, maxUSD or both", b.Name)
 		}
 		switch {
 		case b.Scope == v1.ScopeRule && b.RuleName == "":
-			v.diags.Errorf(p+".ruleName", "RuleNameRequired",
+			v.diags.Errorf(p+".ruleName", ReasonRuleNameRequired,
 				"budget %q has scope rule and must name the rule it caps in ruleName", b.Name)
 		case b.Scope == v1.ScopeRule && !v.rules[b.RuleName]:
-			v.diags.Errorf(p+".ruleName", "UnknownRule",
+			v.diags.Errorf(p+".ruleName", ReasonUnknownRule,
 				"rule %q is not declared in spec.rules; name one of the router's rules", b.RuleName)
 		case b.Scope != v1.ScopeRule && b.RuleName != "":
-			v.diags.Warnf(p+".ruleName", "FieldIgnored",
+			v.diags.Warnf(p+".ruleName", ReasonFieldIgnored,
 				"ruleName is read only for scope rule and is ignored for scope %s", b.Scope)
 		}
 		if b.HeaderKey != "" {
 			if b.Scope != v1.ScopeTeam {
-				v.diags.Warnf(p+".headerKey", "FieldIgnored",
+				v.diags.Warnf(p+".headerKey", ReasonFieldIgnored,
 					"headerKey is read only for scope team and is ignored for scope %s", b.Scope)
 			} else {
 				v.headerToken(p+".headerKey", b.HeaderKey)
 			}
 		}
 	}
-	v.uniqueNames("spec.policy.budgets", "name", "DuplicateBudgetName", "budget", names)
+	v.uniqueNames("spec.policy.budgets", "name", ReasonDuplicateBudgetName, "budget", names)
 }
 
 func (v *validator) checkAuth() {
@@ -52,31 +52,31 @@ func (v *validator) checkAuth() {
 	if a.JWT != nil {
 		v.headerToken("spec.policy.auth.jwt.headerKey", a.JWT.HeaderKey)
 		if u, err := url.Parse(a.JWT.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.diags.Errorf("spec.policy.auth.jwt.jwksURI", "InvalidURL",
+			v.diags.Errorf("spec.policy.auth.jwt.jwksURI", ReasonInvalidURL,
 				"%q is not an http(s) URL; the signing keys are fetched from it", a.JWT.JWKSURI)
 		}
 		// With JWT on, the team is a verified claim: a team budget that keys
 		// on another header would key on a value the client chooses.
 		for i, b := range v.s.Policy.Budgets {
 			if b.Scope == v1.ScopeTeam && !strings.EqualFold(b.HeaderKey, a.JWT.HeaderKey) {
-				v.diags.Errorf(diag.ItemPath("spec.policy.budgets", i)+".headerKey", "TeamBudgetHeaderUnverified",
+				v.diags.Errorf(diag.ItemPath("spec.policy.budgets", i)+".headerKey", ReasonTeamBudgetHeaderUnverified,
 					"team budget %q keys on %s, which the client chooses, while the verified team is written to %s (policy.auth.jwt.headerKey); use the same header", b.Name, b.HeaderKey, a.JWT.HeaderKey)
 			}
 		}
 	}
 	if len(a.Allowlists) > 0 && a.JWT == nil {
-		v.diags.Errorf("spec.policy.auth.allowlists", "AllowlistRequiresJWT",
+		v.diags.Errorf("spec.policy.auth.allowlists", ReasonAllowlistRequiresJWT,
 			"allowlists authorize on a verified team claim, so they require policy.auth.jwt; configure jwt or remove the allowlists")
 	}
 	teams := make([]string, len(a.Allowlists))
 	for i, e := range a.Allowlists {
 		teams[i] = e.Team
 		if e.Team != "" && strings.TrimSpace(e.Team) != e.Team {
-			v.diags.Errorf(diag.ItemPath("spec.policy.auth.allowlists", i)+".team", "InvalidFormat",
+			v.diags.Errorf(diag.ItemPath("spec.policy.auth.allowlists", i)+".team", ReasonInvalidFormat,
 				"team %q has leading or trailing whitespace and would never equal a verified claim; remove it", e.Team)
 		}
 	}
-	v.uniqueNames("spec.policy.auth.allowlists", "team", "DuplicateTeam", "team", teams)
+	v.uniqueNames("spec.policy.auth.allowlists", "team", ReasonDuplicateTeam, "team", teams)
 }
 
 // configMount is where the router-proxy's configuration is mounted read-only.
@@ -86,16 +86,16 @@ func (v *validator) checkAuditLog() {
 	a := v.s.Policy.AuditLog
 	const p = "spec.policy.auditLog"
 	if wellknown.IsCredentialHeader(a.CallerHeader) {
-		v.diags.Errorf(p+".callerHeader", "CredentialHeader",
+		v.diags.Errorf(p+".callerHeader", ReasonCredentialHeader,
 			"%s carries a credential and would be written to every audit entry; name a non-secret header such as X-LLMKube-Client", a.CallerHeader)
 	}
 	if len(a.TrustedProxyCIDRs) > 0 && !a.LogClientAddress {
-		v.diags.Errorf(p+".trustedProxyCIDRs", "RequiresLogClientAddress",
+		v.diags.Errorf(p+".trustedProxyCIDRs", ReasonRequiresLogClientAddress,
 			"trustedProxyCIDRs only decide which address is logged as client; set logClientAddress: true or remove them")
 	}
 	for i, c := range a.TrustedProxyCIDRs {
 		if !validCIDROrAddr(c) {
-			v.diags.Errorf(diag.ItemPath(p+".trustedProxyCIDRs", i), "InvalidCIDR",
+			v.diags.Errorf(diag.ItemPath(p+".trustedProxyCIDRs", i), ReasonInvalidCIDR,
 				"%q is neither a CIDR nor an IP address; write 10.0.0.0/8, 192.168.1.10 or fd00::/8", c)
 		}
 	}
@@ -128,6 +128,6 @@ func (v *validator) checkAuditFilePath(field, file string) {
 	default:
 		return
 	}
-	v.diags.Errorf(field, "InvalidFilePath",
+	v.diags.Errorf(field, ReasonInvalidFilePath,
 		"audit log file %q %s; use a file in a writable directory such as %s", file, problem, DefaultAuditFilePath)
 }

@@ -21,7 +21,7 @@ func (v *validator) checkRules() {
 		v.checkMatch(path, rule)
 		v.cappedTimeout(path+".timeout", rule.Timeout)
 	}
-	v.uniqueNames("spec.rules", "name", "DuplicateRuleName", "rule", names)
+	v.uniqueNames("spec.rules", "name", ReasonDuplicateRuleName, "rule", names)
 }
 
 // checkRouteReferences requires every entry of route.backends to name a
@@ -34,7 +34,7 @@ func (v *validator) checkRouteReferences(list string, names []string) {
 			v.unknownBackend(field, n)
 		}
 		if k, dup := seen[n]; dup {
-			v.diags.Errorf(field, "DuplicateRouteBackend",
+			v.diags.Errorf(field, ReasonDuplicateRouteBackend,
 				"backend %q is already listed at %s; list each backend once", n, diag.ItemPath(list, k))
 			continue
 		}
@@ -52,7 +52,7 @@ func (v *validator) checkDefaultRoute() {
 	// routing: Model routes every backend by its model id without rules.
 	modelRouting := v.dataPlane() == v1.DataPlaneAgentGateway && v.s.AgentGatewayRef != nil && v.s.AgentGatewayRef.Routing == v1.RoutingModel
 	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic && !modelRouting {
-		v.diags.Warnf("spec.defaultRoute", "NoRoute",
+		v.diags.Warnf("spec.defaultRoute", ReasonNoRoute,
 			"the router has no rules, no defaultRoute and defaultRouteStrategy Static, so every request is refused with 503; set defaultRoute or add a rule")
 	}
 }
@@ -62,7 +62,7 @@ func (v *validator) unknownBackend(field, name string) {
 	for _, b := range v.s.Backends {
 		declared = append(declared, b.Name)
 	}
-	v.diags.Errorf(field, "UnknownBackend",
+	v.diags.Errorf(field, ReasonUnknownBackend,
 		"backend %q is not declared in spec.backends (declared: %s)", name, quoted(declared))
 }
 
@@ -72,10 +72,10 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 	route := &rule.Route
 	switch {
 	case v.dataPlane() == v1.DataPlaneGateway && route.Strategy == v1.StrategyShadow:
-		v.diags.Errorf(path+".route.strategy", "UnsupportedOnGateway",
+		v.diags.Errorf(path+".route.strategy", ReasonUnsupportedOnGateway,
 			"dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane")
 	case v.dataPlane() == v1.DataPlaneAgentGateway && route.Strategy != v1.StrategyPrimaryFallback:
-		v.diags.Errorf(path+".route.strategy", "UnsupportedOnAgentGateway",
+		v.diags.Errorf(path+".route.strategy", ReasonUnsupportedOnAgentGateway,
 			"dataPlane AgentGateway compiles only strategy primary-fallback, not %s; use primary-fallback or another data plane", route.Strategy)
 	}
 	// Only backends that advertise every required capability ever serve the
@@ -85,14 +85,14 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 	switch route.Strategy {
 	case v1.StrategyShadow:
 		if len(route.Backends) == 1 || (len(route.Backends) > 1 && len(backends) == 1) {
-			v.diags.Errorf(list, "ShadowNeedsTwoBackends",
+			v.diags.Errorf(list, ReasonShadowNeedsTwoBackends,
 				"strategy shadow serves from the first backend and mirrors to the others, so it needs at least two backends that advertise the rule's required capabilities; add one or use primary-fallback")
 		}
 		// Any backend after the first may receive copies (the ones after
 		// whichever served), so none of them may be pooled.
 		for k, b := range backends {
 			if p := v.res.pool[b.Name]; p != nil && at[k] > 0 {
-				v.diags.Errorf(diag.ItemPath(list, at[k]), "ShadowTargetPooled",
+				v.diags.Errorf(diag.ItemPath(list, at[k]), ReasonShadowTargetPooled,
 					"backend %q is a member of ModelPool %q and cannot be a shadow target: mirrored copies would swap the pool's shared GPU slot; remove it from this rule or put it first", b.Name, p.Name)
 			}
 		}
@@ -102,7 +102,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			positive = positive || *b.Weight > 0
 		}
 		if len(backends) > 0 && !positive {
-			v.diags.Errorf(list, "NoPositiveWeight",
+			v.diags.Errorf(list, ReasonNoPositiveWeight,
 				"every backend of this weighted rule that advertises its required capabilities has weight 0, so it can never serve; give at least one of them a positive weight")
 		}
 		// Two members of one pool share one GPU slot and would swap on every
@@ -117,7 +117,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			if other, seen := first[p.Name]; !seen {
 				first[p.Name] = isvc
 			} else if other != isvc {
-				v.diags.Errorf(diag.ItemPath(list, at[k]), "WeightedPoolConflict",
+				v.diags.Errorf(diag.ItemPath(list, at[k]), ReasonWeightedPoolConflict,
 					"backend %q (InferenceService %q) and InferenceService %q are both members of ModelPool %q; a weighted rule would swap them on every other request. Keep one pool member in this rule or use primary-fallback",
 					b.Name, isvc, other, p.Name)
 			}
@@ -161,14 +161,14 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 		return
 	}
 	if !rule.FailClosed {
-		v.diags.Errorf(path+".failClosed", "FailClosedRequired",
+		v.diags.Errorf(path+".failClosed", ReasonFailClosedRequired,
 			"rule %q matches sensitive classifications %s and must set failClosed: true, so matched requests are never served by another route",
 			rule.Name, quoted(matched))
 	}
 	backends, at := v.backendsOf(rule.Route.Backends)
 	for k, b := range backends {
 		if b.Tier != v1.TierLocal {
-			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), "CloudBackendInSensitiveRule",
+			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), ReasonCloudBackendInSensitiveRule,
 				"rule %q matches sensitive classifications %s but backend %q has tier %s; sensitive rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, quoted(matched), b.Name, b.Tier)
 		}
@@ -185,7 +185,7 @@ func (v *validator) checkFailClosedRule(path string, rule *v1.RouterRule) {
 	backends, at := v.backendsOf(rule.Route.Backends)
 	for k, b := range backends {
 		if b.Tier != v1.TierLocal {
-			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), "CloudBackendInFailClosedRule",
+			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), ReasonCloudBackendInFailClosedRule,
 				"rule %q is failClosed but backend %q has tier %s; fail-closed rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, b.Name, b.Tier)
 		}
@@ -200,7 +200,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 	}
 	for i, c := range m.DataClassification {
 		if strings.TrimSpace(c) == "" {
-			v.diags.Errorf(diag.ItemPath(path+".match.dataClassification", i), "Required",
+			v.diags.Errorf(diag.ItemPath(path+".match.dataClassification", i), ReasonRequired,
 				"an empty classification matches no request header value; remove it or name a classification such as pii")
 		}
 	}
@@ -213,7 +213,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 		v.headerToken(path+".match.headers["+h+"]", h)
 	}
 	if m.LatencySLOMs != nil && rule.Route.Strategy != v1.StrategyPrimaryFallback {
-		v.diags.Warnf(path+".match.latencySLOMs", "LatencySLOIgnored",
+		v.diags.Warnf(path+".match.latencySLOMs", ReasonLatencySLOIgnored,
 			"latencySLOMs is honored only by strategy primary-fallback and is ignored by %s; remove it or change the strategy", rule.Route.Strategy)
 	}
 	if len(m.RequiredCapabilities) > 0 {
@@ -223,7 +223,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 			capable = capable || wellknown.HasCapabilities(b.Capabilities, m.RequiredCapabilities)
 		}
 		if len(backends) > 0 && !capable {
-			v.diags.Warnf(path+".match.requiredCapabilities", "RuleNeverMatches",
+			v.diags.Warnf(path+".match.requiredCapabilities", ReasonRuleNeverMatches,
 				"no backend in route.backends advertises every required capability (%s), so rule %q can never match; add the capabilities to a backend or route to one that has them",
 				strings.Join(m.RequiredCapabilities, ", "), rule.Name)
 		}
@@ -240,14 +240,14 @@ func (v *validator) checkClassification() {
 		return
 	}
 	if v.dataPlane() == v1.DataPlaneProxy {
-		v.diags.Errorf("spec.policy.classification.mode", "ClassifierNotImplemented",
+		v.diags.Errorf("spec.policy.classification.mode", ReasonClassifierNotImplemented,
 			"classification mode %s needs a content classifier that is not implemented; use header-only, which reads the classification from the %s header",
 			mode, v.s.Policy.Classification.HeaderKey)
 		return
 	}
 	for i, rule := range v.s.Rules {
 		if rule.Match != nil && len(rule.Match.DataClassification) > 0 {
-			v.diags.Errorf(diag.ItemPath("spec.rules", i)+".match.dataClassification", "ClassifierNotImplemented",
+			v.diags.Errorf(diag.ItemPath("spec.rules", i)+".match.dataClassification", ReasonClassifierNotImplemented,
 				"dataPlane %s refuses a dataClassification match under classification mode %s, whose content classifier is not implemented; set spec.policy.classification.mode: header-only",
 				v.dataPlane(), mode)
 		}

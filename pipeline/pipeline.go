@@ -37,7 +37,7 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 			key := o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
 			if prev, taken := owner[key]; taken {
 				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
-					Reason: "NameCollision", Message: fmt.Sprintf("generates %s, which ModelRouter/%s also generates; rename one of the routers (or, on the Proxy data plane, set a different spec.proxy.serviceName)", key, prev)})
+					Reason: ReasonNameCollision, Message: fmt.Sprintf("generates %s, which ModelRouter/%s also generates; rename one of the routers (or, on the Proxy data plane, set a different spec.proxy.serviceName)", key, prev)})
 				continue
 			}
 			owner[key] = src.Router.Name
@@ -69,7 +69,7 @@ func compileRouter(src compiler.RouterSource, refs compiler.References, reg *tar
 	p, _ := Plan(src, refs, reg, opts, nil) // no gate, no error
 	if p.NotBuilt != nil {
 		p.Diags = append(p.Diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
-			Field: "spec.dataPlane", Reason: "DataPlaneNotImplemented", Message: p.NotBuilt.Error()})
+			Field: "spec.dataPlane", Reason: ReasonDataPlaneNotImplemented, Message: p.NotBuilt.Error()})
 	}
 	if p.Result == nil {
 		return nil, nil, p.Diags

@@ -1,0 +1,9 @@
+package pipeline
+
+// The reasons the pipeline itself reports (cross-router and plane checks);
+// the frontend's are compiler's Reason constants. docs/diagnostics.md
+// describes every one.
+const (
+	ReasonDataPlaneNotImplemented = "DataPlaneNotImplemented"
+	ReasonNameCollision           = "NameCollision"
+)
