@@ -135,3 +135,21 @@ func (r *Registry) names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ByGateway groups routers by the gateway they attach to, as a Together
+// check compares them: gateway returns the key ("namespace/name") of a
+// router's gateway, "" for none. Keys come sorted; each group holds the
+// routers' indexes in rs, in order.
+func ByGateway(rs []*ir.Router, gateway func(*ir.Router) string) (keys []string, groups map[string][]int) {
+	groups = map[string][]int{}
+	for i, r := range rs {
+		if k := gateway(r); k != "" {
+			if groups[k] == nil {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], i)
+		}
+	}
+	sort.Strings(keys)
+	return keys, groups
+}

@@ -2,11 +2,11 @@ package agentgateway
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // CheckTogether implements targets.Together. agentgateway keeps one route
@@ -27,21 +27,17 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 		i       int
 		matches []routerMatch
 	}
-	byGateway := map[string][]entry{}
-	for i, r := range rs {
+	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
 		if r.AgentGateway == nil {
-			continue
+			return ""
 		}
-		key := r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
-		byGateway[key] = append(byGateway[key], entry{i, routerMatches(r)})
-	}
-	keys := make([]string, 0, len(byGateway))
-	for k := range byGateway {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+		return r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
+	})
 	for _, key := range keys {
-		es := byGateway[key]
+		var es []entry
+		for _, i := range groups[key] {
+			es = append(es, entry{i, routerMatches(rs[i])})
+		}
 		for a := 0; a < len(es); a++ {
 			for b := a + 1; b < len(es); b++ {
 				ra, rb := rs[es[a].i], rs[es[b].i]

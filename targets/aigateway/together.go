@@ -2,11 +2,11 @@ package aigateway
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // CheckTogether implements targets.Together. Routers attached to one Gateway
@@ -21,21 +21,17 @@ import (
 // is not knowable from the spec.
 func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 	out := make([]diag.List, len(rs))
-	byGateway := map[string][]entry{}
-	for i, r := range rs {
+	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
 		if r.Gateway == nil {
-			continue
+			return ""
 		}
-		key := r.Gateway.Namespace + "/" + r.Gateway.Name
-		byGateway[key] = append(byGateway[key], entry{i, routerMatches(r)})
-	}
-	keys := make([]string, 0, len(byGateway))
-	for k := range byGateway {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+		return r.Gateway.Namespace + "/" + r.Gateway.Name
+	})
 	for _, key := range keys {
-		es := byGateway[key]
+		var es []entry
+		for _, i := range groups[key] {
+			es = append(es, entry{i, routerMatches(rs[i])})
+		}
 		sharedWithAuth(rs, key, es, out)
 		for a := 0; a < len(es); a++ {
 			for b := a + 1; b < len(es); b++ {
