@@ -399,7 +399,7 @@ func Uncompilable(planes []*Plane) diag.List {
 // ForeignKinds are the kinds of gateway objects an input may carry besides
 // routers: what other teams have on the same gateway.
 var ForeignKinds = map[string]bool{
-	"HTTPRoute": true, "AIGatewayRoute": true, "AIServiceBackend": true, "BackendSecurityPolicy": true,
+	"HTTPRoute": true, "AIGatewayRoute": true, "AIServiceBackend": true, "BackendSecurityPolicy": true, "Backend": true,
 	"SecurityPolicy": true, "BackendTrafficPolicy": true, "ClientTrafficPolicy": true,
 	"AgentgatewayPolicy": true, "AgentgatewayModel": true, "InferencePool": true,
 }
