@@ -11,31 +11,14 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"github.com/google/cel-go/ext"
 
 	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/targets/agentgateway"
 )
 
-// CELRequest is agentgateway's `request` CEL variable
-// (crates/agentgateway/src/cel/types.rs RequestRef at 75b4e6c): body and
-// bodyPrefix are bytes, headers a map of lowercased names to values.
-type CELRequest struct {
-	Method       string            `cel:"method"`
-	URI          string            `cel:"uri"`
-	Path         string            `cel:"path"`
-	PathAndQuery string            `cel:"pathAndQuery"`
-	Host         string            `cel:"host"`
-	Scheme       string            `cel:"scheme"`
-	Version      string            `cel:"version"`
-	Headers      map[string]string `cel:"headers"`
-	Body         []byte            `cel:"body"`
-	BodyPrefix   []byte            `cel:"bodyPrefix"`
-}
-
-// mapVars are the other root variables agentgateway's Executor declares
-// (cel/types.rs Executor), each a map here: what the model fills is jwt.
-var mapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
-	"llm", "llmRequest", "mcp", "mcpGuardrails", "backend", "extauthz", "extproc", "metadata"}
+// CELRequest is agentgateway's `request` CEL variable, declared once by
+// the target (targets/agentgateway.CELRequest).
+type CELRequest = agentgateway.CELRequest
 
 // Env is the CEL environment of agentgateway's request-time expressions
 // (authorization, transformation, direct response) as cel-go declares it:
@@ -43,19 +26,12 @@ var mapVars = []string{"response", "proxy", "env", "source", "destination", "jwt
 // fails on anything else (an empty body included).
 func Env() (*cel.Env, error) {
 	envOnce.Do(func() {
-		opts := []cel.EnvOption{
-			ext.NativeTypes(reflect.TypeFor[CELRequest](), ext.ParseStructTags(true)),
-			cel.Variable("request", cel.ObjectType("agentgateway.CELRequest")),
-			cel.Function("json",
-				cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
-					cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.String))) })),
-				cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType,
-					cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.Bytes))) })),
-			),
-		}
-		for _, v := range mapVars {
-			opts = append(opts, cel.Variable(v, cel.MapType(cel.StringType, cel.DynType)))
-		}
+		opts := append(agentgateway.CELVariables(), cel.Function("json",
+			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.String))) })),
+			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType,
+				cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.Bytes))) })),
+		))
 		env, envErr = cel.NewEnv(opts...)
 	})
 	return env, envErr
@@ -117,7 +93,7 @@ func (c *celContext) eval(expr string) (ref.Val, error) {
 		return nil, err
 	}
 	vars := map[string]any{"request": c.req}
-	for _, v := range mapVars {
+	for _, v := range agentgateway.CELMapVars {
 		vars[v] = map[string]any{}
 	}
 	if c.jwt != nil {

@@ -37,8 +37,8 @@ const ModelPresentExpression = `has(json(request.body).model) ? "true" : "false"
 
 // CELRequest declares agentgateway's `request` CEL variable
 // (crates/agentgateway/src/cel/types.rs RequestRef at 75b4e6c): body and
-// bodyPrefix are bytes. simulate/agentgateway declares the same environment
-// and evaluates in it; a test holds the two together.
+// bodyPrefix are bytes. simulate/agentgateway evaluates in the same
+// declarations (CELVariables).
 type CELRequest struct {
 	Method       string            `cel:"method"`
 	URI          string            `cel:"uri"`
@@ -52,27 +52,34 @@ type CELRequest struct {
 	BodyPrefix   []byte            `cel:"bodyPrefix"`
 }
 
-// celMapVars are the other root variables agentgateway's Executor declares
-// (cel/types.rs Executor).
-var celMapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
+// CELMapVars are the other root variables agentgateway's Executor declares
+// (cel/types.rs Executor), each a map of string to dyn.
+var CELMapVars = []string{"response", "proxy", "env", "source", "destination", "jwt", "apiKey", "basicAuth",
 	"llm", "llmRequest", "mcp", "mcpGuardrails", "backend", "extauthz", "extproc", "metadata"}
 
-// CELEnv is agentgateway's CEL environment for request-time expressions
-// (authorization, transformation): the variables above, with the
-// agentgateway functions this target uses: json(string|bytes) -> dyn.
-func CELEnv() (*cel.Env, error) {
+// CELVariables declares agentgateway's request-time variables: request
+// (CELRequest) and CELMapVars. The target type-checks in them, and
+// simulate/agentgateway evaluates in them, so both read one declaration.
+func CELVariables() []cel.EnvOption {
 	opts := []cel.EnvOption{
 		ext.NativeTypes(reflect.TypeFor[CELRequest](), ext.ParseStructTags(true)),
 		cel.Variable("request", cel.ObjectType("agentgateway.CELRequest")),
-		cel.Function("json",
-			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
-			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType),
-		),
 	}
-	for _, v := range celMapVars {
+	for _, v := range CELMapVars {
 		opts = append(opts, cel.Variable(v, cel.MapType(cel.StringType, cel.DynType)))
 	}
-	return cel.NewEnv(opts...)
+	return opts
+}
+
+// CELEnv is agentgateway's CEL environment for request-time expressions
+// (authorization, transformation): CELVariables, with the agentgateway
+// functions this target uses: json(string|bytes) -> dyn (declared only;
+// simulate/agentgateway binds them).
+func CELEnv() (*cel.Env, error) {
+	return cel.NewEnv(append(CELVariables(), cel.Function("json",
+		cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
+		cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType),
+	))...)
 }
 
 // CheckCondition parses and type-checks an authorization condition against
