@@ -55,23 +55,9 @@ func reasonsIn(t *testing.T, dir string) []string {
 						}
 					}
 				}
-			case *ast.CallExpr:
-				name := ""
-				switch fn := x.Fun.(type) {
-				case *ast.SelectorExpr:
-					name = fn.Sel.Name
-				case *ast.Ident:
-					name = fn.Name
-				}
-				switch {
-				case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
-					add(x.Args[1])
-				case name == "fileErr" && len(x.Args) >= 4:
-					add(x.Args[3])
-				}
-			case *ast.KeyValueExpr:
-				if k, ok := x.Key.(*ast.Ident); ok && k.Name == "Reason" {
-					add(x.Value)
+			case *ast.CallExpr, *ast.KeyValueExpr:
+				if r := reasonArg(x); r != nil {
+					add(r)
 				}
 			}
 			return true
@@ -132,28 +118,37 @@ func TestReasonsAreNamed(t *testing.T) {
 				}
 			}
 			ast.Inspect(file, func(n ast.Node) bool {
-				switch x := n.(type) {
-				case *ast.CallExpr:
-					name := ""
-					switch fn := x.Fun.(type) {
-					case *ast.SelectorExpr:
-						name = fn.Sel.Name
-					case *ast.Ident:
-						name = fn.Name
-					}
-					switch {
-					case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
-						literal(x.Args[1])
-					case name == "fileErr" && len(x.Args) >= 4:
-						literal(x.Args[3])
-					}
-				case *ast.KeyValueExpr:
-					if k, ok := x.Key.(*ast.Ident); ok && k.Name == "Reason" {
-						literal(x.Value)
-					}
+				if r := reasonArg(n); r != nil {
+					literal(r)
 				}
 				return true
 			})
 		}
 	}
+}
+
+// reasonArg is the reason a node passes to a diagnostic: the reason
+// argument of Errorf, Warnf or fileErr, or a Reason: field; nil otherwise.
+func reasonArg(n ast.Node) ast.Expr {
+	switch x := n.(type) {
+	case *ast.CallExpr:
+		name := ""
+		switch fn := x.Fun.(type) {
+		case *ast.SelectorExpr:
+			name = fn.Sel.Name
+		case *ast.Ident:
+			name = fn.Name
+		}
+		switch {
+		case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
+			return x.Args[1]
+		case name == "fileErr" && len(x.Args) >= 4:
+			return x.Args[3]
+		}
+	case *ast.KeyValueExpr:
+		if k, ok := x.Key.(*ast.Ident); ok && k.Name == "Reason" {
+			return x.Value
+		}
+	}
+	return nil
 }
