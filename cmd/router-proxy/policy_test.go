@@ -529,12 +529,13 @@ func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 // before the upstream (nor smuggle its own).
 func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	is := authtest.NewIssuer(t)
-	teams := make(chan []string, 4)
+	teams, auths := make(chan []string, 4), make(chan []string, 4)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
 			return
 		}
 		teams <- r.Header.Values("X-Llmkube-Team")
+		auths <- r.Header.Values("Authorization")
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	}))
@@ -546,4 +547,5 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	code, body := p.post(t, `{"model":"a"}`, "Authorization", bearer, "Connection", "x-llmkube-team", "x-llmkube-team", "platform")
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, []string{"research"}, <-teams)
+	assert.Empty(t, <-auths, "the caller's JWT reached the local backend")
 }
