@@ -4,7 +4,11 @@
 // with 20 rules and the audit log on, and compares latency against the
 // upstream directly and through the proxy.
 //
-//	go run ./hack/bench-proxy [-n 5000] [-n64 40000]
+// It is its own module (hack/bench-proxy/go.mod, the main module replaced by
+// ../..), so the main module does not require the load generator's
+// dependencies; run it from its folder:
+//
+//	cd hack/bench-proxy && GOWORK=off go run . [-n 5000] [-n64 40000]
 package main
 
 import (
@@ -292,7 +296,10 @@ func main() {
 		}
 	}()
 	bin := filepath.Join(dir, "router-proxy")
-	out, err := exec.Command("go", "build", "-o", bin, "./cmd/router-proxy").CombinedOutput()
+	build := exec.Command("go", "build", "-o", bin, "./cmd/router-proxy")
+	build.Dir = mainModuleDir()
+	build.Env = append(os.Environ(), "GOWORK=off")
+	out, err := build.CombinedOutput()
 	if err != nil {
 		must(fmt.Errorf("go build: %v\n%s", err, out))
 	}
@@ -481,4 +488,16 @@ var procs []*exec.Cmd
 
 func us(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Nanoseconds())/1000, 'f', 0, 64) + " µs"
+}
+
+// mainModuleDir is the main module's folder (this module replaces it with
+// ../..), where the router-proxy is built from the tree.
+func mainModuleDir() string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/llmkube/llmkube-compile")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.Output()
+	if err != nil {
+		must(fmt.Errorf("go list -m github.com/llmkube/llmkube-compile: %v", err))
+	}
+	return strings.TrimSpace(string(out))
 }
