@@ -248,7 +248,8 @@ func (s *sim) run() result {
 			for _, p := range s.pods {
 				s.bal.SetMetrics(p.addr, &balance.EngineMetrics{
 					Running: float64(len(p.running)), Waiting: float64(len(p.waiting)),
-					KVCacheUsage: float64(p.pinned) / float64(p.capacity),
+					KVCacheUsage:   float64(p.pinned) / float64(p.capacity),
+					CacheBlockSize: float64(s.p.Pod.PageTokens), CacheBlocks: float64(p.capacity),
 				})
 			}
 			if len(s.done) < total {

@@ -130,8 +130,10 @@ func (s *Scraper) scrape(ctx context.Context, addr string) (*balance.EngineMetri
 
 // ParseVLLM reads vLLM's Prometheus text exposition: the sums over label
 // sets of vllm:num_requests_running, vllm:num_requests_waiting and
-// vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc before vLLM 0.10).
-// ok is false when none of them is present (not a vLLM engine).
+// vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc before vLLM 0.10),
+// and the cache geometry from vllm:cache_config_info's labels block_size
+// and num_gpu_blocks (blocks summed over label sets, one per engine).
+// ok is false when none of the load metrics is present (not a vLLM engine).
 func ParseVLLM(r io.Reader) (*balance.EngineMetrics, bool) {
 	var m balance.EngineMetrics
 	found := false
@@ -145,6 +147,15 @@ func ParseVLLM(r io.Reader) (*balance.EngineMetrics, bool) {
 		name := line
 		if i := strings.IndexAny(line, "{ "); i >= 0 {
 			name = line[:i]
+		}
+		if name == "vllm:cache_config_info" {
+			bs, _ := strconv.ParseFloat(promLabel(line, "block_size"), 64)
+			nb, _ := strconv.ParseFloat(promLabel(line, "num_gpu_blocks"), 64)
+			if bs > 0 && nb > 0 {
+				m.CacheBlockSize = max(m.CacheBlockSize, bs)
+				m.CacheBlocks += nb
+			}
+			continue
 		}
 		var dst *float64
 		switch name {
@@ -178,4 +189,21 @@ func ParseVLLM(r io.Reader) (*balance.EngineMetrics, bool) {
 		m.KVCacheUsage = 1
 	}
 	return &m, found
+}
+
+// promLabel returns the value of label name in a sample line's label set
+// ("" when absent). vLLM's info labels carry no escaped quotes.
+func promLabel(line, name string) string {
+	i := strings.IndexByte(line, '{')
+	j := strings.LastIndexByte(line, '}')
+	if i < 0 || j < i {
+		return ""
+	}
+	for _, kv := range strings.Split(line[i+1:j], ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if ok && k == name {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
 }

@@ -32,6 +32,10 @@ func TestParseVLLM(t *testing.T) {
 	require.InDelta(t, 0.5, old.KVCacheUsage, 1e-9)
 	_, ok = endpoints.ParseVLLM(strings.NewReader("# llama.cpp\nllamacpp:requests_processing 2\n"))
 	require.False(t, ok)
+	// The cache geometry (vLLM's info gauge; labels as vLLM 0.11 prints them).
+	geo, ok := endpoints.ParseVLLM(strings.NewReader(vllmMetrics + `vllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",gpu_memory_utilization="0.9",num_cpu_blocks="None",num_gpu_blocks="27056",prefix_caching_hash_algo="sha256"} 1.0` + "\n"))
+	require.True(t, ok)
+	require.Equal(t, balance.EngineMetrics{Running: 7, Waiting: 3, KVCacheUsage: 0.42, CacheBlockSize: 16, CacheBlocks: 27056}, *geo)
 }
 
 func TestScraperFeedsBalancer(t *testing.T) {

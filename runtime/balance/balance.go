@@ -28,6 +28,12 @@ const (
 	DefaultMaxBlocks    = wellknown.BalancingMaxBlocks
 	DefaultSessionIdle  = wellknown.BalancingSessionIdle
 	DefaultPrefixWeight = 1.0
+	// DefaultBytesPerToken converts the pod's cache geometry (tokens) to
+	// prompt bytes: about 4 bytes of request JSON per token.
+	DefaultBytesPerToken = 4.0
+	// DefaultOutputTokens is the answer length assumed for a request's KV
+	// pages when its body bounds it higher or not at all.
+	DefaultOutputTokens = 256
 	// MaxSessions bounds the session binding table; beyond it expired
 	// bindings are swept and then the oldest-looking ones dropped.
 	MaxSessions = 1 << 20
@@ -62,6 +68,10 @@ type Config struct {
 	// a hot pod with every block sheds work once it carries about twice the
 	// mean).
 	PrefixWeight float64
+	// BytesPerToken converts a pod's cache geometry (tokens, from
+	// EngineMetrics.CacheBlockSize and CacheBlocks) to prompt bytes, which
+	// sizes and ages the pod's remembered blocks (default 4).
+	BytesPerToken float64
 	// IgnoreLoad places by prefix match alone, ties by load (the
 	// simulator's prefix-only arm; never set by the proxy).
 	IgnoreLoad bool
@@ -103,6 +113,10 @@ type Request struct {
 	// Session is the hashed session key when HasSession.
 	Session    uint64
 	HasSession bool
+	// OutputTokens bounds the answer (the body's max_completion_tokens or
+	// max_tokens; 0 when absent): the pod allocates KV pages for it, which
+	// ages what the pod caches. At most DefaultOutputTokens are counted.
+	OutputTokens int
 }
 
 // Result is an attempt's outcome for a pod's passive health.
@@ -124,6 +138,10 @@ type EngineMetrics struct {
 	Running, Waiting float64
 	// KVCacheUsage is the fraction (0..1) of KV-cache blocks in use.
 	KVCacheUsage float64
+	// The cache geometry (vllm:cache_config_info's block_size and
+	// num_gpu_blocks; 0 when not published): the pod caches
+	// CacheBlockSize*CacheBlocks tokens.
+	CacheBlockSize, CacheBlocks float64
 }
 
 // Pod is one ready endpoint.
@@ -144,6 +162,13 @@ type Pod struct {
 
 	blocks *blockLRU
 	picks  int64
+	// cacheTokens is the pod's KV-cache capacity in tokens (0: unknown);
+	// clock counts the tokens the pod was sent to allocate (prompt blocks it
+	// did not hold plus the answer). A remembered block whose stamp is more
+	// than cacheTokens behind the clock was evicted by the pod (LRU), so it
+	// no longer matches.
+	cacheTokens int64
+	clock       int64
 }
 
 type binding struct {
@@ -177,6 +202,9 @@ func New(cfg Config) *Balancer {
 	if cfg.PrefixWeight <= 0 {
 		cfg.PrefixWeight = DefaultPrefixWeight
 	}
+	if cfg.BytesPerToken <= 0 {
+		cfg.BytesPerToken = DefaultBytesPerToken
+	}
 	if !cfg.LoadAware {
 		cfg.BlockBytes, cfg.SessionHeaders = 0, nil
 	}
@@ -195,7 +223,7 @@ func (b *Balancer) Config() Config { return b.cfg }
 func (b *Balancer) Features(header map[string][]string, body []byte) Request {
 	var r Request
 	if b.cfg.BlockBytes > 0 {
-		r.Blocks = PromptBlocks(body, b.cfg.BlockBytes)
+		r.Blocks, r.OutputTokens = promptFeatures(body, b.cfg.BlockBytes)
 	}
 	if len(b.cfg.SessionHeaders) > 0 {
 		r.Session, r.HasSession = SessionKey(header, b.cfg.SessionHeaders)
@@ -243,7 +271,9 @@ func (b *Balancer) Synced() bool {
 }
 
 // SetMetrics records a scrape of a pod's engine; nil clears it (the pod is
-// then weighed by requests in flight).
+// then weighed by requests in flight; its cache geometry is kept). A
+// published cache geometry sizes the pod's remembered blocks to what the
+// pod can hold (at most MaxBlocksPerPod) and turns on their aging.
 func (b *Balancer) SetMetrics(addr string, m *EngineMetrics) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -258,6 +288,33 @@ func (b *Balancer) SetMetrics(addr string, m *EngineMetrics) {
 	c := *m
 	p.metrics = &c
 	p.inflightAtScrape = p.inflight
+	if m.CacheBlockSize > 0 && m.CacheBlocks > 0 {
+		tokens := m.CacheBlockSize * m.CacheBlocks
+		if tokens < 1<<50 && int64(tokens) != p.cacheTokens {
+			p.cacheTokens = int64(tokens)
+			if p.blocks != nil {
+				p.blocks.Resize(b.maxBlocks(p))
+			}
+		}
+	}
+}
+
+// tokensPerBlock is how many engine tokens one prompt block stands for.
+func (b *Balancer) tokensPerBlock() float64 {
+	return float64(b.cfg.BlockBytes) / b.cfg.BytesPerToken
+}
+
+// maxBlocks bounds p's remembered blocks: MaxBlocksPerPod, or fewer when the
+// pod's cache holds fewer prompt blocks.
+func (b *Balancer) maxBlocks(p *Pod) int {
+	n := b.cfg.MaxBlocksPerPod
+	if p.cacheTokens > 0 && b.cfg.BlockBytes > 0 {
+		fit := int64(float64(p.cacheTokens)/b.tokensPerBlock()) + 1
+		if fit < int64(n) {
+			n = int(fit)
+		}
+	}
+	return n
 }
 
 // Pods returns the current pod addresses.
@@ -336,15 +393,8 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	default:
 		p = b.pickLoad(req, cands)
 	}
-	if req != nil && b.cfg.BlockBytes > 0 && len(req.Blocks) > 0 {
-		if p.blocks == nil {
-			p.blocks = newBlockLRU(b.cfg.MaxBlocksPerPod)
-		}
-		// Last block first: the prefix ends up most recent, so the shared
-		// head of a prompt outlives its tail (as in the engine's cache).
-		for i := len(req.Blocks) - 1; i >= 0; i-- {
-			p.blocks.Touch(req.Blocks[i])
-		}
+	if req != nil && b.cfg.BlockBytes > 0 {
+		b.remember(p, req)
 	}
 	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved}
 	if p.halfOpen {
@@ -359,13 +409,39 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	return pk, nil
 }
 
-// matched counts the request's leading blocks remembered for p.
+// remember records that p was sent the request's prompt. With the pod's
+// cache geometry known, the pod's clock first advances by what the pod must
+// allocate for it (the prompt blocks it does not hold and the answer), and
+// the blocks are stamped with the new clock.
+func (b *Balancer) remember(p *Pod, req *Request) {
+	if p.blocks == nil && len(req.Blocks) > 0 {
+		p.blocks = newBlockLRU(b.maxBlocks(p))
+	}
+	if p.cacheTokens > 0 {
+		out := DefaultOutputTokens
+		if req.OutputTokens > 0 {
+			out = min(out, req.OutputTokens)
+		}
+		miss := len(req.Blocks) - b.matched(p, req.Blocks)
+		p.clock += int64(float64(miss)*b.tokensPerBlock()) + int64(out)
+	}
+	// Last block first: the prefix ends up most recent, so the shared head
+	// of a prompt outlives its tail (as in the engine's cache).
+	for i := len(req.Blocks) - 1; i >= 0; i-- {
+		p.blocks.TouchAt(req.Blocks[i], p.clock)
+	}
+}
+
+// matched counts the request's leading blocks remembered for p and, when
+// the pod's cache size is known, not aged out: a block stamped more than the
+// cache's tokens ago has been evicted by the pod.
 func (b *Balancer) matched(p *Pod, blocks []uint64) int {
 	if p.blocks == nil {
 		return 0
 	}
 	for i, h := range blocks {
-		if !p.blocks.Contains(h) {
+		st, ok := p.blocks.Stamp(h)
+		if !ok || (p.cacheTokens > 0 && p.clock-st > p.cacheTokens) {
 			return i
 		}
 	}
@@ -434,14 +510,15 @@ func leastLoaded(cands []*Pod) *Pod {
 
 // pickSession: a bound session stays on its pod unless that pod is queuing
 // and clearly busier than the least-loaded one; then it moves there and the
-// binding follows. A new (or expired, or orphaned) session goes to the
-// least-loaded pod, ties broken by prefix match when prefix affinity is on.
+// binding follows. A new (or expired, or orphaned) session is placed like a
+// request without a session (pickLoad: the best Score when prefix affinity
+// is on, so its first turn lands where its prefix is cached).
 func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod, bool) {
-	least := leastLoaded(cands)
 	bd := b.sessions[req.Session]
 	if bd != nil && now.Sub(bd.last) <= b.cfg.SessionIdle && b.byAddr[bd.pod.Addr] == bd.pod && slices.Contains(cands, bd.pod) {
 		p := bd.pod
 		bd.last = now
+		least := leastLoaded(cands)
 		if p != least && p.queuing() && clearlyBusier(p.work(), least.work()) {
 			bd.pod = least
 			b.moves++
@@ -449,17 +526,7 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 		}
 		return p, false
 	}
-	p := least
-	if b.cfg.BlockBytes > 0 && len(req.Blocks) > 0 {
-		lw, bestHit := least.work(), b.matched(least, req.Blocks)
-		for _, c := range cands {
-			if c.work() == lw {
-				if m := b.matched(c, req.Blocks); m > bestHit {
-					p, bestHit = c, m
-				}
-			}
-		}
-	}
+	p := b.pickLoad(req, cands)
 	if bd != nil {
 		bd.pod, bd.last = p, now
 	} else {
@@ -557,6 +624,8 @@ type PodStatus struct {
 	Quarantines int     `json:"quarantines"`
 	Blocks      int     `json:"blocks"`
 	Picks       int64   `json:"picks"`
+	// CacheTokens is the pod's published KV-cache size (0: unknown).
+	CacheTokens int64 `json:"cacheTokens,omitempty"`
 }
 
 // Status lists the pods.
@@ -566,7 +635,7 @@ func (b *Balancer) Status() []PodStatus {
 	now := b.now()
 	out := make([]PodStatus, 0, len(b.pods))
 	for _, p := range b.pods {
-		s := PodStatus{Addr: p.Addr, InFlight: p.inflight, Work: p.work(), Quarantined: !b.eligible(p, now), Quarantines: p.quarantine, Picks: p.picks}
+		s := PodStatus{Addr: p.Addr, InFlight: p.inflight, Work: p.work(), Quarantined: !b.eligible(p, now), Quarantines: p.quarantine, Picks: p.picks, CacheTokens: p.cacheTokens}
 		if p.blocks != nil {
 			s.Blocks = p.blocks.Len()
 		}

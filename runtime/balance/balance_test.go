@@ -398,3 +398,114 @@ func BenchmarkPick(b *testing.B) {
 		p.Done(Success)
 	}
 }
+
+// chatMax is chat with a max_tokens bound.
+func chatMax(maxTokens int, system string, turns ...string) []byte {
+	var m map[string]any
+	if err := json.Unmarshal(chat(system, turns...), &m); err != nil {
+		panic(err)
+	}
+	m["max_tokens"] = maxTokens
+	out, _ := json.Marshal(m)
+	return out
+}
+
+// A new session is placed by Score like any other request: its first turn
+// goes where its prefix is cached although that pod carries a little more
+// load (before, a new session went to the least-loaded pod and the prefix
+// only broke ties, so first turns landed on cold pods).
+func TestNewSessionPlacedByScore(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	b.SetPods(addrs(2))
+	doc := strings.Repeat("d", 4000)
+	warm := b.Features(nil, chat(doc, "first"))
+	home := pick(t, b, &warm)
+	home.Done(Success)
+	// One request in flight on the prefix pod: it is the busier one.
+	busy := b.Features(nil, chat(doc, "busy"))
+	inflight := pick(t, b, &busy)
+	require.Equal(t, home.Addr, inflight.Addr)
+	for i := range 4 {
+		s := b.Features(map[string][]string{"X-Session-Id": {fmt.Sprint("s", i)}}, chat(doc, fmt.Sprint("turn 1 of ", i)))
+		p := pick(t, b, &s)
+		require.Equal(t, home.Addr, p.Addr, "a new session goes where its prefix is cached")
+		p.Done(Success)
+	}
+	inflight.Done(Success)
+	// A new session without a cached prefix still goes to the least loaded.
+	other := pick(t, b, nil)
+	s := b.Features(map[string][]string{"X-Session-Id": {"cold"}}, chat(strings.Repeat("c", 4000), "q"))
+	p := pick(t, b, &s)
+	require.NotEqual(t, other.Addr, p.Addr)
+	p.Done(Success)
+	other.Done(Success)
+}
+
+// The pod's published cache geometry bounds its remembered blocks: a pod
+// holding 640 tokens remembers 640/64+1 blocks of 256 bytes (4 bytes per
+// token), not MaxBlocksPerPod; a pod without geometry keeps the bound; a
+// geometry learned after the blocks shrinks the memory to its most recent.
+func TestMemorySizedFromCacheGeometry(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	b.SetPods(addrs(1))
+	long := b.Features(nil, chat(strings.Repeat("g", 256*40), "q"))
+	require.GreaterOrEqual(t, len(long.Blocks), 40)
+	pick(t, b, &long).Done(Success)
+	require.Equal(t, len(long.Blocks), b.Status()[0].Blocks, "no geometry: the configured bound")
+	b.SetMetrics(addrs(1)[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 40})
+	st := b.Status()[0]
+	require.EqualValues(t, 640, st.CacheTokens)
+	require.Equal(t, 11, st.Blocks, "resized to what the pod holds")
+	// The most recent blocks are kept: the prompt's head (touched last).
+	require.Equal(t, 11, b.matched(b.byAddr[addrs(1)[0]], long.Blocks))
+	other := b.Features(nil, chat(strings.Repeat("h", 256*40), "q"))
+	pick(t, b, &other).Done(Success)
+	require.Equal(t, 11, b.Status()[0].Blocks)
+	// A failed scrape keeps the geometry.
+	b.SetMetrics(addrs(1)[0], nil)
+	require.EqualValues(t, 640, b.Status()[0].CacheTokens)
+}
+
+// The remembered blocks age the way the pod evicts: every request sent to
+// the pod allocates its uncached prompt blocks and its answer, and a block
+// not re-sent within the pod's cache size of allocations is gone, although
+// the count bound would still hold it. A re-sent prefix is refreshed (LRU).
+func TestEvictionAgesRememberedBlocks(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	a := addrs(2)
+	b.SetPods(a[:1])
+	// 640 tokens = 10 blocks of 64 tokens.
+	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 40})
+	doc := strings.Repeat("p", 4*256-60)
+	send := func(body []byte) {
+		r := b.Features(nil, body)
+		pick(t, b, &r).Done(Success)
+	}
+	prefix := b.Features(nil, chatMax(1, doc, "q"))
+	require.Len(t, prefix.Blocks, 4)
+	require.Equal(t, 1, prefix.OutputTokens)
+	send(chatMax(1, doc, "q")) // 4 blocks + 1 token
+	filler := func(i int) []byte { return chatMax(4096, fmt.Sprintf("%03d%s", i, strings.Repeat("f", 200)), "x") }
+	pod := b.byAddr[a[0]]
+	send(filler(1)) // 1 block + 256 answer tokens (capped at DefaultOutputTokens)
+	send(chatMax(1, doc, "q"))
+	send(filler(2))
+	send(filler(3))
+	require.Equal(t, 4, b.matched(pod, prefix.Blocks), "refreshed, 641 tokens allocated since")
+	send(filler(4))
+	require.Zero(t, b.matched(pod, prefix.Blocks), "961 tokens allocated since: evicted")
+	require.Less(t, b.Status()[0].Blocks, 11, "the count bound alone would still hold it")
+	// So a second pod wins the prefix over the pod that lost it and is busier.
+	b.SetPods(a)
+	busy := pick(t, b, nil)
+	if busy.Addr != a[0] {
+		busy.Done(Success)
+		busy = pick(t, b, nil)
+	}
+	require.Equal(t, a[0], busy.Addr)
+	p := pick(t, b, &prefix)
+	require.Equal(t, a[1], p.Addr)
+	p.Done(Success)
+	busy.Done(Success)
+}

@@ -22,6 +22,10 @@ type promptParts struct {
 	System    json.RawMessage `json:"system"`
 	Messages  json.RawMessage `json:"messages"`
 	Prompt    json.RawMessage `json:"prompt"`
+	// The answer's bound (chat's max_completion_tokens, else max_tokens):
+	// it sizes the KV pages the answer takes (Request.OutputTokens).
+	MaxTokens           *float64 `json:"max_tokens"`
+	MaxCompletionTokens *float64 `json:"max_completion_tokens"`
 }
 
 // PromptBlocks hashes the request's tools, system prompt and messages (or the
@@ -32,12 +36,26 @@ type promptParts struct {
 // array's closing bracket is left out so a conversation that grows keeps its
 // earlier blocks. A body that is not a JSON object yields no blocks.
 func PromptBlocks(body []byte, blockBytes int) []uint64 {
+	blocks, _ := promptFeatures(body, blockBytes)
+	return blocks
+}
+
+// promptFeatures is PromptBlocks plus the request's answer bound (0 when
+// absent).
+func promptFeatures(body []byte, blockBytes int) ([]uint64, int) {
 	if blockBytes <= 0 {
-		return nil
+		return nil, 0
 	}
 	var p promptParts
 	if json.Unmarshal(body, &p) != nil {
-		return nil
+		return nil, 0
+	}
+	maxTok := 0
+	for _, v := range []*float64{p.MaxCompletionTokens, p.MaxTokens} {
+		if v != nil && *v >= 1 && *v < 1<<30 {
+			maxTok = int(*v)
+			break
+		}
 	}
 	msgs := bytes.TrimRight(p.Messages, " \t\r\n")
 	msgs = bytes.TrimSuffix(msgs, []byte("]"))
@@ -47,7 +65,7 @@ func PromptBlocks(body []byte, blockBytes int) []uint64 {
 		total += len(b)
 	}
 	if total < blockBytes {
-		return nil
+		return nil, maxTok
 	}
 	out := make([]uint64, 0, total/blockBytes)
 	h := uint64(fnvOffset)
@@ -67,7 +85,7 @@ func PromptBlocks(body []byte, blockBytes int) []uint64 {
 			}
 		}
 	}
-	return out
+	return out, maxTok
 }
 
 // SessionKey returns the hash of the first header in names (canonical MIME

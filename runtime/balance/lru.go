@@ -2,11 +2,13 @@ package balance
 
 // blockLRU is a bounded set of prompt-block hashes with least-recently-used
 // eviction. It is an open-addressing hash table (linear probing, backward
-// shift deletion) of int32 node indices over a slab of 16-byte nodes
-// threaded on a doubly linked recency list, so a full LRU costs 16 bytes per
-// node plus 4 bytes per table slot (at most 2 slots per node): about 24-32
-// bytes per remembered block, well under the 64-byte budget
-// (BenchmarkLRUMemory, TestLRUMemoryPerBlock).
+// shift deletion) of int32 node indices over a slab of 24-byte nodes
+// threaded on a doubly linked recency list, so a full LRU costs 24 bytes per
+// node plus 4 bytes per table slot (at most 2 slots per node): about 32-40
+// bytes per remembered block, under the 64-byte budget
+// (BenchmarkLRUMemory, TestLRUMemoryPerBlock). Each node carries the stamp
+// of its last touch (the pod's allocation clock, see Pod.clock), so a block
+// can be aged out before the count bound evicts it.
 //
 // Not safe for concurrent use; the Balancer's mutex guards it.
 type blockLRU struct {
@@ -20,6 +22,7 @@ type blockLRU struct {
 
 type lruNode struct {
 	hash       uint64
+	stamp      int64
 	prev, next int32
 }
 
@@ -69,10 +72,24 @@ func (l *blockLRU) Contains(h uint64) bool {
 	return n >= 0
 }
 
+// Stamp returns the stamp of h's last touch; ok is false when h is not
+// remembered. It does not touch h's recency.
+func (l *blockLRU) Stamp(h uint64) (stamp int64, ok bool) {
+	n, _ := l.find(h)
+	if n < 0 {
+		return 0, false
+	}
+	return l.nodes[n].stamp, true
+}
+
 // Touch remembers h as the most recently used block, evicting the least
 // recently used one when full.
-func (l *blockLRU) Touch(h uint64) {
+func (l *blockLRU) Touch(h uint64) { l.TouchAt(h, 0) }
+
+// TouchAt is Touch recording stamp as h's last touch.
+func (l *blockLRU) TouchAt(h uint64, stamp int64) {
 	if n, _ := l.find(h); n >= 0 {
+		l.nodes[n].stamp = stamp
 		l.moveFront(n)
 		return
 	}
@@ -81,7 +98,7 @@ func (l *blockLRU) Touch(h uint64) {
 		n := l.tail
 		l.tableDelete(l.nodes[n].hash)
 		l.unlink(n)
-		l.nodes[n].hash = h
+		l.nodes[n].hash, l.nodes[n].stamp = h, stamp
 		l.pushFront(n)
 		l.tableInsert(h, n)
 		return
@@ -93,7 +110,7 @@ func (l *blockLRU) Touch(h uint64) {
 		copy(grown, l.nodes)
 		l.nodes = grown
 	}
-	l.nodes = append(l.nodes, lruNode{hash: h})
+	l.nodes = append(l.nodes, lruNode{hash: h, stamp: stamp})
 	n := int32(len(l.nodes) - 1)
 	l.pushFront(n)
 	if uint64(len(l.nodes))*4 > uint64(len(l.table))*3 { // load > 3/4
@@ -172,4 +189,28 @@ func (l *blockLRU) moveFront(n int32) {
 	}
 	l.unlink(n)
 	l.pushFront(n)
+}
+
+// Max is the bound on remembered blocks.
+func (l *blockLRU) Max() int { return l.max }
+
+// Resize changes the bound; shrinking keeps the most recently used blocks
+// (and their stamps and order) and forgets the rest.
+func (l *blockLRU) Resize(bound int) {
+	bound = max(bound, 1)
+	if bound == l.max {
+		return
+	}
+	if len(l.nodes) <= bound {
+		l.max = bound
+		return
+	}
+	keep := make([]lruNode, 0, bound)
+	for n := l.head; n >= 0 && len(keep) < bound; n = l.nodes[n].next {
+		keep = append(keep, l.nodes[n])
+	}
+	*l = blockLRU{max: bound, head: -1, tail: -1}
+	for i := len(keep) - 1; i >= 0; i-- { // least recent first
+		l.TouchAt(keep[i].hash, keep[i].stamp)
+	}
 }
