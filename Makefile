@@ -40,6 +40,15 @@ render:
 test: envtest testdeps images helm egctl
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) go test ./...
 
+## e2e-cluster: a real one-node Kubernetes v1.37.2 on this machine (kubelet,
+## containerd, kube-proxy, CoreDNS; built from the module proxy and Debian's
+## packages, cached in TOOLS_DIR), the images `make images` built imported,
+## the scenarios in test/cluster run against it, the host restored after.
+## Needs root. KEEP_CLUSTER=1 leaves it up; docs/e2e-cluster.md.
+.PHONY: e2e-cluster
+e2e-cluster: envtest images helm
+	TOOLS_DIR=$(TOOLS_DIR) HELM=$(HELM) hack/cluster/e2e.sh
+
 ## egctl: Envoy Gateway's CLI at the version go.mod pins, built from the
 ## module proxy (cached in TOOLS_DIR); the Gateway plane's tests run its
 ## translator (egctl x translate) on the generated objects.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the binaries that controller-runtime's envtest needs into DIR:
 #
-#   DIR/kube-apiserver  built from k8s.io/kubernetes (hack/kube-apiserver/go.mod)
-#                       through the Go module proxy; cached, rebuilt only when
+#   DIR/kube-apiserver  built from k8s.io/kubernetes (hack/kubernetes/build.sh)
+#   DIR/kubectl         through the Go module proxy; cached, rebuilt only when
 #                       the version or that module's go.mod/go.sum change.
 #   DIR/etcd            a symlink to the etcd on PATH, else to Debian's
 #                       etcd-server package (installed with apt-get).
@@ -13,7 +13,6 @@
 # fresh Debian machine; uses sudo for apt-get when not root.
 set -euo pipefail
 
-K8S_VERSION=v1.37.2
 # kube-apiserver's etcd3 storage runs on etcd 3.4+ (Debian 12 ships 3.4.23); with
 # etcd < 3.5.13 / 3.4.31 it only switches off features that need watch progress
 # notifications (see k8s.io/apiserver/pkg/storage/feature).
@@ -25,7 +24,6 @@ die() { log "ERROR: $*"; exit 1; }
 [[ $# -eq 1 && -n "$1" ]] || die "usage: $0 DIR"
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-MOD_DIR="${HACK_DIR}/kube-apiserver"
 mkdir -p "$1"
 DIR="$(cd "$1" && pwd)"
 
@@ -40,71 +38,15 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 
-# ---------------------------------------------------------------- kube-apiserver
+# ------------------------------------------------- kube-apiserver and kubectl
+# kubectl from the same release: the e2e tests install the project with
+# `kubectl apply -k`, as users do.
+"${HACK_DIR}/kubernetes/build.sh" "$DIR" kube-apiserver kubectl
 apiserver="${DIR}/kube-apiserver"
-stamp="${DIR}/.kube-apiserver.stamp"
-want_stamp="$(
-  {
-    echo "k8s.io/kubernetes ${K8S_VERSION}"
-    go env GOVERSION GOOS GOARCH
-    cat "${MOD_DIR}/go.mod" "${MOD_DIR}/go.sum"
-  } | sha256sum | cut -d' ' -f1
-)"
-
-# Version stamped into the binaries built from k8s.io/kubernetes.
-pkg=k8s.io/component-base/version
-ldflags="-s -w"
-ldflags+=" -X ${pkg}.gitVersion=${K8S_VERSION}"
-ldflags+=" -X ${pkg}.gitMajor=$(echo "${K8S_VERSION#v}" | cut -d. -f1)"
-ldflags+=" -X ${pkg}.gitMinor=$(echo "${K8S_VERSION#v}" | cut -d. -f2)"
-ldflags+=" -X ${pkg}.gitTreeState=clean"
-ldflags+=" -X ${pkg}.gitCommit=k8s.io/kubernetes@${K8S_VERSION}"
-
-installed_version() {
-  # "Kubernetes v1.37.2" -> v1.37.2
-  "$apiserver" --version 2>/dev/null | awk '{print $2}' || true
-}
-
-if [[ -x "$apiserver" && "$(installed_version)" == "$K8S_VERSION" &&
-      -f "$stamp" && "$(cat "$stamp")" == "$want_stamp" ]]; then
-  log "kube-apiserver ${K8S_VERSION} is up to date in ${DIR}"
-else
-  log "building kube-apiserver ${K8S_VERSION} from k8s.io/kubernetes (takes several minutes on 2 cores)"
-  start=$(date +%s)
-  (
-    cd "$MOD_DIR"
-    # A separate module: no workspace, no vendor dir, go.sum is authoritative.
-    export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
-    go mod download
-    go build -ldflags "$ldflags" -o "${apiserver}.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-  )
-  mv -f "${apiserver}.tmp" "$apiserver"
-  got="$(installed_version)"
-  [[ "$got" == "$K8S_VERSION" ]] || die "built kube-apiserver reports version '${got}', want ${K8S_VERSION}"
-  echo "$want_stamp" >"$stamp"
-  log "built kube-apiserver ${got} in $(( $(date +%s) - start ))s"
-fi
+kubectl="${DIR}/kubectl"
+installed_version() { "$apiserver" --version 2>/dev/null | awk '{print $2}' || true; }
 
 # -------------------------------------------------------------------------- etcd
-# kubectl from the same k8s.io/kubernetes release and module (the e2e tests
-# install the project with `kubectl apply -k`, as users do).
-kubectl="${DIR}/kubectl"
-kubectl_stamp="${DIR}/.kubectl.stamp"
-if [[ -x "$kubectl" && -f "$kubectl_stamp" && "$(cat "$kubectl_stamp")" == "$want_stamp" ]]; then
-  log "kubectl ${K8S_VERSION} is up to date in ${DIR}"
-else
-  log "building kubectl ${K8S_VERSION} from k8s.io/kubernetes"
-  start=$(date +%s)
-  (
-    cd "$MOD_DIR"
-    export GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false"
-    go build -ldflags "$ldflags" -o "${kubectl}.tmp" k8s.io/kubernetes/cmd/kubectl
-  )
-  mv -f "${kubectl}.tmp" "$kubectl"
-  echo "$want_stamp" >"$kubectl_stamp"
-  log "built kubectl in $(( $(date +%s) - start ))s"
-fi
-
 etcd_link="${DIR}/etcd"
 etcd_bin=""
 if command -v etcd >/dev/null 2>&1; then
@@ -143,10 +85,10 @@ etcd_version="$("$etcd_bin" --version 2>/dev/null | awk '/^etcd Version:/ {print
 [[ -n "$etcd_version" ]] || die "cannot read the version of ${etcd_bin}"
 IFS=. read -r etcd_major etcd_minor _ <<<"$etcd_version"
 if [[ "$etcd_major" -ne 3 || "$etcd_minor" -lt $ETCD_MIN_MINOR ]]; then
-  die "etcd ${etcd_version} at ${etcd_bin} is too old for kube-apiserver ${K8S_VERSION} (need 3.${ETCD_MIN_MINOR}+)"
+  die "etcd ${etcd_version} at ${etcd_bin} is too old for kube-apiserver $(installed_version) (need 3.${ETCD_MIN_MINOR}+)"
 fi
 if [[ "$etcd_minor" -lt 5 ]]; then
-  log "note: etcd ${etcd_version} predates 3.5; kube-apiserver ${K8S_VERSION} runs on it with" \
+  log "note: etcd ${etcd_version} predates 3.5; kube-apiserver $(installed_version) runs on it with" \
       "watch-progress-based features (consistent reads from cache) switched off"
 fi
 if [[ "$(readlink -f "$etcd_link" 2>/dev/null || true)" != "$etcd_bin" ]]; then

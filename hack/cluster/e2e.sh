@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# make e2e-cluster: installs the cluster tools (cached), brings up the one-node
+# cluster, imports the images `make images` built, runs the scenarios in
+# test/cluster against it, and tears it down, restoring the host, on success,
+# failure or interrupt.
+#
+#   KEEP_CLUSTER=1 make e2e-cluster    leave it up afterwards (debugging);
+#                                      hack/cluster/cluster.sh down removes it
+#   E2E_RUN=Regexp make e2e-cluster    run only the matching scenarios
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+TOOLS_DIR="${TOOLS_DIR:-${HOME}/.cache/llmkube-compile}"
+export TOOLS_DIR
+CLUSTER_TOOLS="${TOOLS_DIR}/cluster-v1.37.2"
+export CLUSTER_TOOLS
+
+log() { printf '[e2e-cluster %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+hack/cluster/install.sh "$CLUSTER_TOOLS"
+
+finish() {
+  local rc=$?
+  trap - EXIT INT TERM
+  if ((rc != 0)); then
+    log "FAILED (exit ${rc}); the last lines of each component's log:"
+    for f in /run/llmkube-e2e/logs/*.log; do
+      [[ -f $f ]] || continue
+      echo "----- ${f}" >&2
+      tail -n 25 "$f" >&2
+    done
+  fi
+  if [[ "${KEEP_CLUSTER:-0}" == 1 ]]; then
+    log "KEEP_CLUSTER=1: the cluster stays up ($(hack/cluster/cluster.sh env)); remove it with hack/cluster/cluster.sh down"
+  else
+    hack/cluster/cluster.sh down || log "WARNING: teardown failed"
+  fi
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+started=$(date +%s)
+PROJECT_IMAGES="${ROOT}/dist/images" hack/cluster/cluster.sh up
+log "cluster up in $(( $(date +%s) - started ))s"
+# shellcheck disable=SC1091
+source "${CLUSTER_TOOLS}/images/refs.env"
+export STUBMODEL_IMAGE
+eval "export $(hack/cluster/cluster.sh env)"
+export PATH="${TOOLS_DIR}/envtest-bin:${PATH}"
+go test -tags e2ecluster ./test/cluster/ -count=1 -v -timeout 40m ${E2E_RUN:+-run "$E2E_RUN"}
