@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	otellog "go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
-	"go.opentelemetry.io/otel/sdk/resource"
 )
 
 // AuditSink receives one entry per request. Write must not block for long
@@ -164,8 +164,7 @@ func NewOTLPSink(ctx context.Context, router proxyapi.RouterInfo) (*OTLPSink, er
 	if err != nil {
 		return nil, fmt.Errorf("otlp audit exporter: %w", err)
 	}
-	res := resource.NewSchemaless(attribute.String("service.name", "router-proxy"), attribute.String("service.namespace", router.Namespace), attribute.String("llmkube.router", router.Name))
-	p := sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
+	p := sdklog.NewLoggerProvider(sdklog.WithResource(telemetry.Resource(router)), sdklog.WithProcessor(sdklog.NewBatchProcessor(exp)))
 	return &OTLPSink{provider: p, logger: p.Logger("llmkube.dev/router-proxy/audit")}, nil
 }
 

@@ -7,8 +7,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmkube/llmkube-compile/proxy/activation"
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
@@ -25,6 +29,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted,
 	defer func() {
 		if cur != nil {
 			cur.release()
+			telemetry.EndSpan(cur.span)
 		}
 	}()
 	for {
@@ -33,19 +38,27 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted,
 			break
 		}
 		ent.Attempts++
+		if cur != nil {
+			telemetry.EndSpan(cur.span) // the failed attempt before this one
+		}
 		a := &attempt{s: s, att: att, b: s.backends[att.Backend.Index]}
 		cur = a
+		actx := ctx
+		if s.tel != nil {
+			actx, a.span = s.tel.StartAttempt(ctx, r.URL.Path, att.Backend.Index, ent.Attempts, false)
+		}
 		if a.b.base == nil {
 			a.finish(neutral(""))
 			lastErr = att.Backend.Name() + ": no upstream URL"
 			continue
 		}
-		skip, answered, err := a.call(ctx, w, r, route, body, ent)
+		skip, answered, err := a.call(actx, w, r, route, body, ent)
 		switch {
 		case answered:
 			return
 		case skip != "":
 			lastErr = skip
+			telemetry.AttemptResult(a.span, telemetry.ResultSkipped)
 			a.release()
 			continue
 		case err != nil && ctx.Err() != nil:
@@ -126,6 +139,7 @@ type attempt struct {
 	pick     *balance.Pick // the pod of an endpoint backend until it has its verdict
 	up       *upstream
 	finished bool
+	span     trace.Span // the attempt's client span; nil without tracing
 }
 
 // verdict is what an attempt's outcome says about its backend.
@@ -158,6 +172,9 @@ func (a *attempt) finish(v verdict) {
 		health = runtime.Neutral
 	}
 	s.eng.Report(a.att, health)
+	if a.span != nil {
+		a.traceVerdict(v)
+	}
 	switch {
 	case v.health == runtime.Success:
 		a.b.met.attemptOK.Inc()
@@ -169,12 +186,25 @@ func (a *attempt) finish(v verdict) {
 	}
 }
 
+// traceVerdict puts the verdict on the attempt's span.
+func (a *attempt) traceVerdict(v verdict) {
+	result := v.result
+	switch {
+	case v.health == runtime.Success:
+		result = telemetry.ResultOK
+	case result == "":
+		result = "no_url"
+	}
+	telemetry.AttemptResult(a.span, result)
+}
+
 // broke records that the upstream broke a relayed response (a silent or
 // cut stream): the backend is quarantined, unless its pods carry the
 // health (the pod's verdict is podBody's).
 func (a *attempt) broke(reason string) {
 	a.s.quarantine(a.att.Backend)
 	a.s.m.quarantines.WithLabelValues(a.att.Backend.Name(), reason).Inc()
+	telemetry.AttemptResult(a.span, reason)
 }
 
 // discard gives back an upstream response that is not relayed, its body
@@ -210,7 +240,14 @@ func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	s, b, bc := a.s, a.b, a.att.Backend.Config
 	for try := 0; ; try++ {
 		var result string
+		held := time.Time{}
+		if a.span != nil && bc.Pool != nil {
+			held = s.now()
+		}
 		a.hold, skip, result, answered = s.activate(w, ctx, route, a.att, ent)
+		if !held.IsZero() {
+			telemetry.PoolHeld(a.span, s.now().Sub(held))
+		}
 		if result != "" {
 			a.finish(neutral(result)) // never a health verdict on the member
 		}
@@ -223,6 +260,9 @@ func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		}
 		a.up, err = s.send(ctx, b, r, body, s.eng.HeaderTimeout(route.Rule, a.att.Backend), false, host)
 		a.podAnswered(ctx, err)
+		if a.span != nil && err == nil {
+			telemetry.UpstreamStatus(a.span, a.up.resp.StatusCode)
+		}
 		if try > 0 || s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
 			return "", false, err
 		}

@@ -31,6 +31,10 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	defer s.m.inflight.Dec()
 
 	start := s.now()
+	// With tracing the request carries its server span from here on.
+	if s.tel != nil {
+		r = s.tel.StartRequest(r)
+	}
 	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
@@ -51,6 +55,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 			ent.CostUSD = "0"
 		}
 		s.m.observeServed(servedKey{rule: ent.Rule, backend: ent.Backend, outcome: ent.Outcome, status: ent.Status}, ent.LatencyMs/1000)
+		if s.tel != nil {
+			s.tel.EndRequest(r.Context(), ent)
+		}
 		if s.audit != nil {
 			s.audit.Write(ent)
 		}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/http"
 
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
 
@@ -38,11 +41,18 @@ func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, bod
 		defer s.shadowWG.Done()
 		defer func() { <-b.shadow }()
 		ctx := context.WithoutCancel(r.Context())
+		var span trace.Span
+		if s.tel != nil {
+			ctx, span = s.tel.StartAttempt(ctx, r.URL.Path, b.st.Index, 0, true)
+			defer telemetry.EndSpan(span)
+		}
 		up, err := s.send(ctx, b, sr, body, hto, true, "")
 		if err != nil {
 			s.m.shadowSent.WithLabelValues(name, "error").Inc()
+			telemetry.AttemptResult(span, "error")
 			return
 		}
+		telemetry.UpstreamStatus(span, up.resp.StatusCode)
 		defer up.cancel(nil)
 		defer up.resp.Body.Close()
 		t := up.idleGuard(idle)
@@ -65,5 +75,6 @@ func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, bod
 			res = "5xx"
 		}
 		s.m.shadowSent.WithLabelValues(name, res).Inc()
+		telemetry.AttemptResult(span, res)
 	}()
 }

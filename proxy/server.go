@@ -27,6 +27,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/runtime/balance"
@@ -104,6 +105,9 @@ type Options struct {
 	Pools PoolGate
 	// Collectors are registered beside the server's metrics (the pools').
 	Collectors []prometheus.Collector
+	// Telemetry exports spans and GenAI metrics; nil (the default) is off
+	// and costs a nil check per hook.
+	Telemetry *telemetry.Telemetry
 }
 
 // PoolGate is ModelPool activation (activation.Activator).
@@ -137,6 +141,7 @@ type Server struct {
 	rt      http.RoundTripper
 	maxBody int64
 	m       *metrics
+	tel     *telemetry.Telemetry // nil: no spans, no GenAI metrics
 
 	bodyMem      *semaphore.Weighted // bodies over SmallBodyBytes
 	smallMem     *semaphore.Weighted // bodies up to SmallBodyBytes
@@ -210,7 +215,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if opts.Budgets != nil {
 		keeper = opts.Budgets
 	}
-	s := &Server{cfg: cfg, eng: eng, budgets: keeper, pools: opts.Pools, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), now: now}
+	s := &Server{cfg: cfg, eng: eng, budgets: keeper, pools: opts.Pools, log: opts.Logger, audit: opts.Audit, rt: opts.Transport, maxBody: opts.MaxBodyBytes, m: newMetrics(cfg.Router.Name), tel: opts.Telemetry, now: now}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

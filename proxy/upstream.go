@@ -143,6 +143,10 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	if shadow {
 		req.Header.Set(ShadowHeader, "true")
 	}
+	if s.tel != nil {
+		// The attempt's span is the backend's parent (in-cluster backends only).
+		s.tel.Inject(ctx, b.st.Index, req.Header)
+	}
 	req.ContentLength = int64(len(body))
 	up := &upstream{cancel: cancel, ctx: ctx, started: s.now()}
 	up.guard = time.AfterFunc(hto, up.expire)

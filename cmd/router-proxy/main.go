@@ -32,6 +32,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -77,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&pf.poll, "pool-poll-interval", activation.DefaultPollInterval, "how often a ModelPool swap re-reads the members and the Lease")
 	fs.DurationVar(&pf.resync, "pool-resync-interval", activation.DefaultResyncInterval, "how long the belief about a ModelPool's resident member may go unchecked")
 	fs.DurationVar(&pf.lease, "pool-lease-duration", activation.DefaultLeaseDuration, "how long a ModelPool swap Lease lives without renewal: a crashed holder's swap is taken over after it")
+	traceSampling := fs.String("trace-sampling", "", "share of new traces sampled, 0 to 1, always following the caller's traceparent decision; empty: OTEL_TRACES_SAMPLER (default parentbased_always_on). Tracing is on only with an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)")
 	storeTimeout := fs.Duration("budget-store-timeout", budget.DefaultTimeout, "how long one admission may wait for the budget store")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -118,7 +120,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx}
+	tel, err := telemetry.New(ctx, cfg, telemetry.Options{Sampling: *traceSampling})
+	if err != nil {
+		return err
+	}
+	opts := proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: *bodyTimeout, ClientWriteTimeout: *writeTimeout, BodyMemoryBytes: *bodyMemory, Context: ctx, Telemetry: tel}
 	if *budgetStore != "" {
 		store, err := budget.NewStore(cfg, budget.StoreOptions{URL: *budgetStore, Password: os.Getenv(wellknown.BudgetStorePasswordEnv),
 			Failure: *storeFailure, Timeout: *storeTimeout, Logger: log})
@@ -172,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	startEndpoints(probeCtx, srv, *kubeconfig, *scrape, log)
 	srv.SetReady(true)
 	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", ln.Addr().String(), "admin", *admin,
-		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink)
+		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing())
 
 	select {
 	case <-ctx.Done():
@@ -208,6 +214,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer fcancel()
 	if err := sink.Close(fctx); err != nil {
 		log.Warn("audit flush", "error", err)
+	}
+	if err := tel.Shutdown(fctx); err != nil {
+		log.Warn("telemetry flush", "error", err)
 	}
 	log.Info("stopped")
 	return nil
