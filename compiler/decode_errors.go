@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	kjson "sigs.k8s.io/json"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -205,34 +206,34 @@ func indexPath(js []byte, fields []string, kind string) (string, bool) {
 	if json.Unmarshal(js, &doc) != nil {
 		return "", false
 	}
-	var walk func(v any, rest []string, prefix string) (string, bool)
-	walk = func(v any, rest []string, prefix string) (string, bool) {
+	var walk func(v any, rest []string, prefix *field.Path) (*field.Path, bool)
+	walk = func(v any, rest []string, prefix *field.Path) (*field.Path, bool) {
 		if list, ok := v.([]any); ok {
 			for i, item := range list {
-				if p, ok := walk(item, rest, diag.ItemPath(prefix, i)); ok {
+				if p, ok := walk(item, rest, prefix.Index(i)); ok {
 					return p, true
 				}
 			}
-			return "", false
+			return nil, false
 		}
 		if len(rest) == 0 {
 			return prefix, jsonKind(v) == kind
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return "", false
+			return nil, false
 		}
 		child, ok := m[rest[0]]
 		if !ok {
-			return "", false
+			return nil, false
 		}
-		next := rest[0]
-		if prefix != "" {
-			next = prefix + "." + rest[0]
+		if prefix == nil {
+			return walk(child, rest[1:], field.NewPath(rest[0]))
 		}
-		return walk(child, rest[1:], next)
+		return walk(child, rest[1:], prefix.Child(rest[0]))
 	}
-	return walk(doc, fields, "")
+	p, ok := walk(doc, fields, nil)
+	return diag.FieldString(p), ok
 }
 
 // jsonKind names a decoded JSON value the way encoding/json's errors do.

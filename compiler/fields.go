@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/planes"
@@ -34,11 +36,11 @@ func ignoredFields(asWritten, defaulted *v1.ModelRouterSpec, rules []planes.Fiel
 			}
 		}
 		segs := strings.Split(strings.TrimPrefix(r.Path, "spec."), ".")
-		for _, hit := range walk(doc, "spec", segs) {
+		for _, hit := range walk(doc, diag.Spec(), segs) {
 			if r.Value != "" && hit.value != r.Value {
 				continue
 			}
-			diags.Warnf(hit.path, ReasonFieldIgnored, "%s", r.Why)
+			diags.WarnAt(hit.path, ReasonFieldIgnored, "%s", r.Why)
 		}
 	}
 	return diags
@@ -59,7 +61,7 @@ func specDoc(s *v1.ModelRouterSpec) (any, bool) {
 
 // holds reports whether the spec's field at fv.Path holds fv.Value.
 func holds(doc any, fv planes.FieldValue) bool {
-	for _, hit := range walk(doc, "spec", strings.Split(strings.TrimPrefix(fv.Path, "spec."), ".")) {
+	for _, hit := range walk(doc, diag.Spec(), strings.Split(strings.TrimPrefix(fv.Path, "spec."), ".")) {
 		if hit.value == fv.Value {
 			return true
 		}
@@ -68,12 +70,12 @@ func holds(doc any, fv planes.FieldValue) bool {
 }
 
 type fieldHit struct {
-	path  string
+	path  *field.Path
 	value any
 }
 
 // walk finds every set value at segs below v; "name[*]" fans out over a list.
-func walk(v any, path string, segs []string) []fieldHit {
+func walk(v any, path *field.Path, segs []string) []fieldHit {
 	if len(segs) == 0 {
 		if isZero(v) {
 			return nil
@@ -90,12 +92,12 @@ func walk(v any, path string, segs []string) []fieldHit {
 		return nil
 	}
 	if !each {
-		return walk(child, path+"."+name, segs[1:])
+		return walk(child, path.Child(name), segs[1:])
 	}
 	list, _ := child.([]any)
 	var out []fieldHit
 	for i, el := range list {
-		out = append(out, walk(el, diag.ItemPath(path+"."+name, i), segs[1:])...)
+		out = append(out, walk(el, path.Child(name).Index(i), segs[1:])...)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -189,7 +190,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 		for i, item := range head.Items {
 			b, err := yaml.Marshal(item)
 			if err != nil {
-				diags = append(diags, fileErr(file, "", diag.ItemPath("items", i), ReasonInvalidDocument, "%v", err))
+				diags = append(diags, fileErr(file, "", field.NewPath("items").Index(i).String(), ReasonInvalidDocument, "%v", err))
 				continue
 			}
 			diags = append(diags, in.decodeDocument(file, doc, b, skipped)...)

@@ -23,7 +23,7 @@ var (
 
 // reasonsIn collects the reasons a package's non-test code can emit: its
 // Reason constants (const ReasonX = "X"), and the literal reason arguments of
-// Errorf/Warnf, of fileErr, and Reason: fields.
+// Errorf/Warnf/ErrorAt/WarnAt, of fileErr, and Reason: fields.
 func reasonsIn(t *testing.T, dir string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -128,7 +128,8 @@ func TestReasonsAreNamed(t *testing.T) {
 }
 
 // reasonArg is the reason a node passes to a diagnostic: the reason
-// argument of Errorf, Warnf or fileErr, or a Reason: field; nil otherwise.
+// argument of Errorf, Warnf, ErrorAt, WarnAt or fileErr, or a Reason: field;
+// nil otherwise.
 func reasonArg(n ast.Node) ast.Expr {
 	switch x := n.(type) {
 	case *ast.CallExpr:
@@ -140,7 +141,7 @@ func reasonArg(n ast.Node) ast.Expr {
 			name = fn.Name
 		}
 		switch {
-		case (name == "Errorf" || name == "Warnf") && len(x.Args) >= 2:
+		case (name == "Errorf" || name == "Warnf" || name == "ErrorAt" || name == "WarnAt") && len(x.Args) >= 2:
 			return x.Args[1]
 		case name == "fileErr" && len(x.Args) >= 4:
 			return x.Args[3]

@@ -50,11 +50,11 @@ func resolve(r *v1.ModelRouter, refs References, authoritative bool) *resolution
 			res.ready[b.Name] = inferenceServiceReady(s)
 		} else if authoritative {
 			res.missing = append(res.missing, b.Name)
-			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", ReasonInferenceServiceNotFound,
+			res.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), ReasonInferenceServiceNotFound,
 				"InferenceService %s/%s does not exist; backend %q is not ready and its rules fail over until it does",
 				r.Namespace, name, b.Name)
 		} else {
-			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", ReasonInferenceServiceNotFound,
+			res.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), ReasonInferenceServiceNotFound,
 				"InferenceService %s/%s is not in the input; assuming Service %q on port %d and that it is ready",
 				r.Namespace, name, naming.InferenceServiceServiceName(name), ConventionalServicePort)
 		}
@@ -69,7 +69,7 @@ func resolve(r *v1.ModelRouter, refs References, authoritative bool) *resolution
 		// InferenceService that is not ready is worth a word, since rules that
 		// name it fail over (or, fail-closed, refuse) until it is.
 		if s := res.isvc[b.Name]; s != nil && res.pool[b.Name] == nil && !res.ready[b.Name] {
-			res.diags.Warnf(diag.BackendPath(i)+".inferenceServiceRef.name", ReasonInferenceServiceNotReady,
+			res.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), ReasonInferenceServiceNotReady,
 				"InferenceService %s/%s is not ready (phase %q); traffic for backend %q fails over until it is", r.Namespace, name, s.Status.Phase, b.Name)
 		}
 	}

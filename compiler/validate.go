@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 )
@@ -82,19 +84,17 @@ func newValidator(r *v1.ModelRouter, res *resolution) *validator {
 
 func (v *validator) dataPlane() v1.DataPlane { return v.s.DataPlane }
 
-// itemPath renders a list element's field path, e.g. spec.backends[2].
-
 // uniqueNames reports every name that repeats an earlier one in a list, at
-// list[i].<field>. Empty names are left to the Required check.
-func (v *validator) uniqueNames(list, field, reason, what string, names []string) {
+// list[i].<name>. Empty names are left to the Required check.
+func (v *validator) uniqueNames(list *field.Path, name, reason, what string, names []string) {
 	first := map[string]int{}
 	for i, n := range names {
 		if n == "" {
 			continue
 		}
 		if j, dup := first[n]; dup {
-			v.diags.Errorf(diag.ItemPath(list, i)+"."+field, reason,
-				"%s %q is already used by %s; %s names must be unique", what, n, diag.ItemPath(list, j), what)
+			v.diags.ErrorAt(list.Index(i).Child(name), reason,
+				"%s %q is already used by %s; %s names must be unique", what, n, list.Index(j), what)
 			continue
 		}
 		first[n] = i
@@ -117,27 +117,27 @@ var (
 
 // duration checks one duration field and returns its value; ok is false when
 // the field is unset or invalid (and then already reported).
-func (v *validator) duration(field, value string, rule durationRule) (d time.Duration, ok bool) {
+func (v *validator) duration(at *field.Path, value string, rule durationRule) (d time.Duration, ok bool) {
 	if value == "" {
 		return 0, false
 	}
 	d, err := time.ParseDuration(value)
 	if err != nil {
-		v.diags.Errorf(field, ReasonInvalidDuration,
+		v.diags.ErrorAt(at, ReasonInvalidDuration,
 			"%q is not a duration; write a number with a unit, such as 30s, 5m or 1h", value)
 		return 0, false
 	}
 	switch {
 	case d < 0 && rule.allowZero:
-		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is negative; use a positive duration, or 0s to disable", value)
+		v.diags.ErrorAt(at, ReasonOutOfRange, "duration %s is negative; use a positive duration, or 0s to disable", value)
 	case d < 0:
-		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is negative; use a positive duration", value)
+		v.diags.ErrorAt(at, ReasonOutOfRange, "duration %s is negative; use a positive duration", value)
 	case d == 0 && !rule.allowZero:
-		v.diags.Errorf(field, ReasonOutOfRange, "duration %s must be greater than 0; leave the field unset to use the default", value)
+		v.diags.ErrorAt(at, ReasonOutOfRange, "duration %s must be greater than 0; leave the field unset to use the default", value)
 	case d == 0:
 		return d, true
 	case (rule.min != 0 && d < rule.min) || (rule.max != 0 && d > rule.max):
-		v.diags.Errorf(field, ReasonOutOfRange, "duration %s is out of range: it must be %s", value, rule.describe())
+		v.diags.ErrorAt(at, ReasonOutOfRange, "duration %s is out of range: it must be %s", value, rule.describe())
 	default:
 		return d, true
 	}
@@ -169,10 +169,10 @@ func shortDuration(d time.Duration) string {
 
 // cappedTimeout checks a rule or backend timeout and warns when the proxy's
 // responseHeaderTimeout will cap it (lowering applies the cap).
-func (v *validator) cappedTimeout(field, value string) {
-	d, ok := v.duration(field, value, timeoutRule)
+func (v *validator) cappedTimeout(at *field.Path, value string) {
+	d, ok := v.duration(at, value, timeoutRule)
 	if ok && v.headerTimeout > 0 && d > v.headerTimeout {
-		v.diags.Warnf(field, ReasonTimeoutCapped,
+		v.diags.WarnAt(at, ReasonTimeoutCapped,
 			"timeout %s exceeds spec.proxy.responseHeaderTimeout %s and is capped to %s; raise spec.proxy.responseHeaderTimeout to allow longer waits",
 			value, v.s.Proxy.ResponseHeaderTimeout, v.s.Proxy.ResponseHeaderTimeout)
 	}
@@ -182,18 +182,18 @@ func (v *validator) cappedTimeout(field, value string) {
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 
 // headerToken reports a header name that is not an RFC 7230 token.
-func (v *validator) headerToken(field, name string) {
+func (v *validator) headerToken(at *field.Path, name string) {
 	if !tokenPattern.MatchString(name) {
-		v.diags.Errorf(field, ReasonInvalidFormat,
+		v.diags.ErrorAt(at, ReasonInvalidFormat,
 			"%q is not an HTTP header name (an RFC 7230 token: letters, digits and !#$%%&'*+.^_|~-)", name)
 	}
 }
 
 // headerTokens reports every entry of a header-name list that is not an RFC
 // 7230 token, at list[i].
-func (v *validator) headerTokens(list string, names []string) {
+func (v *validator) headerTokens(list *field.Path, names []string) {
 	for i, h := range names {
-		v.headerToken(diag.ItemPath(list, i), h)
+		v.headerToken(list.Index(i), h)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -13,7 +14,7 @@ import (
 
 func (v *validator) checkGateway() {
 	if v.dataPlane() == v1.DataPlaneGateway && v.s.GatewayRef == nil {
-		v.diags.Errorf("spec.gatewayRef", ReasonGatewayRefRequired,
+		v.diags.ErrorAt(diag.Spec("gatewayRef"), ReasonGatewayRefRequired,
 			"dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway")
 	}
 }
@@ -32,18 +33,18 @@ func (v *validator) checkAgentGateway() {
 		return
 	}
 	g := v.s.AgentGatewayRef
+	p := diag.Spec("agentGatewayRef")
 	if g == nil {
-		v.diags.Errorf("spec.agentGatewayRef", ReasonAgentGatewayRefRequired,
+		v.diags.ErrorAt(p, ReasonAgentGatewayRefRequired,
 			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway")
 		return
 	}
-	const p = "spec.agentGatewayRef"
 	switch {
 	case g.EndpointPicker != "" && g.EndpointPickerPort == nil:
-		v.diags.Errorf(p+".endpointPickerPort", ReasonEndpointPickerIncomplete,
+		v.diags.ErrorAt(p.Child("endpointPickerPort"), ReasonEndpointPickerIncomplete,
 			"endpointPicker %q is set without endpointPickerPort; set both, or neither", g.EndpointPicker)
 	case g.EndpointPicker == "" && g.EndpointPickerPort != nil:
-		v.diags.Errorf(p+".endpointPicker", ReasonEndpointPickerIncomplete,
+		v.diags.ErrorAt(p.Child("endpointPicker"), ReasonEndpointPickerIncomplete,
 			"endpointPickerPort is set without endpointPicker; set both, or neither")
 	}
 	if g.Routing == v1.RoutingModel {
@@ -55,32 +56,32 @@ func (v *validator) checkAgentGateway() {
 
 // checkModelRouting refuses what agentgateway's model router cannot express.
 func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
-	refuse := func(field, what, instead string) {
-		v.diags.Errorf(field, ReasonUnsupportedInModelRouting,
+	refuse := func(at *field.Path, what, instead string) {
+		v.diags.ErrorAt(at, ReasonUnsupportedInModelRouting,
 			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or %s", what, instead)
 	}
 	const pool = "use routing: InferencePool"
 	if len(v.s.Rules) > 0 {
-		refuse("spec.rules", "rules", pool)
+		refuse(diag.Spec("rules"), "rules", pool)
 	}
 	if v.s.DefaultRoute != "" {
-		refuse("spec.defaultRoute", "a defaultRoute", pool)
+		refuse(diag.Spec("defaultRoute"), "a defaultRoute", pool)
 	}
 	for i, b := range v.s.Backends {
-		p := diag.ItemPath("spec.backends", i)
+		p := diag.Backend(i)
 		if b.External != nil {
 			// InferencePool routing selects in-cluster pods and refuses them too.
-			refuse(p+".external", "external backends", "use the Proxy or Gateway data plane, which route to external providers")
+			refuse(p.Child("external"), "external backends", "use the Proxy or Gateway data plane, which route to external providers")
 		}
 		if b.Resolution == v1.ResolutionEndpoint {
-			refuse(p+".resolution", "resolution: endpoint", pool)
+			refuse(p.Child("resolution"), "resolution: endpoint", pool)
 		}
 		if b.EndpointPicker != nil {
-			refuse(p+".endpointPicker", "per-backend endpoint pickers", pool)
+			refuse(p.Child("endpointPicker"), "per-backend endpoint pickers", pool)
 		}
 	}
 	if len(g.Hostnames) == 0 && g.SectionName == "" {
-		v.diags.Errorf("spec.agentGatewayRef", ReasonHostnamesOrSectionNameRequired,
+		v.diags.ErrorAt(diag.Spec("agentGatewayRef"), ReasonHostnamesOrSectionNameRequired,
 			"routing Model generates a route that takes every path on its listeners; limit it with agentGatewayRef.hostnames or sectionName")
 	}
 }
@@ -98,9 +99,9 @@ func (v *validator) checkEndpointPickers() {
 		if b.InferenceServiceRef == nil || b.External != nil {
 			continue
 		}
-		p, isvc, ep := diag.ItemPath("spec.backends", i), b.InferenceServiceRef.Name, pickers[i]
+		p, isvc, ep := diag.Backend(i), b.InferenceServiceRef.Name, pickers[i]
 		if ep.source == pickerNone {
-			v.diags.Errorf(p+".endpointPicker", ReasonEndpointPickerRequired,
+			v.diags.ErrorAt(p.Child("endpointPicker"), ReasonEndpointPickerRequired,
 				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",
 				b.Name, isvc)
 			continue
@@ -109,7 +110,7 @@ func (v *validator) checkEndpointPickers() {
 			if first, seen := ownByService[isvc]; !seen {
 				ownByService[isvc] = ep.ref
 			} else if first != ep.ref {
-				v.diags.Errorf(p+".endpointPicker.service", ReasonConflictingEndpointPickers,
+				v.diags.ErrorAt(p.Child("endpointPicker", "service"), ReasonConflictingEndpointPickers,
 					"backend %q names picker %s but another backend on InferenceService %q names %s; one InferencePool is generated per InferenceService and takes one picker, so name the same one",
 					b.Name, ep.ref, isvc, first)
 			}
@@ -120,7 +121,7 @@ func (v *validator) checkEndpointPickers() {
 			serves[ep.ref] = isvc
 		case first == isvc:
 		case ep.source == pickerOwn:
-			v.diags.Errorf(p+".endpointPicker.service", ReasonPickerSharedAcrossInferenceServices,
+			v.diags.ErrorAt(p.Child("endpointPicker", "service"), ReasonPickerSharedAcrossInferenceServices,
 				"picker %s already serves InferenceService %q and cannot also serve %q: an Endpoint Picker binds to exactly one InferencePool; give each InferenceService its own picker",
 				ep.ref, first, isvc)
 		case ep.source == pickerDefault:
@@ -128,7 +129,7 @@ func (v *validator) checkEndpointPickers() {
 		}
 	}
 	if len(defaultShared) > 0 {
-		v.diags.Errorf("spec.agentGatewayRef.endpointPicker", ReasonPickerSharedAcrossInferenceServices,
+		v.diags.ErrorAt(diag.Spec("agentGatewayRef", "endpointPicker"), ReasonPickerSharedAcrossInferenceServices,
 			"the default picker %s would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool; set spec.backends[].endpointPicker for each InferenceService",
 			pickerRef{v.s.AgentGatewayRef.EndpointPicker, *v.s.AgentGatewayRef.EndpointPickerPort}, quoted(dedupe(defaultShared)))
 	}
@@ -148,21 +149,21 @@ func dedupe(in []string) []string {
 
 func (v *validator) checkEndpoint() {
 	e := v.s.Endpoint
-	const p = "spec.endpoint"
+	p := diag.Spec("endpoint")
 	if e.APIKeySecretRef != nil {
-		v.diags.Errorf(p+".apiKeySecretRef", ReasonUnsupportedOnModelRouter,
+		v.diags.ErrorAt(p.Child("apiKeySecretRef"), ReasonUnsupportedOnModelRouter,
 			"apiKeySecretRef is an InferenceService field and is not supported on ModelRouter; remove it")
 	}
 	if e.Gateway != nil {
-		v.diags.Errorf(p+".gateway", ReasonUnsupportedOnModelRouter,
+		v.diags.ErrorAt(p.Child("gateway"), ReasonUnsupportedOnModelRouter,
 			"endpoint.gateway is an InferenceService field and is not supported on ModelRouter; to serve this router through Envoy AI Gateway use spec.dataPlane: Gateway with spec.gatewayRef")
 	}
 	if e.ExternalTrafficPolicy != "" && e.Type != v1.EndpointTypeNodePort && e.Type != v1.EndpointTypeLoadBalancer {
-		v.diags.Errorf(p+".externalTrafficPolicy", ReasonRequiresNodePortOrLoadBalancer,
+		v.diags.ErrorAt(p.Child("externalTrafficPolicy"), ReasonRequiresNodePortOrLoadBalancer,
 			"externalTrafficPolicy applies only to a NodePort or LoadBalancer Service, not %s; set endpoint.type or remove it", e.Type)
 	}
 	if e.NodePort != nil && e.Type != v1.EndpointTypeNodePort {
-		v.diags.Errorf(p+".nodePort", ReasonRequiresNodePort,
+		v.diags.ErrorAt(p.Child("nodePort"), ReasonRequiresNodePort,
 			"nodePort applies only to endpoint.type NodePort, not %s; set type: NodePort or remove it", e.Type)
 	}
 }
@@ -182,10 +183,10 @@ var proxyDurations = []struct {
 func (v *validator) checkProxy() {
 	p := v.s.Proxy
 	for _, d := range proxyDurations {
-		v.duration("spec.proxy."+d.field, d.value(p), d.rule)
+		v.duration(diag.Spec("proxy", d.field), d.value(p), d.rule)
 	}
 	if admin := naming.ProxyAdminServiceName(v.r.Name); p.ServiceName != "" && p.ServiceName == admin {
-		v.diags.Errorf("spec.proxy.serviceName", ReasonServiceNameConflict,
+		v.diags.ErrorAt(diag.Spec("proxy", "serviceName"), ReasonServiceNameConflict,
 			"serviceName %q is the name of the router-proxy's admin Service; choose another name", p.ServiceName)
 	}
 	if v.dataPlane() == v1.DataPlaneProxy {
@@ -193,7 +194,7 @@ func (v *validator) checkProxy() {
 		// after the pool: the name must be a valid object name.
 		for i, b := range v.s.Backends {
 			if pool := v.res.pool[b.Name]; pool != nil && len(wellknown.PoolLeaseName(pool.Name)) > validation.DNS1123SubdomainMaxLength {
-				v.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", ReasonPoolNameTooLong,
+				v.diags.ErrorAt(diag.Backend(i).Child("inferenceServiceRef"), ReasonPoolNameTooLong,
 					"ModelPool %q: its swap Lease %q would be longer than %d characters; shorten the pool's name",
 					pool.Name, wellknown.PoolLeaseName(pool.Name), validation.DNS1123SubdomainMaxLength)
 			}
@@ -204,7 +205,7 @@ func (v *validator) checkProxy() {
 // checkReserved warns about fields the schema reserves for later.
 func (v *validator) checkReserved() {
 	if m := v.s.MCPServer; m != nil && m.Enabled {
-		v.diags.Warnf("spec.mcpServer.enabled", ReasonMCPServerNotImplemented,
+		v.diags.WarnAt(diag.Spec("mcpServer", "enabled"), ReasonMCPServerNotImplemented,
 			"mcpServer is reserved for a future release and has no effect yet; the router serves no MCP endpoint")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 )
@@ -54,7 +56,7 @@ var patternHints = map[string]string{
 
 // checkFields walks the spec and applies the field table.
 func (v *validator) checkFields() {
-	walkFields(reflect.ValueOf(v.s).Elem(), "spec", "spec", &v.diags)
+	walkFields(reflect.ValueOf(v.s).Elem(), diag.Spec(), "spec", &v.diags)
 }
 
 // apiPackage is the package whose structs the walk descends into; the core
@@ -76,17 +78,17 @@ func jsonName(f reflect.StructField) string {
 
 // walkFields applies the field table to every field of an API struct. path is
 // the concrete field path (spec.backends[2].name), schema the table key
-// (spec.backends[].name).
-func walkFields(val reflect.Value, path, schema string, diags *diag.List) {
+// (spec.backends[].name, a string: "[]" is no field path).
+func walkFields(val reflect.Value, path *field.Path, schema string, diags *diag.List) {
 	t := val.Type()
 	for i := 0; i < t.NumField(); i++ {
 		name := jsonName(t.Field(i))
 		if name == "" {
 			continue
 		}
-		fv, p, s := val.Field(i), path+"."+name, schema+"."+name
+		fv, p, s := val.Field(i), path.Child(name), schema+"."+name
 		if rule, ok := fieldTable[s]; ok {
-			rule.check(fv, p, diags)
+			rule.check(fv, p, name, diags)
 		}
 		switch {
 		case fv.Kind() == reflect.Pointer && !fv.IsNil() && isAPIStruct(fv.Type().Elem()):
@@ -95,7 +97,7 @@ func walkFields(val reflect.Value, path, schema string, diags *diag.List) {
 			walkFields(fv, p, s, diags)
 		case fv.Kind() == reflect.Slice && isAPIStruct(fv.Type().Elem()):
 			for j := 0; j < fv.Len(); j++ {
-				walkFields(fv.Index(j), diag.ItemPath(p, j), s+"[]", diags)
+				walkFields(fv.Index(j), p.Index(j), s+"[]", diags)
 			}
 		}
 	}
@@ -103,13 +105,12 @@ func walkFields(val reflect.Value, path, schema string, diags *diag.List) {
 
 // check applies one rule to one field value. An unset optional field is not
 // checked; an unset required one is Required (a struct is judged by its own
-// required fields instead).
-func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
-	name := path[strings.LastIndex(path, ".")+1:]
+// required fields instead). name is the field's own name, for the message.
+func (rule fieldRule) check(fv reflect.Value, path *field.Path, name string, diags *diag.List) {
 	if fv.Kind() == reflect.Pointer {
 		if fv.IsNil() {
 			if rule.required {
-				diags.Errorf(path, ReasonRequired, "%s is required", name)
+				diags.ErrorAt(path, ReasonRequired, "%s is required", name)
 			}
 			return
 		}
@@ -120,7 +121,7 @@ func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
 		rule.checkString(fv.String(), path, name, diags)
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		if rule.required && fv.Int() == 0 {
-			diags.Errorf(path, ReasonRequired, "%s is required", name)
+			diags.ErrorAt(path, ReasonRequired, "%s is required", name)
 			return
 		}
 		rule.checkNumber(fv.Int(), path, diags)
@@ -129,27 +130,27 @@ func (rule fieldRule) check(fv reflect.Value, path string, diags *diag.List) {
 	}
 }
 
-func (rule fieldRule) checkString(s, path, name string, diags *diag.List) {
+func (rule fieldRule) checkString(s string, path *field.Path, name string, diags *diag.List) {
 	if s == "" {
 		if rule.required {
-			diags.Errorf(path, ReasonRequired, "%s is required", name)
+			diags.ErrorAt(path, ReasonRequired, "%s is required", name)
 		}
 		return
 	}
 	if len(rule.enum) > 0 && !slices.Contains(rule.enum, s) {
-		diags.Errorf(path, ReasonNotSupported, "unsupported value %q: must be one of %s", s, strings.Join(rule.enum, ", "))
+		diags.ErrorAt(path, ReasonNotSupported, "unsupported value %q: must be one of %s", s, strings.Join(rule.enum, ", "))
 	}
 	if rule.pattern != nil && !rule.pattern.MatchString(s) {
-		diags.Errorf(path, ReasonInvalidFormat, "%q is not valid: it must be %s (pattern %s)", s, rule.hint, rule.pattern)
+		diags.ErrorAt(path, ReasonInvalidFormat, "%q is not valid: it must be %s (pattern %s)", s, rule.hint, rule.pattern)
 	}
 	if n := len(s); rule.maxLength > 0 && n > rule.maxLength {
-		diags.Errorf(path, ReasonTooLong, "%s is %d characters long; at most %d are allowed", name, n, rule.maxLength)
+		diags.ErrorAt(path, ReasonTooLong, "%s is %d characters long; at most %d are allowed", name, n, rule.maxLength)
 	} else if n < rule.minLength {
-		diags.Errorf(path, ReasonTooShort, "%s is %d characters long; at least %d are required", name, n, rule.minLength)
+		diags.ErrorAt(path, ReasonTooShort, "%s is %d characters long; at least %d are required", name, n, rule.minLength)
 	}
 }
 
-func (rule fieldRule) checkNumber(n int64, path string, diags *diag.List) {
+func (rule fieldRule) checkNumber(n int64, path *field.Path, diags *diag.List) {
 	lo, hi := rule.minimum, rule.maximum
 	if (lo == nil || n >= *lo) && (hi == nil || n <= *hi) {
 		return
@@ -163,24 +164,24 @@ func (rule fieldRule) checkNumber(n int64, path string, diags *diag.List) {
 	default:
 		want = fmt.Sprintf("at most %d", *hi)
 	}
-	diags.Errorf(path, ReasonOutOfRange, "%d is out of range: it must be %s", n, want)
+	diags.ErrorAt(path, ReasonOutOfRange, "%d is out of range: it must be %s", n, want)
 }
 
 // checkItems bounds a list. nil is unset; an empty list that was written out
 // counts as zero items.
-func (rule fieldRule) checkItems(fv reflect.Value, path, name string, diags *diag.List) {
+func (rule fieldRule) checkItems(fv reflect.Value, path *field.Path, name string, diags *diag.List) {
 	if fv.IsNil() {
 		if rule.required {
-			diags.Errorf(path, ReasonRequired, "%s is required", name)
+			diags.ErrorAt(path, ReasonRequired, "%s is required", name)
 		}
 		return
 	}
 	n := fv.Len()
 	switch {
 	case rule.maxItems > 0 && n > rule.maxItems:
-		diags.Errorf(path, ReasonTooMany, "%s has %d entries; at most %d are allowed", name, n, rule.maxItems)
+		diags.ErrorAt(path, ReasonTooMany, "%s has %d entries; at most %d are allowed", name, n, rule.maxItems)
 	case n < rule.minItems:
-		diags.Errorf(path, ReasonTooFew, "%s has %d entries; at least %d %s required", name, n, rule.minItems, plural(rule.minItems, "is", "are"))
+		diags.ErrorAt(path, ReasonTooFew, "%s has %d entries; at least %d %s required", name, n, rule.minItems, plural(rule.minItems, "is", "are"))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -16,32 +18,32 @@ func (v *validator) checkBudgets() {
 	names := make([]string, len(budgets))
 	for i, b := range budgets {
 		names[i] = b.Name
-		p := diag.ItemPath("spec.policy.budgets", i)
+		p := diag.Budget(i)
 		if b.MaxTokens == nil && b.MaxUSD == "" {
-			v.diags.Errorf(p, ReasonBudgetLimitRequired,
+			v.diags.ErrorAt(p, ReasonBudgetLimitRequired,
 				"budget %q sets no limit; set maxTokens, maxUSD or both", b.Name)
 		}
 		switch {
 		case b.Scope == v1.ScopeRule && b.RuleName == "":
-			v.diags.Errorf(p+".ruleName", ReasonRuleNameRequired,
+			v.diags.ErrorAt(p.Child("ruleName"), ReasonRuleNameRequired,
 				"budget %q has scope rule and must name the rule it caps in ruleName", b.Name)
 		case b.Scope == v1.ScopeRule && !v.rules[b.RuleName]:
-			v.diags.Errorf(p+".ruleName", ReasonUnknownRule,
+			v.diags.ErrorAt(p.Child("ruleName"), ReasonUnknownRule,
 				"rule %q is not declared in spec.rules; name one of the router's rules", b.RuleName)
 		case b.Scope != v1.ScopeRule && b.RuleName != "":
-			v.diags.Warnf(p+".ruleName", ReasonFieldIgnored,
+			v.diags.WarnAt(p.Child("ruleName"), ReasonFieldIgnored,
 				"ruleName is read only for scope rule and is ignored for scope %s", b.Scope)
 		}
 		if b.HeaderKey != "" {
 			if b.Scope != v1.ScopeTeam {
-				v.diags.Warnf(p+".headerKey", ReasonFieldIgnored,
+				v.diags.WarnAt(p.Child("headerKey"), ReasonFieldIgnored,
 					"headerKey is read only for scope team and is ignored for scope %s", b.Scope)
 			} else {
-				v.headerToken(p+".headerKey", b.HeaderKey)
+				v.headerToken(p.Child("headerKey"), b.HeaderKey)
 			}
 		}
 	}
-	v.uniqueNames("spec.policy.budgets", "name", ReasonDuplicateBudgetName, "budget", names)
+	v.uniqueNames(diag.Spec("policy", "budgets"), "name", ReasonDuplicateBudgetName, "budget", names)
 }
 
 func (v *validator) checkAuth() {
@@ -49,34 +51,35 @@ func (v *validator) checkAuth() {
 	if a == nil {
 		return
 	}
+	auth := diag.Spec("policy", "auth")
 	if a.JWT != nil {
-		v.headerToken("spec.policy.auth.jwt.headerKey", a.JWT.HeaderKey)
+		v.headerToken(auth.Child("jwt", "headerKey"), a.JWT.HeaderKey)
 		if u, err := url.Parse(a.JWT.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			v.diags.Errorf("spec.policy.auth.jwt.jwksURI", ReasonInvalidURL,
+			v.diags.ErrorAt(auth.Child("jwt", "jwksURI"), ReasonInvalidURL,
 				"%q is not an http(s) URL; the signing keys are fetched from it", a.JWT.JWKSURI)
 		}
 		// With JWT on, the team is a verified claim: a team budget that keys
 		// on another header would key on a value the client chooses.
 		for i, b := range v.s.Policy.Budgets {
 			if b.Scope == v1.ScopeTeam && !strings.EqualFold(b.HeaderKey, a.JWT.HeaderKey) {
-				v.diags.Errorf(diag.ItemPath("spec.policy.budgets", i)+".headerKey", ReasonTeamBudgetHeaderUnverified,
+				v.diags.ErrorAt(diag.Budget(i).Child("headerKey"), ReasonTeamBudgetHeaderUnverified,
 					"team budget %q keys on %s, which the client chooses, while the verified team is written to %s (policy.auth.jwt.headerKey); use the same header", b.Name, b.HeaderKey, a.JWT.HeaderKey)
 			}
 		}
 	}
 	if len(a.Allowlists) > 0 && a.JWT == nil {
-		v.diags.Errorf("spec.policy.auth.allowlists", ReasonAllowlistRequiresJWT,
+		v.diags.ErrorAt(auth.Child("allowlists"), ReasonAllowlistRequiresJWT,
 			"allowlists authorize on a verified team claim, so they require policy.auth.jwt; configure jwt or remove the allowlists")
 	}
 	teams := make([]string, len(a.Allowlists))
 	for i, e := range a.Allowlists {
 		teams[i] = e.Team
 		if e.Team != "" && strings.TrimSpace(e.Team) != e.Team {
-			v.diags.Errorf(diag.ItemPath("spec.policy.auth.allowlists", i)+".team", ReasonInvalidFormat,
+			v.diags.ErrorAt(auth.Child("allowlists").Index(i).Child("team"), ReasonInvalidFormat,
 				"team %q has leading or trailing whitespace and would never equal a verified claim; remove it", e.Team)
 		}
 	}
-	v.uniqueNames("spec.policy.auth.allowlists", "team", ReasonDuplicateTeam, "team", teams)
+	v.uniqueNames(auth.Child("allowlists"), "team", ReasonDuplicateTeam, "team", teams)
 }
 
 // configMount is where the router-proxy's configuration is mounted read-only.
@@ -84,23 +87,23 @@ const configMount = wellknown.ConfigMount
 
 func (v *validator) checkAuditLog() {
 	a := v.s.Policy.AuditLog
-	const p = "spec.policy.auditLog"
+	p := diag.Spec("policy", "auditLog")
 	if wellknown.IsCredentialHeader(a.CallerHeader) {
-		v.diags.Errorf(p+".callerHeader", ReasonCredentialHeader,
+		v.diags.ErrorAt(p.Child("callerHeader"), ReasonCredentialHeader,
 			"%s carries a credential and would be written to every audit entry; name a non-secret header such as X-LLMKube-Client", a.CallerHeader)
 	}
 	if len(a.TrustedProxyCIDRs) > 0 && !a.LogClientAddress {
-		v.diags.Errorf(p+".trustedProxyCIDRs", ReasonRequiresLogClientAddress,
+		v.diags.ErrorAt(p.Child("trustedProxyCIDRs"), ReasonRequiresLogClientAddress,
 			"trustedProxyCIDRs only decide which address is logged as client; set logClientAddress: true or remove them")
 	}
 	for i, c := range a.TrustedProxyCIDRs {
 		if !validCIDROrAddr(c) {
-			v.diags.Errorf(diag.ItemPath(p+".trustedProxyCIDRs", i), ReasonInvalidCIDR,
+			v.diags.ErrorAt(p.Child("trustedProxyCIDRs").Index(i), ReasonInvalidCIDR,
 				"%q is neither a CIDR nor an IP address; write 10.0.0.0/8, 192.168.1.10 or fd00::/8", c)
 		}
 	}
 	if a.Sink == v1.SinkFile {
-		v.checkAuditFilePath(p+".filePath", a.FilePath)
+		v.checkAuditFilePath(p.Child("filePath"), a.FilePath)
 	}
 }
 
@@ -115,7 +118,7 @@ func validCIDROrAddr(s string) bool {
 // checkAuditFilePath requires an absolute file path inside a directory the
 // proxy can mount a volume on: not the root directory itself and not the
 // read-only config mount.
-func (v *validator) checkAuditFilePath(field, file string) {
+func (v *validator) checkAuditFilePath(at *field.Path, file string) {
 	clean := path.Clean(file)
 	var problem string
 	switch {
@@ -128,6 +131,6 @@ func (v *validator) checkAuditFilePath(field, file string) {
 	default:
 		return
 	}
-	v.diags.Errorf(field, ReasonInvalidFilePath,
+	v.diags.ErrorAt(at, ReasonInvalidFilePath,
 		"audit log file %q %s; use a file in a writable directory such as %s", file, problem, DefaultAuditFilePath)
 }

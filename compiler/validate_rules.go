@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -14,28 +16,28 @@ func (v *validator) checkRules() {
 	for i := range v.s.Rules {
 		rule := &v.s.Rules[i]
 		names[i] = rule.Name
-		path := diag.ItemPath("spec.rules", i)
-		v.checkRouteReferences(path+".route.backends", rule.Route.Backends)
+		path := diag.Rule(i)
+		v.checkRouteReferences(path.Child("route", "backends"), rule.Route.Backends)
 		v.checkStrategy(path, rule)
 		v.checkSensitiveRule(path, rule)
 		v.checkMatch(path, rule)
-		v.cappedTimeout(path+".timeout", rule.Timeout)
+		v.cappedTimeout(path.Child("timeout"), rule.Timeout)
 	}
-	v.uniqueNames("spec.rules", "name", ReasonDuplicateRuleName, "rule", names)
+	v.uniqueNames(diag.Spec("rules"), "name", ReasonDuplicateRuleName, "rule", names)
 }
 
 // checkRouteReferences requires every entry of route.backends to name a
 // declared backend, once.
-func (v *validator) checkRouteReferences(list string, names []string) {
+func (v *validator) checkRouteReferences(list *field.Path, names []string) {
 	seen := map[string]int{}
 	for j, n := range names {
-		field := diag.ItemPath(list, j)
+		at := list.Index(j)
 		if _, ok := v.backends[n]; !ok {
-			v.unknownBackend(field, n)
+			v.unknownBackend(at, n)
 		}
 		if k, dup := seen[n]; dup {
-			v.diags.Errorf(field, ReasonDuplicateRouteBackend,
-				"backend %q is already listed at %s; list each backend once", n, diag.ItemPath(list, k))
+			v.diags.ErrorAt(at, ReasonDuplicateRouteBackend,
+				"backend %q is already listed at %s; list each backend once", n, list.Index(k))
 			continue
 		}
 		seen[n] = j
@@ -45,54 +47,54 @@ func (v *validator) checkRouteReferences(list string, names []string) {
 func (v *validator) checkDefaultRoute() {
 	if n := v.s.DefaultRoute; n != "" {
 		if _, ok := v.backends[n]; !ok {
-			v.unknownBackend("spec.defaultRoute", n)
+			v.unknownBackend(diag.Spec("defaultRoute"), n)
 		}
 		return
 	}
 	// routing: Model routes every backend by its model id without rules.
 	modelRouting := v.dataPlane() == v1.DataPlaneAgentGateway && v.s.AgentGatewayRef != nil && v.s.AgentGatewayRef.Routing == v1.RoutingModel
 	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic && !modelRouting {
-		v.diags.Warnf("spec.defaultRoute", ReasonNoRoute,
+		v.diags.WarnAt(diag.Spec("defaultRoute"), ReasonNoRoute,
 			"the router has no rules, no defaultRoute and defaultRouteStrategy Static, so every request is refused with 503; set defaultRoute or add a rule")
 	}
 }
 
-func (v *validator) unknownBackend(field, name string) {
+func (v *validator) unknownBackend(at *field.Path, name string) {
 	declared := make([]string, 0, len(v.s.Backends))
 	for _, b := range v.s.Backends {
 		declared = append(declared, b.Name)
 	}
-	v.diags.Errorf(field, ReasonUnknownBackend,
+	v.diags.ErrorAt(at, ReasonUnknownBackend,
 		"backend %q is not declared in spec.backends (declared: %s)", name, quoted(declared))
 }
 
 // checkStrategy checks what each strategy needs of its backends and which
 // strategies the data plane compiles.
-func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
+func (v *validator) checkStrategy(path *field.Path, rule *v1.RouterRule) {
 	route := &rule.Route
 	switch {
 	case v.dataPlane() == v1.DataPlaneGateway && route.Strategy == v1.StrategyShadow:
-		v.diags.Errorf(path+".route.strategy", ReasonUnsupportedOnGateway,
+		v.diags.ErrorAt(path.Child("route", "strategy"), ReasonUnsupportedOnGateway,
 			"dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane")
 	case v.dataPlane() == v1.DataPlaneAgentGateway && route.Strategy != v1.StrategyPrimaryFallback:
-		v.diags.Errorf(path+".route.strategy", ReasonUnsupportedOnAgentGateway,
+		v.diags.ErrorAt(path.Child("route", "strategy"), ReasonUnsupportedOnAgentGateway,
 			"dataPlane AgentGateway compiles only strategy primary-fallback, not %s; use primary-fallback or another data plane", route.Strategy)
 	}
 	// Only backends that advertise every required capability ever serve the
 	// rule (under every strategy), so strategy needs are judged on those.
 	backends, at := v.capableBackendsOf(rule)
-	list := path + ".route.backends"
+	list := path.Child("route", "backends")
 	switch route.Strategy {
 	case v1.StrategyShadow:
 		if len(route.Backends) == 1 || (len(route.Backends) > 1 && len(backends) == 1) {
-			v.diags.Errorf(list, ReasonShadowNeedsTwoBackends,
+			v.diags.ErrorAt(list, ReasonShadowNeedsTwoBackends,
 				"strategy shadow serves from the first backend and mirrors to the others, so it needs at least two backends that advertise the rule's required capabilities; add one or use primary-fallback")
 		}
 		// Any backend after the first may receive copies (the ones after
 		// whichever served), so none of them may be pooled.
 		for k, b := range backends {
 			if p := v.res.pool[b.Name]; p != nil && at[k] > 0 {
-				v.diags.Errorf(diag.ItemPath(list, at[k]), ReasonShadowTargetPooled,
+				v.diags.ErrorAt(list.Index(at[k]), ReasonShadowTargetPooled,
 					"backend %q is a member of ModelPool %q and cannot be a shadow target: mirrored copies would swap the pool's shared GPU slot; remove it from this rule or put it first", b.Name, p.Name)
 			}
 		}
@@ -102,7 +104,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			positive = positive || *b.Weight > 0
 		}
 		if len(backends) > 0 && !positive {
-			v.diags.Errorf(list, ReasonNoPositiveWeight,
+			v.diags.ErrorAt(list, ReasonNoPositiveWeight,
 				"every backend of this weighted rule that advertises its required capabilities has weight 0, so it can never serve; give at least one of them a positive weight")
 		}
 		// Two members of one pool share one GPU slot and would swap on every
@@ -117,7 +119,7 @@ func (v *validator) checkStrategy(path string, rule *v1.RouterRule) {
 			if other, seen := first[p.Name]; !seen {
 				first[p.Name] = isvc
 			} else if other != isvc {
-				v.diags.Errorf(diag.ItemPath(list, at[k]), ReasonWeightedPoolConflict,
+				v.diags.ErrorAt(list.Index(at[k]), ReasonWeightedPoolConflict,
 					"backend %q (InferenceService %q) and InferenceService %q are both members of ModelPool %q; a weighted rule would swap them on every other request. Keep one pool member in this rule or use primary-fallback",
 					b.Name, isvc, other, p.Name)
 			}
@@ -145,7 +147,7 @@ func (v *validator) capableBackendsOf(rule *v1.RouterRule) (out []*v1.RouterBack
 // checkSensitiveRule closes the regulated-data gate: a rule matching a
 // sensitive classification must be fail-closed and reach only local-tier
 // backends. Tiers are already derived (external -> cloud unless attested).
-func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
+func (v *validator) checkSensitiveRule(path *field.Path, rule *v1.RouterRule) {
 	if rule.Match == nil {
 		return
 	}
@@ -161,14 +163,14 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 		return
 	}
 	if !rule.FailClosed {
-		v.diags.Errorf(path+".failClosed", ReasonFailClosedRequired,
+		v.diags.ErrorAt(path.Child("failClosed"), ReasonFailClosedRequired,
 			"rule %q matches sensitive classifications %s and must set failClosed: true, so matched requests are never served by another route",
 			rule.Name, quoted(matched))
 	}
 	backends, at := v.backendsOf(rule.Route.Backends)
 	for k, b := range backends {
 		if b.Tier != v1.TierLocal {
-			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), ReasonCloudBackendInSensitiveRule,
+			v.diags.ErrorAt(path.Child("route", "backends").Index(at[k]), ReasonCloudBackendInSensitiveRule,
 				"rule %q matches sensitive classifications %s but backend %q has tier %s; sensitive rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, quoted(matched), b.Name, b.Tier)
 		}
@@ -178,14 +180,14 @@ func (v *validator) checkSensitiveRule(path string, rule *v1.RouterRule) {
 // checkFailClosedRule holds every fail-closed rule to the reference:
 // "Fail-closed rules can only route to local-tier backends", whatever it
 // matches on (models, headers), not only sensitive classifications.
-func (v *validator) checkFailClosedRule(path string, rule *v1.RouterRule) {
+func (v *validator) checkFailClosedRule(path *field.Path, rule *v1.RouterRule) {
 	if !rule.FailClosed {
 		return
 	}
 	backends, at := v.backendsOf(rule.Route.Backends)
 	for k, b := range backends {
 		if b.Tier != v1.TierLocal {
-			v.diags.Errorf(diag.ItemPath(path+".route.backends", at[k]), ReasonCloudBackendInFailClosedRule,
+			v.diags.ErrorAt(path.Child("route", "backends").Index(at[k]), ReasonCloudBackendInFailClosedRule,
 				"rule %q is failClosed but backend %q has tier %s; fail-closed rules may route only to local-tier backends (an external backend is cloud unless it sets tier: local)",
 				rule.Name, b.Name, b.Tier)
 		}
@@ -193,14 +195,14 @@ func (v *validator) checkFailClosedRule(path string, rule *v1.RouterRule) {
 }
 
 // checkMatch warns about match conditions that cannot take effect.
-func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
+func (v *validator) checkMatch(path *field.Path, rule *v1.RouterRule) {
 	m := rule.Match
 	if m == nil {
 		return
 	}
 	for i, c := range m.DataClassification {
 		if strings.TrimSpace(c) == "" {
-			v.diags.Errorf(diag.ItemPath(path+".match.dataClassification", i), ReasonRequired,
+			v.diags.ErrorAt(path.Child("match", "dataClassification").Index(i), ReasonRequired,
 				"an empty classification matches no request header value; remove it or name a classification such as pii")
 		}
 	}
@@ -210,10 +212,10 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 	}
 	slices.Sort(names)
 	for _, h := range names {
-		v.headerToken(path+".match.headers["+h+"]", h)
+		v.headerToken(path.Child("match", "headers").Key(h), h)
 	}
 	if m.LatencySLOMs != nil && rule.Route.Strategy != v1.StrategyPrimaryFallback {
-		v.diags.Warnf(path+".match.latencySLOMs", ReasonLatencySLOIgnored,
+		v.diags.WarnAt(path.Child("match", "latencySLOMs"), ReasonLatencySLOIgnored,
 			"latencySLOMs is honored only by strategy primary-fallback and is ignored by %s; remove it or change the strategy", rule.Route.Strategy)
 	}
 	if len(m.RequiredCapabilities) > 0 {
@@ -223,7 +225,7 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 			capable = capable || wellknown.HasCapabilities(b.Capabilities, m.RequiredCapabilities)
 		}
 		if len(backends) > 0 && !capable {
-			v.diags.Warnf(path+".match.requiredCapabilities", ReasonRuleNeverMatches,
+			v.diags.WarnAt(path.Child("match", "requiredCapabilities"), ReasonRuleNeverMatches,
 				"no backend in route.backends advertises every required capability (%s), so rule %q can never match; add the capabilities to a backend or route to one that has them",
 				strings.Join(m.RequiredCapabilities, ", "), rule.Name)
 		}
@@ -234,20 +236,20 @@ func (v *validator) checkMatch(path string, rule *v1.RouterRule) {
 // on Proxy the mode itself, on the gateway planes every rule that would
 // depend on it.
 func (v *validator) checkClassification() {
-	v.headerToken("spec.policy.classification.headerKey", v.s.Policy.Classification.HeaderKey)
+	v.headerToken(diag.Spec("policy", "classification", "headerKey"), v.s.Policy.Classification.HeaderKey)
 	mode := v.s.Policy.Classification.Mode
 	if mode != v1.ClassificationDetector && mode != v1.ClassificationHybrid {
 		return
 	}
 	if v.dataPlane() == v1.DataPlaneProxy {
-		v.diags.Errorf("spec.policy.classification.mode", ReasonClassifierNotImplemented,
+		v.diags.ErrorAt(diag.Spec("policy", "classification", "mode"), ReasonClassifierNotImplemented,
 			"classification mode %s needs a content classifier that is not implemented; use header-only, which reads the classification from the %s header",
 			mode, v.s.Policy.Classification.HeaderKey)
 		return
 	}
 	for i, rule := range v.s.Rules {
 		if rule.Match != nil && len(rule.Match.DataClassification) > 0 {
-			v.diags.Errorf(diag.ItemPath("spec.rules", i)+".match.dataClassification", ReasonClassifierNotImplemented,
+			v.diags.ErrorAt(diag.Rule(i).Child("match", "dataClassification"), ReasonClassifierNotImplemented,
 				"dataPlane %s refuses a dataClassification match under classification mode %s, whose content classifier is not implemented; set spec.policy.classification.mode: header-only",
 				v.dataPlane(), mode)
 		}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestSortedOrdersListIndexesNumerically(t *testing.T) {
@@ -30,4 +32,25 @@ func TestStringAndErr(t *testing.T) {
 	assert.Len(t, l.Warnings(), 1)
 	assert.Len(t, l.WithObject("g.yaml", "ModelRouter/s").Errors(), 1)
 	assert.Equal(t, "g.yaml", l.WithObject("g.yaml", "ModelRouter/s")[0].File, "unattributed diagnostics get the file")
+}
+
+// TestTypedPathsPrintAsBefore: a typed path prints the notation the string
+// paths used (the goldens and the webhook depend on it).
+func TestTypedPathsPrintAsBefore(t *testing.T) {
+	for want, p := range map[string]interface{ String() string }{
+		"spec":                                 Spec(),
+		"spec.policy.auth.jwt":                 Spec("policy", "auth", "jwt"),
+		"spec.backends[2].name":                Backend(2).Child("name"),
+		"spec.rules[10].match.headers[X-Team]": Rule(10).Child("match", "headers").Key("X-Team"),
+		"spec.policy.budgets[0].ruleName":      Budget(0).Child("ruleName"),
+		"items[3]":                             field.NewPath("items").Index(3),
+	} {
+		assert.Equal(t, want, p.String())
+	}
+	assert.Equal(t, "", FieldString(nil), "a whole-object finding has no field")
+	var l List
+	l.ErrorAt(Rule(1).Child("name"), "A", "x %d", 1)
+	l.WarnAt(nil, "B", "y")
+	assert.Equal(t, Diagnostic{Severity: Error, Field: "spec.rules[1].name", Reason: "A", Message: "x 1"}, l[0])
+	assert.Equal(t, Diagnostic{Severity: Warning, Reason: "B", Message: "y"}, l[1])
 }
