@@ -1,7 +1,6 @@
 package agentgateway
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -121,7 +120,7 @@ func (e *emitter) checkAuth() {
 		rule := &e.r.Rules[i]
 		for _, h := range rule.Match.Headers {
 			if strings.EqualFold(h.Name, a.JWT.HeaderKey) {
-				e.diags.Errorf(fmt.Sprintf("%s.match.headers[%s]", diag.RulePath(rule.Index), h.Name), "VerifiedHeaderMatchUnsupported",
+				e.diags.ErrorAt(diag.Rule(rule.Index).Child("match", "headers").Key(h.Name), "VerifiedHeaderMatchUnsupported",
 					"rule %q matches %s, where the verified team lands; agentgateway verifies the token only after the HTTPRoute chose the rule, so the match would read the value the client sent. Match on the model instead, or use the Proxy or Gateway data plane", rule.Name, h.Name)
 			}
 		}

@@ -32,7 +32,7 @@ func (e *emitter) modelRouting() {
 			}
 		}
 		if len(services) > 1 {
-			e.diags.Errorf("spec.agentGatewayRef.endpointPicker", "PickerSharedAcrossInferenceServices",
+			e.diags.ErrorAt(diag.Spec("agentGatewayRef", "endpointPicker"), "PickerSharedAcrossInferenceServices",
 				"the default picker %s:%d would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool, and routing Model takes no per-backend pickers; remove endpointPicker (models are then served through their Services) or use routing InferencePool",
 				e.g.EndpointPicker.Name, e.g.EndpointPicker.Port, strings.Join(services, ", "))
 			return
@@ -41,17 +41,16 @@ func (e *emitter) modelRouting() {
 	published := map[string]int{}
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		p := diag.BackendPath(i)
-		field := p + ".name"
+		at := diag.Backend(i).Child("name")
 		if b.ModelID != b.Name {
-			field = p + ".displayName"
+			at = diag.Backend(i).Child("displayName")
 		}
 		if strings.Contains(b.ModelID, "*") {
-			e.diags.Errorf(field, "ModelIDNotExpressible",
+			e.diags.ErrorAt(at, "ModelIDNotExpressible",
 				"model id %q contains '*', which agentgateway's model match reads as a wildcard; publish an id without '*'", b.ModelID)
 		}
 		if j, dup := published[b.ModelID]; dup {
-			e.diags.Errorf(field, "DuplicateModelID",
+			e.diags.ErrorAt(at, "DuplicateModelID",
 				"backend %q publishes model id %q, as backend %q does; agentgateway's model router needs one model per id, so give one of them another displayName",
 				b.Name, b.ModelID, e.r.Backends[j].Name)
 			continue

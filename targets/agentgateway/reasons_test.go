@@ -33,7 +33,7 @@ func TestEveryReasonIsDocumented(t *testing.T) {
 			if !ok || len(call.Args) < 2 {
 				return true
 			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "Errorf" || sel.Sel.Name == "Warnf") {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "ErrorAt" || sel.Sel.Name == "WarnAt") {
 				if lit, ok := call.Args[1].(*ast.BasicLit); ok && lit.Kind == token.STRING {
 					r, _ := strconv.Unquote(lit.Value)
 					reasons = append(reasons, r)

@@ -53,8 +53,8 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 					return fmt.Sprintf("ModelRouter %s/%s attaches to Gateway %s too (%s), and a request meeting %s here and %s there is served by whichever route agentgateway ranks first (more header matches first, then namespace/name alphabetically), so one router's rule is dead for it; give the routers different agentGatewayRef.sectionName listeners or disjoint hostnames, make their models disjoint, or merge them into one router",
 						other.Namespace, other.Name, key, where, mine, theirs)
 				}
-				out[es[a].i].Errorf("spec.agentGatewayRef", "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
-				out[es[b].i].Errorf("spec.agentGatewayRef", "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+				out[es[a].i].ErrorAt(diag.Spec("agentGatewayRef"), "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
+				out[es[b].i].ErrorAt(diag.Spec("agentGatewayRef"), "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
 			}
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -95,7 +96,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
 	if r.Gateway == nil {
 		// The frontend requires gatewayRef on Gateway; this is a compiler bug.
-		e.diags.Errorf("spec.gatewayRef", "InternalError", "no gateway reference reached the Gateway target")
+		e.diags.ErrorAt(diag.Spec("gatewayRef"), "InternalError", "no gateway reference reached the Gateway target")
 		return nil, e.diags
 	}
 	e.refuseUnsupported()
@@ -139,36 +140,36 @@ func (e *emitter) refuseUnsupported() {
 	for i := range r.Rules {
 		rule := &r.Rules[i]
 		if rule.Match.LatencySLO > 0 {
-			e.diags.Errorf(diag.RulePath(i)+".match.latencySLOMs", "LatencySLOUnsupportedOnGateway",
+			e.diags.ErrorAt(diag.Rule(i).Child("match", "latencySLOMs"), "LatencySLOUnsupportedOnGateway",
 				"rule %q promotes its fallback when the primary's P95 first-token latency exceeds %s; the gateway measures no first-token latency and cannot reorder priorities at run time. Remove latencySLOMs or use the Proxy data plane",
 				rule.Name, rule.Match.LatencySLO)
 		}
 	}
 	a := r.Policy.Audit
-	const ap = "spec.policy.auditLog"
+	ap := diag.Spec("policy", "auditLog")
 	if a.Sink != ir.AuditSinkStdout {
-		e.diags.Errorf(ap+".sink", "AuditSinkUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("sink"), "AuditSinkUnsupportedOnGateway",
 			"the gateway writes no router audit log, so sink %s cannot be honoured; request records come from the Envoy access log configured on the EnvoyProxy. Remove sink or use the Proxy data plane", a.Sink)
 	}
 	if a.IncludeRequestBody {
-		e.diags.Errorf(ap+".includeRequestBody", "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("includeRequestBody"), "AuditFieldUnsupportedOnGateway",
 			"the gateway cannot add request bodies to audit entries; remove includeRequestBody or use the Proxy data plane")
 	}
 	if a.CallerHeader != "" {
-		e.diags.Errorf(ap+".callerHeader", "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("callerHeader"), "AuditFieldUnsupportedOnGateway",
 			"the gateway cannot add the %s header to audit entries; remove callerHeader or use the Proxy data plane", a.CallerHeader)
 	}
 	if a.LogClientAddress {
-		e.diags.Errorf(ap+".logClientAddress", "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("logClientAddress"), "AuditFieldUnsupportedOnGateway",
 			"the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane")
 	}
 	if len(a.TrustedProxies) > 0 {
-		e.diags.Errorf(ap+".trustedProxyCIDRs", "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("trustedProxyCIDRs"), "AuditFieldUnsupportedOnGateway",
 			"the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane")
 	}
 	for i := range r.Backends {
 		if p := r.Backends[i].Pool; p != nil {
-			e.diags.Errorf(diag.BackendPath(i)+".inferenceServiceRef", "ModelPoolUnsupportedOnGateway",
+			e.diags.ErrorAt(diag.Backend(i).Child("inferenceServiceRef"), "ModelPoolUnsupportedOnGateway",
 				"InferenceService %q is a member of ModelPool %q; the gateway cannot swap pool members into the shared GPU slot, so requests for a non-resident member would fail. Use the Proxy data plane for pooled backends",
 				r.Backends[i].Local.InferenceService, p.Pool)
 		}
@@ -178,9 +179,9 @@ func (e *emitter) refuseUnsupported() {
 // backends emits a Backend, an AIServiceBackend and, where credentials are
 // needed, a BackendSecurityPolicy per backend.
 // backendPath is the field path of a backend named by a rule.
-func (e *emitter) backendPath(name string) string {
+func (e *emitter) backendPath(name string) *field.Path {
 	b, _ := e.r.Backend(name)
-	return diag.BackendPath(b.Index)
+	return diag.Backend(b.Index)
 }
 
 func (e *emitter) backends() {
@@ -245,9 +246,9 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 	}
 	x := b.External
 	up := b.Upstream
-	p := diag.BackendPath(i) + ".external"
+	p := diag.Backend(i).Child("external")
 	if up.Host == "" {
-		e.diags.Errorf(p+".url", "ProviderHostUnknown",
+		e.diags.ErrorAt(p.Child("url"), "ProviderHostUnknown",
 			"provider %s has no fixed endpoint (the router-proxy derives it at run time), but the gateway needs the upstream host when the Backend is created; set url (for Bedrock https://bedrock-runtime.<region>.amazonaws.com)", x.Provider)
 		return spec, "", "", false
 	}
@@ -267,7 +268,7 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 		schemaName = "GCPVertexAI"
 	}
 	if schemaName != "OpenAI" && up.Path != "" {
-		e.diags.Errorf(p+".url", "URLPathUnsupported",
+		e.diags.ErrorAt(p.Child("url"), "URLPathUnsupported",
 			"the gateway's %s schema addresses the provider's API at its published paths and cannot prefix them with %q; remove the path from url", schemaName, up.Path)
 		return spec, "", "", false
 	}
@@ -293,11 +294,11 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 // BackendSecurityPolicy, or refuses.
 func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 	x := b.External
-	p := diag.BackendPath(i) + ".external.credentialsSecretRef"
+	p := diag.Backend(i).Child("external", "credentialsSecretRef")
 	switch x.Provider {
 	case ir.ProviderBedrock, ir.ProviderVertexAI:
 		if x.CredentialsSecret == "" {
-			e.diags.Errorf(p, "CredentialsRequired",
+			e.diags.ErrorAt(p, "CredentialsRequired",
 				"the gateway must sign every %s request, so the backend needs credentials; set credentialsSecretRef (and see the next refusal for the layout)", x.Provider)
 			return
 		}
@@ -309,7 +310,7 @@ func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 		for _, c := range x.Credentials {
 			keys = append(keys, c.Key)
 		}
-		e.diags.Errorf(p, "CredentialsLayoutUnsupported",
+		e.diags.ErrorAt(p, "CredentialsLayoutUnsupported",
 			"Secret %q holds %s as separate keys (%s), the layout the router-proxy reads; the gateway's BackendSecurityPolicy needs %s, which this Secret layout and ModelRouter do not provide. Use the Proxy data plane for this backend",
 			x.CredentialsSecret, x.Provider, strings.Join(keys, ", "), want)
 		return
@@ -332,7 +333,7 @@ func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 	if len(x.Credentials) > 0 {
 		conventional = x.Credentials[0].Key
 	}
-	e.diags.Warnf(p, "GatewaySecretKey",
+	e.diags.WarnAt(p, "GatewaySecretKey",
 		"the gateway reads the API key from key \"apiKey\" of Secret %q, the router-proxy from key %s; the Secret must hold the key under \"apiKey\" for the gateway (a missing key fails every request to %s)",
 		x.CredentialsSecret, conventional, b.Name)
 }
@@ -369,10 +370,10 @@ func gwDuration(d time.Duration) (string, bool) {
 	return b.String(), true
 }
 
-func (e *emitter) duration(field string, d time.Duration) string {
+func (e *emitter) duration(at *field.Path, d time.Duration) string {
 	s, ok := gwDuration(d)
 	if !ok {
-		e.diags.Errorf(field, "DurationNotExpressible",
+		e.diags.ErrorAt(at, "DurationNotExpressible",
 			"%s cannot be written as a Gateway API duration (whole milliseconds, at most 99999h); round it to milliseconds", d)
 	}
 	return s

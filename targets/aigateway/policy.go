@@ -140,10 +140,10 @@ var windowUnits = map[time.Duration]egv1a1.RateLimitUnit{
 // limit), shared across every target of the policy.
 func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	b := &e.r.Policy.Budgets[i]
-	p := diag.BudgetPath(i)
+	p := diag.Budget(i)
 	unit, ok := windowUnits[b.Window]
 	if !ok {
-		e.diags.Errorf(p+".windowSeconds", "BudgetWindowUnsupported",
+		e.diags.ErrorAt(p.Child("windowSeconds"), "BudgetWindowUnsupported",
 			"budget %q counts over %s; the gateway's global rate limits count over one second, minute, hour or day, and scaling the limit to another window would change what it allows. Use windowSeconds 1, 60, 3600 or 86400", b.Name, b.Window)
 		return nil
 	}
@@ -165,7 +165,7 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	var out []egv1a1.RateLimitRule
 	if b.MaxTokens > 0 {
 		if b.MaxTokens > math.MaxUint32 {
-			e.diags.Errorf(p+".maxTokens", "BudgetLimitTooLarge",
+			e.diags.ErrorAt(p.Child("maxTokens"), "BudgetLimitTooLarge",
 				"budget %q allows %d tokens; a gateway rate limit counts at most %d per window", b.Name, b.MaxTokens, uint64(math.MaxUint32))
 		} else {
 			out = append(out, rule(uint64(b.MaxTokens), tokenCostKey))
@@ -176,10 +176,10 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 		r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e.usdCost.scale)), nil)))
 		switch {
 		case !r.IsInt():
-			e.diags.Errorf(p+".maxUSD", "BudgetLimitNotExpressible",
+			e.diags.ErrorAt(p.Child("maxUSD"), "BudgetLimitNotExpressible",
 				"budget %q caps %s USD, finer than the 1e-%d USD unit the cost expression counts in; drop the extra decimals", b.Name, b.MaxUSD, e.usdCost.scale)
 		case !r.Num().IsUint64() || r.Num().Uint64() > math.MaxUint32:
-			e.diags.Errorf(p+".maxUSD", "BudgetLimitTooLarge",
+			e.diags.ErrorAt(p.Child("maxUSD"), "BudgetLimitTooLarge",
 				"budget %q caps %s USD, %s units of 1e-%d USD, more than the %d a gateway rate limit counts per window (prices with more decimals need a finer unit)", b.Name, b.MaxUSD, r.Num(), e.usdCost.scale, uint64(math.MaxUint32))
 		default:
 			out = append(out, rule(r.Num().Uint64(), e.usdCost.key))
@@ -187,7 +187,7 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	}
 	if len(out) > 0 {
 		e.budgets++
-		e.diags.Warnf(p+".windowSeconds", "BudgetWindowFixed",
+		e.diags.WarnAt(p.Child("windowSeconds"), "BudgetWindowFixed",
 			"budget %q counts in fixed %s windows on the gateway (the rate-limit service resets at each boundary), not a rolling window, so up to twice the limit can pass around a boundary", b.Name, strings.ToLower(string(unit)))
 	}
 	return out
@@ -224,7 +224,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 	}
 	if len(groups) > 1 {
 		for _, i := range shared {
-			e.diags.Errorf(diag.BudgetPath(i), "BudgetSpansTrafficPolicies",
+			e.diags.ErrorAt(diag.Budget(i), "BudgetSpansTrafficPolicies",
 				"budget %q must count every request of the router in one bucket, but the router's rules need %d BackendTrafficPolicies (they differ in response-header timeout or rule budgets) and the gateway keeps one bucket per policy. Give the rules one timeout and drop rule-scope budgets, or use the Proxy data plane",
 				e.r.Policy.Budgets[i].Name, len(groups))
 		}
@@ -259,7 +259,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 			retry.PerRetry = &egv1a1.PerRetryPolicy{Timeout: ptr(gwapiv1.Duration(first.headerTimeout))}
 		}
 		spec.Retry = retry
-		q := e.duration("spec.proxy.quarantineDuration", e.r.Timeouts.Quarantine)
+		q := e.duration(diag.Spec("proxy", "quarantineDuration"), e.r.Timeouts.Quarantine)
 		spec.HealthCheck = &egv1a1.HealthCheck{
 			Passive: &egv1a1.PassiveHealthCheck{
 				SplitExternalLocalOriginErrors: ptr(true),
@@ -297,7 +297,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 			found = found || (g.origin >= 0 && e.r.Rules[g.origin].Name == b.RuleName)
 		}
 		if !found {
-			e.diags.Warnf(diag.BudgetPath(i)+".ruleName", "BudgetNeverApplies",
+			e.diags.WarnAt(diag.Budget(i).Child("ruleName"), "BudgetNeverApplies",
 				"rule %q never matches on the gateway (no backend advertises its required capabilities), so budget %q caps nothing", b.RuleName, b.Name)
 		}
 	}
@@ -347,7 +347,7 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 				external = true
 				if b.HealthCheck.Set && !warned[name] {
 					warned[name] = true
-					e.diags.Warnf(e.backendPath(name)+".healthCheck", "ActiveHealthCheckNotApplied",
+					e.diags.WarnAt(e.backendPath(name).Child("healthCheck"), "ActiveHealthCheckNotApplied",
 						"the gateway's active probes carry no provider credentials, so backend %q is not probed actively; passive outlier detection ejects it after a failed request for the quarantine duration", name)
 				}
 				continue
@@ -367,14 +367,14 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 		for _, g := range tg.rules {
 			labels = append(labels, labelOf(g))
 		}
-		e.diags.Warnf("spec.backends", "ActiveHealthCheckSkipped",
+		e.diags.WarnAt(diag.Spec("backends"), "ActiveHealthCheckSkipped",
 			"the backends of %s use different health checks and the gateway applies one probe per rule, so they are not probed actively; passive outlier detection ejects a failing backend", strings.Join(labels, ", "))
 		return nil
 	}
 	return &egv1a1.ActiveHealthCheck{
 		Type:               egv1a1.ActiveHealthCheckerTypeHTTP,
-		Interval:           ptr(gwapiv1.Duration(e.duration("spec.backends", hc.Interval))),
-		Timeout:            ptr(gwapiv1.Duration(e.duration("spec.backends", hc.Timeout))),
+		Interval:           ptr(gwapiv1.Duration(e.duration(diag.Spec("backends"), hc.Interval))),
+		Timeout:            ptr(gwapiv1.Duration(e.duration(diag.Spec("backends"), hc.Timeout))),
 		UnhealthyThreshold: ptr(uint32(1)),
 		HealthyThreshold:   ptr(uint32(1)),
 		HTTP:               &egv1a1.HTTPActiveHealthChecker{Path: hc.Path, ExpectedStatuses: []egv1a1.HTTPStatus{200}},
@@ -467,7 +467,7 @@ func (e *emitter) refuseAllowlistGlobs() {
 	for i, al := range a.Allowlists {
 		for k, m := range al.Models {
 			if wellknown.IsGlob(m) {
-				e.diags.Errorf(fmt.Sprintf("spec.policy.auth.allowlists[%d].models[%d]", i, k), "AllowlistGlobUnsupportedOnGateway",
+				e.diags.ErrorAt(diag.Spec("policy", "auth", "allowlists").Index(i).Child("models").Index(k), "AllowlistGlobUnsupportedOnGateway",
 					"team %q is allowed models matching %q, but Envoy Gateway's authorization compares the model header with exact values only, so the glob would admit no model it stands for; list the model ids the team may reach, or use the Proxy data plane", al.Team, m)
 			}
 		}

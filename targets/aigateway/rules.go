@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
@@ -31,7 +33,7 @@ func (e *emitter) buildRules() []*genRule {
 		if !ok || len(matches) == 0 {
 			continue
 		}
-		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (%s)", rule.Name, diag.RulePath(i)), matches: matches}
+		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (%s)", rule.Name, diag.Rule(i)), matches: matches}
 		e.routeBackends(g, rule)
 		if rule.Strategy != ir.StrategyWeighted && len(g.refs) > 0 {
 			g.numRetries = int32(len(g.refs) - 1)
@@ -47,7 +49,7 @@ func (e *emitter) buildRules() []*genRule {
 		if len(g.backends) > 1 {
 			for _, name := range g.backends {
 				if ip := e.ipLiteral(name); ip != "" {
-					e.diags.Errorf(diag.RulePath(i)+".route.backends", "IPBackendFailover",
+					e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), "IPBackendFailover",
 						"rule %q routes to %d backends and backend %q is the IP literal %s: Envoy Gateway puts IP-literal Backends in one EDS cluster (no locality priority, and every host gets the first backend's model, auth and schema) or, mixed with hostnames, splits them into weighted clusters at 1:1, so %s would become a split without failover; give the backend a hostname (a DNS name, or a Service in the cluster) or route this rule to it alone",
 						rule.Name, len(g.backends), name, ip, rule.Strategy)
 					break
@@ -56,7 +58,7 @@ func (e *emitter) buildRules() []*genRule {
 		}
 		g.headerTimeout = e.ruleHeaderTimeout(i, rule)
 		if len(g.refs) > MaxBackendRefsPerRule {
-			e.diags.Errorf(diag.RulePath(i)+".route.backends", "TooManyBackends",
+			e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), "TooManyBackends",
 				"rule %q routes to %d backends; the generated HTTPRoute rule holds at most %d backendRefs and a rule's backends cannot be split without changing its failover order", rule.Name, len(g.refs), MaxBackendRefsPerRule)
 		}
 		for bi := range r.Policy.Budgets {
@@ -72,7 +74,7 @@ func (e *emitter) buildRules() []*genRule {
 	e.warnNoFallThrough(noFallThrough)
 	if r.Default.Strategy == ir.DefaultBackendNameMatch {
 		if r.Default.Backend != "" {
-			e.diags.Warnf("spec.defaultRouteStrategy", "NoFallThroughOnGateway",
+			e.diags.WarnAt(diag.Spec("defaultRouteStrategy"), "NoFallThroughOnGateway",
 				"on the gateway a request naming a backend's model always goes to that backend: when it is down the request fails with 503 instead of falling back to defaultRoute %q (the router-proxy skips an unhealthy name match)", r.Default.Backend)
 		}
 		for i := range r.Backends {
@@ -85,7 +87,7 @@ func (e *emitter) buildRules() []*genRule {
 			}
 			g.refs = []RouteBackendRef{e.ref(b.Name, nil, nil)}
 			g.backends = []string{b.Name}
-			g.headerTimeout = e.duration(diag.BackendPath(i)+".timeout", r.HeaderTimeout(nil, b))
+			g.headerTimeout = e.duration(diag.Backend(i).Child("timeout"), r.HeaderTimeout(nil, b))
 			out = append(out, g)
 		}
 	}
@@ -94,7 +96,7 @@ func (e *emitter) buildRules() []*genRule {
 		g := &genRule{name: defaultRuleName, origin: originDefaultRoute, label: "defaultRoute", matches: []match{{}}}
 		g.refs = []RouteBackendRef{e.ref(name, nil, nil)}
 		g.backends = []string{name}
-		g.headerTimeout = e.duration("spec.defaultRoute", r.HeaderTimeout(nil, b))
+		g.headerTimeout = e.duration(diag.Spec("defaultRoute"), r.HeaderTimeout(nil, b))
 		out = append(out, g)
 	}
 	return out
@@ -111,7 +113,7 @@ func (e *emitter) warnNoFallThrough(rules []int) {
 	case 0:
 		return
 	case 1:
-		e.diags.Warnf(diag.RulePath(rules[0])+".failClosed", "NoFallThroughOnGateway",
+		e.diags.WarnAt(diag.Rule(rules[0]).Child("failClosed"), "NoFallThroughOnGateway",
 			"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 %s", e.r.Rules[rules[0]].Name, why)
 		return
 	}
@@ -123,7 +125,7 @@ func (e *emitter) warnNoFallThrough(rules []int) {
 	if more := len(rules) - len(names); more > 0 {
 		list += fmt.Sprintf(" and %d more", more)
 	}
-	e.diags.Warnf("spec.rules", "NoFallThroughOnGateway",
+	e.diags.WarnAt(diag.Spec("rules"), "NoFallThroughOnGateway",
 		"on the gateway a matched rule never falls through: when every backend of one of the %d rules %s is down its requests fail with 503 %s; set failClosed: true on them to make that explicit", len(rules), list, why)
 }
 
@@ -171,7 +173,7 @@ func (e *emitter) routeBackends(g *genRule, rule *ir.Rule) {
 func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 	r := e.r
 	if rule.Timeout > 0 {
-		return e.duration(diag.RulePath(i)+".timeout", rule.Timeout)
+		return e.duration(diag.Rule(i).Child("timeout"), rule.Timeout)
 	}
 	var first string
 	var firstD string
@@ -183,13 +185,13 @@ func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 			continue
 		}
 		if d != firstD {
-			e.diags.Errorf(diag.RulePath(i)+".timeout", "BackendTimeoutsDiffer",
+			e.diags.ErrorAt(diag.Rule(i).Child("timeout"), "BackendTimeoutsDiffer",
 				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, so set the rule's timeout", rule.Name, firstD, first, d, name)
 			return ""
 		}
 	}
 	b, _ := r.Backend(first)
-	return e.duration(e.backendPath(first)+".timeout", r.HeaderTimeout(rule, b))
+	return e.duration(e.backendPath(first).Child("timeout"), r.HeaderTimeout(rule, b))
 }
 
 // headerValuePattern is Gateway API's pattern for an HTTPRoute header
@@ -200,28 +202,28 @@ var headerValuePattern = regexp.MustCompile(`^[!-~]+([\t ]?[!-~]+)*$`)
 // classifications, each with the task-complexity and header conditions.
 func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 	m := &rule.Match
-	p := diag.RulePath(i) + ".match"
+	p := diag.Rule(i).Child("match")
 	var base match
-	add := func(field string, c constraint) bool {
+	add := func(at *field.Path, c constraint) bool {
 		u, ok, known := and(base, match{c})
 		switch {
 		case !known:
-			e.diags.Errorf(field, "MatchNotExpressible",
+			e.diags.ErrorAt(at, "MatchNotExpressible",
 				"rule %q puts two different patterns on header %s, which one gateway header match cannot express", rule.Name, c.name)
 			return false
 		case !ok:
-			e.diags.Warnf(field, "RuleNeverMatches",
+			e.diags.WarnAt(at, "RuleNeverMatches",
 				"rule %q requires two different values of header %s, so it never matches and is not generated", rule.Name, c.name)
 			return false
 		}
 		base = u
 		return true
 	}
-	if m.TaskComplexity != "" && !add(p+".taskComplexity", patternC(wellknown.TaskComplexityHeader, caseInsensitive(m.TaskComplexity))) {
+	if m.TaskComplexity != "" && !add(p.Child("taskComplexity"), patternC(wellknown.TaskComplexityHeader, caseInsensitive(m.TaskComplexity))) {
 		return nil, false
 	}
 	for _, h := range m.Headers {
-		if !add(p+".headers["+h.Name+"]", exactC(h.Name, h.Value)) {
+		if !add(p.Child("headers").Key(h.Name), exactC(h.Name, h.Value)) {
 			return nil, false
 		}
 	}
@@ -231,7 +233,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 		for k, model := range m.Models {
 			pat, isGlob, ok := globPattern(model)
 			if !ok {
-				e.diags.Errorf(diag.ItemPath(p+".models", k), "ModelGlobUnsupported",
+				e.diags.ErrorAt(p.Child("models").Index(k), "ModelGlobUnsupported",
 					"model glob %q has characters outside printable ASCII; the gateway's RE2 header match counts characters where the router-proxy counts bytes, so it would match different models. Use an ASCII pattern or list the models", model)
 				return nil, false
 			}
@@ -266,7 +268,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 				cur, ok, known = and(cur, match{*c})
 			}
 			if !known {
-				e.diags.Errorf(p, "MatchNotExpressible",
+				e.diags.ErrorAt(p, "MatchNotExpressible",
 					"rule %q puts two different patterns on one header (its headers overlap the model or classification header), which one gateway header match cannot express", rule.Name)
 				return nil, false
 			}
@@ -275,13 +277,13 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 			}
 			for _, c := range cur {
 				if !headerValuePattern.MatchString(c.value) {
-					e.diags.Errorf(p, "HeaderValueNotExpressible",
+					e.diags.ErrorAt(p, "HeaderValueNotExpressible",
 						"rule %q matches header %s on %q, which the HTTPRoute the AI Gateway generates cannot carry: Gateway API header values are visible ASCII with single spaces or tabs between words (%s), and the API server refuses the route", rule.Name, c.name, c.value, headerValuePattern)
 					return nil, false
 				}
 			}
 			if len(cur) > MaxHeadersPerMatch {
-				e.diags.Errorf(p+".headers", "TooManyHeaderConditions",
+				e.diags.ErrorAt(p.Child("headers"), "TooManyHeaderConditions",
 					"rule %q has %d header conditions; a gateway match holds at most %d", rule.Name, len(cur), MaxHeadersPerMatch)
 				return nil, false
 			}
@@ -296,7 +298,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 // and refuses what cannot be kept.
 func (e *emitter) applyOrderAndLimits(rules []*genRule) [][]*genRule {
 	for _, c := range preserveOrder(rules) {
-		e.diags.Errorf(e.ruleField(rules[c.earlier]), "RuleOrderNotPreserved", "%s", c.describe(rules))
+		e.diags.ErrorAt(e.ruleField(rules[c.earlier]), "RuleOrderNotPreserved", "%s", c.describe(rules))
 	}
 	if e.diags.HasErrors() {
 		return nil
@@ -348,7 +350,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 		for _, g := range chunk {
 			for _, a := range g.matches {
 				if len(a) == 0 {
-					e.diags.Errorf(e.ruleField(g), "TooManyRules",
+					e.diags.ErrorAt(e.ruleField(g), "TooManyRules",
 						"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s matches every request, which would tie with the route-not-found rule of the other routes, ordered by creation time; reduce the rules or backends (BackendNameMatch adds one rule per backend)",
 						len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label)
 					return
@@ -363,7 +365,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 								continue
 							}
 							if _, ok, _ := and(a, b); ok {
-								e.diags.Errorf(e.ruleField(g), "TooManyRules",
+								e.diags.ErrorAt(e.ruleField(g), "TooManyRules",
 									"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s and %s fall into different routes with equally ranked matches one request can meet (%s, %s); across routes the gateway breaks such ties by creation time, not declaration order. Reduce the rules or backends",
 									len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label, h.label, a, b)
 								return
@@ -376,14 +378,14 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 	}
 }
 
-func (e *emitter) ruleField(g *genRule) string {
+func (e *emitter) ruleField(g *genRule) *field.Path {
 	switch {
 	case g.origin >= 0:
-		return diag.RulePath(g.origin)
+		return diag.Rule(g.origin)
 	case g.origin == originBackendNameMatch:
-		return "spec.defaultRouteStrategy"
+		return diag.Spec("defaultRouteStrategy")
 	default:
-		return "spec.defaultRoute"
+		return diag.Spec("defaultRoute")
 	}
 }
 
@@ -405,7 +407,7 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 				rr.Matches = append(rr.Matches, RouteMatch{Headers: m.headers()})
 			}
 			if si := e.r.Timeouts.StreamIdle; si > 0 {
-				rr.StreamIdleTimeout = e.duration("spec.proxy.streamIdleTimeout", si)
+				rr.StreamIdleTimeout = e.duration(diag.Spec("proxy", "streamIdleTimeout"), si)
 			}
 			spec.Rules = append(spec.Rules, rr)
 		}
@@ -419,7 +421,7 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 	if si := e.r.Timeouts.StreamIdle; si > 0 {
 		for _, g := range e.rules {
 			if d, ok := parseGw(g.headerTimeout); ok && d > si {
-				e.diags.Errorf("spec.proxy.streamIdleTimeout", "StreamIdleBelowHeaderTimeout",
+				e.diags.ErrorAt(diag.Spec("proxy", "streamIdleTimeout"), "StreamIdleBelowHeaderTimeout",
 					"streamIdleTimeout %s is shorter than the %s response-header timeout of %s; the gateway's idle timer also runs before the first response byte, so it would cut requests the router-proxy lets wait. Raise streamIdleTimeout to at least %s or set it to 0s",
 					si, d, g.label, d)
 				return

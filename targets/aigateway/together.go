@@ -44,8 +44,8 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s without hostnames, and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; put the routers on different Gateways or merge them into one router (gatewayRef has no hostnames or sectionName to separate them)",
 						other.Namespace, other.Name, key, mine, theirs)
 				}
-				out[es[a].i].Errorf("spec.gatewayRef", "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
-				out[es[b].i].Errorf("spec.gatewayRef", "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+				out[es[a].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
+				out[es[b].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
 			}
 		}
 	}
@@ -87,10 +87,10 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 		switch {
 		case len(others) == 0:
 		case hasAuth(r):
-			out[me.i].Errorf("spec.policy.auth", "GatewaySharedWithAuth",
+			out[me.i].ErrorAt(diag.Spec("policy", "auth"), "GatewaySharedWithAuth",
 				"this router authenticates its callers and shares Gateway %s with ModelRouter %s; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. A router with policy.auth needs a Gateway of its own", key, strings.Join(others, ", "))
 		case authOther:
-			out[me.i].Errorf("spec.gatewayRef", "GatewaySharedWithAuth",
+			out[me.i].ErrorAt(diag.Spec("gatewayRef"), "GatewaySharedWithAuth",
 				"Gateway %s is shared with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
 		}
 	}
