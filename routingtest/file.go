@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -132,12 +133,14 @@ type decoder struct {
 	diags        diag.List
 }
 
-func (d *decoder) errorf(field, reason, format string, args ...any) {
-	d.diags = append(d.diags, diag.Diagnostic{Severity: diag.Error, File: d.file, Object: d.object, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
+// errorf reports a problem at the field path p (nil: the document).
+func (d *decoder) errorf(p *field.Path, reason, format string, args ...any) {
+	d.diags = append(d.diags, diag.Diagnostic{Severity: diag.Error, File: d.file, Object: d.object, Field: diag.FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
 
-// fields checks that m holds only known keys and the required ones.
-func (d *decoder) fields(path string, m map[string]any, known []string, required ...string) {
+// fields checks that m holds only known keys and the required ones; path is
+// nil for the document's top level.
+func (d *decoder) fields(path *field.Path, m map[string]any, known []string, required ...string) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -149,24 +152,22 @@ func (d *decoder) fields(path string, m map[string]any, known []string, required
 			found = found || k == kn
 		}
 		if !found {
-			d.errorf(join(path, k), "UnknownField", "unknown field %q (known: %s)", k, strings.Join(known, ", "))
+			d.errorf(path.Child(k), "UnknownField", "unknown field %q (known: %s)", k, strings.Join(known, ", "))
+			if k == "" {
+				// field.Path prints an empty name as path[]; an empty key
+				// has always been reported at "path." (or the document).
+				d.diags[len(d.diags)-1].Field = strings.TrimPrefix(diag.FieldString(path)+".", ".")
+			}
 		}
 	}
 	for _, k := range required {
 		if _, ok := m[k]; !ok {
-			d.errorf(join(path, k), "RequiredField", "%s is required", k)
+			d.errorf(path.Child(k), "RequiredField", "%s is required", k)
 		}
 	}
 }
 
-func join(path, k string) string {
-	if path == "" {
-		return k
-	}
-	return path + "." + k
-}
-
-func (d *decoder) objectAt(path string, v any) map[string]any {
+func (d *decoder) objectAt(path *field.Path, v any) map[string]any {
 	if v == nil {
 		return nil
 	}
@@ -177,7 +178,7 @@ func (d *decoder) objectAt(path string, v any) map[string]any {
 	return m
 }
 
-func (d *decoder) str(path string, v any) string {
+func (d *decoder) str(path *field.Path, v any) string {
 	if v == nil {
 		return ""
 	}
@@ -188,7 +189,7 @@ func (d *decoder) str(path string, v any) string {
 	return s
 }
 
-func (d *decoder) strs(path string, v any) []string {
+func (d *decoder) strs(path *field.Path, v any) []string {
 	if v == nil {
 		return nil
 	}
@@ -199,7 +200,7 @@ func (d *decoder) strs(path string, v any) []string {
 	}
 	out := make([]string, 0, len(l))
 	for i, e := range l {
-		out = append(out, d.str(fmt.Sprintf("%s[%d]", path, i), e))
+		out = append(out, d.str(path.Index(i), e))
 	}
 	return out
 }
@@ -227,31 +228,32 @@ func (d *decoder) file1(m map[string]any) *File {
 			d.object = Kind + "/" + n
 		}
 	}
-	d.fields("", m, []string{"apiVersion", "kind", "metadata", "spec"}, "apiVersion", "metadata", "spec")
-	if v := d.str("apiVersion", m["apiVersion"]); v != "" && v != APIVersion {
-		d.errorf("apiVersion", "UnsupportedVersion", "apiVersion %q is not supported; this llmkube-compile reads %s", v, APIVersion)
+	d.fields(nil, m, []string{"apiVersion", "kind", "metadata", "spec"}, "apiVersion", "metadata", "spec")
+	if v := d.str(field.NewPath("apiVersion"), m["apiVersion"]); v != "" && v != APIVersion {
+		d.errorf(field.NewPath("apiVersion"), "UnsupportedVersion", "apiVersion %q is not supported; this llmkube-compile reads %s", v, APIVersion)
 	}
-	meta := d.objectAt("metadata", m["metadata"])
-	d.fields("metadata", meta, []string{"name"}, "name")
-	f.Name = d.str("metadata.name", meta["name"])
-	spec := d.objectAt("spec", m["spec"])
-	d.fields("spec", spec, []string{"router", "dataPlanes", "cases"}, "router", "cases")
-	f.Router = d.str("spec.router", spec["router"])
-	f.DataPlanes = d.strs("spec.dataPlanes", spec["dataPlanes"])
+	metaPath, specPath := field.NewPath("metadata"), field.NewPath("spec")
+	meta := d.objectAt(metaPath, m["metadata"])
+	d.fields(metaPath, meta, []string{"name"}, "name")
+	f.Name = d.str(metaPath.Child("name"), meta["name"])
+	spec := d.objectAt(specPath, m["spec"])
+	d.fields(specPath, spec, []string{"router", "dataPlanes", "cases"}, "router", "cases")
+	f.Router = d.str(specPath.Child("router"), spec["router"])
+	f.DataPlanes = d.strs(specPath.Child("dataPlanes"), spec["dataPlanes"])
 	cases, ok := spec["cases"].([]any)
 	if spec["cases"] != nil && !ok {
-		d.errorf("spec.cases", "WrongType", "must be a list of cases, not %s", typeName(spec["cases"]))
+		d.errorf(specPath.Child("cases"), "WrongType", "must be a list of cases, not %s", typeName(spec["cases"]))
 	}
 	if ok && len(cases) == 0 {
-		d.errorf("spec.cases", "RequiredField", "a test needs at least one case")
+		d.errorf(specPath.Child("cases"), "RequiredField", "a test needs at least one case")
 	}
 	seen := map[string]bool{}
 	for i, c := range cases {
-		p := fmt.Sprintf("spec.cases[%d]", i)
+		p := specPath.Child("cases").Index(i)
 		tc := d.case1(p, d.objectAt(p, c))
 		tc.Index = i
 		if tc.Name != "" && seen[tc.Name] {
-			d.errorf(p+".name", "DuplicateCase", "case %q is named twice", tc.Name)
+			d.errorf(p.Child("name"), "DuplicateCase", "case %q is named twice", tc.Name)
 		}
 		seen[tc.Name] = true
 		f.Cases = append(f.Cases, tc)
@@ -259,27 +261,27 @@ func (d *decoder) file1(m map[string]any) *File {
 	return f
 }
 
-func (d *decoder) case1(p string, m map[string]any) Case {
+func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 	c := Case{}
 	d.fields(p, m, []string{"name", "dataPlanes", "request", "down", "expect"}, "name", "request", "expect")
-	c.Name = d.str(p+".name", m["name"])
-	c.Down = d.strs(p+".down", m["down"])
-	c.DataPlanes = d.strs(p+".dataPlanes", m["dataPlanes"])
-	c.Request = d.request(p+".request", d.objectAt(p+".request", m["request"]))
-	c.Expect = d.expect(p+".expect", d.objectAt(p+".expect", m["expect"]))
+	c.Name = d.str(p.Child("name"), m["name"])
+	c.Down = d.strs(p.Child("down"), m["down"])
+	c.DataPlanes = d.strs(p.Child("dataPlanes"), m["dataPlanes"])
+	c.Request = d.request(p.Child("request"), d.objectAt(p.Child("request"), m["request"]))
+	c.Expect = d.expect(p.Child("expect"), d.objectAt(p.Child("expect"), m["expect"]))
 	return c
 }
 
-func (d *decoder) request(p string, m map[string]any) Request {
+func (d *decoder) request(p *field.Path, m map[string]any) Request {
 	r := Request{Headers: http.Header{}}
 	d.fields(p, m, []string{"model", "path", "method", "headers", "body", "token", "clientAddress"})
-	r.Model = d.str(p+".model", m["model"])
-	r.Path = d.str(p+".path", m["path"])
-	r.Method = d.str(p+".method", m["method"])
-	r.ClientAddress = d.str(p+".clientAddress", m["clientAddress"])
-	hs := d.objectAt(p+".headers", m["headers"])
+	r.Model = d.str(p.Child("model"), m["model"])
+	r.Path = d.str(p.Child("path"), m["path"])
+	r.Method = d.str(p.Child("method"), m["method"])
+	r.ClientAddress = d.str(p.Child("clientAddress"), m["clientAddress"])
+	hs := d.objectAt(p.Child("headers"), m["headers"])
 	for k, v := range hs {
-		hp := p + ".headers[" + k + "]"
+		hp := p.Child("headers").Key(k)
 		switch x := v.(type) {
 		case []any:
 			for _, s := range d.strs(hp, x) {
@@ -292,20 +294,20 @@ func (d *decoder) request(p string, m map[string]any) Request {
 			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), not an Authorization header")
 		}
 	}
-	if b := d.objectAt(p+".body", m["body"]); b != nil {
+	if b := d.objectAt(p.Child("body"), m["body"]); b != nil {
 		r.Body = b
 		if _, ok := b["model"]; ok && r.Model != "" {
-			d.errorf(p+".body.model", "DuplicateModel", "the model is given twice: request.model and request.body.model")
+			d.errorf(p.Child("body", "model"), "DuplicateModel", "the model is given twice: request.model and request.body.model")
 		}
 	}
 	if tv, ok := m["token"]; ok {
-		tm := d.objectAt(p+".token", tv)
-		d.fields(p+".token", tm, []string{"issuer", "claims", "invalid"})
-		t := &Token{Issuer: d.str(p+".token.issuer", tm["issuer"]), Claims: d.objectAt(p+".token.claims", tm["claims"])}
+		tm := d.objectAt(p.Child("token"), tv)
+		d.fields(p.Child("token"), tm, []string{"issuer", "claims", "invalid"})
+		t := &Token{Issuer: d.str(p.Child("token", "issuer"), tm["issuer"]), Claims: d.objectAt(p.Child("token", "claims"), tm["claims"])}
 		if iv, ok := tm["invalid"]; ok {
 			b, isBool := iv.(bool)
 			if !isBool {
-				d.errorf(p+".token.invalid", "WrongType", "must be a boolean, not %s", typeName(iv))
+				d.errorf(p.Child("token", "invalid"), "WrongType", "must be a boolean, not %s", typeName(iv))
 			}
 			t.Invalid = b
 		}
@@ -314,15 +316,15 @@ func (d *decoder) request(p string, m map[string]any) Request {
 	return r
 }
 
-func (d *decoder) expect(p string, m map[string]any) Expect {
+func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	e := Expect{set: map[string]bool{}}
 	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "refused"})
 	if len(m) == 0 {
 		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded or refused")
 	}
-	e.Refused = d.str(p+".refused", m["refused"])
+	e.Refused = d.str(p.Child("refused"), m["refused"])
 	if e.Refused != "" && len(m) > 1 {
-		d.errorf(p+".refused", "ConflictingExpectation", "a refused router serves no request: refused stands alone")
+		d.errorf(p.Child("refused"), "ConflictingExpectation", "a refused router serves no request: refused stands alone")
 	}
 	for k := range m {
 		e.set[k] = true
@@ -330,26 +332,26 @@ func (d *decoder) expect(p string, m map[string]any) Expect {
 	if v, ok := m["status"]; ok {
 		n, isNum := v.(float64)
 		if !isNum || n != float64(int(n)) || n < 100 || n > 599 {
-			d.errorf(p+".status", "WrongType", "must be an HTTP status code (100-599), not %v", v)
+			d.errorf(p.Child("status"), "WrongType", "must be an HTTP status code (100-599), not %v", v)
 		}
 		e.Status = int(n)
 	}
-	e.Router = d.str(p+".router", m["router"])
-	e.Backend = d.str(p+".backend", m["backend"])
-	e.Rule = d.str(p+".rule", m["rule"])
-	e.Attempts = d.strs(p+".attempts", m["attempts"])
-	e.Forwarded = d.strs(p+".forwarded", m["forwarded"])
-	e.NotForwarded = d.strs(p+".notForwarded", m["notForwarded"])
+	e.Router = d.str(p.Child("router"), m["router"])
+	e.Backend = d.str(p.Child("backend"), m["backend"])
+	e.Rule = d.str(p.Child("rule"), m["rule"])
+	e.Attempts = d.strs(p.Child("attempts"), m["attempts"])
+	e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
+	e.NotForwarded = d.strs(p.Child("notForwarded"), m["notForwarded"])
 	if bv, ok := m["budgets"]; ok {
 		l, isList := bv.([]any)
 		if !isList {
-			d.errorf(p+".budgets", "WrongType", "must be a list of {name, key}, not %s", typeName(bv))
+			d.errorf(p.Child("budgets"), "WrongType", "must be a list of {name, key}, not %s", typeName(bv))
 		}
 		for i, b := range l {
-			bp := fmt.Sprintf("%s.budgets[%d]", p, i)
+			bp := p.Child("budgets").Index(i)
 			bm := d.objectAt(bp, b)
 			d.fields(bp, bm, []string{"name", "key"}, "name")
-			e.Budgets = append(e.Budgets, Budget{Name: d.str(bp+".name", bm["name"]), Key: d.str(bp+".key", bm["key"])})
+			e.Budgets = append(e.Budgets, Budget{Name: d.str(bp.Child("name"), bm["name"]), Key: d.str(bp.Child("key"), bm["key"])})
 		}
 	}
 	if e.Backend != "" && !e.set["status"] {

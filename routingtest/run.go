@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -76,16 +78,17 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 				r = rt.IR
 			}
 		}
-		errorf := func(field, reason, format string, args ...any) {
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: f.Source, Object: Kind + "/" + f.Name, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		errorf := func(p *field.Path, reason, format string, args ...any) {
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: f.Source, Object: Kind + "/" + f.Name, Field: diag.FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
 		}
+		spec := field.NewPath("spec")
 		for i, dp := range f.DataPlanes {
 			if !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }) {
-				errorf(fmt.Sprintf("spec.dataPlanes[%d]", i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
+				errorf(spec.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
 			}
 		}
 		if r == nil {
-			errorf("spec.router", "UnknownRouter", "the input has no ModelRouter %s", key)
+			errorf(spec.Child("router"), "UnknownRouter", "the input has no ModelRouter %s", key)
 			continue
 		}
 		backends := map[string]bool{}
@@ -101,27 +104,27 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 			budgets[b.Name] = true
 		}
 		for _, c := range f.Cases {
-			p := fmt.Sprintf("spec.cases[%d]", c.Index)
+			p := spec.Child("cases").Index(c.Index)
 			for i, b := range c.Down {
 				if !backends[b] {
-					errorf(fmt.Sprintf("%s.down[%d]", p, i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+					errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
 				}
 			}
 			e := c.Expect
 			if e.Backend != "" && e.Router == "" && !backends[e.Backend] {
-				errorf(p+".expect.backend", "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
+				errorf(p.Child("expect", "backend"), "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
 			}
 			for i, b := range e.Attempts {
 				if e.Router == "" && !backends[b] {
-					errorf(fmt.Sprintf("%s.expect.attempts[%d]", p, i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+					errorf(p.Child("expect", "attempts").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
 				}
 			}
 			if e.Rule != "" && e.Router == "" && !rules[e.Rule] {
-				errorf(p+".expect.rule", "UnknownRule", "ModelRouter %s has no rule %q (the default route and BackendNameMatch are %q)", key, e.Rule, DefaultRule)
+				errorf(p.Child("expect", "rule"), "UnknownRule", "ModelRouter %s has no rule %q (the default route and BackendNameMatch are %q)", key, e.Rule, DefaultRule)
 			}
 			for i, b := range e.Budgets {
 				if !budgets[b.Name] {
-					errorf(fmt.Sprintf("%s.expect.budgets[%d].name", p, i), "UnknownBudget", "ModelRouter %s has no budget %q", key, b.Name)
+					errorf(p.Child("expect", "budgets").Index(i).Child("name"), "UnknownBudget", "ModelRouter %s has no budget %q", key, b.Name)
 				}
 			}
 		}
