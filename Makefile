@@ -117,12 +117,14 @@ generate-rbac:
 manifests: generate generate-rbac
 
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
+## BenchmarkHopTracing: the cost of tracing (off, sampled 0, 1%, 100%; docs/observability.md).
 ## hack/bench-proxy is its own module (the main module does not require its load generator's dependencies).
 .PHONY: bench-proxy
 bench-proxy: testdeps
 	hack/install-bench.sh
 	cd hack/bench-proxy && GOWORK=off go run .
 	go test ./runtime/ -run '^$$' -bench . -benchmem
+	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing' -benchmem
 
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers

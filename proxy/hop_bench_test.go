@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -20,15 +21,44 @@ import (
 // a router budget and a file audit log. The difference is what the proxy adds
 // without the cross-process wake-ups that `make bench-proxy` also measures.
 func BenchmarkHop(b *testing.B) {
+	up, px := hopServers(b, nil)
+	for _, target := range []struct{ name, url string }{{"direct", up}, {"proxied", px}} {
+		b.Run(target.name, func(b *testing.B) { hopLoop(b, target.url, nil) })
+	}
+}
+
+const hopBody = `{"model":"bench-8b","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}`
+
+// hopServers starts BenchmarkHop's upstream and a proxy in front of it and
+// returns their URLs. withTel, when set, makes the proxy's telemetry (nil:
+// off).
+func hopServers(b *testing.B, withTel func(*proxyapi.Config) *telemetry.Telemetry) (upstream, proxied string) {
 	const answer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`
-	const body = `{"model":"bench-8b","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}`
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, answer)
 	}))
-	defer up.Close()
+	b.Cleanup(up.Close)
+	cfg := hopConfig(b, up.URL)
+	f, err := os.Create(cfg.Policy.Audit.FilePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tel *telemetry.Telemetry
+	if withTel != nil {
+		tel = withTel(cfg)
+	}
+	s, err := New(cfg, Options{Audit: NewWriterSink(f, f), Telemetry: tel})
+	if err != nil {
+		b.Fatal(err)
+	}
+	px := httptest.NewServer(s.Handler())
+	b.Cleanup(px.Close)
+	return up.URL, px.URL
+}
 
+func hopConfig(b *testing.B, upstream string) *proxyapi.Config {
 	hc := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
@@ -42,7 +72,7 @@ func BenchmarkHop(b *testing.B) {
 		},
 	}
 	for i := range 2 {
-		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("b%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: hc,
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: fmt.Sprintf("b%d", i), ModelID: fmt.Sprintf("b%d", i), Kind: proxyapi.KindLocal, Tier: "local", URL: upstream, Weight: 1, HealthCheck: hc,
 			Cost:      &proxyapi.Cost{PromptUSD: "0.1", CompletionUSD: "0.3"},
 			ModelInfo: proxyapi.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
 	}
@@ -54,34 +84,28 @@ func BenchmarkHop(b *testing.B) {
 		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
 			Match: proxyapi.Match{Models: []string{model}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
 	}
-	f, err := os.Create(cfg.Policy.Audit.FilePath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(cfg, Options{Audit: NewWriterSink(f, f)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(s.Handler())
-	defer px.Close()
+	return cfg
+}
 
+// hopLoop sends BenchmarkHop's request to url b.N times; hdr are extra
+// request headers (name, value pairs).
+func hopLoop(b *testing.B, url string, hdr []string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	for _, target := range []struct{ name, url string }{{"direct", up.URL}, {"proxied", px.URL}} {
-		b.Run(target.name, func(b *testing.B) {
-			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, target.url+"/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Tenant", "gold")
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
-			}
-		})
+	for b.Loop() {
+		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(hopBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Tenant", "gold")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
 	}
 }

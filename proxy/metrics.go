@@ -6,6 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/llmkube/llmkube-compile/internal/metricnames"
+	"github.com/llmkube/llmkube-compile/proxy/activation"
 )
 
 type metrics struct {
@@ -108,4 +111,15 @@ func (m *metrics) observeServed(k servedKey, seconds float64) {
 	if ss.duration != nil {
 		ss.duration.Observe(seconds)
 	}
+}
+
+// MetricNames lists the metric families the router-proxy's /metrics can
+// serve, the ModelPool ones included: the chart's alerts and dashboard are
+// checked against it (test/e2e).
+func MetricNames() []string {
+	m := newMetrics("")
+	for _, c := range activation.NewMetrics("").Collectors() {
+		m.reg.MustRegister(c)
+	}
+	return metricnames.Of(m.reg)
 }

@@ -1,0 +1,74 @@
+// Command promql parses PromQL expressions with the Prometheus parser and
+// names the metrics each one selects. It is its own module so the main
+// module does not take on github.com/prometheus/prometheus and its
+// dependencies for one test (test/e2e's chart alerts and dashboard test runs
+// it with `go run`, GOWORK=off).
+//
+// Input (stdin): a JSON array of expressions. Output (stdout): a JSON array
+// of {"expr", "error", "metrics"} in the same order; exit 0 even when an
+// expression does not parse (the caller reports which).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+)
+
+type result struct {
+	Expr    string   `json:"expr"`
+	Error   string   `json:"error,omitempty"`
+	Metrics []string `json:"metrics"`
+}
+
+func main() {
+	var exprs []string
+	if err := json.NewDecoder(os.Stdin).Decode(&exprs); err != nil {
+		fmt.Fprintln(os.Stderr, "promql: reading the expressions:", err)
+		os.Exit(2)
+	}
+	out := make([]result, 0, len(exprs))
+	for _, e := range exprs {
+		out = append(out, check(e))
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, "promql:", err)
+		os.Exit(2)
+	}
+}
+
+func check(expr string) result {
+	r := result{Expr: expr, Metrics: []string{}}
+	ast, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	parser.Inspect(ast, func(n parser.Node, _ []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		name := vs.Name
+		if name == "" {
+			for _, m := range vs.LabelMatchers {
+				if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+					name = m.Value
+				}
+			}
+		}
+		if name == "" {
+			r.Error = "selector " + vs.String() + " names no metric"
+			return nil
+		}
+		if !slices.Contains(r.Metrics, name) {
+			r.Metrics = append(r.Metrics, name)
+		}
+		return nil
+	})
+	return r
+}
