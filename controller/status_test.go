@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/targets"
 )
@@ -67,8 +68,8 @@ func cond(t *testing.T, s *statusScope, typ string) metav1.Condition {
 
 func TestSetValidatedCondition(t *testing.T) {
 	s, _ := scope(true, targets.Observation{})
-	s.out.diags.Errorf("spec.rules[0]", "Broken", "broken")
-	s.out.diags.Errorf("spec.backends[0]", "AlsoBroken", "also broken")
+	s.out.diags.ErrorAt(diag.Rule(0), "Broken", "broken")
+	s.out.diags.ErrorAt(diag.Backend(0), "AlsoBroken", "also broken")
 	if setValidatedCondition(s) {
 		t.Fatal("a refused spec continues the steps")
 	}
@@ -81,7 +82,7 @@ func TestSetValidatedCondition(t *testing.T) {
 
 	s, _ = scope(true, targets.Observation{})
 	s.out.summary = "2 backends"
-	s.out.diags.Warnf("spec.rules[0]", "Odd", "odd")
+	s.out.diags.WarnAt(diag.Rule(0), "Odd", "odd")
 	if !setValidatedCondition(s) {
 		t.Fatal("a valid spec ends the steps")
 	}

@@ -7,7 +7,6 @@ package diag
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -67,16 +66,6 @@ func (d Diagnostic) String() string {
 
 // List is an ordered collection of diagnostics.
 type List []Diagnostic
-
-// Errorf appends an error.
-func (l *List) Errorf(field, reason, format string, args ...any) {
-	*l = append(*l, Diagnostic{Severity: Error, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
-}
-
-// Warnf appends a warning.
-func (l *List) Warnf(field, reason, format string, args ...any) {
-	*l = append(*l, Diagnostic{Severity: Warning, Field: field, Reason: reason, Message: fmt.Sprintf(format, args...)})
-}
 
 // HasErrors reports whether any diagnostic refuses the input.
 func (l List) HasErrors() bool {
@@ -208,7 +197,8 @@ func FieldString(p *field.Path) string {
 	return p.String()
 }
 
-// ErrorAt appends an error about the field at p (nil: the whole object).
+// ErrorAt appends an error about the field at p (nil: the whole object), the
+// way every stage reports one.
 func (l *List) ErrorAt(p *field.Path, reason, format string, args ...any) {
 	*l = append(*l, Diagnostic{Severity: Error, Field: FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
@@ -217,20 +207,6 @@ func (l *List) ErrorAt(p *field.Path, reason, format string, args ...any) {
 func (l *List) WarnAt(p *field.Path, reason, format string, args ...any) {
 	*l = append(*l, Diagnostic{Severity: Warning, Field: FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
 }
-
-// The string forms below are kept for the packages not yet on typed paths.
-
-// ItemPath is the path of element i of the list at list.
-func ItemPath(list string, i int) string { return list + "[" + strconv.Itoa(i) + "]" }
-
-// BackendPath is the path of spec.backends[i].
-func BackendPath(i int) string { return Backend(i).String() }
-
-// RulePath is the path of spec.rules[i].
-func RulePath(i int) string { return Rule(i).String() }
-
-// BudgetPath is the path of spec.policy.budgets[i].
-func BudgetPath(i int) string { return Budget(i).String() }
 
 // ReasonsByField maps each diagnostic's field path to its reason (the last
 // one when a field has several).

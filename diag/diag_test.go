@@ -10,10 +10,10 @@ import (
 
 func TestSortedOrdersListIndexesNumerically(t *testing.T) {
 	var l List
-	l.Errorf("spec.rules[10].name", "A", "x")
-	l.Errorf("spec.rules[2].name", "A", "x")
-	l.Warnf("spec.rules[1].match.headers[X]", "B", "x")
-	l.Errorf("spec.backends", "C", "x")
+	l.ErrorAt(Rule(10).Child("name"), "A", "x")
+	l.ErrorAt(Rule(2).Child("name"), "A", "x")
+	l.WarnAt(Rule(1).Child("match", "headers").Key("X"), "B", "x")
+	l.ErrorAt(Spec("backends"), "C", "x")
 	got := []string{}
 	for _, d := range l.Sorted() {
 		got = append(got, d.Field)
@@ -25,7 +25,7 @@ func TestStringAndErr(t *testing.T) {
 	d := Diagnostic{File: "f.yaml", Object: "ModelRouter/r", Field: "spec.x", Reason: "Bad", Message: "is bad"}
 	assert.Equal(t, "f.yaml: ModelRouter/r: spec.x: is bad (Bad)", d.String())
 	var l List
-	l.Warnf("spec.y", "W", "just a note")
+	l.WarnAt(Spec("y"), "W", "just a note")
 	assert.NoError(t, l.Err(), "warnings are not errors")
 	l = append(l, d)
 	assert.EqualError(t, l.Err(), d.String())

@@ -69,7 +69,7 @@ func compileRouter(src compiler.RouterSource, refs compiler.References, reg *tar
 	p, _ := Plan(src, refs, reg, opts, nil) // no gate, no error
 	if p.NotBuilt != nil {
 		p.Diags = append(p.Diags, diag.Diagnostic{Severity: diag.Error, File: src.File, Object: "ModelRouter/" + src.Router.Name,
-			Field: "spec.dataPlane", Reason: ReasonDataPlaneNotImplemented, Message: p.NotBuilt.Error()})
+			Field: diag.Spec("dataPlane").String(), Reason: ReasonDataPlaneNotImplemented, Message: p.NotBuilt.Error()})
 	}
 	if p.Result == nil {
 		return nil, nil, p.Diags
