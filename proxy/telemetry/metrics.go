@@ -60,7 +60,7 @@ func (t *Telemetry) recordRequest(ctx context.Context, op string, b *Backend, en
 		provider, model = genaiconv.ProviderNameAttr(b.Provider), b.Model
 	}
 	attrs := make([]attribute.KeyValue, 0, 4)
-	if ent.Model != "" {
+	if t.models[ent.Model] && ent.Model != "" {
 		attrs = append(attrs, semconv.GenAIRequestModelKey.String(ent.Model))
 	}
 	if model != "" {

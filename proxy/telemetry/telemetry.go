@@ -66,6 +66,10 @@ type Telemetry struct {
 	router   attribute.KeyValue
 	backends []Backend
 	byName   map[string]*Backend
+	// models are the ids the router publishes: the only request models a
+	// metric is labelled with (a client's made-up names would each be a
+	// new series).
+	models map[string]bool
 }
 
 // Enabled reports whether the environment configures an OTLP endpoint for
@@ -135,9 +139,15 @@ func New(ctx context.Context, cfg *proxyapi.Config, opts Options) (*Telemetry, e
 	}
 	t.backends = make([]Backend, len(cfg.Backends))
 	t.byName = make(map[string]*Backend, len(cfg.Backends))
+	t.models = map[string]bool{}
 	for i := range cfg.Backends {
 		t.backends[i] = newBackend(&cfg.Backends[i])
 		t.byName[cfg.Backends[i].Name] = &t.backends[i]
+		id := cfg.Backends[i].ModelID
+		if id == "" {
+			id = cfg.Backends[i].Name // as /v1/models publishes it
+		}
+		t.models[id] = true
 	}
 	return t, nil
 }

@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -84,4 +87,62 @@ func TestBackendAttributes(t *testing.T) {
 		"server.address": "api.anthropic.com", "server.port": "443"}, got)
 	assert.Equal(t, "aws.bedrock", newBackend(&proxyapi.Backend{Name: "b", Kind: proxyapi.KindExternal, Provider: "bedrock"}).Provider)
 	assert.Equal(t, ProviderLocal, newBackend(&proxyapi.Backend{Name: "l", ModelID: "llama", Kind: proxyapi.KindLocal}).Provider)
+}
+
+// TestMetricsRecorded: the GenAI instruments' values for a streamed answer
+// and a refusal, and a request model the router does not publish never
+// becomes a metric label.
+func TestMetricsRecorded(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	tel, err := New(context.Background(), cfg(), Options{MetricReader: reader})
+	require.NoError(t, err)
+	require.False(t, tel.Tracing(), "metrics only")
+	ctx := context.Background()
+	tel.EndRequest(ctx, &proxyapi.AuditEntry{Path: "/v1/chat/completions", Model: "m", Backend: "a", Stream: true, Status: 200, Outcome: proxyapi.OutcomeOKStream,
+		LatencyMs: 1000, FirstTokenMs: 200, PromptTokens: 12, CompletionTokens: 5})
+	tel.EndRequest(ctx, &proxyapi.AuditEntry{Path: "/v1/chat/completions", Model: "made-up-1234", Status: 404, Outcome: proxyapi.OutcomeNoRoute, LatencyMs: 3})
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(ctx, &rm))
+	hist := map[string]metricdata.Histogram[float64]{}
+	var tokens metricdata.Histogram[int64]
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[float64]:
+				hist[m.Name] = d
+			case metricdata.Histogram[int64]:
+				tokens = d
+			}
+		}
+	}
+	one := func(name string) metricdata.HistogramDataPoint[float64] {
+		require.Len(t, hist[name].DataPoints, 1, name)
+		return hist[name].DataPoints[0]
+	}
+	assert.InDelta(t, 0.2, one("gen_ai.server.time_to_first_token").Sum, 1e-9)
+	assert.InDelta(t, 0.2, one("gen_ai.server.time_per_output_token").Sum, 1e-9, "(1 s - 0.2 s) / (5 - 1) tokens")
+	require.Len(t, hist["gen_ai.server.request.duration"].DataPoints, 2)
+	for _, dp := range hist["gen_ai.server.request.duration"].DataPoints {
+		model, ok := dp.Attributes.Value("gen_ai.request.model")
+		if errType, failed := dp.Attributes.Value("error.type"); failed {
+			assert.Equal(t, "no_route", errType.AsString())
+			assert.False(t, ok, "a request model the router does not publish is not a label: %v", model)
+			assert.Equal(t, ProviderLocal, attrValue(dp.Attributes, "gen_ai.provider.name"))
+			continue
+		}
+		assert.Equal(t, "m", model.AsString())
+		assert.InDelta(t, 1.0, dp.Sum, 1e-9)
+	}
+	sums := map[string]int64{}
+	for _, dp := range tokens.DataPoints {
+		sums[attrValue(dp.Attributes, "gen_ai.token.type")] += dp.Sum
+	}
+	assert.Equal(t, map[string]int64{"input": 12, "output": 5}, sums)
+	require.NoError(t, tel.Shutdown(ctx))
+}
+
+func attrValue(s attribute.Set, k string) string {
+	v, _ := s.Value(attribute.Key(k))
+	return v.AsString()
 }
