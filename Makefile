@@ -126,6 +126,14 @@ bench-proxy: testdeps
 	go test ./runtime/ -run '^$$' -bench . -benchmem
 	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing' -benchmem
 
+## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
+## the Gateway API Inference Extension's EPP v1.5.0 (built from the module proxy,
+## cached in TOOLS_DIR) on 8 fake vLLM pods behind a real API server, in a network
+## namespace of its own (root). A benchmark, not a test; docs/routing.md has the method.
+.PHONY: bench-routing
+bench-routing: envtest
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TOOLS_DIR=$(TOOLS_DIR) hack/bench-routing/run.sh $(BENCH_ROUTING_ARGS)
+
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers
 ## (request heads, response heads, chunked bodies) and fail when the two disagree.

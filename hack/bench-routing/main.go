@@ -1,0 +1,294 @@
+// Command bench-routing compares pod pickers at the HTTP level: the
+// router-proxy's balancing (round-robin, and LoadAware with prefix and
+// session affinity) against the Gateway API Inference Extension's Endpoint
+// Picker (EPP v1.5.0, default scheduling profile) behind a minimal Envoy
+// stand-in that speaks ext_proc to it.
+//
+// The fleet is 8 fake vLLM replicas (engine.go: continuous batching, a paged
+// KV cache with prefix caching and LRU eviction, a FIFO queue, real-time
+// steps, vLLM's metrics including vllm:cache_config_info), registered as
+// Ready Pods in a real kube-apiserver (envtest binaries) with a Service,
+// an EndpointSlice and an InferencePool. The pods listen on TEST-NET-2
+// addresses (198.51.100.10-17), which the API server accepts in
+// EndpointSlices, so run.sh runs this inside a network namespace of its own
+// that holds them. The workload (workload.go) is open-loop: 48 shared
+// documents of about 3k tokens with Zipf popularity, half of the requests in
+// 4-turn sessions.
+//
+// It is a benchmark, not a test: it prints a table (and -json lines) and
+// asserts nothing. make bench-routing runs it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+const (
+	gatewayAddr = "127.0.0.1:18080"
+	adminAddr   = "127.0.0.1:19190"
+	eppGRPC     = "127.0.0.1:19002"
+)
+
+var pickers = []string{"round-robin", "router-proxy", "router-proxy-no-session", "router-proxy-before", "epp"}
+
+func main() {
+	routerProxy := flag.String("router-proxy", "", "router-proxy binary (this tree)")
+	baseline := flag.String("router-proxy-before", "", "router-proxy binary of an earlier commit (the router-proxy-before picker)")
+	epp := flag.String("epp", "", "EPP v1.5.0 binary")
+	crds := flag.String("crds", "", "directory of the Gateway API Inference Extension CRDs (InferencePool v1)")
+	work := flag.String("work", os.TempDir(), "scratch directory")
+	pick := flag.String("pickers", "round-robin,router-proxy,epp", "comma-separated pickers: "+strings.Join(pickers, ", "))
+	loads := flag.String("loads", "moderate=14,near-saturation=28,overload=38", "comma-separated name=requests-per-second")
+	duration := flag.Duration("duration", 60*time.Second, "measured arrivals per cell")
+	warmup := flag.Duration("warmup", 30*time.Second, "arrivals before the measured window in each cell (caches fill; not counted)")
+	seed := flag.Uint64("seed", 1, "random seed (workload)")
+	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
+	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
+	flag.Parse()
+	log.SetFlags(log.Ltime)
+
+	ips := strings.Split(*podIPs, ",")
+	var names []string
+	eng := map[string]*engine{}
+	params := engineParams{MaxRunning: 32, CacheBlocks: 4000, BlockTokens: 16, StepTokens: 1024,
+		StepBase: 4 * time.Millisecond, DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 200 * time.Microsecond}
+	for i, ip := range ips {
+		name := fmt.Sprintf("vllm-%d", i)
+		names = append(names, name)
+		e := newEngine(name, params)
+		eng[name] = e
+		if err := servePod(fmt.Sprintf("%s:%d", ip, podPort), e); err != nil {
+			log.Fatalf("pod %s on %s: %v (run inside run.sh's network namespace)", name, ip, err)
+		}
+	}
+	ctx := context.Background()
+	cl, err := startCluster(*crds, *work)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer cl.stop()
+	if err := cl.createFleet(ctx, ips, names); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("API server %s: %d Ready pods, Service, EndpointSlice, InferencePool", cl.cfg.Host, len(ips))
+
+	var out io.Writer = io.Discard
+	if *jsonOut != "" {
+		f, err := os.Create(*jsonOut)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		out = f
+	}
+	var results []result
+	for _, l := range strings.Split(*loads, ",") {
+		name, rateS, _ := strings.Cut(l, "=")
+		rate, err := strconv.ParseFloat(rateS, 64)
+		if err != nil {
+			log.Fatalf("-loads %q: %v", l, err)
+		}
+		wp := workloadParams{Docs: 48, DocTokens: 3000, QuestionToks: 150, AnswerToks: 32, Turns: 4, SessionShare: 0.5,
+			Think: time.Second, Rate: rate, Warmup: *warmup, Duration: *duration, Seed: *seed}
+		w := newWorkload(wp)
+		for _, p := range strings.Split(*pick, ",") {
+			stop, err := startPicker(p, *routerProxy, *baseline, *epp, cl.kubeconfig, *work)
+			if err != nil {
+				log.Fatalf("%s: %v", p, err)
+			}
+			for _, e := range eng {
+				e.reset()
+			}
+			log.Printf("%s at %s (%.0f req/s) for %s + %s warm-up", p, name, rate, *duration, *warmup)
+			t0 := time.Now()
+			samples := runLoad(ctx, w, "http://"+gatewayAddr+"/v1/chat/completions", func(pod string) bool {
+				e := eng[pod]
+				return e != nil && e.waitingLen() > 0
+			})
+			res := summarize(samples, names, warmup.Seconds(), duration.Seconds(), time.Since(t0).Seconds())
+			stop()
+			res.Load, res.Rate, res.Picker = name, rate, p
+			for _, e := range eng {
+				_, _, _, mq := e.stats()
+				res.MaxQueue = max(res.MaxQueue, mq)
+			}
+			results = append(results, res)
+			b, _ := json.Marshal(res)
+			fmt.Fprintln(out, string(b))
+			log.Printf("%s", b)
+		}
+	}
+	printTable(os.Stdout, results)
+}
+
+func printTable(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\tpicker\treq/s\tTTFT p50\tp90\tp99\thit rate\tbusiest/mean\tsticky\tsticky (pod not hot)\tmaxQueue\terrors\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%d\t%d\t\n", r.Load, r.Picker, r.Throughput, r.TTFTP50, r.TTFTP90, r.TTFTP99,
+			r.HitRate, r.Busiest, r.Sticky, r.StickyCool, r.MaxQueue, r.Errors)
+	}
+	_ = tw.Flush()
+}
+
+// proxyConfig is the router-proxy's config for one picker: one local
+// backend with endpoint resolution over the pool's Service.
+func proxyConfig(picker string) proxyapi.Config {
+	bal := proxyapi.Balancing{Mode: "RoundRobin"}
+	if picker != "round-robin" {
+		bal = proxyapi.Balancing{Mode: "LoadAware", PrefixAffinity: &proxyapi.PrefixAffinity{BlockBytes: 1024, MaxBlocksPerEndpoint: 16384}}
+		if picker != "router-proxy-no-session" {
+			bal.SessionAffinity = &proxyapi.SessionAffinity{Headers: []string{"x-session-id"}, IdleTimeout: proxyapi.Duration{Duration: 30 * time.Minute}}
+		}
+	}
+	return proxyapi.Config{
+		APIVersion: proxyapi.APIVersion,
+		Router:     proxyapi.RouterInfo{Name: "bench", Namespace: benchNS},
+		Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 2 * time.Minute}, StreamIdle: proxyapi.Duration{Duration: 5 * time.Minute},
+			Quarantine: proxyapi.Duration{Duration: 15 * time.Second}},
+		Backends: []proxyapi.Backend{{Name: "pool", ModelID: modelName, Kind: proxyapi.KindLocal, Tier: "local", URL: fmt.Sprintf("http://%s.%s.svc:%d", poolName, benchNS, podPort),
+			Weight:    1,
+			Endpoints: &proxyapi.Endpoints{Service: poolName, Namespace: benchNS, Port: podPort, Balancing: bal}}},
+		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStatic, Backend: "pool"},
+		Policy: proxyapi.Policy{Classification: proxyapi.Classification{Mode: "header-only", HeaderKey: "x-llmkube-classification"},
+			Audit: proxyapi.Audit{Sink: proxyapi.SinkStdout}},
+	}
+}
+
+// startPicker starts the gateway for a picker on gatewayAddr and returns
+// once it serves; stop ends it.
+func startPicker(picker, routerProxy, baseline, epp, kubeconfig, work string) (stop func(), err error) {
+	logf, err := os.Create(filepath.Join(work, picker+".log"))
+	if err != nil {
+		return nil, err
+	}
+	switch picker {
+	case "round-robin", "router-proxy", "router-proxy-no-session", "router-proxy-before":
+		bin := routerProxy
+		if picker == "router-proxy-before" {
+			bin = baseline
+		}
+		if bin == "" {
+			return nil, fmt.Errorf("no binary (-router-proxy / -router-proxy-before)")
+		}
+		cfg, _ := json.MarshalIndent(proxyConfig(picker), "", "  ")
+		cfgPath := filepath.Join(work, picker+".json")
+		if err := writeFile(cfgPath, cfg); err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(bin, "--config", cfgPath, "--listen", gatewayAddr, "--admin-listen", adminAddr, "--kubeconfig", kubeconfig, "--log-level", "warn")
+		cmd.Stdout, cmd.Stderr = io.Discard, logf // stdout: the audit log
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		stop := func() { terminate(cmd); logf.Close() }
+		// Ready, and the pods known (the status page lists them).
+		if err := waitFor(30*time.Second, func() bool {
+			resp, err := http.Get("http://" + adminAddr + "/ready")
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK && podsKnown()
+		}); err != nil {
+			stop()
+			return nil, fmt.Errorf("router-proxy not ready: %w (log %s)", err, logf.Name())
+		}
+		return stop, nil
+	case "epp":
+		if epp == "" {
+			return nil, fmt.Errorf("no -epp binary")
+		}
+		_, port, _ := strings.Cut(eppGRPC, ":")
+		cmd := exec.Command(epp, "--pool-name", poolName, "--pool-namespace", benchNS, "--grpc-port", port, "--grpc-health-port", "19003",
+			"--metrics-port", "19091", "--metrics-endpoint-auth=false", "--tracing=false", "--enable-pprof=false", "--v=1")
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		gw, err := newEnvoyGateway(eppGRPC)
+		if err != nil {
+			terminate(cmd)
+			return nil, err
+		}
+		gctx, cancel := context.WithCancel(context.Background())
+		stop := func() { cancel(); gw.close(); terminate(cmd); logf.Close() }
+		if err := serveHTTP(gctx, gatewayAddr, gw); err != nil {
+			stop()
+			return nil, err
+		}
+		// Ready when a short request (no whole prefix block) is placed and
+		// answered; EPP then knows the pods and their metrics.
+		if err := waitFor(60*time.Second, func() bool { return probe() == nil }); err != nil {
+			stop()
+			return nil, fmt.Errorf("EPP not ready: %w (log %s)", err, logf.Name())
+		}
+		return stop, nil
+	}
+	return nil, fmt.Errorf("unknown picker %q (have %v)", picker, pickers)
+}
+
+// podsKnown: a request is answered by a pod (before the EndpointSlice
+// sync the proxy would send it to the Service URL, which does not resolve
+// here); then one scrape interval for the engine metrics.
+func podsKnown() bool {
+	if probe() != nil {
+		return false
+	}
+	time.Sleep(time.Second)
+	return true
+}
+
+func probe() error {
+	body := `{"model":"bench-model","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"ping"}]}`
+	resp, err := http.Post("http://"+gatewayAddr+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Pod") == "" {
+		return fmt.Errorf("probe: %s", resp.Status)
+	}
+	return nil
+}
+
+func waitFor(d time.Duration, ok func() bool) error {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if ok() {
+			return nil
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return errNotReady
+}
+
+func terminate(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// workloadParams: 48 shared documents of about 3k tokens with Zipf
+// popularity (s=1: the top document draws 22% of requests), half of the
+// requests in 4-turn sessions; open-loop Poisson arrivals.
+type workloadParams struct {
+	Docs         int
+	DocTokens    int
+	QuestionToks int
+	AnswerToks   int
+	Turns        int
+	SessionShare float64 // share of requests that belong to sessions
+	Think        time.Duration
+	Rate         float64       // requests per second
+	Warmup       time.Duration // arrivals before the measured window (not counted)
+	Duration     time.Duration // arrivals in the measured window
+	Seed         uint64
+}
+
+type workload struct {
+	p    workloadParams
+	docs []string
+	cdf  []float64
+}
+
+func newWorkload(p workloadParams) *workload {
+	r := rand.New(rand.NewPCG(p.Seed, 99))
+	w := &workload{p: p}
+	sum := 0.0
+	for i := range p.Docs {
+		n := p.DocTokens * bytesPerToken * (90 + r.IntN(21)) / 100
+		w.docs = append(w.docs, fmt.Sprintf("document %d: ", i)+randText(r, n))
+		sum += 1 / float64(i+1)
+		w.cdf = append(w.cdf, sum)
+	}
+	for i := range w.cdf {
+		w.cdf[i] /= sum
+	}
+	return w
+}
+
+func randText(r *rand.Rand, n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, n)
+	for i := range b {
+		if r.IntN(6) == 0 {
+			b[i] = ' '
+		} else {
+			b[i] = letters[r.IntN(len(letters))]
+		}
+	}
+	return string(b)
+}
+
+func (w *workload) doc(r *rand.Rand) int {
+	x := r.Float64()
+	i, _ := slices.BinarySearch(w.cdf, x)
+	return min(i, len(w.cdf)-1)
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// sample is one request's outcome.
+type sample struct {
+	ttft, total float64
+	pod         string
+	queueAtPod  int
+	prompt      int
+	cached      int
+	err         bool
+	session     int // -1: none
+	turn        int
+	prevPod     string
+	prevHot     bool // the session's previous pod was queuing when this turn was sent
+	start       float64
+}
+
+// runLoad drives the gateway at url for the duration and returns the
+// samples. hot reports whether a pod (by name) is queuing right now.
+func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) bool) []sample {
+	p := w.p
+	r := rand.New(rand.NewPCG(p.Seed, 1))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 3 * time.Minute}
+	var mu sync.Mutex
+	var out []sample
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	send := func(msgs []message, session, turn int, prevPod string) (sample, string) {
+		body, _ := json.Marshal(map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		s := sample{session: session, turn: turn, prevPod: prevPod}
+		if session >= 0 {
+			req.Header.Set("X-Session-Id", fmt.Sprint("s-", session))
+			if prevPod != "" {
+				s.prevHot = hot(prevPod)
+			}
+		}
+		start := time.Now()
+		s.start = start.Sub(t0).Seconds()
+		resp, err := client.Do(req)
+		if err != nil {
+			s.err = true
+			return s, ""
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			s.err = true
+			return s, ""
+		}
+		br := bufio.NewReader(resp.Body)
+		var answer strings.Builder
+		first := true
+		for {
+			line, err := br.ReadString('\n')
+			if strings.HasPrefix(line, "data: {") {
+				if first {
+					s.ttft = time.Since(start).Seconds()
+					first = false
+				}
+				var ch struct {
+					Choices []struct {
+						Delta struct {
+							Content string `json:"content"`
+						} `json:"delta"`
+					} `json:"choices"`
+					Usage *struct {
+						PromptTokens        int `json:"prompt_tokens"`
+						PromptTokensDetails struct {
+							CachedTokens int `json:"cached_tokens"`
+						} `json:"prompt_tokens_details"`
+					} `json:"usage"`
+					Pod   string `json:"x_pod"`
+					Queue int    `json:"x_queue"`
+				}
+				if json.Unmarshal([]byte(line[len("data: "):]), &ch) == nil {
+					for _, c := range ch.Choices {
+						answer.WriteString(c.Delta.Content)
+					}
+					if ch.Usage != nil {
+						s.prompt, s.cached = ch.Usage.PromptTokens, ch.Usage.PromptTokensDetails.CachedTokens
+						s.pod, s.queueAtPod = ch.Pod, ch.Queue
+					}
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		s.total = time.Since(start).Seconds()
+		if s.pod == "" {
+			s.err = true
+		}
+		return s, answer.String()
+	}
+	record := func(s sample) {
+		mu.Lock()
+		out = append(out, s)
+		mu.Unlock()
+	}
+	// Conversations arrive as a Poisson process: a single request, or a
+	// session of Turns requests (each sent when the previous one is
+	// answered, after a think time). SessionShare of requests are session
+	// turns, so sessions start at rate*share/turns.
+	convRate := p.Rate * ((1 - p.SessionShare) + p.SessionShare/float64(p.Turns))
+	pSession := (p.SessionShare / float64(p.Turns)) / ((1 - p.SessionShare) + p.SessionShare/float64(p.Turns))
+	next := 0.0
+	conv := 0
+	for {
+		next += r.ExpFloat64() / convRate
+		if next > (p.Warmup + p.Duration).Seconds() {
+			break
+		}
+		if d := time.Until(t0.Add(time.Duration(next * float64(time.Second)))); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				wg.Wait()
+				return out
+			}
+		}
+		conv++
+		doc := w.doc(r)
+		isSession := r.Float64() < pSession
+		seed := r.Uint64()
+		wg.Add(1)
+		go func(conv int) {
+			defer wg.Done()
+			cr := rand.New(rand.NewPCG(seed, 5))
+			msgs := []message{{Role: "system", Content: w.docs[doc]}}
+			turns, session := 1, -1
+			if isSession {
+				turns, session = p.Turns, conv
+			}
+			prev := ""
+			for turn := range turns {
+				msgs = append(msgs, message{Role: "user", Content: randText(cr, p.QuestionToks*bytesPerToken)})
+				s, answer := send(msgs, session, turn, prev)
+				record(s)
+				if s.err || turn == turns-1 || ctx.Err() != nil {
+					return
+				}
+				prev = s.pod
+				msgs = append(msgs, message{Role: "assistant", Content: answer})
+				think := time.Duration(cr.ExpFloat64() * float64(p.Think))
+				select {
+				case <-time.After(think):
+				case <-ctx.Done():
+					return
+				}
+			}
+		}(conv)
+	}
+	wg.Wait()
+	return out
+}
+
+// result is one (load, picker) cell.
+type result struct {
+	Load        string  `json:"load"`
+	Rate        float64 `json:"rate"`
+	Picker      string  `json:"picker"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	TTFTP50     float64 `json:"ttftP50"`
+	TTFTP90     float64 `json:"ttftP90"`
+	TTFTP99     float64 `json:"ttftP99"`
+	Throughput  float64 `json:"reqPerSec"`
+	HitRate     float64 `json:"hitRate"`
+	Busiest     float64 `json:"busiestOverMean"`
+	Sticky      float64 `json:"stickiness"`
+	StickyCool  float64 `json:"stickinessNotHot"`
+	HotTurns    int     `json:"hotTurns"`
+	MaxQueue    int     `json:"maxQueue"`
+	WallSeconds float64 `json:"wallSeconds"`
+}
+
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+// summarize reports the samples sent from warmup on.
+// req/s counts the answers that completed within the measured window.
+func summarize(samples []sample, pods []string, warmup, window, wall float64) result {
+	var res result
+	var ttfts []float64
+	perPod := map[string]int{}
+	var prompt, cached int
+	sticky, stickyOf, cool, coolOf := 0, 0, 0, 0
+	served := 0
+	for _, s := range samples {
+		if end := s.start + s.total; !s.err && end >= warmup && end < warmup+window {
+			served++
+		}
+	}
+	res.Throughput = float64(served) / window
+	for _, s := range samples {
+		if s.start < warmup {
+			continue
+		}
+		res.Requests++
+		if s.err {
+			res.Errors++
+			continue
+		}
+		ttfts = append(ttfts, s.ttft)
+		perPod[s.pod]++
+		prompt += s.prompt
+		cached += s.cached
+		if s.session >= 0 && s.turn > 0 && s.prevPod != "" {
+			stickyOf++
+			same := s.pod == s.prevPod
+			if same {
+				sticky++
+			}
+			if s.prevHot {
+				res.HotTurns++
+			} else {
+				coolOf++
+				if same {
+					cool++
+				}
+			}
+		}
+	}
+	res.TTFTP50, res.TTFTP90, res.TTFTP99 = quantile(ttfts, 0.5), quantile(ttfts, 0.9), quantile(ttfts, 0.99)
+	if prompt > 0 {
+		res.HitRate = float64(cached) / float64(prompt)
+	}
+	if n := len(ttfts); n > 0 {
+		mean := float64(n) / float64(len(pods))
+		busiest := 0
+		for _, c := range perPod {
+			busiest = max(busiest, c)
+		}
+		res.Busiest = float64(busiest) / mean
+	}
+	if stickyOf > 0 {
+		res.Sticky = float64(sticky) / float64(stickyOf)
+	}
+	if coolOf > 0 {
+		res.StickyCool = float64(cool) / float64(coolOf)
+	}
+	res.WallSeconds = wall
+	return res
+}
