@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -332,4 +336,23 @@ func pick(m map[string]any, keys ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// TestTraceSamplingFlag: a sampling ratio outside 0..1 is refused at start,
+// with or without an OTLP endpoint.
+func TestTraceSamplingFlag(t *testing.T) {
+	bin, _ := binaries(t)
+	b, err := proxyapi.Marshal(oneBackend("http://127.0.0.1:1", proxyapi.KindLocal))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	for _, env := range [][]string{nil, {"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, bin, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "", "--trace-sampling", "1.5")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		require.Error(t, err, "started with --trace-sampling 1.5 (env %v)", env)
+		assert.Contains(t, string(out), "--trace-sampling \"1.5\": must be a ratio from 0 to 1")
+	}
 }

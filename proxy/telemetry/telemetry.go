@@ -98,14 +98,15 @@ func New(ctx context.Context, cfg *proxyapi.Config, opts Options) (*Telemetry, e
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
+	// A bad flag is refused whether or not an endpoint is configured.
+	sampler, err := parseSampling(opts.Sampling)
+	if err != nil {
+		return nil, err
+	}
 	traces := opts.SpanExporter != nil || (Enabled(opts.Getenv) && tracesOn(opts.Getenv))
 	metrics := opts.MetricReader != nil || (Enabled(opts.Getenv) && metricsOn(opts.Getenv))
 	if !traces && !metrics {
 		return nil, nil
-	}
-	sampler, err := parseSampling(opts.Sampling)
-	if err != nil {
-		return nil, err
 	}
 	res := Resource(cfg.Router)
 	t := &Telemetry{prop: propagation.TraceContext{}, router: attribute.String(AttrRouter, cfg.Router.Name)}
