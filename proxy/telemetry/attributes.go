@@ -101,7 +101,11 @@ func newBackend(b *proxyapi.Backend) Backend {
 	if b.Pool != nil {
 		out.attrs = append(out.attrs, attribute.String(AttrPool, b.Pool.Name))
 	}
-	if u, err := url.Parse(b.URL); err == nil && u.Host != "" {
+	base := b.URL
+	if base == "" && out.External {
+		base = wellknown.Providers[b.Provider].URL // the provider's published URL
+	}
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
 		host, port := u.Hostname(), u.Port()
 		out.attrs = append(out.attrs, semconv.ServerAddressKey.String(host))
 		if port == "" {

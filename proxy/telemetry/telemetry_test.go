@@ -75,7 +75,8 @@ func TestOffCostsNothing(t *testing.T) {
 }
 
 func TestBackendAttributes(t *testing.T) {
-	b := newBackend(&proxyapi.Backend{Name: "opus", Kind: proxyapi.KindExternal, Provider: "anthropic", Model: "claude-opus", Tier: "cloud", URL: "https://api.anthropic.com"})
+	// No URL in the config: the provider's published one.
+	b := newBackend(&proxyapi.Backend{Name: "opus", Kind: proxyapi.KindExternal, Provider: "anthropic", Model: "claude-opus", Tier: "cloud"})
 	assert.Equal(t, "anthropic", b.Provider)
 	assert.Equal(t, "claude-opus", b.Model)
 	assert.True(t, b.External)
