@@ -173,7 +173,9 @@ func (e *ListError) Error() string {
 // API server's notation (spec.backends[2].name, spec.rules[0].match.headers[X-Team]),
 // so every stage and every plane names a field the same way, and the webhook
 // hands the same path back to the API server. A path is built with Child,
-// Index and Key from the roots below; no stage concatenates strings.
+// Index and Key from the roots below (or field.NewPath for another object's
+// fields); no stage concatenates path strings. The paths the JSON decoder
+// reports arrive as strings and are passed on as they are.
 
 // Spec is the path of spec, or of spec.<names...>: Spec("policy", "auth") is
 // spec.policy.auth.
