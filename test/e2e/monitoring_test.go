@@ -3,11 +3,15 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,10 +152,38 @@ func TestHelmChartMonitoring(t *testing.T) {
 	for _, n := range metricnames.Of(reg) {
 		exported[n] = true
 	}
+	// The label values an expression filters on are values the code writes.
+	controllerName := regexp.MustCompile(`Named\("([^"]+)"\)`).FindSubmatch(readRepoFile(t, "controller", "setup.go"))
+	if controllerName == nil {
+		t.Fatal("controller/setup.go names no controller")
+	}
+	holds := stringConsts(t, "Hold", "proxy", "activation")
+	values := map[[2]string]map[string]bool{
+		{"llmkube_router_requests_total", "outcome"}:                   stringConsts(t, "Outcome", "proxyapi"),
+		{"llmkube_router_pool_holds_abandoned_total", "reason"}:        holds,
+		{"llmkube_router_pool_hold_duration_seconds_count", "outcome"}: holds,
+	}
 	for _, r := range parsePromQL(t, exprs) {
 		if r.Error != "" {
 			t.Errorf("%s: %s", r.Expr, r.Error)
 			continue
+		}
+		for _, m := range r.Labels {
+			known := values[[2]string{m.Metric, m.Label}]
+			switch {
+			case strings.HasPrefix(m.Value, "$") || m.Label == "namespace" || m.Label == "router":
+				continue // a dashboard variable, or a label the scrape target gives
+			case (m.Label == "controller" || m.Label == "name") && (strings.HasPrefix(m.Metric, "controller_runtime_") || strings.HasPrefix(m.Metric, "workqueue_")):
+				known = map[string]bool{string(controllerName[1]): true}
+			case known == nil:
+				t.Errorf("%s: no known values for label %s of %s (add them to the test from the code that writes them)", r.Expr, m.Label, m.Metric)
+				continue
+			}
+			for _, v := range strings.Split(m.Value, "|") {
+				if !known[v] {
+					t.Errorf("%s: %s{%s%s%q}: %q is not a value the code writes", r.Expr, m.Metric, m.Label, m.Op, m.Value, v)
+				}
+			}
 		}
 		if len(r.Metrics) == 0 {
 			t.Errorf("%s names no series", r.Expr)
@@ -200,6 +232,61 @@ type promQLResult struct {
 	Expr    string   `json:"expr"`
 	Error   string   `json:"error"`
 	Metrics []string `json:"metrics"`
+	Labels  []struct {
+		Metric, Label, Op, Value string
+	} `json:"labels"`
+}
+
+func readRepoFile(t *testing.T, path ...string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"..", ".."}, path...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// stringConsts are the values of the string constants named prefix* in the
+// non-test files of a package of this repository.
+func stringConsts(t *testing.T, prefix string, dir ...string) map[string]bool {
+	t.Helper()
+	pkgDir := filepath.Join(append([]string{"..", ".."}, dir...)...)
+	files, err := filepath.Glob(filepath.Join(pkgDir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) || !strings.HasPrefix(n.Name, prefix) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						out[v] = true
+					}
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no %s* string constants in %s", prefix, pkgDir)
+	}
+	return out
 }
 
 // parsePromQL runs test/promql (its own module: the Prometheus module stays

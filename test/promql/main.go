@@ -5,8 +5,9 @@
 // it with `go run`, GOWORK=off).
 //
 // Input (stdin): a JSON array of expressions. Output (stdout): a JSON array
-// of {"expr", "error", "metrics"} in the same order; exit 0 even when an
-// expression does not parse (the caller reports which).
+// of {"expr", "error", "metrics", "labels"} in the same order (labels: every
+// label matcher, with its metric); exit 0 even when an expression does not
+// parse (the caller reports which).
 package main
 
 import (
@@ -20,9 +21,18 @@ import (
 )
 
 type result struct {
-	Expr    string   `json:"expr"`
-	Error   string   `json:"error,omitempty"`
-	Metrics []string `json:"metrics"`
+	Expr    string    `json:"expr"`
+	Error   string    `json:"error,omitempty"`
+	Metrics []string  `json:"metrics"`
+	Labels  []matcher `json:"labels"`
+}
+
+// matcher is one label matcher of a selector other than the name's.
+type matcher struct {
+	Metric string `json:"metric"`
+	Label  string `json:"label"`
+	Op     string `json:"op"`
+	Value  string `json:"value"`
 }
 
 func main() {
@@ -42,7 +52,7 @@ func main() {
 }
 
 func check(expr string) result {
-	r := result{Expr: expr, Metrics: []string{}}
+	r := result{Expr: expr, Metrics: []string{}, Labels: []matcher{}}
 	ast, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 	if err != nil {
 		r.Error = err.Error()
@@ -67,6 +77,11 @@ func check(expr string) result {
 		}
 		if !slices.Contains(r.Metrics, name) {
 			r.Metrics = append(r.Metrics, name)
+		}
+		for _, m := range vs.LabelMatchers {
+			if m.Name != labels.MetricName {
+				r.Labels = append(r.Labels, matcher{Metric: name, Label: m.Name, Op: m.Type.String(), Value: m.Value})
+			}
 		}
 		return nil
 	})
