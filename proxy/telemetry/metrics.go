@@ -44,50 +44,90 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	return in, err
 }
 
+// seriesKey is one label set of the GenAI instruments.
+type seriesKey struct {
+	op, provider, requestModel, responseModel, errorType string
+}
+
+// seriesOpts are a label set's measurement options, built once: building
+// the attribute set (sorting, hashing) per request cost more than the
+// recording (BenchmarkHopTracing).
+type seriesOpts struct {
+	server, input, output metric.MeasurementOption
+}
+
+func (t *Telemetry) series(k seriesKey) *seriesOpts {
+	t.seriesMu.RLock()
+	o := t.seriesCache[k]
+	t.seriesMu.RUnlock()
+	if o != nil {
+		return o
+	}
+	attrs := []attribute.KeyValue{
+		semconv.GenAIOperationNameKey.String(k.op),
+		semconv.GenAIProviderNameKey.String(k.provider),
+		t.router,
+	}
+	if k.requestModel != "" {
+		attrs = append(attrs, semconv.GenAIRequestModelKey.String(k.requestModel))
+	}
+	if k.responseModel != "" {
+		attrs = append(attrs, semconv.GenAIResponseModelKey.String(k.responseModel))
+	}
+	if k.errorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errorType))
+	}
+	o = &seriesOpts{
+		server: metric.WithAttributeSet(attribute.NewSet(attrs...)),
+		input:  metric.WithAttributeSet(attribute.NewSet(append(attrs[:len(attrs):len(attrs)], semconv.GenAITokenTypeInput)...)),
+		output: metric.WithAttributeSet(attribute.NewSet(append(attrs[:len(attrs):len(attrs)], semconv.GenAITokenTypeOutput)...)),
+	}
+	t.seriesMu.Lock()
+	if t.seriesCache == nil {
+		t.seriesCache = map[seriesKey]*seriesOpts{}
+	}
+	t.seriesCache[k] = o
+	t.seriesMu.Unlock()
+	return o
+}
+
 // recordRequest records one request on the GenAI instruments. The proxy is
 // the GenAI server its callers see (gen_ai.server.*) and a GenAI client of
 // the backend that answered (gen_ai.client.token.usage). Requests refused
 // before a backend answered count in the duration with error.type only.
+//
+// The label sets are bounded: operations, backends, published model ids
+// and outcomes; a request model the router does not publish is left out.
 func (t *Telemetry) recordRequest(ctx context.Context, op string, b *Backend, ent *proxyapi.AuditEntry) {
 	if t.mp == nil {
 		return
 	}
-	opAttr := genaiconv.OperationNameAttr(op)
 	// A request refused before any backend answered was answered by the
 	// proxy itself.
-	provider, model := genaiconv.ProviderNameAttr(ProviderLocal), ""
+	k := seriesKey{op: op, provider: ProviderLocal}
 	if b != nil {
-		provider, model = genaiconv.ProviderNameAttr(b.Provider), b.Model
+		k.provider, k.responseModel = b.Provider, b.Model
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	if t.models[ent.Model] && ent.Model != "" {
-		attrs = append(attrs, semconv.GenAIRequestModelKey.String(ent.Model))
+	if t.models[ent.Model] {
+		k.requestModel = ent.Model
 	}
-	if model != "" {
-		attrs = append(attrs, semconv.GenAIResponseModelKey.String(model))
+	if !served(ent) {
+		k.errorType = ent.Outcome
 	}
-	attrs = append(attrs, t.router)
-	dur := append(attrs[:len(attrs):len(attrs)], errorAttrs(ent)...)
-	t.inst.duration.Record(ctx, ent.LatencyMs/1000, opAttr, provider, dur...)
+	o := t.series(k)
+	t.inst.duration.Inst().Record(ctx, ent.LatencyMs/1000, o.server)
 	if b == nil || ent.Status >= 400 {
 		return
 	}
-	t.inst.tokens.Record(ctx, ent.PromptTokens, opAttr, provider, genaiconv.TokenTypeInput, attrs...)
-	t.inst.tokens.Record(ctx, ent.CompletionTokens, opAttr, provider, genaiconv.TokenTypeOutput, attrs...)
+	t.inst.tokens.Inst().Record(ctx, ent.PromptTokens, o.input)
+	t.inst.tokens.Inst().Record(ctx, ent.CompletionTokens, o.output)
 	// First token and time per output token are stream measures: a whole
 	// JSON answer's first byte is its last.
 	if !ent.Stream || ent.Outcome != proxyapi.OutcomeOKStream || ent.FirstTokenMs <= 0 {
 		return
 	}
-	t.inst.ttft.Record(ctx, ent.FirstTokenMs/1000, opAttr, provider, attrs...)
+	t.inst.ttft.Inst().Record(ctx, ent.FirstTokenMs/1000, o.server)
 	if ent.CompletionTokens > 1 && ent.LatencyMs > ent.FirstTokenMs {
-		t.inst.tpot.Record(ctx, (ent.LatencyMs-ent.FirstTokenMs)/1000/float64(ent.CompletionTokens-1), opAttr, provider, attrs...)
+		t.inst.tpot.Inst().Record(ctx, (ent.LatencyMs-ent.FirstTokenMs)/1000/float64(ent.CompletionTokens-1), o.server)
 	}
-}
-
-func errorAttrs(ent *proxyapi.AuditEntry) []attribute.KeyValue {
-	if served(ent) {
-		return nil
-	}
-	return []attribute.KeyValue{semconv.ErrorTypeKey.String(ent.Outcome)}
 }

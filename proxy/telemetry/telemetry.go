@@ -23,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -70,6 +71,9 @@ type Telemetry struct {
 	// metric is labelled with (a client's made-up names would each be a
 	// new series).
 	models map[string]bool
+
+	seriesMu    sync.RWMutex
+	seriesCache map[seriesKey]*seriesOpts
 }
 
 // Enabled reports whether the environment configures an OTLP endpoint for
