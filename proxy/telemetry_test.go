@@ -109,3 +109,27 @@ func TestTracePoolHold(t *testing.T) {
 	assert.Equal(t, int64(200), a["http.response.status_code"].AsInt64())
 	assert.Equal(t, telemetry.ResultOK, a["llmkube.attempt.result"].AsString())
 }
+
+// TestTraceFollowsCallerSampling: sampling is parent-based. A caller's
+// traceparent that is not sampled makes no span, yet the backend still
+// continues the caller's trace (same trace id, not sampled); with tracing
+// off the backend gets the caller's header untouched.
+func TestTraceFollowsCallerSampling(t *testing.T) {
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	const caller = "00-" + traceID + "-00f067aa0ba902b7-00"
+	a := newStub(t, "a", nil)
+	h, spans := traced(t, config(backend("a", a.URL)))
+	code, _, _ := h.post(t, chat("m"), "Traceparent", caller)
+	require.Equal(t, 200, code)
+	assert.Empty(t, spans(), "an unsampled caller's request exports nothing")
+	got := a.last().Header.Get("Traceparent")
+	require.Len(t, got, len(caller), got)
+	assert.Equal(t, "00-"+traceID+"-", got[:36], "the backend continues the caller's trace")
+	assert.NotEqual(t, caller, got, "under the proxy's attempt span")
+	assert.Equal(t, "-00", got[len(got)-3:], "still not sampled")
+
+	off := start(t, config(backend("a", a.URL)))
+	code, _, _ = off.post(t, chat("m"), "Traceparent", caller)
+	require.Equal(t, 200, code)
+	assert.Equal(t, caller, a.last().Header.Get("Traceparent"), "tracing off: passed through as before")
+}
