@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/yaml"
 
 	// The controller's packages register controller-runtime's metrics (the
 	// reconcile, work queue and client series its /metrics serves).
@@ -88,6 +89,16 @@ func TestHelmChartMonitoring(t *testing.T) {
 			alerts = append(alerts, rm["alert"].(string))
 		}
 	}
+	// The rule group as Prometheus loads it (rulefmt: durations, labels,
+	// expressions, the annotation templates).
+	ruleFile, err := yaml.Marshal(map[string]any{"groups": groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := checkRuleFile(t, ruleFile); problems != "" {
+		t.Errorf("the PrometheusRule's groups are not a rule file Prometheus loads:\n%s", problems)
+	}
+
 	var dashboard struct {
 		Panels []struct {
 			Targets []struct {
@@ -287,6 +298,23 @@ func stringConsts(t *testing.T, prefix string, dir ...string) map[string]bool {
 		t.Fatalf("no %s* string constants in %s", prefix, pkgDir)
 	}
 	return out
+}
+
+// checkRuleFile runs test/promql -rules on a rule file: what Prometheus
+// would refuse in it, "" when nothing.
+func checkRuleFile(t *testing.T, content []byte) string {
+	t.Helper()
+	cmd := exec.Command("go", "run", ".", "-rules")
+	cmd.Dir = filepath.Join("..", "promql")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Stdin = strings.NewReader(string(content))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("test/promql -rules: %v\n%s", err, stderr.String())
+	}
+	return string(out)
 }
 
 // parsePromQL runs test/promql (its own module: the Prometheus module stays

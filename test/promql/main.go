@@ -4,6 +4,11 @@
 // dependencies for one test (test/e2e's chart alerts and dashboard test runs
 // it with `go run`, GOWORK=off).
 //
+// With -rules, stdin is instead a Prometheus rule file (groups:) and it is
+// checked as Prometheus loads one (rulefmt: fields, durations, label names,
+// each expression, the annotation and label templates); each problem is a
+// line on stdout and the exit status is 1.
+//
 // Input (stdin): a JSON array of expressions. Output (stdout): a JSON array
 // of {"expr", "error", "metrics", "labels"} in the same order (labels: every
 // label matcher, with its metric); exit 0 even when an expression does not
@@ -13,10 +18,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"slices"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 )
 
@@ -36,6 +45,10 @@ type matcher struct {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-rules" {
+		checkRules()
+		return
+	}
 	var exprs []string
 	if err := json.NewDecoder(os.Stdin).Decode(&exprs); err != nil {
 		fmt.Fprintln(os.Stderr, "promql: reading the expressions:", err)
@@ -86,4 +99,19 @@ func check(expr string) result {
 		return nil
 	})
 	return r
+}
+
+func checkRules() {
+	content, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "promql: reading the rules:", err)
+		os.Exit(2)
+	}
+	_, errs := rulefmt.Parse(content, false, model.UTF8Validation, parser.NewParser(parser.Options{}), slog.New(slog.DiscardHandler))
+	for _, e := range errs {
+		fmt.Println(e)
+	}
+	if len(errs) > 0 {
+		os.Exit(1)
+	}
 }
