@@ -62,7 +62,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	configPath := fs.String("config", "/etc/llmkube/router/config.json", "router-proxy config (JSON, apiVersion "+proxyapi.APIVersion+")")
 	listen := fs.String("listen", ":8080", "serving address (OpenAI API and /health)")
 	admin := fs.String("admin-listen", fmt.Sprintf(":%d", wellknown.AdminPort), "admin address (/metrics, /ready, "+wellknown.StatusPath+"); empty disables it")
-	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests and streams may finish after SIGTERM")
+	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long everything after SIGTERM may take: the drain delay, then in-flight requests and streams finishing")
+	drainDelay := fs.Duration("drain-delay", DefaultDrainDelay, "after SIGTERM, how long the proxy keeps accepting and serving (readiness failing, each connection closed after its next response) while the Service's endpoints and kube-proxy move clients to other replicas; part of --shutdown-timeout")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution and ModelPool activation (default: in-cluster config; only read when a backend uses resolution: endpoint or is a ModelPool member)")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
@@ -188,12 +189,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	// Drain: stop accepting, fail readiness, let in-flight requests and
-	// streams (and shadow copies) finish until the shutdown timeout.
-	log.Info("shutting down", "timeout", shutdown.String())
+	// Drain: fail readiness at once, but keep accepting and serving for the
+	// drain delay, closing each connection after its next response: the
+	// endpoint leaves the Service and kube-proxy's rules while this replica
+	// still answers, so a rollout or scale-down fails no request (the real
+	// cluster tests found connections refused and reset without it). Then
+	// stop accepting and let in-flight requests and streams (and shadow
+	// copies) finish, all within the shutdown timeout.
+	log.Info("shutting down", "drainDelay", drainDelay.String(), "timeout", shutdown.String())
 	srv.SetReady(false)
 	dctx, cancel := context.WithTimeout(context.Background(), *shutdown)
 	defer cancel()
+	serving.Drain()
+	waitDrainDelay(dctx, *drainDelay, errc)
 	err = serving.Shutdown(dctx)
 	if err != nil {
 		log.Warn("drain deadline reached; closing remaining connections", "error", err)
@@ -231,4 +239,25 @@ func withPprof(admin http.Handler) http.Handler {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// DefaultDrainDelay is how long a terminating router-proxy keeps serving:
+// long enough for the EndpointSlice update to reach kube-proxy on every node
+// (about a second in a quiet cluster), short against the kubelet's default
+// 30 s grace period.
+const DefaultDrainDelay = 5 * time.Second
+
+// waitDrainDelay waits out the drain delay, unless the shutdown deadline
+// comes first or the server stops on its own.
+func waitDrainDelay(ctx context.Context, d time.Duration, errc <-chan error) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-errc:
+	}
 }

@@ -381,3 +381,66 @@ func TestDebugPprofIsOptIn(t *testing.T) {
 		assert.Equal(t, want, resp.StatusCode, "--debug-pprof=%v", on)
 	}
 }
+
+// After SIGTERM the proxy fails readiness at once but keeps accepting and
+// serving for --drain-delay, each answer closing its connection, so clients
+// that kube-proxy still sends here are answered and reconnect elsewhere;
+// only then does the listener close. The real-cluster rollout test found
+// requests refused and reset when the listener closed at SIGTERM.
+func TestShutdownDrainDelayKeepsServing(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer up.Close()
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--drain-delay", "3s", "--shutdown-timeout", "20s")
+	// A keep-alive connection opened before the signal.
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	post := func() (*http.Response, error) {
+		return client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","messages":[{"role":"user","content":"hi"}]}`))
+	}
+	resp, err := post()
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	assert.False(t, resp.Close, "before SIGTERM the connection is kept")
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.Eventually(t, func() bool {
+		r, err := http.Get("http://" + p.admin + "/ready")
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == http.StatusServiceUnavailable
+	}, 2*time.Second, 10*time.Millisecond, "readiness fails at once")
+
+	// Still serving: the kept connection and new ones are answered, and each
+	// answer says Connection: close.
+	for i := 0; i < 3; i++ {
+		resp, err := post()
+		require.NoError(t, err, "request %d during the drain delay", i)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		assert.True(t, resp.Close, "an answer during the drain delay closes its connection")
+	}
+	select {
+	case err := <-p.done:
+		t.Fatalf("exited during the drain delay: %v", err)
+	default:
+	}
+	// Then the listener closes and the process exits cleanly.
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", p.listen, time.Second)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	}, 15*time.Second, 20*time.Millisecond)
+	require.NoError(t, <-p.done, "clean exit")
+}

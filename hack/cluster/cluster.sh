@@ -53,7 +53,7 @@ SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root
   net.netfilter.nf_conntrack_max net.netfilter.nf_conntrack_tcp_timeout_established
   net.netfilter.nf_conntrack_tcp_timeout_close_wait net.netfilter.nf_conntrack_tcp_be_liberal)
 # Paths a kubelet writes outside its root directory.
-HOST_PATHS=(/var/log/pods /var/log/containers /var/lib/cni /run/netns)
+HOST_PATHS=(/var/log/pods /var/log/containers /var/lib/cni)
 
 log() { printf '[cluster %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -214,7 +214,15 @@ control_plane() {
     --requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group \
     --requestheader-username-headers=X-Remote-User \
     --allow-privileged=false --profiling=false
-  wait_for kube-apiserver 90 kubectl_ get --raw /readyz
+  wait_for kube-apiserver 90 kubectl --kubeconfig "${KCFG}/super-admin.conf" get --raw /readyz
+  # admin.conf's user is in kubeadm:cluster-admins, which kubeadm binds to
+  # cluster-admin as its last step; super-admin.conf (system:masters) is
+  # used for this once, as kubeadm does.
+  kubectl --kubeconfig "${KCFG}/super-admin.conf" create clusterrolebinding kubeadm:cluster-admins \
+    --clusterrole=cluster-admin --group=kubeadm:cluster-admins >>"${LOGS}/apply.log"
+  # The API server's client certificate for kubelets (logs, exec), bound as kubeadm binds it.
+  kubectl --kubeconfig "${KCFG}/super-admin.conf" create clusterrolebinding kubeadm:apiserver-kubelet-client \
+    --clusterrole=system:kubelet-api-admin --user=kube-apiserver-kubelet-client >>"${LOGS}/apply.log"
 
   start kube-controller-manager kube-controller-manager \
     --kubeconfig="${KCFG}/controller-manager.conf" \

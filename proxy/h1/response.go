@@ -158,7 +158,7 @@ func (w *response) writeHead(final bool, next []byte) {
 		}
 	}
 	handlerClose, _ := connectionOptions(h["Connection"])
-	if handlerClose || rq.close || w.c.s.shutting.Load() || final && !rq.body.drainable() {
+	if handlerClose || rq.close || w.c.s.shutting.Load() || w.c.s.draining.Load() || final && !rq.body.drainable() {
 		// A body the server will not read to its end (a client waiting
 		// for 100 Continue, more than maxDiscard left) ends the
 		// connection, and the client is told.

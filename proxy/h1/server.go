@@ -74,6 +74,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*serverConn]struct{}
 	shutting  atomic.Bool
+	draining  atomic.Bool // Drain: every response closes its connection
 	connsDone chan struct{} // closed when shutting and no connection is left
 	janitorOn bool
 	refusing  atomic.Int32 // over-limit connections being answered 503
@@ -162,6 +163,14 @@ func (s *Server) logf(msg string, args ...any) {
 		s.Log.Warn(msg, args...)
 	}
 }
+
+// Drain makes every response from now on close its connection (with
+// Connection: close) while the server still accepts and serves: clients
+// reconnect, and their new connections go where the load balancer now
+// sends them. Idle connections are left for their next request, which
+// closes them; closing them now would race a client that is sending one.
+// Shutdown follows.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // Shutdown stops accepting, closes idle connections, lets requests in
 // flight finish (their connections close after the response) and waits

@@ -125,7 +125,7 @@ func kubectl(t testing.TB, args ...string) string { t.Helper(); return run(t, ""
 // apply applies manifests the way the docs tell users to.
 func apply(t testing.TB, manifests string) {
 	t.Helper()
-	run(t, manifests, "kubectl", "apply", "--server-side", "--field-manager=e2e", "-f", "-")
+	run(t, manifests, "kubectl", "apply", "--server-side", "-f", "-")
 }
 
 // eventually polls cond until it holds or timeout passes; the last error
@@ -162,7 +162,7 @@ func namespace(t *testing.T, name string) string {
 func dump(t *testing.T, ns string) {
 	out, _ := tryRun("", "kubectl", "-n", ns, "get", "all,modelrouters,endpointslices,events", "-o", "wide")
 	t.Logf("namespace %s:\n%s", ns, out)
-	out, _ = tryRun("", "kubectl", "-n", ns, "logs", "--all-containers", "--prefix", "--tail=40", "-l", "app.kubernetes.io/component=router-proxy")
+	out, _ = tryRun("", "kubectl", "-n", ns, "logs", "--all-containers", "--prefix", "--tail=40", "-l", "inference.llmkube.dev/model-router")
 	t.Logf("router-proxy logs:\n%s", out)
 }
 
@@ -188,4 +188,11 @@ func podsOf(t testing.TB, ns, selector string) []corev1.Pod {
 		t.Fatal(err)
 	}
 	return l.Items
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func readFile(name string) (string, error) {
+	b, err := os.ReadFile(name)
+	return string(b), err
 }

@@ -97,6 +97,11 @@ type reply struct {
 
 var client = &http.Client{Timeout: 30 * time.Second}
 
+// pii marks a request as PII: the quickstart's fail-closed rule sends it to
+// the in-cluster model only (its vision-to-cloud rule, which filters
+// backends by capability, takes every other request to the cloud backend).
+var pii = map[string]string{"x-llmkube-classification": "pii"}
+
 // chat sends one chat completion for model to base.
 func chat(base, model string, header map[string]string) (reply, error) {
 	body := fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"hello"}]}`, model)
@@ -130,9 +135,9 @@ func chat(base, model string, header map[string]string) (reply, error) {
 }
 
 // mustChat sends one chat completion and wants a 200 from a stub pod.
-func mustChat(t testing.TB, base, model string) reply {
+func mustChat(t testing.TB, base, model string, header map[string]string) reply {
 	t.Helper()
-	r, err := chat(base, model, nil)
+	r, err := chat(base, model, header)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +159,7 @@ type load struct {
 }
 
 // startLoad runs clients workers, each sending a request every interval.
-func startLoad(base, model string, clients int, interval time.Duration) *load {
+func startLoad(base, model string, header map[string]string, clients int, interval time.Duration) *load {
 	l := &load{stop: make(chan struct{}), served: map[string]int{}}
 	for i := 0; i < clients; i++ {
 		l.wg.Add(1)
@@ -168,7 +173,7 @@ func startLoad(base, model string, clients int, interval time.Duration) *load {
 					return
 				case <-tick.C:
 				}
-				r, err := chat(base, model, nil)
+				r, err := chat(base, model, header)
 				l.mu.Lock()
 				switch {
 				case err != nil:

@@ -68,6 +68,7 @@ func (s *server) routes() http.Handler {
 		fmt.Fprintf(w, "stub_requests_total %d\n", s.requests.Load())
 	})
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	mux.HandleFunc("POST /v1/messages", s.messages)
 	return mux
 }
 
@@ -101,6 +102,27 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 			"finish_reason": "stop",
 		}},
 		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+	})
+}
+
+// messages answers Anthropic's Messages API, so the stub can stand in for a
+// provider the router translates to.
+func (s *server) messages(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	var req struct {
+		Model string `json:"model"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err := json.Unmarshal(body, &req); err != nil || r.Header.Get("x-api-key") == "" {
+		w.WriteHeader(http.StatusBadRequest)
+		writeJSON(w, map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": "bad json or no x-api-key"}})
+		return
+	}
+	writeJSON(w, map[string]any{
+		"id": "msg-stub", "type": "message", "role": "assistant", "model": req.Model,
+		"content":     []any{map[string]any{"type": "text", "text": "served by " + s.pod}},
+		"stop_reason": "end_turn",
+		"usage":       map[string]any{"input_tokens": 10, "output_tokens": 5},
 	})
 }
 
