@@ -180,14 +180,20 @@ func getRouter(t testing.TB, ns, name string) *unstructured.Unstructured {
 	return u
 }
 
-// podsOf lists the running pods a label selector picks.
+// podsOf lists the pods a label selector picks, less those terminating.
 func podsOf(t testing.TB, ns, selector string) []corev1.Pod {
 	t.Helper()
 	l, err := e.kube.CoreV1().Pods(ns).List(context.Background(), listOpts(selector))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l.Items
+	var pods []corev1.Pod
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil {
+			pods = append(pods, p)
+		}
+	}
+	return pods
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,411 @@
+//go:build e2ecluster
+
+package cluster
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	release    = "llmkube"
+	releaseNS  = "llmkube-system"
+	fullname   = "llmkube-llmkube-compile" // the chart's llmkube.fullname for release llmkube
+	nodeIP     = "10.244.0.1"              // hack/cluster/cluster.sh: the node, on the pods' bridge
+	redisPort  = "16379"
+	redisURL   = "redis://redis.platform.svc.cluster.local:6379/0"
+	leaseName  = "llmkube-controller.inference.llmkube.dev"
+	managerBox = "manager"
+)
+
+// The chart installed with a real `helm install`: two controller replicas
+// with leader election, the validating webhook served in-cluster with the
+// certificate the chart is given, and the budget store on a real Redis the
+// pods reach through a Service. On that install:
+//   - the webhook refuses a bad ModelRouter with its field path and reason;
+//   - two router-proxy replicas share one budget in Redis;
+//   - resolution: endpoint with LoadAware spreads over three model pods
+//     through real EndpointSlices, and a pod deleted under load loses no
+//     request;
+//   - the leader's pod deleted, the other replica takes the Lease and
+//     reconciliation goes on.
+func TestHelmInstall(t *testing.T) {
+	llmkubeCRDs(t)
+	redis := startRedis(t)
+	apply(t, `apiVersion: v1
+kind: Namespace
+metadata: {name: platform}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: redis, namespace: platform}
+spec:
+  ports: [{name: redis, port: 6379, targetPort: `+redisPort+`}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: redis-host
+  namespace: platform
+  labels: {kubernetes.io/service-name: redis}
+addressType: IPv4
+ports: [{name: redis, port: `+redisPort+`}]
+endpoints: [{addresses: [`+nodeIP+`]}]
+`)
+	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=false") })
+
+	caPEM := webhookCertificate(t)
+	run(t, "", e.helm, "install", release, "charts/llmkube-compile", "--namespace", releaseNS,
+		"--set", "replicas=2",
+		"--set", "webhook.enabled=true",
+		"--set", "webhook.caBundle="+base64.StdEncoding.EncodeToString(caPEM),
+		"--set", "budgetStore.url="+redisURL,
+		"--wait", "--timeout", "3m")
+	t.Cleanup(func() {
+		if out, err := tryRun("", e.helm, "uninstall", release, "--namespace", releaseNS, "--wait", "--timeout", "2m"); err != nil {
+			t.Errorf("helm uninstall: %v\n%s", err, out)
+		}
+		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
+	})
+	for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
+		checkHardened(t, p, managerBox, "")
+	}
+
+	t.Run("webhook refuses a bad router", func(t *testing.T) {
+		ns := namespace(t, "webhook")
+		bad := `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: bad, namespace: ` + ns + `}
+spec:
+  backends:
+    - name: a
+      inferenceServiceRef: {name: missing}
+  rules:
+    - name: r
+      route: {backends: [nope]}
+`
+		out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-")
+		if err == nil {
+			t.Fatalf("a router naming an unknown backend was admitted: %s", out)
+		}
+		msg := err.Error()
+		for _, want := range []string{"spec.rules[0].route.backends[0]", "(UnknownBackend)"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the refusal does not say %q:\n%s", want, msg)
+			}
+		}
+		// The refusal came from the webhook (the CRD's schema cannot see
+		// that a backend is undeclared): without its configuration the
+		// same object is admitted. helm upgrade puts it back.
+		kubectl(t, "delete", "validatingwebhookconfiguration", fullname)
+		if out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-"); err != nil {
+			t.Errorf("without the webhook the router is still refused (so the webhook was not what refused it): %v %s", err, out)
+		}
+		kubectl(t, "-n", ns, "delete", "modelrouter", "bad", "--wait=false")
+		run(t, "", e.helm, "upgrade", release, "charts/llmkube-compile", "--namespace", releaseNS, "--reuse-values", "--wait", "--timeout", "3m")
+		kubectl(t, "get", "validatingwebhookconfiguration", fullname)
+	})
+
+	t.Run("two replicas share one budget in Redis", func(t *testing.T) {
+		ns := namespace(t, "budgets")
+		apply(t, stubModel("model", ns, 1, 0))
+		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: model, namespace: `+ns+`}
+spec:
+  modelRef: model
+  runtime: vllm
+  endpoint: {port: 8000}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: shared, namespace: `+ns+`}
+spec:
+  proxy: {replicas: 2}
+  backends:
+    - name: model
+      inferenceServiceRef: {name: model}
+  defaultRoute: model
+  policy:
+    budgets:
+      - name: tokens
+        scope: router
+        maxTokens: 300
+        windowSeconds: 3600
+`)
+		waitRouterReady(t, ns, "shared")
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/shared-router-proxy", "--timeout=120s")
+		pods := podsOf(t, ns, "app=shared-router-proxy")
+		if len(pods) != 2 {
+			t.Fatalf("want 2 router-proxy replicas, got %d", len(pods))
+		}
+		for _, p := range pods {
+			if !strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--budget-store "+redisURL) {
+				t.Fatalf("router-proxy %s does not use the budget store: %v", p.Name, p.Spec.Containers[0].Args)
+			}
+		}
+		base := serviceURL(t, ns, "shared-router-proxy")
+		eventually(t, 30*time.Second, "the router answering", func() error {
+			_, err := chat(base, "model", nil)
+			return err
+		})
+		// Each answer is 15 tokens; the budget is 300 for the router,
+		// whichever replica serves. Per-replica counters would admit 40.
+		// A connection per request, so kube-proxy spreads them over both
+		// replicas (a kept connection stays on one).
+		served := 0
+		for i := 0; i < 60; i++ {
+			r, err := chat(base, "model", map[string]string{"Connection": "close"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.status == http.StatusTooManyRequests {
+				t.Logf("request %d refused: %s", i, r.body)
+				break
+			}
+			if r.status != http.StatusOK {
+				t.Fatalf("request %d: %d %s", i, r.status, r.body)
+			}
+			served++
+		}
+		t.Logf("served %d requests before the shared budget ran out", served)
+		if served < 19 || served > 21 {
+			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20", served)
+		}
+		if keys := redis.cmd(t, "--scan"); !strings.Contains(keys, "tokens") {
+			t.Errorf("no budget key in Redis: %q", keys)
+		}
+		// Each replica's own counters (its admin port, from the node) say
+		// that both served: the budget held across them.
+		for _, p := range pods {
+			n := answered(t, p.Status.PodIP)
+			t.Logf("replica %s (%s) answered %d", p.Name, p.Status.PodIP, n)
+			if n == 0 {
+				t.Errorf("replica %s answered no request: the test did not exercise both replicas", p.Name)
+			}
+		}
+	})
+
+	t.Run("endpoint resolution over three pods, one deleted under load", func(t *testing.T) {
+		ns := namespace(t, "endpoints")
+		apply(t, stubModel("model", ns, 3, 20*time.Millisecond))
+		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: model, namespace: `+ns+`}
+spec:
+  modelRef: model
+  runtime: vllm
+  endpoint: {port: 8000}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: pods, namespace: `+ns+`}
+spec:
+  backends:
+    - name: model
+      inferenceServiceRef: {name: model}
+      resolution: endpoint
+      balancing: {mode: LoadAware}
+  defaultRoute: model
+`)
+		waitRouterReady(t, ns, "pods")
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/pods-router-proxy", "--timeout=120s")
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
+		base := serviceURL(t, ns, "pods-router-proxy")
+		eventually(t, 60*time.Second, "all three pods answering through the router", func() error {
+			seen := map[string]bool{}
+			for i := 0; i < 30; i++ {
+				r, err := chat(base, "model", nil)
+				if err != nil {
+					return err
+				}
+				seen[r.servedBy] = true
+			}
+			if len(seen) != 3 {
+				return errorf("answered by %v", seen)
+			}
+			return nil
+		})
+		l := startLoad(base, "model", nil, 6, 10*time.Millisecond)
+		time.Sleep(2 * time.Second)
+		victim := podsOf(t, ns, "app=model")[0].Name
+		kubectl(t, "-n", ns, "delete", "pod", victim, "--wait=false")
+		eventually(t, 60*time.Second, "the deleted pod replaced", func() error {
+			ready := 0
+			for _, p := range podsOf(t, ns, "app=model") {
+				if p.Name == victim {
+					return errorf("%s still there", victim)
+				}
+				for _, c := range p.Status.Conditions {
+					if c.Type == "Ready" && c.Status == "True" {
+						ready++
+					}
+				}
+			}
+			if ready != 3 {
+				return errorf("%d ready", ready)
+			}
+			return nil
+		})
+		time.Sleep(3 * time.Second)
+		served := l.finish(t, "a model pod deleted under load")
+		if served[victim] == 0 {
+			t.Errorf("the deleted pod %s served nothing before it went: the test did not exercise it", victim)
+		}
+	})
+
+	t.Run("leader failover", func(t *testing.T) {
+		leader := leaseHolder(t)
+		var pod string
+		for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
+			if strings.HasPrefix(leader, p.Name) {
+				pod = p.Name
+			}
+		}
+		if pod == "" {
+			t.Fatalf("no controller pod holds the Lease (holder %q)", leader)
+		}
+		kubectl(t, "-n", releaseNS, "delete", "pod", pod, "--wait=false")
+		eventually(t, 90*time.Second, "the other replica taking the Lease", func() error {
+			if h := leaseHolder(t); h == leader || h == "" {
+				return errorf("holder %q", h)
+			}
+			return nil
+		})
+		// Reconciliation goes on under the new leader.
+		ns := namespace(t, "failover")
+		apply(t, stubModel("model", ns, 1, 0))
+		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: model, namespace: `+ns+`}
+spec: {modelRef: model, runtime: vllm, endpoint: {port: 8000}}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: after, namespace: `+ns+`}
+spec:
+  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  defaultRoute: model
+`)
+		waitRouterReady(t, ns, "after")
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/after-router-proxy", "--timeout=120s")
+	})
+}
+
+// answered is how many requests a router-proxy pod answered 200, from its
+// llmkube_router_requests_total on the admin port.
+func answered(t testing.TB, podIP string) int {
+	t.Helper()
+	resp, err := client.Get("http://" + net.JoinHostPort(podIP, "9090") + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "llmkube_router_requests_total{") && strings.Contains(line, `code="200"`) {
+			f := strings.Fields(line)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			n += int(v)
+		}
+	}
+	return n
+}
+
+// leaseHolder is the controller replica leading now.
+func leaseHolder(t testing.TB) string {
+	t.Helper()
+	l, err := e.kube.CoordinationV1().Leases(releaseNS).Get(context.Background(), leaseName, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// redisServer is a real redis-server on the node's bridge address, where
+// the pods reach it through the platform/redis Service.
+type redisServer struct{ cli string }
+
+func startRedis(t *testing.T) redisServer {
+	t.Helper()
+	cmd := exec.Command("redis-server", "--bind", nodeIP, "--port", redisPort, "--save", "", "--appendonly", "no", "--protected-mode", "no")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redis-server (hack/install-test-deps.sh installs it): %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	eventually(t, 10*time.Second, "redis-server up", func() error {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(nodeIP, redisPort), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	return redisServer{cli: "redis-cli"}
+}
+
+func (r redisServer) cmd(t testing.TB, args ...string) string {
+	t.Helper()
+	return run(t, "", r.cli, append([]string{"-h", nodeIP, "-p", redisPort}, args...)...)
+}
+
+// webhookCertificate makes a CA and a serving certificate for the chart's
+// webhook Service and stores the pair in the Secret the chart mounts
+// (webhook.certSecret), as cert-manager or a platform team would; it
+// returns the CA for webhook.caBundle.
+func webhookCertificate(t *testing.T) []byte {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "llmkube-e2e-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	svc := fullname + "-webhook"
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: svc + "." + releaseNS + ".svc"},
+		DNSNames:  []string{svc, svc + "." + releaseNS, svc + "." + releaseNS + ".svc", svc + "." + releaseNS + ".svc.cluster.local"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	crt, kf := dir+"/tls.crt", dir+"/tls.key"
+	if err := os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kf, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+releaseNS+"\n")
+	run(t, "", "kubectl", "-n", releaseNS, "create", "secret", "tls", "llmkube-compile-webhook-cert", "--cert", crt, "--key", kf)
+	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=false") })
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
