@@ -104,7 +104,9 @@ $(STATICCHECK):
 	GOBIN=$(dir $(STATICCHECK)) GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 lint: $(STATICCHECK)
 	go vet ./...
+	go vet -tags e2ecluster ./test/cluster/
 	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags e2ecluster ./test/cluster/
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt -l (run make fmt):"; echo "$$unformatted"; exit 1; fi
 

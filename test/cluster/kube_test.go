@@ -166,10 +166,7 @@ func dump(t *testing.T, ns string) {
 	t.Logf("router-proxy logs:\n%s", out)
 }
 
-var (
-	modelRouters      = schema.GroupVersionResource{Group: "inference.llmkube.dev", Version: "v1alpha1", Resource: "modelrouters"}
-	inferenceServices = schema.GroupVersionResource{Group: "inference.llmkube.dev", Version: "v1alpha1", Resource: "inferenceservices"}
-)
+var modelRouters = schema.GroupVersionResource{Group: "inference.llmkube.dev", Version: "v1alpha1", Resource: "modelrouters"}
 
 func getRouter(t testing.TB, ns, name string) *unstructured.Unstructured {
 	t.Helper()

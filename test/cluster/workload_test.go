@@ -3,7 +3,6 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -213,13 +212,4 @@ func first(s []string, n int) []string {
 		return s
 	}
 	return s[:n]
-}
-
-// jsonOf is v as indented JSON, for failure messages.
-func jsonOf(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-	return b.String()
 }
