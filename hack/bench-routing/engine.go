@@ -15,12 +15,16 @@ import (
 // dominates like a long-context deployment). Times are real: the engine
 // sleeps through its steps.
 type engineParams struct {
-	MaxRunning      int           // sequences in the batch
-	CacheBlocks     int           // KV-cache pages (vllm:cache_config_info num_gpu_blocks)
-	BlockTokens     int           // tokens per page (block_size)
-	StepTokens      int           // token budget per step (chunked prefill + decode)
-	StepBase        time.Duration // fixed cost of a step
-	DecodePerSeq    time.Duration // per decoding sequence in a step
+	MaxRunning   int           // sequences in the batch
+	CacheBlocks  int           // KV-cache pages (vllm:cache_config_info num_gpu_blocks)
+	BlockTokens  int           // tokens per page (block_size)
+	StepTokens   int           // token budget per step (chunked prefill + decode)
+	StepBase     time.Duration // fixed cost of a step
+	DecodePerSeq time.Duration // per decoding sequence in a step
+	// DecodePerCtx is per token of context of each decoding sequence in a
+	// step: attention reads every sequence's whole KV (shared prefix pages
+	// too), so a big batch of long conversations decodes slowly.
+	DecodePerCtx    time.Duration
 	PrefillPerToken time.Duration // per uncached prompt token
 }
 
@@ -39,6 +43,7 @@ type seq struct {
 	hit         int // cached prompt tokens
 	prefillLeft int
 	outLeft     int
+	out         int
 	pinned      []*kvPage
 	first       chan struct{}
 	done        chan struct{}
@@ -216,9 +221,11 @@ func (e *engine) loop() {
 		budget := e.p.StepTokens
 		var decode []*seq
 		prefill := map[*seq]int{}
+		ctxTokens := 0
 		for _, s := range e.running {
 			if s.prefillLeft == 0 {
 				decode = append(decode, s)
+				ctxTokens += s.prompt + s.out - s.outLeft
 				budget--
 			}
 		}
@@ -232,7 +239,8 @@ func (e *engine) loop() {
 			}
 		}
 		e.mu.Unlock()
-		time.Sleep(e.p.StepBase + time.Duration(len(decode))*e.p.DecodePerSeq + time.Duration(tokens)*e.p.PrefillPerToken)
+		time.Sleep(e.p.StepBase + time.Duration(len(decode))*e.p.DecodePerSeq + time.Duration(ctxTokens)*e.p.DecodePerCtx +
+			time.Duration(tokens)*e.p.PrefillPerToken)
 		e.mu.Lock()
 		for _, s := range decode {
 			s.outLeft--
@@ -325,7 +333,7 @@ func (e *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// turn, which resends the answer, reuses the answer's pages.
 	full := prompt + render("assistant", answer)
 	s := &seq{pages: pageIDs(full, e.p.BlockTokens), prompt: (len(prompt) + bytesPerToken - 1) / bytesPerToken,
-		outLeft: out, first: make(chan struct{}), done: make(chan struct{})}
+		outLeft: out, out: out, first: make(chan struct{}), done: make(chan struct{})}
 	e.mu.Lock()
 	s.waitingAt = len(e.waiting)
 	e.waiting = append(e.waiting, s)

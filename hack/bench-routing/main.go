@@ -67,7 +67,8 @@ func main() {
 	var names []string
 	eng := map[string]*engine{}
 	params := engineParams{MaxRunning: 32, CacheBlocks: 4000, BlockTokens: 16, StepTokens: 1024,
-		StepBase: 4 * time.Millisecond, DecodePerSeq: 100 * time.Microsecond, PrefillPerToken: 200 * time.Microsecond}
+		StepBase: 6 * time.Millisecond, DecodePerSeq: 500 * time.Microsecond, DecodePerCtx: time.Microsecond,
+		PrefillPerToken: 300 * time.Microsecond}
 	for i, ip := range ips {
 		name := fmt.Sprintf("vllm-%d", i)
 		names = append(names, name)
@@ -139,10 +140,10 @@ func main() {
 
 func printTable(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tpicker\treq/s\tTTFT p50\tp90\tp99\thit rate\tbusiest/mean\tsticky\tsticky (pod not hot)\tmaxQueue\terrors\t")
+	fmt.Fprintln(tw, "load\tpicker\treq/s\tTTFT p50\tp90\tp99\thit rate\tbusiest/mean\tsticky\tsticky (pod not hot)\tcold\tmaxQueue\terrors\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%d\t%d\t\n", r.Load, r.Picker, r.Throughput, r.TTFTP50, r.TTFTP90, r.TTFTP99,
-			r.HitRate, r.Busiest, r.Sticky, r.StickyCool, r.MaxQueue, r.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t\n", r.Load, r.Picker, r.Throughput, r.TTFTP50, r.TTFTP90, r.TTFTP99,
+			r.HitRate, r.Busiest, r.Sticky, r.StickyCool, r.Cold, r.MaxQueue, r.Errors)
 	}
 	_ = tw.Flush()
 }

@@ -92,6 +92,7 @@ type sample struct {
 	prevPod     string
 	prevHot     bool // the session's previous pod was queuing when this turn was sent
 	start       float64
+	doc         int
 }
 
 // runLoad drives the gateway at url for the duration and returns the
@@ -104,11 +105,11 @@ func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) 
 	var out []sample
 	var wg sync.WaitGroup
 	t0 := time.Now()
-	send := func(msgs []message, session, turn int, prevPod string) (sample, string) {
+	send := func(msgs []message, doc, session, turn int, prevPod string) (sample, string) {
 		body, _ := json.Marshal(map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true})
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		s := sample{session: session, turn: turn, prevPod: prevPod}
+		s := sample{session: session, turn: turn, prevPod: prevPod, doc: doc}
 		if session >= 0 {
 			req.Header.Set("X-Session-Id", fmt.Sprint("s-", session))
 			if prevPod != "" {
@@ -215,7 +216,7 @@ func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) 
 			prev := ""
 			for turn := range turns {
 				msgs = append(msgs, message{Role: "user", Content: randText(cr, p.QuestionToks*bytesPerToken)})
-				s, answer := send(msgs, session, turn, prev)
+				s, answer := send(msgs, doc, session, turn, prev)
 				record(s)
 				if s.err || turn == turns-1 || ctx.Err() != nil {
 					return
@@ -237,20 +238,26 @@ func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) 
 
 // result is one (load, picker) cell.
 type result struct {
-	Load        string  `json:"load"`
-	Rate        float64 `json:"rate"`
-	Picker      string  `json:"picker"`
-	Requests    int     `json:"requests"`
-	Errors      int     `json:"errors"`
-	TTFTP50     float64 `json:"ttftP50"`
-	TTFTP90     float64 `json:"ttftP90"`
-	TTFTP99     float64 `json:"ttftP99"`
-	Throughput  float64 `json:"reqPerSec"`
-	HitRate     float64 `json:"hitRate"`
-	Busiest     float64 `json:"busiestOverMean"`
-	Sticky      float64 `json:"stickiness"`
-	StickyCool  float64 `json:"stickinessNotHot"`
-	HotTurns    int     `json:"hotTurns"`
+	Load       string  `json:"load"`
+	Rate       float64 `json:"rate"`
+	Picker     string  `json:"picker"`
+	Requests   int     `json:"requests"`
+	Errors     int     `json:"errors"`
+	TTFTP50    float64 `json:"ttftP50"`
+	TTFTP90    float64 `json:"ttftP90"`
+	TTFTP99    float64 `json:"ttftP99"`
+	Throughput float64 `json:"reqPerSec"`
+	HitRate    float64 `json:"hitRate"`
+	Busiest    float64 `json:"busiestOverMean"`
+	Sticky     float64 `json:"stickiness"`
+	StickyCool float64 `json:"stickinessNotHot"`
+	HotTurns   int     `json:"hotTurns"`
+	Cold       int     `json:"coldRequests"` // less than half the prompt cached
+	// ColdSeen: cold requests whose document had been sent on the same
+	// pod before (the fleet had it; the picker lost it or went elsewhere).
+	ColdSeen int `json:"coldSeenOnPod"`
+	// ColdFirst: cold requests whose document was new to the fleet.
+	ColdFirst   int     `json:"coldFirst"`
 	MaxQueue    int     `json:"maxQueue"`
 	WallSeconds float64 `json:"wallSeconds"`
 }
@@ -274,6 +281,33 @@ func summarize(samples []sample, pods []string, warmup, window, wall float64) re
 	var prompt, cached int
 	sticky, stickyOf, cool, coolOf := 0, 0, 0, 0
 	served := 0
+	// Which documents each pod was sent, in order of sending.
+	sorted := slices.Clone(samples)
+	slices.SortFunc(sorted, func(a, b sample) int {
+		if a.start < b.start {
+			return -1
+		}
+		if a.start > b.start {
+			return 1
+		}
+		return 0
+	})
+	docSeen := map[int]bool{}
+	podDoc := map[string]bool{}
+	for _, s := range sorted {
+		if s.err {
+			continue
+		}
+		if s.start >= warmup && 2*s.cached < s.prompt {
+			if !docSeen[s.doc] {
+				res.ColdFirst++
+			} else if podDoc[fmt.Sprint(s.pod, "/", s.doc)] {
+				res.ColdSeen++
+			}
+		}
+		docSeen[s.doc] = true
+		podDoc[fmt.Sprint(s.pod, "/", s.doc)] = true
+	}
 	for _, s := range samples {
 		if end := s.start + s.total; !s.err && end >= warmup && end < warmup+window {
 			served++
@@ -293,6 +327,9 @@ func summarize(samples []sample, pods []string, warmup, window, wall float64) re
 		perPod[s.pod]++
 		prompt += s.prompt
 		cached += s.cached
+		if 2*s.cached < s.prompt {
+			res.Cold++
+		}
 		if s.session >= 0 && s.turn > 0 && s.prevPod != "" {
 			stickyOf++
 			same := s.pod == s.prevPod

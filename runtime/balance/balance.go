@@ -8,6 +8,7 @@ package balance
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -27,13 +28,21 @@ const (
 	DefaultBlockBytes   = wellknown.BalancingBlockBytes
 	DefaultMaxBlocks    = wellknown.BalancingMaxBlocks
 	DefaultSessionIdle  = wellknown.BalancingSessionIdle
-	DefaultPrefixWeight = 1.0
+	DefaultPrefixWeight = 3.0
 	// DefaultBytesPerToken converts the pod's cache geometry (tokens) to
 	// prompt bytes: about 4 bytes of request JSON per token.
 	DefaultBytesPerToken = 4.0
 	// DefaultOutputTokens is the answer length assumed for a request's KV
 	// pages when its body bounds it higher or not at all.
 	DefaultOutputTokens = 256
+	// DefaultLoadBound caps each pod's share of recent placements (by
+	// prefix Score) at this multiple of the pods' mean, plus one request.
+	DefaultLoadBound = 1.1
+	// DefaultHardLoadBound: past this multiple of the mean (+1) a pod is
+	// over the bound even for a prefix only it holds.
+	DefaultHardLoadBound = 1.25
+	// DefaultRateWindow is the time constant of the pods' placement rates.
+	DefaultRateWindow = 20 * time.Second
 	// MaxSessions bounds the session binding table; beyond it expired
 	// bindings are swept and then the oldest-looking ones dropped.
 	MaxSessions = 1 << 20
@@ -72,6 +81,20 @@ type Config struct {
 	// EngineMetrics.CacheBlockSize and CacheBlocks) to prompt bytes, which
 	// sizes and ages the pod's remembered blocks (default 4).
 	BytesPerToken float64
+	// LoadBound (with prefix affinity) keeps a pod out of the Score's
+	// candidates while its recent placements (a count decaying with
+	// RateWindow) exceed LoadBound × the pods' mean + 1, unless every pod
+	// does: a popular prefix spills to a second pod, which learns it, instead
+	// of making its first pod the busiest. Default DefaultLoadBound; < 0
+	// turns it off.
+	LoadBound float64
+	// HardLoadBound (default DefaultHardLoadBound): between LoadBound and
+	// HardLoadBound a pod stays a candidate for requests whose prefix no pod
+	// within LoadBound holds as far.
+	HardLoadBound float64
+	// RateWindow is the time constant of the placement rates (default
+	// DefaultRateWindow).
+	RateWindow time.Duration
 	// IgnoreLoad places by prefix match alone, ties by load (the
 	// simulator's prefix-only arm; never set by the proxy).
 	IgnoreLoad bool
@@ -113,6 +136,9 @@ type Request struct {
 	// Session is the hashed session key when HasSession.
 	Session    uint64
 	HasSession bool
+	// PromptBytes is the prompt's length (the bytes Blocks cut, with the
+	// tail that fills no whole block); 0 counts the blocks only.
+	PromptBytes int
 	// OutputTokens bounds the answer (the body's max_completion_tokens or
 	// max_tokens; 0 when absent): the pod allocates KV pages for it, which
 	// ages what the pod caches. At most DefaultOutputTokens are counted.
@@ -169,6 +195,9 @@ type Pod struct {
 	// no longer matches.
 	cacheTokens int64
 	clock       int64
+	// rate counts recent placements, decaying with RateWindow since rateAt.
+	rate   float64
+	rateAt time.Time
 }
 
 type binding struct {
@@ -205,6 +234,15 @@ func New(cfg Config) *Balancer {
 	if cfg.BytesPerToken <= 0 {
 		cfg.BytesPerToken = DefaultBytesPerToken
 	}
+	if cfg.LoadBound == 0 {
+		cfg.LoadBound = DefaultLoadBound
+	}
+	if cfg.HardLoadBound <= 0 {
+		cfg.HardLoadBound = DefaultHardLoadBound
+	}
+	if cfg.RateWindow <= 0 {
+		cfg.RateWindow = DefaultRateWindow
+	}
 	if !cfg.LoadAware {
 		cfg.BlockBytes, cfg.SessionHeaders = 0, nil
 	}
@@ -223,7 +261,7 @@ func (b *Balancer) Config() Config { return b.cfg }
 func (b *Balancer) Features(header map[string][]string, body []byte) Request {
 	var r Request
 	if b.cfg.BlockBytes > 0 {
-		r.Blocks, r.OutputTokens = promptFeatures(body, b.cfg.BlockBytes)
+		r.Blocks, r.PromptBytes, r.OutputTokens = promptFeatures(body, b.cfg.BlockBytes)
 	}
 	if len(b.cfg.SessionHeaders) > 0 {
 		r.Session, r.HasSession = SessionKey(header, b.cfg.SessionHeaders)
@@ -391,7 +429,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	case req != nil && req.HasSession:
 		p, moved = b.pickSession(req, cands, now)
 	default:
-		p = b.pickLoad(req, cands)
+		p = b.pickLoad(req, cands, now)
 	}
 	if req != nil && b.cfg.BlockBytes > 0 {
 		b.remember(p, req)
@@ -402,6 +440,8 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	}
 	p.inflight++
 	p.picks++
+	p.rate = b.rateOf(p, now) + 1
+	p.rateAt = now
 	b.picks++
 	if b.picks&1023 == 0 {
 		b.sweepSessions(now)
@@ -422,8 +462,10 @@ func (b *Balancer) remember(p *Pod, req *Request) {
 		if req.OutputTokens > 0 {
 			out = min(out, req.OutputTokens)
 		}
-		miss := len(req.Blocks) - b.matched(p, req.Blocks)
-		p.clock += int64(float64(miss)*b.tokensPerBlock()) + int64(out)
+		// What the pod must allocate: the prompt past the blocks it holds
+		// (with the tail that fills no whole block), and the answer.
+		miss := float64(max(req.PromptBytes, len(req.Blocks)*b.cfg.BlockBytes) - b.matched(p, req.Blocks)*b.cfg.BlockBytes)
+		p.clock += int64(miss/b.cfg.BytesPerToken) + int64(out)
 	}
 	// Last block first: the prefix ends up most recent, so the shared head
 	// of a prompt outlives its tail (as in the engine's cache).
@@ -448,16 +490,72 @@ func (b *Balancer) matched(p *Pod, blocks []uint64) int {
 	return len(blocks)
 }
 
-// pickLoad: least work, or with prefix affinity the best Score.
-func (b *Balancer) pickLoad(req *Request, cands []*Pod) *Pod {
+// rateOf is p's placement count decayed to now.
+func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
+	dt := now.Sub(p.rateAt)
+	if dt <= 0 || p.rate == 0 {
+		return p.rate
+	}
+	return p.rate * math.Exp(-float64(dt)/float64(b.cfg.RateWindow))
+}
+
+// bounded drops the pods over the load bound from the candidates (all of
+// them stay when every pod is over it). A pod whose recent placements
+// exceed LoadBound × the mean + 1 is over it when a pod within the bound
+// holds at least as much of the prompt (the request loses no cache by going
+// there), and in any case past HardLoadBound × the mean + 1: then a prefix
+// only it holds spills to another pod, which learns it.
+func (b *Balancer) bounded(cands []*Pod, matched []int, now time.Time) ([]*Pod, []int) {
+	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
+		return cands, matched
+	}
+	rates := make([]float64, len(cands))
+	mean := 0.0
+	for i, p := range cands {
+		rates[i] = b.rateOf(p, now)
+		mean += rates[i]
+	}
+	mean /= float64(len(cands))
+	soft := b.cfg.LoadBound*mean + 1
+	hard := max(b.cfg.LoadBound, b.cfg.HardLoadBound)*mean + 1
+	bestIn := -1 // the best match among the pods within the soft bound
+	for i := range cands {
+		if rates[i] < soft {
+			bestIn = max(bestIn, matched[i])
+		}
+	}
+	if bestIn < 0 {
+		return cands, matched
+	}
+	var out []*Pod
+	var outM []int
+	for i, p := range cands {
+		if rates[i] < soft || (rates[i] < hard && matched[i] > bestIn) {
+			out = append(out, p)
+			outM = append(outM, matched[i])
+		}
+	}
+	return out, outM
+}
+
+// pickLoad: least work, or with prefix affinity the best Score among the
+// pods within the load bound.
+func (b *Balancer) pickLoad(req *Request, cands []*Pod, now time.Time) *Pod {
 	if b.cfg.BlockBytes == 0 || req == nil || len(req.Blocks) == 0 {
 		return leastLoaded(cands)
+	}
+	matched := make([]int, len(cands))
+	for i, p := range cands {
+		matched[i] = b.matched(p, req.Blocks)
+	}
+	if !b.cfg.IgnoreLoad {
+		cands, matched = b.bounded(cands, matched, now)
 	}
 	works := make([]float64, len(cands))
 	hits := make([]float64, len(cands))
 	for i, p := range cands {
 		works[i] = p.work()
-		hits[i] = float64(b.matched(p, req.Blocks)) / float64(len(req.Blocks))
+		hits[i] = float64(matched[i]) / float64(len(req.Blocks))
 	}
 	if b.cfg.IgnoreLoad {
 		best := 0
@@ -520,13 +618,22 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 		bd.last = now
 		least := leastLoaded(cands)
 		if p != least && p.queuing() && clearlyBusier(p.work(), least.work()) {
-			bd.pod = least
+			// Move to the best of the others by Score: a pod that holds
+			// the session's shared prefix re-prefills only its own turns.
+			others := make([]*Pod, 0, len(cands)-1)
+			for _, c := range cands {
+				if c != p {
+					others = append(others, c)
+				}
+			}
+			to := b.pickLoad(req, others, now)
+			bd.pod = to
 			b.moves++
-			return least, true
+			return to, true
 		}
 		return p, false
 	}
-	p := b.pickLoad(req, cands)
+	p := b.pickLoad(req, cands, now)
 	if bd != nil {
 		bd.pod, bd.last = p, now
 	} else {

@@ -201,7 +201,7 @@ func TestSessionKey(t *testing.T) {
 }
 
 func TestPrefixAffinityAndShedding(t *testing.T) {
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, LoadBound: -1})
 	b.SetPods(addrs(4))
 	sys := strings.Repeat("p", 4000)
 	req := func(q string) *Request {
@@ -415,7 +415,7 @@ func chatMax(maxTokens int, system string, turns ...string) []byte {
 // load (before, a new session went to the least-loaded pod and the prefix
 // only broke ties, so first turns landed on cold pods).
 func TestNewSessionPlacedByScore(t *testing.T) {
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024,
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, LoadBound: -1,
 		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
 	b.SetPods(addrs(2))
 	doc := strings.Repeat("d", 4000)
@@ -468,15 +468,15 @@ func TestMemorySizedFromCacheGeometry(t *testing.T) {
 }
 
 // The remembered blocks age the way the pod evicts: every request sent to
-// the pod allocates its uncached prompt blocks and its answer, and a block
+// the pod allocates the prompt past the blocks it holds and the answer, and a block
 // not re-sent within the pod's cache size of allocations is gone, although
 // the count bound would still hold it. A re-sent prefix is refreshed (LRU).
 func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
 	a := addrs(2)
 	b.SetPods(a[:1])
-	// 640 tokens = 10 blocks of 64 tokens.
-	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 40})
+	// 656 tokens: 10.25 blocks of 64 tokens.
+	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 41})
 	doc := strings.Repeat("p", 4*256-60)
 	send := func(body []byte) {
 		r := b.Features(nil, body)
@@ -484,17 +484,18 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	}
 	prefix := b.Features(nil, chatMax(1, doc, "q"))
 	require.Len(t, prefix.Blocks, 4)
+	require.Equal(t, 1025, prefix.PromptBytes)
 	require.Equal(t, 1, prefix.OutputTokens)
-	send(chatMax(1, doc, "q")) // 4 blocks + 1 token
+	send(chatMax(1, doc, "q")) // 1025 bytes = 256 tokens, + 1: clock 257
 	filler := func(i int) []byte { return chatMax(4096, fmt.Sprintf("%03d%s", i, strings.Repeat("f", 200)), "x") }
 	pod := b.byAddr[a[0]]
-	send(filler(1)) // 1 block + 256 answer tokens (capped at DefaultOutputTokens)
-	send(chatMax(1, doc, "q"))
+	send(filler(1))            // 264 bytes = 66 tokens + 256 answer tokens (capped at DefaultOutputTokens): 579
+	send(chatMax(1, doc, "q")) // 1 byte past the held blocks + 1 token: 580, the prefix refreshed
 	send(filler(2))
 	send(filler(3))
-	require.Equal(t, 4, b.matched(pod, prefix.Blocks), "refreshed, 641 tokens allocated since")
+	require.Equal(t, 4, b.matched(pod, prefix.Blocks), "refreshed, 644 tokens allocated since")
 	send(filler(4))
-	require.Zero(t, b.matched(pod, prefix.Blocks), "961 tokens allocated since: evicted")
+	require.Zero(t, b.matched(pod, prefix.Blocks), "966 tokens allocated since: evicted")
 	require.Less(t, b.Status()[0].Blocks, 11, "the count bound alone would still hold it")
 	// So a second pod wins the prefix over the pod that lost it and is busier.
 	b.SetPods(a)
@@ -508,4 +509,154 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	require.Equal(t, a[1], p.Addr)
 	p.Done(Success)
 	busy.Done(Success)
+}
+
+// The load bound: a popular prefix on an idle fleet would go to its pod
+// every time (a full match beats an empty pod); once that pod's recent
+// placements pass LoadBound × the mean + 1 it leaves the candidates, the
+// prefix spills to another pod, which learns it, and the placements even
+// out. Without the bound one pod takes all of them.
+func TestLoadBoundSpillsPopularPrefix(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
+	require.InDelta(t, DefaultLoadBound, b.Config().LoadBound, 0)
+	b.SetPods(addrs(4))
+	doc := strings.Repeat("z", 4000)
+	count := map[string]int{}
+	for i := range 200 {
+		r := b.Features(nil, chat(doc, fmt.Sprint("q", i)))
+		p := pick(t, b, &r)
+		count[p.Addr]++
+		p.Done(Success)
+		c.add(250 * time.Millisecond)
+	}
+	busiest := 0
+	for _, n := range count {
+		busiest = max(busiest, n)
+	}
+	require.Len(t, count, 4, "every pod takes a share")
+	require.LessOrEqual(t, float64(busiest), 1.3*200/4, "busiest pod within 1.3x the mean: %v", count)
+	// Later requests of the prefix hit: the pods that took the spill hold it.
+	for _, a := range addrs(4) {
+		r := b.Features(nil, chat(doc, "again"))
+		require.Equal(t, len(r.Blocks), b.matched(b.byAddr[a], r.Blocks), a)
+	}
+	// Off (LoadBound < 0): the prefix's pod takes everything.
+	off := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now, LoadBound: -1})
+	off.SetPods(addrs(4))
+	seen := map[string]bool{}
+	for i := range 50 {
+		r := off.Features(nil, chat(doc, fmt.Sprint("q", i)))
+		p := pick(t, off, &r)
+		seen[p.Addr] = true
+		p.Done(Success)
+		c.add(250 * time.Millisecond)
+	}
+	require.Len(t, seen, 1)
+}
+
+// Between LoadBound and HardLoadBound a pod stays a candidate for a prefix
+// no pod within the bound holds as far (spilling it would cost a cold
+// prefill); a prefix another pod within the bound holds goes there; past
+// HardLoadBound the pod is left out even for its own prefix.
+func TestLoadBoundSoftAndHard(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
+	a := addrs(4)
+	b.SetPods(a)
+	rare := b.Features(nil, chat(strings.Repeat("r", 4000), "q"))
+	shared := b.Features(nil, chat(strings.Repeat("s", 4000), "q"))
+	b.remember(b.byAddr[a[0]], &rare)
+	b.remember(b.byAddr[a[0]], &shared)
+	b.remember(b.byAddr[a[1]], &shared)
+	setRates := func(first float64) {
+		for i, addr := range a {
+			p := b.byAddr[addr]
+			p.rate, p.rateAt = 8, c.now()
+			if i == 0 {
+				p.rate = first
+			}
+		}
+	}
+	place := func(r Request) string {
+		p := pick(t, b, &r)
+		p.Done(Success)
+		return p.Addr
+	}
+	// Mean 9: soft bound 10.9, hard bound 12.25.
+	setRates(12)
+	require.Equal(t, a[0], place(rare), "over the soft bound, but only it holds the prefix")
+	setRates(12)
+	require.Equal(t, a[1], place(shared), "another pod within the bound holds it as far")
+	// Mean 9.25: hard bound 12.56.
+	setRates(13)
+	require.NotEqual(t, a[0], place(rare), "past the hard bound the prefix spills")
+}
+
+// A session moved off a hot pod goes to the best other pod by Score, one
+// that holds the conversation's shared prefix, not to the least-loaded pod
+// (which would re-prefill the whole conversation).
+func TestSessionMovesToPrefixHolder(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	a := addrs(3)
+	b.SetPods(a)
+	doc := strings.Repeat("d", 4000)
+	sess := func(turns ...string) *Request {
+		r := b.Features(map[string][]string{"X-Session-Id": {"s1"}}, chat(doc, turns...))
+		return &r
+	}
+	home := pick(t, b, sess("q1"))
+	home.Done(Success)
+	// The shared prefix also reaches a second pod.
+	holder := ""
+	b.byAddr[a[1]].blocks = nil
+	other := b.Features(nil, chat(doc, "other"))
+	b.remember(b.byAddr[a[1]], &other)
+	holder = a[1]
+	if home.Addr == holder {
+		t.Fatalf("setup: the session landed on %s", holder)
+	}
+	cold := a[2]
+	if home.Addr == cold {
+		cold = a[0]
+	}
+	b.SetMetrics(home.Addr, &EngineMetrics{Running: 12, Waiting: 4})
+	b.SetMetrics(holder, &EngineMetrics{Running: 2})
+	b.SetMetrics(cold, &EngineMetrics{})
+	moved := pick(t, b, sess("q1", "a1", "q2"))
+	require.True(t, moved.Moved)
+	require.Equal(t, holder, moved.Addr, "the pod with the shared prefix, not the least-loaded %s", cold)
+	moved.Done(Success)
+}
+
+// The prefix weight is 3: a pod holding the whole prompt keeps it against
+// idle pods while its load is under about three fleet-mean loads (a cold
+// prefill of a long prompt costs more than a short wait); past that it
+// sheds.
+func TestPrefixWeightKeepsPrefixOverShortQueue(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, LoadBound: -1})
+	require.InDelta(t, 3.0, b.Config().PrefixWeight, 0)
+	a := addrs(8)
+	b.SetPods(a)
+	doc := strings.Repeat("w", 4000)
+	warm := b.Features(nil, chat(doc, "q"))
+	home := pick(t, b, &warm)
+	home.Done(Success)
+	for _, addr := range a {
+		b.SetMetrics(addr, &EngineMetrics{})
+	}
+	// 4 running, the others idle: 4/(0.5+1) = 2.67 < 3.
+	b.SetMetrics(home.Addr, &EngineMetrics{Running: 4})
+	r := b.Features(nil, chat(doc, "again"))
+	p := pick(t, b, &r)
+	require.Equal(t, home.Addr, p.Addr)
+	p.Done(Success)
+	// 8 running: 8/(1+1) = 4 > 3.
+	b.SetMetrics(home.Addr, &EngineMetrics{Running: 8})
+	r = b.Features(nil, chat(doc, "more"))
+	p = pick(t, b, &r)
+	require.NotEqual(t, home.Addr, p.Addr)
+	p.Done(Success)
 }

@@ -36,19 +36,19 @@ type promptParts struct {
 // array's closing bracket is left out so a conversation that grows keeps its
 // earlier blocks. A body that is not a JSON object yields no blocks.
 func PromptBlocks(body []byte, blockBytes int) []uint64 {
-	blocks, _ := promptFeatures(body, blockBytes)
+	blocks, _, _ := promptFeatures(body, blockBytes)
 	return blocks
 }
 
-// promptFeatures is PromptBlocks plus the request's answer bound (0 when
-// absent).
-func promptFeatures(body []byte, blockBytes int) ([]uint64, int) {
+// promptFeatures is PromptBlocks plus the prompt's length in bytes and the
+// request's answer bound (0 when absent).
+func promptFeatures(body []byte, blockBytes int) (blocks []uint64, promptBytes, maxTokens int) {
 	if blockBytes <= 0 {
-		return nil, 0
+		return nil, 0, 0
 	}
 	var p promptParts
 	if json.Unmarshal(body, &p) != nil {
-		return nil, 0
+		return nil, 0, 0
 	}
 	maxTok := 0
 	for _, v := range []*float64{p.MaxCompletionTokens, p.MaxTokens} {
@@ -65,7 +65,7 @@ func promptFeatures(body []byte, blockBytes int) ([]uint64, int) {
 		total += len(b)
 	}
 	if total < blockBytes {
-		return nil, maxTok
+		return nil, total, maxTok
 	}
 	out := make([]uint64, 0, total/blockBytes)
 	h := uint64(fnvOffset)
@@ -85,7 +85,7 @@ func promptFeatures(body []byte, blockBytes int) ([]uint64, int) {
 			}
 		}
 	}
-	return out, maxTok
+	return out, total, maxTok
 }
 
 // SessionKey returns the hash of the first header in names (canonical MIME
