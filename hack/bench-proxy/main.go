@@ -54,12 +54,23 @@ var sseChunks = func() []byte {
 	return b.Bytes()
 }()
 
+// variant is a router-proxy measured against the plain one.
+type variant struct {
+	name, url string
+	pid       int
+}
+
 // jwks is the key set the stub serves at /jwks for the JWT scenario.
 var jwks []byte
 
 func stub(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	if r.URL.Path == "/health" {
+		return
+	}
+	if r.URL.Path == "/v1/traces" || r.URL.Path == "/v1/metrics" {
+		// The tracing variants' OTLP collector: an empty export response.
+		w.Header().Set("Content-Type", "application/x-protobuf")
 		return
 	}
 	if r.URL.Path == "/jwks" {
@@ -345,6 +356,16 @@ func main() {
 	})
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
+	// Tracing: the same router exporting spans and GenAI metrics over OTLP
+	// to the stub (an empty answer per export), at three sampling ratios.
+	var tracedProxies []variant
+	for _, ratio := range []string{"0", "0.01", "1"} {
+		l, _, tp := startProxyAdminEnv(bin, dir, "traced-"+ratio, config("http://"+upAddr, filepath.Join(dir, "audit-traced-"+ratio+".jsonl")),
+			[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + upAddr}, "--trace-sampling", ratio)
+		share, _ := strconv.ParseFloat(ratio, 64)
+		tracedProxies = append(tracedProxies, variant{fmt.Sprintf("tracing, %g%% sampled", share*100), "http://" + l + "/v1/chat/completions", tp})
+	}
+
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}}
 	peerAddr2 := freePort()
 	peer := exec.Command(self, "-serve-peer", peerAddr2, "-peer-to", upAddr)
@@ -398,15 +419,12 @@ func main() {
 	}
 
 	// Variants of the same router, each against the in-memory proxy:
-	// policy.auth.jwt (RS256, cached keys) and the Redis budget store.
+	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
+	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
 	withStore := "http://" + storeListen + "/v1/chat/completions"
 	fmt.Println("\n| variant | concurrency | requests | proxy p50 | variant p50 | added p50 | proxy CPU per request | variant CPU per request | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for _, v := range []struct {
-		name string
-		url  string
-		pid  int
-	}{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}} {
+	for _, v := range append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...) {
 		for _, c := range []int{1, 64} {
 			n := *n1
 			if c == 64 {
