@@ -436,9 +436,24 @@ up() {
   log "up: KUBECONFIG=${KCFG}/admin.conf"
 }
 
+# hoststate prints what `up` may change on the host, for e2e.sh to compare
+# before `up` and after `down`.
+hoststate() {
+  local s p h
+  for s in "${SYSCTLS[@]}"; do printf 'sysctl %s=%s\n' "$s" "$(sysctl -n "$s" 2>/dev/null || echo absent)"; done
+  nft list ruleset | sed 's/^/nft /'
+  ip -o link show | awk -F': ' '{print "link " $2}' | cut -d@ -f1 | sort
+  ip route show table main | sed 's/^/route /'
+  for p in "${HOST_PATHS[@]}" "$STATE" "$RUN"; do [[ -e $p ]] && echo "path $p"; done
+  for h in /sys/fs/cgroup/*/; do [[ -d "${h}kubepods" ]] && echo "cgroup ${h}kubepods"; done
+  awk '{print $5}' /proc/self/mountinfo | grep -E "^(${STATE}|${RUN}|/run/netns/cni-)" | sed 's/^/mount /' || true
+  pgrep -a -f -- "${CONTAINERD_SOCK}|${STATE}" | sed 's/^[0-9]* /process /' || true
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
   env) echo "KUBECONFIG=${KCFG}/admin.conf" ;;
-  *) die "usage: $0 up|down|env" ;;
+  hoststate) hoststate ;;
+  *) die "usage: $0 up|down|env|hoststate" ;;
 esac

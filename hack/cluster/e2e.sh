@@ -20,6 +20,7 @@ log() { printf '[e2e-cluster %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 hack/cluster/install.sh "$CLUSTER_TOOLS"
 
+before=""
 finish() {
   local rc=$?
   trap - EXIT INT TERM
@@ -33,14 +34,28 @@ finish() {
   fi
   if [[ "${KEEP_CLUSTER:-0}" == 1 ]]; then
     log "KEEP_CLUSTER=1: the cluster stays up ($(hack/cluster/cluster.sh env)); remove it with hack/cluster/cluster.sh down"
+    exit "$rc"
+  fi
+  hack/cluster/cluster.sh down || { log "ERROR: teardown failed"; rc=1; }
+  # The host as it was: everything up changed is back.
+  if [[ -z $before ]]; then
+    :
+  elif ! diff -u "${before}" <(hack/cluster/cluster.sh hoststate) >&2; then
+    log "ERROR: the host differs from before the cluster (lines above: - before, + after)"
+    rc=1
   else
-    hack/cluster/cluster.sh down || log "WARNING: teardown failed"
+    log "host restored: sysctls, nftables, links, routes, paths, cgroups, mounts and processes as before"
   fi
   exit "$rc"
 }
 trap finish EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# A cluster a crashed run left behind is removed before the host is recorded.
+if [[ -e /run/llmkube-e2e || -e /var/lib/llmkube-e2e ]]; then hack/cluster/cluster.sh down; fi
+before="$(mktemp)"
+hack/cluster/cluster.sh hoststate >"$before"
 
 started=$(date +%s)
 PROJECT_IMAGES="${ROOT}/dist/images" hack/cluster/cluster.sh up

@@ -74,7 +74,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*serverConn]struct{}
 	shutting  atomic.Bool
-	draining  atomic.Bool // Drain: every response closes its connection
+	draining  atomic.Bool   // Drain: every response closes its connection
 	connsDone chan struct{} // closed when shutting and no connection is left
 	janitorOn bool
 	refusing  atomic.Int32 // over-limit connections being answered 503

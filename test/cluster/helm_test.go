@@ -163,10 +163,16 @@ spec:
 			}
 		}
 		base := serviceURL(t, ns, "shared-router-proxy")
-		eventually(t, 30*time.Second, "the router answering", func() error {
-			_, err := chat(base, "model", nil)
-			return err
+		// Both replicas in the Service's EndpointSlice, and a moment for
+		// kube-proxy to program them: right after the rollout its rules may
+		// still hold one.
+		eventually(t, 30*time.Second, "both replicas ready in the Service's endpoints", func() error {
+			if n := readyEndpoints(t, ns, "shared-router-proxy"); n != 2 {
+				return errorf("%d ready endpoints", n)
+			}
+			return nil
 		})
+		time.Sleep(3 * time.Second)
 		// Each answer is 15 tokens; the budget is 300 for the router,
 		// whichever replica serves. Per-replica counters would admit 40.
 		// A connection per request, so kube-proxy spreads them over both
@@ -185,9 +191,10 @@ spec:
 				t.Fatalf("request %d: %d %s", i, r.status, r.body)
 			}
 			served++
+			time.Sleep(50 * time.Millisecond)
 		}
 		t.Logf("served %d requests before the shared budget ran out", served)
-		if served < 19 || served > 21 {
+		if served < 19 || served > 20 {
 			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20", served)
 		}
 		if keys := redis.cmd(t, "--scan"); !strings.Contains(keys, "tokens") {
@@ -326,6 +333,24 @@ func answered(t testing.TB, podIP string) int {
 			f := strings.Fields(line)
 			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
 			n += int(v)
+		}
+	}
+	return n
+}
+
+// readyEndpoints counts the ready addresses of a Service's EndpointSlices.
+func readyEndpoints(t testing.TB, ns, svc string) int {
+	t.Helper()
+	l, err := e.kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), listOpts("kubernetes.io/service-name="+svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range l.Items {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+				n += len(ep.Addresses)
+			}
 		}
 	}
 	return n

@@ -78,6 +78,28 @@ func containerProcess(t testing.TB, pod corev1.Pod, container string) process {
 	return p
 }
 
+// memoryLimit is the memory cgroup (v1) limit of the process.
+func (p process) memoryLimit(t testing.TB) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && strings.Contains(","+f[1]+",", ",memory,") {
+			v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", f[2], "memory.limit_in_bytes"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("process %d has no memory cgroup", p.pid)
+	return 0
+}
+
 // mount returns the options of the mount at target ("" when none).
 func (p process) mount(target string) (opts string, ok bool) {
 	for _, line := range p.mounts {
@@ -101,7 +123,8 @@ func readOnly(opts string) bool {
 
 // checkHardened holds a running router-proxy container to what the
 // compiler renders: non-root uid/gid 65532, no capabilities, no new
-// privileges, a read-only root and a read-only config mount.
+// privileges, a read-only root, the memory limit in its cgroup and a
+// read-only config mount.
 func checkHardened(t *testing.T, pod corev1.Pod, container, configDir string) {
 	t.Helper()
 	p := containerProcess(t, pod, container)
@@ -116,6 +139,14 @@ func checkHardened(t *testing.T, pod corev1.Pod, container, configDir string) {
 	}
 	if opts, ok := p.mount("/"); !ok || !readOnly(opts) {
 		t.Errorf("%s/%s root filesystem is not read-only (%q)", pod.Name, container, opts)
+	}
+	// The memory limit rendered is the one the kernel enforces.
+	for _, c := range pod.Spec.Containers {
+		if lim, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && c.Name == container {
+			if got := p.memoryLimit(t); got != lim.Value() {
+				t.Errorf("%s/%s cgroup memory limit is %d, rendered %s", pod.Name, container, got, lim.String())
+			}
+		}
 	}
 	if configDir != "" {
 		if opts, ok := p.mount(configDir); !ok || !readOnly(opts) {
