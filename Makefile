@@ -46,7 +46,7 @@ test: envtest testdeps images helm egctl
 ## the scenarios in test/cluster run against it, the host restored after.
 ## Needs root. KEEP_CLUSTER=1 leaves it up; docs/e2e-cluster.md.
 .PHONY: e2e-cluster
-e2e-cluster: envtest images helm
+e2e-cluster: envtest testdeps images helm
 	TOOLS_DIR=$(TOOLS_DIR) HELM=$(HELM) hack/cluster/e2e.sh
 
 ## egctl: Envoy Gateway's CLI at the version go.mod pins, built from the
