@@ -296,14 +296,7 @@ func TestShutdownDrainsStreams(t *testing.T) {
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	// New connections are refused once the listener closes.
-	require.Eventually(t, func() bool {
-		c, err := net.DialTimeout("tcp", p.listen, time.Second)
-		if err != nil {
-			return true
-		}
-		c.Close()
-		return false
-	}, 20*time.Second, 10*time.Millisecond)
+	waitListenerClosed(t, p.listen, 20*time.Second)
 	select {
 	case err := <-p.done:
 		t.Fatalf("exited before the stream finished: %v", err)
@@ -434,13 +427,19 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	default:
 	}
 	// Then the listener closes and the process exits cleanly.
+	waitListenerClosed(t, p.listen, 15*time.Second)
+	require.NoError(t, <-p.done, "clean exit")
+}
+
+// waitListenerClosed waits until a new connection to addr is refused.
+func waitListenerClosed(t *testing.T, addr string, within time.Duration) {
+	t.Helper()
 	require.Eventually(t, func() bool {
-		c, err := net.DialTimeout("tcp", p.listen, time.Second)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return true
 		}
 		c.Close()
 		return false
-	}, 15*time.Second, 20*time.Millisecond)
-	require.NoError(t, <-p.done, "clean exit")
+	}, within, 10*time.Millisecond, "the listener at %s still accepts", addr)
 }

@@ -127,15 +127,7 @@ spec:
 	t.Run("two replicas share one budget in Redis", func(t *testing.T) {
 		ns := namespace(t, "budgets")
 		apply(t, stubModel("model", ns, 1, 0))
-		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: model, namespace: `+ns+`}
-spec:
-  modelRef: model
-  runtime: vllm
-  endpoint: {port: 8000}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: shared, namespace: `+ns+`}
 spec:
@@ -214,15 +206,7 @@ spec:
 	t.Run("endpoint resolution over three pods, one deleted under load", func(t *testing.T) {
 		ns := namespace(t, "endpoints")
 		apply(t, stubModel("model", ns, 3, 20*time.Millisecond))
-		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: model, namespace: `+ns+`}
-spec:
-  modelRef: model
-  runtime: vllm
-  endpoint: {port: 8000}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: pods, namespace: `+ns+`}
 spec:
@@ -300,12 +284,7 @@ spec:
 		// Reconciliation goes on under the new leader.
 		ns := namespace(t, "failover")
 		apply(t, stubModel("model", ns, 1, 0))
-		apply(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: model, namespace: `+ns+`}
-spec: {modelRef: model, runtime: vllm, endpoint: {port: 8000}}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: after, namespace: `+ns+`}
 spec:
@@ -354,6 +333,14 @@ func readyEndpoints(t testing.TB, ns, svc string) int {
 		}
 	}
 	return n
+}
+
+// inferenceService is the InferenceService the LLMKube operator would serve
+// as the stub model Service of the same name (stubModel), ending in a
+// document separator.
+func inferenceService(name, ns string) string {
+	return "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
+		"spec: {modelRef: " + name + ", runtime: vllm, endpoint: {port: 8000}}\n---\n"
 }
 
 // leaseHolder is the controller replica leading now.
