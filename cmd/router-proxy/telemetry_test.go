@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -20,84 +19,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	colmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/llmkube/llmkube-compile/internal/otlptest"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// otlpReceiver is an OTLP/HTTP collector on loopback: it keeps every span
-// and metric the proxy exports, and the raw payloads (to look for leaks).
-type otlpReceiver struct {
-	*httptest.Server
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	metrics []*metricspb.Metric
-	raw     [][]byte
-}
-
-func newOTLPReceiver(t *testing.T) *otlpReceiver {
-	rc := &otlpReceiver{}
-	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			body = zr
-		}
-		b, err := io.ReadAll(body)
-		if err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		rc.mu.Lock()
-		defer rc.mu.Unlock()
-		rc.raw = append(rc.raw, b)
-		var resp proto.Message
-		switch r.URL.Path {
-		case "/v1/traces":
-			var req coltrace.ExportTraceServiceRequest
-			if err := proto.Unmarshal(b, &req); err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					rc.spans = append(rc.spans, ss.Spans...)
-				}
-			}
-			resp = &coltrace.ExportTraceServiceResponse{}
-		case "/v1/metrics":
-			var req colmetrics.ExportMetricsServiceRequest
-			if err := proto.Unmarshal(b, &req); err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			for _, rm := range req.ResourceMetrics {
-				for _, sm := range rm.ScopeMetrics {
-					rc.metrics = append(rc.metrics, sm.Metrics...)
-				}
-			}
-			resp = &colmetrics.ExportMetricsServiceResponse{}
-		default:
-			http.NotFound(w, r)
-			return
-		}
-		out, _ := proto.Marshal(resp)
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	}))
-	t.Cleanup(rc.Close)
-	return rc
-}
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {
 	out := map[string]any{}
@@ -174,7 +103,7 @@ func (u *genAIUpstream) received() []http.Header {
 // none, the GenAI metrics arrive with the conventions' units and buckets,
 // and neither a prompt nor a completion reaches the collector.
 func TestOpenTelemetryOverOTLP(t *testing.T) {
-	rc := newOTLPReceiver(t)
+	rc := otlptest.New(t)
 	bad, good, shadow, ext := newGenAIUpstream(t, true), newGenAIUpstream(t, false), newGenAIUpstream(t, false), newGenAIUpstream(t, false)
 	cfg := oneBackend(good.URL, proxyapi.KindLocal)
 	cfg.Backends = []proxyapi.Backend{
@@ -209,14 +138,11 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("router-proxy did not stop")
 	}
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-
 	// Spans.
 	id := func(b []byte) string { return hex.EncodeToString(b) }
 	var servers []*tracepb.Span
 	children := map[string][]*tracepb.Span{}
-	for _, s := range rc.spans {
+	for _, s := range rc.Spans() {
 		if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
 			servers = append(servers, s)
 		} else {
@@ -281,14 +207,14 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 	assert.Empty(t, streamed.ParentSpanId)
 
 	// No body leaks, in spans or metrics.
-	for _, b := range rc.raw {
+	for _, b := range rc.Raw() {
 		assert.NotContains(t, string(b), secretPrompt)
 		assert.NotContains(t, string(b), secretCompletion)
 	}
 
 	// Metrics: the conventions' names, units and bucket boundaries.
 	byName := map[string]*metricspb.Metric{}
-	for _, m := range rc.metrics {
+	for _, m := range rc.Metrics() {
 		byName[m.Name] = m // the last export is cumulative
 	}
 	for name, want := range map[string]struct {
