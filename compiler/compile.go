@@ -68,7 +68,7 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	out.Policy.Audit.OTLP = lowerOTLP(opts.Operator.OTLP)
+	out.OTLP = lowerOTLP(opts.Operator.OTLP)
 	if bs := opts.Operator.BudgetStore; bs.URL != "" && len(out.Policy.Budgets) > 0 {
 		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, "closed")}
 		store.PasswordSecret, store.PasswordKey, _ = strings.Cut(bs.PasswordSecret, "/")

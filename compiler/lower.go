@@ -370,7 +370,8 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 }
 
 // lowerOTLP carries the operator's collector into the IR; nil without an
-// endpoint, which the targets that export audit records refuse for sink otlp.
+// endpoint, which the targets that export audit records refuse for sink otlp
+// (and for which the router-proxy exports no traces or metrics).
 func lowerOTLP(o operator.OTLP) *ir.OTLPExport {
 	if o.Endpoint == "" {
 		return nil

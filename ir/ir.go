@@ -48,6 +48,12 @@ type Router struct {
 	Exposure     Exposure
 	Gateway      *GatewayRef
 	AgentGateway *AgentGateway
+
+	// OTLP is the operator's OpenTelemetry collector (operator settings, not
+	// the ModelRouter); nil when the operator named none. The router-proxy
+	// exports its traces and GenAI metrics there whatever the audit sink, and
+	// its audit log too with sink otlp.
+	OTLP *OTLPExport
 }
 
 // Backend looks up a backend by name.
@@ -426,9 +432,6 @@ type Audit struct {
 	LogClientAddress   bool
 	// TrustedProxies are normalised CIDRs (a single address becomes /32 or /128).
 	TrustedProxies []string
-	// OTLP is the operator's collector for sink otlp (operator settings, not
-	// the ModelRouter); nil when the operator named none.
-	OTLP *OTLPExport
 }
 
 // BudgetStore is the operator's shared budget store (Redis).

@@ -1,8 +1,10 @@
 // Package operator holds the settings a platform operator gives the tools
-// that the ModelRouter API does not carry: which router-proxy image to deploy
-// and where `sink: otlp` audit records go. The CLI (render, validate, diff)
-// and the controller bind the same flags from this one struct, so a router
-// renders the same way from a laptop and in the cluster.
+// that the ModelRouter API does not carry: which router-proxy image to deploy,
+// the OpenTelemetry collector every router-proxy exports to (traces, GenAI
+// metrics, and `sink: otlp` audit records) and the shared budget store. The
+// CLI (render, validate, diff) and the controller bind the same flags from
+// this one struct, so a router renders the same way from a laptop and in the
+// cluster.
 package operator
 
 import (
@@ -12,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // Flag names, written once: the CLI, the controller and the docs use these.
@@ -32,7 +36,8 @@ const (
 type Settings struct {
 	// ProxyImage is deployed when a router does not set spec.proxy.image.
 	ProxyImage string
-	// OTLP is where the router-proxy exports `sink: otlp` audit records.
+	// OTLP is where every router-proxy exports its traces and GenAI metrics,
+	// and its audit records when its sink is otlp.
 	OTLP OTLP
 	// BudgetStore shares the router-proxy's budget counters across replicas
 	// and restarts; the zero value keeps them in memory, per replica.
@@ -73,8 +78,8 @@ func (s *Settings) Bind(fs *pflag.FlagSet) {
 // BindOTLP binds only the OTLP collector settings: for a command that checks
 // routers but deploys nothing (validate), where an image would be ignored.
 func (s *Settings) BindOTLP(fs *pflag.FlagSet) {
-	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL for routers whose audit sink is otlp (rendered as OTEL_EXPORTER_OTLP_ENDPOINT)")
-	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as OTEL_EXPORTER_OTLP_HEADERS)")
+	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL every router-proxy exports its traces and GenAI metrics to, and its audit log when policy.auditLog.sink is otlp (rendered as "+wellknown.OTLPEndpointEnv+")")
+	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as "+wellknown.OTLPHeadersEnv+")")
 	fs.StringVar(&s.OTLP.HeadersSecret, FlagOTLPHeadersSecret, s.OTLP.HeadersSecret, otlpHeadersSecretUsage)
 	fs.StringVar(&s.BudgetStore.URL, FlagBudgetStore, s.BudgetStore.URL, "redis://HOST:PORT/DB the router-proxies keep budget counters in, shared across replicas and restarts (default: in memory, per replica)")
 	fs.StringVar(&s.BudgetStore.PasswordSecret, FlagBudgetStoreSecret, s.BudgetStore.PasswordSecret, "Secret NAME/KEY in the router's namespace holding the budget store's password (a secretKeyRef)")
@@ -91,7 +96,7 @@ func (s *Settings) Validate() error {
 		}
 	}
 	if len(s.OTLP.Headers) > 0 && s.OTLP.HeadersSecret != "" {
-		errs = append(errs, fmt.Sprintf("--%s and --%s are exclusive: both set OTEL_EXPORTER_OTLP_HEADERS", FlagOTLPHeader, FlagOTLPHeadersSecret))
+		errs = append(errs, fmt.Sprintf("--%s and --%s are exclusive: both set %s", FlagOTLPHeader, FlagOTLPHeadersSecret, wellknown.OTLPHeadersEnv))
 	}
 	for k, v := range s.OTLP.Headers {
 		if k == "" || strings.ContainsAny(k, "=, \t") || strings.ContainsAny(v, ",\r\n") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -305,6 +306,46 @@ func TestAuditOTLPSink(t *testing.T) {
 	all := bytes.Join(got, nil)
 	assert.Contains(t, string(all), `"outcome":"ok"`, "the record body is the JSON entry")
 	assert.Contains(t, string(all), "router-proxy")
+}
+
+// TestAuditSinkIsTheConfigsNotTheEnvironments: the operator renders its
+// collector into every router-proxy (for traces and GenAI metrics); a router
+// whose audit sink is stdout still writes its audit records to stdout, and
+// none reaches the collector.
+func TestAuditSinkIsTheConfigsNotTheEnvironments(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path)
+		mu.Unlock()
+		w.WriteHeader(200)
+	}))
+	defer col.Close()
+	t.Setenv(wellknown.OTLPEndpointEnv, col.URL)
+	t.Setenv(wellknown.OTLPHeadersEnv, "x-tenant=edge")
+	a := newStub(t, "a", nil)
+	for _, sink := range []proxyapi.AuditSink{"", proxyapi.SinkStdout} {
+		cfg := config(backend("a", a.URL))
+		cfg.Policy.Audit = proxyapi.Audit{Sink: sink}
+		var buf bytes.Buffer
+		var bufMu sync.Mutex
+		out := writerFunc(func(p []byte) (int, error) { bufMu.Lock(); defer bufMu.Unlock(); return buf.Write(p) })
+		s, err := NewAuditSink(context.Background(), cfg, out)
+		require.NoError(t, err)
+		_, ok := s.(*WriterSink)
+		require.True(t, ok, "sink %q with an OTLP endpoint in the environment is %T, want stdout's *WriterSink", sink, s)
+		h := start(t, cfg, func(o *Options) { o.Audit = s })
+		h.post(t, chat("m"))
+		require.NoError(t, h.srv.Wait(t.Context()))
+		require.NoError(t, s.Close(context.Background()))
+		bufMu.Lock()
+		assert.Contains(t, buf.String(), `"outcome":"ok"`, "sink %q: the record is on stdout", sink)
+		bufMu.Unlock()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.NotContains(t, paths, "/v1/logs", "no audit record is exported")
 }
 
 func TestBadInput(t *testing.T) {

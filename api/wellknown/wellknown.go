@@ -39,6 +39,15 @@ const (
 	// BudgetStorePasswordEnv carries the budget store's password into the
 	// router-proxy (from the operator's Secret).
 	BudgetStorePasswordEnv = "LLMKUBE_BUDGET_STORE_PASSWORD"
+	// OTLPEndpointEnv is the OpenTelemetry SDK's collector base URL: the
+	// operator's --otlp-endpoint, rendered into every router-proxy when set.
+	// With it the router-proxy exports traces and GenAI metrics, and its
+	// audit log when the config's audit sink is otlp (the sink itself comes
+	// from the config, never from the environment).
+	OTLPEndpointEnv = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	// OTLPHeadersEnv is the SDK's export headers (--otlp-header or
+	// --otlp-headers-secret), in its KEY=VALUE,... form.
+	OTLPHeadersEnv = "OTEL_EXPORTER_OTLP_HEADERS"
 )
 
 // Pod-level balancing defaults (spec.backends[].balancing): the compiler

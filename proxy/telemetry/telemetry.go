@@ -6,8 +6,9 @@
 //
 // It is off unless an OTLP endpoint is configured (the SDK's standard
 // OTEL_EXPORTER_OTLP_* variables, which the operator's --otlp-endpoint
-// renders). Off, the proxy holds a nil *Telemetry and its hooks are one nil
-// check each: no allocation, no clock read (BenchmarkHopTracing measures it).
+// renders into every router-proxy, whatever its audit sink). Off, the proxy
+// holds a nil *Telemetry and its hooks are one nil check each: no
+// allocation, no clock read (BenchmarkHopTracing measures it).
 //
 // Attribute names follow the GenAI conventions of semconv v1.41.0 (the
 // latest experimental ones: gen_ai.provider.name, not the older
@@ -34,6 +35,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -89,11 +91,11 @@ func Enabled(getenv func(string) string) bool {
 }
 
 func tracesOn(getenv func(string) string) bool {
-	return getenv("OTEL_TRACES_EXPORTER") != "none" && (getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "")
+	return getenv("OTEL_TRACES_EXPORTER") != "none" && (getenv(wellknown.OTLPEndpointEnv) != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "")
 }
 
 func metricsOn(getenv func(string) string) bool {
-	return getenv("OTEL_METRICS_EXPORTER") != "none" && (getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != "")
+	return getenv("OTEL_METRICS_EXPORTER") != "none" && (getenv(wellknown.OTLPEndpointEnv) != "" || getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != "")
 }
 
 // New builds the exporters the environment (or opts) asks for; it returns

@@ -70,7 +70,7 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 // Compile implements targets.Target.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	var diags diag.List
-	if a := r.Policy.Audit; a.Sink == ir.AuditSinkOTLP && a.OTLP == nil {
+	if r.Policy.Audit.Sink == ir.AuditSinkOTLP && r.OTLP == nil {
 		// Without a collector the SDK exports to localhost:4318 inside the
 		// pod, where nothing listens: every audit record would be lost.
 		diags.ErrorAt(diag.Spec("policy", "auditLog", "sink"), "OTLPEndpointMissing",
@@ -422,22 +422,24 @@ func (e *emitter) poolEnv() []corev1.EnvVar {
 }
 
 // otlpEnv points the router-proxy's OpenTelemetry exporter at the operator's
-// collector through the SDK's standard variables; header credentials stay in
-// their Secret.
+// collector through the SDK's standard variables, whatever the audit sink:
+// the proxy exports its traces and GenAI metrics there, and its audit log
+// only when the config's sink is otlp. Header credentials stay in their
+// Secret. Without an operator endpoint it renders nothing.
 func (e *emitter) otlpEnv() []corev1.EnvVar {
-	o := e.r.Policy.Audit.OTLP
-	if e.r.Policy.Audit.Sink != ir.AuditSinkOTLP || o == nil {
+	o := e.r.OTLP
+	if o == nil {
 		return nil
 	}
-	env := []corev1.EnvVar{{Name: "OTEL_EXPORTER_OTLP_ENDPOINT", Value: o.Endpoint}}
+	env := []corev1.EnvVar{{Name: wellknown.OTLPEndpointEnv, Value: o.Endpoint}}
 	switch {
 	case o.HeadersSecret != "":
-		env = append(env, corev1.EnvVar{Name: "OTEL_EXPORTER_OTLP_HEADERS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		env = append(env, corev1.EnvVar{Name: wellknown.OTLPHeadersEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: o.HeadersSecret},
 			Key:                  o.HeadersSecretKey,
 		}}})
 	case o.Headers != "":
-		env = append(env, corev1.EnvVar{Name: "OTEL_EXPORTER_OTLP_HEADERS", Value: o.Headers})
+		env = append(env, corev1.EnvVar{Name: wellknown.OTLPHeadersEnv, Value: o.Headers})
 	}
 	return env
 }

@@ -1,9 +1,9 @@
 package proxy_test
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -294,14 +295,75 @@ func TestOTLPSinkNeedsTheOperatorsCollector(t *testing.T) {
 	assert.Equal(t, "otlp", h.ValueFrom.SecretKeyRef.Name)
 	assert.Equal(t, "headers", h.ValueFrom.SecretKeyRef.Key)
 
-	// Another sink never gets the variables.
-	in2 := &compiler.Inputs{}
-	require.False(t, in2.Decode("t.yaml", []byte(strings.Replace(doc, "sink: otlp", "sink: stdout", 1))).HasErrors())
-	r, _ := compiler.Compile(in2.Routers[0].Router, in2, compiler.Options{Operator: operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318"}}})
-	res, _ := proxy.New().Compile(r)
-	for _, o := range res.Objects {
-		if o.GetKind() == "Deployment" {
-			assert.NotContains(t, fmt.Sprint(as[appsv1.Deployment](t, o).Spec.Template.Spec.Containers[0].Env), "OTEL_")
+}
+
+// TestOperatorCollectorReachesEveryProxy: the operator's collector is
+// rendered into every router-proxy, whatever its audit sink, so each exports
+// its traces and GenAI metrics; the audit sink stays the config's (stdout
+// here: the router-proxy picks its sink from policy.audit.sink, never from
+// the environment). Without an operator endpoint nothing is rendered, so
+// the Deployment of an existing router does not change on upgrade.
+func TestOperatorCollectorReachesEveryProxy(t *testing.T) {
+	for _, policy := range []string{"", "  policy: {auditLog: {sink: stdout}}\n", "  policy: {auditLog: {sink: file}}\n"} {
+		doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n" + backends + policy
+		in := &compiler.Inputs{}
+		require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+		render := func(s operator.Settings) (*appsv1.Deployment, *proxyapi.Config, string) {
+			r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Operator: s})
+			require.False(t, diags.HasErrors(), "%v", diags.Err())
+			res, diags := proxy.New().Compile(r)
+			require.False(t, diags.HasErrors(), "%v", diags.Err())
+			var d *appsv1.Deployment
+			var data string
+			for _, o := range res.Objects {
+				switch o.GetKind() {
+				case "Deployment":
+					d = as[appsv1.Deployment](t, o)
+				case "ConfigMap":
+					data = as[corev1.ConfigMap](t, o).Data[proxy.ConfigFile]
+				}
+			}
+			require.NotNil(t, d)
+			cfg, err := proxyapi.Parse(strings.NewReader(data))
+			require.NoError(t, err)
+			return d, cfg, data
 		}
+		otel := func(d *appsv1.Deployment) map[string]corev1.EnvVar {
+			env := map[string]corev1.EnvVar{}
+			for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+				if strings.HasPrefix(e.Name, "OTEL_") {
+					env[e.Name] = e
+				}
+			}
+			return env
+		}
+		name := cmp.Or(policy, "no policy")
+
+		bare, bareCfg, bareData := render(operator.Settings{})
+		assert.Empty(t, otel(bare), "%s: no operator endpoint renders no OTEL_ variable", name)
+
+		d, cfg, data := render(operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318", Headers: map[string]string{"x-tenant": "edge"}}})
+		env := otel(d)
+		assert.Equal(t, map[string]corev1.EnvVar{
+			wellknown.OTLPEndpointEnv: {Name: wellknown.OTLPEndpointEnv, Value: "http://otel:4318"},
+			wellknown.OTLPHeadersEnv:  {Name: wellknown.OTLPHeadersEnv, Value: "x-tenant=edge"},
+		}, env, "%s: the operator's collector reaches the proxy", name)
+		assert.NotEqual(t, proxyapi.SinkOTLP, cfg.Policy.Audit.Sink, "%s: the audit sink is not switched to otlp", name)
+		assert.Equal(t, bareCfg.Policy.Audit.Sink, cfg.Policy.Audit.Sink, name)
+		assert.Equal(t, bareData, data, "%s: the runtime config does not depend on the collector", name)
+		if strings.Contains(policy, "stdout") || policy == "" {
+			assert.Contains(t, []proxyapi.AuditSink{"", proxyapi.SinkStdout}, cfg.Policy.Audit.Sink, "%s: audit stays on stdout", name)
+		}
+
+		// With the variables removed, the Deployment is the one rendered
+		// without an endpoint: nothing else changes.
+		var kept []corev1.EnvVar
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if !strings.HasPrefix(e.Name, "OTEL_") {
+				kept = append(kept, e)
+			}
+		}
+		d.Spec.Template.Spec.Containers[0].Env = kept
+		assert.Equal(t, bare, d, name)
 	}
 }

@@ -89,22 +89,34 @@ func TestHelmChartInstallAndControllerProcess(t *testing.T) {
 			t.Errorf("controller args %q lack %s", args, want)
 		}
 	}
-	// The controller process runs with the chart's budget store settings
-	// and hands them to every router-proxy it deploys.
-	var storeArgs []string
+	// The controller process runs with the chart's budget store and OTLP
+	// settings and hands them to every router-proxy it deploys.
+	var storeArgs, otlpArgs []string
 	for _, a := range c.Args {
 		if strings.HasPrefix(a, "--budget-store") {
 			storeArgs = append(storeArgs, a)
+		}
+		if strings.HasPrefix(a, "--otlp-") {
+			otlpArgs = append(otlpArgs, a)
 		}
 	}
 	if len(storeArgs) != 3 {
 		t.Errorf("chart budget store args %q, want --budget-store, --budget-store-failure and --budget-store-password-secret", storeArgs)
 	}
-	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns, storeArgs, func(dep *appsv1.Deployment) {
+	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns, append(storeArgs, otlpArgs...), func(dep *appsv1.Deployment) {
 		pc := dep.Spec.Template.Spec.Containers[0]
 		args := strings.Join(pc.Args, " ")
 		if !strings.Contains(args, "--budget-store redis://redis.platform:6379/0") || !strings.Contains(args, "--budget-store-failure open") {
 			t.Errorf("router-proxy args %q lack the chart's budget store", args)
+		}
+		// The router's audit sink is the default (stdout): the proxy still
+		// gets the collector, for its traces and GenAI metrics.
+		env := map[string]string{}
+		for _, ev := range pc.Env {
+			env[ev.Name] = ev.Value
+		}
+		if env[wellknown.OTLPEndpointEnv] != "http://otel-collector.observability:4318" || env[wellknown.OTLPHeadersEnv] != "x-tenant=platform" {
+			t.Errorf("router-proxy env %+v lacks the chart's OTLP collector", pc.Env)
 		}
 		i := slices.IndexFunc(pc.Env, func(e corev1.EnvVar) bool { return e.Name == wellknown.BudgetStorePasswordEnv })
 		if i < 0 || pc.Env[i].ValueFrom == nil || pc.Env[i].ValueFrom.SecretKeyRef == nil ||
