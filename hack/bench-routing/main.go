@@ -60,6 +60,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed (workload)")
 	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
 	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
+	decodePerCtx := flag.Duration("decode-per-ctx", time.Microsecond, "step cost per token of each decoding sequence's context (0: decode costs no more for long conversations)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
 
@@ -67,7 +68,7 @@ func main() {
 	var names []string
 	eng := map[string]*engine{}
 	params := engineParams{MaxRunning: 32, CacheBlocks: 4000, BlockTokens: 16, StepTokens: 1024,
-		StepBase: 6 * time.Millisecond, DecodePerSeq: 500 * time.Microsecond, DecodePerCtx: time.Microsecond,
+		StepBase: 6 * time.Millisecond, DecodePerSeq: 500 * time.Microsecond, DecodePerCtx: *decodePerCtx,
 		PrefillPerToken: 300 * time.Microsecond}
 	for i, ip := range ips {
 		name := fmt.Sprintf("vllm-%d", i)
