@@ -257,7 +257,9 @@ type result struct {
 	// pod before (the fleet had it; the picker lost it or went elsewhere).
 	ColdSeen int `json:"coldSeenOnPod"`
 	// ColdFirst: cold requests whose document was new to the fleet.
-	ColdFirst   int     `json:"coldFirst"`
+	ColdFirst int `json:"coldFirst"`
+	// ColdTurn: cold later turns of sessions (the session left its pod).
+	ColdTurn    int     `json:"coldTurn"`
 	MaxQueue    int     `json:"maxQueue"`
 	WallSeconds float64 `json:"wallSeconds"`
 }
@@ -329,6 +331,9 @@ func summarize(samples []sample, pods []string, warmup, window, wall float64) re
 		cached += s.cached
 		if 2*s.cached < s.prompt {
 			res.Cold++
+			if s.turn > 0 {
+				res.ColdTurn++
+			}
 		}
 		if s.session >= 0 && s.turn > 0 && s.prevPod != "" {
 			stickyOf++

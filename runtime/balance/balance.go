@@ -392,6 +392,9 @@ func (p *Pod) queuing() bool {
 // twice its load.
 func clearlyBusier(w, other float64) bool { return w >= 2*other+2 }
 
+// farBusier: at least four times the other's load plus four requests.
+func farBusier(w, other float64) bool { return w >= 4*other+4 }
+
 func (b *Balancer) eligible(p *Pod, now time.Time) bool {
 	if now.Before(p.quarUntil) {
 		return false
@@ -541,6 +544,11 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, now time.Time) ([]*Pod, 
 // pickLoad: least work, or with prefix affinity the best Score among the
 // pods within the load bound.
 func (b *Balancer) pickLoad(req *Request, cands []*Pod, now time.Time) *Pod {
+	return b.pickScore(req, cands, now, !b.cfg.IgnoreLoad)
+}
+
+// pickScore is pickLoad with the load bound applied or not.
+func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bool) *Pod {
 	if b.cfg.BlockBytes == 0 || req == nil || len(req.Blocks) == 0 {
 		return leastLoaded(cands)
 	}
@@ -548,7 +556,7 @@ func (b *Balancer) pickLoad(req *Request, cands []*Pod, now time.Time) *Pod {
 	for i, p := range cands {
 		matched[i] = b.matched(p, req.Blocks)
 	}
-	if !b.cfg.IgnoreLoad {
+	if bound {
 		cands, matched = b.bounded(cands, matched, now)
 	}
 	works := make([]float64, len(cands))
@@ -626,7 +634,15 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 					others = append(others, c)
 				}
 			}
-			to := b.pickLoad(req, others, now)
+			// Not bounded: a pod that holds the conversation's prefix is
+			// worth more than an even spread here.
+			to := b.pickScore(req, others, now, false)
+			// A move re-prefills what the new pod lacks. To a pod without
+			// the conversation's shared prefix (under half of what its pod
+			// holds) it is worth it only when its pod is far busier.
+			if n := b.matched(p, req.Blocks); 2*b.matched(to, req.Blocks) < n && !farBusier(p.work(), least.work()) {
+				return p, false
+			}
 			bd.pod = to
 			b.moves++
 			return to, true

@@ -660,3 +660,37 @@ func TestPrefixWeightKeepsPrefixOverShortQueue(t *testing.T) {
 	require.NotEqual(t, home.Addr, p.Addr)
 	p.Done(Success)
 }
+
+// A session on a queuing, clearly busier pod does not move to a pod that
+// lacks its conversation's shared prefix (the move would re-prefill the whole
+// conversation, which costs more than the queue) unless its pod is far
+// busier (four times the least-loaded pod's work plus four).
+func TestSessionStaysRatherThanColdMove(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	a := addrs(3)
+	b.SetPods(a)
+	doc := strings.Repeat("c", 4000)
+	sess := func(turns ...string) *Request {
+		r := b.Features(map[string][]string{"X-Session-Id": {"s1"}}, chat(doc, turns...))
+		return &r
+	}
+	home := pick(t, b, sess("q1"))
+	home.Done(Success)
+	for _, addr := range a {
+		b.SetMetrics(addr, &EngineMetrics{Running: 2})
+	}
+	// Queuing and clearly busier (8 >= 2*2+2), not far busier (8 < 4*2+4).
+	b.SetMetrics(home.Addr, &EngineMetrics{Running: 6, Waiting: 2})
+	p := pick(t, b, sess("q1", "a1", "q2"))
+	require.Equal(t, home.Addr, p.Addr, "no other pod holds the conversation")
+	require.False(t, p.Moved)
+	p.Done(Success)
+	// Far busier (16 >= 12): it moves.
+	b.SetMetrics(home.Addr, &EngineMetrics{Running: 14, Waiting: 2})
+	p = pick(t, b, sess("q1", "a1", "q2", "a2", "q3"))
+	require.NotEqual(t, home.Addr, p.Addr)
+	require.True(t, p.Moved)
+	p.Done(Success)
+}
