@@ -149,7 +149,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: out.requeueAfter(r)}, nil
+	return ctrl.Result{RequeueAfter: out.requeueAfter(r, router.Status.Phase)}, nil
 }
 
 // outcome is everything one reconcile learnt, for status.
@@ -181,23 +181,33 @@ type taken struct {
 	controller string
 }
 
-func (o *outcome) requeueAfter(r *Reconciler) time.Duration {
+// requeueAfter is when the router is looked at again, given the phase the
+// status steps just wrote.
+func (o *outcome) requeueAfter(r *Reconciler, phase v1.Phase) time.Duration {
 	if len(o.missing) > 0 {
 		if r.CRDRetryInterval > 0 {
 			return r.CRDRetryInterval
 		}
 		return 30 * time.Second
 	}
-	if o.obs.Phase == v1.PhasePending {
+	switch {
+	case o.obs.Phase == v1.PhasePending:
 		// Waiting for a Gateway or for the data plane's answer: look again
 		// soon (a Gateway that appears is not watched).
+		return min(PendingRecheckInterval, r.recheckInterval())
+	case phase == v1.PhaseDegraded || phase == v1.PhaseProvisioning:
+		// Backend health comes from the router-proxy's probes, which no
+		// watch sees: a model that turns healthy seconds after the proxy
+		// started (the real-cluster tests' usual case) would otherwise stay
+		// Degraded in status for the whole recheck interval.
 		return min(PendingRecheckInterval, r.recheckInterval())
 	}
 	return r.recheckInterval()
 }
 
-// PendingRecheckInterval is how soon a Pending router (no Gateway yet, or no
-// answer from the data plane) is looked at again.
+// PendingRecheckInterval is how soon a router that is not settled (Pending:
+// no Gateway yet, or no answer from the data plane; Provisioning; Degraded)
+// is looked at again.
 const PendingRecheckInterval = 15 * time.Second
 
 func (r *Reconciler) recheckInterval() time.Duration {

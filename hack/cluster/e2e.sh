@@ -20,6 +20,14 @@ log() { printf '[e2e-cluster %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 hack/cluster/install.sh "$CLUSTER_TOOLS"
 
+# One cluster per machine: a second run (another checkout, a CI job beside a
+# developer's) would tear this one down as "left behind". It waits its turn.
+exec 8>/run/llmkube-e2e.lock
+if ! flock -n 8; then
+  log "another make e2e-cluster holds /run/llmkube-e2e.lock: waiting for it"
+  flock 8
+fi
+
 before=""
 finish() {
   local rc=$?

@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -22,7 +23,10 @@ import (
 	"testing"
 	"time"
 
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/llmkube/llmkube-compile/internal/otlptest"
 )
 
 const (
@@ -31,6 +35,7 @@ const (
 	fullname   = "llmkube-llmkube-compile" // the chart's llmkube.fullname for release llmkube
 	nodeIP     = "10.244.0.1"              // hack/cluster/cluster.sh: the node, on the pods' bridge
 	redisPort  = "16379"
+	otlpPort   = "14318"
 	redisURL   = "redis://redis.platform.svc.cluster.local:6379/0"
 	leaseName  = "llmkube-controller.inference.llmkube.dev"
 	managerBox = "manager"
@@ -45,6 +50,8 @@ const (
 //   - resolution: endpoint with LoadAware spreads over three model pods
 //     through real EndpointSlices, and a pod deleted under load loses no
 //     request;
+//   - a router-proxy pod's spans reach the collector the chart names,
+//     continuing the caller's trace;
 //   - the leader's pod deleted, the other replica takes the Lease and
 //     reconciliation goes on.
 func TestHelmInstall(t *testing.T) {
@@ -73,8 +80,12 @@ endpoints: [{addresses: [`+nodeIP+`]}]
 	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=false") })
 
 	caPEM := webhookCertificate(t)
+	// The platform's OpenTelemetry collector: a receiver on the node's
+	// bridge address, where the router-proxy pods reach it.
+	collector := otlptest.NewAt(t, net.JoinHostPort(nodeIP, otlpPort))
 	run(t, "", e.helm, "install", release, "charts/llmkube-compile", "--namespace", releaseNS,
 		"--set", "replicas=2",
+		"--set", "otlp.endpoint="+collector.URL,
 		"--set", "webhook.enabled=true",
 		"--set", "webhook.caBundle="+base64.StdEncoding.EncodeToString(caPEM),
 		"--set", "budgetStore.url="+redisURL,
@@ -261,6 +272,54 @@ spec:
 		if served[victim] == 0 {
 			t.Errorf("the deleted pod %s served nothing before it went: the test did not exercise it", victim)
 		}
+	})
+
+	t.Run("traces reach the platform's collector", func(t *testing.T) {
+		ns := namespace(t, "tracing")
+		apply(t, stubModel("model", ns, 1, 0))
+		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: traced, namespace: `+ns+`}
+spec:
+  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  defaultRoute: model
+`)
+		waitRouterReady(t, ns, "traced")
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/traced-router-proxy", "--timeout=120s")
+		base := serviceURL(t, ns, "traced-router-proxy")
+		const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+		eventually(t, 30*time.Second, "a traced request answered", func() error {
+			r, err := chat(base, "model", map[string]string{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
+			if err != nil {
+				return err
+			}
+			if r.status != http.StatusOK {
+				return errorf("%d %s", r.status, r.body)
+			}
+			return nil
+		})
+		// The pod's batch exporter sends within seconds: the request's
+		// server span continues the caller's trace, its attempt is a child.
+		eventually(t, 30*time.Second, "the request's spans at the collector", func() error {
+			var server *tracepb.Span
+			for _, s := range collector.Spans() {
+				if hex.EncodeToString(s.TraceId) == traceID && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+					server = s
+				}
+			}
+			if server == nil {
+				return errorf("no server span of trace %s among %d spans", traceID, len(collector.Spans()))
+			}
+			if got := hex.EncodeToString(server.ParentSpanId); got != parentID {
+				return errorf("server span's parent %s, want the caller's %s", got, parentID)
+			}
+			for _, s := range collector.Spans() {
+				if s.Kind == tracepb.Span_SPAN_KIND_CLIENT && string(s.ParentSpanId) == string(server.SpanId) {
+					return nil
+				}
+			}
+			return errorf("no attempt span under the server span %q", server.Name)
+		})
 	})
 
 	t.Run("leader failover", func(t *testing.T) {
