@@ -175,7 +175,7 @@ spec:
 			}
 			return nil
 		})
-		time.Sleep(3 * time.Second)
+		time.Sleep(5 * time.Second)
 		// Each answer is 15 tokens; the budget is 300 for the router,
 		// whichever replica serves. Per-replica counters would admit 40.
 		// A connection per request, so kube-proxy spreads them over both
@@ -197,8 +197,11 @@ spec:
 			time.Sleep(50 * time.Millisecond)
 		}
 		t.Logf("served %d requests before the shared budget ran out", served)
-		if served < 19 || served > 20 {
-			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20", served)
+		// 20 exactly but for one in flight: a charge lands in Redis just
+		// after its answer, and the next request may be admitted on the
+		// other replica before it does. Per-replica counters would admit 40.
+		if served < 19 || served > 21 {
+			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20 (±1)", served)
 		}
 		if keys := redis.cmd(t, "--scan"); !strings.Contains(keys, "tokens") {
 			t.Errorf("no budget key in Redis: %q", keys)
@@ -267,7 +270,7 @@ spec:
 			}
 			return nil
 		})
-		time.Sleep(3 * time.Second)
+		time.Sleep(5 * time.Second)
 		served := l.finish(t, "a model pod deleted under load")
 		if served[victim] == 0 {
 			t.Errorf("the deleted pod %s served nothing before it went: the test did not exercise it", victim)
