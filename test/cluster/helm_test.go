@@ -278,18 +278,7 @@ spec:
 	})
 
 	t.Run("traces reach the platform's collector", func(t *testing.T) {
-		ns := namespace(t, "tracing")
-		apply(t, stubModel("model", ns, 1, 0))
-		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: traced, namespace: `+ns+`}
-spec:
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
-  defaultRoute: model
-`)
-		waitRouterReady(t, ns, "traced")
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/traced-router-proxy", "--timeout=120s")
-		base := serviceURL(t, ns, "traced-router-proxy")
+		base := simpleRouter(t, namespace(t, "tracing"), "traced")
 		const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 		eventually(t, 30*time.Second, "a traced request answered", func() error {
 			r, err := chat(base, "model", map[string]string{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
@@ -344,17 +333,7 @@ spec:
 			return nil
 		})
 		// Reconciliation goes on under the new leader.
-		ns := namespace(t, "failover")
-		apply(t, stubModel("model", ns, 1, 0))
-		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: after, namespace: `+ns+`}
-spec:
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
-  defaultRoute: model
-`)
-		waitRouterReady(t, ns, "after")
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/after-router-proxy", "--timeout=120s")
+		simpleRouter(t, namespace(t, "failover"), "after")
 	})
 }
 
@@ -403,6 +382,23 @@ func readyEndpoints(t testing.TB, ns, svc string) int {
 func inferenceService(name, ns string) string {
 	return "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
 		"spec: {modelRef: " + name + ", runtime: vllm, endpoint: {port: 8000}}\n---\n"
+}
+
+// simpleRouter is a router named name in ns with one stub model as its
+// default route, Ready and rolled out; it returns the router's Service URL.
+func simpleRouter(t *testing.T, ns, name string) string {
+	t.Helper()
+	apply(t, stubModel("model", ns, 1, 0))
+	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  defaultRoute: model
+`)
+	waitRouterReady(t, ns, name)
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/"+name+"-router-proxy", "--timeout=120s")
+	return serviceURL(t, ns, name+"-router-proxy")
 }
 
 // leaseHolder is the controller replica leading now.
