@@ -138,6 +138,7 @@ spec:
 	t.Run("two replicas share one budget in Redis", func(t *testing.T) {
 		ns := namespace(t, "budgets")
 		apply(t, stubModel("model", ns, 1, 0))
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
 		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: shared, namespace: `+ns+`}
@@ -180,8 +181,10 @@ spec:
 		// whichever replica serves. Per-replica counters would admit 40.
 		// A connection per request, so kube-proxy spreads them over both
 		// replicas (a kept connection stays on one).
+		// Until the first answer a replica may still be waiting for its
+		// backend's next health probe (503, nothing charged).
 		served := 0
-		for i := 0; i < 60; i++ {
+		for i := 0; i < 200; i++ {
 			r, err := chat(base, "model", map[string]string{"Connection": "close"})
 			if err != nil {
 				t.Fatal(err)
@@ -189,6 +192,10 @@ spec:
 			if r.status == http.StatusTooManyRequests {
 				t.Logf("request %d refused: %s", i, r.body)
 				break
+			}
+			if r.status == http.StatusServiceUnavailable && i < 100 {
+				time.Sleep(200 * time.Millisecond)
+				continue
 			}
 			if r.status != http.StatusOK {
 				t.Fatalf("request %d: %d %s", i, r.status, r.body)
@@ -220,6 +227,7 @@ spec:
 	t.Run("endpoint resolution over three pods, one deleted under load", func(t *testing.T) {
 		ns := namespace(t, "endpoints")
 		apply(t, stubModel("model", ns, 3, 20*time.Millisecond))
+		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
 		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: pods, namespace: `+ns+`}
@@ -389,6 +397,7 @@ func inferenceService(name, ns string) string {
 func simpleRouter(t *testing.T, ns, name string) string {
 	t.Helper()
 	apply(t, stubModel("model", ns, 1, 0))
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
 	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: `+name+`, namespace: `+ns+`}
