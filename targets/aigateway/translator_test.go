@@ -20,17 +20,14 @@ import (
 	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/simulate/envoyai"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // egctl is Envoy Gateway's CLI at the pinned version (make egctl; make test
 // passes it as EGCTL). Without it the test fails: it never skips.
 func egctl(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("EGCTL")
-	if p == "" {
-		t.Fatal("EGCTL is not set: run the tests with make test (make egctl builds Envoy Gateway's CLI)")
-	}
-	return p
+	return testenv.MakeVar(t, "EGCTL", "egctl")
 }
 
 // TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase runs Envoy Gateway's

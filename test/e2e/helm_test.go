@@ -25,14 +25,7 @@ import (
 // helmBin is the helm CLI `make helm` builds from the module proxy ($HELM).
 func helmBin(t *testing.T) string {
 	t.Helper()
-	h := os.Getenv("HELM")
-	if h == "" {
-		t.Fatal("HELM is unset: run the tests with `make test`, which builds helm (make helm) and sets it")
-	}
-	if _, err := os.Stat(h); err != nil {
-		t.Fatalf("HELM=%s: %v (run `make helm`)", h, err)
-	}
-	return h
+	return testenv.MakeVar(t, "HELM", "helm")
 }
 
 func helmTemplate(t *testing.T, ns string, set ...string) []byte {

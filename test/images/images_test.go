@@ -24,15 +24,12 @@ import (
 	"github.com/llmkube/llmkube-compile/hack/imagebuild"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 func dir(t *testing.T) string {
 	t.Helper()
-	d := os.Getenv("LLMKUBE_IMAGES_DIR")
-	if d == "" {
-		t.Fatal("LLMKUBE_IMAGES_DIR is unset: run the tests with `make test`, which runs `make images` first")
-	}
-	return d
+	return testenv.MakeVar(t, "LLMKUBE_IMAGES_DIR", "images")
 }
 
 // untar unpacks an archive (the OCI layout) into a directory.
