@@ -19,7 +19,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -308,4 +310,17 @@ func writeArchive(out io.Writer, tag name.Tag, idx v1.ImageIndex) error {
 		return err
 	}
 	return w.tw.Close()
+}
+
+// GoBuild cross-compiles a Go package into a static linux binary for arch,
+// reproducibly (no cgo, trimmed paths, no VCS stamp), with extra linker
+// flags after -s -w.
+func GoBuild(pkg, outFile, arch string, ldflags ...string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(append([]string{"-s", "-w"}, ldflags...), " "), "-o", outFile, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s for linux/%s: %w", pkg, arch, err)
+	}
+	return nil
 }

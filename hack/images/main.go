@@ -105,18 +105,11 @@ func run(out, ver, commit string) error {
 	return nil
 }
 
-// build cross-compiles a static, reproducible binary.
+// build cross-compiles a static, reproducible binary stamped with the
+// version and commit.
 func build(pkg, outFile, arch, ver, commit string) error {
-	ldflags := strings.Join([]string{"-s", "-w", "-buildid=",
-		"-X", VersionPkg + ".Version=" + ver,
-		"-X", VersionPkg + ".Commit=" + commit}, " ")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", outFile, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s for linux/%s: %w", pkg, arch, err)
-	}
-	return nil
+	return imagebuild.GoBuild(pkg, outFile, arch, "-buildid=",
+		"-X", VersionPkg+".Version="+ver, "-X", VersionPkg+".Commit="+commit)
 }
 
 // git runs a git command and returns its trimmed output ("" on failure).

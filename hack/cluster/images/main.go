@@ -12,7 +12,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -69,11 +68,8 @@ func run(out, coredns string) error {
 		bin := im.bin
 		if bin == "" {
 			bin = filepath.Join(work, im.name)
-			cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", bin, im.pkg)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH, "GOFLAGS=")
-			cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("go build %s: %w", im.pkg, err)
+			if err := imagebuild.GoBuild(im.pkg, bin, runtime.GOARCH); err != nil {
+				return err
 			}
 		}
 		data, err := os.ReadFile(bin)
