@@ -59,6 +59,7 @@ func main() {
 	warmup := flag.Duration("warmup", 30*time.Second, "arrivals before the measured window in each cell (caches fill; not counted)")
 	seed := flag.Uint64("seed", 1, "random seed (workload)")
 	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
+	samplesDir := flag.String("samples", "", "also write every request of each cell (one JSON line each) to <dir>/<load>-<picker>.jsonl")
 	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
 	decodePerCtx := flag.Duration("decode-per-ctx", time.Microsecond, "step cost per token of each decoding sequence's context (0: decode costs no more for long conversations)")
 	flag.Parse()
@@ -124,6 +125,11 @@ func main() {
 				return e != nil && e.waitingLen() > 0
 			})
 			res := summarize(samples, names, warmup.Seconds(), duration.Seconds(), time.Since(t0).Seconds())
+			if *samplesDir != "" {
+				if err := writeSamples(filepath.Join(*samplesDir, name+"-"+p+".jsonl"), samples); err != nil {
+					log.Fatal(err)
+				}
+			}
 			stop()
 			res.Load, res.Rate, res.Picker = name, rate, p
 			for _, e := range eng {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -93,6 +94,19 @@ type sample struct {
 	prevHot     bool // the session's previous pod was queuing when this turn was sent
 	start       float64
 	doc         int
+}
+
+// writeSamples writes one JSON line per request (for looking into a cell:
+// which requests went cold, where each session went).
+func writeSamples(path string, samples []sample) error {
+	var b bytes.Buffer
+	for _, s := range samples {
+		line, _ := json.Marshal(map[string]any{"start": s.start, "ttft": s.ttft, "pod": s.pod, "queue": s.queueAtPod, "prompt": s.prompt,
+			"cached": s.cached, "err": s.err, "session": s.session, "turn": s.turn, "prevPod": s.prevPod, "prevHot": s.prevHot, "doc": s.doc})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // runLoad drives the gateway at url for the duration and returns the

@@ -37,12 +37,23 @@ const (
 	DefaultOutputTokens = 256
 	// DefaultLoadBound caps each pod's share of recent placements (by
 	// prefix Score) at this multiple of the pods' mean, plus one request.
-	DefaultLoadBound = 1.1
+	DefaultLoadBound = 1.05
 	// DefaultHardLoadBound: past this multiple of the mean (+1) a pod is
 	// over the bound even for a prefix only it holds.
 	DefaultHardLoadBound = 1.25
-	// DefaultRateWindow is the time constant of the pods' placement rates.
+	// DefaultRateWindow is the time constant of the pods' placement rates
+	// and of the prompt blocks' heat.
 	DefaultRateWindow = 20 * time.Second
+	// DefaultReplicateShare: a pod over the load bound gives a prefix only
+	// it holds to a second pod (one cold prefill there) when the prefix
+	// carries at least this share of the pod's recent placements; a rarer
+	// prefix stays until the hard bound.
+	DefaultReplicateShare = 0.25
+	// homeShare: a prefix gets another home only while its recent
+	// placements are at least this share of the mean pod's per home it has.
+	homeShare = 0.5
+	// heatTick is the resolution of the blocks' heat clock.
+	heatTick = 100 * time.Millisecond
 	// MaxSessions bounds the session binding table; beyond it expired
 	// bindings are swept and then the oldest-looking ones dropped.
 	MaxSessions = 1 << 20
@@ -92,9 +103,15 @@ type Config struct {
 	// HardLoadBound a pod stays a candidate for requests whose prefix no pod
 	// within LoadBound holds as far.
 	HardLoadBound float64
-	// RateWindow is the time constant of the placement rates (default
-	// DefaultRateWindow).
+	// RateWindow is the time constant of the placement rates and the
+	// blocks' heat (default DefaultRateWindow).
 	RateWindow time.Duration
+	// ReplicateShare (default DefaultReplicateShare): between LoadBound and
+	// HardLoadBound a pod still gives up a prefix only it holds when the
+	// prefix carries this share of the pod's recent placements, so a hot
+	// prefix gets a second home (where the load bound then shares it) while
+	// a rare one keeps its cache.
+	ReplicateShare float64
 	// IgnoreLoad places by prefix match alone, ties by load (the
 	// simulator's prefix-only arm; never set by the proxy).
 	IgnoreLoad bool
@@ -218,7 +235,13 @@ type Balancer struct {
 	sessions map[uint64]*binding
 	picks    int
 	moves    int64
+	// epoch is the heat clock's zero (see tick).
+	epoch time.Time
 }
+
+// tick is now on the blocks' heat clock (heatTick units since the epoch;
+// wraps after 13 years).
+func (b *Balancer) tick(now time.Time) uint32 { return uint32(now.Sub(b.epoch) / heatTick) }
 
 // New returns a Balancer with no pods (Synced is false until SetPods).
 func New(cfg Config) *Balancer {
@@ -243,6 +266,9 @@ func New(cfg Config) *Balancer {
 	if cfg.RateWindow <= 0 {
 		cfg.RateWindow = DefaultRateWindow
 	}
+	if cfg.ReplicateShare <= 0 {
+		cfg.ReplicateShare = DefaultReplicateShare
+	}
 	if !cfg.LoadAware {
 		cfg.BlockBytes, cfg.SessionHeaders = 0, nil
 	}
@@ -250,6 +276,7 @@ func New(cfg Config) *Balancer {
 	if b.now == nil {
 		b.now = time.Now
 	}
+	b.epoch = b.now()
 	return b
 }
 
@@ -392,8 +419,6 @@ func (p *Pod) queuing() bool {
 // twice its load.
 func clearlyBusier(w, other float64) bool { return w >= 2*other+2 }
 
-// farBusier: at least four times the other's load plus four requests.
-func farBusier(w, other float64) bool { return w >= 4*other+4 }
 
 func (b *Balancer) eligible(p *Pod, now time.Time) bool {
 	if now.Before(p.quarUntil) {
@@ -435,7 +460,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 		p = b.pickLoad(req, cands, now)
 	}
 	if req != nil && b.cfg.BlockBytes > 0 {
-		b.remember(p, req)
+		b.remember(p, req, now)
 	}
 	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved}
 	if p.halfOpen {
@@ -456,9 +481,9 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 // cache geometry known, the pod's clock first advances by what the pod must
 // allocate for it (the prompt blocks it does not hold and the answer), and
 // the blocks are stamped with the new clock.
-func (b *Balancer) remember(p *Pod, req *Request) {
+func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	if p.blocks == nil && len(req.Blocks) > 0 {
-		p.blocks = newBlockLRU(b.maxBlocks(p))
+		p.blocks = newBlockLRU(b.maxBlocks(p), float64(b.cfg.RateWindow/heatTick))
 	}
 	if p.cacheTokens > 0 {
 		out := DefaultOutputTokens
@@ -472,8 +497,9 @@ func (b *Balancer) remember(p *Pod, req *Request) {
 	}
 	// Last block first: the prefix ends up most recent, so the shared head
 	// of a prompt outlives its tail (as in the engine's cache).
+	tick := b.tick(now)
 	for i := len(req.Blocks) - 1; i >= 0; i-- {
-		p.blocks.TouchAt(req.Blocks[i], p.clock)
+		p.blocks.TouchAt(req.Blocks[i], p.clock, tick)
 	}
 }
 
@@ -506,9 +532,11 @@ func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
 // them stay when every pod is over it). A pod whose recent placements
 // exceed LoadBound × the mean + 1 is over it when a pod within the bound
 // holds at least as much of the prompt (the request loses no cache by going
-// there), and in any case past HardLoadBound × the mean + 1: then a prefix
-// only it holds spills to another pod, which learns it.
-func (b *Balancer) bounded(cands []*Pod, matched []int, now time.Time) ([]*Pod, []int) {
+// there), when the part of the prompt it holds is hot there (see hot: the
+// prefix gets a second home, which learns it, and the rule before shares
+// it from then on), and in any case past HardLoadBound × the mean + 1: then
+// even a rare prefix only it holds spills.
+func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.Time) ([]*Pod, []int) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
 		return cands, matched
 	}
@@ -533,12 +561,41 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, now time.Time) ([]*Pod, 
 	var out []*Pod
 	var outM []int
 	for i, p := range cands {
-		if rates[i] < soft || (rates[i] < hard && matched[i] > bestIn) {
+		if rates[i] < soft || (rates[i] < hard && matched[i] > bestIn && !b.replicate(cands, matched, i, req, rates[i], mean, now)) {
 			out = append(out, p)
 			outM = append(outM, matched[i])
 		}
 	}
 	return out, outM
+}
+
+// replicate reports whether the prefix the request shares with cands[i]
+// (its first matched[i] blocks, which no pod within the soft bound holds)
+// should get another home rather than stay on that busy pod: the prefix
+// carries at least ReplicateShare of the pod's recent placements (rate), and
+// at least half the mean pod's (mean) per home it has. The heat of the
+// prefix's last block on a pod counts every recent request there that
+// shared the prefix. So a hot prefix spreads over as many pods as its
+// traffic fills, and a rare one keeps its only home (until the hard bound).
+func (b *Balancer) replicate(cands []*Pod, matched []int, i int, req *Request, rate, mean float64, now time.Time) bool {
+	m := matched[i]
+	p := cands[i]
+	if m == 0 || p.blocks == nil {
+		return false
+	}
+	last, tick := req.Blocks[m-1], b.tick(now)
+	heat := p.blocks.Heat(last, tick)
+	if heat < b.cfg.ReplicateShare*rate {
+		return false
+	}
+	total, homes := 0.0, 0
+	for j, q := range cands {
+		if matched[j] >= m {
+			total += q.blocks.Heat(last, tick)
+			homes++
+		}
+	}
+	return total >= float64(homes)*mean*homeShare
 }
 
 // pickLoad: least work, or with prefix affinity the best Score among the
@@ -557,7 +614,7 @@ func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bo
 		matched[i] = b.matched(p, req.Blocks)
 	}
 	if bound {
-		cands, matched = b.bounded(cands, matched, now)
+		cands, matched = b.bounded(cands, matched, req, now)
 	}
 	works := make([]float64, len(cands))
 	hits := make([]float64, len(cands))
@@ -637,10 +694,11 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 			// Not bounded: a pod that holds the conversation's prefix is
 			// worth more than an even spread here.
 			to := b.pickScore(req, others, now, false)
-			// A move re-prefills what the new pod lacks. To a pod without
-			// the conversation's shared prefix (under half of what its pod
-			// holds) it is worth it only when its pod is far busier.
-			if n := b.matched(p, req.Blocks); 2*b.matched(to, req.Blocks) < n && !farBusier(p.work(), least.work()) {
+			// A move re-prefills what the new pod lacks: it must win by
+			// Score, which prices that prefill against the load left
+			// behind (to a pod without the conversation's shared prefix,
+			// about PrefixWeight fleet-mean loads).
+			if !b.worthMoving(req, p, to, cands) {
 				return p, false
 			}
 			bd.pod = to
@@ -656,6 +714,29 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 		b.sessions[req.Session] = &binding{pod: p, last: now}
 	}
 	return p, false
+}
+
+// worthMoving: with prefix affinity, a session moves from p to to only when
+// to's Score (its load and what it must re-prefill of the conversation) is
+// lower than p's; without it, always (p is already clearly busier). Loads
+// are relative to the mean of the pods the session could move to (p's own
+// load left out: in a small fleet it would inflate the mean it is judged
+// by, so a pod could never be busy enough to shed a session).
+func (b *Balancer) worthMoving(req *Request, p, to *Pod, cands []*Pod) bool {
+	if b.cfg.BlockBytes == 0 || len(req.Blocks) == 0 {
+		return true
+	}
+	mean := 0.0
+	for _, c := range cands {
+		if c != p {
+			mean += c.work()
+		}
+	}
+	mean /= float64(max(len(cands)-1, 1))
+	n := float64(len(req.Blocks))
+	stay := Score(p.work(), mean, float64(b.matched(p, req.Blocks))/n, b.cfg.PrefixWeight)
+	move := Score(to.work(), mean, float64(b.matched(to, req.Blocks))/n, b.cfg.PrefixWeight)
+	return move < stay
 }
 
 func (b *Balancer) sweepSessions(now time.Time) {

@@ -295,7 +295,7 @@ func TestSessionAffinity(t *testing.T) {
 }
 
 func TestLRUEvictsLeastRecent(t *testing.T) {
-	l := newBlockLRU(100)
+	l := newBlockLRU(100, 0)
 	for i := range uint64(100) {
 		l.Touch(i)
 	}
@@ -307,7 +307,7 @@ func TestLRUEvictsLeastRecent(t *testing.T) {
 	// Random workload against a reference model.
 	r := rand.New(rand.NewPCG(1, 2))
 	ref := []uint64{}
-	l = newBlockLRU(64)
+	l = newBlockLRU(64, 0)
 	for range 20000 {
 		h := uint64(r.IntN(200))
 		if r.IntN(3) == 0 {
@@ -355,7 +355,7 @@ func lruBytesPerBlock(n, max int) float64 {
 	ls := make([]*blockLRU, n)
 	h := uint64(1)
 	for i := range ls {
-		ls[i] = newBlockLRU(max)
+		ls[i] = newBlockLRU(max, 0)
 		for range max + max/2 { // past capacity: evictions too
 			h = h*6364136223846793005 + 1442695040888963407
 			ls[i].Touch(h)
@@ -566,9 +566,9 @@ func TestLoadBoundSoftAndHard(t *testing.T) {
 	b.SetPods(a)
 	rare := b.Features(nil, chat(strings.Repeat("r", 4000), "q"))
 	shared := b.Features(nil, chat(strings.Repeat("s", 4000), "q"))
-	b.remember(b.byAddr[a[0]], &rare)
-	b.remember(b.byAddr[a[0]], &shared)
-	b.remember(b.byAddr[a[1]], &shared)
+	b.remember(b.byAddr[a[0]], &rare, b.now())
+	b.remember(b.byAddr[a[0]], &shared, b.now())
+	b.remember(b.byAddr[a[1]], &shared, b.now())
 	setRates := func(first float64) {
 		for i, addr := range a {
 			p := b.byAddr[addr]
@@ -593,6 +593,54 @@ func TestLoadBoundSoftAndHard(t *testing.T) {
 	require.NotEqual(t, a[0], place(rare), "past the hard bound the prefix spills")
 }
 
+// Between the soft and the hard bound, a prefix only the busy pod holds
+// stays there when it is rare, and gets a second home when it carries a
+// good share of the pod's recent placements (its heat): the second pod
+// learns it, and from then on the soft bound shares it without a cold
+// prefill. The heat decays with the rate window.
+func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
+	a := addrs(4)
+	b.SetPods(a)
+	rare := b.Features(nil, chat(strings.Repeat("r", 4000), "q"))
+	hot := b.Features(nil, chat(strings.Repeat("h", 4000), "q"))
+	home := b.byAddr[a[0]]
+	b.remember(home, &rare, b.now())
+	for range 5 { // 5 of the pod's 12 recent placements, over half the mean pod's 9
+		b.remember(home, &hot, b.now())
+	}
+	setRates := func() {
+		for i, addr := range a {
+			p := b.byAddr[addr]
+			p.rate, p.rateAt = 8, c.now()
+			if i == 0 {
+				p.rate = 12 // mean 9: soft bound 10.9, hard bound 12.25
+			}
+		}
+	}
+	place := func(r Request) string {
+		p := pick(t, b, &r)
+		p.Done(Success)
+		return p.Addr
+	}
+	setRates()
+	require.Equal(t, a[0], place(rare), "a rare prefix keeps its only home below the hard bound")
+	setRates()
+	second := place(hot)
+	require.NotEqual(t, a[0], second, "a hot prefix gets a second home")
+	require.Equal(t, len(hot.Blocks), b.matched(b.byAddr[second], hot.Blocks), "the second home learns the prefix")
+	setRates()
+	require.Equal(t, second, place(hot), "from then on the soft bound shares it with the second home")
+
+	// Heat decays: two windows later the same prefix (touched 5 times there) no
+	// longer carries a quarter of a pod placed 12 times recently.
+	c.add(2 * DefaultRateWindow)
+	b.byAddr[second].blocks = nil
+	setRates()
+	require.Equal(t, a[0], place(hot), "a prefix that cooled down keeps its only home")
+}
+
 // A session moved off a hot pod goes to the best other pod by Score, one
 // that holds the conversation's shared prefix, not to the least-loaded pod
 // (which would re-prefill the whole conversation).
@@ -613,7 +661,7 @@ func TestSessionMovesToPrefixHolder(t *testing.T) {
 	holder := ""
 	b.byAddr[a[1]].blocks = nil
 	other := b.Features(nil, chat(doc, "other"))
-	b.remember(b.byAddr[a[1]], &other)
+	b.remember(b.byAddr[a[1]], &other, b.now())
 	holder = a[1]
 	if home.Addr == holder {
 		t.Fatalf("setup: the session landed on %s", holder)
@@ -663,8 +711,9 @@ func TestPrefixWeightKeepsPrefixOverShortQueue(t *testing.T) {
 
 // A session on a queuing, clearly busier pod does not move to a pod that
 // lacks its conversation's shared prefix (the move would re-prefill the whole
-// conversation, which costs more than the queue) unless its pod is far
-// busier (four times the least-loaded pod's work plus four).
+// conversation, which costs more than the queue) unless the move wins by
+// Score: its pod's load exceeds the other's by PrefixWeight (3) times the
+// other pods' mean load + 1.
 func TestSessionStaysRatherThanColdMove(t *testing.T) {
 	c := newClock()
 	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
@@ -681,13 +730,40 @@ func TestSessionStaysRatherThanColdMove(t *testing.T) {
 	for _, addr := range a {
 		b.SetMetrics(addr, &EngineMetrics{Running: 2})
 	}
-	// Queuing and clearly busier (8 >= 2*2+2), not far busier (8 < 4*2+4).
+	// Queuing and clearly busier (8 >= 2*2+2); Score: stay 8/(2+1) = 2.67,
+	// move 2/3 + 3 = 3.67.
 	b.SetMetrics(home.Addr, &EngineMetrics{Running: 6, Waiting: 2})
 	p := pick(t, b, sess("q1", "a1", "q2"))
 	require.Equal(t, home.Addr, p.Addr, "no other pod holds the conversation")
 	require.False(t, p.Moved)
 	p.Done(Success)
-	// Far busier (16 >= 12): it moves.
+	// One idle pod beside busy ones does not make a cold move worth it:
+	// the others at 0, 3, 6 (mean 3), home 10 and queuing: stay 10/4 = 2.5
+	// against move 0/4 + 3 = 3. (A rule against the least-loaded pod
+	// alone, 10 >= 4×0+4, moved it.)
+	b4 := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	a4 := addrs(4)
+	b4.SetPods(a4)
+	r4 := func(turns ...string) *Request {
+		r := b4.Features(map[string][]string{"X-Session-Id": {"s4"}}, chat(doc, turns...))
+		return &r
+	}
+	h4 := pick(t, b4, r4("q1"))
+	h4.Done(Success)
+	others := []float64{0, 3, 6}
+	for _, addr := range a4 {
+		if addr != h4.Addr {
+			b4.SetMetrics(addr, &EngineMetrics{Running: others[0]})
+			others = others[1:]
+		}
+	}
+	b4.SetMetrics(h4.Addr, &EngineMetrics{Running: 8, Waiting: 2})
+	p = pick(t, b4, r4("q1", "a1", "q2"))
+	require.Equal(t, h4.Addr, p.Addr, "a cold move to the one idle pod costs more than the queue")
+	p.Done(Success)
+
+	// 16 running and waiting: stay 16/3 = 5.33 > 3.67, it moves.
 	b.SetMetrics(home.Addr, &EngineMetrics{Running: 14, Waiting: 2})
 	p = pick(t, b, sess("q1", "a1", "q2", "a2", "q3"))
 	require.NotEqual(t, home.Addr, p.Addr)

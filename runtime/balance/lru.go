@@ -1,18 +1,24 @@
 package balance
 
+import "math"
+
 // blockLRU is a bounded set of prompt-block hashes with least-recently-used
 // eviction. It is an open-addressing hash table (linear probing, backward
-// shift deletion) of int32 node indices over a slab of 24-byte nodes
-// threaded on a doubly linked recency list, so a full LRU costs 24 bytes per
-// node plus 4 bytes per table slot (at most 2 slots per node): about 32-40
+// shift deletion) of int32 node indices over a slab of 32-byte nodes
+// threaded on a doubly linked recency list, so a full LRU costs 32 bytes per
+// node plus 4 bytes per table slot (at most 2 slots per node): about 40-48
 // bytes per remembered block, under the 64-byte budget
 // (BenchmarkLRUMemory, TestLRUMemoryPerBlock). Each node carries the stamp
 // of its last touch (the pod's allocation clock, see Pod.clock), so a block
-// can be aged out before the count bound evicts it.
+// can be aged out before the count bound evicts it, and its heat: how often
+// it was touched lately (a count decaying with the LRU's window, in ticks),
+// which tells a prefix that carries much of the pod's traffic from a rare one.
 //
 // Not safe for concurrent use; the Balancer's mutex guards it.
 type blockLRU struct {
-	max   int
+	max int
+	// window is the heat's decay time constant in ticks (0: no decay).
+	window float64
 	nodes []lruNode
 	table []int32 // node index + 1; 0 = empty
 	mask  uint64
@@ -24,15 +30,39 @@ type lruNode struct {
 	hash       uint64
 	stamp      int64
 	prev, next int32
+	heat       float32 // touches, decayed to tick
+	tick       uint32
 }
 
 const minTable = 64
 
-func newBlockLRU(max int) *blockLRU {
+// newBlockLRU bounds the LRU to max blocks; window is the heat's decay
+// time constant in ticks.
+func newBlockLRU(max int, window float64) *blockLRU {
 	if max < 1 {
 		max = 1
 	}
-	return &blockLRU{max: max, head: -1, tail: -1}
+	return &blockLRU{max: max, window: window, head: -1, tail: -1}
+}
+
+// decayed is a node's heat at tick.
+func (l *blockLRU) decayed(n int32, tick uint32) float64 {
+	nd := &l.nodes[n]
+	h := float64(nd.heat)
+	if dt := tick - nd.tick; dt != 0 && dt < 1<<31 && l.window > 0 && h != 0 {
+		h *= math.Exp(-float64(dt) / l.window)
+	}
+	return h
+}
+
+// Heat is how often h was touched lately, decayed to tick (0 when h is not
+// remembered). It does not touch h.
+func (l *blockLRU) Heat(h uint64, tick uint32) float64 {
+	n, _ := l.find(h)
+	if n < 0 {
+		return 0
+	}
+	return l.decayed(n, tick)
 }
 
 // Len is the number of remembered blocks.
@@ -84,21 +114,31 @@ func (l *blockLRU) Stamp(h uint64) (stamp int64, ok bool) {
 
 // Touch remembers h as the most recently used block, evicting the least
 // recently used one when full.
-func (l *blockLRU) Touch(h uint64) { l.TouchAt(h, 0) }
+func (l *blockLRU) Touch(h uint64) { l.TouchAt(h, 0, 0) }
 
-// TouchAt is Touch recording stamp as h's last touch.
-func (l *blockLRU) TouchAt(h uint64, stamp int64) {
+// TouchAt is Touch recording stamp as h's last touch and counting the touch
+// in h's heat at tick.
+func (l *blockLRU) TouchAt(h uint64, stamp int64, tick uint32) {
 	if n, _ := l.find(h); n >= 0 {
-		l.nodes[n].stamp = stamp
+		nd := &l.nodes[n]
+		nd.heat, nd.tick = float32(l.decayed(n, tick)+1), tick
+		nd.stamp = stamp
 		l.moveFront(n)
 		return
 	}
+	l.insert(lruNode{hash: h, stamp: stamp, heat: 1, tick: tick})
+}
+
+// insert adds a node that is not remembered as the most recent, evicting the
+// least recently used one when full.
+func (l *blockLRU) insert(nd lruNode) {
+	h := nd.hash
 	if len(l.nodes) >= l.max {
 		// Reuse the LRU node for h.
 		n := l.tail
 		l.tableDelete(l.nodes[n].hash)
 		l.unlink(n)
-		l.nodes[n].hash, l.nodes[n].stamp = h, stamp
+		l.nodes[n] = nd
 		l.pushFront(n)
 		l.tableInsert(h, n)
 		return
@@ -110,7 +150,7 @@ func (l *blockLRU) TouchAt(h uint64, stamp int64) {
 		copy(grown, l.nodes)
 		l.nodes = grown
 	}
-	l.nodes = append(l.nodes, lruNode{hash: h, stamp: stamp})
+	l.nodes = append(l.nodes, nd)
 	n := int32(len(l.nodes) - 1)
 	l.pushFront(n)
 	if uint64(len(l.nodes))*4 > uint64(len(l.table))*3 { // load > 3/4
@@ -209,8 +249,8 @@ func (l *blockLRU) Resize(bound int) {
 	for n := l.head; n >= 0 && len(keep) < bound; n = l.nodes[n].next {
 		keep = append(keep, l.nodes[n])
 	}
-	*l = blockLRU{max: bound, head: -1, tail: -1}
+	*l = blockLRU{max: bound, window: l.window, head: -1, tail: -1}
 	for i := len(keep) - 1; i >= 0; i-- { // least recent first
-		l.TouchAt(keep[i].hash, keep[i].stamp)
+		l.insert(keep[i])
 	}
 }
