@@ -419,7 +419,6 @@ func (p *Pod) queuing() bool {
 // twice its load.
 func clearlyBusier(w, other float64) bool { return w >= 2*other+2 }
 
-
 func (b *Balancer) eligible(p *Pod, now time.Time) bool {
 	if now.Before(p.quarUntil) {
 		return false

@@ -19,11 +19,11 @@ type blockLRU struct {
 	max int
 	// window is the heat's decay time constant in ticks (0: no decay).
 	window float64
-	nodes []lruNode
-	table []int32 // node index + 1; 0 = empty
-	mask  uint64
-	head  int32 // most recently used; -1 when empty
-	tail  int32 // least recently used
+	nodes  []lruNode
+	table  []int32 // node index + 1; 0 = empty
+	mask   uint64
+	head   int32 // most recently used; -1 when empty
+	tail   int32 // least recently used
 }
 
 type lruNode struct {
