@@ -555,42 +555,61 @@ func TestLoadBoundSpillsPopularPrefix(t *testing.T) {
 	require.Len(t, seen, 1)
 }
 
+// boundFixture is four pods with prefix affinity; rates(first) gives the
+// first pod first recent placements and the others 8 each, and place picks
+// a pod for a request and ends the attempt.
+type boundFixture struct {
+	c *clock
+	b *Balancer
+	a []string
+}
+
+func newBoundFixture() *boundFixture {
+	c := newClock()
+	f := &boundFixture{c: c, b: New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now}), a: addrs(4)}
+	f.b.SetPods(f.a)
+	return f
+}
+
+func (f *boundFixture) rates(first float64) {
+	for i, addr := range f.a {
+		p := f.b.byAddr[addr]
+		p.rate, p.rateAt = 8, f.c.now()
+		if i == 0 {
+			p.rate = first
+		}
+	}
+}
+
+func (f *boundFixture) place(t *testing.T, r Request) string {
+	p := pick(t, f.b, &r)
+	p.Done(Success)
+	return p.Addr
+}
+
+func (f *boundFixture) prompt(fill string) Request {
+	return f.b.Features(nil, chat(strings.Repeat(fill, 4000), "q"))
+}
+
 // Between LoadBound and HardLoadBound a pod stays a candidate for a prefix
 // no pod within the bound holds as far (spilling it would cost a cold
 // prefill); a prefix another pod within the bound holds goes there; past
 // HardLoadBound the pod is left out even for its own prefix.
 func TestLoadBoundSoftAndHard(t *testing.T) {
-	c := newClock()
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
-	a := addrs(4)
-	b.SetPods(a)
-	rare := b.Features(nil, chat(strings.Repeat("r", 4000), "q"))
-	shared := b.Features(nil, chat(strings.Repeat("s", 4000), "q"))
+	f := newBoundFixture()
+	b, a := f.b, f.a
+	rare, shared := f.prompt("r"), f.prompt("s")
 	b.remember(b.byAddr[a[0]], &rare, b.now())
 	b.remember(b.byAddr[a[0]], &shared, b.now())
 	b.remember(b.byAddr[a[1]], &shared, b.now())
-	setRates := func(first float64) {
-		for i, addr := range a {
-			p := b.byAddr[addr]
-			p.rate, p.rateAt = 8, c.now()
-			if i == 0 {
-				p.rate = first
-			}
-		}
-	}
-	place := func(r Request) string {
-		p := pick(t, b, &r)
-		p.Done(Success)
-		return p.Addr
-	}
-	// Mean 9: soft bound 10.9, hard bound 12.25.
-	setRates(12)
-	require.Equal(t, a[0], place(rare), "over the soft bound, but only it holds the prefix")
-	setRates(12)
-	require.Equal(t, a[1], place(shared), "another pod within the bound holds it as far")
+	// Mean 9: soft bound 10.45, hard bound 12.25.
+	f.rates(12)
+	require.Equal(t, a[0], f.place(t, rare), "over the soft bound, but only it holds the prefix")
+	f.rates(12)
+	require.Equal(t, a[1], f.place(t, shared), "another pod within the bound holds it as far")
 	// Mean 9.25: hard bound 12.56.
-	setRates(13)
-	require.NotEqual(t, a[0], place(rare), "past the hard bound the prefix spills")
+	f.rates(13)
+	require.NotEqual(t, a[0], f.place(t, rare), "past the hard bound the prefix spills")
 }
 
 // Between the soft and the hard bound, a prefix only the busy pod holds
@@ -599,46 +618,57 @@ func TestLoadBoundSoftAndHard(t *testing.T) {
 // learns it, and from then on the soft bound shares it without a cold
 // prefill. The heat decays with the rate window.
 func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
-	c := newClock()
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
-	a := addrs(4)
-	b.SetPods(a)
-	rare := b.Features(nil, chat(strings.Repeat("r", 4000), "q"))
-	hot := b.Features(nil, chat(strings.Repeat("h", 4000), "q"))
+	f := newBoundFixture()
+	b, a := f.b, f.a
+	rare, hot := f.prompt("r"), f.prompt("h")
 	home := b.byAddr[a[0]]
 	b.remember(home, &rare, b.now())
 	for range 5 { // 5 of the pod's 12 recent placements, over half the mean pod's 9
 		b.remember(home, &hot, b.now())
 	}
-	setRates := func() {
-		for i, addr := range a {
-			p := b.byAddr[addr]
-			p.rate, p.rateAt = 8, c.now()
-			if i == 0 {
-				p.rate = 12 // mean 9: soft bound 10.9, hard bound 12.25
-			}
-		}
-	}
-	place := func(r Request) string {
-		p := pick(t, b, &r)
-		p.Done(Success)
-		return p.Addr
-	}
-	setRates()
-	require.Equal(t, a[0], place(rare), "a rare prefix keeps its only home below the hard bound")
-	setRates()
-	second := place(hot)
+	// Mean 9: soft bound 10.45, hard bound 12.25.
+	f.rates(12)
+	require.Equal(t, a[0], f.place(t, rare), "a rare prefix keeps its only home below the hard bound")
+	f.rates(12)
+	second := f.place(t, hot)
 	require.NotEqual(t, a[0], second, "a hot prefix gets a second home")
 	require.Equal(t, len(hot.Blocks), b.matched(b.byAddr[second], hot.Blocks), "the second home learns the prefix")
-	setRates()
-	require.Equal(t, second, place(hot), "from then on the soft bound shares it with the second home")
+	f.rates(12)
+	require.Equal(t, second, f.place(t, hot), "from then on the soft bound shares it with the second home")
 
-	// Heat decays: two windows later the same prefix (touched 5 times there) no
-	// longer carries a quarter of a pod placed 12 times recently.
-	c.add(2 * DefaultRateWindow)
+	// Heat decays: two windows later the same prefix (touched 5 times there)
+	// no longer carries a quarter of a pod placed 12 times recently.
+	f.c.add(2 * DefaultRateWindow)
 	b.byAddr[second].blocks = nil
-	setRates()
-	require.Equal(t, a[0], place(hot), "a prefix that cooled down keeps its only home")
+	f.rates(12)
+	require.Equal(t, a[0], f.place(t, hot), "a prefix that cooled down keeps its only home")
+}
+
+// A prefix gets another home only while its traffic (its heat summed over
+// its homes) is at least half the mean pod's per home it has: a prefix on
+// two busy pods whose traffic would fill one stays on them.
+func TestLoadBoundHomesFollowTraffic(t *testing.T) {
+	f := newBoundFixture()
+	b, a := f.b, f.a
+	doc := f.prompt("d")
+	touch := func(pod string, n int) {
+		for range n {
+			b.remember(b.byAddr[pod], &doc, b.now())
+		}
+	}
+	touch(a[0], 5)
+	touch(a[1], 4)
+	rates := func() { // mean 10: soft bound 11.5, hard bound 13.5
+		f.rates(12)
+		b.byAddr[a[1]].rate = 12
+	}
+	rates()
+	got := f.place(t, doc)
+	require.Contains(t, a[:2], got, "9 placements on 2 homes < 2 × half the mean pod's 10: no third home")
+	touch(a[1], 3)
+	rates()
+	got = f.place(t, doc)
+	require.Contains(t, a[2:], got, "13 placements on 2 homes: a third home")
 }
 
 // A session moved off a hot pod goes to the best other pod by Score, one
