@@ -39,7 +39,8 @@ const (
 	// prefix Score) at this multiple of the pods' mean, plus one request.
 	DefaultLoadBound = 1.05
 	// DefaultHardLoadBound: past this multiple of the mean (+1) a pod is
-	// over the bound even for a prefix only it holds.
+	// over the bound even for a prefix only it holds, if the prefix is
+	// among its hottest (lastBound: for every prefix).
 	DefaultHardLoadBound = 1.25
 	// DefaultRateWindow is the time constant of the pods' placement rates
 	// and of the prompt blocks' heat.
@@ -52,6 +53,9 @@ const (
 	// homeShare: a prefix gets another home only while its recent
 	// placements are at least this share of the mean pod's per home it has.
 	homeShare = 0.5
+	// lastBound: past the hard bound times this, a pod is over the bound
+	// for every prefix.
+	lastBound = 1.2
 	// heatTick is the resolution of the blocks' heat clock.
 	heatTick = 100 * time.Millisecond
 	// MaxSessions bounds the session binding table; beyond it expired
@@ -101,7 +105,9 @@ type Config struct {
 	LoadBound float64
 	// HardLoadBound (default DefaultHardLoadBound): between LoadBound and
 	// HardLoadBound a pod stays a candidate for requests whose prefix no pod
-	// within LoadBound holds as far.
+	// within LoadBound holds as far (unless the prefix is hot enough to get
+	// another home); past it, for such requests whose prefix is under half
+	// as hot as its hottest, up to lastBound × HardLoadBound.
 	HardLoadBound float64
 	// RateWindow is the time constant of the placement rates and the
 	// blocks' heat (default DefaultRateWindow).
@@ -215,6 +221,11 @@ type Pod struct {
 	// rate counts recent placements, decaying with RateWindow since rateAt.
 	rate   float64
 	rateAt time.Time
+	// topHeat is the heat of the hottest prefix placed here lately (the
+	// heat of a placement's last matched block), decaying like the heat,
+	// at topTick.
+	topHeat float64
+	topTick uint32
 }
 
 type binding struct {
@@ -484,6 +495,7 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	if p.blocks == nil && len(req.Blocks) > 0 {
 		p.blocks = newBlockLRU(b.maxBlocks(p), float64(b.cfg.RateWindow/heatTick))
 	}
+	m := b.matched(p, req.Blocks)
 	if p.cacheTokens > 0 {
 		out := DefaultOutputTokens
 		if req.OutputTokens > 0 {
@@ -491,7 +503,7 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 		}
 		// What the pod must allocate: the prompt past the blocks it holds
 		// (with the tail that fills no whole block), and the answer.
-		miss := float64(max(req.PromptBytes, len(req.Blocks)*b.cfg.BlockBytes) - b.matched(p, req.Blocks)*b.cfg.BlockBytes)
+		miss := float64(max(req.PromptBytes, len(req.Blocks)*b.cfg.BlockBytes) - m*b.cfg.BlockBytes)
 		p.clock += int64(miss/b.cfg.BytesPerToken) + int64(out)
 	}
 	// Last block first: the prefix ends up most recent, so the shared head
@@ -500,6 +512,19 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	for i := len(req.Blocks) - 1; i >= 0; i-- {
 		p.blocks.TouchAt(req.Blocks[i], p.clock, tick)
 	}
+	if m > 0 {
+		p.topHeat = max(b.topHeat(p, tick), p.blocks.Heat(req.Blocks[m-1], tick))
+		p.topTick = tick
+	}
+}
+
+// topHeat is p's hottest recent prefix heat decayed to tick.
+func (b *Balancer) topHeat(p *Pod, tick uint32) float64 {
+	dt := tick - p.topTick
+	if dt == 0 || dt >= 1<<31 {
+		return p.topHeat
+	}
+	return p.topHeat * math.Exp(-float64(dt)/float64(b.cfg.RateWindow/heatTick))
 }
 
 // matched counts the request's leading blocks remembered for p and, when
@@ -531,10 +556,11 @@ func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
 // them stay when every pod is over it). A pod whose recent placements
 // exceed LoadBound × the mean + 1 is over it when a pod within the bound
 // holds at least as much of the prompt (the request loses no cache by going
-// there), when the part of the prompt it holds is hot there (see hot: the
-// prefix gets a second home, which learns it, and the rule before shares
-// it from then on), and in any case past HardLoadBound × the mean + 1: then
-// even a rare prefix only it holds spills.
+// there), when the part of the prompt it holds is hot there (see
+// replicate: the prefix gets another home, which learns it, and the rule
+// before shares it from then on), past HardLoadBound × the mean + 1 when
+// the prefix is among the pod's hottest (amongHottest), and past lastBound
+// times that for every prefix.
 func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.Time) ([]*Pod, []int) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
 		return cands, matched
@@ -548,6 +574,7 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.T
 	mean /= float64(len(cands))
 	soft := b.cfg.LoadBound*mean + 1
 	hard := max(b.cfg.LoadBound, b.cfg.HardLoadBound)*mean + 1
+	last := max(b.cfg.LoadBound, b.cfg.HardLoadBound)*mean*lastBound + 1
 	bestIn := -1 // the best match among the pods within the soft bound
 	for i := range cands {
 		if rates[i] < soft {
@@ -560,7 +587,14 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.T
 	var out []*Pod
 	var outM []int
 	for i, p := range cands {
-		if rates[i] < soft || (rates[i] < hard && matched[i] > bestIn && !b.replicate(cands, matched, i, req, rates[i], mean, now)) {
+		keep := rates[i] < soft || (matched[i] > bestIn && !b.replicate(cands, matched, i, req, rates[i], mean, now))
+		if keep && rates[i] >= hard {
+			// Past the hard bound the pod sheds its hottest prefixes (a
+			// rare one would cost a cold prefill and relieve little),
+			// and everything past the last bound.
+			keep = rates[i] < last && !b.amongHottest(p, req, matched[i], now)
+		}
+		if keep {
 			out = append(out, p)
 			outM = append(outM, matched[i])
 		}
@@ -595,6 +629,16 @@ func (b *Balancer) replicate(cands []*Pod, matched []int, i int, req *Request, r
 		}
 	}
 	return total >= float64(homes)*mean*homeShare
+}
+
+// amongHottest: the prefix the request shares with p is at least half as
+// hot as p's hottest recent prefix.
+func (b *Balancer) amongHottest(p *Pod, req *Request, m int, now time.Time) bool {
+	if m == 0 || p.blocks == nil {
+		return false
+	}
+	tick := b.tick(now)
+	return p.blocks.Heat(req.Blocks[m-1], tick) >= 0.5*b.topHeat(p, tick)
 }
 
 // pickLoad: least work, or with prefix affinity the best Score among the

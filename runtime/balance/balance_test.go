@@ -644,6 +644,33 @@ func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
 	require.Equal(t, a[0], f.place(t, hot), "a prefix that cooled down keeps its only home")
 }
 
+// Past the hard bound a pod sheds its hottest prefixes, not whichever
+// request comes next: a rare prefix (under half as hot as the pod's
+// hottest) stays, since moving it would cost a cold prefill and relieve
+// little; past 1.2 × the hard bound everything spills.
+func TestHardBoundShedsHottestFirst(t *testing.T) {
+	f := newBoundFixture()
+	b, a := f.b, f.a
+	rare, hot := f.prompt("r"), f.prompt("h")
+	home := b.byAddr[a[0]]
+	for range 2 {
+		b.remember(home, &rare, b.now())
+	}
+	for range 8 {
+		b.remember(home, &hot, b.now())
+	}
+	// Mean 9.25: hard bound 12.56, last bound 14.88. Heat: rare 2, hot 8.
+	f.rates(13)
+	require.Equal(t, a[0], f.place(t, rare), "a rare prefix stays past the hard bound")
+	f.rates(13)
+	require.NotEqual(t, a[0], f.place(t, hot), "the hottest prefix leaves")
+	// Mean 9.75: last bound 1.5 × 9.75 + 1 = 15.63.
+	f.rates(15)
+	require.Equal(t, a[0], f.place(t, rare), "still under the last bound")
+	f.rates(16)
+	require.NotEqual(t, a[0], f.place(t, rare), "past the last bound every prefix spills")
+}
+
 // A prefix gets another home only while its traffic (its heat summed over
 // its homes) is at least half the mean pod's per home it has: a prefix on
 // two busy pods whose traffic would fill one stays on them.
