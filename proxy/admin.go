@@ -86,25 +86,41 @@ func (s *Server) RunProbes(ctx context.Context) {
 	}
 }
 
+// FailedProbeRetry is how soon a backend whose probe failed is probed
+// again; each further failure doubles it, up to the probe interval. One
+// lost probe (a new pod's first DNS lookup, a busy node) then costs about
+// a second of ineligibility instead of a whole interval, and a backend
+// that stays down is probed no more often than every interval.
+const FailedProbeRetry = time.Second
+
 func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
 	hc := b.st.Config.HealthCheck
 	every := hc.Interval.Duration
 	if every <= 0 {
 		every = 10 * time.Second
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
+	retry := FailedProbeRetry
 	for {
-		s.probe(ctx, b)
+		wait := every
+		if !s.probe(ctx, b) {
+			wait = min(retry, every)
+			retry *= 2
+		} else {
+			retry = FailedProbeRetry
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
 		}
 	}
 }
 
-func (s *Server) probe(ctx context.Context, b *backendRT) {
+// probe probes b once and records the result; it reports false only for a
+// failed probe (not for a skipped one).
+func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 	hc := b.st.Config.HealthCheck
 	to := hc.Timeout.Duration
 	if to <= 0 {
@@ -114,13 +130,13 @@ func (s *Server) probe(ctx context.Context, b *backendRT) {
 	if s.pools != nil && b.st.Config.Pool != nil {
 		resident, known := s.pools.Resident(b.st.Config)
 		if !known {
-			return // the pool is being read; judge it next time
+			return true // the pool is being read; judge it next time
 		}
 		if !resident {
 			// A member that is not resident has no pod to probe; it is
 			// made resident on demand, so it stays eligible.
 			s.eng.ReportProbe(b.st, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
-			return
+			return true
 		}
 	}
 	pctx, cancel := context.WithTimeout(ctx, to)
@@ -128,7 +144,7 @@ func (s *Server) probe(ctx context.Context, b *backendRT) {
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)
 	if err != nil {
 		s.eng.ReportProbe(b.st, false, "probe: "+err.Error())
-		return
+		return false
 	}
 	if b.bearer != "" {
 		req.Header.Set("Authorization", b.bearer)
@@ -138,16 +154,17 @@ func (s *Server) probe(ctx context.Context, b *backendRT) {
 		if err == nil {
 			resp.Body.Close()
 		}
-		return
+		return true
 	}
 	if err != nil {
 		s.eng.ReportProbe(b.st, false, "probe "+path+": "+err.Error())
-		return
+		return false
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 500 {
 		s.eng.ReportProbe(b.st, false, "probe "+path+": status "+strconv.Itoa(resp.StatusCode))
-		return
+		return false
 	}
 	s.eng.ReportProbe(b.st, true, "")
+	return true
 }

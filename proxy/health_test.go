@@ -219,3 +219,30 @@ func TestEmptyHealthPathIsNotProbed(t *testing.T) {
 	_, body, _ := h.post(t, chat("m"))
 	assert.Equal(t, "no-path", servedBy(t, body))
 }
+
+// A failed probe is retried after FailedProbeRetry, not after the whole
+// interval: one lost probe (a new pod's first DNS lookup, a busy node) costs
+// about a second of ineligibility, not the interval (here an hour).
+func TestFailedProbeRetriesSooner(t *testing.T) {
+	var probes atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		if probes.Add(1) == 1 {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	mux.HandleFunc("/", okHandler("flaky"))
+	fs := newStub(t, "flaky", mux.ServeHTTP)
+	fb := backend("flaky", fs.URL)
+	fb.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
+	h := start(t, config(fb))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.srv.RunProbes(ctx)
+	b := h.srv.Engine().Backend("flaky")
+	require.Eventually(t, func() bool { return probes.Load() == 1 && !b.Healthy() }, 5*time.Second, time.Millisecond, "the first probe fails")
+	require.Eventually(t, b.Healthy, 5*FailedProbeRetry, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
+	require.EqualValues(t, 2, probes.Load())
+}
