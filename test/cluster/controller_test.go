@@ -139,7 +139,8 @@ func TestControllerKustomizeQuickstart(t *testing.T) {
 
 	base := serviceURL(t, ns, "chat-router-proxy")
 	// The router-proxy may have started before the model pods were Ready:
-	// its next health probe (every 10 s) brings the backend back.
+	// its next health probe (1 s after a failed one, doubling up to the
+	// 10 s interval) brings the backend back.
 	eventually(t, 30*time.Second, "a PII request answered by the in-cluster model", func() error {
 		r, err := chat(base, "qwen3-coder", pii)
 		if err != nil {
