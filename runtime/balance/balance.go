@@ -88,9 +88,9 @@ type Config struct {
 	Quarantine time.Duration
 	// PrefixWeight trades a full prefix match against load: a pod holding the
 	// whole prompt is preferred over an empty one until its load, relative
-	// to the pods' mean load, exceeds the other's by PrefixWeight (default 1:
-	// a hot pod with every block sheds work once it carries about twice the
-	// mean).
+	// to the pods' mean load, exceeds the other's by PrefixWeight (default
+	// DefaultPrefixWeight, 3: a cold prefill of a long shared prompt costs
+	// more than waiting behind a few running requests).
 	PrefixWeight float64
 	// BytesPerToken converts a pod's cache geometry (tokens, from
 	// EngineMetrics.CacheBlockSize and CacheBlocks) to prompt bytes, which
