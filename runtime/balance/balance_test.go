@@ -587,6 +587,13 @@ func (f *boundFixture) place(t *testing.T, r Request) string {
 	return p.Addr
 }
 
+// touch records n placements of r on the pod at addr.
+func (f *boundFixture) touch(addr string, r *Request, n int) {
+	for range n {
+		f.b.remember(f.b.byAddr[addr], r, f.b.now())
+	}
+}
+
 func (f *boundFixture) prompt(fill string) Request {
 	return f.b.Features(nil, chat(strings.Repeat(fill, 4000), "q"))
 }
@@ -597,11 +604,11 @@ func (f *boundFixture) prompt(fill string) Request {
 // HardLoadBound the pod is left out even for its own prefix.
 func TestLoadBoundSoftAndHard(t *testing.T) {
 	f := newBoundFixture()
-	b, a := f.b, f.a
+	a := f.a
 	rare, shared := f.prompt("r"), f.prompt("s")
-	b.remember(b.byAddr[a[0]], &rare, b.now())
-	b.remember(b.byAddr[a[0]], &shared, b.now())
-	b.remember(b.byAddr[a[1]], &shared, b.now())
+	f.touch(a[0], &rare, 1)
+	f.touch(a[0], &shared, 1)
+	f.touch(a[1], &shared, 1)
 	// Mean 9: soft bound 10.45, hard bound 12.25.
 	f.rates(12)
 	require.Equal(t, a[0], f.place(t, rare), "over the soft bound, but only it holds the prefix")
@@ -621,11 +628,8 @@ func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
 	f := newBoundFixture()
 	b, a := f.b, f.a
 	rare, hot := f.prompt("r"), f.prompt("h")
-	home := b.byAddr[a[0]]
-	b.remember(home, &rare, b.now())
-	for range 5 { // 5 of the pod's 12 recent placements, over half the mean pod's 9
-		b.remember(home, &hot, b.now())
-	}
+	f.touch(a[0], &rare, 1)
+	f.touch(a[0], &hot, 5) // 5 of the pod's 12 recent placements, over half the mean pod's 9
 	// Mean 9: soft bound 10.45, hard bound 12.25.
 	f.rates(12)
 	require.Equal(t, a[0], f.place(t, rare), "a rare prefix keeps its only home below the hard bound")
@@ -650,15 +654,10 @@ func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
 // little; past 1.2 × the hard bound everything spills.
 func TestHardBoundShedsHottestFirst(t *testing.T) {
 	f := newBoundFixture()
-	b, a := f.b, f.a
+	a := f.a
 	rare, hot := f.prompt("r"), f.prompt("h")
-	home := b.byAddr[a[0]]
-	for range 2 {
-		b.remember(home, &rare, b.now())
-	}
-	for range 8 {
-		b.remember(home, &hot, b.now())
-	}
+	f.touch(a[0], &rare, 2)
+	f.touch(a[0], &hot, 8)
 	// Mean 9.25: hard bound 12.56, last bound 14.88. Heat: rare 2, hot 8.
 	f.rates(13)
 	require.Equal(t, a[0], f.place(t, rare), "a rare prefix stays past the hard bound")
@@ -678,13 +677,8 @@ func TestLoadBoundHomesFollowTraffic(t *testing.T) {
 	f := newBoundFixture()
 	b, a := f.b, f.a
 	doc := f.prompt("d")
-	touch := func(pod string, n int) {
-		for range n {
-			b.remember(b.byAddr[pod], &doc, b.now())
-		}
-	}
-	touch(a[0], 5)
-	touch(a[1], 4)
+	f.touch(a[0], &doc, 5)
+	f.touch(a[1], &doc, 4)
 	rates := func() { // mean 10: soft bound 11.5, hard bound 13.5
 		f.rates(12)
 		b.byAddr[a[1]].rate = 12
@@ -692,7 +686,7 @@ func TestLoadBoundHomesFollowTraffic(t *testing.T) {
 	rates()
 	got := f.place(t, doc)
 	require.Contains(t, a[:2], got, "9 placements on 2 homes < 2 × half the mean pod's 10: no third home")
-	touch(a[1], 3)
+	f.touch(a[1], &doc, 3)
 	rates()
 	got = f.place(t, doc)
 	require.Contains(t, a[2:], got, "13 placements on 2 homes: a third home")
