@@ -53,6 +53,9 @@ const (
 	// homeShare: a prefix gets another home only while its recent
 	// placements are at least this share of the mean pod's per home it has.
 	homeShare = 0.5
+	// hottestShare: past the hard bound a pod sheds the prefixes at least
+	// this share as hot as its hottest.
+	hottestShare = 0.5
 	// lastBound: past the hard bound times this, a pod is over the bound
 	// for every prefix.
 	lastBound = 1.2
@@ -638,7 +641,7 @@ func (b *Balancer) amongHottest(p *Pod, req *Request, m int, now time.Time) bool
 		return false
 	}
 	tick := b.tick(now)
-	return p.blocks.Heat(req.Blocks[m-1], tick) >= 0.5*b.topHeat(p, tick)
+	return p.blocks.Heat(req.Blocks[m-1], tick) >= hottestShare*b.topHeat(p, tick)
 }
 
 // pickLoad: least work, or with prefix affinity the best Score among the
