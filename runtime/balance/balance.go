@@ -496,7 +496,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 // the blocks are stamped with the new clock.
 func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	if p.blocks == nil && len(req.Blocks) > 0 {
-		p.blocks = newBlockLRU(b.maxBlocks(p), float64(b.cfg.RateWindow/heatTick))
+		p.blocks = newBlockLRU(b.maxBlocks(p), b.heatWindow())
 	}
 	m := b.matched(p, req.Blocks)
 	if p.cacheTokens > 0 {
@@ -523,12 +523,11 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 
 // topHeat is p's hottest recent prefix heat decayed to tick.
 func (b *Balancer) topHeat(p *Pod, tick uint32) float64 {
-	dt := tick - p.topTick
-	if dt == 0 || dt >= 1<<31 {
-		return p.topHeat
-	}
-	return p.topHeat * math.Exp(-float64(dt)/float64(b.cfg.RateWindow/heatTick))
+	return decayTicks(p.topHeat, p.topTick, tick, b.heatWindow())
 }
+
+// heatWindow is RateWindow in heat ticks.
+func (b *Balancer) heatWindow() float64 { return float64(b.cfg.RateWindow / heatTick) }
 
 // matched counts the request's leading blocks remembered for p and, when
 // the pod's cache size is known, not aged out: a block stamped more than the

@@ -48,11 +48,17 @@ func newBlockLRU(max int, window float64) *blockLRU {
 // decayed is a node's heat at tick.
 func (l *blockLRU) decayed(n int32, tick uint32) float64 {
 	nd := &l.nodes[n]
-	h := float64(nd.heat)
-	if dt := tick - nd.tick; dt != 0 && dt < 1<<31 && l.window > 0 && h != 0 {
-		h *= math.Exp(-float64(dt) / l.window)
+	return decayTicks(float64(nd.heat), nd.tick, tick, l.window)
+}
+
+// decayTicks is v, counted at tick from, decayed exponentially to tick to
+// with time constant window (in ticks; 0: no decay). A from after to (a
+// clock that wrapped, which takes 13 years) is not decayed.
+func decayTicks(v float64, from, to uint32, window float64) float64 {
+	if dt := to - from; dt != 0 && dt < 1<<31 && window > 0 && v != 0 {
+		v *= math.Exp(-float64(dt) / window)
 	}
-	return h
+	return v
 }
 
 // Heat is how often h was touched lately, decayed to tick (0 when h is not
