@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "measured arrivals per cell")
 	warmup := flag.Duration("warmup", 30*time.Second, "arrivals before the measured window in each cell (caches fill; not counted)")
 	seed := flag.Uint64("seed", 1, "random seed (workload)")
+	seedList := flag.String("seeds", "", "comma-separated seeds (overrides -seed): every cell runs once per seed, and a summary over the seeds follows (one cell's hit rate moves by about 0.1 points per cold request, busiest/mean by several hundredths)")
 	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
 	samplesDir := flag.String("samples", "", "also write every request of each cell (one JSON line each) to <dir>/<load>-<picker>.jsonl")
 	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
@@ -100,57 +102,121 @@ func main() {
 		defer f.Close()
 		out = f
 	}
-	var results []result
-	for _, l := range strings.Split(*loads, ",") {
-		name, rateS, _ := strings.Cut(l, "=")
-		rate, err := strconv.ParseFloat(rateS, 64)
-		if err != nil {
-			log.Fatalf("-loads %q: %v", l, err)
-		}
-		wp := workloadParams{Docs: 48, DocTokens: 3000, QuestionToks: 150, AnswerToks: 32, Turns: 4, SessionShare: 0.5,
-			Think: time.Second, Rate: rate, Warmup: *warmup, Duration: *duration, Seed: *seed}
-		w := newWorkload(wp)
-		for _, p := range strings.Split(*pick, ",") {
-			stop, err := startPicker(p, *routerProxy, *baseline, *epp, cl.kubeconfig, *work)
+	seeds := []uint64{*seed}
+	if *seedList != "" {
+		seeds = nil
+		for _, f := range strings.Split(*seedList, ",") {
+			n, err := strconv.ParseUint(f, 10, 64)
 			if err != nil {
-				log.Fatalf("%s: %v", p, err)
+				log.Fatalf("-seeds %q: %v", *seedList, err)
 			}
-			for _, e := range eng {
-				e.reset()
+			seeds = append(seeds, n)
+		}
+	}
+	var results []result
+	for _, seed := range seeds {
+		for _, l := range strings.Split(*loads, ",") {
+			name, rateS, _ := strings.Cut(l, "=")
+			rate, err := strconv.ParseFloat(rateS, 64)
+			if err != nil {
+				log.Fatalf("-loads %q: %v", l, err)
 			}
-			log.Printf("%s at %s (%.0f req/s) for %s + %s warm-up", p, name, rate, *duration, *warmup)
-			t0 := time.Now()
-			samples := runLoad(ctx, w, "http://"+gatewayAddr+"/v1/chat/completions", func(pod string) bool {
-				e := eng[pod]
-				return e != nil && e.waitingLen() > 0
-			})
-			res := summarize(samples, names, warmup.Seconds(), duration.Seconds(), time.Since(t0).Seconds())
-			if *samplesDir != "" {
-				if err := writeSamples(filepath.Join(*samplesDir, name+"-"+p+".jsonl"), samples); err != nil {
-					log.Fatal(err)
+			wp := workloadParams{Docs: 48, DocTokens: 3000, QuestionToks: 150, AnswerToks: 32, Turns: 4, SessionShare: 0.5,
+				Think: time.Second, Rate: rate, Warmup: *warmup, Duration: *duration, Seed: seed}
+			w := newWorkload(wp)
+			for _, p := range strings.Split(*pick, ",") {
+				stop, err := startPicker(p, *routerProxy, *baseline, *epp, cl.kubeconfig, *work)
+				if err != nil {
+					log.Fatalf("%s: %v", p, err)
 				}
+				for _, e := range eng {
+					e.reset()
+				}
+				log.Printf("%s at %s (%.0f req/s) for %s + %s warm-up, seed %d", p, name, rate, *duration, *warmup, seed)
+				t0 := time.Now()
+				samples := runLoad(ctx, w, "http://"+gatewayAddr+"/v1/chat/completions", func(pod string) bool {
+					e := eng[pod]
+					return e != nil && e.waitingLen() > 0
+				})
+				res := summarize(samples, names, warmup.Seconds(), duration.Seconds(), time.Since(t0).Seconds())
+				if *samplesDir != "" {
+					file := name + "-" + p + ".jsonl"
+					if len(seeds) > 1 {
+						file = fmt.Sprintf("%s-%s-seed%d.jsonl", name, p, seed)
+					}
+					if err := writeSamples(filepath.Join(*samplesDir, file), samples); err != nil {
+						log.Fatal(err)
+					}
+				}
+				stop()
+				res.Load, res.Rate, res.Picker, res.Seed = name, rate, p, seed
+				for _, e := range eng {
+					_, _, _, mq := e.stats()
+					res.MaxQueue = max(res.MaxQueue, mq)
+				}
+				results = append(results, res)
+				b, _ := json.Marshal(res)
+				fmt.Fprintln(out, string(b))
+				log.Printf("%s", b)
 			}
-			stop()
-			res.Load, res.Rate, res.Picker = name, rate, p
-			for _, e := range eng {
-				_, _, _, mq := e.stats()
-				res.MaxQueue = max(res.MaxQueue, mq)
-			}
-			results = append(results, res)
-			b, _ := json.Marshal(res)
-			fmt.Fprintln(out, string(b))
-			log.Printf("%s", b)
 		}
 	}
 	printTable(os.Stdout, results)
+	if len(seeds) > 1 {
+		fmt.Println()
+		printSummary(os.Stdout, results)
+	}
 }
 
 func printTable(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "load\tpicker\treq/s\tTTFT p50\tp90\tp99\thit rate\tbusiest/mean\tsticky\tsticky (pod not hot)\tcold\tmaxQueue\terrors\t")
+	fmt.Fprintln(tw, "load\tseed\tpicker\treq/s\tTTFT p50\tp90\tp99\thit rate\tbusiest/mean\tsticky\tsticky (pod not hot)\tcold\tmaxQueue\terrors\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t\n", r.Load, r.Picker, r.Throughput, r.TTFTP50, r.TTFTP90, r.TTFTP99,
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t\n", r.Load, r.Seed, r.Picker, r.Throughput, r.TTFTP50, r.TTFTP90, r.TTFTP99,
 			r.HitRate, r.Busiest, r.Sticky, r.StickyCool, r.Cold, r.MaxQueue, r.Errors)
+	}
+	_ = tw.Flush()
+}
+
+// printSummary gives each load and picker's mean over the seeds, with the
+// lowest and highest cell in brackets: single cells differ by more than the
+// effects being compared.
+func printSummary(w io.Writer, rs []result) {
+	type key struct{ load, picker string }
+	var order []key
+	by := map[key][]result{}
+	for _, r := range rs {
+		k := key{r.Load, r.Picker}
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	mean := func(cells []result, f func(result) float64) float64 {
+		sum := 0.0
+		for _, c := range cells {
+			sum += f(c)
+		}
+		return sum / float64(len(cells))
+	}
+	stat := func(cells []result, f func(result) float64, format string) string {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, c := range cells {
+			lo, hi = min(lo, f(c)), max(hi, f(c))
+		}
+		return fmt.Sprintf(format+" ["+format+"–"+format+"]", mean(cells, f), lo, hi)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "load\tpicker\tseeds\tTTFT p90\tp99\thit rate\tbusiest/mean\tsticky (pod not hot)\tcold (new to the fleet)\t")
+	for _, k := range order {
+		c := by[k]
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.load, k.picker, len(c),
+			stat(c, func(r result) float64 { return r.TTFTP90 }, "%.2f"),
+			stat(c, func(r result) float64 { return r.TTFTP99 }, "%.2f"),
+			stat(c, func(r result) float64 { return r.HitRate }, "%.3f"),
+			stat(c, func(r result) float64 { return r.Busiest }, "%.2f"),
+			stat(c, func(r result) float64 { return r.StickyCool }, "%.2f"),
+			stat(c, func(r result) float64 { return float64(r.Cold) }, "%.1f")+fmt.Sprintf(" (%.1f)", mean(c, func(r result) float64 { return float64(r.ColdFirst) })))
 	}
 	_ = tw.Flush()
 }

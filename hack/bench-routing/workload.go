@@ -255,6 +255,7 @@ type result struct {
 	Load       string  `json:"load"`
 	Rate       float64 `json:"rate"`
 	Picker     string  `json:"picker"`
+	Seed       uint64  `json:"seed"`
 	Requests   int     `json:"requests"`
 	Errors     int     `json:"errors"`
 	TTFTP50    float64 `json:"ttftP50"`

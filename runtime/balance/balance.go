@@ -676,13 +676,25 @@ func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bo
 		}
 		return cands[best]
 	}
-	return cands[Choose(works, hits, b.cfg.PrefixWeight)]
+	// Ties go to the pod placed least lately: at light load many pods
+	// have no request running, and a new prefix (or one moving) sent to
+	// whichever idle pod comes first piles up on pods that are busy over
+	// the window though idle this instant.
+	rates := make([]float64, len(cands))
+	for i, p := range cands {
+		rates[i] = b.rateOf(p, now)
+	}
+	return cands[choose(works, hits, rates, b.cfg.PrefixWeight)]
 }
 
 // Choose returns the index minimising Score over pods with the given work
 // and prefix hit fractions; the first wins ties. Exported so the simulator's
 // oracle scores its true cache contents with the same trade-off.
-func Choose(works, hits []float64, weight float64) int {
+func Choose(works, hits []float64, weight float64) int { return choose(works, hits, nil, weight) }
+
+// choose is Choose with ties going to the lowest rate (when rates is not
+// nil), then to the first.
+func choose(works, hits, rates []float64, weight float64) int {
 	mean := 0.0
 	for _, w := range works {
 		mean += w
@@ -691,7 +703,7 @@ func Choose(works, hits []float64, weight float64) int {
 	best, bestScore := 0, 0.0
 	for i := range works {
 		s := Score(works[i], mean, hits[i], weight)
-		if i == 0 || s < bestScore {
+		if i == 0 || s < bestScore || (s == bestScore && rates != nil && rates[i] < rates[best]) {
 			best, bestScore = i, s
 		}
 	}

@@ -598,6 +598,24 @@ func (f *boundFixture) prompt(fill string) Request {
 	return f.b.Features(nil, chat(strings.Repeat(fill, 4000), "q"))
 }
 
+// A prompt no pod holds, on pods with nothing running (equal Scores), goes
+// to the pod placed least lately whichever pod the rotation starts at, not
+// to the first idle one: otherwise new documents pile up on a pod that is
+// idle this instant though busy over the window.
+func TestScoreTieGoesToLeastPlaced(t *testing.T) {
+	f := newBoundFixture()
+	for i := range 8 {
+		for j, addr := range f.a {
+			p := f.b.byAddr[addr]
+			p.rate, p.rateAt = 6, f.c.now() // mean 5.25: all within the soft bound (6.51)
+			if j == 2 {
+				p.rate = 3
+			}
+		}
+		require.Equal(t, f.a[2], f.place(t, f.prompt(fmt.Sprint(i))), "rotation %d", i)
+	}
+}
+
 // Between LoadBound and HardLoadBound a pod stays a candidate for a prefix
 // no pod within the bound holds as far (spilling it would cost a cold
 // prefill); a prefix another pod within the bound holds goes there; past
