@@ -563,15 +563,14 @@ func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
 // before shares it from then on), past HardLoadBound × the mean + 1 when
 // the prefix is among the pod's hottest (amongHottest), and past lastBound
 // times that for every prefix.
-func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.Time) ([]*Pod, []int) {
+// rates are the candidates' placement counts (rateOf), filtered alongside.
+func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Request, now time.Time) ([]*Pod, []int, []float64) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
-		return cands, matched
+		return cands, matched, rates
 	}
-	rates := make([]float64, len(cands))
 	mean := 0.0
-	for i, p := range cands {
-		rates[i] = b.rateOf(p, now)
-		mean += rates[i]
+	for _, r := range rates {
+		mean += r
 	}
 	mean /= float64(len(cands))
 	soft := b.cfg.LoadBound*mean + 1
@@ -584,10 +583,11 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.T
 		}
 	}
 	if bestIn < 0 {
-		return cands, matched
+		return cands, matched, rates
 	}
 	var out []*Pod
 	var outM []int
+	var outR []float64
 	for i, p := range cands {
 		keep := rates[i] < soft || (matched[i] > bestIn && !b.replicate(cands, matched, i, req, rates[i], mean, now))
 		if keep && rates[i] >= hard {
@@ -599,9 +599,10 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, req *Request, now time.T
 		if keep {
 			out = append(out, p)
 			outM = append(outM, matched[i])
+			outR = append(outR, rates[i])
 		}
 	}
-	return out, outM
+	return out, outM, outR
 }
 
 // replicate reports whether the prefix the request shares with cands[i]
@@ -655,11 +656,12 @@ func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bo
 		return leastLoaded(cands)
 	}
 	matched := make([]int, len(cands))
+	rates := make([]float64, len(cands))
 	for i, p := range cands {
-		matched[i] = b.matched(p, req.Blocks)
+		matched[i], rates[i] = b.matched(p, req.Blocks), b.rateOf(p, now)
 	}
 	if bound {
-		cands, matched = b.bounded(cands, matched, req, now)
+		cands, matched, rates = b.bounded(cands, matched, rates, req, now)
 	}
 	works := make([]float64, len(cands))
 	hits := make([]float64, len(cands))
@@ -680,10 +682,6 @@ func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bo
 	// have no request running, and a new prefix (or one moving) sent to
 	// whichever idle pod comes first piles up on pods that are busy over
 	// the window though idle this instant.
-	rates := make([]float64, len(cands))
-	for i, p := range cands {
-		rates[i] = b.rateOf(p, now)
-	}
 	return cands[choose(works, hits, rates, b.cfg.PrefixWeight)]
 }
 
