@@ -504,9 +504,18 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 		if req.OutputTokens > 0 {
 			out = min(out, req.OutputTokens)
 		}
-		// What the pod must allocate: the prompt past the blocks it holds
-		// (with the tail that fills no whole block), and the answer.
-		miss := float64(max(req.PromptBytes, len(req.Blocks)*b.cfg.BlockBytes) - m*b.cfg.BlockBytes)
+		// What the pod must allocate: the prompt past what it holds, and
+		// the answer. The prompt's new whole blocks stand for its new
+		// bytes: the tail that fills no whole block is partly shared (the
+		// pod caches at a finer grain than our blocks) and is counted when
+		// a later prompt's block completes it, so each new block counts as
+		// many bytes as it adds on average. Counting the tail on every
+		// request aged a warm pod's blocks about twice as fast as the pod
+		// evicts them. A prompt shorter than one block counts its bytes.
+		miss := float64(req.PromptBytes)
+		if len(req.Blocks) > 0 {
+			miss = float64((len(req.Blocks) - m) * b.cfg.BlockBytes)
+		}
 		p.clock += int64(miss/b.cfg.BytesPerToken) + int64(out)
 	}
 	// Last block first: the prefix ends up most recent, so the shared head

@@ -486,16 +486,16 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	require.Len(t, prefix.Blocks, 4)
 	require.Equal(t, 1025, prefix.PromptBytes)
 	require.Equal(t, 1, prefix.OutputTokens)
-	send(chatMax(1, doc, "q")) // 1025 bytes = 256 tokens, + 1: clock 257
+	send(chatMax(1, doc, "q")) // 4 new blocks = 256 tokens, + 1: clock 257
 	filler := func(i int) []byte { return chatMax(4096, fmt.Sprintf("%03d%s", i, strings.Repeat("f", 200)), "x") }
 	pod := b.byAddr[a[0]]
-	send(filler(1))            // 264 bytes = 66 tokens + 256 answer tokens (capped at DefaultOutputTokens): 579
-	send(chatMax(1, doc, "q")) // 1 byte past the held blocks + 1 token: 580, the prefix refreshed
+	send(filler(1))            // 1 new block = 64 tokens + 256 answer tokens (capped at DefaultOutputTokens): 577
+	send(chatMax(1, doc, "q")) // no new block + 1 token: 578, the prefix refreshed
 	send(filler(2))
 	send(filler(3))
-	require.Equal(t, 4, b.matched(pod, prefix.Blocks), "refreshed, 644 tokens allocated since")
+	require.Equal(t, 4, b.matched(pod, prefix.Blocks), "refreshed, 640 tokens allocated since")
 	send(filler(4))
-	require.Zero(t, b.matched(pod, prefix.Blocks), "966 tokens allocated since: evicted")
+	require.Zero(t, b.matched(pod, prefix.Blocks), "960 tokens allocated since: evicted")
 	require.Less(t, b.Status()[0].Blocks, 11, "the count bound alone would still hold it")
 	// So a second pod wins the prefix over the pod that lost it and is busier.
 	b.SetPods(a)
@@ -509,6 +509,40 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	require.Equal(t, a[1], p.Addr)
 	p.Done(Success)
 	busy.Done(Success)
+}
+
+// A warm request ages the pod's memory by the blocks it adds, not by the
+// tail past its last whole block: that tail is mostly the shared prompt's
+// (the pod caches it at a finer grain) and is counted when a later block
+// completes it. Ten warm requests for one document leave another document
+// matched; counting each request's tail (about 230 bytes = 57 tokens here)
+// aged it out after them although the pod allocated only their answers.
+func TestWarmRequestsAgeByNewBlocks(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	a := addrs(1)
+	b.SetPods(a)
+	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 40}) // 640 tokens
+	pod := b.byAddr[a[0]]
+	send := func(body []byte) Request {
+		r := b.Features(nil, body)
+		pick(t, b, &r).Done(Success)
+		return r
+	}
+	docA := send(chatMax(1, strings.Repeat("a", 1180), "q"))
+	require.Len(t, docA.Blocks, 4)
+	require.EqualValues(t, 4*64+1, pod.clock, "a cold prompt: its new blocks and the answer")
+	docB := strings.Repeat("b", 1180) // 4 blocks and a tail of about 230 bytes
+	for i := range 10 {
+		r := send(chatMax(1, docB, fmt.Sprintf("question %d?", i)))
+		require.Len(t, r.Blocks, 4, "the question stays in the tail")
+	}
+	require.EqualValues(t, 2*(4*64+1)+9, pod.clock, "nine warm requests: their answers")
+	require.Equal(t, 4, b.matched(pod, docA.Blocks), "docA still held")
+	// A prompt shorter than a block counts its bytes.
+	before := pod.clock
+	short := send(chatMax(1, "s", "hi"))
+	require.Empty(t, short.Blocks)
+	require.EqualValues(t, before+int64(short.PromptBytes/4)+1, pod.clock)
 }
 
 // The load bound: a popular prefix on an idle fleet would go to its pod
