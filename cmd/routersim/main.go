@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"slices"
 	"sort"
 	"text/tabwriter"
+	"time"
 
 	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
@@ -40,6 +42,8 @@ type options struct {
 	arms     []string
 	scale    float64
 	seed     uint64
+	rate     float64
+	warmup   float64
 }
 
 func run(args []string, out io.Writer) error {
@@ -49,10 +53,18 @@ func run(args []string, out io.Writer) error {
 	arm := fs.String("arm", "", "run only this arm")
 	scale := fs.Float64("scale", 1, "multiply the number of requests (tests use a small scale)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	rate := fs.Float64("rate", 14, "requests per second of the documents workload")
+	warmup := fs.Duration("warmup", 30*time.Second, "documents workload: arrivals before the measured window (not counted)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	o := options{workload: *wl, json: *js, scale: *scale, seed: *seed, arms: arms}
+	if *rate <= 0 {
+		return fmt.Errorf("-rate must be positive (have %g)", *rate)
+	}
+	if *warmup < 0 {
+		return fmt.Errorf("-warmup must not be negative (have %s)", *warmup)
+	}
+	o := options{workload: *wl, json: *js, scale: *scale, seed: *seed, rate: *rate, warmup: warmup.Seconds(), arms: arms}
 	if *arm != "" {
 		if !slices.Contains(arms, *arm) {
 			return fmt.Errorf("unknown arm %q (have %v)", *arm, arms)
@@ -81,7 +93,7 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
-var workloads = []string{"shared-prefix", "sessions", "hot-tenant"}
+var workloads = []string{"shared-prefix", "sessions", "hot-tenant", "documents"}
 
 // fleet is the simulated deployment (see docs/routing.md for the numbers).
 func fleet(seed uint64) simParams {
@@ -113,6 +125,29 @@ func fleet(seed uint64) simParams {
 	}
 }
 
+// documentsFleet is hack/bench-routing's fleet (its engine's parameters):
+// a small KV cache (64k tokens, about 20 documents) and a slow prefill, so
+// a cold document costs about 0.9 s.
+func documentsFleet(seed uint64) simParams {
+	return simParams{
+		Pods: 8,
+		Pod: podParams{
+			MaxRunning:      32,
+			KVTokens:        4000 * 16,
+			PageTokens:      16,
+			StepTokens:      1024,
+			StepBase:        0.006,
+			DecodePerSeq:    0.0005,
+			DecodePerCtx:    0.000001,
+			PrefillPerToken: 0.0003,
+		},
+		ScrapeInterval: 0.5,
+		BlockBytes:     balance.DefaultBlockBytes,
+		MaxBlocks:      balance.DefaultMaxBlocks,
+		Seed:           seed,
+	}
+}
+
 func newWorkload(name string, o options, seed uint64) workload {
 	n := func(v int) int { return max(int(float64(v)*o.scale), 1) }
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -122,6 +157,8 @@ func newWorkload(name string, o options, seed uint64) workload {
 		return &sharedPrefix{rng: rng, groups: 150, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000)}
 	case "hot-tenant":
 		return &sharedPrefix{rng: rng, groups: 100, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000), hotShare: 0.4}
+	case "documents": // -warmup (30 s), then 180 s measured
+		return newDocuments(rng, o.rate, o.warmup, 180*o.scale)
 	default: // sessions
 		return &sessions{rng: rng, sys: 1000, q: 200, out: 200, turns: 8, nUsers: 160, nTotal: n(6000), thinkMean: 2}
 	}
@@ -131,10 +168,13 @@ func runWorkload(name string, o options) []result {
 	var res []result
 	for _, arm := range o.arms {
 		p := fleet(o.seed)
+		if name == "documents" {
+			p = documentsFleet(o.seed)
+		}
 		s := newSim(p, arm, newWorkload(name, o, o.seed))
 		r := s.run()
 		r.Workload = name
-		if name != "sessions" {
+		if name != "sessions" && name != "documents" {
 			r.Stickiness = nil
 		}
 		res = append(res, r)
@@ -143,14 +183,45 @@ func runWorkload(name string, o options) []result {
 }
 
 func (s *sim) report() result {
-	r := result{Arm: s.arm, Requests: len(s.done), SimSeconds: round(s.now, 3)}
+	r := result{Arm: s.arm, SimSeconds: round(s.now, 3)}
+	warm := 0.0
+	if w, ok := s.w.(warmed); ok {
+		warm = w.warmup()
+	}
+	byArrival := slices.Clone(s.done)
+	slices.SortStableFunc(byArrival, func(a, b *request) int { return cmp.Compare(a.arrive, b.arrive) })
 	var prompt, hit, outTok float64
 	ttft := make([]float64, 0, len(s.done))
-	for _, q := range s.done {
+	perPod := make([]int, len(s.pods))
+	seen := map[int]bool{} // documents (groups) sent anywhere so far
+	sticky, stickyOf := 0, 0
+	for _, q := range byArrival {
+		first := !seen[q.group]
+		seen[q.group] = true
+		outTok += float64(q.output.tokens)
+		if q.arrive < warm {
+			continue
+		}
+		r.Requests++
+		perPod[q.pod]++
 		prompt += float64(q.promptTokens)
 		hit += float64(q.hitTokens)
-		outTok += float64(q.output.tokens)
 		ttft = append(ttft, q.firstTok-q.arrive)
+		if 2*q.hitTokens < q.promptTokens {
+			r.Cold++
+			if first {
+				r.ColdFirst++
+			}
+		}
+		if q.session >= 0 && q.turn > 0 && q.prevPod >= 0 {
+			stickyOf++
+			if q.prevPod == q.pod {
+				sticky++
+			}
+		}
+	}
+	if r.Requests > 0 {
+		r.Busiest = round(float64(slices.Max(perPod))*float64(len(perPod))/float64(r.Requests), 3)
 	}
 	if prompt > 0 {
 		r.HitRate = round(hit/prompt, 4)
@@ -164,8 +235,8 @@ func (s *sim) report() result {
 	for _, p := range s.pods {
 		r.MaxQueue = max(r.MaxQueue, p.maxQueue)
 	}
-	if s.stickyOf > 0 {
-		v := round(float64(s.sticky)/float64(s.stickyOf), 4)
+	if stickyOf > 0 {
+		v := round(float64(sticky)/float64(stickyOf), 4)
 		r.Stickiness = &v
 	}
 	return r
@@ -192,13 +263,13 @@ func round(v float64, digits int) float64 {
 func printTable(out io.Writer, name string, res []result) {
 	fmt.Fprintf(out, "workload %s\n", name)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "arm\thitRate\tthroughput\tttftP50\tttftP90\tmaxQueue\tstickiness\t")
+	fmt.Fprintln(tw, "arm\thitRate\tthroughput\tttftP50\tttftP90\tmaxQueue\tstickiness\tbusiest\tcold (first)\t")
 	for _, r := range res {
 		st := "-"
 		if r.Stickiness != nil {
 			st = fmt.Sprintf("%.3f", *r.Stickiness)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.0f\t%.2f\t%.2f\t%d\t%s\t\n", r.Arm, r.HitRate, r.Throughput, r.TTFTP50, r.TTFTP90, r.MaxQueue, st)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.0f\t%.2f\t%.2f\t%d\t%s\t%.2f\t%d (%d)\t\n", r.Arm, r.HitRate, r.Throughput, r.TTFTP50, r.TTFTP90, r.MaxQueue, st, r.Busiest, r.Cold, r.ColdFirst)
 	}
 	tw.Flush()
 	fmt.Fprintln(out)

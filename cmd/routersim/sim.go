@@ -13,12 +13,15 @@ import (
 
 // podParams model one vLLM-like engine.
 type podParams struct {
-	MaxRunning      int     // concurrent sequences (batch)
-	KVTokens        int     // KV-cache capacity in tokens
-	PageTokens      int     // tokens per KV page
-	StepTokens      int     // token budget per engine step (chunked prefill + decode)
-	StepBase        float64 // fixed cost of a step (s)
-	DecodePerSeq    float64 // cost per decoded sequence in a step (s)
+	MaxRunning   int     // concurrent sequences (batch)
+	KVTokens     int     // KV-cache capacity in tokens
+	PageTokens   int     // tokens per KV page
+	StepTokens   int     // token budget per engine step (chunked prefill + decode)
+	StepBase     float64 // fixed cost of a step (s)
+	DecodePerSeq float64 // cost per decoded sequence in a step (s)
+	// DecodePerCtx is per token of each decoding sequence's context in a
+	// step (s): attention reads the whole KV of every sequence.
+	DecodePerCtx    float64
 	PrefillPerToken float64 // cost per uncached prompt token (s)
 }
 
@@ -42,8 +45,15 @@ type result struct {
 	TTFTP90    float64  `json:"ttftP90"`
 	MaxQueue   int      `json:"maxQueue"`
 	Stickiness *float64 `json:"stickiness,omitempty"`
-	Requests   int      `json:"requests"`
-	SimSeconds float64  `json:"simSeconds"`
+	// Busiest is the requests of the busiest pod over the pods' mean.
+	Busiest float64 `json:"busiestOverMean"`
+	// Cold counts requests with less than half their prompt cached;
+	// ColdFirst those that were their document's first anywhere (which no
+	// arm can avoid).
+	Cold       int     `json:"cold"`
+	ColdFirst  int     `json:"coldFirst"`
+	Requests   int     `json:"requests"`
+	SimSeconds float64 `json:"simSeconds"`
 }
 
 // Arms, in report order. "prefix+load" is the router-proxy's LoadAware
@@ -182,10 +192,8 @@ type sim struct {
 	seq   int
 	now   float64
 
-	done     []*request
-	lastPod  map[int]int // session -> pod of its previous turn
-	sticky   int
-	stickyOf int
+	done    []*request
+	lastPod map[int]int // session -> pod of its previous turn
 }
 
 func newSim(p simParams, arm string, w workload) *sim {
@@ -295,14 +303,11 @@ func (s *sim) route(r *request) {
 			}
 		}
 	}
-	r.pod = p.i
-	if r.session >= 0 && r.turn > 0 {
-		s.stickyOf++
-		if s.lastPod[r.session] == p.i {
-			s.sticky++
-		}
-	}
+	r.pod, r.prevPod = p.i, -1
 	if r.session >= 0 {
+		if prev, ok := s.lastPod[r.session]; ok {
+			r.prevPod = prev
+		}
 		s.lastPod[r.session] = p.i
 	}
 	p.waiting = append(p.waiting, r)
@@ -423,7 +428,12 @@ func (s *sim) startStep(p *pod) {
 			prefill += n
 		}
 	}
-	d := s.p.Pod.StepBase + s.p.Pod.DecodePerSeq*float64(len(p.stepDecode)) + s.p.Pod.PrefillPerToken*float64(prefill)
+	ctx := 0
+	for _, r := range p.stepDecode {
+		ctx += r.promptTokens + r.output.tokens - r.outLeft
+	}
+	d := s.p.Pod.StepBase + s.p.Pod.DecodePerSeq*float64(len(p.stepDecode)) + s.p.Pod.PrefillPerToken*float64(prefill) +
+		s.p.Pod.DecodePerCtx*float64(ctx)
 	s.push(&event{t: s.now + d, kind: evStep, pod: p})
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/runtime/balance"
@@ -26,10 +27,13 @@ type request struct {
 	prompt  []segment
 	output  segment // the answer; becomes history in the sessions workload
 	headers map[string][]string
+	// maxTokens, when set, is sent as the body's max_tokens (the answer's
+	// length; the router counts it as the pod's allocation).
+	maxTokens int
 
 	// filled by the simulation
 	arrive, firstTok, done  float64
-	pod                     int
+	pod, prevPod            int // prevPod: the session's previous turn's (-1: none)
 	promptTokens, hitTokens int
 	prefillLeft, outLeft    int
 	pages                   []uint64
@@ -55,6 +59,12 @@ type workload interface {
 	think(u int) float64
 	// total is how many requests the run issues.
 	total() int
+}
+
+// warmed is a workload whose first requests are not counted: those arriving
+// before warmup (seconds) fill the caches.
+type warmed interface {
+	warmup() float64
 }
 
 const (
@@ -182,6 +192,114 @@ func (t *texts) body(r *request) []byte {
 		b.WriteString(t.get(s))
 		b.WriteString(`"}`)
 	}
-	b.WriteString(`],"stream":true}`)
+	b.WriteString(`],"stream":true`)
+	if r.maxTokens > 0 {
+		fmt.Fprintf(&b, `,"max_tokens":%d`, r.maxTokens)
+	}
+	b.WriteString(`}`)
 	return []byte(b.String())
+}
+
+// documents mirrors hack/bench-routing's workload (the EPP comparison) in
+// simulated time: shared documents with Zipf popularity, each request one
+// document plus a fresh question, a share of the conversations multi-turn
+// sessions whose turns resend the history. Conversations start as a
+// (nearly) Poisson process: many users, each pausing an exponential time
+// between conversations. Requests arriving before warmup are not counted,
+// so the report covers a fleet whose caches have filled, as in the bench.
+type documents struct {
+	rng                  *rand.Rand
+	docs                 []int     // tokens of each document
+	cdf                  []float64 // popularity, cumulative
+	q, out, turns        int
+	sessionShare         float64 // of conversations
+	turnThink, gap       float64 // mean pauses (s): between turns, between conversations
+	nUsers, nTotal, sent int
+	warm                 float64
+	cur                  []*conversation
+	nextSession          int
+	seq                  uint64
+}
+
+type conversation struct {
+	doc, session, turn, turns int
+	history                   []segment
+}
+
+// newDocuments: nDocs documents of about docTokens (±10%), Zipf (s = 1)
+// over a random order of the documents, at rate requests per second.
+// Half of the requests belong to sessions of `turns` turns: with one
+// request per single conversation, a conversation is a session with
+// probability 1/(turns+1).
+func newDocuments(rng *rand.Rand, rate float64, warm, measured float64) *documents {
+	const nDocs, docTokens, users, turns = 48, 3000, 128, 4
+	w := &documents{rng: rng, q: 150, out: 32, turns: turns, sessionShare: 1 / float64(turns+1),
+		turnThink: 1, nUsers: users, warm: warm}
+	order := rng.Perm(nDocs)
+	weights := make([]float64, nDocs)
+	sum := 0.0
+	for rank, d := range order {
+		weights[d] = 1 / float64(rank+1)
+		sum += weights[d]
+	}
+	acc := 0.0
+	for d := range nDocs {
+		w.docs = append(w.docs, docTokens*9/10+rng.IntN(docTokens/5+1))
+		acc += weights[d] / sum
+		w.cdf = append(w.cdf, acc)
+	}
+	// Requests per conversation and the time a conversation takes besides
+	// the pause before it (the turns' pauses; answers take about 0.1 s).
+	perConv := w.sessionShare*turns + (1 - w.sessionShare)
+	busy := w.sessionShare*(turns-1)*w.turnThink + perConv*0.1
+	w.gap = max(float64(users)*perConv/rate-busy, 0.01)
+	w.nTotal = int(rate * (warm + measured))
+	return w
+}
+
+func (w *documents) users() int      { return w.nUsers }
+func (w *documents) total() int      { return w.nTotal }
+func (w *documents) warmup() float64 { return w.warm }
+func (w *documents) think(u int) float64 {
+	if c := w.cur[u]; c != nil && c.turn < c.turns {
+		return w.rng.ExpFloat64() * w.turnThink
+	}
+	return w.rng.ExpFloat64() * w.gap
+}
+
+func (w *documents) next(u int) *request {
+	if w.sent >= w.nTotal {
+		return nil
+	}
+	w.sent++
+	if w.cur == nil {
+		w.cur = make([]*conversation, w.nUsers)
+	}
+	c := w.cur[u]
+	if c == nil || c.turn >= c.turns {
+		doc, _ := slices.BinarySearch(w.cdf, w.rng.Float64())
+		doc = min(doc, len(w.docs)-1)
+		c = &conversation{doc: doc, session: -1, turns: 1,
+			history: []segment{{id: segSystem | uint64(doc), tokens: w.docs[doc], role: "system"}}}
+		if w.rng.Float64() < w.sessionShare {
+			c.session, c.turns = w.nextSession, w.turns
+			w.nextSession++
+		}
+		w.cur[u] = c
+	}
+	w.seq++
+	c.history = append(c.history, segment{id: segUser | w.seq, tokens: w.q, role: "user"})
+	r := &request{
+		user: u, session: c.session, turn: c.turn, group: c.doc,
+		prompt:    append([]segment(nil), c.history...),
+		output:    segment{id: segAnswer | w.seq, tokens: w.out, role: "assistant"},
+		headers:   map[string][]string{"X-User-Id": {fmt.Sprint("user-", u)}},
+		maxTokens: w.out,
+	}
+	if c.session >= 0 {
+		r.headers["X-Session-Id"] = []string{fmt.Sprint("chat-", c.session)}
+	}
+	c.history = append(c.history, r.output)
+	c.turn++
+	return r
 }
