@@ -75,6 +75,7 @@ func TestDocumentsWorkload(t *testing.T) {
 		require.InDelta(t, 14*36, r.Requests, 14*36*0.25)
 	}
 	require.Greater(t, ours.HitRate, 0.9)
+	require.InDelta(t, only.HitRate, ours.HitRate, 0.01, "within a point of always following the prefix")
 	require.Greater(t, ours.HitRate, rr.HitRate+0.2)
 	require.Less(t, ours.Busiest, 1.3)
 	require.Greater(t, only.Busiest, 1.5, "prefix-only concentrates the top document")
