@@ -148,35 +148,29 @@ func documentsFleet(seed uint64) simParams {
 	}
 }
 
-func newWorkload(name string, o options, seed uint64) workload {
+// newWorkload returns a workload and the fleet it runs on.
+func newWorkload(name string, o options, seed uint64) (workload, simParams) {
 	n := func(v int) int { return max(int(float64(v)*o.scale), 1) }
 	rng := rand.New(rand.NewPCG(seed, 11))
 	users := 8 * 32 * 5 / 4 // 1.25 requests per batch slot: the fleet is saturated
 	switch name {
 	case "shared-prefix":
-		return &sharedPrefix{rng: rng, groups: 150, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000)}
+		return &sharedPrefix{rng: rng, groups: 150, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000)}, fleet(seed)
 	case "hot-tenant":
-		return &sharedPrefix{rng: rng, groups: 100, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000), hotShare: 0.4}
+		return &sharedPrefix{rng: rng, groups: 100, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000), hotShare: 0.4}, fleet(seed)
 	case "documents": // -warmup (30 s), then 180 s measured
-		return newDocuments(rng, o.rate, o.warmup, 180*o.scale)
+		return newDocuments(rng, o.rate, o.warmup, 180*o.scale), documentsFleet(seed)
 	default: // sessions
-		return &sessions{rng: rng, sys: 1000, q: 200, out: 200, turns: 8, nUsers: 160, nTotal: n(6000), thinkMean: 2}
+		return &sessions{rng: rng, sys: 1000, q: 200, out: 200, turns: 8, nUsers: 160, nTotal: n(6000), thinkMean: 2}, fleet(seed)
 	}
 }
 
 func runWorkload(name string, o options) []result {
 	var res []result
 	for _, arm := range o.arms {
-		p := fleet(o.seed)
-		if name == "documents" {
-			p = documentsFleet(o.seed)
-		}
-		s := newSim(p, arm, newWorkload(name, o, o.seed))
-		r := s.run()
-		r.Workload = name
-		if name != "sessions" && name != "documents" {
-			r.Stickiness = nil
-		}
+		w, p := newWorkload(name, o, o.seed)
+		r := newSim(p, arm, w).run()
+		r.Workload = name // stickiness is nil unless the workload has sessions
 		res = append(res, r)
 	}
 	return res
