@@ -29,6 +29,20 @@ if ! flock -n 8; then
 fi
 
 before=""
+# The scenarios' output; on failure its headlines end the log, after the
+# components' logs, so a CI tail shows why a scenario failed.
+testlog="$(mktemp)"
+failures() {
+  [[ -s $testlog ]] || return 0
+  log "the failed scenarios and what they logged (one line each; the whole output is above):"
+  awk '
+    /^=== (RUN|CONT|NAME) / { name = $3; next }
+    /^ +[A-Za-z0-9_]+\.go:[0-9]+: / { line[name, ++n[name]] = $0; next }
+    /^ *--- FAIL: / {
+      f = $3; print
+      for (i = 1; i <= n[f]; i++) print substr(line[f, i], 1, 300)
+    }' "$testlog" >&2
+}
 finish() {
   local rc=$?
   trap - EXIT INT TERM
@@ -39,7 +53,9 @@ finish() {
       echo "----- ${f}" >&2
       tail -n 25 "$f" >&2
     done
+    failures
   fi
+  rm -f "$testlog"
   if [[ "${KEEP_CLUSTER:-0}" == 1 ]]; then
     log "KEEP_CLUSTER=1: the cluster stays up ($(hack/cluster/cluster.sh env)); remove it with hack/cluster/cluster.sh down"
     exit "$rc"
@@ -73,4 +89,4 @@ source "${CLUSTER_TOOLS}/images/refs.env"
 export STUBMODEL_IMAGE
 eval "export $(hack/cluster/cluster.sh env)"
 export PATH="${TOOLS_DIR}/envtest-bin:${PATH}"
-go test -tags e2ecluster ./test/cluster/ -count=1 -v -timeout 40m ${E2E_RUN:+-run "$E2E_RUN"}
+go test -tags e2ecluster ./test/cluster/ -count=1 -v -timeout 40m ${E2E_RUN:+-run "$E2E_RUN"} 2>&1 | tee "$testlog"

@@ -58,6 +58,11 @@ func cell(header, row, col string) string {
 func quickstartWithProvider(t *testing.T, ns string) string {
 	t.Helper()
 	apply(t, stubModel("fake-anthropic", ns, 1, 0))
+	// The provider is up before the router starts, as in production: while
+	// it is down the router-proxy falls back to the in-cluster model (the
+	// quickstart's cloud rule is not fail-closed), which the test would
+	// take for a routing error.
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/fake-anthropic", "--timeout=120s")
 	apply(t, "apiVersion: v1\nkind: Secret\nmetadata:\n  name: anthropic-credentials\n  namespace: "+ns+"\nstringData:\n  ANTHROPIC_API_KEY: sk-ant-e2e\n")
 	quickstart, err := readFile(filepath.Join(e.root, "examples", "quickstart.yaml"))
 	if err != nil {
@@ -152,10 +157,19 @@ func TestControllerKustomizeQuickstart(t *testing.T) {
 		return nil
 	})
 	// Every other request takes the vision-to-cloud rule to the provider
-	// (here the stub behind its url), translated to Anthropic's API.
-	if r := mustChat(t, base, "qwen3-coder", nil); !strings.HasPrefix(r.servedBy, "fake-anthropic-") {
-		t.Errorf("a plain request was answered by %q, not the provider", r.servedBy)
-	}
+	// (here the stub behind its url), translated to Anthropic's API. A
+	// provider the router-proxy found down before its endpoints were
+	// programmed is back after its next health probe.
+	eventually(t, 30*time.Second, "a plain request answered by the provider", func() error {
+		r, err := chat(base, "qwen3-coder", nil)
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(r.servedBy, "fake-anthropic-") {
+			return errorf("answered by %q: %d %s", r.servedBy, r.status, r.body)
+		}
+		return nil
+	})
 
 	// A spec change under steady load: the controller renders a new config,
 	// the Deployment rolls, no request fails.
