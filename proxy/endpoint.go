@@ -97,6 +97,7 @@ func (a *attempt) podAnswered(parent context.Context, err error) {
 		pk.Done(balance.Failure)
 	default:
 		a.up.resp.Body = &podBody{ReadCloser: a.up.resp.Body, pk: pk, ctx: a.up.ctx}
+		a.up.pick = pk
 	}
 }
 

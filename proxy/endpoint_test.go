@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime/balance"
 	"github.com/stretchr/testify/require"
 )
 
@@ -101,4 +102,54 @@ func TestEndpointStreamIdleQuarantinesPodAtOnce(t *testing.T) {
 	require.EqualValues(t, 1, silent.hits.Load(), "one silent stream quarantines the pod")
 	require.EqualValues(t, 3, good.hits.Load())
 	require.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("m")))
+}
+
+// The pod balancer learns the backend's answer length from the responses'
+// usage (plain and streamed) of requests that set no max_tokens, and
+// counts that, not the cap, for the KV pages such a request takes on its
+// pod. A bounded request's answer, or usage the proxy had to estimate,
+// teaches nothing.
+func TestEndpointBalancerLearnsAnswerLength(t *testing.T) {
+	// learner is a LoadAware backend with prefix affinity whose one pod
+	// answers with handler.
+	learner := func(handler http.HandlerFunc) (*harness, *balance.Balancer) {
+		svc, pod := newStub(t, "svc", nil), newStub(t, "pod", handler)
+		h := start(t, config(endpointBackend("m", svc.URL, proxyapi.Balancing{Mode: "LoadAware", PrefixAffinity: &proxyapi.PrefixAffinity{}})))
+		bal := h.srv.EndpointBackends()[0].Balancer
+		bal.SetPods([]string{hostOf(t, pod)})
+		return h, bal
+	}
+	with := func(field string) string { return strings.Replace(chat("m"), `{"model"`, `{`+field+`,"model"`, 1) }
+
+	h, bal := learner(nil) // usage: 5 completion tokens
+	for range 10 {
+		code, body, _ := h.post(t, with(`"max_tokens":64`))
+		require.Equal(t, 200, code, body)
+	}
+	require.InDelta(t, balance.DefaultOutputTokens, bal.AnswerTokens(), 0, "bounded requests teach nothing")
+	for range 250 {
+		code, body, _ := h.post(t, chat("m"))
+		require.Equal(t, 200, code, body)
+	}
+	require.InDelta(t, 5, bal.AnswerTokens(), 1, "the pod's usage says 5 completion tokens")
+
+	// A pod that reports no usage: the proxy charges an estimate, which
+	// teaches nothing.
+	h, bal = learner(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"a long answer without usage"}}]}`))
+	})
+	for range 10 {
+		code, body, _ := h.post(t, chat("m"))
+		require.Equal(t, 200, code, body)
+	}
+	require.InDelta(t, balance.DefaultOutputTokens, bal.AnswerTokens(), 0, "estimated usage teaches nothing")
+
+	// A stream: the proxy asks for its usage chunk (include_usage).
+	h, bal = learner(sseHandler("pod", 2, time.Millisecond))
+	for range 250 {
+		h.post(t, with(`"stream":true`))
+	}
+	h.settle(t)
+	require.InDelta(t, 3, bal.AnswerTokens(), 1, "the stream's usage chunk says 3 completion tokens")
 }

@@ -157,6 +157,11 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
 		s.m.estimated.WithLabelValues(name).Inc()
 	}
+	if ok && !u.Estimated {
+		// The answer's length teaches the pod balancer how long this
+		// backend's answers are (for requests that do not bound them).
+		up.pick.Answered(u.CompletionTokens)
+	}
 	cost := b.price.Cost(u)
 	ent.PromptTokens, ent.CompletionTokens, ent.TotalTokens, ent.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.Tokens(), u.Estimated
 	ent.CostUSD = cost.String()

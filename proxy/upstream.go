@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 var (
@@ -80,6 +81,9 @@ type upstream struct {
 	// attempt, not two).
 	guard  *time.Timer
 	idling atomic.Bool
+	// pick is the pod an endpoint backend's attempt went to (nil for
+	// other backends); relay tells it the answer's length.
+	pick *balance.Pick
 }
 
 func (u *upstream) expire() {

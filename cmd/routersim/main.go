@@ -44,6 +44,8 @@ type options struct {
 	seed     uint64
 	rate     float64
 	warmup   float64
+	// noMaxTokens: the documents workload's clients send no max_tokens.
+	noMaxTokens bool
 }
 
 func run(args []string, out io.Writer) error {
@@ -55,6 +57,7 @@ func run(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed")
 	rate := fs.Float64("rate", 14, "requests per second of the documents workload")
 	warmup := fs.Duration("warmup", 30*time.Second, "documents workload: arrivals before the measured window (not counted)")
+	noMax := fs.Bool("no-max-tokens", false, "documents workload: clients send no max_tokens (the router learns the answers' length)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func run(args []string, out io.Writer) error {
 	if *warmup < 0 {
 		return fmt.Errorf("-warmup must not be negative (have %s)", *warmup)
 	}
-	o := options{workload: *wl, json: *js, scale: *scale, seed: *seed, rate: *rate, warmup: warmup.Seconds(), arms: arms}
+	o := options{workload: *wl, json: *js, scale: *scale, seed: *seed, rate: *rate, warmup: warmup.Seconds(), noMaxTokens: *noMax, arms: arms}
 	if *arm != "" {
 		if !slices.Contains(arms, *arm) {
 			return fmt.Errorf("unknown arm %q (have %v)", *arm, arms)
@@ -159,7 +162,9 @@ func newWorkload(name string, o options, seed uint64) (workload, simParams) {
 	case "hot-tenant":
 		return &sharedPrefix{rng: rng, groups: 100, ctx: 6000, q: 1200, out: 200, nUsers: users, nTotal: n(6000), hotShare: 0.4}, fleet(seed)
 	case "documents": // -warmup (30 s), then 180 s measured
-		return newDocuments(rng, o.rate, o.warmup, 180*o.scale), documentsFleet(seed)
+		w := newDocuments(rng, o.rate, o.warmup, 180*o.scale)
+		w.bounded = !o.noMaxTokens
+		return w, documentsFleet(seed)
 	default: // sessions
 		return &sessions{rng: rng, sys: 1000, q: 200, out: 200, turns: 8, nUsers: 160, nTotal: n(6000), thinkMean: 2}, fleet(seed)
 	}

@@ -474,6 +474,7 @@ func (s *sim) complete(p *pod, r *request) {
 	r.pinned = nil
 	if r.pick != nil {
 		r.pick.Done(balance.Success)
+		r.pick.Answered(int64(r.output.tokens)) // the response's usage
 	}
 	s.done = append(s.done, r)
 	s.push(&event{t: s.now + s.w.think(r.user), kind: evArrive, user: r.user})

@@ -212,6 +212,7 @@ type documents struct {
 	docs                 []int     // tokens of each document
 	cdf                  []float64 // popularity, cumulative
 	q, out, turns        int
+	bounded              bool    // requests carry max_tokens (the answer's length)
 	sessionShare         float64 // of conversations
 	turnThink, gap       float64 // mean pauses (s): between turns, between conversations
 	nUsers, nTotal, sent int
@@ -233,7 +234,7 @@ type conversation struct {
 // probability 1/(turns+1).
 func newDocuments(rng *rand.Rand, rate float64, warm, measured float64) *documents {
 	const nDocs, docTokens, users, turns = 48, 3000, 128, 4
-	w := &documents{rng: rng, q: 150, out: 32, turns: turns, sessionShare: 1 / float64(turns+1),
+	w := &documents{rng: rng, q: 150, out: 32, turns: turns, bounded: true, sessionShare: 1 / float64(turns+1),
 		turnThink: 1, nUsers: users, warm: warm}
 	order := rng.Perm(nDocs)
 	weights := make([]float64, nDocs)
@@ -291,10 +292,12 @@ func (w *documents) next(u int) *request {
 	c.history = append(c.history, segment{id: segUser | w.seq, tokens: w.q, role: "user"})
 	r := &request{
 		user: u, session: c.session, turn: c.turn, group: c.doc,
-		prompt:    append([]segment(nil), c.history...),
-		output:    segment{id: segAnswer | w.seq, tokens: w.out, role: "assistant"},
-		headers:   map[string][]string{"X-User-Id": {fmt.Sprint("user-", u)}},
-		maxTokens: w.out,
+		prompt:  append([]segment(nil), c.history...),
+		output:  segment{id: segAnswer | w.seq, tokens: w.out, role: "assistant"},
+		headers: map[string][]string{"X-User-Id": {fmt.Sprint("user-", u)}},
+	}
+	if w.bounded {
+		r.maxTokens = w.out
 	}
 	if c.session >= 0 {
 		r.headers["X-Session-Id"] = []string{fmt.Sprint("chat-", c.session)}

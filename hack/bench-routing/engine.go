@@ -26,6 +26,9 @@ type engineParams struct {
 	// too), so a big batch of long conversations decodes slowly.
 	DecodePerCtx    time.Duration
 	PrefillPerToken time.Duration // per uncached prompt token
+	// AnswerTokens is the answer's length when the request sets no
+	// max_tokens (the model stops there by itself).
+	AnswerTokens int
 }
 
 // bytesPerToken is the fake tokenizer: 4 bytes of text per token.
@@ -326,7 +329,11 @@ func (e *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		text.WriteString(render(m.Role, m.Content))
 	}
 	prompt := text.String()
-	out := max(req.MaxTokens, 1)
+	out := req.MaxTokens
+	if out <= 0 {
+		out = e.p.AnswerTokens
+	}
+	out = max(out, 1)
 	promptIDs := pageIDs(prompt, e.p.BlockTokens)
 	answer := answerText(promptIDs, out)
 	// The sequence's pages: prompt and answer as one stream, so the next

@@ -63,6 +63,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
 	samplesDir := flag.String("samples", "", "also write every request of each cell (one JSON line each) to <dir>/<load>-<picker>.jsonl")
 	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
+	noMaxTokens := flag.Bool("no-max-tokens", false, "clients send no max_tokens (the engines answer as long as with it): a router must learn the answers' length from their usage")
 	decodePerCtx := flag.Duration("decode-per-ctx", time.Microsecond, "step cost per token of each decoding sequence's context (0: decode costs no more for long conversations)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
@@ -72,7 +73,7 @@ func main() {
 	eng := map[string]*engine{}
 	params := engineParams{MaxRunning: 32, CacheBlocks: 4000, BlockTokens: 16, StepTokens: 1024,
 		StepBase: 6 * time.Millisecond, DecodePerSeq: 500 * time.Microsecond, DecodePerCtx: *decodePerCtx,
-		PrefillPerToken: 300 * time.Microsecond}
+		PrefillPerToken: 300 * time.Microsecond, AnswerTokens: answerTokens}
 	for i, ip := range ips {
 		name := fmt.Sprintf("vllm-%d", i)
 		names = append(names, name)
@@ -121,7 +122,7 @@ func main() {
 			if err != nil {
 				log.Fatalf("-loads %q: %v", l, err)
 			}
-			wp := workloadParams{Docs: 48, DocTokens: 3000, QuestionToks: 150, AnswerToks: 32, Turns: 4, SessionShare: 0.5,
+			wp := workloadParams{Docs: 48, DocTokens: 3000, QuestionToks: 150, AnswerToks: answerTokens, NoMaxTokens: *noMaxTokens, Turns: 4, SessionShare: 0.5,
 				Think: time.Second, Rate: rate, Warmup: *warmup, Duration: *duration, Seed: seed}
 			w := newWorkload(wp)
 			for _, p := range strings.Split(*pick, ",") {
@@ -366,3 +367,7 @@ func terminate(cmd *exec.Cmd) {
 		<-done
 	}
 }
+
+// answerTokens is every answer's length: the workload's max_tokens, and what
+// an engine answers a request without one.
+const answerTokens = 32

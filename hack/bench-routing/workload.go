@@ -25,6 +25,9 @@ type workloadParams struct {
 	DocTokens    int
 	QuestionToks int
 	AnswerToks   int
+	// NoMaxTokens: requests carry no max_tokens (as many chat clients
+	// send them); the engines answer AnswerToks tokens anyway.
+	NoMaxTokens  bool
 	Turns        int
 	SessionShare float64 // share of requests that belong to sessions
 	Think        time.Duration
@@ -120,7 +123,11 @@ func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) 
 	var wg sync.WaitGroup
 	t0 := time.Now()
 	send := func(msgs []message, doc, session, turn int, prevPod string) (sample, string) {
-		body, _ := json.Marshal(map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true})
+		fields := map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true}
+		if p.NoMaxTokens {
+			delete(fields, "max_tokens")
+		}
+		body, _ := json.Marshal(fields)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		s := sample{session: session, turn: turn, prevPod: prevPod, doc: doc}

@@ -32,9 +32,13 @@ const (
 	// DefaultBytesPerToken converts the pod's cache geometry (tokens) to
 	// prompt bytes: about 4 bytes of request JSON per token.
 	DefaultBytesPerToken = 4.0
-	// DefaultOutputTokens is the answer length assumed for a request's KV
-	// pages when its body bounds it higher or not at all.
+	// DefaultOutputTokens caps the answer length counted for a request's
+	// KV pages (its body's bound, or the answers the backend gave requests
+	// without one), and is that length until an answer is observed.
 	DefaultOutputTokens = 256
+	// answerSamples is the number of answers the learned answer length
+	// (Balancer.answer) averages over, as an exponential moving average.
+	answerSamples = 32
 	// DefaultLoadBound caps each pod's share of recent placements (by
 	// prefix Score) at this multiple of the pods' mean, plus one request.
 	DefaultLoadBound = 1.05
@@ -167,7 +171,9 @@ type Request struct {
 	PromptBytes int
 	// OutputTokens bounds the answer (the body's max_completion_tokens or
 	// max_tokens; 0 when absent): the pod allocates KV pages for it, which
-	// ages what the pod caches. At most DefaultOutputTokens are counted.
+	// ages what the pod caches. At most DefaultOutputTokens are counted;
+	// when absent, the length the backend's answers have had
+	// (Pick.Answered).
 	OutputTokens int
 }
 
@@ -251,6 +257,13 @@ type Balancer struct {
 	moves    int64
 	// epoch is the heat clock's zero (see tick).
 	epoch time.Time
+	// answer is the answer length (tokens) counted for a request whose
+	// body does not bound it: the moving average of the answers the
+	// backend gave such requests (Pick.Answered), DefaultOutputTokens
+	// until the first. Many clients send no max_tokens; assuming the cap
+	// for them aged the pods' memory as if every answer were long, and the
+	// router forgot prefixes the pods still held.
+	answer float64
 }
 
 // tick is now on the blocks' heat clock (heatTick units since the epoch;
@@ -286,7 +299,7 @@ func New(cfg Config) *Balancer {
 	if !cfg.LoadAware {
 		cfg.BlockBytes, cfg.SessionHeaders = 0, nil
 	}
-	b := &Balancer{cfg: cfg, now: cfg.Now, byAddr: map[string]*Pod{}, sessions: map[uint64]*binding{}}
+	b := &Balancer{cfg: cfg, now: cfg.Now, byAddr: map[string]*Pod{}, sessions: map[uint64]*binding{}, answer: DefaultOutputTokens}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -475,7 +488,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	if req != nil && b.cfg.BlockBytes > 0 {
 		b.remember(p, req, now)
 	}
-	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved}
+	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved, unbounded: req != nil && req.OutputTokens <= 0}
 	if p.halfOpen {
 		p.trial, pk.trial = true, true
 	}
@@ -500,9 +513,9 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	}
 	m := b.matched(p, req.Blocks)
 	if p.cacheTokens > 0 {
-		out := DefaultOutputTokens
+		out := int(b.answer + 0.5)
 		if req.OutputTokens > 0 {
-			out = min(out, req.OutputTokens)
+			out = min(DefaultOutputTokens, req.OutputTokens)
 		}
 		// What the pod must allocate: the prompt past what it holds, and
 		// the answer. The prompt's new whole blocks stand for its new
@@ -837,6 +850,9 @@ type Pick struct {
 	pod   *Pod
 	trial bool
 	done  bool
+	// unbounded: the request's body set no answer bound, so its answer
+	// teaches the balancer the backend's answer length (Answered).
+	unbounded bool
 	// Addr is the chosen pod's "ip:port".
 	Addr string
 	// Moved is true when a session left its busy pod for this one.
@@ -874,6 +890,28 @@ func (pk *Pick) Done(r Result) {
 	case StreamIdle:
 		b.quarantine(p)
 	}
+}
+
+// Answered reports the answer's length in tokens (the response's usage),
+// before or after Done. An answer to a request without a bound moves the
+// answer length counted for the next such requests (capped at
+// DefaultOutputTokens); others are ignored.
+func (pk *Pick) Answered(tokens int64) {
+	if pk == nil || !pk.unbounded || tokens < 0 {
+		return
+	}
+	b := pk.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.answer += (min(float64(tokens), DefaultOutputTokens) - b.answer) / answerSamples
+}
+
+// AnswerTokens is the answer length counted for a request whose body does
+// not bound it (status pages, tests).
+func (b *Balancer) AnswerTokens() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answer
 }
 
 func (b *Balancer) quarantine(p *Pod) {

@@ -545,6 +545,55 @@ func TestWarmRequestsAgeByNewBlocks(t *testing.T) {
 	require.EqualValues(t, before+int64(short.PromptBytes/4)+1, pod.clock)
 }
 
+// A request whose body sets no max_tokens ages the pod's memory by the
+// answers the backend has given such requests, not by the cap: with short
+// answers, the prefix a pod evicts only after many requests is not
+// forgotten after a few. A bounded request's answer teaches nothing.
+func TestUnboundedRequestsAgeByLearnedAnswers(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	a := addrs(1)
+	b.SetPods(a)
+	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 100}) // 1600 tokens
+	pod := b.byAddr[a[0]]
+	// send places one request (its prompt shorter than a block, so the
+	// same prompt bytes each time) and reports its answer; it returns how
+	// far the pod's clock moved for it.
+	send := func(body []byte, answer int64) int64 {
+		before := pod.clock
+		r := b.Features(nil, body)
+		pk := pick(t, b, &r)
+		pk.Done(Success)
+		pk.Answered(answer)
+		return pod.clock - before
+	}
+	require.InDelta(t, DefaultOutputTokens, b.AnswerTokens(), 0, "the cap until an answer is seen")
+	bounded := send(chatMax(8, "x", "q"), 8)
+	for range 20 {
+		send(chatMax(8, "x", "q"), 8) // a bounded request's answer teaches nothing
+	}
+	require.InDelta(t, DefaultOutputTokens, b.AnswerTokens(), 0)
+	unbounded := send(chat("x", "q"), 8)
+	require.EqualValues(t, DefaultOutputTokens-8, unbounded-bounded, "counted at the cap before any answer was learned")
+	for range 200 {
+		send(chat("x", "q"), 8)
+	}
+	require.InDelta(t, 8, b.AnswerTokens(), 1, "learned from 200 answers of 8 tokens")
+	require.InDelta(t, bounded, send(chat("x", "q"), 8), 1, "an unbounded request now counts as a bounded one")
+	send(chat("x", "q"), 5000)
+	require.InDelta(t, 8+float64(DefaultOutputTokens-8)/answerSamples, b.AnswerTokens(), 1, "an answer counts at most the cap")
+
+	// A document of 5 blocks behind 40 short unbounded requests is still
+	// remembered: counting each answer at the cap would have aged it out
+	// of 1600 tokens after 6 of them.
+	doc := b.Features(nil, chat(strings.Repeat("d", 1300), "q"))
+	require.Len(t, doc.Blocks, 5)
+	pick(t, b, &doc).Done(Success)
+	for range 40 {
+		send(chat("x", "q"), 8)
+	}
+	require.Equal(t, len(doc.Blocks), b.matched(pod, doc.Blocks), "the document is still remembered")
+}
+
 // The load bound: a popular prefix on an idle fleet would go to its pod
 // every time (a full match beats an empty pod); once that pod's recent
 // placements pass LoadBound × the mean + 1 it leaves the candidates, the
