@@ -511,6 +511,16 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 	busy.Done(Success)
 }
 
+// cachedPod is a prefix-affinity balancer over one pod that publishes a
+// cache of `blocks` pages of 16 tokens.
+func cachedPod(blocks float64) (*Balancer, *Pod) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
+	a := addrs(1)
+	b.SetPods(a)
+	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: blocks})
+	return b, b.byAddr[a[0]]
+}
+
 // A warm request ages the pod's memory by the blocks it adds, not by the
 // tail past its last whole block: that tail is mostly the shared prompt's
 // (the pod caches it at a finer grain) and is counted when a later block
@@ -518,11 +528,7 @@ func TestEvictionAgesRememberedBlocks(t *testing.T) {
 // matched; counting each request's tail (about 230 bytes = 57 tokens here)
 // aged it out after them although the pod allocated only their answers.
 func TestWarmRequestsAgeByNewBlocks(t *testing.T) {
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
-	a := addrs(1)
-	b.SetPods(a)
-	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 40}) // 640 tokens
-	pod := b.byAddr[a[0]]
+	b, pod := cachedPod(40) // 640 tokens
 	send := func(body []byte) Request {
 		r := b.Features(nil, body)
 		pick(t, b, &r).Done(Success)
@@ -550,11 +556,7 @@ func TestWarmRequestsAgeByNewBlocks(t *testing.T) {
 // answers, the prefix a pod evicts only after many requests is not
 // forgotten after a few. A bounded request's answer teaches nothing.
 func TestUnboundedRequestsAgeByLearnedAnswers(t *testing.T) {
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024})
-	a := addrs(1)
-	b.SetPods(a)
-	b.SetMetrics(a[0], &EngineMetrics{CacheBlockSize: 16, CacheBlocks: 100}) // 1600 tokens
-	pod := b.byAddr[a[0]]
+	b, pod := cachedPod(100) // 1600 tokens
 	// send places one request (its prompt shorter than a block, so the
 	// same prompt bytes each time) and reports its answer; it returns how
 	// far the pod's clock moved for it.
