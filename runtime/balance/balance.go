@@ -907,7 +907,7 @@ func (pk *Pick) Answered(tokens int64) {
 }
 
 // AnswerTokens is the answer length counted for a request whose body does
-// not bound it (status pages, tests).
+// not bound it (tests read it).
 func (b *Balancer) AnswerTokens() float64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
