@@ -488,7 +488,9 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	if req != nil && b.cfg.BlockBytes > 0 {
 		b.remember(p, req, now)
 	}
-	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved, unbounded: req != nil && req.OutputTokens <= 0}
+	// Only prefix affinity counts answers; without it Answered stays off
+	// the lock.
+	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved, unbounded: req != nil && req.OutputTokens <= 0 && b.cfg.BlockBytes > 0}
 	if p.halfOpen {
 		p.trial, pk.trial = true, true
 	}
