@@ -722,33 +722,43 @@ func TestLoadBoundSoftAndHard(t *testing.T) {
 	require.NotEqual(t, a[0], f.place(t, rare), "past the hard bound the prefix spills")
 }
 
-// Between the soft and the hard bound, a prefix only the busy pod holds
-// stays there when it is rare, and gets a second home when it carries a
-// good share of the pod's recent placements (its heat): the second pod
-// learns it, and from then on the soft bound shares it without a cold
-// prefill. The heat decays with the rate window.
-func TestLoadBoundReplicatesHotPrefix(t *testing.T) {
+// A prefix gets another home as soon as its traffic calls for one, before
+// its pod is over the load bound: a rare prefix keeps its only home, a hot
+// one (at least half the mean pod's recent placements per home) gets a
+// second, which learns it, and from then on the two share it without a
+// cold prefill. The heat decays with the rate window.
+func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 	f := newBoundFixture()
 	b, a := f.b, f.a
 	rare, hot := f.prompt("r"), f.prompt("h")
 	f.touch(a[0], &rare, 1)
-	f.touch(a[0], &hot, 5) // 5 of the pod's 12 recent placements, over half the mean pod's 9
-	// Mean 9: soft bound 10.45, hard bound 12.25.
-	f.rates(12)
-	require.Equal(t, a[0], f.place(t, rare), "a rare prefix keeps its only home below the hard bound")
-	f.rates(12)
+	f.touch(a[0], &hot, 5) // 5 recent placements: over half the mean pod's 8
+	// Every pod at 8 recent placements: all within the soft bound (9.4).
+	f.rates(8)
+	require.Equal(t, a[0], f.place(t, rare), "a rare prefix keeps its only home")
+	f.rates(8)
 	second := f.place(t, hot)
-	require.NotEqual(t, a[0], second, "a hot prefix gets a second home")
+	require.NotEqual(t, a[0], second, "a hot prefix gets a second home while its pod is within the bound")
 	require.Equal(t, len(hot.Blocks), b.matched(b.byAddr[second], hot.Blocks), "the second home learns the prefix")
-	f.rates(12)
-	require.Equal(t, second, f.place(t, hot), "from then on the soft bound shares it with the second home")
+	f.rates(8)
+	require.Contains(t, []string{a[0], second}, f.place(t, hot), "6 placements on 2 homes < 2 × half the mean pod's 8: no third home")
 
-	// Heat decays: two windows later the same prefix (touched 5 times there)
-	// no longer carries a quarter of a pod placed 12 times recently.
+	// Heat decays: two windows later the prefix (touched 5 times there) no
+	// longer carries half a mean pod's placements.
 	f.c.add(2 * DefaultRateWindow)
 	b.byAddr[second].blocks = nil
-	f.rates(12)
+	f.rates(8)
 	require.Equal(t, a[0], f.place(t, hot), "a prefix that cooled down keeps its only home")
+
+	// Without the load bound nothing spreads.
+	off := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: f.c.now, LoadBound: -1})
+	off.SetPods(a)
+	for range 5 {
+		off.remember(off.byAddr[a[0]], &hot, off.now())
+	}
+	pk := pick(t, off, &hot)
+	pk.Done(Success)
+	require.Equal(t, a[0], pk.Addr, "LoadBound < 0 turns spreading off")
 }
 
 // Past the hard bound a pod sheds its hottest prefixes, not whichever
