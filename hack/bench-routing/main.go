@@ -67,6 +67,13 @@ func main() {
 	decodePerCtx := flag.Duration("decode-per-ctx", time.Microsecond, "step cost per token of each decoding sequence's context (0: decode costs no more for long conversations)")
 	flag.Parse()
 	log.SetFlags(log.Ltime)
+	if *samplesDir != "" {
+		// Made before the first cell: a missing directory used to end the
+		// run after its first cell's 90 s.
+		if err := os.MkdirAll(*samplesDir, 0o755); err != nil {
+			log.Fatalf("-samples: %v", err)
+		}
+	}
 
 	ips := strings.Split(*podIPs, ",")
 	var names []string

@@ -597,10 +597,10 @@ func TestUnboundedRequestsAgeByLearnedAnswers(t *testing.T) {
 }
 
 // The load bound: a popular prefix on an idle fleet would go to its pod
-// every time (a full match beats an empty pod); once that pod's recent
-// placements pass LoadBound × the mean + 1 it leaves the candidates, the
-// prefix spills to another pod, which learns it, and the placements even
-// out. Without the bound one pod takes all of them.
+// every time (a full match beats an empty pod); carrying every placement,
+// it gets more homes (spread), which learn it, and the soft bound shares
+// it between them, so the placements even out. Without the bound one pod
+// takes all of them.
 func TestLoadBoundSpillsPopularPrefix(t *testing.T) {
 	c := newClock()
 	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now})
