@@ -576,11 +576,7 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
 		return cands, matched, rates
 	}
-	mean := 0.0
-	for _, r := range rates {
-		mean += r
-	}
-	mean /= float64(len(cands))
+	mean := meanOf(rates)
 	soft := b.cfg.LoadBound*mean + 1
 	hard := max(b.cfg.LoadBound, b.cfg.HardLoadBound)*mean + 1
 	last := max(b.cfg.LoadBound, b.cfg.HardLoadBound)*mean*lastBound + 1
@@ -593,24 +589,41 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 	if bestIn < 0 {
 		return cands, matched, rates
 	}
-	var out []*Pod
-	var outM []int
-	var outR []float64
-	for i, p := range cands {
+	return keepPods(cands, matched, rates, func(i int) bool {
 		keep := rates[i] < soft || matched[i] > bestIn
 		if keep && rates[i] >= hard {
 			// Past the hard bound the pod sheds its hottest prefixes (a
 			// rare one would cost a cold prefill and relieve little),
 			// and everything past the last bound.
-			keep = rates[i] < last && !b.amongHottest(p, req, matched[i], now)
+			keep = rates[i] < last && !b.amongHottest(cands[i], req, matched[i], now)
 		}
-		if keep {
+		return keep
+	})
+}
+
+// keepPods returns the candidates for which keep(i) holds, with their
+// matches and rates, in new slices (cands is the caller's).
+func keepPods(cands []*Pod, matched []int, rates []float64, keep func(i int) bool) ([]*Pod, []int, []float64) {
+	var out []*Pod
+	var outM []int
+	var outR []float64
+	for i, p := range cands {
+		if keep(i) {
 			out = append(out, p)
 			outM = append(outM, matched[i])
 			outR = append(outR, rates[i])
 		}
 	}
 	return out, outM, outR
+}
+
+// meanOf is the mean of xs (0 for none).
+func meanOf(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(max(len(xs), 1))
 }
 
 // spread drops the homes of a hot prefix from the candidates, so the
@@ -637,30 +650,17 @@ func (b *Balancer) spread(cands []*Pod, matched []int, rates []float64, req *Req
 		return cands, matched, rates
 	}
 	last, tick := req.Blocks[m-1], b.tick(now)
-	heat, homes, mean := 0.0, 0, 0.0
+	heat, homes := 0.0, 0
 	for i, p := range cands {
-		mean += rates[i]
 		if matched[i] == m {
 			heat += p.blocks.Heat(last, tick)
 			homes++
 		}
 	}
-	mean /= float64(len(cands))
-	if homes == len(cands) || heat < float64(homes)*homeShare*mean {
+	if homes == len(cands) || heat < float64(homes)*homeShare*meanOf(rates) {
 		return cands, matched, rates
 	}
-	// New slices: cands is the caller's.
-	out := make([]*Pod, 0, len(cands)-homes)
-	var outM []int
-	var outR []float64
-	for i, p := range cands {
-		if matched[i] < m {
-			out = append(out, p)
-			outM = append(outM, matched[i])
-			outR = append(outR, rates[i])
-		}
-	}
-	return out, outM, outR
+	return keepPods(cands, matched, rates, func(i int) bool { return matched[i] < m })
 }
 
 // amongHottest: the prefix the request shares with p is at least half as
@@ -723,11 +723,7 @@ func Choose(works, hits []float64, weight float64) int { return choose(works, hi
 // choose is Choose with ties going to the lowest rate (when rates is not
 // nil), then to the first.
 func choose(works, hits, rates []float64, weight float64) int {
-	mean := 0.0
-	for _, w := range works {
-		mean += w
-	}
-	mean /= float64(max(len(works), 1))
+	mean := meanOf(works)
 	best, bestScore := 0, 0.0
 	for i := range works {
 		s := Score(works[i], mean, hits[i], weight)
