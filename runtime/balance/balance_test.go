@@ -742,6 +742,9 @@ func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 	require.Equal(t, len(hot.Blocks), b.matched(b.byAddr[second], hot.Blocks), "the second home learns the prefix")
 	f.rates(8)
 	require.Contains(t, []string{a[0], second}, f.place(t, hot), "6 placements on 2 homes < 2 × half the mean pod's 8: no third home")
+	// Mean 9: soft bound 10.45; 7 placements on 2 homes < 9.
+	f.rates(12)
+	require.Equal(t, second, f.place(t, hot), "with the first home over the soft bound, the soft bound shares it with the second home")
 
 	// Heat decays: two windows later the prefix (touched 5 times there) no
 	// longer carries half a mean pod's placements.
