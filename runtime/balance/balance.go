@@ -50,8 +50,11 @@ const (
 	// and of the prompt blocks' heat.
 	DefaultRateWindow = 20 * time.Second
 	// homeShare: a prefix gets another home (spread) while its recent
-	// placements are at least this share of the mean pod's per home it has.
-	homeShare = 0.5
+	// chosen placements (its heat) are at least this share of the mean
+	// pod's placements per home it has. A bound session's later turns are
+	// not in the heat (about 3/8 of the EPP comparison's requests), so 0.3
+	// of the mean pod's placements is about half a mean pod's traffic.
+	homeShare = 0.3
 	// hottestShare: past the hard bound a pod sheds the prefixes at least
 	// this share as hot as its hottest.
 	hottestShare = 0.5
@@ -462,17 +465,19 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 		return nil, ErrAllQuarantined
 	}
 	var p *Pod
-	moved := false
+	// stayed: a bound session's turn stayed on its pod, which no rule
+	// chose (its prompt does not count in the blocks' heat, see remember).
+	moved, stayed := false, false
 	switch {
 	case !b.cfg.LoadAware:
 		p = cands[0]
 	case req != nil && req.HasSession:
-		p, moved = b.pickSession(req, cands, now)
+		p, moved, stayed = b.pickSession(req, cands, now)
 	default:
 		p = b.pickLoad(req, cands, now)
 	}
 	if req != nil && b.cfg.BlockBytes > 0 {
-		b.remember(p, req, now)
+		b.remember(p, req, now, !stayed)
 	}
 	// Only prefix affinity counts answers; without it Answered stays off
 	// the lock.
@@ -494,8 +499,13 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 // remember records that p was sent the request's prompt. With the pod's
 // cache geometry known, the pod's clock first advances by what the pod must
 // allocate for it (the prompt blocks it does not hold and the answer), and
-// the blocks are stamped with the new clock.
-func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
+// the blocks are stamped with the new clock. The blocks' heat counts the
+// placement only when chosen: a bound session's later turns stay on their
+// pod whatever the rules say, so they are not traffic another home of the
+// prefix could take, and counting them (a 4-turn session is a burst of four
+// on its document) made documents with a third of a mean pod's movable
+// traffic look hot enough for a further home on every session burst.
+func (b *Balancer) remember(p *Pod, req *Request, now time.Time, chosen bool) {
 	if p.blocks == nil && len(req.Blocks) > 0 {
 		p.blocks = newBlockLRU(b.maxBlocks(p), b.heatWindow())
 	}
@@ -523,7 +533,7 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time) {
 	// of a prompt outlives its tail (as in the engine's cache).
 	tick := b.tick(now)
 	for i := len(req.Blocks) - 1; i >= 0; i-- {
-		p.blocks.TouchAt(req.Blocks[i], p.clock, tick)
+		p.blocks.TouchAt(req.Blocks[i], p.clock, tick, chosen)
 	}
 	if m > 0 {
 		p.topHeat = max(b.topHeat(p, tick), p.blocks.Heat(req.Blocks[m-1], tick))
@@ -757,10 +767,13 @@ func leastLoaded(cands []*Pod) *Pod {
 // binding follows. A new (or expired, or orphaned) session is placed like a
 // request without a session (pickLoad: the best Score when prefix affinity
 // is on, so its first turn lands where its prefix is cached).
-func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod, bool) {
+//
+// It returns the pod, whether the session moved, and whether it stayed on
+// its bound pod (no rule chose it).
+func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (p *Pod, moved, stayed bool) {
 	bd := b.sessions[req.Session]
 	if bd != nil && now.Sub(bd.last) <= b.cfg.SessionIdle && b.byAddr[bd.pod.Addr] == bd.pod && slices.Contains(cands, bd.pod) {
-		p := bd.pod
+		p = bd.pod
 		bd.last = now
 		least := leastLoaded(cands)
 		if p != least && p.queuing() && clearlyBusier(p.work(), least.work()) {
@@ -780,21 +793,21 @@ func (b *Balancer) pickSession(req *Request, cands []*Pod, now time.Time) (*Pod,
 			// behind (to a pod without the conversation's shared prefix,
 			// about PrefixWeight fleet-mean loads).
 			if !b.worthMoving(req, p, to, cands) {
-				return p, false
+				return p, false, true
 			}
 			bd.pod = to
 			b.moves++
-			return to, true
+			return to, true, false
 		}
-		return p, false
+		return p, false, true
 	}
-	p := b.pickLoad(req, cands, now)
+	p = b.pickLoad(req, cands, now)
 	if bd != nil {
 		bd.pod, bd.last = p, now
 	} else {
 		b.sessions[req.Session] = &binding{pod: p, last: now}
 	}
-	return p, false
+	return p, false, false
 }
 
 // worthMoving: with prefix affinity, a session moves from p to to only when

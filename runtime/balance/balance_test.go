@@ -656,10 +656,13 @@ func newBoundFixture() *boundFixture {
 	return f
 }
 
-func (f *boundFixture) rates(first float64) {
+func (f *boundFixture) rates(first float64) { f.ratesOf(first, 8) }
+
+// ratesOf gives the first pod first recent placements and the others others.
+func (f *boundFixture) ratesOf(first, others float64) {
 	for i, addr := range f.a {
 		p := f.b.byAddr[addr]
-		p.rate, p.rateAt = 8, f.c.now()
+		p.rate, p.rateAt = others, f.c.now()
 		if i == 0 {
 			p.rate = first
 		}
@@ -675,7 +678,7 @@ func (f *boundFixture) place(t *testing.T, r Request) string {
 // touch records n placements of r on the pod at addr.
 func (f *boundFixture) touch(addr string, r *Request, n int) {
 	for range n {
-		f.b.remember(f.b.byAddr[addr], r, f.b.now())
+		f.b.remember(f.b.byAddr[addr], r, f.b.now(), true)
 	}
 }
 
@@ -724,15 +727,15 @@ func TestLoadBoundSoftAndHard(t *testing.T) {
 
 // A prefix gets another home as soon as its traffic calls for one, before
 // its pod is over the load bound: a rare prefix keeps its only home, a hot
-// one (at least half the mean pod's recent placements per home) gets a
-// second, which learns it, and from then on the two share it without a
-// cold prefill. The heat decays with the rate window.
+// one (at least homeShare of the mean pod's recent placements per home)
+// gets a second, which learns it, and from then on the two share it
+// without a cold prefill. The heat decays with the rate window.
 func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 	f := newBoundFixture()
 	b, a := f.b, f.a
 	rare, hot := f.prompt("r"), f.prompt("h")
 	f.touch(a[0], &rare, 1)
-	f.touch(a[0], &hot, 5) // 5 recent placements: over half the mean pod's 8
+	f.touch(a[0], &hot, 3) // 3 recent placements: over 0.3 × the mean pod's 8
 	// Every pod at 8 recent placements: all within the soft bound (9.4).
 	f.rates(8)
 	require.Equal(t, a[0], f.place(t, rare), "a rare prefix keeps its only home")
@@ -741,13 +744,13 @@ func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 	require.NotEqual(t, a[0], second, "a hot prefix gets a second home while its pod is within the bound")
 	require.Equal(t, len(hot.Blocks), b.matched(b.byAddr[second], hot.Blocks), "the second home learns the prefix")
 	f.rates(8)
-	require.Contains(t, []string{a[0], second}, f.place(t, hot), "6 placements on 2 homes < 2 × half the mean pod's 8: no third home")
-	// Mean 9: soft bound 10.45; 7 placements on 2 homes < 9.
+	require.Contains(t, []string{a[0], second}, f.place(t, hot), "4 placements on 2 homes < 2 × 0.3 × the mean pod's 8: no third home")
+	// Mean 9: soft bound 10.45; 5 placements on 2 homes < 5.4.
 	f.rates(12)
 	require.Equal(t, second, f.place(t, hot), "with the first home over the soft bound, the soft bound shares it with the second home")
 
-	// Heat decays: two windows later the prefix (touched 5 times there) no
-	// longer carries half a mean pod's placements.
+	// Heat decays: two windows later the prefix (touched 3 times there) no
+	// longer carries 0.3 of a mean pod's placements.
 	f.c.add(2 * DefaultRateWindow)
 	b.byAddr[second].blocks = nil
 	f.rates(8)
@@ -756,8 +759,8 @@ func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 	// Without the load bound nothing spreads.
 	off := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: f.c.now, LoadBound: -1})
 	off.SetPods(a)
-	for range 5 {
-		off.remember(off.byAddr[a[0]], &hot, off.now())
+	for range 3 {
+		off.remember(off.byAddr[a[0]], &hot, off.now(), true)
 	}
 	pk := pick(t, off, &hot)
 	pk.Done(Success)
@@ -772,40 +775,89 @@ func TestHardBoundShedsHottestFirst(t *testing.T) {
 	f := newBoundFixture()
 	a := f.a
 	rare, hot := f.prompt("r"), f.prompt("h")
-	f.touch(a[0], &rare, 2)
-	f.touch(a[0], &hot, 8)
-	// Mean 9.25: hard bound 12.56, last bound 14.88. Heat: rare 2, hot 8.
-	f.rates(13)
+	f.touch(a[0], &rare, 1)
+	f.touch(a[0], &hot, 5)
+	// Mean 18.25: hard bound 23.81, last bound 28.38; a further home needs
+	// 0.3 × 18.25 = 5.475 placements, which neither prefix has (so what
+	// moves here is the hard bound's doing, not spread's). Heat: rare 1,
+	// hot 5 (the pod's hottest).
+	f.ratesOf(25, 16)
 	require.Equal(t, a[0], f.place(t, rare), "a rare prefix stays past the hard bound")
-	f.rates(13)
+	f.ratesOf(25, 16)
 	require.NotEqual(t, a[0], f.place(t, hot), "the hottest prefix leaves")
-	// Mean 9.75: last bound 1.5 × 9.75 + 1 = 15.63.
-	f.rates(15)
+	// Mean 18.75: last bound 1.5 × 18.75 + 1 = 29.13; rare's heat 2, under
+	// half the hottest's 5.
+	f.ratesOf(27, 16)
 	require.Equal(t, a[0], f.place(t, rare), "still under the last bound")
-	f.rates(16)
+	f.ratesOf(31, 16)
 	require.NotEqual(t, a[0], f.place(t, rare), "past the last bound every prefix spills")
 }
 
 // A prefix gets another home only while its traffic (its heat summed over
-// its homes) is at least half the mean pod's per home it has: a prefix on
-// two busy pods whose traffic would fill one stays on them.
+// its homes) is at least homeShare of the mean pod's per home it has: a
+// prefix on two busy pods whose traffic would not fill more stays on them.
 func TestLoadBoundHomesFollowTraffic(t *testing.T) {
 	f := newBoundFixture()
 	b, a := f.b, f.a
 	doc := f.prompt("d")
-	f.touch(a[0], &doc, 5)
-	f.touch(a[1], &doc, 4)
+	f.touch(a[0], &doc, 3)
+	f.touch(a[1], &doc, 2)
 	rates := func() { // mean 10: soft bound 11.5, hard bound 13.5
 		f.rates(12)
 		b.byAddr[a[1]].rate = 12
 	}
 	rates()
 	got := f.place(t, doc)
-	require.Contains(t, a[:2], got, "9 placements on 2 homes < 2 × half the mean pod's 10: no third home")
-	f.touch(a[1], &doc, 3)
+	require.Contains(t, a[:2], got, "5 placements on 2 homes < 2 × 0.3 × the mean pod's 10: no third home")
+	f.touch(a[1], &doc, 2)
 	rates()
 	got = f.place(t, doc)
-	require.Contains(t, a[2:], got, "13 placements on 2 homes: a third home")
+	require.Contains(t, a[2:], got, "8 placements on 2 homes: a third home")
+}
+
+// A bound session's later turns stay on their pod whatever the rules say,
+// so they are not traffic another home could take and do not make their
+// prefix hot: a document whose recent traffic is one session's six turns
+// keeps its only home for the next request, while six placements the
+// balancer chose give it a second.
+func TestSessionTurnsDoNotHeatTheirPrefix(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	a := addrs(4)
+	b.SetPods(a)
+	doc := strings.Repeat("d", 4000)
+	turns := []string{"q1"}
+	home := ""
+	for i := range 6 {
+		r := b.Features(map[string][]string{"X-Session-Id": {"s1"}}, chat(doc, turns...))
+		p := pick(t, b, &r)
+		p.Done(Success)
+		if i == 0 {
+			home = p.Addr
+		}
+		require.Equal(t, home, p.Addr, "turn %d stays on the session's pod", i+1)
+		turns = append(turns, fmt.Sprint("a", i+1), fmt.Sprint("q", i+2))
+	}
+	// Every pod at 8 recent placements: a further home needs 0.3 × 8 =
+	// 2.4 on the one home; the session's first turn is 1.
+	rates := func() {
+		for _, addr := range a {
+			b.byAddr[addr].rate, b.byAddr[addr].rateAt = 8, c.now()
+		}
+	}
+	plain := b.Features(nil, chat(doc, "other"))
+	rates()
+	got := pick(t, b, &plain)
+	got.Done(Success)
+	require.Equal(t, home, got.Addr, "the session's turns do not make the document hot")
+	for range 4 {
+		b.remember(b.byAddr[home], &plain, c.now(), true)
+	}
+	rates()
+	got = pick(t, b, &plain)
+	got.Done(Success)
+	require.NotEqual(t, home, got.Addr, "six chosen placements do")
 }
 
 // A session moved off a hot pod goes to the best other pod by Score, one
@@ -828,7 +880,7 @@ func TestSessionMovesToPrefixHolder(t *testing.T) {
 	holder := ""
 	b.byAddr[a[1]].blocks = nil
 	other := b.Features(nil, chat(doc, "other"))
-	b.remember(b.byAddr[a[1]], &other, b.now())
+	b.remember(b.byAddr[a[1]], &other, b.now(), true)
 	holder = a[1]
 	if home.Addr == holder {
 		t.Fatalf("setup: the session landed on %s", holder)

@@ -11,8 +11,9 @@ import "math"
 // (BenchmarkLRUMemory, TestLRUMemoryPerBlock). Each node carries the stamp
 // of its last touch (the pod's allocation clock, see Pod.clock), so a block
 // can be aged out before the count bound evicts it, and its heat: how often
-// it was touched lately (a count decaying with the LRU's window, in ticks),
-// which tells a prefix that carries much of the pod's traffic from a rare one.
+// it was touched lately by placements the balancer chose (a count decaying
+// with the LRU's window, in ticks), which tells a prefix that carries much
+// of the pod's movable traffic from a rare one.
 //
 // Not safe for concurrent use; the Balancer's mutex guards it.
 type blockLRU struct {
@@ -120,19 +121,23 @@ func (l *blockLRU) Stamp(h uint64) (stamp int64, ok bool) {
 
 // Touch remembers h as the most recently used block, evicting the least
 // recently used one when full.
-func (l *blockLRU) Touch(h uint64) { l.TouchAt(h, 0, 0) }
+func (l *blockLRU) Touch(h uint64) { l.TouchAt(h, 0, 0, true) }
 
-// TouchAt is Touch recording stamp as h's last touch and counting the touch
-// in h's heat at tick.
-func (l *blockLRU) TouchAt(h uint64, stamp int64, tick uint32) {
+// TouchAt is Touch recording stamp as h's last touch and, when heat is
+// true, counting the touch in h's heat at tick.
+func (l *blockLRU) TouchAt(h uint64, stamp int64, tick uint32, heat bool) {
+	add := 0.0
+	if heat {
+		add = 1
+	}
 	if n, _ := l.find(h); n >= 0 {
 		nd := &l.nodes[n]
-		nd.heat, nd.tick = float32(l.decayed(n, tick)+1), tick
+		nd.heat, nd.tick = float32(l.decayed(n, tick)+add), tick
 		nd.stamp = stamp
 		l.moveFront(n)
 		return
 	}
-	l.insert(lruNode{hash: h, stamp: stamp, heat: 1, tick: tick})
+	l.insert(lruNode{hash: h, stamp: stamp, heat: float32(add), tick: tick})
 }
 
 // insert adds a node that is not remembered as the most recent, evicting the
