@@ -639,10 +639,10 @@ func meanOf(xs []float64) float64 {
 // spread drops the homes of a hot prefix from the candidates, so the
 // request gives it one more home (one cold prefill there, which learns it):
 // the prefix is the longest any candidate holds of the prompt, its homes
-// the candidates holding it, and it is hot when its recent placements (the
-// heat of its last block, summed over its homes) are at least homeShare of
-// the mean pod's per home. So a popular prefix gets as many homes as its
-// traffic fills, each about half a mean pod's worth, and the load bound
+// the candidates holding it, and it is hot when its recent chosen
+// placements (the heat of its last block, summed over its homes) are at
+// least homeShare of the mean pod's placements per home. So a popular
+// prefix gets as many homes as its movable traffic fills, and the load bound
 // then shares it between them by load at no cache cost; a rare one keeps
 // its only home. Homes are made as soon as the traffic calls for them, not
 // when a pod has already passed the load bound: a prefix whose only home is
