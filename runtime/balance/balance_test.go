@@ -815,6 +815,16 @@ func TestLoadBoundHomesFollowTraffic(t *testing.T) {
 	require.Contains(t, a[2:], got, "8 placements on 2 homes: a third home")
 }
 
+// sessionBalancer is a balancer with prefix and session affinity
+// (x-session-id) on n pods, on clock c.
+func sessionBalancer(c *clock, n int) (*Balancer, []string) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
+		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
+	a := addrs(n)
+	b.SetPods(a)
+	return b, a
+}
+
 // A bound session's later turns stay on their pod whatever the rules say,
 // so they are not traffic another home could take and do not make their
 // prefix hot: a document whose recent traffic is one session's six turns
@@ -822,10 +832,7 @@ func TestLoadBoundHomesFollowTraffic(t *testing.T) {
 // balancer chose give it a second.
 func TestSessionTurnsDoNotHeatTheirPrefix(t *testing.T) {
 	c := newClock()
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
-		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
-	a := addrs(4)
-	b.SetPods(a)
+	b, a := sessionBalancer(c, 4)
 	doc := strings.Repeat("d", 4000)
 	turns := []string{"q1"}
 	home := ""
@@ -865,10 +872,7 @@ func TestSessionTurnsDoNotHeatTheirPrefix(t *testing.T) {
 // (which would re-prefill the whole conversation).
 func TestSessionMovesToPrefixHolder(t *testing.T) {
 	c := newClock()
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
-		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
-	a := addrs(3)
-	b.SetPods(a)
+	b, a := sessionBalancer(c, 3)
 	doc := strings.Repeat("d", 4000)
 	sess := func(turns ...string) *Request {
 		r := b.Features(map[string][]string{"X-Session-Id": {"s1"}}, chat(doc, turns...))
@@ -935,10 +939,7 @@ func TestPrefixWeightKeepsPrefixOverShortQueue(t *testing.T) {
 // other pods' mean load + 1.
 func TestSessionStaysRatherThanColdMove(t *testing.T) {
 	c := newClock()
-	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
-		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
-	a := addrs(3)
-	b.SetPods(a)
+	b, a := sessionBalancer(c, 3)
 	doc := strings.Repeat("c", 4000)
 	sess := func(turns ...string) *Request {
 		r := b.Features(map[string][]string{"X-Session-Id": {"s1"}}, chat(doc, turns...))
@@ -960,10 +961,7 @@ func TestSessionStaysRatherThanColdMove(t *testing.T) {
 	// the others at 0, 3, 6 (mean 3), home 10 and queuing: stay 10/4 = 2.5
 	// against move 0/4 + 3 = 3. (A rule against the least-loaded pod
 	// alone, 10 >= 4×0+4, moved it.)
-	b4 := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, Now: c.now,
-		SessionHeaders: CanonicalHeaders([]string{"x-session-id"})})
-	a4 := addrs(4)
-	b4.SetPods(a4)
+	b4, a4 := sessionBalancer(c, 4)
 	r4 := func(turns ...string) *Request {
 		r := b4.Features(map[string][]string{"X-Session-Id": {"s4"}}, chat(doc, turns...))
 		return &r
