@@ -896,10 +896,19 @@ func TestSessionMovesToPrefixHolder(t *testing.T) {
 	b.SetMetrics(home.Addr, &EngineMetrics{Running: 12, Waiting: 4})
 	b.SetMetrics(holder, &EngineMetrics{Running: 2})
 	b.SetMetrics(cold, &EngineMetrics{})
-	moved := pick(t, b, sess("q1", "a1", "q2"))
+	turn := sess("q1", "a1", "q2")
+	shared := 0 // the blocks the turn shares with what the holder was sent
+	for shared < min(len(turn.Blocks), len(other.Blocks)) && turn.Blocks[shared] == other.Blocks[shared] {
+		shared++
+	}
+	require.Positive(t, shared)
+	heat := func() float64 { return b.byAddr[holder].blocks.Heat(other.Blocks[shared-1], b.tick(b.now())) }
+	before := heat()
+	moved := pick(t, b, turn)
 	require.True(t, moved.Moved)
 	require.Equal(t, holder, moved.Addr, "the pod with the shared prefix, not the least-loaded %s", cold)
 	moved.Done(Success)
+	require.InDelta(t, before+1, heat(), 1e-6, "a moved turn was chosen: it counts in the prefix's heat")
 }
 
 // The prefix weight is 3: a pod holding the whole prompt keeps it against
