@@ -61,6 +61,17 @@ const (
 	// lastBound: past the hard bound times this, a pod is over the bound
 	// for every prefix.
 	lastBound = 1.2
+	// sustainedBound and sustainedWindows: a pod over the soft bound
+	// whose placements over sustainedWindows rate windows (a slower count)
+	// are past sustainedBound × their mean + 1 sheds its hottest prefixes
+	// as if past the hard bound. A pod that collected several documents
+	// only it holds sits between the two bounds for minutes (1.16–1.18 ×
+	// the mean over a 60 s cell), since no rule on the 20 s count moves
+	// such documents before the hard bound; lowering the hard bound
+	// instead made the 20 s count's Poisson spread (about ±12% at
+	// moderate load) shed on every burst, a cold prefill each.
+	sustainedBound   = 1.15
+	sustainedWindows = 2
 	// heatTick is the resolution of the blocks' heat clock.
 	heatTick = 100 * time.Millisecond
 	// MaxSessions bounds the session binding table; beyond it expired
@@ -219,9 +230,10 @@ type Pod struct {
 	// no longer matches.
 	cacheTokens int64
 	clock       int64
-	// rate counts recent placements, decaying with RateWindow since rateAt.
-	rate   float64
-	rateAt time.Time
+	// rate counts recent placements, decaying with RateWindow since rateAt;
+	// slowRate the same with sustainedWindows × RateWindow.
+	rate, slowRate float64
+	rateAt         time.Time
 	// topHeat is the heat of the hottest prefix placed here lately (the
 	// heat of a placement's last matched block), decaying like the heat,
 	// at topTick.
@@ -487,7 +499,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	}
 	p.inflight++
 	p.picks++
-	p.rate = b.rateOf(p, now) + 1
+	p.rate, p.slowRate = b.rateOf(p, now)+1, b.slowRateOf(p, now)+1
 	p.rateAt = now
 	b.picks++
 	if b.picks&1023 == 0 {
@@ -567,11 +579,20 @@ func (b *Balancer) matched(p *Pod, blocks []uint64) int {
 
 // rateOf is p's placement count decayed to now.
 func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
-	dt := now.Sub(p.rateAt)
-	if dt <= 0 || p.rate == 0 {
-		return p.rate
+	return decayed(p.rate, now.Sub(p.rateAt), b.cfg.RateWindow)
+}
+
+// slowRateOf is p's slower placement count decayed to now.
+func (b *Balancer) slowRateOf(p *Pod, now time.Time) float64 {
+	return decayed(p.slowRate, now.Sub(p.rateAt), sustainedWindows*b.cfg.RateWindow)
+}
+
+// decayed is a count decayed over dt with time constant window.
+func decayed(count float64, dt, window time.Duration) float64 {
+	if dt <= 0 || count == 0 {
+		return count
 	}
-	return p.rate * math.Exp(-float64(dt)/float64(b.cfg.RateWindow))
+	return count * math.Exp(-float64(dt)/float64(window))
 }
 
 // bounded drops the pods over the load bound from the candidates (all of
@@ -580,7 +601,9 @@ func (b *Balancer) rateOf(p *Pod, now time.Time) float64 {
 // holds at least as much of the prompt (the request loses no cache by going
 // there; spread gave a hot prefix that other home beforehand), past
 // HardLoadBound × the mean + 1 when the prefix is among the pod's hottest
-// (amongHottest), and past lastBound times that for every prefix.
+// (amongHottest), and past lastBound times that for every prefix. A pod
+// over the soft bound whose slower count is past sustainedBound × its
+// mean + 1 (sustained) is treated as past the hard bound.
 // rates are the candidates' placement counts (rateOf), filtered alongside.
 func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Request, now time.Time) ([]*Pod, []int, []float64) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
@@ -599,9 +622,10 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 	if bestIn < 0 {
 		return cands, matched, rates
 	}
+	sustained := b.sustained(cands, now)
 	return keepPods(cands, matched, rates, func(i int) bool {
 		keep := rates[i] < soft || matched[i] > bestIn
-		if keep && rates[i] >= hard {
+		if keep && (rates[i] >= hard || rates[i] >= soft && sustained(i)) {
 			// Past the hard bound the pod sheds its hottest prefixes (a
 			// rare one would cost a cold prefill and relieve little),
 			// and everything past the last bound.
@@ -609,6 +633,17 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 		}
 		return keep
 	})
+}
+
+// sustained reports whether candidate i's slower placement count is past
+// sustainedBound × the candidates' mean + 1.
+func (b *Balancer) sustained(cands []*Pod, now time.Time) func(i int) bool {
+	slow := make([]float64, len(cands))
+	for i, p := range cands {
+		slow[i] = b.slowRateOf(p, now)
+	}
+	bound := sustainedBound*meanOf(slow) + 1
+	return func(i int) bool { return slow[i] >= bound }
 }
 
 // keepPods returns the candidates for which keep(i) holds, with their

@@ -3,6 +3,7 @@ package balance
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strings"
@@ -658,11 +659,13 @@ func newBoundFixture() *boundFixture {
 
 func (f *boundFixture) rates(first float64) { f.ratesOf(first, 8) }
 
-// ratesOf gives the first pod first recent placements and the others others.
+// ratesOf gives the first pod first recent placements and the others
+// others; the slower count is others on every pod (a burst, not a
+// sustained excess).
 func (f *boundFixture) ratesOf(first, others float64) {
 	for i, addr := range f.a {
 		p := f.b.byAddr[addr]
-		p.rate, p.rateAt = others, f.c.now()
+		p.rate, p.slowRate, p.rateAt = others, others, f.c.now()
 		if i == 0 {
 			p.rate = first
 		}
@@ -793,6 +796,53 @@ func TestHardBoundShedsHottestFirst(t *testing.T) {
 	require.NotEqual(t, a[0], f.place(t, rare), "past the last bound every prefix spills")
 }
 
+// Every placement counts in the pod's two placement counts, which decay
+// with the rate window and with sustainedWindows of it.
+func TestPlacementCountsDecay(t *testing.T) {
+	c := newClock()
+	b := New(Config{LoadAware: true, Now: c.now})
+	b.SetPods(addrs(1))
+	for range 10 {
+		pick(t, b, &Request{}).Done(Success)
+	}
+	p := b.pods[0]
+	require.InDelta(t, 10, b.rateOf(p, c.now()), 1e-9)
+	require.InDelta(t, 10, b.slowRateOf(p, c.now()), 1e-9)
+	c.add(DefaultRateWindow)
+	require.InDelta(t, 10/math.E, b.rateOf(p, c.now()), 1e-9)
+	require.InDelta(t, 10/math.Sqrt(math.E), b.slowRateOf(p, c.now()), 1e-9, "the slower count decays over %d windows", sustainedWindows)
+}
+
+// A pod that stays over the soft bound (its slower, 40 s count past
+// sustainedBound × the mean + 1) sheds its hottest prefixes as if past the
+// hard bound: a pod that collected several documents only it holds would
+// otherwise sit between the bounds for minutes. A burst on the 20 s count
+// alone sheds nothing below the hard bound, and within the soft bound a
+// sustained count sheds nothing either.
+func TestSustainedExcessShedsHottest(t *testing.T) {
+	f := newBoundFixture()
+	a := f.a
+	rare, hot := f.prompt("r"), f.prompt("h")
+	f.touch(a[0], &rare, 1)
+	f.touch(a[0], &hot, 5)
+	sustain := func(first, slow float64) {
+		f.ratesOf(first, 32)
+		f.b.byAddr[a[0]].slowRate = slow
+	}
+	// Mean 35: soft bound 37.75, hard bound 44.75; a further home needs
+	// 0.3 × 35 = 10.5 placements, which neither prefix gets here. The
+	// slower count's bound at 44 on the first pod: 1.15 × 35 + 1 = 41.25.
+	sustain(44, 32)
+	require.Equal(t, a[0], f.place(t, hot), "a burst over the soft bound keeps even the hottest prefix")
+	sustain(44, 44)
+	require.Equal(t, a[0], f.place(t, rare), "a rare prefix (heat 2, the hottest 6) stays")
+	// Mean 32.5: soft bound 35.13.
+	sustain(34, 44)
+	require.Equal(t, a[0], f.place(t, hot), "within the soft bound nothing is shed")
+	sustain(44, 44)
+	require.NotEqual(t, a[0], f.place(t, hot), "a sustained excess sheds the hottest prefix")
+}
+
 // A prefix gets another home only while its traffic (its heat summed over
 // its homes) is at least homeShare of the mean pod's per home it has: a
 // prefix on two busy pods whose traffic would not fill more stays on them.
@@ -850,7 +900,8 @@ func TestSessionTurnsDoNotHeatTheirPrefix(t *testing.T) {
 	// 2.4 on the one home; the session's first turn is 1.
 	rates := func() {
 		for _, addr := range a {
-			b.byAddr[addr].rate, b.byAddr[addr].rateAt = 8, c.now()
+			p := b.byAddr[addr]
+			p.rate, p.slowRate, p.rateAt = 8, 8, c.now()
 		}
 	}
 	plain := b.Features(nil, chat(doc, "other"))
