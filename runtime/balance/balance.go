@@ -65,7 +65,7 @@ const (
 	// whose placements over sustainedWindows rate windows (a slower count)
 	// are past sustainedBound × their mean + 1 sheds its hottest prefixes
 	// as if past the hard bound. A pod that collected several documents
-	// only it holds sits between the two bounds for minutes (1.16–1.18 ×
+	// only it holds sits between the two bounds for minutes (1.14–1.18 ×
 	// the mean over a 60 s cell), since no rule on the 20 s count moves
 	// such documents before the hard bound; lowering the hard bound
 	// instead made the 20 s count's Poisson spread (about ±12% at
