@@ -657,6 +657,16 @@ func newBoundFixture() *boundFixture {
 	return f
 }
 
+// newSheddingFixture is a bound fixture whose first pod alone holds a
+// rare prefix (one placement) and a hot one (five, its hottest).
+func newSheddingFixture() (f *boundFixture, rare, hot Request) {
+	f = newBoundFixture()
+	rare, hot = f.prompt("r"), f.prompt("h")
+	f.touch(f.a[0], &rare, 1)
+	f.touch(f.a[0], &hot, 5)
+	return f, rare, hot
+}
+
 func (f *boundFixture) rates(first float64) { f.ratesOf(first, 8) }
 
 // ratesOf gives the first pod first recent placements and the others
@@ -775,11 +785,8 @@ func TestHotPrefixSpreadsBeforeItsPodIsBusy(t *testing.T) {
 // hottest) stays, since moving it would cost a cold prefill and relieve
 // little; past 1.2 × the hard bound everything spills.
 func TestHardBoundShedsHottestFirst(t *testing.T) {
-	f := newBoundFixture()
+	f, rare, hot := newSheddingFixture()
 	a := f.a
-	rare, hot := f.prompt("r"), f.prompt("h")
-	f.touch(a[0], &rare, 1)
-	f.touch(a[0], &hot, 5)
 	// Mean 18.25: hard bound 23.81, last bound 28.38; a further home needs
 	// 0.3 × 18.25 = 5.475 placements, which neither prefix has (so what
 	// moves here is the hard bound's doing, not spread's). Heat: rare 1,
@@ -820,11 +827,8 @@ func TestPlacementCountsDecay(t *testing.T) {
 // alone sheds nothing below the hard bound, and within the soft bound a
 // sustained count sheds nothing either.
 func TestSustainedExcessShedsHottest(t *testing.T) {
-	f := newBoundFixture()
+	f, rare, hot := newSheddingFixture()
 	a := f.a
-	rare, hot := f.prompt("r"), f.prompt("h")
-	f.touch(a[0], &rare, 1)
-	f.touch(a[0], &hot, 5)
 	sustain := func(first, slow float64) {
 		f.ratesOf(first, 32)
 		f.b.byAddr[a[0]].slowRate = slow
