@@ -104,17 +104,25 @@ func (a *attempt) podAnswered(parent context.Context, err error) {
 // podBody ends the pod's attempt when the body ends: EOF or Close is a
 // success, a silent stream quarantines the pod at once, a body that breaks
 // mid-way counts as a failure, and a client that went away is no verdict.
+// Its first byte tells the balancer the pod has prefilled the prompt
+// (Pick.Started): an engine sends the response head before the first token,
+// the body's first chunk with it.
 type podBody struct {
 	io.ReadCloser
-	pk   *balance.Pick
-	ctx  context.Context
-	once sync.Once
+	pk      *balance.Pick
+	ctx     context.Context
+	once    sync.Once
+	started bool
 }
 
 func (b *podBody) done(r balance.Result) { b.once.Do(func() { b.pk.Done(r) }) }
 
 func (b *podBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if n > 0 && !b.started {
+		b.started = true
+		b.pk.Started()
+	}
 	if err != nil {
 		switch {
 		case err == io.EOF:

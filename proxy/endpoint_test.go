@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,4 +154,47 @@ func TestEndpointBalancerLearnsAnswerLength(t *testing.T) {
 	}
 	h.settle(t)
 	require.InDelta(t, 3, bal.AnswerTokens(), 1, "the stream's usage chunk says 3 completion tokens")
+}
+
+// The pod balancer counts the prefill a pod owes (the uncached prompt
+// blocks of requests whose answer has not begun) until the first byte of
+// the pod's answer body passes the proxy, not until the answer ends: the
+// engine sends the response head before its first token.
+func TestEndpointPrefillEndsAtFirstByte(t *testing.T) {
+	release, finish := make(chan struct{}), make(chan struct{})
+	var relOnce, finOnce sync.Once
+	rel := func() { relOnce.Do(func() { close(release) }) }
+	fin := func() { finOnce.Do(func() { close(finish) }) }
+	pod := newStub(t, "pod", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		f := w.(http.Flusher)
+		f.Flush()
+		<-release // prefilling
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		f.Flush()
+		<-finish // decoding
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
+	svc := newStub(t, "svc", nil)
+	h := start(t, config(endpointBackend("m", svc.URL, proxyapi.Balancing{Mode: "LoadAware", PrefixAffinity: &proxyapi.PrefixAffinity{}})))
+	bal := h.srv.EndpointBackends()[0].Balancer
+	// Should an assertion fail, unblock the pod before the proxy and its server close.
+	t.Cleanup(func() { rel(); fin() })
+	bal.SetPods([]string{hostOf(t, pod)})
+	body := `{"stream":true,"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("d", 8*1024) + `"}]}`
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := h.post(t, body)
+		done <- code
+	}()
+	require.Eventually(t, func() bool { return bal.Status()[0].Prefilling >= 8 }, 5*time.Second, 5*time.Millisecond,
+		"the uncached prompt is owed while the pod has sent only the response head")
+	rel()
+	require.Eventually(t, func() bool { st := bal.Status()[0]; return st.Prefilling == 0 && st.InFlight == 1 }, 5*time.Second, 5*time.Millisecond,
+		"the first byte of the answer ends the prefill; the answer is still in flight")
+	fin()
+	require.Equal(t, 200, <-done)
+	require.Eventually(t, func() bool { return bal.Status()[0].InFlight == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Zero(t, bal.Status()[0].Prefilling)
 }

@@ -231,6 +231,7 @@ func (s *sim) report() result {
 	sort.Float64s(ttft)
 	r.TTFTP50 = round(quantile(ttft, 0.5), 3)
 	r.TTFTP90 = round(quantile(ttft, 0.9), 3)
+	r.TTFTP99 = round(quantile(ttft, 0.99), 3)
 	for _, p := range s.pods {
 		r.MaxQueue = max(r.MaxQueue, p.maxQueue)
 	}

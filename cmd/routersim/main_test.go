@@ -34,6 +34,7 @@ func TestSharedPrefixOrdering(t *testing.T) {
 		require.Nil(t, r.Stickiness)
 		require.Positive(t, r.Throughput)
 		require.GreaterOrEqual(t, r.TTFTP90, r.TTFTP50)
+		require.GreaterOrEqual(t, r.TTFTP99, r.TTFTP90)
 	}
 	require.Greater(t, ours.HitRate, 2*rr.HitRate, "prefix affinity beats round-robin by far")
 	require.GreaterOrEqual(t, ours.HitRate, 0.9*oracle.HitRate)

@@ -43,6 +43,7 @@ type result struct {
 	Throughput float64  `json:"throughput"`
 	TTFTP50    float64  `json:"ttftP50"`
 	TTFTP90    float64  `json:"ttftP90"`
+	TTFTP99    float64  `json:"ttftP99"`
 	MaxQueue   int      `json:"maxQueue"`
 	Stickiness *float64 `json:"stickiness,omitempty"`
 	// Busiest is the requests of the busiest pod over the pods' mean.
@@ -447,6 +448,9 @@ func (s *sim) finishStep(p *pod) {
 			// The step that finishes the prompt samples the first token.
 			r.firstTok = s.now
 			r.outLeft--
+			if r.pick != nil {
+				r.pick.Started() // the proxy sees the answer's first byte
+			}
 		}
 	}
 	kept := p.running[:0]

@@ -239,6 +239,11 @@ type Pod struct {
 	// at topTick.
 	topHeat float64
 	topTick uint32
+	// prefilling is the prompt blocks this router sent the pod that it
+	// did not hold (by matched) for requests whose answer has not begun
+	// (Pick.Started): the prefill the pod has yet to do before a new
+	// request's own, since the engine prefills in arrival order.
+	prefilling int
 }
 
 type binding struct {
@@ -488,12 +493,13 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	default:
 		p = b.pickLoad(req, cands, now)
 	}
-	if req != nil && b.cfg.BlockBytes > 0 {
-		b.remember(p, req, now, !stayed)
-	}
 	// Only prefix affinity counts answers; without it Answered stays off
 	// the lock.
 	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved, unbounded: req != nil && req.OutputTokens <= 0 && b.cfg.BlockBytes > 0}
+	if req != nil && b.cfg.BlockBytes > 0 {
+		pk.miss = len(req.Blocks) - b.remember(p, req, now, !stayed)
+		p.prefilling += pk.miss
+	}
 	if p.halfOpen {
 		p.trial, pk.trial = true, true
 	}
@@ -516,8 +522,10 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 // pod whatever the rules say, so they are not traffic another home of the
 // prefix could take, and counting them (a 4-turn session is a burst of four
 // on its document) made documents with a third of a mean pod's movable
-// traffic look hot enough for a further home on every session burst.
-func (b *Balancer) remember(p *Pod, req *Request, now time.Time, chosen bool) {
+// traffic look hot enough for a further home on every session burst. It
+// returns how many of the prompt's leading blocks the pod held (matched,
+// before the touch).
+func (b *Balancer) remember(p *Pod, req *Request, now time.Time, chosen bool) int {
 	if p.blocks == nil && len(req.Blocks) > 0 {
 		p.blocks = newBlockLRU(b.maxBlocks(p), b.heatWindow())
 	}
@@ -551,11 +559,25 @@ func (b *Balancer) remember(p *Pod, req *Request, now time.Time, chosen bool) {
 		p.topHeat = max(b.topHeat(p, tick), p.blocks.Heat(req.Blocks[m-1], tick))
 		p.topTick = tick
 	}
+	return m
 }
 
 // topHeat is p's hottest recent prefix heat decayed to tick.
 func (b *Balancer) topHeat(p *Pod, tick uint32) float64 {
 	return decayTicks(p.topHeat, p.topTick, tick, b.heatWindow())
+}
+
+// pendingPrefill is the prefill p has yet to do for others before req's
+// own (Pod.prefilling), as a fraction of req's prompt, at most one whole
+// prompt: the engine prefills in arrival order, so a request sent to a pod
+// that is prefilling another's uncached document waits for it as for a
+// prefill of its own. The Score weighs it like the request's own missing
+// prefix (PrefixWeight), so a warm request goes to another home of its
+// prefix rather than behind a cold prefill (the moderate-load TTFT tail of
+// the EPP comparison, docs/routing.md), while a prefix with one home still
+// waits there (a cold pod costs the same wait and a cold prefill more).
+func (b *Balancer) pendingPrefill(p *Pod, req *Request) float64 {
+	return min(1, float64(p.prefilling)/float64(len(req.Blocks)))
 }
 
 // heatWindow is RateWindow in heat ticks.
@@ -753,6 +775,23 @@ func (b *Balancer) pickScore(req *Request, cands []*Pod, now time.Time, bound bo
 		}
 		return cands[best]
 	}
+	// A pod's pending prefill counts when another candidate holds as much
+	// of the prompt (it costs no cache to go there); a prefix's only home
+	// is waited for, since a cold pod costs the same wait in its own
+	// prefill and loses the cache (counting it there too sent warm
+	// requests to cold pods: on the simulator, 7.7 cold requests per 60 s
+	// window against 4.9).
+	best, atBest := slices.Max(matched), 0
+	for _, m := range matched {
+		if m == best {
+			atBest++
+		}
+	}
+	for i, p := range cands {
+		if matched[i] < best || atBest > 1 {
+			hits[i] -= b.pendingPrefill(p, req)
+		}
+	}
 	// Ties go to the pod placed least lately: at light load many pods
 	// have no request running, and a new prefix (or one moving) sent to
 	// whichever idle pod comes first piles up on pods that are busy over
@@ -902,6 +941,9 @@ type Pick struct {
 	pod   *Pod
 	trial bool
 	done  bool
+	// miss is the prompt blocks the pod did not hold, counted in its
+	// prefilling until the answer begins (Started) or the attempt ends.
+	miss int
 	// unbounded: the request's body set no answer bound, so its answer
 	// teaches the balancer the backend's answer length (Answered).
 	unbounded bool
@@ -928,6 +970,8 @@ func (pk *Pick) Done(r Result) {
 	pk.done = true
 	p := pk.pod
 	p.inflight--
+	p.prefilling -= pk.miss
+	pk.miss = 0
 	if pk.trial {
 		p.trial = false
 	}
@@ -942,6 +986,21 @@ func (pk *Pick) Done(r Result) {
 	case StreamIdle:
 		b.quarantine(p)
 	}
+}
+
+// Started reports that the pod began answering (the first byte of the
+// answer's body): it has prefilled the prompt, which no longer delays the
+// requests placed after it (Pod.prefilling). Later calls, and calls after
+// Done, are no-ops.
+func (pk *Pick) Started() {
+	if pk == nil {
+		return
+	}
+	b := pk.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pk.pod.prefilling -= pk.miss
+	pk.miss = 0
 }
 
 // Answered reports the answer's length in tokens (the response's usage),
@@ -984,6 +1043,9 @@ type PodStatus struct {
 	Picks       int64   `json:"picks"`
 	// CacheTokens is the pod's published KV-cache size (0: unknown).
 	CacheTokens int64 `json:"cacheTokens,omitempty"`
+	// Prefilling is the prompt blocks sent to the pod uncached whose
+	// answer has not begun (the prefill it owes; Pick.Started).
+	Prefilling int `json:"prefilling,omitempty"`
 }
 
 // Status lists the pods.
@@ -993,7 +1055,7 @@ func (b *Balancer) Status() []PodStatus {
 	now := b.now()
 	out := make([]PodStatus, 0, len(b.pods))
 	for _, p := range b.pods {
-		s := PodStatus{Addr: p.Addr, InFlight: p.inflight, Work: p.work(), Quarantined: !b.eligible(p, now), Quarantines: p.quarantine, Picks: p.picks, CacheTokens: p.cacheTokens}
+		s := PodStatus{Addr: p.Addr, InFlight: p.inflight, Work: p.work(), Quarantined: !b.eligible(p, now), Quarantines: p.quarantine, Picks: p.picks, CacheTokens: p.cacheTokens, Prefilling: p.prefilling}
 		if p.blocks != nil {
 			s.Blocks = p.blocks.Len()
 		}

@@ -1051,3 +1051,51 @@ func TestSessionStaysRatherThanColdMove(t *testing.T) {
 	require.True(t, p.Moved)
 	p.Done(Success)
 }
+
+// A pod prefilling another request's uncached prompt delays every request
+// placed after it by that prefill: a warm request goes to another home of
+// its prefix meanwhile, a prefix's only home still gets it (a cold pod
+// would cost the same wait and lose the cache), and once the answer has
+// begun (Started) the pod is preferred again.
+func TestPendingPrefillSendsToAnotherHome(t *testing.T) {
+	b := New(Config{LoadAware: true, BlockBytes: 256, MaxBlocksPerPod: 1024, LoadBound: -1})
+	a := addrs(4)
+	b.SetPods(a)
+	shared, only := b.Features(nil, chat(strings.Repeat("s", 4000), "q")), b.Features(nil, chat(strings.Repeat("o", 4000), "q"))
+	b.remember(b.byAddr[a[0]], &shared, b.now(), true)
+	b.remember(b.byAddr[a[1]], &shared, b.now(), true)
+	b.remember(b.byAddr[a[0]], &only, b.now(), true)
+	b.SetMetrics(a[0], &EngineMetrics{})
+	b.SetMetrics(a[1], &EngineMetrics{Running: 2})
+	b.SetMetrics(a[2], &EngineMetrics{Running: 1})
+	b.SetMetrics(a[3], &EngineMetrics{Running: 1})
+	place := func(r Request) string {
+		p := pick(t, b, &r)
+		p.Done(Success)
+		return p.Addr
+	}
+	require.Equal(t, a[0], place(shared), "the least loaded home")
+
+	// A document no pod holds goes to the idle pod and is prefilling there.
+	cold := b.Features(nil, chat(strings.Repeat("c", 4000), "q"))
+	pk := pick(t, b, &cold)
+	require.Equal(t, a[0], pk.Addr)
+	require.Equal(t, len(cold.Blocks), b.byAddr[a[0]].prefilling)
+
+	require.Equal(t, a[1], place(shared), "another home of the prefix, not behind the cold prefill")
+	require.Equal(t, a[0], place(only), "the prefix's only home is waited for")
+
+	pk.Started()
+	require.Zero(t, b.byAddr[a[0]].prefilling)
+	require.Equal(t, a[0], place(shared), "the prefill is done: the least loaded home again")
+	pk.Done(Success)
+	pk.Started()
+	require.Zero(t, b.byAddr[a[0]].prefilling, "Done after Started counts the prefill once")
+
+	// An attempt that ends before its answer begins ends its prefill too.
+	other := b.Features(nil, chat(strings.Repeat("d", 4000), "q"))
+	pk = pick(t, b, &other)
+	require.Equal(t, len(other.Blocks), b.byAddr[pk.Addr].prefilling)
+	pk.Done(Failure)
+	require.Zero(t, b.byAddr[pk.Addr].prefilling)
+}
