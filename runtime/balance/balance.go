@@ -498,6 +498,7 @@ func (b *Balancer) Pick(req *Request) (*Pick, error) {
 	pk := &Pick{b: b, pod: p, Addr: p.Addr, Moved: moved, unbounded: req != nil && req.OutputTokens <= 0 && b.cfg.BlockBytes > 0}
 	if req != nil && b.cfg.BlockBytes > 0 {
 		pk.miss = len(req.Blocks) - b.remember(p, req, now, !stayed)
+		pk.owed = pk.miss
 		p.prefilling += pk.miss
 	}
 	if p.halfOpen {
@@ -942,8 +943,10 @@ type Pick struct {
 	trial bool
 	done  bool
 	// miss is the prompt blocks the pod did not hold, counted in its
-	// prefilling until the answer begins (Started) or the attempt ends.
-	miss int
+	// prefilling until the answer begins (Started) or the attempt ends;
+	// owed is its value at Pick, never changed, so Started skips the lock
+	// for a warm request (most of them) without reading miss.
+	miss, owed int
 	// unbounded: the request's body set no answer bound, so its answer
 	// teaches the balancer the backend's answer length (Answered).
 	unbounded bool
@@ -993,7 +996,7 @@ func (pk *Pick) Done(r Result) {
 // requests placed after it (Pod.prefilling). Later calls, and calls after
 // Done, are no-ops.
 func (pk *Pick) Started() {
-	if pk == nil {
+	if pk == nil || pk.owed == 0 {
 		return
 	}
 	b := pk.b
