@@ -127,24 +127,29 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 		to = 2 * time.Second
 	}
 	path := hc.Path
-	if s.pools != nil && b.st.Config.Pool != nil {
-		resident, known := s.pools.Resident(b.st.Config)
-		if !known {
-			return true // the pool is being read; judge it next time
+	if s.onDemand(b) {
+		return true
+	}
+	failed := func(msg string) bool {
+		if s.pools != nil && b.st.Config.Pool != nil {
+			// The member may have been swapped out since the pool was
+			// last read (by another replica): read it again before
+			// judging the member, which would otherwise lose its
+			// requests (or send them down the default route) until the
+			// next probe.
+			s.pools.Refresh(b.st.Config)
+			if s.onDemand(b) {
+				return true
+			}
 		}
-		if !resident {
-			// A member that is not resident has no pod to probe; it is
-			// made resident on demand, so it stays eligible.
-			s.eng.ReportProbe(b.st, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
-			return true
-		}
+		s.eng.ReportProbe(b.st, false, msg)
+		return false
 	}
 	pctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)
 	if err != nil {
-		s.eng.ReportProbe(b.st, false, "probe: "+err.Error())
-		return false
+		return failed("probe: " + err.Error())
 	}
 	if b.bearer != "" {
 		req.Header.Set("Authorization", b.bearer)
@@ -157,14 +162,30 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 		return true
 	}
 	if err != nil {
-		s.eng.ReportProbe(b.st, false, "probe "+path+": "+err.Error())
-		return false
+		return failed("probe " + path + ": " + err.Error())
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 500 {
-		s.eng.ReportProbe(b.st, false, "probe "+path+": status "+strconv.Itoa(resp.StatusCode))
-		return false
+		return failed("probe " + path + ": status " + strconv.Itoa(resp.StatusCode))
 	}
 	s.eng.ReportProbe(b.st, true, "")
 	return true
+}
+
+// onDemand reports whether b is a ModelPool member with no pod to probe, and
+// records that: a member that is not resident is made resident on demand, so
+// it stays eligible; while its pool is being read it is judged next time.
+func (s *Server) onDemand(b *backendRT) bool {
+	if s.pools == nil || b.st.Config.Pool == nil {
+		return false
+	}
+	resident, known := s.pools.Resident(b.st.Config)
+	if !known {
+		return true
+	}
+	if !resident {
+		s.eng.ReportProbe(b.st, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
+		return true
+	}
+	return false
 }

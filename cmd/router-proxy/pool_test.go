@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,7 +221,8 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 
 // TestPoolHoldPastBudgetIs503: a member that never becomes Ready answers
 // 503 with Retry-After and an OpenAI error once the swap budget passes, and
-// the abandoned target is scaled back down.
+// the target is scaled back down when no caller came back for it within one
+// more budget.
 func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.NewNamespace(t)
@@ -419,4 +421,78 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	}, 30*time.Second, 100*time.Millisecond, "status: %+v", p.status(t).Pools)
 	assert.Contains(t, body, `"model":"chat"`)
 	assert.Equal(t, 1, sim.Activations("chat"))
+}
+
+// TestPoolSwapOutlastsBudget: a member that takes longer to load than the
+// swap budget. The held request is answered 503 at the budget, the swap goes
+// on, and the retry the Retry-After asks for is served by the now loaded
+// member: one load, not one restarted (and abandoned) per retry.
+func TestPoolSwapOutlastsBudget(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 2500*time.Millisecond)
+	cfg := simConfig(ns, sim, time.Second)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, ""))
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
+	waitPoolKnown(t, p)
+
+	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(chat("chat")))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	after, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	require.NoError(t, err)
+	var code int
+	var body string
+	require.Eventually(t, func() bool {
+		code, body = p.post(t, chat("chat"))
+		return code == http.StatusOK
+	}, 15*time.Second, time.Duration(after)*time.Second, "a client retrying as Retry-After says is served: %d %s", code, body)
+	assert.Contains(t, body, `"model":"chat"`)
+	assert.Equal(t, 1, sim.Activations("chat"), "the load the first request started served the retry")
+}
+
+// TestPoolSwappedOutMemberStaysEligible: a swap unloads the incumbent. Neither
+// the replica that swaps nor another one whose view of the pool predates the
+// swap (its resync is a minute away) reports the unloaded member unhealthy
+// from its probes, so a request for it is held for a swap back, not refused
+// with no_route or sent down the default route to another model.
+func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
+	_, ps, _, _ := pooledReplicas(t, 2, 800*time.Millisecond, "--pool-resync-interval", "1m")
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var unhealthy []string
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			for i, p := range ps {
+				resp, err := http.Get("http://" + p.admin + wellknown.StatusPath)
+				if err != nil {
+					continue
+				}
+				var st proxyapi.Status
+				_ = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				for _, b := range st.Backends {
+					if !b.Healthy {
+						mu.Lock()
+						unhealthy = append(unhealthy, fmt.Sprintf("replica-%d %s: %s", i, b.Name, b.Message))
+						mu.Unlock()
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	code, body := ps[0].post(t, chat("chat"))
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"model":"chat"`)
+	time.Sleep(time.Second) // replica-1 probes coder about five times
+	cancel()
+	wg.Wait()
+	assert.Empty(t, unhealthy, "a member swapped out is activated on demand, not unhealthy")
+	code, body = ps[1].post(t, chat("coder"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"model":"coder"`)
 }

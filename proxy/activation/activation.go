@@ -198,6 +198,10 @@ type pool struct {
 	target     string
 	swapStart  time.Time
 	swapCancel context.CancelFunc
+	swapSeq    uint64 // counts swaps, so a timer knows its own
+	// abandon cancels the running swap one budget after its last caller
+	// was answered 503, unless another caller for the target came since.
+	abandon *time.Timer
 	// cause is the last problem the running swap met (API errors, a Lease
 	// held elsewhere), for the 503 message.
 	cause string
@@ -287,9 +291,15 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode proxy
 		p.waiting[member]--
 		if p.waiting[member] == 0 {
 			if p.swapping && p.target == member && p.swapCancel != nil && outcome != HoldServed {
-				// The last caller that wanted the target left: do not
-				// finish a swap nobody will use.
-				p.swapCancel()
+				if outcome == HoldBudgetExceeded {
+					// Its 503 told the caller to retry: the swap goes
+					// on, so the retry finds the member loaded.
+					a.abandonLater(p)
+				} else {
+					// The last caller that wanted the target left: do
+					// not finish a swap nobody will use.
+					p.swapCancel()
+				}
 			}
 			p.notify() // the incumbent may stop draining
 		}
@@ -436,7 +446,10 @@ func (a *Activator) Resident(b *proxyapi.Backend) (resident, known bool) {
 	if p == nil {
 		return false, false
 	}
-	return p.resident == b.Pool.InferenceService, p.known
+	// While this replica swaps the pool no member is resident: the
+	// incumbent is being unloaded (its pod answers no probe) and the target
+	// does not serve yet.
+	return p.resident == b.Pool.InferenceService && !p.swapping, p.known
 }
 
 func (a *Activator) kickResync(p *pool) {
@@ -538,6 +551,7 @@ func (a *Activator) startSwap(p *pool, target string) {
 	ctx, cancel := context.WithCancel(a.base)
 	from := p.resident
 	p.swapping, p.target, p.swapCancel, p.swapStart, p.cause = true, target, cancel, a.now(), ""
+	p.swapSeq++
 	p.notify()
 	go func() {
 		defer cancel()
@@ -546,6 +560,10 @@ func (a *Activator) startSwap(p *pool, target string) {
 		defer a.mu.Unlock()
 		d := a.now().Sub(p.swapStart)
 		p.swapping, p.target, p.swapCancel = false, "", nil
+		if p.abandon != nil {
+			p.abandon.Stop()
+			p.abandon = nil
+		}
 		switch {
 		case err == nil:
 			p.resident, p.residentSince, p.lastSwap, p.known, p.coldSince = target, a.now(), d, true, time.Time{}
@@ -618,6 +636,25 @@ func (a *Activator) swap(ctx context.Context, p *pool, target string) error {
 		case <-time.After(a.poll):
 		}
 	}
+}
+
+// abandonLater arms the running swap's cancellation for one swap budget
+// from now: its last caller was answered 503 at the budget, and the
+// Retry-After asked for a retry. A retry within that time waits for the same
+// swap (and re-arms this when its own budget passes); a member nobody comes
+// back for is scaled down again. Caller holds mu.
+func (a *Activator) abandonLater(p *pool) {
+	if p.abandon != nil {
+		p.abandon.Stop()
+	}
+	seq, target := p.swapSeq, p.target
+	p.abandon = time.AfterFunc(p.budget, func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if p.swapping && p.swapSeq == seq && p.waiting[target] == 0 {
+			p.swapCancel()
+		}
+	})
 }
 
 func (a *Activator) setCause(p *pool, c string) {
