@@ -639,16 +639,16 @@ func (a *Activator) swap(ctx context.Context, p *pool, target string) error {
 }
 
 // abandonLater arms the running swap's cancellation for one swap budget
-// from now: its last caller was answered 503 at the budget, and the
-// Retry-After asked for a retry. A retry within that time waits for the same
-// swap (and re-arms this when its own budget passes); a member nobody comes
-// back for is scaled down again. Caller holds mu.
+// past the Retry-After its last caller was just given with its 503. A retry
+// within that time waits for the same swap (and re-arms this when its own
+// budget passes); a member nobody comes back for is scaled down again.
+// Caller holds mu.
 func (a *Activator) abandonLater(p *pool) {
 	if p.abandon != nil {
 		p.abandon.Stop()
 	}
 	seq, target := p.swapSeq, p.target
-	p.abandon = time.AfterFunc(p.budget, func() {
+	p.abandon = time.AfterFunc(a.retryAfter(p)+p.budget, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if p.swapping && p.swapSeq == seq && p.waiting[target] == 0 {

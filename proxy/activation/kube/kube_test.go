@@ -138,8 +138,9 @@ func TestWaitPastSwapBudget(t *testing.T) {
 	assert.Equal(t, 700*time.Millisecond, exp.Budget)
 	assert.GreaterOrEqual(t, exp.RetryAfter, time.Second)
 	assert.Contains(t, exp.Error(), "qwen is in phase Progressing", "the message says what the swap waits for")
-	// The last waiter left: the useless swap is cancelled and the target
-	// scaled back down.
+	// The last waiter left at its budget and nobody came back within the
+	// Retry-After plus one more budget: the swap is cancelled and the
+	// target scaled back down.
 	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 0 }, 5*time.Second, poll)
 }
 
