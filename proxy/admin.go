@@ -121,35 +121,45 @@ func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
 // probe probes b once and records the result; it reports false only for a
 // failed probe (not for a skipped one).
 func (s *Server) probe(ctx context.Context, b *backendRT) bool {
+	if s.onDemand(b) {
+		return true
+	}
+	failure, judged := s.probeHTTP(ctx, b)
+	switch {
+	case !judged:
+		return true // the proxy is stopping
+	case failure == "":
+		s.eng.ReportProbe(b.st, true, "")
+		return true
+	}
+	if s.pools != nil && b.st.Config.Pool != nil {
+		// The member may have been swapped out (by another replica) since
+		// the pool was last read: read it again before judging the member,
+		// which would otherwise lose its requests (or send them down the
+		// default route) until the next probe.
+		s.pools.Refresh(b.st.Config)
+		if s.onDemand(b) {
+			return true
+		}
+	}
+	s.eng.ReportProbe(b.st, false, failure)
+	return false
+}
+
+// probeHTTP sends b's health check request: failure says why it failed (""
+// when it passed); judged is false when ctx ended first.
+func (s *Server) probeHTTP(ctx context.Context, b *backendRT) (failure string, judged bool) {
 	hc := b.st.Config.HealthCheck
 	to := hc.Timeout.Duration
 	if to <= 0 {
 		to = 2 * time.Second
 	}
 	path := hc.Path
-	if s.onDemand(b) {
-		return true
-	}
-	failed := func(msg string) bool {
-		if s.pools != nil && b.st.Config.Pool != nil {
-			// The member may have been swapped out since the pool was
-			// last read (by another replica): read it again before
-			// judging the member, which would otherwise lose its
-			// requests (or send them down the default route) until the
-			// next probe.
-			s.pools.Refresh(b.st.Config)
-			if s.onDemand(b) {
-				return true
-			}
-		}
-		s.eng.ReportProbe(b.st, false, msg)
-		return false
-	}
 	pctx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)
 	if err != nil {
-		return failed("probe: " + err.Error())
+		return "probe: " + err.Error(), true
 	}
 	if b.bearer != "" {
 		req.Header.Set("Authorization", b.bearer)
@@ -159,17 +169,16 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 		if err == nil {
 			resp.Body.Close()
 		}
-		return true
+		return "", false
 	}
 	if err != nil {
-		return failed("probe " + path + ": " + err.Error())
+		return "probe " + path + ": " + err.Error(), true
 	}
 	resp.Body.Close()
 	if resp.StatusCode >= 500 {
-		return failed("probe " + path + ": status " + strconv.Itoa(resp.StatusCode))
+		return "probe " + path + ": status " + strconv.Itoa(resp.StatusCode), true
 	}
-	s.eng.ReportProbe(b.st, true, "")
-	return true
+	return "", true
 }
 
 // onDemand reports whether b is a ModelPool member with no pod to probe, and

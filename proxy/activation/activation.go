@@ -199,8 +199,9 @@ type pool struct {
 	swapStart  time.Time
 	swapCancel context.CancelFunc
 	swapSeq    uint64 // counts swaps, so a timer knows its own
-	// abandon cancels the running swap one budget after its last caller
-	// was answered 503, unless another caller for the target came since.
+	// abandon cancels the running swap once its last caller, answered 503,
+	// has not come back within the Retry-After plus one budget
+	// (abandonLater).
 	abandon *time.Timer
 	// cause is the last problem the running swap met (API errors, a Lease
 	// held elsewhere), for the 503 message.
