@@ -14,12 +14,12 @@ import (
 // startEndpoints runs the EndpointSlice informers and the engine metrics
 // scraper when some backend uses endpoint resolution. Without API access the
 // backends keep dispatching to their Service URL (logged as an error).
-func startEndpoints(ctx context.Context, srv *proxy.Server, kubeconfig string, interval time.Duration, log *slog.Logger) {
+func startEndpoints(ctx context.Context, srv *proxy.Server, kf kubeFlags, interval time.Duration, log *slog.Logger) {
 	bs := srv.EndpointBackends()
 	if len(bs) == 0 {
 		return
 	}
-	cfg, err := kubeConfig(kubeconfig)
+	cfg, err := kubeConfig(kf)
 	if err != nil {
 		log.Error("endpoint resolution needs the Kubernetes API; dispatching to the Services instead", "error", err)
 		return

@@ -65,7 +65,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	shutdown := fs.Duration("shutdown-timeout", 30*time.Second, "how long everything after SIGTERM may take: the drain delay, then in-flight requests and streams finishing")
 	drainDelay := fs.Duration("drain-delay", DefaultDrainDelay, "after SIGTERM, how long the proxy keeps accepting and serving (readiness failing, each connection closed after its next response) while the Service's endpoints and kube-proxy move clients to other replicas; part of --shutdown-timeout")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for endpoint resolution and ModelPool activation (default: in-cluster config; only read when a backend uses resolution: endpoint or is a ModelPool member)")
+	var kf kubeFlags
+	fs.StringVar(&kf.path, "kubeconfig", "", "kubeconfig for endpoint resolution and ModelPool activation (default: in-cluster config; only read when a backend uses resolution: endpoint or is a ModelPool member)")
+	fs.Float64Var(&kf.qps, "kube-api-qps", DefaultKubeAPIQPS, "requests per second the proxy's Kubernetes API client may send on average (ModelPool swaps and resyncs read members and the Lease)")
+	fs.IntVar(&kf.burst, "kube-api-burst", DefaultKubeAPIBurst, "requests the proxy's Kubernetes API client may send at once above --kube-api-qps")
 	scrape := fs.Duration("engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	debugPprof := fs.Bool("debug-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin address (off by default: profiles reveal internals)")
@@ -90,6 +93,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if err := kf.validate(); err != nil {
+		return err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -140,7 +146,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// cut short by the signal, only by the process ending.
 	poolCtx, stopPools := context.WithCancel(context.Background())
 	defer stopPools()
-	if err := startPools(poolCtx, cfg, *kubeconfig, pf, &opts, log); err != nil {
+	if err := startPools(poolCtx, cfg, kf, pf, &opts, log); err != nil {
 		return err
 	}
 	srv, err := proxy.New(cfg, opts)
@@ -176,7 +182,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	probeCtx, stopProbes := context.WithCancel(context.Background())
 	defer stopProbes()
 	srv.RunProbes(probeCtx)
-	startEndpoints(probeCtx, srv, *kubeconfig, *scrape, log)
+	startEndpoints(probeCtx, srv, kf, *scrape, log)
 	srv.SetReady(true)
 	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", ln.Addr().String(), "admin", *admin,
 		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing())

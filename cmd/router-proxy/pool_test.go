@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,6 +25,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -502,4 +507,82 @@ func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
 	code, body = ps[1].post(t, chat("coder"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, body, `"model":"coder"`)
+}
+
+// TestKubeAPIThrottle: --kube-api-qps and --kube-api-burst bound what the
+// proxy's API client sends. The proxy reaches the real API server through a
+// loopback reverse proxy that notes when each request arrives; a swap with
+// 50 ms polls wants far more than 2 requests a second, and in no stretch of
+// time do more arrive than the token bucket lets out (burst + qps × length,
+// plus one for requests delayed on the way and arriving together).
+func TestKubeAPIThrottle(t *testing.T) {
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 200*time.Millisecond)
+	cfg := simConfig(ns, sim, 30*time.Second)
+
+	target, err := url.Parse(env.Config.Host)
+	require.NoError(t, err)
+	tr, err := rest.TransportFor(env.Config)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var arrived []time.Time
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = tr
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrived = append(arrived, time.Now())
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"front": {Server: front.URL}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"front": {}},
+		Contexts:       map[string]*clientcmdapi.Context{"front": {Cluster: "front", AuthInfo: "front"}},
+		CurrentContext: "front",
+	}, kc))
+
+	const qps, burst = 2, 1
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc,
+		"--pool-poll-interval", "50ms",
+		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst))
+	waitPoolKnown(t, p)
+	code, body := p.post(t, chat("chat"))
+	require.Equal(t, http.StatusOK, code, "%s", body)
+	assert.Equal(t, "chat", served(t, body), "the throttled client still swaps the pool")
+
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d requests over %s", len(arrived), arrived[len(arrived)-1].Sub(arrived[0]))
+	require.Greater(t, len(arrived), 4, "the proxy read the pool through the front")
+	for i := range arrived {
+		for j := i + 1; j < len(arrived); j++ {
+			span := arrived[j].Sub(arrived[i]).Seconds()
+			if n := j - i + 1; float64(n) > burst+qps*span+1 {
+				t.Fatalf("%d API requests arrived within %.2fs: more than --kube-api-qps %d and --kube-api-burst %d let out", n, span, qps, burst)
+			}
+		}
+	}
+}
+
+// TestKubeAPIThrottleFlagsRefused: a throttle that would stall or switch
+// off the API client is refused at start, naming the flag.
+func TestKubeAPIThrottleFlagsRefused(t *testing.T) {
+	bin, _ := binaries(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kube-api-qps", "0"}, "--kube-api-qps must be greater than 0, got 0"},
+		{[]string{"--kube-api-qps", "-1"}, "--kube-api-qps must be greater than 0, got -1"},
+		{[]string{"--kube-api-qps", "NaN"}, "--kube-api-qps must be greater than 0, got NaN"},
+		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst must be at least 1, got 0"},
+	} {
+		out, err := exec.Command(bin, tc.args...).CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%v: %s", tc.args, out)
+		assert.Contains(t, string(out), tc.want, "%v", tc.args)
+	}
 }

@@ -24,13 +24,48 @@ type poolFlags struct {
 	poll, resync, lease time.Duration
 }
 
-// kubeConfig is the API server the proxy talks to: --kubeconfig, else the
-// pod's service account.
-func kubeConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+// Defaults of the API client's throttle (--kube-api-qps, --kube-api-burst):
+// controller-runtime's. client-go's own (5 and 10) made a swap queue behind
+// its own member and Lease reads once a few pools were swapping or resyncing
+// at once, each read then waiting its turn on the client.
+const (
+	DefaultKubeAPIQPS   = 20
+	DefaultKubeAPIBurst = 30
+)
+
+// kubeFlags say how the proxy reaches the API server.
+type kubeFlags struct {
+	path  string // --kubeconfig; empty: the pod's service account
+	qps   float64
+	burst int
+}
+
+// validate refuses a throttle that would stall or disable the client.
+func (f kubeFlags) validate() error {
+	if !(f.qps > 0) { // also NaN
+		return fmt.Errorf("--kube-api-qps must be greater than 0, got %v", f.qps)
 	}
-	return rest.InClusterConfig()
+	if f.burst < 1 {
+		return fmt.Errorf("--kube-api-burst must be at least 1, got %d", f.burst)
+	}
+	return nil
+}
+
+// kubeConfig is the API server the proxy talks to: --kubeconfig, else the
+// pod's service account, with the flags' throttle.
+func kubeConfig(f kubeFlags) (*rest.Config, error) {
+	var rc *rest.Config
+	var err error
+	if f.path != "" {
+		rc, err = clientcmd.BuildConfigFromFlags("", f.path)
+	} else {
+		rc, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, err
+	}
+	rc.QPS, rc.Burst = float32(f.qps), f.burst
+	return rc, nil
 }
 
 // hasPools reports whether some backend is a ModelPool member.
@@ -46,11 +81,11 @@ func hasPools(cfg *proxyapi.Config) bool {
 // startPools builds the ModelPool activator when a backend is a pool member.
 // Pooled backends need the API server: without it the proxy refuses to start
 // rather than send requests to members that are not loaded.
-func startPools(ctx context.Context, cfg *proxyapi.Config, kubeconfig string, f poolFlags, opts *proxy.Options, log *slog.Logger) error {
+func startPools(ctx context.Context, cfg *proxyapi.Config, kf kubeFlags, f poolFlags, opts *proxy.Options, log *slog.Logger) error {
 	if !hasPools(cfg) {
 		return nil
 	}
-	rc, err := kubeConfig(kubeconfig)
+	rc, err := kubeConfig(kf)
 	if err != nil {
 		return fmt.Errorf("ModelPool activation needs the Kubernetes API (in-cluster, or --kubeconfig): %w", err)
 	}
