@@ -244,6 +244,11 @@ type Pod struct {
 	// (Pick.Started): the prefill the pod has yet to do before a new
 	// request's own, since the engine prefills in arrival order.
 	prefilling int
+	// relief is the heat of the prefixes this pod shed past a bound, at
+	// reliefAt (Balancer.relieve): placements that now go elsewhere but
+	// still show in its counts until those decay.
+	relief   float64
+	reliefAt time.Time
 }
 
 type binding struct {
@@ -626,7 +631,8 @@ func decayed(count float64, dt, window time.Duration) float64 {
 // HardLoadBound × the mean + 1 when the prefix is among the pod's hottest
 // (amongHottest), and past lastBound times that for every prefix. A pod
 // over the soft bound whose slower count is past sustainedBound × its
-// mean + 1 (sustained) is treated as past the hard bound.
+// mean + 1 (sustained) is treated as past the hard bound. Both the hard
+// and the sustained check leave out what the pod has already shed (relieve).
 // rates are the candidates' placement counts (rateOf), filtered alongside.
 func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Request, now time.Time) ([]*Pod, []int, []float64) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
@@ -648,14 +654,38 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 	sustained := b.sustained(cands, now)
 	return keepPods(cands, matched, rates, func(i int) bool {
 		keep := rates[i] < soft || matched[i] > bestIn
-		if keep && (rates[i] >= hard || rates[i] >= soft && sustained(i)) {
+		fast := rates[i] - b.reliefOf(cands[i], now, b.cfg.RateWindow)
+		if keep && (fast >= hard || rates[i] >= soft && sustained(i)) {
 			// Past the hard bound the pod sheds its hottest prefixes (a
 			// rare one would cost a cold prefill and relieve little),
 			// and everything past the last bound.
 			keep = rates[i] < last && !b.amongHottest(cands[i], req, matched[i], now)
+			if !keep && matched[i] > 0 {
+				b.relieve(cands[i], req.Blocks[matched[i]-1], now)
+			}
 		}
 		return keep
 	})
+}
+
+// relieve records that p shed the prefix ending in block last: its heat
+// (its chosen placements over RateWindow) now goes to another home, so the
+// bounds stop counting it against p at once rather than as p's counts
+// decay. Without it a pod past a bound shed each of its hottest prefixes in
+// turn until its counts caught up: in the EPP comparison's seed-2 cell two
+// documents 0.1 s apart where one brought the pod back under the bound, a
+// cold prefill each.
+func (b *Balancer) relieve(p *Pod, last uint64, now time.Time) {
+	p.relief = b.reliefOf(p, now, b.cfg.RateWindow) + p.blocks.Heat(last, b.tick(now))
+	p.reliefAt = now
+}
+
+// reliefOf is p's relief as a count with time constant window: it decays
+// with that window from reliefAt, as the shed placements leave that count,
+// and a prefix's share of a count grows with the count's window (its heat
+// is over RateWindow).
+func (b *Balancer) reliefOf(p *Pod, now time.Time, window time.Duration) float64 {
+	return decayed(p.relief, now.Sub(p.reliefAt), window) * float64(window) / float64(b.cfg.RateWindow)
 }
 
 // sustained reports whether candidate i's slower placement count is past
@@ -666,7 +696,9 @@ func (b *Balancer) sustained(cands []*Pod, now time.Time) func(i int) bool {
 		slow[i] = b.slowRateOf(p, now)
 	}
 	bound := sustainedBound*meanOf(slow) + 1
-	return func(i int) bool { return slow[i] >= bound }
+	return func(i int) bool {
+		return slow[i]-b.reliefOf(cands[i], now, sustainedWindows*b.cfg.RateWindow) >= bound
+	}
 }
 
 // keepPods returns the candidates for which keep(i) holds, with their

@@ -847,6 +847,51 @@ func TestSustainedExcessShedsHottest(t *testing.T) {
 	require.NotEqual(t, a[0], f.place(t, hot), "a sustained excess sheds the hottest prefix")
 }
 
+// A shed relieves its pod at once: the shed prefix's heat stops counting
+// against the bounds, so a pod whose excess one shed covers keeps its other
+// hot prefixes instead of shedding each in turn (a cold prefill each) until
+// its counts catch up. A larger excess still sheds the next, and the relief
+// decays as the shed placements leave the counts.
+func TestShedRelievesItsPod(t *testing.T) {
+	setup := func() (*boundFixture, Request, Request) {
+		f := newBoundFixture()
+		one, two := f.prompt("1"), f.prompt("2")
+		f.touch(f.a[0], &one, 5) // equally hot: both among the hottest
+		f.touch(f.a[0], &two, 5)
+		return f, one, two
+	}
+	// Past the hard bound: mean (47 + 3 × 32) / 4 = 35.75, hard bound
+	// 45.69; a further home needs 0.3 × 35.75 = 10.7 placements, which
+	// neither prefix has. One shed takes 5 off: 42, under it.
+	f, one, two := setup()
+	a := f.a
+	f.ratesOf(47, 32)
+	require.NotEqual(t, a[0], f.place(t, one), "past the hard bound the hottest prefix leaves")
+	f.ratesOf(47, 32)
+	require.Equal(t, a[0], f.place(t, two), "the first shed covers the excess: the other hot prefix stays")
+	f.c.add(5 * DefaultRateWindow)
+	f.ratesOf(47, 32)
+	require.NotEqual(t, a[0], f.place(t, two), "once the relief has decayed, an excess that is still there sheds again")
+
+	// The sustained excess: the slower count's bound is 1.15 × its mean +
+	// 1; a shed takes twice the prefix's heat off that count (its window
+	// is twice as long).
+	sustain := func(f *boundFixture, slow float64) {
+		f.ratesOf(44, 32)
+		f.b.byAddr[f.a[0]].slowRate = slow
+	}
+	f, one, two = setup()
+	sustain(f, 44) // slow mean 35, bound 41.25
+	require.NotEqual(t, a[0], f.place(t, one), "a sustained excess sheds the hottest prefix")
+	sustain(f, 44)
+	require.Equal(t, a[0], f.place(t, two), "44 - 2 × 5 is under the bound: the other stays")
+	f, one, two = setup()
+	sustain(f, 60) // slow mean 39, bound 45.85
+	require.NotEqual(t, a[0], f.place(t, one))
+	sustain(f, 60)
+	require.NotEqual(t, a[0], f.place(t, two), "60 - 2 × 5 is still over the bound: the next hot prefix leaves too")
+}
+
 // A prefix gets another home only while its traffic (its heat summed over
 // its homes) is at least homeShare of the mean pod's per home it has: a
 // prefix on two busy pods whose traffic would not fill more stays on them.
