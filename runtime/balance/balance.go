@@ -654,8 +654,9 @@ func (b *Balancer) bounded(cands []*Pod, matched []int, rates []float64, req *Re
 	sustained := b.sustained(cands, now)
 	return keepPods(cands, matched, rates, func(i int) bool {
 		keep := rates[i] < soft || matched[i] > bestIn
-		fast := rates[i] - b.reliefOf(cands[i], now, b.cfg.RateWindow)
-		if keep && (fast >= hard || rates[i] >= soft && sustained(i)) {
+		// Both checks need the soft bound passed (hard ≥ soft), so a pod
+		// within it costs no relief lookup.
+		if keep && rates[i] >= soft && (rates[i]-b.reliefOf(cands[i], now, b.cfg.RateWindow) >= hard || sustained(i)) {
 			// Past the hard bound the pod sheds its hottest prefixes (a
 			// rare one would cost a cold prefill and relieve little),
 			// and everything past the last bound.
