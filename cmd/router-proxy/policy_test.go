@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -230,6 +231,18 @@ func (p *proc) status(t *testing.T) proxyapi.Status {
 	return st
 }
 
+// tokensUsed waits until p's first budget reports want tokens (a response
+// settles its usage after its last byte is written) and returns its status.
+func tokensUsed(t *testing.T, p *proc, want int64) proxyapi.BudgetStatus {
+	t.Helper()
+	var st proxyapi.BudgetStatus
+	require.Eventually(t, func() bool {
+		st = p.status(t).Budgets[0]
+		return st.TokensUsed == want
+	}, 5*time.Second, 10*time.Millisecond, "tokens used: want %d", want)
+	return st
+}
+
 // hammer sends requests from 64 clients spread over the replicas until
 // every replica refuses with 429 (or n requests); it returns how many were
 // served.
@@ -384,10 +397,17 @@ func TestSharedUSDBudget(t *testing.T) {
 	// so the bound is the 64 in-flight requests' cost.
 	assert.GreaterOrEqual(t, served, int64(2000), "$0.30 buys 2,000 requests")
 	assert.LessOrEqual(t, served, int64(2000+64))
-	st := ps[1].status(t)
-	used, err := strconv.ParseFloat(st.Budgets[0].USDUsed, 64)
-	require.NoError(t, err)
-	assert.InDelta(t, float64(served)*0.00015, used, 1e-9, "exact micro-dollars, no float drift")
+	// The last requests served may settle their cost after hammer has seen
+	// their answers: wait for the count to stop at the exact sum.
+	var st proxyapi.Status
+	var used float64
+	require.Eventually(t, func() bool {
+		st = ps[1].status(t)
+		var err error
+		used, err = strconv.ParseFloat(st.Budgets[0].USDUsed, 64)
+		require.NoError(t, err)
+		return math.Abs(float64(served)*0.00015-used) < 1e-9
+	}, 5*time.Second, 10*time.Millisecond, "exact micro-dollars, no float drift")
 	assert.Equal(t, "1.000000", st.Budgets[0].Utilization)
 }
 
@@ -513,14 +533,16 @@ func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 		code, body := a.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"))
 		require.Equal(t, 200, code, body)
 	}
+	// Each request reserves its 4-token estimate and settles at its 15
+	// after the response has reached the client: wait for the settles.
+	tokensUsed(t, b, 150)
 	code, _ := b.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"))
 	assert.Equal(t, http.StatusTooManyRequests, code, "replica b sees red's spending")
 	code, _ = b.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"), "x-llmkube-team", "blue")
 	assert.Equal(t, http.StatusTooManyRequests, code, "a forged team header does not spend another team's budget")
 	code, _ = b.post(t, `{"model":"qwen"}`, "Authorization", bearer("blue"))
 	assert.Equal(t, 200, code, "blue has its own budget")
-	st := b.status(t).Budgets[0]
-	assert.Equal(t, int64(165), st.TokensUsed, "both teams, summed")
+	st := tokensUsed(t, b, 165) // both teams, summed
 	assert.Equal(t, "1.000000", st.Utilization, "the highest team's share")
 }
 
