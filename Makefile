@@ -36,9 +36,11 @@ render:
 	go run ./cmd/llmkube-compile render -f examples/quickstart.yaml
 
 ## test: every test, including the real kube-apiserver (envtest) suites, the
-## image archives and the shipped binaries run as processes.
+## image archives and the shipped binaries run as processes, and the unit tests
+## of hack/bench-routing (its own module).
 test: envtest testdeps images helm egctl
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) go test ./...
+	cd hack/bench-routing && GOWORK=off go test ./...
 
 ## e2e-cluster: a real one-node Kubernetes v1.37.2 on this machine (kubelet,
 ## containerd, kube-proxy, CoreDNS; built from the module proxy and Debian's

@@ -60,6 +60,7 @@ func main() {
 	warmup := flag.Duration("warmup", 30*time.Second, "arrivals before the measured window in each cell (caches fill; not counted)")
 	seed := flag.Uint64("seed", 1, "random seed (workload)")
 	seedList := flag.String("seeds", "", "comma-separated seeds (overrides -seed): every cell runs once per seed, and a summary over the seeds follows (one cell's hit rate moves by about 0.1 points per cold request, busiest/mean by several hundredths)")
+	reference := flag.String("reference", "epp", "with -seeds: the picker every other picker's hit rate is compared with, seed by seed (paired: both saw the same arrivals)")
 	jsonOut := flag.String("json", "", "also write one JSON line per cell to this file")
 	samplesDir := flag.String("samples", "", "also write every request of each cell (one JSON line each) to <dir>/<load>-<picker>.jsonl")
 	podIPs := flag.String("pod-ips", "198.51.100.10,198.51.100.11,198.51.100.12,198.51.100.13,198.51.100.14,198.51.100.15,198.51.100.16,198.51.100.17", "the pods' addresses (local to this network namespace)")
@@ -173,6 +174,8 @@ func main() {
 	if len(seeds) > 1 {
 		fmt.Println()
 		printSummary(os.Stdout, results)
+		fmt.Println()
+		printPaired(os.Stdout, results, *reference)
 	}
 }
 
@@ -225,6 +228,101 @@ func printSummary(w io.Writer, rs []result) {
 			stat(c, func(r result) float64 { return r.Busiest }, "%.2f"),
 			stat(c, func(r result) float64 { return r.StickyCool }, "%.2f"),
 			stat(c, func(r result) float64 { return float64(r.Cold) }, "%.1f")+fmt.Sprintf(" (%.1f)", mean(c, func(r result) float64 { return float64(r.ColdFirst) })))
+	}
+	_ = tw.Flush()
+}
+
+// pairedDiff is one picker's hit rate against the reference picker's over
+// the seeds both ran at one load: seed by seed, since both saw the same
+// arrivals, so the documents' popularity draw cancels out.
+type pairedDiff struct {
+	load, picker         string
+	n                    int
+	ahead, level, behind int
+	// mean and half are the mean difference (points: hit rate × 100) and
+	// the half-width of its 95% interval (Student's t, n-1 degrees of
+	// freedom; NaN for one seed).
+	mean, half float64
+}
+
+// pairedDiffs compares every picker with ref, load by load, on the seeds
+// both ran. A cell is level when the two hit rates agree to 0.01 points
+// (the fourth decimal the tables print).
+func pairedDiffs(rs []result, ref string) []pairedDiff {
+	type cell struct {
+		load string
+		seed uint64
+	}
+	refHit := map[cell]float64{}
+	for _, r := range rs {
+		if r.Picker == ref {
+			refHit[cell{r.Load, r.Seed}] = r.HitRate
+		}
+	}
+	type key struct{ load, picker string }
+	var order []key
+	diffs := map[key][]float64{}
+	for _, r := range rs {
+		h, ok := refHit[cell{r.Load, r.Seed}]
+		if r.Picker == ref || !ok {
+			continue
+		}
+		k := key{r.Load, r.Picker}
+		if _, seen := diffs[k]; !seen {
+			order = append(order, k)
+		}
+		diffs[k] = append(diffs[k], 100*(r.HitRate-h))
+	}
+	var out []pairedDiff
+	for _, k := range order {
+		ds := diffs[k]
+		d := pairedDiff{load: k.load, picker: k.picker, n: len(ds), half: math.NaN()}
+		for _, x := range ds {
+			d.mean += x / float64(len(ds))
+			switch {
+			case math.Abs(x) < 0.01:
+				d.level++
+			case x > 0:
+				d.ahead++
+			default:
+				d.behind++
+			}
+		}
+		if len(ds) > 1 {
+			ss := 0.0
+			for _, x := range ds {
+				ss += (x - d.mean) * (x - d.mean)
+			}
+			d.half = studentT95(len(ds)-1) * math.Sqrt(ss/float64(len(ds)-1)/float64(len(ds)))
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// studentT95 is the two-sided 95% quantile of Student's t with df degrees
+// of freedom (the normal's 1.96 past 30).
+func studentT95(df int) float64 {
+	t := [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+	if df >= 1 && df <= len(t) {
+		return t[df-1]
+	}
+	return 1.96
+}
+
+// printPaired prints pairedDiffs: whether a picker's hit rate is at least
+// the reference's is a question the seeds' spread answers, not one cell.
+func printPaired(w io.Writer, rs []result, ref string) {
+	ds := pairedDiffs(rs, ref)
+	if len(ds) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "load\tpicker\tseeds\thit rate - %s's (points, mean ± 95%%)\tahead / level / behind\t\n", ref)
+	for _, d := range ds {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%+.2f ± %.2f\t%d / %d / %d\t\n", d.load, d.picker, d.n, d.mean, d.half, d.ahead, d.level, d.behind)
 	}
 	_ = tw.Flush()
 }
