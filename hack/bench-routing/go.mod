@@ -5,6 +5,7 @@ go 1.26.7
 require (
 	github.com/envoyproxy/go-control-plane/envoy v1.37.0
 	github.com/llmkube/llmkube-compile v0.0.0
+	gonum.org/v1/gonum v0.17.0
 	google.golang.org/grpc v1.83.2
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

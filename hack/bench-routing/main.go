@@ -38,6 +38,8 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 const (
@@ -240,8 +242,8 @@ type pairedDiff struct {
 	n                    int
 	ahead, level, behind int
 	// mean and half are the mean difference (points: hit rate × 100) and
-	// the half-width of its 95% interval (Student's t, n-1 degrees of
-	// freedom; NaN for one seed).
+	// the half-width of its 95% interval (Student's t with n-1 degrees of
+	// freedom, from gonum; NaN for one seed).
 	mean, half float64
 }
 
@@ -278,7 +280,6 @@ func pairedDiffs(rs []result, ref string) []pairedDiff {
 		ds := diffs[k]
 		d := pairedDiff{load: k.load, picker: k.picker, n: len(ds), half: math.NaN()}
 		for _, x := range ds {
-			d.mean += x / float64(len(ds))
 			switch {
 			case math.Abs(x) < 0.01:
 				d.level++
@@ -288,28 +289,15 @@ func pairedDiffs(rs []result, ref string) []pairedDiff {
 				d.behind++
 			}
 		}
-		if len(ds) > 1 {
-			ss := 0.0
-			for _, x := range ds {
-				ss += (x - d.mean) * (x - d.mean)
-			}
-			d.half = studentT95(len(ds)-1) * math.Sqrt(ss/float64(len(ds)-1)/float64(len(ds)))
+		var sd float64
+		d.mean, sd = stat.MeanStdDev(ds, nil)
+		if n := float64(len(ds)); n > 1 {
+			t95 := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975)
+			d.half = t95 * stat.StdErr(sd, n)
 		}
 		out = append(out, d)
 	}
 	return out
-}
-
-// studentT95 is the two-sided 95% quantile of Student's t with df degrees
-// of freedom (the normal's 1.96 past 30).
-func studentT95(df int) float64 {
-	t := [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	if df >= 1 && df <= len(t) {
-		return t[df-1]
-	}
-	return 1.96
 }
 
 // printPaired prints pairedDiffs: whether a picker's hit rate is at least
