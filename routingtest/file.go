@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,6 +77,9 @@ type Expect struct {
 	Status       int
 	Router       string // "namespace/name" when another router's backend answers
 	Backend      string
+	// Backends (backend: [a, b]) are exactly the backends that may answer:
+	// the draw of a weighted rule.
+	Backends     []string
 	Rule         string
 	Attempts     []string
 	Budgets      []Budget
@@ -337,7 +341,19 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 		e.Status = int(n)
 	}
 	e.Router = d.str(p.Child("router"), m["router"])
-	e.Backend = d.str(p.Child("backend"), m["backend"])
+	if l, isList := m["backend"].([]any); isList {
+		e.Backends = d.strs(p.Child("backend"), l)
+		if len(e.Backends) < 2 {
+			d.errorf(p.Child("backend"), "WrongType", "a list of backends names the backends a weighted rule may pick, at least two; one backend is backend: NAME")
+		}
+		sorted := append([]string(nil), e.Backends...)
+		sort.Strings(sorted)
+		if len(slices.Compact(sorted)) != len(e.Backends) {
+			d.errorf(p.Child("backend"), "DuplicateBackend", "a backend is listed twice")
+		}
+	} else {
+		e.Backend = d.str(p.Child("backend"), m["backend"])
+	}
 	e.Rule = d.str(p.Child("rule"), m["rule"])
 	e.Attempts = d.strs(p.Child("attempts"), m["attempts"])
 	e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
@@ -354,7 +370,7 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 			e.Budgets = append(e.Budgets, Budget{Name: d.str(bp.Child("name"), bm["name"]), Key: d.str(bp.Child("key"), bm["key"])})
 		}
 	}
-	if e.Backend != "" && !e.set["status"] {
+	if (e.Backend != "" || len(e.Backends) > 0) && !e.set["status"] {
 		e.Status = http.StatusOK
 		e.set["status"] = true
 	}
@@ -366,7 +382,7 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	type plain struct {
 		Status       int      `json:"status,omitempty"`
 		Router       string   `json:"router,omitempty"`
-		Backend      string   `json:"backend,omitempty"`
+		Backend      any      `json:"backend,omitempty"`
 		Rule         string   `json:"rule,omitempty"`
 		Attempts     []string `json:"attempts,omitempty"`
 		Budgets      []Budget `json:"budgets,omitempty"`
@@ -374,7 +390,13 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 		NotForwarded []string `json:"notForwarded,omitempty"`
 		Refused      string   `json:"refused,omitempty"`
 	}
-	return json.Marshal(plain{e.Status, e.Router, e.Backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
+	var backend any
+	if e.Backend != "" {
+		backend = e.Backend
+	} else if len(e.Backends) > 0 {
+		backend = e.Backends
+	}
+	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }

@@ -2,6 +2,7 @@ package routingtest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -270,7 +271,14 @@ type Result struct {
 	Status   int          `json:"status,omitempty"`
 	Router   string       `json:"router,omitempty"`
 	Backend  string       `json:"backend,omitempty"`
-	Rule     string       `json:"rule,omitempty"`
+	// Backends, on a weighted rule with more than one backend that may
+	// answer, are those backends, sorted; Backend and Attempts are then
+	// empty: which one answers is a draw, not an answer (see Serve).
+	Backends []string `json:"backends,omitempty"`
+	// Weighted: a weighted rule answered, so the order of Attempts (nil
+	// then) is a draw.
+	Weighted bool `json:"weighted,omitempty"`
+	Rule     string   `json:"rule,omitempty"`
 	Attempts []string     `json:"attempts,omitempty"`
 	Budgets  []Budget     `json:"budgets,omitempty"`
 	Upstream []string     `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
@@ -351,6 +359,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 			break
 		}
 	}
+	res.weighted(rt.IR, down)
 	for _, c := range o.Charges {
 		res.Budgets = append(res.Budgets, Budget{Name: c.Budget, Key: c.Key})
 	}
@@ -358,6 +367,42 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.Upstream = simulate.HeaderNames(o.Upstream)
 	}
 	return res
+}
+
+// weighted makes a weighted rule's answer deterministic: when the router's
+// own weighted rule answered, the order of attempts is a draw and is
+// dropped; when more than one of its backends may answer (a capable
+// candidate with a positive weight, not down), the result is that set, the same on every plane and every run, whichever backend this
+// plane's draw (or its model's fixed pick) sent the request to. A backend
+// outside the set answering stays a single answer, so a plane that really
+// routes elsewhere still differs.
+func (res *Result) weighted(r *ir.Router, down []string) {
+	if res.Status >= 300 || res.Backend == "" || res.Rule == "" || res.Rule == DefaultRule {
+		return
+	}
+	var rule *ir.Rule
+	for i := range r.Rules {
+		if r.Rules[i].Name == res.Rule {
+			rule = &r.Rules[i]
+		}
+	}
+	if rule == nil || rule.Strategy != ir.StrategyWeighted || res.Router != routerKey(r) {
+		return
+	}
+	var set []string
+	for _, name := range rule.Candidates {
+		if b, ok := r.Backend(name); ok && b.Weight > 0 && !slices.Contains(down, name) {
+			set = append(set, name)
+		}
+	}
+	if !slices.Contains(set, res.Backend) {
+		return
+	}
+	res.Weighted, res.Attempts = true, nil
+	if len(set) > 1 {
+		sort.Strings(set)
+		res.Backends, res.Backend = set, ""
+	}
 }
 
 func compact(s []string) []string {

@@ -101,3 +101,74 @@ spec:
 	assert.True(t, strings.HasPrefix(rep.Disagreements[0].ByPlane["Gateway"], "200 from a"), rep.Disagreements[0].ByPlane["Gateway"])
 	assert.Equal(t, 0, rep.Failed())
 }
+
+// TestWeightedRuleIsDeterministic: a weighted rule's pick is a draw on the
+// router-proxy and a fixed pick in the Gateway model; a case asserts the set
+// of backends that may answer, and gets the same verdict every run on every
+// plane, with no disagreement. A single backend on such a rule fails every
+// time, with the way to assert it.
+func TestWeightedRuleIsDeterministic(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: ab, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - {name: a, external: {provider: openai, model: gpt-5}, weight: 3}
+    - {name: b, external: {provider: openai, model: gpt-5-mini}, weight: 1}
+    - {name: c, external: {provider: openai, model: gpt-5-nano}, weight: 0}
+  rules:
+    - name: split
+      match: {models: [chat]}
+      route: {strategy: weighted, backends: [a, b, c]}
+  defaultRoute: a
+`)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: ab}
+spec:
+  router: ml/ab
+  cases:
+    - name: set
+      request: {model: chat}
+      expect: {backend: [b, a], rule: split}
+    - name: one
+      request: {model: chat}
+      expect: {backend: a}
+    - name: b down
+      request: {model: chat}
+      down: [b]
+      expect: {backend: a}
+    - name: attempts on a draw
+      request: {model: chat}
+      down: [b]
+      expect: {attempts: [b, a]}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	require.False(t, Check(files, planes, "").HasErrors())
+	for run := 0; run < 10; run++ {
+		rep := Run(files, planes, "")
+		require.Empty(t, rep.Disagreements, "run %d", run)
+		verdict := map[string]bool{}
+		for _, r := range rep.Results {
+			verdict[r.Case+"/"+r.Plane] = r.Passed
+			if r.Case == "one" {
+				require.Len(t, r.Failures, 1)
+				assert.Contains(t, r.Failures[0], `rule "split" is weighted: any of [a b] may answer`)
+				assert.Contains(t, r.Failures[0], "assert backend: [a, b]")
+			}
+		}
+		assert.Equal(t, map[string]bool{"set/Proxy": true, "set/Gateway": true, "one/Proxy": false, "one/Gateway": false, "b down/Proxy": true, "b down/Gateway": true, "attempts on a draw/Proxy": false, "attempts on a draw/Gateway": false}, verdict, "run %d", run)
+	}
+}
+
+func TestJudgeBackendSet(t *testing.T) {
+	e := Expect{Backends: []string{"b", "a"}, set: map[string]bool{}}
+	assert.Empty(t, judge(e, Result{Status: 200, Router: "ns/r", Backends: []string{"a", "b"}, Rule: "ab"}, "ns/r"))
+	assert.Equal(t, []string{"any of [a b c] may answer, want any of [a b]"}, judge(e, Result{Status: 200, Router: "ns/r", Backends: []string{"a", "b", "c"}, Rule: "ab"}, "ns/r"))
+	assert.Equal(t, []string{`only backend a may answer (rule "x" draws from no other), want any of [a b]`}, judge(e, Result{Status: 200, Router: "ns/r", Backend: "a", Rule: "x"}, "ns/r"))
+}

@@ -114,6 +114,11 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 			if e.Backend != "" && e.Router == "" && !backends[e.Backend] {
 				errorf(p.Child("expect", "backend"), "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
 			}
+			for i, b := range e.Backends {
+				if e.Router == "" && !backends[b] {
+					errorf(p.Child("expect", "backend").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+				}
+			}
 			for i, b := range e.Attempts {
 				if e.Router == "" && !backends[b] {
 					errorf(p.Child("expect", "attempts").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
@@ -189,7 +194,12 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 					cr.Passed = len(cr.Failures) == 0
 					answers[string(p.Name)] = summary(got)
 					if got.Router != "" {
-						mark(got.Router, "backend:"+got.Backend)
+						for _, b := range got.Backends { // a weighted rule: each may answer
+							mark(got.Router, "backend:"+b)
+						}
+						if got.Backend != "" {
+							mark(got.Router, "backend:"+got.Backend)
+						}
 						if got.Rule != "" {
 							mark(got.Router, "rule:"+got.Rule)
 						}
@@ -211,7 +221,12 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 
 func summary(r Result) string {
 	s := fmt.Sprintf("%d", r.Status)
-	if r.Backend != "" {
+	if len(r.Backends) > 0 {
+		s += " from any of [" + strings.Join(r.Backends, " ") + "]"
+		if r.Rule != "" {
+			s += " (rule " + r.Rule + ")"
+		}
+	} else if r.Backend != "" {
 		s += " from " + r.Backend
 		if r.Rule != "" {
 			s += " (rule " + r.Rule + ")"
@@ -238,7 +253,23 @@ func judge(e Expect, got Result, router string) []string {
 	if e.Router != "" {
 		wantRouter = e.Router
 	}
-	if e.Backend != "" && (got.Backend != e.Backend || got.Router != wantRouter) {
+	switch {
+	case len(got.Backends) > 0 && e.Backend != "":
+		fails = append(fails, fmt.Sprintf("rule %q is weighted: any of [%s] may answer, so backend %s would pass or fail by chance; assert backend: [%s]", got.Rule, strings.Join(got.Backends, " "), e.Backend, strings.Join(got.Backends, ", ")))
+	case len(e.Backends) > 0:
+		want := append([]string(nil), e.Backends...)
+		sort.Strings(want)
+		switch {
+		case got.Router != wantRouter:
+			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want any of [%s] of %s", got.Backend, got.Router, strings.Join(want, " "), wantRouter))
+		case len(got.Backends) == 0 && got.Backend == "":
+			fails = append(fails, fmt.Sprintf("no backend answered, want any of [%s]", strings.Join(want, " ")))
+		case len(got.Backends) == 0:
+			fails = append(fails, fmt.Sprintf("only backend %s may answer (rule %q draws from no other), want any of [%s]", got.Backend, got.Rule, strings.Join(want, " ")))
+		case !slices.Equal(got.Backends, want):
+			fails = append(fails, fmt.Sprintf("any of [%s] may answer, want any of [%s]", strings.Join(got.Backends, " "), strings.Join(want, " ")))
+		}
+	case e.Backend != "" && (got.Backend != e.Backend || got.Router != wantRouter):
 		if got.Backend == "" {
 			fails = append(fails, fmt.Sprintf("no backend answered, want %s", e.Backend))
 		} else {
@@ -248,7 +279,9 @@ func judge(e Expect, got Result, router string) []string {
 	if e.Rule != "" && got.Rule != e.Rule {
 		fails = append(fails, fmt.Sprintf("rule %q, want %q", got.Rule, e.Rule))
 	}
-	if e.Has("attempts") && !slices.Equal(got.Attempts, e.Attempts) {
+	if e.Has("attempts") && got.Weighted {
+		fails = append(fails, fmt.Sprintf("rule %q is weighted: the order of attempts is a draw; assert the backend (a list when several may answer) instead", got.Rule))
+	} else if e.Has("attempts") && !slices.Equal(got.Attempts, e.Attempts) {
 		fails = append(fails, fmt.Sprintf("attempts %v, want %v", got.Attempts, e.Attempts))
 	}
 	if e.Has("budgets") {

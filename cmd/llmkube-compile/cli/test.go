@@ -238,7 +238,10 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 					fmt.Fprintf(s.stdout, "   %s\n", t)
 				}
 				fmt.Fprintf(s.stdout, "   => status %d", res.Status)
-				if res.Backend != "" {
+				switch {
+				case len(res.Backends) > 0:
+					fmt.Fprintf(s.stdout, ", any of backends %s of %s (weighted rule %s: a draw)", strings.Join(res.Backends, ", "), res.Router, strconv.Quote(res.Rule))
+				case res.Backend != "":
 					fmt.Fprintf(s.stdout, ", backend %s of %s, rule %s, tried %s", res.Backend, res.Router, strconv.Quote(res.Rule), strings.Join(res.Attempts, " -> "))
 				}
 				fmt.Fprintln(s.stdout)
