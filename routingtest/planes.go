@@ -182,7 +182,8 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 
 // agentGatewayPlane puts every router on its agentgateway Gateway's model.
 // The Gateway has a listener without hostname, plus one per sectionName a
-// router names; a request for a router with hostnames carries the first.
+// router names; a request for a router with a sectionName arrives on that
+// listener, and one for a router with hostnames carries the first.
 func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured, foreign []*unstructured.Unstructured) error {
 	type gwKey struct{ ns, name string }
 	gateways := map[gwKey][]*Router{}
@@ -225,7 +226,11 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 		}
 		for _, rt := range gateways[g] {
 			r := rt.IR
-			rt.serve = m.Serve
+			// A router on a listener (sectionName) is reached on that
+			// listener: its routes attach to no other. Without one, the
+			// request lands by host, on the listener without hostname.
+			section := r.AgentGateway.SectionName
+			rt.serve = func(req simulate.Request) simulate.Outcome { return m.ServeOn(section, req) }
 			rt.backendID = func(b string) string { return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b) }
 			rt.name = func(id string) (string, string) {
 				if v, ok := ids[id]; ok {

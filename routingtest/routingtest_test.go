@@ -1,6 +1,7 @@
 package routingtest
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -171,4 +172,34 @@ func TestJudgeBackendSet(t *testing.T) {
 	assert.Empty(t, judge(e, Result{Status: 200, Router: "ns/r", Backends: []string{"a", "b"}, Rule: "ab"}, "ns/r"))
 	assert.Equal(t, []string{"any of [a b c] may answer, want any of [a b]"}, judge(e, Result{Status: 200, Router: "ns/r", Backends: []string{"a", "b", "c"}, Rule: "ab"}, "ns/r"))
 	assert.Equal(t, []string{`only backend a may answer (rule "x" draws from no other), want any of [a b]`}, judge(e, Result{Status: 200, Router: "ns/r", Backend: "a", Rule: "x"}, "ns/r"))
+}
+
+// TestAgentGatewaySectionName: a router on a named listener of its
+// agentgateway Gateway (agentGatewayRef.sectionName) is reached on that
+// listener; its cases answer as on the router-proxy, not 404.
+func TestAgentGatewaySectionName(t *testing.T) {
+	src, err := os.ReadFile("../examples/agentgateway-tenants.yaml")
+	require.NoError(t, err)
+	withSection := strings.Replace(string(src), "    endpointPickerPort: 9002\n", "    endpointPickerPort: 9002\n    sectionName: llm\n", 1)
+	require.NotEqual(t, string(src), withSection)
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(withSection)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
+	require.NoError(t, err)
+	tests, err := os.ReadFile("../examples/tests/agentgateway-tenants.test.yaml")
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", tests)
+	require.False(t, d.HasErrors(), "%v", d)
+	require.False(t, Check(files, planes, "").HasErrors())
+	rep := Run(files, planes, "")
+	assert.Empty(t, rep.Disagreements)
+	assert.Equal(t, 0, rep.Failed(), "%+v", rep.Results)
+	ran := 0
+	for _, r := range rep.Results {
+		if r.Plane == string(ir.DataPlaneAgentGateway) && r.Skipped == "" {
+			ran++
+			assert.NotEqual(t, 404, r.Got.Status, r.Case)
+		}
+	}
+	assert.Positive(t, ran)
 }
