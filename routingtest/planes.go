@@ -6,10 +6,12 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
@@ -40,6 +42,8 @@ type Router struct {
 	// backendID names a backend of the router as the plane's outcome does;
 	// name maps an outcome's backend back to router and backend.
 	backendID func(backend string) string
+	// poolID, on AgentGateway, names a local backend's InferencePool.
+	poolID func(backend string) string
 	name      func(id string) (router, backend string)
 	// rule maps the plane's rule label to the ModelRouter's vocabulary.
 	rule func(string) string
@@ -52,6 +56,11 @@ type Router struct {
 type Plane struct {
 	Name    ir.DataPlane
 	Routers map[string]*Router
+	// build compiles the input again with some InferenceServices not
+	// ready (AgentGateway, where a backend down is a backend not ready);
+	// downPlanes caches those planes by the services down.
+	build      func(notReady map[string]bool) (*Plane, error)
+	downPlanes map[string]*Plane
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -78,6 +87,11 @@ func routerKey(r *ir.Router) string { return r.Namespace + "/" + r.Name }
 func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane, foreign []*unstructured.Unstructured) (*Plane, error) {
 	opts.Compile.DataPlane = dp
 	p := &Plane{Name: dp, Routers: map[string]*Router{}}
+	if dp == ir.DataPlaneAgentGateway {
+		p.build = func(notReady map[string]bool) (*Plane, error) {
+			return buildPlane(withNotReady(in, notReady), reg, opts, dp, foreign)
+		}
+	}
 	// Cross-router refusals (a shared Gateway) come from the whole run.
 	_, all := pipeline.Run(in, reg, opts)
 	refusedBy := map[string]diag.List{}
@@ -232,6 +246,12 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 			section := r.AgentGateway.SectionName
 			rt.serve = func(req simulate.Request) simulate.Outcome { return m.ServeOn(section, req) }
 			rt.backendID = func(b string) string { return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b) }
+			rt.poolID = func(b string) string {
+				if be, ok := r.Backend(b); ok && be.Local != nil {
+					return "InferencePool/" + naming.AgentGatewayPoolName(r.Name, be.Local.InferenceService)
+				}
+				return ""
+			}
 			rt.name = func(id string) (string, string) {
 				if v, ok := ids[id]; ok {
 					return v[0], v[1]
@@ -253,6 +273,87 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 		}
 	}
 	return nil
+}
+
+// withNotReady is a copy of the inputs where the InferenceServices
+// notReady ("namespace/name") report Ready=False; one absent from the input
+// (assumed ready) is added with that status.
+func withNotReady(in *compiler.Inputs, notReady map[string]bool) *compiler.Inputs {
+	out := *in
+	out.InferenceServices = nil
+	seen := map[string]bool{}
+	unready := func(s *v1.InferenceService) *v1.InferenceService {
+		c := s.DeepCopy()
+		c.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "RoutingTestDown", Message: "down in a routing test"}}
+		return c
+	}
+	for _, s := range in.InferenceServices {
+		k := s.Namespace + "/" + s.Name
+		seen[k] = true
+		if notReady[k] {
+			s = unready(s)
+		}
+		out.InferenceServices = append(out.InferenceServices, s)
+	}
+	keys := make([]string, 0, len(notReady))
+	for k := range notReady {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !seen[k] {
+			ns, name, _ := strings.Cut(k, "/")
+			out.InferenceServices = append(out.InferenceServices, unready(&v1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}))
+		}
+	}
+	return &out
+}
+
+// downOnAgentGateway serves a case with backends down on AgentGateway, where
+// agentgateway does not fail over per request: the controller compiles
+// against the InferenceServices' readiness and routes each rule to its first
+// ready backend. A local backend down is therefore its InferenceService not
+// ready (the router compiled again so), and a backend the request still
+// reaches (a provider) fails it. ok is false when the case cannot be
+// expressed so (Result.Skipped says why).
+func (p *Plane) downOnAgentGateway(rt *Router, down []string) (*Plane, string) {
+	notReady := map[string]bool{}
+	for _, name := range down {
+		if b, ok := rt.IR.Backend(name); ok && b.Local != nil {
+			notReady[rt.IR.Namespace+"/"+b.Local.InferenceService] = true
+		}
+	}
+	if len(notReady) == 0 {
+		return p, ""
+	}
+	// Readiness is per InferenceService: a backend up whose service is down
+	// cannot be expressed.
+	for _, b := range rt.IR.Backends {
+		if b.Local != nil && notReady[rt.IR.Namespace+"/"+b.Local.InferenceService] && !slices.Contains(down, b.Name) {
+			return nil, fmt.Sprintf("not expressible on %s: backend %s is up but shares InferenceService %s with a backend down, and readiness is per InferenceService (add %s to down)", p.Name, b.Name, b.Local.InferenceService, b.Name)
+		}
+	}
+	keys := make([]string, 0, len(notReady))
+	for k := range notReady {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	id := strings.Join(keys, ",")
+	if dp := p.downPlanes[id]; dp != nil {
+		return dp, ""
+	}
+	dp, err := p.build(notReady)
+	if dp != nil {
+		dp.build = nil // its backends are down already
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("not expressible on %s: compiling with %s not ready: %v", p.Name, id, err)
+	}
+	if p.downPlanes == nil {
+		p.downPlanes = map[string]*Plane{}
+	}
+	p.downPlanes[id] = dp
+	return dp, ""
 }
 
 // ruleName maps a plane's rule label to the ModelRouter's vocabulary: the
@@ -302,6 +403,33 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.Skipped = "the input has no ModelRouter " + key
 		return res
 	}
+	if p.build != nil && rt.Refused == nil && len(down) > 0 {
+		dp, why := p.downOnAgentGateway(rt, down)
+		if why != "" {
+			res.Skipped = why
+			return res
+		}
+		if dp != p {
+			res = dp.Serve(key, req, down)
+			if res.Skipped != "" {
+				res.Skipped = fmt.Sprintf("with %s down: %s", strings.Join(down, ", "), res.Skipped)
+			}
+			res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready, so the router is compiled again as the controller would (agentgateway fails over by readiness, not per request)", down)}, res.Trace...)
+			return res
+		}
+	}
+	// One meaning of down on every plane: a backend whose InferenceService
+	// the input reports not ready is down on the planes that find out per
+	// request too (AgentGateway's compile already routed around it).
+	var unready []string
+	if p.Name != ir.DataPlaneAgentGateway && rt.IR != nil {
+		for _, b := range rt.IR.Backends {
+			if b.Local != nil && !b.Local.Ready && !slices.Contains(down, b.Name) {
+				unready = append(unready, b.Name)
+			}
+		}
+		down = append(slices.Clip(down), unready...)
+	}
 	if rt.Refused != nil {
 		var reasons []string
 		for _, d := range rt.Refused {
@@ -340,10 +468,18 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		sr.Down = map[string]bool{}
 		for _, b := range down {
 			sr.Down[rt.backendID(b)] = true
+			if rt.poolID != nil {
+				if id := rt.poolID(b); id != "" {
+					sr.Down[id] = true
+				}
+			}
 		}
 	}
 	o := rt.serve(sr)
 	res.Status, res.Trace = o.Status, o.Trace
+	if len(unready) > 0 {
+		res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready in the input", unready)}, res.Trace...)
+	}
 	res.Rule = ruleName(o.Rule)
 	if rt.rule != nil {
 		res.Rule = rt.rule(o.Rule)

@@ -203,3 +203,98 @@ func TestAgentGatewaySectionName(t *testing.T) {
 	}
 	assert.Positive(t, ran)
 }
+
+const downRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama-70b, namespace: ml}
+spec: {runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama-8b, namespace: ml}
+spec: {runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: agw}
+  backends:
+    - {name: big, inferenceServiceRef: {name: llama-70b}, endpointPicker: {service: {name: epp-big, port: 9002}}}
+    - {name: big-too, inferenceServiceRef: {name: llama-70b}}
+    - {name: small, inferenceServiceRef: {name: llama-8b}, endpointPicker: {service: {name: epp-small, port: 9002}}}
+    - {name: tiny, inferenceServiceRef: {name: llama-1b}, endpointPicker: {service: {name: epp-tiny, port: 9002}}}
+  rules:
+    - name: pii
+      failClosed: true
+      match: {headers: {x-llmkube-classification: pii}}
+      route: {backends: [big, small]}
+  defaultRoute: tiny
+`
+
+// TestDownOnAgentGateway: down means the same on every plane. agentgateway
+// fails over by readiness, so on AgentGateway the backends down are
+// InferenceServices not ready and the router is compiled again; the answer
+// matches the router-proxy's. A case readiness cannot express (a backend up
+// on the InferenceService of one down) is skipped with the reason.
+func TestDownOnAgentGateway(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(downRouter)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: down}
+spec:
+  router: ml/chat
+  cases:
+    - name: big down, small answers
+      request: {model: any, headers: {x-llmkube-classification: pii}}
+      down: [big, big-too]
+      expect: {backend: small, rule: pii}
+    - name: pii fails closed when all local models are down
+      request: {model: any, headers: {x-llmkube-classification: pii}}
+      down: [big, big-too, small]
+      expect: {status: 503}
+    - name: half an InferenceService down
+      request: {model: any, headers: {x-llmkube-classification: pii}}
+      down: [big]
+      expect: {backend: small}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	require.False(t, Check(files, planes, "").HasErrors())
+	rep := Run(files, planes, "")
+	assert.Empty(t, rep.Disagreements)
+	got := map[string]string{}
+	for _, r := range rep.Results {
+		switch {
+		case r.Skipped != "":
+			got[r.Case+"/"+r.Plane] = "skip: " + r.Skipped
+		case r.Passed:
+			got[r.Case+"/"+r.Plane] = "pass"
+		default:
+			got[r.Case+"/"+r.Plane] = strings.Join(r.Failures, "; ")
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"big down, small answers/Proxy":                                "pass",
+		"big down, small answers/AgentGateway":                         "pass",
+		"pii fails closed when all local models are down/Proxy":        "pass",
+		"pii fails closed when all local models are down/AgentGateway": "pass",
+		"half an InferenceService down/Proxy":                          "pass",
+		"half an InferenceService down/AgentGateway":                   "skip: not expressible on AgentGateway: backend big-too is up but shares InferenceService llama-70b with a backend down, and readiness is per InferenceService (add big-too to down)",
+	}, got)
+
+	// The other way round: an InferenceService the input reports not ready
+	// is down on the router-proxy too, not only on AgentGateway.
+	in = &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(strings.Replace(downRouter, "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}", "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}\nstatus: {phase: Failed}", 1))).HasErrors())
+	planes, err = Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
+	require.NoError(t, err)
+	pii := files[0].Cases[0].Request
+	for _, p := range planes {
+		r := p.Serve("ml/chat", pii, nil)
+		assert.Equal(t, "small", r.Backend, "%s: %v", p.Name, r.Trace)
+	}
+}

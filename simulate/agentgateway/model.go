@@ -175,6 +175,13 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 		}
 		out.Backend = kind + "/" + b.Name
 	}
+	if r.Down[out.Backend] {
+		out.Attempts = []string{out.Backend}
+		out.Tracef("%s fails: 503 (agentgateway tries no other backend; it fails over when the controller re-renders on readiness)", out.Backend)
+		out.Backend = ""
+		out.Status = http.StatusServiceUnavailable
+		return *out
+	}
 	out.Status = http.StatusOK
 	out.Attempts = []string{out.Backend}
 	out.Upstream = f.headers

@@ -191,3 +191,18 @@ func TestServeOnListener(t *testing.T) {
 	o := m.Serve(simulate.Request{Host: "other.example", Body: map[string]any{"model": "m"}})
 	assert.Equal(t, http.StatusNotFound, o.Status, "other.example lands on listener other: %v", o.Trace)
 }
+
+// TestDownBackendFails: a backend the request reaches that is down fails
+// it; agentgateway tries no other.
+func TestDownBackendFails(t *testing.T) {
+	m := model(t, route("r", `  - name: a
+    matches: [{headers: [{name: x-model, type: Exact, value: a}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: a}]
+`)+"\n---\n"+pools("a"))
+	r := req("x-model", "a")
+	r.Down = map[string]bool{"InferencePool/a": true}
+	o := m.Serve(r)
+	assert.Equal(t, http.StatusServiceUnavailable, o.Status, "%v", o.Trace)
+	assert.Empty(t, o.Backend)
+	assert.Equal(t, []string{"InferencePool/a"}, o.Attempts)
+}
