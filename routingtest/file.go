@@ -74,9 +74,9 @@ type Token struct {
 // Expect is what must happen. Unset fields are not checked; Status
 // defaults to 200 when Backend is set.
 type Expect struct {
-	Status       int
-	Router       string // "namespace/name" when another router's backend answers
-	Backend      string
+	Status  int
+	Router  string // "namespace/name" when another router's backend answers
+	Backend string
 	// Backends (backend: [a, b]) are exactly the backends that may answer:
 	// the draw of a weighted rule.
 	Backends     []string

@@ -44,7 +44,7 @@ type Router struct {
 	backendID func(backend string) string
 	// poolID, on AgentGateway, names a local backend's InferencePool.
 	poolID func(backend string) string
-	name      func(id string) (router, backend string)
+	name   func(id string) (router, backend string)
 	// rule maps the plane's rule label to the ModelRouter's vocabulary.
 	rule func(string) string
 	// host is the Host a request for the router carries by default.
@@ -373,22 +373,22 @@ func ruleName(rule string) string {
 
 // Result is what one plane made of one request, in ModelRouter terms.
 type Result struct {
-	Plane    ir.DataPlane `json:"dataPlane"`
-	Status   int          `json:"status,omitempty"`
-	Router   string       `json:"router,omitempty"`
-	Backend  string       `json:"backend,omitempty"`
+	Plane   ir.DataPlane `json:"dataPlane"`
+	Status  int          `json:"status,omitempty"`
+	Router  string       `json:"router,omitempty"`
+	Backend string       `json:"backend,omitempty"`
 	// Backends, on a weighted rule with more than one backend that may
 	// answer, are those backends, sorted; Backend and Attempts are then
 	// empty: which one answers is a draw, not an answer (see Serve).
 	Backends []string `json:"backends,omitempty"`
 	// Weighted: a weighted rule answered, so the order of Attempts (nil
 	// then) is a draw.
-	Weighted bool `json:"weighted,omitempty"`
+	Weighted bool     `json:"weighted,omitempty"`
 	Rule     string   `json:"rule,omitempty"`
-	Attempts []string     `json:"attempts,omitempty"`
-	Budgets  []Budget     `json:"budgets,omitempty"`
-	Upstream []string     `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
-	Trace    []string     `json:"trace,omitempty"`
+	Attempts []string `json:"attempts,omitempty"`
+	Budgets  []Budget `json:"budgets,omitempty"`
+	Upstream []string `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
+	Trace    []string `json:"trace,omitempty"`
 	// Skipped, when set, says why the case did not run on the plane;
 	// RefusedFor are the reasons the plane refused the router.
 	Skipped    string   `json:"skipped,omitempty"`
