@@ -12,6 +12,12 @@ import (
 // Counts are the run's totals.
 type Counts struct{ Passed, Failed, Skipped int }
 
+// NoneRan reports whether no case ran on any plane: never a pass.
+func (r *Report) NoneRan() bool {
+	c := r.Counts()
+	return c.Passed+c.Failed == 0
+}
+
 // Counts totals the case runs.
 func (r *Report) Counts() Counts {
 	var c Counts
@@ -34,6 +40,9 @@ func (r *Report) Summary() string {
 	verdict := "PASS"
 	if c.Failed > 0 {
 		verdict = "FAIL"
+	}
+	if c.Passed+c.Failed == 0 {
+		return fmt.Sprintf("FAIL: no case ran on any data plane (%d skipped): nothing was tested", c.Skipped)
 	}
 	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped (case runs across data planes)", verdict, c.Passed, c.Failed, c.Skipped)
 }

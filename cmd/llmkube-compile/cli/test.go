@@ -165,7 +165,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 					fmt.Fprintf(s.stderr, "coverage of %s is %.0f%%, below --fail-under %.0f%%\n", c.Router, c.Percent(), failUnder)
 				}
 			}
-			if rep.Failed() > 0 || low {
+			if rep.Failed() > 0 || low || rep.NoneRan() {
 				return &exitError{code: ExitTestFailed}
 			}
 			return nil
