@@ -101,10 +101,21 @@ type Budget struct {
 // Has reports whether the expectation sets a field.
 func (e Expect) Has(field string) bool { return e.set[field] }
 
-// Decode reads every RoutingTest document of a file; documents of other
-// kinds are skipped (a test file may sit beside routers). Diagnostics name
+// Decode reads every RoutingTest document of an input file; documents of
+// other kinds are skipped (a test may sit beside routers), except one of
+// another kind in the routing.llmkube.dev group (a misspelt kind). Diagnostics name
 // the file, the test and the field path.
 func Decode(source string, data []byte) ([]*File, diag.List) {
+	return decode(source, data, false)
+}
+
+// DecodeTests reads a file given as tests (--tests): every document must be
+// a RoutingTest, and one of another kind is an error, not skipped.
+func DecodeTests(source string, data []byte) ([]*File, diag.List) {
+	return decode(source, data, true)
+}
+
+func decode(source string, data []byte, onlyTests bool) ([]*File, diag.List) {
 	var out []*File
 	var diags diag.List
 	r := utilyaml.NewYAMLReader(bufioReader(data))
@@ -118,7 +129,20 @@ func Decode(source string, data []byte) ([]*File, diag.List) {
 			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Reason: "TestFileInvalid", Message: err.Error()})
 			continue
 		}
-		if m == nil || m["kind"] != Kind {
+		if m == nil {
+			continue
+		}
+		if m["kind"] != Kind {
+			kind, _ := m["kind"].(string)
+			av, _ := m["apiVersion"].(string)
+			switch {
+			case onlyTests:
+				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Field: "kind", Reason: "NotARoutingTest",
+					Message: fmt.Sprintf("kind %q (apiVersion %q) is not %s: a file given with --tests holds only %s documents (routers and gateway objects are inputs: -f)", kind, av, Kind, Kind)})
+			case strings.HasPrefix(av, "routing.llmkube.dev/"):
+				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Field: "kind", Reason: "UnknownKind",
+					Message: fmt.Sprintf("kind %q is not a kind of %s; the only one is %s", kind, av, Kind)})
+			}
 			continue
 		}
 		d := &decoder{file: source, object: fmt.Sprintf("%s (document %d)", Kind, doc)}

@@ -64,7 +64,11 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	}
 	var foreign []*unstructured.Unstructured
 	for _, src := range srcs {
-		fs, d := routingtest.Decode(src.name, src.data)
+		decode := routingtest.Decode
+		if isTestSource(src.name, tests) {
+			decode = routingtest.DecodeTests
+		}
+		fs, d := decode(src.name, src.data)
 		p.files = append(p.files, fs...)
 		diags = append(diags, d...)
 		if !isTestSource(src.name, tests) {

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const routingTestHead = `apiVersion: routing.llmkube.dev/v1alpha1
@@ -41,4 +45,26 @@ func TestNoCaseRanIsNotAPass(t *testing.T) {
 	r := run(t, "", "test", "-f", in, "--tests", tests)
 	assert.Equal(t, ExitTestFailed, r.code, "%s%s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "FAIL: no case ran on any data plane (1 skipped)")
+}
+
+// TestWrongKindInTestsIsAnError: a document of another kind in a --tests
+// directory is an error naming the file and document, not skipped; a
+// misspelt kind of the routing.llmkube.dev group is one in the inputs too.
+func TestWrongKindInTestsIsAnError(t *testing.T) {
+	in := write(t, "in.yaml", validRouter+"---\n"+inferenceService)
+	good := routingTestHead + `  cases:
+    - name: ok
+      request: {model: m}
+      expect: {backend: local}
+`
+	dir := filepath.Dir(write(t, "a.test.yaml", good))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.test.yaml"), []byte(strings.Replace(good, "kind: RoutingTest", "kind: RoutingTests", 1)), 0o644))
+	r := run(t, "", "test", "-f", in, "--tests", dir)
+	assert.Equal(t, ExitInvalidInput, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, filepath.Join(dir, "b.test.yaml")+`: document 1: kind: kind "RoutingTests" (apiVersion "routing.llmkube.dev/v1alpha1") is not RoutingTest`)
+
+	both := write(t, "both.yaml", validRouter+"---\n"+inferenceService+"---\n"+strings.Replace(good, "kind: RoutingTest", "kind: RoutngTest", 1))
+	r = run(t, "", "test", "-f", both)
+	assert.Equal(t, ExitInvalidInput, r.code, "%s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, `document 3: kind: kind "RoutngTest" is not a kind of routing.llmkube.dev/v1alpha1`)
 }
