@@ -91,23 +91,44 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 	if withCoverage {
 		for _, c := range r.Coverage {
 			fmt.Fprintf(w, "coverage %s: %.0f%% (%d/%d)", c.Router, c.Percent(), c.Covered, c.Total)
-			var missed []string
-			if len(c.MissedRules) > 0 {
-				missed = append(missed, "rules "+strings.Join(c.MissedRules, ", "))
-			}
-			if len(c.MissedBackends) > 0 {
-				missed = append(missed, "backends "+strings.Join(c.MissedBackends, ", "))
-			}
-			if len(c.MissedBudgets) > 0 {
-				missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
-			}
-			if len(missed) > 0 {
-				fmt.Fprintf(w, "; never exercised: %s", strings.Join(missed, "; "))
+			if m := c.missed(); m != "" {
+				fmt.Fprintf(w, "; never exercised: %s", m)
 			}
 			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w, r.Summary())
+}
+
+// Below are the tested routers whose coverage is below FailUnder.
+func (r *Report) Below() []Coverage {
+	var out []Coverage
+	for _, c := range r.Coverage {
+		if r.FailUnder > 0 && c.Percent() < r.FailUnder {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// BelowMessage says that c is below FailUnder.
+func (r *Report) BelowMessage(c Coverage) string {
+	return fmt.Sprintf("coverage of %s is %.0f%%, below --fail-under %.0f%%", c.Router, c.Percent(), r.FailUnder)
+}
+
+// missed lists what of c no case exercised.
+func (c Coverage) missed() string {
+	var missed []string
+	if len(c.MissedRules) > 0 {
+		missed = append(missed, "rules "+strings.Join(c.MissedRules, ", "))
+	}
+	if len(c.MissedBackends) > 0 {
+		missed = append(missed, "backends "+strings.Join(c.MissedBackends, ", "))
+	}
+	if len(c.MissedBudgets) > 0 {
+		missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
+	}
+	return strings.Join(missed, "; ")
 }
 
 // WriteJSON writes the whole report.
@@ -119,6 +140,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		"apiVersion": APIVersion, "kind": "RoutingTestReport",
 		"passed": c.Passed, "failed": c.Failed, "skipped": c.Skipped,
 		"results": r.Results, "disagreements": r.Disagreements, "coverage": r.Coverage,
+		"failUnder": r.FailUnder, "belowFailUnder": belowNames(r.Below()),
 	})
 }
 
@@ -131,11 +153,17 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -183,6 +211,36 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		s.Cases = append(s.Cases, jc)
 	}
+	if r.WithCoverage || r.FailUnder > 0 {
+		// One suite "coverage": a property per figure of each tested
+		// router, and a test case per router that fails below --fail-under.
+		cs := junitSuite{Name: "coverage"}
+		below := map[string]bool{}
+		for _, c := range r.Below() {
+			below[c.Router] = true
+		}
+		for _, c := range r.Coverage {
+			p := "coverage." + c.Router + "."
+			cs.Properties = append(cs.Properties,
+				junitProperty{p + "percent", fmt.Sprintf("%.1f", c.Percent())},
+				junitProperty{p + "covered", fmt.Sprint(c.Covered)},
+				junitProperty{p + "total", fmt.Sprint(c.Total)},
+				junitProperty{p + "neverExercised", c.missed()})
+			jc := junitCase{Name: "coverage of " + c.Router, Classname: "coverage"}
+			cs.Tests++
+			out.Tests++
+			if below[c.Router] {
+				jc.Failure = &junitFailure{Message: r.BelowMessage(c), Text: "never exercised: " + c.missed()}
+				cs.Failures++
+				out.Failures++
+			}
+			cs.Cases = append(cs.Cases, jc)
+		}
+		if r.FailUnder > 0 {
+			cs.Properties = append(cs.Properties, junitProperty{"coverage.failUnder", fmt.Sprintf("%.1f", r.FailUnder)})
+		}
+		out.Suites = append(out.Suites, cs)
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -193,4 +251,12 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+func belowNames(cs []Coverage) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.Router)
+	}
+	return out
 }

@@ -53,6 +53,10 @@ type Report struct {
 	Results       []CaseResult
 	Disagreements []Disagreement
 	Coverage      []Coverage
+	// WithCoverage puts the coverage into JUnit too (--coverage);
+	// FailUnder is --fail-under (0: none).
+	WithCoverage bool
+	FailUnder    float64
 }
 
 // Failed counts failing case runs.

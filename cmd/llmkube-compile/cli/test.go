@@ -150,6 +150,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 				return err
 			}
 			rep := routingtest.Run(p.files, p.planes, f.namespace)
+			rep.WithCoverage, rep.FailUnder = coverage || failUnder > 0, failUnder
 			switch output {
 			case "json":
 				err = rep.WriteJSON(s.stdout)
@@ -162,12 +163,9 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			if err != nil {
 				return err
 			}
-			low := false
-			for _, c := range rep.Coverage {
-				if failUnder > 0 && c.Percent() < failUnder {
-					low = true
-					fmt.Fprintf(s.stderr, "coverage of %s is %.0f%%, below --fail-under %.0f%%\n", c.Router, c.Percent(), failUnder)
-				}
+			low := len(rep.Below()) > 0
+			for _, c := range rep.Below() {
+				fmt.Fprintln(s.stderr, rep.BelowMessage(c))
 			}
 			if rep.Failed() > 0 || low || rep.NoneRan() {
 				return &exitError{code: ExitTestFailed}
