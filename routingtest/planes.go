@@ -61,6 +61,8 @@ type Plane struct {
 	// downPlanes caches those planes by the services down.
 	build      func(notReady map[string]bool) (*Plane, error)
 	downPlanes map[string]*Plane
+	// Warnings are the compiler's warnings for the plane.
+	Warnings diag.List
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -94,6 +96,11 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 	}
 	// Cross-router refusals (a shared Gateway) come from the whole run.
 	_, all := pipeline.Run(in, reg, opts)
+	for _, d := range all {
+		if d.Severity == diag.Warning {
+			p.Warnings = append(p.Warnings, d)
+		}
+	}
 	refusedBy := map[string]diag.List{}
 	for _, d := range all.Errors() {
 		refusedBy[d.Object] = append(refusedBy[d.Object], d)
@@ -121,6 +128,21 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 		}
 		objects[rt.Key] = objs
 	}
+	// A plane's warnings about a router it refuses are noise beside the
+	// refusal (its cases are skipped with it).
+	refused := map[string]bool{}
+	for _, src := range in.Routers {
+		if rt := p.Routers[src.Router.Namespace+"/"+src.Router.Name]; rt == nil || rt.Refused != nil {
+			refused[src.File+"|ModelRouter/"+src.Router.Name] = true
+		}
+	}
+	kept := p.Warnings[:0]
+	for _, d := range p.Warnings {
+		if !refused[d.File+"|"+d.Object] {
+			kept = append(kept, d)
+		}
+	}
+	p.Warnings = kept
 	switch dp {
 	case ir.DataPlaneProxy:
 		for _, rt := range order {
@@ -578,6 +600,35 @@ func Uncompilable(planes []*Plane) diag.List {
 		if !compiles {
 			out = append(out, planes[0].Routers[k].Refused...)
 		}
+	}
+	return out
+}
+
+// Warnings are the compiler's warnings on every plane, each once: one
+// that not every plane reports says on which it does.
+func Warnings(planes []*Plane) diag.List {
+	on := map[string][]string{}
+	first := map[string]diag.Diagnostic{}
+	var order []string
+	for _, p := range planes {
+		for _, d := range p.Warnings {
+			k := d.String()
+			if _, seen := first[k]; !seen {
+				first[k] = d
+				order = append(order, k)
+			}
+			if !slices.Contains(on[k], string(p.Name)) {
+				on[k] = append(on[k], string(p.Name))
+			}
+		}
+	}
+	var out diag.List
+	for _, k := range order {
+		d := first[k]
+		if len(on[k]) < len(planes) {
+			d.Message += " (on " + strings.Join(on[k], ", ") + ")"
+		}
+		out = append(out, d)
 	}
 	return out
 }

@@ -101,6 +101,14 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 		s.printDiags(append(diags, d...))
 		return nil, errInvalidInput
 	}
+	diags = append(diags, routingtest.Warnings(p.planes)...) // the compiler's, per plane
+	if f.warningsAsErrors && len(diags) > 0 {
+		for i := range diags {
+			diags[i].Severity = diag.Error
+		}
+		s.printDiags(diags)
+		return nil, errInvalidInput
+	}
 	s.printDiags(diags) // warnings
 	return p, nil
 }

@@ -109,3 +109,29 @@ func TestCoverageInJUnitAndJSON(t *testing.T) {
 	require.Len(t, rep.Coverage, 1)
 	assert.Equal(t, []string{"other"}, rep.Coverage[0].MissedBackends)
 }
+
+// TestTestAndExplainShowWarnings: the compiler's warnings reach test and
+// explain, and --warnings-as-errors makes them invalid input there too.
+func TestTestAndExplainShowWarnings(t *testing.T) {
+	in := write(t, "in.yaml", validRouter) // its InferenceService is missing: a warning
+	tests := write(t, "t.yaml", routingTestHead+`  cases:
+    - name: ok
+      request: {model: m}
+      expect: {backend: local}
+`)
+	for _, args := range [][]string{
+		{"test", "-f", in, "--tests", tests},
+		{"explain", "-f", in, "--model", "m"},
+	} {
+		r := run(t, "", args...)
+		assert.Equal(t, ExitOK, r.code, "%v: %s%s", args, r.stdout, r.stderr)
+		assert.Contains(t, r.stderr, "warning: "+in+": ModelRouter/chat: spec.backends[0].inferenceServiceRef", args)
+		assert.Contains(t, r.stderr, "(InferenceServiceNotFound)", args)
+
+		r = run(t, "", append(args, "--warnings-as-errors")...)
+		assert.Equal(t, ExitInvalidInput, r.code, "%v: %s%s", args, r.stdout, r.stderr)
+		assert.Empty(t, r.stdout, args)
+		assert.Contains(t, r.stderr, "(InferenceServiceNotFound)", args)
+		assert.NotContains(t, r.stderr, "warning:", args)
+	}
+}
