@@ -79,12 +79,18 @@ type Expect struct {
 	Backend string
 	// Backends (backend: [a, b]) are exactly the backends that may answer:
 	// the draw of a weighted rule.
-	Backends     []string
-	Rule         string
-	Attempts     []string
-	Budgets      []Budget
-	Forwarded    []string
-	NotForwarded []string
+	Backends  []string
+	Rule      string
+	Attempts  []string
+	Budgets   []Budget
+	Forwarded []string
+	// ForwardedValues (forwarded: {name: value}) are headers that must
+	// reach the backend with exactly that value.
+	ForwardedValues map[string]string
+	NotForwarded    []string
+	// CallerTokenForwarded (callerTokenForwarded: false) is whether the
+	// caller's token may reach the backend in any header; nil: unchecked.
+	CallerTokenForwarded *bool
 	// Refused is a reason the plane must refuse the router for: the case
 	// passes when the router does not compile for the plane for it.
 	Refused string
@@ -346,9 +352,9 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 
 func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	e := Expect{set: map[string]bool{}}
-	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "refused"})
+	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "refused"})
 	if len(m) == 0 {
-		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded or refused")
+		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded or refused")
 	}
 	e.Refused = d.str(p.Child("refused"), m["refused"])
 	if e.Refused != "" && len(m) > 1 {
@@ -380,7 +386,21 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	}
 	e.Rule = d.str(p.Child("rule"), m["rule"])
 	e.Attempts = d.strs(p.Child("attempts"), m["attempts"])
-	e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
+	if fm, isMap := m["forwarded"].(map[string]any); isMap {
+		e.ForwardedValues = map[string]string{}
+		for k, v := range fm {
+			e.ForwardedValues[k] = d.str(p.Child("forwarded").Key(k), v)
+		}
+	} else {
+		e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
+	}
+	if v, ok := m["callerTokenForwarded"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			d.errorf(p.Child("callerTokenForwarded"), "WrongType", "must be a boolean, not %s", typeName(v))
+		}
+		e.CallerTokenForwarded = &b
+	}
 	e.NotForwarded = d.strs(p.Child("notForwarded"), m["notForwarded"])
 	if bv, ok := m["budgets"]; ok {
 		l, isList := bv.([]any)
@@ -410,9 +430,10 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 		Rule         string   `json:"rule,omitempty"`
 		Attempts     []string `json:"attempts,omitempty"`
 		Budgets      []Budget `json:"budgets,omitempty"`
-		Forwarded    []string `json:"forwarded,omitempty"`
+		Forwarded    any      `json:"forwarded,omitempty"`
 		NotForwarded []string `json:"notForwarded,omitempty"`
 		Refused      string   `json:"refused,omitempty"`
+		CallerToken  *bool    `json:"callerTokenForwarded,omitempty"`
 	}
 	var backend any
 	if e.Backend != "" {
@@ -420,7 +441,13 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	} else if len(e.Backends) > 0 {
 		backend = e.Backends
 	}
-	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
+	var forwarded any
+	if e.ForwardedValues != nil {
+		forwarded = e.ForwardedValues
+	} else if len(e.Forwarded) > 0 {
+		forwarded = e.Forwarded
+	}
+	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, forwarded, e.NotForwarded, e.Refused, e.CallerTokenForwarded})
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }

@@ -2,6 +2,7 @@ package routingtest
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -63,6 +64,9 @@ type Plane struct {
 	downPlanes map[string]*Plane
 	// Warnings are the compiler's warnings for the plane.
 	Warnings diag.List
+	// compiles holds "file|ModelRouter/name" of each router the plane
+	// does not refuse.
+	compiles map[string]bool
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -134,6 +138,12 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 	for _, src := range in.Routers {
 		if rt := p.Routers[src.Router.Namespace+"/"+src.Router.Name]; rt == nil || rt.Refused != nil {
 			refused[src.File+"|ModelRouter/"+src.Router.Name] = true
+		}
+	}
+	p.compiles = map[string]bool{}
+	for _, src := range in.Routers {
+		if k := src.File + "|ModelRouter/" + src.Router.Name; !refused[k] {
+			p.compiles[k] = true
 		}
 	}
 	kept := p.Warnings[:0]
@@ -410,7 +420,12 @@ type Result struct {
 	Attempts []string `json:"attempts,omitempty"`
 	Budgets  []Budget `json:"budgets,omitempty"`
 	Upstream []string `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
-	Trace    []string `json:"trace,omitempty"`
+	// UpstreamValues are those headers' values, by lowercased name.
+	UpstreamValues map[string][]string `json:"upstreamHeaderValues,omitempty"`
+	// CallerTokenForwarded: the caller's token reached the backend, in any
+	// header (a provider's key in Authorization is not it).
+	CallerTokenForwarded bool     `json:"callerTokenForwarded,omitempty"`
+	Trace                []string `json:"trace,omitempty"`
 	// Skipped, when set, says why the case did not run on the plane;
 	// RefusedFor are the reasons the plane refused the router.
 	Skipped    string   `json:"skipped,omitempty"`
@@ -462,7 +477,10 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
 		return res
 	}
-	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers, ClientAddr: req.ClientAddress}
+	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers.Clone(), ClientAddr: req.ClientAddress}
+	if sr.Headers == nil {
+		sr.Headers = http.Header{}
+	}
 	body := map[string]any{}
 	for k, v := range req.Body {
 		body[k] = v
@@ -475,6 +493,11 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if len(body) > 0 {
 		sr.Body = body
+		// A client sends its JSON body with its type, on every plane alike
+		// (the router-proxy harness always did).
+		if sr.Headers.Get("Content-Type") == "" {
+			sr.Headers.Set("Content-Type", "application/json")
+		}
 	}
 	if t := req.Token; t != nil {
 		iss := t.Issuer
@@ -528,6 +551,19 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if o.Status < 300 {
 		res.Upstream = simulate.HeaderNames(o.Upstream)
+		res.UpstreamValues = map[string][]string{}
+		tok := o.CallerToken
+		if tok == "" && sr.Token != nil {
+			tok = sr.Token.RawValue()
+		}
+		for k, vs := range o.Upstream {
+			res.UpstreamValues[strings.ToLower(k)] = append(res.UpstreamValues[strings.ToLower(k)], vs...)
+			for _, v := range vs {
+				if tok != "" && strings.Contains(v, tok) {
+					res.CallerTokenForwarded = true
+				}
+			}
+		}
 	}
 	return res
 }
@@ -625,7 +661,13 @@ func Warnings(planes []*Plane) diag.List {
 	var out diag.List
 	for _, k := range order {
 		d := first[k]
-		if len(on[k]) < len(planes) {
+		all := 0 // the planes that compile the warning's router
+		for _, p := range planes {
+			if p.compiles[d.File+"|"+d.Object] {
+				all++
+			}
+		}
+		if len(on[k]) < all {
 			d.Message += " (on " + strings.Join(on[k], ", ") + ")"
 		}
 		out = append(out, d)

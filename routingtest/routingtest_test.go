@@ -298,3 +298,80 @@ spec:
 		assert.Equal(t, "small", r.Backend, "%s: %v", p.Name, r.Trace)
 	}
 }
+
+// TestHeaderValuesAndCallerToken: forwarded as a map asserts values at the
+// backend, callerTokenForwarded the caller's token (not a provider's key);
+// a client's JSON body carries its content-type on every plane.
+func TestHeaderValuesAndCallerToken(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: r, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - {name: a, external: {provider: openai, model: gpt-5}}
+    - {name: l, inferenceServiceRef: {name: qwen}}
+  rules: [{name: local, match: {models: [qwen]}, route: {backends: [l]}}]
+  defaultRoute: a
+  policy:
+    auth:
+      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
+`)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: h}
+spec:
+  router: ml/r
+  cases:
+    - name: team value, no caller token
+      request: {model: qwen, token: {claims: {team: support}}}
+      expect: {forwarded: {x-llmkube-team: support}, callerTokenForwarded: false}
+    - name: content type
+      request: {model: gpt-5, token: {claims: {team: support}}}
+      expect: {forwarded: {content-type: application/json}}
+    - name: wrong value
+      request: {model: qwen, token: {claims: {team: support}}}
+      expect: {forwarded: {x-llmkube-team: sales}}
+    - name: token
+      request: {model: qwen, token: {claims: {team: support}}}
+      expect: {callerTokenForwarded: true}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	require.False(t, Check(files, planes, "").HasErrors())
+	rep := Run(files, planes, "")
+	got := map[string]string{}
+	for _, r := range rep.Results {
+		got[r.Case+"/"+r.Plane] = strings.Join(r.Failures, "; ")
+	}
+	assert.Equal(t, map[string]string{
+		"team value, no caller token/Proxy": "", "team value, no caller token/Gateway": "",
+		"content type/Proxy": "", "content type/Gateway": "",
+		"wrong value/Proxy":   `header x-llmkube-team reaches the backend as "support", want "sales"`,
+		"wrong value/Gateway": `header x-llmkube-team reaches the backend as "support", want "sales"`,
+		"token/Proxy":         "the caller's token does not reach the backend",
+		"token/Gateway":       "the caller's token does not reach the backend",
+	}, got)
+
+	// Without auth the caller's token reaches a local backend, on the
+	// router-proxy (which signs its own) as on the gateway.
+	in = &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: r, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends: [{name: l, inferenceServiceRef: {name: qwen}}]
+  defaultRoute: l
+`)).HasErrors())
+	planes, err = Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
+	require.NoError(t, err)
+	for _, p := range planes {
+		r := p.Serve("ml/r", Request{Model: "qwen", Token: &Token{Claims: map[string]any{"team": "support"}}}, nil)
+		assert.True(t, r.CallerTokenForwarded, "%s: %v", p.Name, r.UpstreamValues)
+	}
+}

@@ -307,6 +307,27 @@ func judge(e Expect, got Result, router string) []string {
 			fails = append(fails, fmt.Sprintf("header %s does not reach the backend", h))
 		}
 	}
+	names := make([]string, 0, len(e.ForwardedValues))
+	for h := range e.ForwardedValues {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for _, h := range names {
+		want := e.ForwardedValues[h]
+		switch vs := got.UpstreamValues[strings.ToLower(h)]; {
+		case len(vs) == 0:
+			fails = append(fails, fmt.Sprintf("header %s does not reach the backend, want %q", h, want))
+		case strings.Join(vs, ", ") != want:
+			fails = append(fails, fmt.Sprintf("header %s reaches the backend as %q, want %q", h, strings.Join(vs, ", "), want))
+		}
+	}
+	if e.CallerTokenForwarded != nil && got.CallerTokenForwarded != *e.CallerTokenForwarded {
+		if got.CallerTokenForwarded {
+			fails = append(fails, "the caller's token reaches the backend")
+		} else {
+			fails = append(fails, "the caller's token does not reach the backend")
+		}
+	}
 	for _, h := range e.NotForwarded {
 		if slices.Contains(got.Upstream, strings.ToLower(h)) {
 			fails = append(fails, fmt.Sprintf("header %s reaches the backend", h))

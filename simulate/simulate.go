@@ -111,6 +111,9 @@ type Outcome struct {
 	Attempts []string
 	// Upstream are the headers that reach the backend.
 	Upstream http.Header
+	// CallerToken is the caller's token as the plane sent it (after
+	// "Bearer "), to tell it from a provider's key upstream; "" without one.
+	CallerToken string
 	// Charges are the budgets the request is counted against.
 	Charges []Charge
 	// Trace says step by step what the plane did, for explain and for

@@ -268,6 +268,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 			return o
 		}
 		hr.Header.Set("Authorization", "Bearer "+raw)
+		o.CallerToken = raw
 	}
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, hr)
