@@ -44,10 +44,16 @@ type AuditEntry struct {
 	Tier           string    `json:"tier,omitempty"`
 	Model          string    `json:"model,omitempty"`
 	Classification string    `json:"classification,omitempty"`
-	TaskComplexity string    `json:"taskComplexity,omitempty"`
-	Stream         bool      `json:"stream"`
-	Status         int       `json:"status"`
-	Outcome        string    `json:"outcome"`
+	// ClassificationSource is where the classification came from: header,
+	// detector, or header,detector (hybrid).
+	ClassificationSource string `json:"classificationSource,omitempty"`
+	// Detectors are the content classifier's detectors that fired, by
+	// name; never what they matched.
+	Detectors      []string `json:"detectors,omitempty"`
+	TaskComplexity string   `json:"taskComplexity,omitempty"`
+	Stream         bool     `json:"stream"`
+	Status         int      `json:"status"`
+	Outcome        string   `json:"outcome"`
 	// LatencyMs is the whole request, including a streamed body.
 	LatencyMs float64 `json:"latencyMs"`
 	// FirstTokenMs is the time to the first response body byte.

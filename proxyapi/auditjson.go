@@ -31,6 +31,17 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"tier":`, e.Tier)
 	b = appendOmitString(b, `,"model":`, e.Model)
 	b = appendOmitString(b, `,"classification":`, e.Classification)
+	b = appendOmitString(b, `,"classificationSource":`, e.ClassificationSource)
+	if len(e.Detectors) > 0 {
+		b = append(b, `,"detectors":[`...)
+		for i, d := range e.Detectors {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, true, d)
+		}
+		b = append(b, ']')
+	}
 	b = appendOmitString(b, `,"taskComplexity":`, e.TaskComplexity)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, e.Stream)

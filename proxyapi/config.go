@@ -155,6 +155,13 @@ const (
 	StrategyShadow          Strategy = "shadow"
 )
 
+// The classification modes (policy.classification.mode).
+const (
+	ClassificationHeaderOnly = "header-only"
+	ClassificationDetector   = "detector"
+	ClassificationHybrid     = "hybrid"
+)
+
 // DefaultStrategy is how the default route picks a backend.
 type DefaultStrategy string
 
@@ -254,6 +261,8 @@ type Allowlist struct {
 
 // Classification says where a request's classification comes from.
 type Classification struct {
+	// Mode is header-only (the header's values), detector (the content
+	// classifier's) or hybrid (both); "" is header-only.
 	Mode      string   `json:"mode"`
 	HeaderKey string   `json:"headerKey"`
 	Sensitive []string `json:"sensitive"`
@@ -364,6 +373,9 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Classification.HeaderKey == "" {
 		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
 	}
+	if c.Policy.Classification.Mode == "" {
+		c.Policy.Classification.Mode = ClassificationHeaderOnly
+	}
 	if a := c.Policy.Auth; a != nil && a.JWT != nil && a.JWT.HeaderKey == "" {
 		a.JWT.HeaderKey = wellknown.TeamHeader
 	}
@@ -420,6 +432,13 @@ func (c *Config) Validate() error {
 		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == wellknown.ProviderBedrock) {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
 		}
+	}
+	switch c.Policy.Classification.Mode {
+	case ClassificationHeaderOnly, ClassificationDetector, ClassificationHybrid:
+	default:
+		// A mode this proxy does not know could be a classifier it lacks:
+		// serving without it would send unlabelled sensitive data anywhere.
+		errs = append(errs, fmt.Errorf("policy.classification.mode %q is not supported (want %s, %s or %s)", c.Policy.Classification.Mode, ClassificationHeaderOnly, ClassificationDetector, ClassificationHybrid))
 	}
 	if wellknown.IsCredentialHeader(c.Policy.Audit.CallerHeader) {
 		errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
