@@ -10,45 +10,87 @@ import "bytes"
 // its context words are looked for.
 const cueWindow = 48
 
-var (
-	ssnCues   = words("ssn", "social security", "soc sec", "social sec", "ss#", "ss #", "ss no", "taxpayer id", "itin")
-	phoneCues = words("phone", "tel:", "tel.", "tel ", "tel#", "telephone", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "reach me", "contact", "landline")
-	mrnCues   = words("mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number")
-	dobCues   = words("dob", "d.o.b", "date of birth", "birth date", "birthdate", "born")
-	icdCues   = words("icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid")
+// cueKind is a list of context words, as a bit: one pass over a window
+// finds the words of several lists.
+type cueKind uint8
+
+const (
+	cueSSN cueKind = 1 << iota
+	cuePhone
+	cueMRN
+	cueICD
+	cueHealth
 )
 
-func words(w ...string) [][]byte {
-	out := make([][]byte, len(w))
-	for i, s := range w {
-		out[i] = []byte(s)
-	}
-	return out
+// cue is one context word (lowercase, a stem: it matches at a word's start).
+type cue struct {
+	word  string
+	kinds cueKind
 }
 
-// hasCue reports whether the lowercased window holds one of cues at a
-// word's start.
-func hasCue(w []byte, cues [][]byte) bool {
-	for _, c := range cues {
-		off := 0
-		for {
-			k := bytes.Index(w[off:], c)
-			if k < 0 {
-				break
+// cueIndex holds the context words by their first letter.
+var cueIndex [26][]cue
+
+func addCues(k cueKind, words ...string) {
+	for _, w := range words {
+		cueIndex[w[0]-'a'] = append(cueIndex[w[0]-'a'], cue{w, k})
+	}
+}
+
+func init() {
+	addCues(cueSSN, "ssn", "social security", "soc sec", "social sec", "ss#", "ss #", "ss no", "taxpayer id", "itin", "irs")
+	addCues(cuePhone, "phone", "tel:", "tel.", "tel ", "tel#", "telephone", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "reach me", "contact", "landline")
+	addCues(cueMRN, "mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number")
+	addCues(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid")
+	addCues(cueHealth, healthTerms...)
+}
+
+// cuesIn returns which of the want lists have a word starting in
+// t[from:to], matched case-insensitively at a word's start: one pass over
+// the window, whatever the number of lists and words.
+func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
+	from, to = max(from, 0), min(to, len(t))
+	sc.steps += max(to-from, 0)
+	var found cueKind
+	for i := from; i < to; i++ {
+		c := t[i] | 0x20
+		if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
+			continue
+		}
+		for _, e := range cueIndex[c-'a'] {
+			if e.kinds&want&^found != 0 && hasPrefixFold(t[i:], e.word) {
+				found |= e.kinds & want
+				if found == want {
+					return found
+				}
 			}
-			if at := off + k; at == 0 || !isLetter(w[at-1]) {
-				return true
-			}
-			off += k + 1
 		}
 	}
-	return false
+	return found
+}
+
+// hasPrefixFold reports whether t starts with the lowercase word, ASCII
+// case-insensitively.
+func hasPrefixFold(t []byte, word string) bool {
+	if len(t) < len(word) {
+		return false
+	}
+	for k := range len(word) {
+		c := t[k]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // healthTerms are the stems of words about a person's health: a diagnosis,
 // a condition, a treatment. Next to a personal identifier they make the
 // text protected health information (phi).
-var healthTerms = words(
+var healthTerms = []string{
 	"diagnos", "prognos", "prescri", "medication", "dosage", "treatment", "therapy", "chemo", "radiotherapy",
 	"surgery", "surgical", "hospitali", "admitted to", "discharge", "symptom", "cancer", "tumor", "tumour",
 	"carcinoma", "leukemia", "leukaemia", "lymphoma", "melanoma", "diabet", "hiv", "aids", "hepatitis", "tuberculosis",
@@ -60,7 +102,7 @@ var healthTerms = words(
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-)
+}
 
 // healthWindow is how far from an identifier a health term is looked for.
 const healthWindow = 512
@@ -78,7 +120,7 @@ func (sc *scanner) healthTerms(t []byte) {
 			continue
 		}
 		end = to
-		if hasCue(sc.lowerWindow(t, from, to), healthTerms) {
+		if sc.cuesIn(t, from, to, cueHealth) != 0 {
 			sc.found |= Set(HealthTerm)
 			return
 		}
@@ -88,8 +130,14 @@ func (sc *scanner) healthTerms(t []byte) {
 // nameCueWords introduce a person's name in a clinical or form-like text.
 var nameCueWords = [][]byte{[]byte("atient"), []byte("ATIENT"), []byte("ame:"), []byte("AME:"), []byte("Mr. "), []byte("Mrs. "), []byte("Ms. ")}
 
+// birthCueWords mark a date of birth, itself an identifier.
+var birthCueWords = [][]byte{[]byte("DOB"), []byte("dob"), []byte("D.O.B"), []byte("birth"), []byte("Birth"), []byte("BIRTH"), []byte("born"), []byte("Born")}
+
+// identifierCueWords are both, searched for once per text.
+var identifierCueWords = append(append([][]byte{}, nameCueWords...), birthCueWords...)
+
 func hasNameCue(t []byte) bool {
-	for _, c := range nameCueWords {
+	for _, c := range identifierCueWords {
 		if bytes.Contains(t, c) {
 			return true
 		}
@@ -122,9 +170,25 @@ func (sc *scanner) nameCues(t []byte) {
 			}
 		}
 	}
+	for _, c := range birthCueWords {
+		if k := bytes.Index(t, c); k >= 0 && birthDate(t, k+len(c)) {
+			sc.identifier(k)
+		}
+	}
 	if sc.nids > 0 {
 		sc.healthTerms(t)
 	}
+}
+
+// birthDate reports whether a date (a group of digits) follows a birth
+// word within a few bytes: DOB 03/14/1962, born on 3 March 1962.
+func birthDate(t []byte, p int) bool {
+	for end := min(p+24, len(t)); p < end; p++ {
+		if isDigit(t[p]) {
+			return true
+		}
+	}
+	return false
 }
 
 // twoNames reports whether t at p (after spaces and a ':') holds two

@@ -46,6 +46,7 @@ func (sc *scanner) email(t []byte, i int) int {
 		}
 		break
 	}
+	sc.steps += p - ls
 	if labels < 2 || !tldLetters || (p < len(t) && (isWordByte(t[p]) || t[p] == '@')) {
 		return i
 	}

@@ -115,7 +115,7 @@ func (sc *scanner) icd10(t []byte, s int) {
 	if p < len(t) && isWordByte(t[p]) {
 		return
 	}
-	if hasCue(sc.lowerWindow(t, s-cueWindow, p+cueWindow), icdCues) {
+	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD) != 0 {
 		sc.fire(ICD10, s)
 	}
 }
@@ -134,5 +134,5 @@ func (sc *scanner) letteredMRN(t []byte, w int) bool {
 	if digits < 5 || e-w > 14 || (e < len(t) && isWordByte(t[e])) {
 		return false
 	}
-	return hasCue(sc.lowerWindow(t, w-cueWindow, w), mrnCues)
+	return sc.cuesIn(t, w-cueWindow, w, cueMRN) != 0
 }

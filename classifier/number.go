@@ -49,7 +49,7 @@ func parseRun(t []byte, i int) (r run) {
 		for d < len(t) && isDigit(t[d]) {
 			d++
 		}
-		if d == q || (paren && (d >= len(t) || t[d] != ')')) {
+		if d == q || (paren && (d-q > 4 || d >= len(t) || t[d] != ')')) {
 			break // not a group: the run ended before it
 		}
 		if r.n < maxGroups && r.nd+(d-q) <= maxRunDigits {
@@ -172,6 +172,7 @@ func contains(s string, c byte) bool {
 func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 	at := r.start
 	hit := false
+	sc.steps += r.nd
 	if ssnShape(r, a, b) && ssnValid(r.span(a, b)) {
 		sc.fire(USSSN, at)
 		hit = true
@@ -188,29 +189,39 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 }
 
 // contextual runs the detectors that need a word before the number: a bare
-// social security or phone number, a medical record number, a date of
-// birth (an identifier for the health-term detector). It runs on the runs
-// no other detector took, and reads the words before each once.
+// social security or phone number, a medical record number. It runs on the
+// runs no other detector took whose shape one of them could have, and
+// reads the words before each once.
 func (sc *scanner) contextual(t []byte, r *run) {
-	if r.plus || r.nd < 4 {
+	if r.plus {
 		return
 	}
-	w := sc.lowerWindow(t, r.start-cueWindow, r.start)
-	digits := r.span(0, r.n)
-	_, plain := r.oneSeparator(0, r.n, " -.")
-	switch {
-	case r.n == 1 && r.nd == 9 && ssnValid(digits) && hasCue(w, ssnCues):
+	var want cueKind
+	if r.n == 1 && r.nd == 9 && ssnValid(r.span(0, 1)) {
+		want |= cueSSN
+	}
+	if _, plain := r.oneSeparator(0, r.n, " -."); plain && r.n <= 2 && r.nd >= 7 && r.nd <= 15 {
+		want |= cuePhone
+	}
+	if r.n <= 2 && r.nd >= 5 && r.nd <= 12 {
+		want |= cueMRN
+	}
+	if want == 0 {
+		return
+	}
+	switch k := sc.cuesIn(t, r.start-cueWindow, r.start, want); {
+	case k&cueSSN != 0:
 		sc.fire(USSSN, r.start)
-	case plain && r.nd >= 7 && r.nd <= 15 && hasCue(w, phoneCues):
+	case k&cuePhone != 0:
 		sc.fire(Phone, r.start)
-	case r.n <= 2 && r.nd >= 5 && r.nd <= 12 && hasCue(w, mrnCues):
+	case k&cueMRN != 0:
 		sc.fire(MedicalRecordNumber, r.start)
-	case hasCue(w, dobCues):
-		sc.identifier(r.start)
 	}
 }
 
-// ssnShape: 123-45-6789 or 123 45 6789.
+// ssnShape: 123-45-6789 or 123 45 6789. The spaced form needs no context
+// word: recall first (docs/classifier.md counts the cost, a spaced 3-2-4
+// number in a benign text).
 func ssnShape(r *run, a, b int) bool {
 	_, ok := r.oneSeparator(a, b, " -")
 	return ok && !r.plus && r.shape(a, b, 3, 2, 4)
