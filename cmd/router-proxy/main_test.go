@@ -139,6 +139,7 @@ type upstream struct {
 func newUpstream(t *testing.T, name string) *upstream {
 	u := &upstream{name: name}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // a large body is read whole, as a model server does
 		if r.URL.Path == "/health" {
 			return
 		}
