@@ -487,8 +487,9 @@ type RuleMatch struct {
 	Models []string `json:"models,omitempty"`
 
 	// DataClassification matches if the request carries any of these
-	// classifications, read from the header named by
-	// policy.classification.headerKey. The body is not classified.
+	// classifications: read from the header named by
+	// policy.classification.headerKey, and under classification mode
+	// detector or hybrid found in the body by the content classifier.
 	// +optional
 	DataClassification []string `json:"dataClassification,omitempty"`
 
@@ -671,8 +672,14 @@ type BudgetSpec struct {
 // ClassificationSpec configures request data classification.
 type ClassificationSpec struct {
 	// Mode determines how a request's classification is determined.
-	// "header-only" (default) trusts the request header and is the only
-	// implemented mode. "detector" and "hybrid" are reserved and refused.
+	// "header-only" (default) trusts the request header. "detector" runs the
+	// router-proxy's content classifier on the request's texts (pii: payment
+	// cards, US SSNs, IBANs, email addresses, phone numbers; phi: medical
+	// record numbers, ICD-10 diagnoses, health terms next to an identifier)
+	// and ignores the header; "hybrid" takes both, so a client can add a
+	// classification but never remove one the classifier found. In both, a
+	// request classified sensitive matches only the rules for its
+	// classification and never the default route. Both need dataPlane: Proxy.
 	// +kubebuilder:validation:Enum=header-only;detector;hybrid
 	// +optional
 	Mode ClassificationMode `json:"mode,omitempty"`
