@@ -141,13 +141,14 @@ bench-routing: envtest
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers
 ## (request heads, response heads, chunked bodies) and fail when the two disagree.
+## classifier:FuzzBody holds the content classifier to no panic and linear work.
 ## FUZZTIME is an execution count, not a duration: with a duration, Go 1.26's
 ## fuzz coordinator can report its own deadline as a failure
 ## (`context deadline exceeded`, no failing input; golang/go#75804, fixed in
 ## Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 200000x
 FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
-	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan
+	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan ./classifier:FuzzBody
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -283,6 +283,13 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		if e.Rule != "" {
 			o.Rule = e.Rule
 		}
+		if e.Classification != "" {
+			detectors := ""
+			if len(e.Detectors) > 0 {
+				detectors = " (detectors: " + strings.Join(e.Detectors, ", ") + ")"
+			}
+			o.Tracef("classification: %s, from %s%s", e.Classification, e.ClassificationSource, detectors)
+		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		for _, st := range srv.Status().Budgets {
 			if st.TokensUsed > 0 {

@@ -126,6 +126,18 @@ spec:
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "== Proxy")
 	assert.Contains(t, out, "=> status 200, backend local-qwen of team-a/chat, rule \"pii-stays-local\"")
+
+	// The content classifier runs in explain on the Proxy plane: an
+	// unlabelled card number is classified and served locally.
+	classifier := filepath.Join(root, "examples", "content-classifier.yaml")
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Charge 4539 1488 0343 6467 today", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "classification: pii, from detector (detectors: payment-card)")
+	assert.Contains(t, out, "=> status 200, backend local-qwen of support/support-chat, rule \"sensitive-local-only\"")
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Where is order 4111111111111112?", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.NotContains(t, out, "classification:")
+	assert.Contains(t, out, "backend cloud-gpt of support/support-chat")
 }
 
 func must[T any](v T, err error) T {

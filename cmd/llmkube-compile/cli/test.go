@@ -182,11 +182,11 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
-	var model, router, path, claims, issuer string
+	var model, router, path, claims, issuer, prompt string
 	var headers, down []string
 	var invalidToken bool
 	c := &cobra.Command{
-		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...]",
+		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...] [--prompt TEXT]",
 		Short: "Show how each data plane routes one request",
 		Long: `explain sends one request to every data plane the router compiles for (or
 --data-plane), with every router of the input on its gateway, and prints each
@@ -198,6 +198,11 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 				return usageErr("--model is required")
 			}
 			req := routingtest.Request{Model: model, Path: path, Headers: http.Header{}}
+			if prompt != "" {
+				// A chat body, so the content classifier has a text to read.
+				req.Body = map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": prompt}}}
+				req.Model = ""
+			}
 			for _, h := range headers {
 				k, v, ok := strings.Cut(h, ":")
 				if !ok || strings.TrimSpace(k) == "" {
@@ -265,6 +270,7 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
 	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
 	fl.StringVar(&path, "path", "", "the request path (default /v1/chat/completions)")
+	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
 	return c
 }
