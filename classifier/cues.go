@@ -1,6 +1,6 @@
 package classifier
 
-import "bytes"
+import "math/bits"
 
 // Context words: a detector that a pattern alone would make noisy (a bare
 // nine-digit number, an ICD-10-shaped token) fires only with one of these
@@ -9,6 +9,10 @@ import "bytes"
 // cueWindow is how far before (and, for ICD-10 codes, after) a candidate
 // its context words are looked for.
 const cueWindow = 48
+
+// mrnCueWindow is how far before a bare number its medical record word is
+// looked for: "Medical record number: 5512093" fits.
+const mrnCueWindow = 32
 
 // cueKind is a list of context words, as a bit: one pass over a window
 // finds the words of several lists.
@@ -22,18 +26,13 @@ const (
 	cueHealth
 )
 
-// cue is one context word (lowercase, a stem: it matches at a word's start).
-type cue struct {
-	word  string
-	kinds cueKind
-}
-
-// cueIndex holds the context words by their first letter.
-var cueIndex [26][]cue
+// cueIndex holds each list's context words by their first letter.
+var cueIndex [8][26][]string
 
 func addCues(k cueKind, words ...string) {
+	list := &cueIndex[bits.TrailingZeros8(uint8(k))]
 	for _, w := range words {
-		cueIndex[w[0]-'a'] = append(cueIndex[w[0]-'a'], cue{w, k})
+		list[w[0]-'a'] = append(list[w[0]-'a'], w)
 	}
 }
 
@@ -57,11 +56,15 @@ func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
 		if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
 			continue
 		}
-		for _, e := range cueIndex[c-'a'] {
-			if e.kinds&want&^found != 0 && hasPrefixFold(t[i:], e.word) {
-				found |= e.kinds & want
-				if found == want {
-					return found
+		for left := want &^ found; left != 0; left &= left - 1 {
+			k := bits.TrailingZeros8(uint8(left))
+			for _, w := range cueIndex[k][c-'a'] {
+				if hasPrefixFold(t[i:], w) {
+					found |= 1 << k
+					if found == want {
+						return found
+					}
+					break
 				}
 			}
 		}
@@ -127,22 +130,42 @@ func (sc *scanner) healthTerms(t []byte) {
 	}
 }
 
-// nameCueWords introduce a person's name in a clinical or form-like text.
-var nameCueWords = [][]byte{[]byte("atient"), []byte("ATIENT"), []byte("ame:"), []byte("AME:"), []byte("Mr. "), []byte("Mrs. "), []byte("Ms. ")}
-
-// birthCueWords mark a date of birth, itself an identifier.
-var birthCueWords = [][]byte{[]byte("DOB"), []byte("dob"), []byte("D.O.B"), []byte("birth"), []byte("Birth"), []byte("BIRTH"), []byte("born"), []byte("Born")}
-
-// identifierCueWords are both, searched for once per text.
-var identifierCueWords = append(append([][]byte{}, nameCueWords...), birthCueWords...)
-
-func hasNameCue(t []byte) bool {
-	for _, c := range identifierCueWords {
-		if bytes.Contains(t, c) {
-			return true
+// identifierCue records the identifier a word at t[i] introduces: a name
+// after "Patient", "Name:", "Mr.", "Mrs." or "Ms." (Patient Jane Roe, Name:
+// John Smith), or a date of birth after "DOB", "birth" or "born". A name is
+// an identifier only where the text says so; the health-term detector then
+// looks for health words next to it.
+func (sc *scanner) identifierCue(t []byte, i int) {
+	if t[i] == ':' {
+		if i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1) {
+			sc.identifier(i)
+		}
+		return
+	}
+	if i > 0 && isLetter(t[i-1]) {
+		return // not a word's start
+	}
+	switch {
+	case hasPrefixFold(t[i:], "patient"):
+		if twoNames(t, i+len("patient")) {
+			sc.identifier(i)
+		}
+	case hasPrefixFold(t[i:], "mr. ") || hasPrefixFold(t[i:], "ms. ") || hasPrefixFold(t[i:], "mrs. "):
+		if t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's')) {
+			sc.identifier(i)
+		}
+	case hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "d.o.b") || hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "born"):
+		if birthDate(t, i+3) {
+			sc.identifier(i)
 		}
 	}
-	return false
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // notNames follow "patient" without naming one.
@@ -150,35 +173,6 @@ var notNames = map[string]bool{"Care": true, "Portal": true, "Safety": true, "Se
 	"Education": true, "Information": true, "Access": true, "Support": true, "Records": true, "Record": true, "Engagement": true,
 	"Advocate": true, "Advocacy": true, "Rights": true, "Satisfaction": true, "Outcomes": true, "Data": true, "Privacy": true,
 	"Name": true, "The": true, "This": true, "A": true, "An": true}
-
-// nameCues records a name after "patient", "name:", "Mr." and the like (two
-// capitalized words: Patient Jane Roe, Name: John Smith) as an identifier,
-// then looks for health terms near it.
-func (sc *scanner) nameCues(t []byte) {
-	sc.nids = 0
-	for _, c := range nameCueWords {
-		off := 0
-		for sc.nids < len(sc.ids) {
-			k := bytes.Index(t[off:], c)
-			if k < 0 {
-				break
-			}
-			at := off + k + len(c)
-			off = at
-			if twoNames(t, at) {
-				sc.identifier(at)
-			}
-		}
-	}
-	for _, c := range birthCueWords {
-		if k := bytes.Index(t, c); k >= 0 && birthDate(t, k+len(c)) {
-			sc.identifier(k)
-		}
-	}
-	if sc.nids > 0 {
-		sc.healthTerms(t)
-	}
-}
 
 // birthDate reports whether a date (a group of digits) follows a birth
 // word within a few bytes: DOB 03/14/1962, born on 3 March 1962.

@@ -209,7 +209,11 @@ func (sc *scanner) contextual(t []byte, r *run) {
 	if want == 0 {
 		return
 	}
-	switch k := sc.cuesIn(t, r.start-cueWindow, r.start, want); {
+	window := cueWindow
+	if want == cueMRN {
+		window = mrnCueWindow // the record word is right before its number
+	}
+	switch k := sc.cuesIn(t, r.start-window, r.start, want); {
 	case k&cueSSN != 0:
 		sc.fire(USSSN, r.start)
 	case k&cuePhone != 0:

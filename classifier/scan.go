@@ -16,12 +16,16 @@ type scanner struct {
 	steps int
 }
 
-// byteClass marks the bytes the pass stops at.
+// stopByte marks the bytes the pass stops at: a number's or an address's
+// start, and the first byte of the words that introduce a name or a date
+// of birth (identifierCue).
 var stopByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}
-	t['+'], t['('], t['@'] = true, true, true
+	for _, c := range "+(@:MPpDdBb" {
+		t[c] = true
+	}
 	return t
 }()
 
@@ -47,11 +51,17 @@ func (sc *scanner) text(t []byte) {
 			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
 				i = sc.number(t, i)
 			}
+		case !isDigit(c):
+			sc.identifierCue(t, i)
 		case i > 0 && isLetter(t[i-1]):
 			// A digit after a letter: an IBAN's or an ICD-10 code's start,
 			// or the inside of a word (skipped whole).
 			i = sc.lettered(t, i)
 		case boundaryBefore(t, i):
+			if end, short := shortNumber(t, i); short {
+				i = end // most numbers in a text: 3, 12%, 180 ms, 2026
+				continue
+			}
 			i = sc.number(t, i)
 		default:
 			i = skipCompound(t, i)
@@ -59,11 +69,6 @@ func (sc *scanner) text(t []byte) {
 	}
 	if sc.nids > 0 {
 		sc.healthTerms(t)
-	}
-	if !sc.found.Has(HealthTerm) && hasNameCue(t) {
-		// "Patient Jane Roe" or "Name: Jane Roe": a name is an identifier
-		// only where the text says so.
-		sc.nameCues(t)
 	}
 }
 
@@ -81,6 +86,27 @@ func (sc *scanner) fire(d Detector, at int) {
 	if d.Class() == ClassPII || d == MedicalRecordNumber {
 		sc.identifier(at)
 	}
+}
+
+// shortNumber reports whether the digits at t[i] are a number of at most
+// four digits that no separator continues, which no detector takes (the
+// shortest, a bare medical record number, has five), and returns the index
+// of its last digit.
+func shortNumber(t []byte, i int) (int, bool) {
+	j := i
+	for j < len(t) && j-i < 5 && isDigit(t[j]) {
+		j++
+	}
+	if j-i >= 5 {
+		return 0, false
+	}
+	if j < len(t) {
+		c := t[j]
+		if isWordByte(c) || ((c == ' ' || c == '-' || c == '.' || c == '/' || c == '_' || c == ')') && j+1 < len(t) && (isDigit(t[j+1]) || t[j+1] == '(')) {
+			return 0, false
+		}
+	}
+	return j - 1, true
 }
 
 // boundaryBefore reports whether a number may start at t[i]: not inside a

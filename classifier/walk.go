@@ -90,17 +90,25 @@ func walkStrings(data []byte, text func([]byte), depth int) {
 	}
 }
 
-// stringEnd returns the index after the string starting at d[i] == '"'.
+// stringEnd returns the index after the string starting at d[i] == '"':
+// the first quote not escaped, found with IndexByte (the bodies' texts are
+// long and their quotes few).
 func stringEnd(d []byte, i int) int {
-	for j := i + 1; j < len(d); j++ {
-		switch d[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
+	for j := i + 1; ; {
+		k := bytes.IndexByte(d[j:], '"')
+		if k < 0 {
+			return len(d)
 		}
+		q := j + k
+		slashes := 0
+		for p := q - 1; p > i && d[p] == '\\'; p-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
 	}
-	return len(d)
 }
 
 func looksLikeJSON(s []byte) bool {
