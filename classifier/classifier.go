@@ -91,6 +91,9 @@ func (s Set) Empty() bool { return s == 0 }
 
 // Detectors lists the detectors that fired, in order.
 func (s Set) Detectors() []Detector {
+	if s == 0 {
+		return nil
+	}
 	var out []Detector
 	for _, d := range All() {
 		if s.Has(d) {
