@@ -119,8 +119,8 @@ func looksLikeJSON(s []byte) bool {
 // isBinary reports whether a string is a payload rather than text: a data:
 // URL, or 64 bytes or more of the base64 alphabet without a space.
 func isBinary(s []byte) bool {
-	if len(s) > 5 && (bytes.HasPrefix(s, []byte("data:")) || bytes.HasPrefix(s, []byte("DATA:"))) {
-		return true
+	if len(s) > 5 && (bytes.HasPrefix(s, []byte("data:")) || bytes.HasPrefix(s, []byte("DATA:"))) && s[5] != ' ' && bytes.IndexByte(s[:min(len(s), 256)], ',') > 0 && bytes.IndexByte(s[:bytes.IndexByte(s, ',')], ' ') < 0 {
+		return true // data:[<media type>][;base64],<data>
 	}
 	if len(s) < 64 {
 		return false
