@@ -342,7 +342,7 @@ func (e *Engine) Detected(req *Request) classifier.Set {
 // from, for the audit: "header", "detector", "header,detector", or "" when
 // it has none.
 func (e *Engine) ClassificationSource(req *Request) string {
-	header := e.readsHeader && len(e.headerClasses(req.Header, nil)) > 0
+	header := e.readsHeader && slices.ContainsFunc(req.Header[e.classKey], func(v string) bool { return strings.Trim(v, " ,") != "" })
 	detector := !e.Detected(req).Empty()
 	switch {
 	case header && detector:
