@@ -39,7 +39,7 @@ func addCues(k cueKind, words ...string) {
 func init() {
 	addCues(cueSSN, "ssn", "social security", "soc sec", "social sec", "ss#", "ss #", "ss no", "taxpayer id", "itin", "irs")
 	addCues(cuePhone, "phone", "tel:", "tel.", "tel ", "tel#", "telephone", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "reach me", "contact", "landline")
-	addCues(cueMRN, "mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number")
+	addCues(cueMRN, "mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number", "health plan", "beneficiary", "medicaid", "medicare")
 	addCues(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid")
 	addCues(cueHealth, healthTerms...)
 }

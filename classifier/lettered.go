@@ -99,7 +99,8 @@ func (sc *scanner) iban(t []byte, s int) int {
 
 // icd10 reads an ICD-10 code at t[s] (A00-Z99, U excluded, a third
 // character, an optional '.' and up to four more: E11.9, C50.911, F32A)
-// and fires when a diagnosis word is near it.
+// and fires when a diagnosis or health word is near it (E11.9, type 2
+// diabetes).
 func (sc *scanner) icd10(t []byte, s int) {
 	c := t[s]
 	if c < 'A' || c > 'Z' || c == 'U' || s+2 >= len(t) || !isDigit(t[s+1]) || !(isDigit(t[s+2]) || (t[s+2] >= 'A' && t[s+2] <= 'Z')) {
@@ -115,7 +116,7 @@ func (sc *scanner) icd10(t []byte, s int) {
 	if p < len(t) && isWordByte(t[p]) {
 		return
 	}
-	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD) != 0 {
+	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
 		sc.fire(ICD10, s)
 	}
 }

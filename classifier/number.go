@@ -86,11 +86,17 @@ func (sc *scanner) number(t []byte, i int) int {
 	}
 	last := r.end - 1
 	// The run must end the token: "4111...abc", "123-45-6789-x" and
-	// "1.2.3-beta" are not numbers.
+	// "1.2.3-beta" are not numbers. When only its last group is glued to
+	// what follows (a card's expiry: "4111 1111 1111 1111 12/25"), the
+	// groups before it still are.
 	if r.end < len(t) {
 		c := t[r.end]
 		if isWordByte(c) || ((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
-			return skipCompound(t, last)
+			if r.overflow || r.n < 2 || r.groups[r.n-1].sep != ' ' {
+				return skipCompound(t, last)
+			}
+			r.n--
+			last = skipCompound(t, last)
 		}
 	}
 	if r.overflow {
@@ -223,11 +229,11 @@ func (sc *scanner) contextual(t []byte, r *run) {
 	}
 }
 
-// ssnShape: 123-45-6789 or 123 45 6789. The spaced form needs no context
+// ssnShape: 123-45-6789, 123 45 6789 or 123.45.6789. The spaced form needs no context
 // word: recall first (docs/classifier.md counts the cost, a spaced 3-2-4
 // number in a benign text).
 func ssnShape(r *run, a, b int) bool {
-	_, ok := r.oneSeparator(a, b, " -")
+	_, ok := r.oneSeparator(a, b, " -.")
 	return ok && !r.plus && r.shape(a, b, 3, 2, 4)
 }
 
@@ -252,8 +258,12 @@ func cardShape(r *run, a, b int) bool {
 	if n < 13 || n > 19 {
 		return false
 	}
-	if _, ok := r.oneSeparator(a, b, " -"); !ok {
+	sep, ok := r.oneSeparator(a, b, " -.")
+	if !ok {
 		return false
+	}
+	if sep == '.' {
+		return r.shape(a, b, 4, 4, 4, 4) // 4111.1111.1111.1111, never a version
 	}
 	if b-a == 1 || r.shape(a, b, 4, 6, 5) || r.shape(a, b, 4, 6, 4) {
 		return true
