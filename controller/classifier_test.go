@@ -23,7 +23,8 @@ func TestClassifierModesThroughTheAPIServer(t *testing.T) {
 		createRouter(t, ns, name, `
 backends:
   - name: local
-    external: {provider: openai, model: qwen, url: "http://qwen.models.svc:8000", tier: local}
+    tier: local
+    external: {provider: litellm, model: qwen, url: "http://qwen.models.svc:8000"}
   - name: cloud
     external: {provider: openai, model: gpt-5}
 rules:
