@@ -36,6 +36,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		r = s.tel.StartRequest(r)
 	}
 	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
+	if tool, ok := r.Context().Value(mcpCallKey{}).(string); ok {
+		ent.Via, ent.Tool = proxyapi.ViaMCP, tool
+	}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
 			ent.Caller = runtime.SanitizeCaller(v)

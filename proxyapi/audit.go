@@ -33,6 +33,9 @@ const (
 	OutcomePoolHoldExpired = "pool_hold_expired"
 )
 
+// ViaMCP marks an audit entry of a call through the MCP endpoint.
+const ViaMCP = "mcp"
+
 // AuditEntry is one audit record: one per request, written as one JSON object.
 type AuditEntry struct {
 	Time           time.Time `json:"time"`
@@ -71,6 +74,10 @@ type AuditEntry struct {
 	Team   string `json:"team,omitempty"`
 	Client string `json:"client,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Via is "mcp" for a call that came through the MCP endpoint, with the
+	// Tool it called; empty for the HTTP API.
+	Via  string `json:"via,omitempty"`
+	Tool string `json:"tool,omitempty"`
 	// RequestBody is the client's request body, only with includeRequestBody.
 	RequestBody json.RawMessage `json:"requestBody,omitempty"`
 }

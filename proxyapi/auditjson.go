@@ -81,6 +81,8 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"team":`, e.Team)
 	b = appendOmitString(b, `,"client":`, e.Client)
 	b = appendOmitString(b, `,"error":`, e.Error)
+	b = appendOmitString(b, `,"via":`, e.Via)
+	b = appendOmitString(b, `,"tool":`, e.Tool)
 	if len(e.RequestBody) > 0 {
 		// Rare (includeRequestBody) and large: encoding/json compacts and
 		// escapes it as Marshal would.

@@ -31,6 +31,8 @@ type Config struct {
 	Rules      []Rule       `json:"rules,omitempty"`
 	Default    DefaultRoute `json:"defaultRoute"`
 	Policy     Policy       `json:"policy"`
+	// MCP, when set, serves /mcp (spec.mcpServer.enabled).
+	MCP *MCP `json:"mcp,omitempty"`
 }
 
 // RouterInfo names the ModelRouter this config serves (metric labels, audit).
@@ -221,6 +223,13 @@ type HeaderMatch struct {
 type DefaultRoute struct {
 	Strategy DefaultStrategy `json:"strategy"`
 	Backend  string          `json:"backend,omitempty"`
+}
+
+// MCP is spec.mcpServer: the router-proxy serves /mcp.
+type MCP struct {
+	// ResourceURL is the endpoint as clients reach it: the protected
+	// resource of the RFC 9728 metadata and the audience every token names.
+	ResourceURL string `json:"resourceURL"`
 }
 
 // Policy holds classification, budgets, audit and auth settings.
@@ -458,6 +467,14 @@ func (c *Config) Validate() error {
 		case StrategyPrimaryFallback, StrategyWeighted, StrategyShadow:
 		default:
 			errs = append(errs, fmt.Errorf("rules[%d].strategy %q is not supported", i, r.Strategy))
+		}
+	}
+	if c.MCP != nil {
+		if u, err := url.Parse(c.MCP.ResourceURL); err != nil || !u.IsAbs() || u.Host == "" {
+			errs = append(errs, fmt.Errorf("mcp.resourceURL %q must be an absolute URL", c.MCP.ResourceURL))
+		}
+		if c.Policy.Auth == nil || c.Policy.Auth.JWT == nil {
+			errs = append(errs, errors.New("mcp requires policy.auth.jwt: the router-proxy serves no anonymous MCP"))
 		}
 	}
 	if c.Default.Backend != "" && !names[c.Default.Backend] {

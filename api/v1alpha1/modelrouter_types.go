@@ -122,8 +122,9 @@ type ModelRouterSpec struct {
 	Proxy *ProxySpec `json:"proxy,omitempty"`
 
 	// MCPServer optionally exposes this router as a Model Context Protocol
-	// endpoint. Reserved for forward compatibility; inactive until the MCP
-	// feature lands.
+	// endpoint: on dataPlane Proxy the router-proxy serves /mcp (Streamable
+	// HTTP, stateless), one tool per model, under the router's rules and
+	// policy, with OAuth 2.1 bearer tokens verified as policy.auth.jwt says.
 	// +optional
 	MCPServer *MCPServerSpec `json:"mcpServer,omitempty"`
 }
@@ -887,11 +888,21 @@ type ProxySpec struct {
 	DrainTimeout string `json:"drainTimeout,omitempty"`
 }
 
-// MCPServerSpec reserves Model Context Protocol exposure.
+// MCPServerSpec configures Model Context Protocol exposure.
 type MCPServerSpec struct {
-	// Enabled toggles MCP exposure. Default false.
+	// Enabled toggles MCP exposure. Default false. Needs dataPlane: Proxy,
+	// policy.auth.jwt and resourceURL.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
+
+	// ResourceURL is the MCP endpoint's URL as its clients reach it, for
+	// example https://models.example.com/mcp: the resource of the OAuth 2.0
+	// protected-resource metadata (RFC 9728) and the audience every bearer
+	// token must name (RFC 8707). An extension of the reference, which has no
+	// field for it. An absolute https URL (http only for localhost) without
+	// a query or fragment, at most 2048 bytes.
+	// +optional
+	ResourceURL string `json:"resourceURL,omitempty"`
 }
 
 // ModelRouterStatus defines the observed state of ModelRouter.

@@ -134,6 +134,8 @@ type upstream struct {
 	name string
 	fail atomic.Bool
 	hits atomic.Int64
+	// posts counts inference requests only (no probe).
+	posts atomic.Int64
 }
 
 func newUpstream(t *testing.T, name string) *upstream {
@@ -145,6 +147,9 @@ func newUpstream(t *testing.T, name string) *upstream {
 		}
 		if r.Header.Get("X-Llmkube-Shadow") == "" {
 			u.hits.Add(1)
+			if r.Method == http.MethodPost {
+				u.posts.Add(1)
+			}
 		}
 		if u.fail.Load() {
 			w.WriteHeader(500)
