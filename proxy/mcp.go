@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -131,17 +132,38 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 
 // checkOrigin refuses a browser request from another origin (DNS-rebinding
 // and cross-site requests, as the Streamable HTTP transport requires): an
-// Origin header must be the resource URL's origin. Clients that are not
-// browsers send none.
+// Origin header must be the resource URL's origin, or a localhost origin
+// on a request whose Host is localhost too (a page beside kubectl
+// port-forward); a rebinding attacker's page sends its own host in both.
+// Clients that are not browsers send none.
 func (m *mcpServer) checkOrigin(next http.Handler) http.Handler {
 	want := m.resource.Scheme + "://" + m.resource.Host
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, want) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, want) && !(isLocalhost(hostOf(o)) && isLocalhost(r.Host)) {
 			writeError(w, http.StatusForbidden, "permission_error", "origin_not_allowed", "Origin "+strings.ToValidUTF8(o, "?")+" is not this MCP endpoint's ("+want+")")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostOf is an origin's host[:port].
+func hostOf(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// isLocalhost reports whether host[:port] names the loopback interface.
+func isLocalhost(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.Trim(h, "[]")
+	return strings.EqualFold(h, "localhost") || h == "127.0.0.1" || h == "::1"
 }
 
 func (m *mcpServer) modelOf(tool string) string {

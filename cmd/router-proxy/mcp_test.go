@@ -39,9 +39,17 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // mcpRouter starts the router-proxy of testdata/mcp-server with its
 // backends on loopback and returns it, its upstreams, the issuer and the
 // audit file.
-func mcpRouter(t *testing.T) (*proc, map[string]*upstream, *authtest.Issuer, string) {
+//
+// extraModels are added as local backends (models the conformance suite
+// calls by name).
+func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream, *authtest.Issuer, string) {
 	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/mcp-server/input.yaml")
+	for _, m := range extraModels {
+		b := cfg.Backends[0]
+		b.Name, b.ModelID = m, m
+		cfg.Backends = append(cfg.Backends, b)
+	}
 	require.NotNil(t, cfg.MCP)
 	require.Equal(t, mcpResource, cfg.MCP.ResourceURL)
 	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
