@@ -1,12 +1,16 @@
 package controller_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
@@ -86,4 +90,36 @@ func unstructuredString(obj map[string]any, fields ...string) (string, bool, err
 	}
 	s, ok := cur.(string)
 	return s, ok, nil
+}
+
+// TestMCPServingCondition: a Proxy router with spec.mcpServer reports
+// MCPServing=True once its router-proxy is ready, naming the resource; the
+// condition goes when MCP is switched off.
+func TestMCPServingCondition(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen", "llama")
+	spec := routerSpec + `  auth:
+    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
+mcpServer:
+  enabled: true
+  resourceURL: https://models.example.com/mcp
+`
+	mr := createRouter(t, ns, "agents", spec)
+	statuses.set(proxytarget.StatusURL(mr), healthyProxy(mr, "qwen", "llama", "claude"))
+	converged(t, ns, "agents")
+	markDeploymentReady(t, ctx, ns, "agents-router-proxy")
+	mr = waitCondition(t, ctx, ns, "agents", v1.ConditionMCPServing, metav1.ConditionTrue, "Serving")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionMCPServing); !strings.Contains(c.Message, "https://models.example.com/mcp") || !strings.Contains(c.Message, "/mcp") {
+		t.Errorf("MCPServing message: %q", c.Message)
+	}
+	setRouterSpec(t, ctx, ns, "agents", strings.Replace(spec, "enabled: true", "enabled: false", 1))
+	eventually(t, "MCPServing removed", func() error {
+		mr := getRouter(t, ctx, ns, "agents")
+		v := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated)
+		if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionMCPServing); c != nil || v == nil || v.ObservedGeneration != mr.Generation {
+			return fmt.Errorf("MCPServing still %+v", c)
+		}
+		return nil
+	})
 }
