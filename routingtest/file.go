@@ -378,3 +378,29 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+// KindsIn lists the kinds of a file's documents, for a message ("none"
+// when it has none).
+func KindsIn(data []byte) string {
+	var kinds []string
+	r := utilyaml.NewYAMLReader(bufioReader(data))
+	for {
+		raw, err := r.Read()
+		if err != nil {
+			break
+		}
+		var m map[string]any
+		if yaml.Unmarshal(raw, &m) != nil || m == nil {
+			continue
+		}
+		k, _ := m["kind"].(string)
+		if k == "" {
+			k = "(no kind)"
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, ", ")
+}

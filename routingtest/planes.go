@@ -35,7 +35,9 @@ type Router struct {
 	// Refused is why the plane cannot serve the router (the compiler's
 	// errors); nil when it can.
 	Refused diag.List
-	serve   func(simulate.Request) simulate.Outcome
+	// Warnings are the compiler's warnings for the router on this plane.
+	Warnings diag.List
+	serve    func(simulate.Request) simulate.Outcome
 	// backendID names a backend of the router as the plane's outcome does;
 	// name maps an outcome's backend back to router and backend.
 	backendID func(backend string) string
@@ -92,7 +94,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			p.Routers[key] = &Router{Key: key, Refused: append(diags.Errors(), refusedBy["ModelRouter/"+src.Router.Name]...).WithObject(src.File, "ModelRouter/"+src.Router.Name)}
 			continue
 		}
-		rt := &Router{Key: routerKey(r), IR: r}
+		rt := &Router{Key: routerKey(r), IR: r, Warnings: diags.Warnings().WithObject(src.File, "ModelRouter/"+src.Router.Name)}
 		p.Routers[rt.Key] = rt
 		order = append(order, rt)
 		if refused := refusedBy["ModelRouter/"+src.Router.Name]; len(refused) > 0 || diags.HasErrors() {
@@ -100,6 +102,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			continue
 		}
 		objs, more := pipeline.CompileRouter(src, in, reg, opts)
+		rt.Warnings = append(rt.Warnings, more.Warnings().WithObject(src.File, "ModelRouter/"+src.Router.Name)...)
 		if more.HasErrors() {
 			rt.Refused = more.Errors()
 			continue
@@ -431,4 +434,27 @@ func Foreign(data []byte, namespace string) ([]*unstructured.Unstructured, error
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// Warnings are the compiler's warnings for the routers the planes compiled,
+// each once, in order (a warning every plane gives is shown once).
+func Warnings(planes []*Plane) diag.List {
+	var out diag.List
+	seen := map[string]bool{}
+	for _, p := range planes {
+		var keys []string
+		for k := range p.Routers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, w := range p.Routers[k].Warnings {
+				if s := w.String(); !seen[s] {
+					seen[s] = true
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
 }

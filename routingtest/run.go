@@ -105,6 +105,14 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 		}
 		for _, c := range f.Cases {
 			p := spec.Child("cases").Index(c.Index)
+			for i, dp := range c.DataPlanes {
+				switch {
+				case !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }):
+					errorf(p.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
+				case len(f.DataPlanes) > 0 && !slices.Contains(f.DataPlanes, dp):
+					errorf(p.Child("dataPlanes").Index(i), "DataPlaneNotInTest", "data plane %q is not among the test's spec.dataPlanes (%s): the case would run on no plane", dp, strings.Join(f.DataPlanes, ", "))
+				}
+			}
 			for i, b := range c.Down {
 				if !backends[b] {
 					errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)

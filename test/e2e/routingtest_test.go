@@ -151,3 +151,79 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestRoutingTestRefusesWhatItWouldIgnore: a case-level data plane that no
+// run tests, a --tests file that holds no RoutingTest, and the compiler's
+// warnings are each said, not skipped (issue 50); --warnings-as-errors
+// makes the warnings fail the run as it does for render.
+func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	typo := write("typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: typo}
+spec:
+  router: team-a/chat
+  cases:
+    - name: on a plane that does not exist
+      dataPlanes: [Envoy]
+      request: {model: claude-opus-4}
+      expect: {backend: cloud-opus}
+`)
+	code, out, stderr := cliRun(t, "", "test", "-f", quickstart, "--tests", typo)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "spec.cases[0].dataPlanes[0]")
+	assert.Contains(t, stderr, "(UnknownDataPlane)")
+	assert.NotContains(t, out, "PASS")
+
+	testsDir := filepath.Join(dir, "tests")
+	require.NoError(t, os.Mkdir(testsDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(testsDir, "misspelt.yaml"), []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTests
+metadata: {name: misspelt}
+spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {status: 200}}]}
+`), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "misspelt.yaml")
+	assert.Contains(t, stderr, "kinds found: RoutingTests")
+	assert.Contains(t, stderr, "(NoRoutingTest)")
+
+	// A router with a warning (hybrid mode, no rule for phi).
+	warned := write("warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: warned, namespace: ns}
+spec:
+  backends:
+    - {name: local, tier: local, external: {provider: litellm, model: qwen, url: "http://qwen.models.svc:8000"}}
+  rules:
+    - {name: pii, failClosed: true, match: {dataClassification: [pii]}, route: {backends: [local]}}
+  defaultRoute: local
+  policy:
+    classification: {mode: hybrid}
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: warned}
+spec:
+  router: ns/warned
+  dataPlanes: [Proxy]
+  cases:
+    - {name: served, request: {model: qwen}, expect: {backend: local}}
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", warned)
+	assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "(DetectorClassUnrouted)", "test shows the compiler's warnings")
+	code, out, stderr = cliRun(t, "", "test", "-f", warned, "--warnings-as-errors")
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "(DetectorClassUnrouted)")
+	code, _, stderr = cliRun(t, "", "explain", "-f", warned, "--model", "qwen", "--warnings-as-errors")
+	assert.NotEqual(t, 0, code, stderr)
+}

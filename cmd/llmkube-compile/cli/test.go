@@ -67,6 +67,12 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 		fs, d := routingtest.Decode(src.name, src.data)
 		p.files = append(p.files, fs...)
 		diags = append(diags, d...)
+		if isTestSource(src.name, tests) && len(fs) == 0 && !d.HasErrors() {
+			// A file in --tests that holds no RoutingTest is a mistake
+			// (a misspelt kind, a router put there), not a file to skip.
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NoRoutingTest",
+				Message: fmt.Sprintf("a --tests file holds no %s (kinds found: %s); fix its kind, or pass routers with -f", routingtest.Kind, routingtest.KindsIn(src.data))})
+		}
 		if !isTestSource(src.name, tests) {
 			objs, _ := routingtest.Foreign(src.data, f.namespace)
 			foreign = append(foreign, objs...)
@@ -95,6 +101,15 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	}
 	if d := routingtest.Check(p.files, p.planes, f.namespace); d.HasErrors() {
 		s.printDiags(append(diags, d...))
+		return nil, errInvalidInput
+	}
+	// The compiler's warnings, as render and validate show them.
+	diags = append(diags, routingtest.Warnings(p.planes)...)
+	if f.warningsAsErrors && len(diags) > 0 {
+		for i := range diags {
+			diags[i].Severity = diag.Error
+		}
+		s.printDiags(diags)
 		return nil, errInvalidInput
 	}
 	s.printDiags(diags) // warnings
