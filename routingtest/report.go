@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -110,6 +111,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		"apiVersion": APIVersion, "kind": "RoutingTestReport",
 		"passed": c.Passed, "failed": c.Failed, "skipped": c.Skipped,
 		"results": r.Results, "disagreements": r.Disagreements, "coverage": r.Coverage,
+		"failUnder": r.FailUnder, "coverageFailures": r.CoverageFailures(),
 	})
 }
 
@@ -122,11 +124,17 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -146,8 +154,8 @@ type junitSkipped struct {
 }
 
 // WriteJUnit writes JUnit XML: a suite per test and data plane, a test
-// case per case.
-func (r *Report) WriteJUnit(w io.Writer) error {
+// case per case; withCoverage (or a FailUnder) adds the coverage suite.
+func (r *Report) WriteJUnit(w io.Writer, withCoverage bool) error {
 	out := junitSuites{}
 	idx := map[string]int{}
 	for _, x := range r.Results {
@@ -173,6 +181,33 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 			out.Failures++
 		}
 		s.Cases = append(s.Cases, jc)
+	}
+	// Coverage: one suite, a property per figure and router, and with
+	// --fail-under a test case per router that fails below it.
+	if len(r.Coverage) > 0 && (withCoverage || r.FailUnder > 0) {
+		cs := junitSuite{Name: "coverage"}
+		for _, c := range r.Coverage {
+			p := "coverage." + c.Router + "."
+			cs.Properties = append(cs.Properties,
+				junitProperty{p + "percent", strconv.FormatFloat(c.Percent(), 'f', 1, 64)},
+				junitProperty{p + "covered", strconv.Itoa(c.Covered)},
+				junitProperty{p + "total", strconv.Itoa(c.Total)},
+				junitProperty{p + "missedRules", strings.Join(c.MissedRules, ",")},
+				junitProperty{p + "missedBackends", strings.Join(c.MissedBackends, ",")},
+				junitProperty{p + "missedBudgets", strings.Join(c.MissedBudgets, ",")})
+			if r.FailUnder > 0 {
+				jc := junitCase{Name: "coverage of " + c.Router, Classname: "coverage"}
+				if c.Percent() < r.FailUnder {
+					jc.Failure = &junitFailure{Message: fmt.Sprintf("coverage %.0f%% is below --fail-under %.0f%%", c.Percent(), r.FailUnder)}
+					cs.Failures++
+					out.Failures++
+				}
+				cs.Cases = append(cs.Cases, jc)
+				cs.Tests++
+				out.Tests++
+			}
+		}
+		out.Suites = append(out.Suites, cs)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err

@@ -53,6 +53,20 @@ type Report struct {
 	Results       []CaseResult
 	Disagreements []Disagreement
 	Coverage      []Coverage
+	// FailUnder is --fail-under: a router whose coverage is below it fails
+	// the run (0: no threshold).
+	FailUnder float64
+}
+
+// CoverageFailures says, per router below FailUnder, that it is.
+func (r *Report) CoverageFailures() []string {
+	var out []string
+	for _, c := range r.Coverage {
+		if r.FailUnder > 0 && c.Percent() < r.FailUnder {
+			out = append(out, fmt.Sprintf("coverage of %s is %.0f%%, below --fail-under %.0f%%", c.Router, c.Percent(), r.FailUnder))
+		}
+	}
+	return out
 }
 
 // Failed counts failing case runs.

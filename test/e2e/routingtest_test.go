@@ -119,6 +119,40 @@ spec:
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "never exercised: rules code")
 
+	// JUnit keeps the coverage (properties) and --fail-under writes its
+	// failure into the XML, so a CI job reading only the XML sees it.
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
+	assert.Equal(t, 1, code, out)
+	var xmlOut struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name       string `xml:"name,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(out), &xmlOut), out)
+	assert.Equal(t, 1, xmlOut.Failures, "the coverage failure counts")
+	cov := xmlOut.Suites[len(xmlOut.Suites)-1]
+	require.Equal(t, "coverage", cov.Name)
+	props := map[string]string{}
+	for _, p := range cov.Properties {
+		props[p.Name] = p.Value
+	}
+	assert.Contains(t, props["coverage.team-a/chat.missedRules"], "code")
+	assert.NotEmpty(t, props["coverage.team-a/chat.percent"])
+	require.Len(t, cov.Cases, 1)
+	assert.NotNil(t, cov.Cases[0].Failure)
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `"coverageFailures": [`)
+
 	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-o", "yaml")
 	assert.Equal(t, 2, code, stderr)
 

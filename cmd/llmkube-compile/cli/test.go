@@ -161,11 +161,12 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 				return err
 			}
 			rep := routingtest.Run(p.files, p.planes, f.namespace)
+			rep.FailUnder = failUnder
 			switch output {
 			case "json":
 				err = rep.WriteJSON(s.stdout)
 			case "junit":
-				err = rep.WriteJUnit(s.stdout)
+				err = rep.WriteJUnit(s.stdout, coverage)
 				fmt.Fprintln(s.stderr, rep.Summary())
 			default:
 				rep.WriteText(s.stdout, verbose, coverage || failUnder > 0)
@@ -173,14 +174,11 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			if err != nil {
 				return err
 			}
-			low := false
-			for _, c := range rep.Coverage {
-				if failUnder > 0 && c.Percent() < failUnder {
-					low = true
-					fmt.Fprintf(s.stderr, "coverage of %s is %.0f%%, below --fail-under %.0f%%\n", c.Router, c.Percent(), failUnder)
-				}
+			low := rep.CoverageFailures()
+			for _, m := range low {
+				fmt.Fprintln(s.stderr, m)
 			}
-			if rep.Failed() > 0 || low {
+			if rep.Failed() > 0 || len(low) > 0 {
 				return &exitError{code: ExitTestFailed}
 			}
 			return nil
