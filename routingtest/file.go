@@ -73,9 +73,12 @@ type Token struct {
 // Expect is what must happen. Unset fields are not checked; Status
 // defaults to 200 when Backend is set.
 type Expect struct {
-	Status       int
-	Router       string // "namespace/name" when another router's backend answers
-	Backend      string
+	Status  int
+	Router  string // "namespace/name" when another router's backend answers
+	Backend string
+	// AnyOf is backend written as a list: any of these backends may answer
+	// (a weighted rule's split, asserted as the set it draws from).
+	AnyOf        []string
 	Rule         string
 	Attempts     []string
 	Budgets      []Budget
@@ -337,7 +340,14 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 		e.Status = int(n)
 	}
 	e.Router = d.str(p.Child("router"), m["router"])
-	e.Backend = d.str(p.Child("backend"), m["backend"])
+	if l, isList := m["backend"].([]any); isList {
+		e.AnyOf = d.strs(p.Child("backend"), l)
+		if len(e.AnyOf) == 0 {
+			d.errorf(p.Child("backend"), "RequiredField", "a backend list needs at least one backend")
+		}
+	} else {
+		e.Backend = d.str(p.Child("backend"), m["backend"])
+	}
 	e.Rule = d.str(p.Child("rule"), m["rule"])
 	e.Attempts = d.strs(p.Child("attempts"), m["attempts"])
 	e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
@@ -354,11 +364,19 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 			e.Budgets = append(e.Budgets, Budget{Name: d.str(bp.Child("name"), bm["name"]), Key: d.str(bp.Child("key"), bm["key"])})
 		}
 	}
-	if e.Backend != "" && !e.set["status"] {
+	if len(e.Backends()) > 0 && !e.set["status"] {
 		e.Status = http.StatusOK
 		e.set["status"] = true
 	}
 	return e
+}
+
+// Backends are the backends the expectation allows: Backend, or AnyOf.
+func (e Expect) Backends() []string {
+	if e.Backend != "" {
+		return []string{e.Backend}
+	}
+	return e.AnyOf
 }
 
 // MarshalJSON lets results carry the expectation as written.
@@ -366,7 +384,7 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	type plain struct {
 		Status       int      `json:"status,omitempty"`
 		Router       string   `json:"router,omitempty"`
-		Backend      string   `json:"backend,omitempty"`
+		Backend      any      `json:"backend,omitempty"`
 		Rule         string   `json:"rule,omitempty"`
 		Attempts     []string `json:"attempts,omitempty"`
 		Budgets      []Budget `json:"budgets,omitempty"`
@@ -374,7 +392,13 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 		NotForwarded []string `json:"notForwarded,omitempty"`
 		Refused      string   `json:"refused,omitempty"`
 	}
-	return json.Marshal(plain{e.Status, e.Router, e.Backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
+	var backend any
+	if e.Backend != "" {
+		backend = e.Backend
+	} else if len(e.AnyOf) > 0 {
+		backend = e.AnyOf
+	}
+	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }

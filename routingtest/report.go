@@ -51,7 +51,7 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 			}
 		case x.Passed:
 			if verbose {
-				what := summary(x.Got)
+				what := summary(x.Got, Expect{})
 				if x.Expect.Refused != "" {
 					what = x.Got.Skipped
 				}

@@ -133,8 +133,14 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 				}
 			}
 			e := c.Expect
-			if e.Backend != "" && e.Router == "" && !backends[e.Backend] {
-				errorf(p.Child("expect", "backend"), "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
+			for i, b := range e.Backends() {
+				if e.Router == "" && !backends[b] {
+					at := p.Child("expect", "backend")
+					if len(e.AnyOf) > 0 {
+						at = at.Index(i)
+					}
+					errorf(at, "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, b)
+				}
 			}
 			for i, b := range e.Attempts {
 				if e.Router == "" && !backends[b] {
@@ -208,8 +214,11 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 				}
 				if got.Skipped == "" {
 					cr.Failures = judge(c.Expect, got, key)
+					if f := byChance(c, got, p.Routers[got.Router]); f != "" {
+						cr.Failures = append(cr.Failures, f)
+					}
 					cr.Passed = len(cr.Failures) == 0
-					answers[string(p.Name)] = summary(got)
+					answers[string(p.Name)] = summary(got, c.Expect)
 					if got.Router != "" {
 						mark(got.Router, "backend:"+got.Backend)
 						if got.Rule != "" {
@@ -231,8 +240,44 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 	return rep
 }
 
-func summary(r Result) string {
+// byChance is the failure of a case that asserts one backend of a weighted
+// rule that draws among several: which one serves is chance (the
+// router-proxy draws in proportion to weight; a gateway may pick by its own
+// order), so such a case would pass or fail from run to run and plane to
+// plane. It must assert the set ("backend: [a, b]") or mark the others
+// down.
+func byChance(c Case, got Result, rt *Router) string {
+	if got.Rule == "" || got.Rule == DefaultRule || rt == nil || rt.IR == nil || len(c.Expect.Backends()) != 1 || c.Expect.Router != "" {
+		return ""
+	}
+	for _, rule := range rt.IR.Rules {
+		if rule.Name != got.Rule || rule.Strategy != ir.StrategyWeighted {
+			continue
+		}
+		var draw []string
+		for _, n := range rule.Candidates {
+			if b, ok := rt.IR.Backend(n); ok && b.Weight > 0 && !slices.Contains(c.Down, n) {
+				draw = append(draw, n)
+			}
+		}
+		if len(draw) > 1 {
+			return fmt.Sprintf("rule %q is weighted over %s: which one serves is chance, so this case would pass or fail by run and plane; expect backend: [%s] (any of them), or mark the others down", got.Rule, strings.Join(draw, ", "), strings.Join(draw, ", "))
+		}
+	}
+	return ""
+}
+
+// summary is a plane's answer, as the DIFF report compares them: a backend
+// within the expectation's set counts as the set.
+func summary(r Result, e Expect) string {
 	s := fmt.Sprintf("%d", r.Status)
+	if len(e.AnyOf) > 1 && slices.Contains(e.AnyOf, r.Backend) {
+		s += " from one of " + strings.Join(e.AnyOf, "|")
+		if r.Rule != "" {
+			s += " (rule " + r.Rule + ")"
+		}
+		return s
+	}
 	if r.Backend != "" {
 		s += " from " + r.Backend
 		if r.Rule != "" {
@@ -260,11 +305,12 @@ func judge(e Expect, got Result, router string) []string {
 	if e.Router != "" {
 		wantRouter = e.Router
 	}
-	if e.Backend != "" && (got.Backend != e.Backend || got.Router != wantRouter) {
+	if want := e.Backends(); len(want) > 0 && (!slices.Contains(want, got.Backend) || got.Router != wantRouter) {
+		w := strings.Join(want, " or ")
 		if got.Backend == "" {
-			fails = append(fails, fmt.Sprintf("no backend answered, want %s", e.Backend))
+			fails = append(fails, fmt.Sprintf("no backend answered, want %s", w))
 		} else {
-			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, e.Backend, wantRouter))
+			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, w, wantRouter))
 		}
 	}
 	if e.Rule != "" && got.Rule != e.Rule {

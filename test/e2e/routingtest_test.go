@@ -261,3 +261,49 @@ spec:
 	code, _, stderr = cliRun(t, "", "explain", "-f", warned, "--model", "qwen", "--warnings-as-errors")
 	assert.NotEqual(t, 0, code, stderr)
 }
+
+// TestWeightedCasesAreDeterministic: a case on a weighted rule asserts the
+// set it draws from (backend: [a, b]) and passes on every run and plane,
+// with no DIFF; asserting one backend of the split fails on every run and
+// plane, saying why, instead of passing by chance (issue 50, item 1).
+func TestWeightedCasesAreDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set.yaml")
+	require.NoError(t, os.WriteFile(set, []byte(weightedRouter), 0o600))
+	one := filepath.Join(dir, "one.yaml")
+	require.NoError(t, os.WriteFile(one, []byte(strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1)), 0o600))
+	for range 10 {
+		code, out, stderr := cliRun(t, "", "test", "-f", set)
+		require.Equal(t, 0, code, "%s\n%s", out, stderr)
+		assert.NotContains(t, out, "DIFF")
+		code, out, stderr = cliRun(t, "", "test", "-f", one)
+		require.Equal(t, 1, code, "%s\n%s", out, stderr)
+		assert.Contains(t, out, `rule "split" is weighted over a, b: which one serves is chance`)
+		assert.Contains(t, out, "FAIL: 2 passed, 2 failed")
+	}
+}
+
+const weightedRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: ab, namespace: ns}
+spec:
+  gatewayRef: {name: gw}
+  backends:
+    - {name: a, tier: local, external: {provider: litellm, model: qwen, url: "http://a.models.svc:8000"}}
+    - {name: b, tier: local, external: {provider: litellm, model: qwen, url: "http://b.models.svc:8000"}}
+  rules:
+    - name: split
+      match: {models: [qwen]}
+      route: {strategy: weighted, backends: [a, b]}
+  defaultRoute: a
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: ab}
+spec:
+  router: ns/ab
+  dataPlanes: [Proxy, Gateway]
+  cases:
+    - {name: one of the split, request: {model: qwen}, expect: {backend: [a, b], rule: split}}
+    - {name: b down, down: [b], request: {model: qwen}, expect: {backend: a, rule: split}}
+`
