@@ -227,8 +227,18 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 		}
 		for _, rt := range gateways[g] {
 			r := rt.IR
-			rt.serve = m.Serve
-			rt.backendID = func(b string) string { return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b) }
+			// A router on a listener (sectionName) is reached on it: each
+			// listener is its own port.
+			section := r.AgentGateway.SectionName
+			rt.serve = func(req simulate.Request) simulate.Outcome { return m.ServeOn(section, req) }
+			rt.backendID = func(b string) string {
+				// The outcome names a pool in InferencePool routing, a model
+				// in Model routing.
+				if be, ok := r.Backend(b); ok && be.Local != nil && r.AgentGateway.Routing != ir.AgentGatewayRoutingModel {
+					return "InferencePool/" + naming.AgentGatewayPoolName(r.Name, be.Local.InferenceService)
+				}
+				return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b)
+			}
 			rt.name = func(id string) (string, string) {
 				if v, ok := ids[id]; ok {
 					return v[0], v[1]

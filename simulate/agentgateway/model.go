@@ -175,8 +175,15 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 		}
 		out.Backend = kind + "/" + b.Name
 	}
-	out.Status = http.StatusOK
 	out.Attempts = []string{out.Backend}
+	if f.req.Down[out.Backend] {
+		// The route sends the request to one backend; agentgateway does not
+		// fail over to another pool or model at request time.
+		out.Status = http.StatusServiceUnavailable
+		out.Tracef("%s fails: 503 (the route has no other backend to try)", out.Backend)
+		return *out
+	}
+	out.Status = http.StatusOK
 	out.Upstream = f.headers
 	out.Tracef("forwarded to %s", out.Backend)
 	return *out

@@ -307,3 +307,57 @@ spec:
     - {name: one of the split, request: {model: qwen}, expect: {backend: [a, b], rule: split}}
     - {name: b down, down: [b], request: {model: qwen}, expect: {backend: a, rule: split}}
 `
+
+// TestAgentGatewayListenerAndDown: a router on an agentgateway listener
+// (agentGatewayRef.sectionName) is answered on it, as on the other planes
+// (it was 404 "no route matches"), and a backend marked down fails there
+// too: the route has no other backend to try, 503 (issue 50, items 2, 3).
+func TestAgentGatewayListenerAndDown(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "agw.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(agentGatewayListenerRouter), 0o600))
+	code, out, stderr := cliRun(t, "", "test", "-f", f, "-v")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "ok   agw/code [AgentGateway]: 200 from qwen (rule code)")
+	assert.Contains(t, out, "ok   agw/qwen down [AgentGateway]: 503 from qwen (rule code)")
+	assert.NotContains(t, out, "DIFF")
+}
+
+const agentGatewayListenerRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef:
+    name: agw
+    sectionName: llm
+    endpointPicker: qwen3-epp
+    endpointPickerPort: 9002
+  backends:
+    - {name: qwen, displayName: qwen3, inferenceServiceRef: {name: qwen3}}
+    - {name: llama, displayName: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: agw}
+spec:
+  router: ml/chat
+  cases:
+    - {name: code, request: {model: qwen3}, expect: {backend: qwen, rule: code}}
+    - {name: default, request: {model: other}, expect: {backend: llama}}
+    - {name: qwen down, down: [qwen], request: {model: qwen3}, expect: {status: 503}, dataPlanes: [AgentGateway]}
+`
