@@ -139,7 +139,7 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 func (m *mcpServer) checkOrigin(next http.Handler) http.Handler {
 	want := m.resource.Scheme + "://" + m.resource.Host
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, want) && !(isLocalhost(hostOf(o)) && isLocalhost(r.Host)) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, want) && !(isLocalhost(originHost(o)) && isLocalhost(r.Host)) {
 			writeError(w, http.StatusForbidden, "permission_error", "origin_not_allowed", "Origin "+strings.ToValidUTF8(o, "?")+" is not this MCP endpoint's ("+want+")")
 			return
 		}
@@ -147,8 +147,8 @@ func (m *mcpServer) checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// hostOf is an origin's host[:port].
-func hostOf(origin string) string {
+// originHost is an origin's host[:port].
+func originHost(origin string) string {
 	u, err := url.Parse(origin)
 	if err != nil {
 		return ""
