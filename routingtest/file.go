@@ -78,12 +78,19 @@ type Expect struct {
 	Backend string
 	// AnyOf is backend written as a list: any of these backends may answer
 	// (a weighted rule's split, asserted as the set it draws from).
-	AnyOf        []string
-	Rule         string
-	Attempts     []string
-	Budgets      []Budget
-	Forwarded    []string
-	NotForwarded []string
+	AnyOf     []string
+	Rule      string
+	Attempts  []string
+	Budgets   []Budget
+	Forwarded []string
+	// ForwardedValues is forwarded written as a map: each header must reach
+	// the backend with that value.
+	ForwardedValues map[string]string
+	NotForwarded    []string
+	// CallerToken, when set, is whether the caller's own bearer token may
+	// reach the backend (callerTokenForwarded: false asserts it does not,
+	// whatever credential the provider gets in Authorization).
+	CallerToken *bool
 	// Refused is a reason the plane must refuse the router for: the case
 	// passes when the router does not compile for the plane for it.
 	Refused string
@@ -321,9 +328,9 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 
 func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	e := Expect{set: map[string]bool{}}
-	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "refused"})
+	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "refused"})
 	if len(m) == 0 {
-		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded or refused")
+		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded or refused")
 	}
 	e.Refused = d.str(p.Child("refused"), m["refused"])
 	if e.Refused != "" && len(m) > 1 {
@@ -350,7 +357,21 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	}
 	e.Rule = d.str(p.Child("rule"), m["rule"])
 	e.Attempts = d.strs(p.Child("attempts"), m["attempts"])
-	e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
+	if fm, isMap := m["forwarded"].(map[string]any); isMap {
+		e.ForwardedValues = map[string]string{}
+		for k, v := range fm {
+			e.ForwardedValues[k] = d.str(p.Child("forwarded").Key(k), v)
+		}
+	} else {
+		e.Forwarded = d.strs(p.Child("forwarded"), m["forwarded"])
+	}
+	if v, ok := m["callerTokenForwarded"]; ok {
+		b, isBool := v.(bool)
+		if !isBool {
+			d.errorf(p.Child("callerTokenForwarded"), "WrongType", "must be a boolean, not %s", typeName(v))
+		}
+		e.CallerToken = &b
+	}
 	e.NotForwarded = d.strs(p.Child("notForwarded"), m["notForwarded"])
 	if bv, ok := m["budgets"]; ok {
 		l, isList := bv.([]any)

@@ -2,6 +2,8 @@ package routingtest
 
 import (
 	"fmt"
+	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -287,7 +289,12 @@ type Result struct {
 	Attempts []string     `json:"attempts,omitempty"`
 	Budgets  []Budget     `json:"budgets,omitempty"`
 	Upstream []string     `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
-	Trace    []string     `json:"trace,omitempty"`
+	// UpstreamValues are those headers with their values (not reported:
+	// they may hold credentials); CallerToken is whether the caller's own
+	// bearer token reached the backend.
+	UpstreamValues http.Header `json:"-"`
+	CallerToken    bool        `json:"callerTokenForwarded,omitempty"`
+	Trace          []string    `json:"trace,omitempty"`
 	// Skipped, when set, says why the case did not run on the plane;
 	// RefusedFor are the reasons the plane refused the router.
 	Skipped    string   `json:"skipped,omitempty"`
@@ -369,6 +376,8 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if o.Status < 300 {
 		res.Upstream = simulate.HeaderNames(o.Upstream)
+		res.UpstreamValues = o.Upstream
+		res.CallerToken = carriesCallerToken(o.Upstream)
 	}
 	return res
 }
@@ -467,4 +476,22 @@ func Warnings(planes []*Plane) diag.List {
 		}
 	}
 	return out
+}
+
+// jwtShape is a compact JWS: the caller's token (a provider's key is not
+// one).
+var jwtShape = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.`)
+
+// carriesCallerToken reports whether a header reaching the backend holds
+// the caller's bearer token: a JWT (the router-proxy plane signs real ones)
+// or the models' stand-in value.
+func carriesCallerToken(h http.Header) bool {
+	for _, vs := range h {
+		for _, v := range vs {
+			if strings.Contains(v, (&simulate.Token{}).RawValue()) || jwtShape.MatchString(v) {
+				return true
+			}
+		}
+	}
+	return false
 }

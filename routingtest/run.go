@@ -335,6 +335,28 @@ func judge(e Expect, got Result, router string) []string {
 			fails = append(fails, fmt.Sprintf("header %s reaches the backend", h))
 		}
 	}
+	names := make([]string, 0, len(e.ForwardedValues))
+	for h := range e.ForwardedValues {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	for _, h := range names {
+		want := e.ForwardedValues[h]
+		if got := got.UpstreamValues.Values(h); !slices.Contains(got, want) {
+			if len(got) == 0 {
+				fails = append(fails, fmt.Sprintf("header %s does not reach the backend, want %q", h, want))
+			} else {
+				fails = append(fails, fmt.Sprintf("header %s reaches the backend as %q, want %q", h, got, want))
+			}
+		}
+	}
+	if e.CallerToken != nil && *e.CallerToken != got.CallerToken {
+		if got.CallerToken {
+			fails = append(fails, "the caller's bearer token reaches the backend")
+		} else {
+			fails = append(fails, "the caller's bearer token does not reach the backend")
+		}
+	}
 	return fails
 }
 

@@ -79,6 +79,10 @@ func (r Request) Normalized() Request {
 	if r.Token != nil {
 		h.Set("Authorization", "Bearer "+r.Token.RawValue())
 	}
+	if r.Body != nil && h.Get("Content-Type") == "" {
+		// A client sending a JSON body says so; every plane then sees it.
+		h.Set("Content-Type", "application/json")
+	}
 	r.Headers = h
 	return r
 }

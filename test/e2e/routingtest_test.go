@@ -361,3 +361,55 @@ spec:
     - {name: default, request: {model: other}, expect: {backend: llama}}
     - {name: qwen down, down: [qwen], request: {model: qwen3}, expect: {status: 503}, dataPlanes: [AgentGateway]}
 `
+
+// TestHeaderAssertionsByValue: forwarded as a map asserts each header's
+// value at the backend, on every plane (content-type included, as clients
+// send it), and callerTokenForwarded: false that the caller's own token did
+// not reach a provider whatever key the provider gets (issue 50, item 8).
+func TestHeaderAssertionsByValue(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	values := filepath.Join(dir, "values.yaml")
+	require.NoError(t, os.WriteFile(values, []byte(headerValuesTest), 0o600))
+	code, out, stderr := cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", values)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	wrong := filepath.Join(dir, "wrong.yaml")
+	require.NoError(t, os.WriteFile(wrong, []byte(strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1)), 0o600))
+	code, out, _ = cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", wrong)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `header x-llmkube-team reaches the backend as ["blue"], want "platform"`)
+
+	token := filepath.Join(dir, "token.yaml")
+	require.NoError(t, os.WriteFile(token, []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: token}
+spec:
+  router: ml/agents
+  dataPlanes: [Proxy]
+  cases:
+    - name: the provider gets its own key, never the caller's token or the team header
+      request: {model: gpt-5, token: {claims: {team: platform}}}
+      expect: {backend: gpt, notForwarded: [x-llmkube-team], callerTokenForwarded: false}
+    - name: an in-cluster model gets the verified team
+      request: {model: qwen3-32b, token: {claims: {team: research}}}
+      expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
+`), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", filepath.Join(root, "testdata", "mcp-server", "input.yaml"), "--tests", token)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+}
+
+const headerValuesTest = `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: values}
+spec:
+  router: ml/tenants
+  dataPlanes: [Proxy, Gateway]
+  cases:
+    - name: the backend receives the verified team and content-type
+      request:
+        model: qwen3
+        headers: {x-llmkube-team: platform}
+        token: {claims: {team: blue}}
+      expect: {backend: qwen, forwarded: {x-llmkube-team: blue, content-type: application/json}}
+`
