@@ -92,6 +92,18 @@ func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 // checkEndpointPickers checks InferencePool routing's pickers: an EPP binds to
 // exactly one InferencePool, and one pool is generated per InferenceService,
 // so every InferenceService needs exactly one picker that serves it alone.
+// localServices are the distinct InferenceServices the router's local
+// backends name.
+func (v *validator) localServices() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range v.s.Backends {
+		if b.InferenceServiceRef != nil && b.External == nil {
+			out[b.InferenceServiceRef.Name] = true
+		}
+	}
+	return out
+}
+
 func (v *validator) checkEndpointPickers() {
 	pickers := v.res.pickers
 	ownByService := map[string]pickerRef{} // InferenceService -> its first own picker
@@ -104,9 +116,14 @@ func (v *validator) checkEndpointPickers() {
 		}
 		p, isvc, ep := diag.Backend(i), b.InferenceServiceRef.Name, pickers[i]
 		if ep.source == pickerNone {
+			hint := "set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort"
+			if n := len(v.localServices()); n > 1 {
+				// The router default would serve several InferenceServices,
+				// which one picker cannot (PickerSharedAcrossInferenceServices).
+				hint = fmt.Sprintf("set endpointPicker.service on it (or on another backend of that InferenceService): the router's %d InferenceServices need a picker each, so spec.agentGatewayRef.endpointPicker alone would not do", n)
+			}
 			v.diags.ErrorAt(p.Child("endpointPicker"), ReasonEndpointPickerRequired,
-				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",
-				b.Name, isvc)
+				"backend %q on InferenceService %q has no endpoint picker; %s", b.Name, isvc, hint)
 			continue
 		}
 		if ep.source == pickerOwn {

@@ -413,3 +413,88 @@ spec:
         token: {claims: {team: blue}}
       expect: {backend: qwen, forwarded: {x-llmkube-team: blue, content-type: application/json}}
 `
+
+// TestHintsLeadToARouterThatCompiles: on Gateway and AgentGateway, doing
+// what an error's hint says gives a router that compiles, not the next
+// error (issue 50, item 9: BackendTimeoutsDiffer then
+// BudgetSpansTrafficPolicies; agentGatewayRef.endpointPicker then
+// PickerSharedAcrossInferenceServices).
+func TestHintsLeadToARouterThatCompiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	code, _, stderr := cliRun(t, "", "validate", "-f", write("gw.yaml", hintGatewayRouter))
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "set the rule's timeout to 2m0s")
+	followed := strings.Replace(hintGatewayRouter, "route: {backends: [qwen, llama]}}", "route: {backends: [qwen, llama]}, timeout: 2m0s}", 1)
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("gw-followed.yaml", followed))
+	assert.Equal(t, 0, code, stderr)
+
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw.yaml", hintAgentGatewayRouter))
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "(EndpointPickerRequired)")
+	assert.NotContains(t, stderr, "or spec.agentGatewayRef.endpointPicker and endpointPickerPort", "a hint that leads to PickerSharedAcrossInferenceServices")
+	followed = strings.NewReplacer(
+		"{name: qwen, inferenceServiceRef: {name: qwen3}}", "{name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen3-epp, port: 9002}}}",
+		"{name: llama, inferenceServiceRef: {name: llama}}", "{name: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}",
+	).Replace(hintAgentGatewayRouter)
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw-followed.yaml", followed))
+	assert.Equal(t, 0, code, stderr)
+}
+
+const hintGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}, timeout: 30s}
+    - {name: llama, inferenceServiceRef: {name: llama}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+  policy:
+    budgets: [{name: all, scope: router, maxTokens: 1000000}]
+`
+
+const hintAgentGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: agw}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}}
+    - {name: llama, inferenceServiceRef: {name: llama}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+`
