@@ -498,3 +498,18 @@ spec:
     - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
   defaultRoute: llama
 `
+
+// TestRoutingTestRunSelectsCases: --run runs only the cases whose
+// test/case name matches, as go test -run; matching none is a usage error.
+func TestRoutingTestRunSelectsCases(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	in, tests := filepath.Join(root, "examples", "content-classifier.yaml"), filepath.Join(root, "examples", "tests", "content-classifier.test.yaml")
+	code, out, stderr := cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "card number", "-v")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "PASS: 1 passed")
+	assert.Contains(t, out, "a card number in a tool call's arguments")
+	code, _, stderr = cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "no such case")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "matches no case")
+}

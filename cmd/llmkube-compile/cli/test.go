@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,6 +135,7 @@ func (s *streams) testCmd() *cobra.Command {
 	var output string
 	var coverage, verbose bool
 	var failUnder float64
+	var runPattern string
 	c := &cobra.Command{
 		Use:   "test [-f] INPUT... [--tests FILE|DIR]",
 		Short: "Run routing tests against every data plane the routers compile for",
@@ -156,9 +159,27 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			if failUnder < 0 || failUnder > 100 {
 				return usageErr("--fail-under must be a percentage between 0 and 100")
 			}
+			var only *regexp.Regexp
+			if runPattern != "" {
+				var err error
+				if only, err = regexp.Compile(runPattern); err != nil {
+					return usageErr("--run %q: %v", runPattern, err)
+				}
+			}
 			p, err := s.prepare(&f, args, tests, true)
 			if err != nil {
 				return err
+			}
+			if only != nil {
+				// Cases whose "test/case" name matches, as go test -run.
+				n := 0
+				for _, tf := range p.files {
+					tf.Cases = slices.DeleteFunc(tf.Cases, func(c routingtest.Case) bool { return !only.MatchString(tf.Name + "/" + c.Name) })
+					n += len(tf.Cases)
+				}
+				if n == 0 {
+					return usageErr("--run %q matches no case", runPattern)
+				}
 			}
 			rep := routingtest.Run(p.files, p.planes, f.namespace)
 			rep.FailUnder = failUnder
@@ -188,6 +209,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 	c.Flags().StringArrayVar(&tests, "tests", nil, "file or directory of RoutingTest documents (repeatable); tests in the inputs run too")
 	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or junit")
 	c.Flags().BoolVar(&coverage, "coverage", false, "report the rules, backends and budgets no case exercised")
+	c.Flags().StringVar(&runPattern, "run", "", "run only the cases whose test/case name matches this regular expression")
 	c.Flags().Float64Var(&failUnder, "fail-under", 0, "fail (exit 1) when a tested router's coverage is below this percentage")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "list passing and skipped case runs too")
 	return c
