@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -512,4 +513,47 @@ func TestRoutingTestRunSelectsCases(t *testing.T) {
 	code, _, stderr = cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "no such case")
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "matches no case")
+}
+
+// TestJSONOutputOfValidateAndExplain: validate -o json prints every
+// diagnostic with its field path and reason (exit 1 when invalid), explain
+// -o json each plane's result (issue 50, item 10).
+func TestJSONOutputOfValidateAndExplain(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "gw.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(hintGatewayRouter), 0o600))
+	code, out, stderr := cliRun(t, "", "validate", "-o", "json", "-f", f)
+	assert.Equal(t, 1, code, stderr)
+	var v struct {
+		Valid       bool `json:"valid"`
+		Diagnostics []struct {
+			Severity, Field, Reason, Message string
+		} `json:"diagnostics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.False(t, v.Valid)
+	var reasons []string
+	for _, d := range v.Diagnostics {
+		reasons = append(reasons, d.Severity+" "+d.Field+" "+d.Reason)
+	}
+	assert.Contains(t, reasons, "error spec.rules[0].timeout BackendTimeoutsDiffer")
+	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", filepath.Join(root, "examples", "quickstart.yaml"))
+	assert.Equal(t, 0, code)
+	assert.JSONEq(t, `{"valid": true, "diagnostics": []}`, out)
+
+	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", filepath.Join(root, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
+	require.Equal(t, 0, code, stderr)
+	var e struct {
+		Router  string `json:"router"`
+		Results []struct {
+			DataPlane, Backend, Rule string
+			Status                   int
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &e), out)
+	require.Len(t, e.Results, 1)
+	assert.Equal(t, "support/support-chat", e.Router)
+	assert.Equal(t, "local-qwen", e.Results[0].Backend)
+	assert.Equal(t, "sensitive-local-only", e.Results[0].Rule)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -217,7 +218,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
-	var model, router, path, claims, issuer, prompt string
+	var model, router, path, claims, issuer, prompt, output string
 	var headers, down []string
 	var invalidToken bool
 	c := &cobra.Command{
@@ -231,6 +232,9 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 		RunE: func(_ *cobra.Command, args []string) error {
 			if model == "" {
 				return usageErr("--model is required")
+			}
+			if output != "text" && output != "json" {
+				return usageErr("-o must be text or json, not %q", output)
 			}
 			req := routingtest.Request{Model: model, Path: path, Headers: http.Header{}}
 			if prompt != "" {
@@ -266,6 +270,15 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 			key, err := pickRouter(p.planes, router, f.namespace)
 			if err != nil {
 				return err
+			}
+			if output == "json" {
+				var results []routingtest.Result
+				for _, pl := range p.planes {
+					results = append(results, pl.Serve(key, req, down))
+				}
+				enc := json.NewEncoder(s.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"router": key, "results": results})
 			}
 			for _, pl := range p.planes {
 				res := pl.Serve(key, req, down)
@@ -305,6 +318,7 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
 	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
 	fl.StringVar(&path, "path", "", "the request path (default /v1/chat/completions)")
+	fl.StringVarP(&output, "output", "o", "text", "output format: text, or json (each plane's result)")
 	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
 	return c
