@@ -125,6 +125,12 @@ func Decode(source string, data []byte) ([]*File, diag.List) {
 			continue
 		}
 		if m == nil || m["kind"] != Kind {
+			if av, _ := m["apiVersion"].(string); strings.HasPrefix(av, "routing.llmkube.dev/") {
+				// Our group, another kind: a misspelt RoutingTest, not a
+				// router's neighbour to skip.
+				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Field: "kind", Reason: "UnknownKind",
+					Message: fmt.Sprintf("%s has no kind %q; the test kind is %s", av, m["kind"], Kind)})
+			}
 			continue
 		}
 		d := &decoder{file: source, object: fmt.Sprintf("%s (document %d)", Kind, doc)}

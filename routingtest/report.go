@@ -29,11 +29,18 @@ func (r *Report) Counts() Counts {
 	return c
 }
 
+// NothingRan reports whether no case ran on any plane (every run skipped):
+// a run that tested nothing does not pass.
+func (r *Report) NothingRan() bool {
+	c := r.Counts()
+	return c.Passed == 0 && c.Failed == 0
+}
+
 // Summary is the closing line.
 func (r *Report) Summary() string {
 	c := r.Counts()
 	verdict := "PASS"
-	if c.Failed > 0 {
+	if c.Failed > 0 || r.NothingRan() {
 		verdict = "FAIL"
 	}
 	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped (case runs across data planes)", verdict, c.Passed, c.Failed, c.Skipped)

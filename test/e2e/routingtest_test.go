@@ -228,8 +228,34 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
 	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "misspelt.yaml")
-	assert.Contains(t, stderr, "kinds found: RoutingTests")
+	assert.Contains(t, stderr, `has no kind "RoutingTests"`)
+	assert.Contains(t, stderr, "(UnknownKind)")
+	other := filepath.Join(dir, "other")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "configmap.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", other)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "kinds found: ConfigMap")
 	assert.Contains(t, stderr, "(NoRoutingTest)")
+
+	// A run in which every case was skipped tested nothing: it fails.
+	skipped := write("skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: skipped}
+spec:
+  router: team-a/chat
+  dataPlanes: [Gateway]
+  cases:
+    - {name: x, request: {model: claude-opus-4}, expect: {backend: cloud-opus}}
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", skipped)
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "FAIL: 0 passed, 0 failed, 1 skipped")
+	assert.Contains(t, stderr, "nothing was tested")
+	// Our group with another kind, in the inputs, is a misspelt test.
+	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-f", filepath.Join(testsDir, "misspelt.yaml"))
+	assert.Equal(t, 3, code, stderr)
+	assert.Contains(t, stderr, "(UnknownKind)")
 
 	// A router with a warning (hybrid mode, no rule for phi).
 	warned := write("warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1

@@ -200,7 +200,10 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			for _, m := range low {
 				fmt.Fprintln(s.stderr, m)
 			}
-			if rep.Failed() > 0 || len(low) > 0 {
+			if rep.NothingRan() {
+				fmt.Fprintln(s.stderr, "no case ran on any data plane (every one was skipped): nothing was tested")
+			}
+			if rep.Failed() > 0 || len(low) > 0 || rep.NothingRan() {
 				return &exitError{code: ExitTestFailed}
 			}
 			return nil
