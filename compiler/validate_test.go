@@ -203,8 +203,6 @@ func TestValidateWarningsDoNotFail(t *testing.T) {
 				r.Spec.Rules = []v1.RouterRule{{Name: "split", Match: &v1.RuleMatch{LatencySLOMs: vtPtr(int32(500))},
 					Route: v1.RuleRoute{Strategy: v1.StrategyWeighted, Backends: []string{"local-qwen", "cloud-opus"}}}}
 			}},
-		{name: "mcp server enabled", field: "spec.mcpServer.enabled", reason: "MCPServerNotImplemented",
-			mutate: func(r *v1.ModelRouter, _ *Inputs) { r.Spec.MCPServer = &v1.MCPServerSpec{Enabled: true} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, diags := vtCompile(t, "", tc.mutate)

@@ -262,4 +262,78 @@ spec:
 	waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 }
 
+// TestOverridingPolicyBySelectorReported: the same foreign Override policy
+// attached by label (spec.targetSelectors, the CRD's other attachment form)
+// to the router's Gateway, then to its HTTPRoute, is reported too (issue
+// 51: a policy attached by label was invisible and dropped the allowlist).
+func TestOverridingPolicyBySelectorReported(t *testing.T) {
+	ctx := ctxT(t)
+	ns := env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen")
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.64")
+	eventually(t, "Gateway labelled", func() error {
+		gw := &unstructured.Unstructured{}
+		gw.SetGroupVersionKind(gatewayGVK)
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "agentgateway"}, gw); err != nil {
+			return err
+		}
+		gw.SetLabels(map[string]string{"platform.example/tier": "shared"})
+		return k8s.Update(ctx, gw)
+	})
+	byGateway := mustApply(t, ctx, ns, `
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: allow-shared}
+spec:
+  targetSelectors:
+    - {group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {platform.example/tier: shared}}
+  strategy: {inheritance: Override}
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`)[0]
+	spec := agentGatewaySpec(ns) + `policy:
+  auth:
+    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
+    allowlists:
+      - team: platform
+`
+	createRouter(t, ns, "guarded", spec)
+	mr := waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-shared (authorization)") {
+		t.Errorf("message does not name the policy and field: %q", c.Message)
+	}
+	if err := k8s.Delete(ctx, byGateway); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
+
+	// By the route's label: the router's own HTTPRoute carries it.
+	mustApply(t, ctx, ns, `
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: allow-routes}
+spec:
+  targetSelectors:
+    - {group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {inference.llmkube.dev/model-router: guarded}}
+  strategy: {inheritance: Override}
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`)
+	// The controller rechecks foreign policies on its two-minute period or
+	// on the router's next change: touch the router.
+	eventually(t, "router touched", func() error {
+		r := getRouter(t, ctx, ns, "guarded")
+		r.Annotations = map[string]string{"test/touch": "1"}
+		return k8s.Update(ctx, r)
+	})
+	mr = waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-routes (authorization)") {
+		t.Errorf("message does not name the route policy: %q", c.Message)
+	}
+}
+
 var _ = appsv1.Deployment{}

@@ -87,6 +87,7 @@ func (r *Reconciler) computeStatus(router *v1.ModelRouter, out *outcome, st *v1.
 	setActiveRules(s)
 	setBudgets(s)
 	setDataPlaneReadyCondition(s)
+	setMCPServingCondition(s)
 	setDegradedCondition(s)
 	setPhase(s)
 }
@@ -304,6 +305,26 @@ func setDataPlaneReadyCondition(s *statusScope) {
 	}
 	s.out.cluster.SetStatus(s.st, obs)
 	s.st.Endpoint = obs.Endpoint
+}
+
+// setMCPServingCondition says whether the MCP endpoint is served: with the
+// router-proxy serving (its readiness), where, and the audience tokens must
+// name. Without spec.mcpServer.enabled the condition is removed.
+func setMCPServingCondition(s *statusScope) {
+	m := s.out.router.MCP
+	if m == nil {
+		meta.RemoveStatusCondition(&s.st.Conditions, v1.ConditionMCPServing)
+		return
+	}
+	where := "/mcp on the router's Service"
+	if s.st.Endpoint != "" {
+		where = strings.TrimSuffix(s.st.Endpoint, "/") + "/mcp"
+	}
+	if !s.out.obs.Ready {
+		s.set(v1.ConditionMCPServing, metav1.ConditionFalse, "RouterProxyNotReady", "the MCP endpoint ("+where+") is served once the router-proxy is ready: "+s.out.obs.Message)
+		return
+	}
+	s.set(v1.ConditionMCPServing, metav1.ConditionTrue, "Serving", "the router-proxy serves MCP (Streamable HTTP) at "+where+" for the resource "+m.ResourceURL+"; bearer tokens must name it as their audience")
 }
 
 // conflictReason is the reason of the observed conflict.

@@ -20,6 +20,9 @@ const (
 	Warning
 )
 
+// MarshalText writes the severity as its name (error, warning).
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
 func (s Severity) String() string {
 	if s == Warning {
 		return "warning"
@@ -29,17 +32,17 @@ func (s Severity) String() string {
 
 // Diagnostic is one finding about one field of one object.
 type Diagnostic struct {
-	Severity Severity
+	Severity Severity `json:"severity"`
 	// File is the input file the object came from, empty when it came from a cluster.
-	File string
+	File string `json:"file,omitempty"`
 	// Object is "Kind/name" (or "Kind/namespace/name" when the namespace matters).
-	Object string
+	Object string `json:"object,omitempty"`
 	// Field is the field path, e.g. spec.backends[0].name. Empty for whole-object findings.
-	Field string
+	Field string `json:"field,omitempty"`
 	// Reason is a stable CamelCase identifier, e.g. DuplicateBackendName.
-	Reason string
+	Reason string `json:"reason"`
 	// Message says what is wrong and, where it helps, what to do.
-	Message string
+	Message string `json:"message"`
 }
 
 // String renders the CLI line format: FILE: Kind/NAME: FIELD.PATH: MESSAGE (Reason).

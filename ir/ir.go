@@ -48,6 +48,8 @@ type Router struct {
 	Exposure     Exposure
 	Gateway      *GatewayRef
 	AgentGateway *AgentGateway
+	// MCP is spec.mcpServer when enabled; nil otherwise.
+	MCP *MCP
 
 	// OTLP is the operator's OpenTelemetry collector (operator settings, not
 	// the ModelRouter); nil when the operator named none. The router-proxy
@@ -538,4 +540,11 @@ type AgentGateway struct {
 	EndpointPicker *ServiceRef
 	Hostnames      []string
 	SectionName    string
+}
+
+// MCP is the router's Model Context Protocol endpoint (router-proxy only).
+type MCP struct {
+	// ResourceURL is the endpoint as clients reach it: the protected
+	// resource's identifier and the audience tokens must name.
+	ResourceURL string
 }

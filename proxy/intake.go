@@ -36,6 +36,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		r = s.tel.StartRequest(r)
 	}
 	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
+	if tool, ok := r.Context().Value(mcpCallKey{}).(string); ok {
+		ent.Via, ent.Tool = proxyapi.ViaMCP, tool
+	}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
 			ent.Caller = runtime.SanitizeCaller(v)
@@ -143,6 +146,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 	}
 	ent.Model = clip(model, maxAuditField)
 	ent.Stream = stream
+	s.classify(req, body, ent)
 	if !s.auth.Allowed(team, model) {
 		aerr := &auth.Error{Status: http.StatusForbidden, Code: "model_not_allowed", Msg: "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(model)}
 		ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeForbidden, clip(aerr.Msg, maxAuditField)
@@ -159,7 +163,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 	if err != nil {
 		if errors.Is(err, runtime.ErrFailClosed) {
 			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
-			refuseAs(w, ent, refFailClosed, "rule "+route.RuleName+" is failClosed and none of its backends is eligible", "")
+			msg := "rule " + route.RuleName + " is failClosed and none of its backends is eligible"
+			if errors.Is(err, runtime.ErrSensitiveUnrouted) {
+				msg = "the request is classified " + ent.Classification + " and no rule for that classification matches it"
+			}
+			refuseAs(w, ent, refFailClosed, msg, "")
 			return
 		}
 		refuseAs(w, ent, refNoRoute, err.Error(), "no eligible backend: no rule matched with an eligible backend and the default route has none")
@@ -193,6 +201,20 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 	}
 
 	return &admitted{route: route, body: reqBody{raw: body, model: fields.model}, charge: charge}, release
+}
+
+// classify gives the request its body, so that in the detector and hybrid
+// modes the content classifier reads it, and records the result: the
+// classifications, where they came from and which detectors fired (never
+// what they matched), and a count per detector.
+func (s *Server) classify(req *runtime.Request, body []byte, ent *proxyapi.AuditEntry) {
+	req.SetBody(body)
+	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.ClassificationSource = s.eng.ClassificationSource(req)
+	for _, d := range s.eng.Detected(req).Detectors() {
+		ent.Detectors = append(ent.Detectors, d.Name())
+		s.m.detections[d].Inc()
+	}
 }
 
 var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/llmkube/llmkube-compile/classifier"
+
 	"strconv"
 	"sync"
 
@@ -32,6 +34,9 @@ type metrics struct {
 	shadowDropped *prometheus.CounterVec
 	sloPromoted   *prometheus.CounterVec
 	inflight      prometheus.Gauge
+	// detections counts the content classifier's detections, one counter
+	// per detector (made at start, so each reads 0 before it fires).
+	detections map[classifier.Detector]prometheus.Counter
 }
 
 func newMetrics(router string) *metrics {
@@ -55,6 +60,12 @@ func newMetrics(router string) *metrics {
 	m.sloPromoted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_slo_promotions_total", Help: "Requests whose rule promoted its fallback because the primary's P95 first-token latency exceeded latencySLOMs.", ConstLabels: c}, []string{"rule"})
 	m.storeHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_budget_store_healthy", Help: "1 while the shared budget store answers (always 1 for in-memory budgets).", ConstLabels: c})
 	m.storeHealthy.Set(1)
+	detections := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_classifier_detections_total", Help: "Requests in which a content classifier detector fired (detector and hybrid modes), by detector.", ConstLabels: c}, []string{"detector"})
+	m.detections = map[classifier.Detector]prometheus.Counter{}
+	for _, d := range classifier.All() {
+		m.detections[d] = detections.WithLabelValues(d.Name())
+	}
+	m.reg.MustRegister(detections)
 	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_inflight_requests", Help: "Requests being served.", ConstLabels: c})
 	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines,
 		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight, m.storeHealthy,

@@ -156,6 +156,8 @@ type Server struct {
 	// is each allowlisted team's /v1/models answer.
 	auth       *auth.Authorizer
 	teamModels map[string][]byte
+	// mcp serves /mcp when the config sets mcp; nil otherwise.
+	mcp *mcpServer
 
 	// shadowIdle guards shadow copies when the stream-idle guard is off.
 	shadowIdle time.Duration
@@ -307,6 +309,11 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 		s.models = modelsJSON(cfg, created, func(string) bool { return false }) // an unlisted team
 	}
+	if cfg.MCP != nil {
+		if s.mcp, err = s.newMCPServer(cfg); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -418,15 +425,7 @@ func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) boo
 			continue
 		}
 		seen[id] = true
-		in := b.ModelInfo.InputModalities
-		if len(in) == 0 {
-			in = []string{"text"}
-			for _, c := range b.Capabilities {
-				if c == "vision" {
-					in = []string{"text", "image"}
-				}
-			}
-		}
+		in := inputModalities(b)
 		out := b.ModelInfo.OutputModalities
 		if len(out) == 0 {
 			out = []string{"text"}
@@ -442,6 +441,21 @@ func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) boo
 		Data   []modelEntry `json:"data"`
 	}{"list", data})
 	return append(b, '\n')
+}
+
+// inputModalities are the model's input modalities as /v1/models publishes
+// them: modelInfo's, or the reference's default (text, and image for a
+// backend with the vision capability).
+func inputModalities(b proxyapi.Backend) []string {
+	if in := b.ModelInfo.InputModalities; len(in) > 0 {
+		return in
+	}
+	for _, c := range b.Capabilities {
+		if c == "vision" {
+			return []string{"text", "image"}
+		}
+	}
+	return []string{"text"}
 }
 
 // Handler is the serving port's handler.
@@ -477,6 +491,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	default:
+		if s.serveMCP(w, r) {
+			return
+		}
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "unknown route "+strings.ToValidUTF8(r.URL.Path, "?"))
 	}
 }

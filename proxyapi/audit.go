@@ -33,6 +33,9 @@ const (
 	OutcomePoolHoldExpired = "pool_hold_expired"
 )
 
+// ViaMCP marks an audit entry of a call through the MCP endpoint.
+const ViaMCP = "mcp"
+
 // AuditEntry is one audit record: one per request, written as one JSON object.
 type AuditEntry struct {
 	Time           time.Time `json:"time"`
@@ -44,10 +47,16 @@ type AuditEntry struct {
 	Tier           string    `json:"tier,omitempty"`
 	Model          string    `json:"model,omitempty"`
 	Classification string    `json:"classification,omitempty"`
-	TaskComplexity string    `json:"taskComplexity,omitempty"`
-	Stream         bool      `json:"stream"`
-	Status         int       `json:"status"`
-	Outcome        string    `json:"outcome"`
+	// ClassificationSource is where the classification came from: header,
+	// detector, or header,detector (hybrid).
+	ClassificationSource string `json:"classificationSource,omitempty"`
+	// Detectors are the content classifier's detectors that fired, by
+	// name; never what they matched.
+	Detectors      []string `json:"detectors,omitempty"`
+	TaskComplexity string   `json:"taskComplexity,omitempty"`
+	Stream         bool     `json:"stream"`
+	Status         int      `json:"status"`
+	Outcome        string   `json:"outcome"`
 	// LatencyMs is the whole request, including a streamed body.
 	LatencyMs float64 `json:"latencyMs"`
 	// FirstTokenMs is the time to the first response body byte.
@@ -65,6 +74,10 @@ type AuditEntry struct {
 	Team   string `json:"team,omitempty"`
 	Client string `json:"client,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Via is "mcp" for a call that came through the MCP endpoint, with the
+	// Tool it called; empty for the HTTP API.
+	Via  string `json:"via,omitempty"`
+	Tool string `json:"tool,omitempty"`
 	// RequestBody is the client's request body, only with includeRequestBody.
 	RequestBody json.RawMessage `json:"requestBody,omitempty"`
 }

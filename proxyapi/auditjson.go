@@ -31,6 +31,17 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"tier":`, e.Tier)
 	b = appendOmitString(b, `,"model":`, e.Model)
 	b = appendOmitString(b, `,"classification":`, e.Classification)
+	b = appendOmitString(b, `,"classificationSource":`, e.ClassificationSource)
+	if len(e.Detectors) > 0 {
+		b = append(b, `,"detectors":[`...)
+		for i, d := range e.Detectors {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, true, d)
+		}
+		b = append(b, ']')
+	}
 	b = appendOmitString(b, `,"taskComplexity":`, e.TaskComplexity)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, e.Stream)
@@ -70,6 +81,8 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"team":`, e.Team)
 	b = appendOmitString(b, `,"client":`, e.Client)
 	b = appendOmitString(b, `,"error":`, e.Error)
+	b = appendOmitString(b, `,"via":`, e.Via)
+	b = appendOmitString(b, `,"tool":`, e.Tool)
 	if len(e.RequestBody) > 0 {
 		// Rare (includeRequestBody) and large: encoding/json compacts and
 		// escapes it as Marshal would.

@@ -32,6 +32,10 @@ func fill(r *rand.Rand, v reflect.Value) {
 		case time.Time:
 			zones := []*time.Location{time.UTC, time.FixedZone("x", 5*3600+1800), time.FixedZone("y", -7*3600)}
 			f.Set(reflect.ValueOf(time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(zones[r.IntN(len(zones))])))
+		case []string:
+			if n := r.IntN(3); n > 0 {
+				f.Set(reflect.ValueOf(auditStrings[:n]))
+			}
 		case json.RawMessage:
 			f.Set(reflect.ValueOf(auditBodies[r.IntN(len(auditBodies))]))
 		case string:

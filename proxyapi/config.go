@@ -31,6 +31,8 @@ type Config struct {
 	Rules      []Rule       `json:"rules,omitempty"`
 	Default    DefaultRoute `json:"defaultRoute"`
 	Policy     Policy       `json:"policy"`
+	// MCP, when set, serves /mcp (spec.mcpServer.enabled).
+	MCP *MCP `json:"mcp,omitempty"`
 }
 
 // RouterInfo names the ModelRouter this config serves (metric labels, audit).
@@ -155,6 +157,13 @@ const (
 	StrategyShadow          Strategy = "shadow"
 )
 
+// The classification modes (policy.classification.mode).
+const (
+	ClassificationHeaderOnly = "header-only"
+	ClassificationDetector   = "detector"
+	ClassificationHybrid     = "hybrid"
+)
+
 // DefaultStrategy is how the default route picks a backend.
 type DefaultStrategy string
 
@@ -216,6 +225,13 @@ type DefaultRoute struct {
 	Backend  string          `json:"backend,omitempty"`
 }
 
+// MCP is spec.mcpServer: the router-proxy serves /mcp.
+type MCP struct {
+	// ResourceURL is the endpoint as clients reach it: the protected
+	// resource of the RFC 9728 metadata and the audience every token names.
+	ResourceURL string `json:"resourceURL"`
+}
+
 // Policy holds classification, budgets, audit and auth settings.
 type Policy struct {
 	Classification Classification `json:"classification"`
@@ -254,6 +270,8 @@ type Allowlist struct {
 
 // Classification says where a request's classification comes from.
 type Classification struct {
+	// Mode is header-only (the header's values), detector (the content
+	// classifier's) or hybrid (both); "" is header-only.
 	Mode      string   `json:"mode"`
 	HeaderKey string   `json:"headerKey"`
 	Sensitive []string `json:"sensitive"`
@@ -364,6 +382,9 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Classification.HeaderKey == "" {
 		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
 	}
+	if c.Policy.Classification.Mode == "" {
+		c.Policy.Classification.Mode = ClassificationHeaderOnly
+	}
 	if a := c.Policy.Auth; a != nil && a.JWT != nil && a.JWT.HeaderKey == "" {
 		a.JWT.HeaderKey = wellknown.TeamHeader
 	}
@@ -421,6 +442,13 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
 		}
 	}
+	switch c.Policy.Classification.Mode {
+	case ClassificationHeaderOnly, ClassificationDetector, ClassificationHybrid:
+	default:
+		// A mode this proxy does not know could be a classifier it lacks:
+		// serving without it would send unlabelled sensitive data anywhere.
+		errs = append(errs, fmt.Errorf("policy.classification.mode %q is not supported (want %s, %s or %s)", c.Policy.Classification.Mode, ClassificationHeaderOnly, ClassificationDetector, ClassificationHybrid))
+	}
 	if wellknown.IsCredentialHeader(c.Policy.Audit.CallerHeader) {
 		errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
 	}
@@ -439,6 +467,14 @@ func (c *Config) Validate() error {
 		case StrategyPrimaryFallback, StrategyWeighted, StrategyShadow:
 		default:
 			errs = append(errs, fmt.Errorf("rules[%d].strategy %q is not supported", i, r.Strategy))
+		}
+	}
+	if c.MCP != nil {
+		if u, err := url.Parse(c.MCP.ResourceURL); err != nil || !u.IsAbs() || u.Host == "" {
+			errs = append(errs, fmt.Errorf("mcp.resourceURL %q must be an absolute URL", c.MCP.ResourceURL))
+		}
+		if c.Policy.Auth == nil || c.Policy.Auth.JWT == nil {
+			errs = append(errs, errors.New("mcp requires policy.auth.jwt: the router-proxy serves no anonymous MCP"))
 		}
 	}
 	if c.Default.Backend != "" && !names[c.Default.Backend] {

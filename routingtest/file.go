@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"sort"
 	"strings"
 
@@ -77,20 +76,21 @@ type Expect struct {
 	Status  int
 	Router  string // "namespace/name" when another router's backend answers
 	Backend string
-	// Backends (backend: [a, b]) are exactly the backends that may answer:
-	// the draw of a weighted rule.
-	Backends  []string
+	// AnyOf is backend written as a list: any of these backends may answer
+	// (a weighted rule's split, asserted as the set it draws from).
+	AnyOf     []string
 	Rule      string
 	Attempts  []string
 	Budgets   []Budget
 	Forwarded []string
-	// ForwardedValues (forwarded: {name: value}) are headers that must
-	// reach the backend with exactly that value.
+	// ForwardedValues is forwarded written as a map: each header must reach
+	// the backend with that value.
 	ForwardedValues map[string]string
 	NotForwarded    []string
-	// CallerTokenForwarded (callerTokenForwarded: false) is whether the
-	// caller's token may reach the backend in any header; nil: unchecked.
-	CallerTokenForwarded *bool
+	// CallerToken, when set, is whether the caller's own bearer token may
+	// reach the backend (callerTokenForwarded: false asserts it does not,
+	// whatever credential the provider gets in Authorization).
+	CallerToken *bool
 	// Refused is a reason the plane must refuse the router for: the case
 	// passes when the router does not compile for the plane for it.
 	Refused string
@@ -107,21 +107,10 @@ type Budget struct {
 // Has reports whether the expectation sets a field.
 func (e Expect) Has(field string) bool { return e.set[field] }
 
-// Decode reads every RoutingTest document of an input file; documents of
-// other kinds are skipped (a test may sit beside routers), except one of
-// another kind in the routing.llmkube.dev group (a misspelt kind). Diagnostics name
+// Decode reads every RoutingTest document of a file; documents of other
+// kinds are skipped (a test file may sit beside routers). Diagnostics name
 // the file, the test and the field path.
 func Decode(source string, data []byte) ([]*File, diag.List) {
-	return decode(source, data, false)
-}
-
-// DecodeTests reads a file given as tests (--tests): every document must be
-// a RoutingTest, and one of another kind is an error, not skipped.
-func DecodeTests(source string, data []byte) ([]*File, diag.List) {
-	return decode(source, data, true)
-}
-
-func decode(source string, data []byte, onlyTests bool) ([]*File, diag.List) {
 	var out []*File
 	var diags diag.List
 	r := utilyaml.NewYAMLReader(bufioReader(data))
@@ -135,19 +124,12 @@ func decode(source string, data []byte, onlyTests bool) ([]*File, diag.List) {
 			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Reason: "TestFileInvalid", Message: err.Error()})
 			continue
 		}
-		if m == nil {
-			continue
-		}
-		if m["kind"] != Kind {
-			kind, _ := m["kind"].(string)
-			av, _ := m["apiVersion"].(string)
-			switch {
-			case onlyTests:
-				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Field: "kind", Reason: "NotARoutingTest",
-					Message: fmt.Sprintf("kind %q (apiVersion %q) is not %s: a file given with --tests holds only %s documents (routers and gateway objects are inputs: -f)", kind, av, Kind, Kind)})
-			case strings.HasPrefix(av, "routing.llmkube.dev/"):
+		if m == nil || m["kind"] != Kind {
+			if av, _ := m["apiVersion"].(string); strings.HasPrefix(av, "routing.llmkube.dev/") {
+				// Our group, another kind: a misspelt RoutingTest, not a
+				// router's neighbour to skip.
 				diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Field: "kind", Reason: "UnknownKind",
-					Message: fmt.Sprintf("kind %q is not a kind of %s; the only one is %s", kind, av, Kind)})
+					Message: fmt.Sprintf("%s has no kind %q; the test kind is %s", av, m["kind"], Kind)})
 			}
 			continue
 		}
@@ -372,14 +354,9 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	}
 	e.Router = d.str(p.Child("router"), m["router"])
 	if l, isList := m["backend"].([]any); isList {
-		e.Backends = d.strs(p.Child("backend"), l)
-		if len(e.Backends) < 2 {
-			d.errorf(p.Child("backend"), "WrongType", "a list of backends names the backends a weighted rule may pick, at least two; one backend is backend: NAME")
-		}
-		sorted := append([]string(nil), e.Backends...)
-		sort.Strings(sorted)
-		if len(slices.Compact(sorted)) != len(e.Backends) {
-			d.errorf(p.Child("backend"), "DuplicateBackend", "a backend is listed twice")
+		e.AnyOf = d.strs(p.Child("backend"), l)
+		if len(e.AnyOf) == 0 {
+			d.errorf(p.Child("backend"), "RequiredField", "a backend list needs at least one backend")
 		}
 	} else {
 		e.Backend = d.str(p.Child("backend"), m["backend"])
@@ -399,7 +376,7 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 		if !isBool {
 			d.errorf(p.Child("callerTokenForwarded"), "WrongType", "must be a boolean, not %s", typeName(v))
 		}
-		e.CallerTokenForwarded = &b
+		e.CallerToken = &b
 	}
 	e.NotForwarded = d.strs(p.Child("notForwarded"), m["notForwarded"])
 	if bv, ok := m["budgets"]; ok {
@@ -414,11 +391,19 @@ func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 			e.Budgets = append(e.Budgets, Budget{Name: d.str(bp.Child("name"), bm["name"]), Key: d.str(bp.Child("key"), bm["key"])})
 		}
 	}
-	if (e.Backend != "" || len(e.Backends) > 0) && !e.set["status"] {
+	if len(e.Backends()) > 0 && !e.set["status"] {
 		e.Status = http.StatusOK
 		e.set["status"] = true
 	}
 	return e
+}
+
+// Backends are the backends the expectation allows: Backend, or AnyOf.
+func (e Expect) Backends() []string {
+	if e.Backend != "" {
+		return []string{e.Backend}
+	}
+	return e.AnyOf
 }
 
 // MarshalJSON lets results carry the expectation as written.
@@ -430,24 +415,66 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 		Rule         string   `json:"rule,omitempty"`
 		Attempts     []string `json:"attempts,omitempty"`
 		Budgets      []Budget `json:"budgets,omitempty"`
-		Forwarded    any      `json:"forwarded,omitempty"`
+		Forwarded    []string `json:"forwarded,omitempty"`
 		NotForwarded []string `json:"notForwarded,omitempty"`
 		Refused      string   `json:"refused,omitempty"`
-		CallerToken  *bool    `json:"callerTokenForwarded,omitempty"`
 	}
 	var backend any
 	if e.Backend != "" {
 		backend = e.Backend
-	} else if len(e.Backends) > 0 {
-		backend = e.Backends
+	} else if len(e.AnyOf) > 0 {
+		backend = e.AnyOf
 	}
-	var forwarded any
-	if e.ForwardedValues != nil {
-		forwarded = e.ForwardedValues
-	} else if len(e.Forwarded) > 0 {
-		forwarded = e.Forwarded
-	}
-	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, forwarded, e.NotForwarded, e.Refused, e.CallerTokenForwarded})
+	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+
+// KindsIn lists the kinds of a file's documents, for a message ("none"
+// when it has none).
+func KindsIn(data []byte) string {
+	var kinds []string
+	r := utilyaml.NewYAMLReader(bufioReader(data))
+	for {
+		raw, err := r.Read()
+		if err != nil {
+			break
+		}
+		var m map[string]any
+		if yaml.Unmarshal(raw, &m) != nil || m == nil {
+			continue
+		}
+		k, _ := m["kind"].(string)
+		if k == "" {
+			k = "(no kind)"
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, ", ")
+}
+
+// OtherKinds lists the documents of a file that are not RoutingTests, as
+// "document N (KIND)": in a file given with --tests each is a mistake.
+func OtherKinds(data []byte) []string {
+	var out []string
+	r := utilyaml.NewYAMLReader(bufioReader(data))
+	for doc := 1; ; doc++ {
+		raw, err := r.Read()
+		if err != nil {
+			break
+		}
+		var m map[string]any
+		if yaml.Unmarshal(raw, &m) != nil || m == nil || m["kind"] == Kind {
+			continue
+		}
+		k, _ := m["kind"].(string)
+		if k == "" {
+			k = "no kind"
+		}
+		out = append(out, fmt.Sprintf("document %d (%s)", doc, k))
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package routingtest
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -39,13 +40,13 @@ type Router struct {
 	// Refused is why the plane cannot serve the router (the compiler's
 	// errors); nil when it can.
 	Refused diag.List
-	serve   func(simulate.Request) simulate.Outcome
+	// Warnings are the compiler's warnings for the router on this plane.
+	Warnings diag.List
+	serve    func(simulate.Request) simulate.Outcome
 	// backendID names a backend of the router as the plane's outcome does;
 	// name maps an outcome's backend back to router and backend.
 	backendID func(backend string) string
-	// poolID, on AgentGateway, names a local backend's InferencePool.
-	poolID func(backend string) string
-	name   func(id string) (router, backend string)
+	name      func(id string) (router, backend string)
 	// rule maps the plane's rule label to the ModelRouter's vocabulary.
 	rule func(string) string
 	// host is the Host a request for the router carries by default.
@@ -62,11 +63,6 @@ type Plane struct {
 	// downPlanes caches those planes by the services down.
 	build      func(notReady map[string]bool) (*Plane, error)
 	downPlanes map[string]*Plane
-	// Warnings are the compiler's warnings for the plane.
-	Warnings diag.List
-	// compiles holds "file|ModelRouter/name" of each router the plane
-	// does not refuse.
-	compiles map[string]bool
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -100,11 +96,6 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 	}
 	// Cross-router refusals (a shared Gateway) come from the whole run.
 	_, all := pipeline.Run(in, reg, opts)
-	for _, d := range all {
-		if d.Severity == diag.Warning {
-			p.Warnings = append(p.Warnings, d)
-		}
-	}
 	refusedBy := map[string]diag.List{}
 	for _, d := range all.Errors() {
 		refusedBy[d.Object] = append(refusedBy[d.Object], d)
@@ -118,7 +109,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			p.Routers[key] = &Router{Key: key, Refused: append(diags.Errors(), refusedBy["ModelRouter/"+src.Router.Name]...).WithObject(src.File, "ModelRouter/"+src.Router.Name)}
 			continue
 		}
-		rt := &Router{Key: routerKey(r), IR: r}
+		rt := &Router{Key: routerKey(r), IR: r, Warnings: diags.Warnings().WithObject(src.File, "ModelRouter/"+src.Router.Name)}
 		p.Routers[rt.Key] = rt
 		order = append(order, rt)
 		if refused := refusedBy["ModelRouter/"+src.Router.Name]; len(refused) > 0 || diags.HasErrors() {
@@ -126,33 +117,13 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			continue
 		}
 		objs, more := pipeline.CompileRouter(src, in, reg, opts)
+		rt.Warnings = append(rt.Warnings, more.Warnings().WithObject(src.File, "ModelRouter/"+src.Router.Name)...)
 		if more.HasErrors() {
 			rt.Refused = more.Errors()
 			continue
 		}
 		objects[rt.Key] = objs
 	}
-	// A plane's warnings about a router it refuses are noise beside the
-	// refusal (its cases are skipped with it).
-	refused := map[string]bool{}
-	for _, src := range in.Routers {
-		if rt := p.Routers[src.Router.Namespace+"/"+src.Router.Name]; rt == nil || rt.Refused != nil {
-			refused[src.File+"|ModelRouter/"+src.Router.Name] = true
-		}
-	}
-	p.compiles = map[string]bool{}
-	for _, src := range in.Routers {
-		if k := src.File + "|ModelRouter/" + src.Router.Name; !refused[k] {
-			p.compiles[k] = true
-		}
-	}
-	kept := p.Warnings[:0]
-	for _, d := range p.Warnings {
-		if !refused[d.File+"|"+d.Object] {
-			kept = append(kept, d)
-		}
-	}
-	p.Warnings = kept
 	switch dp {
 	case ir.DataPlaneProxy:
 		for _, rt := range order {
@@ -228,8 +199,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 
 // agentGatewayPlane puts every router on its agentgateway Gateway's model.
 // The Gateway has a listener without hostname, plus one per sectionName a
-// router names; a request for a router with a sectionName arrives on that
-// listener, and one for a router with hostnames carries the first.
+// router names; a request for a router with hostnames carries the first.
 func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured, foreign []*unstructured.Unstructured) error {
 	type gwKey struct{ ns, name string }
 	gateways := map[gwKey][]*Router{}
@@ -272,17 +242,17 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 		}
 		for _, rt := range gateways[g] {
 			r := rt.IR
-			// A router on a listener (sectionName) is reached on that
-			// listener: its routes attach to no other. Without one, the
-			// request lands by host, on the listener without hostname.
+			// A router on a listener (sectionName) is reached on it: each
+			// listener is its own port.
 			section := r.AgentGateway.SectionName
 			rt.serve = func(req simulate.Request) simulate.Outcome { return m.ServeOn(section, req) }
-			rt.backendID = func(b string) string { return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b) }
-			rt.poolID = func(b string) string {
-				if be, ok := r.Backend(b); ok && be.Local != nil {
+			rt.backendID = func(b string) string {
+				// The outcome names a pool in InferencePool routing, a model
+				// in Model routing.
+				if be, ok := r.Backend(b); ok && be.Local != nil && r.AgentGateway.Routing != ir.AgentGatewayRoutingModel {
 					return "InferencePool/" + naming.AgentGatewayPoolName(r.Name, be.Local.InferenceService)
 				}
-				return ""
+				return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b)
 			}
 			rt.name = func(id string) (string, string) {
 				if v, ok := ids[id]; ok {
@@ -341,13 +311,12 @@ func withNotReady(in *compiler.Inputs, notReady map[string]bool) *compiler.Input
 	return &out
 }
 
-// downOnAgentGateway serves a case with backends down on AgentGateway, where
-// agentgateway does not fail over per request: the controller compiles
-// against the InferenceServices' readiness and routes each rule to its first
-// ready backend. A local backend down is therefore its InferenceService not
-// ready (the router compiled again so), and a backend the request still
-// reaches (a provider) fails it. ok is false when the case cannot be
-// expressed so (Result.Skipped says why).
+// downOnAgentGateway is the plane a case with backends down runs on, on
+// AgentGateway: agentgateway does not fail over per request; the controller
+// compiles against the InferenceServices' readiness and routes each rule to
+// its first ready backend. A local backend down is therefore its
+// InferenceService not ready, and the router is compiled again so. why is
+// set when the case cannot be expressed so.
 func (p *Plane) downOnAgentGateway(rt *Router, down []string) (*Plane, string) {
 	notReady := map[string]bool{}
 	for _, name := range down {
@@ -388,6 +357,42 @@ func (p *Plane) downOnAgentGateway(rt *Router, down []string) (*Plane, string) {
 	return dp, ""
 }
 
+// weighted marks an answer of the router's own weighted rule: the order of
+// attempts is then a draw (dropped), and Draw lists the backends the draw
+// may pick (a capable candidate with a positive weight, not down), sorted,
+// when there are several: the same on every plane and every run, whichever
+// backend this plane's draw (or its model's fixed pick) sent the request to.
+// A backend outside the draw answering is left as it is, so a plane that
+// really routes elsewhere still differs.
+func (res *Result) weighted(r *ir.Router, down []string) {
+	if res.Status >= 300 || res.Backend == "" || res.Rule == "" || res.Rule == DefaultRule || r == nil || res.Router != routerKey(r) {
+		return
+	}
+	var rule *ir.Rule
+	for i := range r.Rules {
+		if r.Rules[i].Name == res.Rule {
+			rule = &r.Rules[i]
+		}
+	}
+	if rule == nil || rule.Strategy != ir.StrategyWeighted {
+		return
+	}
+	var set []string
+	for _, name := range rule.Candidates {
+		if b, ok := r.Backend(name); ok && b.Weight > 0 && !slices.Contains(down, name) {
+			set = append(set, name)
+		}
+	}
+	if !slices.Contains(set, res.Backend) {
+		return
+	}
+	res.Weighted, res.Attempts = true, nil
+	if len(set) > 1 {
+		sort.Strings(set)
+		res.Draw = set
+	}
+}
+
 // ruleName maps a plane's rule label to the ModelRouter's vocabulary: the
 // spec rule's name, or DefaultRule.
 func ruleName(rule string) string {
@@ -405,27 +410,26 @@ func ruleName(rule string) string {
 
 // Result is what one plane made of one request, in ModelRouter terms.
 type Result struct {
-	Plane   ir.DataPlane `json:"dataPlane"`
-	Status  int          `json:"status,omitempty"`
-	Router  string       `json:"router,omitempty"`
-	Backend string       `json:"backend,omitempty"`
-	// Backends, on a weighted rule with more than one backend that may
-	// answer, are those backends, sorted; Backend and Attempts are then
-	// empty: which one answers is a draw, not an answer (see Serve).
-	Backends []string `json:"backends,omitempty"`
-	// Weighted: a weighted rule answered, so the order of Attempts (nil
-	// then) is a draw.
+	Plane    ir.DataPlane `json:"dataPlane"`
+	Status   int          `json:"status,omitempty"`
+	Router   string       `json:"router,omitempty"`
+	Backend  string       `json:"backend,omitempty"`
+	Rule     string       `json:"rule,omitempty"`
+	Attempts []string     `json:"attempts,omitempty"`
+	// Draw, when the router's weighted rule answered and more than one of
+	// its backends may, are those backends, sorted: which one answered is
+	// a draw. Weighted is set whenever a weighted rule answered (Attempts,
+	// whose order is a draw, are then empty).
+	Draw     []string `json:"draw,omitempty"`
 	Weighted bool     `json:"weighted,omitempty"`
-	Rule     string   `json:"rule,omitempty"`
-	Attempts []string `json:"attempts,omitempty"`
 	Budgets  []Budget `json:"budgets,omitempty"`
 	Upstream []string `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
-	// UpstreamValues are those headers' values, by lowercased name.
-	UpstreamValues map[string][]string `json:"upstreamHeaderValues,omitempty"`
-	// CallerTokenForwarded: the caller's token reached the backend, in any
-	// header (a provider's key in Authorization is not it).
-	CallerTokenForwarded bool     `json:"callerTokenForwarded,omitempty"`
-	Trace                []string `json:"trace,omitempty"`
+	// UpstreamValues are those headers with their values (not reported:
+	// they may hold credentials); CallerToken is whether the caller's own
+	// bearer token reached the backend.
+	UpstreamValues http.Header `json:"-"`
+	CallerToken    bool        `json:"callerTokenForwarded,omitempty"`
+	Trace          []string    `json:"trace,omitempty"`
 	// Skipped, when set, says why the case did not run on the plane;
 	// RefusedFor are the reasons the plane refused the router.
 	Skipped    string   `json:"skipped,omitempty"`
@@ -440,7 +444,17 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.Skipped = "the input has no ModelRouter " + key
 		return res
 	}
-	if p.build != nil && rt.Refused == nil && len(down) > 0 {
+	if rt.Refused != nil {
+		var reasons []string
+		for _, d := range rt.Refused {
+			reasons = append(reasons, d.Reason)
+		}
+		sort.Strings(reasons)
+		res.RefusedFor = compact(reasons)
+		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
+		return res
+	}
+	if p.build != nil && len(down) > 0 {
 		dp, why := p.downOnAgentGateway(rt, down)
 		if why != "" {
 			res.Skipped = why
@@ -467,20 +481,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		}
 		down = append(slices.Clip(down), unready...)
 	}
-	if rt.Refused != nil {
-		var reasons []string
-		for _, d := range rt.Refused {
-			reasons = append(reasons, d.Reason)
-		}
-		sort.Strings(reasons)
-		res.RefusedFor = compact(reasons)
-		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
-		return res
-	}
-	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers.Clone(), ClientAddr: req.ClientAddress}
-	if sr.Headers == nil {
-		sr.Headers = http.Header{}
-	}
+	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers, ClientAddr: req.ClientAddress}
 	body := map[string]any{}
 	for k, v := range req.Body {
 		body[k] = v
@@ -493,11 +494,6 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if len(body) > 0 {
 		sr.Body = body
-		// A client sends its JSON body with its type, on every plane alike
-		// (the router-proxy harness always did).
-		if sr.Headers.Get("Content-Type") == "" {
-			sr.Headers.Set("Content-Type", "application/json")
-		}
 	}
 	if t := req.Token; t != nil {
 		iss := t.Issuer
@@ -513,11 +509,6 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		sr.Down = map[string]bool{}
 		for _, b := range down {
 			sr.Down[rt.backendID(b)] = true
-			if rt.poolID != nil {
-				if id := rt.poolID(b); id != "" {
-					sr.Down[id] = true
-				}
-			}
 		}
 	}
 	o := rt.serve(sr)
@@ -551,57 +542,10 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	if o.Status < 300 {
 		res.Upstream = simulate.HeaderNames(o.Upstream)
-		res.UpstreamValues = map[string][]string{}
-		tok := o.CallerToken
-		if tok == "" && sr.Token != nil {
-			tok = sr.Token.RawValue()
-		}
-		for k, vs := range o.Upstream {
-			res.UpstreamValues[strings.ToLower(k)] = append(res.UpstreamValues[strings.ToLower(k)], vs...)
-			for _, v := range vs {
-				if tok != "" && strings.Contains(v, tok) {
-					res.CallerTokenForwarded = true
-				}
-			}
-		}
+		res.UpstreamValues = o.Upstream
+		res.CallerToken = carriesCallerToken(o.Upstream)
 	}
 	return res
-}
-
-// weighted makes a weighted rule's answer deterministic: when the router's
-// own weighted rule answered, the order of attempts is a draw and is
-// dropped; when more than one of its backends may answer (a capable
-// candidate with a positive weight, not down), the result is that set, the same on every plane and every run, whichever backend this
-// plane's draw (or its model's fixed pick) sent the request to. A backend
-// outside the set answering stays a single answer, so a plane that really
-// routes elsewhere still differs.
-func (res *Result) weighted(r *ir.Router, down []string) {
-	if res.Status >= 300 || res.Backend == "" || res.Rule == "" || res.Rule == DefaultRule {
-		return
-	}
-	var rule *ir.Rule
-	for i := range r.Rules {
-		if r.Rules[i].Name == res.Rule {
-			rule = &r.Rules[i]
-		}
-	}
-	if rule == nil || rule.Strategy != ir.StrategyWeighted || res.Router != routerKey(r) {
-		return
-	}
-	var set []string
-	for _, name := range rule.Candidates {
-		if b, ok := r.Backend(name); ok && b.Weight > 0 && !slices.Contains(down, name) {
-			set = append(set, name)
-		}
-	}
-	if !slices.Contains(set, res.Backend) {
-		return
-	}
-	res.Weighted, res.Attempts = true, nil
-	if len(set) > 1 {
-		sort.Strings(set)
-		res.Backends, res.Backend = set, ""
-	}
 }
 
 func compact(s []string) []string {
@@ -636,41 +580,6 @@ func Uncompilable(planes []*Plane) diag.List {
 		if !compiles {
 			out = append(out, planes[0].Routers[k].Refused...)
 		}
-	}
-	return out
-}
-
-// Warnings are the compiler's warnings on every plane, each once: one
-// that not every plane reports says on which it does.
-func Warnings(planes []*Plane) diag.List {
-	on := map[string][]string{}
-	first := map[string]diag.Diagnostic{}
-	var order []string
-	for _, p := range planes {
-		for _, d := range p.Warnings {
-			k := d.String()
-			if _, seen := first[k]; !seen {
-				first[k] = d
-				order = append(order, k)
-			}
-			if !slices.Contains(on[k], string(p.Name)) {
-				on[k] = append(on[k], string(p.Name))
-			}
-		}
-	}
-	var out diag.List
-	for _, k := range order {
-		d := first[k]
-		all := 0 // the planes that compile the warning's router
-		for _, p := range planes {
-			if p.compiles[d.File+"|"+d.Object] {
-				all++
-			}
-		}
-		if len(on[k]) < all {
-			d.Message += " (on " + strings.Join(on[k], ", ") + ")"
-		}
-		out = append(out, d)
 	}
 	return out
 }
@@ -710,4 +619,45 @@ func Foreign(data []byte, namespace string) ([]*unstructured.Unstructured, error
 		out = append(out, u)
 	}
 	return out, nil
+}
+
+// Warnings are the compiler's warnings for the routers the planes compiled,
+// each once, in order (a warning every plane gives is shown once).
+func Warnings(planes []*Plane) diag.List {
+	var out diag.List
+	seen := map[string]bool{}
+	for _, p := range planes {
+		var keys []string
+		for k := range p.Routers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, w := range p.Routers[k].Warnings {
+				if s := w.String(); !seen[s] {
+					seen[s] = true
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// jwtShape is a compact JWS: the caller's token (a provider's key is not
+// one).
+var jwtShape = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.`)
+
+// carriesCallerToken reports whether a header reaching the backend holds
+// the caller's bearer token: a JWT (the router-proxy plane signs real ones)
+// or the models' stand-in value.
+func carriesCallerToken(h http.Header) bool {
+	for _, vs := range h {
+		for _, v := range vs {
+			if strings.Contains(v, (&simulate.Token{}).RawValue()) || jwtShape.MatchString(v) {
+				return true
+			}
+		}
+	}
+	return false
 }

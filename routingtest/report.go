@@ -6,17 +6,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
 // Counts are the run's totals.
 type Counts struct{ Passed, Failed, Skipped int }
-
-// NoneRan reports whether no case ran on any plane: never a pass.
-func (r *Report) NoneRan() bool {
-	c := r.Counts()
-	return c.Passed+c.Failed == 0
-}
 
 // Counts totals the case runs.
 func (r *Report) Counts() Counts {
@@ -34,15 +29,19 @@ func (r *Report) Counts() Counts {
 	return c
 }
 
+// NothingRan reports whether no case ran on any plane (every run skipped):
+// a run that tested nothing does not pass.
+func (r *Report) NothingRan() bool {
+	c := r.Counts()
+	return c.Passed == 0 && c.Failed == 0
+}
+
 // Summary is the closing line.
 func (r *Report) Summary() string {
 	c := r.Counts()
 	verdict := "PASS"
-	if c.Failed > 0 {
+	if c.Failed > 0 || r.NothingRan() {
 		verdict = "FAIL"
-	}
-	if c.Passed+c.Failed == 0 {
-		return fmt.Sprintf("FAIL: no case ran on any data plane (%d skipped): nothing was tested", c.Skipped)
 	}
 	return fmt.Sprintf("%s: %d passed, %d failed, %d skipped (case runs across data planes)", verdict, c.Passed, c.Failed, c.Skipped)
 }
@@ -59,7 +58,7 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 			}
 		case x.Passed:
 			if verbose {
-				what := summary(x.Got)
+				what := summary(x.Got, Expect{})
 				if x.Expect.Refused != "" {
 					what = x.Got.Skipped
 				}
@@ -91,44 +90,23 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 	if withCoverage {
 		for _, c := range r.Coverage {
 			fmt.Fprintf(w, "coverage %s: %.0f%% (%d/%d)", c.Router, c.Percent(), c.Covered, c.Total)
-			if m := c.missed(); m != "" {
-				fmt.Fprintf(w, "; never exercised: %s", m)
+			var missed []string
+			if len(c.MissedRules) > 0 {
+				missed = append(missed, "rules "+strings.Join(c.MissedRules, ", "))
+			}
+			if len(c.MissedBackends) > 0 {
+				missed = append(missed, "backends "+strings.Join(c.MissedBackends, ", "))
+			}
+			if len(c.MissedBudgets) > 0 {
+				missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
+			}
+			if len(missed) > 0 {
+				fmt.Fprintf(w, "; never exercised: %s", strings.Join(missed, "; "))
 			}
 			fmt.Fprintln(w)
 		}
 	}
 	fmt.Fprintln(w, r.Summary())
-}
-
-// Below are the tested routers whose coverage is below FailUnder.
-func (r *Report) Below() []Coverage {
-	var out []Coverage
-	for _, c := range r.Coverage {
-		if r.FailUnder > 0 && c.Percent() < r.FailUnder {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// BelowMessage says that c is below FailUnder.
-func (r *Report) BelowMessage(c Coverage) string {
-	return fmt.Sprintf("coverage of %s is %.0f%%, below --fail-under %.0f%%", c.Router, c.Percent(), r.FailUnder)
-}
-
-// missed lists what of c no case exercised.
-func (c Coverage) missed() string {
-	var missed []string
-	if len(c.MissedRules) > 0 {
-		missed = append(missed, "rules "+strings.Join(c.MissedRules, ", "))
-	}
-	if len(c.MissedBackends) > 0 {
-		missed = append(missed, "backends "+strings.Join(c.MissedBackends, ", "))
-	}
-	if len(c.MissedBudgets) > 0 {
-		missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
-	}
-	return strings.Join(missed, "; ")
 }
 
 // WriteJSON writes the whole report.
@@ -140,7 +118,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		"apiVersion": APIVersion, "kind": "RoutingTestReport",
 		"passed": c.Passed, "failed": c.Failed, "skipped": c.Skipped,
 		"results": r.Results, "disagreements": r.Disagreements, "coverage": r.Coverage,
-		"failUnder": r.FailUnder, "belowFailUnder": belowNames(r.Below()),
+		"failUnder": r.FailUnder, "coverageFailures": r.CoverageFailures(),
 	})
 }
 
@@ -183,8 +161,8 @@ type junitSkipped struct {
 }
 
 // WriteJUnit writes JUnit XML: a suite per test and data plane, a test
-// case per case.
-func (r *Report) WriteJUnit(w io.Writer) error {
+// case per case; withCoverage (or a FailUnder) adds the coverage suite.
+func (r *Report) WriteJUnit(w io.Writer, withCoverage bool) error {
 	out := junitSuites{}
 	idx := map[string]int{}
 	for _, x := range r.Results {
@@ -211,33 +189,30 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 		}
 		s.Cases = append(s.Cases, jc)
 	}
-	if r.WithCoverage || r.FailUnder > 0 {
-		// One suite "coverage": a property per figure of each tested
-		// router, and a test case per router that fails below --fail-under.
+	// Coverage: one suite, a property per figure and router, and with
+	// --fail-under a test case per router that fails below it.
+	if len(r.Coverage) > 0 && (withCoverage || r.FailUnder > 0) {
 		cs := junitSuite{Name: "coverage"}
-		below := map[string]bool{}
-		for _, c := range r.Below() {
-			below[c.Router] = true
-		}
 		for _, c := range r.Coverage {
 			p := "coverage." + c.Router + "."
 			cs.Properties = append(cs.Properties,
-				junitProperty{p + "percent", fmt.Sprintf("%.1f", c.Percent())},
-				junitProperty{p + "covered", fmt.Sprint(c.Covered)},
-				junitProperty{p + "total", fmt.Sprint(c.Total)},
-				junitProperty{p + "neverExercised", c.missed()})
-			jc := junitCase{Name: "coverage of " + c.Router, Classname: "coverage"}
-			cs.Tests++
-			out.Tests++
-			if below[c.Router] {
-				jc.Failure = &junitFailure{Message: r.BelowMessage(c), Text: "never exercised: " + c.missed()}
-				cs.Failures++
-				out.Failures++
+				junitProperty{p + "percent", strconv.FormatFloat(c.Percent(), 'f', 1, 64)},
+				junitProperty{p + "covered", strconv.Itoa(c.Covered)},
+				junitProperty{p + "total", strconv.Itoa(c.Total)},
+				junitProperty{p + "missedRules", strings.Join(c.MissedRules, ",")},
+				junitProperty{p + "missedBackends", strings.Join(c.MissedBackends, ",")},
+				junitProperty{p + "missedBudgets", strings.Join(c.MissedBudgets, ",")})
+			if r.FailUnder > 0 {
+				jc := junitCase{Name: "coverage of " + c.Router, Classname: "coverage"}
+				if c.Percent() < r.FailUnder {
+					jc.Failure = &junitFailure{Message: fmt.Sprintf("coverage %.0f%% is below --fail-under %.0f%%", c.Percent(), r.FailUnder)}
+					cs.Failures++
+					out.Failures++
+				}
+				cs.Cases = append(cs.Cases, jc)
+				cs.Tests++
+				out.Tests++
 			}
-			cs.Cases = append(cs.Cases, jc)
-		}
-		if r.FailUnder > 0 {
-			cs.Properties = append(cs.Properties, junitProperty{"coverage.failUnder", fmt.Sprintf("%.1f", r.FailUnder)})
 		}
 		out.Suites = append(out.Suites, cs)
 	}
@@ -251,12 +226,4 @@ func (r *Report) WriteJUnit(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
-}
-
-func belowNames(cs []Coverage) []string {
-	out := []string{}
-	for _, c := range cs {
-		out = append(out, c.Router)
-	}
-	return out
 }

@@ -53,10 +53,20 @@ type Report struct {
 	Results       []CaseResult
 	Disagreements []Disagreement
 	Coverage      []Coverage
-	// WithCoverage puts the coverage into JUnit too (--coverage);
-	// FailUnder is --fail-under (0: none).
-	WithCoverage bool
-	FailUnder    float64
+	// FailUnder is --fail-under: a router whose coverage is below it fails
+	// the run (0: no threshold).
+	FailUnder float64
+}
+
+// CoverageFailures says, per router below FailUnder, that it is.
+func (r *Report) CoverageFailures() []string {
+	var out []string
+	for _, c := range r.Coverage {
+		if r.FailUnder > 0 && c.Percent() < r.FailUnder {
+			out = append(out, fmt.Sprintf("coverage of %s is %.0f%%, below --fail-under %.0f%%", c.Router, c.Percent(), r.FailUnder))
+		}
+	}
+	return out
 }
 
 // Failed counts failing case runs.
@@ -114,7 +124,7 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 				case !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }):
 					errorf(p.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
 				case len(f.DataPlanes) > 0 && !slices.Contains(f.DataPlanes, dp):
-					errorf(p.Child("dataPlanes").Index(i), "DataPlaneOutsideTest", "data plane %q is not one of the test's spec.dataPlanes (%s): the case would never run there", dp, strings.Join(f.DataPlanes, ", "))
+					errorf(p.Child("dataPlanes").Index(i), "DataPlaneNotInTest", "data plane %q is not among the test's spec.dataPlanes (%s): the case would run on no plane", dp, strings.Join(f.DataPlanes, ", "))
 				}
 			}
 			for i, b := range c.Down {
@@ -123,12 +133,13 @@ func Check(files []*File, planes []*Plane, namespace string) diag.List {
 				}
 			}
 			e := c.Expect
-			if e.Backend != "" && e.Router == "" && !backends[e.Backend] {
-				errorf(p.Child("expect", "backend"), "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, e.Backend)
-			}
-			for i, b := range e.Backends {
+			for i, b := range e.Backends() {
 				if e.Router == "" && !backends[b] {
-					errorf(p.Child("expect", "backend").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
+					at := p.Child("expect", "backend")
+					if len(e.AnyOf) > 0 {
+						at = at.Index(i)
+					}
+					errorf(at, "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, b)
 				}
 			}
 			for i, b := range e.Attempts {
@@ -203,14 +214,15 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 				}
 				if got.Skipped == "" {
 					cr.Failures = judge(c.Expect, got, key)
+					if f := byChance(c, got, p.Routers[got.Router]); f != "" {
+						cr.Failures = append(cr.Failures, f)
+					}
 					cr.Passed = len(cr.Failures) == 0
-					answers[string(p.Name)] = summary(got)
+					answers[string(p.Name)] = summary(got, c.Expect)
 					if got.Router != "" {
-						for _, b := range got.Backends { // a weighted rule: each may answer
+						mark(got.Router, "backend:"+got.Backend)
+						for _, b := range got.Draw { // a weighted rule: each may answer
 							mark(got.Router, "backend:"+b)
-						}
-						if got.Backend != "" {
-							mark(got.Router, "backend:"+got.Backend)
 						}
 						if got.Rule != "" {
 							mark(got.Router, "rule:"+got.Rule)
@@ -231,14 +243,53 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 	return rep
 }
 
-func summary(r Result) string {
+// byChance is the failure of a case that asserts one backend of a weighted
+// rule that draws among several: which one serves is chance (the
+// router-proxy draws in proportion to weight; a gateway may pick by its own
+// order), so such a case would pass or fail from run to run and plane to
+// plane. It must assert the set ("backend: [a, b]") or mark the others
+// down.
+func byChance(c Case, got Result, rt *Router) string {
+	if got.Rule == "" || got.Rule == DefaultRule || rt == nil || rt.IR == nil || len(c.Expect.Backends()) != 1 || c.Expect.Router != "" {
+		return ""
+	}
+	for _, rule := range rt.IR.Rules {
+		if rule.Name != got.Rule || rule.Strategy != ir.StrategyWeighted {
+			continue
+		}
+		var draw []string
+		for _, n := range rule.Candidates {
+			if b, ok := rt.IR.Backend(n); ok && b.Weight > 0 && !slices.Contains(c.Down, n) {
+				draw = append(draw, n)
+			}
+		}
+		if len(draw) > 1 {
+			return fmt.Sprintf("rule %q is weighted over %s: which one serves is chance, so this case would pass or fail by run and plane; expect backend: [%s] (any of them), or mark the others down", got.Rule, strings.Join(draw, ", "), strings.Join(draw, ", "))
+		}
+	}
+	return ""
+}
+
+// summary is a plane's answer, as the DIFF report compares them: a backend
+// within the expectation's set counts as the set.
+func summary(r Result, e Expect) string {
 	s := fmt.Sprintf("%d", r.Status)
-	if len(r.Backends) > 0 {
-		s += " from any of [" + strings.Join(r.Backends, " ") + "]"
+	if len(r.Draw) > 1 && slices.Contains(r.Draw, r.Backend) {
+		// A weighted rule's draw is the same answer whichever it picked.
+		s += " from one of " + strings.Join(r.Draw, "|")
 		if r.Rule != "" {
 			s += " (rule " + r.Rule + ")"
 		}
-	} else if r.Backend != "" {
+		return s
+	}
+	if len(e.AnyOf) > 1 && slices.Contains(e.AnyOf, r.Backend) {
+		s += " from one of " + strings.Join(e.AnyOf, "|")
+		if r.Rule != "" {
+			s += " (rule " + r.Rule + ")"
+		}
+		return s
+	}
+	if r.Backend != "" {
 		s += " from " + r.Backend
 		if r.Rule != "" {
 			s += " (rule " + r.Rule + ")"
@@ -265,27 +316,25 @@ func judge(e Expect, got Result, router string) []string {
 	if e.Router != "" {
 		wantRouter = e.Router
 	}
-	switch {
-	case len(got.Backends) > 0 && e.Backend != "":
-		fails = append(fails, fmt.Sprintf("rule %q is weighted: any of [%s] may answer, so backend %s would pass or fail by chance; assert backend: [%s]", got.Rule, strings.Join(got.Backends, " "), e.Backend, strings.Join(got.Backends, ", ")))
-	case len(e.Backends) > 0:
-		want := append([]string(nil), e.Backends...)
-		sort.Strings(want)
-		switch {
-		case got.Router != wantRouter:
-			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want any of [%s] of %s", got.Backend, got.Router, strings.Join(want, " "), wantRouter))
-		case len(got.Backends) == 0 && got.Backend == "":
-			fails = append(fails, fmt.Sprintf("no backend answered, want any of [%s]", strings.Join(want, " ")))
-		case len(got.Backends) == 0:
-			fails = append(fails, fmt.Sprintf("only backend %s may answer (rule %q draws from no other), want any of [%s]", got.Backend, got.Rule, strings.Join(want, " ")))
-		case !slices.Equal(got.Backends, want):
-			fails = append(fails, fmt.Sprintf("any of [%s] may answer, want any of [%s]", strings.Join(got.Backends, " "), strings.Join(want, " ")))
+	if want := e.Backends(); len(want) > 0 && len(got.Draw) > 0 && got.Router == wantRouter {
+		// A weighted rule's draw: judged by every backend it may pick, not
+		// by the one this run drew, so the verdict is the same every run
+		// (one backend is byChance's failure).
+		for _, b := range got.Draw {
+			if len(want) == 1 {
+				break
+			}
+			if !slices.Contains(want, b) {
+				fails = append(fails, fmt.Sprintf("rule %q draws from %s; backend %s may answer, want %s", got.Rule, strings.Join(got.Draw, ", "), b, strings.Join(want, " or ")))
+				break
+			}
 		}
-	case e.Backend != "" && (got.Backend != e.Backend || got.Router != wantRouter):
+	} else if len(want) > 0 && (!slices.Contains(want, got.Backend) || got.Router != wantRouter) {
+		w := strings.Join(want, " or ")
 		if got.Backend == "" {
-			fails = append(fails, fmt.Sprintf("no backend answered, want %s", e.Backend))
+			fails = append(fails, fmt.Sprintf("no backend answered, want %s", w))
 		} else {
-			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, e.Backend, wantRouter))
+			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, w, wantRouter))
 		}
 	}
 	if e.Rule != "" && got.Rule != e.Rule {
@@ -307,6 +356,11 @@ func judge(e Expect, got Result, router string) []string {
 			fails = append(fails, fmt.Sprintf("header %s does not reach the backend", h))
 		}
 	}
+	for _, h := range e.NotForwarded {
+		if slices.Contains(got.Upstream, strings.ToLower(h)) {
+			fails = append(fails, fmt.Sprintf("header %s reaches the backend", h))
+		}
+	}
 	names := make([]string, 0, len(e.ForwardedValues))
 	for h := range e.ForwardedValues {
 		names = append(names, h)
@@ -314,23 +368,19 @@ func judge(e Expect, got Result, router string) []string {
 	sort.Strings(names)
 	for _, h := range names {
 		want := e.ForwardedValues[h]
-		switch vs := got.UpstreamValues[strings.ToLower(h)]; {
-		case len(vs) == 0:
-			fails = append(fails, fmt.Sprintf("header %s does not reach the backend, want %q", h, want))
-		case strings.Join(vs, ", ") != want:
-			fails = append(fails, fmt.Sprintf("header %s reaches the backend as %q, want %q", h, strings.Join(vs, ", "), want))
+		if got := got.UpstreamValues.Values(h); !slices.Contains(got, want) {
+			if len(got) == 0 {
+				fails = append(fails, fmt.Sprintf("header %s does not reach the backend, want %q", h, want))
+			} else {
+				fails = append(fails, fmt.Sprintf("header %s reaches the backend as %q, want %q", h, got, want))
+			}
 		}
 	}
-	if e.CallerTokenForwarded != nil && got.CallerTokenForwarded != *e.CallerTokenForwarded {
-		if got.CallerTokenForwarded {
-			fails = append(fails, "the caller's token reaches the backend")
+	if e.CallerToken != nil && *e.CallerToken != got.CallerToken {
+		if got.CallerToken {
+			fails = append(fails, "the caller's bearer token reaches the backend")
 		} else {
-			fails = append(fails, "the caller's token does not reach the backend")
-		}
-	}
-	for _, h := range e.NotForwarded {
-		if slices.Contains(got.Upstream, strings.ToLower(h)) {
-			fails = append(fails, fmt.Sprintf("header %s reaches the backend", h))
+			fails = append(fails, "the caller's bearer token does not reach the backend")
 		}
 	}
 	return fails

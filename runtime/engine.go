@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/classifier"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -34,6 +35,10 @@ var (
 	ErrNoRoute = errors.New("no route: no rule matched and no default route backend is eligible")
 	// ErrFailClosed: the matched rule is failClosed and none of its backends is eligible.
 	ErrFailClosed = errors.New("fail-closed: no backend of the matched rule is eligible")
+	// ErrSensitiveUnrouted: in the detector and hybrid modes, a request
+	// classified sensitive matched no rule for its classification; it is
+	// never served by another rule or the default route (an ErrFailClosed).
+	ErrSensitiveUnrouted = fmt.Errorf("%w: the request is classified sensitive and no rule matching its classification can serve it", ErrFailClosed)
 )
 
 // Request is what the engine needs to route one request. Header is an
@@ -42,9 +47,24 @@ type Request struct {
 	Model  string
 	Header map[string][]string
 
-	// classes caches the request's classifications (see Engine.Classes).
-	classes     []string
-	classesDone bool
+	// body is the request body (valid JSON) the content classifier reads in
+	// the detector and hybrid modes; nil before it is read.
+	body []byte
+
+	// classes caches the request's classifications (see
+	// Engine.RequestClasses), detected the content classifier's findings.
+	classes      []string
+	classesDone  bool
+	detected     classifier.Set
+	detectedDone bool
+}
+
+// SetBody gives the request its body, once read: the classification is
+// computed again, from the header and, in the detector and hybrid modes,
+// the content.
+func (r *Request) SetBody(body []byte) {
+	r.body = body
+	r.classesDone, r.detectedDone = false, false
 }
 
 // EngineOptions tune the engine; the zero value gives the documented defaults.
@@ -71,6 +91,8 @@ type Engine struct {
 	rules         []*RuleState
 	def           *BackendState
 	classKey      string          // canonical header key of the classification header
+	readsHeader   bool            // the mode takes classifications from the header (header-only, hybrid)
+	readsContent  bool            // the mode runs the content classifier (detector, hybrid)
 	sensitive     map[string]bool // lowercased sensitive classifications
 	taskKey       string
 	nameMatch     bool
@@ -133,6 +155,8 @@ func NewEngine(cfg *proxyapi.Config, opts EngineOptions) (*Engine, error) {
 		byName:        map[string]*BackendState{},
 		byModel:       map[string]*BackendState{},
 		classKey:      textproto.CanonicalMIMEHeaderKey(cfg.Policy.Classification.HeaderKey),
+		readsHeader:   cfg.Policy.Classification.Mode != proxyapi.ClassificationDetector,
+		readsContent:  cfg.Policy.Classification.Mode == proxyapi.ClassificationDetector || cfg.Policy.Classification.Mode == proxyapi.ClassificationHybrid,
 		sensitive:     map[string]bool{},
 		taskKey:       textproto.CanonicalMIMEHeaderKey(wellknown.TaskComplexityHeader),
 		nameMatch:     cfg.Default.Strategy == proxyapi.DefaultBackendNameMatch,
@@ -251,15 +275,14 @@ func (b *BackendState) StaticProblem() string { return b.staticErr }
 // Name is the backend's name.
 func (b *BackendState) Name() string { return b.Config.Name }
 
-// Classes returns the request's classifications (header-only mode): every
-// comma-separated value of every instance of the classification header,
-// trimmed, lowercased, deduplicated and sorted. A request that carries any
-// sensitive classification is sensitive: then only its sensitive values are
-// returned, so `public` sent beside `pii` can never steer it to a rule for
-// public data. Reading only the first value was a fail-closed bypass.
+// Classes returns the classifications a classification header carries:
+// every comma-separated value of every instance of the header, trimmed,
+// lowercased, deduplicated and sorted, filtered as sensitiveOnly says.
 func (e *Engine) Classes(h map[string][]string) []string {
-	var out []string
-	sensitive := false
+	return e.sensitiveOnly(e.headerClasses(h, nil))
+}
+
+func (e *Engine) headerClasses(h map[string][]string, out []string) []string {
 	for _, inst := range h[e.classKey] {
 		for _, v := range strings.Split(inst, ",") {
 			v = strings.ToLower(strings.TrimSpace(v))
@@ -267,25 +290,82 @@ func (e *Engine) Classes(h map[string][]string) []string {
 				continue
 			}
 			out = append(out, v)
-			if e.sensitive[v] {
-				sensitive = true
-			}
 		}
 	}
-	if sensitive {
+	return out
+}
+
+// sensitiveOnly sorts the classifications; a request that carries any
+// sensitive one is sensitive, and then only its sensitive values are kept,
+// so `public` sent beside `pii` (or beside what the detector found) can
+// never steer it to a rule for public data. Reading only the first value
+// was a fail-closed bypass.
+func (e *Engine) sensitiveOnly(out []string) []string {
+	if slices.ContainsFunc(out, func(v string) bool { return e.sensitive[v] }) {
 		out = slices.DeleteFunc(out, func(v string) bool { return !e.sensitive[v] })
 	}
 	slices.Sort(out)
 	return out
 }
 
-// RequestClasses is Classes of the request's headers, computed once per
-// request: the audit and every rule's match share it.
+// RequestClasses is the request's classifications, computed once per
+// request (the audit and every rule's match share them), by the mode:
+// header-only, the header's; detector, the content classifier's; hybrid,
+// both together (a client can add a classification, never remove one the
+// detector found). Before SetBody the detector has nothing to read.
 func (e *Engine) RequestClasses(req *Request) []string {
 	if !req.classesDone {
-		req.classes, req.classesDone = e.Classes(req.Header), true
+		var out []string
+		if e.readsHeader {
+			out = e.headerClasses(req.Header, out)
+		}
+		for _, c := range e.Detected(req).Classes() {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+		req.classes, req.classesDone = e.sensitiveOnly(out), true
 	}
 	return req.classes
+}
+
+// Detected is what the content classifier found in the request's body
+// (nothing in header-only mode or before SetBody), computed once.
+func (e *Engine) Detected(req *Request) classifier.Set {
+	if !req.detectedDone && e.readsContent && req.body != nil {
+		req.detected, req.detectedDone = classifier.Body(req.body), true
+	}
+	return req.detected
+}
+
+// ClassificationSource says where the request's classifications came
+// from, for the audit: "header", "detector", "header,detector", or "" when
+// it has none.
+func (e *Engine) ClassificationSource(req *Request) string {
+	header := e.readsHeader && slices.ContainsFunc(req.Header[e.classKey], func(v string) bool { return strings.Trim(v, " ,") != "" })
+	detector := !e.Detected(req).Empty()
+	switch {
+	case header && detector:
+		return "header,detector"
+	case detector:
+		return "detector"
+	case header:
+		return "header"
+	}
+	return ""
+}
+
+// sensitiveOnlyRules reports whether the request may match only the rules
+// for its classification: in the detector and hybrid modes, a request
+// classified sensitive skips every rule without a dataClassification match
+// and never takes the default route, so content the classifier found
+// stays on the fail-closed, local rules written for it (a catch-all rule
+// before them cannot take it to a cloud backend).
+func (e *Engine) sensitiveOnlyRules(req *Request) bool {
+	if !e.readsContent {
+		return false
+	}
+	return slices.ContainsFunc(e.RequestClasses(req), func(c string) bool { return e.sensitive[c] })
 }
 
 // TaskComplexity returns the lowercased task-complexity hint, or "".
@@ -303,6 +383,9 @@ func first(v []string) string {
 // Matches reports whether every declared condition of the rule holds.
 func (e *Engine) Matches(r *RuleState, req *Request) bool {
 	if !r.capable {
+		return false
+	}
+	if r.classes == nil && e.sensitiveOnlyRules(req) {
 		return false
 	}
 	if len(r.globs) > 0 {
@@ -383,6 +466,10 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 	}
 	rt := &Route{RuleName: DefaultRuleName, Strategy: StrategyPrimaryFallback, e: e, Skipped: skipped}
 	rt.tried = rt.triedBuf[:0]
+	if e.sensitiveOnlyRules(req) {
+		rt.FailClosed = true
+		return rt, ErrSensitiveUnrouted
+	}
 	if e.nameMatch && req.Model != "" {
 		if b := e.byModel[req.Model]; b != nil && b.eligible(now) {
 			rt.candidates = []*BackendState{b}

@@ -79,6 +79,10 @@ func (r Request) Normalized() Request {
 	if r.Token != nil {
 		h.Set("Authorization", "Bearer "+r.Token.RawValue())
 	}
+	if r.Body != nil && h.Get("Content-Type") == "" {
+		// A client sending a JSON body says so; every plane then sees it.
+		h.Set("Content-Type", "application/json")
+	}
 	r.Headers = h
 	return r
 }
@@ -111,9 +115,6 @@ type Outcome struct {
 	Attempts []string
 	// Upstream are the headers that reach the backend.
 	Upstream http.Header
-	// CallerToken is the caller's token as the plane sent it (after
-	// "Bearer "), to tell it from a provider's key upstream; "" without one.
-	CallerToken string
 	// Charges are the budgets the request is counted against.
 	Charges []Charge
 	// Trace says step by step what the plane did, for explain and for

@@ -167,6 +167,9 @@ const (
 	// ConditionAgentGatewayReady: (dataPlane: AgentGateway) the InferencePool,
 	// HTTPRoute and AgentgatewayPolicy reconciled.
 	ConditionAgentGatewayReady = "AgentGatewayReady"
+	// ConditionMCPServing: (spec.mcpServer.enabled) the router-proxy serves
+	// the MCP endpoint at /mcp; absent when MCP is not enabled.
+	ConditionMCPServing = "MCPServing"
 )
 
 // ReadyCondition is the condition type that reports a data plane's

@@ -188,5 +188,12 @@ func loadFieldTable(t *testing.T) []fieldRow {
 	if len(rows) == 0 {
 		t.Fatalf("%s: no rows", path)
 	}
-	return rows
+	return append(rows, extensionRows...)
+}
+
+// extensionRows are the fields this API adds to the reference's, each
+// documented as an extension where it is described.
+var extensionRows = []fieldRow{
+	// docs/mcp.md: the MCP endpoint's URL, the tokens' audience.
+	{path: "spec.mcpServer.resourceURL", typ: "string", constraints: map[string]string{}},
 }

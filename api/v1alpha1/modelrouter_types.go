@@ -122,8 +122,9 @@ type ModelRouterSpec struct {
 	Proxy *ProxySpec `json:"proxy,omitempty"`
 
 	// MCPServer optionally exposes this router as a Model Context Protocol
-	// endpoint. Reserved for forward compatibility; inactive until the MCP
-	// feature lands.
+	// endpoint: on dataPlane Proxy the router-proxy serves /mcp (Streamable
+	// HTTP, stateless), one tool per model, under the router's rules and
+	// policy, with OAuth 2.1 bearer tokens verified as policy.auth.jwt says.
 	// +optional
 	MCPServer *MCPServerSpec `json:"mcpServer,omitempty"`
 }
@@ -487,8 +488,9 @@ type RuleMatch struct {
 	Models []string `json:"models,omitempty"`
 
 	// DataClassification matches if the request carries any of these
-	// classifications, read from the header named by
-	// policy.classification.headerKey. The body is not classified.
+	// classifications: read from the header named by
+	// policy.classification.headerKey, and under classification mode
+	// detector or hybrid found in the body by the content classifier.
 	// +optional
 	DataClassification []string `json:"dataClassification,omitempty"`
 
@@ -671,8 +673,14 @@ type BudgetSpec struct {
 // ClassificationSpec configures request data classification.
 type ClassificationSpec struct {
 	// Mode determines how a request's classification is determined.
-	// "header-only" (default) trusts the request header and is the only
-	// implemented mode. "detector" and "hybrid" are reserved and refused.
+	// "header-only" (default) trusts the request header. "detector" runs the
+	// router-proxy's content classifier on the request's texts (pii: payment
+	// cards, US SSNs, IBANs, email addresses, phone numbers; phi: medical
+	// record numbers, ICD-10 diagnoses, health terms next to an identifier)
+	// and ignores the header; "hybrid" takes both, so a client can add a
+	// classification but never remove one the classifier found. In both, a
+	// request classified sensitive matches only the rules for its
+	// classification and never the default route. Both need dataPlane: Proxy.
 	// +kubebuilder:validation:Enum=header-only;detector;hybrid
 	// +optional
 	Mode ClassificationMode `json:"mode,omitempty"`
@@ -880,11 +888,21 @@ type ProxySpec struct {
 	DrainTimeout string `json:"drainTimeout,omitempty"`
 }
 
-// MCPServerSpec reserves Model Context Protocol exposure.
+// MCPServerSpec configures Model Context Protocol exposure.
 type MCPServerSpec struct {
-	// Enabled toggles MCP exposure. Default false.
+	// Enabled toggles MCP exposure. Default false. Needs dataPlane: Proxy,
+	// policy.auth.jwt and resourceURL.
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
+
+	// ResourceURL is the MCP endpoint's URL as its clients reach it, for
+	// example https://models.example.com/mcp: the resource of the OAuth 2.0
+	// protected-resource metadata (RFC 9728) and the audience every bearer
+	// token must name (RFC 8707). An extension of the reference, which has no
+	// field for it. An absolute https URL (http only for localhost) without
+	// a query or fragment, at most 2048 bytes.
+	// +optional
+	ResourceURL string `json:"resourceURL,omitempty"`
 }
 
 // ModelRouterStatus defines the observed state of ModelRouter.

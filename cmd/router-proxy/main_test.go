@@ -134,16 +134,22 @@ type upstream struct {
 	name string
 	fail atomic.Bool
 	hits atomic.Int64
+	// posts counts inference requests only (no probe).
+	posts atomic.Int64
 }
 
 func newUpstream(t *testing.T, name string) *upstream {
 	u := &upstream{name: name}
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // a large body is read whole, as a model server does
 		if r.URL.Path == "/health" {
 			return
 		}
 		if r.Header.Get("X-Llmkube-Shadow") == "" {
 			u.hits.Add(1)
+			if r.Method == http.MethodPost {
+				u.posts.Add(1)
+			}
 		}
 		if u.fail.Load() {
 			w.WriteHeader(500)

@@ -40,6 +40,12 @@ func attrs(kvs []*commonpb.KeyValue) map[string]any {
 			out[kv.Key] = v.BoolValue
 		case *commonpb.AnyValue_DoubleValue:
 			out[kv.Key] = v.DoubleValue
+		case *commonpb.AnyValue_ArrayValue:
+			var l []any
+			for _, e := range v.ArrayValue.Values {
+				l = append(l, attrs([]*commonpb.KeyValue{{Key: "v", Value: e}})["v"])
+			}
+			out[kv.Key] = l
 		}
 	}
 	return out
@@ -286,5 +292,33 @@ func TestTraceSamplingFlag(t *testing.T) {
 		cancel()
 		require.Error(t, err, "started with --trace-sampling 1.5 (env %v)", env)
 		assert.Contains(t, string(out), "--trace-sampling \"1.5\": must be a ratio from 0 to 1")
+	}
+}
+
+// TestClassificationOnSpans: a request the content classifier classifies
+// carries its classification, the source and the detectors on its server
+// span, and the matched number never reaches the collector.
+func TestClassificationOnSpans(t *testing.T) {
+	rc := otlptest.New(t)
+	up := newGenAIUpstream(t, false)
+	cfg := oneBackend(up.URL, proxyapi.KindLocal)
+	cfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
+	cfg.Rules = []proxyapi.Rule{{Name: "sensitive", Strategy: proxyapi.StrategyPrimaryFallback, FailClosed: true, Backends: []string{cfg.Backends[0].Name}, Match: proxyapi.Match{DataClassification: []string{"pii", "phi"}}}}
+	p := startProxyEnv(t, cfg, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + rc.URL, "OTEL_BSP_SCHEDULE_DELAY=50", "OTEL_METRIC_EXPORT_INTERVAL=60000"})
+	const ssn = "536-22-8410"
+	code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"my SSN is `+ssn+`"}]}`)
+	require.Equal(t, 200, code, body)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	<-p.done
+	spans := rc.Spans()
+	i := slices.IndexFunc(spans, func(s *tracepb.Span) bool { return s.Kind == tracepb.Span_SPAN_KIND_SERVER })
+	require.GreaterOrEqual(t, i, 0, "a server span")
+	a := attrs(spans[i].Attributes)
+	assert.Equal(t, "pii", a["llmkube.classification"])
+	assert.Equal(t, "detector", a["llmkube.classification.source"])
+	assert.Equal(t, []any{"us-ssn"}, a["llmkube.classifier.detectors"])
+	assert.Equal(t, "sensitive", a["llmkube.rule"])
+	for _, b := range rc.Raw() {
+		assert.NotContains(t, string(b), ssn)
 	}
 }

@@ -157,13 +157,28 @@ func signingKey() (jwksJSON []byte, token string) {
 
 // load sends n requests at concurrency c and returns sorted latencies and errors.
 func load(client *http.Client, url string, c, n int, stream bool) ([]time.Duration, int) {
-	lat := make([]time.Duration, n)
-	var next, errs atomic.Int64
-	var wg sync.WaitGroup
 	b := body
 	if stream {
 		b = streamBody
 	}
+	return loadBody(client, url, c, n, stream, b)
+}
+
+// chatBody is a chat request of about n bytes: ordinary prose with the
+// numbers a prompt has (dates, versions, amounts, an order number), nothing
+// the content classifier may take for an identifier.
+func chatBody(n int) string {
+	const para = "The deployment on 2026-12-05 moved 3 services to v2.14.3; latency fell 12% and the p99 is now 180 ms. Order 88123 shipped on Tuesday. Please summarize what changed, what we should watch next week, and which of the teams should own the follow-up work. "
+	text := strings.Repeat(para, n/len(para)+1)[:n]
+	b, _ := json.Marshal(map[string]any{"model": "bench-8b", "max_tokens": 16, "messages": []map[string]string{{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": text}}})
+	return string(b)
+}
+
+// loadBody is load with a request body of the caller's.
+func loadBody(client *http.Client, url string, c, n int, stream bool, b string) ([]time.Duration, int) {
+	lat := make([]time.Duration, n)
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
 	for range c {
 		wg.Go(func() {
 			for {
@@ -356,6 +371,12 @@ func main() {
 	})
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
+	// The content classifier: the same router in classification mode
+	// detector (docs/classifier.md), against the plain one (header-only).
+	detCfg := config("http://"+upAddr, filepath.Join(dir, "audit-detector.jsonl"))
+	detCfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
+	detListen, detPid := startProxy(bin, dir, "detector", detCfg)
+
 	// Tracing: the same router exporting spans and GenAI metrics over OTLP
 	// to the stub (an empty answer per export), at three sampling ratios.
 	var tracedProxies []variant
@@ -416,6 +437,33 @@ func main() {
 	if *peerSeconds > 0 {
 		runPeers(bin, dir, false, *peerSeconds)
 		runPeers(bin, dir, true, *peerSeconds)
+	}
+
+	// The content classifier's cost: CPU per request with classification
+	// mode detector against header-only, on chat bodies of 4 KiB and 64 KiB,
+	// in one run (issue 48's goal: at most 1.25x at 4 KiB).
+	withDetector := "http://" + detListen + "/v1/chat/completions"
+	fmt.Println("\n| content classifier | body | concurrency | requests | header-only p50 | detector p50 | header-only CPU per request | detector CPU per request | ratio | errors |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, size := range []int{4 << 10, 64 << 10} {
+		b := chatBody(size)
+		for _, c := range []int{1, 16} {
+			n := *n1
+			if size > 4<<10 {
+				n = max(n/4, 200)
+			}
+			loadBody(client, withDetector, c, min(n, 500), false, b)
+			loadBody(client, proxied, c, min(n, 500), false, b)
+			c0 := cpu(pid)
+			p, pe := loadBody(client, proxied, c, n, false, b)
+			plainCPU := cpu(pid) - c0
+			c0 = cpu(detPid)
+			d, de := loadBody(client, withDetector, c, n, false, b)
+			detCPU := cpu(detPid) - c0
+			totalErrs += pe + de
+			fmt.Printf("| detector | %d KiB | %d | %d | %s | %s | %s | %s | %.2fx | %d |\n", len(b)>>10, c, n, us(pct(p, 50)), us(pct(d, 50)),
+				us(plainCPU/time.Duration(n)), us(detCPU/time.Duration(n)), float64(detCPU)/float64(max(plainCPU, 1)), pe+de)
+		}
 	}
 
 	// Variants of the same router, each against the in-memory proxy:

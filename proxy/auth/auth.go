@@ -59,6 +59,7 @@ func (e *Error) Error() string { return e.Msg }
 type Authorizer struct {
 	keys      keyfunc.Keyfunc
 	parser    *jwt.Parser
+	issuer    string
 	teamClaim string
 	// Header is the canonical header the verified team is written to.
 	Header string
@@ -93,6 +94,7 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 	}
 	a := &Authorizer{
 		keys:      keys,
+		issuer:    j.Issuer,
 		teamClaim: j.TeamClaim,
 		Header:    http.CanonicalHeaderKey(j.HeaderKey),
 		parser: jwt.NewParser(
@@ -128,6 +130,48 @@ func (a *Authorizer) key(ctx context.Context) jwt.Keyfunc {
 	}
 }
 
+// Verified is what a verified token says: the caller's team, its subject
+// and when it expires.
+type Verified struct {
+	Team, Subject string
+	Expiration    time.Time
+}
+
+// ForAudience is the Authorizer verifying tokens as a does and, besides,
+// that their aud claim names audience (RFC 8707: a token for another
+// resource is refused). The key set is shared.
+func (a *Authorizer) ForAudience(audience string) *Authorizer {
+	b := *a
+	b.parser = jwt.NewParser(
+		jwt.WithValidMethods(Algorithms),
+		jwt.WithIssuer(a.issuer),
+		jwt.WithLeeway(Leeway),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithAudience(audience),
+	)
+	return &b
+}
+
+// Verify checks a raw bearer token exactly as Authenticate does, without a
+// request.
+func (a *Authorizer) Verify(ctx context.Context, raw string) (Verified, *Error) {
+	claims := jwt.MapClaims{}
+	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(ctx)); err != nil {
+		return Verified{}, &Error{http.StatusUnauthorized, "invalid_token", "the bearer token is not valid: " + reason(err)}
+	}
+	team, ok := claims[a.teamClaim].(string)
+	if !ok || team == "" {
+		return Verified{}, &Error{http.StatusUnauthorized, "invalid_token", "the bearer token has no string claim " + a.teamClaim + " naming the caller's team"}
+	}
+	v := Verified{Team: team}
+	v.Subject, _ = claims.GetSubject()
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		v.Expiration = exp.Time
+	}
+	return v, nil
+}
+
 // Authenticate verifies the request's bearer token and returns the verified
 // team. Whatever the outcome, the client's own value of the team header is
 // removed first; on success it is replaced by the verified one.
@@ -137,16 +181,12 @@ func (a *Authorizer) Authenticate(r *http.Request) (string, *Error) {
 	if !ok {
 		return "", &Error{http.StatusUnauthorized, "missing_token", "a bearer token is required: send Authorization: Bearer <JWT>"}
 	}
-	claims := jwt.MapClaims{}
-	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(r.Context())); err != nil {
-		return "", &Error{http.StatusUnauthorized, "invalid_token", "the bearer token is not valid: " + reason(err)}
+	v, err := a.Verify(r.Context(), raw)
+	if err != nil {
+		return "", err
 	}
-	team, ok := claims[a.teamClaim].(string)
-	if !ok || team == "" {
-		return "", &Error{http.StatusUnauthorized, "invalid_token", "the bearer token has no string claim " + a.teamClaim + " naming the caller's team"}
-	}
-	r.Header.Set(a.Header, team)
-	return team, nil
+	r.Header.Set(a.Header, v.Team)
+	return v.Team, nil
 }
 
 // reason is the verification failure, without the library's prefixes.
@@ -158,6 +198,8 @@ func reason(err error) string {
 		return "it is not valid yet"
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
 		return "its issuer is not the configured one"
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return "its audience does not name this resource"
 	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
 		return "its signature does not verify"
 	case errors.Is(err, jwt.ErrTokenMalformed):

@@ -31,6 +31,11 @@ const (
 	AttrPoolHoldMs    = "llmkube.pool.hold_ms"
 	AttrTeam          = "llmkube.team"
 	AttrTokensEst     = "llmkube.usage.estimated"
+	// The request's classifications, where they came from, and the content
+	// classifier's detectors that fired (never what they matched).
+	AttrClassification       = "llmkube.classification"
+	AttrClassificationSource = "llmkube.classification.source"
+	AttrDetectors            = "llmkube.classifier.detectors"
 )
 
 // Budget verdicts (llmkube.budget.verdict).

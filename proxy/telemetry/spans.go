@@ -69,6 +69,12 @@ func (t *Telemetry) EndRequest(ctx context.Context, ent *proxyapi.AuditEntry) {
 	if ent.Team != "" {
 		attrs = append(attrs, attribute.String(AttrTeam, ent.Team))
 	}
+	if ent.Classification != "" {
+		attrs = append(attrs, attribute.String(AttrClassification, ent.Classification), attribute.String(AttrClassificationSource, ent.ClassificationSource))
+	}
+	if len(ent.Detectors) > 0 {
+		attrs = append(attrs, attribute.StringSlice(AttrDetectors, ent.Detectors))
+	}
 	if v := budgetVerdict(ent); v != "" {
 		attrs = append(attrs, attribute.String(AttrBudgetVerdict, v))
 		if ent.Budget != "" {

@@ -175,15 +175,16 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 		}
 		out.Backend = kind + "/" + b.Name
 	}
-	if r.Down[out.Backend] {
-		out.Attempts = []string{out.Backend}
-		out.Tracef("%s fails: 503 (agentgateway tries no other backend; it fails over when the controller re-renders on readiness)", out.Backend)
-		out.Backend = ""
+	out.Attempts = []string{out.Backend}
+	if f.req.Down[out.Backend] {
+		// The route sends the request to one backend; agentgateway does not
+		// fail over to another pool or model at request time.
 		out.Status = http.StatusServiceUnavailable
+		out.Tracef("%s fails: 503 (the route has no other backend to try; agentgateway fails over when the controller re-renders on readiness)", out.Backend)
+		out.Backend = "" // no backend answered
 		return *out
 	}
 	out.Status = http.StatusOK
-	out.Attempts = []string{out.Backend}
 	out.Upstream = f.headers
 	out.Tracef("forwarded to %s", out.Backend)
 	return *out

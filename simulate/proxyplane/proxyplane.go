@@ -268,7 +268,6 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 			return o
 		}
 		hr.Header.Set("Authorization", "Bearer "+raw)
-		o.CallerToken = raw
 	}
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, hr)
@@ -283,6 +282,13 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	for _, e := range audit.e {
 		if e.Rule != "" {
 			o.Rule = e.Rule
+		}
+		if e.Classification != "" {
+			detectors := ""
+			if len(e.Detectors) > 0 {
+				detectors = " (detectors: " + strings.Join(e.Detectors, ", ") + ")"
+			}
+			o.Tracef("classification: %s, from %s%s", e.Classification, e.ClassificationSource, detectors)
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		for _, st := range srv.Status().Budgets {

@@ -139,12 +139,12 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 	}
 	ours := map[string]bool{}
 	mine := map[string]bool{} // fields the router's route policy sets
-	route := ""
+	var route *unstructured.Unstructured
 	for _, o := range desired {
 		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
 		switch o.GroupVersionKind() {
 		case HTTPRouteGVK:
-			route = o.GetName()
+			route = o
 		case agentgatewayPolicyGVK:
 			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
 				continue
@@ -160,8 +160,12 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 		return "", nil
 	}
 	namespaces := []string{g.Namespace}
-	if cr.Namespace != g.Namespace && route != "" {
+	if cr.Namespace != g.Namespace && route != nil {
 		namespaces = append(namespaces, cr.Namespace)
+	}
+	gwTarget, err := gatewayTarget(ctx, c, g)
+	if err != nil {
+		return "", err
 	}
 	var found []string
 	for _, ns := range namespaces {
@@ -181,9 +185,9 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 			if phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
 				continue
 			}
-			attached := p.GetNamespace() == g.Namespace && targetsGateway(p, g.Name, g.SectionName)
-			if route != "" && p.GetNamespace() == cr.Namespace {
-				attached = attached || targetsKind(p, "HTTPRoute", route)
+			attached := p.GetNamespace() == g.Namespace && attaches(p, gwTarget)
+			if route != nil && p.GetNamespace() == cr.Namespace {
+				attached = attached || attaches(p, target{kind: "HTTPRoute", name: route.GetName(), labels: route.GetLabels()})
 			}
 			if !attached {
 				continue
@@ -240,6 +244,10 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 	if err != nil {
 		return "", err
 	}
+	gwTarget, err := gatewayTarget(ctx, c, cr.AgentGateway)
+	if err != nil {
+		return "", err
+	}
 	var foreign []string
 	for i := range items {
 		p := &items[i]
@@ -249,7 +257,7 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		}
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
 		transform, hasTransform, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation")
-		if phase != "PreRouting" || !hasTransform || !targetsGateway(p, cr.AgentGateway.Name, cr.AgentGateway.SectionName) {
+		if phase != "PreRouting" || !hasTransform || !attaches(p, gwTarget) {
 			continue
 		}
 		if ourTransform != nil && equality.Semantic.DeepEqual(transform, ourTransform) {
@@ -265,32 +273,64 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		ns, cr.AgentGateway.Name, strings.Join(foreign, ", ")), nil
 }
 
-// targetsGateway reports whether the policy attaches to the Gateway, or to
-// a listener that takes the router's traffic: any listener when the router
-// attaches to the whole Gateway (section ""), else that listener.
-func targetsGateway(p *unstructured.Unstructured, gateway, section string) bool {
+// target is an object a policy may attach to: its kind, name and labels,
+// and for a Gateway the listener the router attaches to ("" the whole
+// Gateway: any listener's policy takes its traffic).
+type target struct {
+	kind, name, section string
+	labels              map[string]string
+}
+
+// attaches reports whether the policy attaches to the target, in either of
+// the two forms its CRD allows (exactly one per policy): spec.targetRefs,
+// by name, or spec.targetSelectors, by matchLabels against the target's
+// labels. A ref or selector naming another listener of the Gateway does not
+// attach; one naming a port is taken to attach (the listener's port is not
+// compared: reporting a policy that does not apply is the safe mistake).
+func attaches(p *unstructured.Unstructured, t target) bool {
+	sectionOK := func(m map[string]any) bool {
+		s, _ := m["sectionName"].(string)
+		return s == "" || t.section == "" || s == t.section
+	}
 	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
 	for _, r := range refs {
+		if m, ok := r.(map[string]any); ok && m["kind"] == t.kind && m["name"] == t.name && sectionOK(m) {
+			return true
+		}
+	}
+	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
+	for _, r := range sels {
 		m, ok := r.(map[string]any)
-		if !ok || m["kind"] != "Gateway" || m["name"] != gateway {
+		if !ok || m["kind"] != t.kind || !sectionOK(m) {
 			continue
 		}
-		s, _ := m["sectionName"].(string)
-		if s == "" || section == "" || s == section {
+		want, _, _ := unstructured.NestedStringMap(m, "matchLabels")
+		match := true
+		for k, v := range want {
+			if got, ok := t.labels[k]; !ok || got != v {
+				match = false
+				break
+			}
+		}
+		if match {
 			return true
 		}
 	}
 	return false
 }
 
-// targetsKind reports whether the policy attaches to the named object of a
-// kind (any section of it).
-func targetsKind(p *unstructured.Unstructured, kind, name string) bool {
-	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
-	for _, r := range refs {
-		if m, ok := r.(map[string]any); ok && m["kind"] == kind && m["name"] == name {
-			return true
-		}
+// gatewayTarget is the router's Gateway (or listener) as a policy target,
+// with the labels the cluster holds.
+func gatewayTarget(ctx context.Context, c targets.ClusterReader, g *ir.AgentGateway) (target, error) {
+	t := target{kind: "Gateway", name: g.Name, section: g.SectionName}
+	gw, err := c.Get(ctx, gatewayGVK, g.Namespace, g.Name)
+	if err != nil {
+		return t, err
 	}
-	return false
+	if gw != nil {
+		t.labels = gw.GetLabels()
+	}
+	return t, nil
 }
+
+var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}

@@ -276,6 +276,7 @@ func TestRoutersSharingAListenerAreRefused(t *testing.T) {
 	_, diags := compileAll(t, router("chat", scoped(chatRouter, "")), router("models", scoped(modelsRouter, "")))
 	assert.ElementsMatch(t, []string{"spec.agentGatewayRef GatewayRoutesOverlap", "spec.agentGatewayRef GatewayRoutesOverlap"}, reasons(diags, diag.Error))
 	assert.Contains(t, diags.Err().Error(), "ModelRouter ns/models")
+	assert.Contains(t, diags.Err().Error(), `rule "default" (X-LLMKube-Model-Present = true)`, "the message names the header the default rule matches")
 
 	// Model routing's catch-all meets everything on its listener and host.
 	_, diags = compileAll(t, router("chat", scoped(chatRouter, ", sectionName: http")), router("models", modelMode))

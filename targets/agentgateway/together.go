@@ -77,7 +77,9 @@ func (m routerMatch) String() string {
 	for _, c := range m.conds {
 		switch c.kind {
 		case condPresent:
-			parts = append(parts, c.name+" present")
+			// The header the route matches (see cond.header), not the model
+			// header: a reader comparing with the HTTPRoute finds it.
+			parts = append(parts, ModelPresentHeader+" = true")
 		case condGlob:
 			parts = append(parts, c.name+" ~ "+c.value)
 		default:

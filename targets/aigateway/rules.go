@@ -185,8 +185,19 @@ func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 			continue
 		}
 		if d != firstD {
+			hint := "so set the rule's timeout"
+			if hasSharedBudget(r) {
+				// Any other value splits the router's traffic policies, and a
+				// router or team budget cannot span them
+				// (BudgetSpansTrafficPolicies): say the one that compiles.
+				others := r.Timeouts.ResponseHeader
+				if def, ok := r.Backend(r.Default.Backend); ok {
+					others = r.HeaderTimeout(nil, def)
+				}
+				hint = fmt.Sprintf("so set the rule's timeout to %s, the one the router's default route uses: another value needs a second BackendTrafficPolicy, which the router's budgets cannot span", others)
+			}
 			e.diags.ErrorAt(diag.Rule(i).Child("timeout"), "BackendTimeoutsDiffer",
-				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, so set the rule's timeout", rule.Name, firstD, first, d, name)
+				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, %s", rule.Name, firstD, first, d, name, hint)
 			return ""
 		}
 	}
@@ -431,3 +442,14 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 }
 
 func labelOf(g *genRule) string { return strings.TrimSpace(g.label) }
+
+// hasSharedBudget reports whether the router has a budget over all its
+// requests (router or team scope), which needs one traffic policy.
+func hasSharedBudget(r *ir.Router) bool {
+	for _, b := range r.Policy.Budgets {
+		if b.Scope != ir.BudgetScopeRule {
+			return true
+		}
+	}
+	return false
+}

@@ -26,6 +26,9 @@ func RuntimeConfig(r *ir.Router) *proxyapi.Config {
 	for i := range r.Rules {
 		c.Rules = append(c.Rules, rule(&r.Rules[i]))
 	}
+	if r.MCP != nil {
+		c.MCP = &proxyapi.MCP{ResourceURL: r.MCP.ResourceURL}
+	}
 	return c
 }
 

@@ -95,15 +95,16 @@ func TestCLIReachesTheEngineOnlyToTestRoutes(t *testing.T) {
 	assert.True(t, found, "llmkube-compile no longer links %s", gateway)
 }
 
-// TestLeavesImportNoKubernetes: the contract, the shared facts and the JSON
-// walker are leaves the router-proxy links; they import no Kubernetes
-// package and nothing of ours but each other.
+// TestLeavesImportNoKubernetes: the contract, the shared facts, the JSON
+// walker and the content classifier are leaves the router-proxy links; they
+// import no Kubernetes package and nothing of ours but each other.
 func TestLeavesImportNoKubernetes(t *testing.T) {
 	allowed := map[string][]string{
 		"api/wellknown":     {"api/wellknown"},
 		"internal/jsonscan": {"internal/jsonscan"},
+		"classifier":        {"classifier"},
 		"proxyapi":          {"proxyapi", "api/wellknown"},
-		"runtime":           {"runtime", "proxyapi", "api/wellknown", "internal/jsonscan"},
+		"runtime":           {"runtime", "proxyapi", "api/wellknown", "internal/jsonscan", "classifier"},
 	}
 	for pkg, ok := range allowed {
 		all := deps(t, pkg)

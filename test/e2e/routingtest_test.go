@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"os"
 	"path/filepath"
@@ -119,6 +120,40 @@ spec:
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "never exercised: rules code")
 
+	// JUnit keeps the coverage (properties) and --fail-under writes its
+	// failure into the XML, so a CI job reading only the XML sees it.
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
+	assert.Equal(t, 1, code, out)
+	var xmlOut struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Name       string `xml:"name,attr"`
+			Properties []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(out), &xmlOut), out)
+	assert.Equal(t, 1, xmlOut.Failures, "the coverage failure counts")
+	cov := xmlOut.Suites[len(xmlOut.Suites)-1]
+	require.Equal(t, "coverage", cov.Name)
+	props := map[string]string{}
+	for _, p := range cov.Properties {
+		props[p.Name] = p.Value
+	}
+	assert.Contains(t, props["coverage.team-a/chat.missedRules"], "code")
+	assert.NotEmpty(t, props["coverage.team-a/chat.percent"])
+	require.Len(t, cov.Cases, 1)
+	assert.NotNil(t, cov.Cases[0].Failure)
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `"coverageFailures": [`)
+
 	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-o", "yaml")
 	assert.Equal(t, 2, code, stderr)
 
@@ -126,6 +161,18 @@ spec:
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "== Proxy")
 	assert.Contains(t, out, "=> status 200, backend local-qwen of team-a/chat, rule \"pii-stays-local\"")
+
+	// The content classifier runs in explain on the Proxy plane: an
+	// unlabelled card number is classified and served locally.
+	classifier := filepath.Join(root, "examples", "content-classifier.yaml")
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Charge 4539 1488 0343 6467 today", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "classification: pii, from detector (detectors: payment-card)")
+	assert.Contains(t, out, "=> status 200, backend local-qwen of support/support-chat, rule \"sensitive-local-only\"")
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Where is order 4111111111111112?", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.NotContains(t, out, "classification:")
+	assert.Contains(t, out, "backend cloud-gpt of support/support-chat")
 }
 
 func must[T any](v T, err error) T {
@@ -138,4 +185,403 @@ func must[T any](v T, err error) T {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// TestRoutingTestRefusesWhatItWouldIgnore: a case-level data plane that no
+// run tests, a --tests file that holds no RoutingTest, and the compiler's
+// warnings are each said, not skipped (issue 50); --warnings-as-errors
+// makes the warnings fail the run as it does for render.
+func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	typo := write("typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: typo}
+spec:
+  router: team-a/chat
+  cases:
+    - name: on a plane that does not exist
+      dataPlanes: [Envoy]
+      request: {model: claude-opus-4}
+      expect: {backend: cloud-opus}
+`)
+	code, out, stderr := cliRun(t, "", "test", "-f", quickstart, "--tests", typo)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "spec.cases[0].dataPlanes[0]")
+	assert.Contains(t, stderr, "(UnknownDataPlane)")
+	assert.NotContains(t, out, "PASS")
+
+	testsDir := filepath.Join(dir, "tests")
+	require.NoError(t, os.Mkdir(testsDir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(testsDir, "misspelt.yaml"), []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTests
+metadata: {name: misspelt}
+spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {status: 200}}]}
+`), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "misspelt.yaml")
+	assert.Contains(t, stderr, `has no kind "RoutingTests"`)
+	assert.Contains(t, stderr, "(UnknownKind)")
+	other := filepath.Join(dir, "other")
+	require.NoError(t, os.Mkdir(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "configmap.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", other)
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "kinds found: ConfigMap")
+	assert.Contains(t, stderr, "(NoRoutingTest)")
+
+	// A run in which every case was skipped tested nothing: it fails.
+	skipped := write("skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: skipped}
+spec:
+  router: team-a/chat
+  dataPlanes: [Gateway]
+  cases:
+    - {name: x, request: {model: claude-opus-4}, expect: {backend: cloud-opus}}
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", skipped)
+	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "FAIL: 0 passed, 0 failed, 1 skipped")
+	assert.Contains(t, stderr, "nothing was tested")
+	// Our group with another kind, in the inputs, is a misspelt test.
+	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-f", filepath.Join(testsDir, "misspelt.yaml"))
+	assert.Equal(t, 3, code, stderr)
+	assert.Contains(t, stderr, "(UnknownKind)")
+
+	// A router with a warning (hybrid mode, no rule for phi).
+	warned := write("warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: warned, namespace: ns}
+spec:
+  backends:
+    - {name: local, tier: local, external: {provider: litellm, model: qwen, url: "http://qwen.models.svc:8000"}}
+  rules:
+    - {name: pii, failClosed: true, match: {dataClassification: [pii]}, route: {backends: [local]}}
+  defaultRoute: local
+  policy:
+    classification: {mode: hybrid}
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: warned}
+spec:
+  router: ns/warned
+  dataPlanes: [Proxy]
+  cases:
+    - {name: served, request: {model: qwen}, expect: {backend: local}}
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", warned)
+	assert.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "(DetectorClassUnrouted)", "test shows the compiler's warnings")
+	code, out, stderr = cliRun(t, "", "test", "-f", warned, "--warnings-as-errors")
+	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
+	assert.Contains(t, stderr, "(DetectorClassUnrouted)")
+	code, _, stderr = cliRun(t, "", "explain", "-f", warned, "--model", "qwen", "--warnings-as-errors")
+	assert.NotEqual(t, 0, code, stderr)
+}
+
+// TestWeightedCasesAreDeterministic: a case on a weighted rule asserts the
+// set it draws from (backend: [a, b]) and passes on every run and plane,
+// with no DIFF; asserting one backend of the split fails on every run and
+// plane, saying why, instead of passing by chance (issue 50, item 1).
+func TestWeightedCasesAreDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set.yaml")
+	require.NoError(t, os.WriteFile(set, []byte(weightedRouter), 0o600))
+	one := filepath.Join(dir, "one.yaml")
+	require.NoError(t, os.WriteFile(one, []byte(strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1)), 0o600))
+	for range 10 {
+		code, out, stderr := cliRun(t, "", "test", "-f", set)
+		require.Equal(t, 0, code, "%s\n%s", out, stderr)
+		assert.NotContains(t, out, "DIFF")
+		code, out, stderr = cliRun(t, "", "test", "-f", one)
+		require.Equal(t, 1, code, "%s\n%s", out, stderr)
+		assert.Contains(t, out, `rule "split" is weighted over a, b: which one serves is chance`)
+		assert.Contains(t, out, "FAIL: 2 passed, 2 failed")
+	}
+}
+
+const weightedRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: ab, namespace: ns}
+spec:
+  gatewayRef: {name: gw}
+  backends:
+    - {name: a, tier: local, external: {provider: litellm, model: qwen, url: "http://a.models.svc:8000"}}
+    - {name: b, tier: local, external: {provider: litellm, model: qwen, url: "http://b.models.svc:8000"}}
+  rules:
+    - name: split
+      match: {models: [qwen]}
+      route: {strategy: weighted, backends: [a, b]}
+  defaultRoute: a
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: ab}
+spec:
+  router: ns/ab
+  dataPlanes: [Proxy, Gateway]
+  cases:
+    - {name: one of the split, request: {model: qwen}, expect: {backend: [a, b], rule: split}}
+    - {name: b down, down: [b], request: {model: qwen}, expect: {backend: a, rule: split}}
+`
+
+// TestAgentGatewayListenerAndDown: a router on an agentgateway listener
+// (agentGatewayRef.sectionName) is answered on it, as on the other planes
+// (it was 404 "no route matches"), and a backend down means there what it
+// means on the router-proxy: its InferenceService not ready, so the
+// controller routes the rule to the next ready backend (issue 50, items 2, 3).
+func TestAgentGatewayListenerAndDown(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "agw.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(agentGatewayListenerRouter), 0o600))
+	code, out, stderr := cliRun(t, "", "test", "-f", f, "-v")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "ok   agw/code [AgentGateway]: 200 from qwen (rule code)")
+	assert.Contains(t, out, "ok   agw/qwen down [AgentGateway]: 200 from llama (rule code)")
+	assert.Contains(t, out, "ok   agw/qwen down [Proxy]: 200 from llama (rule code)")
+	assert.NotContains(t, out, "DIFF")
+}
+
+const agentGatewayListenerRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef:
+    name: agw
+    sectionName: llm
+    endpointPicker: qwen3-epp
+    endpointPickerPort: 9002
+  backends:
+    - {name: qwen, displayName: qwen3, inferenceServiceRef: {name: qwen3}}
+    - {name: llama, displayName: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: agw}
+spec:
+  router: ml/chat
+  cases:
+    - {name: code, request: {model: qwen3}, expect: {backend: qwen, rule: code}}
+    - {name: default, request: {model: other}, expect: {backend: llama}}
+    - {name: qwen down, down: [qwen], request: {model: qwen3}, expect: {backend: llama, rule: code}}
+`
+
+// TestHeaderAssertionsByValue: forwarded as a map asserts each header's
+// value at the backend, on every plane (content-type included, as clients
+// send it), and callerTokenForwarded: false that the caller's own token did
+// not reach a provider whatever key the provider gets (issue 50, item 8).
+func TestHeaderAssertionsByValue(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	values := filepath.Join(dir, "values.yaml")
+	require.NoError(t, os.WriteFile(values, []byte(headerValuesTest), 0o600))
+	code, out, stderr := cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", values)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	wrong := filepath.Join(dir, "wrong.yaml")
+	require.NoError(t, os.WriteFile(wrong, []byte(strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1)), 0o600))
+	code, out, _ = cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", wrong)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, `header x-llmkube-team reaches the backend as ["blue"], want "platform"`)
+
+	token := filepath.Join(dir, "token.yaml")
+	require.NoError(t, os.WriteFile(token, []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: token}
+spec:
+  router: ml/agents
+  dataPlanes: [Proxy]
+  cases:
+    - name: the provider gets its own key, never the caller's token or the team header
+      request: {model: gpt-5, token: {claims: {team: platform}}}
+      expect: {backend: gpt, notForwarded: [x-llmkube-team], callerTokenForwarded: false}
+    - name: an in-cluster model gets the verified team
+      request: {model: qwen3-32b, token: {claims: {team: research}}}
+      expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
+`), 0o600))
+	code, out, stderr = cliRun(t, "", "test", "-f", filepath.Join(root, "testdata", "mcp-server", "input.yaml"), "--tests", token)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+}
+
+const headerValuesTest = `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: values}
+spec:
+  router: ml/tenants
+  dataPlanes: [Proxy, Gateway]
+  cases:
+    - name: the backend receives the verified team and content-type
+      request:
+        model: qwen3
+        headers: {x-llmkube-team: platform}
+        token: {claims: {team: blue}}
+      expect: {backend: qwen, forwarded: {x-llmkube-team: blue, content-type: application/json}}
+`
+
+// TestHintsLeadToARouterThatCompiles: on Gateway and AgentGateway, doing
+// what an error's hint says gives a router that compiles, not the next
+// error (issue 50, item 9: BackendTimeoutsDiffer then
+// BudgetSpansTrafficPolicies; agentGatewayRef.endpointPicker then
+// PickerSharedAcrossInferenceServices).
+func TestHintsLeadToARouterThatCompiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	code, _, stderr := cliRun(t, "", "validate", "-f", write("gw.yaml", hintGatewayRouter))
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "set the rule's timeout to 2m0s")
+	followed := strings.Replace(hintGatewayRouter, "route: {backends: [qwen, llama]}}", "route: {backends: [qwen, llama]}, timeout: 2m0s}", 1)
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("gw-followed.yaml", followed))
+	assert.Equal(t, 0, code, stderr)
+
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw.yaml", hintAgentGatewayRouter))
+	require.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "(EndpointPickerRequired)")
+	assert.NotContains(t, stderr, "or spec.agentGatewayRef.endpointPicker and endpointPickerPort", "a hint that leads to PickerSharedAcrossInferenceServices")
+	followed = strings.NewReplacer(
+		"{name: qwen, inferenceServiceRef: {name: qwen3}}", "{name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen3-epp, port: 9002}}}",
+		"{name: llama, inferenceServiceRef: {name: llama}}", "{name: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}",
+	).Replace(hintAgentGatewayRouter)
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw-followed.yaml", followed))
+	assert.Equal(t, 0, code, stderr)
+}
+
+const hintGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}, timeout: 30s}
+    - {name: llama, inferenceServiceRef: {name: llama}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+  policy:
+    budgets: [{name: all, scope: router, maxTokens: 1000000}]
+`
+
+const hintAgentGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: qwen3, namespace: ml}
+spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama, namespace: ml}
+spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
+status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: agw}
+  backends:
+    - {name: qwen, inferenceServiceRef: {name: qwen3}}
+    - {name: llama, inferenceServiceRef: {name: llama}}
+  rules:
+    - {name: code, match: {models: [qwen3]}, route: {backends: [qwen, llama]}}
+  defaultRoute: llama
+`
+
+// TestRoutingTestRunSelectsCases: --run runs only the cases whose
+// test/case name matches, as go test -run; matching none is a usage error.
+func TestRoutingTestRunSelectsCases(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	in, tests := filepath.Join(root, "examples", "content-classifier.yaml"), filepath.Join(root, "examples", "tests", "content-classifier.test.yaml")
+	code, out, stderr := cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "card number", "-v")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	assert.Contains(t, out, "PASS: 1 passed")
+	assert.Contains(t, out, "a card number in a tool call's arguments")
+	code, _, stderr = cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "no such case")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "matches no case")
+}
+
+// TestJSONOutputOfValidateAndExplain: validate -o json prints every
+// diagnostic with its field path and reason (exit 1 when invalid), explain
+// -o json each plane's result (issue 50, item 10).
+func TestJSONOutputOfValidateAndExplain(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "gw.yaml")
+	require.NoError(t, os.WriteFile(f, []byte(hintGatewayRouter), 0o600))
+	code, out, stderr := cliRun(t, "", "validate", "-o", "json", "-f", f)
+	assert.Equal(t, 1, code, stderr)
+	var v struct {
+		Valid       bool `json:"valid"`
+		Diagnostics []struct {
+			Severity, Field, Reason, Message string
+		} `json:"diagnostics"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	assert.False(t, v.Valid)
+	var reasons []string
+	for _, d := range v.Diagnostics {
+		reasons = append(reasons, d.Severity+" "+d.Field+" "+d.Reason)
+	}
+	assert.Contains(t, reasons, "error spec.rules[0].timeout BackendTimeoutsDiffer")
+	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", filepath.Join(root, "examples", "quickstart.yaml"))
+	assert.Equal(t, 0, code)
+	assert.JSONEq(t, `{"valid": true, "diagnostics": []}`, out)
+
+	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", filepath.Join(root, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
+	require.Equal(t, 0, code, stderr)
+	var e struct {
+		Router  string `json:"router"`
+		Results []struct {
+			DataPlane, Backend, Rule string
+			Status                   int
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &e), out)
+	require.Len(t, e.Results, 1)
+	assert.Equal(t, "support/support-chat", e.Router)
+	assert.Equal(t, "local-qwen", e.Results[0].Backend)
+	assert.Equal(t, "sensitive-local-only", e.Results[0].Rule)
 }

@@ -175,6 +175,18 @@ func (s *streams) printDiags(diags diag.List) {
 // compile runs decode and the pipeline, printing diagnostics; the result is
 // nil when anything was refused.
 func (s *streams) compile(f *commonFlags, args []string) ([]*unstructured.Unstructured, error) {
+	return s.compileDiags(f, args, nil)
+}
+
+func nonNil(l diag.List) diag.List {
+	if l == nil {
+		return diag.List{}
+	}
+	return l
+}
+
+// compileDiags is compile, also handing the diagnostics to out when set.
+func (s *streams) compileDiags(f *commonFlags, args []string, out *diag.List) ([]*unstructured.Unstructured, error) {
 	opts, err := f.options(args)
 	if err != nil {
 		return nil, err
@@ -195,6 +207,9 @@ func (s *streams) compile(f *commonFlags, args []string) ([]*unstructured.Unstru
 		for i := range diags {
 			diags[i].Severity = diag.Error
 		}
+	}
+	if out != nil {
+		*out = diags
 	}
 	s.printDiags(diags)
 	if diags.HasErrors() {
@@ -239,18 +254,41 @@ do not change the exit code.`,
 
 func (s *streams) validateCmd() *cobra.Command {
 	var f commonFlags
+	var output string
 	c := &cobra.Command{
 		Use:   "validate -f FILE [-f FILE ...]",
 		Short: "Check ModelRouters without printing manifests",
 		Long: `validate runs the whole compiler, including the chosen data plane's checks, and
 exits 0 when every router is valid. Otherwise it prints one line per problem to
-stderr as FILE: ModelRouter/NAME: FIELD.PATH: MESSAGE (Reason) and exits 1.`,
+stderr as FILE: ModelRouter/NAME: FIELD.PATH: MESSAGE (Reason) and exits 1.
+With -o json it prints {"valid": bool, "diagnostics": [...]} to stdout
+instead, each diagnostic with severity, file, object, field, reason and
+message.`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			_, err := s.compile(&f, args)
+			switch output {
+			case "text":
+				_, err := s.compile(&f, args)
+				return err
+			case "json":
+			default:
+				return usageErr("-o must be text or json, not %q", output)
+			}
+			var diags diag.List
+			quiet := &streams{stdout: io.Discard, stderr: io.Discard, stdin: s.stdin}
+			_, err := quiet.compileDiags(&f, args, &diags)
+			if err != nil && !errors.Is(err, errInvalid) {
+				return err
+			}
+			enc := json.NewEncoder(s.stdout)
+			enc.SetIndent("", "  ")
+			if encErr := enc.Encode(map[string]any{"valid": !diags.HasErrors(), "diagnostics": nonNil(diags.Sorted())}); encErr != nil {
+				return encErr
+			}
 			return err
 		},
 	}
 	f.register(c, false)
+	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text, or json (the diagnostics on stdout)")
 	return c
 }
 

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,13 +67,20 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	}
 	var foreign []*unstructured.Unstructured
 	for _, src := range srcs {
-		decode := routingtest.Decode
-		if isTestSource(src.name, tests) {
-			decode = routingtest.DecodeTests
-		}
-		fs, d := decode(src.name, src.data)
+		fs, d := routingtest.Decode(src.name, src.data)
 		p.files = append(p.files, fs...)
 		diags = append(diags, d...)
+		if isTestSource(src.name, tests) && len(fs) == 0 && !d.HasErrors() {
+			// A file in --tests that holds no RoutingTest is a mistake
+			// (a misspelt kind, a router put there), not a file to skip.
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NoRoutingTest",
+				Message: fmt.Sprintf("a --tests file holds no %s (kinds found: %s); fix its kind, or pass routers with -f", routingtest.Kind, routingtest.KindsIn(src.data))})
+		} else if other := routingtest.OtherKinds(src.data); isTestSource(src.name, tests) && len(other) > 0 && !d.HasErrors() {
+			// Beside RoutingTests, another document in a --tests file is
+			// read by nothing (--tests objects are not inputs).
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NotARoutingTest",
+				Message: fmt.Sprintf("a --tests file holds only %s documents, and %s would be read by nothing; move it to an input (-f) or fix its kind", routingtest.Kind, strings.Join(other, ", "))})
+		}
 		if !isTestSource(src.name, tests) {
 			objs, _ := routingtest.Foreign(src.data, f.namespace)
 			foreign = append(foreign, objs...)
@@ -101,7 +111,8 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 		s.printDiags(append(diags, d...))
 		return nil, errInvalidInput
 	}
-	diags = append(diags, routingtest.Warnings(p.planes)...) // the compiler's, per plane
+	// The compiler's warnings, as render and validate show them.
+	diags = append(diags, routingtest.Warnings(p.planes)...)
 	if f.warningsAsErrors && len(diags) > 0 {
 		for i := range diags {
 			diags[i].Severity = diag.Error
@@ -130,6 +141,7 @@ func (s *streams) testCmd() *cobra.Command {
 	var output string
 	var coverage, verbose bool
 	var failUnder float64
+	var runPattern string
 	c := &cobra.Command{
 		Use:   "test [-f] INPUT... [--tests FILE|DIR]",
 		Short: "Run routing tests against every data plane the routers compile for",
@@ -153,17 +165,35 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			if failUnder < 0 || failUnder > 100 {
 				return usageErr("--fail-under must be a percentage between 0 and 100")
 			}
+			var only *regexp.Regexp
+			if runPattern != "" {
+				var err error
+				if only, err = regexp.Compile(runPattern); err != nil {
+					return usageErr("--run %q: %v", runPattern, err)
+				}
+			}
 			p, err := s.prepare(&f, args, tests, true)
 			if err != nil {
 				return err
 			}
+			if only != nil {
+				// Cases whose "test/case" name matches, as go test -run.
+				n := 0
+				for _, tf := range p.files {
+					tf.Cases = slices.DeleteFunc(tf.Cases, func(c routingtest.Case) bool { return !only.MatchString(tf.Name + "/" + c.Name) })
+					n += len(tf.Cases)
+				}
+				if n == 0 {
+					return usageErr("--run %q matches no case", runPattern)
+				}
+			}
 			rep := routingtest.Run(p.files, p.planes, f.namespace)
-			rep.WithCoverage, rep.FailUnder = coverage || failUnder > 0, failUnder
+			rep.FailUnder = failUnder
 			switch output {
 			case "json":
 				err = rep.WriteJSON(s.stdout)
 			case "junit":
-				err = rep.WriteJUnit(s.stdout)
+				err = rep.WriteJUnit(s.stdout, coverage)
 				fmt.Fprintln(s.stderr, rep.Summary())
 			default:
 				rep.WriteText(s.stdout, verbose, coverage || failUnder > 0)
@@ -171,11 +201,14 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 			if err != nil {
 				return err
 			}
-			low := len(rep.Below()) > 0
-			for _, c := range rep.Below() {
-				fmt.Fprintln(s.stderr, rep.BelowMessage(c))
+			low := rep.CoverageFailures()
+			for _, m := range low {
+				fmt.Fprintln(s.stderr, m)
 			}
-			if rep.Failed() > 0 || low || rep.NoneRan() {
+			if rep.NothingRan() {
+				fmt.Fprintln(s.stderr, "no case ran on any data plane (every one was skipped): nothing was tested")
+			}
+			if rep.Failed() > 0 || len(low) > 0 || rep.NothingRan() {
 				return &exitError{code: ExitTestFailed}
 			}
 			return nil
@@ -185,6 +218,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 	c.Flags().StringArrayVar(&tests, "tests", nil, "file or directory of RoutingTest documents (repeatable); tests in the inputs run too")
 	c.Flags().StringVarP(&output, "output", "o", "text", "output format: text, json or junit")
 	c.Flags().BoolVar(&coverage, "coverage", false, "report the rules, backends and budgets no case exercised")
+	c.Flags().StringVar(&runPattern, "run", "", "run only the cases whose test/case name matches this regular expression")
 	c.Flags().Float64Var(&failUnder, "fail-under", 0, "fail (exit 1) when a tested router's coverage is below this percentage")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "list passing and skipped case runs too")
 	return c
@@ -192,11 +226,11 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
-	var model, router, path, claims, issuer string
+	var model, router, path, claims, issuer, prompt, output string
 	var headers, down []string
 	var invalidToken bool
 	c := &cobra.Command{
-		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...]",
+		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...] [--prompt TEXT]",
 		Short: "Show how each data plane routes one request",
 		Long: `explain sends one request to every data plane the router compiles for (or
 --data-plane), with every router of the input on its gateway, and prints each
@@ -207,7 +241,15 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 			if model == "" {
 				return usageErr("--model is required")
 			}
+			if output != "text" && output != "json" {
+				return usageErr("-o must be text or json, not %q", output)
+			}
 			req := routingtest.Request{Model: model, Path: path, Headers: http.Header{}}
+			if prompt != "" {
+				// A chat body, so the content classifier has a text to read.
+				req.Body = map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": prompt}}}
+				req.Model = ""
+			}
 			for _, h := range headers {
 				k, v, ok := strings.Cut(h, ":")
 				if !ok || strings.TrimSpace(k) == "" {
@@ -237,6 +279,15 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 			if err != nil {
 				return err
 			}
+			if output == "json" {
+				var results []routingtest.Result
+				for _, pl := range p.planes {
+					results = append(results, pl.Serve(key, req, down))
+				}
+				enc := json.NewEncoder(s.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]any{"router": key, "results": results})
+			}
 			for _, pl := range p.planes {
 				res := pl.Serve(key, req, down)
 				fmt.Fprintf(s.stdout, "== %s\n", pl.Name)
@@ -248,10 +299,7 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 					fmt.Fprintf(s.stdout, "   %s\n", t)
 				}
 				fmt.Fprintf(s.stdout, "   => status %d", res.Status)
-				switch {
-				case len(res.Backends) > 0:
-					fmt.Fprintf(s.stdout, ", any of backends %s of %s (weighted rule %s: a draw)", strings.Join(res.Backends, ", "), res.Router, strconv.Quote(res.Rule))
-				case res.Backend != "":
+				if res.Backend != "" {
 					fmt.Fprintf(s.stdout, ", backend %s of %s, rule %s, tried %s", res.Backend, res.Router, strconv.Quote(res.Rule), strings.Join(res.Attempts, " -> "))
 				}
 				fmt.Fprintln(s.stdout)
@@ -278,6 +326,8 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
 	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
 	fl.StringVar(&path, "path", "", "the request path (default /v1/chat/completions)")
+	fl.StringVarP(&output, "output", "o", "text", "output format: text, or json (each plane's result)")
+	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
 	return c
 }

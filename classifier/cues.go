@@ -1,0 +1,211 @@
+package classifier
+
+import "math/bits"
+
+// Context words: a detector that a pattern alone would make noisy (a bare
+// nine-digit number, an ICD-10-shaped token) fires only with one of these
+// words near it, matched case-insensitively at a word's start.
+
+// cueWindow is how far before (and, for ICD-10 codes, after) a candidate
+// its context words are looked for.
+const cueWindow = 48
+
+// mrnCueWindow is how far before a bare number its medical record word is
+// looked for: "Medical record number: 5512093" fits.
+const mrnCueWindow = 32
+
+// cueKind is a list of context words, as a bit: one pass over a window
+// finds the words of several lists.
+type cueKind uint8
+
+const (
+	cueSSN cueKind = 1 << iota
+	cuePhone
+	cueMRN
+	cueICD
+	cueHealth
+)
+
+// cueIndex holds each list's context words by their first letter.
+var cueIndex [8][26][]string
+
+func addCues(k cueKind, words ...string) {
+	list := &cueIndex[bits.TrailingZeros8(uint8(k))]
+	for _, w := range words {
+		list[w[0]-'a'] = append(list[w[0]-'a'], w)
+	}
+}
+
+func init() {
+	addCues(cueSSN, "ssn", "social security", "soc sec", "social sec", "ss#", "ss #", "ss no", "taxpayer id", "itin", "irs")
+	addCues(cuePhone, "phone", "tel:", "tel.", "tel ", "tel#", "telephone", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "reach me", "contact", "landline")
+	addCues(cueMRN, "mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number", "health plan", "beneficiary", "medicaid", "medicare")
+	addCues(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid")
+	addCues(cueHealth, healthTerms...)
+}
+
+// cuesIn returns which of the want lists have a word starting in
+// t[from:to], matched case-insensitively at a word's start: one pass over
+// the window, whatever the number of lists and words.
+func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
+	from, to = max(from, 0), min(to, len(t))
+	sc.steps += max(to-from, 0)
+	var found cueKind
+	for i := from; i < to; i++ {
+		c := t[i] | 0x20
+		if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
+			continue
+		}
+		for left := want &^ found; left != 0; left &= left - 1 {
+			k := bits.TrailingZeros8(uint8(left))
+			for _, w := range cueIndex[k][c-'a'] {
+				if hasPrefixFold(t[i:], w) {
+					found |= 1 << k
+					if found == want {
+						return found
+					}
+					break
+				}
+			}
+		}
+	}
+	return found
+}
+
+// hasPrefixFold reports whether t starts with the lowercase word, ASCII
+// case-insensitively.
+func hasPrefixFold(t []byte, word string) bool {
+	if len(t) < len(word) {
+		return false
+	}
+	for k := range len(word) {
+		c := t[k]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// healthTerms are the stems of words about a person's health: a diagnosis,
+// a condition, a treatment. Next to a personal identifier they make the
+// text protected health information (phi).
+var healthTerms = []string{
+	"diagnos", "prognos", "prescri", "medication", "dosage", "treatment", "therapy", "chemo", "radiotherapy",
+	"surgery", "surgical", "hospitali", "admitted to", "discharge", "symptom", "cancer", "tumor", "tumour",
+	"carcinoma", "leukemia", "leukaemia", "lymphoma", "melanoma", "diabet", "hiv", "aids", "hepatitis", "tuberculosis",
+	"asthma", "copd", "hypertension", "depress", "anxiety", "bipolar", "schizophren", "ptsd", "adhd", "autis",
+	"dementia", "alzheimer", "parkinson", "epilep", "seizure", "stroke", "heart attack", "myocardial", "cardiac",
+	"pregnan", "miscarriage", "abortion", "sexually transmitted", "sti test", "chlamydia", "syphilis", "gonorrh", "herpes",
+	"overdose", "rehab", "addiction", "substance use", "opioid", "insulin", "metformin", "lisinopril", "sertraline",
+	"antidepress", "blood pressure", "blood test", "lab result", "biopsy", "mri", "ct scan", "x-ray", "allerg",
+	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
+	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
+	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
+}
+
+// healthWindow is how far from an identifier a health term is looked for.
+const healthWindow = 512
+
+// healthTerms fires HealthTerm when a health word is within healthWindow of
+// one of the text's identifiers.
+func (sc *scanner) healthTerms(t []byte) {
+	if sc.found.Has(HealthTerm) {
+		return
+	}
+	end := -1
+	for k := range sc.nids {
+		from, to := max(sc.ids[k]-healthWindow, end, 0), min(sc.ids[k]+healthWindow, len(t))
+		if from >= to {
+			continue
+		}
+		end = to
+		if sc.cuesIn(t, from, to, cueHealth) != 0 {
+			sc.found |= Set(HealthTerm)
+			return
+		}
+	}
+}
+
+// identifierCue records the identifier a word at t[i] introduces: a name
+// after "Patient", "Name:", "Mr.", "Mrs." or "Ms." (Patient Jane Roe, Name:
+// John Smith), or a date of birth after "DOB", "birth" or "born". A name is
+// an identifier only where the text says so; the health-term detector then
+// looks for health words next to it.
+func (sc *scanner) identifierCue(t []byte, i int) {
+	if t[i] == ':' {
+		if i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1) {
+			sc.identifier(i)
+		}
+		return
+	}
+	if i > 0 && isLetter(t[i-1]) {
+		return // not a word's start
+	}
+	switch {
+	case hasPrefixFold(t[i:], "patient"):
+		if twoNames(t, i+len("patient")) {
+			sc.identifier(i)
+		}
+	case hasPrefixFold(t[i:], "mr. ") || hasPrefixFold(t[i:], "ms. ") || hasPrefixFold(t[i:], "mrs. "):
+		if t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's')) {
+			sc.identifier(i)
+		}
+	case hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "d.o.b") || hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "born"):
+		if birthDate(t, i+3) {
+			sc.identifier(i)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notNames follow "patient" without naming one.
+var notNames = map[string]bool{"Care": true, "Portal": true, "Safety": true, "Services": true, "Service": true, "Experience": true,
+	"Education": true, "Information": true, "Access": true, "Support": true, "Records": true, "Record": true, "Engagement": true,
+	"Advocate": true, "Advocacy": true, "Rights": true, "Satisfaction": true, "Outcomes": true, "Data": true, "Privacy": true,
+	"Name": true, "The": true, "This": true, "A": true, "An": true}
+
+// birthDate reports whether a date (a group of digits) follows a birth
+// word within a few bytes: DOB 03/14/1962, born on 3 March 1962.
+func birthDate(t []byte, p int) bool {
+	for end := min(p+24, len(t)); p < end; p++ {
+		if isDigit(t[p]) {
+			return true
+		}
+	}
+	return false
+}
+
+// twoNames reports whether t at p (after spaces and a ':') holds two
+// capitalized words that are not notNames.
+func twoNames(t []byte, p int) bool {
+	for p < len(t) && (t[p] == ' ' || t[p] == ':') {
+		p++
+	}
+	for range 2 {
+		if p >= len(t) || t[p] < 'A' || t[p] > 'Z' {
+			return false
+		}
+		q := p + 1
+		for q < len(t) && t[q] >= 'a' && t[q] <= 'z' {
+			q++
+		}
+		if q-p < 2 || q-p > 20 || notNames[string(t[p:q])] {
+			return false
+		}
+		p = q
+		if p < len(t) && t[p] == ' ' {
+			p++
+		}
+	}
+	return true
+}

@@ -1,0 +1,139 @@
+package classifier
+
+// Identifiers that start with letters: IBANs (two letters, two check
+// digits), ICD-10 codes (a letter, two characters), and medical record
+// numbers with a letter prefix.
+
+// lettered judges the word around t[i], a digit right after a letter, and
+// returns the index of the compound token's last byte.
+func (sc *scanner) lettered(t []byte, i int) int {
+	switch {
+	case i >= 2 && isLetter(t[i-2]) && boundaryBefore(t, i-2) && i+1 < len(t) && isDigit(t[i+1]):
+		if end := sc.iban(t, i-2); end > 0 {
+			return end - 1
+		}
+	case boundaryBefore(t, i-1):
+		sc.icd10(t, i-1)
+	}
+	if w := wordStart(t, i); i-w <= 3 && sc.letteredMRN(t, w) {
+		sc.fire(MedicalRecordNumber, w)
+	}
+	return skipCompound(t, i)
+}
+
+func wordStart(t []byte, i int) int {
+	for i > 0 && isAlnum(t[i-1]) {
+		i--
+	}
+	return i
+}
+
+// ibanLengths is each country's IBAN length (ISO 13616, the SWIFT IBAN
+// registry).
+var ibanLengths = map[[2]byte]int{
+	{'A', 'D'}: 24, {'A', 'E'}: 23, {'A', 'L'}: 28, {'A', 'T'}: 20, {'A', 'Z'}: 28, {'B', 'A'}: 20, {'B', 'E'}: 16,
+	{'B', 'G'}: 22, {'B', 'H'}: 22, {'B', 'I'}: 27, {'B', 'R'}: 29, {'B', 'Y'}: 28, {'C', 'H'}: 21, {'C', 'R'}: 22,
+	{'C', 'Y'}: 28, {'C', 'Z'}: 24, {'D', 'E'}: 22, {'D', 'J'}: 27, {'D', 'K'}: 18, {'D', 'O'}: 28, {'E', 'E'}: 20,
+	{'E', 'G'}: 29, {'E', 'S'}: 24, {'F', 'I'}: 18, {'F', 'K'}: 18, {'F', 'O'}: 18, {'F', 'R'}: 27, {'G', 'B'}: 22,
+	{'G', 'E'}: 22, {'G', 'I'}: 23, {'G', 'L'}: 18, {'G', 'R'}: 27, {'G', 'T'}: 28, {'H', 'N'}: 28, {'H', 'R'}: 21,
+	{'H', 'U'}: 28, {'I', 'E'}: 22, {'I', 'L'}: 23, {'I', 'Q'}: 23, {'I', 'S'}: 26, {'I', 'T'}: 27, {'J', 'O'}: 30,
+	{'K', 'W'}: 30, {'K', 'Z'}: 20, {'L', 'B'}: 28, {'L', 'C'}: 32, {'L', 'I'}: 21, {'L', 'T'}: 20, {'L', 'U'}: 20,
+	{'L', 'V'}: 21, {'L', 'Y'}: 25, {'M', 'C'}: 27, {'M', 'D'}: 24, {'M', 'E'}: 22, {'M', 'K'}: 19, {'M', 'N'}: 20,
+	{'M', 'R'}: 27, {'M', 'T'}: 31, {'M', 'U'}: 30, {'N', 'I'}: 28, {'N', 'L'}: 18, {'N', 'O'}: 15, {'O', 'M'}: 23,
+	{'P', 'K'}: 24, {'P', 'L'}: 28, {'P', 'S'}: 29, {'P', 'T'}: 25, {'Q', 'A'}: 29, {'R', 'O'}: 24, {'R', 'S'}: 22,
+	{'R', 'U'}: 33, {'S', 'A'}: 24, {'S', 'C'}: 31, {'S', 'D'}: 18, {'S', 'E'}: 24, {'S', 'I'}: 19, {'S', 'K'}: 24,
+	{'S', 'M'}: 27, {'S', 'O'}: 23, {'S', 'T'}: 25, {'S', 'V'}: 28, {'T', 'L'}: 23, {'T', 'N'}: 24, {'T', 'R'}: 26,
+	{'U', 'A'}: 29, {'V', 'A'}: 22, {'V', 'G'}: 24, {'X', 'K'}: 20, {'Y', 'E'}: 30,
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// iban reads an IBAN at t[s] (its country code), written whole or in
+// groups of four joined by single spaces, and fires on a known country's
+// exact length and a valid ISO 7064 mod-97 check. It returns the index
+// after the IBAN, or 0.
+func (sc *scanner) iban(t []byte, s int) int {
+	want := ibanLengths[[2]byte{upper(t[s]), upper(t[s+1])}]
+	if want == 0 {
+		return 0
+	}
+	var buf [34]byte
+	n, p := 0, s
+	for p < len(t) && n < want {
+		c := t[p]
+		switch {
+		case isAlnum(c):
+			buf[n] = upper(c)
+			n++
+			p++
+		case c == ' ' && n%4 == 0 && p+1 < len(t) && isAlnum(t[p+1]):
+			p++
+		default:
+			p = len(t) + 1 // stop
+		}
+	}
+	if n != want || p > len(t) || (p < len(t) && isWordByte(t[p])) || !isDigit(buf[2]) || !isDigit(buf[3]) {
+		return 0
+	}
+	// Move the first four characters to the end; letters count 10-35.
+	mod := 0
+	for k := range n {
+		c := buf[(k+4)%n]
+		if isDigit(c) {
+			mod = (mod*10 + int(c-'0')) % 97
+		} else {
+			mod = (mod*100 + int(c-'A'+10)) % 97
+		}
+	}
+	if mod != 1 {
+		return 0
+	}
+	sc.fire(IBAN, s)
+	return p
+}
+
+// icd10 reads an ICD-10 code at t[s] (A00-Z99, U excluded, a third
+// character, an optional '.' and up to four more: E11.9, C50.911, F32A)
+// and fires when a diagnosis or health word is near it (E11.9, type 2
+// diabetes).
+func (sc *scanner) icd10(t []byte, s int) {
+	c := t[s]
+	if c < 'A' || c > 'Z' || c == 'U' || s+2 >= len(t) || !isDigit(t[s+1]) || !(isDigit(t[s+2]) || (t[s+2] >= 'A' && t[s+2] <= 'Z')) {
+		return
+	}
+	p := s + 3
+	if p+1 < len(t) && t[p] == '.' && (isDigit(t[p+1]) || (t[p+1] >= 'A' && t[p+1] <= 'Z')) {
+		p++
+		for k := 0; k < 4 && p < len(t) && (isDigit(t[p]) || (t[p] >= 'A' && t[p] <= 'Z')); k++ {
+			p++
+		}
+	}
+	if p < len(t) && isWordByte(t[p]) {
+		return
+	}
+	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
+		sc.fire(ICD10, s)
+	}
+}
+
+// letteredMRN: a medical record number with a short letter prefix
+// (MRN: A1234567, MR-00012345 is read as digits) after a record word.
+func (sc *scanner) letteredMRN(t []byte, w int) bool {
+	e := w
+	digits := 0
+	for e < len(t) && isAlnum(t[e]) {
+		if isDigit(t[e]) {
+			digits++
+		}
+		e++
+	}
+	if digits < 5 || e-w > 14 || (e < len(t) && isWordByte(t[e])) {
+		return false
+	}
+	return sc.cuesIn(t, w-cueWindow, w, cueMRN) != 0
+}

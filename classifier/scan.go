@@ -1,0 +1,142 @@
+package classifier
+
+// The scan of one text: one pass over its bytes, stopping only at a digit,
+// a '+' or '(' before one, and an '@'. Each stop hands a bounded piece of
+// the text to the detectors that start there; the pass resumes after it.
+
+// scanner accumulates what fired over the texts of one body.
+type scanner struct {
+	found Set
+	// ids are where personal identifiers start in the current text, for
+	// the health-term detector (a health term next to an identifier).
+	ids  [8]int
+	nids int
+	// steps counts the bytes the look-arounds read, so a test can hold
+	// the scan to linear time without a clock.
+	steps int
+}
+
+// stopByte marks the bytes the pass stops at: a number's or an address's
+// start, and the first byte of the words that introduce a name or a date
+// of birth (identifierCue).
+var stopByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for _, c := range "+(@:MPpDdBb" {
+		t[c] = true
+	}
+	return t
+}()
+
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isAlnum(c byte) bool  { return isDigit(c) || isLetter(c) }
+
+// isWordByte is a byte that continues a word or an identifier: letters,
+// digits, '_' and any byte of a multibyte UTF-8 character.
+func isWordByte(c byte) bool { return isAlnum(c) || c == '_' || c >= 0x80 }
+
+// text scans one text.
+func (sc *scanner) text(t []byte) {
+	sc.nids = 0
+	for i := 0; i < len(t); i++ {
+		if !stopByte[t[i]] {
+			continue
+		}
+		switch c := t[i]; {
+		case c == '@':
+			i = sc.email(t, i)
+		case c == '+' || c == '(':
+			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
+				i = sc.number(t, i)
+			}
+		case !isDigit(c):
+			sc.identifierCue(t, i)
+		case i > 0 && isLetter(t[i-1]):
+			// A digit after a letter: an IBAN's or an ICD-10 code's start,
+			// or the inside of a word (skipped whole).
+			i = sc.lettered(t, i)
+		case boundaryBefore(t, i):
+			if end, short := shortNumber(t, i); short {
+				i = end // most numbers in a text: 3, 12%, 180 ms, 2026
+				continue
+			}
+			i = sc.number(t, i)
+		default:
+			i = skipCompound(t, i)
+		}
+	}
+	if sc.nids > 0 {
+		sc.healthTerms(t)
+	}
+}
+
+// identifier records where a personal identifier starts.
+func (sc *scanner) identifier(at int) {
+	if sc.nids < len(sc.ids) {
+		sc.ids[sc.nids] = at
+		sc.nids++
+	}
+}
+
+// fire records a detection at offset at of the text.
+func (sc *scanner) fire(d Detector, at int) {
+	sc.found |= Set(d)
+	if d.Class() == ClassPII || d == MedicalRecordNumber {
+		sc.identifier(at)
+	}
+}
+
+// shortNumber reports whether the digits at t[i] are a number of at most
+// four digits that no separator continues, which no detector takes (the
+// shortest, a bare medical record number, has five), and returns the index
+// of its last digit.
+func shortNumber(t []byte, i int) (int, bool) {
+	j := i
+	for j < len(t) && j-i < 5 && isDigit(t[j]) {
+		j++
+	}
+	if j-i >= 5 {
+		return 0, false
+	}
+	if j < len(t) {
+		c := t[j]
+		if isWordByte(c) || ((c == ' ' || c == '-' || c == '.' || c == '/' || c == '_' || c == ')') && j+1 < len(t) && (isDigit(t[j+1]) || t[j+1] == '(')) {
+			return 0, false
+		}
+	}
+	return j - 1, true
+}
+
+// boundaryBefore reports whether a number may start at t[i]: not inside a
+// word, and not the continuation of a compound token such as a version
+// (v1.2.3), a UUID or an id (ORD-4111...).
+func boundaryBefore(t []byte, i int) bool {
+	if i == 0 {
+		return true
+	}
+	p := t[i-1]
+	if isWordByte(p) {
+		return false
+	}
+	if (p == '-' || p == '.' || p == '/' || p == '_') && i >= 2 && isWordByte(t[i-2]) {
+		return false
+	}
+	return true
+}
+
+// skipCompound returns the last index of the compound token (word bytes
+// joined by '-', '.', '/', '_') that contains t[i].
+func skipCompound(t []byte, i int) int {
+	j := i
+	for j+1 < len(t) {
+		c := t[j+1]
+		if isWordByte(c) || ((c == '-' || c == '.' || c == '/' || c == '_') && j+2 < len(t) && isWordByte(t[j+2])) {
+			j++
+			continue
+		}
+		break
+	}
+	return j
+}

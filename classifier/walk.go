@@ -1,0 +1,214 @@
+package classifier
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// binaryKeys are the members whose values are binary payloads, never text
+// the classifier reads: OpenAI's image_url, input_audio and file content
+// parts and an image response's b64_json.
+var binaryKeys = map[string]bool{"image_url": true, "input_audio": true, "file": true, "b64_json": true}
+
+// maxNestedDepth bounds how deep a string holding JSON (a tool call's
+// arguments) is walked again after its escapes are decoded.
+const maxNestedDepth = 2
+
+// walkStrings calls text for every string value in data (valid JSON), its
+// escapes decoded, and for every number of 9 digits or more, skipping the
+// members in binaryKeys, data: URLs and base64 blobs. Keys are not texts. A
+// string that holds JSON with escapes of its own (a tool call's arguments
+// written with \u escapes) is walked again, decoded once more, up to
+// maxNestedDepth.
+func walkStrings(data []byte, text func([]byte), depth int) {
+	// Each container on the path: an object or an array, and whether its
+	// value is skipped (a binary member).
+	type frame struct{ object, skip bool }
+	var stackBuf [32]frame
+	stack := stackBuf[:0]
+	skipping := func() bool { return len(stack) > 0 && stack[len(stack)-1].skip }
+	expectKey := false // the next string in an object is a key
+	skipNext := false  // the member just keyed is binary
+	var scratch []byte
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			stack = append(stack, frame{object: c == '{', skip: skipping() || skipNext})
+			skipNext = false
+			expectKey = c == '{'
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			expectKey = false
+		case ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1].object
+		case ':':
+			expectKey = false
+		case '"':
+			end := stringEnd(data, i)
+			raw := data[i+1 : end-1]
+			i = end - 1
+			if expectKey {
+				skipNext = binaryKeys[string(raw)]
+				expectKey = false
+				continue
+			}
+			if skipping() || skipNext {
+				skipNext = false
+				continue
+			}
+			s := raw
+			escaped := bytes.IndexByte(raw, '\\') >= 0
+			if escaped {
+				scratch = unescape(scratch[:0], raw)
+				s = scratch
+			}
+			if isBinary(s) {
+				continue
+			}
+			text(s)
+			if escaped && depth < maxNestedDepth && bytes.Contains(s, []byte(`\u`)) && looksLikeJSON(s) && json.Valid(s) {
+				nested := bytes.Clone(s)
+				walkStrings(nested, text, depth+1)
+			}
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			j := i
+			for j < len(data) && (isDigit(data[j]) || data[j] == '-' || data[j] == '.' || data[j] == 'e' || data[j] == 'E' || data[j] == '+') {
+				j++
+			}
+			if !skipping() && !skipNext && j-i >= 9 {
+				text(data[i:j])
+			}
+			skipNext = false
+			i = j - 1
+		case 't', 'f', 'n': // true, false, null
+			skipNext = false
+		}
+	}
+}
+
+// stringEnd returns the index after the string starting at d[i] == '"':
+// the first quote not escaped, found with IndexByte (the bodies' texts are
+// long and their quotes few).
+func stringEnd(d []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(d[j:], '"')
+		if k < 0 {
+			return len(d)
+		}
+		q := j + k
+		slashes := 0
+		for p := q - 1; p > i && d[p] == '\\'; p-- {
+			slashes++
+		}
+		if slashes%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
+}
+
+func looksLikeJSON(s []byte) bool {
+	s = bytes.TrimLeft(s, " \t\r\n")
+	return len(s) > 0 && (s[0] == '{' || s[0] == '[')
+}
+
+// isBinary reports whether a string is a payload rather than text: a data:
+// URL, or 64 bytes or more of the base64 alphabet without a space.
+func isBinary(s []byte) bool {
+	if len(s) > 5 && (bytes.HasPrefix(s, []byte("data:")) || bytes.HasPrefix(s, []byte("DATA:"))) && s[5] != ' ' && bytes.IndexByte(s[:min(len(s), 256)], ',') > 0 && bytes.IndexByte(s[:bytes.IndexByte(s, ',')], ' ') < 0 {
+		return true // data:[<media type>][;base64],<data>
+	}
+	if len(s) < 64 {
+		return false
+	}
+	for _, c := range s[:64] {
+		if !(isAlnum(c) || c == '+' || c == '/' || c == '=' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	// Text of 64 word characters in a row is rare; a blob has digits and
+	// letters of both cases mixed through it.
+	var lower, upper, digit bool
+	for _, c := range s[:64] {
+		switch {
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case isDigit(c):
+			digit = true
+		}
+	}
+	return lower && upper && digit
+}
+
+// unescape decodes the JSON escapes of a string's raw bytes (between the
+// quotes, valid JSON) into dst, as a decoder would, lone surrogates as
+// U+FFFD.
+func unescape(dst, raw []byte) []byte {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case 'r':
+			dst = append(dst, '\r')
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'u':
+			r, ok := hex4(raw, i+1)
+			if !ok {
+				dst = append(dst, '\\', 'u')
+				continue
+			}
+			i += 4
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(raw, i+3); ok && i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						dst = utf8.AppendRune(dst, dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, raw[i])
+		}
+	}
+	return dst
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case isDigit(c):
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

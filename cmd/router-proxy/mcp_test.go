@@ -1,0 +1,251 @@
+// Binary test of the MCP endpoint (spec.mcpServer): the real router-proxy
+// with the config the real compiler renders, the official Go SDK's client,
+// an issuer and upstreams on loopback.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+const mcpResource = "https://models.example.com/mcp"
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcpRouter starts the router-proxy of testdata/mcp-server with its
+// backends on loopback and returns it, its upstreams, the issuer and the
+// audit file.
+//
+// extraModels are added as local backends (models the conformance suite
+// calls by name).
+func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream, *authtest.Issuer, string) {
+	is := authtest.NewIssuer(t)
+	cfg := renderConfig(t, "../../testdata/mcp-server/input.yaml")
+	for _, m := range extraModels {
+		b := cfg.Backends[0]
+		b.Name, b.ModelID = m, m
+		cfg.Backends = append(cfg.Backends, b)
+	}
+	require.NotNil(t, cfg.MCP)
+	require.Equal(t, mcpResource, cfg.MCP.ResourceURL)
+	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
+	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
+	ups := map[string]*upstream{}
+	var env []string
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		ups[b.Name] = newUpstream(t, b.Name)
+		b.URL = ups[b.Name].URL
+		for _, c := range b.Credentials {
+			env = append(env, c.Env+"=test-key")
+		}
+	}
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
+	return startProxyEnv(t, cfg, env), ups, is, auditPath
+}
+
+func mcpToken(t *testing.T, is *authtest.Issuer, team, audience string) string {
+	c := authtest.Claims(team)
+	if audience != "" {
+		c["aud"] = audience
+	}
+	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
+}
+
+func mcpSession(t *testing.T, p *proc, token string) *mcp.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	client := mcp.NewClient(&mcp.Implementation{Name: "router-proxy-test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: "http://" + p.listen + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}, DisableStandaloneSSE: true,
+	}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func callText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPEndToEnd: a real MCP client lists the tools a team may reach and
+// calls one with a valid token; the call runs the HTTP API's path (rules,
+// content classification, allowlists, budgets, audit marked mcp); a model
+// outside the allowlist is a tool error with nothing sent upstream.
+func TestMCPEndToEnd(t *testing.T) {
+	p, ups, is, auditPath := mcpRouter(t)
+
+	platform := mcpSession(t, p, mcpToken(t, is, "platform", mcpResource))
+	assert.Equal(t, []string{"gpt-5", "qwen3-32b", "qwen3-vl"}, toolNames(t, platform))
+	research := mcpSession(t, p, mcpToken(t, is, "research", mcpResource))
+	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, research), "tools/list shows a team only the models it may reach")
+
+	// A call: the answer's text, its usage in structured content.
+	res, err := research.CallTool(context.Background(), &mcp.CallToolParams{Name: "qwen3-32b", Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Say hi."}}, "max_tokens": 16,
+	}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, callText(res))
+	assert.Equal(t, "hi", callText(res))
+	sc, _ := json.Marshal(res.StructuredContent)
+	assert.JSONEq(t, `{"model":"qwen","finish_reason":"","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, string(sc))
+	assert.Equal(t, int64(1), ups["qwen"].posts.Load())
+
+	// Outside the allowlist: a tool error, nothing upstream.
+	res, err = research.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Say hi."}},
+	}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "model_not_allowed")
+	assert.Zero(t, ups["gpt"].posts.Load(), "nothing reached the provider")
+
+	// The content classifier runs on a tool call: an SSN stays local.
+	res, err = platform.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "My SSN is 536-22-8410."}},
+	}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, callText(res))
+	assert.Zero(t, ups["gpt"].posts.Load(), "the sensitive call did not reach the cloud")
+	assert.Equal(t, int64(2), ups["qwen"].posts.Load())
+
+	// A text-only model's tool refuses image content; the vision model's takes it.
+	img := []any{map[string]any{"role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "What is this?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
+	}}}
+	res, err = research.CallTool(context.Background(), &mcp.CallToolParams{Name: "qwen3-32b", Arguments: map[string]any{"messages": img}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "text only")
+	res, err = research.CallTool(context.Background(), &mcp.CallToolParams{Name: "qwen3-vl", Arguments: map[string]any{"messages": img}})
+	require.NoError(t, err)
+	assert.False(t, res.IsError, callText(res))
+
+	// Charged to the team's budget.
+	st := p.status(t)
+	require.Len(t, st.Budgets, 1)
+	assert.Positive(t, st.Budgets[0].TokensUsed)
+
+	// The audit marks each call mcp, with its tool.
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	<-p.done
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "536-22-8410")
+	var entries []proxyapi.AuditEntry
+	sc2 := bufio.NewScanner(strings.NewReader(string(raw)))
+	for sc2.Scan() {
+		var e proxyapi.AuditEntry
+		require.NoError(t, json.Unmarshal(sc2.Bytes(), &e))
+		entries = append(entries, e)
+	}
+	require.Len(t, entries, 4, "one entry per call that reached the inference handler")
+	for _, e := range entries {
+		assert.Equal(t, proxyapi.ViaMCP, e.Via)
+	}
+	assert.Equal(t, "qwen3-32b", entries[0].Tool)
+	assert.Equal(t, "research", entries[0].Team)
+	assert.Equal(t, proxyapi.OutcomeForbidden, entries[1].Outcome)
+	assert.Equal(t, "gpt-5", entries[1].Tool)
+	assert.Equal(t, "sensitive-local-only", entries[2].Rule)
+	assert.Equal(t, []string{"us-ssn"}, entries[2].Detectors)
+}
+
+// TestMCPAuthorization: no token or a bad one gets 401 with the metadata
+// URL; a token for another audience gets 401; the RFC 9728 document names
+// the issuer and the resource; another Origin is refused.
+func TestMCPAuthorization(t *testing.T) {
+	p, ups, is, _ := mcpRouter(t)
+	post := func(token, origin string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	const challenge = `Bearer resource_metadata="https://models.example.com/.well-known/oauth-protected-resource/mcp"`
+	resp, _ := post("", "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	assert.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
+	resp, _ = post(mcpToken(t, is, "platform", "https://other.example.com/mcp"), "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token for another resource")
+	assert.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
+	resp, _ = post(mcpToken(t, is, "platform", ""), "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token naming no audience")
+	resp, _ = post(mcpToken(t, is, "platform", mcpResource)[:60]+"x", "")
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a forged token")
+	resp, body := post(mcpToken(t, is, "platform", mcpResource), "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, body)
+	resp, body = post(mcpToken(t, is, "platform", mcpResource), "https://models.example.com")
+	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `"qwen3-32b"`)
+
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		code, _, body := p.get(t, path, "")
+		require.Equal(t, http.StatusOK, code, path)
+		var meta struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &meta))
+		assert.Equal(t, mcpResource, meta.Resource)
+		assert.Equal(t, []string{authtest.IssuerURL}, meta.AuthorizationServers)
+	}
+	for _, u := range ups {
+		assert.Zero(t, u.posts.Load(), "nothing reached an upstream")
+	}
+}

@@ -1,0 +1,506 @@
+package proxy
+
+// The MCP endpoint (spec.mcpServer): the router as a Model Context Protocol
+// server, one tool per model it publishes. Transport, bearer-token
+// middleware and protected-resource metadata are the official Go SDK's; a
+// tool call is handed to the inference handler as the POST
+// /v1/chat/completions it stands for, so rules, classification, fail-closed,
+// allowlists, budgets, failover, audit, metrics and traces are those of the
+// HTTP API, not a copy (docs/mcp.md).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/llmkube/llmkube-compile/internal/version"
+	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// MCPPath is where the endpoint is served on the serving listener.
+const MCPPath = "/mcp"
+
+// mcpMetadataPath is the RFC 9728 well-known location of the protected
+// resource metadata; the resource's own path is appended to it
+// (/.well-known/oauth-protected-resource/mcp) and the bare form is served
+// too.
+const mcpMetadataPath = "/.well-known/oauth-protected-resource"
+
+// maxMCPAnswer bounds the answer an MCP tool call buffers.
+const maxMCPAnswer = 16 << 20
+
+// mcpServer is the router-proxy's MCP endpoint.
+type mcpServer struct {
+	handler     http.Handler // /mcp: bearer token, origin check, Streamable HTTP
+	metadata    http.Handler // the RFC 9728 document
+	metadataURL string
+	resource    *url.URL
+	tools       []mcpTool
+}
+
+// mcpTool is one model offered as a tool.
+type mcpTool struct {
+	name   string // the tool's name (mcpToolName of the model id)
+	model  string // the model id /v1/models publishes
+	vision bool   // the model takes image content
+}
+
+// mcpCall marks a request the MCP endpoint hands to the inference handler:
+// the audit entry says so and names the tool.
+type mcpCallKey struct{}
+
+// mcpTeamKey carries the verified team from the token check to tools/list.
+type mcpTeamKey struct{}
+
+// newMCPServer builds the endpoint of a config with MCP set (the config's
+// validation guarantees policy.auth.jwt).
+func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
+	res, err := url.Parse(cfg.MCP.ResourceURL)
+	if err != nil {
+		return nil, fmt.Errorf("mcp.resourceURL: %w", err)
+	}
+	m := &mcpServer{resource: res}
+	m.metadataURL = res.Scheme + "://" + res.Host + mcpMetadataPath + strings.TrimSuffix(res.EscapedPath(), "/")
+	m.metadata = mcpauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               cfg.MCP.ResourceURL,
+		AuthorizationServers:   []string{cfg.Policy.Auth.JWT.Issuer},
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "LLMKube router " + cfg.Router.Namespace + "/" + cfg.Router.Name,
+	})
+	m.tools = mcpTools(cfg)
+
+	srv := mcp.NewServer(&mcp.Implementation{Name: "llmkube-router-proxy", Title: "LLMKube router " + cfg.Router.Namespace + "/" + cfg.Router.Name, Version: version.Get().Version}, &mcp.ServerOptions{
+		Instructions: "Each tool is a model this router serves: call it with a chat request (messages and generation parameters); the answer's text comes back with its usage. The router's rules, data classification, allowlists and budgets apply to every call.",
+	})
+	for _, t := range m.tools {
+		srv.AddTool(t.definition(), s.mcpToolHandler(t))
+	}
+	// tools/list shows a team only the models its allowlist reaches; a call
+	// to another model's tool still reaches the inference handler, which
+	// refuses it as the HTTP API does (a tool error, nothing upstream).
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && s.auth.Enforced() {
+				team, _ := ctx.Value(mcpTeamKey{}).(string)
+				if ti := req.GetExtra(); team == "" && ti != nil && ti.TokenInfo != nil {
+					team, _ = ti.TokenInfo.Extra["team"].(string)
+				}
+				lr.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool {
+					return !s.auth.Allowed(team, m.modelOf(t.Name))
+				})
+			}
+			return res, err
+		}
+	})
+	transport := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:           true,
+		JSONResponse:        true,
+		MaxRequestBodyBytes: s.maxBody,
+	})
+	verify := s.auth.ForAudience(cfg.MCP.ResourceURL)
+	bearer := mcpauth.RequireBearerToken(func(ctx context.Context, token string, r *http.Request) (*mcpauth.TokenInfo, error) {
+		v, aerr := verify.Verify(ctx, token)
+		if aerr != nil {
+			return nil, fmt.Errorf("%w: %s", mcpauth.ErrInvalidToken, aerr.Msg)
+		}
+		return &mcpauth.TokenInfo{UserID: v.Subject, Expiration: v.Expiration, Extra: map[string]any{"team": v.Team}}, nil
+	}, &mcpauth.RequireBearerTokenOptions{ResourceMetadataURL: m.metadataURL, ClockSkew: auth.Leeway})
+	m.handler = m.checkOrigin(bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ti := mcpauth.TokenInfoFromContext(r.Context()); ti != nil {
+			if team, ok := ti.Extra["team"].(string); ok {
+				r = r.WithContext(context.WithValue(r.Context(), mcpTeamKey{}, team))
+			}
+		}
+		transport.ServeHTTP(w, r)
+	})))
+	return m, nil
+}
+
+// checkOrigin refuses a browser request from another origin (DNS-rebinding
+// and cross-site requests, as the Streamable HTTP transport requires): an
+// Origin header must be the resource URL's origin, or a localhost origin
+// on a request whose Host is localhost too (a page beside kubectl
+// port-forward); a rebinding attacker's page sends its own host in both.
+// Clients that are not browsers send none.
+func (m *mcpServer) checkOrigin(next http.Handler) http.Handler {
+	want := m.resource.Scheme + "://" + m.resource.Host
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !strings.EqualFold(o, want) && !(isLocalhost(originHost(o)) && isLocalhost(r.Host)) {
+			writeError(w, http.StatusForbidden, "permission_error", "origin_not_allowed", "Origin "+strings.ToValidUTF8(o, "?")+" is not this MCP endpoint's ("+want+")")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originHost is an origin's host[:port].
+func originHost(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// isLocalhost reports whether host[:port] names the loopback interface.
+func isLocalhost(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.Trim(h, "[]")
+	return strings.EqualFold(h, "localhost") || h == "127.0.0.1" || h == "::1"
+}
+
+func (m *mcpServer) modelOf(tool string) string {
+	for _, t := range m.tools {
+		if t.name == tool {
+			return t.model
+		}
+	}
+	return ""
+}
+
+// mcpTools are the models /v1/models publishes (displayName or name, each
+// once, in config order), each a tool named by mcpToolName. Two ids that
+// map to one name get -2, -3... in order.
+func mcpTools(cfg *proxyapi.Config) []mcpTool {
+	var out []mcpTool
+	seen, names := map[string]bool{}, map[string]bool{}
+	for _, b := range cfg.Backends {
+		id := b.ModelID
+		if id == "" {
+			id = b.Name
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		name := mcpToolName(id)
+		for k := 2; names[name]; k++ {
+			name = fmt.Sprintf("%s-%d", mcpToolName(id), k)
+		}
+		names[name] = true
+		out = append(out, mcpTool{name: name, model: id, vision: slices.Contains(inputModalities(b), "image")})
+	}
+	return out
+}
+
+// mcpToolName is a model id as an MCP tool name: the characters the spec
+// allows (letters, digits, '_', '-', '.') kept, every other one '_', at
+// most 128 characters.
+func mcpToolName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 120 {
+		b = b[:120]
+	}
+	if len(b) == 0 {
+		return "model"
+	}
+	return string(b)
+}
+
+// definition is the tool as tools/list shows it.
+func (t mcpTool) definition() *mcp.Tool {
+	content := map[string]any{"type": "string"}
+	if t.vision {
+		// A vision model takes OpenAI content parts: text and images.
+		content = map[string]any{"anyOf": []any{
+			map[string]any{"type": "string"},
+			map[string]any{"type": "array", "items": map[string]any{
+				"type":     "object",
+				"required": []any{"type"},
+				"properties": map[string]any{
+					"type":      map[string]any{"type": "string", "enum": []any{"text", "image_url"}},
+					"text":      map[string]any{"type": "string"},
+					"image_url": map[string]any{"type": "object", "properties": map[string]any{"url": map[string]any{"type": "string"}}, "required": []any{"url"}},
+				},
+			}},
+		}}
+	}
+	desc := "Chat with the model " + t.model + " through the router (its rules, data classification, allowlists and budgets apply). Text only."
+	if t.vision {
+		desc = "Chat with the model " + t.model + " through the router (its rules, data classification, allowlists and budgets apply). Takes text and images (content parts)."
+	}
+	return &mcp.Tool{
+		Name:        t.name,
+		Title:       t.model,
+		Description: desc,
+		InputSchema: map[string]any{
+			"type":     "object",
+			"required": []any{"messages"},
+			"properties": map[string]any{
+				"messages": map[string]any{
+					"type":     "array",
+					"minItems": 1,
+					"items": map[string]any{
+						"type":     "object",
+						"required": []any{"role", "content"},
+						"properties": map[string]any{
+							"role":    map[string]any{"type": "string", "enum": []any{"system", "user", "assistant"}},
+							"content": content,
+						},
+					},
+				},
+				"temperature": map[string]any{"type": "number", "minimum": 0, "maximum": 2},
+				"top_p":       map[string]any{"type": "number", "minimum": 0, "maximum": 1},
+				"max_tokens":  map[string]any{"type": "integer", "minimum": 1},
+				"stop":        map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
+				"seed":        map[string]any{"type": "integer"},
+			},
+		},
+		OutputSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"model":         map[string]any{"type": "string"},
+				"finish_reason": map[string]any{"type": "string"},
+				"usage": map[string]any{"type": "object", "properties": map[string]any{
+					"prompt_tokens": map[string]any{"type": "integer"}, "completion_tokens": map[string]any{"type": "integer"}, "total_tokens": map[string]any{"type": "integer"},
+				}},
+			},
+		},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// mcpToolArgs are the tool's input: a chat request without model and
+// stream, which the tool decides.
+type mcpToolArgs struct {
+	Messages    []json.RawMessage `json:"messages"`
+	Temperature *float64          `json:"temperature,omitempty"`
+	TopP        *float64          `json:"top_p,omitempty"`
+	MaxTokens   *int64            `json:"max_tokens,omitempty"`
+	Stop        json.RawMessage   `json:"stop,omitempty"`
+	Seed        *int64            `json:"seed,omitempty"`
+}
+
+// mcpToolHandler runs one tool call: the chat request it stands for goes
+// through the inference handler with the caller's headers (its bearer token
+// among them), and the answer, or the refusal, comes back as the result.
+func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		var args mcpToolArgs
+		dec := json.NewDecoder(bytes.NewReader(req.Params.Arguments))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&args); err != nil {
+			return toolError("invalid arguments: " + err.Error()), nil
+		}
+		if len(args.Messages) == 0 {
+			return toolError("invalid arguments: messages must hold at least one message"), nil
+		}
+		if !t.vision && hasImagePart(args.Messages) {
+			return toolError("model " + t.model + " takes text only; this message has image content"), nil
+		}
+		body, err := json.Marshal(struct {
+			Model  string `json:"model"`
+			Stream bool   `json:"stream"`
+			mcpToolArgs
+		}{t.model, false, args})
+		if err != nil {
+			return toolError("encoding the chat request: " + err.Error()), nil
+		}
+		hr, err := http.NewRequestWithContext(context.WithValue(ctx, mcpCallKey{}, t.name), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		if extra := req.GetExtra(); extra != nil {
+			for k, v := range extra.Header {
+				if !mcpDropHeader[http.CanonicalHeaderKey(k)] {
+					hr.Header[k] = slices.Clone(v)
+				}
+			}
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.ContentLength = int64(len(body))
+		hr.RemoteAddr, _ = ctx.Value(mcpRemoteKey{}).(string)
+		rec := &mcpRecorder{header: http.Header{}}
+		defer func() {
+			// A response broken mid-body aborts the handler (as it aborts
+			// an HTTP client's connection): a tool error here.
+			if p := recover(); p != nil {
+				if p != http.ErrAbortHandler {
+					panic(p)
+				}
+				res, err = toolError("the upstream response broke off"), nil
+			}
+		}()
+		s.inference(rec, hr)
+		return mcpResult(rec), nil
+	}
+}
+
+// mcpRemoteKey carries the MCP request's peer address to the tool call
+// (the audit's client address).
+type mcpRemoteKey struct{}
+
+// mcpDropHeader are the MCP request's headers that do not belong on the
+// chat request: the transport's own and the body's framing.
+var mcpDropHeader = map[string]bool{
+	"Content-Length": true, "Content-Type": true, "Accept": true, "Accept-Encoding": true, "Mcp-Session-Id": true,
+	"Mcp-Protocol-Version": true, "Last-Event-Id": true, "Origin": true, "Connection": true, "Transfer-Encoding": true,
+}
+
+// hasImagePart reports whether a message has a content part other than
+// text.
+func hasImagePart(msgs []json.RawMessage) bool {
+	for _, raw := range msgs {
+		var m struct {
+			Content json.RawMessage `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		var parts []struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(m.Content, &parts) != nil {
+			continue
+		}
+		for _, p := range parts {
+			if p.Type != "text" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// mcpResult turns the inference handler's answer into the tool's result:
+// the completion's text with its usage in structured content, or the
+// refusal's message as a tool error.
+func mcpResult(rec *mcpRecorder) *mcp.CallToolResult {
+	body := rec.body.Bytes()
+	if rec.status >= 300 {
+		var e struct {
+			Error struct {
+				Message string `json:"message"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		msg := strings.TrimSpace(string(body))
+		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
+			msg = e.Error.Message
+			if c, ok := e.Error.Code.(string); ok && c != "" {
+				msg += " (" + c + ")"
+			}
+		}
+		return toolError(fmt.Sprintf("the router refused the call with HTTP %d: %s", rec.status, msg))
+	}
+	var c struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content any `json:"content"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int64 `json:"prompt_tokens"`
+			CompletionTokens int64 `json:"completion_tokens"`
+			TotalTokens      int64 `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &c); err != nil {
+		return toolError("the model's answer is not a chat completion: " + err.Error())
+	}
+	var text strings.Builder
+	finish := ""
+	if len(c.Choices) > 0 {
+		finish = c.Choices[0].FinishReason
+		switch v := c.Choices[0].Message.Content.(type) {
+		case string:
+			text.WriteString(v)
+		case []any:
+			for _, p := range v {
+				if m, ok := p.(map[string]any); ok {
+					if s, ok := m["text"].(string); ok {
+						text.WriteString(s)
+					}
+				}
+			}
+		}
+	}
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: text.String()}},
+		StructuredContent: map[string]any{
+			"model":         c.Model,
+			"finish_reason": finish,
+			"usage":         map[string]any{"prompt_tokens": c.Usage.PromptTokens, "completion_tokens": c.Usage.CompletionTokens, "total_tokens": c.Usage.TotalTokens},
+		},
+	}
+}
+
+// mcpRecorder buffers the inference handler's answer to a tool call.
+type mcpRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *mcpRecorder) Header() http.Header { return r.header }
+
+func (r *mcpRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *mcpRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	if r.body.Len()+len(b) > maxMCPAnswer {
+		return 0, errors.New("the answer is larger than an MCP tool call buffers")
+	}
+	return r.body.Write(b)
+}
+
+// SetWriteDeadline and SetReadDeadline let http.ResponseController's calls
+// in the inference handler succeed: the buffer neither blocks nor reads.
+func (r *mcpRecorder) SetWriteDeadline(time.Time) error { return nil }
+func (r *mcpRecorder) SetReadDeadline(time.Time) error  { return nil }
+func (r *mcpRecorder) Flush()                           {}
+
+// serveMCP serves the endpoint and its metadata; ok is false for other
+// paths.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) (ok bool) {
+	m := s.mcp
+	if m == nil {
+		return false
+	}
+	switch {
+	case r.URL.Path == MCPPath:
+		r = r.WithContext(context.WithValue(r.Context(), mcpRemoteKey{}, r.RemoteAddr))
+		m.handler.ServeHTTP(w, r)
+	case r.URL.Path == mcpMetadataPath || strings.HasPrefix(r.URL.Path, mcpMetadataPath+"/"):
+		m.metadata.ServeHTTP(w, r)
+	default:
+		return false
+	}
+	return true
+}
