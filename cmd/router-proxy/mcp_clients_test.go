@@ -86,14 +86,11 @@ func TestMCPConformance(t *testing.T) {
 	p, _, is, _ := mcpRouter(t, "test_error_handling")
 	target, _ := url.Parse("http://" + p.listen)
 	token := mcpToken(t, is, "platform", mcpResource)
-	front := httputil.NewSingleHostReverseProxy(target)
-	director := front.Director
-	front.Director = func(r *http.Request) {
-		host := r.Host
-		director(r)
-		r.Host = host // the client's Host, for the DNS-rebinding scenario
-		r.Header.Set("Authorization", "Bearer "+token)
-	}
+	front := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
+		pr.SetURL(target)
+		pr.Out.Host = pr.In.Host // the client's Host, for the DNS-rebinding scenario
+		pr.Out.Header.Set("Authorization", "Bearer "+token)
+	}}
 	addr := freeAddr(t)
 	srv := &http.Server{Addr: addr, Handler: front}
 	go func() { _ = srv.ListenAndServe() }()
