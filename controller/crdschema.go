@@ -37,7 +37,6 @@ var upstreamRelease = []struct{ group, path, release string }{
 	{"gateway.envoyproxy.io", "", "Envoy Gateway v1.9.0 or newer"},
 	{"gateway.networking.k8s.io", "", "Gateway API v1.6.1 (standard channel) or newer"},
 	{"inference.networking.k8s.io", "", "Gateway API Inference Extension v1.6.0 or newer"},
-	{"inference.networking.x-k8s.io", "", "Gateway API Inference Extension v1.5.0"},
 }
 
 func releaseFor(group, path string) string {
