@@ -186,7 +186,7 @@ type taken struct {
 // requeueAfter is when the router is looked at again, given the phase the
 // status steps just wrote.
 func (o *outcome) requeueAfter(r *Reconciler, phase v1.Phase) time.Duration {
-	if len(o.missing) > 0 {
+	if len(o.missing) > 0 || len(o.outdated) > 0 {
 		if r.CRDRetryInterval > 0 {
 			return r.CRDRetryInterval
 		}
