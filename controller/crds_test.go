@@ -164,7 +164,13 @@ func TestModelRoutingNeedsNoInferenceExtension(t *testing.T) {
 // controllers; everything stops when the test ends.
 func dedicatedController(t *testing.T, exclude func(*apiextensionsv1.CustomResourceDefinition) bool, reg *targets.Registry) (*testenv.Env, client.Client, context.Context) {
 	t.Helper()
-	e := testenv.StartOwn(t, testenv.Options{ExcludeCRD: exclude})
+	return dedicatedControllerWith(t, testenv.Options{ExcludeCRD: exclude}, reg)
+}
+
+// dedicatedControllerWith is dedicatedController with the API server's Options.
+func dedicatedControllerWith(t *testing.T, o testenv.Options, reg *targets.Registry) (*testenv.Env, client.Client, context.Context) {
+	t.Helper()
+	e := testenv.StartOwn(t, o)
 	c, err := client.New(e.Config, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -210,4 +216,85 @@ func mustDecode(t *testing.T, doc string) []*unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return objs
+}
+
+// TestOutdatedCRDsReported runs its own API server with agentgateway's
+// release v1.4.1 CRDs, which lack jwks.remote.url (issue 51). A router with
+// a JWT provider is not applied: its AgentGatewayReady condition says
+// CRDsOutdated naming the field and the release to install, and nothing is
+// written (before: ApplyFailed quoting the API server's "field not declared
+// in schema", after some objects were applied). A router without JWT on the
+// same server is Ready. Once the CRD is upgraded to main's, the first
+// router recovers by itself.
+func TestOutdatedCRDsReported(t *testing.T) {
+	e, c, ctx := dedicatedControllerWith(t, testenv.Options{SharedRelease: map[string]string{"agentgateway": "agentgateway/release-v1.4.1"}},
+		targets.NewRegistry(proxy.New(), agentgatewayTarget()))
+	ns := e.NewNamespace(t)
+	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.71")
+	jwt := agentGatewaySpec(ns) + `policy:
+  auth:
+    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
+    allowlists:
+      - team: platform
+`
+	applyStrictIn(t, ctx, e, ns, isvcs, "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: guarded}\nspec:\n"+indent(jwt))
+	eventually(t, "CRDsOutdated", func() error {
+		mr := getRouterIn(t, ctx, c, ns, "guarded")
+		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Reason != controller.ReasonCRDsOutdated || cnd.Status != metav1.ConditionFalse || mr.Status.Phase != v1.PhaseFailed {
+			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
+		}
+		for _, want := range []string{"AgentgatewayPolicy spec.traffic.jwtAuthentication.providers[].jwks.remote.url: not declared", "agentgateway main at c22211981 or newer"} {
+			if !strings.Contains(cnd.Message, want) {
+				return fmt.Errorf("message does not say %q: %q", want, cnd.Message)
+			}
+		}
+		return nil
+	})
+	routes := &unstructured.UnstructuredList{}
+	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
+	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes.Items) != 0 {
+		t.Errorf("applied %d HTTPRoutes while the CRDs refuse a field", len(routes.Items))
+	}
+
+	// Without JWT the output fits v1.4.1.
+	other := e.NewNamespace(t)
+	createGateway(t, ctx, c, other, "agentgateway", "203.0.113.72")
+	applyStrictIn(t, ctx, e, other, isvcs, "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: open}\nspec:\n"+indent(agentGatewaySpec(other)))
+	eventually(t, "open router Ready", func() error {
+		cnd := meta.FindStatusCondition(getRouterIn(t, ctx, c, other, "open").Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Status != metav1.ConditionTrue {
+			return fmt.Errorf("condition %+v", cnd)
+		}
+		return nil
+	})
+
+	// Upgrade the policy CRD to main's: the CRD watch rechecks the router.
+	mainCRDs, err := testenv.LoadCRDs(e.RepoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range mainCRDs {
+		if want.Name != "agentgatewaypolicies.agentgateway.dev" {
+			continue
+		}
+		eventually(t, "policy CRD upgraded", func() error {
+			live := &apiextensionsv1.CustomResourceDefinition{}
+			if err := e.Client.Get(ctx, types.NamespacedName{Name: want.Name}, live); err != nil {
+				return err
+			}
+			live.Spec = want.Spec
+			return e.Client.Update(ctx, live)
+		})
+	}
+	eventually(t, "recovered after the CRD upgrade", func() error {
+		cnd := meta.FindStatusCondition(getRouterIn(t, ctx, c, ns, "guarded").Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Status != metav1.ConditionTrue {
+			return fmt.Errorf("condition %+v", cnd)
+		}
+		return nil
+	})
 }

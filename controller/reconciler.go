@@ -99,6 +99,7 @@ type Reconciler struct {
 	CRDRetryInterval time.Duration
 
 	applied appliedCache
+	schemas crdSchemas
 }
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters,verbs=get;list;watch;update;patch
@@ -161,6 +162,7 @@ type outcome struct {
 	cluster  targets.Cluster           // the plane's controller side; nil when not built
 	notBuilt string                    // data plane not in the registry
 	missing  []schema.GroupVersionKind // CRDs not served
+	outdated []string                  // fields the installed CRDs do not declare
 	desired  []*unstructured.Unstructured
 	applied  bool    // every desired object is in place
 	applyErr error   // apply or prune failure
@@ -184,7 +186,7 @@ type taken struct {
 // requeueAfter is when the router is looked at again, given the phase the
 // status steps just wrote.
 func (o *outcome) requeueAfter(r *Reconciler, phase v1.Phase) time.Duration {
-	if len(o.missing) > 0 {
+	if len(o.missing) > 0 || len(o.outdated) > 0 {
 		if r.CRDRetryInterval > 0 {
 			return r.CRDRetryInterval
 		}
@@ -270,6 +272,14 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		return keepObjects()
 	}
 	compiled, res := plan.Router, plan.Result
+	// The installed CRDs must accept every field written: checked before
+	// anything is applied (at start, and again when a CRD changes).
+	if out.outdated, err = r.outdatedFields(ctx, res.Objects); err != nil {
+		return out, err
+	}
+	if len(out.outdated) > 0 {
+		return keepObjects()
+	}
 	shared, err := r.checkTogether(ctx, router, compiled, plan.Target)
 	if err != nil {
 		return out, err

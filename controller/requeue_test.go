@@ -36,3 +36,12 @@ func TestRequeueSoonWhileNotSettled(t *testing.T) {
 		t.Errorf("Degraded with a 5s recheck interval: %s", got)
 	}
 }
+
+// A router whose installed CRDs are outdated is looked at again as soon as
+// one whose CRDs are missing (30 s), besides the CRD watch.
+func TestRequeueSoonWhileCRDsOutdated(t *testing.T) {
+	out := &outcome{outdated: []string{"AgentgatewayPolicy spec.x: not declared"}}
+	if got := out.requeueAfter(&Reconciler{}, v1.PhaseFailed); got != 30*time.Second {
+		t.Errorf("CRDs outdated: requeue after %s, want 30s", got)
+	}
+}

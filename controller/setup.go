@@ -97,7 +97,8 @@ func (r *Reconciler) routersInNamespace(ctx context.Context, obj client.Object) 
 }
 
 // routersWaitingForCRDs maps a CRD change to the routers whose data plane
-// could not be generated for missing CRDs (or that are not Proxy routers).
+// could not be generated for missing or outdated CRDs (or that are not
+// Proxy routers).
 func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list v1.ModelRouterList
 	if err := r.Client.List(ctx, &list); err != nil {
@@ -107,7 +108,7 @@ func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object)
 	for _, mr := range list.Items {
 		waiting := false
 		for _, c := range mr.Status.Conditions {
-			if c.Reason == ReasonCRDsNotInstalled {
+			if c.Reason == ReasonCRDsNotInstalled || c.Reason == ReasonCRDsOutdated {
 				waiting = true
 			}
 		}

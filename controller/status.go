@@ -169,6 +169,9 @@ func setNotAppliedCondition(s *statusScope) bool {
 	case len(out.missing) > 0:
 		reason, msg = ReasonCRDsNotInstalled, fmt.Sprintf("the %s data plane needs CRDs that are not installed: %s; nothing is generated until they are (rechecked when CRDs change)",
 			out.plane, strings.Join(sortedKinds(out.missing), ", "))
+	case len(out.outdated) > 0:
+		reason, msg = ReasonCRDsOutdated, fmt.Sprintf("the installed %s data plane CRDs do not accept what this router writes: %s; nothing is applied until they do (rechecked when CRDs change; docs/compatibility.md)",
+			out.plane, strings.Join(out.outdated, "; "))
 	case out.applyErr != nil:
 		reason, msg = ReasonApplyFailed, out.applyErr.Error()
 	case !out.applied:

@@ -100,6 +100,8 @@ func TestSetNotAppliedCondition(t *testing.T) {
 	}{
 		{"not built", func(o *outcome) { o.notBuilt = "no Fake plane in this build"; o.cluster = nil }, ReasonDataPlaneNotImplemented},
 		{"CRDs missing", func(o *outcome) { o.missing = []schema.GroupVersionKind{{Group: "g", Version: "v1", Kind: "K"}} }, ReasonCRDsNotInstalled},
+		{"CRDs outdated", func(o *outcome) { o.outdated = []string{"K spec.x: not declared (install R)"} }, ReasonCRDsOutdated},
+		{"CRDs outdated, apply failed", func(o *outcome) { o.outdated = []string{"K spec.x: not declared"}; o.applyErr = errors.New("boom") }, ReasonCRDsOutdated},
 		{"apply failed", func(o *outcome) { o.applyErr = errors.New("boom") }, ReasonApplyFailed},
 		{"not applied", func(o *outcome) { o.applied = false }, ReasonApplyFailed},
 	} {
