@@ -336,4 +336,68 @@ spec:
 	}
 }
 
+// TestForeignModelOnListenerReported: in routing Model, an
+// AgentgatewayModel the router did not generate, attached directly to the
+// router's listener, makes agentgateway refuse the router's own models and
+// route (issue 51: every request 404, and the router's status said
+// nothing). The router reports ForeignModelOnListener naming the model; a
+// foreign model on another listener or behind an HTTPRoute parent is no
+// conflict.
+func TestForeignModelOnListenerReported(t *testing.T) {
+	ctx := ctxT(t)
+	ns, other := env.NewNamespace(t), env.NewNamespace(t)
+	readyISVCs(t, ctx, ns, "qwen")
+	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.65")
+	foreignModel := func(name, parentRef string) string {
+		return fmt.Sprintf(`
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayModel
+metadata: {name: %s}
+spec:
+  parentRefs: [%s]
+  match: {model: other-model}
+  provider: Custom
+  custom:
+    backendRef: {name: other, port: 8000}
+    formats: [{type: Completions}]
+`, name, parentRef)
+	}
+	mustApply(t, ctx, other, foreignModel("elsewhere", `{name: agentgateway, namespace: `+ns+`, sectionName: https}`))
+	mustApply(t, ctx, other, foreignModel("behind-route", `{kind: HTTPRoute, name: someone-elses}`))
+	createRouter(t, ns, "models", `
+dataPlane: AgentGateway
+agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http, hostnames: [models.example]}
+defaultRouteStrategy: BackendNameMatch
+backends:
+  - {name: qwen, inferenceServiceRef: {name: qwen}}
+`)
+	waitCondition(t, ctx, ns, "models", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
+
+	// Attached to the whole Gateway from another namespace: it takes the
+	// router's listener too.
+	onListener := mustApply(t, ctx, other, foreignModel("direct", `{name: agentgateway, namespace: `+ns+`}`))[0]
+	eventually(t, "router touched", func() error {
+		r := getRouter(t, ctx, ns, "models")
+		r.Annotations = map[string]string{"test/touch": "1"}
+		return k8s.Update(ctx, r)
+	})
+	mr := waitCondition(t, ctx, ns, "models", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "ForeignModelOnListener")
+	c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
+	if !strings.Contains(c.Message, "AgentgatewayModel "+other+"/direct attaches directly to Gateway "+ns+"/agentgateway listener http") {
+		t.Errorf("message does not name the model and listener: %q", c.Message)
+	}
+	if strings.Contains(c.Message, "elsewhere") || strings.Contains(c.Message, "behind-route") {
+		t.Errorf("message names a model that does not attach to the listener: %q", c.Message)
+	}
+	if err := k8s.Delete(ctx, onListener); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "router touched again", func() error {
+		r := getRouter(t, ctx, ns, "models")
+		r.Annotations = map[string]string{"test/touch": "2"}
+		return k8s.Update(ctx, r)
+	})
+	waitCondition(t, ctx, ns, "models", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
+}
+
 var _ = appsv1.Deployment{}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/simulate"
 )
 
@@ -248,8 +249,9 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	}
 	req := in.Normalized()
 	var body io.Reader = http.NoBody
+	var data []byte
 	if req.Body != nil {
-		data, _ := json.Marshal(req.Body)
+		data, _ = json.Marshal(req.Body)
 		body = bytes.NewReader(data)
 	}
 	hr := httptest.NewRequest(req.Method, req.Path, body)
@@ -283,12 +285,20 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		if e.Rule != "" {
 			o.Rule = e.Rule
 		}
+		if e.Team != "" {
+			o.Tracef("auth: the token verifies, team %q", e.Team)
+		}
 		if e.Classification != "" {
 			detectors := ""
 			if len(e.Detectors) > 0 {
 				detectors = " (detectors: " + strings.Join(e.Detectors, ", ") + ")"
 			}
 			o.Tracef("classification: %s, from %s%s", e.Classification, e.ClassificationSource, detectors)
+		}
+		if e.Rule != "" {
+			for _, step := range ruleSteps(srv.Engine(), req.Model(), hr.Header, data, e.Rule) {
+				o.Tracef("%s", step)
+			}
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		for _, st := range srv.Status().Budgets {
@@ -314,4 +324,30 @@ func errSuffix(e string) string {
 		return ""
 	}
 	return ": " + e
+}
+
+// ruleSteps says how the engine reached the rule that served: each rule
+// before it, in order, did not match or matched with no eligible backend
+// (skipped), then the rule itself.
+func ruleSteps(eng *runtime.Engine, model string, h http.Header, body []byte, served string) []string {
+	req := &runtime.Request{Model: model, Header: h}
+	if body != nil {
+		req.SetBody(body)
+	}
+	var out []string
+	for _, r := range eng.Rules() {
+		name := r.Config.Name
+		if name == served {
+			return append(out, fmt.Sprintf("rule %q matches and serves", name))
+		}
+		if eng.Matches(r, req) {
+			out = append(out, fmt.Sprintf("rule %q matches but none of its backends is eligible: skipped", name))
+		} else {
+			out = append(out, fmt.Sprintf("rule %q does not match", name))
+		}
+	}
+	if served == runtime.DefaultRuleName {
+		return append(out, "no rule serves it: the default route does")
+	}
+	return out
 }

@@ -52,14 +52,26 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	if err != nil {
 		return obs, fmt.Errorf("checking for overriding policies: %w", err)
 	}
+	models, err := foreignModelsOnListener(ctx, c, in.Router, in.Desired)
+	if err != nil {
+		return obs, fmt.Errorf("checking for foreign AgentgatewayModels: %w", err)
+	}
 	switch {
 	case override != "":
 		// The weaker control first: an Override can lift the router's
 		// authentication or allowlist.
-		if conflict != "" {
-			override += "; also: " + conflict
+		for _, also := range []string{models, conflict} {
+			if also != "" {
+				override += "; also: " + also
+			}
 		}
 		obs.Conflict, obs.ConflictReason = override, ReasonOverridingPolicy
+	case models != "":
+		// Then the one that disables the router outright.
+		if conflict != "" {
+			models += "; also: " + conflict
+		}
+		obs.Conflict, obs.ConflictReason = models, ReasonForeignModelOnListener
 	case conflict != "":
 		obs.Conflict, obs.ConflictReason = conflict, targets.ReasonConflictingPolicy
 	}
@@ -271,6 +283,75 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 	sort.Strings(foreign)
 	return fmt.Sprintf("Gateway %s/%s already carries another PreRouting transformation policy (%s); agentgateway runs exactly one PreRouting transformation per request (a listener's before the Gateway's, otherwise in an order that can differ between replicas and restarts), so this router's model extraction may not run. This router keeps its policy; remove the other one (rechecked every two minutes)",
 		ns, cr.AgentGateway.Name, strings.Join(foreign, ", ")), nil
+}
+
+// ReasonForeignModelOnListener: in routing Model, an AgentgatewayModel this
+// router did not generate attaches directly to the router's Gateway
+// listener (parentRefs kind Gateway). agentgateway then refuses the
+// router's own models (Accepted=False NoMatchingParent) and its HTTPRoute
+// (ResolvedRefs=False ModelRoutingConflict): every request to the router
+// gets 404, while the foreign model answers.
+const ReasonForeignModelOnListener = "ForeignModelOnListener"
+
+// foreignModelsOnListener finds, for a router in routing Model, the
+// AgentgatewayModels of any namespace that it did not generate and whose
+// spec.parentRefs name its Gateway (kind Gateway, the default) on its
+// listener: a ref without sectionName takes every listener, and a router
+// without sectionName meets a ref on any listener. Models attached through
+// an HTTPRoute parent are another route's and do not disable this one.
+func foreignModelsOnListener(ctx context.Context, c targets.ClusterReader, cr *ir.Router, desired []*unstructured.Unstructured) (string, error) {
+	g := cr.AgentGateway
+	if g == nil || g.Routing != ir.AgentGatewayRoutingModel {
+		return "", nil
+	}
+	ours := map[string]bool{}
+	for _, o := range desired {
+		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
+	}
+	items, err := c.List(ctx, AgentgatewayModelGVK, "")
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for i := range items {
+		m := &items[i]
+		if ours[targets.Key(AgentgatewayModelGVK, m.GetNamespace(), m.GetName())] || !m.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		refs, _, _ := unstructured.NestedSlice(m.Object, "spec", "parentRefs")
+		for _, r := range refs {
+			ref, ok := r.(map[string]any)
+			if !ok {
+				continue
+			}
+			group, _ := ref["group"].(string)
+			kind, _ := ref["kind"].(string)
+			name, _ := ref["name"].(string)
+			ns, _ := ref["namespace"].(string)
+			section, _ := ref["sectionName"].(string)
+			if (group != "" && group != gatewayGVK.Group) || (kind != "" && kind != "Gateway") || name != g.Name {
+				continue
+			}
+			if ns == "" {
+				ns = m.GetNamespace()
+			}
+			if ns != g.Namespace || (section != "" && g.SectionName != "" && section != g.SectionName) {
+				continue
+			}
+			found = append(found, m.GetNamespace()+"/"+m.GetName())
+			break
+		}
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	sort.Strings(found)
+	listener := "Gateway " + g.Namespace + "/" + g.Name
+	if g.SectionName != "" {
+		listener += " listener " + g.SectionName
+	}
+	return fmt.Sprintf("AgentgatewayModel %s attaches directly to %s, which this router's routing Model uses; agentgateway then refuses this router's models (NoMatchingParent) and its HTTPRoute (ModelRoutingConflict), so every request to the router gets 404. Attach that model to an HTTPRoute or to another listener, or give this router its own listener (sectionName) (rechecked every two minutes)",
+		strings.Join(found, ", "), listener), nil
 }
 
 // target is an object a policy may attach to: its kind, name and labels,

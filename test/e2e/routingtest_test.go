@@ -161,6 +161,11 @@ spec:
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "== Proxy")
 	assert.Contains(t, out, "=> status 200, backend local-qwen of team-a/chat, rule \"pii-stays-local\"")
+	assert.Contains(t, out, "classification: pii, from header", "the Proxy trace shows the classification")
+	assert.Contains(t, out, "rule \"pii-stays-local\" matches and serves", "and the rules, in order")
+	code, out, stderr = cliRun(t, "", "explain", "-f", quickstart, "--model", "claude-opus-4", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "rule \"pii-stays-local\" does not match\n   rule \"vision-to-cloud\" matches and serves")
 
 	// The content classifier runs in explain on the Proxy plane: an
 	// unlabelled card number is classified and served locally.

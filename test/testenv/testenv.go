@@ -180,6 +180,13 @@ type Options struct {
 	// start it carries LocalServingHost, LocalServingPort and
 	// LocalServingCertDir for the webhook server under test.
 	Webhook *envtest.WebhookInstallOptions
+	// SharedRelease, when set, installs the CRDs of one shared directory
+	// from another release's copy: each key is a directory under
+	// shared/crds (say "agentgateway"), its value the directory whose CRDs
+	// replace it ("agentgateway/release-v1.4.1"), which may be one the
+	// default leaves out. A test starts such an API server to prove which
+	// output an older upstream release accepts.
+	SharedRelease map[string]string
 }
 
 // New starts etcd and kube-apiserver from KUBEBUILDER_ASSETS, installs the
@@ -254,6 +261,11 @@ func NewWithOptions(o Options) (*Env, error) {
 	files, err := loadCRDFiles(root)
 	if err != nil {
 		return nil, err
+	}
+	if len(o.SharedRelease) > 0 {
+		if files, err = swapSharedRelease(root, files, o.SharedRelease); err != nil {
+			return nil, err
+		}
 	}
 	if o.ExcludeCRD != nil {
 		kept := files[:0:0]
@@ -490,6 +502,33 @@ func loadCRDFiles(root string) ([]crdFile, error) {
 		}
 		seen[c.crd.Name] = c.file
 		out = append(out, c)
+	}
+	return out, nil
+}
+
+// swapSharedRelease replaces the CRDs read from each key directory of
+// shared/crds (its files directly in it) with those of the value directory.
+func swapSharedRelease(root string, files []crdFile, swap map[string]string) ([]crdFile, error) {
+	shared := SharedCRDDir(root)
+	out := files[:0:0]
+	for _, f := range files {
+		rel, err := filepath.Rel(shared, filepath.Dir(f.file))
+		if err == nil {
+			if _, replaced := swap[filepath.ToSlash(rel)]; replaced {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	for from, to := range swap {
+		alt, err := readCRDDir(filepath.Join(shared, filepath.FromSlash(to)), nil)
+		if err != nil {
+			return nil, err
+		}
+		if len(alt) == 0 {
+			return nil, fmt.Errorf("no CustomResourceDefinitions under %s (to replace %s)", to, from)
+		}
+		out = append(out, alt...)
 	}
 	return out, nil
 }
