@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -40,8 +41,11 @@ type File struct {
 
 // Case is one request and what must become of it.
 type Case struct {
-	Name    string
-	Index   int
+	Name  string
+	Index int
+	// Line is the case's line in its file (0: unknown), for failures
+	// that point at it.
+	Line    int
 	Request Request
 	// Down are backends of the router that fail every attempt.
 	Down []string
@@ -113,6 +117,7 @@ func (e Expect) Has(field string) bool { return e.set[field] }
 func Decode(source string, data []byte) ([]*File, diag.List) {
 	var out []*File
 	var diags diag.List
+	var lines map[string][]int
 	r := utilyaml.NewYAMLReader(bufioReader(data))
 	for doc := 1; ; doc++ {
 		raw, err := r.Read()
@@ -136,6 +141,14 @@ func Decode(source string, data []byte) ([]*File, diag.List) {
 		d := &decoder{file: source, object: fmt.Sprintf("%s (document %d)", Kind, doc)}
 		f := d.file1(m)
 		f.Source = source
+		if lines == nil {
+			lines = caseLines(data)
+		}
+		if ls := lines[f.Name]; len(ls) == len(f.Cases) {
+			for i := range f.Cases {
+				f.Cases[i].Line = ls[i]
+			}
+		}
 		diags = append(diags, d.diags...)
 		if !d.diags.HasErrors() {
 			out = append(out, f)
@@ -477,4 +490,47 @@ func OtherKinds(data []byte) []string {
 		out = append(out, fmt.Sprintf("document %d (%s)", doc, k))
 	}
 	return out
+}
+
+// caseLines finds the line of each case of each RoutingTest of a file, by
+// the test's name; a JSON file or one yaml.v3 cannot read gives none.
+func caseLines(data []byte) map[string][]int {
+	out := map[string][]int{}
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yamlv3.Node
+		if err := dec.Decode(&doc); err != nil {
+			return out
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		root := doc.Content[0]
+		if value(root, "kind") == nil || value(root, "kind").Value != Kind {
+			continue
+		}
+		name := value(value(root, "metadata"), "name")
+		cases := value(value(root, "spec"), "cases")
+		if name == nil || cases == nil || cases.Kind != yamlv3.SequenceNode {
+			continue
+		}
+		var ls []int
+		for _, c := range cases.Content {
+			ls = append(ls, c.Line)
+		}
+		out[name.Value] = ls
+	}
+}
+
+// value is the value of key in a mapping node, nil when absent.
+func value(n *yamlv3.Node, key string) *yamlv3.Node {
+	if n == nil || n.Kind != yamlv3.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

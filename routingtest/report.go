@@ -65,7 +65,7 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 				fmt.Fprintf(w, "ok   %s: %s\n", name, what)
 			}
 		default:
-			fmt.Fprintf(w, "FAIL %s (%s)\n", name, x.File)
+			fmt.Fprintf(w, "FAIL %s (%s)\n", name, x.Where())
 			for _, f := range x.Failures {
 				fmt.Fprintf(w, "     - %s\n", f)
 			}
@@ -147,6 +147,8 @@ type junitProperty struct {
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      int           `xml:"line,attr,omitempty"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 }
@@ -174,7 +176,7 @@ func (r *Report) WriteJUnit(w io.Writer, withCoverage bool) error {
 			out.Suites = append(out.Suites, junitSuite{Name: suite})
 		}
 		s := &out.Suites[i]
-		jc := junitCase{Name: x.Case, Classname: x.Test + "." + x.Plane}
+		jc := junitCase{Name: x.Case, Classname: x.Test + "." + x.Plane, File: x.File, Line: x.Line}
 		s.Tests++
 		out.Tests++
 		switch {
@@ -226,4 +228,12 @@ func (r *Report) WriteJUnit(w io.Writer, withCoverage bool) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// Where is the case's file:line (the file alone when the line is unknown).
+func (x CaseResult) Where() string {
+	if x.Line > 0 {
+		return fmt.Sprintf("%s:%d", x.File, x.Line)
+	}
+	return x.File
 }

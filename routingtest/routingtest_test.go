@@ -307,3 +307,37 @@ spec:
 		assert.Equal(t, "small", r.Backend, "%s: %v", p.Name, r.Trace)
 	}
 }
+
+// TestFailuresPointAtTheCase: a failing case is reported with the file and
+// line of the case, in the text and in JUnit.
+func TestFailuresPointAtTheCase(t *testing.T) {
+	files, d := Decode("t.yaml", []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: beside}
+---
+apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: t}
+spec:
+  router: ml/r
+  cases:
+    - name: first
+      request: {model: m}
+      expect: {status: 200}
+
+    - name: second
+      request: {model: m}
+      expect: {status: 404}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	require.Len(t, files, 1)
+	assert.Equal(t, 11, files[0].Cases[0].Line)
+	assert.Equal(t, 15, files[0].Cases[1].Line)
+
+	rep := &Report{Results: []CaseResult{{File: "t.yaml", Line: 15, Test: "t", Case: "second", Plane: "Proxy", Failures: []string{"status 200, want 404"}}}}
+	var text, junit strings.Builder
+	rep.WriteText(&text, false, false)
+	assert.Contains(t, text.String(), "FAIL t/second [Proxy] (t.yaml:15)")
+	require.NoError(t, rep.WriteJUnit(&junit, false))
+	assert.Contains(t, junit.String(), `<testcase name="second" classname="t.Proxy" file="t.yaml" line="15">`)
+}

@@ -15,6 +15,7 @@ import (
 // CaseResult is one case on one plane.
 type CaseResult struct {
 	File     string   `json:"file"`
+	Line     int      `json:"line,omitempty"` // the case's line in File
 	Test     string   `json:"test"`
 	Case     string   `json:"case"`
 	Plane    string   `json:"dataPlane"`
@@ -199,7 +200,7 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 					continue
 				}
 				got := p.Serve(key, c.Request, c.Down)
-				cr := CaseResult{File: f.Source, Test: f.Name, Case: c.Name, Plane: string(p.Name), Got: got, Expect: c.Expect, Skipped: got.Skipped}
+				cr := CaseResult{File: f.Source, Line: c.Line, Test: f.Name, Case: c.Name, Plane: string(p.Name), Got: got, Expect: c.Expect, Skipped: got.Skipped}
 				if want := c.Expect.Refused; want != "" {
 					cr.Skipped = ""
 					switch {

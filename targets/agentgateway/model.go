@@ -35,7 +35,9 @@ func (e *emitter) modelRouting() {
 			e.diags.ErrorAt(diag.Spec("agentGatewayRef", "endpointPicker"), "PickerSharedAcrossInferenceServices",
 				"the default picker %s:%d would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool, and routing Model takes no per-backend pickers; remove endpointPicker (models are then served through their Services) or use routing InferencePool",
 				e.g.EndpointPicker.Name, e.g.EndpointPicker.Port, strings.Join(services, ", "))
-			return
+			// Go on without pools: the models' own problems come in
+			// this pass too, not the next one (no output is made).
+			usePools = false
 		}
 	}
 	published := map[string]int{}

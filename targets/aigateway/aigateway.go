@@ -104,6 +104,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e.backends()
 	rules := e.buildRules()
 	e.rules = rules
+	e.checkBudgetSpan()
 	if !e.diags.HasErrors() {
 		chunks := e.applyOrderAndLimits(rules)
 		if !e.diags.HasErrors() {

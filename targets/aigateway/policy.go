@@ -198,6 +198,42 @@ type trafficGroup struct {
 	rules []*genRule
 }
 
+// budgetsSpan reports each router-wide budget (shared) that n
+// BackendTrafficPolicies would split into n buckets.
+func (e *emitter) budgetsSpan(shared []int, n int) {
+	for _, i := range shared {
+		e.diags.ErrorAt(diag.Budget(i), "BudgetSpansTrafficPolicies",
+			"budget %q must count every request of the router in one bucket, but the router's rules need %d BackendTrafficPolicies (they differ in response-header timeout or rule budgets) and the gateway keeps one bucket per policy. Give the rules one timeout and drop rule-scope budgets, or use the Proxy data plane",
+			e.r.Policy.Budgets[i].Name, n)
+	}
+}
+
+// checkBudgetSpan is trafficPolicies' budget check, run right after the
+// rules are built even when an earlier check failed, so that the router's
+// problems come in one pass, not one round each. A rule whose timeout is
+// already an error ("") counts as taking whichever the others take.
+func (e *emitter) checkBudgetSpan() {
+	var shared []int
+	for i, b := range e.r.Policy.Budgets {
+		if b.Scope != ir.BudgetScopeRule {
+			shared = append(shared, i)
+		}
+	}
+	if len(shared) == 0 {
+		return
+	}
+	keys := map[string]bool{}
+	for _, g := range e.rules {
+		if g.headerTimeout == "" {
+			continue
+		}
+		keys[g.headerTimeout+"|"+fmt.Sprint(g.ruleBudgets)] = true
+	}
+	if len(keys) > 1 {
+		e.budgetsSpan(shared, len(keys))
+	}
+}
+
 // trafficPolicies emits the BackendTrafficPolicies: one per group of rules
 // sharing a per-attempt timeout and rule budgets. The policy carries retry
 // across priorities, passive outlier ejection, active health checks and the
@@ -223,11 +259,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 		}
 	}
 	if len(groups) > 1 {
-		for _, i := range shared {
-			e.diags.ErrorAt(diag.Budget(i), "BudgetSpansTrafficPolicies",
-				"budget %q must count every request of the router in one bucket, but the router's rules need %d BackendTrafficPolicies (they differ in response-header timeout or rule budgets) and the gateway keeps one bucket per policy. Give the rules one timeout and drop rule-scope budgets, or use the Proxy data plane",
-				e.r.Policy.Budgets[i].Name, len(groups))
-		}
+		e.budgetsSpan(shared, len(groups))
 		shared = nil
 	}
 	warnedExternal := map[string]bool{}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const routingTestHead = `apiVersion: routing.llmkube.dev/v1alpha1
@@ -85,5 +86,62 @@ func TestTestAndExplainShowWarnings(t *testing.T) {
 		assert.Empty(t, r.stdout, args)
 		assert.Contains(t, r.stderr, "(InferenceServiceNotFound)", args)
 		assert.NotContains(t, r.stderr, "warning:", args)
+	}
+}
+
+// TestEveryProblemAtOncePerPlane: a router with several independent
+// problems gets all of them in one pass on each gateway plane, not one
+// round each (the hint of one leading to the next).
+func TestEveryProblemAtOncePerPlane(t *testing.T) {
+	for _, tc := range []struct {
+		plane, router string
+		reasons       []string
+	}{
+		{"Gateway", `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: multi, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+    - {name: a, external: {provider: openai, model: gpt-5}, timeout: 30s}
+    - {name: b, external: {provider: openai, model: gpt-5-mini}, timeout: 60s}
+    - {name: c, external: {provider: openai, model: gpt-5-nano}}
+  rules:
+    - {name: mixed, match: {models: [m1]}, route: {backends: [a, b]}}
+    - {name: fast, match: {models: [m2]}, route: {backends: [c]}, timeout: 10s}
+    - {name: slow, match: {models: [m3]}, route: {backends: [c]}, timeout: 20s}
+  defaultRoute: c
+  policy:
+    budgets:
+      - {name: all, scope: router, windowSeconds: 3600, maxTokens: 100000}
+`, []string{"spec.rules[0].timeout (BackendTimeoutsDiffer)", "spec.policy.budgets[0] (BudgetSpansTrafficPolicies)"}},
+		{"AgentGateway", `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: models, namespace: team-a}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: agentgateway, routing: Model, sectionName: http, endpointPicker: epp, endpointPickerPort: 9002}
+  defaultRouteStrategy: BackendNameMatch
+  backends:
+    - {name: qwen, displayName: shared, inferenceServiceRef: {name: qwen3}}
+    - {name: gemma, displayName: shared, inferenceServiceRef: {name: gemma}}
+    - {name: star, displayName: "any*", inferenceServiceRef: {name: gemma}}
+`, []string{"spec.agentGatewayRef.endpointPicker (PickerSharedAcrossInferenceServices)", "spec.backends[1].displayName (DuplicateModelID)", "spec.backends[2].displayName (ModelIDNotExpressible)"}},
+	} {
+		t.Run(tc.plane, func(t *testing.T) {
+			r := run(t, "", "validate", "-f", write(t, "r.yaml", tc.router))
+			assert.Equal(t, ExitInvalid, r.code, r.stderr)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				if strings.HasPrefix(l, "warning:") {
+					continue
+				}
+				parts := strings.SplitN(l, ": ", 4) // file, object, field, message (reason)
+				require.Len(t, parts, 4, l)
+				got = append(got, parts[2]+" "+parts[3][strings.LastIndex(parts[3], "("):])
+			}
+			assert.ElementsMatch(t, tc.reasons, got)
+		})
 	}
 }
