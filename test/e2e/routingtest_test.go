@@ -590,3 +590,26 @@ func TestJSONOutputOfValidateAndExplain(t *testing.T) {
 	assert.Equal(t, "local-qwen", e.Results[0].Backend)
 	assert.Equal(t, "sensitive-local-only", e.Results[0].Rule)
 }
+
+// TestExplainField: explain-field describes a ModelRouter field from the
+// embedded CRD, as kubectl explain does, and names the fields there are
+// when a path is wrong (issue 50: a field reference nobody has to read Go
+// types for).
+func TestExplainField(t *testing.T) {
+	code, out, stderr := cliRun(t, "", "explain-field", "spec.policy.classification.mode")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "FIELD: spec.policy.classification.mode <string>")
+	assert.Contains(t, out, "ENUM: header-only, detector, hybrid")
+	assert.Contains(t, out, "DESCRIPTION:")
+	code, out, _ = cliRun(t, "", "explain-field", "spec.backends[].weight")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "MINIMUM: 0")
+	code, out, _ = cliRun(t, "", "explain-field", "spec.rules")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "FIELD: spec.rules <[]Object>")
+	assert.Contains(t, out, "  failClosed <boolean>")
+	code, _, stderr = cliRun(t, "", "explain-field", "spec.polcy")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `spec has no field "polcy"; its fields are`)
+	assert.Contains(t, stderr, "policy")
+}

@@ -91,7 +91,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
-	root.AddCommand(s.renderCmd(), s.validateCmd(), s.diffCmd(), s.testCmd(), s.explainCmd(), s.versionCmd())
+	root.AddCommand(s.renderCmd(), s.validateCmd(), s.diffCmd(), s.testCmd(), s.explainCmd(), s.explainFieldCmd(), s.versionCmd())
 	return root
 }
 
