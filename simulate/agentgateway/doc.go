@@ -41,6 +41,11 @@
 //     body; the first model whose match.model matches and whose
 //     authorization allows; 404 model_not_found, 403
 //     model_authorization_denied, 400 for a body without a string model).
+//   - A foreign AgentgatewayModel attached directly to a listener (a
+//     Gateway parent) takes the listener from a route's model backend: the
+//     route's models are refused (NoMatchingParent, ModelRoutingConflict)
+//     and only the listener's models answer; measured with agentgateway's
+//     controller at 75b4e6c (issue 51), not read from a source file.
 //   - CEL: the variables crates/agentgateway/src/cel/types.rs Executor
 //     declares (request with body as bytes, jwt, source, llm, ...) and
 //     json(string|bytes), evaluated with cel-go (see Env).

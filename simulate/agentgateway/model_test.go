@@ -206,3 +206,45 @@ func TestDownBackendFails(t *testing.T) {
 	assert.Empty(t, o.Backend)
 	assert.Equal(t, []string{"InferencePool/a"}, o.Attempts)
 }
+
+// A foreign AgentgatewayModel attached directly to the listener takes it
+// (issue 51, measured at agentgateway 75b4e6c): the router's models behind
+// its HTTPRoute get 404, the foreign model answers. On another listener it
+// does not disturb the router.
+func TestForeignModelOnListenerDisablesRoute(t *testing.T) {
+	const models = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r, namespace: ns}
+spec:
+  parentRefs: [{name: gw, sectionName: http}]
+  rules:
+  - backendRefs: [{group: agentgateway.dev, kind: AgentgatewayModel, name: "*"}]
+---
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayModel
+metadata: {name: mine, namespace: ns}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  match: {model: m}
+---
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayModel
+metadata: {name: foreign, namespace: other}
+spec:
+  parentRefs: [{name: gw, namespace: ns, sectionName: LISTENER}]
+  match: {model: f}`
+	ask := func(m *agw.Model, model string) simulate.Outcome {
+		return m.ServeOn("http", simulate.Request{Body: map[string]any{"model": model}})
+	}
+	onListener := model(t, strings.Replace(models, "LISTENER", "http", 1))
+	o := ask(onListener, "m")
+	assert.Equal(t, http.StatusNotFound, o.Status, "the router's model: %v", o.Trace)
+	o = ask(onListener, "f")
+	assert.Equal(t, http.StatusOK, o.Status, "the foreign model: %v", o.Trace)
+	assert.Equal(t, "AgentgatewayModel/foreign", o.Backend)
+
+	elsewhere := model(t, strings.Replace(models, "LISTENER", "other", 1))
+	o = ask(elsewhere, "m")
+	assert.Equal(t, http.StatusOK, o.Status, "a foreign model on another listener: %v", o.Trace)
+	assert.Equal(t, "AgentgatewayModel/mine", o.Backend)
+}

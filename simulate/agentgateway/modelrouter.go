@@ -112,6 +112,28 @@ func (m *Model) routeModels(rt *httpRoute, name string) []*agwModel {
 	return out
 }
 
+// listenerModels are the AgentgatewayModels attached directly (a Gateway
+// parent, the default kind) to this Gateway's listener: by its sectionName
+// or to every listener without one.
+func (m *Model) listenerModels(listener string) []*agwModel {
+	var out []*agwModel
+	for _, am := range m.models {
+		for _, p := range am.Spec.ParentRefs {
+			ns := p.Namespace
+			if ns == "" {
+				ns = am.Meta.Namespace
+			}
+			if (p.Group != "" && p.Group != "gateway.networking.k8s.io") || (p.Kind != "" && p.Kind != "Gateway") ||
+				p.Name != m.gw.Name || ns != m.gw.Namespace || (p.SectionName != "" && p.SectionName != listener) {
+				continue
+			}
+			out = append(out, am)
+			break
+		}
+	}
+	return out
+}
+
 func modelAuthorized(f *flight, am *agwModel) bool {
 	if am.Spec.Policies == nil || am.Spec.Policies.Authorization == nil {
 		return true
@@ -128,6 +150,19 @@ func public(am *agwModel) bool { return am.Spec.Visibility == "" || am.Spec.Visi
 // status of the router's direct response.
 func (m *Model) resolveModels(f *flight, rt *httpRoute, name string) int {
 	models := m.routeModels(rt, name)
+	if direct := m.listenerModels(f.listener.Name); len(direct) > 0 {
+		// Measured with agentgateway's controller at 75b4e6c (issue 51): a
+		// model attached directly to the listener takes it; the route's
+		// models get Accepted=False NoMatchingParent, the route
+		// ResolvedRefs=False ModelRoutingConflict, its requests 404 and
+		// the listener's model answers.
+		var names []string
+		for _, am := range direct {
+			names = append(names, key(am.Meta))
+		}
+		f.out.Tracef("AgentgatewayModel %s attached directly to listener %s: the route's models are refused (NoMatchingParent, ModelRoutingConflict); only the listener's answer", strings.Join(names, ", "), f.listener.Name)
+		models = direct
+	}
 	if isModelListRequest(f.req.Path) {
 		var ids []string
 		for _, am := range models {
