@@ -208,6 +208,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 // classifications, where they came from and which detectors fired (never
 // what they matched), and a count per detector.
 func (s *Server) classify(req *runtime.Request, body []byte, ent *proxyapi.AuditEntry) {
+	if !s.eng.ReadsContent() {
+		// header-only: the classification read before the body stands.
+		ent.ClassificationSource = s.eng.ClassificationSource(req)
+		return
+	}
 	req.SetBody(body)
 	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
 	ent.ClassificationSource = s.eng.ClassificationSource(req)

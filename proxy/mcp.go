@@ -180,16 +180,9 @@ func (m *mcpServer) modelOf(tool string) string {
 // map to one name get -2, -3... in order.
 func mcpTools(cfg *proxyapi.Config) []mcpTool {
 	var out []mcpTool
-	seen, names := map[string]bool{}, map[string]bool{}
-	for _, b := range cfg.Backends {
-		id := b.ModelID
-		if id == "" {
-			id = b.Name
-		}
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	names := map[string]bool{}
+	for _, pm := range publishedModels(cfg) {
+		id, b := pm.id, pm.backend
 		name := mcpToolName(id)
 		for k := 2; names[name]; k++ {
 			name = fmt.Sprintf("%s-%d", mcpToolName(id), k)

@@ -414,17 +414,12 @@ type modelArc struct {
 // name), with modelInfo and the reference's modality defaults.
 // allowed, when set, keeps only the ids it returns true for.
 func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) bool) []byte {
-	seen := map[string]bool{}
 	data := []modelEntry{}
-	for _, b := range cfg.Backends {
-		id := b.ModelID
-		if id == "" {
-			id = b.Name
-		}
-		if seen[id] || (allowed != nil && !allowed(id)) {
+	for _, pm := range publishedModels(cfg) {
+		id, b := pm.id, pm.backend
+		if allowed != nil && !allowed(id) {
 			continue
 		}
-		seen[id] = true
 		in := inputModalities(b)
 		out := b.ModelInfo.OutputModalities
 		if len(out) == 0 {
@@ -441,6 +436,31 @@ func modelsJSON(cfg *proxyapi.Config, created int64, allowed func(id string) boo
 		Data   []modelEntry `json:"data"`
 	}{"list", data})
 	return append(b, '\n')
+}
+
+// publishedModel is one model id the router publishes, with the first
+// backend that carries it.
+type publishedModel struct {
+	id      string
+	backend proxyapi.Backend
+}
+
+// publishedModels are the ids /v1/models and the MCP tools publish: each
+// backend's displayName (modelId) or name, each once, in config order.
+func publishedModels(cfg *proxyapi.Config) []publishedModel {
+	var out []publishedModel
+	seen := map[string]bool{}
+	for _, b := range cfg.Backends {
+		id := b.ModelID
+		if id == "" {
+			id = b.Name
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, publishedModel{id, b})
+		}
+	}
+	return out
 }
 
 // inputModalities are the model's input modalities as /v1/models publishes

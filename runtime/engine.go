@@ -329,6 +329,11 @@ func (e *Engine) RequestClasses(req *Request) []string {
 	return req.classes
 }
 
+// ReadsContent reports whether the mode runs the content classifier
+// (detector, hybrid): only then does a request's body change its
+// classification.
+func (e *Engine) ReadsContent() bool { return e.readsContent }
+
 // Detected is what the content classifier found in the request's body
 // (nothing in header-only mode or before SetBody), computed once.
 func (e *Engine) Detected(req *Request) classifier.Set {

@@ -33,16 +33,7 @@ func userChat(text string) string {
 func TestContentClassifierEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/classification-detector/input.yaml")
 	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
-	ups := map[string]*upstream{}
-	var env []string
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		ups[b.Name] = newUpstream(t, b.Name)
-		b.URL = ups[b.Name].URL
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=test-key")
-		}
-	}
+	ups, env := loopbackBackends(t, cfg)
 	local, cloud := ups["local-qwen"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)

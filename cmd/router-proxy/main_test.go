@@ -166,6 +166,23 @@ func newUpstream(t *testing.T, name string) *upstream {
 	return u
 }
 
+// loopbackBackends points every backend of cfg at an upstream of its own on
+// loopback and returns them by backend name, with a placeholder value for
+// every credential variable (the environment to start the proxy with).
+func loopbackBackends(t *testing.T, cfg *proxyapi.Config) (map[string]*upstream, []string) {
+	ups := map[string]*upstream{}
+	var env []string
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		ups[b.Name] = newUpstream(t, b.Name)
+		b.URL = ups[b.Name].URL
+		for _, c := range b.Credentials {
+			env = append(env, c.Env+"=test-key")
+		}
+	}
+	return ups, env
+}
+
 func served(t *testing.T, body string) string {
 	var v struct {
 		Model string `json:"model"`

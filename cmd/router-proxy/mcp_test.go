@@ -54,16 +54,7 @@ func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream
 	require.Equal(t, mcpResource, cfg.MCP.ResourceURL)
 	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
 	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups := map[string]*upstream{}
-	var env []string
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		ups[b.Name] = newUpstream(t, b.Name)
-		b.URL = ups[b.Name].URL
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=test-key")
-		}
-	}
+	ups, env := loopbackBackends(t, cfg)
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
 	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
 	return startProxyEnv(t, cfg, env), ups, is, auditPath

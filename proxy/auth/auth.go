@@ -97,13 +97,7 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 		issuer:    j.Issuer,
 		teamClaim: j.TeamClaim,
 		Header:    http.CanonicalHeaderKey(j.HeaderKey),
-		parser: jwt.NewParser(
-			jwt.WithValidMethods(Algorithms),
-			jwt.WithIssuer(j.Issuer),
-			jwt.WithLeeway(Leeway),
-			jwt.WithExpirationRequired(),
-			jwt.WithIssuedAt(),
-		),
+		parser: newParser(j.Issuer),
 	}
 	if len(cfg.Allowlists) > 0 {
 		a.allow = map[string][]string{}
@@ -112,6 +106,18 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 		}
 	}
 	return a, nil
+}
+
+// newParser is the verification every token gets (asymmetric algorithms,
+// the issuer, exp required, iat checked, the leeway), plus extra.
+func newParser(issuer string, extra ...jwt.ParserOption) *jwt.Parser {
+	return jwt.NewParser(append([]jwt.ParserOption{
+		jwt.WithValidMethods(Algorithms),
+		jwt.WithIssuer(issuer),
+		jwt.WithLeeway(Leeway),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+	}, extra...)...)
 }
 
 // key resolves a token's verification key from the JWKS, refusing
@@ -142,14 +148,7 @@ type Verified struct {
 // resource is refused). The key set is shared.
 func (a *Authorizer) ForAudience(audience string) *Authorizer {
 	b := *a
-	b.parser = jwt.NewParser(
-		jwt.WithValidMethods(Algorithms),
-		jwt.WithIssuer(a.issuer),
-		jwt.WithLeeway(Leeway),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithAudience(audience),
-	)
+	b.parser = newParser(a.issuer, jwt.WithAudience(audience))
 	return &b
 }
 
