@@ -97,7 +97,7 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 		issuer:    j.Issuer,
 		teamClaim: j.TeamClaim,
 		Header:    http.CanonicalHeaderKey(j.HeaderKey),
-		parser: newParser(j.Issuer),
+		parser:    newParser(j.Issuer),
 	}
 	if len(cfg.Allowlists) > 0 {
 		a.allow = map[string][]string{}
