@@ -27,12 +27,19 @@ import (
 
 const mcpResource = "https://models.example.com/mcp"
 
-// bearerTransport adds a bearer token to every request.
-type bearerTransport struct{ token string }
+// bearerTransport adds a bearer token, and any extra headers, to every
+// request.
+type bearerTransport struct {
+	token string
+	extra http.Header
+}
 
 func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
+	for k, v := range b.extra {
+		r.Header[k] = v
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -69,12 +76,16 @@ func mcpToken(t *testing.T, is *authtest.Issuer, team, audience string) string {
 }
 
 func mcpSession(t *testing.T, p *proc, token string) *mcp.ClientSession {
+	return mcpSessionWith(t, p, bearerTransport{token: token})
+}
+
+func mcpSessionWith(t *testing.T, p *proc, tr bearerTransport) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	client := mcp.NewClient(&mcp.Implementation{Name: "router-proxy-test", Version: "v0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: "http://" + p.listen + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}, DisableStandaloneSSE: true,
+		Endpoint: "http://" + p.listen + "/mcp", HTTPClient: &http.Client{Transport: tr}, DisableStandaloneSSE: true,
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
@@ -135,6 +146,18 @@ func TestMCPEndToEnd(t *testing.T) {
 	assert.Contains(t, callText(res), "model_not_allowed")
 	assert.Zero(t, ups["gpt"].posts.Load(), "nothing reached the provider")
 
+	// A forged team header on the MCP request is not identity: the verified
+	// team decides, on tools/list and on the call.
+	forged := mcpSessionWith(t, p, bearerTransport{token: mcpToken(t, is, "research", mcpResource), extra: http.Header{"X-Llmkube-Team": {"platform"}}})
+	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, forged))
+	res, err = forged.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Say hi."}},
+	}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "model_not_allowed")
+	assert.Zero(t, ups["gpt"].posts.Load(), "a forged team header reached nothing")
+
 	// The content classifier runs on a tool call: an SSN stays local.
 	res, err = platform.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": "My SSN is 536-22-8410."}},
@@ -175,7 +198,7 @@ func TestMCPEndToEnd(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sc2.Bytes(), &e))
 		entries = append(entries, e)
 	}
-	require.Len(t, entries, 4, "one entry per call that reached the inference handler")
+	require.Len(t, entries, 5, "one entry per call that reached the inference handler")
 	for _, e := range entries {
 		assert.Equal(t, proxyapi.ViaMCP, e.Via)
 	}
@@ -183,8 +206,10 @@ func TestMCPEndToEnd(t *testing.T) {
 	assert.Equal(t, "research", entries[0].Team)
 	assert.Equal(t, proxyapi.OutcomeForbidden, entries[1].Outcome)
 	assert.Equal(t, "gpt-5", entries[1].Tool)
-	assert.Equal(t, "sensitive-local-only", entries[2].Rule)
-	assert.Equal(t, []string{"us-ssn"}, entries[2].Detectors)
+	assert.Equal(t, "research", entries[2].Team, "the forged team header is replaced by the verified one")
+	assert.Equal(t, proxyapi.OutcomeForbidden, entries[2].Outcome)
+	assert.Equal(t, "sensitive-local-only", entries[3].Rule)
+	assert.Equal(t, []string{"us-ssn"}, entries[3].Detectors)
 }
 
 // TestMCPAuthorization: no token or a bad one gets 401 with the metadata
