@@ -76,7 +76,7 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 		out.Exposure.NodePort = *e.NodePort
 	}
 	if g := s.GatewayRef; g != nil {
-		out.Gateway = &ir.GatewayRef{Name: g.Name, Namespace: g.Namespace}
+		out.Gateway = &ir.GatewayRef{Name: g.Name, Namespace: g.Namespace, Hostnames: g.Hostnames}
 	}
 	if g := s.AgentGatewayRef; g != nil {
 		ag := &ir.AgentGateway{

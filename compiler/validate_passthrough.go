@@ -57,12 +57,10 @@ func (v *validator) checkPassthrough() {
 		}
 	}
 	if g := v.s.AgentGatewayRef; g != nil {
-		for i, h := range g.Hostnames {
-			if !gatewayHostname.MatchString(h) || len(h) > 253 {
-				errs = append(errs, field.Invalid(field.NewPath("spec", "agentGatewayRef", "hostnames").Index(i), h,
-					"must be a lowercase DNS name, optionally starting with \"*.\" (Gateway API hostname)"))
-			}
-		}
+		errs = append(errs, validateHostnames(g.Hostnames, field.NewPath("spec", "agentGatewayRef", "hostnames"))...)
+	}
+	if g := v.s.GatewayRef; g != nil {
+		errs = append(errs, validateHostnames(g.Hostnames, field.NewPath("spec", "gatewayRef", "hostnames"))...)
 	}
 	for _, e := range errs {
 		reason := ReasonInvalidValue
@@ -77,6 +75,24 @@ func (v *validator) checkPassthrough() {
 }
 
 // gatewayHostname is the Gateway API Hostname pattern.
+// validateHostnames checks Gateway API hostnames: each a lowercase DNS
+// name, optionally "*."-prefixed, and none twice.
+func validateHostnames(hs []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, h := range hs {
+		switch {
+		case !gatewayHostname.MatchString(h) || len(h) > 253:
+			errs = append(errs, field.Invalid(path.Index(i), h,
+				"must be a lowercase DNS name, optionally starting with \"*.\" (Gateway API hostname)"))
+		case seen[h]:
+			errs = append(errs, field.Duplicate(path.Index(i), h))
+		}
+		seen[h] = true
+	}
+	return errs
+}
+
 var gatewayHostname = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
 var (

@@ -370,7 +370,7 @@ func TestValidateFieldTableEnforcement(t *testing.T) {
 		}},
 		{"jwt field empty", "spec.policy.auth.jwt.provider Required", func(r *v1.ModelRouter) {
 			r.Spec.DataPlane = v1.DataPlaneGateway
-			r.Spec.GatewayRef = &v1.GatewayRef{Name: "gw"}
+			r.Spec.GatewayRef = &v1.RouterGatewayRef{Name: "gw"}
 			r.Spec.Policy = &v1.RouterPolicy{Auth: &v1.AuthSpec{JWT: &v1.JWTSpec{Issuer: "https://idp", JWKSURI: "https://idp/certs", TeamClaim: "team"}}}
 		}},
 		{"idleTimeout at minimum", "", func(r *v1.ModelRouter) {
@@ -545,6 +545,9 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	require.NotEmpty(t, want)
+	// The API's extensions of the reference (api/v1alpha1 extensionRows),
+	// with their constraints.
+	want["spec.gatewayRef.hostnames"] = fieldRow{MinItems: 1, MaxItems: 16}
 	for path, row := range want {
 		rule, ok := fieldTable[path]
 		if assert.True(t, ok, "%s: the reference's constraints are missing from the field table", path) {

@@ -520,6 +520,9 @@ type GatewayRef struct {
 	Name string
 	// Namespace is always set: the frontend defaults it to the router's.
 	Namespace string
+	// Hostnames are the hosts the router claims on the Gateway (none:
+	// every host).
+	Hostnames []string
 }
 
 // AgentGatewayRouting is the AgentGateway compile mode.

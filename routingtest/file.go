@@ -57,9 +57,12 @@ type Case struct {
 
 // Request is what the client sends.
 type Request struct {
-	Model   string
-	Path    string
-	Method  string
+	Model  string
+	Path   string
+	Method string
+	// Host is the request's Host ("" : the router's first hostname, else
+	// gateway.example).
+	Host    string
 	Headers http.Header
 	Body    map[string]any
 	// Token nil: no token.
@@ -303,8 +306,12 @@ func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 
 func (d *decoder) request(p *field.Path, m map[string]any) Request {
 	r := Request{Headers: http.Header{}}
-	d.fields(p, m, []string{"model", "path", "method", "headers", "body", "token", "clientAddress"})
+	d.fields(p, m, []string{"model", "path", "method", "host", "headers", "body", "token", "clientAddress"})
 	r.Model = d.str(p.Child("model"), m["model"])
+	r.Host = d.str(p.Child("host"), m["host"])
+	if strings.Contains(r.Host, "/") {
+		d.errorf(p.Child("host"), "InvalidHost", "a host is a name with an optional :port, not a URL")
+	}
 	r.Path = d.str(p.Child("path"), m["path"])
 	r.Method = d.str(p.Child("method"), m["method"])
 	r.ClientAddress = d.str(p.Child("clientAddress"), m["clientAddress"])
@@ -321,6 +328,9 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 		}
 		if strings.EqualFold(k, "Authorization") {
 			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), not an Authorization header")
+		}
+		if strings.EqualFold(k, "Host") {
+			d.errorf(hp, "UseHost", "set the request's host with request.host, not a Host header")
 		}
 	}
 	if b := d.objectAt(p.Child("body"), m["body"]); b != nil {

@@ -1,6 +1,7 @@
 package routingtest
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -146,13 +147,15 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 			rt.name = func(id string) (string, string) { return key, id }
 		}
 	case ir.DataPlaneGateway:
-		gateways := map[envoyai.Gateway][]*Router{}
-		var gws []envoyai.Gateway
+		type gwKey struct{ ns, name string }
+		gateways := map[gwKey][]*Router{}
+		var gws []gwKey
 		for _, rt := range order {
 			if rt.Refused != nil || rt.IR.Gateway == nil {
 				continue
 			}
-			g := envoyai.Gateway{Namespace: rt.IR.Gateway.Namespace, Name: rt.IR.Gateway.Name}
+			rt.host = defaultHost(rt.IR.Gateway.Hostnames)
+			g := gwKey{rt.IR.Gateway.Namespace, rt.IR.Gateway.Name}
 			if gateways[g] == nil {
 				gws = append(gws, g)
 			}
@@ -167,7 +170,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 					ids[rt.IR.Namespace+"/"+naming.GatewayBackendName(rt.IR.Name, b.Name)] = [2]string{rt.Key, b.Name}
 				}
 			}
-			m, err := envoyai.New(g, objs)
+			m, err := envoyai.New(envoyai.Gateway{Namespace: g.ns, Name: g.name}, objs)
 			if err != nil {
 				return nil, err
 			}
@@ -269,12 +272,20 @@ func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstr
 				}
 				return DefaultRule // "default", and "model-<backend>" of BackendNameMatch
 			}
-			if hs := r.AgentGateway.Hostnames; len(hs) > 0 {
-				rt.host = strings.Replace(hs[0], "*.", "test.", 1)
-			}
+			rt.host = defaultHost(r.AgentGateway.Hostnames)
 		}
 	}
 	return nil
+}
+
+// defaultHost is the Host a request for a router carries unless the case
+// sets request.host: the router's first hostname ("*.x" as "test.x"), or
+// "" (simulate's default) when it claims every host.
+func defaultHost(hostnames []string) string {
+	if len(hostnames) == 0 {
+		return ""
+	}
+	return strings.Replace(hostnames[0], "*.", "test.", 1)
 }
 
 // withNotReady is a copy of the inputs where the InferenceServices
@@ -481,7 +492,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		}
 		down = append(slices.Clip(down), unready...)
 	}
-	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: rt.host, Headers: req.Headers, ClientAddr: req.ClientAddress}
+	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: cmp.Or(req.Host, rt.host), Headers: req.Headers, ClientAddr: req.ClientAddress}
 	body := map[string]any{}
 	for k, v := range req.Body {
 		body[k] = v

@@ -153,3 +153,37 @@ func ByGateway(rs []*ir.Router, gateway func(*ir.Router) string) (keys []string,
 	sort.Strings(keys)
 	return keys, groups
 }
+
+// HostnamesOverlap reports whether two routers' Gateway API hostnames can
+// take one request, and a pair that does: no hostnames takes every host;
+// otherwise some host matches a hostname of each (exact, or "*.suffix" for
+// any host under suffix). x and y are "" when either list is empty.
+func HostnamesOverlap(a, b []string) (x, y string, ok bool) {
+	if len(a) == 0 || len(b) == 0 {
+		return "", "", true
+	}
+	for _, x := range a {
+		for _, y := range b {
+			if hostsOverlap(x, y) {
+				return x, y, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// hostsOverlap reports whether some host matches both Gateway API hostnames
+// (exact, or "*.suffix" for any host under suffix).
+func hostsOverlap(x, y string) bool {
+	x, y = strings.ToLower(x), strings.ToLower(y)
+	wx, wy := strings.HasPrefix(x, "*."), strings.HasPrefix(y, "*.")
+	switch {
+	case wx && wy:
+		return strings.HasSuffix(x[1:], y[1:]) || strings.HasSuffix(y[1:], x[1:])
+	case wx:
+		return strings.HasSuffix(y, x[1:])
+	case wy:
+		return strings.HasSuffix(x, y[1:])
+	}
+	return x == y
+}

@@ -64,7 +64,7 @@ type ModelRouterSpec struct {
 	// (gateway.networking.k8s.io) the generated AIGatewayRoute attaches to when
 	// DataPlane is "Gateway". Required in Gateway mode; ignored otherwise.
 	// +optional
-	GatewayRef *GatewayRef `json:"gatewayRef,omitempty"`
+	GatewayRef *RouterGatewayRef `json:"gatewayRef,omitempty"`
 
 	// AgentGatewayRef identifies the pre-installed agentgateway data plane the
 	// generated InferencePool, HTTPRoute and model-extraction
@@ -139,6 +139,29 @@ type GatewayRef struct {
 	// own namespace.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+}
+
+// RouterGatewayRef is a ModelRouter's spec.gatewayRef: the Gateway of the
+// Gateway data plane, and optionally the hostnames the router claims on it.
+type RouterGatewayRef struct {
+	// Name is the Gateway's name.
+	// +required
+	Name string `json:"name"`
+
+	// Namespace is the Gateway's namespace. Empty means the ModelRouter's own
+	// namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// Hostnames limit the generated AIGatewayRoutes to these hosts (an
+	// extension of the reference, docs/targets/gateway.md#hostnames). Envoy
+	// Gateway gives each hostname a virtual host of its own, so routers whose
+	// hostnames are disjoint never rank against each other, and routers with
+	// policy.auth may then share a Gateway. Empty: every host.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Hostnames []string `json:"hostnames,omitempty"`
 }
 
 // AgentGatewayRef identifies the agentgateway Gateway of the AgentGateway data

@@ -23,6 +23,10 @@ type Listener struct {
 // Gateway is the agentgateway Gateway the objects attach to.
 type Gateway struct {
 	Namespace, Name string
+	// Labels are the Gateway's labels, which policies select it by
+	// (spec.targetSelectors). A Gateway object among the objects given to
+	// New supplies them when this is empty.
+	Labels map[string]string
 	// Listeners default to one listener "http" without hostname.
 	Listeners []Listener
 }
@@ -71,6 +75,10 @@ func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 			m.models = append(m.models, am)
 		case "InferencePool":
 			m.pools[o.GetNamespace()+"/"+o.GetName()] = true
+		case "Gateway":
+			if o.GetNamespace() == gw.Namespace && o.GetName() == gw.Name && len(m.gw.Labels) == 0 {
+				m.gw.Labels = o.GetLabels()
+			}
 		}
 	}
 	sort.Slice(m.policies, func(i, j int) bool { return key(m.policies[i].Meta) < key(m.policies[j].Meta) })
@@ -241,15 +249,7 @@ func (m *Model) listenerFor(host string) (Listener, bool) {
 // targetsGateway: the policy attaches to the Gateway (section "") or to one
 // of its listeners.
 func (m *Model) targetsGateway(p *policy, section string) bool {
-	if p.Meta.Namespace != m.gw.Namespace {
-		return false
-	}
-	for _, t := range p.Spec.TargetRefs {
-		if t.Kind == "Gateway" && t.Name == m.gw.Name && t.SectionName == section {
-			return true
-		}
-	}
-	return false
+	return p.attaches("Gateway", meta{Namespace: m.gw.Namespace, Name: m.gw.Name, Labels: m.gw.Labels}, section)
 }
 
 // Ambiguities lists, for a listener, the PreRouting transformations
@@ -355,14 +355,8 @@ func (m *Model) routePolicies(f *flight, rt *httpRoute, rule string) []*policy {
 	}
 	for _, section := range levels {
 		for _, p := range m.policies {
-			if p.Spec.Traffic == nil || p.preRouting() || p.Meta.Namespace != rt.Meta.Namespace {
-				continue
-			}
-			for _, t := range p.Spec.TargetRefs {
-				if t.Kind == "HTTPRoute" && t.Name == rt.Meta.Name && t.SectionName == section {
-					out = append(out, p)
-					break
-				}
+			if p.Spec.Traffic != nil && !p.preRouting() && p.attaches("HTTPRoute", rt.Meta, section) {
+				out = append(out, p)
 			}
 		}
 	}

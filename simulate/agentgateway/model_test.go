@@ -248,3 +248,52 @@ spec:
 	assert.Equal(t, http.StatusOK, o.Status, "a foreign model on another listener: %v", o.Trace)
 	assert.Equal(t, "AgentgatewayModel/mine", o.Backend)
 }
+
+// A policy attaches by spec.targetSelectors as well as by targetRefs: a
+// foreign Override authorization selecting the Gateway by label replaces
+// the route's allowlist, as it does in agentgateway (an unlisted team gets
+// 200), and one selecting the route by label merges like a route policy.
+// A selector whose labels the target lacks, or naming another listener,
+// does not attach.
+func TestPolicyAttachedBySelector(t *testing.T) {
+	r := route("r", `  - backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+`) + "\n---\n" + pools("p")
+	mine := strings.Replace(allowlist, "%s", "Require", 1)
+	const gateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: ns, labels: {tier: shared}}
+spec: {gatewayClassName: agentgateway, listeners: [{name: http, port: 80, protocol: HTTP}]}`
+	bySelector := func(kind, labels, section string) string {
+		s := strings.Replace(gatewayAllow, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]",
+			"targetSelectors: [{group: gateway.networking.k8s.io, kind: "+kind+", matchLabels: {"+labels+"}"+section+"}]", 1)
+		return strings.Replace(s, "%s", "strategy: {inheritance: Override}", 1)
+	}
+	unlisted := []string{"x-team", "b", "x-internal", "true"}
+	for _, c := range []struct {
+		name, policy string
+		want         int
+	}{
+		{"targetRefs", strings.Replace(gatewayAllow, "%s", "strategy: {inheritance: Override}", 1), 200},
+		{"Gateway by label", bySelector("Gateway", "tier: shared", ""), 200},
+		{"Gateway by label, this listener", bySelector("Gateway", "tier: shared", ", sectionName: http"), 200},
+		{"Gateway by label, another listener", bySelector("Gateway", "tier: shared", ", sectionName: other"), 403},
+		{"Gateway by a label it lacks", bySelector("Gateway", "tier: private", ""), 403},
+	} {
+		m := model(t, r+"\n---\n"+mine+"\n---\n"+gateway+"\n---\n"+c.policy)
+		o := m.Serve(req(unlisted...))
+		assert.Equal(t, c.want, o.Status, "%s: %v", c.name, o.Trace)
+		assert.Equal(t, http.StatusOK, m.Serve(req("x-team", "a", "x-internal", "true")).Status, "%s: the listed team is served", c.name)
+	}
+	// On the route: a Deny selecting the route by label refuses the listed
+	// team; one whose labels the route lacks does not attach.
+	deny := func(labels string) string {
+		s := strings.Replace(gatewayAllow, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]",
+			"targetSelectors: [{group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {"+labels+"}}]", 1)
+		return strings.Replace(strings.Replace(s, "%s", "", 1), "action: Allow", "action: Deny", 1)
+	}
+	for labels, want := range map[string]int{"inference.llmkube.dev/model-router: r": 403, "team: x": 200} {
+		m := model(t, r+"\n---\n"+mine+"\n---\n"+deny(labels))
+		o := m.Serve(req("x-team", "a", "x-internal", "true"))
+		assert.Equal(t, want, o.Status, "HTTPRoute selected by {%s}: %v", labels, o.Trace)
+	}
+}

@@ -66,6 +66,16 @@ type targetRef struct {
 	SectionName string `json:"sectionName"`
 }
 
+// targetSelector attaches a policy to every same-namespace object of a
+// kind whose labels include matchLabels (the CRD's other attachment form:
+// exactly one of targetRefs and targetSelectors per policy).
+type targetSelector struct {
+	Group       string            `json:"group"`
+	Kind        string            `json:"kind"`
+	MatchLabels map[string]string `json:"matchLabels"`
+	SectionName string            `json:"sectionName"`
+}
+
 type authorization struct {
 	Action string `json:"action"`
 	Policy struct {
@@ -81,8 +91,9 @@ type headerExpr struct {
 type policy struct {
 	Meta meta `json:"metadata"`
 	Spec struct {
-		TargetRefs []targetRef `json:"targetRefs"`
-		Strategy   *struct {
+		TargetRefs      []targetRef      `json:"targetRefs"`
+		TargetSelectors []targetSelector `json:"targetSelectors"`
+		Strategy        *struct {
 			Inheritance string `json:"inheritance"`
 		} `json:"strategy"`
 		Traffic *struct {
@@ -107,6 +118,37 @@ type policy struct {
 			} `json:"directResponse"`
 		} `json:"traffic"`
 	} `json:"spec"`
+}
+
+// attaches reports whether the policy attaches to the named object of a
+// kind in its namespace (section "" the whole object), by a targetRef or by
+// a targetSelector whose matchLabels the object's labels hold.
+func (p *policy) attaches(kind string, obj meta, section string) bool {
+	if p.Meta.Namespace != obj.Namespace {
+		return false
+	}
+	for _, t := range p.Spec.TargetRefs {
+		if t.Kind == kind && t.Name == obj.Name && t.SectionName == section {
+			return true
+		}
+	}
+	for _, t := range p.Spec.TargetSelectors {
+		if t.Kind == kind && t.SectionName == section && labelsHold(obj.Labels, t.MatchLabels) {
+			return true
+		}
+	}
+	return false
+}
+
+// labelsHold: every want label is on the object with the same value (an
+// empty matchLabels selects every object of the kind).
+func labelsHold(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *policy) override() bool {

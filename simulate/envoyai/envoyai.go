@@ -44,13 +44,17 @@ package envoyai
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -65,8 +69,13 @@ const Version = "Envoy AI Gateway v1.1.0 (c217da8) on Envoy Gateway v1.9.1"
 // routeNotFound is the AI Gateway's trailing rule name.
 const routeNotFound = "route-not-found"
 
-// Gateway names the Gateway the model serves.
-type Gateway struct{ Namespace, Name string }
+// Gateway names the Gateway the model serves. Labels are the Gateway's,
+// which Envoy Gateway policies select it by (spec.targetSelectors); a
+// Gateway object among the objects given to New supplies them when unset.
+type Gateway struct {
+	Namespace, Name string
+	Labels          map[string]string
+}
 
 // route is one Envoy route: one match of one HTTPRoute rule.
 type route struct {
@@ -82,6 +91,12 @@ type route struct {
 	refs     []aigateway.RouteBackendRef
 	foreign  []string // backend names of a plain HTTPRoute
 	router   string   // the model-router label
+	// labels are the HTTPRoute's: the AI Gateway copies an
+	// AIGatewayRoute's labels onto the HTTPRoute it generates
+	// (internal/controller/ai_gateway_route.go), so policies select it by
+	// them.
+	labels map[string]string
+	hosts  []string // the route's hostnames, lowercased (none: every host)
 }
 
 type header struct {
@@ -108,6 +123,7 @@ type Model struct {
 func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 	m := &Model{gw: gw, backends: map[string]*aigateway.AIServiceBackend{}, bsps: map[string]*aigateway.BackendSecurityPolicy{}, labels: map[string]string{}}
 	var unsorted []*route
+	var ctps []*egv1a1.ClientTrafficPolicy
 	for _, u := range objs {
 		var err error
 		switch u.GetKind() {
@@ -136,8 +152,12 @@ func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 			}
 		case "ClientTrafficPolicy":
 			var p egv1a1.ClientTrafficPolicy
-			if err = convert(u, &p); err == nil && m.ctp == nil && p.Namespace == gw.Namespace && targetsGateway(p.Spec.TargetRefs, gw.Name) {
-				m.ctp = &p // the oldest wins; later ones are Conflicted
+			if err = convert(u, &p); err == nil {
+				ctps = append(ctps, &p)
+			}
+		case "Gateway":
+			if u.GetNamespace() == gw.Namespace && u.GetName() == gw.Name && len(m.gw.Labels) == 0 {
+				m.gw.Labels = u.GetLabels()
 			}
 		case "AIServiceBackend":
 			var b aigateway.AIServiceBackend
@@ -157,6 +177,11 @@ func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 			return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
 	}
+	for _, p := range ctps {
+		if m.ctp == nil && m.targetsGateway(p.Namespace, p.Spec.PolicyTargetReferences) {
+			m.ctp = p // the oldest wins; later ones are Conflicted
+		}
+	}
 	m.routes = unsorted
 	sort.Stable(sort.Reverse(byPrecedence(m.routes)))
 	return m, nil
@@ -166,13 +191,45 @@ func convert(u *unstructured.Unstructured, into any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
 }
 
-func targetsGateway(refs []gwapiv1.LocalPolicyTargetReferenceWithSectionName, name string) bool {
-	for _, t := range refs {
-		if t.Kind == "Gateway" && string(t.Name) == name && t.SectionName == nil {
+// targetRefs are a policy's targets by name: targetRefs and the deprecated
+// singular targetRef, which Envoy Gateway still honours.
+func targetRefs(t egv1a1.PolicyTargetReferences) []gwapiv1.LocalPolicyTargetReferenceWithSectionName {
+	if t.TargetRef != nil {
+		return append([]gwapiv1.LocalPolicyTargetReferenceWithSectionName{*t.TargetRef}, t.TargetRefs...)
+	}
+	return t.TargetRefs
+}
+
+// selects reports whether a policy in namespace ns selects, by one of its
+// targetSelectors, the object of kind in namespace objNS with labels
+// (matchLabels and matchExpressions ANDed; the policy's namespace only,
+// unless the selector names namespaces, which would also need a
+// ReferenceGrant the model does not read: such selectors select nothing).
+func selects(ns string, t egv1a1.PolicyTargetReferences, kind, objNS string, labels map[string]string) bool {
+	for _, s := range t.TargetSelectors {
+		if string(s.Kind) != kind || s.Namespaces != nil || ns != objNS {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&metav1.LabelSelector{MatchLabels: s.MatchLabels, MatchExpressions: s.MatchExpressions})
+		if err == nil && sel.Matches(k8slabels.Set(labels)) {
 			return true
 		}
 	}
 	return false
+}
+
+// targetsGateway: the policy attaches to the whole Gateway, by name or by
+// its labels.
+func (m *Model) targetsGateway(ns string, t egv1a1.PolicyTargetReferences) bool {
+	if ns != m.gw.Namespace {
+		return false
+	}
+	for _, r := range targetRefs(t) {
+		if r.Kind == "Gateway" && string(r.Name) == m.gw.Name && r.SectionName == nil {
+			return true
+		}
+	}
+	return selects(ns, t, "Gateway", m.gw.Namespace, m.gw.Labels)
 }
 
 func (m *Model) attached(ns string, parents []gwapiv1.ParentReference) bool {
@@ -186,6 +243,14 @@ func (m *Model) attached(ns string, parents []gwapiv1.ParentReference) bool {
 		}
 	}
 	return false
+}
+
+func lowerHosts(hs []gwapiv1.Hostname) []string {
+	out := make([]string, 0, len(hs))
+	for _, h := range hs {
+		out = append(out, strings.ToLower(string(h)))
+	}
+	return out
 }
 
 func compileHeaders(in []aigateway.HeaderMatch) []header {
@@ -212,10 +277,10 @@ func (m *Model) aiRoutes(r *aigateway.AIGatewayRoute) []*route {
 		}
 		for _, mt := range matches {
 			out = append(out, &route{owner: owner, ns: r.Namespace, name: r.Name, rule: rule.Name, ruleIdx: i, prefix: "/",
-				headers: compileHeaders(mt.Headers), ai: true, refs: rule.BackendRefs, router: router})
+				headers: compileHeaders(mt.Headers), ai: true, refs: rule.BackendRefs, router: router, labels: r.Labels, hosts: lowerHosts(r.Spec.Hostnames)})
 		}
 	}
-	return append(out, &route{owner: owner, ns: r.Namespace, name: r.Name, rule: routeNotFound, ruleIdx: len(r.Spec.Rules), prefix: "/", ai: true, notFound: true, router: router})
+	return append(out, &route{owner: owner, ns: r.Namespace, name: r.Name, rule: routeNotFound, ruleIdx: len(r.Spec.Rules), prefix: "/", ai: true, notFound: true, router: router, labels: r.Labels, hosts: lowerHosts(r.Spec.Hostnames)})
 }
 
 // plainRoutes are a foreign HTTPRoute's routes (path prefix or exact and
@@ -236,7 +301,7 @@ func plainRoutes(r *gwapiv1.HTTPRoute) []*route {
 			matches = []gwapiv1.HTTPRouteMatch{{}}
 		}
 		for _, mt := range matches {
-			rt := &route{owner: r.Namespace + "/" + r.Name, ns: r.Namespace, name: r.Name, rule: name, ruleIdx: i, prefix: "/", foreign: backends}
+			rt := &route{owner: r.Namespace + "/" + r.Name, ns: r.Namespace, name: r.Name, rule: name, ruleIdx: i, prefix: "/", foreign: backends, labels: r.Labels, hosts: lowerHosts(r.Spec.Hostnames)}
 			if p := mt.Path; p != nil && p.Value != nil {
 				rt.prefix = *p.Value
 				rt.exact = p.Type != nil && *p.Type == gwapiv1.PathMatchExact
@@ -307,47 +372,86 @@ func (r *route) String() string {
 	return fmt.Sprintf("HTTPRoute %s rule %q", r.owner, r.rule)
 }
 
-func (m *Model) pick(path string, h http.Header) *route {
+// pick is the first route, in Envoy's order, of the virtual host the
+// request's Host selects that the request meets.
+func (m *Model) pick(host, path string, h http.Header) *route {
+	vhost := m.virtualHost(host)
 	for _, r := range m.routes {
-		if r.matches(path, h) {
+		if r.inVirtualHost(vhost) && r.matches(path, h) {
 			return r
 		}
 	}
 	return nil
 }
 
+// virtualHost is the virtual host Envoy selects for a Host: Envoy Gateway
+// gives each route hostname a virtual host of its own (no hostnames: "*",
+// here ""), and Envoy takes the exact domain, else the longest "*."
+// suffix, else "*". The request stays in that virtual host: a route of
+// another host is never tried, even when none of this one's matches.
+func (m *Model) virtualHost(host string) string {
+	host = strings.ToLower(host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	best := ""
+	for _, r := range m.routes {
+		for _, d := range r.hosts {
+			switch {
+			case d == host:
+				return d
+			case strings.HasPrefix(d, "*.") && strings.HasSuffix(host, d[1:]) && len(d) > len(best):
+				best = d
+			}
+		}
+	}
+	return best
+}
+
+func (r *route) inVirtualHost(vhost string) bool {
+	if vhost == "" {
+		return len(r.hosts) == 0
+	}
+	return slices.Contains(r.hosts, vhost)
+}
+
 // policyFor finds the policy that applies to a route: one targeting its
-// rule (sectionName) over one targeting the whole HTTPRoute over one
-// targeting the Gateway; among equals, the oldest.
-func policyFor[T any](r *route, gw Gateway, ps []T, meta func(T) (string, []gwapiv1.LocalPolicyTargetReferenceWithSectionName)) (T, bool) {
+// rule (sectionName) over one targeting the whole HTTPRoute (by name or by
+// label) over one targeting the Gateway (by name or by label); among
+// equals, the oldest.
+func policyFor[T any](r *route, m *Model, ps []T, meta func(T) (string, egv1a1.PolicyTargetReferences)) (T, bool) {
 	var zero T
 	best, bestRank := zero, 0
 	for _, p := range ps {
-		ns, refs := meta(p)
-		for _, t := range refs {
-			rank := 0
+		ns, targets := meta(p)
+		rank := 0
+		for _, t := range targetRefs(targets) {
 			switch {
 			case t.Kind == "HTTPRoute" && ns == r.ns && string(t.Name) == r.name && t.SectionName != nil && string(*t.SectionName) == r.rule:
-				rank = 3
+				rank = max(rank, 3)
 			case t.Kind == "HTTPRoute" && ns == r.ns && string(t.Name) == r.name && t.SectionName == nil:
-				rank = 2
-			case t.Kind == "Gateway" && ns == gw.Namespace && string(t.Name) == gw.Name && t.SectionName == nil:
-				rank = 1
+				rank = max(rank, 2)
 			}
-			if rank > bestRank {
-				best, bestRank = p, rank
-			}
+		}
+		if rank < 2 && selects(ns, targets, "HTTPRoute", r.ns, r.labels) {
+			rank = 2
+		}
+		if rank < 1 && m.targetsGateway(ns, targets) {
+			rank = 1
+		}
+		if rank > bestRank {
+			best, bestRank = p, rank
 		}
 	}
 	return best, bestRank > 0
 }
 
-func spMeta(p *egv1a1.SecurityPolicy) (string, []gwapiv1.LocalPolicyTargetReferenceWithSectionName) {
-	return p.Namespace, p.Spec.TargetRefs
+func spMeta(p *egv1a1.SecurityPolicy) (string, egv1a1.PolicyTargetReferences) {
+	return p.Namespace, p.Spec.PolicyTargetReferences
 }
 
-func btpMeta(p *egv1a1.BackendTrafficPolicy) (string, []gwapiv1.LocalPolicyTargetReferenceWithSectionName) {
-	return p.Namespace, p.Spec.TargetRefs
+func btpMeta(p *egv1a1.BackendTrafficPolicy) (string, egv1a1.PolicyTargetReferences) {
+	return p.Namespace, p.Spec.PolicyTargetReferences
 }
 
 // ModelHeader is the header the AI Gateway routes on.
@@ -368,7 +472,7 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 		}
 	}
 	// 2–3. the route Envoy picks from the client's headers
-	r := m.pick(req.Path, h)
+	r := m.pick(req.Host, req.Path, h)
 	if r == nil {
 		o.Tracef("no route on Gateway %s/%s matches: 404 from Envoy", m.gw.Namespace, m.gw.Name)
 		o.Status = http.StatusNotFound
@@ -377,14 +481,14 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 	o.Tracef("Envoy picks %s from the client's headers", r)
 	// 4. jwt_authn on that route
 	claims := map[string]map[string]any{}
-	if sp, ok := policyFor(r, m.gw, m.sps, spMeta); ok && sp.Spec.JWT != nil {
+	if sp, ok := policyFor(r, m, m.sps, spMeta); ok && sp.Spec.JWT != nil {
 		status, recompute := m.authenticate(sp, req.Token, h, claims, &o)
 		if status != 0 {
 			o.Status = status
 			return o
 		}
 		if recompute {
-			r = m.pick(req.Path, h)
+			r = m.pick(req.Host, req.Path, h)
 			if r == nil {
 				o.Status = http.StatusNotFound
 				return o
@@ -406,7 +510,7 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 			o.Tracef("the AI Gateway replaces the client's %s %q", ModelHeader, strings.Join(prev, ","))
 		}
 		h.Set(ModelHeader, model)
-		r = m.pick(req.Path, h)
+		r = m.pick(req.Host, req.Path, h)
 		if r == nil {
 			o.Status = http.StatusNotFound
 			return o
@@ -419,7 +523,7 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 		return o
 	}
 	// 6. rbac on the final route
-	if sp, ok := policyFor(r, m.gw, m.sps, spMeta); ok && sp.Spec.Authorization != nil {
+	if sp, ok := policyFor(r, m, m.sps, spMeta); ok && sp.Spec.Authorization != nil {
 		if !m.authorize(sp, h, claims, req.ClientAddr, &o) {
 			o.Status = http.StatusForbidden
 			return o
@@ -433,7 +537,7 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 	}
 	o.Rule = r.rule
 	// 7. rate limits
-	if btp, ok := policyFor(r, m.gw, m.btps, btpMeta); ok && btp.Spec.RateLimit != nil && btp.Spec.RateLimit.Global != nil {
+	if btp, ok := policyFor(r, m, m.btps, btpMeta); ok && btp.Spec.RateLimit != nil && btp.Spec.RateLimit.Global != nil {
 		for i, rl := range btp.Spec.RateLimit.Global.Rules {
 			key, applies := descriptor(rl, h)
 			if !applies {

@@ -150,28 +150,9 @@ func shareListener(a, b *ir.AgentGateway) (string, bool) {
 	if len(a.Hostnames) == 0 || len(b.Hostnames) == 0 {
 		return listener + ", every hostname", true
 	}
-	for _, x := range a.Hostnames {
-		for _, y := range b.Hostnames {
-			if hostsOverlap(x, y) {
-				return fmt.Sprintf("%s, hostnames %s and %s", listener, x, y), true
-			}
-		}
+	if x, y, ok := targets.HostnamesOverlap(a.Hostnames, b.Hostnames); ok {
+		return fmt.Sprintf("%s, hostnames %s and %s", listener, x, y), true
 	}
 	return "", false
 }
 
-// hostsOverlap reports whether some host matches both Gateway API hostnames
-// (exact, or "*.suffix" for any host under suffix).
-func hostsOverlap(x, y string) bool {
-	x, y = strings.ToLower(x), strings.ToLower(y)
-	wx, wy := strings.HasPrefix(x, "*."), strings.HasPrefix(y, "*.")
-	switch {
-	case wx && wy:
-		return strings.HasSuffix(x[1:], y[1:]) || strings.HasSuffix(y[1:], x[1:])
-	case wx:
-		return strings.HasSuffix(y, x[1:])
-	case wy:
-		return strings.HasSuffix(x, y[1:])
-	}
-	return x == y
-}

@@ -410,6 +410,7 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 		e.routes = append(e.routes, name)
 		spec := AIGatewayRouteSpec{
 			ParentRefs:      []gwParentRef{{Group: &gatewayAPIGrp, Kind: gwKind("Gateway"), Name: gwObjectName(gw.Name), Namespace: ns}},
+			Hostnames:       hostnames(gw.Hostnames),
 			LLMRequestCosts: costs,
 		}
 		for _, g := range chunk {

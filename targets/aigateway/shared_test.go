@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -240,4 +241,139 @@ func TestUnmatchedRequestReachesNoBackend(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, o.Status, strings.Join(o.Trace, "\n"))
 	assert.Empty(t, o.Backend)
 	assert.Contains(t, strings.Join(o.Trace, "\n"), `rule "route-not-found" answers 404`)
+}
+
+// A foreign Envoy Gateway policy attaches by spec.targetSelectors (labels:
+// matchLabels and matchExpressions) and by the deprecated singular
+// targetRef as well as by targetRefs; the model applies it in each form
+// and ignores a selector the target's labels do not satisfy. The AI
+// Gateway copies an AIGatewayRoute's labels onto its HTTPRoute, so a
+// selector on the router's label selects the router's route.
+func TestForeignPolicyAttachmentForms(t *testing.T) {
+	objs := compileEach(t, isvc+routerDoc("alpha", "open-model", ""))
+	const gateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: ai-gateway, namespace: envoy-gateway-system, labels: {tier: shared}}
+spec: {gatewayClassName: eg, listeners: [{name: http, port: 80, protocol: HTTP}]}`
+	denyAll := func(ns, targets string) string {
+		return `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: deny-all, namespace: ` + ns + `}
+spec:
+  ` + targets + `
+  authorization: {defaultAction: Deny}`
+	}
+	const egns, ml = "envoy-gateway-system", "ml"
+	for _, c := range []struct {
+		name, policy string
+		want         int
+	}{
+		{"none", "", http.StatusOK},
+		{"Gateway by targetRefs", denyAll(egns, "targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ai-gateway}]"), http.StatusForbidden},
+		{"Gateway by the deprecated targetRef", denyAll(egns, "targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: ai-gateway}"), http.StatusForbidden},
+		{"Gateway by matchLabels", denyAll(egns, "targetSelectors: [{kind: Gateway, matchLabels: {tier: shared}}]"), http.StatusForbidden},
+		{"Gateway by matchExpressions", denyAll(egns, "targetSelectors: [{kind: Gateway, matchExpressions: [{key: tier, operator: In, values: [shared, edge]}]}]"), http.StatusForbidden},
+		{"Gateway by a label it lacks", denyAll(egns, "targetSelectors: [{kind: Gateway, matchLabels: {tier: private}}]"), http.StatusOK},
+		{"Gateway selected from another namespace", denyAll(ml, "targetSelectors: [{kind: Gateway, matchLabels: {tier: shared}}]"), http.StatusOK},
+		{"HTTPRoute by the router's label", denyAll(ml, "targetSelectors: [{kind: HTTPRoute, matchLabels: {inference.llmkube.dev/model-router: alpha}}]"), http.StatusForbidden},
+		{"HTTPRoute by another router's label", denyAll(ml, "targetSelectors: [{kind: HTTPRoute, matchLabels: {inference.llmkube.dev/model-router: beta}}]"), http.StatusOK},
+	} {
+		all := append([]*unstructured.Unstructured(nil), objs...)
+		docs := []string{gateway}
+		if c.policy != "" {
+			docs = append(docs, c.policy)
+		}
+		for _, d := range docs {
+			o := &unstructured.Unstructured{}
+			require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
+			all = append(all, o)
+		}
+		out := gatewayModel(t, all).Serve(simulate.Request{Body: chat("open-model")})
+		assert.Equal(t, c.want, out.Status, "%s: %s\n%s", c.name, out, strings.Join(out.Trace, "\n"))
+	}
+}
+
+// hostRouter is routerDoc with gatewayRef.hostnames and a catch-all
+// default route (the widest match there is).
+func hostRouter(name, hosts, auth string) string {
+	return `
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: ` + name + `, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system` + hosts + `}
+  backends:
+    - {name: local, inferenceServiceRef: {name: qwen3}}
+  defaultRoute: local
+` + auth
+}
+
+// Two routers with policy.auth on one Gateway: refused while their
+// gatewayRef.hostnames overlap (none, a wildcard over an exact name, the
+// same name), accepted when disjoint; and on the Gateway's model, with
+// disjoint hostnames, each router's callers are served on its own host and
+// nobody crosses: a token of the other issuer, or none, is refused, and a
+// Host neither claims reaches no route.
+func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
+	hosts := func(h ...string) string {
+		if len(h) == 0 {
+			return ""
+		}
+		return `, hostnames: ["` + strings.Join(h, `", "`) + `"]`
+	}
+	for _, c := range []struct {
+		name    string
+		a, b    string
+		refused bool
+	}{
+		{"no hostnames", hosts(), hosts(), true},
+		{"one without", hosts("a.example.com"), hosts(), true},
+		{"the same", hosts("a.example.com"), hosts("b.example.com", "a.example.com"), true},
+		{"wildcard over exact", hosts("*.example.com"), hosts("b.example.com"), true},
+		{"disjoint", hosts("a.example.com"), hosts("b.example.com"), false},
+		{"disjoint wildcards", hosts("*.a.example.com"), hosts("*.b.example.com"), false},
+	} {
+		in := &compiler.Inputs{}
+		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", c.a, jwtAuth(issuerA, ""))+hostRouter("beta", c.b, jwtAuth(issuerB, ""))))
+		require.False(t, dd.HasErrors(), "%v", dd.Err())
+		var rs []*ir.Router
+		for _, rt := range in.Routers {
+			r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
+			require.False(t, diags.HasErrors(), "%v", diags.Err())
+			rs = append(rs, r)
+		}
+		for i, d := range aigateway.New().CheckTogether(rs) {
+			if c.refused {
+				require.True(t, d.HasErrors(), "%s: router %d", c.name, i)
+				assert.Contains(t, d.Err().Error(), "GatewaySharedWithAuth", c.name)
+				assert.Contains(t, d.Err().Error(), "GatewayRoutesOverlap", c.name)
+			} else {
+				assert.False(t, d.HasErrors(), "%s: %v", c.name, d)
+			}
+		}
+	}
+
+	m := gatewayModel(t, compileEach(t, isvc+hostRouter("alpha", hosts("a.example.com"), jwtAuth(issuerA, ""))+hostRouter("beta", hosts("b.example.com"), jwtAuth(issuerB, ""))))
+	tokA := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "x"}}
+	tokB := &simulate.Token{Issuer: issuerB, Claims: map[string]any{"team": "x"}}
+	for _, c := range []struct {
+		host   string
+		token  *simulate.Token
+		status int
+		router string
+	}{
+		{"a.example.com", tokA, http.StatusOK, "ml/alpha"},
+		{"b.example.com", tokB, http.StatusOK, "ml/beta"},
+		{"b.example.com:8080", tokB, http.StatusOK, "ml/beta"},
+		{"a.example.com", tokB, http.StatusUnauthorized, ""},
+		{"b.example.com", tokA, http.StatusUnauthorized, ""},
+		{"a.example.com", nil, http.StatusUnauthorized, ""},
+		{"c.example.com", tokA, http.StatusNotFound, ""},
+	} {
+		o := m.Serve(simulate.Request{Host: c.host, Token: c.token, Body: chat("any-model")})
+		assert.Equal(t, c.status, o.Status, "%s: %s\n%s", c.host, o, strings.Join(o.Trace, "\n"))
+		assert.Equal(t, c.router, o.Router, c.host)
+	}
 }

@@ -10,10 +10,10 @@ import (
 )
 
 // CheckTogether implements targets.Together. Routers attached to one Gateway
-// share its virtual host: the generated AIGatewayRoutes carry no hostnames
-// (gatewayRef has no hostnames or sectionName in the API), so Envoy Gateway
-// merges their rules into the `*` host and ranks them together, breaking
-// ties across routes by creation time. A request that two routers' rules can
+// share a virtual host unless their gatewayRef.hostnames are disjoint: Envoy
+// Gateway merges the rules of every route of a host into one virtual host
+// (no hostnames: the `*` host) and ranks them together, breaking ties
+// across routes by creation time. A request that two routers' rules can
 // both meet (a catch-all default route meets every request) is then served
 // by whichever Envoy ranks first, and the other router's rule is dead for
 // it: router beta's clients asking for an unknown model reach alpha's
@@ -35,14 +35,18 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 		sharedWithAuth(rs, key, es, out)
 		for a := 0; a < len(es); a++ {
 			for b := a + 1; b < len(es); b++ {
+				ra, rb := rs[es[a].i], rs[es[b].i]
+				where, shared := shareHosts(ra, rb)
+				if !shared {
+					continue
+				}
 				ma, mb, ok := overlap(es[a].matches, es[b].matches)
 				if !ok {
 					continue
 				}
-				ra, rb := rs[es[a].i], rs[es[b].i]
 				msg := func(other *ir.Router, mine, theirs match) string {
-					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s without hostnames, and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; put the routers on different Gateways or merge them into one router (gatewayRef has no hostnames or sectionName to separate them)",
-						other.Namespace, other.Name, key, mine, theirs)
+					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s (%s), and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; give the routers disjoint gatewayRef.hostnames, put them on different Gateways, or merge them into one router",
+						other.Namespace, other.Name, key, where, mine, theirs)
 				}
 				out[es[a].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
 				out[es[b].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
@@ -57,11 +61,27 @@ type entry struct {
 	matches []match
 }
 
+// shareHosts reports whether two routers on one Gateway can take one
+// request: their gatewayRef.hostnames overlap (none takes every host).
+func shareHosts(a, b *ir.Router) (string, bool) {
+	x, y, ok := targets.HostnamesOverlap(a.Gateway.Hostnames, b.Gateway.Hostnames)
+	switch {
+	case !ok:
+		return "", false
+	case x == "":
+		return "every hostname", true
+	default:
+		return fmt.Sprintf("hostnames %s and %s", x, y), true
+	}
+}
+
 // hasAuth reports whether a router authenticates its callers.
 func hasAuth(r *ir.Router) bool { return r.Policy.Auth != nil && r.Policy.Auth.JWT != nil }
 
-// sharedWithAuth refuses a router with policy.auth that shares its Gateway
-// with another router, and that other router. Envoy authenticates on the
+// sharedWithAuth refuses a router with policy.auth that shares a host of
+// its Gateway with another router, and that other router (disjoint
+// gatewayRef.hostnames put them in different virtual hosts, where neither
+// router's routes are ever picked for the other's requests). Envoy authenticates on the
 // route it picks before the AI Gateway's ext_proc sets the model header
 // (any router's path-only route-not-found rule), and routes afterwards. So
 // on a shared Gateway one router's requirement (or none) decides whether a
@@ -78,7 +98,7 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 		var others []string
 		authOther := false
 		for _, o := range es {
-			if o.i == me.i {
+			if _, shared := shareHosts(r, rs[o.i]); o.i == me.i || !shared {
 				continue
 			}
 			others = append(others, rs[o.i].Namespace+"/"+rs[o.i].Name)
@@ -88,10 +108,10 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 		case len(others) == 0:
 		case hasAuth(r):
 			out[me.i].ErrorAt(diag.Spec("policy", "auth"), "GatewaySharedWithAuth",
-				"this router authenticates its callers and shares Gateway %s with ModelRouter %s; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. A router with policy.auth needs a Gateway of its own", key, strings.Join(others, ", "))
+				"this router authenticates its callers and shares Gateway %s with ModelRouter %s on overlapping hostnames; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the router with policy.auth a Gateway of its own", key, strings.Join(others, ", "))
 		case authOther:
 			out[me.i].ErrorAt(diag.Spec("gatewayRef"), "GatewaySharedWithAuth",
-				"Gateway %s is shared with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
+				"Gateway %s is shared, on overlapping hostnames, with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
 		}
 	}
 }

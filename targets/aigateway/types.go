@@ -64,9 +64,12 @@ type AIGatewayRoute struct {
 
 // AIGatewayRouteSpec is the subset of fields emitted.
 type AIGatewayRouteSpec struct {
-	ParentRefs      []gwapiv1.ParentReference `json:"parentRefs,omitempty"`
-	Rules           []RouteRule               `json:"rules"`
-	LLMRequestCosts []LLMRequestCost          `json:"llmRequestCosts,omitempty"`
+	ParentRefs []gwapiv1.ParentReference `json:"parentRefs,omitempty"`
+	// Hostnames are copied onto the HTTPRoute the AI Gateway generates
+	// (internal/controller/ai_gateway_route.go).
+	Hostnames       []gwapiv1.Hostname `json:"hostnames,omitempty"`
+	Rules           []RouteRule        `json:"rules"`
+	LLMRequestCosts []LLMRequestCost   `json:"llmRequestCosts,omitempty"`
 }
 
 // RouteRule is one AIGatewayRoute rule.
