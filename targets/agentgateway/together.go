@@ -155,4 +155,3 @@ func shareListener(a, b *ir.AgentGateway) (string, bool) {
 	}
 	return "", false
 }
-
