@@ -3,6 +3,7 @@ package compiler
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -42,6 +44,10 @@ type Inputs struct {
 	Routers           []RouterSource
 	InferenceServices []*v1.InferenceService
 	Pools             []*v1.ModelPool
+	// Foreign are the gateway objects of ForeignKinds given beside the
+	// routers: what other teams have on the same Gateway, which the
+	// data planes' neighbour checks (targets.Neighbours) read.
+	Foreign []*unstructured.Unstructured
 	// Namespace, when set, is kubectl's -n: it fills every object that names
 	// no namespace, and an object that names another one is an error.
 	Namespace string
@@ -52,6 +58,15 @@ type Inputs struct {
 	// files they came from, for one summary (Ignored).
 	skipped      map[string]int
 	skippedFiles []string
+}
+
+// ForeignKinds are the kinds of gateway objects an input may carry besides
+// routers: what other teams have on the same Gateway. They are read by the
+// neighbour checks and the routing-test models, not ignored.
+var ForeignKinds = map[string]bool{
+	"Gateway": true, "HTTPRoute": true, "AIGatewayRoute": true, "AIServiceBackend": true, "BackendSecurityPolicy": true, "Backend": true,
+	"SecurityPolicy": true, "BackendTrafficPolicy": true, "ClientTrafficPolicy": true,
+	"AgentgatewayPolicy": true, "AgentgatewayModel": true, "InferencePool": true,
 }
 
 // Ignored is one warning for every object of every file decoded so far that
@@ -200,6 +215,17 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 	if head.APIVersion != groupVersion {
 		if strings.HasPrefix(head.APIVersion, "inference.llmkube.dev/") {
 			return diag.List{fileErr(file, object, "apiVersion", ReasonUnsupportedVersion, "apiVersion %q is not supported; use %s", head.APIVersion, groupVersion)}
+		}
+		if ForeignKinds[head.Kind] {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(js); err != nil {
+				return diag.List{fileErr(file, object, "", ReasonInvalidDocument, "%v", err)}
+			}
+			if u.GetNamespace() == "" {
+				u.SetNamespace(cmp.Or(in.Namespace, DefaultNamespace))
+			}
+			in.Foreign = append(in.Foreign, u)
+			return nil
 		}
 		skipped[head.Kind]++
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -475,4 +476,65 @@ spec:
 		}
 		return nil
 	})
+}
+
+// TestGatewayAuthRoutersOnDisjointHostnames: two routers with policy.auth
+// share a Gateway when their gatewayRef.hostnames are disjoint. Both are
+// Ready; the one whose ClientTrafficPolicy Envoy Gateway marks Conflicted
+// (one per Gateway is in force) is not Degraded while the other router's
+// removes the same team header. Another team's AIGatewayRoute on one
+// router's host makes that router Degraded (GatewaySharedWithAuth, naming
+// the route), not the other.
+func TestGatewayAuthRoutersOnDisjointHostnames(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.31")
+	objs, _, spec := testCase(t, "gateway-jwt-allowlists", ns, gwns)
+	applyAll(t, ctx, objs)
+	withHosts := func(h string) map[string]any {
+		s := runtime.DeepCopyJSON(spec)
+		_ = unstructured.SetNestedStringSlice(s, []string{h}, "gatewayRef", "hostnames")
+		return s
+	}
+	createRouter(t, ns, "alpha", specYAML(t, withHosts("a.example.com")))
+	waitPhase(t, ctx, ns, "alpha", v1.PhaseReady)
+	createRouter(t, ns, "beta", specYAML(t, withHosts("b.example.com")))
+	waitPhase(t, ctx, ns, "beta", v1.PhaseReady)
+
+	ctp := func(router string) string {
+		return naming.GatewayClientPolicyName(ns, router, true)
+	}
+	setVerdict("ClientTrafficPolicy", gwns, ctp("beta"), verdictConflict)
+	touch(t, ns, "beta")
+	eventually(t, "beta notes alpha's ClientTrafficPolicy", func() error {
+		mr := getRouter(t, ctx, ns, "beta")
+		c := meta.FindStatusCondition(mr.Status.Conditions, v1.ReadyCondition(v1.DataPlaneGateway))
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "ClientTrafficPolicy "+gwns+"/"+ctp("alpha")) {
+			return fmt.Errorf("%+v", c)
+		}
+		return nil
+	})
+	waitCondition(t, ctx, ns, "beta", v1.ConditionDegraded, metav1.ConditionFalse, "")
+
+	foreign := mustApply(t, ctx, ns, fmt.Sprintf(`
+apiVersion: aigateway.envoyproxy.io/v1beta1
+kind: AIGatewayRoute
+metadata: {name: chatbot}
+spec:
+  parentRefs: [{name: ai-gateway, namespace: %s}]
+  hostnames: [a.example.com]
+  rules: [{backendRefs: [{name: openai}]}]
+`, gwns))[0]
+	touch(t, ns, "alpha")
+	mr := waitCondition(t, ctx, ns, "alpha", v1.ConditionDegraded, metav1.ConditionTrue, "GatewaySharedWithAuth")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionDegraded); !strings.Contains(c.Message, "AIGatewayRoute "+ns+"/chatbot") {
+		t.Errorf("Degraded does not name the foreign AIGatewayRoute: %s", c.Message)
+	}
+	touch(t, ns, "beta")
+	waitCondition(t, ctx, ns, "beta", v1.ConditionDegraded, metav1.ConditionFalse, "")
+	if err := k8s.Delete(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, ns, "alpha")
+	waitCondition(t, ctx, ns, "alpha", v1.ConditionDegraded, metav1.ConditionFalse, "")
 }

@@ -4,6 +4,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,7 +32,7 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 		router, objs, d := compileRouter(src, in, reg, opts)
 		diags = append(diags, d...)
 		if router != nil {
-			together[router.DataPlane] = append(together[router.DataPlane], compiled{src, router})
+			together[router.DataPlane] = append(together[router.DataPlane], compiled{src, router, objs})
 		}
 		for _, o := range objs {
 			key := o.GroupVersionKind().GroupKind().String() + " " + o.GetNamespace() + "/" + o.GetName()
@@ -45,6 +46,7 @@ func Run(in *compiler.Inputs, reg *targets.Registry, opts Options) ([]*unstructu
 		all = append(all, objs...)
 	}
 	diags = append(diags, checkTogether(reg, together)...)
+	diags = append(diags, checkNeighbours(reg, together, in.Foreign)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -63,6 +65,7 @@ func CompileRouter(src compiler.RouterSource, refs compiler.References, reg *tar
 type compiled struct {
 	src    compiler.RouterSource
 	router *ir.Router
+	objs   []*unstructured.Unstructured
 }
 
 func compileRouter(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options) (*ir.Router, []*unstructured.Unstructured, diag.List) {
@@ -148,6 +151,39 @@ func checkTogether(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled) d
 		}
 		for i, d := range tg.CheckTogether(rs) {
 			diags = append(diags, d.WithObject(cs[i].src.File, "ModelRouter/"+cs[i].src.Router.Name)...)
+		}
+	}
+	return diags
+}
+
+// checkNeighbours runs each plane's neighbour checks (targets.Neighbours)
+// against the foreign objects given beside the routers, as the controller
+// runs them against the cluster: a conflict the controller would report is
+// an error here, at the router's gateway reference.
+func checkNeighbours(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled, foreign []*unstructured.Unstructured) diag.List {
+	if len(foreign) == 0 {
+		return nil
+	}
+	var diags diag.List
+	for _, dp := range planes.Known() {
+		t, err := reg.Get(dp)
+		if err != nil {
+			continue
+		}
+		n, ok := t.(targets.Neighbours)
+		if !ok {
+			continue
+		}
+		for _, c := range byPlane[dp] {
+			reason, msg, err := n.CheckForeign(context.Background(), targets.MemoryReader(foreign), c.router, c.objs)
+			if err != nil {
+				reason, msg = ReasonNeighbourCheckFailed, err.Error()
+			}
+			if reason == "" {
+				continue
+			}
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: c.src.File, Object: "ModelRouter/" + c.src.Router.Name,
+				Field: diag.Spec(n.RefField()).String(), Reason: reason, Message: msg})
 		}
 	}
 	return diags

@@ -6,4 +6,7 @@ package pipeline
 const (
 	ReasonDataPlaneNotImplemented = "DataPlaneNotImplemented"
 	ReasonNameCollision           = "NameCollision"
+	// ReasonNeighbourCheckFailed: a foreign object given beside the routers
+	// could not be read by a neighbour check.
+	ReasonNeighbourCheckFailed = "NeighbourCheckFailed"
 )

@@ -11,8 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/compiler"
@@ -595,42 +593,6 @@ func Uncompilable(planes []*Plane) diag.List {
 	return out
 }
 
-// ForeignKinds are the kinds of gateway objects an input may carry besides
-// routers: what other teams have on the same gateway.
-var ForeignKinds = map[string]bool{
-	"HTTPRoute": true, "AIGatewayRoute": true, "AIServiceBackend": true, "BackendSecurityPolicy": true, "Backend": true,
-	"SecurityPolicy": true, "BackendTrafficPolicy": true, "ClientTrafficPolicy": true,
-	"AgentgatewayPolicy": true, "AgentgatewayModel": true, "InferencePool": true,
-}
-
-// Foreign reads the gateway objects of ForeignKinds from one input file;
-// an object without a namespace takes namespace (or "default").
-func Foreign(data []byte, namespace string) ([]*unstructured.Unstructured, error) {
-	if namespace == "" {
-		namespace = "default"
-	}
-	var out []*unstructured.Unstructured
-	r := utilyaml.NewYAMLReader(bufioReader(data))
-	for {
-		raw, err := r.Read()
-		if err != nil {
-			break
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(raw, &m); err != nil || m == nil {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: m}
-		if !ForeignKinds[u.GetKind()] {
-			continue
-		}
-		if u.GetNamespace() == "" {
-			u.SetNamespace(namespace)
-		}
-		out = append(out, u)
-	}
-	return out, nil
-}
 
 // Warnings are the compiler's warnings for the routers the planes compiled,
 // each once, in order (a warning every plane gives is shown once).

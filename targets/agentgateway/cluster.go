@@ -44,17 +44,37 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 			obs.Message += fmt.Sprintf("; but no controller has written the status of %s: routing Model needs agentgateway installed with agentgatewayModels.enabled=true, without which the HTTPRoute shows Accepted and every request gets 404", strings.Join(waiting, ", "))
 		}
 	}
-	conflict, err := foreignPreRoutingPolicies(ctx, c, in.Router, in.Desired)
+	reason, msg, err := (&Target{}).CheckForeign(ctx, c, in.Router, in.Desired)
 	if err != nil {
-		return obs, fmt.Errorf("checking for conflicting policies: %w", err)
+		return obs, err
 	}
-	override, err := foreignOverrides(ctx, c, in.Router, in.Desired)
-	if err != nil {
-		return obs, fmt.Errorf("checking for overriding policies: %w", err)
+	if reason != "" {
+		obs.Conflict, obs.ConflictReason = msg, reason
 	}
-	models, err := foreignModelsOnListener(ctx, c, in.Router, in.Desired)
+	return obs, nil
+}
+
+var _ targets.Neighbours = (*Target)(nil)
+
+// RefField implements targets.Neighbours.
+func (*Target) RefField() string { return "agentGatewayRef" }
+
+// CheckForeign implements targets.Neighbours: a foreign Override policy, a
+// foreign AgentgatewayModel on the router's listener, or another PreRouting
+// transformation on its Gateway, the weakest control first; the others
+// found are named in the same message.
+func (*Target) CheckForeign(ctx context.Context, c targets.ClusterReader, r *ir.Router, desired []*unstructured.Unstructured) (string, string, error) {
+	conflict, err := foreignPreRoutingPolicies(ctx, c, r, desired)
 	if err != nil {
-		return obs, fmt.Errorf("checking for foreign AgentgatewayModels: %w", err)
+		return "", "", fmt.Errorf("checking for conflicting policies: %w", err)
+	}
+	override, err := foreignOverrides(ctx, c, r, desired)
+	if err != nil {
+		return "", "", fmt.Errorf("checking for overriding policies: %w", err)
+	}
+	models, err := foreignModelsOnListener(ctx, c, r, desired)
+	if err != nil {
+		return "", "", fmt.Errorf("checking for foreign AgentgatewayModels: %w", err)
 	}
 	switch {
 	case override != "":
@@ -65,17 +85,17 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 				override += "; also: " + also
 			}
 		}
-		obs.Conflict, obs.ConflictReason = override, ReasonOverridingPolicy
+		return ReasonOverridingPolicy, override, nil
 	case models != "":
 		// Then the one that disables the router outright.
 		if conflict != "" {
 			models += "; also: " + conflict
 		}
-		obs.Conflict, obs.ConflictReason = models, ReasonForeignModelOnListener
+		return ReasonForeignModelOnListener, models, nil
 	case conflict != "":
-		obs.Conflict, obs.ConflictReason = conflict, targets.ReasonConflictingPolicy
+		return targets.ReasonConflictingPolicy, conflict, nil
 	}
-	return obs, nil
+	return "", "", nil
 }
 
 // SetStatus implements targets.Cluster.

@@ -3,6 +3,7 @@ package aigateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/targets"
 )
@@ -35,16 +37,100 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	obs := targets.Observation{Applied: true, Lingering: in.Lingering, AuthGenerated: in.Generates(gvkSP.Kind)}
 	g := in.Router.Gateway
 	obs.Endpoint = targets.GatewayAddress(ctx, c, g.Namespace, g.Name)
-	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name}, in, &obs,
-		fmt.Sprintf("the gateway accepted %d object(s): %s", len(in.Desired), in.Summary))
-	if hasAuth(in.Router) && obs.Conflict == "" {
-		if others := foreignRoutes(ctx, c, in); len(others) > 0 {
-			obs.Conflict = fmt.Sprintf("Gateway %s/%s also serves %s; Envoy checks a token on the route it picks before the model is known, so while they share it this router's callers may be refused (the authorization still refuses whatever this router's own provider did not verify). Give the router a Gateway of its own",
-				g.Namespace, g.Name, strings.Join(others, ", "))
-			obs.ConflictReason = ReasonGatewaySharedWithAuth
+	accepted := fmt.Sprintf("the gateway accepted %d object(s): %s", len(in.Desired), in.Summary)
+	if other, mine := sharedClientPolicy(ctx, c, in); other != "" {
+		// Another router's ClientTrafficPolicy removes the same header on
+		// the Gateway and is in force: ours being Conflicted loses nothing.
+		in.Desired = slices.DeleteFunc(slices.Clone(in.Desired), func(d *unstructured.Unstructured) bool { return d == mine })
+		accepted += "; the client's team header is removed by " + other + " (routers with policy.auth on one Gateway share it)"
+	}
+	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name}, in, &obs, accepted)
+	if obs.Conflict == "" {
+		reason, msg, err := (&Target{}).CheckForeign(ctx, c, in.Router, in.Desired)
+		if err != nil {
+			return obs, err
 		}
+		obs.Conflict, obs.ConflictReason = msg, reason
 	}
 	return obs, nil
+}
+
+// sharedClientPolicy finds, when the router generates a
+// ClientTrafficPolicy, another ModelRouter's one on the same Gateway that
+// Envoy Gateway accepted and that removes the same header. Envoy Gateway
+// keeps one ClientTrafficPolicy per Gateway (the oldest) and marks the
+// others Conflicted, so of several authenticated routers sharing a Gateway
+// on disjoint hostnames (the pipeline requires one team header for them),
+// one's policy does the work for all. It returns that policy's name and
+// the router's own desired policy.
+func sharedClientPolicy(ctx context.Context, c targets.ClusterReader, in targets.Applied) (string, *unstructured.Unstructured) {
+	var mine *unstructured.Unstructured
+	for _, d := range in.Desired {
+		if d.GetKind() == gvkCTP.Kind {
+			mine = d
+		}
+	}
+	if mine == nil {
+		return "", nil
+	}
+	want, _, _ := unstructured.NestedStringSlice(mine.Object, "spec", "headers", "earlyRequestHeaders", "remove")
+	ctps, err := c.List(ctx, gvkCTP, mine.GetNamespace())
+	if err != nil {
+		return "", nil
+	}
+	for _, p := range ctps {
+		if p.GetName() == mine.GetName() || p.GetLabels()[naming.LabelRouter] == "" || !targetsSameGateway(&p, mine) {
+			continue
+		}
+		removes, _, _ := unstructured.NestedStringSlice(p.Object, "spec", "headers", "earlyRequestHeaders", "remove")
+		if !containsAll(removes, want) {
+			continue
+		}
+		if v := targets.Acceptance(ctx, c, []*unstructured.Unstructured{&p}); v.Reason == "" {
+			return "ClientTrafficPolicy " + p.GetNamespace() + "/" + p.GetName(), mine
+		}
+	}
+	return "", nil
+}
+
+// targetsSameGateway: both policies have the same targetRefs.
+func targetsSameGateway(a, b *unstructured.Unstructured) bool {
+	ra, _, _ := unstructured.NestedSlice(a.Object, "spec", "targetRefs")
+	rb, _, _ := unstructured.NestedSlice(b.Object, "spec", "targetRefs")
+	return len(ra) > 0 && fmt.Sprint(ra) == fmt.Sprint(rb)
+}
+
+func containsAll(have, want []string) bool {
+	for _, w := range want {
+		if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, w) }) {
+			return false
+		}
+	}
+	return true
+}
+
+var _ targets.Neighbours = (*Target)(nil)
+
+// RefField implements targets.Neighbours.
+func (*Target) RefField() string { return "gatewayRef" }
+
+// CheckForeign implements targets.Neighbours: a router with policy.auth
+// beside a route it does not own on a common host of its Gateway (an
+// HTTPRoute, or another team's AIGatewayRoute) would lock callers out, its
+// own or the other route's, depending on which route-not-found rule Envoy
+// ranks first (see sharedWithAuth). Nothing gets past the router's
+// authorization either way; the check names the routes.
+func (*Target) CheckForeign(ctx context.Context, c targets.ClusterReader, r *ir.Router, desired []*unstructured.Unstructured) (string, string, error) {
+	if !hasAuth(r) {
+		return "", "", nil
+	}
+	others, err := foreignRoutes(ctx, c, r, desired)
+	if err != nil || len(others) == 0 {
+		return "", "", err
+	}
+	g := r.Gateway
+	return ReasonGatewaySharedWithAuth, fmt.Sprintf("Gateway %s/%s also serves %s on a hostname this router takes; Envoy checks a token on the route it picks before the model is known, so this router's valid callers may get 403 or the other route's callers 401, depending on which route ranks first (the authorization still refuses whatever this router's own provider did not verify). Give the router gatewayRef.hostnames disjoint from the other routes', or a Gateway of its own",
+		g.Namespace, g.Name, strings.Join(others, ", ")), nil
 }
 
 // ReasonGatewaySharedWithAuth is the Degraded reason of a router with
@@ -54,45 +140,58 @@ const ReasonGatewaySharedWithAuth = "GatewaySharedWithAuth"
 
 var gvkHTTPRoute = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
 
-// foreignRoutes are the HTTPRoutes of any namespace attached to the
-// router's Gateway that are not generated from its own AIGatewayRoutes
-// (the AI Gateway names them after the AIGatewayRoute). An error reading
-// them reports nothing: status is best effort here.
-func foreignRoutes(ctx context.Context, c targets.ClusterReader, in targets.Applied) []string {
-	g := in.Router.Gateway
+// foreignRoutes are the routes of any namespace attached to the router's
+// Gateway, on a hostname that overlaps the router's, that are not its own:
+// HTTPRoutes, and AIGatewayRoutes (named as such; the HTTPRoute the AI
+// Gateway generates from one has its name). The router's own are its
+// desired AIGatewayRoutes and the HTTPRoutes generated from them.
+func foreignRoutes(ctx context.Context, c targets.ClusterReader, r *ir.Router, desired []*unstructured.Unstructured) ([]string, error) {
 	own := map[string]bool{}
-	for _, d := range in.Desired {
+	for _, d := range desired {
 		if d.GetKind() == gvkRoute.Kind {
 			own[d.GetNamespace()+"/"+d.GetName()] = true
 		}
 	}
-	routes, err := c.List(ctx, gvkHTTPRoute, "")
-	if err != nil {
-		logr.FromContextOrDiscard(ctx).Info("reading HTTPRoutes for a shared Gateway", "error", err.Error())
-		return nil
+	found := map[string]string{} // namespace/name -> "Kind namespace/name"
+	for _, gvk := range []schema.GroupVersionKind{gvkRoute, gvkHTTPRoute} {
+		routes, err := c.List(ctx, gvk, "")
+		if err != nil {
+			return nil, fmt.Errorf("reading %ss on the Gateway: %w", gvk.Kind, err)
+		}
+		for _, rt := range routes {
+			key := rt.GetNamespace() + "/" + rt.GetName()
+			if own[key] || found[key] != "" || !attachedTo(&rt, r.Gateway) {
+				continue
+			}
+			hosts, _, _ := unstructured.NestedStringSlice(rt.Object, "spec", "hostnames")
+			if _, _, overlap := targets.HostnamesOverlap(r.Gateway.Hostnames, hosts); overlap {
+				found[key] = gvk.Kind + " " + key
+			}
+		}
 	}
-	var out []string
-	for _, rt := range routes {
-		key := rt.GetNamespace() + "/" + rt.GetName()
-		if own[key] {
-			continue
-		}
-		parents, _, _ := unstructured.NestedSlice(rt.Object, "spec", "parentRefs")
-		for _, p := range parents {
-			pm, _ := p.(map[string]any)
-			ns, _ := pm["namespace"].(string)
-			if ns == "" {
-				ns = rt.GetNamespace()
-			}
-			kind, _ := pm["kind"].(string)
-			if pm["name"] == g.Name && ns == g.Namespace && (kind == "" || kind == "Gateway") {
-				out = append(out, "HTTPRoute "+key)
-				break
-			}
-		}
+	out := make([]string, 0, len(found))
+	for _, v := range found {
+		out = append(out, v)
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
+}
+
+// attachedTo reports whether a route names the Gateway among its parents.
+func attachedTo(rt *unstructured.Unstructured, g *ir.GatewayRef) bool {
+	parents, _, _ := unstructured.NestedSlice(rt.Object, "spec", "parentRefs")
+	for _, p := range parents {
+		pm, _ := p.(map[string]any)
+		ns, _ := pm["namespace"].(string)
+		if ns == "" {
+			ns = rt.GetNamespace()
+		}
+		kind, _ := pm["kind"].(string)
+		if pm["name"] == g.Name && ns == g.Namespace && (kind == "" || kind == "Gateway") {
+			return true
+		}
+	}
+	return false
 }
 
 // SetStatus implements targets.Cluster. authEnabled is read back from the

@@ -323,6 +323,7 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		}
 		return `, hostnames: ["` + strings.Join(h, `", "`) + `"]`
 	}
+	other := jwtAuth(issuerB, "")
 	for _, c := range []struct {
 		name    string
 		a, b    string
@@ -336,7 +337,7 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		{"disjoint wildcards", hosts("*.a.example.com"), hosts("*.b.example.com"), false},
 	} {
 		in := &compiler.Inputs{}
-		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", c.a, jwtAuth(issuerA, ""))+hostRouter("beta", c.b, jwtAuth(issuerB, ""))))
+		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", c.a, jwtAuth(issuerA, ""))+hostRouter("beta", c.b, other)))
 		require.False(t, dd.HasErrors(), "%v", dd.Err())
 		var rs []*ir.Router
 		for _, rt := range in.Routers {
@@ -348,10 +349,35 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 			if c.refused {
 				require.True(t, d.HasErrors(), "%s: router %d", c.name, i)
 				assert.Contains(t, d.Err().Error(), "GatewaySharedWithAuth", c.name)
-				assert.Contains(t, d.Err().Error(), "GatewayRoutesOverlap", c.name)
+				if c.b != hosts("b.example.com") {
+					assert.Contains(t, d.Err().Error(), "GatewayRoutesOverlap", c.name)
+				}
 			} else {
 				assert.False(t, d.HasErrors(), "%s: %v", c.name, d)
 			}
+		}
+	}
+	// Disjoint hostnames still share the Gateway's ClientTrafficPolicy,
+	// which removes the team header on every host: a router without auth,
+	// or one with another team header, beside an authenticated router is
+	// refused.
+	for name, beta := range map[string]string{
+		"without auth":        "",
+		"another team header": strings.Replace(jwtAuth(issuerB, ""), "teamClaim: team\n", "teamClaim: team\n        headerKey: x-tenant\n", 1),
+	} {
+		in := &compiler.Inputs{}
+		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", hosts("a.example.com"), jwtAuth(issuerA, ""))+hostRouter("beta", hosts("b.example.com"), beta)))
+		require.False(t, dd.HasErrors(), "%v", dd.Err())
+		var rs []*ir.Router
+		for _, rt := range in.Routers {
+			r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
+			require.False(t, diags.HasErrors(), "%v", diags.Err())
+			rs = append(rs, r)
+		}
+		for i, d := range aigateway.New().CheckTogether(rs) {
+			require.True(t, d.HasErrors(), "%s: router %d", name, i)
+			assert.Contains(t, d.Err().Error(), "GatewaySharedWithAuth", name)
+			assert.Contains(t, d.Err().Error(), "ClientTrafficPolicy", name)
 		}
 	}
 

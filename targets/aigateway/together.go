@@ -79,41 +79,81 @@ func shareHosts(a, b *ir.Router) (string, bool) {
 func hasAuth(r *ir.Router) bool { return r.Policy.Auth != nil && r.Policy.Auth.JWT != nil }
 
 // sharedWithAuth refuses a router with policy.auth that shares a host of
-// its Gateway with another router, and that other router (disjoint
-// gatewayRef.hostnames put them in different virtual hosts, where neither
-// router's routes are ever picked for the other's requests). Envoy authenticates on the
-// route it picks before the AI Gateway's ext_proc sets the model header
-// (any router's path-only route-not-found rule), and routes afterwards. So
-// on a shared Gateway one router's requirement (or none) decides whether a
-// token was checked for another router's backend. The authorization on our
-// routes still refuses what our own provider did not verify (see
-// securityPolicy), so nothing gets through, but the routers fail each
-// other's callers: the authenticated router's callers get 403 when the
-// other's route-not-found ranks first, and the other's callers get 401 in the
-// opposite order, which creation time decides. Whether the Gateway holds
-// anything else is checked by the controller.
+// its Gateway with another router, and that other router. Envoy
+// authenticates on the route it picks before the AI Gateway's ext_proc sets
+// the model header (any router's path-only route-not-found rule), and
+// routes afterwards. So on a shared host one router's requirement (or none)
+// decides whether a token was checked for another router's backend. The
+// authorization on our routes still refuses what our own provider did not
+// verify (see securityPolicy), so nothing gets through, but the routers
+// fail each other's callers: the authenticated router's callers get 403
+// when the other's route-not-found ranks first, and the other's callers get
+// 401 in the opposite order, which creation time decides.
+//
+// Disjoint gatewayRef.hostnames put the routers in different virtual hosts,
+// where neither's routes are picked for the other's requests. What they
+// still share is the Gateway's ClientTrafficPolicy (see clientPolicy):
+// Gateway-wide, the oldest wins. So routers on disjoint hostnames may share
+// a Gateway when none authenticates, or when all do with the same team
+// header (every router's policy removes the same header, whichever wins);
+// a router without policy.auth would lose the client's team header its
+// rules, budgets and allowlists read. Whether the Gateway holds anything
+// else is checked by the controller.
 func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 	for _, me := range es {
 		r := rs[me.i]
-		var others []string
+		var others, header, mixed []string
 		authOther := false
 		for _, o := range es {
-			if _, shared := shareHosts(r, rs[o.i]); o.i == me.i || !shared {
+			other := rs[o.i]
+			if o.i == me.i {
 				continue
 			}
-			others = append(others, rs[o.i].Namespace+"/"+rs[o.i].Name)
-			authOther = authOther || hasAuth(rs[o.i])
+			name := other.Namespace + "/" + other.Name
+			if _, shared := shareHosts(r, other); shared {
+				others = append(others, name)
+				authOther = authOther || hasAuth(other)
+				continue
+			}
+			switch {
+			case hasAuth(r) && hasAuth(other) && !strings.EqualFold(r.Policy.Auth.JWT.HeaderKey, other.Policy.Auth.JWT.HeaderKey):
+				header = append(header, fmt.Sprintf("%s (team header %s)", name, other.Policy.Auth.JWT.HeaderKey))
+			case hasAuth(r) != hasAuth(other):
+				mixed = append(mixed, name)
+			}
 		}
 		switch {
-		case len(others) == 0:
-		case hasAuth(r):
-			out[me.i].ErrorAt(diag.Spec("policy", "auth"), "GatewaySharedWithAuth",
+		case len(others) > 0 && hasAuth(r):
+			out[me.i].ErrorAt(diag.Spec("policy", "auth"), ReasonGatewaySharedWithAuth,
 				"this router authenticates its callers and shares Gateway %s with ModelRouter %s on overlapping hostnames; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the router with policy.auth a Gateway of its own", key, strings.Join(others, ", "))
-		case authOther:
-			out[me.i].ErrorAt(diag.Spec("gatewayRef"), "GatewaySharedWithAuth",
+		case len(others) > 0 && authOther:
+			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
 				"Gateway %s is shared, on overlapping hostnames, with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
 		}
+		if len(header) > 0 {
+			out[me.i].ErrorAt(diag.Spec("policy", "auth", "jwt", "headerKey"), ReasonGatewaySharedWithAuth,
+				"Gateway %s is shared with ModelRouter %s, which authenticates with another team header; each router removes the client's copy of its team header with a ClientTrafficPolicy, which applies to the whole Gateway and of which only the oldest is in force, so one router's team header could be forged. Use the same headerKey, or separate Gateways", key, strings.Join(header, ", "))
+		}
+		if len(mixed) > 0 {
+			what := "ModelRouter %s, which does not authenticate its callers; this router removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so the other router's rules, budgets and allowlists would never see it. Give the router with policy.auth a Gateway of its own, or add policy.auth to the other"
+			arg := r.Policy.Auth
+			if !hasAuth(r) {
+				what = "ModelRouter %s, which authenticates its callers and removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so this router's rules, budgets and allowlists would never see it. Give the router with policy.auth a Gateway of its own, or add policy.auth to this one"
+				arg = rs[indexOf(rs, mixed[0])].Policy.Auth
+			}
+			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth, "Gateway %s is shared, on disjoint hostnames, with "+what, key, strings.Join(mixed, ", "), arg.JWT.HeaderKey)
+		}
 	}
+}
+
+// indexOf is the index in rs of the router "namespace/name".
+func indexOf(rs []*ir.Router, name string) int {
+	for i, r := range rs {
+		if r.Namespace+"/"+r.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // routerMatches are every match the router's AIGatewayRoutes carry.

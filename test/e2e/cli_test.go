@@ -73,3 +73,88 @@ func TestCLIProcess(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "compdef")
 }
+
+// TestCLINeighbourChecks: `validate` with other teams' gateway objects on
+// the command line refuses what the controller would report on the router
+// (targets.Neighbours, one implementation): a JWT router beside another
+// team's AIGatewayRoute on a common host of its Gateway (a lockout), and a
+// foreign Override policy selecting the agentgateway Gateway by label. The
+// same router with hostnames disjoint from the foreign route's, or the
+// policy's selector missing the Gateway's labels, is valid.
+func TestCLINeighbourChecks(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+		return p
+	}
+	isvc := write("isvc.yaml", "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: qwen3, namespace: ml}\nspec: {runtime: vllm}\n")
+	router := func(hosts string) string {
+		return `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: secure, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: ai-gateway, namespace: gw` + hosts + `}
+  backends: [{name: q, inferenceServiceRef: {name: qwen3}}]
+  defaultRoute: q
+  policy:
+    auth:
+      jwt: {provider: corp, issuer: "https://issuer.example", jwksURI: "https://issuer.example/certs", teamClaim: team}
+`
+	}
+	theirs := write("theirs.yaml", `apiVersion: aigateway.envoyproxy.io/v1beta1
+kind: AIGatewayRoute
+metadata: {name: chatbot, namespace: other}
+spec:
+  parentRefs: [{name: ai-gateway, namespace: gw}]
+  hostnames: [chat.example.com]
+  rules: [{backendRefs: [{name: openai}]}]
+`)
+	code, _, stderr := cliRun(t, "", "validate", "-f", write("open.yaml", router("")), "-f", isvc, "-f", theirs)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "spec.gatewayRef")
+	assert.Contains(t, stderr, "AIGatewayRoute other/chatbot")
+	assert.Contains(t, stderr, "(GatewaySharedWithAuth)")
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("same.yaml", router(`, hostnames: ["*.example.com"]`)), "-f", isvc, "-f", theirs)
+	assert.Equal(t, 1, code, "a wildcard over their host: %s", stderr)
+	code, _, stderr = cliRun(t, "", "validate", "-f", write("apart.yaml", router(`, hostnames: [models.example.com]`)), "-f", isvc, "-f", theirs)
+	assert.Equal(t, 0, code, "disjoint hostnames: %s", stderr)
+	assert.NotContains(t, stderr, "IgnoredObject", "the foreign route is read, not ignored")
+
+	agw := write("agw.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: pool, namespace: ml}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: agw, namespace: ml, endpointPicker: epp, endpointPickerPort: 9002}
+  backends: [{name: q, inferenceServiceRef: {name: qwen3}}]
+  defaultRoute: q
+  policy:
+    auth:
+      jwt: {provider: corp, issuer: "https://issuer.example", jwksURI: "https://issuer.example/certs", teamClaim: team}
+      allowlists: [{team: platform}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: agw, namespace: ml, labels: {tier: shared}}
+spec: {gatewayClassName: agentgateway, listeners: [{name: http, port: 80, protocol: HTTP}]}
+`)
+	override := func(labels string) string {
+		return write("override-"+labels+".yaml", `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: open-all, namespace: ml}
+spec:
+  targetSelectors: [{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {tier: `+labels+`}}]
+  strategy: {inheritance: Override}
+  traffic:
+    authorization: {action: Allow, policy: {matchExpressions: ["true"]}}
+`)
+	}
+	code, _, stderr = cliRun(t, "", "validate", "-f", agw, "-f", isvc, "-f", override("shared"))
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "spec.agentGatewayRef")
+	assert.Contains(t, stderr, "(OverridingPolicy)")
+	code, _, stderr = cliRun(t, "", "validate", "-f", agw, "-f", isvc, "-f", override("private"))
+	assert.Equal(t, 0, code, "a selector the Gateway's labels miss: %s", stderr)
+}

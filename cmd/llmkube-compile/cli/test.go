@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -65,7 +64,6 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	if err != nil {
 		return nil, err
 	}
-	var foreign []*unstructured.Unstructured
 	for _, src := range srcs {
 		fs, d := routingtest.Decode(src.name, src.data)
 		p.files = append(p.files, fs...)
@@ -81,10 +79,6 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NotARoutingTest",
 				Message: fmt.Sprintf("a --tests file holds only %s documents, and %s would be read by nothing; move it to an input (-f) or fix its kind", routingtest.Kind, strings.Join(other, ", "))})
 		}
-		if !isTestSource(src.name, tests) {
-			objs, _ := routingtest.Foreign(src.data, f.namespace)
-			foreign = append(foreign, objs...)
-		}
 	}
 	if needTests && len(p.files) == 0 && !diags.HasErrors() {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(append(f.files, tests...), ","), Reason: "NoRoutingTest", Message: "no RoutingTest found in the inputs or --tests"})
@@ -97,7 +91,7 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	for _, n := range planeNames {
 		dps = append(dps, ir.DataPlane(n))
 	}
-	p.planes, err = routingtest.Planes(in, builtin.Registry(), opts, dps, foreign)
+	p.planes, err = routingtest.Planes(in, builtin.Registry(), opts, dps, in.Foreign)
 	if err != nil {
 		return nil, err
 	}
