@@ -593,7 +593,6 @@ func Uncompilable(planes []*Plane) diag.List {
 	return out
 }
 
-
 // Warnings are the compiler's warnings for the routers the planes compiled,
 // each once, in order (a warning every plane gives is shown once).
 func Warnings(planes []*Plane) diag.List {
