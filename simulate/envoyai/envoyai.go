@@ -838,12 +838,20 @@ func Synthesize(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured
 		for k, v := range r.Labels {
 			labels[k] = v
 		}
+		spec := map[string]any{"parentRefs": parents, "rules": rules}
+		if len(r.Spec.Hostnames) > 0 {
+			var hosts []any
+			for _, h := range r.Spec.Hostnames {
+				hosts = append(hosts, string(h))
+			}
+			spec["hostnames"] = hosts // copied as the AI Gateway does
+		}
 		out = append(out,
 			&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
 				"metadata": map[string]any{"name": r.Name, "namespace": r.Namespace, "labels": labels,
 					"annotations": map[string]any{"gateway.envoyproxy.io/ai-gateway-generated": "true"}},
-				"spec": map[string]any{"parentRefs": parents, "rules": rules},
+				"spec": spec,
 			}},
 			&unstructured.Unstructured{Object: map[string]any{
 				"apiVersion": "gateway.envoyproxy.io/v1alpha1", "kind": "HTTPRouteFilter",

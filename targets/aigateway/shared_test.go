@@ -403,3 +403,48 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		assert.Equal(t, c.router, o.Router, c.host)
 	}
 }
+
+// What GatewaySharedWithAuth prevents, on the model: an authenticated
+// router and another team's AIGatewayRoute on one host (the objects applied
+// anyway, as before the check). Which route-not-found rule Envoy ranks
+// first decides whose JWT requirement runs: with theirs first, the router's
+// own valid callers are refused; nothing reaches the router's backend
+// without its own provider's token either way.
+func TestForeignRouteOnCommonHostLocksOutButNeverBypasses(t *testing.T) {
+	const theirs = `apiVersion: aigateway.envoyproxy.io/v1beta1
+kind: AIGatewayRoute
+metadata: {name: other-team, namespace: other}
+spec:
+  parentRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: ai-gateway, namespace: envoy-gateway-system}]
+  rules:
+    - name: theirs
+      matches: [{headers: [{name: x-ai-eg-model, type: Exact, value: their-model}]}]
+      backendRefs: [{name: their-backend}]
+---
+apiVersion: aigateway.envoyproxy.io/v1beta1
+kind: AIServiceBackend
+metadata: {name: their-backend, namespace: other}
+spec:
+  schema: {name: OpenAI, prefix: /v1}
+  backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: their-backend}`
+	var foreign []*unstructured.Unstructured
+	for _, d := range strings.Split(theirs, "\n---\n") {
+		o := &unstructured.Unstructured{}
+		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
+		foreign = append(foreign, o)
+	}
+	// Theirs created first: its route-not-found ranks first.
+	m := gatewayModel(t, append(foreign, compileEach(t, isvc+routerDoc("gold", "gold-model", jwtAuth(issuerA, "")))...))
+	valid := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "gold"}}
+	o := m.Serve(simulate.Request{Body: chat("gold-model"), Token: valid})
+	assert.Equal(t, http.StatusForbidden, o.Status, "the lockout: %s\n%s", o, strings.Join(o.Trace, "\n"))
+	for _, req := range []simulate.Request{
+		{Body: chat("gold-model")},
+		{Body: chat("gold-model"), Headers: http.Header{"X-Ai-Eg-Model": {"their-model"}}},
+	} {
+		o := m.Serve(req)
+		assert.NotEqual(t, http.StatusOK, o.Status, "%s\n%s", o, strings.Join(o.Trace, "\n"))
+	}
+	o = m.Serve(simulate.Request{Body: chat("their-model")})
+	assert.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+}

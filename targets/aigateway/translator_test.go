@@ -41,7 +41,7 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 	bin := egctl(t)
 	inputs, err := filepath.Glob("../../testdata/gateway-*/input.yaml")
 	require.NoError(t, err)
-	inputs = append(inputs, "../../examples/shared-gateway.yaml", "../../examples/foreign-route-on-gateway.yaml")
+	inputs = append(inputs, "../../examples/shared-gateway.yaml", "../../examples/foreign-route-on-gateway.yaml", "../../examples/hostnames-on-one-gateway.yaml")
 	for _, in := range inputs {
 		name := filepath.Base(filepath.Dir(in))
 		if name == "examples" {
@@ -65,6 +65,11 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 			var res map[string]any
 			require.NoError(t, yaml.Unmarshal(out, &res), "%s", out)
 			checked := 0
+			// Envoy Gateway keeps one ClientTrafficPolicy per Gateway: with
+			// several authenticated routers (on disjoint hostnames) the
+			// others are Conflicted, which loses nothing while the one in
+			// force removes the same team header (sharedClientPolicy).
+			var ctpInForce, ctpConflicted [][]string
 			for _, list := range res {
 				items, _ := list.([]any)
 				for _, it := range items {
@@ -84,6 +89,15 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 						conds, _, _ := unstructured.NestedSlice(e.(map[string]any), "conditions")
 						for _, c := range conds {
 							cm := c.(map[string]any)
+							if kind == "ClientTrafficPolicy" && cm["type"] == "Accepted" {
+								removes, _, _ := unstructured.NestedStringSlice(m, "spec", "headers", "earlyRequestHeaders", "remove")
+								if cm["status"] == "True" {
+									ctpInForce = append(ctpInForce, removes)
+								} else if cm["reason"] == "Conflicted" {
+									ctpConflicted = append(ctpConflicted, removes)
+									continue
+								}
+							}
 							if cm["type"] == "Accepted" || cm["type"] == "ResolvedRefs" {
 								assert.Equal(t, "True", cm["status"], "%s %s/%s: %s %s: %s", kind, u.GetNamespace(), u.GetName(), cm["type"], cm["reason"], cm["message"])
 							}
@@ -93,6 +107,12 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 				}
 			}
 			assert.Positive(t, checked)
+			if len(ctpConflicted) > 0 {
+				require.Len(t, ctpInForce, 1, "one ClientTrafficPolicy in force")
+				for _, c := range ctpConflicted {
+					assert.Subset(t, ctpInForce[0], c, "a Conflicted ClientTrafficPolicy removes what the one in force removes")
+				}
+			}
 
 			out, err = exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
 			require.NoError(t, err, "%s", out)
@@ -197,4 +217,62 @@ func routes(v any) []map[string]any {
 	}
 	walk(v)
 	return out
+}
+
+// TestEnvoyGatewayTranslatorGivesEachHostnameAVirtualHost: Envoy Gateway's
+// own translator puts two authenticated routers with disjoint
+// gatewayRef.hostnames in virtual hosts of their own, each holding only its
+// router's routes, every one with its JWT and authorization: the basis for
+// accepting authenticated routers on one Gateway (simulate/envoyai's
+// virtualHost models the same selection).
+func TestEnvoyGatewayTranslatorGivesEachHostnameAVirtualHost(t *testing.T) {
+	bin := egctl(t)
+	var buf bytes.Buffer
+	for _, o := range gatewayInput(t, "../../examples/hostnames-on-one-gateway.yaml") {
+		b, err := yaml.Marshal(o.Object)
+		require.NoError(t, err)
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	file := filepath.Join(t.TempDir(), "in.yaml")
+	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o600))
+	out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var xds any
+	require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
+	hosts := map[string][]string{} // domain -> route names
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if vhs, ok := x["virtualHosts"].([]any); ok {
+				for _, vh := range vhs {
+					vm := vh.(map[string]any)
+					domains, _ := vm["domains"].([]any)
+					require.Len(t, domains, 1, "%v", vm["name"])
+					for _, r := range routes(vm) {
+						hosts[domains[0].(string)] = append(hosts[domains[0].(string)], r["name"].(string))
+						filters, _ := r["typedPerFilterConfig"].(map[string]any)
+						assert.Contains(t, filters, "envoy.filters.http.jwt_authn", r["name"])
+						assert.Contains(t, filters, "envoy.filters.http.rbac", r["name"])
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(xds)
+	require.Len(t, hosts, 2, "%v", hosts)
+	for domain, router := range map[string]string{"research.models.example.com": "ml/research", "*.support.example.com": "ml/support"} {
+		require.NotEmpty(t, hosts[domain], domain)
+		for _, name := range hosts[domain] {
+			assert.Contains(t, name, "httproute/"+router+"/", "virtual host %s holds only %s's routes", domain, router)
+		}
+	}
 }
