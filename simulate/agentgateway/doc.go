@@ -52,9 +52,13 @@
 //
 // What it leaves out: TLS, listener ports, ListenerSets, GAMMA service
 // routes, rate limits, retries, backend policies, virtual models, the
-// 2 MiB buffer limit (a body is always complete here), JWT signatures
-// (a simulate.Token is what a verifier read; agentgateway checks no
-// audience and accepts a token without exp, so neither is modelled).
+// 2 MiB buffer limit (a body is always complete here), and the JWT checks
+// other than the issuer: a simulate.Token is what a verifier accepted, and
+// Token.Invalid stands for every token agentgateway refuses, among them a
+// bad signature and an expired token or one without exp (agentgateway
+// requires exp by default: jsonwebtoken's Validation lists it among the
+// required claims). It checks no audience unless configured, and the
+// router's policy configures none.
 // Orders agentgateway keeps in a HashSet (several policies attached at one
 // level) are taken by namespace/name here; for PreRouting transformations,
 // where that decides which one runs, the trace says so and Ambiguities

@@ -2,6 +2,7 @@ package agentgateway_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -177,6 +178,18 @@ func TestExtractModelFromPath(t *testing.T) {
 		"/v1/chat/completions":                                                  "",
 	} {
 		assert.Equal(t, want, agw.ExtractModelFromPath(path), path)
+	}
+	// agentgateway's own cases (crates/llm/src/lib.rs model_path tests at
+	// 75b4e6c), as the model of a Bedrock path: the safe ones are the model,
+	// the unsafe ones leave the path without one.
+	for _, model := range []string{"gemini-2.5-flash", "gemini@001", "claude-3-5-sonnet-20241022-v2:0", "models/gemini-2.5-flash",
+		"tunedModels/abc", "publishers/google/models/gemini-2.5-flash", "arn:aws:bedrock:us-east-1:1234:application-inference-profile/my-profile"} {
+		assert.Equal(t, model, agw.ExtractModelFromPath("/model/"+url.PathEscape(model)+"/converse"), model)
+	}
+	for _, model := range []string{" ", "..", ".", "gemini-2.5-flash/../../locations/global/endpoints/openapi/chat/completions", "gemini-2.5-flash/..",
+		"/gemini-2.5-flash", "gemini-2.5-flash/", "gemini//flash", "gemini-2.5-flash%2F..", "gemini\\..\\..", "gemini 2.5 flash", "gemini\n",
+		"gemini-2.5-flash?alt=sse", "gemini-2.5-flash#frag", "gemini-2.5-flash<x", "a>b", `a"b`, "a`b", "a{b}", "a|b", "a^b", "a\u00a0b", "a\u0085b"} {
+		assert.Empty(t, agw.ExtractModelFromPath("/model/"+url.PathEscape(model)+"/converse"), "%q", model)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 )
 
 // ExtractModelFromPath is crates/llm/src/types/detect.rs
@@ -53,15 +54,31 @@ func ExtractModelFromPath(path string) string {
 	return decoded
 }
 
-// safeResourceName approximates crates/agentgateway model_path
-// is_safe_resource_name: not blank, no backslash, no "." or ".." segment,
-// nothing still percent-encoded.
+// safeResourceName is crates/llm/src/lib.rs model_path
+// is_safe_resource_name (75b4e6c): not empty, and every "/"-separated
+// segment safe (safeSegment).
 func safeResourceName(s string) bool {
-	if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "\\%") {
+	if s == "" {
 		return false
 	}
 	for _, seg := range strings.Split(s, "/") {
-		if seg == "" || seg == "." || seg == ".." {
+		if !safeSegment(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// safeSegment is model_path is_safe_segment: not empty, not a dot segment,
+// none of the characters that change a URL's meaning when it is parsed
+// again upstream, no control character and no whitespace (Unicode, as
+// Rust's char::is_control and char::is_whitespace).
+func safeSegment(seg string) bool {
+	if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, "/\\%?#<>\"`{}|^") {
+		return false
+	}
+	for _, r := range seg {
+		if unicode.IsControl(r) || unicode.Is(unicode.White_Space, r) {
 			return false
 		}
 	}
