@@ -28,6 +28,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -426,11 +427,15 @@ func TestBudgetStoreDown(t *testing.T) {
 	require.Equal(t, 200, code)
 
 	rs.stop()
-	start := time.Now()
-	code, body := closed.post(t, `{"model":"qwen"}`)
-	assert.Equal(t, http.StatusServiceUnavailable, code, body)
-	assert.Contains(t, body, "budget_store_unavailable")
-	assert.Less(t, time.Since(start), 2*time.Second, "no hang")
+	// Down after budget.DownAfterFailures failed round trips in a row; each
+	// of them answers 503 within the timeout.
+	for range budget.DownAfterFailures {
+		start := time.Now()
+		code, body := closed.post(t, `{"model":"qwen"}`)
+		assert.Equal(t, http.StatusServiceUnavailable, code, body)
+		assert.Contains(t, body, "budget_store_unavailable")
+		assert.Less(t, time.Since(start), 2*time.Second, "no hang")
+	}
 	st := closed.status(t)
 	require.NotNil(t, st.BudgetStore)
 	assert.False(t, st.BudgetStore.Healthy)
@@ -475,6 +480,22 @@ func TestSlowBudgetStore(t *testing.T) {
 
 // delayProxy forwards TCP to target, holding every reply chunk for delay.
 func delayProxy(t *testing.T, target string, delay time.Duration) string {
+	return relay(t, target, func() { time.Sleep(delay) })
+}
+
+// holdProxy forwards TCP to target; while hold is set, Redis's replies wait
+// (the commands have reached Redis and run).
+func holdProxy(t *testing.T, target string, hold *atomic.Bool) string {
+	return relay(t, target, func() {
+		for hold.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+}
+
+// relay forwards TCP to target, calling beforeReply before it passes on
+// each chunk of the reply.
+func relay(t *testing.T, target string, beforeReply func()) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -498,7 +519,7 @@ func delayProxy(t *testing.T, target string, delay time.Duration) string {
 				for ctx.Err() == nil {
 					n, err := s.Read(buf)
 					if n > 0 {
-						time.Sleep(delay)
+						beforeReply()
 						if _, werr := c.Write(buf[:n]); werr != nil {
 							return
 						}
@@ -511,6 +532,29 @@ func delayProxy(t *testing.T, target string, delay time.Duration) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// TestSlowBudgetStoreReplyFailsOnlyItsRequest: on a busy node one Redis
+// reply slower than --budget-store-timeout fails that admission (closed:
+// 503) and nothing more; the next request is admitted at once, not refused
+// until the store's probe, and /status still calls the store healthy.
+func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
+	rs := startRedis(t, "")
+	var hold atomic.Bool
+	up := newUpstream(t, "qwen")
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
+	p := startProxy(t, cfg, "--budget-store", "redis://"+holdProxy(t, rs.addr, &hold)+"/0", "--budget-store-timeout", "100ms")
+	code, body := p.post(t, `{"model":"qwen"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	hold.Store(true)
+	code, body = p.post(t, `{"model":"qwen"}`)
+	hold.Store(false)
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, "budget_store_unavailable")
+	code, body = p.post(t, `{"model":"qwen"}`)
+	assert.Equal(t, http.StatusOK, code, "one slow reply is not an outage: %s", body)
+	require.NotNil(t, p.status(t).BudgetStore)
+	assert.True(t, p.status(t).BudgetStore.Healthy)
 }
 
 // TestSharedTeamBudgetUnderJWT: a team budget keyed on the verified team

@@ -24,6 +24,8 @@ package budget
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +93,39 @@ type Store struct {
 	pending map[string]*pendingDelta
 	healthy atomic.Bool
 	lastErr atomic.Value // string
+	// failures counts round trips that failed in a row (see failed).
+	failures atomic.Int32
+	// idPrefix and nextID make settlement ids: unique per process and
+	// settlement, cheap to make.
+	idPrefix string
+	nextID   atomic.Uint64
+}
+
+// DownAfterFailures is how many round trips in a row must fail before the
+// store is taken as down (admissions then answer at once, without asking
+// it, until the probe succeeds). One slow reply (a GC pause, a busy node)
+// fails only its own admission. The client cannot tell a slow store from
+// an unreachable one: it retries a refused dial until the round trip's
+// deadline, so both end in a timeout.
+const DownAfterFailures = 3
+
+// failed records a round trip that failed.
+func (s *Store) failed(err error) {
+	s.lastErr.Store(err.Error())
+	if s.failures.Add(1) >= DownAfterFailures {
+		s.markDown(err)
+	}
+}
+
+// answered records a round trip that succeeded.
+func (s *Store) answered() {
+	s.failures.Store(0)
+	s.up()
+}
+
+// settlementID names one settlement for the settle script's once-only key.
+func (s *Store) settlementID() string {
+	return s.idPrefix + strconv.FormatUint(s.nextID.Add(1), 36)
 }
 
 type storeBudget struct {
@@ -107,6 +142,9 @@ type pendingDelta struct {
 	tokens      int64
 	micro       int64
 	at          time.Time
+	// id is the settlement's id once it has been sent: a retry sends the
+	// same id, which the settle script applies at most once.
+	id string
 }
 
 // NewStore connects to Redis (lazily: a store that is down at start is retried
@@ -143,6 +181,11 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 		local:    local,
 		pending:  map[string]*pendingDelta{},
 	}
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return nil, err
+	}
+	s.idPrefix = s.prefix + "settled:" + hex.EncodeToString(rnd[:]) + ":"
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -227,7 +270,10 @@ return {0, 0, ep}
 `)
 
 // settle adds a delta to the bucket a reservation went to, if that bucket is
-// still inside the window (an older one has left it: nothing to correct).
+// still inside the window (an older one has left it: nothing to correct),
+// once per settlement id (KEYS[2], kept for a window): a settlement whose
+// reply timed out may have been applied, and its retry must not apply it
+// again.
 var settle = redis.NewScript(`
 local width, n, ep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local dT, dU = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -235,6 +281,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if ep < 0 then ep = math.floor(now / width) end
 if math.floor(now / width) - ep >= n then return 0 end
+if not redis.call('SET', KEYS[2], 1, 'NX', 'PX', math.ceil(width * n / 1000) + 1000) then return 2 end
 if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
 if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
 redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
@@ -318,7 +365,7 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 		}
 		ch.res = append(ch.res, reservation{key: key, b: i, team: team, bucket: r[2], tokens: estTokens})
 	}
-	s.up()
+	s.answered()
 	if worst != nil {
 		ch.release()
 		return nil, worst, nil
@@ -381,17 +428,31 @@ func (s *Store) correct(r reservation, dTokens, dMicro int64) {
 	b := &s.budgets[r.b]
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	if err := settle.Run(ctx, s.rdb, []string{r.key}, b.widthUS, BucketsPerWindow, r.bucket, dTokens, dMicro).Err(); err != nil {
-		s.markDown(err)
-		s.addPending(r.b, r.team, dTokens, dMicro)
+	id := s.settlementID()
+	if err := settle.Run(ctx, s.rdb, []string{r.key, id}, b.widthUS, BucketsPerWindow, r.bucket, dTokens, dMicro).Err(); err != nil {
+		s.failed(err)
+		s.retryLater(&pendingDelta{storeBudget: r.b, team: r.team, tokens: dTokens, micro: dMicro, at: time.Now(), id: id})
+		return
 	}
+	s.answered()
+}
+
+// retryLater keeps a settlement that was sent and not confirmed, under its
+// id, apart from the deltas not sent yet: its retry must carry the same id
+// and the same amounts.
+func (s *Store) retryLater(p *pendingDelta) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending["id\x00"+p.id] = p
 }
 
 // down handles an admission the store could not answer: refused with
 // ErrUnavailable (fail closed), or admitted against this replica's own
 // count and remembered for Redis (fail open).
 func (s *Store) down(err error, rule string, h map[string][]string) (Settler, *Exhausted, error) {
-	s.markDown(err)
+	if s.healthy.Load() {
+		s.failed(err)
+	}
 	if !s.failOpen {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -464,10 +525,10 @@ func (s *Store) Reconcile(ctx context.Context, interval time.Duration) {
 		err := s.rdb.Ping(pctx).Err()
 		cancel()
 		if err != nil {
-			s.markDown(err)
+			s.failed(err)
 			continue
 		}
-		s.up()
+		s.answered()
 		s.flush(ctx)
 	}
 }
@@ -482,12 +543,15 @@ func (s *Store) flush(ctx context.Context) {
 		if time.Since(p.at) >= b.cfg.Window.Duration {
 			continue // it has left the window
 		}
+		if p.id == "" {
+			p.id = s.settlementID()
+		}
 		fctx, cancel := context.WithTimeout(ctx, s.timeout)
-		err := settle.Run(fctx, s.rdb, []string{s.counterKey(b, p.team)}, b.widthUS, BucketsPerWindow, -1, p.tokens, p.micro).Err()
+		err := settle.Run(fctx, s.rdb, []string{s.counterKey(b, p.team), p.id}, b.widthUS, BucketsPerWindow, -1, p.tokens, p.micro).Err()
 		cancel()
 		if err != nil {
-			s.markDown(err)
-			s.addPending(p.storeBudget, p.team, p.tokens, p.micro)
+			s.failed(err)
+			s.retryLater(p)
 		}
 	}
 }

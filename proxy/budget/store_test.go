@@ -1,0 +1,167 @@
+package budget
+
+import (
+	"context"
+	"io"
+	"net"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/runtime"
+)
+
+// These tests run the Store against a real redis-server through a loopback
+// relay that can hold Redis's replies, to make a round trip time out while
+// Redis still applies the command: the case a busy node produces. The
+// router-proxy's process tests (cmd/router-proxy) cover the same paths as
+// a user runs them.
+
+// redisServer starts redis-server on a free loopback port.
+func redisServer(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	require.NoError(t, err, "redis-server is not installed: run hack/install-test-deps.sh (make test does)")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond)
+	return addr
+}
+
+// holdingRelay forwards TCP to target; while hold is set, every reply
+// chunk waits for it to be cleared (the command has reached Redis and run).
+func holdingRelay(t *testing.T, target string, hold *atomic.Bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { _, _ = io.Copy(s, c) }()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := s.Read(buf)
+					for hold.Load() {
+						time.Sleep(5 * time.Millisecond)
+					}
+					if n > 0 {
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func usdStore(t *testing.T, addr string) *Store {
+	t.Helper()
+	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
+		Policy: proxyapi.Policy{Budgets: []proxyapi.Budget{{Name: "cap", Scope: "router", MaxUSD: "100", Window: proxyapi.Duration{Duration: time.Hour}}}}}
+	s, err := NewStore(cfg, StoreOptions{URL: "redis://" + addr + "/0", Timeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// A settlement whose reply times out has been applied by Redis all the
+// same; its retry (the next flush) carries the same id and is not applied
+// twice, so the count stays exact.
+func TestSettlementRetryIsAppliedOnce(t *testing.T) {
+	var hold atomic.Bool
+	s := usdStore(t, holdingRelay(t, redisServer(t), &hold))
+	ch, ex, err := s.Admit(context.Background(), "", nil, 0)
+	require.NoError(t, err)
+	require.Nil(t, ex)
+	ch.Add(10, runtime.Money(3_000_000)) // 3 micro-dollars; Redis now holds the settle script
+	ch, ex, err = s.Admit(context.Background(), "", nil, 0)
+	require.NoError(t, err)
+	require.Nil(t, ex)
+	hold.Store(true)
+	ch.Add(10, runtime.Money(3_000_000)) // run by Redis (EVALSHA), its reply held past the timeout
+	hold.Store(false)
+	s.mu.Lock()
+	require.Len(t, s.pending, 1, "the unconfirmed settlement waits for a retry")
+	s.mu.Unlock()
+	s.flush(context.Background())
+	s.mu.Lock()
+	assert.Empty(t, s.pending)
+	s.mu.Unlock()
+	st := s.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, "0.000006", st[0].USDUsed, "the second settlement applied once, though sent twice")
+	assert.Equal(t, int64(20), st[0].TokensUsed)
+}
+
+// One round trip that times out fails its own admission and nothing else:
+// the store is not taken as down until DownAfterFailures in a row, so the
+// next admission asks Redis again instead of being refused until the
+// probe. A store that refuses connections is down after as many.
+func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
+	var hold atomic.Bool
+	redis := redisServer(t)
+	s := usdStore(t, holdingRelay(t, redis, &hold))
+	hold.Store(true)
+	_, _, err := s.Admit(context.Background(), "", nil, 0)
+	hold.Store(false)
+	require.ErrorIs(t, err, ErrUnavailable, "fail closed: the slow admission is refused")
+	healthy, _ := s.Healthy()
+	assert.True(t, healthy, "one timeout is not an outage")
+	_, ex, err := s.Admit(context.Background(), "", nil, 0)
+	require.NoError(t, err, "the next admission is answered by Redis")
+	require.Nil(t, ex)
+
+	for range DownAfterFailures {
+		hold.Store(true)
+		_, _, err = s.Admit(context.Background(), "", nil, 0)
+		hold.Store(false)
+		require.ErrorIs(t, err, ErrUnavailable)
+	}
+	healthy, _ = s.Healthy()
+	assert.False(t, healthy, "timeouts in a row are an outage")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	refused := usdStore(t, closed)
+	for range DownAfterFailures {
+		_, _, err = refused.Admit(context.Background(), "", nil, 0)
+		require.ErrorIs(t, err, ErrUnavailable)
+	}
+	healthy, _ = refused.Healthy()
+	assert.False(t, healthy, "a refused connection is down: %v", err)
+}
