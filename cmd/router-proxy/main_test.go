@@ -466,3 +466,32 @@ func waitListenerClosed(t *testing.T, addr string, within time.Duration) {
 		return false
 	}, within, 10*time.Millisecond, "the listener at %s still accepts", addr)
 }
+
+// TestIdleConnectionsDoNotStarveNewClients: with more idle keep-alive
+// connections open than --max-connections, a new client is served (the
+// longest-idle connection gives up its slot), as nginx does; a client that
+// keeps its connection busy is never the one closed.
+func TestIdleConnectionsDoNotStarveNewClients(t *testing.T) {
+	up := newUpstream(t, "qwen")
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
+	cfg.Policy.Budgets = nil
+	p := startProxy(t, cfg, "--max-connections", "4")
+	const idle = 12
+	var conns []net.Conn
+	for range idle {
+		c, err := net.Dial("tcp", p.listen)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		conns = append(conns, c)
+		// A request, answered, then the connection kept open and idle; it
+		// may be one whose slot a later connection has already taken.
+		_, _ = io.WriteString(c, "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	code, body := p.post(t, `{"model":"qwen"}`)
+	assert.Equal(t, http.StatusOK, code, "a new client past the bound of idle connections: %s", body)
+}

@@ -56,10 +56,15 @@ type Server struct {
 	// get 431. Zero means DefaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// MaxConns bounds the connections served at once (nginx's
-	// worker_connections). A connection accepted beyond it is answered
-	// 503 with Retry-After: 1 and closed, without its request being read,
-	// so a client can go to another replica at once. Zero means no bound
-	// but the process's descriptors.
+	// worker_connections). At the bound, a new connection takes the slot
+	// of the longest-idle one (waiting for a request: a keep-alive
+	// connection between requests, or one that has sent nothing yet),
+	// which is closed, as nginx reclaims reusable connections
+	// (ngx_drain_connections): idle sockets never starve a new client.
+	// Only when every connection is reading or serving a request is the
+	// new one answered 503 with Retry-After: 1 and closed, without its
+	// request being read, so a client can go to another replica at once.
+	// Zero means no bound but the process's descriptors.
 	MaxConns int
 	// LeaveCheckDelay is how long a request runs before the server
 	// watches its connection for the client leaving (which cancels the
@@ -225,7 +230,7 @@ func (s *Server) newConn(base context.Context, nc net.Conn) (_ *serverConn, over
 	if s.shutting.Load() {
 		return nil, false
 	}
-	if s.MaxConns > 0 && len(s.conns) >= s.MaxConns {
+	if s.MaxConns > 0 && len(s.conns) >= s.MaxConns && !s.reclaimIdle() {
 		return nil, true
 	}
 	ctx := base
@@ -238,6 +243,31 @@ func (s *Server) newConn(base context.Context, nc net.Conn) (_ *serverConn, over
 	c.enter(stateIdle)
 	s.conns[c] = struct{}{}
 	return c, false
+}
+
+// reclaimIdle closes the connection idle the longest and frees its slot
+// at once (its goroutine forgets it again when it ends); false when every
+// connection is busy. The caller holds s.mu. The closed client, if it was
+// about to reuse the connection, sees it closed, as with any server's
+// keep-alive timeout, and reconnects; the longest-idle one is the least
+// likely to be.
+func (s *Server) reclaimIdle() bool {
+	var victim *serverConn
+	var since int64
+	for c := range s.conns {
+		if c.state.Load() != stateIdle {
+			continue
+		}
+		if t := c.since.Load(); victim == nil || t < since {
+			victim, since = c, t
+		}
+	}
+	if victim == nil || !victim.state.CompareAndSwap(stateIdle, stateClosed) {
+		return false
+	}
+	victim.nc.Close()
+	delete(s.conns, victim)
+	return true
 }
 
 // maxRefusing bounds the over-limit connections answered at once; past

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -526,24 +527,59 @@ func TestHTTP09IsRefusedAtOnce(t *testing.T) {
 	}
 }
 
-// Past MaxConns a connection is answered 503 with Retry-After and closed
-// without its request being read; once a served connection closes, a new
-// one is served again.
+// At MaxConns a new connection takes the slot of the longest-idle one,
+// which is closed: idle keep-alive sockets never starve a new client. Only
+// when every slot carries a request is a connection answered 503 with
+// Retry-After and closed without its request being read; once a busy
+// connection closes, a new one is served again.
 func TestConnectionLimit(t *testing.T) {
-	_, addr := serve(t, echo, func(s *h1.Server) { s.MaxConns = 2 })
+	release, entered := make(chan struct{}), make(chan struct{}, 2)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			entered <- struct{}{}
+			<-release
+		}
+		echo(w, r)
+	})
+	_, addr := serve(t, handler, func(s *h1.Server) { s.MaxConns = 2 })
 	a, abr := dial(t, addr)
 	_, body := roundTrip(t, a, abr, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
 	assert.Equal(t, "GET /a ", body)
 	b, bbr := dial(t, addr)
 	_, _ = roundTrip(t, b, bbr, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
 
+	// Both idle: a new client is served in the slot of a, the longer idle.
+	n, nbr := dial(t, addr)
+	resp, body := roundTrip(t, n, nbr, "GET /n HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "GET /n ", body)
+	assert.True(t, closed(t, abr), "the longest-idle connection was closed")
+	_, body = roundTrip(t, b, bbr, "GET /b2 HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, "GET /b2 ", body, "the other keeps serving")
+
+	// Every slot busy: 503.
+	_, err := io.WriteString(b, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	_, err = io.WriteString(n, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	<-entered
+	<-entered // both requests are being served
 	c, cbr := dial(t, addr)
-	resp, _ := roundTrip(t, c, cbr, "GET /c HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, _ = roundTrip(t, c, cbr, "GET /c HTTP/1.1\r\nHost: x\r\n\r\n")
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 	assert.True(t, closed(t, cbr))
 
-	a.Close()
+	once.Do(func() { close(release) })
+	for _, br := range []*bufio.Reader{bbr, nbr} {
+		r, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	b.Close()
 	require.Eventually(t, func() bool {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
