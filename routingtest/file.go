@@ -98,6 +98,12 @@ type Expect struct {
 	// reach the backend (callerTokenForwarded: false asserts it does not,
 	// whatever credential the provider gets in Authorization).
 	CallerToken *bool
+	// Error is the error code the answer must carry (error.code of the
+	// router-proxy's refusal body: model_not_allowed, fail_closed, ...).
+	Error string
+	// WWWAuthenticate must be contained in the answer's WWW-Authenticate
+	// challenge; set to "" it asserts there is none.
+	WWWAuthenticate string
 	// Refused is a reason the plane must refuse the router for: the case
 	// passes when the router does not compile for the plane for it.
 	Refused string
@@ -357,10 +363,15 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 
 func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	e := Expect{set: map[string]bool{}}
-	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "refused"})
+	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "error", "wwwAuthenticate", "refused"})
 	if len(m) == 0 {
-		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded or refused")
+		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded, error, wwwAuthenticate or refused")
 	}
+	e.Error = d.str(p.Child("error"), m["error"])
+	if _, ok := m["error"]; ok && e.Error == "" {
+		d.errorf(p.Child("error"), "RequiredField", "name the error code the answer carries (model_not_allowed, fail_closed, ...)")
+	}
+	e.WWWAuthenticate = d.str(p.Child("wwwAuthenticate"), m["wwwAuthenticate"])
 	e.Refused = d.str(p.Child("refused"), m["refused"])
 	if e.Refused != "" && len(m) > 1 {
 		d.errorf(p.Child("refused"), "ConflictingExpectation", "a refused router serves no request: refused stands alone")

@@ -62,6 +62,11 @@ type Plane struct {
 	// downPlanes caches those planes by the services down.
 	build      func(notReady map[string]bool) (*Plane, error)
 	downPlanes map[string]*Plane
+	// ModelsRefusals is true when the plane's model reproduces its
+	// refusals' bodies and headers (the router-proxy runs itself); on
+	// the others, a case asserting an error code or a challenge is skipped
+	// with the reason, never passed.
+	ModelsRefusals bool
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -125,6 +130,7 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 	}
 	switch dp {
 	case ir.DataPlaneProxy:
+		p.ModelsRefusals = true
 		for _, rt := range order {
 			if rt.Refused != nil {
 				continue
@@ -438,7 +444,11 @@ type Result struct {
 	// bearer token reached the backend.
 	UpstreamValues http.Header `json:"-"`
 	CallerToken    bool        `json:"callerTokenForwarded,omitempty"`
-	Trace          []string    `json:"trace,omitempty"`
+	// Error is the refusal's error code and WWWAuthenticate its challenge,
+	// on a plane whose model reproduces refusals (Plane.ModelsRefusals).
+	Error           string   `json:"error,omitempty"`
+	WWWAuthenticate string   `json:"wwwAuthenticate,omitempty"`
+	Trace           []string `json:"trace,omitempty"`
 	// Skipped, when set, says why the case did not run on the plane;
 	// RefusedFor are the reasons the plane refused the router.
 	Skipped    string   `json:"skipped,omitempty"`
@@ -522,6 +532,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	}
 	o := rt.serve(sr)
 	res.Status, res.Trace = o.Status, o.Trace
+	res.Error, res.WWWAuthenticate = o.ErrorCode, o.Header.Get("WWW-Authenticate")
 	if len(unready) > 0 {
 		res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready in the input", unready)}, res.Trace...)
 	}

@@ -100,6 +100,12 @@ func (r *Report) WriteText(w io.Writer, verbose, withCoverage bool) {
 			if len(c.MissedBudgets) > 0 {
 				missed = append(missed, "budgets "+strings.Join(c.MissedBudgets, ", "))
 			}
+			if len(c.MissedTeams) > 0 {
+				missed = append(missed, "teams "+strings.Join(c.MissedTeams, ", "))
+			}
+			if len(c.MissedAllowlists) > 0 {
+				missed = append(missed, "allowlist entries "+strings.Join(c.MissedAllowlists, "; "))
+			}
 			if len(missed) > 0 {
 				fmt.Fprintf(w, "; never exercised: %s", strings.Join(missed, "; "))
 			}
@@ -203,7 +209,9 @@ func (r *Report) WriteJUnit(w io.Writer, withCoverage bool) error {
 				junitProperty{p + "total", strconv.Itoa(c.Total)},
 				junitProperty{p + "missedRules", strings.Join(c.MissedRules, ",")},
 				junitProperty{p + "missedBackends", strings.Join(c.MissedBackends, ",")},
-				junitProperty{p + "missedBudgets", strings.Join(c.MissedBudgets, ",")})
+				junitProperty{p + "missedBudgets", strings.Join(c.MissedBudgets, ",")},
+				junitProperty{p + "missedTeams", strings.Join(c.MissedTeams, ",")},
+				junitProperty{p + "missedAllowlists", strings.Join(c.MissedAllowlists, ";")})
 			if r.FailUnder > 0 {
 				jc := junitCase{Name: "coverage of " + c.Router, Classname: "coverage"}
 				if c.Percent() < r.FailUnder {

@@ -341,3 +341,122 @@ spec:
 	require.NoError(t, rep.WriteJUnit(&junit, false))
 	assert.Contains(t, junit.String(), `<testcase name="second" classname="t.Proxy" file="t.yaml" line="15">`)
 }
+
+// TestErrorCodeAndChallenge: expect.error and expect.wwwAuthenticate are
+// judged on the router-proxy, whose model is the proxy itself: the code of
+// the refusal body and the Bearer challenge (with error="invalid_token" for
+// a bad token, none on a 403). On the Gateway plane, whose model does not
+// reproduce Envoy's refusal bodies, such a case is skipped with the reason,
+// never passed; a wrong expectation fails.
+func TestErrorCodeAndChallenge(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: r, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
+  defaultRoute: a
+  policy:
+    auth:
+      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
+      allowlists: [{team: blue, models: [gpt-5]}]
+`)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: t}
+spec:
+  router: ml/r
+  cases:
+    - name: another model
+      request: {model: gpt-4o, token: {claims: {team: blue}}}
+      expect: {status: 403, error: model_not_allowed, wwwAuthenticate: ""}
+    - name: no token
+      request: {model: gpt-5}
+      expect: {status: 401, wwwAuthenticate: 'Bearer realm="llmkube"'}
+    - name: a bad token
+      request: {model: gpt-5, token: {claims: {team: blue}, invalid: true}}
+      expect: {status: 401, error: invalid_token, wwwAuthenticate: 'error="invalid_token"'}
+    - name: wrong code
+      dataPlanes: [Proxy]
+      request: {model: gpt-4o, token: {claims: {team: blue}}}
+      expect: {error: fail_closed}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	rep := Run(files, planes, "")
+	verdicts := map[string]string{}
+	for _, r := range rep.Results {
+		v := "pass"
+		switch {
+		case r.Skipped != "":
+			v = "skip"
+			assert.Contains(t, r.Skipped, "does not reproduce", r.Case)
+		case !r.Passed:
+			v = "fail: " + strings.Join(r.Failures, "; ")
+		}
+		verdicts[r.Case+"/"+r.Plane] = v
+	}
+	assert.Equal(t, map[string]string{
+		"another model/Proxy": "pass", "another model/Gateway": "skip",
+		"no token/Proxy": "pass", "no token/Gateway": "skip",
+		"a bad token/Proxy": "pass", "a bad token/Gateway": "skip",
+		"wrong code/Proxy": `fail: error code "model_not_allowed", want "fail_closed"`,
+	}, verdicts)
+	assert.Equal(t, 1, rep.Failed())
+}
+
+// TestCoverageCountsTeamsAndAllowlistEntries: a team is covered when a
+// case's verified caller is that team, an allowlist entry when such a
+// caller asks for a model it lists (allowed or refused); an invalid token
+// covers nothing. The text report names what no case exercised.
+func TestCoverageCountsTeamsAndAllowlistEntries(t *testing.T) {
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: r, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
+  defaultRoute: a
+  policy:
+    auth:
+      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
+      allowlists:
+        - {team: blue, models: [gpt-5]}
+        - {team: green}
+        - {team: red, models: [gpt-5]}
+`)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy}, nil)
+	require.NoError(t, err)
+	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: t}
+spec:
+  router: ml/r
+  cases:
+    - name: blue on a model not listed
+      request: {model: o3, token: {claims: {team: blue}}}
+      expect: {status: 403}
+    - name: green, any model
+      request: {model: o3, token: {claims: {team: green}}}
+      expect: {status: 200}
+    - name: red with a bad token
+      request: {model: gpt-5, token: {claims: {team: red}, invalid: true}}
+      expect: {status: 401}
+`))
+	require.False(t, d.HasErrors(), "%v", d)
+	rep := Run(files, planes, "")
+	require.Len(t, rep.Coverage, 1)
+	c := rep.Coverage[0]
+	assert.Equal(t, []string{"blue", "green", "red"}, c.Teams)
+	assert.Equal(t, []string{"red"}, c.MissedTeams)
+	assert.Equal(t, []string{"blue: gpt-5", "red: gpt-5"}, c.MissedAllowlists, "a refused model covers the team, not the entry")
+	assert.Equal(t, 0, rep.Failed())
+	var out strings.Builder
+	rep.WriteText(&out, false, true)
+	assert.Contains(t, out.String(), "teams red; allowlist entries blue: gpt-5; red: gpt-5")
+}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -38,10 +39,50 @@ type Coverage struct {
 	Rules, Backends, Budgets    []string
 	MissedRules, MissedBackends []string
 	MissedBudgets               []string
-	Total, Covered              int
+	// Teams are the teams the router's allowlists name, covered when some
+	// case's caller is that team; Allowlists its entries ("team" or
+	// "team: model, ..."), covered when such a caller asked for a model the
+	// entry lists (any, for an entry without models), allowed or refused.
+	Teams, MissedTeams           []string
+	Allowlists, MissedAllowlists []string
+	Total, Covered               int
 }
 
-// Percent is the covered share of rules, backends and budgets.
+// allowlistName names an allowlist entry in coverage.
+func allowlistName(e ir.Allowlist) string {
+	if len(e.Models) == 0 {
+		return e.Team
+	}
+	return e.Team + ": " + strings.Join(e.Models, ", ")
+}
+
+// callerCoverage is what a case's request exercises of the router's
+// allowlists: its caller's team (the verified claim of a valid token) and
+// the entries that decide its model.
+func callerCoverage(r *ir.Router, req Request) []string {
+	a := r.Policy.Auth
+	if a == nil || a.JWT == nil || req.Token == nil || req.Token.Invalid || req.Token.Issuer != "" && req.Token.Issuer != a.JWT.Issuer {
+		return nil
+	}
+	team, _ := req.Token.Claims[a.JWT.TeamClaim].(string)
+	if team == "" {
+		return nil
+	}
+	model := req.Model
+	if m, ok := req.Body["model"].(string); ok && model == "" {
+		model = m
+	}
+	out := []string{"team:" + team}
+	for _, e := range a.Allowlists {
+		if e.Team == team && (len(e.Models) == 0 || slices.ContainsFunc(e.Models, func(g string) bool { return wellknown.Glob(g, model) })) {
+			out = append(out, "allowlist:"+allowlistName(e))
+		}
+	}
+	return out
+}
+
+// Percent is the covered share of rules, backends, budgets, teams and
+// allowlist entries.
 func (c Coverage) Percent() float64 {
 	if c.Total == 0 {
 		return 100
@@ -213,6 +254,10 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 					rep.Results = append(rep.Results, cr)
 					continue
 				}
+				if got.Skipped == "" && !p.ModelsRefusals && (c.Expect.Has("error") || c.Expect.Has("wwwAuthenticate")) {
+					cr.Skipped = fmt.Sprintf("the %s model does not reproduce the data plane's refusal bodies and headers (error, wwwAuthenticate): assert status there, or limit the case to Proxy", p.Name)
+					got.Skipped = cr.Skipped
+				}
 				if got.Skipped == "" {
 					cr.Failures = judge(c.Expect, got, key)
 					if f := byChance(c, got, p.Routers[got.Router]); f != "" {
@@ -220,6 +265,11 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 					}
 					cr.Passed = len(cr.Failures) == 0
 					answers[string(p.Name)] = summary(got, c.Expect)
+					if rt := p.Routers[key]; rt != nil && rt.IR != nil {
+						for _, k := range callerCoverage(rt.IR, c.Request) {
+							mark(key, k)
+						}
+					}
 					if got.Router != "" {
 						mark(got.Router, "backend:"+got.Backend)
 						for _, b := range got.Draw { // a weighted rule: each may answer
@@ -338,6 +388,17 @@ func judge(e Expect, got Result, router string) []string {
 			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, w, wantRouter))
 		}
 	}
+	if e.Has("error") && got.Error != e.Error {
+		fails = append(fails, fmt.Sprintf("error code %q, want %q", got.Error, e.Error))
+	}
+	if e.Has("wwwAuthenticate") {
+		switch {
+		case e.WWWAuthenticate == "" && got.WWWAuthenticate != "":
+			fails = append(fails, fmt.Sprintf("WWW-Authenticate %q, want none", got.WWWAuthenticate))
+		case e.WWWAuthenticate != "" && !strings.Contains(got.WWWAuthenticate, e.WWWAuthenticate):
+			fails = append(fails, fmt.Sprintf("WWW-Authenticate %q, want it to contain %q", got.WWWAuthenticate, e.WWWAuthenticate))
+		}
+	}
 	if e.Rule != "" && got.Rule != e.Rule {
 		fails = append(fails, fmt.Sprintf("rule %q, want %q", got.Rule, e.Rule))
 	}
@@ -443,6 +504,18 @@ func coverage(files []*File, planes []*Plane, namespace string, exercised map[st
 		}
 		for _, b := range r.Policy.Budgets {
 			check("budget", b.Name, &c.Budgets, &c.MissedBudgets)
+		}
+		if a := r.Policy.Auth; a != nil {
+			seen := map[string]bool{}
+			for _, e := range a.Allowlists {
+				if !seen[e.Team] {
+					seen[e.Team] = true
+					check("team", e.Team, &c.Teams, &c.MissedTeams)
+				}
+			}
+			for _, e := range a.Allowlists {
+				check("allowlist", allowlistName(e), &c.Allowlists, &c.MissedAllowlists)
+			}
 		}
 		out = append(out, c)
 	}

@@ -117,6 +117,12 @@ type Outcome struct {
 	Upstream http.Header
 	// Charges are the budgets the request is counted against.
 	Charges []Charge
+	// ErrorCode is the error code of a refusal's body (the OpenAI-style
+	// error.code the router-proxy writes), "" when the answer has none;
+	// Header are the answer's own headers. Only a model that reproduces its
+	// plane's refusals sets them (see ModelsRefusals).
+	ErrorCode string
+	Header    http.Header
 	// Trace says step by step what the plane did, for explain and for
 	// failure messages.
 	Trace []string

@@ -274,6 +274,15 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, hr)
 	o.Status = rec.Code
+	o.Header = rec.Header()
+	var refusal struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if o.Status >= 400 && json.Unmarshal(rec.Body.Bytes(), &refusal) == nil {
+		o.ErrorCode = refusal.Error.Code
+	}
 	for _, s := range up.sent {
 		o.Attempts = append(o.Attempts, s.backend)
 	}

@@ -148,6 +148,9 @@ spec:
 	}
 	assert.Contains(t, props["coverage.team-a/chat.missedRules"], "code")
 	assert.NotEmpty(t, props["coverage.team-a/chat.percent"])
+	for _, k := range []string{"missedTeams", "missedAllowlists"} {
+		assert.Contains(t, props, "coverage.team-a/chat."+k)
+	}
 	require.Len(t, cov.Cases, 1)
 	assert.NotNil(t, cov.Cases[0].Failure)
 	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
