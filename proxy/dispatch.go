@@ -234,7 +234,8 @@ func (a *attempt) release() {
 // replica may have swapped it out since this replica last looked: the pool
 // is re-read, the member made resident again (per poolActivation) and the
 // request sent once more; only the second failure counts against the
-// backend. skip is why the backend is passed over; answered means the
+// backend, and only while the member is still resident. skip is why the
+// backend is passed over; answered means the
 // request was answered (its verdict is recorded).
 func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, ent *proxyapi.AuditEntry) (skip string, answered bool, err error) {
 	s, b, bc := a.s, a.b, a.att.Backend.Config
@@ -263,7 +264,19 @@ func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		if a.span != nil && err == nil {
 			telemetry.UpstreamStatus(a.span, a.up.resp.StatusCode)
 		}
-		if try > 0 || s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
+		if s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
+			return "", false, err
+		}
+		if try > 0 {
+			// Failed again: a health failure only if the member is still
+			// resident. Swapped out once more (replicas alternating
+			// models on a busy node), it is not broken, and quarantining
+			// it would leave its requests unroutable, with nothing to
+			// activate it again, for the whole quarantine.
+			s.pools.Refresh(bc)
+			if resident, known := s.pools.Resident(bc); known && !resident {
+				a.finish(neutral("pool_swapped"))
+			}
 			return "", false, err
 		}
 		a.discard(true)
