@@ -16,6 +16,8 @@ import (
 // fakePools is a PoolGate that counts what dispatch asks of it.
 type fakePools struct {
 	acquired, released, refreshed atomic.Int64
+	// swappedOut: the re-read pool says the member is not resident.
+	swappedOut bool
 }
 
 func (f *fakePools) Acquire(context.Context, *proxyapi.Backend, proxyapi.PoolActivation) (func(), error) {
@@ -24,7 +26,7 @@ func (f *fakePools) Acquire(context.Context, *proxyapi.Backend, proxyapi.PoolAct
 	return func() { once.Do(func() { f.released.Add(1) }) }, nil
 }
 func (f *fakePools) Refresh(*proxyapi.Backend)               { f.refreshed.Add(1) }
-func (f *fakePools) Resident(*proxyapi.Backend) (bool, bool) { return true, true }
+func (f *fakePools) Resident(*proxyapi.Backend) (bool, bool) { return !f.swappedOut, true }
 func (f *fakePools) Status() []proxyapi.PoolStatus           { return nil }
 
 func pooledConfig(url string) *proxyapi.Config {
@@ -58,14 +60,19 @@ func TestPooledFailureRecheckedOnce(t *testing.T) {
 	assert.Equal(t, pools.acquired.Load(), pools.released.Load(), "every hold released")
 	assert.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("llama")), "the first failure is not counted")
 
-	// A member that keeps failing is re-read once, then fails as usual.
-	up2 := newStub(t, "llama", statusHandler(http.StatusBadGateway))
-	pools2 := &fakePools{}
-	h2 := start(t, pooledConfig(up2.URL), func(o *Options) { o.Pools = pools2 })
-	code, _, _ = h2.post(t, chat("llama"))
-	assert.Equal(t, http.StatusBadGateway, code)
-	assert.EqualValues(t, 2, up2.hits.Load(), "one retry, not a loop")
-	assert.EqualValues(t, 1, pools2.refreshed.Load())
-	require.NoError(t, h2.srv.Wait(t.Context()))
-	assert.Equal(t, pools2.acquired.Load(), pools2.released.Load())
+	// A member that keeps failing is re-read once more (is it still
+	// resident?), then fails as usual: quarantined while resident, not
+	// when other replicas swapped it out again meanwhile.
+	for _, swappedOut := range []bool{false, true} {
+		up2 := newStub(t, "llama", statusHandler(http.StatusBadGateway))
+		pools2 := &fakePools{swappedOut: swappedOut}
+		h2 := start(t, pooledConfig(up2.URL), func(o *Options) { o.Pools = pools2 })
+		code, _, _ = h2.post(t, chat("llama"))
+		assert.Equal(t, http.StatusBadGateway, code)
+		assert.EqualValues(t, 2, up2.hits.Load(), "one retry, not a loop")
+		assert.EqualValues(t, 2, pools2.refreshed.Load())
+		require.NoError(t, h2.srv.Wait(t.Context()))
+		assert.Equal(t, pools2.acquired.Load(), pools2.released.Load())
+		assert.Equal(t, !swappedOut, h2.srv.Engine().Quarantined(h2.srv.Engine().Backend("llama")), "swapped out: %v", swappedOut)
+	}
 }
