@@ -477,12 +477,10 @@ func TestIdleConnectionsDoNotStarveNewClients(t *testing.T) {
 	cfg.Policy.Budgets = nil
 	p := startProxy(t, cfg, "--max-connections", "4")
 	const idle = 12
-	var conns []net.Conn
 	for range idle {
 		c, err := net.Dial("tcp", p.listen)
 		require.NoError(t, err)
 		t.Cleanup(func() { c.Close() })
-		conns = append(conns, c)
 		// A request, answered, then the connection kept open and idle; it
 		// may be one whose slot a later connection has already taken.
 		_, _ = io.WriteString(c, "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -194,8 +194,9 @@ func convert(u *unstructured.Unstructured, into any) error {
 // targetRefs are a policy's targets by name: targetRefs and the deprecated
 // singular targetRef, which Envoy Gateway still honours.
 func targetRefs(t egv1a1.PolicyTargetReferences) []gwapiv1.LocalPolicyTargetReferenceWithSectionName {
-	if t.TargetRef != nil {
-		return append([]gwapiv1.LocalPolicyTargetReferenceWithSectionName{*t.TargetRef}, t.TargetRefs...)
+	//lint:ignore SA1019 the model must honour what Envoy Gateway v1.9.1 still honours
+	if ref := t.TargetRef; ref != nil {
+		return append([]gwapiv1.LocalPolicyTargetReferenceWithSectionName{*ref}, t.TargetRefs...)
 	}
 	return t.TargetRefs
 }
