@@ -349,8 +349,7 @@ spec:
 // reproduce Envoy's refusal bodies, such a case is skipped with the reason,
 // never passed; a wrong expectation fails.
 func TestErrorCodeAndChallenge(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+	planes := planesFor(t, `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: r, namespace: ml}
 spec:
@@ -362,9 +361,7 @@ spec:
     auth:
       jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
       allowlists: [{team: blue, models: [gpt-5]}]
-`)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
-	require.NoError(t, err)
+`, ir.DataPlaneProxy, ir.DataPlaneGateway)
 	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: t}
@@ -413,8 +410,7 @@ spec:
 // caller asks for a model it lists (allowed or refused); an invalid token
 // covers nothing. The text report names what no case exercised.
 func TestCoverageCountsTeamsAndAllowlistEntries(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+	planes := planesFor(t, `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: r, namespace: ml}
 spec:
@@ -429,9 +425,7 @@ spec:
         - {team: blue, models: [gpt-5]}
         - {team: green}
         - {team: red, models: [gpt-5]}
-`)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy}, nil)
-	require.NoError(t, err)
+`, ir.DataPlaneProxy)
 	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: t}
@@ -459,4 +453,14 @@ spec:
 	var out strings.Builder
 	rep.WriteText(&out, false, true)
 	assert.Contains(t, out.String(), "teams red; allowlist entries blue: gpt-5; red: gpt-5")
+}
+
+// planesFor compiles one input for the given planes.
+func planesFor(t *testing.T, input string, dps ...ir.DataPlane) []*Plane {
+	t.Helper()
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("in.yaml", []byte(input)).HasErrors())
+	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, dps, nil)
+	require.NoError(t, err)
+	return planes
 }

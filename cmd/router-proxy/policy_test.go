@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -27,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
@@ -480,58 +480,13 @@ func TestSlowBudgetStore(t *testing.T) {
 
 // delayProxy forwards TCP to target, holding every reply chunk for delay.
 func delayProxy(t *testing.T, target string, delay time.Duration) string {
-	return relay(t, target, func() { time.Sleep(delay) })
+	return tcprelay.Start(t, target, tcprelay.Delay(delay))
 }
 
 // holdProxy forwards TCP to target; while hold is set, Redis's replies wait
 // (the commands have reached Redis and run).
 func holdProxy(t *testing.T, target string, hold *atomic.Bool) string {
-	return relay(t, target, func() {
-		for hold.Load() {
-			time.Sleep(5 * time.Millisecond)
-		}
-	})
-}
-
-// relay forwards TCP to target, calling beforeReply before it passes on
-// each chunk of the reply.
-func relay(t *testing.T, target string, beforeReply func()) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				go func() { _, _ = io.Copy(s, c) }()
-				buf := make([]byte, 32<<10)
-				for ctx.Err() == nil {
-					n, err := s.Read(buf)
-					if n > 0 {
-						beforeReply()
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return tcprelay.Start(t, target, tcprelay.Hold(hold))
 }
 
 // TestSlowBudgetStoreReplyFailsOnlyItsRequest: on a busy node one Redis

@@ -2,7 +2,6 @@ package budget
 
 import (
 	"context"
-	"io"
 	"net"
 	"os/exec"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/runtime"
 )
@@ -45,48 +45,6 @@ func redisServer(t *testing.T) string {
 	return addr
 }
 
-// holdingRelay forwards TCP to target; while hold is set, every reply
-// chunk waits for it to be cleared (the command has reached Redis and run).
-func holdingRelay(t *testing.T, target string, hold *atomic.Bool) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				s, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer s.Close()
-				go func() { _, _ = io.Copy(s, c) }()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := s.Read(buf)
-					for hold.Load() {
-						time.Sleep(5 * time.Millisecond)
-					}
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 func usdStore(t *testing.T, addr string) *Store {
 	t.Helper()
 	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -102,7 +60,7 @@ func usdStore(t *testing.T, addr string) *Store {
 // twice, so the count stays exact.
 func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 	var hold atomic.Bool
-	s := usdStore(t, holdingRelay(t, redisServer(t), &hold))
+	s := usdStore(t, tcprelay.Start(t, redisServer(t), tcprelay.Hold(&hold)))
 	ch, ex, err := s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	require.Nil(t, ex)
@@ -133,7 +91,7 @@ func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 	var hold atomic.Bool
 	redis := redisServer(t)
-	s := usdStore(t, holdingRelay(t, redis, &hold))
+	s := usdStore(t, tcprelay.Start(t, redis, tcprelay.Hold(&hold)))
 	hold.Store(true)
 	_, _, err := s.Admit(context.Background(), "", nil, 0)
 	hold.Store(false)

@@ -93,11 +93,23 @@ func sharedClientPolicy(ctx context.Context, c targets.ClusterReader, in targets
 	return "", nil
 }
 
-// targetsSameGateway: both policies have the same targetRefs.
+// targetsSameGateway: both policies target the same whole Gateway (one
+// targetRef each, as clientPolicy emits; the namespace is the caller's).
 func targetsSameGateway(a, b *unstructured.Unstructured) bool {
-	ra, _, _ := unstructured.NestedSlice(a.Object, "spec", "targetRefs")
-	rb, _, _ := unstructured.NestedSlice(b.Object, "spec", "targetRefs")
-	return len(ra) > 0 && fmt.Sprint(ra) == fmt.Sprint(rb)
+	gateway := func(p *unstructured.Unstructured) string {
+		refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+		if len(refs) != 1 {
+			return ""
+		}
+		m, _ := refs[0].(map[string]any)
+		if m["kind"] != "Gateway" || m["sectionName"] != nil {
+			return ""
+		}
+		name, _ := m["name"].(string)
+		return name
+	}
+	g := gateway(a)
+	return g != "" && g == gateway(b)
 }
 
 func containsAll(have, want []string) bool {

@@ -402,6 +402,14 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		assert.Equal(t, c.status, o.Status, "%s: %s\n%s", c.host, o, strings.Join(o.Trace, "\n"))
 		assert.Equal(t, c.router, o.Router, c.host)
 	}
+	// A client forging the team header on either host: one router's
+	// ClientTrafficPolicy is in force for the whole Gateway and removes it,
+	// so each backend sees only the verified claim.
+	for host, tok := range map[string]*simulate.Token{"a.example.com": tokA, "b.example.com": tokB} {
+		o := m.Serve(simulate.Request{Host: host, Token: tok, Body: chat("any-model"), Headers: http.Header{"X-Llmkube-Team": {"admin"}}})
+		require.Equal(t, http.StatusOK, o.Status, "%s\n%s", host, strings.Join(o.Trace, "\n"))
+		assert.Equal(t, []string{"x"}, o.Upstream.Values("x-llmkube-team"), "%s: the forged team never reaches the backend", host)
+	}
 }
 
 // What GatewaySharedWithAuth prevents, on the model: an authenticated

@@ -104,6 +104,7 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 		r := rs[me.i]
 		var others, header, mixed []string
 		authOther := false
+		mixedHeader := "" // the team header the authenticated one of a mixed pair removes
 		for _, o := range es {
 			other := rs[o.i]
 			if o.i == me.i {
@@ -120,6 +121,11 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 				header = append(header, fmt.Sprintf("%s (team header %s)", name, other.Policy.Auth.JWT.HeaderKey))
 			case hasAuth(r) != hasAuth(other):
 				mixed = append(mixed, name)
+				if hasAuth(r) {
+					mixedHeader = r.Policy.Auth.JWT.HeaderKey
+				} else {
+					mixedHeader = other.Policy.Auth.JWT.HeaderKey
+				}
 			}
 		}
 		switch {
@@ -135,25 +141,11 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
 				"Gateway %s is shared with ModelRouter %s, which authenticates with another team header; each router removes the client's copy of its team header with a ClientTrafficPolicy, which applies to the whole Gateway and of which only the oldest is in force, so one router's team header could be forged. Use the same headerKey, or separate Gateways", key, strings.Join(header, ", "))
 		}
 		if len(mixed) > 0 {
-			what := "ModelRouter %s, which does not authenticate its callers; this router removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so the other router's rules, budgets and allowlists would never see it. Give the router with policy.auth a Gateway of its own, or add policy.auth to the other"
-			arg := r.Policy.Auth
-			if !hasAuth(r) {
-				what = "ModelRouter %s, which authenticates its callers and removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so this router's rules, budgets and allowlists would never see it. Give the router with policy.auth a Gateway of its own, or add policy.auth to this one"
-				arg = rs[indexOf(rs, mixed[0])].Policy.Auth
-			}
-			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth, "Gateway %s is shared, on disjoint hostnames, with "+what, key, strings.Join(mixed, ", "), arg.JWT.HeaderKey)
+			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
+				"Gateway %s is shared, on disjoint hostnames, with ModelRouter %s; a router with policy.auth removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so a router without it would never see the header its rules, budgets and allowlists read. Authenticate every router on the Gateway, or give the router with policy.auth a Gateway of its own",
+				key, strings.Join(mixed, ", "), mixedHeader)
 		}
 	}
-}
-
-// indexOf is the index in rs of the router "namespace/name".
-func indexOf(rs []*ir.Router, name string) int {
-	for i, r := range rs {
-		if r.Namespace+"/"+r.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // routerMatches are every match the router's AIGatewayRoutes carry.

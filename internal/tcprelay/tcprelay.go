@@ -1,0 +1,70 @@
+// Package tcprelay is a test helper: a loopback TCP relay in front of a
+// server (Redis, an upstream) that can delay or hold the server's replies,
+// to make a client's round trip time out while the server still does the
+// work, as on a busy node.
+package tcprelay
+
+import (
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Start relays connections to target and calls beforeReply before it
+// passes on each chunk of a reply. It returns the relay's address; it
+// stops with the test.
+func Start(t testing.TB, target string, beforeReply func()) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done atomic.Bool
+	t.Cleanup(func() { done.Store(true); _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { _, _ = io.Copy(s, c) }()
+				buf := make([]byte, 32<<10)
+				for !done.Load() {
+					n, err := s.Read(buf)
+					if n > 0 {
+						beforeReply()
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// Delay holds every reply chunk for d.
+func Delay(d time.Duration) func() { return func() { time.Sleep(d) } }
+
+// Hold holds replies while hold is set (the requests have reached the
+// server and run).
+func Hold(hold *atomic.Bool) func() {
+	return func() {
+		for hold.Load() {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
