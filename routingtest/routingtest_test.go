@@ -464,3 +464,46 @@ func planesFor(t *testing.T, input string, dps ...ir.DataPlane) []*Plane {
 	require.NoError(t, err)
 	return planes
 }
+
+// TestDecodeRequestHost: request.host is read, a Host header or a URL in
+// host is an error with its field path.
+func TestDecodeRequestHost(t *testing.T) {
+	files, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: h}
+spec:
+  router: chat
+  cases:
+    - name: ok
+      request: {model: m, host: chat.example.com:8080}
+      expect: {status: 200}
+    - name: header
+      request: {model: m, headers: {Host: chat.example.com}}
+      expect: {status: 200}
+    - name: url
+      request: {model: m, host: "https://chat.example.com/"}
+      expect: {status: 200}
+`))
+	assert.Empty(t, files)
+	got := map[string]string{}
+	for _, d := range diags {
+		got[d.Field] = d.Reason
+	}
+	assert.Equal(t, map[string]string{
+		"spec.cases[1].request.headers[Host]": "UseHost",
+		"spec.cases[2].request.host":          "InvalidHost",
+	}, got)
+	files, diags = Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: h}
+spec:
+  router: chat
+  cases:
+    - name: ok
+      request: {model: m, host: chat.example.com:8080}
+      expect: {status: 200}
+`))
+	require.False(t, diags.HasErrors(), "%v", diags)
+	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
+}
+
