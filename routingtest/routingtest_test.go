@@ -506,4 +506,3 @@ spec:
 	require.False(t, diags.HasErrors(), "%v", diags)
 	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
 }
-
