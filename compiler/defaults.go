@@ -33,6 +33,9 @@ const (
 	DefaultQuarantine     = "15s"
 	DefaultReplicas       = int32(1)
 	DefaultRevisionLimit  = int32(3)
+	// DefaultMaxUnavailable is the router-proxy PodDisruptionBudget's
+	// maxUnavailable: a drain evicts one replica at a time.
+	DefaultMaxUnavailable = int32(1)
 	DefaultEndpointType   = v1.EndpointTypeClusterIP
 	DefaultEndpointPort   = int32(8080)
 	DefaultEndpointPath   = "/v1/chat/completions"

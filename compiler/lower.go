@@ -355,6 +355,7 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 		Image:                     p.Image,
 		Replicas:                  *p.Replicas,
 		RevisionHistoryLimit:      *p.RevisionHistoryLimit,
+		MaxUnavailable:            maxUnavailable(p),
 		ServiceName:               p.ServiceName,
 		Resources:                 *p.Resources,
 		Affinity:                  p.Affinity,
@@ -384,4 +385,23 @@ func lowerOTLP(o operator.OTLP) *ir.OTLPExport {
 		out.HeadersSecret, out.HeadersSecretKey = name, key
 	}
 	return out
+}
+
+// maxUnavailable is the router-proxy PodDisruptionBudget's bound, or 0 for
+// none: rendered by default only when there is more than one replica (with
+// one, a budget either blocks every drain or allows everything).
+func maxUnavailable(p *v1.ProxySpec) int32 {
+	enabled, n := *p.Replicas > 1, DefaultMaxUnavailable
+	if b := p.PodDisruptionBudget; b != nil {
+		if b.Enabled != nil {
+			enabled = *b.Enabled
+		}
+		if b.MaxUnavailable != nil {
+			n = *b.MaxUnavailable
+		}
+	}
+	if !enabled {
+		return 0
+	}
+	return n
 }

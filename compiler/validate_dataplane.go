@@ -209,6 +209,14 @@ func (v *validator) checkProxy() {
 		v.diags.ErrorAt(diag.Spec("proxy", "serviceName"), ReasonServiceNameConflict,
 			"serviceName %q is the name of the router-proxy's admin Service; choose another name", p.ServiceName)
 	}
+	if pdb := p.PodDisruptionBudget; pdb != nil {
+		// maxUnavailable has no default in the spec (lowering applies
+		// DefaultMaxUnavailable), so a value here was written.
+		if pdb.Enabled != nil && !*pdb.Enabled && pdb.MaxUnavailable != nil {
+			v.diags.WarnAt(diag.Spec("proxy", "podDisruptionBudget", "maxUnavailable"), ReasonFieldIgnored,
+				"maxUnavailable is ignored: podDisruptionBudget.enabled is false, so no PodDisruptionBudget is rendered")
+		}
+	}
 	if v.dataPlane() == v1.DataPlaneProxy {
 		// Swaps are serialized across replicas by one Lease per pool, named
 		// after the pool: the name must be a valid object name.

@@ -548,6 +548,8 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	// The API's extensions of the reference (api/v1alpha1 extensionRows),
 	// with their constraints.
 	want["spec.gatewayRef.hostnames"] = fieldRow{MinItems: 1, MaxItems: 16}
+	one := int64(1)
+	want["spec.proxy.podDisruptionBudget.maxUnavailable"] = fieldRow{Minimum: &one}
 	for path, row := range want {
 		rule, ok := fieldTable[path]
 		if assert.True(t, ok, "%s: the reference's constraints are missing from the field table", path) {
@@ -571,4 +573,22 @@ func TestCredentialHeadersCaseInsensitive(t *testing.T) {
 		r.Spec.Policy = &v1.RouterPolicy{AuditLog: &v1.AuditLogSpec{CallerHeader: "X-LLMKube-Client"}}
 	})
 	assert.False(t, diags.HasErrors())
+}
+
+// TestPodDisruptionBudgetBound: maxUnavailable beside enabled: false is
+// named as ignored (nothing renders it), and the IR carries 0 (no budget);
+// replicas above 1 default to a budget of 1.
+func TestPodDisruptionBudgetBound(t *testing.T) {
+	off, two := false, int32(2)
+	r, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) {
+		r.Spec.Proxy = &v1.ProxySpec{Replicas: &two, PodDisruptionBudget: &v1.ProxyDisruptionBudget{Enabled: &off, MaxUnavailable: &two}}
+	})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assert.Equal(t, []string{"spec.proxy.podDisruptionBudget.maxUnavailable FieldIgnored"}, vtKeys(diags.Warnings()))
+	assert.Zero(t, r.Proxy.MaxUnavailable)
+
+	r, diags = vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { r.Spec.Proxy = &v1.ProxySpec{Replicas: &two} })
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assert.Empty(t, diags.Warnings())
+	assert.Equal(t, DefaultMaxUnavailable, r.Proxy.MaxUnavailable)
 }

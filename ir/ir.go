@@ -491,6 +491,9 @@ type ProxyDeployment struct {
 	Image                string
 	Replicas             int32
 	RevisionHistoryLimit int32
+	// MaxUnavailable is the PodDisruptionBudget's maxUnavailable; 0 renders
+	// no PodDisruptionBudget.
+	MaxUnavailable int32
 	// ServiceName is the data-plane Service's name (generated unless set).
 	ServiceName               string
 	Resources                 corev1.ResourceRequirements

@@ -29,7 +29,7 @@ func (r *Registry) FieldTables() planes.FieldTables {
 // proxy's timeouts, for a plane that does not read them either.
 func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.FieldRule {
 	names := []string{"replicas", "image", "imagePullSecrets", "resources", "serviceName", "nodeSelector", "tolerations", "affinity",
-		"topologySpreadConstraints", "runtimeClassName", "podLabels", "podAnnotations", "revisionHistoryLimit", "drainTimeout"}
+		"topologySpreadConstraints", "runtimeClassName", "podLabels", "podAnnotations", "revisionHistoryLimit", "drainTimeout", "podDisruptionBudget"}
 	if withTimeouts {
 		names = append(names, "responseHeaderTimeout", "streamIdleTimeout", "quarantineDuration")
 	}

@@ -199,4 +199,9 @@ var extensionRows = []fieldRow{
 	// docs/targets/gateway.md#hostnames: the hosts a router claims on its
 	// Gateway (the same shape as the reference's agentGatewayRef.hostnames).
 	{path: "spec.gatewayRef.hostnames", typ: "[]string", constraints: map[string]string{"minItems": "1", "maxItems": "16"}},
+	// docs/reliability.md#poddisruptionbudget: the router-proxy's
+	// PodDisruptionBudget (the reference names none).
+	{path: "spec.proxy.podDisruptionBudget", typ: "object", constraints: map[string]string{}},
+	{path: "spec.proxy.podDisruptionBudget.enabled", typ: "boolean", constraints: map[string]string{}},
+	{path: "spec.proxy.podDisruptionBudget.maxUnavailable", typ: "integer", constraints: map[string]string{"format": "int32", "minimum": "1"}},
 }

@@ -909,6 +909,29 @@ type ProxySpec struct {
 	// nothing (the proxy default is 30s). Must be between 1s and 1h.
 	// +optional
 	DrainTimeout string `json:"drainTimeout,omitempty"`
+
+	// PodDisruptionBudget configures the router-proxy's PodDisruptionBudget,
+	// an extension of the reference, which names none. One is rendered
+	// whenever replicas is more than 1 (maxUnavailable 1), so a node drain
+	// or a cluster upgrade evicts the replicas one at a time instead of all
+	// at once. docs/reliability.md.
+	// +optional
+	PodDisruptionBudget *ProxyDisruptionBudget `json:"podDisruptionBudget,omitempty"`
+}
+
+// ProxyDisruptionBudget overrides the router-proxy's PodDisruptionBudget.
+type ProxyDisruptionBudget struct {
+	// Enabled renders the PodDisruptionBudget (true) or none (false). Unset:
+	// rendered when replicas is more than 1.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// MaxUnavailable is how many router-proxy pods a voluntary disruption
+	// (eviction) may take down at once. Default 1. At least 1: a budget of 0
+	// would block every node drain.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
 }
 
 // MCPServerSpec configures Model Context Protocol exposure.

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,6 +65,7 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 		corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 		rbacv1.SchemeGroupVersion.WithKind("Role"),
 		rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	}
 }
 
@@ -104,6 +106,9 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 			targets.Typed{Obj: e.role(rules), GVK: rbacv1.SchemeGroupVersion.WithKind("Role")},
 			targets.Typed{Obj: e.roleBinding(), GVK: rbacv1.SchemeGroupVersion.WithKind("RoleBinding")},
 		)
+	}
+	if r.Proxy.MaxUnavailable > 0 {
+		typed = append(typed, targets.Typed{Obj: e.disruptionBudget(), GVK: policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget")})
 	}
 	res, more := targets.NewResult(typed, summary(r))
 	return res, append(diags, more...)
@@ -358,6 +363,20 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 		}
 	}
 	return d
+}
+
+// disruptionBudget bounds voluntary evictions (a node drain, a cluster
+// upgrade) of the router-proxy's pods, so they leave one at a time and the
+// others keep serving. It selects the Deployment's pods by the same labels.
+func (e *emitter) disruptionBudget() *policyv1.PodDisruptionBudget {
+	maxUnavailable := intstr.FromInt32(e.r.Proxy.MaxUnavailable)
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: e.meta(e.name),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: &maxUnavailable,
+			Selector:       &metav1.LabelSelector{MatchLabels: naming.SelectorLabels(e.r.Name)},
+		},
+	}
 }
 
 // surgeCannotSchedule is true when a DoNotSchedule spread constraint or a

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/compiler"
@@ -169,6 +171,33 @@ func TestNoDrainRendersNothing(t *testing.T) {
 	assert.Nil(t, d.Spec.Template.Spec.TerminationGracePeriodSeconds)
 	assert.NotContains(t, strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "), "--shutdown-timeout")
 	assert.Nil(t, d.Spec.Strategy.RollingUpdate, "surge is fine without hard spreading")
+}
+
+// TestPodDisruptionBudget: more than one replica gets a budget that lets a
+// drain evict one pod at a time, selecting exactly the Deployment's pods;
+// one replica gets none unless asked; enabled: false and maxUnavailable
+// override it.
+func TestPodDisruptionBudget(t *testing.T) {
+	const name = "PodDisruptionBudget/chat-router-proxy"
+	_, objs := compile(t, backends+"  proxy: {replicas: 3}\n")
+	pdb := as[policyv1.PodDisruptionBudget](t, objs[name])
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
+	assert.Nil(t, pdb.Spec.MinAvailable)
+	assert.Equal(t, d.Spec.Selector, pdb.Spec.Selector, "the budget covers exactly the Deployment's pods")
+	assert.Equal(t, "ns", pdb.Namespace)
+
+	_, objs = compile(t, backends)
+	assert.NotContains(t, objs, name, "one replica: a budget would block drains or allow everything")
+
+	_, objs = compile(t, backends+"  proxy: {replicas: 3, podDisruptionBudget: {maxUnavailable: 2}}\n")
+	assert.Equal(t, intstr.FromInt32(2), *as[policyv1.PodDisruptionBudget](t, objs[name]).Spec.MaxUnavailable)
+
+	_, objs = compile(t, backends+"  proxy: {replicas: 3, podDisruptionBudget: {enabled: false}}\n")
+	assert.NotContains(t, objs, name)
+
+	_, objs = compile(t, backends+"  proxy: {podDisruptionBudget: {enabled: true}}\n")
+	assert.Contains(t, objs, name, "asked for with one replica")
 }
 
 func TestRequiredAntiAffinityDisablesSurge(t *testing.T) {
