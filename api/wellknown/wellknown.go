@@ -36,6 +36,12 @@ const (
 	AdminPort int32 = 9090
 	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.
 	StatusPath = "/status"
+	// ConfigHashEnv carries the SHA-256 of the runtime config the pod's
+	// template was rendered with (its router-config-hash annotation, by the
+	// downward API). The router-proxy refuses to start on a config file with
+	// another hash: a pod never serves one generation's config under another
+	// generation's Deployment (docs/reliability.md#one-generation-per-pod).
+	ConfigHashEnv = "LLMKUBE_CONFIG_SHA256"
 	// BudgetStorePasswordEnv carries the budget store's password into the
 	// router-proxy (from the operator's Secret).
 	BudgetStorePasswordEnv = "LLMKUBE_BUDGET_STORE_PASSWORD"

@@ -116,7 +116,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		debug.SetMemoryLimit(160 << 20)
 	}
 
-	cfg, err := proxyapi.Load(*configPath)
+	// Exiting on another generation's file leaves the pod unready: the
+	// rollout replaces it, or the kubelet's restart finds the matching file.
+	cfg, err := proxyapi.LoadGeneration(*configPath, os.Getenv(wellknown.ConfigHashEnv))
 	if err != nil {
 		return err
 	}

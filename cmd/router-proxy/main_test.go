@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -492,4 +495,38 @@ func TestIdleConnectionsDoNotStarveNewClients(t *testing.T) {
 	}
 	code, body := p.post(t, `{"model":"qwen"}`)
 	assert.Equal(t, http.StatusOK, code, "a new client past the bound of idle connections: %s", body)
+}
+
+// TestConfigOfAnotherGenerationIsRefused: with LLMKUBE_CONFIG_SHA256 (the
+// pod template's config hash, by the downward API) the router-proxy starts
+// only on the file that hash names. A pod that mounts another generation's
+// ConfigMap (the controller stopped between writing it and the Deployment)
+// exits, never ready, instead of serving that config under this template.
+func TestConfigOfAnotherGenerationIsRefused(t *testing.T) {
+	bin, _ := binaries(t)
+	cfg := oneBackend("http://127.0.0.1:1", proxyapi.KindLocal)
+	b, err := proxyapi.Marshal(cfg)
+	require.NoError(t, err)
+	sum := sha256.Sum256(b)
+	own := hex.EncodeToString(sum[:])
+
+	// The matching hash: ready and serving.
+	startProxyEnv(t, cfg, []string{wellknown.ConfigHashEnv + "=" + own})
+
+	// Another generation's hash: refused at start, with the reason.
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	other := strings.Repeat("ab", 32)
+	// (A guard, not a timing assertion: a proxy that serves never exits.)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--config", path, "--listen", freeAddr(t), "--admin-listen", freeAddr(t))
+	cmd.Env = append(os.Environ(), wellknown.ConfigHashEnv+"="+other)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the router-proxy served another generation's config:\n%s", out)
+	assert.NotZero(t, exit.ExitCode())
+	assert.Contains(t, string(out), "another generation")
+	assert.Contains(t, string(out), own, "names the file's hash")
+	assert.Contains(t, string(out), other, "and the one the pod expects")
 }

@@ -290,7 +290,7 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 			{Name: "http", ContainerPort: HTTPPort, Protocol: corev1.ProtocolTCP},
 			{Name: "admin", ContainerPort: AdminPort, Protocol: corev1.ProtocolTCP},
 		},
-		Env:          append(append(append(e.credentialEnv(), e.otlpEnv()...), e.budgetStoreEnv()...), e.poolEnv()...),
+		Env:          append(append(append(append(e.configHashEnv(), e.credentialEnv()...), e.otlpEnv()...), e.budgetStoreEnv()...), e.poolEnv()...),
 		VolumeMounts: mounts,
 		Resources:    resources(p.Resources),
 		SecurityContext: &corev1.SecurityContext{
@@ -429,6 +429,15 @@ func (e *emitter) budgetStoreEnv() []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: wellknown.BudgetStorePasswordEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: bs.PasswordSecret}, Key: bs.PasswordKey,
 	}}}}
+}
+
+// configHashEnv hands the router-proxy the hash of the config its template
+// was rendered with, from the pod's own annotation, so a pod that mounts
+// another generation's ConfigMap (the controller stopped between the two
+// writes) refuses to start instead of serving it.
+func (e *emitter) configHashEnv() []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: wellknown.ConfigHashEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+		APIVersion: "v1", FieldPath: "metadata.annotations['" + naming.ConfigHashAnnotation + "']"}}}}
 }
 
 // poolEnv names the pod to the router-proxy: the holder identity of the

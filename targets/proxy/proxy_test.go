@@ -95,11 +95,36 @@ func TestObjectsAndConfigHash(t *testing.T) {
 	assert.False(t, *d.Spec.Template.Spec.AutomountServiceAccountToken)
 }
 
+// TestConfigHashFromThePodsAnnotation: the router-proxy learns the hash of
+// the config its template was rendered with from the pod's own annotation
+// (the downward API), which is the ConfigMap's hash: the proxy refuses a
+// mounted file of another generation (cmd/router-proxy
+// TestConfigOfAnotherGenerationIsRefused).
+func TestConfigHashFromThePodsAnnotation(t *testing.T) {
+	_, objs := compile(t, backends)
+	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
+	cm := as[corev1.ConfigMap](t, objs["ConfigMap/chat-router-proxy"])
+	var ref *corev1.ObjectFieldSelector
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == wellknown.ConfigHashEnv {
+			ref = e.ValueFrom.FieldRef
+		}
+	}
+	require.NotNil(t, ref, "no %s", wellknown.ConfigHashEnv)
+	assert.Equal(t, "metadata.annotations['inference.llmkube.dev/router-config-hash']", ref.FieldPath)
+	hash := d.Spec.Template.Annotations["inference.llmkube.dev/router-config-hash"]
+	sum := sha256.Sum256([]byte(cm.Data[proxy.ConfigFile]))
+	assert.Equal(t, hex.EncodeToString(sum[:]), hash)
+}
+
 func TestCredentialsAreReferencesScopedPerBackend(t *testing.T) {
 	_, objs := compile(t, backends)
 	d := as[appsv1.Deployment](t, objs["Deployment/chat-router-proxy"])
 	env := d.Spec.Template.Spec.Containers[0].Env
-	require.Len(t, env, 2)
+	require.Len(t, env, 3)
+	// The first is the config's generation (TestConfigHashFromThePodsAnnotation).
+	assert.Equal(t, wellknown.ConfigHashEnv, env[0].Name)
+	env = env[1:]
 	assert.Equal(t, "LLMKUBE_CLOUD_OPENAI_API_KEY", env[0].Name)
 	assert.Equal(t, "openai", env[0].ValueFrom.SecretKeyRef.Name)
 	assert.Equal(t, "OPENAI_API_KEY", env[0].ValueFrom.SecretKeyRef.Key)
