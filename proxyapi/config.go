@@ -356,28 +356,33 @@ func Parse(r io.Reader) (*Config, error) {
 }
 
 // Load reads and validates a config file.
-func Load(path string) (*Config, error) { return LoadGeneration(path, "") }
+func Load(path string) (*Config, error) {
+	c, _, err := LoadGeneration(path, "")
+	return c, err
+}
 
 // LoadGeneration is Load for a file that must have the SHA-256 want (hex;
 // "" accepts any): the hash its pod's template was rendered with. A file
 // with another hash is another generation's ConfigMap (the Deployment not
 // yet updated, or already updated past it); serving it would mix two
-// generations in one pod (docs/reliability.md#one-generation-per-pod).
-func LoadGeneration(path, want string) (*Config, error) {
+// generations in one pod (docs/reliability.md#one-generation-per-pod). It
+// returns the file's SHA-256.
+func LoadGeneration(path, want string) (*Config, string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); want != "" && got != want {
-		return nil, fmt.Errorf("%s has SHA-256 %s but this pod was rendered for %s (%s): the config belongs to another generation of the router; not serving it",
+	got := hex.EncodeToString(sum[:])
+	if want != "" && got != want {
+		return nil, "", fmt.Errorf("%s has SHA-256 %s but this pod was rendered for %s (%s): the config belongs to another generation of the router; not serving it",
 			path, got, want, wellknown.ConfigHashEnv)
 	}
 	c, err := Parse(bytes.NewReader(b))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, "", fmt.Errorf("%s: %w", path, err)
 	}
-	return c, nil
+	return c, got, nil
 }
 
 // Defaults of fields a hand-written config may leave out. The compiler

@@ -118,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	// Exiting on another generation's file leaves the pod unready: the
 	// rollout replaces it, or the kubelet's restart finds the matching file.
-	cfg, err := proxyapi.LoadGeneration(*configPath, os.Getenv(wellknown.ConfigHashEnv))
+	cfg, cfgSHA, err := proxyapi.LoadGeneration(*configPath, os.Getenv(wellknown.ConfigHashEnv))
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	startEndpoints(probeCtx, srv, kf, *scrape, log)
 	srv.SetReady(true)
 	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", ln.Addr().String(), "admin", *admin,
-		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing())
+		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing(), "configSHA256", cfgSHA)
 
 	select {
 	case <-ctx.Done():

@@ -510,12 +510,25 @@ func TestConfigOfAnotherGenerationIsRefused(t *testing.T) {
 	sum := sha256.Sum256(b)
 	own := hex.EncodeToString(sum[:])
 
-	// The matching hash: ready and serving.
-	startProxyEnv(t, cfg, []string{wellknown.ConfigHashEnv + "=" + own})
-
-	// Another generation's hash: refused at start, with the reason.
+	// The matching hash: serving, and it says which config.
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
+	ok := exec.Command(bin, "--config", path, "--listen", freeAddr(t), "--admin-listen", freeAddr(t))
+	ok.Env = append(os.Environ(), wellknown.ConfigHashEnv+"="+own)
+	stderr, err := ok.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, ok.Start())
+	t.Cleanup(func() { _ = ok.Process.Kill(); _ = ok.Wait() })
+	sc := bufio.NewScanner(stderr)
+	serving := ""
+	for serving == "" && sc.Scan() {
+		if strings.Contains(sc.Text(), "router-proxy serving") {
+			serving = sc.Text()
+		}
+	}
+	assert.Contains(t, serving, `"configSHA256":"`+own+`"`)
+
+	// Another generation's hash: refused at start, with the reason.
 	other := strings.Repeat("ab", 32)
 	// (A guard, not a timing assertion: a proxy that serves never exits.)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
