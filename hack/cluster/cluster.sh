@@ -8,6 +8,8 @@
 #   hack/cluster/cluster.sh down    stop it and restore the host; safe to run twice,
 #                                   after a failed `up` and after a crash
 #   hack/cluster/cluster.sh env     print KUBECONFIG=... for a shell
+#   hack/cluster/cluster.sh apiserver-stop|apiserver-start
+#                                   a control-plane outage (test/cluster's faults)
 #
 # What it changes on the host, and `down` restores (docs/e2e-cluster.md):
 #   - the bridge llmk0 (10.244.0.1/24, pods), a route for the service CIDR
@@ -65,7 +67,7 @@ export PATH="${BIN}:${ENVTEST_ASSETS}:${PATH}"
 start() { # NAME CMD...: start a host process with its log and pid in RUN
   local name=$1; shift
   log "starting ${name}"
-  setsid "$@" >"${LOGS}/${name}.log" 2>&1 </dev/null &
+  setsid "$@" >>"${LOGS}/${name}.log" 2>&1 </dev/null &
   echo $! >"${RUN}/${name}.pid"
 }
 stop() { # NAME: SIGTERM, then SIGKILL after 15 s
@@ -190,13 +192,10 @@ EOF
 }
 
 # ------------------------------------------------------------------ control plane
-control_plane() {
-  start etcd etcd --name llmkube-e2e --data-dir "${STATE}/etcd" \
-    --listen-client-urls "http://127.0.0.1:${ETCD_PORT}" --advertise-client-urls "http://127.0.0.1:${ETCD_PORT}" \
-    --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
-    --initial-cluster llmkube-e2e=http://127.0.0.1:2480 --unsafe-no-fsync
-  wait_for etcd 30 etcdctl_health
-
+# apiserver_up starts kube-apiserver on the cluster's etcd and waits for it;
+# also `cluster.sh apiserver-start` after `apiserver-stop` (the fault
+# scenarios of test/cluster stop it under load).
+apiserver_up() {
   start kube-apiserver kube-apiserver \
     --bind-address="$NODE_IP" --advertise-address="$NODE_IP" --secure-port=6443 \
     --etcd-servers="http://127.0.0.1:${ETCD_PORT}" \
@@ -215,6 +214,16 @@ control_plane() {
     --requestheader-username-headers=X-Remote-User \
     --allow-privileged=false --profiling=false
   wait_for kube-apiserver 90 kubectl --kubeconfig "${KCFG}/super-admin.conf" get --raw /readyz
+}
+
+control_plane() {
+  start etcd etcd --name llmkube-e2e --data-dir "${STATE}/etcd" \
+    --listen-client-urls "http://127.0.0.1:${ETCD_PORT}" --advertise-client-urls "http://127.0.0.1:${ETCD_PORT}" \
+    --listen-peer-urls http://127.0.0.1:2480 --initial-advertise-peer-urls http://127.0.0.1:2480 \
+    --initial-cluster llmkube-e2e=http://127.0.0.1:2480 --unsafe-no-fsync
+  wait_for etcd 30 etcdctl_health
+
+  apiserver_up
   # admin.conf's user is in kubeadm:cluster-admins, which kubeadm binds to
   # cluster-admin as its last step; super-admin.conf (system:masters) is
   # used for this once, as kubeadm does.
@@ -455,5 +464,10 @@ case "${1:-}" in
   down) down ;;
   env) echo "KUBECONFIG=${KCFG}/admin.conf" ;;
   hoststate) hoststate ;;
-  *) die "usage: $0 up|down|env|hoststate" ;;
+  # A control-plane outage for test/cluster's fault scenarios: the API
+  # server stopped (SIGTERM, as a crash or an upgrade takes it away) and
+  # started again with the same flags, etcd and certificates.
+  apiserver-stop) stop kube-apiserver ;;
+  apiserver-start) apiserver_up ;;
+  *) die "usage: $0 up|down|env|hoststate|apiserver-stop|apiserver-start" ;;
 esac

@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,28 +55,8 @@ const (
 //     reconciliation goes on.
 func TestHelmInstall(t *testing.T) {
 	llmkubeCRDs(t)
-	redis := startRedis(t)
-	apply(t, `apiVersion: v1
-kind: Namespace
-metadata: {name: platform}
----
-apiVersion: v1
-kind: Service
-metadata: {name: redis, namespace: platform}
-spec:
-  ports: [{name: redis, port: 6379, targetPort: `+redisPort+`}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: redis-host
-  namespace: platform
-  labels: {kubernetes.io/service-name: redis}
-addressType: IPv4
-ports: [{name: redis, port: `+redisPort+`}]
-endpoints: [{addresses: [`+nodeIP+`]}]
-`)
-	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=false") })
+	redis := startRedisDurable(t)
+	redisService(t)
 
 	caPEM := webhookCertificate(t)
 	// The platform's OpenTelemetry collector: a receiver on the node's
@@ -210,7 +189,7 @@ spec:
 		if served < 19 || served > 21 {
 			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20 (±1)", served)
 		}
-		if keys := redis.cmd(t, "--scan"); !strings.Contains(keys, "tokens") {
+		if keys := redis.cli(t, "--scan"); !strings.Contains(keys, "tokens") {
 			t.Errorf("no budget key in Redis: %q", keys)
 		}
 		// Each replica's own counters (its admin port, from the node) say
@@ -421,32 +400,6 @@ func leaseHolder(t testing.TB) string {
 		return ""
 	}
 	return *l.Spec.HolderIdentity
-}
-
-// redisServer is a real redis-server on the node's bridge address, where
-// the pods reach it through the platform/redis Service.
-type redisServer struct{ cli string }
-
-func startRedis(t *testing.T) redisServer {
-	t.Helper()
-	cmd := exec.Command("redis-server", "--bind", nodeIP, "--port", redisPort, "--save", "", "--appendonly", "no", "--protected-mode", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("redis-server (hack/install-test-deps.sh installs it): %v", err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	eventually(t, 10*time.Second, "redis-server up", func() error {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(nodeIP, redisPort), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
-	return redisServer{cli: "redis-cli"}
-}
-
-func (r redisServer) cmd(t testing.TB, args ...string) string {
-	t.Helper()
-	return run(t, "", r.cli, append([]string{"-h", nodeIP, "-p", redisPort}, args...)...)
 }
 
 // webhookCertificate makes a CA and a serving certificate for the chart's

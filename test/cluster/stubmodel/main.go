@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -77,12 +78,23 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 	defer s.running.Add(-1)
 	s.requests.Add(1)
 	var req struct {
-		Model string `json:"model"`
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
 		return
+	}
+	if len(req.Messages) > 0 && req.Stream {
+		switch req.Messages[0].Content {
+		case faultHang, faultReset:
+			s.midStreamFault(w, r, req.Messages[0].Content)
+			return
+		}
 	}
 	if s.delay > 0 {
 		select {
@@ -103,6 +115,36 @@ func (s *server) chat(w http.ResponseWriter, r *http.Request) {
 		}},
 		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
 	})
+}
+
+// The faults a streamed request asks for by its first message's content
+// (test/cluster's fault scenarios): the model starts the stream, then
+// hangs with the connection open, or resets the connection.
+const (
+	faultHang  = "hang-mid-stream"
+	faultReset = "reset-mid-stream"
+)
+
+// midStreamFault sends the stream's first chunk, then hangs until the
+// client goes away, or resets the TCP connection (RST, linger 0).
+func (s *server) midStreamFault(w http.ResponseWriter, r *http.Request, fault string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-stub\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"served by %s\"}}]}\n\n", s.pod)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	if fault == faultHang {
+		<-r.Context().Done()
+		return
+	}
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
 }
 
 // messages answers Anthropic's Messages API, so the stub can stand in for a
