@@ -143,8 +143,10 @@ type pendingDelta struct {
 	micro       int64
 	at          time.Time
 	// id is the settlement's id once it has been sent: a retry sends the
-	// same id, which the settle script applies at most once.
-	id string
+	// same id, which the settle script applies at most once. With
+	// reserved, it is the reservation's key (settleReserved).
+	id       string
+	reserved bool
 }
 
 // NewStore connects to Redis (lazily: a store that is down at start is retried
@@ -222,10 +224,15 @@ func (s *Store) counterKey(b *storeBudget, team string) string {
 // teamsKey names the sorted set of a team budget's teams (score: last use).
 func (s *Store) teamsKey(b *storeBudget) string { return s.prefix + b.cfg.Name + ":teams" }
 
-// reserve checks one counter and, under its caps, adds the reservation to
-// the current bucket. It returns the bucket, or the time until the window
-// frees enough when over.
+// reserve checks one counter (KEYS[1]) and, under its caps, adds the
+// reservation to the current bucket and records that bucket under the
+// reservation's own key (KEYS[2], kept for a window), which its settlement
+// reads. It returns the bucket, or the time until the window frees enough
+// when over. A reservation key already there is the tombstone of a
+// cancellation that ran first (the admission's reply was lost and the
+// proxy cancelled it; see settleReserved): nothing is reserved.
 var reserve = redis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 then return {2, 0, 0} end
 local width = tonumber(ARGV[1])
 local maxT, maxU = tonumber(ARGV[2]), tonumber(ARGV[3])
 local addT, addU = tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -261,26 +268,49 @@ end
 if addT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, addT) end
 if addU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, addU) end
 redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
-if KEYS[2] then
-  redis.call('ZADD', KEYS[2], now, ARGV[7])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - width * n)
-  redis.call('PEXPIRE', KEYS[2], math.ceil(width * n / 1000) + 1000)
+redis.call('SET', KEYS[2], ep, 'PX', math.ceil(width * n / 1000) + 1000)
+if KEYS[3] then
+  redis.call('ZADD', KEYS[3], now, ARGV[7])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - width * n)
+  redis.call('PEXPIRE', KEYS[3], math.ceil(width * n / 1000) + 1000)
 end
 return {0, 0, ep}
 `)
 
-// settle adds a delta to the bucket a reservation went to, if that bucket is
-// still inside the window (an older one has left it: nothing to correct),
-// once per settlement id (KEYS[2], kept for a window): a settlement whose
-// reply timed out may have been applied, and its retry must not apply it
-// again.
-var settle = redis.NewScript(`
-local width, n, ep = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local dT, dU = tonumber(ARGV[4]), tonumber(ARGV[5])
+// settleReserved settles a reservation (KEYS[2]) once: it adds the delta to
+// the bucket the reservation went to (if still inside the window) and
+// leaves a tombstone, so a retry whose first try was applied does nothing.
+// A reservation not there (its admission's reply was lost, and the proxy
+// cancels it with the estimate's negative) may not have run yet: the
+// tombstone stops it from running later. So an admission whose reply is
+// lost is never counted, whichever arrives first.
+var settleReserved = redis.NewScript(`
+local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local dT, dU = tonumber(ARGV[3]), tonumber(ARGV[4])
+local ttl = math.ceil(width * n / 1000) + 1000
+local v = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], 'x', 'PX', ttl)
+if not v or v == 'x' then return 2 end
+local ep = tonumber(v)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-if ep < 0 then ep = math.floor(now / width) end
 if math.floor(now / width) - ep >= n then return 0 end
+if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
+if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
+redis.call('PEXPIRE', KEYS[1], ttl)
+return 1
+`)
+
+// settle adds a delta counted without a reservation (fail open: what a
+// replica served while the store was down) to the current bucket, once per
+// settlement id (KEYS[2], kept for a window): a settlement whose reply
+// timed out may have been applied, and its retry must not apply it again.
+var settle = redis.NewScript(`
+local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local dT, dU = tonumber(ARGV[3]), tonumber(ARGV[4])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local ep = math.floor(now / width)
 if not redis.call('SET', KEYS[2], 1, 'NX', 'PX', math.ceil(width * n / 1000) + 1000) then return 2 end
 if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
 if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
@@ -306,10 +336,10 @@ return {sumT, sumU}
 
 // reservation is one counter's share of an admitted request.
 type reservation struct {
-	key    string
+	key    string // the counter
+	id     string // the reservation's own key (settleReserved)
 	b      int
 	team   string
-	bucket int64
 	tokens int64
 }
 
@@ -347,12 +377,17 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 			continue
 		}
 		key := s.counterKey(b, team)
-		keys := []string{key}
+		res := reservation{key: key, id: s.settlementID(), b: i, team: team, tokens: estTokens}
+		keys := []string{key, res.id}
 		if team != "" {
 			keys = append(keys, s.teamsKey(b))
 		}
 		r, err := reserve.Run(ctx, s.rdb, keys, b.widthUS, b.maxTokens, b.maxMicro, estTokens, 0, BucketsPerWindow, team).Int64Slice()
 		if err != nil {
+			// The reply is lost, not necessarily the reservation: Redis may
+			// have applied it. Cancel it like the others; settleReserved
+			// makes the cancellation right whichever runs first.
+			ch.res = append(ch.res, res)
 			ch.release()
 			return s.down(err, rule, h)
 		}
@@ -363,7 +398,7 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 			}
 			continue
 		}
-		ch.res = append(ch.res, reservation{key: key, b: i, team: team, bucket: r[2], tokens: estTokens})
+		ch.res = append(ch.res, res)
 	}
 	s.answered()
 	if worst != nil {
@@ -419,19 +454,16 @@ func (c *storeCharge) Add(tokens int64, usd runtime.Money) {
 	}
 }
 
-// correct adds a delta to a reservation's bucket; when the store cannot be
-// reached the delta waits in pending and is retried.
+// correct settles a reservation with a delta to its bucket (a zero delta
+// too: the settlement retires the reservation's key); when the store cannot
+// be reached it waits in pending and is retried.
 func (s *Store) correct(r reservation, dTokens, dMicro int64) {
-	if dTokens == 0 && dMicro == 0 {
-		return
-	}
 	b := &s.budgets[r.b]
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	id := s.settlementID()
-	if err := settle.Run(ctx, s.rdb, []string{r.key, id}, b.widthUS, BucketsPerWindow, r.bucket, dTokens, dMicro).Err(); err != nil {
+	if err := settleReserved.Run(ctx, s.rdb, []string{r.key, r.id}, b.widthUS, BucketsPerWindow, dTokens, dMicro).Err(); err != nil {
 		s.failed(err)
-		s.retryLater(&pendingDelta{storeBudget: r.b, team: r.team, tokens: dTokens, micro: dMicro, at: time.Now(), id: id})
+		s.retryLater(&pendingDelta{storeBudget: r.b, team: r.team, tokens: dTokens, micro: dMicro, at: time.Now(), id: r.id, reserved: true})
 		return
 	}
 	s.answered()
@@ -546,8 +578,12 @@ func (s *Store) flush(ctx context.Context) {
 		if p.id == "" {
 			p.id = s.settlementID()
 		}
+		script := settle
+		if p.reserved {
+			script = settleReserved
+		}
 		fctx, cancel := context.WithTimeout(ctx, s.timeout)
-		err := settle.Run(fctx, s.rdb, []string{s.counterKey(b, p.team), p.id}, b.widthUS, BucketsPerWindow, -1, p.tokens, p.micro).Err()
+		err := script.Run(fctx, s.rdb, []string{s.counterKey(b, p.team), p.id}, b.widthUS, BucketsPerWindow, p.tokens, p.micro).Err()
 		cancel()
 		if err != nil {
 			s.failed(err)
