@@ -741,7 +741,8 @@ func meanOf(xs []float64) float64 {
 // several homes is shed for free. (Replicating only once the pod was over
 // the bound made the homes mid-burst and more often: over 64 simulated
 // seeds of the EPP comparison's workload, 9.7 cold requests per 180 s
-// against 6.6, and the busiest pod no better; docs/routing.md.)
+// against 6.6, and the busiest pod no better; measured at 6a19740, in
+// docs/routing.md's history: git log -p -- docs/routing.md.)
 func (b *Balancer) spread(cands []*Pod, matched []int, rates []float64, req *Request, now time.Time) ([]*Pod, []int, []float64) {
 	if b.cfg.LoadBound <= 0 || len(cands) < 2 {
 		return cands, matched, rates
