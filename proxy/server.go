@@ -255,7 +255,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	}
 	for _, st := range eng.Backends() {
 		b := st.Config
-		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == "cloud", met: s.m.forBackend(b.Name)}
+		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == proxyapi.TierCloud, met: s.m.forBackend(b.Name)}
 		if b.URL != "" {
 			u, err := url.Parse(b.URL)
 			if err != nil || u.Host == "" {

@@ -56,7 +56,7 @@ func NewMemory(cfg []proxyapi.Budget, now func() time.Time) (*Memory, error) {
 		}
 		// Window and HeaderKey are set: proxyapi.Config.SetDefaults ran at load.
 		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(c.Window.Duration)/budgetBuckets, 1), teamKey: textproto.CanonicalMIMEHeaderKey(c.HeaderKey)}
-		if c.Scope == "team" {
+		if c.Scope == proxyapi.ScopeTeam {
 			b.teams = map[string]*counter{}
 		} else {
 			b.one = &counter{}
@@ -103,11 +103,11 @@ func (bs *Memory) Admit(rule string, h map[string][]string) (*Charge, *Exhausted
 	for _, b := range bs.budgets {
 		k := chargeKey{b: b}
 		switch b.cfg.Scope {
-		case "rule":
+		case proxyapi.ScopeRule:
 			if rule != b.cfg.RuleName {
 				continue
 			}
-		case "team":
+		case proxyapi.ScopeTeam:
 			team := first(h[b.teamKey])
 			if team == "" {
 				continue // a request without a team is not charged to team budgets

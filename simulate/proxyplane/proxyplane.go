@@ -314,7 +314,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 			if st.TokensUsed > 0 {
 				key := ""
 				for _, b := range cfg.Policy.Budgets {
-					if b.Name == st.Name && b.Scope == "team" {
+					if b.Name == st.Name && b.Scope == proxyapi.ScopeTeam {
 						key = e.Team
 					}
 				}
