@@ -11,11 +11,11 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // dispatch runs the failover loop and streams the chosen response back.
@@ -133,7 +133,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted,
 // discard and release give back the upstream response and the hold.
 type attempt struct {
 	s        *Server
-	att      *runtime.Attempt
+	att      *engine.Attempt
 	b        *backendRT
 	hold     func()        // ends the pool hold; nil when none is held
 	pick     *balance.Pick // the pod of an endpoint backend until it has its verdict
@@ -144,7 +144,7 @@ type attempt struct {
 
 // verdict is what an attempt's outcome says about its backend.
 type verdict struct {
-	health runtime.Result
+	health engine.Result
 	// result labels llmkube_router_upstream_attempts_total; empty: not
 	// counted (a success is counted by the backend's own counter).
 	result string
@@ -152,11 +152,11 @@ type verdict struct {
 	failed bool
 }
 
-var success = verdict{health: runtime.Success}
+var success = verdict{health: engine.Success}
 
-func neutral(result string) verdict { return verdict{health: runtime.Neutral, result: result} }
+func neutral(result string) verdict { return verdict{health: engine.Neutral, result: result} }
 func failure(result string) verdict {
-	return verdict{health: runtime.Failure, result: result, failed: true}
+	return verdict{health: engine.Failure, result: result, failed: true}
 }
 
 // finish records the attempt's verdict, once. A failure of an endpoint
@@ -168,15 +168,15 @@ func (a *attempt) finish(v verdict) {
 	a.finished = true
 	s, name := a.s, a.att.Backend.Name()
 	health := v.health
-	if health == runtime.Failure && s.isEndpoint(a.att.Backend) {
-		health = runtime.Neutral
+	if health == engine.Failure && s.isEndpoint(a.att.Backend) {
+		health = engine.Neutral
 	}
 	s.eng.Report(a.att, health)
 	if a.span != nil {
 		a.traceVerdict(v)
 	}
 	switch {
-	case v.health == runtime.Success:
+	case v.health == engine.Success:
 		a.b.met.attemptOK.Inc()
 	case v.result != "":
 		s.m.attempts.WithLabelValues(name, v.result).Inc()
@@ -190,7 +190,7 @@ func (a *attempt) finish(v verdict) {
 func (a *attempt) traceVerdict(v verdict) {
 	result := v.result
 	switch {
-	case v.health == runtime.Success:
+	case v.health == engine.Success:
 		result = telemetry.ResultOK
 	case result == "":
 		result = "no_url"
@@ -237,7 +237,7 @@ func (a *attempt) release() {
 // backend, and only while the member is still resident. skip is why the
 // backend is passed over; answered means the
 // request was answered (its verdict is recorded).
-func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, ent *proxyapi.AuditEntry) (skip string, answered bool, err error) {
+func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Request, route *engine.Route, body reqBody, ent *proxyapi.AuditEntry) (skip string, answered bool, err error) {
 	s, b, bc := a.s, a.b, a.att.Backend.Config
 	for try := 0; ; try++ {
 		var result string
@@ -293,7 +293,7 @@ func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Reque
 // never 429; or the client left) or skip says why the backend is passed
 // over (IfIdle while the pool is busy, or a member that cannot load) and
 // the failover goes on.
-func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *runtime.Route, att *runtime.Attempt, ent *proxyapi.AuditEntry) (hold func(), skip, result string, answered bool) {
+func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *engine.Route, att *engine.Attempt, ent *proxyapi.AuditEntry) (hold func(), skip, result string, answered bool) {
 	bc := att.Backend.Config
 	if s.pools == nil || bc.Pool == nil {
 		return nil, "", "", false

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // Endpoint resolution (docs/routing.md). A backend with runtime
@@ -52,13 +52,13 @@ func (s *Server) initEndpoints() {
 }
 
 // isEndpoint reports whether the backend's health is kept per pod.
-func (s *Server) isEndpoint(st *runtime.BackendState) bool {
+func (s *Server) isEndpoint(st *engine.BackendState) bool {
 	return s.backends[st.Index].bal != nil
 }
 
 // quarantine quarantines a backend after a broken or silent stream, unless
 // its pods carry the health (podTransport has quarantined the pod).
-func (s *Server) quarantine(st *runtime.BackendState) {
+func (s *Server) quarantine(st *engine.BackendState) {
 	if !s.isEndpoint(st) {
 		s.eng.Quarantine(st)
 	}

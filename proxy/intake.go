@@ -18,10 +18,10 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +41,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
-			ent.Caller = runtime.SanitizeCaller(v)
+			ent.Caller = engine.SanitizeCaller(v)
 		}
 	}
 	if s.cfg.Policy.Audit.LogClientAddress {
@@ -49,9 +49,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
-	req := &runtime.Request{Header: r.Header}
-	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
-	ent.TaskComplexity = runtime.SanitizeCaller(s.eng.TaskComplexity(r.Header))
+	req := &engine.Request{Header: r.Header}
+	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.TaskComplexity = engine.SanitizeCaller(s.eng.TaskComplexity(r.Header))
 	defer func() {
 		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
 		if ent.CostUSD == "" {
@@ -77,7 +77,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 // admitted is a request intake let through: routed, admitted by the
 // budgets, its body read and its fields found.
 type admitted struct {
-	route  *runtime.Route
+	route  *engine.Route
 	body   reqBody
 	charge budget.Settler // settles the budgets' reservation with the usage
 }
@@ -86,7 +86,7 @@ type admitted struct {
 // needs, routing and budget admission. It returns the admitted request, or
 // nil when the request was refused (answered, and ent says how). release
 // gives back the body's memory; the caller defers it.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
 	release = func() {}
 	// policy.auth first: an unauthenticated request is refused before its
 	// body is read, and nothing it sent reaches routing or a budget.
@@ -98,7 +98,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 			refuse(w, aerr) // the deferred audit records it
 			return
 		}
-		ent.Team = runtime.SanitizeCaller(team)
+		ent.Team = engine.SanitizeCaller(team)
 	}
 
 	// Body: bounded, then the few fields routing needs.
@@ -161,10 +161,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 	route, err := s.eng.Route(req)
 	ent.Rule = route.RuleName
 	if err != nil {
-		if errors.Is(err, runtime.ErrFailClosed) {
+		if errors.Is(err, engine.ErrFailClosed) {
 			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
 			msg := "rule " + route.RuleName + " is failClosed and none of its backends is eligible"
-			if errors.Is(err, runtime.ErrSensitiveUnrouted) {
+			if errors.Is(err, engine.ErrSensitiveUnrouted) {
 				msg = "the request is classified " + ent.Classification + " and no rule for that classification matches it"
 			}
 			refuseAs(w, ent, refFailClosed, msg, "")
@@ -180,7 +180,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 
 	// The reservation is the prompt's estimate; settlement replaces it with
 	// the usage the response reports.
-	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, runtime.EstimateUsage(int64(len(body)), 0).Tokens())
+	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, engine.EstimateUsage(int64(len(body)), 0).Tokens())
 	if err != nil {
 		refuseAs(w, ent, refBudgetStoreDown, err.Error(), "budgets cannot be checked: "+err.Error())
 		return
@@ -207,14 +207,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Requ
 // modes the content classifier reads it, and records the result: the
 // classifications, where they came from and which detectors fired (never
 // what they matched), and a count per detector.
-func (s *Server) classify(req *runtime.Request, body []byte, ent *proxyapi.AuditEntry) {
+func (s *Server) classify(req *engine.Request, body []byte, ent *proxyapi.AuditEntry) {
 	if !s.eng.ReadsContent() {
 		// header-only: the classification read before the body stands.
 		ent.ClassificationSource = s.eng.ClassificationSource(req)
 		return
 	}
 	req.SetBody(body)
-	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
 	ent.ClassificationSource = s.eng.ClassificationSource(req)
 	for _, d := range s.eng.Detected(req).Detectors() {
 		ent.Detectors = append(ent.Detectors, d.Name())

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 var dropResponse = map[string]bool{
@@ -30,7 +30,7 @@ const maxCapture = 4 << 20
 // happens from here on: bytes may have reached the client. broken, when
 // set, is why the upstream broke the response (stream_idle, network_error):
 // the caller blames the backend and aborts the client's response.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge budget.Settler, ent *proxyapi.AuditEntry) (broken string) {
+func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *engine.Attempt, b *backendRT, up *upstream, route *engine.Route, reqBody []byte, charge budget.Settler, ent *proxyapi.AuditEntry) (broken string) {
 	defer up.cancel(nil)
 	resp := up.resp
 	defer resp.Body.Close()
@@ -70,7 +70,7 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
-	var scan runtime.StreamScanner
+	var scan engine.StreamScanner
 	var capture []byte
 	var respBytes int64
 	var first time.Time
@@ -100,8 +100,8 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 			default:
 				// Too large to keep: keep only the tail, where usage is.
 				capture = append(capture, buf[:n]...)
-				if len(capture) > 2*runtime.UsageTail {
-					capture = append(capture[:0], capture[len(capture)-runtime.UsageTail:]...)
+				if len(capture) > 2*engine.UsageTail {
+					capture = append(capture[:0], capture[len(capture)-engine.UsageTail:]...)
 				}
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
@@ -134,14 +134,14 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	}
 
 	// Usage and cost: from the response, else estimated (never zero).
-	var u runtime.Usage
+	var u engine.Usage
 	var ok bool
 	if stream {
 		u, ok = scan.Usage()
 	} else if respBytes <= maxCapture {
-		u, ok = runtime.ParseUsage(capture)
+		u, ok = engine.ParseUsage(capture)
 	} else {
-		u, ok = runtime.ParseUsageTail(capture)
+		u, ok = engine.ParseUsageTail(capture)
 	}
 	switch {
 	case ok:
@@ -154,7 +154,7 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 			// overflowing counts): say which upstream, then estimate.
 			s.log.Warn("upstream reported implausible usage; charging the estimate", "backend", name, "rule", route.RuleName)
 		}
-		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
+		u = engine.EstimateUsage(int64(len(reqBody)), respBytes)
 		s.m.estimated.WithLabelValues(name).Inc()
 	}
 	if ok && !u.Estimated {

@@ -1,5 +1,5 @@
 // Package proxy is the router-proxy's OpenAI-compatible HTTP data plane: it
-// wraps the routing engine of package runtime in a server, dispatches to
+// wraps the routing engine of package engine in a server, dispatches to
 // upstreams, enforces budgets, writes audit entries and serves the admin
 // endpoints.
 package proxy
@@ -23,14 +23,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
@@ -90,7 +90,7 @@ type Options struct {
 	// ClientWriteTimeout bounds one write to a client (default 60s).
 	ClientWriteTimeout time.Duration
 	// Engine options (clock, SLO window).
-	Engine runtime.EngineOptions
+	Engine engine.Options
 	// Context bounds the server's background work (the JWKS refresh);
 	// default context.Background().
 	Context context.Context
@@ -133,7 +133,7 @@ type HealthReporter interface {
 // Server serves one router config.
 type Server struct {
 	cfg     *proxyapi.Config
-	eng     *runtime.Engine
+	eng     *engine.Engine
 	budgets budget.Keeper
 	pools   PoolGate
 	log     *slog.Logger
@@ -171,11 +171,11 @@ type Server struct {
 
 // backendRT is the HTTP side of a backend.
 type backendRT struct {
-	st      *runtime.BackendState
+	st      *engine.BackendState
 	base    *url.URL
 	bearer  string // "Bearer <key>" for openai/litellm; never logged
 	model   string // substituted into the body for external backends
-	price   runtime.Price
+	price   engine.Price
 	shadow  chan struct{}
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
@@ -201,7 +201,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if opts.Engine.Getenv == nil {
 		opts.Engine.Getenv = opts.Getenv
 	}
-	eng, err := runtime.NewEngine(cfg, opts.Engine)
+	eng, err := engine.New(cfg, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if cfg.Policy.Audit.CallerHeader != "" {
 		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
 	}
-	if s.trusted, err = runtime.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
+	if s.trusted, err = engine.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
 		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
 	}
 	for _, st := range eng.Backends() {
@@ -281,7 +281,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 				}
 			}
 		}
-		if brt.price, err = runtime.ParsePrice(b.Cost); err != nil {
+		if brt.price, err = engine.ParsePrice(b.Cost); err != nil {
 			return nil, fmt.Errorf("backend %s: %w", b.Name, err)
 		}
 		s.backends = append(s.backends, brt)
@@ -374,7 +374,7 @@ func NewTransport() *http.Transport {
 }
 
 // Engine exposes the routing engine (tests, status).
-func (s *Server) Engine() *runtime.Engine { return s.eng }
+func (s *Server) Engine() *engine.Engine { return s.eng }
 
 // SetReady flips the admin /ready answer.
 func (s *Server) SetReady(v bool) { s.ready.Store(v) }
@@ -524,5 +524,5 @@ func (s *Server) clientAddr(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	return runtime.ClientAddress(ap.Addr(), r.Header["X-Forwarded-For"], s.trusted)
+	return engine.ClientAddress(ap.Addr(), r.Header["X-Forwarded-For"], s.trusted)
 }

@@ -38,8 +38,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 // BucketsPerWindow is the rolling window's precision: a window of W is kept
@@ -53,7 +53,7 @@ const DefaultTimeout = 100 * time.Millisecond
 // ErrUnavailable is the error of a fail-closed admission while the store is down.
 var ErrUnavailable = errors.New("the budget store is unavailable")
 
-// microPerPico converts the runtime's picodollars to the store's micro-USD.
+// microPerPico converts the engine's picodollars to the store's micro-USD.
 const microPerPico = 1_000_000
 
 // StoreOptions configure a Store.
@@ -186,7 +186,7 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	for _, b := range cfg.Policy.Budgets {
-		m, err := runtime.ParseUSD(b.MaxUSD)
+		m, err := engine.ParseUSD(b.MaxUSD)
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", b.Name, err)
 		}
@@ -398,7 +398,7 @@ func (c *storeCharge) release() {
 
 // Add settles the request with the usage the response reported: the
 // estimate is replaced by it.
-func (c *storeCharge) Add(tokens int64, usd runtime.Money) {
+func (c *storeCharge) Add(tokens int64, usd engine.Money) {
 	if c == nil {
 		return
 	}
@@ -589,7 +589,7 @@ func (s *Store) Status() []proxyapi.BudgetStatus {
 			}
 			util = max(util, f)
 		}
-		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: runtime.Money(micro * microPerPico).String(),
+		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
 			Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
 	}
 	return out
