@@ -325,21 +325,6 @@ func (s *Server) modelsFor(team string) []byte {
 	return s.models
 }
 
-// refuse answers a request policy.auth refuses: 401 with a Bearer
-// challenge (RFC 6750), or 403.
-func refuse(w http.ResponseWriter, e *auth.Error) {
-	typ := "permission_error"
-	if e.Status == http.StatusUnauthorized {
-		typ = "authentication_error"
-		challenge := `Bearer realm="llmkube"`
-		if e.Code == "invalid_token" {
-			challenge += `, error="invalid_token"`
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-	}
-	writeError(w, e.Status, typ, e.Code, e.Msg)
-}
-
 func boolf(b bool) float64 {
 	if b {
 		return 1
@@ -500,7 +485,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if s.auth != nil {
 			team, err := s.auth.Authenticate(r)
 			if err != nil {
-				refuse(w, err)
+				answer(w, authRefusal(err), err.Msg)
 				return
 			}
 			models = s.modelsFor(team)
