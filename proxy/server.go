@@ -226,6 +226,39 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
+	s.setLimits(opts)
+	if s.rt == nil {
+		s.rt = NewUpstreamTransport()
+	}
+	if cfg.Policy.Audit.CallerHeader != "" {
+		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
+	}
+	if s.trusted, err = engine.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
+		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
+	}
+	for _, st := range eng.Backends() {
+		brt, err := s.newBackend(st, opts.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		s.backends = append(s.backends, brt)
+		s.m.health.WithLabelValues(st.Config.Name, st.Config.Tier).Set(boolf(st.Healthy()))
+		s.m.quarantined.WithLabelValues(st.Config.Name).Set(0)
+	}
+	s.initEndpoints()
+	if err := s.initAuth(cfg, opts); err != nil {
+		return nil, err
+	}
+	if cfg.MCP != nil {
+		if s.mcp, err = s.newMCPServer(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// setLimits applies the body and write bounds of opts, or their defaults.
+func (s *Server) setLimits(opts Options) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -244,51 +277,49 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		s.writeTimeout = DefaultClientWriteTimeout
 	}
 	s.shadowIdle = DefaultShadowIdle
-	if s.rt == nil {
-		s.rt = NewUpstreamTransport()
-	}
-	if cfg.Policy.Audit.CallerHeader != "" {
-		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
-	}
-	if s.trusted, err = engine.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
-		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
-	}
-	for _, st := range eng.Backends() {
-		b := st.Config
-		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == proxyapi.TierCloud, met: s.m.forBackend(b.Name)}
-		if b.URL != "" {
-			u, err := url.Parse(b.URL)
-			if err != nil || u.Host == "" {
-				return nil, fmt.Errorf("backend %s: url %q is not an absolute URL", b.Name, b.URL)
-			}
-			brt.base = u
+}
+
+// newBackend is the HTTP side of one backend: its base URL, its provider's
+// translator, the credential and model of a pass-through external backend,
+// and its price.
+func (s *Server) newBackend(st *engine.BackendState, getenv func(string) string) (*backendRT, error) {
+	b := st.Config
+	brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == proxyapi.TierCloud, met: s.m.forBackend(b.Name)}
+	if b.URL != "" {
+		u, err := url.Parse(b.URL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("backend %s: url %q is not an absolute URL", b.Name, b.URL)
 		}
-		if tr, perr := providers.New(b, opts.Getenv, s.rt); tr != nil {
-			brt.tr = tr
-			if perr != nil {
-				s.log.Warn("backend cannot serve", "backend", b.Name, "error", perr.Error())
-			}
-			if brt.base == nil && tr.BaseURL() != "" {
-				brt.base, _ = url.Parse(tr.BaseURL())
-			}
+		brt.base = u
+	}
+	if tr, perr := providers.New(b, getenv, s.rt); tr != nil {
+		brt.tr = tr
+		if perr != nil {
+			s.log.Warn("backend cannot serve", "backend", b.Name, "error", perr.Error())
 		}
-		if b.Kind == proxyapi.KindExternal && brt.tr == nil {
-			brt.model = b.Model
-			for _, c := range b.Credentials {
-				if v := opts.Getenv(c.Env); v != "" {
-					brt.bearer = "Bearer " + v
-					break
-				}
+		if brt.base == nil && tr.BaseURL() != "" {
+			brt.base, _ = url.Parse(tr.BaseURL())
+		}
+	}
+	if b.Kind == proxyapi.KindExternal && brt.tr == nil {
+		brt.model = b.Model
+		for _, c := range b.Credentials {
+			if v := getenv(c.Env); v != "" {
+				brt.bearer = "Bearer " + v
+				break
 			}
 		}
-		if brt.price, err = engine.ParsePrice(b.Cost); err != nil {
-			return nil, fmt.Errorf("backend %s: %w", b.Name, err)
-		}
-		s.backends = append(s.backends, brt)
-		s.m.health.WithLabelValues(b.Name, b.Tier).Set(boolf(st.Healthy()))
-		s.m.quarantined.WithLabelValues(b.Name).Set(0)
 	}
-	s.initEndpoints()
+	var err error
+	if brt.price, err = engine.ParsePrice(b.Cost); err != nil {
+		return nil, fmt.Errorf("backend %s: %w", b.Name, err)
+	}
+	return brt, nil
+}
+
+// initAuth builds policy.auth's authorizer and the /v1/models answers: one
+// per allowlisted team when allowlists are enforced.
+func (s *Server) initAuth(cfg *proxyapi.Config, opts Options) error {
 	created := time.Now().Unix()
 	s.models = modelsJSON(cfg, created, nil)
 	ctx := opts.Context
@@ -299,8 +330,9 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if client == nil {
 		client = &http.Client{Timeout: auth.JWKSTimeout}
 	}
+	var err error
 	if s.auth, err = auth.New(ctx, cfg.Policy.Auth, client, s.log); err != nil {
-		return nil, err
+		return err
 	}
 	if s.auth.Enforced() {
 		s.teamModels = map[string][]byte{}
@@ -309,12 +341,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 		s.models = modelsJSON(cfg, created, func(string) bool { return false }) // an unlisted team
 	}
-	if cfg.MCP != nil {
-		if s.mcp, err = s.newMCPServer(cfg); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // modelsFor is the /v1/models answer for a verified team.
