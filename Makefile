@@ -135,7 +135,7 @@ manifests: generate generate-rbac
 bench-proxy: testdeps
 	hack/install-bench.sh
 	cd hack/bench-proxy && GOWORK=off go run .
-	go test ./runtime/ -run '^$$' -bench . -benchmem
+	go test ./engine/ -run '^$$' -bench . -benchmem
 	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing' -benchmem
 
 ## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
@@ -156,7 +156,7 @@ bench-routing: envtest
 ## Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 200000x
 FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
-	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./runtime:FuzzUsageScan ./classifier:FuzzBody
+	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./engine:FuzzUsageScan ./classifier:FuzzBody
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

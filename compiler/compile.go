@@ -70,7 +70,7 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	}
 	out.OTLP = lowerOTLP(opts.Operator.OTLP)
 	if bs := opts.Operator.BudgetStore; bs.URL != "" && len(out.Policy.Budgets) > 0 {
-		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, "closed")}
+		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, DefaultBudgetStoreFailure)}
 		store.PasswordSecret, store.PasswordKey, _ = strings.Cut(bs.PasswordSecret, "/")
 		out.Policy.BudgetStore = store
 	}

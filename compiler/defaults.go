@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -25,7 +27,7 @@ const (
 	DefaultTeamHeader     = wellknown.TeamHeader
 	DefaultAuditSink      = v1.SinkStdout
 	DefaultAuditFilePath  = wellknown.AuditFilePath
-	DefaultBudgetWindow   = int32(3600)
+	DefaultBudgetWindow   = int32(wellknown.BudgetWindow / time.Second)
 	DefaultBlockBytes     = int32(wellknown.BalancingBlockBytes)
 	DefaultMaxBlocks      = int32(wellknown.BalancingMaxBlocks)
 	DefaultHeaderTimeout  = "120s"
@@ -46,7 +48,10 @@ const (
 
 	// DefaultSwapBudget is the ModelPool CRD's own default, applied to pools
 	// read from files, which never passed through the API server.
-	DefaultSwapBudget = "300s"
+	DefaultSwapBudget = wellknown.PoolSwapBudget
+	// DefaultBudgetStoreFailure is the operator's --budget-store-failure
+	// when a budget store is set without one.
+	DefaultBudgetStoreFailure = wellknown.BudgetStoreFailClosed
 
 	// ConventionalServicePort is assumed for an InferenceService absent from the input.
 	ConventionalServicePort = int32(8080)

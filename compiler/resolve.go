@@ -118,11 +118,11 @@ func (res *resolution) membership(backend string) *ir.PoolMembership {
 	if p == nil {
 		return nil
 	}
-	budget := p.Spec.SwapBudget
-	if budget == "" {
-		budget = DefaultSwapBudget
+	budget := DefaultSwapBudget
+	if p.Spec.SwapBudget != "" {
+		budget = mustDuration(p.Spec.SwapBudget)
 	}
-	m := &ir.PoolMembership{Pool: p.Name, Default: p.Spec.Default, SwapBudget: mustDuration(budget)}
+	m := &ir.PoolMembership{Pool: p.Name, Default: p.Spec.Default, SwapBudget: budget}
 	for _, mem := range p.Spec.Members {
 		m.Members = append(m.Members, mem.InferenceServiceRef.Name)
 	}

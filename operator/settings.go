@@ -122,9 +122,9 @@ func (s *Settings) Validate() error {
 			}
 		}
 		switch bs.Failure {
-		case "", "closed", "open":
+		case "", wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen:
 		default:
-			errs = append(errs, fmt.Sprintf("--%s %q: must be closed or open", FlagBudgetStoreFailure, bs.Failure))
+			errs = append(errs, fmt.Sprintf("--%s %q: must be %s or %s", FlagBudgetStoreFailure, bs.Failure, wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen))
 		}
 	}
 	if len(errs) == 0 {

@@ -233,5 +233,5 @@ func clip(s string, n int) string {
 }
 
 // maxAuditField bounds client-chosen strings (the model) in an audit line,
-// as runtime.SanitizeCaller bounds the caller.
+// as engine.SanitizeCaller bounds the caller.
 const maxAuditField = 256

@@ -5,126 +5,127 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
-// dispatch runs the failover loop and streams the chosen response back.
+// Dispatch: the failover over the route's backends. Each iteration is one
+// attempt (failover.try): the pool hold, the pod, the upstream call, and
+// its verdict (verdict.go), whose step hands the request on: to the next
+// backend, to relay (relay.go), or to its end.
+
+// dispatch runs the failover and relays the first response a backend
+// serves; when none does, the refusal says why.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted, ent *proxyapi.AuditEntry) {
-	route, body, charge := adm.route, adm.body, adm.charge
-	ctx := r.Context()
-	var lastErr string
-	var cur *attempt
-	// The last attempt's pool hold is released however the handler ends,
-	// a relay that aborts it included.
-	defer func() {
-		if cur != nil {
-			cur.release()
-			telemetry.EndSpan(cur.span)
-		}
-	}()
-	for {
-		att := route.Next()
-		if att == nil {
-			break
-		}
-		ent.Attempts++
-		if cur != nil {
-			telemetry.EndSpan(cur.span) // the failed attempt before this one
-		}
-		a := &attempt{s: s, att: att, b: s.backends[att.Backend.Index]}
-		cur = a
-		actx := ctx
-		if s.tel != nil {
-			actx, a.span = s.tel.StartAttempt(ctx, r.URL.Path, att.Backend.Index, ent.Attempts, false)
-		}
-		if a.b.base == nil {
-			a.finish(neutral(""))
-			lastErr = att.Backend.Name() + ": no upstream URL"
-			continue
-		}
-		skip, answered, err := a.call(actx, w, r, route, body, ent)
-		switch {
-		case answered:
+	f := &failover{s: s, w: w, r: r, adm: adm, ent: ent}
+	// The last attempt's pool hold is released and its span ended however
+	// the handler ends, a relay that aborts it included.
+	defer f.endAttempt()
+	for att := adm.route.Next(); att != nil; att = adm.route.Next() {
+		if f.try(att) {
 			return
-		case skip != "":
-			lastErr = skip
-			telemetry.AttemptResult(a.span, telemetry.ResultSkipped)
-			a.release()
-			continue
-		case err != nil && ctx.Err() != nil:
-			a.finish(neutral("cancelled"))
-			ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away"
-			return
-		case errors.Is(err, errHeaderTimeout):
-			// A slow answer is not a broken backend: no quarantine.
-			a.finish(neutral("header_timeout"))
-			lastErr = att.Backend.Name() + ": no response headers within the timeout"
-			a.release()
-			continue
-		case err != nil:
-			a.finish(failure("network_error"))
-			lastErr = att.Backend.Name() + ": " + err.Error()
-			a.release()
-			continue
 		}
-		switch code := a.up.resp.StatusCode; {
-		case code == http.StatusTooManyRequests && a.b.st.Config.Kind == proxyapi.KindExternal:
-			// A provider's rate limit fails over, without quarantine.
-			a.discard(true)
-			a.finish(neutral("rate_limited"))
-			lastErr = att.Backend.Name() + rateLimited
-			a.release()
-			continue
-		case code >= 500 || code < 200:
-			// A 5xx fails over; so does an upgrade (101) or any 1xx the
-			// transport hands back: a POST client cannot be switched to
-			// another protocol, and relaying it would hang the client.
-			reason := "5xx"
-			if code < 200 {
-				reason = "bad_status"
-			}
-			a.discard(code >= 500)
-			a.finish(failure(reason))
-			lastErr = att.Backend.Name() + ": status " + strconv.Itoa(code)
-			a.release()
-			continue
-		}
-		a.finish(success)
-		for _, t := range route.ShadowTargets(att.Backend) {
-			s.mirror(r, route, s.backends[t.Index], body)
-		}
-		if broken := s.relay(ctx, w, att, a.b, a.up, route, body.raw, charge, ent); broken != "" {
-			a.broke(broken)
-			a.release()
-			// The client must see a broken response, not a clean end: the
-			// server core closes the connection mid-body. The deferred
-			// audit runs first.
-			panic(http.ErrAbortHandler)
-		}
+	}
+	f.exhausted()
+}
+
+// failover is one request's dispatch: what every attempt hands back to.
+type failover struct {
+	s   *Server
+	w   http.ResponseWriter
+	r   *http.Request
+	adm *admitted
+	ent *proxyapi.AuditEntry
+	cur *attempt // the attempt in flight, or the last one
+	// last is the verdict of the last backend passed over: why it did not
+	// serve.
+	last verdict
+}
+
+// endAttempt ends the current attempt's pool hold and span.
+func (f *failover) endAttempt() {
+	if f.cur != nil {
+		f.cur.release()
+		telemetry.EndSpan(f.cur.span)
+	}
+}
+
+// try is one iteration of the failover: one attempt of att's backend, and
+// what its verdict's step does. done: the request was answered (relayed or
+// refused) or the client has gone.
+func (f *failover) try(att *engine.Attempt) (done bool) {
+	s, ent := f.s, f.ent
+	ent.Attempts++
+	f.endAttempt() // the failed attempt before this one
+	a := &attempt{s: s, att: att, b: s.backends[att.Backend.Index]}
+	f.cur = a
+	ctx := f.r.Context()
+	if s.tel != nil {
+		ctx, a.span = s.tel.StartAttempt(ctx, f.r.URL.Path, att.Backend.Index, ent.Attempts, false)
+	}
+	v := a.call(ctx, f.r, f.adm)
+	switch v.step {
+	case stepNext:
+		a.discard(v.drain)
+		a.finish(v)
 		a.release()
-		return
+		f.last = v
+		return false
+	case stepEnd:
+		ent.Backend = att.Backend.Name()
+		if v.retryAfter > 0 {
+			retryAfter(f.w, v.retryAfter)
+		}
+		refuseAs(f.w, ent, v.refusal, v.why, v.told)
+		a.finish(v)
+		return true
 	}
-	// Nothing answered.
-	if route.FailClosed {
-		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
-		refuseAs(w, ent, refFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr, "no backend of the failClosed rule could serve the request")
-		return
+	a.finish(v)
+	f.serve(a)
+	return true
+}
+
+// serve hands the attempt's response to the client: the rule's shadow
+// copies, then relay. An upstream that breaks the relayed response is
+// blamed, and the client's response aborted.
+func (f *failover) serve(a *attempt) {
+	s, route := f.s, f.adm.route
+	for _, t := range route.ShadowTargets(a.att.Backend) {
+		s.mirror(f.r, route, s.backends[t.Index], f.adm.body)
 	}
-	if strings.HasSuffix(lastErr, rateLimited) {
-		refuseAs(w, ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited by its provider")
-		return
+	end, broken := a.relay(f.r.Context(), f.w, f.adm, f.ent)
+	end.record(f.ent)
+	if broken != "" {
+		a.broke(broken)
+		a.release()
+		// The client must see a broken response, not a clean end: the
+		// server core closes the connection mid-body. The deferred audit
+		// runs first.
+		panic(http.ErrAbortHandler)
 	}
-	refuseAs(w, ent, refAllFailed, lastErr, "every backend of the route failed")
+	a.release()
+}
+
+// exhausted refuses a request no backend served: fail-closed, the last
+// backend rate limited by its provider, or every backend failed.
+func (f *failover) exhausted() {
+	route, lastErr := f.adm.route, f.last.why
+	switch {
+	case route.FailClosed:
+		f.s.m.failClosed.WithLabelValues(route.RuleName, f.ent.Classification).Inc()
+		refuseAs(f.w, f.ent, refFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr, "no backend of the failClosed rule could serve the request")
+	case f.last.result == resultRateLimited:
+		refuseAs(f.w, f.ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited by its provider")
+	default:
+		refuseAs(f.w, f.ent, refAllFailed, lastErr, "every backend of the route failed")
+	}
 }
 
 // attempt is one try of one backend in a request's failover. It owns the
@@ -133,78 +134,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted,
 // discard and release give back the upstream response and the hold.
 type attempt struct {
 	s        *Server
-	att      *runtime.Attempt
+	att      *engine.Attempt
 	b        *backendRT
 	hold     func()        // ends the pool hold; nil when none is held
 	pick     *balance.Pick // the pod of an endpoint backend until it has its verdict
 	up       *upstream
 	finished bool
 	span     trace.Span // the attempt's client span; nil without tracing
-}
-
-// verdict is what an attempt's outcome says about its backend.
-type verdict struct {
-	health runtime.Result
-	// result labels llmkube_router_upstream_attempts_total; empty: not
-	// counted (a success is counted by the backend's own counter).
-	result string
-	// failed also counts in llmkube_router_quarantines_total.
-	failed bool
-}
-
-var success = verdict{health: runtime.Success}
-
-func neutral(result string) verdict { return verdict{health: runtime.Neutral, result: result} }
-func failure(result string) verdict {
-	return verdict{health: runtime.Failure, result: result, failed: true}
-}
-
-// finish records the attempt's verdict, once. A failure of an endpoint
-// backend is its pod's (endpoint.go), not the backend's.
-func (a *attempt) finish(v verdict) {
-	if a.finished {
-		return
-	}
-	a.finished = true
-	s, name := a.s, a.att.Backend.Name()
-	health := v.health
-	if health == runtime.Failure && s.isEndpoint(a.att.Backend) {
-		health = runtime.Neutral
-	}
-	s.eng.Report(a.att, health)
-	if a.span != nil {
-		a.traceVerdict(v)
-	}
-	switch {
-	case v.health == runtime.Success:
-		a.b.met.attemptOK.Inc()
-	case v.result != "":
-		s.m.attempts.WithLabelValues(name, v.result).Inc()
-	}
-	if v.failed {
-		s.m.quarantines.WithLabelValues(name, v.result).Inc()
-	}
-}
-
-// traceVerdict puts the verdict on the attempt's span.
-func (a *attempt) traceVerdict(v verdict) {
-	result := v.result
-	switch {
-	case v.health == runtime.Success:
-		result = telemetry.ResultOK
-	case result == "":
-		result = "no_url"
-	}
-	telemetry.AttemptResult(a.span, result)
-}
-
-// broke records that the upstream broke a relayed response (a silent or
-// cut stream): the backend is quarantined, unless its pods carry the
-// health (the pod's verdict is podBody's).
-func (a *attempt) broke(reason string) {
-	a.s.quarantine(a.att.Backend)
-	a.s.m.quarantines.WithLabelValues(a.att.Backend.Name(), reason).Inc()
-	telemetry.AttemptResult(a.span, reason)
 }
 
 // discard gives back an upstream response that is not relayed, its body
@@ -230,96 +166,111 @@ func (a *attempt) release() {
 }
 
 // call holds the pooled member resident (when the backend is one) and
-// sends the request. When a pooled member's dispatch fails, another
-// replica may have swapped it out since this replica last looked: the pool
-// is re-read, the member made resident again (per poolActivation) and the
-// request sent once more; only the second failure counts against the
-// backend, and only while the member is still resident. skip is why the
-// backend is passed over; answered means the
-// request was answered (its verdict is recorded).
-func (a *attempt) call(ctx context.Context, w http.ResponseWriter, r *http.Request, route *runtime.Route, body reqBody, ent *proxyapi.AuditEntry) (skip string, answered bool, err error) {
-	s, b, bc := a.s, a.b, a.att.Backend.Config
-	for try := 0; ; try++ {
-		var result string
-		held := time.Time{}
-		if a.span != nil && bc.Pool != nil {
-			held = s.now()
-		}
-		a.hold, skip, result, answered = s.activate(w, ctx, route, a.att, ent)
-		if !held.IsZero() {
-			telemetry.PoolHeld(a.span, s.now().Sub(held))
-		}
-		if result != "" {
-			a.finish(neutral(result)) // never a health verdict on the member
-		}
-		if answered || skip != "" {
-			return skip, answered, nil
-		}
-		host, err := a.place(r, body.raw)
-		if err != nil {
-			return "", false, err
-		}
-		a.up, err = s.send(ctx, b, r, body, s.eng.HeaderTimeout(route.Rule, a.att.Backend), false, host)
-		a.podAnswered(ctx, err)
-		if a.span != nil && err == nil {
-			telemetry.UpstreamStatus(a.span, a.up.resp.StatusCode)
-		}
-		if s.pools == nil || bc.Pool == nil || ctx.Err() != nil || errors.Is(err, errHeaderTimeout) || (err == nil && a.up.resp.StatusCode < 500) {
-			return "", false, err
-		}
-		if try > 0 {
-			// Failed again: a health failure only if the member is still
-			// resident. Swapped out once more (replicas alternating
-			// models on a busy node), it is not broken, and quarantining
-			// it would leave its requests unroutable, with nothing to
-			// activate it again, for the whole quarantine.
-			s.pools.Refresh(bc)
-			if resident, known := s.pools.Resident(bc); known && !resident {
-				a.finish(neutral("pool_swapped"))
-			}
-			return "", false, err
-		}
-		a.discard(true)
-		a.release()
-		s.pools.Refresh(bc)
-		s.m.attempts.WithLabelValues(a.att.Backend.Name(), "pool_recheck").Inc()
+// sends the request: the attempt's verdict. When a pooled member's dispatch
+// fails, another replica may have swapped it out since this replica last
+// looked: the pool is re-read, the member made resident again (per
+// poolActivation) and the request sent once more; only the second failure
+// counts against the backend, and only while the member is still resident.
+func (a *attempt) call(ctx context.Context, r *http.Request, adm *admitted) verdict {
+	s, bc := a.s, a.att.Backend.Config
+	if a.b.base == nil {
+		return verdict{step: stepNext, health: engine.Neutral, why: a.att.Backend.Name() + ": no upstream URL"}
 	}
+	v := a.once(ctx, r, adm)
+	if !a.recheck(ctx, v) {
+		return v
+	}
+	a.discard(true)
+	a.release()
+	s.pools.Refresh(bc)
+	s.m.attempts.WithLabelValues(a.att.Backend.Name(), "pool_recheck").Inc()
+	v = a.once(ctx, r, adm)
+	if !a.recheck(ctx, v) {
+		return v
+	}
+	// Failed again: a health failure only if the member is still resident.
+	s.pools.Refresh(bc)
+	if resident, known := s.pools.Resident(bc); known && !resident {
+		return v.swapped()
+	}
+	return v
+}
+
+// recheck reports whether v is a pooled member's failure the pool may
+// explain (the client still there).
+func (a *attempt) recheck(ctx context.Context, v verdict) bool {
+	return v.retryable && a.s.pools != nil && a.att.Backend.Config.Pool != nil && ctx.Err() == nil
+}
+
+// once is one send of the attempt: the pool hold, the pod, the upstream
+// call, and their verdict; the pod has its own at once.
+func (a *attempt) once(ctx context.Context, r *http.Request, adm *admitted) verdict {
+	s := a.s
+	if v, held := a.activate(ctx, adm.route); !held {
+		return v
+	}
+	host, err := a.place(r, adm.body.raw)
+	if err != nil {
+		v := a.classify(ctx, err)
+		v.retryable = false
+		return v
+	}
+	a.up, err = s.send(ctx, a.b, r, adm.body, s.eng.HeaderTimeout(adm.route.Rule, a.att.Backend), false, host)
+	v := a.classify(ctx, err)
+	a.podVerdict(v)
+	if a.span != nil && err == nil {
+		telemetry.UpstreamStatus(a.span, a.up.resp.StatusCode)
+	}
+	return v
 }
 
 // activate makes a pooled backend's member resident before it is sent to
-// (poolActivation). hold ends the hold on the member (nil: none). When the
-// member is not held, result is the attempts metric's label, and either
-// answered is set (a Wait hold past swapBudget: 503 with Retry-After,
-// never 429; or the client left) or skip says why the backend is passed
-// over (IfIdle while the pool is busy, or a member that cannot load) and
-// the failover goes on.
-func (s *Server) activate(w http.ResponseWriter, ctx context.Context, route *runtime.Route, att *runtime.Attempt, ent *proxyapi.AuditEntry) (hold func(), skip, result string, answered bool) {
-	bc := att.Backend.Config
+// (poolActivation); a.hold ends the hold. When the member is not held, v
+// says why: the failover goes on (IfIdle while the pool is busy, or a
+// member that cannot load), or the request ends (a Wait hold past
+// swapBudget: 503 with Retry-After, never 429; or the client left). No
+// verdict on the pool member's health either way.
+func (a *attempt) activate(ctx context.Context, route *engine.Route) (v verdict, held bool) {
+	s, bc := a.s, a.att.Backend.Config
+	var start time.Time
+	if a.span != nil && bc.Pool != nil {
+		start = s.now()
+	}
 	if s.pools == nil || bc.Pool == nil {
-		return nil, "", "", false
+		if !start.IsZero() {
+			telemetry.PoolHeld(a.span, s.now().Sub(start))
+		}
+		return verdict{}, true
 	}
 	mode := activation.ModeWait
 	if route.Rule != nil && route.Rule.Config.PoolActivation != "" {
 		mode = route.Rule.Config.PoolActivation
 	}
 	release, err := s.pools.Acquire(ctx, bc, mode)
-	if err == nil {
-		return release, "", "", false
+	if !start.IsZero() {
+		telemetry.PoolHeld(a.span, s.now().Sub(start))
 	}
+	if err == nil {
+		a.hold = release
+		return verdict{}, true
+	}
+	return a.notHeld(err), false
+}
+
+// notHeld is the verdict of a pool hold that failed with err.
+func (a *attempt) notHeld(err error) verdict {
+	name, bc := a.att.Backend.Name(), a.att.Backend.Config
 	var expired *activation.HoldExpired
 	var failed *activation.SwapFailed
 	switch {
 	case errors.Is(err, activation.ErrBusy):
-		return nil, att.Backend.Name() + ": not resident in ModelPool " + bc.Pool.Name + " and the pool is busy (IfIdle)", "pool_busy", false
+		return verdict{step: stepNext, health: engine.Neutral, result: "pool_busy", skipped: true, why: name + ": not resident in ModelPool " + bc.Pool.Name + " and the pool is busy (IfIdle)"}
 	case errors.As(err, &failed):
-		return nil, err.Error(), "pool_swap_failed", false
+		return verdict{step: stepNext, health: engine.Neutral, result: "pool_swap_failed", skipped: true, why: err.Error()}
 	case errors.As(err, &expired):
-		ent.Backend = att.Backend.Name()
-		retryAfter(w, expired.RetryAfter)
-		refuseAs(w, ent, refPoolHoldExpired, clip(err.Error(), maxAuditField), "model "+bc.ModelID+" is being loaded and was not ready within the pool's swap budget of "+expired.Budget.String()+"; retry")
-		return nil, "", "pool_hold_expired", true
+		return verdict{step: stepEnd, health: engine.Neutral, result: "pool_hold_expired", refusal: refPoolHoldExpired, retryAfter: expired.RetryAfter,
+			why: clip(err.Error(), maxAuditField), told: "model " + bc.ModelID + " is being loaded and was not ready within the pool's swap budget of " + expired.Budget.String() + "; retry"}
 	default: // the client went away while held
-		ent.Status, ent.Outcome, ent.Backend, ent.Error = 499, proxyapi.OutcomeClientCancelled, att.Backend.Name(), "client went away while held for ModelPool "+bc.Pool.Name
-		return nil, "", "cancelled", true
+		return verdict{step: stepEnd, health: engine.Neutral, result: resultCancelled, refusal: refClientCancelled, why: "client went away while held for ModelPool " + bc.Pool.Name}
 	}
 }

@@ -8,16 +8,16 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // Endpoint resolution (docs/routing.md). A backend with runtime
 // Backend.Endpoints gets a balance.Balancer; package proxy/endpoints feeds it
 // the ready pods (EndpointSlices) and engine metrics. An attempt places
 // itself on a pod (place), sends to it, and reports the outcome to the
-// pod's passive health: the response head's at once (podAnswered), the
+// pod's passive health: the response head's at once (podVerdict), the
 // body's when it ends (podBody). Pod failures never quarantine the backend
 // itself.
 
@@ -52,13 +52,13 @@ func (s *Server) initEndpoints() {
 }
 
 // isEndpoint reports whether the backend's health is kept per pod.
-func (s *Server) isEndpoint(st *runtime.BackendState) bool {
+func (s *Server) isEndpoint(st *engine.BackendState) bool {
 	return s.backends[st.Index].bal != nil
 }
 
 // quarantine quarantines a backend after a broken or silent stream, unless
 // its pods carry the health (podTransport has quarantined the pod).
-func (s *Server) quarantine(st *runtime.BackendState) {
+func (s *Server) quarantine(st *engine.BackendState) {
 	if !s.isEndpoint(st) {
 		s.eng.Quarantine(st)
 	}
@@ -81,24 +81,22 @@ func (a *attempt) place(r *http.Request, body []byte) (string, error) {
 	return pk.Addr, nil
 }
 
-// podAnswered gives the attempt's pod its verdict on the response head: a
-// header timeout or a client that left is none, a network error or a 5xx a
-// failure; otherwise the body decides when it ends (podBody).
-func (a *attempt) podAnswered(parent context.Context, err error) {
+// podVerdict gives the attempt's pod its part of the verdict on the
+// response head (a header timeout or a client that left is none, a network
+// error or a 5xx a failure); otherwise the body decides when it ends
+// (podBody).
+func (a *attempt) podVerdict(v verdict) {
 	pk := a.pick
 	if pk == nil {
 		return
 	}
 	a.pick = nil
-	switch {
-	case err != nil && (parent.Err() != nil || errors.Is(err, errHeaderTimeout)):
-		pk.Done(balance.Neutral)
-	case err != nil, a.up.resp.StatusCode >= 500:
-		pk.Done(balance.Failure)
-	default:
-		a.up.resp.Body = &podBody{ReadCloser: a.up.resp.Body, pk: pk, ctx: a.up.ctx}
-		a.up.pick = pk
+	if !v.podByBody {
+		pk.Done(v.pod)
+		return
 	}
+	a.up.resp.Body = &podBody{ReadCloser: a.up.resp.Body, pk: pk, ctx: a.up.ctx}
+	a.up.pick = pk
 }
 
 // podBody ends the pod's attempt when the body ends: EOF or Close is a

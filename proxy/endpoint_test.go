@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 	"github.com/stretchr/testify/require"
 )
 

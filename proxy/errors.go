@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -41,12 +42,20 @@ type refusal struct {
 	// close ends the connection after the answer (the body was not read
 	// to its end); retry sets Retry-After: 1 when the caller set none.
 	close, retry bool
+	// challenge is the WWW-Authenticate a 401 carries (RFC 6750).
+	challenge string
+	// silent answers nothing: the client has gone, and only the audit
+	// entry records how the request ended.
+	silent bool
 }
 
 type refusalKind uint8
 
 const (
-	refTooLarge refusalKind = iota
+	refMissingToken refusalKind = iota
+	refInvalidToken
+	refForbidden
+	refTooLarge
 	refBodyBusy
 	refBodyTimeout
 	refInvalidBody
@@ -59,9 +68,15 @@ const (
 	refPoolHoldExpired
 	refAllFailed
 	refUpstreamRateLimited
+	refClientCancelled
 )
 
+const bearerChallenge = `Bearer realm="llmkube"`
+
 var refusals = [...]refusal{
+	refMissingToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeMissingToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge},
+	refInvalidToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refForbidden:           {status: http.StatusForbidden, typ: "permission_error", code: "model_not_allowed", outcome: proxyapi.OutcomeForbidden},
 	refTooLarge:            {status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", outcome: proxyapi.OutcomeTooLarge},
 	refBodyBusy:            {status: http.StatusServiceUnavailable, typ: "server_error", code: "body_memory_busy", outcome: proxyapi.OutcomeBodyBusy, retry: true},
 	refBodyTimeout:         {status: http.StatusRequestTimeout, typ: "invalid_request_error", code: "body_timeout", outcome: proxyapi.OutcomeBadRequest, close: true},
@@ -75,6 +90,32 @@ var refusals = [...]refusal{
 	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
 	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
 	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},
+	// 499, nginx's "client closed request": nobody is told.
+	refClientCancelled: {status: 499, outcome: proxyapi.OutcomeClientCancelled, silent: true},
+}
+
+// authRefusal is the row of a request policy.auth refuses (proxy/auth
+// answers 401 with missing_token or invalid_token).
+func authRefusal(e *auth.Error) refusalKind {
+	if e.Code == auth.CodeInvalidToken {
+		return refInvalidToken
+	}
+	return refMissingToken
+}
+
+// ending is how a request ended, as its audit entry records it (and the
+// requests metric and the request span, which are labelled from the entry).
+type ending struct {
+	status  int
+	outcome string
+	err     string
+}
+
+// record is the one place an audit entry's status, outcome and error are
+// written: every refusal through refuseAs, every relayed response through
+// relay's ending.
+func (e ending) record(ent *proxyapi.AuditEntry) {
+	ent.Status, ent.Outcome, ent.Error = e.status, e.outcome, e.err
 }
 
 // refuseAs answers the request as k and records it in its audit entry:
@@ -82,7 +123,20 @@ var refusals = [...]refusal{
 // the same).
 func refuseAs(w http.ResponseWriter, ent *proxyapi.AuditEntry, k refusalKind, audit, told string) {
 	rf := &refusals[k]
-	ent.Status, ent.Outcome, ent.Error = rf.status, rf.outcome, audit
+	ending{status: rf.status, outcome: rf.outcome, err: audit}.record(ent)
+	if told == "" {
+		told = audit
+	}
+	answer(w, k, told)
+}
+
+// answer tells the client refusal k with msg (nothing when the client has
+// gone).
+func answer(w http.ResponseWriter, k refusalKind, msg string) {
+	rf := &refusals[k]
+	if rf.silent {
+		return
+	}
 	h := w.Header()
 	if rf.retry && h.Get("Retry-After") == "" {
 		h.Set("Retry-After", "1")
@@ -90,8 +144,8 @@ func refuseAs(w http.ResponseWriter, ent *proxyapi.AuditEntry, k refusalKind, au
 	if rf.close {
 		h.Set("Connection", "close")
 	}
-	if told == "" {
-		told = audit
+	if rf.challenge != "" {
+		h.Set("WWW-Authenticate", rf.challenge)
 	}
-	writeError(w, rf.status, rf.typ, rf.code, told)
+	writeError(w, rf.status, rf.typ, rf.code, msg)
 }

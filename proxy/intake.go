@@ -18,10 +18,9 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/llmkube/llmkube-compile/proxy/auth"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +40,7 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
-			ent.Caller = runtime.SanitizeCaller(v)
+			ent.Caller = engine.SanitizeCaller(v)
 		}
 	}
 	if s.cfg.Policy.Audit.LogClientAddress {
@@ -49,9 +48,9 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	}
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
-	req := &runtime.Request{Header: r.Header}
-	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
-	ent.TaskComplexity = runtime.SanitizeCaller(s.eng.TaskComplexity(r.Header))
+	req := &engine.Request{Header: r.Header}
+	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.TaskComplexity = engine.SanitizeCaller(s.eng.TaskComplexity(r.Header))
 	defer func() {
 		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
 		if ent.CostUSD == "" {
@@ -77,144 +76,193 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 // admitted is a request intake let through: routed, admitted by the
 // budgets, its body read and its fields found.
 type admitted struct {
-	route  *runtime.Route
+	route  *engine.Route
 	body   reqBody
 	charge budget.Settler // settles the budgets' reservation with the usage
 }
 
 // admit is intake: policy.auth, the bounded body and the fields routing
-// needs, routing and budget admission. It returns the admitted request, or
-// nil when the request was refused (answered, and ent says how). release
-// gives back the body's memory; the caller defers it.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *runtime.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
-	release = func() {}
+// needs, routing and budget admission, each a stage that either hands the
+// request on or refuses it. It returns the admitted request, or nil when the
+// request was refused (answered, and ent says how). release gives back the
+// body's memory; the caller defers it.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
 	// policy.auth first: an unauthenticated request is refused before its
 	// body is read, and nothing it sent reaches routing or a budget.
-	var team string
-	if s.auth != nil {
-		var aerr *auth.Error
-		if team, aerr = s.auth.Authenticate(r); aerr != nil {
-			ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeUnauthorized, aerr.Msg
-			refuse(w, aerr) // the deferred audit records it
-			return
-		}
-		ent.Team = runtime.SanitizeCaller(team)
+	team, ok := s.authenticate(w, r, ent)
+	if !ok {
+		return nil, func() {}
 	}
+	body, release, ok := s.intakeBody(w, r, ent)
+	if !ok {
+		return nil, release
+	}
+	in, ok := s.inspect(w, body, ent)
+	if !ok {
+		return nil, release
+	}
+	s.classify(req, body, ent)
+	if !s.auth.Allowed(team, in.model) {
+		msg := "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(in.model)
+		refuseAs(w, ent, refForbidden, clip(msg, maxAuditField), msg)
+		return nil, release
+	}
+	if s.cfg.Policy.Audit.IncludeRequestBody {
+		ent.RequestBody = json.RawMessage(body)
+	}
+	req.Model = in.model
+	route, ok := s.route(w, req, ent)
+	if !ok {
+		return nil, release
+	}
+	charge, ok := s.admitBudgets(w, r, route, len(body), ent)
+	if !ok {
+		return nil, release
+	}
+	// Streams ask the upstream for usage so budgets and audit see real numbers.
+	if in.stream && !includeUsage(body, in.fields) {
+		body = withIncludeUsage(body, in.fields)
+		// The splice moved the members after it: find the model again, once.
+		in.fields, _ = scanBody(body)
+	}
+	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, charge: charge}, release
+}
 
-	// Body: bounded, then the few fields routing needs.
-	body, release, err := s.readBody(w, r)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		var ne net.Error
-		switch {
-		case errors.As(err, &mbe):
-			refuseAs(w, ent, refTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes", "")
-		case errors.Is(err, errBodyBusy):
-			refuseAs(w, ent, refBodyBusy, err.Error(), "")
-		case errors.As(err, &ne) && ne.Timeout():
-			refuseAs(w, ent, refBodyTimeout, "request body not received within "+s.bodyTimeout.String(), "")
-		case r.Context().Err() != nil:
-			ent.Status, ent.Outcome, ent.Error = 499, proxyapi.OutcomeClientCancelled, "reading request body: "+err.Error()
-		default:
-			// A truncated or malformed (chunked) body: the client is still
-			// there to be told, and the audit says what it was told.
-			refuseAs(w, ent, refInvalidBody, "reading request body: "+err.Error(), "")
-		}
-		return
+// authenticate enforces policy.auth's token: the verified team ("" without
+// policy.auth), or false when the request was refused.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxyapi.AuditEntry) (team string, ok bool) {
+	if s.auth == nil {
+		return "", true
 	}
+	team, aerr := s.auth.Authenticate(r)
+	if aerr != nil {
+		refuseAs(w, ent, authRefusal(aerr), aerr.Msg, "")
+		return "", false
+	}
+	ent.Team = engine.SanitizeCaller(team)
+	return team, true
+}
+
+// intakeBody reads the bounded body (readBody), or refuses the request with
+// why it could not be read.
+func (s *Server) intakeBody(w http.ResponseWriter, r *http.Request, ent *proxyapi.AuditEntry) (body []byte, release func(), ok bool) {
+	body, release, err := s.readBody(w, r)
+	if err == nil {
+		return body, release, true
+	}
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		refuseAs(w, ent, refTooLarge, "request body over "+strconv.FormatInt(s.maxBody, 10)+" bytes", "")
+	case errors.Is(err, errBodyBusy):
+		refuseAs(w, ent, refBodyBusy, err.Error(), "")
+	case errors.As(err, &ne) && ne.Timeout():
+		refuseAs(w, ent, refBodyTimeout, "request body not received within "+s.bodyTimeout.String(), "")
+	case r.Context().Err() != nil:
+		refuseAs(w, ent, refClientCancelled, "reading request body: "+err.Error(), "")
+	default:
+		// A truncated or malformed (chunked) body: the client is still
+		// there to be told, and the audit says what it was told.
+		refuseAs(w, ent, refInvalidBody, "reading request body: "+err.Error(), "")
+	}
+	return nil, release, false
+}
+
+// inbound is what intake reads from the body: the members routing needs
+// and the model and stream values.
+type inbound struct {
+	fields bodyFields
+	model  string
+	stream bool
+}
+
+// inspect checks the body is JSON with a string model and a boolean stream,
+// and records them, or refuses the request.
+func (s *Server) inspect(w http.ResponseWriter, body []byte, ent *proxyapi.AuditEntry) (in inbound, ok bool) {
 	if !json.Valid(body) {
 		refuseAs(w, ent, refInvalidJSON, "request body is not valid JSON", "")
-		return
+		return in, false
 	}
 	fields, err := scanBody(body)
 	if err != nil {
 		refuseAs(w, ent, refInvalidJSON, "request body: "+err.Error(), "")
-		return
+		return in, false
 	}
 	model, isString := stringValue(body, fields.model)
 	stream, isBool := boolValue(body, fields.stream)
 	switch {
 	case fields.model.ok() && !isString:
 		refuseAs(w, ent, refInvalidJSON, "model must be a string", "")
-		return
+		return in, false
 	case !isBool:
 		refuseAs(w, ent, refInvalidJSON, "stream must be a boolean", "")
-		return
+		return in, false
 	case model == "":
 		refuseAs(w, ent, refModelRequired, "the request has no model", "you must provide a model parameter")
-		return
+		return in, false
 	}
 	ent.Model = clip(model, maxAuditField)
 	ent.Stream = stream
-	s.classify(req, body, ent)
-	if !s.auth.Allowed(team, model) {
-		aerr := &auth.Error{Status: http.StatusForbidden, Code: "model_not_allowed", Msg: "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(model)}
-		ent.Status, ent.Outcome, ent.Error = aerr.Status, proxyapi.OutcomeForbidden, clip(aerr.Msg, maxAuditField)
-		refuse(w, aerr) // the deferred audit records it
-		return
-	}
-	if s.cfg.Policy.Audit.IncludeRequestBody {
-		ent.RequestBody = json.RawMessage(body)
-	}
+	return inbound{fields: fields, model: model, stream: stream}, true
+}
 
-	req.Model = model
+// route asks the engine for the request's route, or refuses the request
+// (fail-closed, or no eligible backend).
+func (s *Server) route(w http.ResponseWriter, req *engine.Request, ent *proxyapi.AuditEntry) (*engine.Route, bool) {
 	route, err := s.eng.Route(req)
 	ent.Rule = route.RuleName
-	if err != nil {
-		if errors.Is(err, runtime.ErrFailClosed) {
-			s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
-			msg := "rule " + route.RuleName + " is failClosed and none of its backends is eligible"
-			if errors.Is(err, runtime.ErrSensitiveUnrouted) {
-				msg = "the request is classified " + ent.Classification + " and no rule for that classification matches it"
-			}
-			refuseAs(w, ent, refFailClosed, msg, "")
-			return
+	switch {
+	case errors.Is(err, engine.ErrFailClosed):
+		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
+		msg := "rule " + route.RuleName + " is failClosed and none of its backends is eligible"
+		if errors.Is(err, engine.ErrSensitiveUnrouted) {
+			msg = "the request is classified " + ent.Classification + " and no rule for that classification matches it"
 		}
+		refuseAs(w, ent, refFailClosed, msg, "")
+		return nil, false
+	case err != nil:
 		refuseAs(w, ent, refNoRoute, err.Error(), "no eligible backend: no rule matched with an eligible backend and the default route has none")
-		return
+		return nil, false
 	}
 	if route.Promoted {
 		ent.Promoted = true
 		s.m.sloPromoted.WithLabelValues(route.RuleName).Inc()
 	}
+	return route, true
+}
 
-	// The reservation is the prompt's estimate; settlement replaces it with
-	// the usage the response reports.
-	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, runtime.EstimateUsage(int64(len(body)), 0).Tokens())
+// admitBudgets reserves the prompt's estimate against the budgets (the
+// settlement replaces it with the usage the response reports), or refuses
+// the request.
+func (s *Server) admitBudgets(w http.ResponseWriter, r *http.Request, route *engine.Route, bodyLen int, ent *proxyapi.AuditEntry) (budget.Settler, bool) {
+	charge, ex, err := s.budgets.Admit(r.Context(), route.RuleName, r.Header, engine.EstimateUsage(int64(bodyLen), 0).Tokens())
 	if err != nil {
 		refuseAs(w, ent, refBudgetStoreDown, err.Error(), "budgets cannot be checked: "+err.Error())
-		return
+		return nil, false
 	}
 	if ex != nil {
 		ent.Budget = ex.Budget
 		s.m.budgetReject.WithLabelValues(ex.Budget).Inc()
 		secs := retryAfter(w, ex.RetryAfter)
 		refuseAs(w, ent, refBudgetExceeded, "budget "+ex.Budget+" is exhausted", "budget "+ex.Budget+" is exhausted for its window; retry after "+secs+"s")
-		return
+		return nil, false
 	}
-
-	// Streams ask the upstream for usage so budgets and audit see real numbers.
-	if stream && !includeUsage(body, fields) {
-		body = withIncludeUsage(body, fields)
-		// The splice moved the members after it: find the model again, once.
-		fields, _ = scanBody(body)
-	}
-
-	return &admitted{route: route, body: reqBody{raw: body, model: fields.model}, charge: charge}, release
+	return charge, true
 }
 
 // classify gives the request its body, so that in the detector and hybrid
 // modes the content classifier reads it, and records the result: the
 // classifications, where they came from and which detectors fired (never
 // what they matched), and a count per detector.
-func (s *Server) classify(req *runtime.Request, body []byte, ent *proxyapi.AuditEntry) {
+func (s *Server) classify(req *engine.Request, body []byte, ent *proxyapi.AuditEntry) {
 	if !s.eng.ReadsContent() {
 		// header-only: the classification read before the body stands.
 		ent.ClassificationSource = s.eng.ClassificationSource(req)
 		return
 	}
 	req.SetBody(body)
-	ent.Classification = runtime.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
+	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
 	ent.ClassificationSource = s.eng.ClassificationSource(req)
 	for _, d := range s.eng.Detected(req).Detectors() {
 		ent.Detectors = append(ent.Detectors, d.Name())

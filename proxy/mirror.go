@@ -6,14 +6,14 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 // mirror sends a shadow copy in the background: at most MaxShadowPerBackend
 // run at once per backend, the rest are dropped and counted. Shadow results
 // never quarantine and are never charged.
-func (s *Server) mirror(r *http.Request, route *runtime.Route, b *backendRT, body reqBody) {
+func (s *Server) mirror(r *http.Request, route *engine.Route, b *backendRT, body reqBody) {
 	name := b.st.Name()
 	select {
 	case b.shadow <- struct{}{}:

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +44,7 @@ type completionOf struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
-	Usage runtime.Usage `json:"usage"`
+	Usage engine.Usage `json:"usage"`
 }
 
 func decodeCompletion(t *testing.T, body string) completionOf {
@@ -60,7 +60,7 @@ func decodeCompletion(t *testing.T, body string) completionOf {
 type streamed struct {
 	Content, Finish string
 	Calls           map[int]*struct{ ID, Name, Args string }
-	Usage           *runtime.Usage
+	Usage           *engine.Usage
 	Done            bool
 }
 
@@ -94,7 +94,7 @@ func decodeStream(t *testing.T, body string) streamed {
 				} `json:"delta"`
 				FinishReason *string `json:"finish_reason"`
 			} `json:"choices"`
-			Usage *runtime.Usage `json:"usage"`
+			Usage *engine.Usage `json:"usage"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(d), &c), d)
 		if c.Object != "" { // the pass-through stub omits it

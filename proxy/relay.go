@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/proxy/budget"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 var dropResponse = map[string]bool{
@@ -26,17 +25,43 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // maxCapture bounds how much of a non-streamed response is kept to read usage.
 const maxCapture = 4 << 20
 
-// relay copies the committed upstream response to the client. No failover
+// relay copies the attempt's committed response to the client, in
+// stages: the head (relayHead), the body (pump, which tallies what usage
+// needs), the accounting (account), and how it ended (ending). No failover
 // happens from here on: bytes may have reached the client. broken, when
-// set, is why the upstream broke the response (stream_idle, network_error):
-// the caller blames the backend and aborts the client's response.
-func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *runtime.Attempt, b *backendRT, up *upstream, route *runtime.Route, reqBody []byte, charge budget.Settler, ent *proxyapi.AuditEntry) (broken string) {
+// set, is why the upstream broke the response (stream_idle,
+// network_error): the caller blames the backend and aborts the client's
+// response.
+func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *admitted, ent *proxyapi.AuditEntry) (end ending, broken string) {
+	up := a.up
 	defer up.cancel(nil)
-	resp := up.resp
-	defer resp.Body.Close()
-	name := att.Backend.Name()
-	ent.Backend, ent.Tier, ent.Status = name, att.Backend.Config.Tier, resp.StatusCode
+	defer up.resp.Body.Close()
+	ent.Backend, ent.Tier = a.att.Backend.Name(), a.att.Backend.Config.Tier
 
+	rc := http.NewResponseController(w)
+	t := tally{stream: a.relayHead(w, rc)}
+	idle := a.s.eng.StreamIdle()
+	idleTimer := up.idleGuard(idle)
+	if idleTimer != nil {
+		defer idleTimer.Stop()
+	}
+	// Each write to the client has its own deadline, cleared before the
+	// connection is reused.
+	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
+	readErr, writeErr := a.pump(w, rc, &t, idle, idleTimer)
+	// Hand the client its last bytes before the bookkeeping below.
+	if writeErr == nil {
+		_ = rc.Flush()
+	}
+	a.account(&t, adm, ent)
+	return a.ending(clientCtx, &t, idle, readErr, writeErr)
+}
+
+// relayHead writes the upstream's status and headers (hop-by-hop ones
+// dropped) and reports whether the response is an event stream, whose
+// opening the client sees at once.
+func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController) (stream bool) {
+	resp := a.up.resp
 	h := w.Header()
 	respHop := connectionTokens(resp.Header)
 	for k, v := range resp.Header {
@@ -47,148 +72,168 @@ func (s *Server) relay(clientCtx context.Context, w http.ResponseWriter, att *ru
 	// The body is relayed byte for byte, so the upstream's Content-Length
 	// (when it sent one) stays true for streams too; without one net/http
 	// chunks the response.
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
-		ent.Outcome = proxyapi.OutcomeOKStream
-	} else {
-		ent.Outcome = proxyapi.OutcomeOK
-	}
+	stream = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
 	if stream && !bodyArrived(resp.Body) {
 		// The client sees the stream open before the first token. When body
 		// bytes came with the headers they go out in the same write.
 		_ = rc.Flush()
 	}
+	return stream
+}
 
-	idle := s.eng.StreamIdle()
-	idleTimer := up.idleGuard(idle)
-	if idleTimer != nil {
-		defer idleTimer.Stop()
+// tally is what relay keeps of the body as it passes: its size, when its
+// first byte came, and what its usage is read from (a stream's scanner, or
+// the captured body, or only its tail when it is too large to keep).
+type tally struct {
+	stream  bool
+	scan    engine.StreamScanner
+	capture []byte
+	bytes   int64
+	first   time.Time
+}
+
+func (t *tally) add(p []byte) {
+	t.bytes += int64(len(p))
+	switch {
+	case t.stream:
+		_, _ = t.scan.Write(p)
+	case t.bytes <= maxCapture:
+		t.capture = append(t.capture, p...)
+	default:
+		// Too large to keep: keep only the tail, where usage is.
+		t.capture = append(t.capture, p...)
+		if len(t.capture) > 2*engine.UsageTail {
+			t.capture = append(t.capture[:0], t.capture[len(t.capture)-engine.UsageTail:]...)
+		}
 	}
+}
 
+// usage is the usage the response reports; ok is false when it reports
+// none the proxy trusts.
+func (t *tally) usage() (u engine.Usage, ok bool) {
+	switch {
+	case t.stream:
+		return t.scan.Usage()
+	case t.bytes <= maxCapture:
+		return engine.ParseUsage(t.capture)
+	}
+	return engine.ParseUsageTail(t.capture)
+}
+
+// pump copies the body to the client until it ends or a side breaks it:
+// readErr is the upstream's break (nil at EOF), writeErr the client's.
+func (a *attempt) pump(w http.ResponseWriter, rc *http.ResponseController, t *tally, idle time.Duration, idleTimer *time.Timer) (readErr, writeErr error) {
+	up := a.up
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	buf := *bp
-	var scan runtime.StreamScanner
-	var capture []byte
-	var respBytes int64
-	var first time.Time
-	var readErr, writeErr error
-	// Each write to the client has its own deadline, cleared before the
-	// connection is reused.
-	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
 	for {
-		n, err := resp.Body.Read(buf)
+		n, err := up.resp.Body.Read(buf)
 		if n > 0 {
 			// The idle guard measures the upstream's silence only: it is
 			// stopped while the client takes the bytes (its back-pressure
 			// is bounded by the write deadline instead) and re-armed after.
 			if idleTimer != nil && !idleTimer.Stop() && context.Cause(up.ctx) == errStreamIdle {
-				readErr = context.Cause(up.ctx)
-				break
+				return context.Cause(up.ctx), nil
 			}
-			if first.IsZero() {
-				first = s.now()
+			if t.first.IsZero() {
+				t.first = a.s.now()
 			}
-			respBytes += int64(n)
-			switch {
-			case stream:
-				_, _ = scan.Write(buf[:n])
-			case respBytes <= maxCapture:
-				capture = append(capture, buf[:n]...)
-			default:
-				// Too large to keep: keep only the tail, where usage is.
-				capture = append(capture, buf[:n]...)
-				if len(capture) > 2*runtime.UsageTail {
-					capture = append(capture[:0], capture[len(capture)-runtime.UsageTail:]...)
-				}
-			}
-			_ = rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-			if _, writeErr = w.Write(buf[:n]); writeErr == nil && stream {
-				writeErr = rc.Flush()
-			}
-			if writeErr != nil {
-				break
+			t.add(buf[:n])
+			if writeErr = a.write(w, rc, buf[:n], t.stream); writeErr != nil {
+				return nil, writeErr
 			}
 			if idleTimer != nil {
 				idleTimer.Reset(idle)
 			}
 		}
+		if err == io.EOF {
+			return nil, nil
+		}
 		if err != nil {
-			if err != io.EOF {
-				readErr = err
-			}
-			break
+			return err, nil
 		}
 	}
-	// Hand the client its last bytes before the bookkeeping below.
-	if writeErr == nil {
-		_ = rc.Flush()
+}
+
+// write hands p to the client within the write timeout, flushed at once in
+// a stream.
+func (a *attempt) write(w http.ResponseWriter, rc *http.ResponseController, p []byte, stream bool) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(a.s.writeTimeout))
+	if _, err := w.Write(p); err != nil || !stream {
+		return err
 	}
-	if !first.IsZero() {
-		ft := first.Sub(up.started)
+	return rc.Flush()
+}
+
+// account records the first token's latency, reads the answer's usage
+// (estimated when it reports none it can trust, never zero), prices it,
+// settles the budgets' charge and counts it.
+func (a *attempt) account(t *tally, adm *admitted, ent *proxyapi.AuditEntry) {
+	s, b, name := a.s, a.b, a.att.Backend.Name()
+	if !t.first.IsZero() {
+		ft := t.first.Sub(a.up.started)
 		ent.FirstTokenMs = float64(ft.Microseconds()) / 1000
 		b.met.firstToken.Observe(ft.Seconds())
-		s.eng.RecordFirstToken(att.Backend, ft)
+		s.eng.RecordFirstToken(a.att.Backend, ft)
 	}
-
-	// Usage and cost: from the response, else estimated (never zero).
-	var u runtime.Usage
-	var ok bool
-	if stream {
-		u, ok = scan.Usage()
-	} else if respBytes <= maxCapture {
-		u, ok = runtime.ParseUsage(capture)
-	} else {
-		u, ok = runtime.ParseUsageTail(capture)
-	}
+	u, ok := t.usage()
 	switch {
 	case ok:
-	case resp.StatusCode >= http.StatusBadRequest:
+	case a.up.resp.StatusCode >= http.StatusBadRequest:
 		// An upstream that refused the request generated nothing: an error
 		// answer without usage is not charged (and not estimated).
 	default:
-		if !stream && bytes.Contains(capture, []byte(`"usage"`)) {
+		if !t.stream && bytes.Contains(t.capture, []byte(`"usage"`)) {
 			// It sent usage the proxy would not trust (negative, absurd or
 			// overflowing counts): say which upstream, then estimate.
-			s.log.Warn("upstream reported implausible usage; charging the estimate", "backend", name, "rule", route.RuleName)
+			s.log.Warn("upstream reported implausible usage; charging the estimate", "backend", name, "rule", adm.route.RuleName)
 		}
-		u = runtime.EstimateUsage(int64(len(reqBody)), respBytes)
+		u = engine.EstimateUsage(int64(len(adm.body.raw)), t.bytes)
 		s.m.estimated.WithLabelValues(name).Inc()
 	}
 	if ok && !u.Estimated {
 		// The answer's length teaches the pod balancer how long this
 		// backend's answers are (for requests that do not bound them).
-		up.pick.Answered(u.CompletionTokens)
+		a.up.pick.Answered(u.CompletionTokens)
 	}
 	cost := b.price.Cost(u)
 	ent.PromptTokens, ent.CompletionTokens, ent.TotalTokens, ent.TokensEstimated = u.PromptTokens, u.CompletionTokens, u.Tokens(), u.Estimated
 	ent.CostUSD = cost.String()
-	if charge != nil {
-		charge.Add(u.Tokens(), cost)
+	if adm.charge != nil {
+		adm.charge.Add(u.Tokens(), cost)
 	}
 	b.met.prompt.Add(float64(u.PromptTokens))
 	b.met.completion.Add(float64(u.CompletionTokens))
 	if cost > 0 {
 		b.met.costs.Add(float64(cost) / 1e12)
 	}
+}
 
-	switch {
-	case readErr != nil && context.Cause(up.ctx) == errStreamIdle:
-		ent.Outcome, ent.Error = proxyapi.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
-		return "stream_idle"
-	case (writeErr != nil || readErr != nil) && s.cut.Load():
-		ent.Outcome, ent.Error = proxyapi.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
-	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
-		ent.Outcome, ent.Error = proxyapi.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
-	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
-		ent.Outcome, ent.Error = proxyapi.OutcomeClientCancelled, "client went away during the response"
-	case readErr != nil:
-		ent.Outcome, ent.Error = proxyapi.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
-		return "network_error"
+// ending classifies how the relayed response ended: its audit outcome,
+// and broken when the upstream broke it (a silent stream, a cut body).
+func (a *attempt) ending(clientCtx context.Context, t *tally, idle time.Duration, readErr, writeErr error) (end ending, broken string) {
+	s := a.s
+	end = ending{status: a.up.resp.StatusCode, outcome: proxyapi.OutcomeOK}
+	if t.stream {
+		end.outcome = proxyapi.OutcomeOKStream
 	}
-	return ""
+	switch {
+	case readErr != nil && context.Cause(a.up.ctx) == errStreamIdle:
+		end.outcome, end.err = proxyapi.OutcomeStreamIdle, "no byte from the upstream for "+idle.String()
+		return end, "stream_idle"
+	case (writeErr != nil || readErr != nil) && s.cut.Load():
+		end.outcome, end.err = proxyapi.OutcomeShutdownDeadline, "cut at the drain deadline (--shutdown-timeout)"
+	case writeErr != nil && errors.Is(writeErr, os.ErrDeadlineExceeded):
+		end.outcome, end.err = proxyapi.OutcomeClientCancelled, "client stopped reading for "+s.writeTimeout.String()+" during the response"
+	case writeErr != nil || (readErr != nil && clientCtx.Err() != nil):
+		end.outcome, end.err = proxyapi.OutcomeClientCancelled, "client went away during the response"
+	case readErr != nil:
+		end.outcome, end.err = proxyapi.OutcomeUpstreamAborted, "upstream body: "+readErr.Error()
+		return end, "network_error"
+	}
+	return end, ""
 }
 
 // bodyArrived reports whether bytes of the response body are already read

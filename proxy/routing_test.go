@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,9 +38,9 @@ func TestMatchingConditions(t *testing.T) {
 	}{
 		{"glob", "qwen3-8b", nil, "b", "models"},
 		{"glob crosses slash", "org/team/x-coder", nil, "b", "models"},
-		{"glob no match", "llama", nil, "a", runtime.DefaultRuleName},
+		{"glob no match", "llama", nil, "a", engine.DefaultRuleName},
 		{"header name case-insensitive", "llama", []string{"X-AGENT-MODE", "on"}, "c", "header"},
-		{"header value exact", "llama", []string{"x-agent-mode", "ON"}, "a", runtime.DefaultRuleName},
+		{"header value exact", "llama", []string{"x-agent-mode", "ON"}, "a", engine.DefaultRuleName},
 		{"classification header", "llama", []string{"X-LLMKube-Classification", "Internal"}, "d", "class"},
 		{"task complexity", "llama", []string{"x-llmkube-task-complexity", "complex"}, "e", "task"},
 		{"first match wins", "qwen3-8b", []string{"x-agent-mode", "on"}, "b", "models"},
@@ -83,7 +83,7 @@ func TestRequiredCapabilitiesNeverTried(t *testing.T) {
 	h2 := start(t, cfg2)
 	code, _, _ = h2.post(t, chat("m"))
 	require.Equal(t, 200, code)
-	assert.Equal(t, runtime.DefaultRuleName, h2.last(t).Rule)
+	assert.Equal(t, engine.DefaultRuleName, h2.last(t).Rule)
 }
 
 func TestDefaultRouteStrategies(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package proxy is the router-proxy's OpenAI-compatible HTTP data plane: it
-// wraps the routing engine of package runtime in a server, dispatches to
+// wraps the routing engine of package engine in a server, dispatches to
 // upstreams, enforces budgets, writes audit entries and serves the admin
 // endpoints.
 package proxy
@@ -23,14 +23,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/providers"
 	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
 	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 // DefaultMaxBodyBytes is the request body limit; a larger body gets 413.
@@ -90,7 +90,7 @@ type Options struct {
 	// ClientWriteTimeout bounds one write to a client (default 60s).
 	ClientWriteTimeout time.Duration
 	// Engine options (clock, SLO window).
-	Engine runtime.EngineOptions
+	Engine engine.Options
 	// Context bounds the server's background work (the JWKS refresh);
 	// default context.Background().
 	Context context.Context
@@ -133,7 +133,7 @@ type HealthReporter interface {
 // Server serves one router config.
 type Server struct {
 	cfg     *proxyapi.Config
-	eng     *runtime.Engine
+	eng     *engine.Engine
 	budgets budget.Keeper
 	pools   PoolGate
 	log     *slog.Logger
@@ -171,11 +171,11 @@ type Server struct {
 
 // backendRT is the HTTP side of a backend.
 type backendRT struct {
-	st      *runtime.BackendState
+	st      *engine.BackendState
 	base    *url.URL
 	bearer  string // "Bearer <key>" for openai/litellm; never logged
 	model   string // substituted into the body for external backends
-	price   runtime.Price
+	price   engine.Price
 	shadow  chan struct{}
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
@@ -201,7 +201,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if opts.Engine.Getenv == nil {
 		opts.Engine.Getenv = opts.Getenv
 	}
-	eng, err := runtime.NewEngine(cfg, opts.Engine)
+	eng, err := engine.New(cfg, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +226,39 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 	}
+	s.setLimits(opts)
+	if s.rt == nil {
+		s.rt = NewUpstreamTransport()
+	}
+	if cfg.Policy.Audit.CallerHeader != "" {
+		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
+	}
+	if s.trusted, err = engine.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
+		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
+	}
+	for _, st := range eng.Backends() {
+		brt, err := s.newBackend(st, opts.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		s.backends = append(s.backends, brt)
+		s.m.health.WithLabelValues(st.Config.Name, st.Config.Tier).Set(boolf(st.Healthy()))
+		s.m.quarantined.WithLabelValues(st.Config.Name).Set(0)
+	}
+	s.initEndpoints()
+	if err := s.initAuth(cfg, opts); err != nil {
+		return nil, err
+	}
+	if cfg.MCP != nil {
+		if s.mcp, err = s.newMCPServer(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// setLimits applies the body and write bounds of opts, or their defaults.
+func (s *Server) setLimits(opts Options) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -244,51 +277,49 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		s.writeTimeout = DefaultClientWriteTimeout
 	}
 	s.shadowIdle = DefaultShadowIdle
-	if s.rt == nil {
-		s.rt = NewUpstreamTransport()
-	}
-	if cfg.Policy.Audit.CallerHeader != "" {
-		s.caller = textproto.CanonicalMIMEHeaderKey(cfg.Policy.Audit.CallerHeader)
-	}
-	if s.trusted, err = runtime.ParseTrusted(cfg.Policy.Audit.TrustedProxyCIDRs); err != nil {
-		return nil, fmt.Errorf("policy.audit.trustedProxyCIDRs: %w", err)
-	}
-	for _, st := range eng.Backends() {
-		b := st.Config
-		brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == "cloud", met: s.m.forBackend(b.Name)}
-		if b.URL != "" {
-			u, err := url.Parse(b.URL)
-			if err != nil || u.Host == "" {
-				return nil, fmt.Errorf("backend %s: url %q is not an absolute URL", b.Name, b.URL)
-			}
-			brt.base = u
+}
+
+// newBackend is the HTTP side of one backend: its base URL, its provider's
+// translator, the credential and model of a pass-through external backend,
+// and its price.
+func (s *Server) newBackend(st *engine.BackendState, getenv func(string) string) (*backendRT, error) {
+	b := st.Config
+	brt := &backendRT{st: st, shadow: make(chan struct{}, MaxShadowPerBackend), isCloud: b.Tier == proxyapi.TierCloud, met: s.m.forBackend(b.Name)}
+	if b.URL != "" {
+		u, err := url.Parse(b.URL)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("backend %s: url %q is not an absolute URL", b.Name, b.URL)
 		}
-		if tr, perr := providers.New(b, opts.Getenv, s.rt); tr != nil {
-			brt.tr = tr
-			if perr != nil {
-				s.log.Warn("backend cannot serve", "backend", b.Name, "error", perr.Error())
-			}
-			if brt.base == nil && tr.BaseURL() != "" {
-				brt.base, _ = url.Parse(tr.BaseURL())
-			}
+		brt.base = u
+	}
+	if tr, perr := providers.New(b, getenv, s.rt); tr != nil {
+		brt.tr = tr
+		if perr != nil {
+			s.log.Warn("backend cannot serve", "backend", b.Name, "error", perr.Error())
 		}
-		if b.Kind == proxyapi.KindExternal && brt.tr == nil {
-			brt.model = b.Model
-			for _, c := range b.Credentials {
-				if v := opts.Getenv(c.Env); v != "" {
-					brt.bearer = "Bearer " + v
-					break
-				}
+		if brt.base == nil && tr.BaseURL() != "" {
+			brt.base, _ = url.Parse(tr.BaseURL())
+		}
+	}
+	if b.Kind == proxyapi.KindExternal && brt.tr == nil {
+		brt.model = b.Model
+		for _, c := range b.Credentials {
+			if v := getenv(c.Env); v != "" {
+				brt.bearer = "Bearer " + v
+				break
 			}
 		}
-		if brt.price, err = runtime.ParsePrice(b.Cost); err != nil {
-			return nil, fmt.Errorf("backend %s: %w", b.Name, err)
-		}
-		s.backends = append(s.backends, brt)
-		s.m.health.WithLabelValues(b.Name, b.Tier).Set(boolf(st.Healthy()))
-		s.m.quarantined.WithLabelValues(b.Name).Set(0)
 	}
-	s.initEndpoints()
+	var err error
+	if brt.price, err = engine.ParsePrice(b.Cost); err != nil {
+		return nil, fmt.Errorf("backend %s: %w", b.Name, err)
+	}
+	return brt, nil
+}
+
+// initAuth builds policy.auth's authorizer and the /v1/models answers: one
+// per allowlisted team when allowlists are enforced.
+func (s *Server) initAuth(cfg *proxyapi.Config, opts Options) error {
 	created := time.Now().Unix()
 	s.models = modelsJSON(cfg, created, nil)
 	ctx := opts.Context
@@ -299,8 +330,9 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 	if client == nil {
 		client = &http.Client{Timeout: auth.JWKSTimeout}
 	}
+	var err error
 	if s.auth, err = auth.New(ctx, cfg.Policy.Auth, client, s.log); err != nil {
-		return nil, err
+		return err
 	}
 	if s.auth.Enforced() {
 		s.teamModels = map[string][]byte{}
@@ -309,12 +341,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 		s.models = modelsJSON(cfg, created, func(string) bool { return false }) // an unlisted team
 	}
-	if cfg.MCP != nil {
-		if s.mcp, err = s.newMCPServer(cfg); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return nil
 }
 
 // modelsFor is the /v1/models answer for a verified team.
@@ -323,21 +350,6 @@ func (s *Server) modelsFor(team string) []byte {
 		return b
 	}
 	return s.models
-}
-
-// refuse answers a request policy.auth refuses: 401 with a Bearer
-// challenge (RFC 6750), or 403.
-func refuse(w http.ResponseWriter, e *auth.Error) {
-	typ := "permission_error"
-	if e.Status == http.StatusUnauthorized {
-		typ = "authentication_error"
-		challenge := `Bearer realm="llmkube"`
-		if e.Code == "invalid_token" {
-			challenge += `, error="invalid_token"`
-		}
-		w.Header().Set("WWW-Authenticate", challenge)
-	}
-	writeError(w, e.Status, typ, e.Code, e.Msg)
 }
 
 func boolf(b bool) float64 {
@@ -374,7 +386,7 @@ func NewTransport() *http.Transport {
 }
 
 // Engine exposes the routing engine (tests, status).
-func (s *Server) Engine() *runtime.Engine { return s.eng }
+func (s *Server) Engine() *engine.Engine { return s.eng }
 
 // SetReady flips the admin /ready answer.
 func (s *Server) SetReady(v bool) { s.ready.Store(v) }
@@ -500,7 +512,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if s.auth != nil {
 			team, err := s.auth.Authenticate(r)
 			if err != nil {
-				refuse(w, err)
+				answer(w, authRefusal(err), err.Msg)
 				return
 			}
 			models = s.modelsFor(team)
@@ -524,5 +536,5 @@ func (s *Server) clientAddr(r *http.Request) string {
 	if err != nil {
 		return ""
 	}
-	return runtime.ClientAddress(ap.Addr(), r.Header["X-Forwarded-For"], s.trusted)
+	return engine.ClientAddress(ap.Addr(), r.Header["X-Forwarded-For"], s.trusted)
 }

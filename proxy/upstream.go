@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 var (
@@ -121,26 +121,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	if host != "" {
 		req.URL.Host, req.Host = host, "" // the request's own URL copy
 	}
-	external := b.st.Config.Kind == proxyapi.KindExternal
-	hop := connectionTokens(r.Header)
-	if s.auth != nil {
-		// The verified team is the proxy's header, not the client's: a
-		// Connection header naming it must not strip it.
-		delete(hop, s.auth.Header)
-	}
-	for k, v := range r.Header {
-		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
-			continue
-		}
-		// With policy.auth.jwt the client's Authorization is its JWT, which
-		// the proxy consumed: it reaches no backend, local ones included
-		// (as on the Gateway plane). Without auth a local backend gets it
-		// (a runtime's --api-key is presented as Authorization).
-		if s.auth != nil && k == "Authorization" {
-			continue
-		}
-		req.Header[k] = v
-	}
+	s.forwardHeaders(req.Header, r.Header, b.st.Config.Kind == proxyapi.KindExternal)
 	if b.bearer != "" {
 		req.Header.Set("Authorization", b.bearer)
 	}
@@ -171,6 +152,31 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	}
 	up.resp = resp
 	return up, nil
+}
+
+// forwardHeaders copies the client's headers a backend may receive into
+// the upstream request's: no hop-by-hop or proxy-owned header, and to an
+// external backend only externalAllow.
+func (s *Server) forwardHeaders(dst, src http.Header, external bool) {
+	hop := connectionTokens(src)
+	if s.auth != nil {
+		// The verified team is the proxy's header, not the client's: a
+		// Connection header naming it must not strip it.
+		delete(hop, s.auth.Header)
+	}
+	for k, v := range src {
+		if dropRequest[k] || hop[k] || (external && !externalAllow[k]) {
+			continue
+		}
+		// With policy.auth.jwt the client's Authorization is its JWT, which
+		// the proxy consumed: it reaches no backend, local ones included
+		// (as on the Gateway plane). Without auth a local backend gets it
+		// (a runtime's --api-key is presented as Authorization).
+		if s.auth != nil && k == "Authorization" {
+			continue
+		}
+		dst[k] = v
+	}
 }
 
 // newRequest is the upstream POST for a client request's path and query

@@ -60,6 +60,12 @@ const (
 	KindExternal = "external"
 )
 
+// Backend tiers: a cloud backend's requests leave the cluster.
+const (
+	TierLocal = "local"
+	TierCloud = "cloud"
+)
+
 // Backend is one dispatch destination.
 type Backend struct {
 	Name string `json:"name"`
@@ -181,6 +187,20 @@ type PoolActivation string
 const (
 	PoolActivationWait   PoolActivation = "Wait"
 	PoolActivationIfIdle PoolActivation = "IfIdle"
+)
+
+// The balancing modes (endpoints.balancing.mode).
+const (
+	BalancingRoundRobin = "RoundRobin"
+	BalancingLoadAware  = "LoadAware"
+)
+
+// The budget scopes (policy.budgets[].scope): every request, one rule's
+// (RuleName), or one team's (the HeaderKey header, one count per team).
+const (
+	ScopeRouter = "router"
+	ScopeRule   = "rule"
+	ScopeTeam   = "team"
 )
 
 // AuditSink is where audit entries go.
@@ -385,17 +405,9 @@ func LoadGeneration(path, want string) (*Config, string, error) {
 	return c, got, nil
 }
 
-// Defaults of fields a hand-written config may leave out. The compiler
-// always writes them; they are applied here once, at load, so the engine
-// reads every value as set.
-const (
-	DefaultBudgetWindow = time.Hour
-	// DefaultSwapBudget bounds a ModelPool hold when the pool sets no
-	// swapBudget (the ModelPool CRD's own default, 300s).
-	DefaultSwapBudget = 5 * time.Minute
-)
-
-// SetDefaults fills the fields a config may omit.
+// SetDefaults fills the fields a hand-written config may leave out. The
+// compiler always writes them (from the same api/wellknown defaults); they
+// are applied here once, at load, so the engine reads every value as set.
 func (c *Config) SetDefaults() {
 	if c.Policy.Classification.HeaderKey == "" {
 		c.Policy.Classification.HeaderKey = wellknown.ClassificationHeader
@@ -411,16 +423,16 @@ func (c *Config) SetDefaults() {
 	}
 	for i := range c.Backends {
 		if p := c.Backends[i].Pool; p != nil && p.SwapBudget.Duration <= 0 {
-			p.SwapBudget.Duration = DefaultSwapBudget
+			p.SwapBudget.Duration = wellknown.PoolSwapBudget
 		}
 	}
 	for i := range c.Policy.Budgets {
 		b := &c.Policy.Budgets[i]
-		if b.HeaderKey == "" && b.Scope == "team" {
+		if b.HeaderKey == "" && b.Scope == ScopeTeam {
 			b.HeaderKey = wellknown.TeamHeader
 		}
 		if b.Window.Duration <= 0 {
-			b.Window.Duration = DefaultBudgetWindow
+			b.Window.Duration = wellknown.BudgetWindow
 		}
 	}
 }
@@ -453,8 +465,8 @@ func (c *Config) Validate() error {
 		if b.Kind != KindLocal && b.Kind != KindExternal {
 			errs = append(errs, fmt.Errorf("backends[%d].kind %q must be %q or %q", i, b.Kind, KindLocal, KindExternal))
 		}
-		if b.Tier != "local" && b.Tier != "cloud" {
-			errs = append(errs, fmt.Errorf("backends[%d].tier %q must be local or cloud", i, b.Tier))
+		if b.Tier != TierLocal && b.Tier != TierCloud {
+			errs = append(errs, fmt.Errorf("backends[%d].tier %q must be %s or %s", i, b.Tier, TierLocal, TierCloud))
 		}
 		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == wellknown.ProviderBedrock) {
 			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
@@ -517,7 +529,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, b := range c.Policy.Budgets {
-		if b.Scope == "rule" && !rules[b.RuleName] {
+		if b.Scope == ScopeRule && !rules[b.RuleName] {
 			errs = append(errs, fmt.Errorf("policy.budgets[%d].ruleName references unknown rule %q", i, b.RuleName))
 		}
 	}

@@ -53,7 +53,7 @@ func TestSetDefaults(t *testing.T) {
 	assert.Equal(t, "", c.Policy.Budgets[0].HeaderKey, "a rule budget has no team header")
 	assert.Equal(t, time.Hour, c.Policy.Budgets[0].Window.Duration, "set window kept")
 	assert.Equal(t, wellknown.TeamHeader, c.Policy.Budgets[1].HeaderKey)
-	assert.Equal(t, DefaultBudgetWindow, c.Policy.Budgets[1].Window.Duration)
+	assert.Equal(t, wellknown.BudgetWindow, c.Policy.Budgets[1].Window.Duration)
 }
 
 // TestErrorJSON: the OpenAI error body is JSON even for control bytes and

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
 // TestViewsMatchUpstreamCRDs checks that every JSON field of the read-only
@@ -38,6 +40,25 @@ func TestViewsMatchUpstreamCRDs(t *testing.T) {
 			}
 			checkView(t, openAPISchema(t, crd), reflect.TypeOf(tc.obj), "")
 		})
+	}
+}
+
+// TestSwapBudgetDefaultIsUpstreams: a pool read from a file never passed
+// through the API server, so the compiler and the router-proxy apply the
+// ModelPool CRD's swapBudget default themselves (wellknown.PoolSwapBudget);
+// it must be the CRD's.
+func TestSwapBudgetDefaultIsUpstreams(t *testing.T) {
+	crd := loadCRD(t, filepath.Join(sharedDir(t), "crds", "llmkube", "inference.llmkube.dev_modelpools.yaml"))
+	def, ok := dig(openAPISchema(t, crd), "properties", "spec", "properties", "swapBudget", "default").(string)
+	if !ok {
+		t.Fatal("the ModelPool CRD states no spec.swapBudget default")
+	}
+	d, err := time.ParseDuration(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != wellknown.PoolSwapBudget {
+		t.Errorf("ModelPool CRD defaults swapBudget to %s; wellknown.PoolSwapBudget is %s", def, wellknown.PoolSwapBudget)
 	}
 }
 

@@ -65,6 +65,28 @@ const (
 	BalancingSessionIdle = 30 * time.Minute
 )
 
+// Budget and ModelPool defaults: the compiler fills them into the spec, the
+// router-proxy applies them to a config that omits them.
+const (
+	// BudgetWindow is a budget's rolling window when it names none
+	// (spec.policy.budgets[].windowSeconds).
+	BudgetWindow = time.Hour
+	// PoolSwapBudget bounds a hold for a ModelPool member when the pool
+	// sets no swapBudget: the ModelPool CRD's own default (300s).
+	PoolSwapBudget = 5 * time.Minute
+)
+
+// The shared budget store's failure modes (the operator's and the
+// router-proxy's --budget-store-failure, and the proxy's /status): what the
+// router-proxy does while the store is down.
+const (
+	// BudgetStoreFailClosed (the default) refuses requests with 503.
+	BudgetStoreFailClosed = "closed"
+	// BudgetStoreFailOpen serves them and counts them per replica until the
+	// store is back.
+	BudgetStoreFailOpen = "open"
+)
+
 // CredentialHeaders carry credentials: they are never written to an audit
 // entry as the caller (compared case-insensitively).
 var CredentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Api-Key", "Api-Key", "X-Goog-Api-Key"}

@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	bodyMemory := fs.Int64("max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	maxConns := fs.Int("max-connections", DefaultMaxConnections, "client connections served at once; one more is answered 503 with Retry-After: 1 and closed (0: no bound but descriptors)")
 	budgetStore := fs.String("budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
-	storeFailure := fs.String("budget-store-failure", budget.FailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
+	storeFailure := fs.String("budget-store-failure", wellknown.BudgetStoreFailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
 	var pf poolFlags
 	fs.DurationVar(&pf.poll, "pool-poll-interval", activation.DefaultPollInterval, "how often a ModelPool swap re-reads the members and the Lease")
 	fs.DurationVar(&pf.resync, "pool-resync-interval", activation.DefaultResyncInterval, "how long the belief about a ModelPool's resident member may go unchecked")

@@ -2,7 +2,7 @@
 // pods behind the router-proxy's balancer. Each pod has a paged KV cache of
 // fixed capacity with LRU eviction of unreferenced pages, a prefill cost per
 // uncached prompt token, a decode cost per output token and a batch limit
-// with a FIFO queue. The LoadAware arms call the real runtime/balance code
+// with a FIFO queue. The LoadAware arms call the real engine/balance code
 // (the same Balancer, prompt hashing and scoring the proxy runs); only the
 // random, session-hash and oracle baselines are simulator-side.
 //
@@ -25,7 +25,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime/balance"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 )
 
 func main() {

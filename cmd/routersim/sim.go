@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime/balance"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 )
 
 // podParams model one vLLM-like engine.

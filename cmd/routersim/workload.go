@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmkube/llmkube-compile/runtime/balance"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 )
 
 // segment is a run of prompt or output tokens with a fixed identity: the

@@ -51,10 +51,6 @@ const (
 	DefaultPollInterval   = time.Second
 	DefaultResyncInterval = 5 * time.Second
 	DefaultLeaseDuration  = 15 * time.Second
-	// DefaultSwapBudget bounds a hold when the pool sets no swapBudget
-	// (proxyapi.Config.SetDefaults sets it at load; a config built in code
-	// may not have been).
-	DefaultSwapBudget = proxyapi.DefaultSwapBudget
 )
 
 // ErrBusy is returned in IfIdle mode when the member is not resident and a
@@ -250,7 +246,9 @@ func New(ctx context.Context, cfg *proxyapi.Config, o Options) *Activator {
 		a.now = time.Now
 	}
 	if a.defHold <= 0 {
-		a.defHold = DefaultSwapBudget
+		// A pool without swapBudget in a config built in code (Parse's
+		// SetDefaults sets it at load).
+		a.defHold = wellknown.PoolSwapBudget
 	}
 	for i := range cfg.Backends {
 		bp := cfg.Backends[i].Pool

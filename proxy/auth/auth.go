@@ -45,6 +45,12 @@ const (
 // is looked up, so a public key can never be used as an HMAC secret.
 var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
+// The codes of the 401s Authenticate answers (an OpenAI error object's code).
+const (
+	CodeMissingToken = "missing_token"
+	CodeInvalidToken = "invalid_token"
+)
+
 // Error is a refused request: Status is 401 (no valid token) or 403 (a
 // verified team that may not reach the model).
 type Error struct {
@@ -157,11 +163,11 @@ func (a *Authorizer) ForAudience(audience string) *Authorizer {
 func (a *Authorizer) Verify(ctx context.Context, raw string) (Verified, *Error) {
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(ctx)); err != nil {
-		return Verified{}, &Error{http.StatusUnauthorized, "invalid_token", "the bearer token is not valid: " + reason(err)}
+		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token is not valid: " + reason(err)}
 	}
 	team, ok := claims[a.teamClaim].(string)
 	if !ok || team == "" {
-		return Verified{}, &Error{http.StatusUnauthorized, "invalid_token", "the bearer token has no string claim " + a.teamClaim + " naming the caller's team"}
+		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token has no string claim " + a.teamClaim + " naming the caller's team"}
 	}
 	v := Verified{Team: team}
 	v.Subject, _ = claims.GetSubject()
@@ -178,7 +184,7 @@ func (a *Authorizer) Authenticate(r *http.Request) (string, *Error) {
 	r.Header.Del(a.Header)
 	raw, ok := bearer(r.Header)
 	if !ok {
-		return "", &Error{http.StatusUnauthorized, "missing_token", "a bearer token is required: send Authorization: Bearer <JWT>"}
+		return "", &Error{http.StatusUnauthorized, CodeMissingToken, "a bearer token is required: send Authorization: Bearer <JWT>"}
 	}
 	v, err := a.Verify(r.Context(), raw)
 	if err != nil {

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 const budgetBuckets = 60
@@ -28,7 +28,7 @@ type Memory struct {
 type budget struct {
 	cfg       proxyapi.Budget
 	maxTokens int64
-	maxUSD    runtime.Money
+	maxUSD    engine.Money
 	width     int64 // bucket width in nanoseconds
 	teamKey   string
 
@@ -40,7 +40,7 @@ type budget struct {
 type counter struct {
 	epoch  [budgetBuckets]int64 // bucket index (time / width) each slot holds
 	tokens [budgetBuckets]int64
-	usd    [budgetBuckets]runtime.Money
+	usd    [budgetBuckets]engine.Money
 }
 
 // NewBudgets compiles the budgets of a config.
@@ -50,13 +50,13 @@ func NewMemory(cfg []proxyapi.Budget, now func() time.Time) (*Memory, error) {
 	}
 	bs := &Memory{now: now}
 	for _, c := range cfg {
-		m, err := runtime.ParseUSD(c.MaxUSD)
+		m, err := engine.ParseUSD(c.MaxUSD)
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", c.Name, err)
 		}
 		// Window and HeaderKey are set: proxyapi.Config.SetDefaults ran at load.
 		b := &budget{cfg: c, maxTokens: c.MaxTokens, maxUSD: m, width: max(int64(c.Window.Duration)/budgetBuckets, 1), teamKey: textproto.CanonicalMIMEHeaderKey(c.HeaderKey)}
-		if c.Scope == "team" {
+		if c.Scope == proxyapi.ScopeTeam {
 			b.teams = map[string]*counter{}
 		} else {
 			b.one = &counter{}
@@ -103,11 +103,11 @@ func (bs *Memory) Admit(rule string, h map[string][]string) (*Charge, *Exhausted
 	for _, b := range bs.budgets {
 		k := chargeKey{b: b}
 		switch b.cfg.Scope {
-		case "rule":
+		case proxyapi.ScopeRule:
 			if rule != b.cfg.RuleName {
 				continue
 			}
-		case "team":
+		case proxyapi.ScopeTeam:
 			team := first(h[b.teamKey])
 			if team == "" {
 				continue // a request without a team is not charged to team budgets
@@ -131,7 +131,7 @@ func (bs *Memory) Admit(rule string, h map[string][]string) (*Charge, *Exhausted
 }
 
 // Add charges the usage and cost to every counter of the request.
-func (c *Charge) Add(tokens int64, usd runtime.Money) {
+func (c *Charge) Add(tokens int64, usd engine.Money) {
 	if c == nil || (tokens == 0 && usd == 0) {
 		return
 	}
@@ -188,9 +188,9 @@ func (b *budget) pruneTeams(now int64) {
 }
 
 // sum totals the buckets still inside the window ending at epoch ep.
-func (c *counter) sum(ep int64) (int64, runtime.Money) {
+func (c *counter) sum(ep int64) (int64, engine.Money) {
 	var t int64
-	var u runtime.Money
+	var u engine.Money
 	for i := range budgetBuckets {
 		if ep-c.epoch[i] < budgetBuckets {
 			t += c.tokens[i]
@@ -211,7 +211,7 @@ func (b *budget) check(team string, now int64) (time.Duration, bool) {
 	}
 	_, ep := b.slot(now)
 	t, u := c.sum(ep)
-	over := func(t int64, u runtime.Money) bool {
+	over := func(t int64, u engine.Money) bool {
 		return (b.maxTokens > 0 && t >= b.maxTokens) || (b.maxUSD > 0 && u >= b.maxUSD)
 	}
 	if !over(t, u) {
@@ -242,7 +242,7 @@ func (bs *Memory) Status() []proxyapi.BudgetStatus {
 		b.mu.Lock()
 		_, ep := b.slot(now)
 		var tokens int64
-		var usd runtime.Money
+		var usd engine.Money
 		var util float64
 		add := func(c *counter) {
 			t, u := c.sum(ep)
@@ -272,7 +272,7 @@ func (bs *Memory) Status() []proxyapi.BudgetStatus {
 // Settler settles an admitted request with the usage its response reported.
 // *Charge is the in-memory one; a shared store has its own.
 type Settler interface {
-	Add(tokens int64, usd runtime.Money)
+	Add(tokens int64, usd engine.Money)
 }
 
 func first(v []string) string {

@@ -37,8 +37,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 // BucketsPerWindow is the rolling window's precision: a window of W is kept
@@ -46,22 +47,13 @@ import (
 // same).
 const BucketsPerWindow = 60
 
-// Failure modes when Redis is unreachable or slower than the admission timeout.
-const (
-	// FailClosed refuses requests with 503 while the store is down.
-	FailClosed = "closed"
-	// FailOpen serves them, counts them in memory per replica, and adds
-	// those counts to Redis once it answers again.
-	FailOpen = "open"
-)
-
 // DefaultTimeout bounds one admission or settlement round trip.
 const DefaultTimeout = 100 * time.Millisecond
 
 // ErrUnavailable is the error of a fail-closed admission while the store is down.
 var ErrUnavailable = errors.New("the budget store is unavailable")
 
-// microPerPico converts the runtime's picodollars to the store's micro-USD.
+// microPerPico converts the engine's picodollars to the store's micro-USD.
 const microPerPico = 1_000_000
 
 // StoreOptions configure a Store.
@@ -70,7 +62,11 @@ type StoreOptions struct {
 	URL string
 	// Password, when set, overrides the URL's (read from a Secret).
 	Password string
-	// Failure is FailClosed (default) or FailOpen.
+	// Failure is what admission does when Redis is unreachable or slower
+	// than the admission timeout: wellknown.BudgetStoreFailClosed (the
+	// default) refuses with 503; wellknown.BudgetStoreFailOpen serves,
+	// counts in memory per replica, and adds those counts to Redis once it
+	// answers again.
 	Failure string
 	// Timeout bounds each round trip (default DefaultTimeout).
 	Timeout time.Duration
@@ -166,9 +162,9 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 	ro.MaxRetries = -1 // a slow store is failed over by the caller, not retried into the request
 	ro.ContextTimeoutEnabled = true
 	switch o.Failure {
-	case "", FailClosed, FailOpen:
+	case "", wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen:
 	default:
-		return nil, fmt.Errorf("--budget-store-failure %q: must be %s or %s", o.Failure, FailClosed, FailOpen)
+		return nil, fmt.Errorf("--budget-store-failure %q: must be %s or %s", o.Failure, wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen)
 	}
 	local, err := NewMemory(cfg.Policy.Budgets, nil)
 	if err != nil {
@@ -178,7 +174,7 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 		rdb:      redis.NewClient(ro),
 		prefix:   "llmkube:{" + cfg.Router.Namespace + "/" + cfg.Router.Name + "}:budget:",
 		timeout:  o.Timeout,
-		failOpen: o.Failure == FailOpen,
+		failOpen: o.Failure == wellknown.BudgetStoreFailOpen,
 		log:      o.Logger,
 		local:    local,
 		pending:  map[string]*pendingDelta{},
@@ -192,7 +188,7 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	for _, b := range cfg.Policy.Budgets {
-		m, err := runtime.ParseUSD(b.MaxUSD)
+		m, err := engine.ParseUSD(b.MaxUSD)
 		if err != nil {
 			return nil, fmt.Errorf("budget %s: %w", b.Name, err)
 		}
@@ -411,9 +407,9 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 // applies reports whether budget b counts the request, and for which team.
 func (s *Store) applies(b *storeBudget, rule string, h map[string][]string) (string, bool) {
 	switch b.cfg.Scope {
-	case "rule":
+	case proxyapi.ScopeRule:
 		return "", rule == b.cfg.RuleName
-	case "team":
+	case proxyapi.ScopeTeam:
 		v := h[b.teamKey]
 		if len(v) == 0 || v[0] == "" {
 			return "", false
@@ -437,7 +433,7 @@ func (c *storeCharge) release() {
 
 // Add settles the request with the usage the response reported: the
 // estimate is replaced by it.
-func (c *storeCharge) Add(tokens int64, usd runtime.Money) {
+func (c *storeCharge) Add(tokens int64, usd engine.Money) {
 	if c == nil {
 		return
 	}
@@ -516,7 +512,7 @@ func (s *Store) addPending(b int, team string, tokens, micro int64) {
 
 func (s *Store) markDown(err error) {
 	if s.healthy.Swap(false) {
-		s.log.Warn("budget store unavailable", "error", err.Error(), "failure", map[bool]string{true: FailOpen, false: FailClosed}[s.failOpen])
+		s.log.Warn("budget store unavailable", "error", err.Error(), "failure", map[bool]string{true: wellknown.BudgetStoreFailOpen, false: wellknown.BudgetStoreFailClosed}[s.failOpen])
 	}
 	s.lastErr.Store(err.Error())
 }
@@ -530,9 +526,9 @@ func (s *Store) up() {
 // Failure is the store's failure mode.
 func (s *Store) Failure() string {
 	if s.failOpen {
-		return FailOpen
+		return wellknown.BudgetStoreFailOpen
 	}
-	return FailClosed
+	return wellknown.BudgetStoreFailClosed
 }
 
 // Healthy reports whether the last round trip succeeded, and the last error.
@@ -601,7 +597,7 @@ func (s *Store) Status() []proxyapi.BudgetStatus {
 	for i := range s.budgets {
 		b := &s.budgets[i]
 		keys := []string{s.counterKey(b, "")}
-		if b.cfg.Scope == "team" {
+		if b.cfg.Scope == proxyapi.ScopeTeam {
 			teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
 			if err != nil {
 				return s.local.Status()
@@ -629,7 +625,7 @@ func (s *Store) Status() []proxyapi.BudgetStatus {
 			}
 			util = max(util, f)
 		}
-		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: runtime.Money(micro * microPerPico).String(),
+		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
 			Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
 	}
 	return out

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 )
 
 // These tests run the Store against a real redis-server through a loopback
@@ -64,12 +64,12 @@ func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 	ch, ex, err := s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	require.Nil(t, ex)
-	ch.Add(10, runtime.Money(3_000_000)) // 3 micro-dollars; Redis now holds the settle script
+	ch.Add(10, engine.Money(3_000_000)) // 3 micro-dollars; Redis now holds the settle script
 	ch, ex, err = s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	require.Nil(t, ex)
 	hold.Store(true)
-	ch.Add(10, runtime.Money(3_000_000)) // run by Redis (EVALSHA), its reply held past the timeout
+	ch.Add(10, engine.Money(3_000_000)) // run by Redis (EVALSHA), its reply held past the timeout
 	hold.Store(false)
 	s.mu.Lock()
 	require.Len(t, s.pending, 1, "the unconfirmed settlement waits for a retry")

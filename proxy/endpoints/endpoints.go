@@ -1,4 +1,4 @@
-// Package endpoints feeds the router-proxy's balancers (runtime/balance)
+// Package endpoints feeds the router-proxy's balancers (engine/balance)
 // from the cluster: the ready pods of each endpoint-resolution backend's
 // Service, from a namespace-scoped EndpointSlice informer, and the
 // vLLM engine metrics of those pods, scraped on an interval.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/runtime/balance"
+	"github.com/llmkube/llmkube-compile/engine/balance"
 )
 
 // MetricsSink is a backend's balancer as the scraper sees it.

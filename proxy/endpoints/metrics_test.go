@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/engine/balance"
 	"github.com/llmkube/llmkube-compile/proxy/endpoints"
-	"github.com/llmkube/llmkube-compile/runtime/balance"
 )
 
 const vllmMetrics = `# HELP vllm:num_requests_running Number of requests in model execution batches.

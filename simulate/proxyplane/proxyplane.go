@@ -33,9 +33,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/runtime"
 	"github.com/llmkube/llmkube-compile/simulate"
 )
 
@@ -314,7 +314,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 			if st.TokensUsed > 0 {
 				key := ""
 				for _, b := range cfg.Policy.Budgets {
-					if b.Name == st.Name && b.Scope == "team" {
+					if b.Name == st.Name && b.Scope == proxyapi.ScopeTeam {
 						key = e.Team
 					}
 				}
@@ -338,8 +338,8 @@ func errSuffix(e string) string {
 // ruleSteps says how the engine reached the rule that served: each rule
 // before it, in order, did not match or matched with no eligible backend
 // (skipped), then the rule itself.
-func ruleSteps(eng *runtime.Engine, model string, h http.Header, body []byte, served string) []string {
-	req := &runtime.Request{Model: model, Header: h}
+func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, served string) []string {
+	req := &engine.Request{Model: model, Header: h}
 	if body != nil {
 		req.SetBody(body)
 	}
@@ -355,7 +355,7 @@ func ruleSteps(eng *runtime.Engine, model string, h http.Header, body []byte, se
 			out = append(out, fmt.Sprintf("rule %q does not match", name))
 		}
 	}
-	if served == runtime.DefaultRuleName {
+	if served == engine.DefaultRuleName {
 		return append(out, "no rule serves it: the default route does")
 	}
 	return out

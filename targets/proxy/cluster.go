@@ -58,7 +58,7 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 	notePools(cr, obs.Health, pools)
 	if store != nil && !store.Healthy {
 		effect := "requests are refused with 503 until it answers (failure mode closed)"
-		if store.Failure == "open" {
+		if store.Failure == wellknown.BudgetStoreFailOpen {
 			effect = "requests are served and counted per replica until it answers (failure mode open)"
 		}
 		obs.DegradedReason = targets.ReasonBudgetStoreUnavailable

@@ -90,7 +90,7 @@ func backend(r *ir.Router, b *ir.Backend) proxyapi.Backend {
 
 func balancing(b *ir.Balancing) proxyapi.Balancing {
 	if b == nil {
-		return proxyapi.Balancing{Mode: string(ir.BalancingRoundRobin)}
+		return proxyapi.Balancing{Mode: proxyapi.BalancingRoundRobin}
 	}
 	out := proxyapi.Balancing{Mode: string(b.Mode)}
 	if pa := b.PrefixAffinity; pa != nil {

@@ -38,7 +38,7 @@ func ours(all []string) []string {
 	return out
 }
 
-var dataPath = []string{"runtime", "proxy", "providers"}
+var dataPath = []string{"engine", "proxy", "providers"}
 
 func isDataPath(p string) bool {
 	for _, banned := range dataPath {
@@ -104,7 +104,7 @@ func TestLeavesImportNoKubernetes(t *testing.T) {
 		"internal/jsonscan": {"internal/jsonscan"},
 		"classifier":        {"classifier"},
 		"proxyapi":          {"proxyapi", "api/wellknown"},
-		"runtime":           {"runtime", "proxyapi", "api/wellknown", "internal/jsonscan", "classifier"},
+		"engine":            {"engine", "proxyapi", "api/wellknown", "internal/jsonscan", "classifier"},
 	}
 	for pkg, ok := range allowed {
 		all := deps(t, pkg)

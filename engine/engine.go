@@ -1,4 +1,10 @@
-package runtime
+// Package engine is the router-proxy's routing engine, built from the
+// compiled config (proxyapi): rule matching and strategies, backend health and
+// quarantine, and the per-request accounting around an attempt (usage, money
+// and prices, the audit entry's caller and client). It imports no Kubernetes
+// package and no HTTP; package proxy serves it, engine/balance places
+// requests on pods.
+package engine
 
 import (
 	"errors"
@@ -67,8 +73,8 @@ func (r *Request) SetBody(body []byte) {
 	r.classesDone, r.detectedDone = false, false
 }
 
-// EngineOptions tune the engine; the zero value gives the documented defaults.
-type EngineOptions struct {
+// Options tune the engine; the zero value gives the documented defaults.
+type Options struct {
 	// Now is the clock (tests); nil means time.Now.
 	Now func() time.Time
 	// SLOWindow is the rolling window of first-token samples (default 60s).
@@ -139,10 +145,10 @@ type headerMatch struct {
 	value string
 }
 
-// NewEngine compiles a validated config. getenv reads credential variables
+// New compiles a validated config. getenv reads credential variables
 // (os.Getenv in production); a backend whose credential variable is empty is
 // never eligible and says why in its status.
-func NewEngine(cfg *proxyapi.Config, opts EngineOptions) (*Engine, error) {
+func New(cfg *proxyapi.Config, opts Options) (*Engine, error) {
 	// The contract's own defaults, applied once (Parse has already applied
 	// them to a loaded file; a config built in code gets them here).
 	cfg.SetDefaults()

@@ -17,12 +17,6 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// Modes.
-const (
-	ModeRoundRobin = "RoundRobin"
-	ModeLoadAware  = "LoadAware"
-)
-
 // Defaults (the compiler fills them; a hand-written config may omit them).
 const (
 	DefaultBlockBytes   = wellknown.BalancingBlockBytes
@@ -142,7 +136,7 @@ func FromEndpoints(e *proxyapi.Endpoints, quarantine time.Duration) Config {
 		return c
 	}
 	bal := e.Balancing
-	c.LoadAware = bal.Mode == ModeLoadAware
+	c.LoadAware = bal.Mode == proxyapi.BalancingLoadAware
 	if !c.LoadAware {
 		return c
 	}

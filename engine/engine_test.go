@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"fmt"
@@ -74,7 +74,7 @@ func TestRouteFallThroughAndFailClosed(t *testing.T) {
 		},
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "b"},
 	}
-	e, err := NewEngine(cfg, EngineOptions{})
+	e, err := New(cfg, Options{})
 	require.NoError(t, err)
 	e.ReportProbe(e.Backend("a"), false, "down")
 	rt, err := e.Route(&Request{Model: "m", Header: map[string][]string{"X-Llmkube-Classification": {"PII"}}})
@@ -105,7 +105,7 @@ func benchConfig() *proxyapi.Config {
 }
 
 func BenchmarkRoute20Rules(b *testing.B) {
-	e, err := NewEngine(benchConfig(), EngineOptions{})
+	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
 	b.ReportAllocs()
@@ -118,7 +118,7 @@ func BenchmarkRoute20Rules(b *testing.B) {
 }
 
 func BenchmarkRouteDefault(b *testing.B) {
-	e, err := NewEngine(benchConfig(), EngineOptions{})
+	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "model-3", Header: map[string][]string{}}
 	b.ReportAllocs()
@@ -130,7 +130,7 @@ func BenchmarkRouteDefault(b *testing.B) {
 }
 
 func BenchmarkRouteParallel(b *testing.B) {
-	e, err := NewEngine(benchConfig(), EngineOptions{})
+	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package runtime
+package engine
 
 import (
 	"net/http"
@@ -36,7 +36,7 @@ func TestClassificationModes(t *testing.T) {
 	const ssn = `{"model":"m","messages":[{"role":"user","content":"SSN 536-22-8410"}]}`
 	const benign = `{"model":"m","messages":[{"role":"user","content":"order 4111111111111112"}]}`
 	route := func(mode, body, header string) (rule string, classes []string, source string, err error) {
-		e, nerr := NewEngine(classifiedConfig(mode), EngineOptions{})
+		e, nerr := New(classifiedConfig(mode), Options{})
 		require.NoError(t, nerr)
 		h := http.Header{}
 		if header != "" {
@@ -75,7 +75,7 @@ func TestClassificationModes(t *testing.T) {
 func TestSensitiveRequestNeverTakesTheDefaultRoute(t *testing.T) {
 	cfg := classifiedConfig("detector")
 	cfg.Rules = cfg.Rules[:1]
-	e, err := NewEngine(cfg, EngineOptions{})
+	e, err := New(cfg, Options{})
 	require.NoError(t, err)
 	req := &Request{Model: "m", Header: http.Header{}}
 	req.SetBody([]byte(`{"model":"m","input":"jane@example.com"}`))
