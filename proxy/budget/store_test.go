@@ -137,9 +137,8 @@ func tokenStore(t *testing.T, addr string) *Store {
 // An admission whose reply is lost (held past the timeout while Redis
 // applies the reservation, or Redis killed after applying it) is refused
 // to its client, so it must not stay counted: its cancellation, sent once
-// the store answers, takes the reservation back. Found by the Redis kill
-// scenario of make e2e-cluster: the shared count was one estimate above
-// the tokens clients were answered.
+// the store answers, takes the reservation back. (Before, the count stayed
+// one estimate high for every such admission.)
 func TestLostAdmissionReplyIsNotCharged(t *testing.T) {
 	var hold atomic.Bool
 	s := tokenStore(t, tcprelay.Start(t, redisServer(t), tcprelay.Hold(&hold)))
