@@ -500,6 +500,9 @@ spec:
 	evict := func(pod string) error {
 		return e.kube.PolicyV1().Evictions(ns).Evict(context.Background(), &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns}})
 	}
+	// Under load, as a drain meets it: the evicted pod drains (docs/
+	// router-proxy.md) while the other serves; nothing fails.
+	drain := startLoad(base, "model", nil, 2, 20*time.Millisecond)
 	if err := evict(pods[0].Name); err != nil {
 		t.Fatalf("evicting the first replica: %v", err)
 	}
@@ -508,6 +511,7 @@ spec:
 	}
 	kubectl(t, "-n", ns, "rollout", "status", "deploy/two-router-proxy", "--timeout=120s")
 	waitEndpoints(t, ns, "two-router-proxy", 2)
+	drain.finish(t, "a router-proxy pod evicted")
 
 	// SIGKILL under load: 4 clients, a connection each kept alive.
 	const clients = 4
