@@ -169,7 +169,10 @@ func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 			}
 		case "BackendSecurityPolicy":
 			var p backendSecurityPolicy
-			if err = decode(u, &p); err == nil {
+			if err = decode(u, &p); err == nil && !slices.Contains(credentialTypes, p.Spec.Type) {
+				err = fmt.Errorf("type %q is not modelled (%v only)", p.Spec.Type, credentialTypes)
+			}
+			if err == nil {
 				for _, t := range p.Spec.TargetRefs {
 					m.bsps[p.Namespace+"/"+t.Name] = &p
 				}
@@ -260,6 +263,13 @@ func lowerHosts(hs []gwapiv1.Hostname) []string {
 // backendRef to anything but an AIServiceBackend (an InferencePool).
 func (r *aiGatewayRoute) modelled() error {
 	for _, rule := range r.Spec.Rules {
+		for _, mt := range rule.Matches {
+			for _, h := range mt.Headers {
+				if h.Type != "" && !slices.Contains(headerMatchTypes, h.Type) {
+					return fmt.Errorf("rule %q header match %s: type %q is none of the CRD's %v", rule.Name, h.Name, h.Type, headerMatchTypes)
+				}
+			}
+		}
 		for _, ref := range rule.BackendRefs {
 			if ref.Kind != "" && ref.Kind != "AIServiceBackend" || ref.Group != "" && ref.Group != "aigateway.envoyproxy.io" {
 				return fmt.Errorf("rule %q backendRef %s: group %q kind %q is not modelled (AIServiceBackend only)", rule.Name, ref.Name, ref.Group, ref.Kind)

@@ -87,6 +87,9 @@ type headerMatch struct {
 
 const matchRegex = "RegularExpression"
 
+// headerMatchTypes are the CRD's enum of headers[].type.
+var headerMatchTypes = []string{"Exact", matchRegex}
+
 // routeBackendRef is spec.rules[].backendRefs[]: an AIServiceBackend of
 // the route's namespace (group and kind absent). weight defaults to 1 and
 // priority to 0 in the CRD.
@@ -123,7 +126,7 @@ type aiServiceBackend struct {
 }
 
 // backendSecurityPolicy is a BackendSecurityPolicy of type APIKey or
-// AnthropicAPIKey (the others are refused).
+// AnthropicAPIKey (credentialTypes; the others are refused).
 type backendSecurityPolicy struct {
 	object
 	Spec struct {
@@ -137,6 +140,10 @@ type backendSecurityPolicy struct {
 		AnthropicAPIKey *secretAPIKey `json:"anthropicAPIKey,omitempty"`
 	} `json:"spec"`
 }
+
+// credentialTypes are the BackendSecurityPolicy types the model follows,
+// of the CRD's enum of spec.type.
+var credentialTypes = []string{"APIKey", "AnthropicAPIKey"}
 
 type secretAPIKey struct {
 	SecretRef struct {
