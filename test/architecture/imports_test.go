@@ -154,6 +154,36 @@ func TestControllerNamesNoPlane(t *testing.T) {
 	}
 }
 
+// TestModelsImportNoTarget: the request-path models under simulate/ judge
+// what the emitters under targets/ produce, so they know upstream on their
+// own (their own decoding of the emitted objects, their own copy of each
+// plane's CEL environment): no package under simulate/ imports a package
+// under targets/, outside its tests, nor links one through another package.
+// A shared type or constant would be wrong on both sides at once and every
+// routing test would still pass.
+func TestModelsImportNoTarget(t *testing.T) {
+	isTarget := func(p string) bool { return p == module+"targets" || strings.HasPrefix(p, module+"targets/") }
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \",\"}}", "./simulate/...")
+	cmd.Dir = "../.."
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	models := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if !strings.HasPrefix(pkg, module) || isTarget(pkg) {
+			continue
+		}
+		if strings.HasPrefix(pkg, module+"simulate") {
+			models++
+		}
+		for _, imp := range strings.Split(imports, ",") {
+			assert.False(t, isTarget(imp), "%s imports %s, and a model under simulate/ links it: a model must not share the emitter's types or constants",
+				strings.TrimPrefix(pkg, module), strings.TrimPrefix(imp, module))
+		}
+	}
+	assert.GreaterOrEqual(t, models, 3, "go list found the models under simulate/")
+}
+
 // TestFieldTablesReadOnlyPlanes: a plane's field table
 // (targets/<plane>/fields.go) imports neither the compiler nor the API
 // types: its rows are planes.FieldRule, and package planes links nothing of
