@@ -381,10 +381,10 @@ func (s *Store) Admit(ctx context.Context, rule string, h map[string][]string, e
 		r, err := reserve.Run(ctx, s.rdb, keys, b.widthUS, b.maxTokens, b.maxMicro, estTokens, 0, BucketsPerWindow, team).Int64Slice()
 		if err != nil {
 			// The reply is lost, not necessarily the reservation: Redis may
-			// have applied it. Cancel it like the others; settleReserved
+			// have applied it. Cancel it with the others; settleReserved
 			// makes the cancellation right whichever runs first.
 			ch.res = append(ch.res, res)
-			ch.release()
+			ch.cancelLater()
 			return s.down(err, rule, h)
 		}
 		if r[0] == 1 {
@@ -421,6 +421,16 @@ func (s *Store) applies(b *storeBudget, rule string, h map[string][]string) (str
 		return team, true
 	}
 	return "", true
+}
+
+// cancelLater queues the cancellation of every reservation of a request
+// whose admission failed: the store has just failed a round trip, so the
+// request asks it nothing more; the next flush (after the probe) sends them.
+func (c *storeCharge) cancelLater() {
+	for _, r := range c.res {
+		c.s.retryLater(&pendingDelta{storeBudget: r.b, team: r.team, tokens: -r.tokens, at: time.Now(), id: r.id, reserved: true})
+	}
+	c.res = nil
 }
 
 // release gives back the reservations of a refused request.
