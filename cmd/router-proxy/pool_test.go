@@ -435,15 +435,18 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 func TestPoolSwapOutlastsBudget(t *testing.T) {
 	env := testenv.Start(t)
 	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 2500*time.Millisecond)
-	cfg := simConfig(ns, sim, time.Second)
+	// The swap is abandoned if no retry comes within Retry-After (1 s on a
+	// first swap) plus one budget: a 3 s budget leaves the retry 3 s of
+	// slack on a busy machine (a 1 s budget once failed the test there).
+	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 7*time.Second)
+	cfg := simConfig(ns, sim, 3*time.Second)
 	kc := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, env.WriteKubeconfig(kc, ""))
 	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
 	waitPoolKnown(t, p)
 
 	// A client that retries as Retry-After says.
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(40 * time.Second)
 	var body []byte
 	for tries := 1; ; tries++ {
 		resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(chat("chat")))
