@@ -467,19 +467,7 @@ func (l *phasedLoad) String() string {
 // are counted.
 func proxyPodKilled(t *testing.T) {
 	ns := namespace(t, "faults-pods")
-	apply(t, stubModel("model", ns, 1, 50*time.Millisecond))
-	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: two, namespace: `+ns+`}
-spec:
-  proxy: {replicas: 2}
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
-  defaultRoute: model
-`)
-	waitRouterReady(t, ns, "two")
-	kubectl(t, "-n", ns, "rollout", "status", "deploy/two-router-proxy", "--timeout=120s")
-	waitEndpoints(t, ns, "two-router-proxy", 2)
-	base := serviceURL(t, ns, "two-router-proxy")
+	base := twoReplicaRouter(t, ns, "two", 50*time.Millisecond)
 
 	// The PodDisruptionBudget, as the API server's eviction judges it.
 	pdb, err := e.kube.PolicyV1().PodDisruptionBudgets(ns).Get(context.Background(), "two-router-proxy", metaGet)
@@ -556,6 +544,36 @@ spec:
 	if failed > clients {
 		t.Errorf("%d requests failed after they were sent, want at most %d (those in flight on the killed pod)", failed, clients)
 	}
+}
+
+// twoReplicaRouter is a router named name in ns with two router-proxy
+// replicas and one stub model (answering after delay) as its default
+// route, Ready, both replicas in its Service; it returns the Service URL.
+func twoReplicaRouter(t *testing.T, ns, name string, delay time.Duration) string {
+	t.Helper()
+	apply(t, stubModel("model", ns, 1, delay))
+	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: `+name+`, namespace: `+ns+`}
+spec:
+  proxy: {replicas: 2}
+  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  defaultRoute: model
+`)
+	waitRouterReady(t, ns, name)
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/"+name+"-router-proxy", "--timeout=120s")
+	waitEndpoints(t, ns, name+"-router-proxy", 2)
+	return serviceURL(t, ns, name+"-router-proxy")
+}
+
+// podReady is a pod's Ready condition.
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" && c.Status == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // killContainer SIGKILLs a container's process from the node, as the
@@ -802,10 +820,8 @@ spec:
 	eventually(t, 2*time.Minute, "both controller replicas ready again", func() error {
 		ready := 0
 		for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
-			for _, c := range p.Status.Conditions {
-				if c.Type == "Ready" && c.Status == "True" {
-					ready++
-				}
+			if podReady(p) {
+				ready++
 			}
 		}
 		if ready != 2 {
@@ -825,19 +841,7 @@ spec:
 // the pod starts.
 func otherGenerationRefused(t *testing.T) {
 	ns := namespace(t, "faults-generation")
-	apply(t, stubModel("model", ns, 1, 0))
-	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: gen, namespace: `+ns+`}
-spec:
-  proxy: {replicas: 2}
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
-  defaultRoute: model
-`)
-	waitRouterReady(t, ns, "gen")
-	kubectl(t, "-n", ns, "rollout", "status", "deploy/gen-router-proxy", "--timeout=120s")
-	waitEndpoints(t, ns, "gen-router-proxy", 2)
-	base := serviceURL(t, ns, "gen-router-proxy")
+	base := twoReplicaRouter(t, ns, "gen", 0)
 
 	kubectl(t, "-n", releaseNS, "scale", "deploy/"+fullname, "--replicas=0")
 	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "-n", releaseNS, "scale", "deploy/"+fullname, "--replicas=2") })

@@ -246,10 +246,8 @@ spec:
 				if p.Name == victim {
 					return errorf("%s still there", victim)
 				}
-				for _, c := range p.Status.Conditions {
-					if c.Type == "Ready" && c.Status == "True" {
-						ready++
-					}
+				if podReady(p) {
+					ready++
 				}
 			}
 			if ready != 3 {
