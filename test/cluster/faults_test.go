@@ -60,7 +60,8 @@ func TestFaults(t *testing.T) {
 			t.Errorf("helm uninstall: %v\n%s", err, out)
 		}
 		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
-		_, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=false")
+		// Gone before the next scenario installs into it again.
+		_, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=true", "--timeout=120s")
 	})
 
 	t.Run("budget store killed and restarted", func(t *testing.T) { budgetStoreOutage(t, redis) })
