@@ -146,6 +146,19 @@ bench-proxy: testdeps
 bench-routing: envtest
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TOOLS_DIR=$(TOOLS_DIR) hack/bench-routing/run.sh $(BENCH_ROUTING_ARGS)
 
+## bench-controller: the controller at scale: for N = 100, 1000 and 5000 ModelRouters
+## (three data planes, several Gateways) and 250/500/1000 routers on one Gateway,
+## the llmkube-controller binary as a process against a real API server (envtest):
+## time to every router settled, one spec change, peak RSS and CPU, API requests by
+## verb in the settle and in 5 minutes of steady state. A benchmark, not a test;
+## BENCH_CONTROLLER_ARGS='-n 50 -steady 20s -one-gateway ""' for a quick run,
+## docs/performance.md ("The controller at scale") has the method and the numbers.
+.PHONY: bench-controller
+bench-controller: envtest
+	go build -o $(TOOLS_DIR)/bench-controller/llmkube-controller ./cmd/llmkube-controller
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go run ./hack/bench-controller -controller $(TOOLS_DIR)/bench-controller/llmkube-controller \
+		-json $(TOOLS_DIR)/bench-controller/results.json $(BENCH_CONTROLLER_ARGS)
+
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers
 ## (request heads, response heads, chunked bodies) and fail when the two disagree.

@@ -140,12 +140,13 @@ func servedKinds(mapper meta.RESTMapper, kinds []schema.GroupVersionKind) ([]sch
 }
 
 // inventory lists every object of the given kinds that carries this router's
-// inventory labels: in its namespace, and (cross-namespace objects) anywhere
-// with the router-namespace label. Only objects the router controls are
-// returned, so an object someone else labelled is never touched.
-func inventory(ctx context.Context, c client.Reader, mapper meta.RESTMapper, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+// inventory labels: in its namespace, and (cross-namespace objects, for the
+// kinds cross says a target places in other namespaces) anywhere with the
+// router-namespace label. Only objects the router controls are returned, so
+// an object someone else labelled is never touched.
+func inventory(ctx context.Context, c client.Reader, mapper meta.RESTMapper, router *v1.ModelRouter, kinds []schema.GroupVersionKind, cross func(schema.GroupVersionKind) bool) ([]*unstructured.Unstructured, error) {
 	base := labels.Set{naming.LabelRouter: naming.LabelValue(router.Name), naming.LabelManagedBy: naming.ManagedBy}
-	cross := labels.Set{naming.LabelRouter: naming.LabelValue(router.Name), naming.LabelManagedBy: naming.ManagedBy, LabelRouterNamespace: naming.LabelValue(router.Namespace)}
+	crossLabels := labels.Set{naming.LabelRouter: naming.LabelValue(router.Name), naming.LabelManagedBy: naming.ManagedBy, LabelRouterNamespace: naming.LabelValue(router.Namespace)}
 	seen := map[string]bool{}
 	var out []*unstructured.Unstructured
 	for _, k := range kinds {
@@ -155,8 +156,8 @@ func inventory(ctx context.Context, c client.Reader, mapper meta.RESTMapper, rou
 		}
 		queries := []client.ListOption{client.InNamespace(router.Namespace), client.MatchingLabels(base)}
 		lists := [][]client.ListOption{queries}
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			lists = append(lists, []client.ListOption{client.MatchingLabels(cross)})
+		if m.Scope.Name() == meta.RESTScopeNameNamespace && cross(k) {
+			lists = append(lists, []client.ListOption{client.MatchingLabels(crossLabels)})
 		}
 		for _, opts := range lists {
 			list := &unstructured.UnstructuredList{}

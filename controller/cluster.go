@@ -43,7 +43,7 @@ func (c clusterReader) List(ctx context.Context, gvk schema.GroupVersionKind, na
 }
 
 func (c clusterReader) Owned(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
-	return inventory(ctx, c.r.Reader, c.r.Mapper, router, kinds)
+	return inventory(ctx, c.r.Reader, c.r.Mapper, router, kinds, c.r.crossNamespace)
 }
 
 func (c clusterReader) Fetch(ctx context.Context, url string) ([]byte, error) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,10 +21,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -98,8 +102,9 @@ type Reconciler struct {
 	// is looked at again (besides the CRD watch). Defaults to 30s.
 	CRDRetryInterval time.Duration
 
-	applied appliedCache
-	schemas crdSchemas
+	applied  appliedCache
+	schemas  crdSchemas
+	together togetherCache
 }
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters,verbs=get;list;watch;update;patch
@@ -151,8 +156,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: out.requeueAfter(r, router.Status.Phase)}, nil
+	return ctrl.Result{RequeueAfter: out.requeueAfter(r, router.Status.Phase), Priority: ptr.To(RecheckPriority)}, nil
 }
+
+// RecheckPriority is the work-queue priority of a router's periodic
+// recheck: below the events a watch delivers (a spec change, a Deployment
+// or InferenceService changing: priority 0), so that with many routers
+// rechecked every 15 s (Pending, Provisioning) a spec change is not queued
+// behind all of them. It is controller-runtime's priority for the initial
+// list, which a recheck is much like.
+const RecheckPriority = handler.LowPriority
 
 // outcome is everything one reconcile learnt, for status.
 type outcome struct {
@@ -367,7 +380,7 @@ func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *out
 		}
 		return nil
 	}
-	if err := r.prune(ctx, router, desired); err != nil {
+	if err := r.prune(ctx, router, desired, false); err != nil {
 		return err
 	}
 	for _, obj := range deferred {
@@ -411,7 +424,7 @@ func (r *Reconciler) previousProxyService(ctx context.Context, router *v1.ModelR
 		want[objKey(o)] = true
 	}
 	svc := corev1.SchemeGroupVersion.WithKind("Service")
-	inv, err := inventory(ctx, r.Reader, r.Mapper, router, []schema.GroupVersionKind{svc})
+	inv, err := inventory(ctx, r.Reader, r.Mapper, router, []schema.GroupVersionKind{svc}, r.crossNamespace)
 	if err != nil {
 		return nil
 	}
@@ -424,13 +437,22 @@ func (r *Reconciler) previousProxyService(ctx context.Context, router *v1.ModelR
 }
 
 // prune deletes every object in the router's inventory, across every kind
-// any target of this build can generate, that is not desired.
-func (r *Reconciler) prune(ctx context.Context, router *v1.ModelRouter, desired map[string]bool) error {
+// any target of this build can generate, that is not desired. Objects in
+// other namespaces are looked for across the cluster only among the kinds
+// a target places there (targets.CrossNamespace): that list reads every
+// object of the kind, so running it for every kind in every reconcile would
+// make each reconcile cost grow with the whole cluster. On deletion
+// (everywhere) every kind is looked for in every namespace.
+func (r *Reconciler) prune(ctx context.Context, router *v1.ModelRouter, desired map[string]bool, everywhere bool) error {
 	kinds, err := servedKinds(r.Mapper, r.Registry.AllKinds())
 	if err != nil {
 		return err
 	}
-	inv, err := inventory(ctx, r.Reader, r.Mapper, router, kinds)
+	cross := r.crossNamespace
+	if everywhere {
+		cross = func(schema.GroupVersionKind) bool { return true }
+	}
+	inv, err := inventory(ctx, r.Reader, r.Mapper, router, kinds, cross)
 	if err != nil {
 		return err
 	}
@@ -446,6 +468,17 @@ func (r *Reconciler) prune(ctx context.Context, router *v1.ModelRouter, desired 
 	return nil
 }
 
+// crossNamespace reports whether a target of this build places objects of
+// a kind outside the router's namespace (targets.CrossNamespace).
+func (r *Reconciler) crossNamespace(gvk schema.GroupVersionKind) bool {
+	for _, k := range r.Registry.CrossNamespaceKinds() {
+		if k == gvk {
+			return true
+		}
+	}
+	return false
+}
+
 // finalize removes every object in the router's inventory (owner references
 // would let the garbage collector remove the namespaced ones; objects in
 // other namespaces have none), then the finalizer.
@@ -453,7 +486,7 @@ func (r *Reconciler) finalize(ctx context.Context, router *v1.ModelRouter) error
 	if !controllerutil.ContainsFinalizer(router, Finalizer) {
 		return nil
 	}
-	if err := r.prune(ctx, router, nil); err != nil {
+	if err := r.prune(ctx, router, nil, true); err != nil {
 		return err
 	}
 	patch := client.MergeFromWithOptions(router.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -515,6 +548,13 @@ func defaultGetStatus(ctx context.Context, url string) ([]byte, error) {
 // router of the cluster on the same data plane, as the CLI does across the
 // routers of one input. A router being deleted, or one that does not
 // compile, takes no part.
+//
+// It runs in every reconcile, so its cost is kept linear in the routers on
+// the data plane: routers of other planes are skipped before compiling (the
+// plane is spec.dataPlane, defaulted), the others' compiled form is kept
+// between reconciles (togetherCache: by uid, generation and their
+// namespace's references), and a target that can (targets.TogetherOne)
+// compares this router with each other once instead of every pair.
 func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, compiled *ir.Router, target targets.Target) (diag.List, error) {
 	tg, ok := target.(targets.Together)
 	if !ok {
@@ -526,11 +566,16 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 	}
 	// Reads come from the manager's cache and compiling is pure, so this is
 	// in-memory work per router; references are read once per namespace.
-	rs := []*ir.Router{compiled}
+	var others []*ir.Router
 	refsIn := map[string]*clusterRefs{}
+	keyIn := map[string]string{}
+	seen := make(map[types.UID]togetherEntry, len(all.Items))
 	for i := range all.Items {
 		other := &all.Items[i]
 		if other.UID == router.UID || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if cmp.Or(ir.DataPlane(other.Spec.DataPlane), ir.DataPlane(compiler.DefaultDataPlane)) != compiled.DataPlane {
 			continue
 		}
 		refs, ok := refsIn[other.Namespace]
@@ -540,15 +585,58 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 				return nil, err
 			}
 			refsIn[other.Namespace] = refs
+			keyIn[other.Namespace] = refs.fingerprint()
 		}
-		c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator}) // the frontend only: the shared check reads the IR
-		if diags.HasErrors() || c.DataPlane != compiled.DataPlane {
-			continue
+		e, ok := r.together.get(other.UID)
+		if !ok || e.generation != other.Generation || e.refs != keyIn[other.Namespace] {
+			c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator}) // the frontend only: the shared check reads the IR
+			e = togetherEntry{generation: other.Generation, refs: keyIn[other.Namespace]}
+			if !diags.HasErrors() {
+				e.router = c
+			}
 		}
-		rs = append(rs, c)
+		seen[other.UID] = e
+		if e.router != nil && e.router.DataPlane == compiled.DataPlane {
+			others = append(others, e.router)
+		}
 	}
-	if len(rs) < 2 {
+	r.together.replace(seen)
+	if len(others) == 0 {
 		return nil, nil
 	}
-	return tg.CheckTogether(rs)[0], nil
+	if one, ok := tg.(targets.TogetherOne); ok {
+		return one.CheckOne(compiled, others), nil
+	}
+	return tg.CheckTogether(append([]*ir.Router{compiled}, others...))[0], nil
+}
+
+// togetherEntry is another router's compiled form as checkTogether last
+// computed it: nil when it did not compile. It depends on nothing but the
+// router's spec (its generation; uid, name and namespace never change) and
+// the references of its namespace (refs: their fingerprint); the operator
+// settings are fixed for the process.
+type togetherEntry struct {
+	generation int64
+	refs       string
+	router     *ir.Router // read only: shared between reconciles
+}
+
+// togetherCache holds the togetherEntry of every router checkTogether saw
+// last time (routers gone from the cluster are dropped with replace).
+type togetherCache struct {
+	mu sync.Mutex
+	m  map[types.UID]togetherEntry
+}
+
+func (c *togetherCache) get(uid types.UID) (togetherEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[uid]
+	return e, ok
+}
+
+func (c *togetherCache) replace(m map[types.UID]togetherEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = m
 }

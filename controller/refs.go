@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +28,23 @@ func (r *clusterRefs) InferenceService(namespace, name string) (*v1.InferenceSer
 }
 
 func (r *clusterRefs) ModelPools(namespace string) []*v1.ModelPool { return r.pools[namespace] }
+
+// fingerprint names the exact references read: every InferenceService
+// and ModelPool by name and resourceVersion. Two reads with the same
+// fingerprint compile a router the same way.
+func (r *clusterRefs) fingerprint() string {
+	var parts []string
+	for k, s := range r.services {
+		parts = append(parts, "s "+k+"@"+s.ResourceVersion)
+	}
+	for _, ps := range r.pools {
+		for _, p := range ps {
+			parts = append(parts, "p "+p.Namespace+"/"+p.Name+"@"+p.ResourceVersion)
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
 
 // readRefs lists the InferenceServices and ModelPools of a namespace. A kind
 // whose CRD is not installed reads as empty (the compiler then warns about

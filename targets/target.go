@@ -38,6 +38,27 @@ type Together interface {
 	CheckTogether(rs []*ir.Router) []diag.List
 }
 
+// TogetherOne is implemented by a Together target that can check one router
+// against the others alone: CheckOne(r, others) returns what
+// CheckTogether(append([]*ir.Router{r}, others...))[0] returns, in time
+// linear in len(others) (CheckTogether compares every pair). The controller
+// runs it in every reconcile of a router, against every other router of the
+// cluster on the same data plane.
+type TogetherOne interface {
+	Together
+	CheckOne(r *ir.Router, others []*ir.Router) diag.List
+}
+
+// CrossNamespace is implemented by a target that places objects of some
+// kinds outside the router's namespace (in its Gateway's, where a policy
+// must live to target the Gateway). Such objects carry no owner reference;
+// they are labelled with the router's namespace (naming.LabelRouterNamespace)
+// and the controller finds them, to prune them, with a label query across
+// the cluster, which it runs only for these kinds.
+type CrossNamespace interface {
+	CrossNamespaceKinds() []schema.GroupVersionKind
+}
+
 // Result is a target's complete desired object set for one router. The
 // controller prunes anything it applied before that is not in it.
 type Result struct {
@@ -84,6 +105,27 @@ func (r *Registry) AllKinds() []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	for _, t := range r.targets {
 		for _, k := range t.Kinds() {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// CrossNamespaceKinds is the union of the kinds the registered targets
+// place outside the router's namespace (CrossNamespace), sorted.
+func (r *Registry) CrossNamespaceKinds() []schema.GroupVersionKind {
+	seen := map[schema.GroupVersionKind]bool{}
+	var out []schema.GroupVersionKind
+	for _, t := range r.targets {
+		c, ok := t.(CrossNamespace)
+		if !ok {
+			continue
+		}
+		for _, k := range c.CrossNamespaceKinds() {
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, k)

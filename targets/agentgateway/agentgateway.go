@@ -53,6 +53,14 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{InferencePoolGVK, HTTPRouteGVK, AgentgatewayPolicyGVK, AgentgatewayModelGVK}
 }
 
+var _ targets.CrossNamespace = (*Target)(nil)
+
+// CrossNamespaceKinds implements targets.CrossNamespace: the
+// model-extraction AgentgatewayPolicy lives in the Gateway's namespace.
+func (*Target) CrossNamespaceKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{AgentgatewayPolicyGVK}
+}
+
 // Compile implements targets.Target.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e := &emitter{r: r, owners: targets.OwnerReferences(r)}

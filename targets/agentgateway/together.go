@@ -21,11 +21,30 @@ import (
 // Both routers are refused, naming each other. Routers separate by listener
 // (agentGatewayRef.sectionName), by hostnames, or by matching disjoint
 // models.
-func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
+func (*Target) CheckTogether(rs []*ir.Router) []diag.List { return checkTogether(rs, false) }
+
+var _ targets.TogetherOne = (*Target)(nil)
+
+// CheckOne implements targets.TogetherOne: CheckTogether's diagnostics for
+// r, comparing r with each of the others only.
+func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
+	return checkTogether(append([]*ir.Router{r}, others...), true)[0]
+}
+
+// checkTogether is CheckTogether; with first, only the diagnostics of rs[0]
+// are computed (the pairs that involve it), in the same order.
+func checkTogether(rs []*ir.Router, first bool) []diag.List {
 	out := make([]diag.List, len(rs))
 	type entry struct {
 		i       int
 		matches []routerMatch
+		done    bool // matches computed (only for routers that share a listener with another)
+	}
+	matches := func(e *entry) []routerMatch {
+		if !e.done {
+			e.matches, e.done = routerMatches(rs[e.i]), true
+		}
+		return e.matches
 	}
 	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
 		if r.AgentGateway == nil {
@@ -34,18 +53,24 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 		return r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
 	})
 	for _, key := range keys {
+		if first && (len(groups[key]) == 0 || groups[key][0] != 0) {
+			continue // rs[0] is not on this Gateway
+		}
 		var es []entry
 		for _, i := range groups[key] {
-			es = append(es, entry{i, routerMatches(rs[i])})
+			es = append(es, entry{i: i})
 		}
 		for a := 0; a < len(es); a++ {
+			if first && a > 0 {
+				break // every pair with rs[0] (es[0]) is done
+			}
 			for b := a + 1; b < len(es); b++ {
 				ra, rb := rs[es[a].i], rs[es[b].i]
 				where, shared := shareListener(ra.AgentGateway, rb.AgentGateway)
 				if !shared {
 					continue
 				}
-				ma, mb, ok := overlapping(es[a].matches, es[b].matches)
+				ma, mb, ok := overlapping(matches(&es[a]), matches(&es[b]))
 				if !ok {
 					continue
 				}

@@ -77,6 +77,15 @@ func (*Target) Kinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{gvkBackend, gvkAIBackend, gvkBSP, gvkRoute, gvkBTP, gvkSP, gvkCTP}
 }
 
+var _ targets.CrossNamespace = (*Target)(nil)
+
+// CrossNamespaceKinds implements targets.CrossNamespace: the
+// ClientTrafficPolicy of a router with policy.auth lives in the Gateway's
+// namespace.
+func (*Target) CrossNamespaceKinds() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{gvkCTP}
+}
+
 type emitter struct {
 	r       *ir.Router
 	diags   diag.List

@@ -19,7 +19,20 @@ import (
 // it: router beta's clients asking for an unknown model reach alpha's
 // backend. Both routers are refused, naming each other, since which one wins
 // is not knowable from the spec.
-func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
+func (*Target) CheckTogether(rs []*ir.Router) []diag.List { return checkTogether(rs, false) }
+
+var _ targets.TogetherOne = (*Target)(nil)
+
+// CheckOne implements targets.TogetherOne: CheckTogether's diagnostics for
+// r, comparing r with each of the others only.
+func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
+	return checkTogether(append([]*ir.Router{r}, others...), true)[0]
+}
+
+// checkTogether is CheckTogether; with first, only the diagnostics of rs[0]
+// are computed (the pairs and the shared-auth check that involve it), in
+// the same order.
+func checkTogether(rs []*ir.Router, first bool) []diag.List {
 	out := make([]diag.List, len(rs))
 	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
 		if r.Gateway == nil {
@@ -28,19 +41,25 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 		return r.Gateway.Namespace + "/" + r.Gateway.Name
 	})
 	for _, key := range keys {
+		if first && (len(groups[key]) == 0 || groups[key][0] != 0) {
+			continue // rs[0] is not on this Gateway
+		}
 		var es []entry
 		for _, i := range groups[key] {
-			es = append(es, entry{i, routerMatches(rs[i])})
+			es = append(es, entry{i: i})
 		}
-		sharedWithAuth(rs, key, es, out)
+		sharedWithAuth(rs, key, es, out, first)
 		for a := 0; a < len(es); a++ {
+			if first && a > 0 {
+				break // every pair with rs[0] (es[0]) is done
+			}
 			for b := a + 1; b < len(es); b++ {
 				ra, rb := rs[es[a].i], rs[es[b].i]
 				where, shared := shareHosts(ra, rb)
 				if !shared {
 					continue
 				}
-				ma, mb, ok := overlap(es[a].matches, es[b].matches)
+				ma, mb, ok := overlap(es[a].routeMatches(rs), es[b].routeMatches(rs))
 				if !ok {
 					continue
 				}
@@ -59,6 +78,14 @@ func (*Target) CheckTogether(rs []*ir.Router) []diag.List {
 type entry struct {
 	i       int
 	matches []match
+	done    bool // matches computed (only for routers that share a host with another)
+}
+
+func (e *entry) routeMatches(rs []*ir.Router) []match {
+	if !e.done {
+		e.matches, e.done = routerMatches(rs[e.i]), true
+	}
+	return e.matches
 }
 
 // shareHosts reports whether two routers on one Gateway can take one
@@ -99,8 +126,11 @@ func hasAuth(r *ir.Router) bool { return r.Policy.Auth != nil && r.Policy.Auth.J
 // a router without policy.auth would lose the client's team header its
 // rules, budgets and allowlists read. Whether the Gateway holds anything
 // else is checked by the controller.
-func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List) {
-	for _, me := range es {
+func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List, first bool) {
+	for n, me := range es {
+		if first && n > 0 {
+			break // only rs[0] (es[0]) is asked for
+		}
 		r := rs[me.i]
 		var others, header, mixed []string
 		authOther := false

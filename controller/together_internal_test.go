@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/compiler"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
+)
+
+// checkWith runs checkTogether for router against the objects of c.
+func checkWith(t *testing.T, r *Reconciler, router *v1.ModelRouter) diag.List {
+	t.Helper()
+	ctx := context.Background()
+	refs, err := readRefs(ctx, r.Client, router.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, diags := compiler.Compile(router, refs, compiler.Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	target, err := r.Registry.Get(compiled.DataPlane)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.checkTogether(ctx, router, compiled, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func isvcObj(name, model string) *v1.InferenceService {
+	return &v1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "1"},
+		Spec: v1.InferenceServiceSpec{ModelRef: model, Runtime: v1.RuntimeVLLM}}
+}
+
+func gatewayRouter(name, host string) *v1.ModelRouter {
+	mr := &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Generation: 1}}
+	mr.Spec.DataPlane = v1.DataPlaneGateway
+	mr.Spec.GatewayRef = &v1.RouterGatewayRef{Name: "gw", Hostnames: []string{host}}
+	mr.Spec.Backends = []v1.RouterBackend{{Name: "a", InferenceServiceRef: &corev1.LocalObjectReference{Name: "m0"}}}
+	mr.Spec.DefaultRoute = "a"
+	return mr
+}
+
+// TestCheckTogetherRecompilesWhatChanged: checkTogether keeps the other
+// routers' compiled form between reconciles; a new generation of a router,
+// or a change to an InferenceService of its namespace, is compiled again,
+// so the check sees it; routers on other planes are never compiled, and
+// routers that are gone are forgotten.
+func TestCheckTogetherRecompilesWhatChanged(t *testing.T) {
+	alpha, beta := gatewayRouter("alpha", "a.example.com"), gatewayRouter("beta", "b.example.com")
+	proxy := &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: "proxy", Namespace: "ns", UID: "uid-proxy", Generation: 1}}
+	proxy.Spec.Backends = []v1.RouterBackend{{Name: "a", InferenceServiceRef: &corev1.LocalObjectReference{Name: "m0"}}}
+	proxy.Spec.DefaultRoute = "a"
+	c := &listClient{objs: []client.Object{isvcObj("m0", "model-0"), alpha, beta, proxy}}
+	r := &Reconciler{Client: c, Registry: builtin.Registry()}
+
+	if d := checkWith(t, r, alpha); d.HasErrors() {
+		t.Fatalf("disjoint hostnames: %v", d)
+	}
+	if len(r.together.m) != 1 || r.together.m[beta.UID].router == nil {
+		t.Fatalf("cache %v: want beta only (the Proxy router is on another plane)", r.together.m)
+	}
+
+	// beta moves onto alpha's hostname: a new generation is compiled again.
+	beta.Spec.GatewayRef.Hostnames = []string{"a.example.com"}
+	beta.Generation = 2
+	if d := checkWith(t, r, alpha); !d.HasErrors() || !strings.Contains(d.Err().Error(), "GatewayRoutesOverlap") {
+		t.Fatalf("overlap after beta's new generation not seen: %v", d)
+	}
+
+	// Apart again, but beta's backend now names an InferenceService that
+	// does not exist until it is created: the namespace's references are
+	// part of the key.
+	beta.Spec.GatewayRef.Hostnames = []string{"b.example.com"}
+	beta.Spec.Backends[0].InferenceServiceRef.Name = "m1"
+	beta.Generation = 3
+	if d := checkWith(t, r, alpha); d.HasErrors() {
+		t.Fatalf("apart again: %v", d)
+	}
+	entry := r.together.m[beta.UID]
+	c.objs = append(c.objs, isvcObj("m1", "model-1"))
+	checkWith(t, r, alpha)
+	if r.together.m[beta.UID].refs == entry.refs {
+		t.Error("a new InferenceService in the namespace did not change the references' key")
+	}
+
+	// beta is deleted: forgotten.
+	c.objs = c.objs[:1]
+	c.objs = append(c.objs, alpha, proxy)
+	checkWith(t, r, alpha)
+	if len(r.together.m) != 0 {
+		t.Errorf("cache %v after beta is gone", r.together.m)
+	}
+}
