@@ -172,9 +172,11 @@ spec:
 	if !closedLoad.retryAfterOn503 {
 		t.Errorf("closed: a 503 budget_store_unavailable without Retry-After")
 	}
-	// Closed: nothing sent while Redis was dead was served.
-	if n := closedLoad.count(phaseOutage, "200"); n != 0 {
-		t.Errorf("closed: %d requests sent during the outage were served uncounted", n)
+	// Closed: at most the requests in flight as the outage began (one per
+	// client) were answered; the shared count below holds every one of
+	// them (nothing served uncounted).
+	if n := closedLoad.count(phaseOutage, "200"); n > 2 {
+		t.Errorf("closed: %d requests sent during the outage were served, want at most the 2 in flight", n)
 	}
 	if n := openLoad.count(phaseOutage, "200"); n == 0 {
 		t.Errorf("open: nothing served during the outage")
@@ -529,16 +531,19 @@ func proxyPodKilled(t *testing.T) {
 	if l.count(phaseBefore, "200") == 0 || l.count(phaseAfter, "200") == 0 {
 		t.Errorf("no answers before or after the kill: %s", l)
 	}
-	// Only 200s before the kill and after the replacement was serving.
-	l.allow(t, map[string][]string{phaseBefore: {"200"}, phaseAfter: {"200"}, phaseOutage: l.classes(phaseOutage)})
+	// Only 200s once the restarted container is ready. A request in
+	// flight at the kill was sent before it: it counts with the outage's.
+	l.allow(t, map[string][]string{phaseBefore: l.classes(phaseBefore), phaseAfter: {"200"}, phaseOutage: l.classes(phaseOutage)})
 	failed, refused := 0, 0
-	for _, class := range l.classes(phaseOutage) {
-		switch n := l.count(phaseOutage, class); {
-		case class == "200":
-		case strings.Contains(class, "connection refused"):
-			refused += n
-		default:
-			failed += n
+	for _, phase := range []string{phaseBefore, phaseOutage} {
+		for _, class := range l.classes(phase) {
+			switch n := l.count(phase, class); {
+			case class == "200":
+			case strings.Contains(class, "connection refused"):
+				refused += n
+			default:
+				failed += n
+			}
 		}
 	}
 	t.Logf("failed after sending: %d (bound %d: one in flight per client); refused connections: %d", failed, clients, refused)
@@ -610,6 +615,14 @@ spec:
 	kubectl(t, "-n", ns, "rollout", "status", "deploy/streams-router-proxy", "--timeout=120s")
 	base := serviceURL(t, ns, "streams-router-proxy")
 	pod := podsOf(t, ns, "app=streams-router-proxy")[0]
+	// The backend's first health probe may still be due (503 no_route).
+	eventually(t, 60*time.Second, "a first answer", func() error {
+		r, err := chat(base, "model", nil)
+		if err != nil || r.status != http.StatusOK {
+			return errorf("%v %d %s", err, r.status, r.body)
+		}
+		return nil
+	})
 	// Warm up: connections, pools and the first allocations in place.
 	for i := 0; i < 20; i++ {
 		mustChat(t, base, "model", nil)
