@@ -312,7 +312,8 @@ addressType: IPv4
 ports: [{name: redis, port: `+redisPort+`}]
 endpoints: [{addresses: [`+nodeIP+`]}]
 `)
-	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=false") })
+	// Gone before the next scenario creates it again.
+	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=true", "--timeout=120s") })
 }
 
 // waitEndpoints waits until a Service has n ready endpoints, then gives
