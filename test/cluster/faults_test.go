@@ -608,7 +608,7 @@ func upstreamFaults(t *testing.T) {
 kind: ModelRouter
 metadata: {name: streams, namespace: `+ns+`}
 spec:
-  proxy: {streamIdleTimeout: 3s}
+  proxy: {streamIdleTimeout: 3s, quarantineDuration: 1s}
   backends: [{name: model, inferenceServiceRef: {name: model}}]
   defaultRoute: model
 `)
@@ -630,10 +630,12 @@ spec:
 	}
 	before := proxyRuntime(t, pod.Status.PodIP)
 
+	// One fault at a time, 20 streams at once: a fault quarantines the
+	// backend (1 s here), so the other fault's batch waits it out.
 	const n = 20
-	var wg sync.WaitGroup
 	results := make(chan string, 2*n)
 	for _, fault := range []string{"hang-mid-stream", "reset-mid-stream"} {
+		var wg sync.WaitGroup
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
@@ -641,8 +643,9 @@ spec:
 				results <- fault + ": " + streamFault(base, fault)
 			}()
 		}
+		wg.Wait()
+		time.Sleep(2 * time.Second)
 	}
-	wg.Wait()
 	close(results)
 	seen := map[string]int{}
 	for r := range results {
