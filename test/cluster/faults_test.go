@@ -313,7 +313,9 @@ ports: [{name: redis, port: `+redisPort+`}]
 endpoints: [{addresses: [`+nodeIP+`]}]
 `)
 	// Gone before the next scenario creates it again.
-	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=true", "--timeout=120s") })
+	t.Cleanup(func() {
+		_, _ = tryRun("", "kubectl", "delete", "namespace", "platform", "--wait=true", "--timeout=120s")
+	})
 }
 
 // waitEndpoints waits until a Service has n ready endpoints, then gives
