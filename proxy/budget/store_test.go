@@ -45,14 +45,23 @@ func redisServer(t *testing.T) string {
 	return addr
 }
 
-func usdStore(t *testing.T, addr string) *Store {
+// storeWith is a Store on addr for one router budget "cap" (an hour's
+// window) with b's caps, round trips bounded by 100 ms.
+func storeWith(t *testing.T, addr string, b proxyapi.Budget) *Store {
 	t.Helper()
-	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
-		Policy: proxyapi.Policy{Budgets: []proxyapi.Budget{{Name: "cap", Scope: "router", MaxUSD: "100", Window: proxyapi.Duration{Duration: time.Hour}}}}}
+	b.Name, b.Scope, b.Window = "cap", "router", proxyapi.Duration{Duration: time.Hour}
+	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"}, Policy: proxyapi.Policy{Budgets: []proxyapi.Budget{b}}}
 	s, err := NewStore(cfg, StoreOptions{URL: "redis://" + addr + "/0", Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+func usdStore(t *testing.T, addr string) *Store {
+	return storeWith(t, addr, proxyapi.Budget{MaxUSD: "100"})
+}
+func tokenStore(t *testing.T, addr string) *Store {
+	return storeWith(t, addr, proxyapi.Budget{MaxTokens: 1000})
 }
 
 // A settlement whose reply times out has been applied by Redis all the
@@ -122,16 +131,6 @@ func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 	}
 	healthy, _ = refused.Healthy()
 	assert.False(t, healthy, "a refused connection is down: %v", err)
-}
-
-func tokenStore(t *testing.T, addr string) *Store {
-	t.Helper()
-	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
-		Policy: proxyapi.Policy{Budgets: []proxyapi.Budget{{Name: "cap", Scope: "router", MaxTokens: 1000, Window: proxyapi.Duration{Duration: time.Hour}}}}}
-	s, err := NewStore(cfg, StoreOptions{URL: "redis://" + addr + "/0", Timeout: 100 * time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	return s
 }
 
 // An admission whose reply is lost (held past the timeout while Redis
