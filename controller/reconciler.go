@@ -151,6 +151,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Error(err, "reconcile failed")
 	}
 	if serr := r.writeStatus(ctx, router, out); serr != nil {
+		if err == nil && apierrors.IsConflict(serr) {
+			// The cached router was older than the server's (patchStatus):
+			// look again as soon as the cache has caught up.
+			log.V(1).Info("status written from a stale router; reconciling again", "error", serr.Error())
+			return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
+		}
 		return ctrl.Result{}, errors.Join(err, serr)
 	}
 	if err != nil {
@@ -158,6 +164,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: out.requeueAfter(r, router.Status.Phase), Priority: ptr.To(RecheckPriority)}, nil
 }
+
+// StaleRetryInterval is how soon a reconcile whose status write found the
+// router changed since it was read (patchStatus) runs again.
+const StaleRetryInterval = 50 * time.Millisecond
 
 // RecheckPriority is the work-queue priority of a router's periodic
 // recheck: below the events a watch delivers (a spec change, a Deployment

@@ -69,6 +69,7 @@ var (
 	flagController = flag.String("controller", "", "llmkube-controller binary (default: go build ./cmd/llmkube-controller)")
 	flagWork       = flag.String("work", "", "directory for kubeconfigs and controller logs (default: a temporary one)")
 	flagJSON       = flag.String("json", "", "append one JSON line per run to this file")
+	flagTrace      = flag.Bool("trace-change", false, "print every status the watch shows of the routers given a spec change")
 	flagPortBase   = flag.Int("port-base", 38470, "first loopback port tried for the controller's metrics and probe addresses")
 )
 
@@ -415,6 +416,12 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 		}
 		key := pick.ns + "/" + pick.name
 		gen := tr.router(key).generation
+		if *flagTrace {
+			tr.mu.Lock()
+			tr.trace = key
+			tr.mu.Unlock()
+			fmt.Printf("      %s patching %s\n", time.Now().Format("15:04:05.000"), key)
+		}
 		t0 := time.Now()
 		obj := l.object(*pick, false)
 		if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, l.changePatch(*pick))); err != nil {
