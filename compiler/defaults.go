@@ -22,17 +22,17 @@ const (
 	DefaultClassificationMode   = v1.ClassificationHeaderOnly
 	DefaultClassificationHeader = wellknown.ClassificationHeader
 	// DefaultTeamHeader is the budget and JWT team header.
-	DefaultTeamHeader     = wellknown.TeamHeader
-	DefaultAuditSink      = v1.SinkStdout
-	DefaultAuditFilePath  = wellknown.AuditFilePath
-	DefaultBudgetWindow   = int32(3600)
-	DefaultBlockBytes     = int32(wellknown.BalancingBlockBytes)
-	DefaultMaxBlocks      = int32(wellknown.BalancingMaxBlocks)
-	DefaultHeaderTimeout  = "120s"
-	DefaultStreamIdle     = "300s"
-	DefaultQuarantine     = "15s"
-	DefaultReplicas       = int32(1)
-	DefaultRevisionLimit  = int32(3)
+	DefaultTeamHeader    = wellknown.TeamHeader
+	DefaultAuditSink     = v1.SinkStdout
+	DefaultAuditFilePath = wellknown.AuditFilePath
+	DefaultBudgetWindow  = int32(3600)
+	DefaultBlockBytes    = int32(wellknown.BalancingBlockBytes)
+	DefaultMaxBlocks     = int32(wellknown.BalancingMaxBlocks)
+	DefaultHeaderTimeout = "120s"
+	DefaultStreamIdle    = "300s"
+	DefaultQuarantine    = "15s"
+	DefaultReplicas      = int32(1)
+	DefaultRevisionLimit = int32(3)
 	// DefaultMaxUnavailable is the router-proxy PodDisruptionBudget's
 	// maxUnavailable: a drain evicts one replica at a time.
 	DefaultMaxUnavailable = int32(1)
