@@ -413,16 +413,23 @@ func (r *Reconciler) applyOne(ctx context.Context, obj, live *unstructured.Unstr
 	}
 	k := objKey(obj)
 	if live != nil {
-		// Unchanged since our own apply of the same desired object: no write.
-		if rec, ok := r.applied.get(k); ok && rec.hash == hash && rec.rv == live.GetResourceVersion() {
-			return live, nil
+		// Unchanged since our own apply of the same desired object (status
+		// and write bookkeeping aside: liveHash): no write.
+		if rec, ok := r.applied.get(k); ok && rec.hash == hash {
+			if lh, err := liveHash(live); err == nil && lh == rec.live {
+				return live, nil
+			}
 		}
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(naming.ManagedBy), client.ForceOwnership); err != nil {
 		r.applied.forget(k)
 		return nil, err
 	}
-	r.applied.set(k, appliedRecord{hash: hash, rv: desired.GetResourceVersion()})
+	if lh, err := liveHash(desired); err == nil {
+		r.applied.set(k, appliedRecord{hash: hash, live: lh})
+	} else {
+		r.applied.forget(k)
+	}
 	return desired, nil
 }
 

@@ -151,7 +151,7 @@ func createFixtures(ctx context.Context, c client.Client, l layout) error {
 				}}},
 			}}
 			if err := c.Create(ctx, obj); err != nil {
-				return fmt.Errorf("Gateway %s: %w", gw.name, err)
+				return fmt.Errorf("creating Gateway %s: %w", gw.name, err)
 			}
 		}
 	}
