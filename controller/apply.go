@@ -42,10 +42,12 @@ func describe(u *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
 }
 
-// appliedRecord is what the last successful apply of one object produced.
+// appliedRecord is what the last successful apply of one object produced:
+// the hash of the desired object, and the hash of what the server returned
+// (liveHash).
 type appliedRecord struct {
 	hash string
-	rv   string
+	live string
 }
 
 // appliedCache remembers, per router uid and object, the hash applied and the
@@ -77,6 +79,21 @@ func (c *appliedCache) forget(k string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, k)
+}
+
+// liveHash hashes a live object as it stands apart from its status and the
+// metadata every write moves (resourceVersion, managedFields, generation):
+// a data plane's controller writing status on a generated route or policy
+// leaves it unchanged, so the next reconcile does not apply the object again
+// (a no-op apply is still a write request); any change to its spec, labels,
+// annotations or owners does change it, and the object is applied again.
+func liveHash(u *unstructured.Unstructured) (string, error) {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "status")
+	unstructured.RemoveNestedField(c.Object, "metadata", "resourceVersion")
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	unstructured.RemoveNestedField(c.Object, "metadata", "generation")
+	return hashObject(c)
 }
 
 // hashObject hashes the desired object as it will be applied.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -537,4 +538,51 @@ spec:
 	}
 	touch(t, ns, "alpha")
 	waitCondition(t, ctx, ns, "alpha", v1.ConditionDegraded, metav1.ConditionFalse, "")
+}
+
+// TestNoApplyAfterDataPlaneStatus: a gateway controller writing status on a
+// generated object (a new answer, a changed message) is not drift: no
+// reconcile applies the object again for it. make bench-controller with a
+// played data plane counted one no-op APPLY per route, pool and policy after
+// each such status write.
+func TestNoApplyAfterDataPlaneStatus(t *testing.T) {
+	ctx := ctxT(t)
+	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.11")
+	objs, name, spec := testCase(t, "gateway-minimal", ns, gwns)
+	applyAll(t, ctx, objs)
+	createRouter(t, ns, name, specYAML(t, spec))
+	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
+	if _, err := reconc.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	before := len(rec.opsIn(ns))
+
+	// The gateway controller rewrites the route's status (same verdict, a
+	// new message): its resourceVersion moves, its spec does not.
+	route := &unstructured.Unstructured{}
+	route.SetGroupVersionKind(schema.GroupVersionKind{Group: "aigateway.envoyproxy.io", Version: "v1beta1", Kind: "AIGatewayRoute"})
+	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, route); err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(route.Object, "status", "conditions")
+	if len(conds) == 0 {
+		t.Fatal("the played gateway controller wrote no status on the AIGatewayRoute")
+	}
+	conds[0].(map[string]any)["message"] = "reconciled again by the gateway controller"
+	if err := unstructured.SetNestedSlice(route.Object, conds, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Status().Update(ctx, route); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := reconc.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ops := rec.opsIn(ns); len(ops) != before {
+		t.Errorf("after the data plane's status write the controller wrote: %+v", ops[before:])
+	}
 }

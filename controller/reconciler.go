@@ -151,6 +151,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.Error(err, "reconcile failed")
 	}
 	if serr := r.writeStatus(ctx, router, out); serr != nil {
+		if err == nil && apierrors.IsConflict(serr) {
+			// The cached router was older than the server's (patchStatus):
+			// look again as soon as the cache has caught up.
+			log.V(1).Info("status written from a stale router; reconciling again", "error", serr.Error())
+			return ctrl.Result{RequeueAfter: StaleRetryInterval}, nil
+		}
 		return ctrl.Result{}, errors.Join(err, serr)
 	}
 	if err != nil {
@@ -158,6 +164,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return ctrl.Result{RequeueAfter: out.requeueAfter(r, router.Status.Phase), Priority: ptr.To(RecheckPriority)}, nil
 }
+
+// StaleRetryInterval is how soon a reconcile whose status write found the
+// router changed since it was read (patchStatus) runs again.
+const StaleRetryInterval = 50 * time.Millisecond
 
 // RecheckPriority is the work-queue priority of a router's periodic
 // recheck: below the events a watch delivers (a spec change, a Deployment
@@ -403,16 +413,23 @@ func (r *Reconciler) applyOne(ctx context.Context, obj, live *unstructured.Unstr
 	}
 	k := objKey(obj)
 	if live != nil {
-		// Unchanged since our own apply of the same desired object: no write.
-		if rec, ok := r.applied.get(k); ok && rec.hash == hash && rec.rv == live.GetResourceVersion() {
-			return live, nil
+		// Unchanged since our own apply of the same desired object (status
+		// and write bookkeeping aside: liveHash): no write.
+		if rec, ok := r.applied.get(k); ok && rec.hash == hash {
+			if lh, err := liveHash(live); err == nil && lh == rec.live {
+				return live, nil
+			}
 		}
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired), client.FieldOwner(naming.ManagedBy), client.ForceOwnership); err != nil {
 		r.applied.forget(k)
 		return nil, err
 	}
-	r.applied.set(k, appliedRecord{hash: hash, rv: desired.GetResourceVersion()})
+	if lh, err := liveHash(desired); err == nil {
+		r.applied.set(k, appliedRecord{hash: hash, live: lh})
+	} else {
+		r.applied.forget(k)
+	}
 	return desired, nil
 }
 

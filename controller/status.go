@@ -37,9 +37,22 @@ func (r *Reconciler) writeStatus(ctx context.Context, router *v1.ModelRouter, ou
 	r.emitTransitions(router, &router.Status, st)
 	now := metav1.Now()
 	st.LastUpdated = &now
+	return r.patchStatus(ctx, router, *st)
+}
+
+// patchStatus writes st as the router's status: a merge patch from the
+// router as read, refused (Conflict) when the router has changed since. The
+// router comes from the manager's cache, which can lag behind the status
+// this controller wrote a moment ago (a Deployment event right after a
+// reconcile): a patch computed from that stale copy carries only the
+// fields that differ from it, so the server would keep the newer write's
+// other fields (measured: phase Provisioning beside Available=True for a
+// whole recheck interval). With the precondition the reconcile is simply
+// run again on a fresh copy.
+func (r *Reconciler) patchStatus(ctx context.Context, router *v1.ModelRouter, st v1.ModelRouterStatus) error {
 	orig := router.DeepCopy()
-	router.Status = *st
-	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, router, client.MergeFrom(orig)))
+	router.Status = st
+	return client.IgnoreNotFound(r.Client.Status().Patch(ctx, router, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
 // emitTransitions records an event when a readiness condition or Degraded

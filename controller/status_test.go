@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -272,5 +276,46 @@ func TestSetDegradedConditionAndPhase(t *testing.T) {
 				t.Errorf("phase %s, want %s", s.st.Phase, tc.phase)
 			}
 		})
+	}
+}
+
+// TestStatusFromAStaleRouterIsRefused: a status patch computed from a
+// router older than the server's (the manager's cache lagging behind the
+// controller's own last status write) is refused, not merged over the
+// newer status. Merged, it would carry only the fields that differ from the
+// stale copy: make bench-controller saw phase Provisioning stay beside
+// Available=True for a whole recheck interval after a spec change.
+func TestStatusFromAStaleRouterIsRefused(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1.ModelRouter{}).
+		WithObjects(&v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: "r", Namespace: "ns"}}).Build()
+	r := &Reconciler{Client: c}
+	stale := &v1.ModelRouter{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "r"}, stale); err != nil {
+		t.Fatal(err)
+	}
+	// The controller's own write, which the stale copy has not seen.
+	fresh := stale.DeepCopy()
+	if err := r.patchStatus(ctx, fresh, v1.ModelRouterStatus{Phase: v1.PhaseProvisioning}); err != nil {
+		t.Fatal(err)
+	}
+	err := r.patchStatus(ctx, stale, v1.ModelRouterStatus{Phase: v1.PhaseReady})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("status patch from a stale router: %v, want a conflict", err)
+	}
+	got := &v1.ModelRouter{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "r"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Phase != v1.PhaseProvisioning {
+		t.Errorf("phase %q after the refused patch, want the newer write's Provisioning", got.Status.Phase)
+	}
+	// From the fresh copy it goes through.
+	if err := r.patchStatus(ctx, got, v1.ModelRouterStatus{Phase: v1.PhaseReady}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +48,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/test/testenv"
@@ -67,6 +69,7 @@ var (
 	flagController = flag.String("controller", "", "llmkube-controller binary (default: go build ./cmd/llmkube-controller)")
 	flagWork       = flag.String("work", "", "directory for kubeconfigs and controller logs (default: a temporary one)")
 	flagJSON       = flag.String("json", "", "append one JSON line per run to this file")
+	flagTrace      = flag.Bool("trace-change", false, "print every status the watch shows of the routers given a spec change")
 	flagPortBase   = flag.Int("port-base", 38470, "first loopback port tried for the controller's metrics and probe addresses")
 )
 
@@ -80,6 +83,7 @@ type result struct {
 	EnvStart    time.Duration
 	CreateTook  time.Duration            // creating the N routers
 	Settle      time.Duration            // first create to every router settled
+	Settled     int                      // routers settled (all of them, unless the settle timed out)
 	SettleBy    map[string]time.Duration // per plane: first create to its last router settled
 	SettleWin   window
 	Steady      *window
@@ -94,6 +98,7 @@ type result struct {
 
 func main() {
 	flag.Parse()
+	logf.SetLogger(logr.Discard()) // controller-runtime's envtest and cache: quiet
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-controller:", err)
 		os.Exit(1)
@@ -232,18 +237,18 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	defer cancel()
 
 	began := time.Now()
-	env, err := testenv.NewWithOptions(testenv.Options{})
+	env, err := startCluster()
 	if err != nil {
 		return fail(err)
 	}
-	defer func() { _ = env.Stop() }()
+	defer env.stop()
 	res.EnvStart = time.Since(began)
-	fmt.Printf("    API server up with %d CRDs in %s\n", len(env.CRDs), res.EnvStart.Round(time.Second))
-	c, err := client.New(env.Config, client.Options{Scheme: scheme})
+	fmt.Printf("    API server up with %d CRDs in %s\n", env.crds, res.EnvStart.Round(time.Second))
+	c, err := client.New(env.cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return fail(err)
 	}
-	cs, err := kubernetes.NewForConfig(env.Config)
+	cs, err := kubernetes.NewForConfig(env.cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -254,7 +259,7 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 
 	// The controller, as a process, with the admin's kubeconfig.
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := env.WriteKubeconfig(kubeconfig, ""); err != nil {
+	if err := env.writeKubeconfig(kubeconfig); err != nil {
 		return fail(err)
 	}
 	metricsPort, err := freePort(*flagPortBase)
@@ -298,7 +303,7 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 
 	// The harness's own watches: routers (the settle), and with a played
 	// data plane the objects it answers for.
-	ca, err := cache.New(env.Config, cache.Options{Scheme: scheme})
+	ca, err := cache.New(env.cfg, cache.Options{Scheme: scheme})
 	if err != nil {
 		return fail(err)
 	}
@@ -351,8 +356,16 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	progress.Stop()
 	settleCancel()
 	if err != nil {
-		return fail(fmt.Errorf("%d of %d routers settled after %s: %s", tr.settledCount(), l.n, *flagTimeout, tr.unsettled(8)))
+		// What was measured until the timeout is still reported.
+		res.Settled = tr.settledCount()
+		if s1, serr := b.snap(ctx); serr == nil {
+			res.SettleWin = between(s0, s1)
+			res.PeakRSSMiB = float64(s1.proc.hwmKiB) / 1024
+			res.CPUTotal = s1.proc.cpu
+		}
+		return fail(fmt.Errorf("%d of %d routers settled after %s: %s", res.Settled, l.n, *flagTimeout, tr.unsettled(8)))
 	}
+	res.Settled = l.n
 	res.Settle = time.Since(start)
 	res.SettleBy = map[string]time.Duration{}
 	for p, at := range tr.lastSettled() {
@@ -403,6 +416,12 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 		}
 		key := pick.ns + "/" + pick.name
 		gen := tr.router(key).generation
+		if *flagTrace {
+			tr.mu.Lock()
+			tr.trace = key
+			tr.mu.Unlock()
+			fmt.Printf("      %s patching %s\n", time.Now().Format("15:04:05.000"), key)
+		}
 		t0 := time.Now()
 		obj := l.object(*pick, false)
 		if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, l.changePatch(*pick))); err != nil {
@@ -492,7 +511,8 @@ func report(rs []result) {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rs {
 		if r.Err != "" {
-			fmt.Printf("| %s | %d | FAILED: %s |||||||||\n", r.Name, r.Routers, r.Err)
+			fmt.Printf("| %s | %d | not settled: %d of %d after %s (%s) | | | %.0f MiB | %s | | %.0f | | | |\n", r.Name, r.Routers, r.Settled, r.Routers,
+				ms(r.SettleWin.Duration), r.Err, r.PeakRSSMiB, ms(r.SettleWin.CPU), r.SettleWin.Reconciles.total())
 			continue
 		}
 		per := func(m map[string]time.Duration) string {
@@ -519,7 +539,7 @@ func report(rs []result) {
 	}
 	fmt.Println("\nAPI requests (kube-apiserver apiserver_request_total deltas, by verb; writes by resource; the controller's own requests by HTTP method):")
 	for _, r := range rs {
-		if r.Err != "" {
+		if r.SettleWin.Duration == 0 {
 			continue
 		}
 		fmt.Printf("\n%s (%d routers; played data plane writes %d):\n", r.Name, r.Routers, r.PlayerW)

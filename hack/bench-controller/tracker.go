@@ -94,6 +94,9 @@ type tracker struct {
 	nSet    int
 	updates int       // router updates seen (any change of resourceVersion)
 	wake    chan bool // closed on every change
+	// trace, when set, is the router whose every status the watch shows is
+	// printed (-trace-change: what a spec change goes through).
+	trace string
 }
 
 func newTracker(want map[string]expectation, rs []router) *tracker {
@@ -127,6 +130,14 @@ func (t *tracker) observe(obj any) {
 	}
 	st.rv = mr.ResourceVersion
 	ok, why := settled(mr, t.want[plane])
+	if key == t.trace {
+		c := meta.FindStatusCondition(mr.Status.Conditions, t.want[plane].condition)
+		desc := "no " + t.want[plane].condition
+		if c != nil {
+			desc = fmt.Sprintf("%s=%s %s at generation %d: %.200s", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+		}
+		fmt.Printf("      %s %s generation %d, phase %s, %s\n", now.Format("15:04:05.000"), key, mr.Generation, mr.Status.Phase, desc)
+	}
 	if ok && !st.settled {
 		t.nSet++
 		st.settledAt = now
