@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,23 +20,38 @@ import (
 )
 
 // writeStatus computes status from what the reconcile did and writes it when
-// anything but lastUpdated changed.
+// anything but lastUpdated changed. lastUpdated is the time of the last
+// status reconciliation that wrote status: a controller at steady state
+// writes nothing (Kubernetes' own SLO for controllers), so it is not a
+// heartbeat. The controller's liveness is its leader Lease and its
+// reconcile metrics (docs/controller.md#status).
 func (r *Reconciler) writeStatus(ctx context.Context, router *v1.ModelRouter, out *outcome) error {
 	st := router.Status.DeepCopy()
 	r.computeStatus(router, out, st)
-	prev := router.Status.DeepCopy()
-	last := prev.LastUpdated
-	prev.LastUpdated, st.LastUpdated = nil, nil
-	// Write when something changed, and otherwise refresh lastUpdated at
-	// most once per recheck interval: no write storm, no stale timestamp.
-	fresh := last != nil && time.Since(last.Time) < r.recheckInterval()
-	if equality.Semantic.DeepEqual(prev, st) && fresh {
+	if equality.Semantic.DeepEqual(withoutTimestamps(&router.Status), withoutTimestamps(st)) && router.Status.LastUpdated != nil {
 		return nil
 	}
 	r.emitTransitions(router, &router.Status, st)
 	now := metav1.Now()
 	st.LastUpdated = &now
 	return r.patchStatus(ctx, router, *st)
+}
+
+// withoutTimestamps is status as compared for a write: without
+// lastUpdated, and with each backend's lastProbeTime reduced to whether it
+// is set. The router-proxy probes every few seconds; carrying each probe's
+// time into status would write every router at every recheck. A probe that
+// changes anything else (health, message, address) is written with its
+// time.
+func withoutTimestamps(st *v1.ModelRouterStatus) *v1.ModelRouterStatus {
+	c := st.DeepCopy()
+	c.LastUpdated = nil
+	for i := range c.Backends {
+		if c.Backends[i].LastProbeTime != nil {
+			c.Backends[i].LastProbeTime = &metav1.Time{}
+		}
+	}
+	return c
 }
 
 // patchStatus writes st as the router's status: a merge patch from the

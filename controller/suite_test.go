@@ -146,17 +146,30 @@ func startManagerWith(ctx context.Context, cfg *rest.Config, reg *targets.Regist
 
 // statusStub answers the proxy admin status per URL; unknown URLs are unreachable.
 type statusStub struct {
-	mu sync.Mutex
-	m  map[string][]byte
+	mu    sync.Mutex
+	m     map[string][]byte
+	calls map[string]int
 }
 
 func (s *statusStub) get(_ context.Context, url string) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[url]++
 	if b, ok := s.m[url]; ok {
 		return b, nil
 	}
 	return nil, errors.New("connection refused")
+}
+
+// reads is how many times the controller has read url: once per
+// reconcile of the router whose admin status it is.
+func (s *statusStub) reads(url string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[url]
 }
 
 func (s *statusStub) set(url string, v any) {
