@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -40,6 +42,60 @@ func objKey(u *unstructured.Unstructured) string {
 // describe names an object for messages: "Service ns/name".
 func describe(u *unstructured.Unstructured) string {
 	return fmt.Sprintf("%s %s/%s", u.GetKind(), u.GetNamespace(), u.GetName())
+}
+
+// prunedCache remembers, per router uid, the desired object set whose prune
+// last succeeded in this process: a reconcile whose desired set is the same
+// has nothing to prune (everything the router controls was either desired
+// then or deleted then), so it skips the inventory, about 20 uncached LISTs
+// and most of a recheck's cost. A router seen without its finalizer has
+// never had anything applied (the finalizer is set first), so its first
+// reconcile has nothing to prune either (freshRouter).
+//
+// The memory never spans two leaders: a replica that loses the leader Lease
+// exits (controller-runtime's manager returns from Start), and a new leader
+// starts with an empty cache, so it prunes each router once. What makes an
+// entry stale is forgotten: a failed apply, a name taken by a foreign object
+// (which skips the prune), the router's deletion.
+type prunedCache struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+// freshRouter is prunedCache's entry for a router with nothing applied yet.
+const freshRouter = "\x00fresh"
+
+// upToDate reports whether the prune of keys can be skipped.
+func (c *prunedCache) upToDate(uid types.UID, keys string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	got, ok := c.m[uid]
+	return ok && (got == keys || got == freshRouter)
+}
+
+func (c *prunedCache) set(uid types.UID, keys string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]string{}
+	}
+	c.m[uid] = keys
+}
+
+func (c *prunedCache) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, uid)
+}
+
+// desiredKeys is a desired object set as prunedCache compares it.
+func desiredKeys(desired map[string]bool) string {
+	keys := make([]string, 0, len(desired))
+	for k := range desired {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, "\n")
 }
 
 // appliedRecord is what the last successful apply of one object produced:

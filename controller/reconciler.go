@@ -103,6 +103,7 @@ type Reconciler struct {
 	CRDRetryInterval time.Duration
 
 	applied  appliedCache
+	pruned   prunedCache
 	schemas  crdSchemas
 	together togetherCache
 }
@@ -144,6 +145,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.Client.Patch(ctx, router, patch); err != nil {
 			return ctrl.Result{}, err
 		}
+		// Nothing was ever applied for it: nothing to prune (prunedCache).
+		r.pruned.set(router.UID, freshRouter)
 	}
 
 	out, err := r.reconcile(ctx, router)
@@ -318,6 +321,11 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 	r.emitWarnings(router, out.diags)
 
 	err = r.apply(ctx, router, out)
+	if err != nil {
+		// Some objects may be in place that a later desired set does not
+		// hold: the next apply prunes.
+		r.pruned.forget(router.UID)
+	}
 	// Read back, not assumed from the spec: a failed apply, or a taken name
 	// (which skips pruning), can leave objects in force that the spec no
 	// longer asks for.
@@ -379,6 +387,7 @@ func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *out
 	if len(out.taken) > 0 {
 		// Prune nothing: the router keeps everything it had, in particular
 		// its previous data-plane Service.
+		r.pruned.forget(router.UID)
 		for i := range out.taken {
 			if !out.taken[i].proxyName {
 				continue
@@ -390,8 +399,11 @@ func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *out
 		}
 		return nil
 	}
-	if err := r.prune(ctx, router, desired, false); err != nil {
-		return err
+	if keys := desiredKeys(desired); !r.pruned.upToDate(router.UID, keys) {
+		if err := r.prune(ctx, router, desired, false); err != nil {
+			return err
+		}
+		r.pruned.set(router.UID, keys)
 	}
 	for _, obj := range deferred {
 		got, err := r.applyOne(ctx, obj, out.live[objKey(obj)])
@@ -503,6 +515,7 @@ func (r *Reconciler) finalize(ctx context.Context, router *v1.ModelRouter) error
 	if !controllerutil.ContainsFinalizer(router, Finalizer) {
 		return nil
 	}
+	r.pruned.forget(router.UID)
 	if err := r.prune(ctx, router, nil, true); err != nil {
 		return err
 	}
