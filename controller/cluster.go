@@ -13,7 +13,8 @@ import (
 )
 
 // clusterReader is the controller's client narrowed to what a plane's
-// controller side reads (targets.ClusterReader). Reads are uncached.
+// controller side reads (targets.ClusterReader): Get and Owned uncached,
+// List from the informer cache (Reconciler.Cache).
 type clusterReader struct{ r *Reconciler }
 
 func (r *Reconciler) clusterReader() targets.ClusterReader { return clusterReader{r} }
@@ -33,7 +34,11 @@ func (c clusterReader) Get(ctx context.Context, gvk schema.GroupVersionKind, nam
 func (c clusterReader) List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := c.r.Reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	reader := c.r.Cache
+	if reader == nil {
+		reader = c.r.Reader
+	}
+	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {

@@ -84,6 +84,11 @@ type Reconciler struct {
 	Client client.Client
 	// Reader reads uncached (live generated objects and inventory lists).
 	Reader client.Reader
+	// Cache serves the planes' neighbour lists (targets.ClusterReader.List:
+	// other routers' and other teams' policies, routes and models on a
+	// Gateway): the manager's cache, which starts an informer for a kind
+	// the first time it is listed. Nil lists through Reader.
+	Cache client.Reader
 	// Mapper answers which kinds the API server serves (discovery).
 	Mapper meta.RESTMapper
 	// Registry holds the data-plane targets of this build.

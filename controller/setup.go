@@ -31,6 +31,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Reader == nil {
 		r.Reader = mgr.GetAPIReader()
 	}
+	if r.Cache == nil {
+		r.Cache = mgr.GetCache()
+	}
 	if r.Mapper == nil {
 		r.Mapper = mgr.GetRESTMapper()
 	}

@@ -50,11 +50,18 @@ type Lingering struct {
 }
 
 // ClusterReader is the controller's access to the cluster, narrowed to what
-// a plane reads. Reads are uncached.
+// a plane reads.
 type ClusterReader interface {
 	// Get returns the object, or nil and no error when it does not exist.
+	// It reads the API server (uncached): a plane reads back what was just
+	// applied.
 	Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
-	// List returns the objects of a kind in a namespace.
+	// List returns the objects of a kind in a namespace ("" for all). It
+	// reads the controller's informer cache, which follows the API server
+	// by a watch: the lists are the neighbour checks', run for every
+	// router of a Gateway in every reconcile, so an uncached list would
+	// make each reconcile read every router's objects (quadratic in the
+	// routers on one Gateway). The items are copies.
 	List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]unstructured.Unstructured, error)
 	// Owned returns the objects of these kinds that the router controls.
 	Owned(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error)
