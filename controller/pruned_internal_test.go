@@ -14,6 +14,7 @@ func TestPrunedCache(t *testing.T) {
 	if !c.upToDate("a", "x") || !c.upToDate("a", "y") {
 		t.Error("a router with nothing applied yet pruned")
 	}
+	// What the controller records after the first apply (skipped or not).
 	c.set("a", desiredKeys(map[string]bool{"k2": true, "k1": true}))
 	if !c.upToDate("a", desiredKeys(map[string]bool{"k1": true, "k2": true})) {
 		t.Error("the same desired set pruned again")

@@ -404,12 +404,13 @@ func (r *Reconciler) apply(ctx context.Context, router *v1.ModelRouter, out *out
 		}
 		return nil
 	}
-	if keys := desiredKeys(desired); !r.pruned.upToDate(router.UID, keys) {
+	keys := desiredKeys(desired)
+	if !r.pruned.upToDate(router.UID, keys) {
 		if err := r.prune(ctx, router, desired, false); err != nil {
 			return err
 		}
-		r.pruned.set(router.UID, keys)
 	}
+	r.pruned.set(router.UID, keys)
 	for _, obj := range deferred {
 		got, err := r.applyOne(ctx, obj, out.live[objKey(obj)])
 		if err != nil {
