@@ -136,29 +136,30 @@ func (sc *scanner) healthTerms(t []byte) {
 // an identifier only where the text says so; the health-term detector then
 // looks for health words next to it.
 func (sc *scanner) identifierCue(t []byte, i int) {
+	if identifierFollows(t, i) {
+		sc.identifier(i)
+	}
+}
+
+// identifierFollows reports whether the word at t[i] (or "Name" before the
+// ':' at t[i]) introduces an identifier the text then holds.
+func identifierFollows(t []byte, i int) bool {
 	if t[i] == ':' {
-		if i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1) {
-			sc.identifier(i)
-		}
-		return
+		return i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1)
 	}
 	if i > 0 && isLetter(t[i-1]) {
-		return // not a word's start
+		return false // not a word's start
 	}
+	w := t[i:]
 	switch {
-	case hasPrefixFold(t[i:], "patient"):
-		if twoNames(t, i+len("patient")) {
-			sc.identifier(i)
-		}
-	case hasPrefixFold(t[i:], "mr. ") || hasPrefixFold(t[i:], "ms. ") || hasPrefixFold(t[i:], "mrs. "):
-		if t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's')) {
-			sc.identifier(i)
-		}
-	case hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "d.o.b") || hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "born"):
-		if birthDate(t, i+3) {
-			sc.identifier(i)
-		}
+	case hasPrefixFold(w, "patient"):
+		return twoNames(t, i+len("patient"))
+	case hasPrefixFold(w, "mr. ") || hasPrefixFold(w, "ms. ") || hasPrefixFold(w, "mrs. "):
+		return t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's'))
+	case hasPrefixFold(w, "dob") || hasPrefixFold(w, "d.o.b") || hasPrefixFold(w, "birth") || hasPrefixFold(w, "born"):
+		return birthDate(t, i+3)
 	}
+	return false
 }
 
 func boolInt(b bool) int {

@@ -16,24 +16,44 @@ func isLocalByte(c byte) bool {
 // pkg@1.2.3). An scp-style location (git@github.com:org/repo) is not an
 // address. It returns the index of the address's last byte, or i.
 func (sc *scanner) email(t []byte, i int) int {
-	ls := i
-	for ls > 0 && i-ls < maxLocalPart && isLocalByte(t[ls-1]) {
-		ls--
-	}
-	if ls == i || t[ls] == '.' || t[i-1] == '.' || (ls > 0 && isLocalByte(t[ls-1])) {
+	ls, ok := localPart(t, i)
+	if !ok {
 		return i
 	}
-	// Domain labels: [A-Za-z0-9-]+ joined by '.'.
-	p, labels, tldLetters := i+1, 0, false
-	for p < len(t) && p-i <= maxDomain {
-		q := p
-		letters := true
-		for q < len(t) && (isAlnum(t[q]) || t[q] == '-') {
-			if !isLetter(t[q]) {
-				letters = false
-			}
-			q++
-		}
+	p, ok := domain(t, i)
+	sc.steps += p - ls
+	if !ok || (p < len(t) && (isWordByte(t[p]) || t[p] == '@')) {
+		return i
+	}
+	if p+1 < len(t) && t[p] == ':' && t[p+1] != ' ' && t[p+1] != '\n' {
+		return p // git@github.com:org/repo
+	}
+	sc.fire(Email, ls)
+	return p - 1
+}
+
+// localPart returns the start of the local part before the '@' at t[at],
+// and whether it is one: not empty, no '.' at either end, and not cut
+// short by the length bound.
+func localPart(t []byte, at int) (int, bool) {
+	ls := at
+	for ls > 0 && at-ls < maxLocalPart && isLocalByte(t[ls-1]) {
+		ls--
+	}
+	if ls == at || t[ls] == '.' || t[at-1] == '.' || (ls > 0 && isLocalByte(t[ls-1])) {
+		return ls, false
+	}
+	return ls, true
+}
+
+// domain reads the domain after the '@' at t[at]: labels of
+// [A-Za-z0-9-]+ joined by '.'. It returns the index after it, and whether
+// it is an address's: two labels or more, the last of two letters or
+// more (a TLD, not pkg@1.2.3).
+func domain(t []byte, at int) (int, bool) {
+	p, labels, tldLetters := at+1, 0, false
+	for p < len(t) && p-at <= maxDomain {
+		q, letters := domainLabel(t, p)
 		if q == p || t[p] == '-' || t[q-1] == '-' {
 			break
 		}
@@ -46,13 +66,17 @@ func (sc *scanner) email(t []byte, i int) int {
 		}
 		break
 	}
-	sc.steps += p - ls
-	if labels < 2 || !tldLetters || (p < len(t) && (isWordByte(t[p]) || t[p] == '@')) {
-		return i
+	return p, labels >= 2 && tldLetters
+}
+
+// domainLabel returns the index after the label at t[p] and whether it is
+// all letters.
+func domainLabel(t []byte, p int) (int, bool) {
+	letters := true
+	for ; p < len(t) && (isAlnum(t[p]) || t[p] == '-'); p++ {
+		if !isLetter(t[p]) {
+			letters = false
+		}
 	}
-	if p+1 < len(t) && t[p] == ':' && t[p+1] != ' ' && t[p+1] != '\n' {
-		return p // git@github.com:org/repo
-	}
-	sc.fire(Email, ls)
-	return p - 1
+	return p, letters
 }

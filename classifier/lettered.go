@@ -102,24 +102,32 @@ func (sc *scanner) iban(t []byte, s int) int {
 // and fires when a diagnosis or health word is near it (E11.9, type 2
 // diabetes).
 func (sc *scanner) icd10(t []byte, s int) {
-	c := t[s]
-	if c < 'A' || c > 'Z' || c == 'U' || s+2 >= len(t) || !isDigit(t[s+1]) || !(isDigit(t[s+2]) || (t[s+2] >= 'A' && t[s+2] <= 'Z')) {
-		return
-	}
-	p := s + 3
-	if p+1 < len(t) && t[p] == '.' && (isDigit(t[p+1]) || (t[p+1] >= 'A' && t[p+1] <= 'Z')) {
-		p++
-		for k := 0; k < 4 && p < len(t) && (isDigit(t[p]) || (t[p] >= 'A' && t[p] <= 'Z')); k++ {
-			p++
-		}
-	}
-	if p < len(t) && isWordByte(t[p]) {
-		return
-	}
-	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
+	p, ok := icd10End(t, s)
+	if ok && sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
 		sc.fire(ICD10, s)
 	}
 }
+
+// icd10End returns the index after the ICD-10 code at t[s], and whether
+// there is one that ends its word.
+func icd10End(t []byte, s int) (int, bool) {
+	c := t[s]
+	if c < 'A' || c > 'Z' || c == 'U' || s+2 >= len(t) || !isDigit(t[s+1]) || !isCodeByte(t[s+2]) {
+		return 0, false
+	}
+	p := s + 3
+	if p+1 < len(t) && t[p] == '.' && isCodeByte(t[p+1]) {
+		p++
+		for k := 0; k < 4 && p < len(t) && isCodeByte(t[p]); k++ {
+			p++
+		}
+	}
+	return p, p >= len(t) || !isWordByte(t[p])
+}
+
+// isCodeByte is a byte of a code after its first two: a digit or an
+// upper-case letter.
+func isCodeByte(c byte) bool { return isDigit(c) || c >= 'A' && c <= 'Z' }
 
 // letteredMRN: a medical record number with a short letter prefix
 // (MRN: A1234567, MR-00012345 is read as digits) after a record word.

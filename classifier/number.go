@@ -39,43 +39,67 @@ func parseRun(t []byte, i int) (r run) {
 	}
 	var sep byte
 	for p < len(t) {
-		paren := false
-		q := p
-		if t[q] == '(' {
-			paren = true
-			q++
-		}
-		d := q
-		for d < len(t) && isDigit(t[d]) {
-			d++
-		}
-		if d == q || (paren && (d-q > 4 || d >= len(t) || t[d] != ')')) {
+		q, d, paren := groupAt(t, p)
+		if d == q {
 			break // not a group: the run ended before it
 		}
-		if r.n < maxGroups && r.nd+(d-q) <= maxRunDigits {
-			r.groups[r.n] = group{at: r.nd, n: d - q, sep: sep, paren: paren}
-			r.n++
-			r.nd += copy(r.digits[r.nd:], t[q:d])
-		} else {
-			r.overflow = true
-		}
+		r.add(t[q:d], sep, paren)
 		p = d
 		if paren {
 			p++ // ')'
 		}
 		r.end = p
-		// The next separator, taken only when a group follows it.
-		sep = 0
-		if p < len(t) && (t[p] == ' ' || t[p] == '-' || t[p] == '.') && p+1 < len(t) && (isDigit(t[p+1]) || t[p+1] == '(') {
-			sep = t[p]
-			p++
-		} else if paren && p < len(t) && isDigit(t[p]) {
-			sep = ')'
-		} else {
+		var more bool
+		if sep, p, more = separatorAt(t, p, paren); !more {
 			break
 		}
 	}
 	return r
+}
+
+// groupAt reads the group of digits at t[p], in parentheses or not: its
+// digits are t[q:d], none (d == q) when there is no group there. A
+// parenthesized group has at most four digits and its ')'.
+func groupAt(t []byte, p int) (q, d int, paren bool) {
+	q = p
+	if t[q] == '(' {
+		paren = true
+		q++
+	}
+	d = q
+	for d < len(t) && isDigit(t[d]) {
+		d++
+	}
+	if paren && (d-q > 4 || d >= len(t) || t[d] != ')') {
+		return q, q, paren
+	}
+	return q, d, paren
+}
+
+// add appends a group of digits, or marks the run overflowed when it is
+// past the bounds of any detector.
+func (r *run) add(digits []byte, sep byte, paren bool) {
+	if r.n >= maxGroups || r.nd+len(digits) > maxRunDigits {
+		r.overflow = true
+		return
+	}
+	r.groups[r.n] = group{at: r.nd, n: len(digits), sep: sep, paren: paren}
+	r.n++
+	r.nd += copy(r.digits[r.nd:], digits)
+}
+
+// separatorAt reads the separator after a group ending before t[p], taken
+// only when a group follows it: ' ', '-' or '.', or ')' for digits right
+// after a parenthesized group. It returns the separator, where the next
+// group starts, and whether there is one.
+func separatorAt(t []byte, p int, paren bool) (byte, int, bool) {
+	if p < len(t) && (t[p] == ' ' || t[p] == '-' || t[p] == '.') && p+1 < len(t) && (isDigit(t[p+1]) || t[p+1] == '(') {
+		return t[p], p + 1, true
+	}
+	if paren && p < len(t) && isDigit(t[p]) {
+		return ')', p, true
+	}
+	return 0, p, false
 }
 
 // number judges the run at t[i] and returns the index of its last byte.
@@ -84,27 +108,43 @@ func (sc *scanner) number(t []byte, i int) int {
 	if r.n == 0 {
 		return i
 	}
-	last := r.end - 1
-	// The run must end the token: "4111...abc", "123-45-6789-x" and
-	// "1.2.3-beta" are not numbers. When only its last group is glued to
-	// what follows (a card's expiry: "4111 1111 1111 1111 12/25"), the
-	// groups before it still are.
-	if r.end < len(t) {
-		c := t[r.end]
-		if isWordByte(c) || ((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
-			if r.overflow || r.n < 2 || r.groups[r.n-1].sep != ' ' {
-				return skipCompound(t, last)
-			}
-			r.n--
-			last = skipCompound(t, last)
-		}
-	}
-	if r.overflow {
+	last, ok := r.endToken(t)
+	if !ok || r.overflow {
 		return last
 	}
+	if !sc.judgeCuts(t, &r) {
+		sc.contextual(t, &r)
+	}
+	return last
+}
+
+// endToken checks that the run ends its token: "4111...abc",
+// "123-45-6789-x" and "1.2.3-beta" are not numbers. When only its last
+// group is glued to what follows (a card's expiry: "4111 1111 1111 1111
+// 12/25"), the groups before it still are: the run drops that group. It
+// returns the index of the token's last byte and whether the run is still
+// a number.
+func (r *run) endToken(t []byte) (int, bool) {
+	last := r.end - 1
+	if r.end >= len(t) {
+		return last, true
+	}
+	c := t[r.end]
+	if !isWordByte(c) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
+		return last, true
+	}
+	if r.overflow || r.n < 2 || r.groups[r.n-1].sep != ' ' {
+		return skipCompound(t, last), false
+	}
+	r.n--
+	return skipCompound(t, last), true
+}
+
+// judgeCuts judges the whole run, then the runs inside it cut at a space
+// ("ref 12 4111 1111 1111 1111", "4111 1111 1111 1111 123"), and reports
+// whether a detector fired on any.
+func (sc *scanner) judgeCuts(t []byte, r *run) bool {
 	hit := false
-	// The whole run, then the runs inside it cut at a space ("ref 12
-	// 4111 1111 1111 1111", "4111 1111 1111 1111 123").
 	for a := 0; a < r.n; a++ {
 		if a > 0 && r.groups[a].sep != ' ' {
 			continue
@@ -113,15 +153,12 @@ func (sc *scanner) number(t []byte, i int) int {
 			if b < r.n && r.groups[b].sep != ' ' {
 				continue
 			}
-			if sc.judge(t, &r, a, b) {
+			if sc.judge(t, r, a, b) {
 				hit = true
 			}
 		}
 	}
-	if !hit {
-		sc.contextual(t, &r)
-	}
-	return last
+	return hit
 }
 
 // span is the digits of groups [a, b) of a run.
@@ -281,50 +318,70 @@ func cardShape(r *run, a, b int) bool {
 // national number with a trunk 0 in groups (020 7946 0958, 06 12 34 56 78).
 func phoneShape(r *run, a, b int) bool {
 	d := r.span(a, b)
-	if r.plus {
-		return a == 0 && len(d) >= 8 && len(d) <= 15 && d[0] != '0'
-	}
-	// Parentheses only around the area code, and the rest joined by one
-	// kind of separator.
-	parenOK := func(k int) bool {
-		for j := a; j < b; j++ {
-			if r.groups[j].paren != (j == k) {
-				return false
-			}
-		}
-		return true
-	}
-	seps := func(from int) bool {
-		_, ok := r.oneSeparator(from, b, " -.")
-		return ok
-	}
-	nanp := func(area int) bool {
-		ac, ex := r.groups[area], r.groups[area+1]
-		return r.digits[ac.at] >= '2' && r.digits[ex.at] >= '2'
-	}
 	switch {
+	case r.plus:
+		return a == 0 && len(d) >= 8 && len(d) <= 15 && d[0] != '0'
 	case r.shape(a, b, 3, 3, 4):
-		if r.groups[a].paren {
-			return parenOK(a) && nanp(a) && (r.groups[a+2].sep == '-' || r.groups[a+2].sep == ' ' || r.groups[a+2].sep == '.')
-		}
-		return b-a == 3 && seps(a) && nanp(a)
+		return nanpPhone(r, a, b)
 	case r.shape(a, b, 1, 3, 3, 4) && d[0] == '1':
 		if r.groups[a+1].paren {
-			return parenOK(a+1) && nanp(a+1)
+			return r.parenOnly(a, b, a+1) && r.nanp(a+1)
 		}
-		return seps(a) && nanp(a+1)
+		return r.joined(a, b) && r.nanp(a+1)
 	case d[0] == '0' && len(d) >= 10 && len(d) <= 11 && b-a >= 2:
-		for k := a; k < b; k++ {
-			if r.groups[k].n < 2 {
-				return false
-			}
-		}
-		if r.groups[a].paren {
-			return parenOK(a) && seps(a+1)
-		}
-		return seps(a) && !r.shape(a, b, 3, 2, 4)
+		return trunkPhone(r, a, b)
 	}
 	return false
+}
+
+// nanpPhone judges groups [a, b) of 3-3-4 digits: (555) 123-4567 or
+// 555-123-4567.
+func nanpPhone(r *run, a, b int) bool {
+	if r.groups[a].paren {
+		sep := r.groups[a+2].sep
+		return r.parenOnly(a, b, a) && r.nanp(a) && (sep == '-' || sep == ' ' || sep == '.')
+	}
+	return b-a == 3 && r.joined(a, b) && r.nanp(a)
+}
+
+// trunkPhone judges groups [a, b) of a number with a trunk 0: groups of
+// two digits or more, the first perhaps in parentheses, not an SSN's
+// 3-2-4.
+func trunkPhone(r *run, a, b int) bool {
+	for k := a; k < b; k++ {
+		if r.groups[k].n < 2 {
+			return false
+		}
+	}
+	if r.groups[a].paren {
+		return r.parenOnly(a, b, a) && r.joined(a+1, b)
+	}
+	return r.joined(a, b) && !r.shape(a, b, 3, 2, 4)
+}
+
+// parenOnly reports whether, of groups [a, b), group k alone is in
+// parentheses (a phone number's area code).
+func (r *run) parenOnly(a, b, k int) bool {
+	for j := a; j < b; j++ {
+		if r.groups[j].paren != (j == k) {
+			return false
+		}
+	}
+	return true
+}
+
+// joined reports whether groups [from, b) are joined by one kind of
+// separator, none in parentheses.
+func (r *run) joined(from, b int) bool {
+	_, ok := r.oneSeparator(from, b, " -.")
+	return ok
+}
+
+// nanp reports whether the area code (group area) and the exchange code
+// after it start from 2, as NANP numbers do.
+func (r *run) nanp(area int) bool {
+	ac, ex := r.groups[area], r.groups[area+1]
+	return r.digits[ac.at] >= '2' && r.digits[ex.at] >= '2'
 }
 
 // cardValid: a known issuer's prefix and length, and the Luhn checksum.

@@ -23,19 +23,15 @@ const maxNestedDepth = 2
 // written with \u escapes) is walked again, decoded once more, up to
 // maxNestedDepth.
 func walkStrings(data []byte, text func([]byte), depth int) {
-	// Each container on the path: an object or an array, and whether its
-	// value is skipped (a binary member).
-	type frame struct{ object, skip bool }
-	var stackBuf [32]frame
+	var stackBuf [32]walkFrame
 	stack := stackBuf[:0]
-	skipping := func() bool { return len(stack) > 0 && stack[len(stack)-1].skip }
 	expectKey := false // the next string in an object is a key
 	skipNext := false  // the member just keyed is binary
 	var scratch []byte
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '{', '[':
-			stack = append(stack, frame{object: c == '{', skip: skipping() || skipNext})
+			stack = append(stack, walkFrame{object: c == '{', skip: skipping(stack) || skipNext})
 			skipNext = false
 			expectKey = c == '{'
 		case '}', ']':
@@ -56,30 +52,13 @@ func walkStrings(data []byte, text func([]byte), depth int) {
 				expectKey = false
 				continue
 			}
-			if skipping() || skipNext {
-				skipNext = false
-				continue
+			if !skipping(stack) && !skipNext {
+				scratch = walkString(raw, scratch, text, depth)
 			}
-			s := raw
-			escaped := bytes.IndexByte(raw, '\\') >= 0
-			if escaped {
-				scratch = unescape(scratch[:0], raw)
-				s = scratch
-			}
-			if isBinary(s) {
-				continue
-			}
-			text(s)
-			if escaped && depth < maxNestedDepth && bytes.Contains(s, []byte(`\u`)) && looksLikeJSON(s) && json.Valid(s) {
-				nested := bytes.Clone(s)
-				walkStrings(nested, text, depth+1)
-			}
+			skipNext = false
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			j := i
-			for j < len(data) && (isDigit(data[j]) || data[j] == '-' || data[j] == '.' || data[j] == 'e' || data[j] == 'E' || data[j] == '+') {
-				j++
-			}
-			if !skipping() && !skipNext && j-i >= 9 {
+			j := numberEnd(data, i)
+			if !skipping(stack) && !skipNext && j-i >= 9 {
 				text(data[i:j])
 			}
 			skipNext = false
@@ -88,6 +67,42 @@ func walkStrings(data []byte, text func([]byte), depth int) {
 			skipNext = false
 		}
 	}
+}
+
+// walkFrame is a container on walkStrings' path: an object or an array,
+// and whether its values are skipped (a binary member's).
+type walkFrame struct{ object, skip bool }
+
+// skipping reports whether the innermost container's values are skipped.
+func skipping(stack []walkFrame) bool { return len(stack) > 0 && stack[len(stack)-1].skip }
+
+// walkString calls text for a string value's raw bytes, its escapes
+// decoded into scratch (returned for the next string), unless it is
+// binary, and walks it again when it holds escaped JSON of its own.
+func walkString(raw, scratch []byte, text func([]byte), depth int) []byte {
+	s := raw
+	escaped := bytes.IndexByte(raw, '\\') >= 0
+	if escaped {
+		scratch = unescape(scratch[:0], raw)
+		s = scratch
+	}
+	if isBinary(s) {
+		return scratch
+	}
+	text(s)
+	if escaped && depth < maxNestedDepth && bytes.Contains(s, []byte(`\u`)) && looksLikeJSON(s) && json.Valid(s) {
+		nested := bytes.Clone(s)
+		walkStrings(nested, text, depth+1)
+	}
+	return scratch
+}
+
+// numberEnd returns the index after the number starting at d[i].
+func numberEnd(d []byte, i int) int {
+	for i < len(d) && (isDigit(d[i]) || d[i] == '-' || d[i] == '.' || d[i] == 'e' || d[i] == 'E' || d[i] == '+') {
+		i++
+	}
+	return i
 }
 
 // stringEnd returns the index after the string starting at d[i] == '"':
@@ -119,9 +134,21 @@ func looksLikeJSON(s []byte) bool {
 // isBinary reports whether a string is a payload rather than text: a data:
 // URL, or 64 bytes or more of the base64 alphabet without a space.
 func isBinary(s []byte) bool {
-	if len(s) > 5 && (bytes.HasPrefix(s, []byte("data:")) || bytes.HasPrefix(s, []byte("DATA:"))) && s[5] != ' ' && bytes.IndexByte(s[:min(len(s), 256)], ',') > 0 && bytes.IndexByte(s[:bytes.IndexByte(s, ',')], ' ') < 0 {
-		return true // data:[<media type>][;base64],<data>
+	return isDataURL(s) || isBase64Blob(s)
+}
+
+// isDataURL reports whether s is data:[<media type>][;base64],<data>.
+func isDataURL(s []byte) bool {
+	if len(s) <= 5 || !bytes.HasPrefix(s, []byte("data:")) && !bytes.HasPrefix(s, []byte("DATA:")) || s[5] == ' ' {
+		return false
 	}
+	comma := bytes.IndexByte(s[:min(len(s), 256)], ',')
+	return comma > 0 && bytes.IndexByte(s[:comma], ' ') < 0
+}
+
+// isBase64Blob reports whether s starts with 64 bytes of the base64
+// alphabets (standard or URL) without a space.
+func isBase64Blob(s []byte) bool {
 	if len(s) < 64 {
 		return false
 	}

@@ -138,34 +138,7 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	if cr.User != "" {
 		out.Metadata = &antMetadata{UserID: cr.User}
 	}
-	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) },
-		func(_ int, m *chatMessage) (string, []antBlock, error) {
-			switch m.Role {
-			case "tool":
-				return "user", []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}, nil
-			case "user", "assistant":
-				var blocks []antBlock
-				for _, p := range m.parts {
-					switch {
-					case p.Type == "text" && p.Text != "":
-						blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
-					case p.image != nil && p.image.data != "":
-						blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
-					case p.image != nil:
-						if strings.HasPrefix(p.image.url, "gs://") {
-							return "", nil, errors.New("gs:// image URLs are not supported")
-						}
-						blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
-					}
-				}
-				for _, tc := range m.ToolCalls {
-					args, _ := argsObject(tc.Function.Arguments)
-					blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
-				}
-				return m.Role, blocks, nil
-			}
-			return "", nil, nil
-		})
+	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) }, antTurn)
 	if err != nil {
 		return nil, err
 	}
@@ -176,26 +149,75 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.inputSchema()})
 	}
 	if len(out.Tools) > 0 {
-		noParallel := cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls
-		switch cr.choice.mode {
-		case "auto":
-			out.ToolChoice = &antToolChoice{Type: "auto"}
-		case "none":
-			out.ToolChoice = &antToolChoice{Type: "none"}
-		case "required":
-			out.ToolChoice = &antToolChoice{Type: "any"}
-		case "function":
-			out.ToolChoice = &antToolChoice{Type: "tool", Name: cr.choice.name}
-		default:
-			if noParallel {
-				out.ToolChoice = &antToolChoice{Type: "auto"}
-			}
-		}
-		if noParallel && out.ToolChoice.Type != "none" {
-			out.ToolChoice.DisableParallelToolUse = true
-		}
+		out.ToolChoice = antChoice(cr)
 	}
 	return json.Marshal(out)
+}
+
+// antTurn converts a message other than a system one: a tool result is
+// the user's turn.
+func antTurn(_ int, m *chatMessage) (string, []antBlock, error) {
+	switch m.Role {
+	case "tool":
+		return "user", []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}, nil
+	case "user", "assistant":
+		blocks, err := antBlocks(m)
+		if err != nil {
+			return "", nil, err
+		}
+		return m.Role, blocks, nil
+	}
+	return "", nil, nil
+}
+
+// antBlocks converts a user or assistant message's content parts and tool
+// calls to content blocks.
+func antBlocks(m *chatMessage) ([]antBlock, error) {
+	var blocks []antBlock
+	for _, p := range m.parts {
+		switch {
+		case p.Type == "text" && p.Text != "":
+			blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
+		case p.image != nil && p.image.data != "":
+			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
+		case p.image != nil:
+			if strings.HasPrefix(p.image.url, "gs://") {
+				return nil, errors.New("gs:// image URLs are not supported")
+			}
+			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, _ := argsObject(tc.Function.Arguments)
+		blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
+	}
+	return blocks, nil
+}
+
+// antChoice is the tool_choice for a request with tools: the OpenAI mode,
+// and parallel_tool_calls false as disable_parallel_tool_use (which needs
+// a choice to ride on: auto when none was set).
+func antChoice(cr *chatRequest) *antToolChoice {
+	noParallel := cr.ParallelToolCalls != nil && !*cr.ParallelToolCalls
+	var c *antToolChoice
+	switch cr.choice.mode {
+	case "auto":
+		c = &antToolChoice{Type: "auto"}
+	case "none":
+		c = &antToolChoice{Type: "none"}
+	case "required":
+		c = &antToolChoice{Type: "any"}
+	case "function":
+		c = &antToolChoice{Type: "tool", Name: cr.choice.name}
+	default:
+		if noParallel {
+			c = &antToolChoice{Type: "auto"}
+		}
+	}
+	if noParallel && c.Type != "none" {
+		c.DisableParallelToolUse = true
+	}
+	return c
 }
 
 // ---- response ----
@@ -265,7 +287,7 @@ func (a *anthropic) convert(b []byte, created int64) ([]byte, error) {
 }
 
 func compactJSON(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
+	if !present(raw) {
 		return "{}"
 	}
 	var b bytes.Buffer
@@ -338,57 +360,13 @@ func (s *antStream) step(out *bytes.Buffer) error {
 	}
 	switch ev.Type {
 	case "message_start":
-		if ev.Message != nil {
-			s.ch.id = ev.Message.ID
-			if ev.Message.Model != "" {
-				s.ch.model = ev.Message.Model
-			}
-			s.usage = ev.Message.Usage
-		}
-		s.started = true
-		s.ch.start()
+		s.messageStart(&ev)
 	case "content_block_start":
-		if b := ev.ContentBlock; b != nil {
-			switch b.Type {
-			case "tool_use":
-				i := len(s.tools)
-				s.tools[ev.Index] = i
-				s.ch.toolStart(i, b.ID, b.Name)
-				if args := compactJSON(b.Input); args != "{}" {
-					s.ch.toolArgs(i, args)
-				}
-			case "text":
-				s.ch.text(b.Text)
-			}
-		}
+		s.blockStart(&ev)
 	case "content_block_delta":
-		if d := ev.Delta; d != nil {
-			switch d.Type {
-			case "text_delta":
-				s.ch.text(d.Text)
-			case "input_json_delta":
-				if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
-					s.ch.toolArgs(i, d.PartialJSON)
-				}
-			}
-		}
+		s.blockDelta(&ev)
 	case "message_delta":
-		if ev.Usage != nil {
-			// message_delta usage is cumulative.
-			s.usage.OutputTokens = ev.Usage.OutputTokens
-			if ev.Usage.InputTokens > 0 {
-				s.usage.InputTokens = ev.Usage.InputTokens
-			}
-			if ev.Usage.CacheCreation > 0 {
-				s.usage.CacheCreation = ev.Usage.CacheCreation
-			}
-			if ev.Usage.CacheRead > 0 {
-				s.usage.CacheRead = ev.Usage.CacheRead
-			}
-		}
-		if ev.Delta != nil && ev.Delta.StopReason != "" {
-			s.ch.finish(antFinish(ev.Delta.StopReason))
-		}
+		s.messageDelta(&ev)
 	case "message_stop":
 		if !s.ch.finished {
 			s.ch.finish("stop")
@@ -398,18 +376,93 @@ func (s *antStream) step(out *bytes.Buffer) error {
 	case "ping":
 		s.ch.comment("ping")
 	case "error":
-		typ, msg := "api_error", ""
-		if ev.Error != nil {
-			typ, msg = ev.Error.Type, s.redact(ev.Error.Message)
-		}
-		var u *usage
-		if s.started {
-			u = ptr(s.usage.openai())
-		}
-		return s.ch.fail("anthropic", typ, msg, u)
+		return s.fail(&ev)
 	}
 	// content_block_stop and unknown events produce nothing.
 	return nil
+}
+
+// messageStart opens the completion with the message's id, model and
+// input usage.
+func (s *antStream) messageStart(ev *antEvent) {
+	if m := ev.Message; m != nil {
+		s.ch.id = m.ID
+		if m.Model != "" {
+			s.ch.model = m.Model
+		}
+		s.usage = m.Usage
+	}
+	s.started = true
+	s.ch.start()
+}
+
+// blockStart starts a tool call (with any input already given) or a text
+// block's first text.
+func (s *antStream) blockStart(ev *antEvent) {
+	b := ev.ContentBlock
+	if b == nil {
+		return
+	}
+	switch b.Type {
+	case "tool_use":
+		i := len(s.tools)
+		s.tools[ev.Index] = i
+		s.ch.toolStart(i, b.ID, b.Name)
+		if args := compactJSON(b.Input); args != "{}" {
+			s.ch.toolArgs(i, args)
+		}
+	case "text":
+		s.ch.text(b.Text)
+	}
+}
+
+// blockDelta continues a text block or a started tool call's arguments.
+func (s *antStream) blockDelta(ev *antEvent) {
+	d := ev.Delta
+	if d == nil {
+		return
+	}
+	switch d.Type {
+	case "text_delta":
+		s.ch.text(d.Text)
+	case "input_json_delta":
+		if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
+			s.ch.toolArgs(i, d.PartialJSON)
+		}
+	}
+}
+
+// messageDelta takes the cumulative usage and the stop reason.
+func (s *antStream) messageDelta(ev *antEvent) {
+	if u := ev.Usage; u != nil {
+		s.usage.OutputTokens = u.OutputTokens
+		if u.InputTokens > 0 {
+			s.usage.InputTokens = u.InputTokens
+		}
+		if u.CacheCreation > 0 {
+			s.usage.CacheCreation = u.CacheCreation
+		}
+		if u.CacheRead > 0 {
+			s.usage.CacheRead = u.CacheRead
+		}
+	}
+	if ev.Delta != nil && ev.Delta.StopReason != "" {
+		s.ch.finish(antFinish(ev.Delta.StopReason))
+	}
+}
+
+// fail ends the stream with an error event's type and (redacted) message,
+// and the usage so far once the message started.
+func (s *antStream) fail(ev *antEvent) error {
+	typ, msg := "api_error", ""
+	if ev.Error != nil {
+		typ, msg = ev.Error.Type, s.redact(ev.Error.Message)
+	}
+	var u *usage
+	if s.started {
+		u = ptr(s.usage.openai())
+	}
+	return s.ch.fail("anthropic", typ, msg, u)
 }
 
 // streamErrorType maps a provider error type to an OpenAI one.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -217,37 +218,12 @@ func bedrockFormat(mt string) string {
 
 func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	var out brRequest
-	toolBlocks := false
+	toolBlocks := false // the conversation holds tool calls or results
 	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
 		func(_ int, m *chatMessage) (string, []brBlock, error) {
-			switch m.Role {
-			case "tool":
-				toolBlocks = true
-				return "user", []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}, nil
-			case "user", "assistant":
-				var blocks []brBlock
-				for _, p := range m.parts {
-					switch {
-					case p.Type == "text" && p.Text != "":
-						blocks = append(blocks, brBlock{Text: strp(p.Text)})
-					case p.image != nil:
-						f := bedrockFormat(p.image.mediaType)
-						if p.image.data == "" || f == "" {
-							return "", nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
-						}
-						img := &brImage{Format: f}
-						img.Source.Bytes = p.image.data
-						blocks = append(blocks, brBlock{Image: img})
-					}
-				}
-				for _, tc := range m.ToolCalls {
-					args, _ := argsObject(tc.Function.Arguments)
-					blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
-					toolBlocks = true
-				}
-				return m.Role, blocks, nil
-			}
-			return "", nil, nil
+			role, blocks, err := brTurn(m)
+			toolBlocks = toolBlocks || slices.ContainsFunc(blocks, brToolBlock)
+			return role, blocks, err
 		})
 	if err != nil {
 		return nil, err
@@ -259,24 +235,74 @@ func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
 	}
 	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) {
-		tc := &brToolConfig{}
-		for _, t := range cr.Tools {
-			spec := brToolSpec{Name: t.Function.Name, Description: t.Function.Description}
-			spec.InputSchema.JSON = t.inputSchema()
-			tc.Tools = append(tc.Tools, brTool{ToolSpec: spec})
-		}
-		switch cr.choice.mode {
-		case "auto":
-			tc.ToolChoice = map[string]json.RawMessage{"auto": json.RawMessage(`{}`)}
-		case "required":
-			tc.ToolChoice = map[string]json.RawMessage{"any": json.RawMessage(`{}`)}
-		case "function":
-			name, _ := json.Marshal(map[string]string{"name": cr.choice.name})
-			tc.ToolChoice = map[string]json.RawMessage{"tool": name}
-		}
-		out.ToolConfig = tc
+		out.ToolConfig = brTools(cr)
 	}
 	return json.Marshal(out)
+}
+
+// brTurn converts a message other than a system one: a tool result is the
+// user's turn.
+func brTurn(m *chatMessage) (string, []brBlock, error) {
+	switch m.Role {
+	case "tool":
+		return "user", []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}, nil
+	case "user", "assistant":
+		blocks, err := brBlocks(m)
+		if err != nil {
+			return "", nil, err
+		}
+		return m.Role, blocks, nil
+	}
+	return "", nil, nil
+}
+
+// brToolBlock reports whether a block is a tool call or a tool result.
+func brToolBlock(b brBlock) bool { return b.ToolUse != nil || b.ToolResult != nil }
+
+// brBlocks converts a user or assistant message's content parts and tool
+// calls to content blocks.
+func brBlocks(m *chatMessage) ([]brBlock, error) {
+	var blocks []brBlock
+	for _, p := range m.parts {
+		switch {
+		case p.Type == "text" && p.Text != "":
+			blocks = append(blocks, brBlock{Text: strp(p.Text)})
+		case p.image != nil:
+			f := bedrockFormat(p.image.mediaType)
+			if p.image.data == "" || f == "" {
+				return nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
+			}
+			img := &brImage{Format: f}
+			img.Source.Bytes = p.image.data
+			blocks = append(blocks, brBlock{Image: img})
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, _ := argsObject(tc.Function.Arguments)
+		blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
+	}
+	return blocks, nil
+}
+
+// brTools is the tool configuration: the tools' specs and the choice
+// (none has no Bedrock form: it is sent as no choice).
+func brTools(cr *chatRequest) *brToolConfig {
+	tc := &brToolConfig{}
+	for _, t := range cr.Tools {
+		spec := brToolSpec{Name: t.Function.Name, Description: t.Function.Description}
+		spec.InputSchema.JSON = t.inputSchema()
+		tc.Tools = append(tc.Tools, brTool{ToolSpec: spec})
+	}
+	switch cr.choice.mode {
+	case "auto":
+		tc.ToolChoice = map[string]json.RawMessage{"auto": json.RawMessage(`{}`)}
+	case "required":
+		tc.ToolChoice = map[string]json.RawMessage{"any": json.RawMessage(`{}`)}
+	case "function":
+		name, _ := json.Marshal(map[string]string{"name": cr.choice.name})
+		tc.ToolChoice = map[string]json.RawMessage{"tool": name}
+	}
+	return tc
 }
 
 // ---- response ----
@@ -421,7 +447,13 @@ func (s *brStream) step(out *bytes.Buffer) error {
 	default: // "error"
 		return s.fail(header(m, ":error-code"), header(m, ":error-message"))
 	}
-	switch header(m, ":event-type") {
+	s.event(header(m, ":event-type"), &ev)
+	return nil
+}
+
+// event converts one event of the stream (other than an exception).
+func (s *brStream) event(typ string, ev *brEvent) {
+	switch typ {
 	case "messageStart":
 		s.ch.start()
 	case "contentBlockStart":
@@ -431,16 +463,7 @@ func (s *brStream) step(out *bytes.Buffer) error {
 			s.ch.toolStart(i, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
 		}
 	case "contentBlockDelta":
-		if d := ev.Delta; d != nil {
-			switch {
-			case d.Text != nil:
-				s.ch.text(*d.Text)
-			case d.ToolUse != nil:
-				if i, ok := s.tools[ev.ContentBlockIndex]; ok && d.ToolUse.Input != "" {
-					s.ch.toolArgs(i, d.ToolUse.Input)
-				}
-			}
-		}
+		s.blockDelta(ev)
 	case "messageStop":
 		s.stopped = true
 		s.ch.finish(brFinish(ev.StopReason))
@@ -449,7 +472,20 @@ func (s *brStream) step(out *bytes.Buffer) error {
 			s.usage = ev.Usage
 		}
 	}
-	return nil
+}
+
+// blockDelta continues a text block or a started tool call's arguments.
+func (s *brStream) blockDelta(ev *brEvent) {
+	d := ev.Delta
+	switch {
+	case d == nil:
+	case d.Text != nil:
+		s.ch.text(*d.Text)
+	case d.ToolUse != nil:
+		if i, ok := s.tools[ev.ContentBlockIndex]; ok && d.ToolUse.Input != "" {
+			s.ch.toolArgs(i, d.ToolUse.Input)
+		}
+	}
 }
 
 func (s *brStream) fail(typ, msg string) error {

@@ -96,79 +96,123 @@ func parseChat(body []byte) (*chatRequest, error) {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, errf("the request body is not a chat completions request: %v", err)
 	}
-	if len(r.Messages) == 0 {
-		return nil, errf("messages must not be empty")
-	}
-	if r.N != nil && *r.N > 1 {
-		return nil, errf("n > 1 is not supported")
-	}
-	if len(r.Functions) > 0 && string(r.Functions) != "null" || len(r.FunctionCall) > 0 && string(r.FunctionCall) != "null" {
-		return nil, errf("the deprecated functions/function_call fields are not translated; use tools/tool_choice")
-	}
-	if len(r.Stop) > 0 && string(r.Stop) != "null" {
-		var one string
-		if json.Unmarshal(r.Stop, &one) == nil {
-			r.stops = []string{one}
-		} else if err := json.Unmarshal(r.Stop, &r.stops); err != nil {
-			return nil, errf("stop must be a string or an array of strings")
-		}
-	}
-	for _, t := range r.Tools {
-		if t.Type != "function" || t.Function.Name == "" {
-			return nil, errf("only tools of type function with a name are supported")
-		}
-	}
-	if len(r.ToolChoice) > 0 && string(r.ToolChoice) != "null" {
-		var s string
-		if json.Unmarshal(r.ToolChoice, &s) == nil {
-			switch s {
-			case "auto", "none", "required":
-				r.choice.mode = s
-			default:
-				return nil, errf("tool_choice %q is not supported", s)
-			}
-		} else {
-			var o struct {
-				Type     string `json:"type"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			}
-			if json.Unmarshal(r.ToolChoice, &o) != nil || o.Type != "function" || o.Function.Name == "" {
-				return nil, errf("tool_choice must be auto, none, required or {type: function, function: {name}}")
-			}
-			r.choice = toolChoice{mode: "function", name: o.Function.Name}
-		}
-	}
-	for i := range r.Messages {
-		m := &r.Messages[i]
-		switch m.Role {
-		case "system", "developer", "user", "assistant", "tool":
-		default:
-			return nil, errf("messages[%d]: role %q is not supported", i, m.Role)
-		}
-		parts, err := parseContent(m.Content)
-		if err != nil {
-			return nil, errf("messages[%d]: %v", i, err)
-		}
-		m.parts = parts
-		if m.Role == "tool" && m.ToolCallID == "" {
-			return nil, errf("messages[%d]: a tool message needs tool_call_id", i)
-		}
-		for j, tc := range m.ToolCalls {
-			if tc.Function.Name == "" || tc.ID == "" {
-				return nil, errf("messages[%d].tool_calls[%d]: id and function.name are required", i, j)
-			}
-			if _, err := argsObject(tc.Function.Arguments); err != nil {
-				return nil, errf("messages[%d].tool_calls[%d]: %v", i, j, err)
-			}
+	for _, check := range [...]func() error{r.checkOptions, r.parseStop, r.checkTools, r.parseToolChoice, r.parseMessages} {
+		if err := check(); err != nil {
+			return nil, err
 		}
 	}
 	return &r, nil
 }
 
+// checkOptions refuses what no provider translates: no messages, more than
+// one choice, the deprecated functions.
+func (r *chatRequest) checkOptions() error {
+	if len(r.Messages) == 0 {
+		return errf("messages must not be empty")
+	}
+	if r.N != nil && *r.N > 1 {
+		return errf("n > 1 is not supported")
+	}
+	if present(r.Functions) || present(r.FunctionCall) {
+		return errf("the deprecated functions/function_call fields are not translated; use tools/tool_choice")
+	}
+	return nil
+}
+
+// present reports whether a raw field was sent with a value other than null.
+func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+
+// parseStop reads stop, a string or an array of strings, into stops.
+func (r *chatRequest) parseStop() error {
+	if !present(r.Stop) {
+		return nil
+	}
+	var one string
+	if json.Unmarshal(r.Stop, &one) == nil {
+		r.stops = []string{one}
+	} else if err := json.Unmarshal(r.Stop, &r.stops); err != nil {
+		return errf("stop must be a string or an array of strings")
+	}
+	return nil
+}
+
+// checkTools refuses tools other than named functions.
+func (r *chatRequest) checkTools() error {
+	for _, t := range r.Tools {
+		if t.Type != "function" || t.Function.Name == "" {
+			return errf("only tools of type function with a name are supported")
+		}
+	}
+	return nil
+}
+
+// parseToolChoice reads tool_choice, a mode or a named function, into
+// choice.
+func (r *chatRequest) parseToolChoice() error {
+	if !present(r.ToolChoice) {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(r.ToolChoice, &s) == nil {
+		switch s {
+		case "auto", "none", "required":
+			r.choice.mode = s
+			return nil
+		}
+		return errf("tool_choice %q is not supported", s)
+	}
+	var o struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(r.ToolChoice, &o) != nil || o.Type != "function" || o.Function.Name == "" {
+		return errf("tool_choice must be auto, none, required or {type: function, function: {name}}")
+	}
+	r.choice = toolChoice{mode: "function", name: o.Function.Name}
+	return nil
+}
+
+// parseMessages checks each message and parses its content.
+func (r *chatRequest) parseMessages() error {
+	for i := range r.Messages {
+		if err := r.Messages[i].parse(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parse checks message i's role, tool call id and tool calls, and parses
+// its content into parts.
+func (m *chatMessage) parse(i int) error {
+	switch m.Role {
+	case "system", "developer", "user", "assistant", "tool":
+	default:
+		return errf("messages[%d]: role %q is not supported", i, m.Role)
+	}
+	parts, err := parseContent(m.Content)
+	if err != nil {
+		return errf("messages[%d]: %v", i, err)
+	}
+	m.parts = parts
+	if m.Role == "tool" && m.ToolCallID == "" {
+		return errf("messages[%d]: a tool message needs tool_call_id", i)
+	}
+	for j, tc := range m.ToolCalls {
+		if tc.Function.Name == "" || tc.ID == "" {
+			return errf("messages[%d].tool_calls[%d]: id and function.name are required", i, j)
+		}
+		if _, err := argsObject(tc.Function.Arguments); err != nil {
+			return errf("messages[%d].tool_calls[%d]: %v", i, j, err)
+		}
+	}
+	return nil
+}
+
 func parseContent(raw json.RawMessage) ([]contentPart, error) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if !present(raw) {
 		return nil, nil
 	}
 	var s string

@@ -69,7 +69,7 @@ func (r *chatRequest) samplingSet() bool {
 
 // parameters is a tool's JSON schema, nil when the request gives none.
 func (t *chatTool) parameters() json.RawMessage {
-	if p := t.Function.Parameters; len(p) > 0 && string(p) != "null" {
+	if p := t.Function.Parameters; present(p) {
 		return p
 	}
 	return nil

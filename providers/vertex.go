@@ -215,47 +215,7 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 		out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
 	}
 	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (string, []gmPart, error) {
-		switch m.Role {
-		case "tool":
-			name := toolName(cr.Messages, i, m.ToolCallID)
-			if name == "" {
-				return "", nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
-			}
-			t := m.text()
-			resp := json.RawMessage(nil)
-			var obj map[string]json.RawMessage
-			if json.Unmarshal([]byte(t), &obj) == nil && obj != nil {
-				resp = json.RawMessage(t)
-			} else {
-				resp, _ = json.Marshal(map[string]string{"content": t})
-			}
-			return "user", []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: resp}}}, nil
-		case "user", "assistant":
-			role := "user"
-			if m.Role == "assistant" {
-				role = "model"
-			}
-			var parts []gmPart
-			for _, p := range m.parts {
-				switch {
-				case p.Type == "text" && p.Text != "":
-					parts = append(parts, gmPart{Text: strp(p.Text)})
-				case p.image != nil && p.image.data != "":
-					parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
-				case p.image != nil:
-					if p.image.mediaType == "" {
-						return "", nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
-					}
-					parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
-				}
-			}
-			for _, tc := range m.ToolCalls {
-				args, _ := argsObject(tc.Function.Arguments)
-				parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
-			}
-			return role, parts, nil
-		}
-		return "", nil, nil
+		return gmTurn(cr.Messages, i, m)
 	})
 	if err != nil {
 		return nil, err
@@ -272,18 +232,85 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 			decls = append(decls, gmFuncDecl{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.parameters()})
 		}
 		out.Tools = []gmTool{{FunctionDeclarations: decls}}
-		switch cr.choice.mode {
-		case "auto":
-			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "AUTO"}}
-		case "none":
-			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "NONE"}}
-		case "required":
-			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "ANY"}}
-		case "function":
-			out.ToolConfig = &gmToolConfig{gmFuncCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{cr.choice.name}}}
-		}
+		out.ToolConfig = gmChoice(cr.choice)
 	}
 	return json.Marshal(out)
+}
+
+// gmTurn converts message i of msgs, other than a system one: a tool
+// result is the user's function response, named after the call it answers;
+// the assistant is the model.
+func gmTurn(msgs []chatMessage, i int, m *chatMessage) (string, []gmPart, error) {
+	switch m.Role {
+	case "tool":
+		name := toolName(msgs, i, m.ToolCallID)
+		if name == "" {
+			return "", nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
+		}
+		return "user", []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: gmToolResult(m.text())}}}, nil
+	case "user", "assistant":
+		role := "user"
+		if m.Role == "assistant" {
+			role = "model"
+		}
+		parts, err := gmParts(m)
+		if err != nil {
+			return "", nil, err
+		}
+		return role, parts, nil
+	}
+	return "", nil, nil
+}
+
+// gmToolResult is a tool result as a function response: a JSON object as
+// it is, any other text as {"content": text}.
+func gmToolResult(t string) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(t), &obj) == nil && obj != nil {
+		return json.RawMessage(t)
+	}
+	resp, _ := json.Marshal(map[string]string{"content": t})
+	return resp
+}
+
+// gmParts converts a user or assistant message's content parts and tool
+// calls to parts.
+func gmParts(m *chatMessage) ([]gmPart, error) {
+	var parts []gmPart
+	for _, p := range m.parts {
+		switch {
+		case p.Type == "text" && p.Text != "":
+			parts = append(parts, gmPart{Text: strp(p.Text)})
+		case p.image != nil && p.image.data != "":
+			parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
+		case p.image != nil:
+			if p.image.mediaType == "" {
+				return nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
+			}
+			parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		args, _ := argsObject(tc.Function.Arguments)
+		parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
+	}
+	return parts, nil
+}
+
+// gmChoice is the function calling config for a tool_choice, nil when
+// none was set.
+func gmChoice(c toolChoice) *gmToolConfig {
+	switch c.mode {
+	case "auto":
+		return &gmToolConfig{gmFuncCallingConfig{Mode: "AUTO"}}
+	case "none":
+		return &gmToolConfig{gmFuncCallingConfig{Mode: "NONE"}}
+	case "required":
+		return &gmToolConfig{gmFuncCallingConfig{Mode: "ANY"}}
+	case "function":
+		return &gmToolConfig{gmFuncCallingConfig{Mode: "ANY", AllowedFunctionNames: []string{c.name}}}
+	}
+	return nil
 }
 
 // ---- response ----

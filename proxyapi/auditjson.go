@@ -125,6 +125,26 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 
 const hexDigits = "0123456789abcdef"
 
+// appendEscapedASCII appends the JSON escape of the ASCII byte c: the short
+// form where JSON has one, \u00XX otherwise.
+func appendEscapedASCII(b []byte, c byte) []byte {
+	switch c {
+	case '\\', '"':
+		return append(b, '\\', c)
+	case '\b':
+		return append(b, '\\', 'b')
+	case '\f':
+		return append(b, '\\', 'f')
+	case '\n':
+		return append(b, '\\', 'n')
+	case '\r':
+		return append(b, '\\', 'r')
+	case '\t':
+		return append(b, '\\', 't')
+	}
+	return append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
 // appendJSONString quotes s as encoding/json does: control bytes, quote and
 // backslash escaped, invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029
 // escaped, and with escapeHTML (Marshal's default) <, > and & too.
@@ -137,23 +157,7 @@ func appendJSONString(b []byte, escapeHTML bool, s string) []byte {
 				i++
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
+			b = appendEscapedASCII(append(b, s[start:i]...), c)
 			i++
 			start = i
 			continue

@@ -439,8 +439,23 @@ func (c *Config) SetDefaults() {
 
 // Validate checks the invariants the proxy relies on. The compiler guarantees
 // them; the proxy checks again because the file may have been written by hand.
+// Each section is checked by its own method; the errors keep the order of the
+// sections so a hand-written file reads its problems top to bottom.
 func (c *Config) Validate() error {
-	var errs []error
+	errs := c.validateTop(nil)
+	backends, errs := c.validateBackends(errs)
+	errs = c.validatePolicy(errs)
+	rules, errs := c.validateRules(backends, errs)
+	errs = c.validateMCP(errs)
+	errs = c.validateDefault(backends, errs)
+	errs = c.validateAuth(errs)
+	errs = c.validateBudgets(rules, errs)
+	return errors.Join(errs...)
+}
+
+// validateTop checks the fields outside any list: version, that there is
+// something to route to, and the timeouts.
+func (c *Config) validateTop(errs []error) []error {
 	if c.APIVersion != APIVersion {
 		errs = append(errs, fmt.Errorf("apiVersion %q is not supported (want %q)", c.APIVersion, APIVersion))
 	}
@@ -453,6 +468,12 @@ func (c *Config) Validate() error {
 	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 {
 		errs = append(errs, errors.New("timeouts must not be negative"))
 	}
+	return errs
+}
+
+// validateBackends checks each backend and returns the set of their names,
+// which rules and the default route reference.
+func (c *Config) validateBackends(errs []error) (map[string]bool, []error) {
 	names := map[string]bool{}
 	for i, b := range c.Backends {
 		if b.Name == "" {
@@ -462,16 +483,27 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("backends[%d].name %q is duplicated", i, b.Name))
 		}
 		names[b.Name] = true
-		if b.Kind != KindLocal && b.Kind != KindExternal {
-			errs = append(errs, fmt.Errorf("backends[%d].kind %q must be %q or %q", i, b.Kind, KindLocal, KindExternal))
-		}
-		if b.Tier != TierLocal && b.Tier != TierCloud {
-			errs = append(errs, fmt.Errorf("backends[%d].tier %q must be %s or %s", i, b.Tier, TierLocal, TierCloud))
-		}
-		if b.URL == "" && !(b.Kind == KindExternal && b.Provider == wellknown.ProviderBedrock) {
-			errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
-		}
+		errs = c.Backends[i].validate(i, errs)
 	}
+	return names, errs
+}
+
+// validate checks one backend's own fields; i is its index for the field path.
+func (b *Backend) validate(i int, errs []error) []error {
+	if b.Kind != KindLocal && b.Kind != KindExternal {
+		errs = append(errs, fmt.Errorf("backends[%d].kind %q must be %q or %q", i, b.Kind, KindLocal, KindExternal))
+	}
+	if b.Tier != TierLocal && b.Tier != TierCloud {
+		errs = append(errs, fmt.Errorf("backends[%d].tier %q must be %s or %s", i, b.Tier, TierLocal, TierCloud))
+	}
+	if b.URL == "" && !(b.Kind == KindExternal && b.Provider == wellknown.ProviderBedrock) {
+		errs = append(errs, fmt.Errorf("backends[%d].url is required", i))
+	}
+	return errs
+}
+
+// validatePolicy checks the classification mode and the audit caller header.
+func (c *Config) validatePolicy(errs []error) []error {
 	switch c.Policy.Classification.Mode {
 	case ClassificationHeaderOnly, ClassificationDetector, ClassificationHybrid:
 	default:
@@ -482,6 +514,12 @@ func (c *Config) Validate() error {
 	if wellknown.IsCredentialHeader(c.Policy.Audit.CallerHeader) {
 		errs = append(errs, fmt.Errorf("policy.audit.callerHeader %q carries a credential and would be written to every audit entry", c.Policy.Audit.CallerHeader))
 	}
+	return errs
+}
+
+// validateRules checks each rule against the backend names and returns the
+// set of rule names, which rule-scoped budgets reference.
+func (c *Config) validateRules(backends map[string]bool, errs []error) (map[string]bool, []error) {
 	rules := map[string]bool{}
 	for i, r := range c.Rules {
 		if rules[r.Name] {
@@ -489,7 +527,7 @@ func (c *Config) Validate() error {
 		}
 		rules[r.Name] = true
 		for j, b := range r.Backends {
-			if !names[b] {
+			if !backends[b] {
 				errs = append(errs, fmt.Errorf("rules[%d].backends[%d] references unknown backend %q", i, j, b))
 			}
 		}
@@ -499,15 +537,26 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("rules[%d].strategy %q is not supported", i, r.Strategy))
 		}
 	}
-	if c.MCP != nil {
-		if u, err := url.Parse(c.MCP.ResourceURL); err != nil || !u.IsAbs() || u.Host == "" {
-			errs = append(errs, fmt.Errorf("mcp.resourceURL %q must be an absolute URL", c.MCP.ResourceURL))
-		}
-		if c.Policy.Auth == nil || c.Policy.Auth.JWT == nil {
-			errs = append(errs, errors.New("mcp requires policy.auth.jwt: the router-proxy serves no anonymous MCP"))
-		}
+	return rules, errs
+}
+
+// validateMCP checks the MCP section, when there is one.
+func (c *Config) validateMCP(errs []error) []error {
+	if c.MCP == nil {
+		return errs
 	}
-	if c.Default.Backend != "" && !names[c.Default.Backend] {
+	if u, err := url.Parse(c.MCP.ResourceURL); err != nil || !u.IsAbs() || u.Host == "" {
+		errs = append(errs, fmt.Errorf("mcp.resourceURL %q must be an absolute URL", c.MCP.ResourceURL))
+	}
+	if c.Policy.Auth == nil || c.Policy.Auth.JWT == nil {
+		errs = append(errs, errors.New("mcp requires policy.auth.jwt: the router-proxy serves no anonymous MCP"))
+	}
+	return errs
+}
+
+// validateDefault checks the default route against the backend names.
+func (c *Config) validateDefault(backends map[string]bool, errs []error) []error {
+	if c.Default.Backend != "" && !backends[c.Default.Backend] {
 		errs = append(errs, fmt.Errorf("defaultRoute.backend references unknown backend %q", c.Default.Backend))
 	}
 	switch c.Default.Strategy {
@@ -515,23 +564,36 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("defaultRoute.strategy %q is not supported", c.Default.Strategy))
 	}
-	if a := c.Policy.Auth; a != nil {
-		if j := a.JWT; j != nil {
-			if u, err := url.Parse(j.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				errs = append(errs, fmt.Errorf("policy.auth.jwt.jwksURI %q must be an http(s) URL", j.JWKSURI))
-			}
-			if j.Issuer == "" || j.TeamClaim == "" {
-				errs = append(errs, errors.New("policy.auth.jwt: issuer and teamClaim are required"))
-			}
+	return errs
+}
+
+// validateAuth checks the JWT verifier and that allowlists have one to name
+// their teams.
+func (c *Config) validateAuth(errs []error) []error {
+	a := c.Policy.Auth
+	if a == nil {
+		return errs
+	}
+	if j := a.JWT; j != nil {
+		if u, err := url.Parse(j.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("policy.auth.jwt.jwksURI %q must be an http(s) URL", j.JWKSURI))
 		}
-		if len(a.Allowlists) > 0 && a.JWT == nil {
-			errs = append(errs, errors.New("policy.auth.allowlists require policy.auth.jwt: a team is only ever a verified claim"))
+		if j.Issuer == "" || j.TeamClaim == "" {
+			errs = append(errs, errors.New("policy.auth.jwt: issuer and teamClaim are required"))
 		}
 	}
+	if len(a.Allowlists) > 0 && a.JWT == nil {
+		errs = append(errs, errors.New("policy.auth.allowlists require policy.auth.jwt: a team is only ever a verified claim"))
+	}
+	return errs
+}
+
+// validateBudgets checks that rule-scoped budgets name a rule that exists.
+func (c *Config) validateBudgets(rules map[string]bool, errs []error) []error {
 	for i, b := range c.Policy.Budgets {
 		if b.Scope == ScopeRule && !rules[b.RuleName] {
 			errs = append(errs, fmt.Errorf("policy.budgets[%d].ruleName references unknown rule %q", i, b.RuleName))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }

@@ -33,20 +33,43 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 
 func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	rec := a.record(r)
-	// Wire checks: https://docs.anthropic.com/en/api/overview (headers) and
-	// https://docs.anthropic.com/en/api/messages (body).
-	if r.Method != http.MethodPost || rec.Path != "/v1/messages" {
-		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found: "+r.Method+" "+rec.Path)
+	f := a.checkRequest(r, rec)
+	var stream, tools bool
+	if f == nil {
+		stream, tools, f = checkMessages(rec.Body)
+	}
+	mode := a.getMode()
+	if f == nil {
+		f = anthropicFaults[mode]
+	}
+	if f != nil {
+		if mode == RateLimited {
+			w.Header().Set("Retry-After", "7")
+		}
+		anthropicError(w, f.status, f.typ, f.msg)
 		return
 	}
-	if r.Header.Get("X-Api-Key") != a.Key {
-		anthropicError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
-		return
+	anthropicAnswer(w, stream, mode == StreamError, mode.tools(tools))
+}
+
+// checkRequest checks the method, path and headers of
+// https://docs.anthropic.com/en/api/overview.
+func (a *Anthropic) checkRequest(r *http.Request, rec Recorded) *fault {
+	switch {
+	case r.Method != http.MethodPost || rec.Path != "/v1/messages":
+		return &fault{http.StatusNotFound, "not_found_error", "Not found: " + r.Method + " " + rec.Path}
+	case r.Header.Get("X-Api-Key") != a.Key:
+		return &fault{http.StatusUnauthorized, "authentication_error", "invalid x-api-key"}
+	case r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "":
+		return &fault{http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json"}
 	}
-	if r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "" {
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json")
-		return
-	}
+	return nil
+}
+
+// checkMessages checks a body of https://docs.anthropic.com/en/api/messages:
+// model, max_tokens, and messages of user and assistant turns with
+// content. It reports whether the request streams and offers tools.
+func checkMessages(b []byte) (stream, tools bool, f *fault) {
 	var body struct {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
@@ -57,36 +80,33 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		Stream bool              `json:"stream"`
 		Tools  []json.RawMessage `json:"tools"`
 	}
-	if err := json.Unmarshal(rec.Body, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "model, max_tokens and messages are required")
-		return
+	if err := json.Unmarshal(b, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
+		return false, false, &fault{http.StatusBadRequest, "invalid_request_error", "model, max_tokens and messages are required"}
 	}
 	for _, m := range body.Messages {
 		if (m.Role != "user" && m.Role != "assistant") || len(m.Content) == 0 {
-			anthropicError(w, http.StatusBadRequest, "invalid_request_error", "messages: roles must be user or assistant with content")
-			return
+			return false, false, &fault{http.StatusBadRequest, "invalid_request_error", "messages: roles must be user or assistant with content"}
 		}
 	}
-	mode := a.getMode()
-	switch mode {
-	case RateLimited:
-		w.Header().Set("Retry-After", "7")
-		anthropicError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
-		return
-	case Overloaded:
-		anthropicError(w, 529, "overloaded_error", "Overloaded")
-		return
-	case BadRequest:
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "messages.0.content: text content blocks must be non-empty")
-		return
-	}
-	tool := mode == Tool || (mode == Auto && len(body.Tools) > 0)
-	if body.Stream {
+	return body.Stream, len(body.Tools) > 0, nil
+}
+
+// anthropicFaults are the error modes' answers (RateLimited also sends
+// Retry-After).
+var anthropicFaults = map[Mode]*fault{
+	RateLimited: {http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"},
+	Overloaded:  {529, "overloaded_error", "Overloaded"},
+	BadRequest:  {http.StatusBadRequest, "invalid_request_error", "messages.0.content: text content blocks must be non-empty"},
+}
+
+// anthropicAnswer writes the message, or streams its events.
+func anthropicAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
+	if stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		events := anthropicTextStream
 		switch {
-		case mode == StreamError:
+		case streamError:
 			events = anthropicErrorStream
 		case tool:
 			events = anthropicToolStream

@@ -99,36 +99,60 @@ var converseKeys = map[string]bool{"messages": true, "system": true, "inferenceC
 
 func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 	rec := b.record(r)
-	base := "/model/" + strings.ReplaceAll(url.PathEscape(b.ModelID), ":", "%3A")
-	stream := rec.Path == base+"/converse-stream"
-	if r.Method != http.MethodPost || (rec.Path != base+"/converse" && !stream) {
-		bedrockError(w, http.StatusNotFound, "ResourceNotFoundException", "no route for "+rec.Path)
+	stream, f := b.checkRequest(r, rec)
+	var tools bool
+	if f == nil {
+		tools, f = checkConverse(rec.Body)
+	}
+	mode := b.getMode()
+	if f == nil {
+		f = bedrockFaults[mode]
+	}
+	if f != nil {
+		bedrockError(w, f.status, f.typ, f.msg)
 		return
+	}
+	bedrockAnswer(w, stream, mode == StreamError, mode.tools(tools))
+}
+
+// checkRequest checks the method, path (converse or converse-stream,
+// which it reports), the SigV4 signature and the content type.
+func (b *Bedrock) checkRequest(r *http.Request, rec Recorded) (stream bool, f *fault) {
+	base := "/model/" + strings.ReplaceAll(url.PathEscape(b.ModelID), ":", "%3A")
+	stream = rec.Path == base+"/converse-stream"
+	if r.Method != http.MethodPost || (rec.Path != base+"/converse" && !stream) {
+		return stream, &fault{http.StatusNotFound, "ResourceNotFoundException", "no route for " + rec.Path}
 	}
 	if msg := b.verifySignature(r, rec.Body); msg != "" {
-		bedrockError(w, http.StatusForbidden, "InvalidSignatureException", msg)
-		return
+		return stream, &fault{http.StatusForbidden, "InvalidSignatureException", msg}
 	}
 	if r.Header.Get("Content-Type") != "application/json" {
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "Content-Type must be application/json")
-		return
+		return stream, &fault{http.StatusBadRequest, "ValidationException", "Content-Type must be application/json"}
 	}
+	return stream, nil
+}
+
+// converseBody is the part of a Converse request the fake checks.
+type converseBody struct {
+	Messages []struct {
+		Role    string                       `json:"role"`
+		Content []map[string]json.RawMessage `json:"content"`
+	} `json:"messages"`
+	ToolConfig *json.RawMessage `json:"toolConfig"`
+}
+
+// checkConverse checks a Converse body: known members only, and messages
+// that alternate from the user's with valid content blocks. It reports
+// whether the request offers tools.
+func checkConverse(b []byte) (tools bool, f *fault) {
 	var top map[string]json.RawMessage
-	var body struct {
-		Messages []struct {
-			Role    string                       `json:"role"`
-			Content []map[string]json.RawMessage `json:"content"`
-		} `json:"messages"`
-		ToolConfig *json.RawMessage `json:"toolConfig"`
-	}
-	if json.Unmarshal(rec.Body, &top) != nil || json.Unmarshal(rec.Body, &body) != nil || len(body.Messages) == 0 {
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request")
-		return
+	var body converseBody
+	if json.Unmarshal(b, &top) != nil || json.Unmarshal(b, &body) != nil || len(body.Messages) == 0 {
+		return false, &fault{http.StatusBadRequest, "ValidationException", "Malformed input request"}
 	}
 	for k := range top {
 		if !converseKeys[k] {
-			bedrockError(w, http.StatusBadRequest, "ValidationException", "Unknown member "+k)
-			return
+			return false, &fault{http.StatusBadRequest, "ValidationException", "Unknown member " + k}
 		}
 	}
 	for i, m := range body.Messages {
@@ -137,33 +161,39 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 			want = "assistant"
 		}
 		if m.Role != want || len(m.Content) == 0 {
-			bedrockError(w, http.StatusBadRequest, "ValidationException", "A conversation must start with a user message and alternate between user and assistant roles.")
-			return
+			return false, &fault{http.StatusBadRequest, "ValidationException", "A conversation must start with a user message and alternate between user and assistant roles."}
 		}
-		for _, blk := range m.Content {
-			if len(blk) != 1 {
-				bedrockError(w, http.StatusBadRequest, "ValidationException", "Each content block must have exactly one member")
-				return
-			}
-			if (blk["toolUse"] != nil || blk["toolResult"] != nil) && body.ToolConfig == nil {
-				bedrockError(w, http.StatusBadRequest, "ValidationException", "toolConfig field must be defined when using toolUse and toolResult content blocks.")
-				return
-			}
+		if f := checkContentBlocks(m.Content, body.ToolConfig != nil); f != nil {
+			return false, f
 		}
 	}
-	mode := b.getMode()
-	switch mode {
-	case RateLimited:
-		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again.")
-		return
-	case Overloaded:
-		bedrockError(w, http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is temporarily unable to handle the request.")
-		return
-	case BadRequest:
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "The provided request is not valid")
-		return
+	return body.ToolConfig != nil, nil
+}
+
+// checkContentBlocks checks a message's content blocks: one member each,
+// and tool blocks only with a toolConfig.
+func checkContentBlocks(blocks []map[string]json.RawMessage, toolConfig bool) *fault {
+	for _, blk := range blocks {
+		if len(blk) != 1 {
+			return &fault{http.StatusBadRequest, "ValidationException", "Each content block must have exactly one member"}
+		}
+		if (blk["toolUse"] != nil || blk["toolResult"] != nil) && !toolConfig {
+			return &fault{http.StatusBadRequest, "ValidationException", "toolConfig field must be defined when using toolUse and toolResult content blocks."}
+		}
 	}
-	tool := mode == Tool || (mode == Auto && body.ToolConfig != nil)
+	return nil
+}
+
+// bedrockFaults are the error modes' answers.
+var bedrockFaults = map[Mode]*fault{
+	RateLimited: {http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again."},
+	Overloaded:  {http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is temporarily unable to handle the request."},
+	BadRequest:  {http.StatusBadRequest, "ValidationException", "The provided request is not valid"},
+}
+
+// bedrockAnswer writes the Converse response, or streams its events in the
+// AWS event stream encoding.
+func bedrockAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
 	w.Header().Set("X-Amzn-Requestid", "9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33")
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -177,25 +207,31 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	events := bedrockTextStream
 	switch {
-	case mode == StreamError:
+	case streamError:
 		events = bedrockErrorStream
 	case tool:
 		events = bedrockToolStream
 	}
 	enc := eventstream.NewEncoder()
 	for _, e := range events {
-		var hs eventstream.Headers
-		if e.exception != "" {
-			hs.Set(":message-type", eventstream.StringValue("exception"))
-			hs.Set(":exception-type", eventstream.StringValue(e.exception))
-		} else {
-			hs.Set(":message-type", eventstream.StringValue("event"))
-			hs.Set(":event-type", eventstream.StringValue(e.typ))
-		}
-		hs.Set(":content-type", eventstream.StringValue("application/json"))
-		_ = enc.Encode(w, eventstream.Message{Headers: hs, Payload: []byte(e.payload)})
+		_ = enc.Encode(w, eventstream.Message{Headers: e.headers(), Payload: []byte(e.payload)})
 		flush(w)
 	}
+}
+
+// headers are the event's message headers: an event's type, or an
+// exception's.
+func (e bedrockEvent) headers() eventstream.Headers {
+	var hs eventstream.Headers
+	if e.exception != "" {
+		hs.Set(":message-type", eventstream.StringValue("exception"))
+		hs.Set(":exception-type", eventstream.StringValue(e.exception))
+	} else {
+		hs.Set(":message-type", eventstream.StringValue("event"))
+		hs.Set(":event-type", eventstream.StringValue(e.typ))
+	}
+	hs.Set(":content-type", eventstream.StringValue("application/json"))
+	return hs
 }
 
 // BedrockTextResponse follows the Converse response syntax of

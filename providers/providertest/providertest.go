@@ -51,6 +51,17 @@ const (
 	StreamError
 )
 
+// fault is an error answer: the HTTP status, and the provider's error type
+// (or code) and message.
+type fault struct {
+	status   int
+	typ, msg string
+}
+
+// tools reports whether a fake in mode answers with a tool call, the
+// request offering tools or not.
+func (m Mode) tools(offered bool) bool { return m == Tool || (m == Auto && offered) }
+
 // recorder is shared by the fakes.
 type recorder struct {
 	mu   sync.Mutex

@@ -278,62 +278,71 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode proxy
 		return func() {}, nil
 	}
 	member := b.Pool.InferenceService
-	start := a.now()
-	if p.known && !p.swapping && p.resident == member && (mode == ModeIfIdle || !a.draining(p)) { // the common case: no hold
+	if p.known && !p.swapping && p.resident == member && a.admits(p, mode) { // the common case: no hold
 		p.inflight[member]++
 		a.mu.Unlock()
 		return a.releaser(p, member), nil
 	}
+	h := hold{a: a, p: p, member: member, mode: mode, start: a.now(), outcome: HoldServed}
 	p.waiting[member]++
-	outcome := HoldServed
-	defer func() {
-		p.waiting[member]--
-		if p.waiting[member] == 0 {
-			if p.swapping && p.target == member && p.swapCancel != nil && outcome != HoldServed {
-				if outcome == HoldBudgetExceeded {
-					// Its 503 told the caller to retry: the swap goes
-					// on, so the retry finds the member loaded.
-					a.abandonLater(p)
-				} else {
-					// The last caller that wanted the target left: do
-					// not finish a swap nobody will use.
-					p.swapCancel()
-				}
-			}
-			p.notify() // the incumbent may stop draining
-		}
-		a.mu.Unlock()
-		a.m.Hold(p.name, member, outcome, a.now().Sub(start))
-	}()
-	hold := time.NewTimer(p.budget)
-	defer hold.Stop()
+	defer h.leave()
+	budget := time.NewTimer(p.budget)
+	defer budget.Stop()
 	for {
-		if f, ok := p.failed[member]; ok && !f.at.Before(start) {
-			outcome = HoldFailed
-			return nil, f.err
+		release, dwell, wait, err := h.admit()
+		if !wait {
+			return release, err
 		}
-		var wake <-chan time.Time
-		var dwell *time.Timer
+		if err := h.await(ctx, budget.C, dwell); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// admits reports whether the resident member takes a new request: IfIdle
+// serves on the warm member even while it drains (such a request never
+// waits behind other work); otherwise not while it drains. Caller holds mu.
+func (a *Activator) admits(p *pool, mode proxyapi.PoolActivation) bool {
+	return mode == ModeIfIdle || !a.draining(p)
+}
+
+// hold is one caller of Acquire waiting for its member, from its first
+// look at the pool to its answer. Its methods run with the Activator's mu
+// held, except where await releases it.
+type hold struct {
+	a       *Activator
+	p       *pool
+	member  string
+	mode    proxyapi.PoolActivation
+	start   time.Time
+	outcome string // for Metrics.Hold
+}
+
+// admit decides what the caller does now: it is served (release), refused
+// (err), or it waits (wait) for a change of the pool and, when dwell > 0,
+// for the incumbent's dwell to end. An idle slot past its dwell is swapped
+// to the member here, and the pool looked at again.
+func (h *hold) admit() (release func(), dwell time.Duration, wait bool, err error) {
+	a, p, member := h.a, h.p, h.member
+	for {
+		if f, ok := p.failed[member]; ok && !f.at.Before(h.start) {
+			h.outcome = HoldFailed
+			return nil, 0, false, f.err
+		}
 		switch {
-		case !p.known && mode == ModeIfIdle:
+		case !p.known && h.mode == ModeIfIdle:
 			// Whether the incumbent is idle is not known yet: skip.
-			outcome = HoldSkipped
-			a.m.Skip(p.name, member)
-			return nil, ErrBusy
+			return h.skip()
 		case !p.known:
 			a.kickResync(p)
 		case p.swapping:
-			if mode == ModeIfIdle && p.target != member {
-				outcome = HoldSkipped
-				a.m.Skip(p.name, member)
-				return nil, ErrBusy
+			if h.mode == ModeIfIdle && p.target != member {
+				return h.skip()
 			}
 		case p.resident == member:
-			// IfIdle serves on the warm member even while it drains: such
-			// a request never waits behind other work.
-			if mode == ModeIfIdle || !a.draining(p) {
+			if a.admits(p, h.mode) {
 				p.inflight[member]++
-				return a.releaser(p, member), nil
+				return a.releaser(p, member), 0, false, nil
 			}
 			// Another member's callers take the slot next; wait for it.
 		default:
@@ -343,35 +352,75 @@ func (a *Activator) Acquire(ctx context.Context, b *proxyapi.Backend, mode proxy
 				a.startSwap(p, member)
 				continue
 			}
-			if mode == ModeIfIdle {
-				outcome = HoldSkipped
-				a.m.Skip(p.name, member)
-				return nil, ErrBusy
+			if h.mode == ModeIfIdle {
+				return h.skip()
 			}
 			if idle {
-				dwell = time.NewTimer(left)
-				wake = dwell.C
+				dwell = left
 			}
 		}
-		ch := p.change
-		a.mu.Unlock()
-		select {
-		case <-ch:
-		case <-wake:
-		case <-hold.C:
-			a.mu.Lock()
-			outcome = HoldBudgetExceeded
-			return nil, &HoldExpired{Pool: p.name, Member: member, Budget: p.budget, RetryAfter: a.retryAfter(p), Cause: p.cause}
-		case <-ctx.Done():
-			a.mu.Lock()
-			outcome = HoldCancelled
-			return nil, ctx.Err()
-		}
-		if dwell != nil {
-			dwell.Stop()
-		}
-		a.mu.Lock()
+		return nil, dwell, true, nil
 	}
+}
+
+// skip refuses an IfIdle caller: the pool is busy with another member.
+func (h *hold) skip() (func(), time.Duration, bool, error) {
+	h.outcome = HoldSkipped
+	h.a.m.Skip(h.p.name, h.member)
+	return nil, 0, false, ErrBusy
+}
+
+// await releases mu until the pool changes, the dwell (when positive)
+// ends, the swap budget runs out or the caller leaves; it returns with mu
+// held, and an error when the caller is answered without its member.
+func (h *hold) await(ctx context.Context, budget <-chan time.Time, dwell time.Duration) error {
+	a, p := h.a, h.p
+	var wake <-chan time.Time
+	if dwell > 0 {
+		t := time.NewTimer(dwell)
+		defer t.Stop()
+		wake = t.C
+	}
+	ch := p.change
+	a.mu.Unlock()
+	select {
+	case <-ch:
+	case <-wake:
+	case <-budget:
+		a.mu.Lock()
+		h.outcome = HoldBudgetExceeded
+		return &HoldExpired{Pool: p.name, Member: h.member, Budget: p.budget, RetryAfter: a.retryAfter(p), Cause: p.cause}
+	case <-ctx.Done():
+		a.mu.Lock()
+		h.outcome = HoldCancelled
+		return ctx.Err()
+	}
+	a.mu.Lock()
+	return nil
+}
+
+// leave ends the hold: the last caller waiting for a swap's target that
+// was not served abandons the swap, then mu is released and the hold
+// reported.
+func (h *hold) leave() {
+	a, p, member := h.a, h.p, h.member
+	p.waiting[member]--
+	if p.waiting[member] == 0 {
+		if p.swapping && p.target == member && p.swapCancel != nil && h.outcome != HoldServed {
+			if h.outcome == HoldBudgetExceeded {
+				// Its 503 told the caller to retry: the swap goes
+				// on, so the retry finds the member loaded.
+				a.abandonLater(p)
+			} else {
+				// The last caller that wanted the target left: do
+				// not finish a swap nobody will use.
+				p.swapCancel()
+			}
+		}
+		p.notify() // the incumbent may stop draining
+	}
+	a.mu.Unlock()
+	a.m.Hold(p.name, member, h.outcome, a.now().Sub(h.start))
 }
 
 // draining is true when another member's waiters may take the slot: the

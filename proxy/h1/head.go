@@ -149,73 +149,100 @@ func parseFields(s string, n int, hostApart bool) (fields, error) {
 		if line == "" {
 			break
 		}
-		if line[0] == ' ' || line[0] == '\t' {
-			return f, errors.New("obsolete line folding in header")
+		key, v, err := parseFieldLine(line)
+		if err != nil {
+			return f, err
 		}
-		colon := strings.IndexByte(line, ':')
-		if colon <= 0 {
-			return f, errors.New("malformed header line")
+		keep, err := f.note(key, v, hostApart)
+		if err != nil {
+			return f, err
 		}
-		key := line[:colon]
-		if !httpguts.ValidHeaderFieldName(key) {
-			return f, errors.New("invalid header field name")
-		}
-		v := trimOWS(line[colon+1:])
-		if !httpguts.ValidHeaderFieldValue(v) {
-			return f, errors.New("invalid header field value")
-		}
-		key = canonicalKey(key)
-		switch key {
-		case "Host":
-			f.host = v
-			f.hosts++
-			if hostApart {
-				continue
-			}
-		case "Content-Length":
-			if f.clSeen {
-				if v != f.cl {
-					return f, errors.New("conflicting Content-Length")
-				}
-				// Equal repeats are one field, as net/http reads them:
-				// a proxy relays one (RFC 9112 §6.3).
-				continue
-			}
-			f.cl, f.clSeen = v, true
-		case "Transfer-Encoding":
-			f.te = v
-			f.tes++
-		case "Expect":
-			f.expect = v
-		}
-		// A repeated key is found among the keys seen so far without
-		// hashing it (heads have a handful of headers); only new keys and
-		// repeats touch the map.
-		repeat := false
-		if len(seen) < cap(seen) {
-			for _, k := range seen {
-				if k == key {
-					repeat = true
-					break
-				}
-			}
-			if !repeat {
-				seen = append(seen, key)
-			}
-		} else {
-			_, repeat = f.h[key]
-		}
-		if repeat || i >= len(vals) {
-			f.h[key] = append(f.h[key], v)
-		} else {
-			vals[i] = v
-			f.h[key] = vals[i : i+1 : i+1]
+		if keep {
+			seen = f.add(key, v, i, vals, seen)
 		}
 	}
 	if conn := f.h["Connection"]; conn != nil {
 		f.close, f.keepAlive = connectionOptions(conn)
 	}
 	return f, nil
+}
+
+// parseFieldLine splits a header line into its canonical key and its
+// value without optional whitespace, refusing what net/http refuses.
+func parseFieldLine(line string) (key, v string, err error) {
+	if line[0] == ' ' || line[0] == '\t' {
+		return "", "", errors.New("obsolete line folding in header")
+	}
+	colon := strings.IndexByte(line, ':')
+	if colon <= 0 {
+		return "", "", errors.New("malformed header line")
+	}
+	key = line[:colon]
+	if !httpguts.ValidHeaderFieldName(key) {
+		return "", "", errors.New("invalid header field name")
+	}
+	v = trimOWS(line[colon+1:])
+	if !httpguts.ValidHeaderFieldValue(v) {
+		return "", "", errors.New("invalid header field value")
+	}
+	return canonicalKey(key), v, nil
+}
+
+// note records what a field says about framing. keep is false for a field
+// that does not go into the header map: Host when hostApart, and a repeat
+// of an equal Content-Length.
+func (f *fields) note(key, v string, hostApart bool) (keep bool, err error) {
+	switch key {
+	case "Host":
+		f.host = v
+		f.hosts++
+		return !hostApart, nil
+	case "Content-Length":
+		if f.clSeen {
+			if v != f.cl {
+				return false, errors.New("conflicting Content-Length")
+			}
+			// Equal repeats are one field, as net/http reads them:
+			// a proxy relays one (RFC 9112 §6.3).
+			return false, nil
+		}
+		f.cl, f.clSeen = v, true
+	case "Transfer-Encoding":
+		f.te = v
+		f.tes++
+	case "Expect":
+		f.expect = v
+	}
+	return true, nil
+}
+
+// add puts the i-th field in the header map. A first value is a slice of
+// vals (one backing array for the head); a repeated key is found among
+// the keys seen so far without hashing it (heads have a handful of
+// headers), so only new keys and repeats touch the map. It returns seen
+// with key added.
+func (f *fields) add(key, v string, i int, vals, seen []string) []string {
+	repeat := false
+	if len(seen) < cap(seen) {
+		for _, k := range seen {
+			if k == key {
+				repeat = true
+				break
+			}
+		}
+		if !repeat {
+			seen = append(seen, key)
+		}
+	} else {
+		_, repeat = f.h[key]
+	}
+	if repeat || i >= len(vals) {
+		f.h[key] = append(f.h[key], v)
+	} else {
+		vals[i] = v
+		f.h[key] = vals[i : i+1 : i+1]
+	}
+	return seen
 }
 
 // connectionOptions reads the close and keep-alive options of a

@@ -94,19 +94,11 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 	// ServeHTTP returns, as in net/http.
 	rq := &c.req
 	*rq = request{}
-	var major, minor int
-	switch proto {
-	case "HTTP/1.1":
-		major, minor = 1, 1
-	case "HTTP/1.0":
-		major, minor = 1, 0
-		rq.http10 = true
-	default:
-		if maj, _, ok := http.ParseHTTPVersion(proto); ok && maj >= 2 {
-			return nil, refused(http.StatusHTTPVersionNotSupported, "unsupported protocol version")
-		}
-		return nil, refused(http.StatusBadRequest, "malformed HTTP version")
+	major, minor, herr := requestVersion(proto)
+	if herr != nil {
+		return nil, herr
 	}
+	rq.http10 = minor == 0
 	u, err := parseTarget(method, target)
 	if err != nil {
 		return nil, refused(http.StatusBadRequest, "malformed request target")
@@ -116,64 +108,28 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 	if ferr != nil {
 		return nil, refused(http.StatusBadRequest, ferr.Error())
 	}
-	rq.close = f.close
 	expect := f.expect != "" && !rq.http10
-	switch {
-	case expect && !strings.EqualFold(f.expect, "100-continue"):
-		return nil, refused(http.StatusExpectationFailed, "unsupported Expect")
-	case f.hosts > 1:
-		return nil, refused(http.StatusBadRequest, "too many Host headers")
-	case f.hosts == 0 && !rq.http10:
-		return nil, refused(http.StatusBadRequest, "missing required Host header")
-	case !httpguts.ValidHostHeader(f.host):
-		return nil, refused(http.StatusBadRequest, "malformed Host header")
+	if herr := checkRequestFields(&f, expect, rq.http10); herr != nil {
+		return nil, herr
 	}
-	h, host := f.h, f.host
+	host := f.host
 	if u.Host != "" {
 		host = u.Host
 	}
-	if rq.http10 && !f.keepAlive {
-		rq.close = true
-	}
+	rq.close = f.close || rq.http10 && !f.keepAlive
 
 	body := &c.body
 	*body = serverBody{c: c, framedBody: framedBody{br: c.br, onEOF: c.armLeave}}
-	var length int64
-	switch {
-	case f.tes > 0:
-		if rq.http10 || f.tes > 1 {
-			return nil, refused(http.StatusBadRequest, "unsupported Transfer-Encoding")
-		}
-		if !strings.EqualFold(f.te, "chunked") {
-			return nil, refused(http.StatusNotImplemented, "unsupported transfer encoding")
-		}
-		if f.clSeen {
-			// RFC 9112 §6.1: chunked wins, and the connection must not
-			// carry another request (a front proxy may have framed this
-			// one by its Content-Length). An invalid or empty one is
-			// refused, as net/http and nginx refuse it.
-			if _, ok := parseLength(f.cl); !ok {
-				return nil, refused(http.StatusBadRequest, "bad Content-Length")
-			}
-			rq.close = true
-			delete(h, "Content-Length")
-		}
-		delete(h, "Transfer-Encoding")
-		body.setChunked()
-		length = -1
-	case f.clSeen:
-		n, ok := parseLength(f.cl)
-		if !ok {
-			return nil, refused(http.StatusBadRequest, "bad Content-Length")
-		}
-		length, body.n = n, n
+	length, herr := frameRequest(body, &f, rq)
+	if herr != nil {
+		return nil, herr
 	}
 	body.expect = expect && !body.empty()
 
 	r := &c.tmpl
 	*r = http.Request{
 		Method: method, URL: u, Proto: proto, ProtoMajor: major, ProtoMinor: minor,
-		Header: h, ContentLength: length, Close: rq.close, Host: host,
+		Header: f.h, ContentLength: length, Close: rq.close, Host: host,
 		RemoteAddr: c.remote, RequestURI: target, Body: http.NoBody,
 	}
 	if !body.empty() {
@@ -184,6 +140,74 @@ func (c *serverConn) parseHead(s string, n int) (*request, *headError) {
 	}
 	rq.r, rq.body, rq.head = r, body, method == http.MethodHead
 	return rq, nil
+}
+
+// requestVersion parses the protocol of a request line: HTTP/1.1 or
+// HTTP/1.0; a later version is answered 505, anything else 400.
+func requestVersion(proto string) (major, minor int, herr *headError) {
+	switch proto {
+	case "HTTP/1.1":
+		return 1, 1, nil
+	case "HTTP/1.0":
+		return 1, 0, nil
+	}
+	if maj, _, ok := http.ParseHTTPVersion(proto); ok && maj >= 2 {
+		return 0, 0, refused(http.StatusHTTPVersionNotSupported, "unsupported protocol version")
+	}
+	return 0, 0, refused(http.StatusBadRequest, "malformed HTTP version")
+}
+
+// checkRequestFields refuses an Expect other than 100-continue (when it
+// counts: expect) and a missing, repeated or malformed Host.
+func checkRequestFields(f *fields, expect, http10 bool) *headError {
+	switch {
+	case expect && !strings.EqualFold(f.expect, "100-continue"):
+		return refused(http.StatusExpectationFailed, "unsupported Expect")
+	case f.hosts > 1:
+		return refused(http.StatusBadRequest, "too many Host headers")
+	case f.hosts == 0 && !http10:
+		return refused(http.StatusBadRequest, "missing required Host header")
+	case !httpguts.ValidHostHeader(f.host):
+		return refused(http.StatusBadRequest, "malformed Host header")
+	}
+	return nil
+}
+
+// frameRequest frames the request body from its head: chunked (an HTTP/1.1
+// request only), Content-Length, or none. It returns the ContentLength
+// (-1 for chunked) and marks rq to close when both framings were sent.
+func frameRequest(body *serverBody, f *fields, rq *request) (int64, *headError) {
+	switch {
+	case f.tes > 0:
+		if rq.http10 || f.tes > 1 {
+			return 0, refused(http.StatusBadRequest, "unsupported Transfer-Encoding")
+		}
+		if !strings.EqualFold(f.te, "chunked") {
+			return 0, refused(http.StatusNotImplemented, "unsupported transfer encoding")
+		}
+		if f.clSeen {
+			// RFC 9112 §6.1: chunked wins, and the connection must not
+			// carry another request (a front proxy may have framed this
+			// one by its Content-Length). An invalid or empty one is
+			// refused, as net/http and nginx refuse it.
+			if _, ok := parseLength(f.cl); !ok {
+				return 0, refused(http.StatusBadRequest, "bad Content-Length")
+			}
+			rq.close = true
+			delete(f.h, "Content-Length")
+		}
+		delete(f.h, "Transfer-Encoding")
+		body.setChunked()
+		return -1, nil
+	case f.clSeen:
+		n, ok := parseLength(f.cl)
+		if !ok {
+			return 0, refused(http.StatusBadRequest, "bad Content-Length")
+		}
+		body.n = n
+		return n, nil
+	}
+	return 0, nil
 }
 
 var chunkedTE = []string{"chunked"}

@@ -131,33 +131,64 @@ func (w *response) writeBody(p []byte) {
 // is the write that did not fit in pending (for the content sniff).
 func (w *response) writeHead(final bool, next []byte) {
 	w.headWritten = true
-	h, rq := w.header, w.rq
 	var extra [4]string
 	more := extra[:0]
-	delete(h, "Transfer-Encoding")
+	delete(w.header, "Transfer-Encoding")
+	// In this order: the framing may end the connection with the body
+	// (HTTP/1.0), which the Connection line then reports.
+	for _, line := range [...]string{w.framing(final), w.sniffedType(next), w.connection(final)} {
+		if line != "" {
+			more = append(more, line)
+		}
+	}
+	w.writeStatusAndHeader(w.status, more)
+	body := w.pending
+	w.pending = w.pending[:0]
+	w.writeBody(body)
+}
+
+// framing decides how the body is framed, and returns the head line that
+// says so, if any: the length when the handler has returned (final), else
+// chunked, or (HTTP/1.0) the connection's end.
+func (w *response) framing(final bool) string {
 	switch {
 	case !w.bodyAllowed():
-		delete(h, "Content-Length")
+		delete(w.header, "Content-Length")
 	case w.declared >= 0:
 	case final:
-		more = append(more, "Content-Length: "+strconv.FormatInt(w.written, 10))
-	case rq.head: // no body follows, and its length is not known
-	case rq.http10:
+		return "Content-Length: " + strconv.FormatInt(w.written, 10)
+	case w.rq.head: // no body follows, and its length is not known
+	case w.rq.http10:
 		w.closeAfter = true // the body ends with the connection
 	default:
 		w.chunked = true
-		more = append(more, "Transfer-Encoding: chunked")
+		return "Transfer-Encoding: chunked"
 	}
-	if _, ok := h["Content-Type"]; !ok && w.bodyAllowed() && h.Get("Content-Encoding") == "" {
-		sniff := w.pending
-		if len(sniff) == 0 {
-			sniff = next
-		}
-		if len(sniff) > 0 {
-			more = append(more, "Content-Type: "+http.DetectContentType(sniff))
-		}
+	return ""
+}
+
+// sniffedType returns the Content-Type line for a body the handler gave
+// no type (nor encoding), from its first bytes as net/http sniffs them.
+func (w *response) sniffedType(next []byte) string {
+	h := w.header
+	if _, ok := h["Content-Type"]; ok || !w.bodyAllowed() || h.Get("Content-Encoding") != "" {
+		return ""
 	}
-	handlerClose, _ := connectionOptions(h["Connection"])
+	sniff := w.pending
+	if len(sniff) == 0 {
+		sniff = next
+	}
+	if len(sniff) == 0 {
+		return ""
+	}
+	return "Content-Type: " + http.DetectContentType(sniff)
+}
+
+// connection decides whether the connection ends after this response and
+// returns the Connection line that tells the client, if one is needed.
+func (w *response) connection(final bool) string {
+	rq := w.rq
+	handlerClose, _ := connectionOptions(w.header["Connection"])
 	if handlerClose || rq.close || w.c.s.shutting.Load() || w.c.s.draining.Load() || final && !rq.body.drainable() {
 		// A body the server will not read to its end (a client waiting
 		// for 100 Continue, more than maxDiscard left) ends the
@@ -166,14 +197,11 @@ func (w *response) writeHead(final bool, next []byte) {
 	}
 	switch {
 	case w.closeAfter && !handlerClose:
-		more = append(more, "Connection: close")
-	case !w.closeAfter && rq.http10:
-		more = append(more, "Connection: keep-alive")
+		return "Connection: close"
+	case !w.closeAfter && w.rq.http10:
+		return "Connection: keep-alive"
 	}
-	w.writeStatusAndHeader(w.status, more)
-	body := w.pending
-	w.pending = w.pending[:0]
-	w.writeBody(body)
+	return ""
 }
 
 // writeStatusAndHeader writes the status line, the handler's header and

@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,6 +29,28 @@ func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	line, rest := cutLine(hs)
+	resp, err := parseStatusLine(line, req)
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseFields(rest, lines, false)
+	if err != nil {
+		return nil, fmt.Errorf("h1: malformed response head: %w", err)
+	}
+	resp.Header = f.h
+	resp.Close = f.close || resp.ProtoMinor == 0 && !f.keepAlive
+	if f.close {
+		delete(resp.Header, "Connection") // as net/http does
+	}
+	if err := frameResponse(resp, req, &f, c.br); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// parseStatusLine parses "HTTP/1.x NNN reason" into the response to req,
+// its header and body not yet read.
+func parseStatusLine(line string, req *http.Request) (*http.Response, error) {
 	proto, status, ok := strings.Cut(line, " ")
 	resp := &http.Response{Proto: proto, ProtoMajor: 1, Request: req, ContentLength: -1}
 	switch proto {
@@ -39,74 +62,90 @@ func readResponse(c *conn, req *http.Request) (*http.Response, error) {
 	}
 	status = strings.TrimLeft(status, " ")
 	code, _, _ := strings.Cut(status, " ")
-	if !ok || len(code) != 3 || code[0] < '1' || code[0] > '9' || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
+	if !ok || !validStatusCode(code) {
 		return nil, fmt.Errorf("h1: malformed HTTP status line %q", line)
 	}
 	resp.StatusCode = int(code[0]-'0')*100 + int(code[1]-'0')*10 + int(code[2]-'0')
 	resp.Status = status
-	f, err := parseFields(rest, lines, false)
-	if err != nil {
-		return nil, fmt.Errorf("h1: malformed response head: %w", err)
-	}
-	resp.Header = f.h
-	resp.Close = f.close || resp.ProtoMinor == 0 && !f.keepAlive
-	if f.close {
-		delete(resp.Header, "Connection") // as net/http does
-	}
+	return resp, nil
+}
 
-	if f.tes > 0 && resp.ProtoMinor == 0 {
-		// net/http ignores it and reads to the connection's end; a
-		// server that sent it may mean chunked. Neither reading is safe.
-		return nil, errors.New("h1: Transfer-Encoding in an HTTP/1.0 response")
-	}
-	b := &framedBody{br: c.br}
-	noBody := req.Method == http.MethodHead || resp.StatusCode < 200 || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
-	// As net/http: the transfer coding and any Content-Length are checked
-	// whether or not a body follows; chunked then drops Content-Length.
-	if f.tes > 0 && (f.tes > 1 || !strings.EqualFold(f.te, "chunked")) {
-		return nil, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
-	}
-	var n int64
-	if f.clSeen {
-		var ok bool
-		if n, ok = parseLength(f.cl); !ok {
-			return nil, fmt.Errorf("h1: bad Content-Length %q", f.cl)
-		}
+// validStatusCode reports whether code is three digits, the first not 0.
+func validStatusCode(code string) bool {
+	return len(code) == 3 && '1' <= code[0] && code[0] <= '9' &&
+		'0' <= code[1] && code[1] <= '9' && '0' <= code[2] && code[2] <= '9'
+}
+
+// frameResponse checks the framing of a parsed response head and sets its
+// body: none for bodiless responses, else chunked, Content-Length, or
+// until the connection ends.
+func frameResponse(resp *http.Response, req *http.Request, f *fields, br *bufio.Reader) error {
+	n, err := responseLength(f, resp.ProtoMinor)
+	if err != nil {
+		return err
 	}
 	if f.tes > 0 {
 		delete(resp.Header, "Transfer-Encoding")
 		resp.TransferEncoding = []string{"chunked"}
 	}
-	switch {
-	case f.tes > 0 && !noBody:
-		delete(resp.Header, "Content-Length")
-		b.setChunked()
-	case f.clSeen:
-		resp.ContentLength = n
-		if !noBody {
-			b.n = n
-		}
-	case !noBody:
-		b.toEOF = true
-		resp.Close = true
-	}
-	if noBody {
-		if req.Method != http.MethodHead {
+	if bodiless(req.Method, resp.StatusCode) {
+		switch {
+		case req.Method != http.MethodHead:
 			resp.ContentLength = 0
+		case f.clSeen:
+			resp.ContentLength = n
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			// The connection now speaks another protocol: never reused.
 			resp.Close = true
 		}
 		resp.Body = http.NoBody
-		return resp, nil
+		return nil
 	}
-	if b.empty() {
-		resp.Body = http.NoBody
-		return resp, nil
+	b := &framedBody{br: br}
+	switch {
+	case f.tes > 0:
+		delete(resp.Header, "Content-Length")
+		b.setChunked()
+	case f.clSeen:
+		resp.ContentLength, b.n = n, n
+	default:
+		b.toEOF = true
+		resp.Close = true
 	}
-	resp.Body = b
-	return resp, nil
+	resp.Body = http.NoBody
+	if !b.empty() {
+		resp.Body = b
+	}
+	return nil
+}
+
+// responseLength checks a response head's transfer coding and
+// Content-Length, as net/http does whether or not a body follows, and
+// returns the Content-Length (0 when there is none).
+func responseLength(f *fields, protoMinor int) (int64, error) {
+	if f.tes > 0 && protoMinor == 0 {
+		// net/http ignores it and reads to the connection's end; a
+		// server that sent it may mean chunked. Neither reading is safe.
+		return 0, errors.New("h1: Transfer-Encoding in an HTTP/1.0 response")
+	}
+	if f.tes > 0 && (f.tes > 1 || !strings.EqualFold(f.te, "chunked")) {
+		return 0, fmt.Errorf("h1: unsupported transfer encoding %q", f.te)
+	}
+	if !f.clSeen {
+		return 0, nil
+	}
+	n, ok := parseLength(f.cl)
+	if !ok {
+		return 0, fmt.Errorf("h1: bad Content-Length %q", f.cl)
+	}
+	return n, nil
+}
+
+// bodiless reports whether a response to method with status code has no
+// body whatever its head says: HEAD, 1xx, 204 and 304.
+func bodiless(method string, code int) bool {
+	return method == http.MethodHead || code < 200 || code == http.StatusNoContent || code == http.StatusNotModified
 }
 
 // Read makes a framedBody an io.ReadCloser for the client's responses;
