@@ -47,6 +47,13 @@ import (
 // reference, then removes the finalizer.
 const Finalizer = "inference.llmkube.dev/cleanup"
 
+// DefaultMaxConcurrentReconciles: a reconcile spends most of its time
+// waiting for the API server, so one worker leaves the controller's core
+// idle while routers queue up (a settle of 1,000 routers); a few overlap
+// those waits without making the API server the bottleneck of one
+// controller.
+const DefaultMaxConcurrentReconciles = 4
+
 // DefaultRecheckInterval is how often a reconciled router is looked at again
 // without any event: foreign PreRouting policies, proxy health and budgets.
 const DefaultRecheckInterval = 2 * time.Minute
@@ -103,6 +110,10 @@ type Reconciler struct {
 	GetStatus StatusGetter
 	// RecheckInterval defaults to DefaultRecheckInterval.
 	RecheckInterval time.Duration
+	// MaxConcurrentReconciles is how many routers are reconciled at once
+	// (different routers; one router is never reconciled twice at once).
+	// Defaults to DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
 	// CRDRetryInterval is how soon a router whose data-plane CRDs are missing
 	// is looked at again (besides the CRD watch). Defaults to 30s.
 	CRDRetryInterval time.Duration

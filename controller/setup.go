@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -40,8 +41,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(naming.ManagedBy)
 	}
+	workers := r.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = DefaultMaxConcurrentReconciles
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("modelrouter").
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: workers}).
 		For(&v1.ModelRouter{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{})))
 	for _, k := range r.Registry.AllKinds() {

@@ -45,7 +45,7 @@ type options struct {
 	metricsAddr, probeAddr, certDir string
 	leaderElect, showVersion        bool
 	leaderElectionNamespace         string
-	webhookPort                     int
+	webhookPort, workers            int
 	operator                        operator.Settings
 	zap                             zap.Options
 }
@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace; required out of cluster)")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "validating webhook port; 0 disables the webhook")
 	fs.StringVar(&o.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory holding tls.crt and tls.key for the webhook")
+	fs.IntVar(&o.workers, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles, "ModelRouters reconciled at once (one router is never reconciled twice at once)")
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	o.operator.Bind(fs)
 	// controller-runtime registers --kubeconfig on the Go flag set; zap adds
@@ -83,6 +84,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "unexpected arguments %v\n", fs.Args())
+		return 2
+	}
+	if o.workers < 1 {
+		fmt.Fprintf(stderr, "--max-concurrent-reconciles %d: must be at least 1\n", o.workers)
 		return 2
 	}
 	if err := o.operator.Validate(); err != nil {
@@ -130,7 +135,7 @@ func start(o *options) error {
 		return err
 	}
 	reg := builtin.Registry()
-	r := &controller.Reconciler{Registry: reg, Operator: o.operator}
+	r := &controller.Reconciler{Registry: reg, Operator: o.operator, MaxConcurrentReconciles: o.workers}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the reconciler: %w", err)
 	}
