@@ -385,10 +385,14 @@ func TestBinariesVersionAndHelp(t *testing.T) {
 		}
 	}
 	help, _ := exec.Command(binary(t, "llmkube-controller"), "--help").CombinedOutput()
-	for _, flag := range []string{"--kubeconfig", "--leader-elect", "--proxy-image", "--otlp-endpoint", "--webhook-port", "--zap-log-level"} {
+	for _, flag := range []string{"--kubeconfig", "--leader-elect", "--proxy-image", "--otlp-endpoint", "--webhook-port", "--zap-log-level", "--max-concurrent-reconciles"} {
 		if !strings.Contains(string(help), flag) {
 			t.Errorf("controller --help lacks %s", flag)
 		}
+	}
+	bad := exec.Command(binary(t, "llmkube-controller"), "--max-concurrent-reconciles", "0")
+	if out, err := bad.CombinedOutput(); bad.ProcessState == nil || bad.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "--max-concurrent-reconciles 0: must be at least 1") {
+		t.Errorf("--max-concurrent-reconciles 0: exit %v, %v, output %q; want exit 2 naming the flag", bad.ProcessState, err, out)
 	}
 	// The binaries stamped with a release deploy that release's images.
 	render, err := exec.Command(binary(t, "llmkube-compile"), "render", "-f", filepath.Join("..", "..", "examples", "quickstart.yaml")).Output()
