@@ -120,6 +120,7 @@ type Reconciler struct {
 
 	applied  appliedCache
 	pruned   prunedCache
+	watches  dataPlaneWatches
 	schemas  crdSchemas
 	together togetherCache
 }
@@ -236,15 +237,16 @@ func (o *outcome) requeueAfter(r *Reconciler, phase v1.Phase) time.Duration {
 		return 30 * time.Second
 	}
 	switch {
-	case o.obs.Phase == v1.PhasePending:
-		// Waiting for a Gateway or for the data plane's answer: look again
-		// soon (a Gateway that appears is not watched).
+	case o.obs.Phase == v1.PhasePending && !r.awaitsEvent(o):
+		// Waiting for something no watch delivers (a listener that does not
+		// admit the route, or a kind not watched yet): look again soon.
 		return min(PendingRecheckInterval, r.recheckInterval())
-	case phase == v1.PhaseDegraded || phase == v1.PhaseProvisioning:
+	case o.obs.Ready && (phase == v1.PhaseDegraded || phase == v1.PhaseProvisioning):
 		// Backend health comes from the router-proxy's probes, which no
 		// watch sees: a model that turns healthy seconds after the proxy
 		// started (the real-cluster tests' usual case) would otherwise stay
-		// Degraded in status for the whole recheck interval.
+		// Degraded in status for the whole recheck interval. A workload that
+		// is not ready yet is watched (its Deployment): no poll.
 		return min(PendingRecheckInterval, r.recheckInterval())
 	}
 	return r.recheckInterval()

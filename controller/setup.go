@@ -58,20 +58,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		m.SetGroupVersionKind(k)
 		b = b.Owns(m, builder.OnlyMetadata)
 	}
-	served := func(gvk schema.GroupVersionKind) bool {
-		_, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		return err == nil
-	}
-	if served(v1.GroupVersion.WithKind("InferenceService")) {
+	if served(r, v1.GroupVersion.WithKind("InferenceService")) {
 		b = b.Watches(&v1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.routersReferencing))
 	}
-	if served(v1.GroupVersion.WithKind("ModelPool")) {
+	if served(r, v1.GroupVersion.WithKind("ModelPool")) {
 		b = b.Watches(&v1.ModelPool{}, handler.EnqueueRequestsFromMapFunc(r.routersInNamespace))
 	}
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
 	b = b.Watches(crd, handler.EnqueueRequestsFromMapFunc(r.routersWaitingForCRDs), builder.OnlyMetadata)
-	return b.Complete(r)
+	c, err := b.Build(r)
+	if err != nil {
+		return err
+	}
+	r.watches.mu.Lock()
+	r.watches.ctrl, r.watches.cache = c, mgr.GetCache()
+	r.watches.mu.Unlock()
+	r.watchServed(context.Background())
+	return nil
 }
 
 // routersReferencing maps an InferenceService to the routers of its
@@ -109,6 +113,8 @@ func (r *Reconciler) routersInNamespace(ctx context.Context, obj client.Object) 
 // could not be generated for missing or outdated CRDs (or that are not
 // Proxy routers).
 func (r *Reconciler) routersWaitingForCRDs(ctx context.Context, _ client.Object) []reconcile.Request {
+	// A data plane's CRD may have just been installed: watch its kinds.
+	r.watchServed(ctx)
 	var list v1.ModelRouterList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return nil
