@@ -184,12 +184,12 @@ func TestModelsImportNoTarget(t *testing.T) {
 	assert.GreaterOrEqual(t, models, 3, "go list found the models under simulate/")
 }
 
-// TestFieldTablesReadOnlyPlanes: a plane's field table
-// (targets/<plane>/fields.go) imports neither the compiler nor the API
-// types: its rows are planes.FieldRule, and package planes links nothing of
+// TestCapabilityTablesReadOnlyPlanes: a plane's capability table
+// (targets/<plane>/capabilities.go) imports neither the compiler nor the API
+// types: its rows are planes.Capability, and package planes links nothing of
 // ours but ir (and what ir links) and config/crd.
-func TestFieldTablesReadOnlyPlanes(t *testing.T) {
-	files, err := filepath.Glob("../../targets/*/fields.go")
+func TestCapabilityTablesReadOnlyPlanes(t *testing.T) {
+	files, err := filepath.Glob("../../targets/*/capabilities.go")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
