@@ -32,6 +32,9 @@ func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table planes.Table) 
 	}
 	var diags diag.List
 	for _, r := range table.Rows {
+		if r.Feature != "" {
+			continue // the plane's emitter reports a feature; validate reads it
+		}
 		if (r.When != nil && !holds(dflt, *r.When)) || (r.Unless != nil && holds(dflt, *r.Unless)) {
 			continue
 		}
@@ -51,6 +54,27 @@ func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table planes.Table) 
 		}
 	}
 	return diags
+}
+
+// refuses reports whether the table refuses what the defaulted spec sets at
+// path: a check of what the field asks for is moot then.
+func refuses(defaulted *v1.ModelRouterSpec, table planes.Table, path string) bool {
+	for _, d := range capabilities(defaulted, defaulted, planes.Table{Rows: rowsAt(table, path, planes.Refused)}) {
+		if d.Severity == diag.Error {
+			return true
+		}
+	}
+	return false
+}
+
+func rowsAt(table planes.Table, path string, v planes.Verdict) []planes.Capability {
+	var out []planes.Capability
+	for _, r := range table.Rows {
+		if r.Path == path && r.Verdict == v {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // rowHits are the values of the spec document at the row's path that the

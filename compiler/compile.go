@@ -35,7 +35,9 @@ type Options struct {
 	// spec.proxy.image is unset, and the OTLP collector for sink otlp.
 	Operator operator.Settings
 	// Planes are the data planes' capability tables
-	// (targets.Registry.Capabilities); the pipeline sets them.
+	// (targets.Registry.Capabilities); the pipeline sets them. Without
+	// them the frontend applies no plane's table: what a plane ignores,
+	// refuses or requires is not checked.
 	Planes planes.Tables
 	// Authoritative says the references are the cluster's own (the
 	// controller): an InferenceService they lack does not exist and is not
@@ -55,10 +57,12 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	diags := res.diags
 	// validate: the plane's capability table (what the user set, not what
 	// defaulting filled in, decides what is ignored), then the checklist.
+	var plane planes.Table
 	if opts.Planes != nil {
-		diags = append(diags, capabilities(&router.Spec, &r.Spec, opts.Planes(ir.DataPlane(r.Spec.DataPlane)))...)
+		plane = opts.Planes(ir.DataPlane(r.Spec.DataPlane))
 	}
-	diags = append(diags, validate(r, res)...)
+	diags = append(diags, capabilities(&router.Spec, &r.Spec, plane)...)
+	diags = append(diags, validate(r, res, plane)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

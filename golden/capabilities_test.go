@@ -29,6 +29,7 @@ var capabilitiesDoc = filepath.Join("..", "docs", "targets", "capabilities.md")
 // change of any plane's verdict on any field shows in review.
 func TestEveryFieldHasAVerdict(t *testing.T) {
 	reg := builtin.Registry()
+	docs := reasonDocs(t)
 	tables := reg.Capabilities()
 	var built []string
 	for _, dp := range planes.Known() {
@@ -36,14 +37,22 @@ func TestEveryFieldHasAVerdict(t *testing.T) {
 			built = append(built, string(dp))
 		}
 		for _, r := range tables(dp).Rows {
-			assert.True(t, planes.IsSpecField(r.Path), "%s: row %s names no field of the API", dp, r.Path)
+			if r.Feature != "" {
+				assert.Contains(t, planes.Features(), r.Feature, "%s: row names an undeclared feature", dp)
+				assert.Empty(t, r.Path, "%s: row %s names a feature and a field", dp, r.Feature)
+			} else {
+				assert.True(t, planes.IsSpecField(r.Path), "%s: row %s names no field of the API", dp, r.Path)
+			}
 			for _, c := range []*planes.FieldValue{r.When, r.Unless} {
 				if c != nil {
 					assert.True(t, planes.IsSpecField(c.Path), "%s: row %s's condition names no field of the API: %s", dp, r.Path, c.Path)
 				}
 			}
-			if r.Verdict == planes.Refused || r.Verdict == planes.Required {
-				assert.NotEmpty(t, r.Reason, "%s: row %s refuses without a reason", dp, r.Path)
+			if r.Verdict == planes.Refused || r.Verdict == planes.Required || r.Feature != "" {
+				assert.NotEmpty(t, r.Reason, "%s: row %s%s refuses without a reason", dp, r.Path, r.Feature)
+			}
+			if r.Reason != "" {
+				assert.Contains(t, docs, "`"+r.Reason+"`", "%s: reason %s is not in docs/diagnostics.md or docs/targets/", dp, r.Reason)
 			}
 			assert.NotEmpty(t, r.Message, "%s: row %s has no message", dp, r.Path)
 		}
@@ -55,15 +64,38 @@ func TestEveryFieldHasAVerdict(t *testing.T) {
 	b.WriteString("# What each data plane does with each field\n\n")
 	b.WriteString("Every field of the ModelRouter spec against every data plane's capability table\n")
 	b.WriteString("(`targets/<plane>/capabilities.go`). A field no row names is Supported; a row on\n")
-	b.WriteString("a field covers the fields inside it (shown as `(from <field>)`). Ignored earns a\n")
+	b.WriteString("a field covers the fields inside it (not listed, unless a plane has a row of\n")
+	b.WriteString("its own there: then shown as `(from <field>)`). Ignored earns a\n")
 	b.WriteString("`FieldIgnored` warning, Refused an error when the field is set, Required an error\n")
 	b.WriteString("when it is not; each row's message says why. [architecture.md](../architecture.md)\n")
 	b.WriteString("says how the compiler applies them.\n\n")
 	fmt.Fprintf(&b, "| field | %s |\n|---|%s\n", strings.Join(built, " | "), strings.Repeat("---|", len(built)))
 	for _, f := range planes.SpecFields() {
 		cells := []string{"`" + f + "`"}
+		inherited, own := false, false
 		for _, dp := range planes.Known() {
-			cells = append(cells, verdictCell(f, tables(dp).Covering(f)))
+			rows := tables(dp).Covering(f)
+			for _, r := range rows {
+				inherited, own = inherited || r.Path != f, own || r.Path == f
+			}
+			cells = append(cells, verdictCell(f, rows))
+		}
+		if inherited && !own {
+			continue // its enclosing field's row says it all
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintf(&b, "\nWhat no single field decides (a feature): the compiler reads the verdict, the plane's emitter reports it.\n\n| feature | %s |\n|---|%s\n", strings.Join(built, " | "), strings.Repeat("---|", len(built)))
+	for _, f := range planes.Features() {
+		cells := []string{"`" + string(f) + "`"}
+		for _, dp := range planes.Known() {
+			var rows []planes.Capability
+			for _, r := range tables(dp).Rows {
+				if r.Feature == f {
+					rows = append(rows, r)
+				}
+			}
+			cells = append(cells, verdictCell("", rows))
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
@@ -104,7 +136,7 @@ func verdictCell(f string, rows []planes.Capability) string {
 		if r.Unless != nil {
 			when = append(when, "unless "+r.Unless.Path+" = "+r.Unless.Value)
 		}
-		if r.Path != f {
+		if r.Path != f && f != "" {
 			when = append(when, "from "+r.Path)
 		}
 		if len(when) > 0 {
@@ -113,4 +145,18 @@ func verdictCell(f string, rows []planes.Capability) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, "; ")
+}
+
+// reasonDocs are docs/diagnostics.md and docs/targets/*.md, where every
+// reason a table names is described.
+func reasonDocs(t *testing.T) string {
+	files, err := filepath.Glob(filepath.Join("..", "docs", "targets", "*.md"))
+	require.NoError(t, err)
+	var all strings.Builder
+	for _, f := range append(files, filepath.Join("..", "docs", "diagnostics.md")) {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		all.Write(data)
+	}
+	return all.String()
 }

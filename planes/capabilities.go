@@ -53,8 +53,13 @@ func (v Verdict) String() string {
 // way and names no plane.
 type Capability struct {
 	// Path is the field's path, with [*] for every element of a list:
-	// "spec.proxy.replicas", "spec.backends[*].balancing".
+	// "spec.proxy.replicas", "spec.backends[*].balancing". A row names a
+	// Path or a Feature.
 	Path string
+	// Feature is what no one field decides (Features): the compiler reads
+	// its verdict (Table.Supports) and the plane's emitter reports it, with
+	// the row's reason, where the spec and its references ask for it.
+	Feature Feature
 	// Value, when set, limits the row to that value ("endpoint", "Shadow",
 	// "true").
 	Value string
@@ -66,14 +71,27 @@ type Capability struct {
 	When, Unless *FieldValue
 	// Verdict is what the plane makes of the field.
 	Verdict Verdict
-	// Reason is the diagnostic's reason for Refused and Required rows (an
-	// Ignored row's is always FieldIgnored).
+	// Reason is the diagnostic's reason for Refused and Required rows and
+	// for feature rows (an Ignored field row's is always FieldIgnored).
 	Reason string
 	// Message is the diagnostic's message: what the field does and why this
 	// plane does without it, with a hint. "{value}" stands for the value
 	// found; "{spec.x.y}" for the value of another field of the spec.
 	Message string
 }
+
+// Feature is a capability that no single field of the spec names.
+type Feature string
+
+const (
+	// SwapLeases: the plane swaps a ModelPool's members into its GPU slot,
+	// serializing the swaps across its replicas with one Lease per pool,
+	// named after the pool (wellknown.PoolLeaseName).
+	SwapLeases Feature = "SwapLeases"
+)
+
+// Features are every Feature a row may name.
+func Features() []Feature { return []Feature{SwapLeases} }
 
 // FieldValue is a field of the spec (a path as in Capability.Path) and a value.
 type FieldValue struct {
@@ -99,15 +117,27 @@ func (t Table) Requires(path string) bool {
 	return false
 }
 
+// Supports reports whether the plane supports the feature: no row names it
+// with another verdict.
+func (t Table) Supports(f Feature) bool {
+	for _, r := range t.Rows {
+		if r.Feature == f && r.Verdict != Supported {
+			return false
+		}
+	}
+	return true
+}
+
 // Covering are the rows that decide the plane's verdict on the field at
 // path: the rows naming it, or else those naming its nearest enclosing
-// field (a row on spec.endpoint covers spec.endpoint.type). None means
-// Supported.
+// field (an Ignored or Refused row on spec.endpoint covers
+// spec.endpoint.type; a Required row covers only its own field). None
+// means Supported.
 func (t Table) Covering(path string) []Capability {
 	for p := path; p != ""; {
 		var out []Capability
 		for _, r := range t.Rows {
-			if r.Path == p {
+			if r.Path == p && (p == path || r.Verdict != Required) {
 				out = append(out, r)
 			}
 		}

@@ -36,3 +36,25 @@ func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.Capability
 	return append(out, planes.Capability{Path: "spec.endpoint", Verdict: planes.Ignored,
 		Message: fmt.Sprintf("spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)})
 }
+
+// Reasons of the rows every plane that does not run the router-proxy shares.
+const (
+	ReasonMCPServerRequiresProxy  = "MCPServerRequiresProxy"
+	ReasonClassifierRequiresProxy = "ClassifierRequiresProxy"
+)
+
+// ProxyOnlyRows are the rows every plane that does not run the
+// router-proxy shares: what only the router-proxy's own request handling
+// can do, refused.
+func ProxyOnlyRows(dp ir.DataPlane) []planes.Capability {
+	classifier := func(mode string) planes.Capability {
+		return planes.Capability{Path: "spec.policy.classification.mode", Value: mode, Verdict: planes.Refused, Reason: ReasonClassifierRequiresProxy,
+			Message: fmt.Sprintf("dataPlane %s cannot run the content classifier of classification mode {value} (its content guards can only block or mask a request, not route it to local backends); set dataPlane: Proxy, or classification mode header-only with clients that send the {spec.policy.classification.headerKey} header", dp)}
+	}
+	return []planes.Capability{
+		{Path: "spec.mcpServer.enabled", Value: "true", Verdict: planes.Refused, Reason: ReasonMCPServerRequiresProxy,
+			Message: fmt.Sprintf("dataPlane %s cannot serve this router as an MCP server (its MCP gateway aggregates MCP servers' tools; it cannot offer the router's models as tools under its rules, allowlists and budgets); set dataPlane: Proxy, or mcpServer.enabled: false", dp)},
+		classifier("detector"),
+		classifier("hybrid"),
+	}
+}

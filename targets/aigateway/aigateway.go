@@ -143,18 +143,11 @@ func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
 }
 
 // refuseUnsupported refuses what no Envoy AI Gateway object can carry.
-// (shadow, missing gatewayRef and detector/hybrid classification under a
-// dataClassification match are refused by the frontend.)
+// (What one field decides, such as shadow, a missing gatewayRef or
+// detector/hybrid classification, the plane's capability table refuses in
+// the frontend; latencySLOMs it ignores.)
 func (e *emitter) refuseUnsupported() {
 	r := e.r
-	for i := range r.Rules {
-		rule := &r.Rules[i]
-		if rule.Match.LatencySLO > 0 {
-			e.diags.ErrorAt(diag.Rule(i).Child("match", "latencySLOMs"), "LatencySLOUnsupportedOnGateway",
-				"rule %q promotes its fallback when the primary's P95 first-token latency exceeds %s; the gateway measures no first-token latency and cannot reorder priorities at run time. Remove latencySLOMs or use the Proxy data plane",
-				rule.Name, rule.Match.LatencySLO)
-		}
-	}
 	a := r.Policy.Audit
 	ap := diag.Spec("policy", "auditLog")
 	if a.Sink != ir.AuditSinkStdout {

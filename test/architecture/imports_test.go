@@ -223,3 +223,23 @@ func TestGofmt(t *testing.T) {
 	require.NoError(t, err, "%s", bad)
 	assert.Empty(t, strings.TrimSpace(string(bad)), "run make fmt")
 }
+
+// TestCompilerNamesNoPlane: what a data plane ignores, refuses or requires
+// is its capability table's (targets/<plane>/capabilities.go), which the
+// compiler applies row by row; the compiler's own source names no plane
+// (the default, v1.DefaultDataPlane, is the API's).
+func TestCompilerNamesNoPlane(t *testing.T) {
+	files, err := filepath.Glob("../../compiler/*.go")
+	require.NoError(t, err)
+	plane := regexp.MustCompile(`\bDataPlane(Proxy|Gateway|AgentGateway)\b|DataPlane\("[A-Za-z]+"\)`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range plane.FindAllString(string(src), -1) {
+			t.Errorf("%s names the plane %s; say it in the plane's capability table", f, m)
+		}
+	}
+}
