@@ -98,9 +98,16 @@ type FieldValue struct {
 	Path, Value string
 }
 
-// Table is a data plane's capability table.
+// Table is a data plane's capability table: its rows, and the reasons its
+// emitter gives on top of them (Emits).
 type Table struct {
 	Rows []Capability
+	// Emits are the reasons of the diagnostics the plane's emitter gives
+	// besides its rows' (a feature row's reason, an Ignored or Refused row
+	// the emitter checks again): what the fields alone do not decide (a
+	// combination, a limit, an encoding). A test holds the emitter's
+	// source to them, each a named constant of the plane's folder.
+	Emits []string
 }
 
 // Tables returns the capability table of a data plane; empty for a plane

@@ -37,6 +37,16 @@ func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.Capability
 		Message: fmt.Sprintf("spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)})
 }
 
+// Reasons more than one plane's emitter gives.
+const (
+	// ReasonInternalError: the emitter produced what it cannot encode or
+	// check, a bug of the compiler, never the input's fault.
+	ReasonInternalError = "InternalError"
+	// ReasonGatewayRoutesOverlap: two routers on one gateway listener whose
+	// routes meet the same request (Together).
+	ReasonGatewayRoutesOverlap = "GatewayRoutesOverlap"
+)
+
 // Reasons of the rows every plane that does not run the router-proxy shares.
 const (
 	ReasonMCPServerRequiresProxy  = "MCPServerRequiresProxy"

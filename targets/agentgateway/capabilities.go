@@ -14,6 +14,21 @@ const (
 	ReasonPoolActivationUnsupported = "PoolActivationUnsupported"
 )
 
+// Reasons the AgentGateway emitter gives on top of its rows' (Table.Emits):
+// what the fields alone do not decide (a combination, a limit, readiness).
+const (
+	ReasonDuplicateModelID                    = "DuplicateModelID"
+	ReasonEndpointPickerRequired              = "EndpointPickerRequired"
+	ReasonModelIDNotExpressible               = "ModelIDNotExpressible"
+	ReasonNoReadyBackend                      = "NoReadyBackend"
+	ReasonNoRoute                             = "NoRoute"
+	ReasonPickerSharedAcrossInferenceServices = "PickerSharedAcrossInferenceServices"
+	ReasonRouteLimitExceeded                  = "RouteLimitExceeded"
+	ReasonRoutedToFallback                    = "RoutedToFallback"
+	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
+	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
+)
+
 // modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
 // every other spec (the default).
 var modelRouting = &planes.FieldValue{Path: "spec.agentGatewayRef.routing", Value: "Model"}
@@ -59,5 +74,20 @@ func (*Target) Capabilities() planes.Table {
 			Message: "poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
-	)}
+	), Emits: []string{
+		ReasonDuplicateModelID,
+		ReasonEndpointPickerRequired,
+		ReasonModelIDNotExpressible,
+		ReasonNoReadyBackend,
+		ReasonNoRoute,
+		ReasonPickerSharedAcrossInferenceServices,
+		ReasonRouteLimitExceeded,
+		ReasonRoutedToFallback,
+		ReasonRuleOrderNotExpressible,
+		ReasonVerifiedHeaderMatchUnsupported,
+		ReasonAgentGatewayRefRequired, // a nil reference that passed the frontend: a bug
+		ReasonUnsupportedOnAgentGateway,
+		targets.ReasonInternalError,
+		targets.ReasonGatewayRoutesOverlap,
+	}}
 }

@@ -13,6 +13,44 @@ const (
 	ReasonModelPoolUnsupportedOnGateway = "ModelPoolUnsupportedOnGateway"
 )
 
+// Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
+// the fields alone do not decide (a combination, a limit, an encoding).
+const (
+	ReasonActiveHealthCheckNotApplied       = "ActiveHealthCheckNotApplied"
+	ReasonActiveHealthCheckSkipped          = "ActiveHealthCheckSkipped"
+	ReasonAllowlistGlobUnsupportedOnGateway = "AllowlistGlobUnsupportedOnGateway"
+	ReasonAuditFieldUnsupportedOnGateway    = "AuditFieldUnsupportedOnGateway"
+	ReasonAuditSinkUnsupportedOnGateway     = "AuditSinkUnsupportedOnGateway"
+	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
+	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
+	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
+	ReasonBudgetNeverApplies                = "BudgetNeverApplies"
+	ReasonBudgetSpansTrafficPolicies        = "BudgetSpansTrafficPolicies"
+	ReasonBudgetWindowFixed                 = "BudgetWindowFixed"
+	ReasonBudgetWindowUnsupported           = "BudgetWindowUnsupported"
+	ReasonCredentialsLayoutUnsupported      = "CredentialsLayoutUnsupported"
+	ReasonCredentialsRequired               = "CredentialsRequired"
+	ReasonDurationNotExpressible            = "DurationNotExpressible"
+	ReasonGatewaySecretKey                  = "GatewaySecretKey"
+	// ReasonGatewaySharedWithAuth: a router with policy.auth shares its
+	// Gateway with another ModelRouter (refused, Together) or with routes
+	// not its own (the Degraded reason of its status).
+	ReasonGatewaySharedWithAuth        = "GatewaySharedWithAuth"
+	ReasonHeaderValueNotExpressible    = "HeaderValueNotExpressible"
+	ReasonIPBackendFailover            = "IPBackendFailover"
+	ReasonMatchNotExpressible          = "MatchNotExpressible"
+	ReasonModelGlobUnsupported         = "ModelGlobUnsupported"
+	ReasonNoFallThroughOnGateway       = "NoFallThroughOnGateway"
+	ReasonProviderHostUnknown          = "ProviderHostUnknown"
+	ReasonRuleNeverMatches             = "RuleNeverMatches"
+	ReasonRuleOrderNotPreserved        = "RuleOrderNotPreserved"
+	ReasonStreamIdleBelowHeaderTimeout = "StreamIdleBelowHeaderTimeout"
+	ReasonTooManyBackends              = "TooManyBackends"
+	ReasonTooManyHeaderConditions      = "TooManyHeaderConditions"
+	ReasonTooManyRules                 = "TooManyRules"
+	ReasonURLPathUnsupported           = "URLPathUnsupported"
+)
+
 // Capabilities implements targets.Target: what the Gateway plane ignores,
 // refuses and requires of the spec. The proxy's timeouts are read (they
 // become Envoy's traffic policy).
@@ -36,5 +74,38 @@ func (*Target) Capabilities() planes.Table {
 			Message: "latencySLOMs promotes a fallback from the router-proxy's first-token latency measurements; the gateway measures no first-token latency and cannot reorder priorities at run time, so failover follows errors and health only and latencySLOMs is ignored"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
-	)}
+	), Emits: []string{
+		ReasonActiveHealthCheckNotApplied,
+		ReasonActiveHealthCheckSkipped,
+		ReasonAllowlistGlobUnsupportedOnGateway,
+		ReasonAuditFieldUnsupportedOnGateway,
+		ReasonAuditSinkUnsupportedOnGateway,
+		ReasonBackendTimeoutsDiffer,
+		ReasonBudgetLimitNotExpressible,
+		ReasonBudgetLimitTooLarge,
+		ReasonBudgetNeverApplies,
+		ReasonBudgetSpansTrafficPolicies,
+		ReasonBudgetWindowFixed,
+		ReasonBudgetWindowUnsupported,
+		ReasonCredentialsLayoutUnsupported,
+		ReasonCredentialsRequired,
+		ReasonDurationNotExpressible,
+		ReasonGatewaySecretKey,
+		ReasonGatewaySharedWithAuth,
+		ReasonHeaderValueNotExpressible,
+		ReasonIPBackendFailover,
+		ReasonMatchNotExpressible,
+		ReasonModelGlobUnsupported,
+		ReasonNoFallThroughOnGateway,
+		ReasonProviderHostUnknown,
+		ReasonRuleNeverMatches,
+		ReasonRuleOrderNotPreserved,
+		ReasonStreamIdleBelowHeaderTimeout,
+		ReasonTooManyBackends,
+		ReasonTooManyHeaderConditions,
+		ReasonTooManyRules,
+		ReasonURLPathUnsupported,
+		targets.ReasonInternalError,
+		targets.ReasonGatewayRoutesOverlap,
+	}}
 }
