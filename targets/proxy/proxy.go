@@ -40,7 +40,7 @@ const (
 	// ConfigDir is where the ConfigMap is mounted.
 	ConfigDir = wellknown.ConfigMount
 	// ConfigFile is the key of the runtime config in the ConfigMap.
-	ConfigFile = "config.json"
+	ConfigFile = wellknown.ConfigFile
 	// drainMargin is added to drainTimeout for terminationGracePeriodSeconds so
 	// the kubelet does not SIGKILL before the drain ends.
 	drainMargin = 5

@@ -226,20 +226,36 @@ func TestGofmt(t *testing.T) {
 
 // TestCompilerNamesNoPlane: what a data plane ignores, refuses or requires
 // is its capability table's (targets/<plane>/capabilities.go), which the
-// compiler applies row by row; the compiler's own source names no plane
-// (the default, v1.DefaultDataPlane, is the API's).
+// compiler applies row by row, and how a plane's requests are played is its
+// model's (simulate/<plane>, listed in simulate/builtin); neither the
+// compiler's nor routingtest's own source names a plane (the default,
+// v1.DefaultDataPlane, is the API's).
 func TestCompilerNamesNoPlane(t *testing.T) {
-	files, err := filepath.Glob("../../compiler/*.go")
-	require.NoError(t, err)
 	plane := regexp.MustCompile(`\bDataPlane(Proxy|Gateway|AgentGateway)\b|DataPlane\("[A-Za-z]+"\)`)
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
+	for _, dir := range []string{"compiler", "routingtest"} {
+		files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
 		require.NoError(t, err)
-		for _, m := range plane.FindAllString(string(src), -1) {
-			t.Errorf("%s names the plane %s; say it in the plane's capability table", f, m)
+		require.NotEmpty(t, files)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			require.NoError(t, err)
+			for _, m := range plane.FindAllString(string(src), -1) {
+				t.Errorf("%s names the plane %s; say it in the plane's capability table or model", f, m)
+			}
+		}
+	}
+}
+
+// TestProductionBinariesLinkNoModel: the request-path models (simulate/...)
+// and the routing tests that drive them serve the CLI's test and explain;
+// the controller and the router-proxy link neither.
+func TestProductionBinariesLinkNoModel(t *testing.T) {
+	for _, bin := range []string{"cmd/llmkube-controller", "cmd/router-proxy"} {
+		for _, p := range ours(deps(t, bin)) {
+			assert.False(t, p == "simulate" || strings.HasPrefix(p, "simulate/") || p == "routingtest", "%s links %s", bin, p)
 		}
 	}
 }
