@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/llmkube/llmkube-compile/config/crd"
 	"github.com/llmkube/llmkube-compile/ir"
 )
@@ -202,25 +200,11 @@ func schemaFields(n schemaNode, prefix string, out map[string]bool) {
 
 // storageSchema is the openAPIV3Schema of the CRD's storage version.
 func storageSchema() schemaNode {
-	var doc struct {
-		Spec struct {
-			Versions []struct {
-				Storage bool `json:"storage"`
-				Schema  struct {
-					OpenAPIV3Schema schemaNode `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
+	var n schemaNode
+	if err := crd.DecodeSchema("", &n); err != nil {
+		panic("planes: " + err.Error())
 	}
-	if err := yaml.Unmarshal(crd.ModelRouter, &doc); err != nil {
-		panic(fmt.Sprintf("planes: the embedded ModelRouter CRD does not parse: %v", err))
-	}
-	for _, v := range doc.Spec.Versions {
-		if v.Storage {
-			return v.Schema.OpenAPIV3Schema
-		}
-	}
-	panic("planes: the embedded ModelRouter CRD has no storage version")
+	return n
 }
 
 // IsSpecField reports whether path names a field of the spec; a path below

@@ -65,3 +65,39 @@ func DefaultHost(hostnames []string) string {
 	}
 	return strings.Replace(hostnames[0], "*.", "test.", 1)
 }
+
+// ByGateway groups routers by the gateway they attach to (gateway returns
+// its namespace and name; false for a router on none), in the order the
+// gateways first appear: a gateway plane's model holds every router on it.
+func ByGateway(routers []Compiled, gateway func(*ir.Router) (ns, name string, ok bool)) [][]Compiled {
+	type key struct{ ns, name string }
+	at := map[key]int{}
+	var out [][]Compiled
+	for _, c := range routers {
+		ns, name, ok := gateway(c.IR)
+		if !ok {
+			continue
+		}
+		k := key{ns, name}
+		i, seen := at[k]
+		if !seen {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
+// Names maps a model's backend ids to the router key and backend they
+// stand for.
+type Names map[string][2]string
+
+// Name is Served.Name: an id not in the map is a foreign route's ("" router).
+func (n Names) Name(id string) (router, backend string) {
+	if v, ok := n[id]; ok {
+		return v[0], v[1]
+	}
+	return "", id
+}

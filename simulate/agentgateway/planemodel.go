@@ -22,26 +22,14 @@ func PlaneModel() simulate.PlaneModel {
 // Gateway has a listener without hostname, plus one per sectionName a
 // router names; a request for a router with hostnames carries the first.
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
-	type gwKey struct{ ns, name string }
-	gateways := map[gwKey][]simulate.Compiled{}
-	var keys []gwKey
-	for _, c := range routers {
-		if c.IR.AgentGateway == nil {
-			continue
-		}
-		g := gwKey{c.IR.AgentGateway.Namespace, c.IR.AgentGateway.Name}
-		if gateways[g] == nil {
-			keys = append(keys, g)
-		}
-		gateways[g] = append(gateways[g], c)
-	}
 	out := map[string]simulate.Served{}
-	for _, g := range keys {
-		gw := Gateway{Namespace: g.ns, Name: g.name, Listeners: []Listener{{Name: "http"}}}
+	for _, on := range simulate.ByGateway(routers, gatewayOf) {
+		ns, name, _ := gatewayOf(on[0].IR)
+		gw := Gateway{Namespace: ns, Name: name, Listeners: []Listener{{Name: "http"}}}
 		sections := map[string]bool{"http": true}
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
-		ids := map[string][2]string{}
-		for _, c := range gateways[g] {
+		ids := simulate.Names{}
+		for _, c := range on {
 			r := c.IR
 			if s := r.AgentGateway.SectionName; s != "" && !sections[s] {
 				sections[s] = true
@@ -62,15 +50,22 @@ func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructu
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range gateways[g] {
+		for _, c := range on {
 			out[c.Key] = served(m, c.IR, ids)
 		}
 	}
 	return out, nil
 }
 
+func gatewayOf(r *ir.Router) (ns, name string, ok bool) {
+	if r.AgentGateway == nil {
+		return "", "", false
+	}
+	return r.AgentGateway.Namespace, r.AgentGateway.Name, true
+}
+
 // served is how the Gateway's model serves router r.
-func served(m *Model, r *ir.Router, ids map[string][2]string) simulate.Served {
+func served(m *Model, r *ir.Router, ids simulate.Names) simulate.Served {
 	// A router on a listener (sectionName) is reached on it: each
 	// listener is its own port.
 	section := r.AgentGateway.SectionName
@@ -84,12 +79,7 @@ func served(m *Model, r *ir.Router, ids map[string][2]string) simulate.Served {
 			}
 			return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b)
 		},
-		Name: func(id string) (string, string) {
-			if v, ok := ids[id]; ok {
-				return v[0], v[1]
-			}
-			return "", id
-		},
+		Name: ids.Name,
 		Rule: func(rule string) string {
 			if name, ok := strings.CutPrefix(rule, "rule-"); ok {
 				return name

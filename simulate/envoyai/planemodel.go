@@ -18,50 +18,40 @@ func PlaneModel() simulate.PlaneModel {
 }
 
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
-	type gwKey struct{ ns, name string }
-	gateways := map[gwKey][]simulate.Compiled{}
-	var gws []gwKey
-	for _, c := range routers {
-		if c.IR.Gateway == nil {
-			continue
-		}
-		g := gwKey{c.IR.Gateway.Namespace, c.IR.Gateway.Name}
-		if gateways[g] == nil {
-			gws = append(gws, g)
-		}
-		gateways[g] = append(gateways[g], c)
-	}
 	out := map[string]simulate.Served{}
-	for _, g := range gws {
+	for _, on := range simulate.ByGateway(routers, gatewayOf) {
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
-		ids := map[string][2]string{}
-		for _, c := range gateways[g] {
+		ids := simulate.Names{}
+		for _, c := range on {
 			objs = append(objs, c.Objects...)
 			for _, b := range c.IR.Backends {
 				ids[c.IR.Namespace+"/"+naming.GatewayBackendName(c.IR.Name, b.Name)] = [2]string{c.Key, b.Name}
 			}
 		}
-		m, err := New(Gateway{Namespace: g.ns, Name: g.name}, objs)
+		ns, name, _ := gatewayOf(on[0].IR)
+		m, err := New(Gateway{Namespace: ns, Name: name}, objs)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range gateways[g] {
+		for _, c := range on {
 			r := c.IR
 			out[c.Key] = simulate.Served{
 				Serve:     m.Serve,
 				BackendID: func(b string) string { return r.Namespace + "/" + naming.GatewayBackendName(r.Name, b) },
-				Name: func(id string) (string, string) {
-					if v, ok := ids[id]; ok {
-						return v[0], v[1]
-					}
-					return "", id
-				},
-				Rule: ruleName,
-				Host: simulate.DefaultHost(r.Gateway.Hostnames),
+				Name:      ids.Name,
+				Rule:      ruleName,
+				Host:      simulate.DefaultHost(r.Gateway.Hostnames),
 			}
 		}
 	}
 	return out, nil
+}
+
+func gatewayOf(r *ir.Router) (ns, name string, ok bool) {
+	if r.Gateway == nil {
+		return "", "", false
+	}
+	return r.Gateway.Namespace, r.Gateway.Name, true
 }
 
 // ruleName maps the gateway's rule label to the ModelRouter's vocabulary:
