@@ -7,8 +7,8 @@
 //   - defaults (defaults.go): every default, in one place, on a copy;
 //   - resolve (resolve.go): the references (InferenceServices, their
 //     readiness, ModelPool membership, endpoint pickers), computed once;
-//   - validate (fields.go, validate*.go): the planes' field tables on the
-//     spec as written, then the whole checklist, every problem at once with
+//   - validate (capabilities.go, validate*.go): the plane's capability
+//     table, then the whole checklist, every problem at once with
 //     its field path and a reason;
 //   - lower (lower.go): a valid router to the typed IR.
 //
@@ -34,9 +34,11 @@ type Options struct {
 	// Operator are the operator's settings: the router-proxy image used when
 	// spec.proxy.image is unset, and the OTLP collector for sink otlp.
 	Operator operator.Settings
-	// Fields are the data planes' field tables (targets.Registry.FieldTables);
-	// the pipeline sets them.
-	Fields planes.FieldTables
+	// Planes are the data planes' capability tables
+	// (targets.Registry.Capabilities); the pipeline sets them. Without
+	// them the frontend applies no plane's table: what a plane ignores,
+	// refuses or requires is not checked.
+	Planes planes.Tables
 	// Authoritative says the references are the cluster's own (the
 	// controller): an InferenceService they lack does not exist and is not
 	// ready. Offline (the CLI) a missing one is assumed ready.
@@ -53,12 +55,14 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	// resolve
 	res := resolve(r, refs, opts.Authoritative)
 	diags := res.diags
-	// validate: what the user set, not what defaulting filled in, decides
-	// what is ignored; then the checklist.
-	if opts.Fields != nil {
-		diags = append(diags, ignoredFields(&router.Spec, &r.Spec, opts.Fields(ir.DataPlane(r.Spec.DataPlane)))...)
+	// validate: the plane's capability table (what the user set, not what
+	// defaulting filled in, decides what is ignored), then the checklist.
+	var plane planes.Table
+	if opts.Planes != nil {
+		plane = opts.Planes(ir.DataPlane(r.Spec.DataPlane))
 	}
-	diags = append(diags, validate(r, res)...)
+	diags = append(diags, capabilities(&router.Spec, &r.Spec, plane)...)
+	diags = append(diags, validate(r, res, plane)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

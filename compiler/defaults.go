@@ -13,7 +13,7 @@ import (
 // Every default the reference states lives here and nowhere else: the CRD
 // carries none, the targets and the runtime read them already applied.
 const (
-	DefaultDataPlane            = v1.DataPlaneProxy
+	DefaultDataPlane            = v1.DefaultDataPlane
 	DefaultRouteStrategy        = v1.DefaultRouteStatic
 	DefaultStrategy             = v1.StrategyPrimaryFallback
 	DefaultPoolActivation       = v1.PoolActivationWait

@@ -1,13 +1,10 @@
 package compiler
 
 import (
-	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
 	"sort"
-
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/config/crd"
@@ -18,29 +15,14 @@ import (
 // generated CRD: the markers on the API types are their one home. hints adds
 // the words that explain a pattern.
 func fieldTableFromCRD(hints map[string]string) map[string]fieldRule {
-	var doc struct {
-		Spec struct {
-			Versions []struct {
-				Name   string `json:"name"`
-				Schema struct {
-					OpenAPIV3Schema schemaNode `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(crd.ModelRouter, &doc); err != nil {
-		panic(fmt.Sprintf("compiler: the embedded ModelRouter CRD does not parse: %v", err))
+	var root schemaNode
+	if err := crd.DecodeSchema(v1.GroupVersion.Version, &root); err != nil {
+		panic("compiler: " + err.Error())
 	}
 	reachable := map[string]bool{}
 	schemaPaths(reflect.TypeFor[v1.ModelRouterSpec](), "spec", reachable)
 	table := map[string]fieldRule{}
-	for _, ver := range doc.Spec.Versions {
-		if ver.Name != v1.GroupVersion.Version {
-			continue
-		}
-		spec := ver.Schema.OpenAPIV3Schema.Properties["spec"]
-		spec.walk("spec", false, reachable, hints, table)
-	}
+	root.Properties["spec"].walk("spec", false, reachable, hints, table)
 	if len(table) == 0 {
 		panic("compiler: the embedded ModelRouter CRD has no " + v1.GroupVersion.Version + " spec schema")
 	}

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // validate checks a defaulted router against every rule of the reference and
@@ -23,10 +24,14 @@ import (
 //   - validate_rules.go: rules, references, strategies, fail-closed and
 //     classification;
 //   - validate_policy.go: budgets, auth and the audit log;
-//   - validate_dataplane.go: Gateway, AgentGateway, endpoint, proxy and the
+//   - validate_dataplane.go: agentGatewayRef, endpoint, proxy and the
 //     reserved fields.
-func validate(r *v1.ModelRouter, res *resolution) diag.List {
+//
+// The plane's capability table (capabilities.go) has been applied already;
+// a check of what the table refuses or does not read is skipped.
+func validate(r *v1.ModelRouter, res *resolution, plane planes.Table) diag.List {
 	v := newValidator(r, res)
+	v.plane = plane
 	for _, check := range []func(){
 		v.checkFields,
 		v.checkBackends,
@@ -36,8 +41,7 @@ func validate(r *v1.ModelRouter, res *resolution) diag.List {
 		v.checkBudgets,
 		v.checkAuth,
 		v.checkAuditLog,
-		v.checkGateway,
-		v.checkAgentGateway,
+		v.checkAgentGatewayRef,
 		v.checkEndpoint,
 		v.checkProxy,
 		v.checkPassthrough,
@@ -55,6 +59,8 @@ type validator struct {
 	s     *v1.ModelRouterSpec
 	res   *resolution
 	diags diag.List
+	// plane is the capability table of the router's data plane.
+	plane planes.Table
 
 	// backends maps a backend name to its first declaration.
 	backends map[string]*v1.RouterBackend
@@ -82,7 +88,18 @@ func newValidator(r *v1.ModelRouter, res *resolution) *validator {
 	return v
 }
 
-func (v *validator) dataPlane() v1.DataPlane { return v.s.DataPlane }
+// refuses reports whether the plane's table refuses what the spec sets at
+// path: a check of what that field asks for is moot then.
+func (v *validator) refuses(path string) bool {
+	return refuses(v.s, v.plane, path)
+}
+
+// modelRouting: the plane reads agentGatewayRef, whose routing: Model routes
+// every backend by its model id, without rules.
+func (v *validator) modelRouting() bool {
+	g := v.s.AgentGatewayRef
+	return v.plane.Requires("spec.agentGatewayRef") && g != nil && g.Routing == v1.RoutingModel
+}
 
 // uniqueNames reports every name that repeats an earlier one in a list, at
 // list[i].<name>. Empty names are left to the Required check.

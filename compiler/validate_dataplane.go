@@ -7,23 +7,17 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
-func (v *validator) checkGateway() {
-	if v.dataPlane() == v1.DataPlaneGateway && v.s.GatewayRef == nil {
-		v.diags.ErrorAt(diag.Spec("gatewayRef"), ReasonGatewayRefRequired,
-			"dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway")
-	}
-}
-
-// checkAgentGateway checks what dataPlane AgentGateway needs; agentGatewayRef
-// is ignored on the other planes.
+// checkAgentGatewayRef checks agentGatewayRef where the plane reads it (its
+// table requires it, and reports it missing); it is ignored on the other
+// planes.
 //
 // External backends are refused only with routing: Model. The reference lists
 // them among what Model routing refuses and says nothing of the kind for
@@ -31,15 +25,10 @@ func (v *validator) checkGateway() {
 // an external backend simply has none), so the frontend accepts them there and
 // it is the AgentGateway target's job to express them or to refuse them with
 // its own diagnostic.
-func (v *validator) checkAgentGateway() {
-	if v.dataPlane() != v1.DataPlaneAgentGateway {
-		return
-	}
+func (v *validator) checkAgentGatewayRef() {
 	g := v.s.AgentGatewayRef
 	p := diag.Spec("agentGatewayRef")
-	if g == nil {
-		v.diags.ErrorAt(p, ReasonAgentGatewayRefRequired,
-			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway")
+	if g == nil || !v.plane.Requires("spec.agentGatewayRef") {
 		return
 	}
 	switch {
@@ -50,39 +39,12 @@ func (v *validator) checkAgentGateway() {
 		v.diags.ErrorAt(p.Child("endpointPicker"), ReasonEndpointPickerIncomplete,
 			"endpointPickerPort is set without endpointPicker; set both, or neither")
 	}
-	if g.Routing == v1.RoutingModel {
-		v.checkModelRouting(g)
-	} else {
+	if !v.modelRouting() {
 		v.checkEndpointPickers()
+		return
 	}
-}
-
-// checkModelRouting refuses what agentgateway's model router cannot express.
-func (v *validator) checkModelRouting(g *v1.AgentGatewayRef) {
-	refuse := func(at *field.Path, what, instead string) {
-		v.diags.ErrorAt(at, ReasonUnsupportedInModelRouting,
-			"agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express %s; remove it or %s", what, instead)
-	}
-	const pool = "use routing: InferencePool"
-	if len(v.s.Rules) > 0 {
-		refuse(diag.Spec("rules"), "rules", pool)
-	}
-	if v.s.DefaultRoute != "" {
-		refuse(diag.Spec("defaultRoute"), "a defaultRoute", pool)
-	}
-	for i, b := range v.s.Backends {
-		p := diag.Backend(i)
-		if b.External != nil {
-			// InferencePool routing selects in-cluster pods and refuses them too.
-			refuse(p.Child("external"), "external backends", "use the Proxy or Gateway data plane, which route to external providers")
-		}
-		if b.Resolution == v1.ResolutionEndpoint {
-			refuse(p.Child("resolution"), "resolution: endpoint", pool)
-		}
-		if b.EndpointPicker != nil {
-			refuse(p.Child("endpointPicker"), "per-backend endpoint pickers", pool)
-		}
-	}
+	// What routing: Model cannot express (rules, a defaultRoute, ...) the
+	// plane's table refuses.
 	if len(g.Hostnames) == 0 && g.SectionName == "" {
 		v.diags.ErrorAt(diag.Spec("agentGatewayRef"), ReasonHostnamesOrSectionNameRequired,
 			"routing Model generates a route that takes every path on its listeners; limit it with agentGatewayRef.hostnames or sectionName")
@@ -217,7 +179,7 @@ func (v *validator) checkProxy() {
 				"maxUnavailable is ignored: podDisruptionBudget.enabled is false, so no PodDisruptionBudget is rendered")
 		}
 	}
-	if v.dataPlane() == v1.DataPlaneProxy {
+	if v.plane.Supports(planes.SwapLeases) {
 		// Swaps are serialized across replicas by one Lease per pool, named
 		// after the pool: the name must be a valid object name.
 		for i, b := range v.s.Backends {
@@ -249,10 +211,7 @@ func (v *validator) checkMCPServer() {
 	if !m.Enabled {
 		return
 	}
-	if v.dataPlane() != v1.DataPlaneProxy {
-		v.diags.ErrorAt(path.Child("enabled"), ReasonMCPServerRequiresProxy,
-			"dataPlane %s cannot serve this router as an MCP server (its MCP gateway aggregates MCP servers' tools; it cannot offer the router's models as tools under its rules, allowlists and budgets); set dataPlane: Proxy, or mcpServer.enabled: false",
-			v.dataPlane())
+	if v.refuses("spec.mcpServer.enabled") {
 		return
 	}
 	if v.s.Policy.Auth == nil || v.s.Policy.Auth.JWT == nil {

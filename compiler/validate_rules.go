@@ -53,8 +53,7 @@ func (v *validator) checkDefaultRoute() {
 		return
 	}
 	// routing: Model routes every backend by its model id without rules.
-	modelRouting := v.dataPlane() == v1.DataPlaneAgentGateway && v.s.AgentGatewayRef != nil && v.s.AgentGatewayRef.Routing == v1.RoutingModel
-	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic && !modelRouting {
+	if len(v.s.Rules) == 0 && v.s.DefaultRouteStrategy == v1.DefaultRouteStatic && !v.modelRouting() {
 		v.diags.WarnAt(diag.Spec("defaultRoute"), ReasonNoRoute,
 			"the router has no rules, no defaultRoute and defaultRouteStrategy Static, so every request is refused with 503; set defaultRoute or add a rule")
 	}
@@ -69,18 +68,10 @@ func (v *validator) unknownBackend(at *field.Path, name string) {
 		"backend %q is not declared in spec.backends (declared: %s)", name, quoted(declared))
 }
 
-// checkStrategy checks what each strategy needs of its backends and which
-// strategies the data plane compiles.
+// checkStrategy checks what each strategy needs of its backends (which
+// strategies the data plane compiles is its table's).
 func (v *validator) checkStrategy(path *field.Path, rule *v1.RouterRule) {
 	route := &rule.Route
-	switch {
-	case v.dataPlane() == v1.DataPlaneGateway && route.Strategy == v1.StrategyShadow:
-		v.diags.ErrorAt(path.Child("route", "strategy"), ReasonUnsupportedOnGateway,
-			"dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane")
-	case v.dataPlane() == v1.DataPlaneAgentGateway && route.Strategy != v1.StrategyPrimaryFallback:
-		v.diags.ErrorAt(path.Child("route", "strategy"), ReasonUnsupportedOnAgentGateway,
-			"dataPlane AgentGateway compiles only strategy primary-fallback, not %s; use primary-fallback or another data plane", route.Strategy)
-	}
 	// Only backends that advertise every required capability ever serve the
 	// rule (under every strategy), so strategy needs are judged on those.
 	backends, at := v.capableBackendsOf(rule)
@@ -235,7 +226,7 @@ func (v *validator) checkMatch(path *field.Path, rule *v1.RouterRule) {
 
 // checkClassification holds the content classifier's modes (detector,
 // hybrid) to what keeps their promise: the router-proxy runs the
-// classifier, so only dataPlane Proxy takes them; the classes the detectors
+// classifier, so the tables of the planes without it refuse them; the classes the detectors
 // yield must be sensitive, so the rules that match them are fail-closed and
 // local; and a class no rule matches is refused with 503 at run time, which
 // is closed but worth a warning.
@@ -246,10 +237,7 @@ func (v *validator) checkClassification() {
 		return
 	}
 	mode := diag.Spec("policy", "classification", "mode")
-	if v.dataPlane() != v1.DataPlaneProxy {
-		v.diags.ErrorAt(mode, ReasonClassifierRequiresProxy,
-			"dataPlane %s cannot run the content classifier of classification mode %s (its content guards can only block or mask a request, not route it to local backends); set dataPlane: Proxy, or classification mode header-only with clients that send the %s header",
-			v.dataPlane(), c.Mode, c.HeaderKey)
+	if v.refuses("spec.policy.classification.mode") {
 		return
 	}
 	for _, class := range classifier.Classes() {

@@ -17,6 +17,7 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
 // vtBase is a valid router: one local and one external backend.
@@ -61,7 +62,7 @@ func vtCompile(t *testing.T, dp ir.DataPlane, mutate func(*v1.ModelRouter, *Inpu
 	if mutate != nil {
 		mutate(r, in)
 	}
-	return Compile(r, in, Options{DataPlane: dp})
+	return Compile(r, in, Options{DataPlane: dp, Planes: builtin.Registry().Capabilities()})
 }
 
 // vtKeys renders diagnostics as sorted "path Reason" strings.

@@ -638,7 +638,7 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 		}
 		e, ok := r.together.get(other.UID)
 		if !ok || e.generation != other.Generation || e.refs != keyIn[other.Namespace] {
-			c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator}) // the frontend only: the shared check reads the IR
+			c, diags := compiler.Compile(other, refs, compiler.Options{Operator: r.Operator, Planes: r.Registry.Capabilities()}) // the frontend only: the shared check reads the IR
 			e = togetherEntry{generation: other.Generation, refs: keyIn[other.Namespace]}
 			if !diags.HasErrors() {
 				e.router = c

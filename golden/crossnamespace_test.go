@@ -30,7 +30,7 @@ func TestCrossNamespaceKindsDeclared(t *testing.T) {
 		require.False(t, in.Decode(filepath.Base(c.Input), data).HasErrors())
 		for _, dp := range c.DataPlane {
 			for _, rt := range in.Routers {
-				r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: dp, Operator: c.Operator, Fields: reg.FieldTables()})
+				r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: dp, Operator: c.Operator, Planes: reg.Capabilities()})
 				if diags.HasErrors() {
 					continue // refused alone; the golden test covers it
 				}

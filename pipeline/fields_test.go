@@ -99,3 +99,33 @@ func TestModelRoutingAdviceIsTrue(t *testing.T) {
 	assert.Contains(t, msg, "use the Proxy or Gateway data plane")
 	assert.NotContains(t, msg, "routing: InferencePool")
 }
+
+// TestLatencySLOIsIgnoredOnEveryGatewayPlane: latencySLOMs means one thing
+// on both gateway planes: the promotion on latency is dropped with a
+// FieldIgnored warning, failover still follows errors (Gateway) or
+// readiness (AgentGateway), and the router compiles.
+func TestLatencySLOIsIgnoredOnEveryGatewayPlane(t *testing.T) {
+	rule := `  rules:
+    - name: fast
+      match: {latencySLOMs: 800}
+      route: {backends: [a, b]}
+`
+	backends := `    - name: a
+      inferenceServiceRef: {name: q}
+      endpointPicker: {service: {name: epp, port: 9002}}
+    - name: b
+      inferenceServiceRef: {name: q}
+      endpointPicker: {service: {name: epp, port: 9002}}
+`
+	gw := planeWarnings(t, routerHead+`  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends:
+`+backends+rule)
+	ag := planeWarnings(t, routerHead+`  dataPlane: AgentGateway
+  agentGatewayRef: {name: gw}
+  backends:
+`+backends+rule)
+	for _, w := range []map[string]string{gw, ag} {
+		assert.Equal(t, "FieldIgnored", w["spec.rules[0].match.latencySLOMs"])
+	}
+}

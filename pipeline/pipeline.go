@@ -101,8 +101,8 @@ type Planned struct {
 func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Registry, opts Options, gate func(*targets.Result) (bool, error)) (*Planned, error) {
 	object := "ModelRouter/" + src.Router.Name
 	p := &Planned{}
-	if opts.Compile.Fields == nil {
-		opts.Compile.Fields = reg.FieldTables()
+	if opts.Compile.Planes == nil {
+		opts.Compile.Planes = reg.Capabilities()
 	}
 	router, diags := compiler.Compile(src.Router, refs, opts.Compile)
 	defer func() { p.Diags = diags.WithObject(src.File, object) }()

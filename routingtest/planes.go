@@ -15,21 +15,17 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/pipeline"
 	"github.com/llmkube/llmkube-compile/simulate"
-	"github.com/llmkube/llmkube-compile/simulate/agentgateway"
-	"github.com/llmkube/llmkube-compile/simulate/envoyai"
-	"github.com/llmkube/llmkube-compile/simulate/proxyplane"
+	models "github.com/llmkube/llmkube-compile/simulate/builtin"
 	"github.com/llmkube/llmkube-compile/targets"
-	proxytarget "github.com/llmkube/llmkube-compile/targets/proxy"
 )
 
 // DefaultRule is how a request served by the default route, or by
 // BackendNameMatch, is named in results and expectations: the label the
 // router-proxy gives it.
-const DefaultRule = "(default)"
+const DefaultRule = simulate.DefaultRule
 
 // Router is one ModelRouter as compiled for one data plane, with what
 // serves its requests there.
@@ -67,11 +63,15 @@ type Plane struct {
 	// the others, a case asserting an error code or a challenge is skipped
 	// with the reason, never passed.
 	ModelsRefusals bool
+	// downIsNotReady: the plane fails over on readiness, not per request
+	// (simulate.PlaneModel.DownIsNotReady).
+	downIsNotReady bool
 }
 
 // Planes compiles every router of the input for each data plane and builds
-// what serves it: the router-proxy itself (Proxy), the model of the
-// gateway all routers share (Gateway, AgentGateway).
+// what serves it: the plane's request-path model (simulate.PlaneModel,
+// listed in simulate/builtin): the router-proxy itself, or the model of the
+// gateway all routers share.
 //
 // foreign are objects of the input that no router generated (another
 // team's HTTPRoute or policy on the same gateway); they sit on the gateway
@@ -93,7 +93,9 @@ func routerKey(r *ir.Router) string { return r.Namespace + "/" + r.Name }
 func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane, foreign []*unstructured.Unstructured) (*Plane, error) {
 	opts.Compile.DataPlane = dp
 	p := &Plane{Name: dp, Routers: map[string]*Router{}}
-	if dp == ir.DataPlaneAgentGateway {
+	model, ok := models.Get(dp)
+	p.ModelsRefusals, p.downIsNotReady = model.ModelsRefusals, model.DownIsNotReady
+	if model.DownIsNotReady {
 		p.build = func(notReady map[string]bool) (*Plane, error) {
 			return buildPlane(withNotReady(in, notReady), reg, opts, dp, foreign)
 		}
@@ -128,168 +130,30 @@ func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Option
 		}
 		objects[rt.Key] = objs
 	}
-	switch dp {
-	case ir.DataPlaneProxy:
-		p.ModelsRefusals = true
-		for _, rt := range order {
-			if rt.Refused != nil {
-				continue
-			}
-			cfg := ""
-			for _, o := range objects[rt.Key] {
-				if o.GetKind() == "ConfigMap" {
-					cfg, _, _ = unstructured.NestedString(o.Object, "data", proxytarget.ConfigFile)
-				}
-			}
-			pl, err := proxyplane.New([]byte(cfg))
-			if err != nil {
-				return nil, fmt.Errorf("ModelRouter %s: the rendered router-proxy config: %w", rt.Key, err)
-			}
-			key := rt.Key
-			rt.serve = pl.Serve
-			rt.backendID = func(b string) string { return b }
-			rt.name = func(id string) (string, string) { return key, id }
-		}
-	case ir.DataPlaneGateway:
-		type gwKey struct{ ns, name string }
-		gateways := map[gwKey][]*Router{}
-		var gws []gwKey
-		for _, rt := range order {
-			if rt.Refused != nil || rt.IR.Gateway == nil {
-				continue
-			}
-			rt.host = defaultHost(rt.IR.Gateway.Hostnames)
-			g := gwKey{rt.IR.Gateway.Namespace, rt.IR.Gateway.Name}
-			if gateways[g] == nil {
-				gws = append(gws, g)
-			}
-			gateways[g] = append(gateways[g], rt)
-		}
-		for _, g := range gws {
-			objs := append([]*unstructured.Unstructured(nil), foreign...)
-			ids := map[string][2]string{}
-			for _, rt := range gateways[g] {
-				objs = append(objs, objects[rt.Key]...)
-				for _, b := range rt.IR.Backends {
-					ids[rt.IR.Namespace+"/"+naming.GatewayBackendName(rt.IR.Name, b.Name)] = [2]string{rt.Key, b.Name}
-				}
-			}
-			m, err := envoyai.New(envoyai.Gateway{Namespace: g.ns, Name: g.name}, objs)
-			if err != nil {
-				return nil, err
-			}
-			for _, rt := range gateways[g] {
-				r := rt.IR
-				rt.serve = m.Serve
-				rt.backendID = func(b string) string { return r.Namespace + "/" + naming.GatewayBackendName(r.Name, b) }
-				rt.name = func(id string) (string, string) {
-					if v, ok := ids[id]; ok {
-						return v[0], v[1]
-					}
-					return "", id
-				}
-			}
-		}
-	case ir.DataPlaneAgentGateway:
-		if err := agentGatewayPlane(order, objects, foreign); err != nil {
-			return nil, err
-		}
-	default:
+	if !ok {
 		for _, rt := range order {
 			if rt.Refused == nil {
 				rt.Refused = diag.List{{Severity: diag.Error, Reason: "NoModel", Message: fmt.Sprintf("no executable model of the %s data plane in this build", dp)}}
 			}
 		}
+		return p, nil
+	}
+	var compiled []simulate.Compiled
+	for _, rt := range order {
+		if rt.Refused == nil {
+			compiled = append(compiled, simulate.Compiled{Key: rt.Key, IR: rt.IR, Objects: objects[rt.Key]})
+		}
+	}
+	served, err := model.Serve(compiled, foreign)
+	if err != nil {
+		return nil, err
+	}
+	for _, rt := range order {
+		if s, ok := served[rt.Key]; ok {
+			rt.serve, rt.backendID, rt.name, rt.rule, rt.host = s.Serve, s.BackendID, s.Name, s.Rule, s.Host
+		}
 	}
 	return p, nil
-}
-
-// agentGatewayPlane puts every router on its agentgateway Gateway's model.
-// The Gateway has a listener without hostname, plus one per sectionName a
-// router names; a request for a router with hostnames carries the first.
-func agentGatewayPlane(order []*Router, objects map[string][]*unstructured.Unstructured, foreign []*unstructured.Unstructured) error {
-	type gwKey struct{ ns, name string }
-	gateways := map[gwKey][]*Router{}
-	var keys []gwKey
-	for _, rt := range order {
-		if rt.Refused != nil || rt.IR.AgentGateway == nil {
-			continue
-		}
-		g := gwKey{rt.IR.AgentGateway.Namespace, rt.IR.AgentGateway.Name}
-		if gateways[g] == nil {
-			keys = append(keys, g)
-		}
-		gateways[g] = append(gateways[g], rt)
-	}
-	for _, g := range keys {
-		gw := agentgateway.Gateway{Namespace: g.ns, Name: g.name, Listeners: []agentgateway.Listener{{Name: "http"}}}
-		sections := map[string]bool{"http": true}
-		objs := append([]*unstructured.Unstructured(nil), foreign...)
-		ids := map[string][2]string{}
-		for _, rt := range gateways[g] {
-			r := rt.IR
-			if s := r.AgentGateway.SectionName; s != "" && !sections[s] {
-				sections[s] = true
-				gw.Listeners = append(gw.Listeners, agentgateway.Listener{Name: s})
-			}
-			objs = append(objs, objects[rt.Key]...)
-			for _, b := range r.Backends {
-				ids["AgentgatewayModel/"+naming.AgentGatewayModelName(r.Name, b.Name)] = [2]string{rt.Key, b.Name}
-				if b.Local != nil {
-					pool := "InferencePool/" + naming.AgentGatewayPoolName(r.Name, b.Local.InferenceService)
-					if _, taken := ids[pool]; !taken { // backends sharing an InferenceService share its pool
-						ids[pool] = [2]string{rt.Key, b.Name}
-					}
-				}
-			}
-		}
-		m, err := agentgateway.New(gw, objs)
-		if err != nil {
-			return err
-		}
-		for _, rt := range gateways[g] {
-			r := rt.IR
-			// A router on a listener (sectionName) is reached on it: each
-			// listener is its own port.
-			section := r.AgentGateway.SectionName
-			rt.serve = func(req simulate.Request) simulate.Outcome { return m.ServeOn(section, req) }
-			rt.backendID = func(b string) string {
-				// The outcome names a pool in InferencePool routing, a model
-				// in Model routing.
-				if be, ok := r.Backend(b); ok && be.Local != nil && r.AgentGateway.Routing != ir.AgentGatewayRoutingModel {
-					return "InferencePool/" + naming.AgentGatewayPoolName(r.Name, be.Local.InferenceService)
-				}
-				return "AgentgatewayModel/" + naming.AgentGatewayModelName(r.Name, b)
-			}
-			rt.name = func(id string) (string, string) {
-				if v, ok := ids[id]; ok {
-					return v[0], v[1]
-				}
-				return "", id
-			}
-			rt.rule = func(rule string) string {
-				if name, ok := strings.CutPrefix(rule, "rule-"); ok {
-					return name
-				}
-				if rule == "" {
-					return ""
-				}
-				return DefaultRule // "default", and "model-<backend>" of BackendNameMatch
-			}
-			rt.host = defaultHost(r.AgentGateway.Hostnames)
-		}
-	}
-	return nil
-}
-
-// defaultHost is the Host a request for a router carries unless the case
-// sets request.host: the router's first hostname ("*.x" as "test.x"), or
-// "" (simulate's default) when it claims every host.
-func defaultHost(hostnames []string) string {
-	if len(hostnames) == 0 {
-		return ""
-	}
-	return strings.Replace(hostnames[0], "*.", "test.", 1)
 }
 
 // withNotReady is a copy of the inputs where the InferenceServices
@@ -326,13 +190,13 @@ func withNotReady(in *compiler.Inputs, notReady map[string]bool) *compiler.Input
 	return &out
 }
 
-// downOnAgentGateway is the plane a case with backends down runs on, on
-// AgentGateway: agentgateway does not fail over per request; the controller
-// compiles against the InferenceServices' readiness and routes each rule to
-// its first ready backend. A local backend down is therefore its
+// downAsNotReady is the plane a case with backends down runs on, on a plane
+// that fails over on readiness (AgentGateway: agentgateway does not fail
+// over per request; the controller compiles against the InferenceServices'
+// readiness and routes each rule to its first ready backend). A local backend down is therefore its
 // InferenceService not ready, and the router is compiled again so. why is
 // set when the case cannot be expressed so.
-func (p *Plane) downOnAgentGateway(rt *Router, down []string) (*Plane, string) {
+func (p *Plane) downAsNotReady(rt *Router, down []string) (*Plane, string) {
 	notReady := map[string]bool{}
 	for _, name := range down {
 		if b, ok := rt.IR.Backend(name); ok && b.Local != nil {
@@ -408,21 +272,6 @@ func (res *Result) weighted(r *ir.Router, down []string) {
 	}
 }
 
-// ruleName maps a plane's rule label to the ModelRouter's vocabulary: the
-// spec rule's name, or DefaultRule.
-func ruleName(rule string) string {
-	switch {
-	case rule == "" || rule == DefaultRule:
-		return rule
-	case strings.HasPrefix(rule, "llmkube."): // the Gateway plane's generated rules
-		return DefaultRule
-	}
-	if i := strings.Index(rule, ".part-"); i > 0 {
-		return rule[:i]
-	}
-	return rule
-}
-
 // Result is what one plane made of one request, in ModelRouter terms.
 type Result struct {
 	Plane    ir.DataPlane `json:"dataPlane"`
@@ -474,7 +323,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		return res
 	}
 	if p.build != nil && len(down) > 0 {
-		dp, why := p.downOnAgentGateway(rt, down)
+		dp, why := p.downAsNotReady(rt, down)
 		if why != "" {
 			res.Skipped = why
 			return res
@@ -492,7 +341,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	// the input reports not ready is down on the planes that find out per
 	// request too (AgentGateway's compile already routed around it).
 	var unready []string
-	if p.Name != ir.DataPlaneAgentGateway && rt.IR != nil {
+	if !p.downIsNotReady && rt.IR != nil {
 		for _, b := range rt.IR.Backends {
 			if b.Local != nil && !b.Local.Ready && !slices.Contains(down, b.Name) {
 				unready = append(unready, b.Name)
@@ -536,7 +385,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	if len(unready) > 0 {
 		res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready in the input", unready)}, res.Trace...)
 	}
-	res.Rule = ruleName(o.Rule)
+	res.Rule = o.Rule
 	if rt.rule != nil {
 		res.Rule = rt.rule(o.Rule)
 	}

@@ -8,6 +8,8 @@
 //
 // The models are used by the targets' tests and by `llmkube-compile test`
 // and `explain`; each states the upstream version and source it follows.
+// Each declares how routingtest builds it for a plane (PlaneModel, in its
+// planemodel.go); simulate/builtin lists them, one line per plane.
 package simulate
 
 import (

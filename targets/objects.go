@@ -99,7 +99,7 @@ func NewResult(objs []Typed, summary string) (*Result, diag.List) {
 		u, err := ToUnstructured(t.Obj, t.GVK)
 		if err != nil {
 			var diags diag.List
-			diags.ErrorAt(diag.Spec(), "InternalError", "%v", err)
+			diags.ErrorAt(diag.Spec(), ReasonInternalError, "%v", err)
 			return nil, diags
 		}
 		res.Objects = append(res.Objects, u)

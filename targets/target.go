@@ -28,6 +28,10 @@ type Target interface {
 	// discovery that they are served before applying, and prunes across the
 	// kinds of every target when a router changes data plane.
 	Kinds() []schema.GroupVersionKind
+	// Capabilities is the plane's capability table
+	// (targets/<plane>/capabilities.go): what it ignores, refuses or
+	// requires of the spec; the compiler applies it before the target runs.
+	Capabilities() planes.Table
 }
 
 // Together is implemented by a target whose routers share data-plane state,

@@ -16,6 +16,11 @@ const (
 	DataPlaneProxy        DataPlane = "Proxy"
 	DataPlaneGateway      DataPlane = "Gateway"
 	DataPlaneAgentGateway DataPlane = "AgentGateway"
+
+	// DefaultDataPlane is the reference's spec.dataPlane when unset, next
+	// to the planes (compiler.DefaultDataPlane applies it: the compiler
+	// names no plane).
+	DefaultDataPlane = DataPlaneProxy
 )
 
 // DefaultRouteStrategy decides what happens when no rule matches.

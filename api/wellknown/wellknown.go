@@ -32,6 +32,10 @@ const (
 	AuditFilePath = "/var/log/mlx-router/audit.log"
 	// ConfigMount is where the router-proxy's configuration is mounted read-only.
 	ConfigMount = "/etc/llmkube/router"
+	// ConfigFile is the router-proxy's configuration under ConfigMount: the
+	// key of the runtime config in the ConfigMap the Proxy target emits (and
+	// the request-path model reads).
+	ConfigFile = "config.json"
 	// AdminPort serves /metrics, /ready and StatusPath.
 	AdminPort int32 = 9090
 	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.

@@ -66,7 +66,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e := &emitter{r: r, owners: targets.OwnerReferences(r)}
 	if r.AgentGateway == nil {
 		// The frontend refuses dataPlane AgentGateway without agentGatewayRef.
-		e.diags.ErrorAt(diag.Spec("agentGatewayRef"), "AgentGatewayRefRequired",
+		e.diags.ErrorAt(diag.Spec("agentGatewayRef"), ReasonAgentGatewayRefRequired,
 			"dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name")
 		return nil, e.diags
 	}
@@ -81,12 +81,12 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e.authPolicy()
 	for _, x := range e.expressions {
 		if err := CheckExpression(x); err != nil {
-			e.diags.ErrorAt(diag.Spec("agentGatewayRef"), "InternalError", "generated CEL does not type-check: %v", err)
+			e.diags.ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonInternalError, "generated CEL does not type-check: %v", err)
 		}
 	}
 	for _, x := range e.conditions {
 		if err := CheckCondition(x); err != nil {
-			e.diags.ErrorAt(diag.Spec("policy", "auth"), "InternalError", "generated CEL does not type-check: %v", err)
+			e.diags.ErrorAt(diag.Spec("policy", "auth"), targets.ReasonInternalError, "generated CEL does not type-check: %v", err)
 		}
 	}
 	if e.diags.HasErrors() {
@@ -131,18 +131,18 @@ func (e *emitter) checkIgnored() {
 		b := &e.r.Backends[i]
 		p := diag.Backend(i)
 		if b.External != nil && poolMode {
-			e.diags.ErrorAt(p.Child("external"), "UnsupportedOnAgentGateway",
+			e.diags.ErrorAt(p.Child("external"), ReasonUnsupportedOnAgentGateway,
 				"backend %q is an external %s provider, but agentGatewayRef.routing InferencePool routes only to InferencePools, which select in-cluster pods; serve it through an InferenceService, or use the Proxy or Gateway data plane", b.Name, b.External.Provider)
 		}
 		if b.Pool != nil {
-			e.diags.WarnAt(p.Child("inferenceServiceRef"), "PoolActivationUnsupported",
+			e.diags.WarnAt(p.Child("inferenceServiceRef"), ReasonPoolActivationUnsupported,
 				"InferenceService %q is a member of ModelPool %q, whose swaps the router-proxy performs; on AgentGateway nothing activates a member, so while it is not resident it counts as not ready",
 				b.Local.InferenceService, b.Pool.Pool)
 		}
 	}
 	pol := &e.r.Policy
 	for i, b := range pol.Budgets {
-		e.diags.ErrorAt(diag.Budget(i), "UnsupportedOnAgentGateway",
+		e.diags.ErrorAt(diag.Budget(i), ReasonUnsupportedOnAgentGateway,
 			"budget %q is enforced by the router-proxy, which AgentGateway does not run; dropping it would lift the cap, so remove it or use the Proxy data plane", b.Name)
 	}
 	e.checkAuth()
@@ -158,7 +158,7 @@ func (e *emitter) checkIgnored() {
 	}
 	for _, f := range audit {
 		if f.set {
-			e.diags.ErrorAt(diag.Spec("policy", "auditLog", f.field), "UnsupportedOnAgentGateway",
+			e.diags.ErrorAt(diag.Spec("policy", "auditLog", f.field), ReasonUnsupportedOnAgentGateway,
 				"the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog.%s, or use the Proxy data plane", f.field)
 		}
 	}
@@ -174,7 +174,7 @@ func (e *emitter) pool(b *ir.Backend, i int, seen map[string]string) string {
 	seen[isvc] = name
 	if b.EndpointPicker == nil {
 		// The frontend requires a picker for every local backend in InferencePool routing.
-		e.diags.ErrorAt(diag.Backend(i).Child("endpointPicker"), "EndpointPickerRequired",
+		e.diags.ErrorAt(diag.Backend(i).Child("endpointPicker"), ReasonEndpointPickerRequired,
 			"backend %q has no endpoint picker for its InferencePool", b.Name)
 		return name
 	}

@@ -37,7 +37,7 @@ func run(t *testing.T, spec string) ([]*unstructured.Unstructured, diag.List) {
 	d := in.Decode("t.yaml", []byte(doc))
 	require.False(t, d.HasErrors(), "%v", d.Err())
 	reg := targets.NewRegistry(agentgateway.New())
-	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Fields: reg.FieldTables()})
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Planes: reg.Capabilities()})
 	require.False(t, diags.HasErrors(), "the frontend refused the input: %v", diags.Err())
 	res, tdiags := agentgateway.New().Compile(r)
 	tdiags = append(diags, tdiags...)
@@ -290,7 +290,7 @@ func TestReadinessFailover(t *testing.T) {
 	require.False(t, in.Decode("t.yaml", []byte(doc+"apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n  dataPlane: AgentGateway\n"+twoPickers+
 		"  rules:\n    - name: closed\n      failClosed: true\n      match: {headers: {X-Only: llama}}\n      route: {backends: [llama]}\n    - name: a\n      route: {backends: [llama, qwen]}\n")).HasErrors())
 	reg := targets.NewRegistry(agentgateway.New())
-	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Fields: reg.FieldTables()})
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Planes: reg.Capabilities()})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	res, tdiags := agentgateway.New().Compile(r)
 	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())

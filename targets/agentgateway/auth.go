@@ -120,7 +120,7 @@ func (e *emitter) checkAuth() {
 		rule := &e.r.Rules[i]
 		for _, h := range rule.Match.Headers {
 			if strings.EqualFold(h.Name, a.JWT.HeaderKey) {
-				e.diags.ErrorAt(diag.Rule(rule.Index).Child("match", "headers").Key(h.Name), "VerifiedHeaderMatchUnsupported",
+				e.diags.ErrorAt(diag.Rule(rule.Index).Child("match", "headers").Key(h.Name), ReasonVerifiedHeaderMatchUnsupported,
 					"rule %q matches %s, where the verified team lands; agentgateway verifies the token only after the HTTPRoute chose the rule, so the match would read the value the client sent. Match on the model instead, or use the Proxy or Gateway data plane", rule.Name, h.Name)
 			}
 		}

@@ -32,7 +32,7 @@ func (e *emitter) modelRouting() {
 			}
 		}
 		if len(services) > 1 {
-			e.diags.ErrorAt(diag.Spec("agentGatewayRef", "endpointPicker"), "PickerSharedAcrossInferenceServices",
+			e.diags.ErrorAt(diag.Spec("agentGatewayRef", "endpointPicker"), ReasonPickerSharedAcrossInferenceServices,
 				"the default picker %s:%d would serve several InferenceServices (%s), but an Endpoint Picker binds to exactly one InferencePool, and routing Model takes no per-backend pickers; remove endpointPicker (models are then served through their Services) or use routing InferencePool",
 				e.g.EndpointPicker.Name, e.g.EndpointPicker.Port, strings.Join(services, ", "))
 			// Go on without pools: the models' own problems come in
@@ -48,11 +48,11 @@ func (e *emitter) modelRouting() {
 			at = diag.Backend(i).Child("displayName")
 		}
 		if strings.Contains(b.ModelID, "*") {
-			e.diags.ErrorAt(at, "ModelIDNotExpressible",
+			e.diags.ErrorAt(at, ReasonModelIDNotExpressible,
 				"model id %q contains '*', which agentgateway's model match reads as a wildcard; publish an id without '*'", b.ModelID)
 		}
 		if j, dup := published[b.ModelID]; dup {
-			e.diags.ErrorAt(at, "DuplicateModelID",
+			e.diags.ErrorAt(at, ReasonDuplicateModelID,
 				"backend %q publishes model id %q, as backend %q does; agentgateway's model router needs one model per id, so give one of them another displayName",
 				b.Name, b.ModelID, e.r.Backends[j].Name)
 			continue

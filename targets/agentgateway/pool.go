@@ -194,13 +194,13 @@ func (e *emitter) poolRouting() {
 		conds := e.ruleMatches(&rule.Match)
 		for _, c := range conds {
 			if len(c) > maxHeadersPerMatch {
-				e.diags.ErrorAt(p.Child("match"), "RouteLimitExceeded",
+				e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
 					"rule %q needs %d header conditions in one HTTPRoute match, more than the %d Gateway API allows; match on fewer headers", rule.Name, len(c), maxHeadersPerMatch)
 				break
 			}
 		}
 		if len(conds) > maxMatchesPerRule {
-			e.diags.ErrorAt(p.Child("match"), "RouteLimitExceeded",
+			e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
 				"rule %q expands to %d HTTPRoute matches (models x dataClassification), more than the %d Gateway API allows in one rule; list fewer models or classifications", rule.Name, len(conds), maxMatchesPerRule)
 		}
 		// Gateway API ranks a match with more header conditions above an
@@ -208,7 +208,7 @@ func (e *emitter) poolRouting() {
 		// matches: refuse an order the route cannot keep.
 		for _, prev := range checked {
 			if e.outranks(conds, prev.conds) {
-				e.diags.ErrorAt(p.Child("match"), "RuleOrderNotExpressible",
+				e.diags.ErrorAt(p.Child("match"), ReasonRuleOrderNotExpressible,
 					"rule %q matches more headers than the earlier rule %q and some request matches both; the router-proxy would serve it by %q (first match), but an HTTPRoute ranks the match with more headers first. Make the rules exclusive (for example a different exact model or header value) or put rule %q first",
 					rule.Name, prev.name, prev.name, rule.Name)
 				break
@@ -227,16 +227,16 @@ func (e *emitter) poolRouting() {
 		switch {
 		case ok:
 			if target != candidates[0] {
-				e.diags.WarnAt(p.Child("route", "backends"), "RoutedToFallback",
+				e.diags.WarnAt(p.Child("route", "backends"), ReasonRoutedToFallback,
 					"the InferenceService of backend %q has no ready replica, so rule %q routes to %q; the next compile moves it back once it is ready", candidates[0], rule.Name, target)
 			}
 			hr.BackendRefs = poolRef(poolOf[target])
 		case rule.FailClosed:
-			e.diags.WarnAt(p.Child("route", "backends"), "NoReadyBackend",
+			e.diags.WarnAt(p.Child("route", "backends"), ReasonNoReadyBackend,
 				"no backend of fail-closed rule %q has a ready InferenceService; its requests are refused with 503 until one is ready", rule.Name)
 			closed = append(closed, "rule-"+rule.Name)
 		default:
-			e.diags.WarnAt(p.Child("route", "backends"), "NoReadyBackend",
+			e.diags.WarnAt(p.Child("route", "backends"), ReasonNoReadyBackend,
 				"no backend of rule %q has a ready InferenceService; the rule is left out of the route until one is, and its requests fall through to later rules", rule.Name)
 			continue
 		}
@@ -266,7 +266,7 @@ func (e *emitter) poolRouting() {
 					BackendRefs: poolRef(poolOf[name]),
 				})
 			} else {
-				e.diags.WarnAt(diag.Spec("defaultRoute"), "NoReadyBackend",
+				e.diags.WarnAt(diag.Spec("defaultRoute"), ReasonNoReadyBackend,
 					"the InferenceService of default backend %q has no ready replica; requests no rule matches find no route until it is ready", name)
 			}
 		}
@@ -278,10 +278,10 @@ func (e *emitter) poolRouting() {
 	}
 	switch {
 	case len(rules) > maxRouteRules:
-		e.diags.ErrorAt(diag.Spec("rules"), "RouteLimitExceeded",
+		e.diags.ErrorAt(diag.Spec("rules"), ReasonRouteLimitExceeded,
 			"the router compiles to %d HTTPRoute rules (rules, one per backend for BackendNameMatch, and the default route), more than the %d Gateway API allows", len(rules), maxRouteRules)
 	case total > maxMatchesPerRoute:
-		e.diags.ErrorAt(diag.Spec("rules"), "RouteLimitExceeded",
+		e.diags.ErrorAt(diag.Spec("rules"), ReasonRouteLimitExceeded,
 			"the router compiles to %d HTTPRoute matches, more than the %d Gateway API allows in one route; list fewer models or classifications", total, maxMatchesPerRoute)
 	}
 	e.policy()
@@ -291,7 +291,7 @@ func (e *emitter) poolRouting() {
 		}
 		// An HTTPRoute without rules defaults to a catch-all with no backend,
 		// which would answer 503 for every path on the Gateway's listeners.
-		e.diags.WarnAt(diag.Spec(), "NoRoute",
+		e.diags.WarnAt(diag.Spec(), ReasonNoRoute,
 			"no rule and no default route has a ready backend, so no HTTPRoute is generated; requests through the Gateway are not routed to this router")
 		return
 	}

@@ -50,7 +50,7 @@ func compileAll(t *testing.T, docs ...string) ([]*unstructured.Unstructured, dia
 	d := in.Decode("t.yaml", []byte(sharedISVCs+strings.Join(docs, "\n")))
 	require.False(t, d.HasErrors(), "%v", d.Err())
 	reg := targets.NewRegistry(agentgateway.New())
-	return pipeline.Run(in, reg, pipeline.Options{Compile: compiler.Options{Fields: reg.FieldTables()}})
+	return pipeline.Run(in, reg, pipeline.Options{Compile: compiler.Options{Planes: reg.Capabilities()}})
 }
 
 // foreign parses YAML objects that are not ours.

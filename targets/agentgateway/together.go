@@ -78,8 +78,8 @@ func checkTogether(rs []*ir.Router, first bool) []diag.List {
 					return fmt.Sprintf("ModelRouter %s/%s attaches to Gateway %s too (%s), and a request meeting %s here and %s there is served by whichever route agentgateway ranks first (more header matches first, then namespace/name alphabetically), so one router's rule is dead for it; give the routers different agentGatewayRef.sectionName listeners or disjoint hostnames, make their models disjoint, or merge them into one router",
 						other.Namespace, other.Name, key, where, mine, theirs)
 				}
-				out[es[a].i].ErrorAt(diag.Spec("agentGatewayRef"), "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
-				out[es[b].i].ErrorAt(diag.Spec("agentGatewayRef"), "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+				out[es[a].i].ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(rb, ma, mb))
+				out[es[b].i].ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(ra, mb, ma))
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
 	if r.Gateway == nil {
 		// The frontend requires gatewayRef on Gateway; this is a compiler bug.
-		e.diags.ErrorAt(diag.Spec("gatewayRef"), "InternalError", "no gateway reference reached the Gateway target")
+		e.diags.ErrorAt(diag.Spec("gatewayRef"), targets.ReasonInternalError, "no gateway reference reached the Gateway target")
 		return nil, e.diags
 	}
 	e.refuseUnsupported()
@@ -143,43 +143,36 @@ func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
 }
 
 // refuseUnsupported refuses what no Envoy AI Gateway object can carry.
-// (shadow, missing gatewayRef and detector/hybrid classification under a
-// dataClassification match are refused by the frontend.)
+// (What one field decides, such as shadow, a missing gatewayRef or
+// detector/hybrid classification, the plane's capability table refuses in
+// the frontend; latencySLOMs it ignores.)
 func (e *emitter) refuseUnsupported() {
 	r := e.r
-	for i := range r.Rules {
-		rule := &r.Rules[i]
-		if rule.Match.LatencySLO > 0 {
-			e.diags.ErrorAt(diag.Rule(i).Child("match", "latencySLOMs"), "LatencySLOUnsupportedOnGateway",
-				"rule %q promotes its fallback when the primary's P95 first-token latency exceeds %s; the gateway measures no first-token latency and cannot reorder priorities at run time. Remove latencySLOMs or use the Proxy data plane",
-				rule.Name, rule.Match.LatencySLO)
-		}
-	}
 	a := r.Policy.Audit
 	ap := diag.Spec("policy", "auditLog")
 	if a.Sink != ir.AuditSinkStdout {
-		e.diags.ErrorAt(ap.Child("sink"), "AuditSinkUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("sink"), ReasonAuditSinkUnsupportedOnGateway,
 			"the gateway writes no router audit log, so sink %s cannot be honoured; request records come from the Envoy access log configured on the EnvoyProxy. Remove sink or use the Proxy data plane", a.Sink)
 	}
 	if a.IncludeRequestBody {
-		e.diags.ErrorAt(ap.Child("includeRequestBody"), "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("includeRequestBody"), ReasonAuditFieldUnsupportedOnGateway,
 			"the gateway cannot add request bodies to audit entries; remove includeRequestBody or use the Proxy data plane")
 	}
 	if a.CallerHeader != "" {
-		e.diags.ErrorAt(ap.Child("callerHeader"), "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("callerHeader"), ReasonAuditFieldUnsupportedOnGateway,
 			"the gateway cannot add the %s header to audit entries; remove callerHeader or use the Proxy data plane", a.CallerHeader)
 	}
 	if a.LogClientAddress {
-		e.diags.ErrorAt(ap.Child("logClientAddress"), "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("logClientAddress"), ReasonAuditFieldUnsupportedOnGateway,
 			"the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane")
 	}
 	if len(a.TrustedProxies) > 0 {
-		e.diags.ErrorAt(ap.Child("trustedProxyCIDRs"), "AuditFieldUnsupportedOnGateway",
+		e.diags.ErrorAt(ap.Child("trustedProxyCIDRs"), ReasonAuditFieldUnsupportedOnGateway,
 			"the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane")
 	}
 	for i := range r.Backends {
 		if p := r.Backends[i].Pool; p != nil {
-			e.diags.ErrorAt(diag.Backend(i).Child("inferenceServiceRef"), "ModelPoolUnsupportedOnGateway",
+			e.diags.ErrorAt(diag.Backend(i).Child("inferenceServiceRef"), ReasonModelPoolUnsupportedOnGateway,
 				"InferenceService %q is a member of ModelPool %q; the gateway cannot swap pool members into the shared GPU slot, so requests for a non-resident member would fail. Use the Proxy data plane for pooled backends",
 				r.Backends[i].Local.InferenceService, p.Pool)
 		}
@@ -258,7 +251,7 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 	up := b.Upstream
 	p := diag.Backend(i).Child("external")
 	if up.Host == "" {
-		e.diags.ErrorAt(p.Child("url"), "ProviderHostUnknown",
+		e.diags.ErrorAt(p.Child("url"), ReasonProviderHostUnknown,
 			"provider %s has no fixed endpoint (the router-proxy derives it at run time), but the gateway needs the upstream host when the Backend is created; set url (for Bedrock https://bedrock-runtime.<region>.amazonaws.com)", x.Provider)
 		return spec, "", "", false
 	}
@@ -278,7 +271,7 @@ func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, sc
 		schemaName = "GCPVertexAI"
 	}
 	if schemaName != "OpenAI" && up.Path != "" {
-		e.diags.ErrorAt(p.Child("url"), "URLPathUnsupported",
+		e.diags.ErrorAt(p.Child("url"), ReasonURLPathUnsupported,
 			"the gateway's %s schema addresses the provider's API at its published paths and cannot prefix them with %q; remove the path from url", schemaName, up.Path)
 		return spec, "", "", false
 	}
@@ -308,7 +301,7 @@ func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 	switch x.Provider {
 	case ir.ProviderBedrock, ir.ProviderVertexAI:
 		if x.CredentialsSecret == "" {
-			e.diags.ErrorAt(p, "CredentialsRequired",
+			e.diags.ErrorAt(p, ReasonCredentialsRequired,
 				"the gateway must sign every %s request, so the backend needs credentials; set credentialsSecretRef (and see the next refusal for the layout)", x.Provider)
 			return
 		}
@@ -320,7 +313,7 @@ func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 		for _, c := range x.Credentials {
 			keys = append(keys, c.Key)
 		}
-		e.diags.ErrorAt(p, "CredentialsLayoutUnsupported",
+		e.diags.ErrorAt(p, ReasonCredentialsLayoutUnsupported,
 			"Secret %q holds %s as separate keys (%s), the layout the router-proxy reads; the gateway's BackendSecurityPolicy needs %s, which this Secret layout and ModelRouter do not provide. Use the Proxy data plane for this backend",
 			x.CredentialsSecret, x.Provider, strings.Join(keys, ", "), want)
 		return
@@ -343,7 +336,7 @@ func (e *emitter) credentials(i int, b *ir.Backend, name string) {
 	if len(x.Credentials) > 0 {
 		conventional = x.Credentials[0].Key
 	}
-	e.diags.WarnAt(p, "GatewaySecretKey",
+	e.diags.WarnAt(p, ReasonGatewaySecretKey,
 		"the gateway reads the API key from key \"apiKey\" of Secret %q, the router-proxy from key %s; the Secret must hold the key under \"apiKey\" for the gateway (a missing key fails every request to %s)",
 		x.CredentialsSecret, conventional, b.Name)
 }
@@ -383,7 +376,7 @@ func gwDuration(d time.Duration) (string, bool) {
 func (e *emitter) duration(at *field.Path, d time.Duration) string {
 	s, ok := gwDuration(d)
 	if !ok {
-		e.diags.ErrorAt(at, "DurationNotExpressible",
+		e.diags.ErrorAt(at, ReasonDurationNotExpressible,
 			"%s cannot be written as a Gateway API duration (whole milliseconds, at most 99999h); round it to milliseconds", d)
 	}
 	return s

@@ -2,13 +2,9 @@ package aigateway
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/llmkube/llmkube-compile/internal/reasonscan"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 func TestGatewayDuration(t *testing.T) {
@@ -107,29 +106,13 @@ func TestUSDCostExpression(t *testing.T) {
 // exercised by a testdata/invalid/gateway-target-*.yaml case.
 func TestEveryRefusalHasAnInvalidCase(t *testing.T) {
 	reasons := map[string]bool{}
-	src, err := filepath.Glob("*.go")
+	uses, bad, err := reasonscan.Emitted(".")
 	require.NoError(t, err)
-	for _, f := range src {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	require.Empty(t, bad)
+	for _, u := range uses {
+		if u.Error && u.Reason != targets.ReasonInternalError {
+			reasons[u.Reason] = true
 		}
-		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-		require.NoError(t, err)
-		ast.Inspect(file, func(n ast.Node) bool {
-			// the reason of every refusal: diags.ErrorAt(path, "Reason", ...)
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) < 2 {
-				return true
-			}
-			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "ErrorAt" {
-				if lit, ok := call.Args[1].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if r, _ := strconv.Unquote(lit.Value); r != "InternalError" {
-						reasons[r] = true
-					}
-				}
-			}
-			return true
-		})
 	}
 	require.GreaterOrEqual(t, len(reasons), 15)
 	cases, err := filepath.Glob("../../testdata/invalid/gateway-target-*.yaml")

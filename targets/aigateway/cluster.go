@@ -145,11 +145,6 @@ func (*Target) CheckForeign(ctx context.Context, c targets.ClusterReader, r *ir.
 		g.Namespace, g.Name, strings.Join(others, ", ")), nil
 }
 
-// ReasonGatewaySharedWithAuth is the Degraded reason of a router with
-// policy.auth whose Gateway also serves routes that are not its own (the
-// pipeline refuses two ModelRouters; this is everything else).
-const ReasonGatewaySharedWithAuth = "GatewaySharedWithAuth"
-
 var gvkHTTPRoute = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
 
 // foreignRoutes are the routes of any namespace attached to the router's

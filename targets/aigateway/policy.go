@@ -153,7 +153,7 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	p := diag.Budget(i)
 	unit, ok := windowUnits[b.Window]
 	if !ok {
-		e.diags.ErrorAt(p.Child("windowSeconds"), "BudgetWindowUnsupported",
+		e.diags.ErrorAt(p.Child("windowSeconds"), ReasonBudgetWindowUnsupported,
 			"budget %q counts over %s; the gateway's global rate limits count over one second, minute, hour or day, and scaling the limit to another window would change what it allows. Use windowSeconds 1, 60, 3600 or 86400", b.Name, b.Window)
 		return nil
 	}
@@ -175,7 +175,7 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	var out []egv1a1.RateLimitRule
 	if b.MaxTokens > 0 {
 		if b.MaxTokens > math.MaxUint32 {
-			e.diags.ErrorAt(p.Child("maxTokens"), "BudgetLimitTooLarge",
+			e.diags.ErrorAt(p.Child("maxTokens"), ReasonBudgetLimitTooLarge,
 				"budget %q allows %d tokens; a gateway rate limit counts at most %d per window", b.Name, b.MaxTokens, uint64(math.MaxUint32))
 		} else {
 			out = append(out, rule(uint64(b.MaxTokens), tokenCostKey))
@@ -186,10 +186,10 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 		r.Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e.usdCost.scale)), nil)))
 		switch {
 		case !r.IsInt():
-			e.diags.ErrorAt(p.Child("maxUSD"), "BudgetLimitNotExpressible",
+			e.diags.ErrorAt(p.Child("maxUSD"), ReasonBudgetLimitNotExpressible,
 				"budget %q caps %s USD, finer than the 1e-%d USD unit the cost expression counts in; drop the extra decimals", b.Name, b.MaxUSD, e.usdCost.scale)
 		case !r.Num().IsUint64() || r.Num().Uint64() > math.MaxUint32:
-			e.diags.ErrorAt(p.Child("maxUSD"), "BudgetLimitTooLarge",
+			e.diags.ErrorAt(p.Child("maxUSD"), ReasonBudgetLimitTooLarge,
 				"budget %q caps %s USD, %s units of 1e-%d USD, more than the %d a gateway rate limit counts per window (prices with more decimals need a finer unit)", b.Name, b.MaxUSD, r.Num(), e.usdCost.scale, uint64(math.MaxUint32))
 		default:
 			out = append(out, rule(r.Num().Uint64(), e.usdCost.key))
@@ -197,7 +197,7 @@ func (e *emitter) budgetRules(i int) []egv1a1.RateLimitRule {
 	}
 	if len(out) > 0 {
 		e.budgets++
-		e.diags.WarnAt(p.Child("windowSeconds"), "BudgetWindowFixed",
+		e.diags.WarnAt(p.Child("windowSeconds"), ReasonBudgetWindowFixed,
 			"budget %q counts in fixed %s windows on the gateway (the rate-limit service resets at each boundary), not a rolling window, so up to twice the limit can pass around a boundary", b.Name, strings.ToLower(string(unit)))
 	}
 	return out
@@ -212,7 +212,7 @@ type trafficGroup struct {
 // BackendTrafficPolicies would split into n buckets.
 func (e *emitter) budgetsSpan(shared []int, n int) {
 	for _, i := range shared {
-		e.diags.ErrorAt(diag.Budget(i), "BudgetSpansTrafficPolicies",
+		e.diags.ErrorAt(diag.Budget(i), ReasonBudgetSpansTrafficPolicies,
 			"budget %q must count every request of the router in one bucket, but the router's rules need %d BackendTrafficPolicies (they differ in response-header timeout or rule budgets) and the gateway keeps one bucket per policy. Give the rules one timeout and drop rule-scope budgets, or use the Proxy data plane",
 			e.r.Policy.Budgets[i].Name, n)
 	}
@@ -339,7 +339,7 @@ func (e *emitter) trafficPolicies(rules []*genRule) {
 			found = found || (g.origin >= 0 && e.r.Rules[g.origin].Name == b.RuleName)
 		}
 		if !found {
-			e.diags.WarnAt(diag.Budget(i).Child("ruleName"), "BudgetNeverApplies",
+			e.diags.WarnAt(diag.Budget(i).Child("ruleName"), ReasonBudgetNeverApplies,
 				"rule %q never matches on the gateway (no backend advertises its required capabilities), so budget %q caps nothing", b.RuleName, b.Name)
 		}
 	}
@@ -389,7 +389,7 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 				external = true
 				if b.HealthCheck.Set && !warned[name] {
 					warned[name] = true
-					e.diags.WarnAt(e.backendPath(name).Child("healthCheck"), "ActiveHealthCheckNotApplied",
+					e.diags.WarnAt(e.backendPath(name).Child("healthCheck"), ReasonActiveHealthCheckNotApplied,
 						"the gateway's active probes carry no provider credentials, so backend %q is not probed actively; passive outlier detection ejects it after a failed request for the quarantine duration", name)
 				}
 				continue
@@ -409,7 +409,7 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 		for _, g := range tg.rules {
 			labels = append(labels, labelOf(g))
 		}
-		e.diags.WarnAt(diag.Spec("backends"), "ActiveHealthCheckSkipped",
+		e.diags.WarnAt(diag.Spec("backends"), ReasonActiveHealthCheckSkipped,
 			"the backends of %s use different health checks and the gateway applies one probe per rule, so they are not probed actively; passive outlier detection ejects a failing backend", strings.Join(labels, ", "))
 		return nil
 	}
@@ -509,7 +509,7 @@ func (e *emitter) refuseAllowlistGlobs() {
 	for i, al := range a.Allowlists {
 		for k, m := range al.Models {
 			if wellknown.IsGlob(m) {
-				e.diags.ErrorAt(diag.Spec("policy", "auth", "allowlists").Index(i).Child("models").Index(k), "AllowlistGlobUnsupportedOnGateway",
+				e.diags.ErrorAt(diag.Spec("policy", "auth", "allowlists").Index(i).Child("models").Index(k), ReasonAllowlistGlobUnsupportedOnGateway,
 					"team %q is allowed models matching %q, but Envoy Gateway's authorization compares the model header with exact values only, so the glob would admit no model it stands for; list the model ids the team may reach, or use the Proxy data plane", al.Team, m)
 			}
 		}

@@ -49,7 +49,7 @@ func (e *emitter) buildRules() []*genRule {
 		if len(g.backends) > 1 {
 			for _, name := range g.backends {
 				if ip := e.ipLiteral(name); ip != "" {
-					e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), "IPBackendFailover",
+					e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), ReasonIPBackendFailover,
 						"rule %q routes to %d backends and backend %q is the IP literal %s: Envoy Gateway puts IP-literal Backends in one EDS cluster (no locality priority, and every host gets the first backend's model, auth and schema) or, mixed with hostnames, splits them into weighted clusters at 1:1, so %s would become a split without failover; give the backend a hostname (a DNS name, or a Service in the cluster) or route this rule to it alone",
 						rule.Name, len(g.backends), name, ip, rule.Strategy)
 					break
@@ -58,7 +58,7 @@ func (e *emitter) buildRules() []*genRule {
 		}
 		g.headerTimeout = e.ruleHeaderTimeout(i, rule)
 		if len(g.refs) > MaxBackendRefsPerRule {
-			e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), "TooManyBackends",
+			e.diags.ErrorAt(diag.Rule(i).Child("route", "backends"), ReasonTooManyBackends,
 				"rule %q routes to %d backends; the generated HTTPRoute rule holds at most %d backendRefs and a rule's backends cannot be split without changing its failover order", rule.Name, len(g.refs), MaxBackendRefsPerRule)
 		}
 		for bi := range r.Policy.Budgets {
@@ -74,7 +74,7 @@ func (e *emitter) buildRules() []*genRule {
 	e.warnNoFallThrough(noFallThrough)
 	if r.Default.Strategy == ir.DefaultBackendNameMatch {
 		if r.Default.Backend != "" {
-			e.diags.WarnAt(diag.Spec("defaultRouteStrategy"), "NoFallThroughOnGateway",
+			e.diags.WarnAt(diag.Spec("defaultRouteStrategy"), ReasonNoFallThroughOnGateway,
 				"on the gateway a request naming a backend's model always goes to that backend: when it is down the request fails with 503 instead of falling back to defaultRoute %q (the router-proxy skips an unhealthy name match)", r.Default.Backend)
 		}
 		for i := range r.Backends {
@@ -113,7 +113,7 @@ func (e *emitter) warnNoFallThrough(rules []int) {
 	case 0:
 		return
 	case 1:
-		e.diags.WarnAt(diag.Rule(rules[0]).Child("failClosed"), "NoFallThroughOnGateway",
+		e.diags.WarnAt(diag.Rule(rules[0]).Child("failClosed"), ReasonNoFallThroughOnGateway,
 			"on the gateway a matched rule never falls through: when every backend of rule %q is down its requests fail with 503 %s", e.r.Rules[rules[0]].Name, why)
 		return
 	}
@@ -125,7 +125,7 @@ func (e *emitter) warnNoFallThrough(rules []int) {
 	if more := len(rules) - len(names); more > 0 {
 		list += fmt.Sprintf(" and %d more", more)
 	}
-	e.diags.WarnAt(diag.Spec("rules"), "NoFallThroughOnGateway",
+	e.diags.WarnAt(diag.Spec("rules"), ReasonNoFallThroughOnGateway,
 		"on the gateway a matched rule never falls through: when every backend of one of the %d rules %s is down its requests fail with 503 %s; set failClosed: true on them to make that explicit", len(rules), list, why)
 }
 
@@ -196,7 +196,7 @@ func (e *emitter) ruleHeaderTimeout(i int, rule *ir.Rule) string {
 				}
 				hint = fmt.Sprintf("so set the rule's timeout to %s, the one the router's default route uses: another value needs a second BackendTrafficPolicy, which the router's budgets cannot span", others)
 			}
-			e.diags.ErrorAt(diag.Rule(i).Child("timeout"), "BackendTimeoutsDiffer",
+			e.diags.ErrorAt(diag.Rule(i).Child("timeout"), ReasonBackendTimeoutsDiffer,
 				"rule %q sets no timeout and its backends wait %s (%s) and %s (%s) for response headers; the gateway applies one per-attempt timeout to a rule, %s", rule.Name, firstD, first, d, name, hint)
 			return ""
 		}
@@ -219,11 +219,11 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 		u, ok, known := and(base, match{c})
 		switch {
 		case !known:
-			e.diags.ErrorAt(at, "MatchNotExpressible",
+			e.diags.ErrorAt(at, ReasonMatchNotExpressible,
 				"rule %q puts two different patterns on header %s, which one gateway header match cannot express", rule.Name, c.name)
 			return false
 		case !ok:
-			e.diags.WarnAt(at, "RuleNeverMatches",
+			e.diags.WarnAt(at, ReasonRuleNeverMatches,
 				"rule %q requires two different values of header %s, so it never matches and is not generated", rule.Name, c.name)
 			return false
 		}
@@ -244,7 +244,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 		for k, model := range m.Models {
 			pat, isGlob, ok := globPattern(model)
 			if !ok {
-				e.diags.ErrorAt(p.Child("models").Index(k), "ModelGlobUnsupported",
+				e.diags.ErrorAt(p.Child("models").Index(k), ReasonModelGlobUnsupported,
 					"model glob %q has characters outside printable ASCII; the gateway's RE2 header match counts characters where the router-proxy counts bytes, so it would match different models. Use an ASCII pattern or list the models", model)
 				return nil, false
 			}
@@ -279,7 +279,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 				cur, ok, known = and(cur, match{*c})
 			}
 			if !known {
-				e.diags.ErrorAt(p, "MatchNotExpressible",
+				e.diags.ErrorAt(p, ReasonMatchNotExpressible,
 					"rule %q puts two different patterns on one header (its headers overlap the model or classification header), which one gateway header match cannot express", rule.Name)
 				return nil, false
 			}
@@ -288,13 +288,13 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 			}
 			for _, c := range cur {
 				if !headerValuePattern.MatchString(c.value) {
-					e.diags.ErrorAt(p, "HeaderValueNotExpressible",
+					e.diags.ErrorAt(p, ReasonHeaderValueNotExpressible,
 						"rule %q matches header %s on %q, which the HTTPRoute the AI Gateway generates cannot carry: Gateway API header values are visible ASCII with single spaces or tabs between words (%s), and the API server refuses the route", rule.Name, c.name, c.value, headerValuePattern)
 					return nil, false
 				}
 			}
 			if len(cur) > MaxHeadersPerMatch {
-				e.diags.ErrorAt(p.Child("headers"), "TooManyHeaderConditions",
+				e.diags.ErrorAt(p.Child("headers"), ReasonTooManyHeaderConditions,
 					"rule %q has %d header conditions; a gateway match holds at most %d", rule.Name, len(cur), MaxHeadersPerMatch)
 				return nil, false
 			}
@@ -309,7 +309,7 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 // and refuses what cannot be kept.
 func (e *emitter) applyOrderAndLimits(rules []*genRule) [][]*genRule {
 	for _, c := range preserveOrder(rules) {
-		e.diags.ErrorAt(e.ruleField(rules[c.earlier]), "RuleOrderNotPreserved", "%s", c.describe(rules))
+		e.diags.ErrorAt(e.ruleField(rules[c.earlier]), ReasonRuleOrderNotPreserved, "%s", c.describe(rules))
 	}
 	if e.diags.HasErrors() {
 		return nil
@@ -361,7 +361,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 		for _, g := range chunk {
 			for _, a := range g.matches {
 				if len(a) == 0 {
-					e.diags.ErrorAt(e.ruleField(g), "TooManyRules",
+					e.diags.ErrorAt(e.ruleField(g), ReasonTooManyRules,
 						"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s matches every request, which would tie with the route-not-found rule of the other routes, ordered by creation time; reduce the rules or backends (BackendNameMatch adds one rule per backend)",
 						len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label)
 					return
@@ -376,7 +376,7 @@ func (e *emitter) checkSplit(chunks [][]*genRule) {
 								continue
 							}
 							if _, ok, _ := and(a, b); ok {
-								e.diags.ErrorAt(e.ruleField(g), "TooManyRules",
+								e.diags.ErrorAt(e.ruleField(g), ReasonTooManyRules,
 									"the router needs %d AIGatewayRoutes (at most %d rules and %d matches each), and %s and %s fall into different routes with equally ranked matches one request can meet (%s, %s); across routes the gateway breaks such ties by creation time, not declaration order. Reduce the rules or backends",
 									len(chunks), MaxRulesPerRoute, MaxMatchesPerRoute, g.label, h.label, a, b)
 								return
@@ -433,7 +433,7 @@ func (e *emitter) routesFor(chunks [][]*genRule) {
 	if si := e.r.Timeouts.StreamIdle; si > 0 {
 		for _, g := range e.rules {
 			if d, ok := parseGw(g.headerTimeout); ok && d > si {
-				e.diags.ErrorAt(diag.Spec("proxy", "streamIdleTimeout"), "StreamIdleBelowHeaderTimeout",
+				e.diags.ErrorAt(diag.Spec("proxy", "streamIdleTimeout"), ReasonStreamIdleBelowHeaderTimeout,
 					"streamIdleTimeout %s is shorter than the %s response-header timeout of %s; the gateway's idle timer also runs before the first response byte, so it would cut requests the router-proxy lets wait. Raise streamIdleTimeout to at least %s or set it to 0s",
 					si, d, g.label, d)
 				return

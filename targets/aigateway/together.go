@@ -67,8 +67,8 @@ func checkTogether(rs []*ir.Router, first bool) []diag.List {
 					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s (%s), and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; give the routers disjoint gatewayRef.hostnames, put them on different Gateways, or merge them into one router",
 						other.Namespace, other.Name, key, where, mine, theirs)
 				}
-				out[es[a].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(rb, ma, mb))
-				out[es[b].i].ErrorAt(diag.Spec("gatewayRef"), "GatewayRoutesOverlap", "%s", msg(ra, mb, ma))
+				out[es[a].i].ErrorAt(diag.Spec("gatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(rb, ma, mb))
+				out[es[b].i].ErrorAt(diag.Spec("gatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(ra, mb, ma))
 			}
 		}
 	}

@@ -40,7 +40,7 @@ const (
 	// ConfigDir is where the ConfigMap is mounted.
 	ConfigDir = wellknown.ConfigMount
 	// ConfigFile is the key of the runtime config in the ConfigMap.
-	ConfigFile = "config.json"
+	ConfigFile = wellknown.ConfigFile
 	// drainMargin is added to drainTimeout for terminationGracePeriodSeconds so
 	// the kubelet does not SIGKILL before the drain ends.
 	drainMargin = 5
@@ -75,19 +75,19 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	if r.Policy.Audit.Sink == ir.AuditSinkOTLP && r.OTLP == nil {
 		// Without a collector the SDK exports to localhost:4318 inside the
 		// pod, where nothing listens: every audit record would be lost.
-		diags.ErrorAt(diag.Spec("policy", "auditLog", "sink"), "OTLPEndpointMissing",
+		diags.ErrorAt(diag.Spec("policy", "auditLog", "sink"), ReasonOTLPEndpointMissing,
 			"sink otlp needs the operator's OTLP collector: set --%s (CLI and controller) or the Helm value otlp.endpoint", operator.FlagOTLPEndpoint)
 		return nil, diags
 	}
 	cfg := RuntimeConfig(r)
 	if err := cfg.Validate(); err != nil {
 		// The frontend guarantees these invariants; reaching here is a compiler bug.
-		diags.ErrorAt(diag.Spec(), "InternalError", "generated router-proxy config is invalid: %v", err)
+		diags.ErrorAt(diag.Spec(), targets.ReasonInternalError, "generated router-proxy config is invalid: %v", err)
 		return nil, diags
 	}
 	data, err := proxyapi.Marshal(cfg)
 	if err != nil {
-		diags.ErrorAt(diag.Spec(), "InternalError", "marshal router-proxy config: %v", err)
+		diags.ErrorAt(diag.Spec(), targets.ReasonInternalError, "marshal router-proxy config: %v", err)
 		return nil, diags
 	}
 	sum := sha256.Sum256(data)

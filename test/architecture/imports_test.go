@@ -140,8 +140,17 @@ func TestControllerNamesNoPlane(t *testing.T) {
 	for _, p := range ours(deps(t, "controller")) {
 		assert.False(t, strings.HasPrefix(p, "targets/"), "controller links %s", p)
 	}
-	named := regexp.MustCompile(`\b(ir|v1)\.DataPlane(Proxy|Gateway|AgentGateway)\b`)
-	files, err := filepath.Glob("../../controller/*.go")
+	namesNoPlane(t, "controller")
+}
+
+// planeName is a data plane named in code: its constant, or a conversion
+// of its name.
+var planeName = regexp.MustCompile(`\bDataPlane(Proxy|Gateway|AgentGateway)\b|DataPlane\("[A-Za-z]+"\)`)
+
+// namesNoPlane fails for every plane named in dir's non-test Go files.
+func namesNoPlane(t *testing.T, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("../..", dir, "*.go"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
@@ -150,7 +159,7 @@ func TestControllerNamesNoPlane(t *testing.T) {
 		}
 		src, err := os.ReadFile(f)
 		require.NoError(t, err)
-		assert.Empty(t, named.FindAllString(string(src), -1), "%s names a data plane", f)
+		assert.Empty(t, planeName.FindAllString(string(src), -1), "%s names a data plane; say it in the plane's folder (capability table, model)", f)
 	}
 }
 
@@ -184,12 +193,12 @@ func TestModelsImportNoTarget(t *testing.T) {
 	assert.GreaterOrEqual(t, models, 3, "go list found the models under simulate/")
 }
 
-// TestFieldTablesReadOnlyPlanes: a plane's field table
-// (targets/<plane>/fields.go) imports neither the compiler nor the API
-// types: its rows are planes.FieldRule, and package planes links nothing of
+// TestCapabilityTablesReadOnlyPlanes: a plane's capability table
+// (targets/<plane>/capabilities.go) imports neither the compiler nor the API
+// types: its rows are planes.Capability, and package planes links nothing of
 // ours but ir (and what ir links) and config/crd.
-func TestFieldTablesReadOnlyPlanes(t *testing.T) {
-	files, err := filepath.Glob("../../targets/*/fields.go")
+func TestCapabilityTablesReadOnlyPlanes(t *testing.T) {
+	files, err := filepath.Glob("../../targets/*/capabilities.go")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
@@ -222,4 +231,26 @@ func TestGofmt(t *testing.T) {
 	bad, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", bad)
 	assert.Empty(t, strings.TrimSpace(string(bad)), "run make fmt")
+}
+
+// TestCompilerNamesNoPlane: what a data plane ignores, refuses or requires
+// is its capability table's (targets/<plane>/capabilities.go), which the
+// compiler applies row by row, and how a plane's requests are played is its
+// model's (simulate/<plane>, listed in simulate/builtin); neither the
+// compiler's nor routingtest's own source names a plane (the default,
+// v1.DefaultDataPlane, is the API's).
+func TestCompilerNamesNoPlane(t *testing.T) {
+	namesNoPlane(t, "compiler")
+	namesNoPlane(t, "routingtest")
+}
+
+// TestProductionBinariesLinkNoModel: the request-path models (simulate/...)
+// and the routing tests that drive them serve the CLI's test and explain;
+// the controller and the router-proxy link neither.
+func TestProductionBinariesLinkNoModel(t *testing.T) {
+	for _, bin := range []string{"cmd/llmkube-controller", "cmd/router-proxy"} {
+		for _, p := range ours(deps(t, bin)) {
+			assert.False(t, p == "simulate" || strings.HasPrefix(p, "simulate/") || p == "routingtest", "%s links %s", bin, p)
+		}
+	}
 }

@@ -1,0 +1,93 @@
+package agentgateway
+
+import (
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+// Reasons of the AgentGateway plane's rows.
+const (
+	ReasonAgentGatewayRefRequired   = "AgentGatewayRefRequired"
+	ReasonUnsupportedOnAgentGateway = "UnsupportedOnAgentGateway"
+	ReasonUnsupportedInModelRouting = "UnsupportedInModelRouting"
+	ReasonPoolActivationUnsupported = "PoolActivationUnsupported"
+)
+
+// Reasons the AgentGateway emitter gives on top of its rows' (Table.Emits):
+// what the fields alone do not decide (a combination, a limit, readiness).
+const (
+	ReasonDuplicateModelID                    = "DuplicateModelID"
+	ReasonEndpointPickerRequired              = "EndpointPickerRequired"
+	ReasonModelIDNotExpressible               = "ModelIDNotExpressible"
+	ReasonNoReadyBackend                      = "NoReadyBackend"
+	ReasonNoRoute                             = "NoRoute"
+	ReasonPickerSharedAcrossInferenceServices = "PickerSharedAcrossInferenceServices"
+	ReasonRouteLimitExceeded                  = "RouteLimitExceeded"
+	ReasonRoutedToFallback                    = "RoutedToFallback"
+	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
+	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
+)
+
+// modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
+// every other spec (the default).
+var modelRouting = &planes.FieldValue{Path: "spec.agentGatewayRef.routing", Value: "Model"}
+
+// inModelRouting refuses what agentgateway's model router cannot express.
+func inModelRouting(path, value, what, instead string) planes.Capability {
+	return planes.Capability{Path: path, Value: value, When: modelRouting, Verdict: planes.Refused, Reason: ReasonUnsupportedInModelRouting,
+		Message: "agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express " + what + "; remove it or " + instead}
+}
+
+// Capabilities implements targets.Target: what the AgentGateway plane
+// ignores, refuses and requires of the spec, the proxy's timeouts included.
+func (*Target) Capabilities() planes.Table {
+	const pool = "use routing: InferencePool"
+	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneAgentGateway, true), targets.ProxyOnlyRows(ir.DataPlaneAgentGateway)...)
+	return planes.Table{Rows: append(rows,
+		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
+			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},
+		planes.Capability{Path: "spec.rules[*].route.strategy", Except: "primary-fallback", Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
+			Message: "dataPlane AgentGateway compiles only strategy primary-fallback, not {value}; use primary-fallback or another data plane"},
+		inModelRouting("spec.rules", "", "rules", pool),
+		inModelRouting("spec.defaultRoute", "", "a defaultRoute", pool),
+		// InferencePool routing selects in-cluster pods and refuses them too
+		// (the emitter, UnsupportedOnAgentGateway).
+		inModelRouting("spec.backends[*].external", "", "external backends", "use the Proxy or Gateway data plane, which route to external providers"),
+		inModelRouting("spec.backends[*].resolution", "endpoint", "resolution: endpoint", pool),
+		inModelRouting("spec.backends[*].endpointPicker", "", "per-backend endpoint pickers", pool),
+		planes.Capability{Path: "spec.backends[*].balancing", Verdict: planes.Ignored,
+			Message: "balancing applies to the Proxy data plane only; on AgentGateway the InferencePool's endpoint picker places requests on pods"},
+		planes.Capability{Path: "spec.backends[*].modelInfo", Verdict: planes.Ignored,
+			Message: "modelInfo is published on the router-proxy's /v1/models and applies to the Proxy data plane only; AgentGateway ignores it"},
+		planes.Capability{Path: "spec.backends[*].resolution", Value: "endpoint", Unless: modelRouting, Verdict: planes.Ignored,
+			Message: "resolution: endpoint is how the router-proxy addresses pods; an InferencePool always addresses pods through its endpoint picker, so it is ignored"},
+		planes.Capability{Path: "spec.backends[*].timeout", Verdict: planes.Ignored,
+			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route (an HTTPRoute timeout would also cut off streaming responses), so it is ignored"},
+		planes.Capability{Path: "spec.backends[*].costPerMillionTokens", Verdict: planes.Ignored,
+			Message: "costPerMillionTokens feeds the router-proxy's budgets and audit log, which AgentGateway does not run; it is ignored"},
+		planes.Capability{Path: "spec.rules[*].match.latencySLOMs", Verdict: planes.Ignored,
+			Message: "latencySLOMs promotes a fallback from the router-proxy's latency measurements; on AgentGateway failover follows readiness only, so it is ignored"},
+		planes.Capability{Path: "spec.rules[*].timeout", Verdict: planes.Ignored,
+			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route, so it is ignored"},
+		planes.Capability{Path: "spec.rules[*].route.poolActivation", Value: "IfIdle", Verdict: planes.Ignored,
+			Message: "poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored"},
+		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
+			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
+	), Emits: []string{
+		ReasonDuplicateModelID,
+		ReasonEndpointPickerRequired,
+		ReasonModelIDNotExpressible,
+		ReasonNoReadyBackend,
+		ReasonNoRoute,
+		ReasonPickerSharedAcrossInferenceServices,
+		ReasonRouteLimitExceeded,
+		ReasonRoutedToFallback,
+		ReasonRuleOrderNotExpressible,
+		ReasonVerifiedHeaderMatchUnsupported,
+		ReasonAgentGatewayRefRequired, // a nil reference that passed the frontend: a bug
+		ReasonUnsupportedOnAgentGateway,
+		targets.ReasonInternalError,
+		targets.ReasonGatewayRoutesOverlap,
+	}}
+}

@@ -1,0 +1,111 @@
+package aigateway
+
+import (
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/targets"
+)
+
+// Reasons of the Gateway plane's rows.
+const (
+	ReasonGatewayRefRequired            = "GatewayRefRequired"
+	ReasonUnsupportedOnGateway          = "UnsupportedOnGateway"
+	ReasonModelPoolUnsupportedOnGateway = "ModelPoolUnsupportedOnGateway"
+)
+
+// Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
+// the fields alone do not decide (a combination, a limit, an encoding).
+const (
+	ReasonActiveHealthCheckNotApplied       = "ActiveHealthCheckNotApplied"
+	ReasonActiveHealthCheckSkipped          = "ActiveHealthCheckSkipped"
+	ReasonAllowlistGlobUnsupportedOnGateway = "AllowlistGlobUnsupportedOnGateway"
+	ReasonAuditFieldUnsupportedOnGateway    = "AuditFieldUnsupportedOnGateway"
+	ReasonAuditSinkUnsupportedOnGateway     = "AuditSinkUnsupportedOnGateway"
+	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
+	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
+	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
+	ReasonBudgetNeverApplies                = "BudgetNeverApplies"
+	ReasonBudgetSpansTrafficPolicies        = "BudgetSpansTrafficPolicies"
+	ReasonBudgetWindowFixed                 = "BudgetWindowFixed"
+	ReasonBudgetWindowUnsupported           = "BudgetWindowUnsupported"
+	ReasonCredentialsLayoutUnsupported      = "CredentialsLayoutUnsupported"
+	ReasonCredentialsRequired               = "CredentialsRequired"
+	ReasonDurationNotExpressible            = "DurationNotExpressible"
+	ReasonGatewaySecretKey                  = "GatewaySecretKey"
+	// ReasonGatewaySharedWithAuth: a router with policy.auth shares its
+	// Gateway with another ModelRouter (refused, Together) or with routes
+	// not its own (the Degraded reason of its status).
+	ReasonGatewaySharedWithAuth        = "GatewaySharedWithAuth"
+	ReasonHeaderValueNotExpressible    = "HeaderValueNotExpressible"
+	ReasonIPBackendFailover            = "IPBackendFailover"
+	ReasonMatchNotExpressible          = "MatchNotExpressible"
+	ReasonModelGlobUnsupported         = "ModelGlobUnsupported"
+	ReasonNoFallThroughOnGateway       = "NoFallThroughOnGateway"
+	ReasonProviderHostUnknown          = "ProviderHostUnknown"
+	ReasonRuleNeverMatches             = "RuleNeverMatches"
+	ReasonRuleOrderNotPreserved        = "RuleOrderNotPreserved"
+	ReasonStreamIdleBelowHeaderTimeout = "StreamIdleBelowHeaderTimeout"
+	ReasonTooManyBackends              = "TooManyBackends"
+	ReasonTooManyHeaderConditions      = "TooManyHeaderConditions"
+	ReasonTooManyRules                 = "TooManyRules"
+	ReasonURLPathUnsupported           = "URLPathUnsupported"
+)
+
+// Capabilities implements targets.Target: what the Gateway plane ignores,
+// refuses and requires of the spec. The proxy's timeouts are read (they
+// become Envoy's traffic policy).
+func (*Target) Capabilities() planes.Table {
+	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneGateway, false), targets.ProxyOnlyRows(ir.DataPlaneGateway)...)
+	return planes.Table{Rows: append(rows,
+		planes.Capability{Path: "spec.gatewayRef", Verdict: planes.Required, Reason: ReasonGatewayRefRequired,
+			Message: "dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway"},
+		planes.Capability{Path: "spec.rules[*].route.strategy", Value: "shadow", Verdict: planes.Refused, Reason: ReasonUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane"},
+		planes.Capability{Path: "spec.backends[*].balancing", Verdict: planes.Ignored,
+			Message: "balancing applies to the Proxy data plane only and is ignored on Gateway"},
+		planes.Capability{Path: "spec.backends[*].resolution", Value: "endpoint", Verdict: planes.Ignored,
+			Message: "resolution: endpoint applies to the Proxy data plane only; the gateway addresses the InferenceService's Service"},
+		planes.Capability{Path: "spec.backends[*].modelInfo", Verdict: planes.Ignored,
+			Message: "modelInfo is published by the router-proxy's /v1/models and is ignored on Gateway"},
+		// As on AgentGateway: failover still follows errors and health, only
+		// the promotion on latency is lost, and refusing the router would
+		// lose all of it.
+		planes.Capability{Path: "spec.rules[*].match.latencySLOMs", Verdict: planes.Ignored,
+			Message: "latencySLOMs promotes a fallback from the router-proxy's first-token latency measurements; the gateway measures no first-token latency and cannot reorder priorities at run time, so failover follows errors and health only and latencySLOMs is ignored"},
+		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
+			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
+	), Emits: []string{
+		ReasonActiveHealthCheckNotApplied,
+		ReasonActiveHealthCheckSkipped,
+		ReasonAllowlistGlobUnsupportedOnGateway,
+		ReasonAuditFieldUnsupportedOnGateway,
+		ReasonAuditSinkUnsupportedOnGateway,
+		ReasonBackendTimeoutsDiffer,
+		ReasonBudgetLimitNotExpressible,
+		ReasonBudgetLimitTooLarge,
+		ReasonBudgetNeverApplies,
+		ReasonBudgetSpansTrafficPolicies,
+		ReasonBudgetWindowFixed,
+		ReasonBudgetWindowUnsupported,
+		ReasonCredentialsLayoutUnsupported,
+		ReasonCredentialsRequired,
+		ReasonDurationNotExpressible,
+		ReasonGatewaySecretKey,
+		ReasonGatewaySharedWithAuth,
+		ReasonHeaderValueNotExpressible,
+		ReasonIPBackendFailover,
+		ReasonMatchNotExpressible,
+		ReasonModelGlobUnsupported,
+		ReasonNoFallThroughOnGateway,
+		ReasonProviderHostUnknown,
+		ReasonRuleNeverMatches,
+		ReasonRuleOrderNotPreserved,
+		ReasonStreamIdleBelowHeaderTimeout,
+		ReasonTooManyBackends,
+		ReasonTooManyHeaderConditions,
+		ReasonTooManyRules,
+		ReasonURLPathUnsupported,
+		targets.ReasonInternalError,
+		targets.ReasonGatewayRoutesOverlap,
+	}}
+}

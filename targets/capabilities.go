@@ -1,0 +1,70 @@
+package targets
+
+import (
+	"fmt"
+
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
+)
+
+// Capabilities returns the capability tables of the registered planes, for
+// compiler.Options.Planes; a plane this build does not hold has an empty
+// table.
+func (r *Registry) Capabilities() planes.Tables {
+	return func(dp ir.DataPlane) planes.Table {
+		if t, ok := r.targets[dp]; ok {
+			return t.Capabilities()
+		}
+		return planes.Table{}
+	}
+}
+
+// ProxyWorkloadFields are the rows every plane that does not run the
+// router-proxy shares: its workload and its Service, ignored. withTimeouts
+// adds the proxy's timeouts, for a plane that does not read them either.
+func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.Capability {
+	names := []string{"replicas", "image", "imagePullSecrets", "resources", "serviceName", "nodeSelector", "tolerations", "affinity",
+		"topologySpreadConstraints", "runtimeClassName", "podLabels", "podAnnotations", "revisionHistoryLimit", "drainTimeout", "podDisruptionBudget"}
+	if withTimeouts {
+		names = append(names, "responseHeaderTimeout", "streamIdleTimeout", "quarantineDuration")
+	}
+	var out []planes.Capability
+	for _, n := range names {
+		out = append(out, planes.Capability{Path: "spec.proxy." + n, Verdict: planes.Ignored,
+			Message: fmt.Sprintf("spec.proxy.%s configures the router-proxy, which dataPlane %s does not run; it is ignored", n, dp)})
+	}
+	return append(out, planes.Capability{Path: "spec.endpoint", Verdict: planes.Ignored,
+		Message: fmt.Sprintf("spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)})
+}
+
+// Reasons more than one plane's emitter gives.
+const (
+	// ReasonInternalError: the emitter produced what it cannot encode or
+	// check, a bug of the compiler, never the input's fault.
+	ReasonInternalError = "InternalError"
+	// ReasonGatewayRoutesOverlap: two routers on one gateway listener whose
+	// routes meet the same request (Together).
+	ReasonGatewayRoutesOverlap = "GatewayRoutesOverlap"
+)
+
+// Reasons of the rows every plane that does not run the router-proxy shares.
+const (
+	ReasonMCPServerRequiresProxy  = "MCPServerRequiresProxy"
+	ReasonClassifierRequiresProxy = "ClassifierRequiresProxy"
+)
+
+// ProxyOnlyRows are the rows every plane that does not run the
+// router-proxy shares: what only the router-proxy's own request handling
+// can do, refused.
+func ProxyOnlyRows(dp ir.DataPlane) []planes.Capability {
+	classifier := func(mode string) planes.Capability {
+		return planes.Capability{Path: "spec.policy.classification.mode", Value: mode, Verdict: planes.Refused, Reason: ReasonClassifierRequiresProxy,
+			Message: fmt.Sprintf("dataPlane %s cannot run the content classifier of classification mode {value} (its content guards can only block or mask a request, not route it to local backends); set dataPlane: Proxy, or classification mode header-only with clients that send the {spec.policy.classification.headerKey} header", dp)}
+	}
+	return []planes.Capability{
+		{Path: "spec.mcpServer.enabled", Value: "true", Verdict: planes.Refused, Reason: ReasonMCPServerRequiresProxy,
+			Message: fmt.Sprintf("dataPlane %s cannot serve this router as an MCP server (its MCP gateway aggregates MCP servers' tools; it cannot offer the router's models as tools under its rules, allowlists and budgets); set dataPlane: Proxy, or mcpServer.enabled: false", dp)},
+		classifier("detector"),
+		classifier("hybrid"),
+	}
+}
