@@ -56,14 +56,7 @@ func TestCRDsAbsentThenInstalled(t *testing.T) {
 		return nil
 	})
 	// Nothing was generated: the HTTPRoute CRD exists, and no route was made.
-	routes := &unstructured.UnstructuredList{}
-	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
-	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(routes.Items) != 0 {
-		t.Errorf("generated %d HTTPRoutes while CRDs are missing", len(routes.Items))
-	}
+	noHTTPRoutes(t, ctx, c, ns, "generated %d HTTPRoutes while CRDs are missing")
 
 	// A data plane this build lacks.
 	gw := mustDecode(t, fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
@@ -231,12 +224,7 @@ func TestOutdatedCRDsReported(t *testing.T) {
 		targets.NewRegistry(proxy.New(), agentgatewayTarget()))
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.71")
-	jwt := agentGatewaySpec(ns) + `policy:
-  auth:
-    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
-    allowlists:
-      - team: platform
-`
+	jwt := agentGatewaySpec(ns) + platformAllowlist
 	applyStrictIn(t, ctx, e, ns, isvcs, "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: guarded}\nspec:\n"+indent(jwt))
 	eventually(t, "CRDsOutdated", func() error {
 		mr := getRouterIn(t, ctx, c, ns, "guarded")
@@ -251,14 +239,7 @@ func TestOutdatedCRDsReported(t *testing.T) {
 		}
 		return nil
 	})
-	routes := &unstructured.UnstructuredList{}
-	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
-	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(routes.Items) != 0 {
-		t.Errorf("applied %d HTTPRoutes while the CRDs refuse a field", len(routes.Items))
-	}
+	noHTTPRoutes(t, ctx, c, ns, "applied %d HTTPRoutes while the CRDs refuse a field")
 
 	// Without JWT the output fits v1.4.1.
 	other := e.NewNamespace(t)
@@ -297,4 +278,18 @@ func TestOutdatedCRDsReported(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// noHTTPRoutes fails the test (with format, given their number) when ns
+// holds any HTTPRoute.
+func noHTTPRoutes(t *testing.T, ctx context.Context, c client.Client, ns, format string) {
+	t.Helper()
+	routes := &unstructured.UnstructuredList{}
+	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
+	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes.Items) != 0 {
+		t.Errorf(format, len(routes.Items))
+	}
 }

@@ -353,24 +353,11 @@ type phasedLoad struct {
 func startPhasedLoad(base string, clients int, interval time.Duration) *phasedLoad {
 	l := &phasedLoad{done: make(chan struct{}), counts: map[string]map[string]int{}, retryAfterOn503: true}
 	l.phase.Store(phaseBefore)
-	for i := 0; i < clients; i++ {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			tick := time.NewTicker(interval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-l.done:
-					return
-				case <-tick.C:
-				}
-				phase := l.phase.Load().(string)
-				r, err := chat(base, "model", map[string]string{"Connection": "close"})
-				l.record(phase, r, err)
-			}
-		}()
-	}
+	everyTick(&l.wg, l.done, clients, interval, func() {
+		phase := l.phase.Load().(string)
+		r, err := chat(base, "model", map[string]string{"Connection": "close"})
+		l.record(phase, r, err)
+	})
 	return l
 }
 
