@@ -277,13 +277,26 @@ func TestEndToEnd(t *testing.T) {
 	require.NoError(t, <-p.done)
 	f, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(f)), "\n")
-	assert.Len(t, lines, 10)
-	var last proxyapi.AuditEntry
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	entries := auditEntries(t, f)
+	require.Len(t, entries, 10)
+	last := entries[len(entries)-1]
 	assert.Equal(t, proxyapi.OutcomeFailClosed, last.Outcome)
 	assert.Equal(t, "phi-local", last.Rule)
 	assert.Equal(t, "phi", last.Classification)
+}
+
+// auditEntries decodes an audit log written to a file, one entry a line.
+func auditEntries(t *testing.T, raw []byte) []proxyapi.AuditEntry {
+	t.Helper()
+	var entries []proxyapi.AuditEntry
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		var e proxyapi.AuditEntry
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		entries = append(entries, e)
+	}
+	require.NoError(t, sc.Err())
+	return entries
 }
 
 // SIGTERM stops accepting, lets a running stream finish, then exits 0.

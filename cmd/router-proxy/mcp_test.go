@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -191,13 +190,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	raw, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "536-22-8410")
-	var entries []proxyapi.AuditEntry
-	sc2 := bufio.NewScanner(strings.NewReader(string(raw)))
-	for sc2.Scan() {
-		var e proxyapi.AuditEntry
-		require.NoError(t, json.Unmarshal(sc2.Bytes(), &e))
-		entries = append(entries, e)
-	}
+	entries := auditEntries(t, raw)
 	require.Len(t, entries, 5, "one entry per call that reached the inference handler")
 	for _, e := range entries {
 		assert.Equal(t, proxyapi.ViaMCP, e.Via)
