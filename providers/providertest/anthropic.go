@@ -47,6 +47,16 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json")
 		return
 	}
+	offered, stream, f := checkMessages(rec.Body)
+	a.respond(w, anthropicError, anthropicFaults, f, offered, func(mode Mode, tool bool) { writeMessages(w, mode, tool, stream) })
+}
+
+// checkMessages checks a Messages request body as Anthropic validates it;
+// offered says it offers tools, stream that it asks for a stream.
+func checkMessages(data []byte) (offered, stream bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "invalid_request_error", message: msg}
+	}
 	var body struct {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
@@ -57,41 +67,23 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		Stream bool              `json:"stream"`
 		Tools  []json.RawMessage `json:"tools"`
 	}
-	if err := json.Unmarshal(rec.Body, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "model, max_tokens and messages are required")
-		return
+	if err := json.Unmarshal(data, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
+		return false, false, invalid("model, max_tokens and messages are required")
 	}
 	for _, m := range body.Messages {
 		if (m.Role != "user" && m.Role != "assistant") || len(m.Content) == 0 {
-			anthropicError(w, http.StatusBadRequest, "invalid_request_error", "messages: roles must be user or assistant with content")
-			return
+			return false, false, invalid("messages: roles must be user or assistant with content")
 		}
 	}
-	mode := a.getMode()
-	switch mode {
-	case RateLimited:
-		w.Header().Set("Retry-After", "7")
-		anthropicError(w, http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
-		return
-	case Overloaded:
-		anthropicError(w, 529, "overloaded_error", "Overloaded")
-		return
-	case BadRequest:
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "messages.0.content: text content blocks must be non-empty")
-		return
-	}
-	tool := mode == Tool || (mode == Auto && len(body.Tools) > 0)
-	if body.Stream {
+	return len(body.Tools) > 0, body.Stream, nil
+}
+
+// writeMessages answers a Messages request, streamed or not.
+func writeMessages(w http.ResponseWriter, mode Mode, tool, stream bool) {
+	if stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		events := anthropicTextStream
-		switch {
-		case mode == StreamError:
-			events = anthropicErrorStream
-		case tool:
-			events = anthropicToolStream
-		}
-		for _, e := range events {
+		for _, e := range streamFor(mode, tool, anthropicTextStream, anthropicToolStream, anthropicErrorStream) {
 			fmt.Fprint(w, e)
 			flush(w)
 		}
@@ -103,6 +95,13 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		fmt.Fprint(w, AnthropicTextResponse)
 	}
+}
+
+// anthropicFaults are Anthropic's answers in the failing modes.
+var anthropicFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit", retryAfter: "7"},
+	Overloaded:  {status: 529, code: "overloaded_error", message: "Overloaded"},
+	BadRequest:  {status: http.StatusBadRequest, code: "invalid_request_error", message: "messages.0.content: text content blocks must be non-empty"},
 }
 
 // AnthropicTextResponse is the example response of

@@ -113,7 +113,23 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		bedrockError(w, http.StatusBadRequest, "ValidationException", "Content-Type must be application/json")
 		return
 	}
-	var top map[string]json.RawMessage
+	offered, f := checkConverse(rec.Body)
+	b.respond(w, bedrockError, bedrockFaults, f, offered, func(mode Mode, tool bool) { writeConverse(w, mode, tool, stream) })
+}
+
+// bedrockFaults are Bedrock's answers in the failing modes.
+var bedrockFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "ThrottlingException", message: "Too many requests, please wait before trying again."},
+	Overloaded:  {status: http.StatusServiceUnavailable, code: "ServiceUnavailableException", message: "The service is temporarily unable to handle the request."},
+	BadRequest:  {status: http.StatusBadRequest, code: "ValidationException", message: "The provided request is not valid"},
+}
+
+// checkConverse checks a Converse request body as Bedrock validates it;
+// offered says it offers tools.
+func checkConverse(data []byte) (offered bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "ValidationException", message: msg}
+	}
 	var body struct {
 		Messages []struct {
 			Role    string                       `json:"role"`
@@ -121,15 +137,12 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"messages"`
 		ToolConfig *json.RawMessage `json:"toolConfig"`
 	}
-	if json.Unmarshal(rec.Body, &top) != nil || json.Unmarshal(rec.Body, &body) != nil || len(body.Messages) == 0 {
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "Malformed input request")
-		return
+	unknown, err := decodeObject(data, &body, converseKeys)
+	if err != nil || len(body.Messages) == 0 {
+		return false, invalid("Malformed input request")
 	}
-	for k := range top {
-		if !converseKeys[k] {
-			bedrockError(w, http.StatusBadRequest, "ValidationException", "Unknown member "+k)
-			return
-		}
+	if unknown != "" {
+		return false, invalid("Unknown member " + unknown)
 	}
 	for i, m := range body.Messages {
 		want := "user"
@@ -137,33 +150,22 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 			want = "assistant"
 		}
 		if m.Role != want || len(m.Content) == 0 {
-			bedrockError(w, http.StatusBadRequest, "ValidationException", "A conversation must start with a user message and alternate between user and assistant roles.")
-			return
+			return false, invalid("A conversation must start with a user message and alternate between user and assistant roles.")
 		}
 		for _, blk := range m.Content {
 			if len(blk) != 1 {
-				bedrockError(w, http.StatusBadRequest, "ValidationException", "Each content block must have exactly one member")
-				return
+				return false, invalid("Each content block must have exactly one member")
 			}
 			if (blk["toolUse"] != nil || blk["toolResult"] != nil) && body.ToolConfig == nil {
-				bedrockError(w, http.StatusBadRequest, "ValidationException", "toolConfig field must be defined when using toolUse and toolResult content blocks.")
-				return
+				return false, invalid("toolConfig field must be defined when using toolUse and toolResult content blocks.")
 			}
 		}
 	}
-	mode := b.getMode()
-	switch mode {
-	case RateLimited:
-		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again.")
-		return
-	case Overloaded:
-		bedrockError(w, http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is temporarily unable to handle the request.")
-		return
-	case BadRequest:
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "The provided request is not valid")
-		return
-	}
-	tool := mode == Tool || (mode == Auto && body.ToolConfig != nil)
+	return body.ToolConfig != nil, nil
+}
+
+// writeConverse answers a Converse (or, stream, ConverseStream) request.
+func writeConverse(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	w.Header().Set("X-Amzn-Requestid", "9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33")
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -175,15 +177,8 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
-	events := bedrockTextStream
-	switch {
-	case mode == StreamError:
-		events = bedrockErrorStream
-	case tool:
-		events = bedrockToolStream
-	}
 	enc := eventstream.NewEncoder()
-	for _, e := range events {
+	for _, e := range streamFor(mode, tool, bedrockTextStream, bedrockToolStream, bedrockErrorStream) {
 		var hs eventstream.Headers
 		if e.exception != "" {
 			hs.Set(":message-type", eventstream.StringValue("exception"))

@@ -159,7 +159,23 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Content-Type must be application/json")
 		return
 	}
-	var top map[string]json.RawMessage
+	offered, f := checkGenerateContent(rec.Body)
+	v.respond(w, googleError, vertexFaults, f, offered, func(mode Mode, tool bool) { writeGenerateContent(w, mode, tool, stream) })
+}
+
+// vertexFaults are Vertex AI's answers in the failing modes.
+var vertexFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "RESOURCE_EXHAUSTED", message: "Resource exhausted. Please try again later."},
+	Overloaded:  {status: http.StatusServiceUnavailable, code: "UNAVAILABLE", message: "The service is currently unavailable."},
+	BadRequest:  {status: http.StatusBadRequest, code: "INVALID_ARGUMENT", message: "Request contains an invalid argument."},
+}
+
+// checkGenerateContent checks a generateContent request body as Vertex AI
+// validates it; offered says it offers tools.
+func checkGenerateContent(data []byte) (offered bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "INVALID_ARGUMENT", message: msg}
+	}
 	var body struct {
 		Contents []struct {
 			Role  string                       `json:"role"`
@@ -167,41 +183,29 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"contents"`
 		Tools []json.RawMessage `json:"tools"`
 	}
-	if json.Unmarshal(rec.Body, &top) != nil || json.Unmarshal(rec.Body, &body) != nil || len(body.Contents) == 0 {
-		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "contents is not specified")
-		return
+	unknown, err := decodeObject(data, &body, generateContentKeys)
+	if err != nil || len(body.Contents) == 0 {
+		return false, invalid("contents is not specified")
 	}
-	for k := range top {
-		if !generateContentKeys[k] {
-			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", `Invalid JSON payload received. Unknown name "`+k+`": Cannot find field.`)
-			return
-		}
+	if unknown != "" {
+		return false, invalid(`Invalid JSON payload received. Unknown name "` + unknown + `": Cannot find field.`)
 	}
 	for _, c := range body.Contents {
 		if (c.Role != "user" && c.Role != "model") || len(c.Parts) == 0 {
-			googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Please use a valid role: user, model.")
-			return
+			return false, invalid("Please use a valid role: user, model.")
 		}
 		for _, p := range c.Parts {
 			if len(p) != 1 {
-				googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "a part must have exactly one data field")
-				return
+				return false, invalid("a part must have exactly one data field")
 			}
 		}
 	}
-	mode := v.getMode()
-	switch mode {
-	case RateLimited:
-		googleError(w, http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "Resource exhausted. Please try again later.")
-		return
-	case Overloaded:
-		googleError(w, http.StatusServiceUnavailable, "UNAVAILABLE", "The service is currently unavailable.")
-		return
-	case BadRequest:
-		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Request contains an invalid argument.")
-		return
-	}
-	tool := mode == Tool || (mode == Auto && len(body.Tools) > 0)
+	return len(body.Tools) > 0, nil
+}
+
+// writeGenerateContent answers a generateContent (or, stream,
+// streamGenerateContent) request.
+func writeGenerateContent(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	if !stream {
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 		if tool {
@@ -212,14 +216,7 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	chunks := vertexTextStream
-	switch {
-	case mode == StreamError:
-		chunks = vertexErrorStream
-	case tool:
-		chunks = vertexToolStream
-	}
-	for _, c := range chunks {
+	for _, c := range streamFor(mode, tool, vertexTextStream, vertexToolStream, vertexErrorStream) {
 		fmt.Fprint(w, "data: "+c+"\r\n\r\n")
 		flush(w)
 	}
