@@ -47,12 +47,7 @@ func TestRoutingTestProcess(t *testing.T) {
 	require.NoError(t, err)
 	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	failing := write("failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+	failing := writeFile(t, dir, "failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: mine}
 spec:
@@ -93,7 +88,7 @@ spec:
 	assert.Equal(t, 1, suites.Failures)
 	assert.Contains(t, out, `<testsuite name="mine [Proxy]"`)
 
-	bad := write("bad.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+	bad := writeFile(t, dir, "bad.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: bad}
 spec:
@@ -110,7 +105,7 @@ spec:
 	assert.Contains(t, stderr, "(UnknownField)")
 	assert.Contains(t, stderr, "spec.cases[0].expect.status: must be an HTTP status code")
 
-	unknown := write("unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
+	unknown := writeFile(t, dir, "unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
 	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", unknown)
 	assert.Equal(t, 3, code)
 	assert.Contains(t, stderr, "spec.cases[0].expect.backend: ModelRouter team-a/chat has no backend \"gpt-9\"")
@@ -204,12 +199,7 @@ func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
 	require.NoError(t, err)
 	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	typo := write("typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+	typo := writeFile(t, dir, "typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: typo}
 spec:
@@ -228,11 +218,11 @@ spec:
 
 	testsDir := filepath.Join(dir, "tests")
 	require.NoError(t, os.Mkdir(testsDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(testsDir, "misspelt.yaml"), []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	writeFile(t, testsDir, "misspelt.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTests
 metadata: {name: misspelt}
 spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {status: 200}}]}
-`), 0o600))
+`)
 	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "misspelt.yaml")
@@ -240,14 +230,14 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
 	assert.Contains(t, stderr, "(UnknownKind)")
 	other := filepath.Join(dir, "other")
 	require.NoError(t, os.Mkdir(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "configmap.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600))
+	writeFile(t, other, "configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", other)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "kinds found: ConfigMap")
 	assert.Contains(t, stderr, "(NoRoutingTest)")
 
 	// A run in which every case was skipped tested nothing: it fails.
-	skipped := write("skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
+	skipped := writeFile(t, dir, "skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: skipped}
 spec:
@@ -266,7 +256,7 @@ spec:
 	assert.Contains(t, stderr, "(UnknownKind)")
 
 	// A router with a warning (hybrid mode, no rule for phi).
-	warned := write("warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+	warned := writeFile(t, dir, "warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: warned, namespace: ns}
 spec:
@@ -303,10 +293,8 @@ spec:
 // plane, saying why, instead of passing by chance (issue 50, item 1).
 func TestWeightedCasesAreDeterministic(t *testing.T) {
 	dir := t.TempDir()
-	set := filepath.Join(dir, "set.yaml")
-	require.NoError(t, os.WriteFile(set, []byte(weightedRouter), 0o600))
-	one := filepath.Join(dir, "one.yaml")
-	require.NoError(t, os.WriteFile(one, []byte(strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1)), 0o600))
+	set := writeFile(t, dir, "set.yaml", weightedRouter)
+	one := writeFile(t, dir, "one.yaml", strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1))
 	for range 10 {
 		code, out, stderr := cliRun(t, "", "test", "-f", set)
 		require.Equal(t, 0, code, "%s\n%s", out, stderr)
@@ -349,8 +337,7 @@ spec:
 // means on the router-proxy: its InferenceService not ready, so the
 // controller routes the rule to the next ready backend (issue 50, items 2, 3).
 func TestAgentGatewayListenerAndDown(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "agw.yaml")
-	require.NoError(t, os.WriteFile(f, []byte(agentGatewayListenerRouter), 0o600))
+	f := writeFile(t, t.TempDir(), "agw.yaml", agentGatewayListenerRouter)
 	code, out, stderr := cliRun(t, "", "test", "-f", f, "-v")
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "ok   agw/code [AgentGateway]: 200 from qwen (rule code)")
@@ -359,7 +346,9 @@ func TestAgentGatewayListenerAndDown(t *testing.T) {
 	assert.NotContains(t, out, "DIFF")
 }
 
-const agentGatewayListenerRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+// readyQwenAndLlama are two Ready InferenceServices in namespace ml,
+// qwen3 and llama, for the routers below.
+const readyQwenAndLlama = `apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata: {name: qwen3, namespace: ml}
 spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
@@ -371,7 +360,9 @@ metadata: {name: llama, namespace: ml}
 spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
 status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
 ---
-apiVersion: inference.llmkube.dev/v1alpha1
+`
+
+const agentGatewayListenerRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -407,18 +398,15 @@ func TestHeaderAssertionsByValue(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
 	dir := t.TempDir()
-	values := filepath.Join(dir, "values.yaml")
-	require.NoError(t, os.WriteFile(values, []byte(headerValuesTest), 0o600))
+	values := writeFile(t, dir, "values.yaml", headerValuesTest)
 	code, out, stderr := cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", values)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
-	wrong := filepath.Join(dir, "wrong.yaml")
-	require.NoError(t, os.WriteFile(wrong, []byte(strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1)), 0o600))
+	wrong := writeFile(t, dir, "wrong.yaml", strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1))
 	code, out, _ = cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", wrong)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `header x-llmkube-team reaches the backend as ["blue"], want "platform"`)
 
-	token := filepath.Join(dir, "token.yaml")
-	require.NoError(t, os.WriteFile(token, []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	token := writeFile(t, dir, "token.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: token}
 spec:
@@ -431,7 +419,7 @@ spec:
     - name: an in-cluster model gets the verified team
       request: {model: qwen3-32b, token: {claims: {team: research}}}
       expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
-`), 0o600))
+`)
 	code, out, stderr = cliRun(t, "", "test", "-f", filepath.Join(root, "testdata", "mcp-server", "input.yaml"), "--tests", token)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 }
@@ -458,19 +446,14 @@ spec:
 // PickerSharedAcrossInferenceServices).
 func TestHintsLeadToARouterThatCompiles(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	code, _, stderr := cliRun(t, "", "validate", "-f", write("gw.yaml", hintGatewayRouter))
+	code, _, stderr := cliRun(t, "", "validate", "-f", writeFile(t, dir, "gw.yaml", hintGatewayRouter))
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "set the rule's timeout to 2m0s")
 	followed := strings.Replace(hintGatewayRouter, "route: {backends: [qwen, llama]}}", "route: {backends: [qwen, llama]}, timeout: 2m0s}", 1)
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("gw-followed.yaml", followed))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "gw-followed.yaml", followed))
 	assert.Equal(t, 0, code, stderr)
 
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw.yaml", hintAgentGatewayRouter))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "agw.yaml", hintAgentGatewayRouter))
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "(EndpointPickerRequired)")
 	assert.NotContains(t, stderr, "or spec.agentGatewayRef.endpointPicker and endpointPickerPort", "a hint that leads to PickerSharedAcrossInferenceServices")
@@ -478,23 +461,11 @@ func TestHintsLeadToARouterThatCompiles(t *testing.T) {
 		"{name: qwen, inferenceServiceRef: {name: qwen3}}", "{name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen3-epp, port: 9002}}}",
 		"{name: llama, inferenceServiceRef: {name: llama}}", "{name: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}",
 	).Replace(hintAgentGatewayRouter)
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw-followed.yaml", followed))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "agw-followed.yaml", followed))
 	assert.Equal(t, 0, code, stderr)
 }
 
-const hintGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: llama, namespace: ml}
-spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+const hintGatewayRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -510,19 +481,7 @@ spec:
     budgets: [{name: all, scope: router, maxTokens: 1000000}]
 `
 
-const hintAgentGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: llama, namespace: ml}
-spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+const hintAgentGatewayRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -557,8 +516,7 @@ func TestRoutingTestRunSelectsCases(t *testing.T) {
 func TestJSONOutputOfValidateAndExplain(t *testing.T) {
 	root, err := testenv.RepoRoot()
 	require.NoError(t, err)
-	f := filepath.Join(t.TempDir(), "gw.yaml")
-	require.NoError(t, os.WriteFile(f, []byte(hintGatewayRouter), 0o600))
+	f := writeFile(t, t.TempDir(), "gw.yaml", hintGatewayRouter)
 	code, out, stderr := cliRun(t, "", "validate", "-o", "json", "-f", f)
 	assert.Equal(t, 1, code, stderr)
 	var v struct {
