@@ -130,18 +130,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 
 	// Delete: the finalizer removes every object (no garbage collector runs
 	// in envtest, so owner references alone would leave them).
-	if err := k8s.Delete(ctx, getRouter(t, ctx, ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "router and its objects deleted", func() error {
-		if left := liveInventory(t, ctx, k8s, ns, name); len(left) > 0 {
-			return fmt.Errorf("left: %v", sortedKeys(left))
-		}
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
-			return fmt.Errorf("router still there (%v)", err)
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, k8s, ns, name)
 }
 
 // TestGatewayJWTPruning is the upstream bug: removing JWT auth must delete

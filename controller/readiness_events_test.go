@@ -230,16 +230,5 @@ spec:
 		t.Errorf("objects changed while the router is invalid: %v, had %v", sortedKeys(live), sortedKeys(want))
 	}
 
-	if err := k8s.Delete(ctx, mr); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "invalid router and its objects deleted", func() error {
-		if left := liveInventory(t, ctx, k8s, ns, name); len(left) > 0 {
-			return fmt.Errorf("left: %v", sortedKeys(left))
-		}
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
-			return fmt.Errorf("router still there (%v)", err)
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, k8s, ns, name)
 }
