@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // cliRun runs the built llmkube-compile binary as a user would, with stdin,
@@ -160,4 +162,12 @@ func writeFile(t *testing.T, dir, name, body string) string {
 	p := filepath.Join(dir, name)
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
 	return p
+}
+
+// repoPath is the path of elem in the repository.
+func repoPath(t *testing.T, elem ...string) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	return filepath.Join(append([]string{root}, elem...)...)
 }

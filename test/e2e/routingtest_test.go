@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // TestRoutingTestExamplesProcess runs every shipped routing test,
@@ -19,16 +17,14 @@ import (
 // one, the routers in the test file itself), with the llmkube-compile
 // binary as CI would: each must pass.
 func TestRoutingTestExamplesProcess(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	files, err := filepath.Glob(filepath.Join(root, "examples", "tests", "*.test.yaml"))
+	files, err := filepath.Glob(repoPath(t, "examples", "tests", "*.test.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".test.yaml")
 		t.Run(name, func(t *testing.T) {
 			args := []string{"test", "-f", f, "--coverage"} // routers and tests in one file
-			if input := filepath.Join(root, "examples", name+".yaml"); fileExists(input) {
+			if input := repoPath(t, "examples", name+".yaml"); fileExists(input) {
 				args = []string{"test", "-f", input, "--tests", f, "--coverage"}
 			}
 			code, out, stderr := cliRun(t, "", args...)
@@ -43,9 +39,7 @@ func TestRoutingTestExamplesProcess(t *testing.T) {
 // test file is refused with file, test, field path and reason (exit 3),
 // coverage below --fail-under fails, and explain shows a decision.
 func TestRoutingTestProcess(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
 	failing := writeFile(t, dir, "failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
@@ -111,13 +105,13 @@ spec:
 	assert.Contains(t, stderr, "spec.cases[0].expect.backend: ModelRouter team-a/chat has no backend \"gpt-9\"")
 	assert.Contains(t, stderr, "(UnknownBackend)")
 
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "never exercised: rules code")
 
 	// JUnit keeps the coverage (properties) and --fail-under writes its
 	// failure into the XML, so a CI job reading only the XML sees it.
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
 	assert.Equal(t, 1, code, out)
 	var xmlOut struct {
 		Failures int `xml:"failures,attr"`
@@ -148,7 +142,7 @@ spec:
 	}
 	require.Len(t, cov.Cases, 1)
 	assert.NotNil(t, cov.Cases[0].Failure)
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `"coverageFailures": [`)
 
@@ -167,7 +161,7 @@ spec:
 
 	// The content classifier runs in explain on the Proxy plane: an
 	// unlabelled card number is classified and served locally.
-	classifier := filepath.Join(root, "examples", "content-classifier.yaml")
+	classifier := repoPath(t, "examples", "content-classifier.yaml")
 	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Charge 4539 1488 0343 6467 today", "--data-plane", "Proxy")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "classification: pii, from detector (detectors: payment-card)")
@@ -195,9 +189,7 @@ func fileExists(p string) bool {
 // warnings are each said, not skipped (issue 50); --warnings-as-errors
 // makes the warnings fail the run as it does for render.
 func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
 	typo := writeFile(t, dir, "typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
@@ -395,14 +387,12 @@ spec:
 // send it), and callerTokenForwarded: false that the caller's own token did
 // not reach a provider whatever key the provider gets (issue 50, item 8).
 func TestHeaderAssertionsByValue(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
 	dir := t.TempDir()
 	values := writeFile(t, dir, "values.yaml", headerValuesTest)
-	code, out, stderr := cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", values)
+	code, out, stderr := cliRun(t, "", "test", "-f", repoPath(t, "examples", "shared-gateway.yaml"), "--tests", values)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	wrong := writeFile(t, dir, "wrong.yaml", strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1))
-	code, out, _ = cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", wrong)
+	code, out, _ = cliRun(t, "", "test", "-f", repoPath(t, "examples", "shared-gateway.yaml"), "--tests", wrong)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `header x-llmkube-team reaches the backend as ["blue"], want "platform"`)
 
@@ -420,7 +410,7 @@ spec:
       request: {model: qwen3-32b, token: {claims: {team: research}}}
       expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
 `)
-	code, out, stderr = cliRun(t, "", "test", "-f", filepath.Join(root, "testdata", "mcp-server", "input.yaml"), "--tests", token)
+	code, out, stderr = cliRun(t, "", "test", "-f", repoPath(t, "testdata", "mcp-server", "input.yaml"), "--tests", token)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 }
 
@@ -498,9 +488,7 @@ spec:
 // TestRoutingTestRunSelectsCases: --run runs only the cases whose
 // test/case name matches, as go test -run; matching none is a usage error.
 func TestRoutingTestRunSelectsCases(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	in, tests := filepath.Join(root, "examples", "content-classifier.yaml"), filepath.Join(root, "examples", "tests", "content-classifier.test.yaml")
+	in, tests := repoPath(t, "examples", "content-classifier.yaml"), repoPath(t, "examples", "tests", "content-classifier.test.yaml")
 	code, out, stderr := cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "card number", "-v")
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "PASS: 1 passed")
@@ -514,8 +502,6 @@ func TestRoutingTestRunSelectsCases(t *testing.T) {
 // diagnostic with its field path and reason (exit 1 when invalid), explain
 // -o json each plane's result (issue 50, item 10).
 func TestJSONOutputOfValidateAndExplain(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
 	f := writeFile(t, t.TempDir(), "gw.yaml", hintGatewayRouter)
 	code, out, stderr := cliRun(t, "", "validate", "-o", "json", "-f", f)
 	assert.Equal(t, 1, code, stderr)
@@ -532,11 +518,11 @@ func TestJSONOutputOfValidateAndExplain(t *testing.T) {
 		reasons = append(reasons, d.Severity+" "+d.Field+" "+d.Reason)
 	}
 	assert.Contains(t, reasons, "error spec.rules[0].timeout BackendTimeoutsDiffer")
-	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", filepath.Join(root, "examples", "quickstart.yaml"))
+	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", repoPath(t, "examples", "quickstart.yaml"))
 	assert.Equal(t, 0, code)
 	assert.JSONEq(t, `{"valid": true, "diagnostics": []}`, out)
 
-	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", filepath.Join(root, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
+	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", repoPath(t, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
 	require.Equal(t, 0, code, stderr)
 	var e struct {
 		Router  string `json:"router"`
