@@ -51,18 +51,7 @@ func TestFaults(t *testing.T) {
 	llmkubeCRDs(t)
 	redis := startRedisDurable(t)
 	redisService(t)
-	run(t, "", e.helm, "install", release, "charts/llmkube-compile", "--namespace", releaseNS, "--create-namespace",
-		"--set", "replicas=2",
-		"--set", "budgetStore.url="+redisURL,
-		"--wait", "--timeout", "3m")
-	t.Cleanup(func() {
-		if out, err := tryRun("", e.helm, "uninstall", release, "--namespace", releaseNS, "--wait", "--timeout", "2m"); err != nil {
-			t.Errorf("helm uninstall: %v\n%s", err, out)
-		}
-		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
-		// Gone before the next scenario installs into it again.
-		_, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=true", "--timeout=120s")
-	})
+	installChart(t, true, "replicas=2", "budgetStore.url="+redisURL)
 
 	t.Run("budget store killed and restarted", func(t *testing.T) { budgetStoreOutage(t, redis) })
 	t.Run("router-proxy pod evicted and killed under load", proxyPodKilled)
