@@ -299,22 +299,32 @@ func auditEntries(t *testing.T, raw []byte) []proxyapi.AuditEntry {
 	return entries
 }
 
-// SIGTERM stops accepting, lets a running stream finish, then exits 0.
-func TestShutdownDrainsStreams(t *testing.T) {
-	release := make(chan struct{})
-	started := make(chan struct{}, 1)
+// streamingUpstream is a backend that answers its health check, and a chat
+// with an event stream: first, flushed, then what rest writes.
+func streamingUpstream(t *testing.T, first string, rest func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n")
+		fmt.Fprint(w, first)
 		w.(http.Flusher).Flush()
+		rest(w, r)
+	}))
+	t.Cleanup(up.Close)
+	return up
+}
+
+// SIGTERM stops accepting, lets a running stream finish, then exits 0.
+func TestShutdownDrainsStreams(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	up := streamingUpstream(t, "data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n", func(w http.ResponseWriter, _ *http.Request) {
 		started <- struct{}{}
 		<-release
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"last\"}}]}\n\ndata: [DONE]\n\n")
-	}))
-	defer up.Close()
+	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -351,16 +361,7 @@ func TestShutdownDrainsStreams(t *testing.T) {
 
 // A stream longer than --shutdown-timeout is cut at the deadline.
 func TestShutdownDeadline(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	defer up.Close()
+	up := streamingUpstream(t, "data: {}\n\n", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
