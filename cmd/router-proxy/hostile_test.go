@@ -292,17 +292,9 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 func TestMalformedChunkedBodyIs400(t *testing.T) {
 	up := newUpstream(t, "a")
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	conn, err := net.Dial("tcp", p.listen)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\nzz\r\n"))
-	require.NoError(t, err)
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err)
+	resp, body, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\nzz\r\n")
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	b, _ := io.ReadAll(resp.Body)
-	assert.Contains(t, string(b), "invalid_body")
+	assert.Contains(t, body, "invalid_body")
 	assert.Zero(t, up.hits.Load())
 }
 
@@ -349,15 +341,8 @@ func TestConflictingFramingClosesTheConnection(t *testing.T) {
 func TestTrickledBodyIsCut(t *testing.T) {
 	up := newUpstream(t, "a")
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--body-read-timeout", "1s")
-	conn, err := net.Dial("tcp", p.listen)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 33000000\r\n\r\n{"))
-	require.NoError(t, err)
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err, "the trickling client was never answered")
-	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	resp, _, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 33000000\r\n\r\n{")
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "the trickling client is answered at the body read timeout")
 }
 
 // TestHostileRequestAuditBounded: a 60 KB classification header and a huge
