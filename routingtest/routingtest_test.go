@@ -437,7 +437,7 @@ func planesFor(t *testing.T, input string, dps ...ir.DataPlane) []*Plane {
 // TestDecodeRequestHost: request.host is read, a Host header or a URL in
 // host is an error with its field path.
 func TestDecodeRequestHost(t *testing.T) {
-	files, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	const ok = `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: h}
 spec:
@@ -446,7 +446,8 @@ spec:
     - name: ok
       request: {model: m, host: chat.example.com:8080}
       expect: {status: 200}
-    - name: header
+`
+	files, diags := Decode("t.yaml", []byte(ok+`    - name: header
       request: {model: m, headers: {Host: chat.example.com}}
       expect: {status: 200}
     - name: url
@@ -462,16 +463,6 @@ spec:
 		"spec.cases[1].request.headers[Host]": "UseHost",
 		"spec.cases[2].request.host":          "InvalidHost",
 	}, got)
-	files, diags = Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: h}
-spec:
-  router: chat
-  cases:
-    - name: ok
-      request: {model: m, host: chat.example.com:8080}
-      expect: {status: 200}
-`))
-	require.False(t, diags.HasErrors(), "%v", diags)
+	files = decodeTests(t, ok)
 	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
 }
