@@ -175,6 +175,18 @@ func subset(path string, want, got any) error {
 // testCase reads testdata/<name>/input.yaml: its InferenceServices (and any
 // other non-router objects) moved to ns, and its ModelRouter's spec, with
 // gatewayRef.namespace pointing at gwns when set.
+// onGateway sets up a Gateway-plane test: a namespace for the router and
+// one for its Gateway (ai-gateway, at address ip), with testdata case tc's
+// objects applied; name and spec are tc's router, not yet created.
+func onGateway(t *testing.T, ctx context.Context, tc, ip string) (ns, gwns, name string, spec map[string]any) {
+	t.Helper()
+	ns, gwns = env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", ip)
+	objs, name, spec := testCase(t, tc, ns, gwns)
+	applyAll(t, ctx, objs)
+	return ns, gwns, name, spec
+}
+
 func testCase(t *testing.T, name, ns, gwns string) (objs []*unstructured.Unstructured, routerName string, spec map[string]any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", name, "input.yaml"))

@@ -204,10 +204,7 @@ func (c *countingRecorder) Eventf(_ runtime.Object, _ runtime.Object, eventtype,
 // and can still be deleted: the finalizer cleans up without compiling.
 func TestInvalidRouterCanBeDeleted(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.40")
-	objs, name, spec := testCase(t, "gateway-minimal", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, spec := onGateway(t, ctx, "gateway-minimal", "203.0.113.40")
 	createRouter(t, ns, name, specYAML(t, spec))
 	want := convergedAll(t, ns, name)
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
