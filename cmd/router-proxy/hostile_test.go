@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -524,31 +525,20 @@ func rawExchange(t *testing.T, addr, raw string) (*http.Response, string, time.D
 // at once (not held for the 30 s header timeout), and an upstream's two
 // equal Content-Length lines reach the client as one.
 func TestLowFramingDefects(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	up := tcprelay.Listen(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					body := `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(body), len(body), body)
-				}
-			}()
+			_, _ = io.Copy(io.Discard, req.Body)
+			body := `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(body), len(body), body)
 		}
-	}()
-	p := startProxy(t, oneBackend("http://"+ln.Addr().String(), proxyapi.KindLocal))
+	})
+	p := startProxy(t, oneBackend("http://"+up, proxyapi.KindLocal))
 
 	for _, cl := range []string{"Content-Length: abc\r\n", "Content-Length:\r\n", "Content-Length: \r\n"} {
 		resp, _, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"+cl+"\r\nd\r\n{\"model\":\"a\"}\r\n0\r\n\r\n")
