@@ -70,13 +70,7 @@ func TestJudge(t *testing.T) {
 // the gateway admits it), is reported as a disagreement naming each plane.
 func TestPlanesDisagreeAreReported(t *testing.T) {
 	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: token without a team
+	files := decodeTests(t, jwtRouterTests+`    - name: token without a team
       request: {model: gpt-5, token: {claims: {}}}
       expect: {notForwarded: [authorization]}
 `)
@@ -321,13 +315,7 @@ spec:
 func TestErrorCodeAndChallenge(t *testing.T) {
 	planes := planesFor(t, jwtRouter+`      allowlists: [{team: blue, models: [gpt-5]}]
 `, ir.DataPlaneProxy, ir.DataPlaneGateway)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: another model
+	files := decodeTests(t, jwtRouterTests+`    - name: another model
       request: {model: gpt-4o, token: {claims: {team: blue}}}
       expect: {status: 403, error: model_not_allowed, wwwAuthenticate: ""}
     - name: no token
@@ -373,13 +361,7 @@ func TestCoverageCountsTeamsAndAllowlistEntries(t *testing.T) {
         - {team: green}
         - {team: red, models: [gpt-5]}
 `, ir.DataPlaneProxy)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: blue on a model not listed
+	files := decodeTests(t, jwtRouterTests+`    - name: blue on a model not listed
       request: {model: o3, token: {claims: {team: blue}}}
       expect: {status: 403}
     - name: green, any model
@@ -414,6 +396,16 @@ spec:
   policy:
     auth:
       jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
+`
+
+// jwtRouterTests is the head of a RoutingTest of jwtRouter; a test adds
+// its cases.
+const jwtRouterTests = `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: t}
+spec:
+  router: ml/r
+  cases:
 `
 
 // decodeTests decodes test files that must be valid.
