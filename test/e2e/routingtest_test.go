@@ -41,12 +41,7 @@ func TestRoutingTestExamplesProcess(t *testing.T) {
 func TestRoutingTestProcess(t *testing.T) {
 	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	failing := writeFile(t, dir, "failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: mine}
-spec:
-  router: team-a/chat
-  cases:
+	failing := quickstartTest(t, dir, "failing.yaml", "mine", `  cases:
     - name: pii goes to the cloud (wrong on purpose)
       request:
         model: qwen3-coder
@@ -82,12 +77,7 @@ spec:
 	assert.Equal(t, 1, suites.Failures)
 	assert.Contains(t, out, `<testsuite name="mine [Proxy]"`)
 
-	bad := writeFile(t, dir, "bad.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: bad}
-spec:
-  router: team-a/chat
-  cases:
+	bad := quickstartTest(t, dir, "bad.yaml", "bad", `  cases:
     - name: typo
       request: {model: qwen3-coder, hedaers: {a: b}}
       expect: {backend: no-such-backend, status: "200"}
@@ -184,6 +174,13 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// quickstartTest writes dir/file: a RoutingTest named name of the
+// quickstart router (team-a/chat), its spec going on with rest.
+func quickstartTest(t *testing.T, dir, file, name, rest string) string {
+	t.Helper()
+	return writeFile(t, dir, file, "apiVersion: routing.llmkube.dev/v1alpha1\nkind: RoutingTest\nmetadata: {name: "+name+"}\nspec:\n  router: team-a/chat\n"+rest)
+}
+
 // TestRoutingTestRefusesWhatItWouldIgnore: a case-level data plane that no
 // run tests, a --tests file that holds no RoutingTest, and the compiler's
 // warnings are each said, not skipped (issue 50); --warnings-as-errors
@@ -191,12 +188,7 @@ func fileExists(p string) bool {
 func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
 	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	typo := writeFile(t, dir, "typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: typo}
-spec:
-  router: team-a/chat
-  cases:
+	typo := quickstartTest(t, dir, "typo.yaml", "typo", `  cases:
     - name: on a plane that does not exist
       dataPlanes: [Envoy]
       request: {model: claude-opus-4}
@@ -229,12 +221,7 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
 	assert.Contains(t, stderr, "(NoRoutingTest)")
 
 	// A run in which every case was skipped tested nothing: it fails.
-	skipped := writeFile(t, dir, "skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: skipped}
-spec:
-  router: team-a/chat
-  dataPlanes: [Gateway]
+	skipped := quickstartTest(t, dir, "skipped.yaml", "skipped", `  dataPlanes: [Gateway]
   cases:
     - {name: x, request: {model: claude-opus-4}, expect: {backend: cloud-opus}}
 `)
