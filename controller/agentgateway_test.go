@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -230,36 +231,53 @@ func TestOverridingPolicyReported(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
 	readyISVCs(t, ctx, ns, "qwen")
-	foreign := mustApply(t, ctx, ns, `
-apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: allow-everyone}
-spec:
-  targetRefs:
-    - {group: gateway.networking.k8s.io, kind: Gateway, name: agentgateway}
-  strategy: {inheritance: Override}
-  traffic:
-    authorization:
-      action: Allow
-      policy: {matchExpressions: ["true"]}
-`)[0]
+	foreign := mustApply(t, ctx, ns, allowAllPolicy("allow-everyone", `targetRefs:
+    - {group: gateway.networking.k8s.io, kind: Gateway, name: agentgateway}`))[0]
 	createGateway(t, ctx, k8s, ns, "agentgateway", "203.0.113.63")
-	spec := agentGatewaySpec(ns) + `policy:
-  auth:
-    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
-    allowlists:
-      - team: platform
-`
-	createRouter(t, ns, "guarded", spec)
-	mr := waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
-	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-everyone (authorization)") {
-		t.Errorf("message does not name the policy and field: %q", c.Message)
-	}
+	createRouter(t, ns, "guarded", agentGatewaySpec(ns)+platformAllowlist)
+	waitOverriddenBy(t, ctx, ns, "allow-everyone")
 	waitPhase(t, ctx, ns, "guarded", v1.PhaseDegraded)
 	if err := k8s.Delete(ctx, foreign); err != nil {
 		t.Fatal(err)
 	}
 	waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
+}
+
+// platformAllowlist is a router's policy that lets only team platform in,
+// with its JWT verified.
+const platformAllowlist = `policy:
+  auth:
+    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
+    allowlists:
+      - team: platform
+`
+
+// allowAllPolicy is a foreign AgentgatewayPolicy that overrides what it
+// targets (a targetRefs or targetSelectors field) with an authorization
+// allowing everyone.
+func allowAllPolicy(name, targets string) string {
+	return `
+apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: ` + name + `}
+spec:
+  ` + targets + `
+  strategy: {inheritance: Override}
+  traffic:
+    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`
+}
+
+// waitOverriddenBy waits until router guarded reports OverridingPolicy
+// naming policy's authorization.
+func waitOverriddenBy(t *testing.T, ctx context.Context, ns, policy string) {
+	t.Helper()
+	mr := waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, policy+" (authorization)") {
+		t.Errorf("message does not name the policy and field: %q", c.Message)
+	}
 }
 
 // TestOverridingPolicyBySelectorReported: the same foreign Override policy
@@ -280,49 +298,18 @@ func TestOverridingPolicyBySelectorReported(t *testing.T) {
 		gw.SetLabels(map[string]string{"platform.example/tier": "shared"})
 		return k8s.Update(ctx, gw)
 	})
-	byGateway := mustApply(t, ctx, ns, `
-apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: allow-shared}
-spec:
-  targetSelectors:
-    - {group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {platform.example/tier: shared}}
-  strategy: {inheritance: Override}
-  traffic:
-    authorization:
-      action: Allow
-      policy: {matchExpressions: ["true"]}
-`)[0]
-	spec := agentGatewaySpec(ns) + `policy:
-  auth:
-    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
-    allowlists:
-      - team: platform
-`
-	createRouter(t, ns, "guarded", spec)
-	mr := waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
-	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-shared (authorization)") {
-		t.Errorf("message does not name the policy and field: %q", c.Message)
-	}
+	byGateway := mustApply(t, ctx, ns, allowAllPolicy("allow-shared", `targetSelectors:
+    - {group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {platform.example/tier: shared}}`))[0]
+	createRouter(t, ns, "guarded", agentGatewaySpec(ns)+platformAllowlist)
+	waitOverriddenBy(t, ctx, ns, "allow-shared")
 	if err := k8s.Delete(ctx, byGateway); err != nil {
 		t.Fatal(err)
 	}
 	waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 
 	// By the route's label: the router's own HTTPRoute carries it.
-	mustApply(t, ctx, ns, `
-apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: allow-routes}
-spec:
-  targetSelectors:
-    - {group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {inference.llmkube.dev/model-router: guarded}}
-  strategy: {inheritance: Override}
-  traffic:
-    authorization:
-      action: Allow
-      policy: {matchExpressions: ["true"]}
-`)
+	mustApply(t, ctx, ns, allowAllPolicy("allow-routes", `targetSelectors:
+    - {group: gateway.networking.k8s.io, kind: HTTPRoute, matchLabels: {inference.llmkube.dev/model-router: guarded}}`))
 	// The controller rechecks foreign policies on its two-minute period or
 	// on the router's next change: touch the router.
 	eventually(t, "router touched", func() error {
@@ -330,10 +317,7 @@ spec:
 		r.Annotations = map[string]string{"test/touch": "1"}
 		return k8s.Update(ctx, r)
 	})
-	mr = waitCondition(t, ctx, ns, "guarded", v1.ConditionAgentGatewayReady, metav1.ConditionFalse, "OverridingPolicy")
-	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, "allow-routes (authorization)") {
-		t.Errorf("message does not name the route policy: %q", c.Message)
-	}
+	waitOverriddenBy(t, ctx, ns, "allow-routes")
 }
 
 // TestForeignModelOnListenerReported: in routing Model, an

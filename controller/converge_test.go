@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
@@ -25,6 +27,29 @@ var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Ver
 // objName names an object across kinds and namespaces: "Kind ns/name".
 func objName(u *unstructured.Unstructured) string {
 	return u.GetKind() + " " + u.GetNamespace() + "/" + u.GetName()
+}
+
+// deleteRouters deletes routers ns/name and waits until the finalizer has
+// removed every object generated for them (no garbage collector runs in
+// envtest, so owner references alone would leave them) and they are gone.
+func deleteRouters(t *testing.T, ctx context.Context, c client.Client, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if err := c.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "routers and their objects deleted", func() error {
+		for _, name := range names {
+			if left := liveInventory(t, ctx, c, ns, name); len(left) > 0 {
+				return fmt.Errorf("%s left %v", name, sortedKeys(left))
+			}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
+				return fmt.Errorf("router %s still there (%v)", name, err)
+			}
+		}
+		return nil
+	})
 }
 
 // liveInventory lists, across every kind any built target can generate,
@@ -150,6 +175,18 @@ func subset(path string, want, got any) error {
 // testCase reads testdata/<name>/input.yaml: its InferenceServices (and any
 // other non-router objects) moved to ns, and its ModelRouter's spec, with
 // gatewayRef.namespace pointing at gwns when set.
+// onGateway sets up a Gateway-plane test: a namespace for the router and
+// one for its Gateway (ai-gateway, at address ip), with testdata case tc's
+// objects applied; name and spec are tc's router, not yet created.
+func onGateway(t *testing.T, ctx context.Context, tc, ip string) (ns, gwns, name string, spec map[string]any) {
+	t.Helper()
+	ns, gwns = env.NewNamespace(t), env.NewNamespace(t)
+	createGateway(t, ctx, k8s, gwns, "ai-gateway", ip)
+	objs, name, spec := testCase(t, tc, ns, gwns)
+	applyAll(t, ctx, objs)
+	return ns, gwns, name, spec
+}
+
 func testCase(t *testing.T, name, ns, gwns string) (objs []*unstructured.Unstructured, routerName string, spec map[string]any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", name, "input.yaml"))

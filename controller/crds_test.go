@@ -43,27 +43,9 @@ func TestCRDsAbsentThenInstalled(t *testing.T) {
 		mr := get(name)
 		return meta.FindStatusCondition(mr.Status.Conditions, typ), mr
 	}
-	eventually(t, "CRDsNotInstalled", func() error {
-		cnd, mr := cond("ag", v1.ConditionAgentGatewayReady)
-		if cnd == nil || cnd.Reason != controller.ReasonCRDsNotInstalled || mr.Status.Phase != v1.PhaseFailed {
-			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
-		}
-		for _, kind := range []string{"InferencePool", "AgentgatewayPolicy"} {
-			if !strings.Contains(cnd.Message, kind) {
-				return fmt.Errorf("message does not name %s: %q", kind, cnd.Message)
-			}
-		}
-		return nil
-	})
+	waitFailedFor(t, ctx, c, ns, "ag", controller.ReasonCRDsNotInstalled, "InferencePool", "AgentgatewayPolicy")
 	// Nothing was generated: the HTTPRoute CRD exists, and no route was made.
-	routes := &unstructured.UnstructuredList{}
-	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
-	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(routes.Items) != 0 {
-		t.Errorf("generated %d HTTPRoutes while CRDs are missing", len(routes.Items))
-	}
+	noHTTPRoutes(t, ctx, c, ns, "generated %d HTTPRoutes while CRDs are missing")
 
 	// A data plane this build lacks.
 	gw := mustDecode(t, fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
@@ -231,34 +213,11 @@ func TestOutdatedCRDsReported(t *testing.T) {
 		targets.NewRegistry(proxy.New(), agentgatewayTarget()))
 	ns := e.NewNamespace(t)
 	createGateway(t, ctx, c, ns, "agentgateway", "203.0.113.71")
-	jwt := agentGatewaySpec(ns) + `policy:
-  auth:
-    jwt: {provider: keycloak, issuer: "https://issuer.example/realms/lab", jwksURI: "https://issuer.example/realms/lab/certs", teamClaim: team}
-    allowlists:
-      - team: platform
-`
+	jwt := agentGatewaySpec(ns) + platformAllowlist
 	applyStrictIn(t, ctx, e, ns, isvcs, "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: guarded}\nspec:\n"+indent(jwt))
-	eventually(t, "CRDsOutdated", func() error {
-		mr := getRouterIn(t, ctx, c, ns, "guarded")
-		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
-		if cnd == nil || cnd.Reason != controller.ReasonCRDsOutdated || cnd.Status != metav1.ConditionFalse || mr.Status.Phase != v1.PhaseFailed {
-			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
-		}
-		for _, want := range []string{"AgentgatewayPolicy spec.traffic.jwtAuthentication.providers[].jwks.remote.url: not declared", "agentgateway main at c22211981 or newer"} {
-			if !strings.Contains(cnd.Message, want) {
-				return fmt.Errorf("message does not say %q: %q", want, cnd.Message)
-			}
-		}
-		return nil
-	})
-	routes := &unstructured.UnstructuredList{}
-	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
-	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(routes.Items) != 0 {
-		t.Errorf("applied %d HTTPRoutes while the CRDs refuse a field", len(routes.Items))
-	}
+	waitFailedFor(t, ctx, c, ns, "guarded", controller.ReasonCRDsOutdated,
+		"AgentgatewayPolicy spec.traffic.jwtAuthentication.providers[].jwks.remote.url: not declared", "agentgateway main at c22211981 or newer")
+	noHTTPRoutes(t, ctx, c, ns, "applied %d HTTPRoutes while the CRDs refuse a field")
 
 	// Without JWT the output fits v1.4.1.
 	other := e.NewNamespace(t)
@@ -294,6 +253,40 @@ func TestOutdatedCRDsReported(t *testing.T) {
 		cnd := meta.FindStatusCondition(getRouterIn(t, ctx, c, ns, "guarded").Status.Conditions, v1.ConditionAgentGatewayReady)
 		if cnd == nil || cnd.Status != metav1.ConditionTrue {
 			return fmt.Errorf("condition %+v", cnd)
+		}
+		return nil
+	})
+}
+
+// noHTTPRoutes fails the test (with format, given their number) when ns
+// holds any HTTPRoute.
+func noHTTPRoutes(t *testing.T, ctx context.Context, c client.Client, ns, format string) {
+	t.Helper()
+	routes := &unstructured.UnstructuredList{}
+	routes.SetGroupVersionKind(routeGVK.GroupVersion().WithKind("HTTPRouteList"))
+	if err := c.List(ctx, routes, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes.Items) != 0 {
+		t.Errorf(format, len(routes.Items))
+	}
+}
+
+// waitFailedFor waits until router name in ns is Failed, its
+// AgentGatewayReady condition False for reason with a message that says
+// each of says.
+func waitFailedFor(t *testing.T, ctx context.Context, c client.Client, ns, name, reason string, says ...string) {
+	t.Helper()
+	eventually(t, reason, func() error {
+		mr := getRouterIn(t, ctx, c, ns, name)
+		cnd := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady)
+		if cnd == nil || cnd.Reason != reason || cnd.Status != metav1.ConditionFalse || mr.Status.Phase != v1.PhaseFailed {
+			return fmt.Errorf("condition %+v phase %s", cnd, mr.Status.Phase)
+		}
+		for _, want := range says {
+			if !strings.Contains(cnd.Message, want) {
+				return fmt.Errorf("message does not say %q: %q", want, cnd.Message)
+			}
 		}
 		return nil
 	})

@@ -48,10 +48,7 @@ func waitGatewayStatus(t *testing.T, ns, name string, check func(*v1.ModelRouter
 // BackendSecurityPolicy; deleting it removes everything.
 func TestGatewayCreateUpdateDelete(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.10")
-	objs, name, spec := testCase(t, "gateway-primary-fallback", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, gwns, name, spec := onGateway(t, ctx, "gateway-primary-fallback", "203.0.113.10")
 	mr := createRouter(t, ns, name, specYAML(t, spec))
 
 	want := convergedAll(t, ns, name)
@@ -130,18 +127,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 
 	// Delete: the finalizer removes every object (no garbage collector runs
 	// in envtest, so owner references alone would leave them).
-	if err := k8s.Delete(ctx, getRouter(t, ctx, ns, name)); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "router and its objects deleted", func() error {
-		if left := liveInventory(t, ctx, k8s, ns, name); len(left) > 0 {
-			return fmt.Errorf("left: %v", sortedKeys(left))
-		}
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
-			return fmt.Errorf("router still there (%v)", err)
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, k8s, ns, name)
 }
 
 // TestGatewayJWTPruning is the upstream bug: removing JWT auth must delete
@@ -150,10 +136,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 // authEnabled is true exactly when this router's SecurityPolicy exists.
 func TestGatewayJWTPruning(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.20")
-	objs, name, withJWT := testCase(t, "gateway-jwt-allowlists", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, withJWT := onGateway(t, ctx, "gateway-jwt-allowlists", "203.0.113.20")
 	if _, ok, _ := unstructured.NestedMap(withJWT, "policy", "auth", "jwt"); !ok {
 		t.Fatal("testdata/gateway-jwt-allowlists has no policy.auth.jwt")
 	}
@@ -300,10 +283,7 @@ spec:
 // every object of the previous plane and its status block and conditions.
 func TestGatewayDataPlaneSwitch(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.30")
-	objs, name, gwSpec := testCase(t, "gateway-minimal", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, gwSpec := onGateway(t, ctx, "gateway-minimal", "203.0.113.30")
 	proxySpec := `
 backends:
   - name: local-qwen
@@ -356,10 +336,7 @@ defaultRoute: local-qwen
 // each naming the other; deleting one lets the other through.
 func TestGatewaySharedByOverlappingRouters(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.11")
-	objs, name, spec := testCase(t, "gateway-primary-fallback", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, spec := onGateway(t, ctx, "gateway-primary-fallback", "203.0.113.11")
 	createRouter(t, ns, name, specYAML(t, spec))
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
 	createRouter(t, ns, "second", specYAML(t, spec))
@@ -387,10 +364,7 @@ func TestGatewaySharedByOverlappingRouters(t *testing.T) {
 // reports any other route attached there (Degraded).
 func TestGatewayAuthRouterOwnsItsGateway(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.21")
-	objs, name, spec := testCase(t, "gateway-jwt-allowlists", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, gwns, name, spec := onGateway(t, ctx, "gateway-jwt-allowlists", "203.0.113.21")
 	createRouter(t, ns, name, specYAML(t, spec))
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
 
@@ -488,10 +462,7 @@ spec:
 // the route), not the other.
 func TestGatewayAuthRoutersOnDisjointHostnames(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.31")
-	objs, _, spec := testCase(t, "gateway-jwt-allowlists", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, gwns, _, spec := onGateway(t, ctx, "gateway-jwt-allowlists", "203.0.113.31")
 	withHosts := func(h string) map[string]any {
 		s := runtime.DeepCopyJSON(spec)
 		_ = unstructured.SetNestedStringSlice(s, []string{h}, "gatewayRef", "hostnames")
@@ -547,10 +518,7 @@ spec:
 // each such status write.
 func TestNoApplyAfterDataPlaneStatus(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.11")
-	objs, name, spec := testCase(t, "gateway-minimal", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, spec := onGateway(t, ctx, "gateway-minimal", "203.0.113.11")
 	createRouter(t, ns, name, specYAML(t, spec))
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}

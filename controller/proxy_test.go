@@ -294,19 +294,7 @@ defaultRoute: llama
 	}
 
 	// Delete: the finalizer removes every object, then the router goes.
-	if err := k8s.Delete(ctx, getRouter(t, ctx, ns, "chat")); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "router and its objects deleted", func() error {
-		if left := inventory(t, ctx, ns, "chat", proxyKinds()...); len(left) > 0 {
-			return fmt.Errorf("left: %v", left)
-		}
-		err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "chat"}, &v1.ModelRouter{})
-		if !isNotFound(err) {
-			return fmt.Errorf("router still there (%v)", err)
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, k8s, ns, "chat")
 }
 
 func containsString(l []string, s string) bool {

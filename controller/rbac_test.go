@@ -211,20 +211,5 @@ func TestInstallAndRBAC(t *testing.T) {
 	}
 
 	// Deletion: the finalizers clean up, as the controller.
-	for _, name := range []string{pname, gname, "ag"} {
-		if err := admin.Delete(ctx, &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, "routers and their objects deleted", func() error {
-		for _, name := range []string{pname, gname, "ag"} {
-			if left := liveInventory(t, ctx, admin, ns, name); len(left) > 0 {
-				return fmt.Errorf("%s left %v", name, sortedKeys(left))
-			}
-			if err := admin.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
-				return fmt.Errorf("router %s still there (%v)", name, err)
-			}
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, admin, ns, pname, gname, "ag")
 }

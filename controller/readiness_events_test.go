@@ -204,10 +204,7 @@ func (c *countingRecorder) Eventf(_ runtime.Object, _ runtime.Object, eventtype,
 // and can still be deleted: the finalizer cleans up without compiling.
 func TestInvalidRouterCanBeDeleted(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns := env.NewNamespace(t), env.NewNamespace(t)
-	createGateway(t, ctx, k8s, gwns, "ai-gateway", "203.0.113.40")
-	objs, name, spec := testCase(t, "gateway-minimal", ns, gwns)
-	applyAll(t, ctx, objs)
+	ns, _, name, spec := onGateway(t, ctx, "gateway-minimal", "203.0.113.40")
 	createRouter(t, ns, name, specYAML(t, spec))
 	want := convergedAll(t, ns, name)
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
@@ -230,16 +227,5 @@ spec:
 		t.Errorf("objects changed while the router is invalid: %v, had %v", sortedKeys(live), sortedKeys(want))
 	}
 
-	if err := k8s.Delete(ctx, mr); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "invalid router and its objects deleted", func() error {
-		if left := liveInventory(t, ctx, k8s, ns, name); len(left) > 0 {
-			return fmt.Errorf("left: %v", sortedKeys(left))
-		}
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &v1.ModelRouter{}); !isNotFound(err) {
-			return fmt.Errorf("router still there (%v)", err)
-		}
-		return nil
-	})
+	deleteRouters(t, ctx, k8s, ns, name)
 }

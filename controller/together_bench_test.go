@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
-	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
@@ -75,18 +74,7 @@ func oneGatewayFleet(tb testing.TB, plane string, n, others int) (*Reconciler, *
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(objs[2]), router); err != nil {
 		tb.Fatal(err)
 	}
-	refs, err := readRefs(context.Background(), c, router.Namespace)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	compiled, diags := compiler.Compile(router, refs, compiler.Options{})
-	if diags.HasErrors() {
-		tb.Fatal(diags)
-	}
-	target, err := r.Registry.Get(compiled.DataPlane)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	compiled, target := compileFor(tb, r, router)
 	return r, router, compiled, target
 }
 

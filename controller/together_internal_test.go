@@ -13,30 +13,39 @@ import (
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
 // checkWith runs checkTogether for router against the objects of c.
 func checkWith(t *testing.T, r *Reconciler, router *v1.ModelRouter) diag.List {
 	t.Helper()
-	ctx := context.Background()
-	refs, err := readRefs(ctx, r.Client, router.Namespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compiled, diags := compiler.Compile(router, refs, compiler.Options{})
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	target, err := r.Registry.Get(compiled.DataPlane)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := r.checkTogether(ctx, router, compiled, target)
+	compiled, target := compileFor(t, r, router)
+	out, err := r.checkTogether(context.Background(), router, compiled, target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// compileFor compiles router, with the InferenceServices r's client reads,
+// for its data plane, and returns that plane's target.
+func compileFor(tb testing.TB, r *Reconciler, router *v1.ModelRouter) (*ir.Router, targets.Target) {
+	tb.Helper()
+	refs, err := readRefs(context.Background(), r.Client, router.Namespace)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	compiled, diags := compiler.Compile(router, refs, compiler.Options{})
+	if diags.HasErrors() {
+		tb.Fatal(diags)
+	}
+	target, err := r.Registry.Get(compiled.DataPlane)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return compiled, target
 }
 
 func isvcObj(name, model string) *v1.InferenceService {

@@ -88,45 +88,7 @@ func (s *Settings) BindOTLP(fs *pflag.FlagSet) {
 
 // Validate reports every malformed setting, each naming its flag.
 func (s *Settings) Validate() error {
-	var errs []string
-	if e := s.OTLP.Endpoint; e != "" {
-		u, err := url.Parse(e)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Sprintf("--%s %q: must be an http:// or https:// URL with a host", FlagOTLPEndpoint, e))
-		}
-	}
-	if len(s.OTLP.Headers) > 0 && s.OTLP.HeadersSecret != "" {
-		errs = append(errs, fmt.Sprintf("--%s and --%s are exclusive: both set %s", FlagOTLPHeader, FlagOTLPHeadersSecret, wellknown.OTLPHeadersEnv))
-	}
-	for k, v := range s.OTLP.Headers {
-		if k == "" || strings.ContainsAny(k, "=, \t") || strings.ContainsAny(v, ",\r\n") {
-			errs = append(errs, fmt.Sprintf("--%s %q: a header name may not be empty or hold '=', ',' or spaces, and a value may not hold ',' or a line break", FlagOTLPHeader, k+"="+v))
-		}
-	}
-	if hs := s.OTLP.HeadersSecret; hs != "" {
-		if _, _, ok := s.OTLP.SecretRef(); !ok {
-			errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagOTLPHeadersSecret, hs))
-		}
-	}
-	if bs := s.BudgetStore; bs.URL != "" || bs.PasswordSecret != "" || bs.Failure != "" {
-		if u, err := url.Parse(bs.URL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			errs = append(errs, fmt.Sprintf("--%s %q: must be a redis:// or rediss:// URL with a host", FlagBudgetStore, bs.URL))
-		} else if u.User != nil {
-			if _, hasPassword := u.User.Password(); hasPassword {
-				errs = append(errs, fmt.Sprintf("--%s: put the password in a Secret (--%s), not in the URL: it would be rendered into the Deployment", FlagBudgetStore, FlagBudgetStoreSecret))
-			}
-		}
-		if bs.PasswordSecret != "" {
-			if n, k, ok := strings.Cut(bs.PasswordSecret, "/"); !ok || n == "" || k == "" || strings.Contains(k, "/") {
-				errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagBudgetStoreSecret, bs.PasswordSecret))
-			}
-		}
-		switch bs.Failure {
-		case "", wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen:
-		default:
-			errs = append(errs, fmt.Sprintf("--%s %q: must be %s or %s", FlagBudgetStoreFailure, bs.Failure, wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen))
-		}
-	}
+	errs := append(s.OTLP.problems(), s.BudgetStore.problems()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -134,9 +96,67 @@ func (s *Settings) Validate() error {
 	return fmt.Errorf("%s", strings.Join(errs, "; "))
 }
 
+// problems are the OTLP settings' malformed ones.
+func (o OTLP) problems() []string {
+	var errs []string
+	if e := o.Endpoint; e != "" {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be an http:// or https:// URL with a host", FlagOTLPEndpoint, e))
+		}
+	}
+	if len(o.Headers) > 0 && o.HeadersSecret != "" {
+		errs = append(errs, fmt.Sprintf("--%s and --%s are exclusive: both set %s", FlagOTLPHeader, FlagOTLPHeadersSecret, wellknown.OTLPHeadersEnv))
+	}
+	for k, v := range o.Headers {
+		if k == "" || strings.ContainsAny(k, "=, \t") || strings.ContainsAny(v, ",\r\n") {
+			errs = append(errs, fmt.Sprintf("--%s %q: a header name may not be empty or hold '=', ',' or spaces, and a value may not hold ',' or a line break", FlagOTLPHeader, k+"="+v))
+		}
+	}
+	if hs := o.HeadersSecret; hs != "" {
+		if _, _, ok := o.SecretRef(); !ok {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagOTLPHeadersSecret, hs))
+		}
+	}
+	return errs
+}
+
+// problems are the budget store settings' malformed ones (none when no
+// store is set).
+func (bs BudgetStore) problems() []string {
+	if bs.URL == "" && bs.PasswordSecret == "" && bs.Failure == "" {
+		return nil
+	}
+	var errs []string
+	if u, err := url.Parse(bs.URL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		errs = append(errs, fmt.Sprintf("--%s %q: must be a redis:// or rediss:// URL with a host", FlagBudgetStore, bs.URL))
+	} else if u.User != nil {
+		if _, hasPassword := u.User.Password(); hasPassword {
+			errs = append(errs, fmt.Sprintf("--%s: put the password in a Secret (--%s), not in the URL: it would be rendered into the Deployment", FlagBudgetStore, FlagBudgetStoreSecret))
+		}
+	}
+	if bs.PasswordSecret != "" {
+		if _, _, ok := secretRef(bs.PasswordSecret); !ok {
+			errs = append(errs, fmt.Sprintf("--%s %q: must be NAME/KEY", FlagBudgetStoreSecret, bs.PasswordSecret))
+		}
+	}
+	switch bs.Failure {
+	case "", wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen:
+	default:
+		errs = append(errs, fmt.Sprintf("--%s %q: must be %s or %s", FlagBudgetStoreFailure, bs.Failure, wellknown.BudgetStoreFailClosed, wellknown.BudgetStoreFailOpen))
+	}
+	return errs
+}
+
 // SecretRef splits HeadersSecret into the Secret's name and key.
 func (o OTLP) SecretRef() (name, key string, ok bool) {
-	name, key, ok = strings.Cut(o.HeadersSecret, "/")
+	return secretRef(o.HeadersSecret)
+}
+
+// secretRef splits a NAME/KEY flag value into the Secret's name and key;
+// ok is false unless both are set and the key holds no other slash.
+func secretRef(s string) (name, key string, ok bool) {
+	name, key, ok = strings.Cut(s, "/")
 	return name, key, ok && name != "" && key != "" && !strings.Contains(key, "/")
 }
 

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -160,13 +159,7 @@ func TestAnthropicStreamTools(t *testing.T) {
 func TestAnthropicStreamError(t *testing.T) {
 	fake, p := anthropicBackend(t)
 	fake.SetMode(providertest.StreamError)
-	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`))
-	resp, err := p.RoundTrip(req)
-	require.NoError(t, err)
-	require.Equal(t, 200, resp.StatusCode)
-	b, err := io.ReadAll(resp.Body)
-	require.ErrorContains(t, err, "anthropic stream error: overloaded_error", "a broken stream is a read error, so the proxy quarantines")
-	s := string(b)
+	s := brokenStream(t, p, "Hello", "anthropic stream error: overloaded_error")
 	assert.Contains(t, s, `data: {"error":{"message":"anthropic: Overloaded","type":"server_error","param":null,"code":"overloaded_error"}}`)
 	assert.Contains(t, s, `"usage":{"prompt_tokens":25,"completion_tokens":1,"total_tokens":26}`, "usage so far still reaches the budgets")
 	assert.NotContains(t, s, "[DONE]")
@@ -196,9 +189,7 @@ func TestAnthropicErrors(t *testing.T) {
 	assert.Equal(t, "7", resp.Header.Get("Retry-After"))
 
 	// 5xx (529 overloaded) is handed back as a 5xx so the proxy fails over.
-	fake.SetMode(providertest.Overloaded)
-	resp, _ = call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 529, resp.StatusCode)
+	assertRefusal(t, fake, p, providertest.Overloaded, refusal{status: 529})
 
 	// A wrong key: 401 authentication_error, and the message never carries a key.
 	fake.SetMode(providertest.Auto)

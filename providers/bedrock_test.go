@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -162,43 +161,25 @@ func TestBedrockStream(t *testing.T) {
 	assert.Equal(t, &usage{PromptTokens: 375, CompletionTokens: 35, TotalTokens: 410}, a.Usage)
 
 	fake.SetMode(providertest.StreamError)
-	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`))
-	r, err := p.RoundTrip(req)
-	require.NoError(t, err)
-	b, err := io.ReadAll(r.Body)
-	require.ErrorContains(t, err, "bedrock stream error: modelStreamErrorException")
-	assert.Contains(t, string(b), `"code":"modelStreamErrorException"`)
-	assert.Contains(t, string(b), `"content":"Hello"`)
+	b := brokenStream(t, p, "Hello", "bedrock stream error: modelStreamErrorException")
+	assert.Contains(t, b, `"code":"modelStreamErrorException"`)
+	assert.Contains(t, b, `"content":"Hello"`)
 }
 
 func TestBedrockErrors(t *testing.T) {
 	fake, p := bedrockBackend(t)
 	chat := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
-	fake.SetMode(providertest.RateLimited)
-	resp, body := call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 429, resp.StatusCode)
-	typ, code, msg := openAIErr(t, body)
-	assert.Equal(t, "rate_limit_error", typ)
-	assert.Equal(t, "ThrottlingException", code)
-	assert.Equal(t, "bedrock: Too many requests, please wait before trying again.", msg)
-
-	fake.SetMode(providertest.BadRequest)
-	resp, body = call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 400, resp.StatusCode)
-	_, code, _ = openAIErr(t, body)
-	assert.Equal(t, "ValidationException", code)
-
-	fake.SetMode(providertest.Overloaded)
-	resp, _ = call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 503, resp.StatusCode)
+	assertRefusal(t, fake, p, providertest.RateLimited, refusal{429, "rate_limit_error", "ThrottlingException", "bedrock: Too many requests, please wait before trying again."})
+	assertRefusal(t, fake, p, providertest.BadRequest, refusal{status: 400, code: "ValidationException"})
+	assertRefusal(t, fake, p, providertest.Overloaded, refusal{status: 503})
 
 	// A wrong secret: the fake's signature check fails (403), and the
 	// error never carries a credential.
 	fake.SetMode(providertest.Auto)
 	fake.Creds.SecretAccessKey = "other"
-	resp, body = call(t, p, "/v1/chat/completions", chat)
+	resp, body := call(t, p, "/v1/chat/completions", chat)
 	assert.Equal(t, 403, resp.StatusCode, body)
-	_, code, _ = openAIErr(t, body)
+	_, code, _ := openAIErr(t, body)
 	assert.Equal(t, "InvalidSignatureException", code)
 	assert.NotContains(t, body, awsSecret)
 }

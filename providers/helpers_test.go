@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/providers/providertest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 func external(name, provider, url, model string, creds ...proxyapi.Credential) *proxyapi.Backend {
@@ -151,4 +154,44 @@ func openAIErr(t *testing.T, body string) (typ, code, msg string) {
 		code = *v.Error.Code
 	}
 	return v.Error.Type, code, v.Error.Message
+}
+
+// brokenStream sends a streamed chat that the fake breaks off mid-stream
+// and returns what the client read before the break: the read fails with
+// wantErr (a broken stream is a read error, so the proxy quarantines).
+func brokenStream(t *testing.T, p Provider, content, wantErr string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"`+content+`"}]}`))
+	resp, err := p.RoundTrip(req)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	require.ErrorContains(t, err, wantErr, "a broken stream is a read error, so the proxy quarantines")
+	return string(b)
+}
+
+// refusal is how a provider's refusal reaches the client: its status and,
+// where code is set, its OpenAI error (typ and msg asserted when set).
+type refusal struct {
+	status         int
+	typ, code, msg string
+}
+
+// assertRefusal sets the fake to mode and asserts what a chat gets back.
+func assertRefusal(t *testing.T, fake interface{ SetMode(providertest.Mode) }, p Provider, mode providertest.Mode, want refusal) {
+	t.Helper()
+	fake.SetMode(mode)
+	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, want.status, resp.StatusCode, body)
+	if want.code == "" {
+		return
+	}
+	typ, code, msg := openAIErr(t, body)
+	assert.Equal(t, want.code, code)
+	if want.typ != "" {
+		assert.Equal(t, want.typ, typ)
+	}
+	if want.msg != "" {
+		assert.Equal(t, want.msg, msg)
+	}
 }

@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -137,34 +136,15 @@ func TestVertexStream(t *testing.T) {
 	assert.Equal(t, int64(35), a.Usage.TotalTokens)
 
 	fake.SetMode(providertest.StreamError)
-	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`))
-	r, err := p.RoundTrip(req)
-	require.NoError(t, err)
-	b, err := io.ReadAll(r.Body)
-	require.ErrorContains(t, err, "vertex_ai stream error: UNAVAILABLE")
-	assert.Contains(t, string(b), `"code":"UNAVAILABLE"`)
+	assert.Contains(t, brokenStream(t, p, "x", "vertex_ai stream error: UNAVAILABLE"), `"code":"UNAVAILABLE"`)
 }
 
 func TestVertexErrors(t *testing.T) {
 	fake, p := vertexBackend(t)
 	chat := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
-	fake.SetMode(providertest.RateLimited)
-	resp, body := call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 429, resp.StatusCode)
-	typ, code, msg := openAIErr(t, body)
-	assert.Equal(t, "rate_limit_error", typ)
-	assert.Equal(t, "RESOURCE_EXHAUSTED", code)
-	assert.Equal(t, "vertex_ai: Resource exhausted. Please try again later.", msg)
-
-	fake.SetMode(providertest.BadRequest)
-	resp, body = call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 400, resp.StatusCode)
-	_, code, _ = openAIErr(t, body)
-	assert.Equal(t, "INVALID_ARGUMENT", code)
-
-	fake.SetMode(providertest.Overloaded)
-	resp, _ = call(t, p, "/v1/chat/completions", chat)
-	assert.Equal(t, 503, resp.StatusCode)
+	assertRefusal(t, fake, p, providertest.RateLimited, refusal{429, "rate_limit_error", "RESOURCE_EXHAUSTED", "vertex_ai: Resource exhausted. Please try again later."})
+	assertRefusal(t, fake, p, providertest.BadRequest, refusal{status: 400, code: "INVALID_ARGUMENT"})
+	assertRefusal(t, fake, p, providertest.Overloaded, refusal{status: 503})
 
 	// A failing token exchange is an error (the proxy fails over), worded
 	// without the key.

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"sort"
 	"strings"
@@ -127,15 +128,10 @@ func Decode(source string, data []byte) ([]*File, diag.List) {
 	var out []*File
 	var diags diag.List
 	var lines map[string][]int
-	r := utilyaml.NewYAMLReader(bufioReader(data))
-	for doc := 1; ; doc++ {
-		raw, err := r.Read()
-		if err != nil {
-			break
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(raw, &m); err != nil {
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Reason: "TestFileInvalid", Message: err.Error()})
+	for dd := range documents(data) {
+		doc, m := dd.n, dd.obj
+		if dd.err != nil {
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: source, Object: fmt.Sprintf("document %d", doc), Reason: "TestFileInvalid", Message: dd.err.Error()})
 			continue
 		}
 		if m == nil || m["kind"] != Kind {
@@ -462,20 +458,41 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
 }
 
-func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
+// document is one YAML document of a file.
+type document struct {
+	n   int            // its number, from 1
+	obj map[string]any // nil when it is empty or not YAML
+	err error          // why it is not YAML
+}
+
+// documents yields the YAML documents of data in order.
+func documents(data []byte) iter.Seq[document] {
+	return func(yield func(document) bool) {
+		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		for n := 1; ; n++ {
+			raw, err := r.Read()
+			if err != nil {
+				return
+			}
+			d := document{n: n}
+			d.err = yaml.Unmarshal(raw, &d.obj)
+			if d.err != nil {
+				d.obj = nil
+			}
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
 
 // KindsIn lists the kinds of a file's documents, for a message ("none"
 // when it has none).
 func KindsIn(data []byte) string {
 	var kinds []string
-	r := utilyaml.NewYAMLReader(bufioReader(data))
-	for {
-		raw, err := r.Read()
-		if err != nil {
-			break
-		}
-		var m map[string]any
-		if yaml.Unmarshal(raw, &m) != nil || m == nil {
+	for d := range documents(data) {
+		m := d.obj
+		if m == nil {
 			continue
 		}
 		k, _ := m["kind"].(string)
@@ -494,14 +511,9 @@ func KindsIn(data []byte) string {
 // "document N (KIND)": in a file given with --tests each is a mistake.
 func OtherKinds(data []byte) []string {
 	var out []string
-	r := utilyaml.NewYAMLReader(bufioReader(data))
-	for doc := 1; ; doc++ {
-		raw, err := r.Read()
-		if err != nil {
-			break
-		}
-		var m map[string]any
-		if yaml.Unmarshal(raw, &m) != nil || m == nil || m["kind"] == Kind {
+	for d := range documents(data) {
+		doc, m := d.n, d.obj
+		if m == nil || m["kind"] == Kind {
 			continue
 		}
 		k, _ := m["kind"].(string)

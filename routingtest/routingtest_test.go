@@ -69,32 +69,11 @@ func TestJudge(t *testing.T) {
 // differently (the router-proxy refuses a token without the team claim,
 // the gateway admits it), is reported as a disagreement naming each plane.
 func TestPlanesDisagreeAreReported(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: r, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: gw}
-  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
-  defaultRoute: a
-  policy:
-    auth:
-      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
-`)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
-	require.NoError(t, err)
-	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: token without a team
+	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	files := decodeTests(t, jwtRouterTests+`    - name: token without a team
       request: {model: gpt-5, token: {claims: {}}}
       expect: {notForwarded: [authorization]}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	require.Len(t, rep.Disagreements, 1, "%+v", rep.Results)
@@ -109,8 +88,7 @@ spec:
 // plane, with no disagreement. A single backend on such a rule fails every
 // time, with the way to assert it.
 func TestWeightedRuleIsDeterministic(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
+	planes := planesFor(t, `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: ab, namespace: ml}
 spec:
@@ -125,10 +103,8 @@ spec:
       match: {models: [chat]}
       route: {strategy: weighted, backends: [a, b, c]}
   defaultRoute: a
-`)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneGateway}, nil)
-	require.NoError(t, err)
-	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+`, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: ab}
 spec:
@@ -154,8 +130,7 @@ spec:
     - name: too few
       request: {model: chat}
       expect: {backend: [a, c]}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	require.False(t, Check(files, planes, "").HasErrors())
 	for run := 0; run < 10; run++ {
 		rep := Run(files, planes, "")
@@ -191,14 +166,10 @@ func TestAgentGatewaySectionName(t *testing.T) {
 	require.NoError(t, err)
 	withSection := strings.Replace(string(src), "    endpointPickerPort: 9002\n", "    endpointPickerPort: 9002\n    sectionName: llm\n", 1)
 	require.NotEqual(t, string(src), withSection)
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(withSection)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
-	require.NoError(t, err)
+	planes := planesFor(t, withSection, ir.DataPlaneProxy, ir.DataPlaneAgentGateway)
 	tests, err := os.ReadFile("../examples/tests/agentgateway-tenants.test.yaml")
 	require.NoError(t, err)
-	files, d := Decode("t.yaml", tests)
-	require.False(t, d.HasErrors(), "%v", d)
+	files := decodeTests(t, string(tests))
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	assert.Empty(t, rep.Disagreements)
@@ -248,11 +219,8 @@ spec:
 // matches the router-proxy's. A case readiness cannot express (a backend up
 // on the InferenceService of one down) is skipped with the reason.
 func TestDownOnAgentGateway(t *testing.T) {
-	in := &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(downRouter)).HasErrors())
-	planes, err := Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
-	require.NoError(t, err)
-	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	planes := planesFor(t, downRouter, ir.DataPlaneProxy, ir.DataPlaneAgentGateway)
+	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: down}
 spec:
@@ -270,8 +238,7 @@ spec:
       request: {model: any, headers: {x-llmkube-classification: pii}}
       down: [big]
       expect: {backend: small}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	assert.Empty(t, rep.Disagreements)
@@ -297,10 +264,8 @@ spec:
 
 	// The other way round: an InferenceService the input reports not ready
 	// is down on the router-proxy too, not only on AgentGateway.
-	in = &compiler.Inputs{}
-	require.False(t, in.Decode("in.yaml", []byte(strings.Replace(downRouter, "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}", "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}\nstatus: {phase: Failed}", 1))).HasErrors())
-	planes, err = Planes(in, builtin.Registry(), pipeline.Options{}, []ir.DataPlane{ir.DataPlaneProxy, ir.DataPlaneAgentGateway}, nil)
-	require.NoError(t, err)
+	planes = planesFor(t, strings.Replace(downRouter, "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}", "metadata: {name: llama-70b, namespace: ml}\nspec: {runtime: vllm}\nstatus: {phase: Failed}", 1),
+		ir.DataPlaneProxy, ir.DataPlaneAgentGateway)
 	pii := files[0].Cases[0].Request
 	for _, p := range planes {
 		r := p.Serve("ml/chat", pii, nil)
@@ -311,7 +276,7 @@ spec:
 // TestFailuresPointAtTheCase: a failing case is reported with the file and
 // line of the case, in the text and in JUnit.
 func TestFailuresPointAtTheCase(t *testing.T) {
-	files, d := Decode("t.yaml", []byte(`apiVersion: v1
+	files := decodeTests(t, `apiVersion: v1
 kind: ConfigMap
 metadata: {name: beside}
 ---
@@ -328,8 +293,7 @@ spec:
     - name: second
       request: {model: m}
       expect: {status: 404}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	require.Len(t, files, 1)
 	assert.Equal(t, 11, files[0].Cases[0].Line)
 	assert.Equal(t, 15, files[0].Cases[1].Line)
@@ -349,26 +313,9 @@ spec:
 // reproduce Envoy's refusal bodies, such a case is skipped with the reason,
 // never passed; a wrong expectation fails.
 func TestErrorCodeAndChallenge(t *testing.T) {
-	planes := planesFor(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: r, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: gw}
-  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
-  defaultRoute: a
-  policy:
-    auth:
-      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
-      allowlists: [{team: blue, models: [gpt-5]}]
+	planes := planesFor(t, jwtRouter+`      allowlists: [{team: blue, models: [gpt-5]}]
 `, ir.DataPlaneProxy, ir.DataPlaneGateway)
-	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: another model
+	files := decodeTests(t, jwtRouterTests+`    - name: another model
       request: {model: gpt-4o, token: {claims: {team: blue}}}
       expect: {status: 403, error: model_not_allowed, wwwAuthenticate: ""}
     - name: no token
@@ -381,8 +328,7 @@ spec:
       dataPlanes: [Proxy]
       request: {model: gpt-4o, token: {claims: {team: blue}}}
       expect: {error: fail_closed}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	rep := Run(files, planes, "")
 	verdicts := map[string]string{}
 	for _, r := range rep.Results {
@@ -410,29 +356,12 @@ spec:
 // caller asks for a model it lists (allowed or refused); an invalid token
 // covers nothing. The text report names what no case exercised.
 func TestCoverageCountsTeamsAndAllowlistEntries(t *testing.T) {
-	planes := planesFor(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: r, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: gw}
-  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
-  defaultRoute: a
-  policy:
-    auth:
-      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
-      allowlists:
+	planes := planesFor(t, jwtRouter+`      allowlists:
         - {team: blue, models: [gpt-5]}
         - {team: green}
         - {team: red, models: [gpt-5]}
 `, ir.DataPlaneProxy)
-	files, d := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-    - name: blue on a model not listed
+	files := decodeTests(t, jwtRouterTests+`    - name: blue on a model not listed
       request: {model: o3, token: {claims: {team: blue}}}
       expect: {status: 403}
     - name: green, any model
@@ -441,8 +370,7 @@ spec:
     - name: red with a bad token
       request: {model: gpt-5, token: {claims: {team: red}, invalid: true}}
       expect: {status: 401}
-`))
-	require.False(t, d.HasErrors(), "%v", d)
+`)
 	rep := Run(files, planes, "")
 	require.Len(t, rep.Coverage, 1)
 	c := rep.Coverage[0]
@@ -453,6 +381,39 @@ spec:
 	var out strings.Builder
 	rep.WriteText(&out, false, true)
 	assert.Contains(t, out.String(), "teams red; allowlist entries blue: gpt-5; red: gpt-5")
+}
+
+// jwtRouter is router ml/r on the Gateway plane with one backend, a, and
+// JWT auth whose team claim is team; a test adds its allowlists.
+const jwtRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: r, namespace: ml}
+spec:
+  dataPlane: Gateway
+  gatewayRef: {name: gw}
+  backends: [{name: a, external: {provider: openai, model: gpt-5}}]
+  defaultRoute: a
+  policy:
+    auth:
+      jwt: {provider: p, issuer: https://i.example, jwksURI: https://i.example/k, teamClaim: team}
+`
+
+// jwtRouterTests is the head of a RoutingTest of jwtRouter; a test adds
+// its cases.
+const jwtRouterTests = `apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: t}
+spec:
+  router: ml/r
+  cases:
+`
+
+// decodeTests decodes test files that must be valid.
+func decodeTests(t *testing.T, yaml string) []*File {
+	t.Helper()
+	files, d := Decode("t.yaml", []byte(yaml))
+	require.False(t, d.HasErrors(), "%v", d)
+	return files
 }
 
 // planesFor compiles one input for the given planes.
@@ -468,7 +429,7 @@ func planesFor(t *testing.T, input string, dps ...ir.DataPlane) []*Plane {
 // TestDecodeRequestHost: request.host is read, a Host header or a URL in
 // host is an error with its field path.
 func TestDecodeRequestHost(t *testing.T) {
-	files, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	const ok = `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: h}
 spec:
@@ -477,7 +438,8 @@ spec:
     - name: ok
       request: {model: m, host: chat.example.com:8080}
       expect: {status: 200}
-    - name: header
+`
+	files, diags := Decode("t.yaml", []byte(ok+`    - name: header
       request: {model: m, headers: {Host: chat.example.com}}
       expect: {status: 200}
     - name: url
@@ -493,16 +455,6 @@ spec:
 		"spec.cases[1].request.headers[Host]": "UseHost",
 		"spec.cases[2].request.host":          "InvalidHost",
 	}, got)
-	files, diags = Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: h}
-spec:
-  router: chat
-  cases:
-    - name: ok
-      request: {model: m, host: chat.example.com:8080}
-      expect: {status: 200}
-`))
-	require.False(t, diags.HasErrors(), "%v", diags)
+	files = decodeTests(t, ok)
 	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
 }

@@ -127,79 +127,112 @@ func (r *Report) Failed() int {
 func Check(files []*File, planes []*Plane, namespace string) diag.List {
 	var diags diag.List
 	for _, f := range files {
-		key := routerRef(f.Router, namespace)
-		var r *ir.Router
-		for _, p := range planes {
-			if rt := p.Routers[key]; rt != nil && rt.IR != nil {
-				r = rt.IR
-			}
-		}
-		errorf := func(p *field.Path, reason, format string, args ...any) {
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: f.Source, Object: Kind + "/" + f.Name, Field: diag.FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
-		}
-		spec := field.NewPath("spec")
-		for i, dp := range f.DataPlanes {
-			if !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }) {
-				errorf(spec.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
-			}
-		}
-		if r == nil {
-			errorf(spec.Child("router"), "UnknownRouter", "the input has no ModelRouter %s", key)
-			continue
-		}
-		backends := map[string]bool{}
-		for _, b := range r.Backends {
-			backends[b.Name] = true
-		}
-		rules := map[string]bool{DefaultRule: true}
-		for _, rl := range r.Rules {
-			rules[rl.Name] = true
-		}
-		budgets := map[string]bool{}
-		for _, b := range r.Policy.Budgets {
-			budgets[b.Name] = true
-		}
-		for _, c := range f.Cases {
-			p := spec.Child("cases").Index(c.Index)
-			for i, dp := range c.DataPlanes {
-				switch {
-				case !slices.ContainsFunc(planes, func(p *Plane) bool { return string(p.Name) == dp }):
-					errorf(p.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(planes))
-				case len(f.DataPlanes) > 0 && !slices.Contains(f.DataPlanes, dp):
-					errorf(p.Child("dataPlanes").Index(i), "DataPlaneNotInTest", "data plane %q is not among the test's spec.dataPlanes (%s): the case would run on no plane", dp, strings.Join(f.DataPlanes, ", "))
-				}
-			}
-			for i, b := range c.Down {
-				if !backends[b] {
-					errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
-				}
-			}
-			e := c.Expect
-			for i, b := range e.Backends() {
-				if e.Router == "" && !backends[b] {
-					at := p.Child("expect", "backend")
-					if len(e.AnyOf) > 0 {
-						at = at.Index(i)
-					}
-					errorf(at, "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", key, b)
-				}
-			}
-			for i, b := range e.Attempts {
-				if e.Router == "" && !backends[b] {
-					errorf(p.Child("expect", "attempts").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", key, b)
-				}
-			}
-			if e.Rule != "" && e.Router == "" && !rules[e.Rule] {
-				errorf(p.Child("expect", "rule"), "UnknownRule", "ModelRouter %s has no rule %q (the default route and BackendNameMatch are %q)", key, e.Rule, DefaultRule)
-			}
-			for i, b := range e.Budgets {
-				if !budgets[b.Name] {
-					errorf(p.Child("expect", "budgets").Index(i).Child("name"), "UnknownBudget", "ModelRouter %s has no budget %q", key, b.Name)
-				}
-			}
-		}
+		c := checker{f: f, planes: planes, key: routerRef(f.Router, namespace), diags: &diags}
+		c.file(routerIR(planes, c.key))
 	}
 	return diags
+}
+
+// routerIR is the compiled router of key on the last plane that has it.
+func routerIR(planes []*Plane, key string) *ir.Router {
+	var r *ir.Router
+	for _, p := range planes {
+		if rt := p.Routers[key]; rt != nil && rt.IR != nil {
+			r = rt.IR
+		}
+	}
+	return r
+}
+
+// checker checks one test file against its router.
+type checker struct {
+	f      *File
+	planes []*Plane
+	key    string // the router, "namespace/name"
+	diags  *diag.List
+	// The names the router declares.
+	backends, rules, budgets map[string]bool
+}
+
+func (c *checker) errorf(p *field.Path, reason, format string, args ...any) {
+	*c.diags = append(*c.diags, diag.Diagnostic{Severity: diag.Error, File: c.f.Source, Object: Kind + "/" + c.f.Name, Field: diag.FieldString(p), Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) tested(dp string) bool {
+	return slices.ContainsFunc(c.planes, func(p *Plane) bool { return string(p.Name) == dp })
+}
+
+func (c *checker) file(r *ir.Router) {
+	spec := field.NewPath("spec")
+	for i, dp := range c.f.DataPlanes {
+		if !c.tested(dp) {
+			c.errorf(spec.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(c.planes))
+		}
+	}
+	if r == nil {
+		c.errorf(spec.Child("router"), "UnknownRouter", "the input has no ModelRouter %s", c.key)
+		return
+	}
+	c.backends = map[string]bool{}
+	for _, b := range r.Backends {
+		c.backends[b.Name] = true
+	}
+	c.rules = map[string]bool{DefaultRule: true}
+	for _, rl := range r.Rules {
+		c.rules[rl.Name] = true
+	}
+	c.budgets = map[string]bool{}
+	for _, b := range r.Policy.Budgets {
+		c.budgets[b.Name] = true
+	}
+	for _, tc := range c.f.Cases {
+		p := spec.Child("cases").Index(tc.Index)
+		c.caseDataPlanes(p, tc)
+		for i, b := range tc.Down {
+			if !c.backends[b] {
+				c.errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
+			}
+		}
+		c.expect(p.Child("expect"), tc.Expect)
+	}
+}
+
+func (c *checker) caseDataPlanes(p *field.Path, tc Case) {
+	for i, dp := range tc.DataPlanes {
+		switch {
+		case !c.tested(dp):
+			c.errorf(p.Child("dataPlanes").Index(i), "UnknownDataPlane", "data plane %q is not one this run tests (%s)", dp, planeNames(c.planes))
+		case len(c.f.DataPlanes) > 0 && !slices.Contains(c.f.DataPlanes, dp):
+			c.errorf(p.Child("dataPlanes").Index(i), "DataPlaneNotInTest", "data plane %q is not among the test's spec.dataPlanes (%s): the case would run on no plane", dp, strings.Join(c.f.DataPlanes, ", "))
+		}
+	}
+}
+
+// expect checks the names an expectation uses; those of another router
+// (expect.router) are that router's to know, except budgets.
+func (c *checker) expect(p *field.Path, e Expect) {
+	for i, b := range e.Backends() {
+		if e.Router == "" && !c.backends[b] {
+			at := p.Child("backend")
+			if len(e.AnyOf) > 0 {
+				at = at.Index(i)
+			}
+			c.errorf(at, "UnknownBackend", "ModelRouter %s has no backend %q (set expect.router for another router's)", c.key, b)
+		}
+	}
+	for i, b := range e.Attempts {
+		if e.Router == "" && !c.backends[b] {
+			c.errorf(p.Child("attempts").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
+		}
+	}
+	if e.Rule != "" && e.Router == "" && !c.rules[e.Rule] {
+		c.errorf(p.Child("rule"), "UnknownRule", "ModelRouter %s has no rule %q (the default route and BackendNameMatch are %q)", c.key, e.Rule, DefaultRule)
+	}
+	for i, b := range e.Budgets {
+		if !c.budgets[b.Name] {
+			c.errorf(p.Child("budgets").Index(i).Child("name"), "UnknownBudget", "ModelRouter %s has no budget %q", c.key, b.Name)
+		}
+	}
 }
 
 func planeNames(ps []*Plane) string {
@@ -224,64 +257,18 @@ func routerRef(s, namespace string) string {
 // Run runs every case of every file on each plane the file allows.
 func Run(files []*File, planes []*Plane, namespace string) *Report {
 	rep := &Report{}
-	exercised := map[string]map[string]bool{} // router -> "rule:x", "backend:y", "budget:z"
-	mark := func(router, what string) {
-		if exercised[router] == nil {
-			exercised[router] = map[string]bool{}
-		}
-		exercised[router][what] = true
-	}
+	ex := exercised{}
 	for _, f := range files {
 		key := routerRef(f.Router, namespace)
 		for _, c := range f.Cases {
 			answers := map[string]string{}
 			for _, p := range planes {
-				if len(f.DataPlanes) > 0 && !slices.Contains(f.DataPlanes, string(p.Name)) ||
-					len(c.DataPlanes) > 0 && !slices.Contains(c.DataPlanes, string(p.Name)) {
+				if !runsOn(f, c, p) {
 					continue
 				}
-				got := p.Serve(key, c.Request, c.Down)
-				cr := CaseResult{File: f.Source, Line: c.Line, Test: f.Name, Case: c.Name, Plane: string(p.Name), Got: got, Expect: c.Expect, Skipped: got.Skipped}
-				if want := c.Expect.Refused; want != "" {
-					cr.Skipped = ""
-					switch {
-					case got.Skipped == "":
-						cr.Failures = []string{fmt.Sprintf("the router compiles for %s, want it refused (%s)", p.Name, want)}
-					case !slices.Contains(got.RefusedFor, want):
-						cr.Failures = []string{fmt.Sprintf("%s, want it refused for %s", got.Skipped, want)}
-					}
-					cr.Passed = len(cr.Failures) == 0
-					rep.Results = append(rep.Results, cr)
-					continue
-				}
-				if got.Skipped == "" && !p.ModelsRefusals && (c.Expect.Has("error") || c.Expect.Has("wwwAuthenticate")) {
-					cr.Skipped = fmt.Sprintf("the %s model does not reproduce the data plane's refusal bodies and headers (error, wwwAuthenticate): assert status there, or limit the case to Proxy", p.Name)
-					got.Skipped = cr.Skipped
-				}
-				if got.Skipped == "" {
-					cr.Failures = judge(c.Expect, got, key)
-					if f := byChance(c, got, p.Routers[got.Router]); f != "" {
-						cr.Failures = append(cr.Failures, f)
-					}
-					cr.Passed = len(cr.Failures) == 0
-					answers[string(p.Name)] = summary(got, c.Expect)
-					if rt := p.Routers[key]; rt != nil && rt.IR != nil {
-						for _, k := range callerCoverage(rt.IR, c.Request) {
-							mark(key, k)
-						}
-					}
-					if got.Router != "" {
-						mark(got.Router, "backend:"+got.Backend)
-						for _, b := range got.Draw { // a weighted rule: each may answer
-							mark(got.Router, "backend:"+b)
-						}
-						if got.Rule != "" {
-							mark(got.Router, "rule:"+got.Rule)
-						}
-						for _, b := range got.Budgets {
-							mark(got.Router, "budget:"+b.Name)
-						}
-					}
+				cr, answer := runCase(f, c, p, key, ex)
+				if answer != "" {
+					answers[string(p.Name)] = answer
 				}
 				rep.Results = append(rep.Results, cr)
 			}
@@ -290,8 +277,81 @@ func Run(files []*File, planes []*Plane, namespace string) *Report {
 			}
 		}
 	}
-	rep.Coverage = coverage(files, planes, namespace, exercised)
+	rep.Coverage = coverage(files, planes, namespace, ex)
 	return rep
+}
+
+// exercised is, per router, what the cases reached: "rule:x",
+// "backend:y", "budget:z", "team:t", "allowlist:e".
+type exercised map[string]map[string]bool
+
+func (ex exercised) mark(router, what string) {
+	if ex[router] == nil {
+		ex[router] = map[string]bool{}
+	}
+	ex[router][what] = true
+}
+
+// answered marks what a case that ran reached: the caller's allowlists on
+// the tested router, and the backends, rule and budgets of the router
+// that answered.
+func (ex exercised) answered(p *Plane, key string, req Request, got Result) {
+	if rt := p.Routers[key]; rt != nil && rt.IR != nil {
+		for _, k := range callerCoverage(rt.IR, req) {
+			ex.mark(key, k)
+		}
+	}
+	if got.Router == "" {
+		return
+	}
+	ex.mark(got.Router, "backend:"+got.Backend)
+	for _, b := range got.Draw { // a weighted rule: each may answer
+		ex.mark(got.Router, "backend:"+b)
+	}
+	if got.Rule != "" {
+		ex.mark(got.Router, "rule:"+got.Rule)
+	}
+	for _, b := range got.Budgets {
+		ex.mark(got.Router, "budget:"+b.Name)
+	}
+}
+
+// runsOn says whether the test and the case allow plane p.
+func runsOn(f *File, c Case, p *Plane) bool {
+	return (len(f.DataPlanes) == 0 || slices.Contains(f.DataPlanes, string(p.Name))) &&
+		(len(c.DataPlanes) == 0 || slices.Contains(c.DataPlanes, string(p.Name)))
+}
+
+// runCase runs one case on one plane; answer is the plane's answer for the
+// DIFF report, "" when the case was refused or skipped.
+func runCase(f *File, c Case, p *Plane, key string, ex exercised) (cr CaseResult, answer string) {
+	got := p.Serve(key, c.Request, c.Down)
+	cr = CaseResult{File: f.Source, Line: c.Line, Test: f.Name, Case: c.Name, Plane: string(p.Name), Got: got, Expect: c.Expect, Skipped: got.Skipped}
+	if want := c.Expect.Refused; want != "" {
+		cr.Skipped = ""
+		switch {
+		case got.Skipped == "":
+			cr.Failures = []string{fmt.Sprintf("the router compiles for %s, want it refused (%s)", p.Name, want)}
+		case !slices.Contains(got.RefusedFor, want):
+			cr.Failures = []string{fmt.Sprintf("%s, want it refused for %s", got.Skipped, want)}
+		}
+		cr.Passed = len(cr.Failures) == 0
+		return cr, ""
+	}
+	if got.Skipped == "" && !p.ModelsRefusals && (c.Expect.Has("error") || c.Expect.Has("wwwAuthenticate")) {
+		cr.Skipped = fmt.Sprintf("the %s model does not reproduce the data plane's refusal bodies and headers (error, wwwAuthenticate): assert status there, or limit the case to Proxy", p.Name)
+		got.Skipped = cr.Skipped
+	}
+	if got.Skipped != "" {
+		return cr, ""
+	}
+	cr.Failures = judge(c.Expect, got, key)
+	if f := byChance(c, got, p.Routers[got.Router]); f != "" {
+		cr.Failures = append(cr.Failures, f)
+	}
+	cr.Passed = len(cr.Failures) == 0
+	ex.answered(p, key, c.Request, got)
+	return cr, summary(got, c.Expect)
 }
 
 // byChance is the failure of a case that asserts one backend of a weighted
@@ -363,31 +423,7 @@ func judge(e Expect, got Result, router string) []string {
 	if e.Has("status") && got.Status != e.Status {
 		fails = append(fails, fmt.Sprintf("status %d, want %d", got.Status, e.Status))
 	}
-	wantRouter := router
-	if e.Router != "" {
-		wantRouter = e.Router
-	}
-	if want := e.Backends(); len(want) > 0 && len(got.Draw) > 0 && got.Router == wantRouter {
-		// A weighted rule's draw: judged by every backend it may pick, not
-		// by the one this run drew, so the verdict is the same every run
-		// (one backend is byChance's failure).
-		for _, b := range got.Draw {
-			if len(want) == 1 {
-				break
-			}
-			if !slices.Contains(want, b) {
-				fails = append(fails, fmt.Sprintf("rule %q draws from %s; backend %s may answer, want %s", got.Rule, strings.Join(got.Draw, ", "), b, strings.Join(want, " or ")))
-				break
-			}
-		}
-	} else if len(want) > 0 && (!slices.Contains(want, got.Backend) || got.Router != wantRouter) {
-		w := strings.Join(want, " or ")
-		if got.Backend == "" {
-			fails = append(fails, fmt.Sprintf("no backend answered, want %s", w))
-		} else {
-			fails = append(fails, fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, w, wantRouter))
-		}
-	}
+	fails = append(fails, judgeBackend(e, got, router)...)
 	if e.Has("error") && got.Error != e.Error {
 		fails = append(fails, fmt.Sprintf("error code %q, want %q", got.Error, e.Error))
 	}
@@ -413,6 +449,48 @@ func judge(e Expect, got Result, router string) []string {
 			fails = append(fails, fmt.Sprintf("budgets charged %v, want %v", g, w))
 		}
 	}
+	return append(fails, judgeUpstream(e, got)...)
+}
+
+// judgeBackend compares the backend (and its router) that answered with
+// the expected one or set.
+func judgeBackend(e Expect, got Result, router string) []string {
+	want := e.Backends()
+	if len(want) == 0 {
+		return nil
+	}
+	wantRouter := router
+	if e.Router != "" {
+		wantRouter = e.Router
+	}
+	if len(got.Draw) > 0 && got.Router == wantRouter {
+		// A weighted rule's draw: judged by every backend it may pick, not
+		// by the one this run drew, so the verdict is the same every run
+		// (one backend is byChance's failure).
+		if len(want) == 1 {
+			return nil
+		}
+		for _, b := range got.Draw {
+			if !slices.Contains(want, b) {
+				return []string{fmt.Sprintf("rule %q draws from %s; backend %s may answer, want %s", got.Rule, strings.Join(got.Draw, ", "), b, strings.Join(want, " or "))}
+			}
+		}
+		return nil
+	}
+	if slices.Contains(want, got.Backend) && got.Router == wantRouter {
+		return nil
+	}
+	w := strings.Join(want, " or ")
+	if got.Backend == "" {
+		return []string{fmt.Sprintf("no backend answered, want %s", w)}
+	}
+	return []string{fmt.Sprintf("backend %s of %s answered, want %s of %s", got.Backend, got.Router, w, wantRouter)}
+}
+
+// judgeUpstream compares what reached the backend (headers, their values,
+// the caller's token) with what must and must not.
+func judgeUpstream(e Expect, got Result) []string {
+	var fails []string
 	for _, h := range e.Forwarded {
 		if !slices.Contains(got.Upstream, strings.ToLower(h)) {
 			fails = append(fails, fmt.Sprintf("header %s does not reach the backend", h))
@@ -461,7 +539,7 @@ func budgetSet(bs []Budget) []string {
 	return slices.Compact(out)
 }
 
-func coverage(files []*File, planes []*Plane, namespace string, exercised map[string]map[string]bool) []Coverage {
+func coverage(files []*File, planes []*Plane, namespace string, exercised exercised) []Coverage {
 	tested := map[string]bool{}
 	for _, f := range files {
 		tested[routerRef(f.Router, namespace)] = true
@@ -473,12 +551,7 @@ func coverage(files []*File, planes []*Plane, namespace string, exercised map[st
 	sort.Strings(keys)
 	var out []Coverage
 	for _, k := range keys {
-		var r *ir.Router
-		for _, p := range planes {
-			if rt := p.Routers[k]; rt != nil && rt.IR != nil {
-				r = rt.IR
-			}
-		}
+		r := routerIR(planes, k)
 		if r == nil {
 			continue
 		}

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -85,13 +84,7 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), ssn)
 	assert.NotContains(t, string(raw), "jane.roe")
-	var entries []proxyapi.AuditEntry
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	for sc.Scan() {
-		var e proxyapi.AuditEntry
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
-		entries = append(entries, e)
-	}
+	entries := auditEntries(t, raw)
 	require.Len(t, entries, 6)
 	assert.Equal(t, "pii", entries[0].Classification)
 	assert.Equal(t, "detector", entries[0].ClassificationSource)

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -292,17 +293,9 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 func TestMalformedChunkedBodyIs400(t *testing.T) {
 	up := newUpstream(t, "a")
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	conn, err := net.Dial("tcp", p.listen)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\nzz\r\n"))
-	require.NoError(t, err)
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err)
+	resp, body, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"mod\r\nzz\r\n")
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	b, _ := io.ReadAll(resp.Body)
-	assert.Contains(t, string(b), "invalid_body")
+	assert.Contains(t, body, "invalid_body")
 	assert.Zero(t, up.hits.Load())
 }
 
@@ -349,15 +342,8 @@ func TestConflictingFramingClosesTheConnection(t *testing.T) {
 func TestTrickledBodyIsCut(t *testing.T) {
 	up := newUpstream(t, "a")
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--body-read-timeout", "1s")
-	conn, err := net.Dial("tcp", p.listen)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.Write([]byte("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 33000000\r\n\r\n{"))
-	require.NoError(t, err)
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	require.NoError(t, err, "the trickling client was never answered")
-	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	resp, _, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 33000000\r\n\r\n{")
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode, "the trickling client is answered at the body read timeout")
 }
 
 // TestHostileRequestAuditBounded: a 60 KB classification header and a huge
@@ -539,31 +525,20 @@ func rawExchange(t *testing.T, addr, raw string) (*http.Response, string, time.D
 // at once (not held for the 30 s header timeout), and an upstream's two
 // equal Content-Length lines reach the client as one.
 func TestLowFramingDefects(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	up := tcprelay.Listen(t, func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					_, _ = io.Copy(io.Discard, req.Body)
-					body := `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(body), len(body), body)
-				}
-			}()
+			_, _ = io.Copy(io.Discard, req.Body)
+			body := `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s", len(body), len(body), body)
 		}
-	}()
-	p := startProxy(t, oneBackend("http://"+ln.Addr().String(), proxyapi.KindLocal))
+	})
+	p := startProxy(t, oneBackend("http://"+up, proxyapi.KindLocal))
 
 	for _, cl := range []string{"Content-Length: abc\r\n", "Content-Length:\r\n", "Content-Length: \r\n"} {
 		resp, _, _ := rawExchange(t, p.listen, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"+cl+"\r\nd\r\n{\"model\":\"a\"}\r\n0\r\n\r\n")

@@ -277,31 +277,54 @@ func TestEndToEnd(t *testing.T) {
 	require.NoError(t, <-p.done)
 	f, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(f)), "\n")
-	assert.Len(t, lines, 10)
-	var last proxyapi.AuditEntry
-	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	entries := auditEntries(t, f)
+	require.Len(t, entries, 10)
+	last := entries[len(entries)-1]
 	assert.Equal(t, proxyapi.OutcomeFailClosed, last.Outcome)
 	assert.Equal(t, "phi-local", last.Rule)
 	assert.Equal(t, "phi", last.Classification)
+}
+
+// auditEntries decodes an audit log written to a file, one entry a line.
+func auditEntries(t *testing.T, raw []byte) []proxyapi.AuditEntry {
+	t.Helper()
+	var entries []proxyapi.AuditEntry
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		var e proxyapi.AuditEntry
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e))
+		entries = append(entries, e)
+	}
+	require.NoError(t, sc.Err())
+	return entries
+}
+
+// streamingUpstream is a backend that answers its health check, and a chat
+// with an event stream: first, flushed, then what rest writes.
+func streamingUpstream(t *testing.T, first string, rest func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, first)
+		w.(http.Flusher).Flush()
+		rest(w, r)
+	}))
+	t.Cleanup(up.Close)
+	return up
 }
 
 // SIGTERM stops accepting, lets a running stream finish, then exits 0.
 func TestShutdownDrainsStreams(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n")
-		w.(http.Flusher).Flush()
+	up := streamingUpstream(t, "data: {\"choices\":[{\"delta\":{\"content\":\"first\"}}]}\n\n", func(w http.ResponseWriter, _ *http.Request) {
 		started <- struct{}{}
 		<-release
 		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"last\"}}]}\n\ndata: [DONE]\n\n")
-	}))
-	defer up.Close()
+	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -338,16 +361,7 @@ func TestShutdownDrainsStreams(t *testing.T) {
 
 // A stream longer than --shutdown-timeout is cut at the deadline.
 func TestShutdownDeadline(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {}\n\n")
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	}))
-	defer up.Close()
+	up := streamingUpstream(t, "data: {}\n\n", func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},

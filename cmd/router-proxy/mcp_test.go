@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -104,6 +103,16 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	return out
 }
 
+// callChat calls the tool of model with one user message.
+func callChat(t *testing.T, cs *mcp.ClientSession, model, content string) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: model, Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": content}},
+	}})
+	require.NoError(t, err)
+	return res
+}
+
 func callText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
@@ -138,10 +147,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	assert.Equal(t, int64(1), ups["qwen"].posts.Load())
 
 	// Outside the allowlist: a tool error, nothing upstream.
-	res, err = research.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
-		"messages": []any{map[string]any{"role": "user", "content": "Say hi."}},
-	}})
-	require.NoError(t, err)
+	res = callChat(t, research, "gpt-5", "Say hi.")
 	assert.True(t, res.IsError)
 	assert.Contains(t, callText(res), "model_not_allowed")
 	assert.Zero(t, ups["gpt"].posts.Load(), "nothing reached the provider")
@@ -150,19 +156,13 @@ func TestMCPEndToEnd(t *testing.T) {
 	// team decides, on tools/list and on the call.
 	forged := mcpSessionWith(t, p, bearerTransport{token: mcpToken(t, is, "research", mcpResource), extra: http.Header{"X-Llmkube-Team": {"platform"}}})
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, forged))
-	res, err = forged.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
-		"messages": []any{map[string]any{"role": "user", "content": "Say hi."}},
-	}})
-	require.NoError(t, err)
+	res = callChat(t, forged, "gpt-5", "Say hi.")
 	assert.True(t, res.IsError)
 	assert.Contains(t, callText(res), "model_not_allowed")
 	assert.Zero(t, ups["gpt"].posts.Load(), "a forged team header reached nothing")
 
 	// The content classifier runs on a tool call: an SSN stays local.
-	res, err = platform.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-5", Arguments: map[string]any{
-		"messages": []any{map[string]any{"role": "user", "content": "My SSN is 536-22-8410."}},
-	}})
-	require.NoError(t, err)
+	res = callChat(t, platform, "gpt-5", "My SSN is 536-22-8410.")
 	require.False(t, res.IsError, callText(res))
 	assert.Zero(t, ups["gpt"].posts.Load(), "the sensitive call did not reach the cloud")
 	assert.Equal(t, int64(2), ups["qwen"].posts.Load())
@@ -191,13 +191,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	raw, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
 	assert.NotContains(t, string(raw), "536-22-8410")
-	var entries []proxyapi.AuditEntry
-	sc2 := bufio.NewScanner(strings.NewReader(string(raw)))
-	for sc2.Scan() {
-		var e proxyapi.AuditEntry
-		require.NoError(t, json.Unmarshal(sc2.Bytes(), &e))
-		entries = append(entries, e)
-	}
+	entries := auditEntries(t, raw)
 	require.Len(t, entries, 5, "one entry per call that reached the inference handler")
 	for _, e := range entries {
 		assert.Equal(t, proxyapi.ViaMCP, e.Via)

@@ -148,9 +148,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	var forbidden *proxyapi.AuditEntry
 	outcomes := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var e proxyapi.AuditEntry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range auditEntries(t, raw) {
 		outcomes[e.Outcome]++
 		if e.Outcome == proxyapi.OutcomeForbidden && forbidden == nil {
 			forbidden = &e

@@ -31,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/test/poolsim"
 	"github.com/llmkube/llmkube-compile/test/testenv"
@@ -327,7 +328,7 @@ func getBody(t *testing.T, url string) string {
 // apiFront forwards TCP to the API server and can be cut: the router-proxy
 // process then loses the API server the way it would in a cluster.
 type apiFront struct {
-	ln    net.Listener
+	addr  string // the front's
 	to    string
 	mu    sync.Mutex
 	conns []net.Conn
@@ -335,32 +336,25 @@ type apiFront struct {
 }
 
 func newAPIFront(t *testing.T, to string) *apiFront {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &apiFront{ln: ln, to: to}
-	t.Cleanup(func() { ln.Close(); f.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if f.down.Load() {
-				c.Close()
-				continue
-			}
-			u, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			f.mu.Lock()
-			f.conns = append(f.conns, c, u)
-			f.mu.Unlock()
-			go func() { _, _ = io.Copy(u, c); u.Close() }()
-			go func() { _, _ = io.Copy(c, u); c.Close() }()
+	f := &apiFront{to: to}
+	t.Cleanup(f.cut) // after the listener closes
+	f.addr = tcprelay.Listen(t, func(c net.Conn) {
+		if f.down.Load() {
+			c.Close()
+			return
 		}
-	}()
+		u, err := net.Dial("tcp", to)
+		if err != nil {
+			c.Close()
+			return
+		}
+		f.mu.Lock()
+		f.conns = append(f.conns, c, u)
+		f.mu.Unlock()
+		go func() { _, _ = io.Copy(u, c); u.Close() }()
+		_, _ = io.Copy(c, u)
+		c.Close()
+	})
 	return f
 }
 
@@ -393,7 +387,7 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	raw, err := os.ReadFile(kc)
 	require.Contains(t, string(raw), api.Host)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(kc, []byte(strings.ReplaceAll(string(raw), api.Host, front.ln.Addr().String())), 0o600))
+	require.NoError(t, os.WriteFile(kc, []byte(strings.ReplaceAll(string(raw), api.Host, front.addr)), 0o600))
 	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "300ms")
 	waitPoolKnown(t, p)
 

@@ -25,12 +25,21 @@ func simulate(t *testing.T, args ...string) map[string]result {
 	return res
 }
 
-func TestSharedPrefixOrdering(t *testing.T) {
-	res := simulate(t, "-workload", "shared-prefix")
+// simulateArms runs every arm on workload and checks each reports it.
+func simulateArms(t *testing.T, workload string) map[string]result {
+	t.Helper()
+	res := simulate(t, "-workload", workload)
 	require.Len(t, res, len(arms))
+	for _, r := range res {
+		require.Equal(t, workload, r.Workload)
+	}
+	return res
+}
+
+func TestSharedPrefixOrdering(t *testing.T) {
+	res := simulateArms(t, "shared-prefix")
 	ours, rr, oracle := res["prefix+load"], res["round-robin"], res["oracle"]
 	for _, r := range res {
-		require.Equal(t, "shared-prefix", r.Workload)
 		require.Nil(t, r.Stickiness)
 		require.Positive(t, r.Throughput)
 		require.GreaterOrEqual(t, r.TTFTP90, r.TTFTP50)
@@ -64,11 +73,9 @@ func TestSessionsStick(t *testing.T) {
 // busiest pod stays near the mean, where prefix-only piles the top document
 // on one pod; the warm-up is left out of the report.
 func TestDocumentsWorkload(t *testing.T) {
-	res := simulate(t, "-workload", "documents")
-	require.Len(t, res, len(arms))
+	res := simulateArms(t, "documents")
 	ours, only, rr := res["prefix+load"], res["prefix-only"], res["round-robin"]
 	for _, r := range res {
-		require.Equal(t, "documents", r.Workload)
 		require.NotNil(t, r.Stickiness)
 		require.LessOrEqual(t, r.ColdFirst, r.Cold)
 		// 14 req/s over 36 s measured (scale 0.2), give or take the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/engine/balance"
+	"github.com/llmkube/llmkube-compile/internal/kvcache"
 )
 
 // podParams model one vLLM-like engine.
@@ -61,20 +62,10 @@ type result struct {
 // balancer with prefix and session affinity.
 var arms = []string{"random", "round-robin", "least-loaded", "session-hash", "prefix-only", "prefix+load", "oracle"}
 
-type page struct {
-	id         uint64
-	ref        int
-	prev, next *page // LRU of unreferenced pages; head = most recent
-}
-
 type pod struct {
 	i        int
 	addr     string
-	pages    map[uint64]*page
-	lruHead  *page
-	lruTail  *page
-	pinned   int // referenced pages
-	capacity int // pages
+	kv       *kvcache.Cache
 	waiting  []*request
 	running  []*request
 	busy     bool
@@ -82,41 +73,6 @@ type pod struct {
 	// the step in progress
 	stepDecode  []*request
 	stepPrefill map[*request]int
-}
-
-func (p *pod) lruRemove(pg *page) {
-	if pg.prev != nil {
-		pg.prev.next = pg.next
-	} else {
-		p.lruHead = pg.next
-	}
-	if pg.next != nil {
-		pg.next.prev = pg.prev
-	} else {
-		p.lruTail = pg.prev
-	}
-	pg.prev, pg.next = nil, nil
-}
-
-func (p *pod) lruPush(pg *page) {
-	pg.prev, pg.next = nil, p.lruHead
-	if p.lruHead != nil {
-		p.lruHead.prev = pg
-	}
-	p.lruHead = pg
-	if p.lruTail == nil {
-		p.lruTail = pg
-	}
-}
-
-// cachedPrefix is how many of the leading pages are in the cache.
-func (p *pod) cachedPrefix(pages []uint64) int {
-	for i, id := range pages {
-		if _, ok := p.pages[id]; !ok {
-			return i
-		}
-	}
-	return len(pages)
 }
 
 // pageIDs names a request's KV pages (prompt then output): page k's id is a
@@ -202,7 +158,7 @@ func newSim(p simParams, arm string, w workload) *sim {
 	addrs := make([]string, p.Pods)
 	for i := range p.Pods {
 		addrs[i] = fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
-		s.pods = append(s.pods, &pod{i: i, addr: addrs[i], pages: map[uint64]*page{}, capacity: p.Pod.KVTokens / p.Pod.PageTokens})
+		s.pods = append(s.pods, &pod{i: i, addr: addrs[i], kv: kvcache.New(p.Pod.KVTokens / p.Pod.PageTokens)})
 	}
 	epoch := time.Unix(0, 0)
 	clock := func() time.Time { return epoch.Add(time.Duration(s.now * float64(time.Second))) }
@@ -257,8 +213,8 @@ func (s *sim) run() result {
 			for _, p := range s.pods {
 				s.bal.SetMetrics(p.addr, &balance.EngineMetrics{
 					Running: float64(len(p.running)), Waiting: float64(len(p.waiting)),
-					KVCacheUsage:   float64(p.pinned) / float64(p.capacity),
-					CacheBlockSize: float64(s.p.Pod.PageTokens), CacheBlocks: float64(p.capacity),
+					KVCacheUsage:   p.kv.Usage(),
+					CacheBlockSize: float64(s.p.Pod.PageTokens), CacheBlocks: float64(p.kv.Capacity()),
 				})
 			}
 			if len(s.done) < total {
@@ -342,7 +298,7 @@ func (s *sim) oracle(r *request) *pod {
 		order[i] = p
 		works[i] = float64(len(p.running) + len(p.waiting))
 		if promptPages > 0 {
-			hits[i] = float64(min(p.cachedPrefix(r.pages[:promptPages]), promptPages)) / float64(promptPages)
+			hits[i] = float64(min(p.kv.CachedPrefix(r.pages[:promptPages]), promptPages)) / float64(promptPages)
 		}
 	}
 	return order[balance.Choose(works, hits, balance.DefaultPrefixWeight)]
@@ -354,44 +310,12 @@ func (s *sim) admit(p *pod) {
 	for len(p.waiting) > 0 && len(p.running) < s.p.Pod.MaxRunning {
 		r := p.waiting[0]
 		promptPages := r.promptTokens / s.p.Pod.PageTokens // whole pages only
-		hit := min(p.cachedPrefix(r.pages[:promptPages]), promptPages)
-		// Pages to allocate: every page of the sequence not already cached.
-		need := 0
-		for _, id := range r.pages {
-			if _, ok := p.pages[id]; !ok {
-				need++
-			}
-		}
-		// Cached pages this request pins come off the evictable list.
-		unpinnedReuse := 0
-		for _, id := range r.pages {
-			if pg, ok := p.pages[id]; ok && pg.ref == 0 {
-				unpinnedReuse++
-			}
-		}
-		if p.pinned+unpinnedReuse+need > p.capacity {
+		hit := min(p.kv.CachedPrefix(r.pages[:promptPages]), promptPages)
+		if !p.kv.Fits(r.pages) {
 			break
 		}
 		p.waiting = p.waiting[1:]
-		// Pin what is cached first, so allocating cannot evict it.
-		for _, id := range r.pages {
-			if pg, ok := p.pages[id]; ok {
-				s.pin(p, r, pg)
-			}
-		}
-		for _, id := range r.pages {
-			if _, ok := p.pages[id]; ok {
-				continue
-			}
-			for len(p.pages) >= p.capacity {
-				ev := p.lruTail
-				p.lruRemove(ev)
-				delete(p.pages, ev.id)
-			}
-			pg := &page{id: id}
-			p.pages[id] = pg
-			s.pin(p, r, pg)
-		}
+		r.pinned = p.kv.PinAll(r.pages)
 		r.hitTokens = min(hit*s.p.Pod.PageTokens, r.promptTokens-1)
 		r.prefillLeft = r.promptTokens - r.hitTokens
 		r.outLeft = r.output.tokens
@@ -468,13 +392,7 @@ func (s *sim) finishStep(p *pod) {
 
 func (s *sim) complete(p *pod, r *request) {
 	r.done = s.now
-	for _, pg := range r.pinned {
-		pg.ref--
-		if pg.ref == 0 {
-			p.pinned--
-			p.lruPush(pg)
-		}
-	}
+	p.kv.Unpin(r.pinned)
 	r.pinned = nil
 	if r.pick != nil {
 		r.pick.Done(balance.Success)
@@ -482,15 +400,4 @@ func (s *sim) complete(p *pod, r *request) {
 	}
 	s.done = append(s.done, r)
 	s.push(&event{t: s.now + s.w.think(r.user), kind: evArrive, user: r.user})
-}
-
-func (s *sim) pin(p *pod, r *request, pg *page) {
-	if pg.ref == 0 {
-		if pg.prev != nil || pg.next != nil || p.lruHead == pg {
-			p.lruRemove(pg)
-		}
-		p.pinned++
-	}
-	pg.ref++
-	r.pinned = append(r.pinned, pg)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/engine/balance"
+	"github.com/llmkube/llmkube-compile/internal/kvcache"
 )
 
 // segment is a run of prompt or output tokens with a fixed identity: the
@@ -37,7 +38,7 @@ type request struct {
 	promptTokens, hitTokens int
 	prefillLeft, outLeft    int
 	pages                   []uint64
-	pinned                  []*page
+	pinned                  []*kvcache.Page
 	pick                    *balance.Pick
 }
 

@@ -215,6 +215,7 @@ type bench struct {
 	restClient  rest.Interface
 	metricsAddr string
 	ctrl        *exec.Cmd
+	exited      chan error // the controller process's exit
 }
 
 var scheme = func() *runtime.Scheme {
@@ -256,26 +257,65 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	if err := createFixtures(ctx, c, l); err != nil {
 		return fail(fmt.Errorf("fixtures: %w", err))
 	}
+	stopController, err := b.startController(ctx, c, env, bin, dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer stopController()
 
-	// The controller, as a process, with the admin's kubeconfig.
+	r := &benchRun{ctx: ctx, l: l, c: c, bench: b, routers: l.routers(), res: &res}
+	pl, err := r.watch(env.cfg)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		if pl != nil {
+			res.PlayerW = pl.writes.Load()
+		}
+	}()
+	s1, err := r.settle()
+	if err != nil {
+		return fail(err)
+	}
+	last, err := r.steady(s1, steady)
+	if err != nil {
+		return fail(err)
+	}
+	if err := r.changeEach(); err != nil {
+		return fail(err)
+	}
+	s3, err := b.snap(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	w := between(last, s3)
+	res.ChangeWin = &w
+	res.PeakRSSMiB = float64(s3.proc.hwmKiB) / 1024
+	res.CPUTotal = s3.proc.cpu
+	return res
+}
+
+// startController runs the controller, as a process, with the admin's
+// kubeconfig, and waits until it is ready; stop ends it (SIGTERM, then
+// SIGKILL after a minute) and closes its log.
+func (b *bench) startController(ctx context.Context, c client.Client, env *cluster, bin, dir string) (stop func(), err error) {
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := env.writeKubeconfig(kubeconfig); err != nil {
-		return fail(err)
+		return nil, err
 	}
 	metricsPort, err := freePort(*flagPortBase)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	probePort, err := freePort(metricsPort + 1)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	b.metricsAddr = fmt.Sprintf("127.0.0.1:%d", metricsPort)
 	logFile, err := os.Create(filepath.Join(dir, "controller.log"))
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	defer logFile.Close()
 	b.ctrl = exec.Command(bin, "--kubeconfig", kubeconfig,
 		"--leader-elect", "--leader-election-namespace", leaseNS,
 		"--metrics-bind-address", b.metricsAddr,
@@ -284,59 +324,78 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 		"--proxy-image", "example.test/router-proxy:bench")
 	b.ctrl.Stdout, b.ctrl.Stderr = logFile, logFile
 	if err := b.ctrl.Start(); err != nil {
-		return fail(err)
+		logFile.Close()
+		return nil, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- b.ctrl.Wait() }()
-	defer func() {
+	b.exited = make(chan error, 1)
+	go func() { b.exited <- b.ctrl.Wait() }()
+	stop = func() {
 		_ = b.ctrl.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-b.exited:
 		case <-time.After(60 * time.Second):
 			_ = b.ctrl.Process.Kill()
-			<-exited
+			<-b.exited
 		}
-	}()
-	if err := waitControllerReady(ctx, c, probePort, logFile.Name(), exited); err != nil {
-		return fail(err)
+		logFile.Close()
 	}
+	if err := waitControllerReady(ctx, c, probePort, logFile.Name(), b.exited); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
 
-	// The harness's own watches: routers (the settle), and with a played
-	// data plane the objects it answers for.
-	ca, err := cache.New(env.cfg, cache.Options{Scheme: scheme})
+// benchRun is one run's phases after the controller is up: the settle,
+// the steady state and one spec change per plane, each writing its
+// figures into res.
+type benchRun struct {
+	ctx context.Context
+	l   layout
+	c   client.Client
+	*bench
+	routers []router
+	tr      *tracker
+	res     *result
+}
+
+// watch starts the harness's own watches: routers (the settle), and with a
+// played data plane the objects it answers for (the player, nil when the
+// data plane is absent).
+func (r *benchRun) watch(cfg *rest.Config) (*player, error) {
+	ca, err := cache.New(cfg, cache.Options{Scheme: scheme})
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	routers := l.routers()
-	tr := newTracker(expected(*flagDataplane == "played"), routers)
-	if err := tr.start(ctx, ca); err != nil {
-		return fail(err)
+	r.tr = newTracker(expected(*flagDataplane == "played"), r.routers)
+	if err := r.tr.start(r.ctx, ca); err != nil {
+		return nil, err
 	}
 	var pl *player
 	if *flagDataplane == "played" {
-		pl = newPlayer(c, ca)
-		if err := pl.start(ctx); err != nil {
-			return fail(err)
+		pl = newPlayer(r.c, ca)
+		if err := pl.start(r.ctx); err != nil {
+			return nil, err
 		}
 	}
-	go func() { _ = ca.Start(ctx) }()
-	if !ca.WaitForCacheSync(ctx) {
-		return fail(errors.New("harness cache did not sync"))
+	go func() { _ = ca.Start(r.ctx) }()
+	if !ca.WaitForCacheSync(r.ctx) {
+		return nil, errors.New("harness cache did not sync")
 	}
-	defer func() {
-		if pl != nil {
-			res.PlayerW = pl.writes.Load()
-		}
-	}()
+	return pl, nil
+}
 
-	// Settle: create every router, wait until every one is settled.
-	s0, err := b.snap(ctx)
+// settle creates every router and waits until every one is settled; s1 is
+// the snapshot then.
+func (r *benchRun) settle() (s1 snapshot, err error) {
+	ctx, l, tr, res := r.ctx, r.l, r.tr, r.res
+	s0, err := r.snap(ctx)
 	if err != nil {
-		return fail(err)
+		return s1, err
 	}
 	start := time.Now()
-	if err := createRouters(ctx, c, l, routers, *flagWorkers); err != nil {
-		return fail(fmt.Errorf("creating routers: %w", err))
+	if err := createRouters(ctx, r.c, l, r.routers, *flagWorkers); err != nil {
+		return s1, fmt.Errorf("creating routers: %w", err)
 	}
 	res.CreateTook = time.Since(start)
 	fmt.Printf("    created %d routers in %s\n", l.n, res.CreateTook.Round(time.Millisecond))
@@ -358,12 +417,12 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	if err != nil {
 		// What was measured until the timeout is still reported.
 		res.Settled = tr.settledCount()
-		if s1, serr := b.snap(ctx); serr == nil {
+		if s1, serr := r.snap(ctx); serr == nil {
 			res.SettleWin = between(s0, s1)
 			res.PeakRSSMiB = float64(s1.proc.hwmKiB) / 1024
 			res.CPUTotal = s1.proc.cpu
 		}
-		return fail(fmt.Errorf("%d of %d routers settled after %s: %s", res.Settled, l.n, *flagTimeout, tr.unsettled(8)))
+		return s1, fmt.Errorf("%d of %d routers settled after %s: %s", res.Settled, l.n, *flagTimeout, tr.unsettled(8))
 	}
 	res.Settled = l.n
 	res.Settle = time.Since(start)
@@ -371,83 +430,89 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	for p, at := range tr.lastSettled() {
 		res.SettleBy[p] = at.Sub(start)
 	}
-	s1, err := b.snap(ctx)
-	if err != nil {
-		return fail(err)
+	if s1, err = r.snap(ctx); err != nil {
+		return s1, err
 	}
 	res.SettleWin = between(s0, s1)
 	fmt.Printf("    every router settled in %s (controller CPU %s, peak RSS %.0f MiB)\n", res.Settle.Round(time.Millisecond), res.SettleWin.CPU.Round(10*time.Millisecond), float64(s1.proc.hwmKiB)/1024)
+	return s1, nil
+}
 
-	// Steady state: nothing changes; whatever the controller does now it
-	// does for nothing.
-	last := s1
-	if steady > 0 {
-		churn0 := tr.updateCount()
-		select {
-		case <-time.After(steady):
-		case err := <-exited:
-			return fail(fmt.Errorf("controller exited: %v", err))
-		case <-ctx.Done():
-			return fail(ctx.Err())
-		}
-		s2, err := b.snap(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		w := between(s1, s2)
-		res.Steady = &w
-		res.SteadyChurn = tr.updateCount() - churn0
-		last = s2
-		fmt.Printf("    steady %s: %.0f writes (%.0f not Leases), router updates seen %d, CPU %s\n", steady, w.Writes, w.WritesNoLeases, res.SteadyChurn, w.CPU.Round(10*time.Millisecond))
+// steady is the steady state after s1: nothing changes; whatever the
+// controller does now it does for nothing. last is the snapshot at its
+// end (s1 without a window).
+func (r *benchRun) steady(s1 snapshot, steady time.Duration) (last snapshot, err error) {
+	if steady <= 0 {
+		return s1, nil
 	}
+	churn0 := r.tr.updateCount()
+	select {
+	case <-time.After(steady):
+	case err := <-r.exited:
+		return last, fmt.Errorf("controller exited: %v", err)
+	case <-r.ctx.Done():
+		return last, r.ctx.Err()
+	}
+	s2, err := r.snap(r.ctx)
+	if err != nil {
+		return last, err
+	}
+	w := between(s1, s2)
+	r.res.Steady = &w
+	r.res.SteadyChurn = r.tr.updateCount() - churn0
+	fmt.Printf("    steady %s: %.0f writes (%.0f not Leases), router updates seen %d, CPU %s\n", steady, w.Writes, w.WritesNoLeases, r.res.SteadyChurn, w.CPU.Round(10*time.Millisecond))
+	return s2, nil
+}
 
-	// One spec change per plane, one after the other.
-	res.Change = map[string]time.Duration{}
+// changeEach makes one spec change per plane, one after the other, and
+// times each until its router is settled at the new generation.
+func (r *benchRun) changeEach() error {
+	r.res.Change = map[string]time.Duration{}
 	for _, p := range planes {
 		var pick *router
-		for i := l.n / 2; i < l.n; i++ {
-			if routers[i].plane == p {
-				pick = &routers[i]
+		for i := r.l.n / 2; i < r.l.n; i++ {
+			if r.routers[i].plane == p {
+				pick = &r.routers[i]
 				break
 			}
 		}
 		if pick == nil {
 			continue
 		}
-		key := pick.ns + "/" + pick.name
-		gen := tr.router(key).generation
-		if *flagTrace {
-			tr.mu.Lock()
-			tr.trace = key
-			tr.mu.Unlock()
-			fmt.Printf("      %s patching %s\n", time.Now().Format("15:04:05.000"), key)
+		if err := r.change(p, *pick); err != nil {
+			return err
 		}
-		t0 := time.Now()
-		obj := l.object(*pick, false)
-		if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, l.changePatch(*pick))); err != nil {
-			return fail(fmt.Errorf("spec change: %w", err))
-		}
-		cctx, ccancel := context.WithTimeout(ctx, 5*time.Minute)
-		err := tr.waitUntil(cctx, func() bool {
-			s := tr.routers[key]
-			return s != nil && s.generation > gen && s.settled
-		})
-		ccancel()
-		if err != nil {
-			return fail(fmt.Errorf("spec change of %s (%s) not settled: %s", key, p, tr.router(key).why))
-		}
-		res.Change[p] = tr.router(key).settledAt.Sub(t0)
-		fmt.Printf("    spec change of %s (%s) settled in %s\n", key, p, res.Change[p].Round(time.Millisecond))
 	}
-	s3, err := b.snap(ctx)
+	return nil
+}
+
+func (r *benchRun) change(p string, pick router) error {
+	tr := r.tr
+	key := pick.ns + "/" + pick.name
+	gen := tr.router(key).generation
+	if *flagTrace {
+		tr.mu.Lock()
+		tr.trace = key
+		tr.mu.Unlock()
+		fmt.Printf("      %s patching %s\n", time.Now().Format("15:04:05.000"), key)
+	}
+	t0 := time.Now()
+	obj := r.l.object(pick, false)
+	if err := r.c.Patch(r.ctx, obj, client.RawPatch(types.MergePatchType, r.l.changePatch(pick))); err != nil {
+		return fmt.Errorf("spec change: %w", err)
+	}
+	cctx, ccancel := context.WithTimeout(r.ctx, 5*time.Minute)
+	err := tr.waitUntil(cctx, func() bool {
+		s := tr.routers[key]
+		return s != nil && s.generation > gen && s.settled
+	})
+	ccancel()
 	if err != nil {
-		return fail(err)
+		return fmt.Errorf("spec change of %s (%s) not settled: %s", key, p, tr.router(key).why)
 	}
-	w := between(last, s3)
-	res.ChangeWin = &w
-	res.PeakRSSMiB = float64(s3.proc.hwmKiB) / 1024
-	res.CPUTotal = s3.proc.cpu
-	return res
+	r.res.Change[p] = tr.router(key).settledAt.Sub(t0)
+	fmt.Printf("    spec change of %s (%s) settled in %s\n", key, p, r.res.Change[p].Round(time.Millisecond))
+	return nil
 }
 
 // freePort is the first loopback port from base on that nobody listens on.

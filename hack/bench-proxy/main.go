@@ -14,7 +14,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -252,63 +251,22 @@ func peakRSS(pid int) int64 {
 func main() {
 	n1 := flag.Int("n", 5000, "requests per scenario at concurrency 1")
 	n64 := flag.Int("n64", 40000, "requests per scenario at concurrency 64")
-	stubAddr := flag.String("serve-stub", "", "internal: serve only the stub upstream on this address")
-	jwksFile := flag.String("jwks", "", "internal: the stub serves this key set at /jwks")
-	peerAddr := flag.String("serve-peer", "", "internal: serve only the baseline peer proxy on this address")
-	peerTo := flag.String("peer-to", "", "internal: the baseline peer proxy's upstream address")
+	var r roles
+	flag.StringVar(&r.stubAddr, "serve-stub", "", "internal: serve only the stub upstream on this address")
+	flag.StringVar(&r.jwksFile, "jwks", "", "internal: the stub serves this key set at /jwks")
+	flag.StringVar(&r.peerAddr, "serve-peer", "", "internal: serve only the baseline peer proxy on this address")
+	flag.StringVar(&r.peerTo, "peer-to", "", "internal: the baseline peer proxy's upstream address")
 	peerSeconds := flag.Int("peer-seconds", 5, "seconds per wrk point in the peer table (nginx, HAProxy); 0 skips it")
 	peersOnly := flag.Bool("peers-only", false, "run only the peer table")
-	printConfig := flag.String("print-config", "", "print the benchmark's router-proxy config for this upstream address and exit (to profile by hand)")
-	hybridPeer := flag.String("serve-hybrid-peer", "", "internal: serve only the net/http server + fasthttp client peer on this address")
-	fastPeer := flag.String("serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
-	corePeer := flag.String("serve-core-peer", "", "internal: serve only the net/http server + proxy/h1 client peer on this address")
-	ownCorePeer := flag.String("serve-own-core-peer", "", "internal: serve only the proxy/h1 server + proxy/h1 client peer on this address")
+	flag.StringVar(&r.printConfig, "print-config", "", "print the benchmark's router-proxy config for this upstream address and exit (to profile by hand)")
+	flag.StringVar(&r.hybridPeer, "serve-hybrid-peer", "", "internal: serve only the net/http server + fasthttp client peer on this address")
+	flag.StringVar(&r.fastPeer, "serve-fasthttp-peer", "", "internal: serve only the bare fasthttp reverse proxy on this address")
+	flag.StringVar(&r.corePeer, "serve-core-peer", "", "internal: serve only the net/http server + proxy/h1 client peer on this address")
+	flag.StringVar(&r.ownCorePeer, "serve-own-core-peer", "", "internal: serve only the proxy/h1 server + proxy/h1 client peer on this address")
 	flag.StringVar(&compareBin, "compare", "", "also measure this router-proxy binary (for example one built from another commit) in the peer table, beside the one built from the tree")
 	flag.StringVar(&profileDir, "profile", "", "write CPU and allocation profiles of the router-proxy during the peer table's c=32 points to this directory")
 	flag.Parse()
-	if *stubAddr != "" {
-		// The stub runs in its own process, as a real upstream would, so the
-		// direct and proxied paths cross the same kind of process boundary.
-		if *jwksFile != "" {
-			var err error
-			jwks, err = os.ReadFile(*jwksFile)
-			must(err)
-		}
-		must(http.ListenAndServe(*stubAddr, http.HandlerFunc(stub)))
-		return
-	}
-	if *printConfig != "" {
-		b, err := proxyapi.Marshal(config("http://"+*printConfig, filepath.Join(os.TempDir(), "bench-audit.jsonl")))
-		must(err)
-		fmt.Println(string(b))
-		return
-	}
-	if *hybridPeer != "" {
-		serveHybridPeer(*hybridPeer, *peerTo)
-		return
-	}
-	if *fastPeer != "" {
-		serveFastHTTPPeer(*fastPeer, *peerTo)
-		return
-	}
-	if *ownCorePeer != "" {
-		serveOwnCorePeer(*ownCorePeer, *peerTo)
-		return
-	}
-	if *corePeer != "" {
-		serveCorePeer(*corePeer, *peerTo)
-		return
-	}
-	if *peerAddr != "" {
-		// The baseline peer: the standard library's reverse proxy, with no
-		// routing, budgets, metrics or audit. It shows what the extra hop
-		// alone costs on this machine.
-		target, err := url.Parse("http://" + *peerTo)
-		must(err)
-		rp := httputil.NewSingleHostReverseProxy(target)
-		rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}
-		rp.FlushInterval = -1
-		must(http.ListenAndServe(*peerAddr, rp))
+	if r.serve() {
 		return
 	}
 
@@ -357,18 +315,7 @@ func main() {
 	bearer = "Bearer " + token
 	// The shared budget store: the same router with its budget in a local
 	// redis-server (hack/install-test-deps.sh installs it).
-	redisAddr := freePort()
-	_, redisPort, _ := net.SplitHostPort(redisAddr)
-	redisCmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", redisPort, "--save", "", "--appendonly", "no")
-	must(redisCmd.Start())
-	procs = append(procs, redisCmd)
-	waitUntil("redis-server", func() bool {
-		c, err := net.Dial("tcp", redisAddr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	redisAddr := startRedis()
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
 	// The content classifier: the same router in classification mode
@@ -395,20 +342,121 @@ func main() {
 	defer func() { _ = peer.Process.Kill(); _ = peer.Wait() }()
 	waitUntil("baseline peer proxy", func() bool { return get("http://"+peerAddr2+"/health") != 0 })
 
+	t := &tables{client: client, proxied: "http://" + listen + "/v1/chat/completions", pid: pid, n1: *n1, n64: *n64}
 	direct := "http://" + upAddr + "/v1/chat/completions"
-	proxied := "http://" + listen + "/v1/chat/completions"
 	withJWT := "http://" + jwtListen + "/v1/chat/completions?jwt"
 	baseline := "http://" + peerAddr2 + "/v1/chat/completions"
 
 	fmt.Printf("router-proxy benchmark: %s/%s, GOMAXPROCS=%d, %d CPUs, 20 rules (the 20th matches), audit to a file, one router budget\n\n", runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU())
+	t.overhead(direct, baseline)
+	fmt.Printf("\npeak RSS of the proxy (VmHWM): %d kB\n", peakRSS(pid))
+	if *peerSeconds > 0 {
+		runPeers(bin, dir, false, *peerSeconds)
+		runPeers(bin, dir, true, *peerSeconds)
+	}
+	t.classifier("http://"+detListen+"/v1/chat/completions", detPid)
+
+	// Variants of the same router, each against the in-memory proxy:
+	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
+	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
+	withStore := "http://" + storeListen + "/v1/chat/completions"
+	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...))
+	if t.errs > 0 {
+		must(fmt.Errorf("%d errors", t.errs))
+	}
+}
+
+// roles are the internal modes this binary is re-executed in: the stub
+// upstream, the peer proxies, or printing the config.
+type roles struct {
+	stubAddr, jwksFile, peerAddr, peerTo, printConfig string
+	hybridPeer, fastPeer, corePeer, ownCorePeer       string
+}
+
+// serve runs the role the flags name, if any, and says whether it did.
+func (r roles) serve() bool {
+	switch {
+	case r.stubAddr != "":
+		// The stub runs in its own process, as a real upstream would, so the
+		// direct and proxied paths cross the same kind of process boundary.
+		if r.jwksFile != "" {
+			var err error
+			jwks, err = os.ReadFile(r.jwksFile)
+			must(err)
+		}
+		must(http.ListenAndServe(r.stubAddr, http.HandlerFunc(stub)))
+	case r.printConfig != "":
+		b, err := proxyapi.Marshal(config("http://"+r.printConfig, filepath.Join(os.TempDir(), "bench-audit.jsonl")))
+		must(err)
+		fmt.Println(string(b))
+	case r.hybridPeer != "":
+		serveHybridPeer(r.hybridPeer, r.peerTo)
+	case r.fastPeer != "":
+		serveFastHTTPPeer(r.fastPeer, r.peerTo)
+	case r.ownCorePeer != "":
+		serveOwnCorePeer(r.ownCorePeer, r.peerTo)
+	case r.corePeer != "":
+		serveCorePeer(r.corePeer, r.peerTo)
+	case r.peerAddr != "":
+		// The baseline peer: the standard library's reverse proxy, with no
+		// routing, budgets, metrics or audit. It shows what the extra hop
+		// alone costs on this machine.
+		target, err := url.Parse("http://" + r.peerTo)
+		must(err)
+		rp := httputil.NewSingleHostReverseProxy(target)
+		rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 256, DisableCompression: true}
+		rp.FlushInterval = -1
+		must(http.ListenAndServe(r.peerAddr, rp))
+	default:
+		return false
+	}
+	return true
+}
+
+// startRedis starts a local redis-server (hack/install-test-deps.sh
+// installs it), stopped with the other processes, and returns its address.
+func startRedis() string {
+	redisAddr := freePort()
+	_, redisPort, _ := net.SplitHostPort(redisAddr)
+	redisCmd := exec.Command("redis-server", "--bind", "127.0.0.1", "--port", redisPort, "--save", "", "--appendonly", "no")
+	must(redisCmd.Start())
+	procs = append(procs, redisCmd)
+	waitUntil("redis-server", func() bool {
+		c, err := net.Dial("tcp", redisAddr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return redisAddr
+}
+
+// tables prints the benchmark's tables against the plain router-proxy
+// (proxied, process pid) and counts the failed requests.
+type tables struct {
+	client  *http.Client
+	proxied string
+	pid     int
+	n1, n64 int // requests per scenario at concurrency 1 and 64
+	errs    int
+}
+
+// requests is the number of requests per scenario at concurrency c.
+func (t *tables) requests(c int) int {
+	if c == 64 {
+		return t.n64
+	}
+	return t.n1
+}
+
+// overhead is the main table: the latency the proxy adds over the
+// upstream directly, beside the baseline peer's.
+func (t *tables) overhead(direct, baseline string) {
+	client, proxied, pid := t.client, t.proxied, t.pid
 	fmt.Println("| concurrency | body | requests | direct p50 | direct p99 | proxy p50 | proxy p99 | added p50 | added p99 | peer added p50 | peer added p99 | proxy req per CPU-s | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	totalErrs := 0
 	for _, c := range []int{1, 64} {
-		n := *n1
-		if c == 64 {
-			n = *n64
-		}
+		n := t.requests(c)
 		for _, stream := range []bool{false, true} {
 			// Warm both paths (connections, pools).
 			load(client, direct, c, min(n, 2000), stream)
@@ -427,28 +475,26 @@ func main() {
 			if used > 0 {
 				rps = strconv.Itoa(int(float64(n) / used.Seconds()))
 			}
-			totalErrs += de + pe + be
+			t.errs += de + pe + be
 			fmt.Printf("| %d | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", c, kind, n,
 				us(pct(d, 50)), us(pct(d, 99)), us(pct(p, 50)), us(pct(p, 99)), us(pct(p, 50)-pct(d, 50)), us(pct(p, 99)-pct(d, 99)),
 				us(pct(b, 50)-pct(d, 50)), us(pct(b, 99)-pct(d, 99)), rps, de+pe)
 		}
 	}
-	fmt.Printf("\npeak RSS of the proxy (VmHWM): %d kB\n", peakRSS(pid))
-	if *peerSeconds > 0 {
-		runPeers(bin, dir, false, *peerSeconds)
-		runPeers(bin, dir, true, *peerSeconds)
-	}
+}
 
-	// The content classifier's cost: CPU per request with classification
-	// mode detector against header-only, on chat bodies of 4 KiB and 64 KiB,
-	// in one run (issue 48's goal: at most 1.25x at 4 KiB).
-	withDetector := "http://" + detListen + "/v1/chat/completions"
+// classifier is the content classifier's cost: CPU per request with
+// classification mode detector (withDetector, process detPid) against
+// header-only, on chat bodies of 4 KiB and 64 KiB, in one run (issue 48's
+// goal: at most 1.25x at 4 KiB).
+func (t *tables) classifier(withDetector string, detPid int) {
+	client, proxied, pid := t.client, t.proxied, t.pid
 	fmt.Println("\n| content classifier | body | concurrency | requests | header-only p50 | detector p50 | header-only CPU per request | detector CPU per request | ratio | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, size := range []int{4 << 10, 64 << 10} {
 		b := chatBody(size)
 		for _, c := range []int{1, 16} {
-			n := *n1
+			n := t.n1
 			if size > 4<<10 {
 				n = max(n/4, 200)
 			}
@@ -460,24 +506,21 @@ func main() {
 			c0 = cpu(detPid)
 			d, de := loadBody(client, withDetector, c, n, false, b)
 			detCPU := cpu(detPid) - c0
-			totalErrs += pe + de
+			t.errs += pe + de
 			fmt.Printf("| detector | %d KiB | %d | %d | %s | %s | %s | %s | %.2fx | %d |\n", len(b)>>10, c, n, us(pct(p, 50)), us(pct(d, 50)),
 				us(plainCPU/time.Duration(n)), us(detCPU/time.Duration(n)), float64(detCPU)/float64(max(plainCPU, 1)), pe+de)
 		}
 	}
+}
 
-	// Variants of the same router, each against the in-memory proxy:
-	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
-	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
-	withStore := "http://" + storeListen + "/v1/chat/completions"
+// variants is each variant of the same router against the plain one.
+func (t *tables) variants(vs []variant) {
+	client, proxied, pid := t.client, t.proxied, t.pid
 	fmt.Println("\n| variant | concurrency | requests | proxy p50 | variant p50 | added p50 | proxy CPU per request | variant CPU per request | errors |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for _, v := range append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...) {
+	for _, v := range vs {
 		for _, c := range []int{1, 64} {
-			n := *n1
-			if c == 64 {
-				n = *n64
-			}
+			n := t.requests(c)
 			load(client, v.url, c, min(n, 2000), false)
 			c0 := cpu(pid)
 			p, pe := load(client, proxied, c, n, false)
@@ -485,16 +528,10 @@ func main() {
 			c0 = cpu(v.pid)
 			j, je := load(client, v.url, c, n, false)
 			varCPU := cpu(v.pid) - c0
-			totalErrs += pe + je
+			t.errs += pe + je
 			fmt.Printf("| %s | %d | %d | %s | %s | %s | %s | %s | %d |\n", v.name, c, n, us(pct(p, 50)), us(pct(j, 50)), us(pct(j, 50)-pct(p, 50)),
 				us(plainCPU/time.Duration(n)), us(varCPU/time.Duration(n)), pe+je)
 		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = ctx
-	if totalErrs > 0 {
-		must(fmt.Errorf("%d errors", totalErrs))
 	}
 }
 

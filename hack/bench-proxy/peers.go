@@ -82,37 +82,15 @@ backend b
   server up %s
 `, haProxy, nginxUp)
 	haPid := startPeer("haproxy", dir, "ha-"+kindOf(stream)+".cfg", haConf, "haproxy", "-db", "-f")
-	self, err := os.Executable()
-	must(err)
-	bare := freePort()
-	bareCmd := exec.Command(self, "-serve-peer", bare, "-peer-to", nginxUp)
-	bareCmd.Stderr = os.Stderr
-	must(bareCmd.Start())
-	procs = append(procs, bareCmd)
+	bare, barePid := startSelf("-serve-peer", nginxUp)
 	var extra []string
 	if profileDir != "" {
 		extra = append(extra, "--debug-pprof")
 	}
-	hybrid := freePort()
-	hybridCmd := exec.Command(self, "-serve-hybrid-peer", hybrid, "-peer-to", nginxUp)
-	hybridCmd.Stderr = os.Stderr
-	must(hybridCmd.Start())
-	procs = append(procs, hybridCmd)
-	core := freePort()
-	coreCmd := exec.Command(self, "-serve-core-peer", core, "-peer-to", nginxUp)
-	coreCmd.Stderr = os.Stderr
-	must(coreCmd.Start())
-	procs = append(procs, coreCmd)
-	ownCore := freePort()
-	ownCoreCmd := exec.Command(self, "-serve-own-core-peer", ownCore, "-peer-to", nginxUp)
-	ownCoreCmd.Stderr = os.Stderr
-	must(ownCoreCmd.Start())
-	procs = append(procs, ownCoreCmd)
-	fast := freePort()
-	fastCmd := exec.Command(self, "-serve-fasthttp-peer", fast, "-peer-to", nginxUp)
-	fastCmd.Stderr = os.Stderr
-	must(fastCmd.Start())
-	procs = append(procs, fastCmd)
+	hybrid, hybridPid := startSelf("-serve-hybrid-peer", nginxUp)
+	core, corePid := startSelf("-serve-core-peer", nginxUp)
+	ownCore, ownCorePid := startSelf("-serve-own-core-peer", nginxUp)
+	fast, fastPid := startSelf("-serve-fasthttp-peer", nginxUp)
 	rpListen, rpAdmin, rpPid := startProxyAdmin(bin, dir, "peers-"+kindOf(stream), config("http://"+nginxUp, filepath.Join(dir, "audit-peers.jsonl")), extra...)
 	for _, a := range []string{nginxProxy, haProxy, bare, fast, hybrid, core, ownCore} {
 		waitUntil("peer "+a, func() bool { return get("http://"+a+"/health") == 200 })
@@ -125,11 +103,11 @@ backend b
 		{"direct", nginxUp, 0},
 		{"nginx 1.22 reverse proxy", nginxProxy, ngPid},
 		{"HAProxy 2.6", haProxy, haPid},
-		{"bare httputil.ReverseProxy", bare, bareCmd.Process.Pid},
-		{"bare fasthttp proxy", fast, fastCmd.Process.Pid},
-		{"net/http server + fasthttp client", hybrid, hybridCmd.Process.Pid},
-		{"net/http server + proxy/h1 client", core, coreCmd.Process.Pid},
-		{"proxy/h1 server + client (router-proxy's core)", ownCore, ownCoreCmd.Process.Pid},
+		{"bare httputil.ReverseProxy", bare, barePid},
+		{"bare fasthttp proxy", fast, fastPid},
+		{"net/http server + fasthttp client", hybrid, hybridPid},
+		{"net/http server + proxy/h1 client", core, corePid},
+		{"proxy/h1 server + client (router-proxy's core)", ownCore, ownCorePid},
 		{"router-proxy", rpListen, rpPid},
 	}
 	// The nginx and HAProxy peers run one worker thread each; the same
@@ -413,3 +391,17 @@ func coreHandler(upstream string) http.Handler {
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// startSelf runs this binary as the peer proxy its role flag names, in
+// front of upstream, on a free port it returns; it is stopped with the
+// other processes. pid is its process.
+func startSelf(role, upstream string) (addr string, pid int) {
+	self, err := os.Executable()
+	must(err)
+	addr = freePort()
+	cmd := exec.Command(self, role, addr, "-peer-to", upstream)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	procs = append(procs, cmd)
+	return addr, cmd.Process.Pid
+}

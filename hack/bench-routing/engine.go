@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmkube/llmkube-compile/internal/kvcache"
 )
 
 // engineParams model one vLLM replica (a small GPU, scaled so that prefill
@@ -34,12 +36,6 @@ type engineParams struct {
 // bytesPerToken is the fake tokenizer: 4 bytes of text per token.
 const bytesPerToken = 4
 
-type kvPage struct {
-	id         uint64
-	ref        int
-	prev, next *kvPage // LRU of unreferenced pages; head = most recent
-}
-
 type seq struct {
 	pages       []uint64
 	prompt      int // tokens
@@ -47,7 +43,7 @@ type seq struct {
 	prefillLeft int
 	outLeft     int
 	out         int
-	pinned      []*kvPage
+	pinned      []*kvcache.Page
 	first       chan struct{}
 	done        chan struct{}
 	waitingAt   int // queue length seen at arrival
@@ -62,10 +58,7 @@ type engine struct {
 
 	mu       sync.Mutex
 	wake     chan struct{}
-	pages    map[uint64]*kvPage
-	head     *kvPage
-	tail     *kvPage
-	pinned   int
+	kv       *kvcache.Cache
 	waiting  []*seq
 	running  []*seq
 	queries  int64 // prompt tokens
@@ -75,7 +68,7 @@ type engine struct {
 }
 
 func newEngine(name string, p engineParams) *engine {
-	e := &engine{name: name, p: p, wake: make(chan struct{}, 1), pages: map[uint64]*kvPage{}}
+	e := &engine{name: name, p: p, wake: make(chan struct{}, 1), kv: kvcache.New(p.CacheBlocks)}
 	go e.loop()
 	return e
 }
@@ -85,7 +78,7 @@ func newEngine(name string, p engineParams) *engine {
 func (e *engine) reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.pages, e.head, e.tail, e.pinned = map[uint64]*kvPage{}, nil, nil, 0
+	e.kv = kvcache.New(e.p.CacheBlocks)
 	e.queries, e.hits, e.served, e.maxQueue = 0, 0, 0, 0
 }
 
@@ -93,42 +86,6 @@ func (e *engine) waitingLen() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return len(e.waiting)
-}
-
-func (e *engine) lruRemove(pg *kvPage) {
-	if pg.prev != nil {
-		pg.prev.next = pg.next
-	} else {
-		e.head = pg.next
-	}
-	if pg.next != nil {
-		pg.next.prev = pg.prev
-	} else {
-		e.tail = pg.prev
-	}
-	pg.prev, pg.next = nil, nil
-}
-
-func (e *engine) lruPush(pg *kvPage) {
-	pg.prev, pg.next = nil, e.head
-	if e.head != nil {
-		e.head.prev = pg
-	}
-	e.head = pg
-	if e.tail == nil {
-		e.tail = pg
-	}
-}
-
-func (e *engine) pin(s *seq, pg *kvPage) {
-	if pg.ref == 0 {
-		if pg.prev != nil || pg.next != nil || e.head == pg {
-			e.lruRemove(pg)
-		}
-		e.pinned++
-	}
-	pg.ref++
-	s.pinned = append(s.pinned, pg)
 }
 
 // pageIDs chains FNV-1a over the text in pages of BlockTokens tokens; the
@@ -152,29 +109,12 @@ func pageIDs(text string, blockTokens int) []uint64 {
 	return out
 }
 
-func (e *engine) cachedPrefix(pages []uint64) int {
-	for i, id := range pages {
-		if _, ok := e.pages[id]; !ok {
-			return i
-		}
-	}
-	return len(pages)
-}
-
 // admit moves waiting sequences into the batch while the batch and the
 // cache have room (the head of the queue blocks the rest).
 func (e *engine) admit() {
 	for len(e.waiting) > 0 && len(e.running) < e.p.MaxRunning {
 		s := e.waiting[0]
-		need, reuse := 0, 0
-		for _, id := range s.pages {
-			if pg, ok := e.pages[id]; !ok {
-				need++
-			} else if pg.ref == 0 {
-				reuse++
-			}
-		}
-		if e.pinned+reuse+need > e.p.CacheBlocks {
+		if !e.kv.Fits(s.pages) {
 			if len(e.running) == 0 { // never fits: fail it rather than wedge
 				e.waiting = e.waiting[1:]
 				close(s.first)
@@ -185,25 +125,8 @@ func (e *engine) admit() {
 		}
 		e.waiting = e.waiting[1:]
 		promptPages := s.prompt / e.p.BlockTokens
-		hitPages := min(e.cachedPrefix(s.pages[:promptPages]), promptPages)
-		for _, id := range s.pages {
-			if pg, ok := e.pages[id]; ok {
-				e.pin(s, pg)
-			}
-		}
-		for _, id := range s.pages {
-			if _, ok := e.pages[id]; ok {
-				continue
-			}
-			for len(e.pages) >= e.p.CacheBlocks && e.tail != nil {
-				ev := e.tail
-				e.lruRemove(ev)
-				delete(e.pages, ev.id)
-			}
-			pg := &kvPage{id: id}
-			e.pages[id] = pg
-			e.pin(s, pg)
-		}
+		hitPages := min(e.kv.CachedPrefix(s.pages[:promptPages]), promptPages)
+		s.pinned = e.kv.PinAll(s.pages)
 		s.hit = min(hitPages*e.p.BlockTokens, s.prompt-1)
 		s.prefillLeft = s.prompt - s.hit
 		e.queries += int64(s.prompt)
@@ -258,13 +181,7 @@ func (e *engine) loop() {
 		kept := e.running[:0]
 		for _, s := range e.running {
 			if s.prefillLeft == 0 && s.outLeft <= 0 {
-				for _, pg := range s.pinned {
-					pg.ref--
-					if pg.ref == 0 {
-						e.pinned--
-						e.lruPush(pg)
-					}
-				}
+				e.kv.Unpin(s.pinned)
 				s.pinned = nil
 				e.served++
 				close(s.done)
@@ -368,7 +285,7 @@ func (e *engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metrics is vLLM's Prometheus exposition (the families pickers read).
 func (e *engine) metrics(w http.ResponseWriter) {
 	e.mu.Lock()
-	run, wait, usage := len(e.running), len(e.waiting), float64(e.pinned)/float64(e.p.CacheBlocks)
+	run, wait, usage := len(e.running), len(e.waiting), e.kv.Usage()
 	q, h := e.queries, e.hits
 	e.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")

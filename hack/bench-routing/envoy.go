@@ -56,55 +56,14 @@ func (g *envoyGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ext_proc: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	hdrs := []*corev3.HeaderValue{hv(":method", r.Method), hv(":path", r.URL.Path), hv(":authority", r.Host), hv(":scheme", "http"),
-		hv("content-length", fmt.Sprint(len(body)))}
-	for k, vs := range r.Header {
-		for _, v := range vs {
-			hdrs = append(hdrs, hv(strings.ToLower(k), v))
-		}
-	}
-	send := func(req *extprocv3.ProcessingRequest) error { return stream.Send(req) }
-	if err := send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
-		RequestHeaders: &extprocv3.HttpHeaders{Headers: &corev3.HeaderMap{Headers: hdrs}}}}); err != nil {
+	if err := sendRequest(stream, r, body); err != nil {
 		http.Error(w, "ext_proc: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	if err := send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{
-		RequestBody: &extprocv3.HttpBody{Body: body, EndOfStream: true}}}); err != nil {
-		http.Error(w, "ext_proc: "+err.Error(), http.StatusBadGateway)
+	dest, code, msg := destination(stream)
+	if dest == "" {
+		http.Error(w, msg, code)
 		return
-	}
-	// Read until the request phase is answered: a headers response with the
-	// destination (then body responses), or an immediate response.
-	dest := ""
-	for dest == "" {
-		resp, err := stream.Recv()
-		if err != nil {
-			http.Error(w, "ext_proc: "+err.Error(), http.StatusBadGateway)
-			return
-		}
-		switch v := resp.Response.(type) {
-		case *extprocv3.ProcessingResponse_ImmediateResponse:
-			code := int(v.ImmediateResponse.GetStatus().GetCode())
-			if code == 0 {
-				code = http.StatusInternalServerError
-			}
-			http.Error(w, "epp: "+string(v.ImmediateResponse.GetBody()), code)
-			return
-		case *extprocv3.ProcessingResponse_RequestHeaders:
-			for _, h := range v.RequestHeaders.GetResponse().GetHeaderMutation().GetSetHeaders() {
-				if h.GetHeader().GetKey() == "x-gateway-destination-endpoint" {
-					dest = string(h.GetHeader().GetRawValue())
-					if dest == "" {
-						dest = h.GetHeader().GetValue()
-					}
-				}
-			}
-			if dest == "" {
-				http.Error(w, "epp set no destination", http.StatusBadGateway)
-				return
-			}
-		}
 	}
 	dest, _, _ = strings.Cut(dest, ",") // the primary; the rest are fallbacks
 	// The remaining request-phase answers (body responses) and the
@@ -130,6 +89,69 @@ func (g *envoyGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	relayResponse(w, resp, stream)
+	_ = stream.CloseSend()
+	select {
+	case <-drained:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// sendRequest sends the request phase to the ext_proc: the headers, then
+// the whole body.
+func sendRequest(stream extprocv3.ExternalProcessor_ProcessClient, r *http.Request, body []byte) error {
+	hdrs := []*corev3.HeaderValue{hv(":method", r.Method), hv(":path", r.URL.Path), hv(":authority", r.Host), hv(":scheme", "http"),
+		hv("content-length", fmt.Sprint(len(body)))}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			hdrs = append(hdrs, hv(strings.ToLower(k), v))
+		}
+	}
+	if err := stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestHeaders{
+		RequestHeaders: &extprocv3.HttpHeaders{Headers: &corev3.HeaderMap{Headers: hdrs}}}}); err != nil {
+		return err
+	}
+	return stream.Send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_RequestBody{
+		RequestBody: &extprocv3.HttpBody{Body: body, EndOfStream: true}}})
+}
+
+// destination reads until the request phase is answered: a headers
+// response with the destination (then body responses), or an immediate
+// response. No destination is the status and message to answer with.
+func destination(stream extprocv3.ExternalProcessor_ProcessClient) (dest string, code int, msg string) {
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			return "", http.StatusBadGateway, "ext_proc: " + err.Error()
+		}
+		switch v := resp.Response.(type) {
+		case *extprocv3.ProcessingResponse_ImmediateResponse:
+			code := int(v.ImmediateResponse.GetStatus().GetCode())
+			if code == 0 {
+				code = http.StatusInternalServerError
+			}
+			return "", code, "epp: " + string(v.ImmediateResponse.GetBody())
+		case *extprocv3.ProcessingResponse_RequestHeaders:
+			for _, h := range v.RequestHeaders.GetResponse().GetHeaderMutation().GetSetHeaders() {
+				if h.GetHeader().GetKey() == "x-gateway-destination-endpoint" {
+					dest = string(h.GetHeader().GetRawValue())
+					if dest == "" {
+						dest = h.GetHeader().GetValue()
+					}
+				}
+			}
+			if dest == "" {
+				return "", http.StatusBadGateway, "epp set no destination"
+			}
+			return dest, 0, ""
+		}
+	}
+}
+
+// relayResponse writes the upstream's answer to w, streamed, and sends the
+// response phase to the ext_proc as it goes.
+func relayResponse(w http.ResponseWriter, resp *http.Response, stream extprocv3.ExternalProcessor_ProcessClient) {
+	send := func(req *extprocv3.ProcessingRequest) error { return stream.Send(req) }
 	rh := []*corev3.HeaderValue{hv(":status", fmt.Sprint(resp.StatusCode)), hv("status", fmt.Sprint(resp.StatusCode))}
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -159,11 +181,6 @@ func (g *envoyGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = send(&extprocv3.ProcessingRequest{Request: &extprocv3.ProcessingRequest_ResponseBody{
 		ResponseBody: &extprocv3.HttpBody{EndOfStream: true}}})
-	_ = stream.CloseSend()
-	select {
-	case <-drained:
-	case <-time.After(5 * time.Second):
-	}
 }
 
 func (g *envoyGateway) close() { _ = g.conn.Close() }

@@ -117,89 +117,8 @@ func writeSamples(path string, samples []sample) error {
 func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) bool) []sample {
 	p := w.p
 	r := rand.New(rand.NewPCG(p.Seed, 1))
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 3 * time.Minute}
-	var mu sync.Mutex
-	var out []sample
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	send := func(msgs []message, doc, session, turn int, prevPod string) (sample, string) {
-		fields := map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true}
-		if p.NoMaxTokens {
-			delete(fields, "max_tokens")
-		}
-		body, _ := json.Marshal(fields)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		s := sample{session: session, turn: turn, prevPod: prevPod, doc: doc}
-		if session >= 0 {
-			req.Header.Set("X-Session-Id", fmt.Sprint("s-", session))
-			if prevPod != "" {
-				s.prevHot = hot(prevPod)
-			}
-		}
-		start := time.Now()
-		s.start = start.Sub(t0).Seconds()
-		resp, err := client.Do(req)
-		if err != nil {
-			s.err = true
-			return s, ""
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			s.err = true
-			return s, ""
-		}
-		br := bufio.NewReader(resp.Body)
-		var answer strings.Builder
-		first := true
-		for {
-			line, err := br.ReadString('\n')
-			if strings.HasPrefix(line, "data: {") {
-				if first {
-					s.ttft = time.Since(start).Seconds()
-					first = false
-				}
-				var ch struct {
-					Choices []struct {
-						Delta struct {
-							Content string `json:"content"`
-						} `json:"delta"`
-					} `json:"choices"`
-					Usage *struct {
-						PromptTokens        int `json:"prompt_tokens"`
-						PromptTokensDetails struct {
-							CachedTokens int `json:"cached_tokens"`
-						} `json:"prompt_tokens_details"`
-					} `json:"usage"`
-					Pod   string `json:"x_pod"`
-					Queue int    `json:"x_queue"`
-				}
-				if json.Unmarshal([]byte(line[len("data: "):]), &ch) == nil {
-					for _, c := range ch.Choices {
-						answer.WriteString(c.Delta.Content)
-					}
-					if ch.Usage != nil {
-						s.prompt, s.cached = ch.Usage.PromptTokens, ch.Usage.PromptTokensDetails.CachedTokens
-						s.pod, s.queueAtPod = ch.Pod, ch.Queue
-					}
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
-		s.total = time.Since(start).Seconds()
-		if s.pod == "" {
-			s.err = true
-		}
-		return s, answer.String()
-	}
-	record := func(s sample) {
-		mu.Lock()
-		out = append(out, s)
-		mu.Unlock()
-	}
+	l := &loader{ctx: ctx, w: w, url: url, hot: hot, t0: time.Now(),
+		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}, Timeout: 3 * time.Minute}}
 	// Conversations arrive as a Poisson process: a single request, or a
 	// session of Turns requests (each sent when the previous one is
 	// answered, after a think time). SessionShare of requests are session
@@ -213,48 +132,159 @@ func runLoad(ctx context.Context, w *workload, url string, hot func(pod string) 
 		if next > (p.Warmup + p.Duration).Seconds() {
 			break
 		}
-		if d := time.Until(t0.Add(time.Duration(next * float64(time.Second)))); d > 0 {
+		if d := time.Until(l.t0.Add(time.Duration(next * float64(time.Second)))); d > 0 {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				wg.Wait()
-				return out
+				l.wg.Wait()
+				return l.out
 			}
 		}
 		conv++
 		doc := w.doc(r)
 		isSession := r.Float64() < pSession
 		seed := r.Uint64()
-		wg.Add(1)
-		go func(conv int) {
-			defer wg.Done()
-			cr := rand.New(rand.NewPCG(seed, 5))
-			msgs := []message{{Role: "system", Content: w.docs[doc]}}
-			turns, session := 1, -1
-			if isSession {
-				turns, session = p.Turns, conv
-			}
-			prev := ""
-			for turn := range turns {
-				msgs = append(msgs, message{Role: "user", Content: randText(cr, p.QuestionToks*bytesPerToken)})
-				s, answer := send(msgs, doc, session, turn, prev)
-				record(s)
-				if s.err || turn == turns-1 || ctx.Err() != nil {
-					return
-				}
-				prev = s.pod
-				msgs = append(msgs, message{Role: "assistant", Content: answer})
-				think := time.Duration(cr.ExpFloat64() * float64(p.Think))
-				select {
-				case <-time.After(think):
-				case <-ctx.Done():
-					return
-				}
-			}
-		}(conv)
+		l.wg.Add(1)
+		go l.converse(conv, doc, isSession, seed)
 	}
-	wg.Wait()
-	return out
+	l.wg.Wait()
+	return l.out
+}
+
+// loader is one runLoad: where it sends, and the samples so far.
+type loader struct {
+	ctx    context.Context
+	w      *workload
+	url    string
+	hot    func(pod string) bool
+	client *http.Client
+	t0     time.Time
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	out    []sample
+}
+
+func (l *loader) record(s sample) {
+	l.mu.Lock()
+	l.out = append(l.out, s)
+	l.mu.Unlock()
+}
+
+// converse is conversation conv on document doc: a single request, or a
+// session of Turns requests, each sent when the previous one is answered,
+// after a think time.
+func (l *loader) converse(conv, doc int, isSession bool, seed uint64) {
+	defer l.wg.Done()
+	p := l.w.p
+	cr := rand.New(rand.NewPCG(seed, 5))
+	msgs := []message{{Role: "system", Content: l.w.docs[doc]}}
+	turns, session := 1, -1
+	if isSession {
+		turns, session = p.Turns, conv
+	}
+	prev := ""
+	for turn := range turns {
+		msgs = append(msgs, message{Role: "user", Content: randText(cr, p.QuestionToks*bytesPerToken)})
+		s, answer := l.send(msgs, doc, session, turn, prev)
+		l.record(s)
+		if s.err || turn == turns-1 || l.ctx.Err() != nil {
+			return
+		}
+		prev = s.pod
+		msgs = append(msgs, message{Role: "assistant", Content: answer})
+		think := time.Duration(cr.ExpFloat64() * float64(p.Think))
+		select {
+		case <-time.After(think):
+		case <-l.ctx.Done():
+			return
+		}
+	}
+}
+
+// send sends one streamed chat request and times it; answer is the
+// streamed content, the next turn's assistant message.
+func (l *loader) send(msgs []message, doc, session, turn int, prevPod string) (s sample, answer string) {
+	p := l.w.p
+	fields := map[string]any{"model": "bench-model", "messages": msgs, "max_tokens": p.AnswerToks, "stream": true}
+	if p.NoMaxTokens {
+		delete(fields, "max_tokens")
+	}
+	body, _ := json.Marshal(fields)
+	req, _ := http.NewRequestWithContext(l.ctx, http.MethodPost, l.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	s = sample{session: session, turn: turn, prevPod: prevPod, doc: doc}
+	if session >= 0 {
+		req.Header.Set("X-Session-Id", fmt.Sprint("s-", session))
+		if prevPod != "" {
+			s.prevHot = l.hot(prevPod)
+		}
+	}
+	start := time.Now()
+	s.start = start.Sub(l.t0).Seconds()
+	resp, err := l.client.Do(req)
+	if err != nil {
+		s.err = true
+		return s, ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		s.err = true
+		return s, ""
+	}
+	answer = readStream(bufio.NewReader(resp.Body), start, &s)
+	s.total = time.Since(start).Seconds()
+	if s.pod == "" {
+		s.err = true
+	}
+	return s, answer
+}
+
+// streamChunk is what the bench reads of a streamed chunk: the content,
+// and on the last one the usage with the answering pod and its queue.
+type streamChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content string `json:"content"`
+		} `json:"delta"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Pod   string `json:"x_pod"`
+	Queue int    `json:"x_queue"`
+}
+
+// readStream reads a streamed answer to its end into s (the time to the
+// first chunk, the usage and the pod) and returns its content.
+func readStream(br *bufio.Reader, start time.Time, s *sample) string {
+	var answer strings.Builder
+	first := true
+	for {
+		line, err := br.ReadString('\n')
+		if strings.HasPrefix(line, "data: {") {
+			if first {
+				s.ttft = time.Since(start).Seconds()
+				first = false
+			}
+			var ch streamChunk
+			if json.Unmarshal([]byte(line[len("data: "):]), &ch) == nil {
+				for _, c := range ch.Choices {
+					answer.WriteString(c.Delta.Content)
+				}
+				if ch.Usage != nil {
+					s.prompt, s.cached = ch.Usage.PromptTokens, ch.Usage.PromptTokensDetails.CachedTokens
+					s.pod, s.queueAtPod = ch.Pod, ch.Queue
+				}
+			}
+		}
+		if err != nil {
+			return answer.String()
+		}
+	}
 }
 
 // result is one (load, picker) cell.
@@ -300,11 +330,47 @@ func quantile(xs []float64, q float64) float64 {
 // req/s counts the answers that completed within the measured window.
 func summarize(samples []sample, pods []string, warmup, window, wall float64) result {
 	var res result
-	var ttfts []float64
-	perPod := map[string]int{}
-	var prompt, cached int
-	sticky, stickyOf, cool, coolOf := 0, 0, 0, 0
+	res.ColdFirst, res.ColdSeen = coldCauses(samples, warmup)
 	served := 0
+	for _, s := range samples {
+		if end := s.start + s.total; !s.err && end >= warmup && end < warmup+window {
+			served++
+		}
+	}
+	res.Throughput = float64(served) / window
+	t := tally{perPod: map[string]int{}}
+	for _, s := range samples {
+		if s.start >= warmup {
+			t.add(s, &res)
+		}
+	}
+	ttfts := t.ttfts
+	res.TTFTP50, res.TTFTP90, res.TTFTP99 = quantile(ttfts, 0.5), quantile(ttfts, 0.9), quantile(ttfts, 0.99)
+	if t.prompt > 0 {
+		res.HitRate = float64(t.cached) / float64(t.prompt)
+	}
+	if n := len(ttfts); n > 0 {
+		mean := float64(n) / float64(len(pods))
+		busiest := 0
+		for _, c := range t.perPod {
+			busiest = max(busiest, c)
+		}
+		res.Busiest = float64(busiest) / mean
+	}
+	if t.stickyOf > 0 {
+		res.Sticky = float64(t.sticky) / float64(t.stickyOf)
+	}
+	if t.coolOf > 0 {
+		res.StickyCool = float64(t.cool) / float64(t.coolOf)
+	}
+	res.WallSeconds = wall
+	return res
+}
+
+// coldCauses counts the cold requests after warmup (under half the prompt
+// cached) whose document no pod had been sent before (first), and those
+// sent to a pod that had been sent their document before (seen: evicted).
+func coldCauses(samples []sample, warmup float64) (first, seen int) {
 	// Which documents each pod was sent, in order of sending.
 	sorted := slices.Clone(samples)
 	slices.SortFunc(sorted, func(a, b sample) int {
@@ -324,73 +390,57 @@ func summarize(samples []sample, pods []string, warmup, window, wall float64) re
 		}
 		if s.start >= warmup && 2*s.cached < s.prompt {
 			if !docSeen[s.doc] {
-				res.ColdFirst++
+				first++
 			} else if podDoc[fmt.Sprint(s.pod, "/", s.doc)] {
-				res.ColdSeen++
+				seen++
 			}
 		}
 		docSeen[s.doc] = true
 		podDoc[fmt.Sprint(s.pod, "/", s.doc)] = true
 	}
-	for _, s := range samples {
-		if end := s.start + s.total; !s.err && end >= warmup && end < warmup+window {
-			served++
+	return first, seen
+}
+
+// tally is the sums over the measured requests that summarize turns into
+// rates.
+type tally struct {
+	ttfts                          []float64
+	perPod                         map[string]int
+	prompt, cached                 int
+	sticky, stickyOf, cool, coolOf int
+}
+
+// add counts one measured request into t and res.
+func (t *tally) add(s sample, res *result) {
+	res.Requests++
+	if s.err {
+		res.Errors++
+		return
+	}
+	t.ttfts = append(t.ttfts, s.ttft)
+	t.perPod[s.pod]++
+	t.prompt += s.prompt
+	t.cached += s.cached
+	if 2*s.cached < s.prompt {
+		res.Cold++
+		if s.turn > 0 {
+			res.ColdTurn++
 		}
 	}
-	res.Throughput = float64(served) / window
-	for _, s := range samples {
-		if s.start < warmup {
-			continue
-		}
-		res.Requests++
-		if s.err {
-			res.Errors++
-			continue
-		}
-		ttfts = append(ttfts, s.ttft)
-		perPod[s.pod]++
-		prompt += s.prompt
-		cached += s.cached
-		if 2*s.cached < s.prompt {
-			res.Cold++
-			if s.turn > 0 {
-				res.ColdTurn++
-			}
-		}
-		if s.session >= 0 && s.turn > 0 && s.prevPod != "" {
-			stickyOf++
-			same := s.pod == s.prevPod
-			if same {
-				sticky++
-			}
-			if s.prevHot {
-				res.HotTurns++
-			} else {
-				coolOf++
-				if same {
-					cool++
-				}
-			}
-		}
+	if s.session < 0 || s.turn == 0 || s.prevPod == "" {
+		return
 	}
-	res.TTFTP50, res.TTFTP90, res.TTFTP99 = quantile(ttfts, 0.5), quantile(ttfts, 0.9), quantile(ttfts, 0.99)
-	if prompt > 0 {
-		res.HitRate = float64(cached) / float64(prompt)
+	t.stickyOf++
+	same := s.pod == s.prevPod
+	if same {
+		t.sticky++
 	}
-	if n := len(ttfts); n > 0 {
-		mean := float64(n) / float64(len(pods))
-		busiest := 0
-		for _, c := range perPod {
-			busiest = max(busiest, c)
-		}
-		res.Busiest = float64(busiest) / mean
+	if s.prevHot {
+		res.HotTurns++
+		return
 	}
-	if stickyOf > 0 {
-		res.Sticky = float64(sticky) / float64(stickyOf)
+	t.coolOf++
+	if same {
+		t.cool++
 	}
-	if coolOf > 0 {
-		res.StickyCool = float64(cool) / float64(coolOf)
-	}
-	res.WallSeconds = wall
-	return res
 }

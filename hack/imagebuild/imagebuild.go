@@ -206,6 +206,60 @@ func (w *tarWriter) blob(h v1.Hash, data []byte) (string, error) {
 	return p, w.file(p, data)
 }
 
+// image writes one platform's image, its manifest named digest: its
+// layers, its config and the manifest, as blobs; cfgPath and layerPaths
+// are where the config and the layers are.
+func (w *tarWriter) image(img v1.Image, digest v1.Hash) (cfgPath string, layerPaths []string, err error) {
+	layers, err := img.Layers()
+	if err != nil {
+		return "", nil, err
+	}
+	for _, l := range layers {
+		p, err := w.layer(l)
+		if err != nil {
+			return "", nil, err
+		}
+		layerPaths = append(layerPaths, p)
+	}
+	cfgName, err := img.ConfigName()
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return "", nil, err
+	}
+	if cfgPath, err = w.blob(cfgName, cfg); err != nil {
+		return "", nil, err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := w.blob(digest, raw); err != nil {
+		return "", nil, err
+	}
+	return cfgPath, layerPaths, nil
+}
+
+// layer writes a compressed layer as a blob and returns its path.
+func (w *tarWriter) layer(l v1.Layer) (string, error) {
+	dg, err := l.Digest()
+	if err != nil {
+		return "", err
+	}
+	rc, err := l.Compressed()
+	if err != nil {
+		return "", err
+	}
+	data, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return "", err
+	}
+	return w.blob(dg, data)
+}
+
 func writeArchive(out io.Writer, tag name.Tag, idx v1.ImageIndex) error {
 	w := &tarWriter{tw: tar.NewWriter(out), seen: map[string]bool{}}
 	if err := w.file("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
@@ -221,48 +275,8 @@ func writeArchive(out io.Writer, tag name.Tag, idx v1.ImageIndex) error {
 		if err != nil {
 			return err
 		}
-		layers, err := img.Layers()
+		cfgPath, layerPaths, err := w.image(img, d.Digest)
 		if err != nil {
-			return err
-		}
-		var layerPaths []string
-		for _, l := range layers {
-			dg, err := l.Digest()
-			if err != nil {
-				return err
-			}
-			rc, err := l.Compressed()
-			if err != nil {
-				return err
-			}
-			data, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil {
-				return err
-			}
-			p, err := w.blob(dg, data)
-			if err != nil {
-				return err
-			}
-			layerPaths = append(layerPaths, p)
-		}
-		cfgName, err := img.ConfigName()
-		if err != nil {
-			return err
-		}
-		cfg, err := img.RawConfigFile()
-		if err != nil {
-			return err
-		}
-		cfgPath, err := w.blob(cfgName, cfg)
-		if err != nil {
-			return err
-		}
-		raw, err := img.RawManifest()
-		if err != nil {
-			return err
-		}
-		if _, err := w.blob(d.Digest, raw); err != nil {
 			return err
 		}
 		if d.Platform != nil && d.Platform.Architecture == "amd64" {

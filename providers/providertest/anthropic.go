@@ -33,43 +33,30 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 
 func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 	rec := a.record(r)
-	f := a.checkRequest(r, rec)
-	var stream, tools bool
-	if f == nil {
-		stream, tools, f = checkMessages(rec.Body)
-	}
-	mode := a.getMode()
-	if f == nil {
-		f = anthropicFaults[mode]
-	}
-	if f != nil {
-		if mode == RateLimited {
-			w.Header().Set("Retry-After", "7")
-		}
-		anthropicError(w, f.status, f.typ, f.msg)
+	// Wire checks: https://docs.anthropic.com/en/api/overview (headers) and
+	// https://docs.anthropic.com/en/api/messages (body).
+	if r.Method != http.MethodPost || rec.Path != "/v1/messages" {
+		anthropicError(w, http.StatusNotFound, "not_found_error", "Not found: "+r.Method+" "+rec.Path)
 		return
 	}
-	anthropicAnswer(w, stream, mode == StreamError, mode.tools(tools))
-}
-
-// checkRequest checks the method, path and headers of
-// https://docs.anthropic.com/en/api/overview.
-func (a *Anthropic) checkRequest(r *http.Request, rec Recorded) *fault {
-	switch {
-	case r.Method != http.MethodPost || rec.Path != "/v1/messages":
-		return &fault{http.StatusNotFound, "not_found_error", "Not found: " + r.Method + " " + rec.Path}
-	case r.Header.Get("X-Api-Key") != a.Key:
-		return &fault{http.StatusUnauthorized, "authentication_error", "invalid x-api-key"}
-	case r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "":
-		return &fault{http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json"}
+	if r.Header.Get("X-Api-Key") != a.Key {
+		anthropicError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
+		return
 	}
-	return nil
+	if r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "" {
+		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json")
+		return
+	}
+	offered, stream, f := checkMessages(rec.Body)
+	a.respond(w, anthropicError, anthropicFaults, f, offered, func(mode Mode, tool bool) { writeMessages(w, mode, tool, stream) })
 }
 
-// checkMessages checks a body of https://docs.anthropic.com/en/api/messages:
-// model, max_tokens, and messages of user and assistant turns with
-// content. It reports whether the request streams and offers tools.
-func checkMessages(b []byte) (stream, tools bool, f *fault) {
+// checkMessages checks a Messages request body as Anthropic validates it;
+// offered says it offers tools, stream that it asks for a stream.
+func checkMessages(data []byte) (offered, stream bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "invalid_request_error", message: msg}
+	}
 	var body struct {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
@@ -80,38 +67,23 @@ func checkMessages(b []byte) (stream, tools bool, f *fault) {
 		Stream bool              `json:"stream"`
 		Tools  []json.RawMessage `json:"tools"`
 	}
-	if err := json.Unmarshal(b, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
-		return false, false, &fault{http.StatusBadRequest, "invalid_request_error", "model, max_tokens and messages are required"}
+	if err := json.Unmarshal(data, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
+		return false, false, invalid("model, max_tokens and messages are required")
 	}
 	for _, m := range body.Messages {
 		if (m.Role != "user" && m.Role != "assistant") || len(m.Content) == 0 {
-			return false, false, &fault{http.StatusBadRequest, "invalid_request_error", "messages: roles must be user or assistant with content"}
+			return false, false, invalid("messages: roles must be user or assistant with content")
 		}
 	}
-	return body.Stream, len(body.Tools) > 0, nil
+	return len(body.Tools) > 0, body.Stream, nil
 }
 
-// anthropicFaults are the error modes' answers (RateLimited also sends
-// Retry-After).
-var anthropicFaults = map[Mode]*fault{
-	RateLimited: {http.StatusTooManyRequests, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"},
-	Overloaded:  {529, "overloaded_error", "Overloaded"},
-	BadRequest:  {http.StatusBadRequest, "invalid_request_error", "messages.0.content: text content blocks must be non-empty"},
-}
-
-// anthropicAnswer writes the message, or streams its events.
-func anthropicAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
+// writeMessages answers a Messages request, streamed or not.
+func writeMessages(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	if stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
-		events := anthropicTextStream
-		switch {
-		case streamError:
-			events = anthropicErrorStream
-		case tool:
-			events = anthropicToolStream
-		}
-		for _, e := range events {
+		for _, e := range streamFor(mode, tool, anthropicTextStream, anthropicToolStream, anthropicErrorStream) {
 			fmt.Fprint(w, e)
 			flush(w)
 		}
@@ -123,6 +95,13 @@ func anthropicAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
 	} else {
 		fmt.Fprint(w, AnthropicTextResponse)
 	}
+}
+
+// anthropicFaults are Anthropic's answers in the failing modes.
+var anthropicFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit", retryAfter: "7"},
+	Overloaded:  {status: 529, code: "overloaded_error", message: "Overloaded"},
+	BadRequest:  {status: http.StatusBadRequest, code: "invalid_request_error", message: "messages.0.content: text content blocks must be non-empty"},
 }
 
 // AnthropicTextResponse is the example response of

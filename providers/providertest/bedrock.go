@@ -99,61 +99,50 @@ var converseKeys = map[string]bool{"messages": true, "system": true, "inferenceC
 
 func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 	rec := b.record(r)
-	stream, f := b.checkRequest(r, rec)
-	var tools bool
-	if f == nil {
-		tools, f = checkConverse(rec.Body)
-	}
-	mode := b.getMode()
-	if f == nil {
-		f = bedrockFaults[mode]
-	}
-	if f != nil {
-		bedrockError(w, f.status, f.typ, f.msg)
+	base := "/model/" + strings.ReplaceAll(url.PathEscape(b.ModelID), ":", "%3A")
+	stream := rec.Path == base+"/converse-stream"
+	if r.Method != http.MethodPost || (rec.Path != base+"/converse" && !stream) {
+		bedrockError(w, http.StatusNotFound, "ResourceNotFoundException", "no route for "+rec.Path)
 		return
 	}
-	bedrockAnswer(w, stream, mode == StreamError, mode.tools(tools))
-}
-
-// checkRequest checks the method, path (converse or converse-stream,
-// which it reports), the SigV4 signature and the content type.
-func (b *Bedrock) checkRequest(r *http.Request, rec Recorded) (stream bool, f *fault) {
-	base := "/model/" + strings.ReplaceAll(url.PathEscape(b.ModelID), ":", "%3A")
-	stream = rec.Path == base+"/converse-stream"
-	if r.Method != http.MethodPost || (rec.Path != base+"/converse" && !stream) {
-		return stream, &fault{http.StatusNotFound, "ResourceNotFoundException", "no route for " + rec.Path}
-	}
 	if msg := b.verifySignature(r, rec.Body); msg != "" {
-		return stream, &fault{http.StatusForbidden, "InvalidSignatureException", msg}
+		bedrockError(w, http.StatusForbidden, "InvalidSignatureException", msg)
+		return
 	}
 	if r.Header.Get("Content-Type") != "application/json" {
-		return stream, &fault{http.StatusBadRequest, "ValidationException", "Content-Type must be application/json"}
+		bedrockError(w, http.StatusBadRequest, "ValidationException", "Content-Type must be application/json")
+		return
 	}
-	return stream, nil
+	offered, f := checkConverse(rec.Body)
+	b.respond(w, bedrockError, bedrockFaults, f, offered, func(mode Mode, tool bool) { writeConverse(w, mode, tool, stream) })
 }
 
-// converseBody is the part of a Converse request the fake checks.
-type converseBody struct {
-	Messages []struct {
-		Role    string                       `json:"role"`
-		Content []map[string]json.RawMessage `json:"content"`
-	} `json:"messages"`
-	ToolConfig *json.RawMessage `json:"toolConfig"`
+// bedrockFaults are Bedrock's answers in the failing modes.
+var bedrockFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "ThrottlingException", message: "Too many requests, please wait before trying again."},
+	Overloaded:  {status: http.StatusServiceUnavailable, code: "ServiceUnavailableException", message: "The service is temporarily unable to handle the request."},
+	BadRequest:  {status: http.StatusBadRequest, code: "ValidationException", message: "The provided request is not valid"},
 }
 
-// checkConverse checks a Converse body: known members only, and messages
-// that alternate from the user's with valid content blocks. It reports
-// whether the request offers tools.
-func checkConverse(b []byte) (tools bool, f *fault) {
-	var top map[string]json.RawMessage
-	var body converseBody
-	if json.Unmarshal(b, &top) != nil || json.Unmarshal(b, &body) != nil || len(body.Messages) == 0 {
-		return false, &fault{http.StatusBadRequest, "ValidationException", "Malformed input request"}
+// checkConverse checks a Converse request body as Bedrock validates it;
+// offered says it offers tools.
+func checkConverse(data []byte) (offered bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "ValidationException", message: msg}
 	}
-	for k := range top {
-		if !converseKeys[k] {
-			return false, &fault{http.StatusBadRequest, "ValidationException", "Unknown member " + k}
-		}
+	var body struct {
+		Messages []struct {
+			Role    string                       `json:"role"`
+			Content []map[string]json.RawMessage `json:"content"`
+		} `json:"messages"`
+		ToolConfig *json.RawMessage `json:"toolConfig"`
+	}
+	unknown, err := decodeObject(data, &body, converseKeys)
+	if err != nil || len(body.Messages) == 0 {
+		return false, invalid("Malformed input request")
+	}
+	if unknown != "" {
+		return false, invalid("Unknown member " + unknown)
 	}
 	for i, m := range body.Messages {
 		want := "user"
@@ -161,39 +150,22 @@ func checkConverse(b []byte) (tools bool, f *fault) {
 			want = "assistant"
 		}
 		if m.Role != want || len(m.Content) == 0 {
-			return false, &fault{http.StatusBadRequest, "ValidationException", "A conversation must start with a user message and alternate between user and assistant roles."}
+			return false, invalid("A conversation must start with a user message and alternate between user and assistant roles.")
 		}
-		if f := checkContentBlocks(m.Content, body.ToolConfig != nil); f != nil {
-			return false, f
+		for _, blk := range m.Content {
+			if len(blk) != 1 {
+				return false, invalid("Each content block must have exactly one member")
+			}
+			if (blk["toolUse"] != nil || blk["toolResult"] != nil) && body.ToolConfig == nil {
+				return false, invalid("toolConfig field must be defined when using toolUse and toolResult content blocks.")
+			}
 		}
 	}
 	return body.ToolConfig != nil, nil
 }
 
-// checkContentBlocks checks a message's content blocks: one member each,
-// and tool blocks only with a toolConfig.
-func checkContentBlocks(blocks []map[string]json.RawMessage, toolConfig bool) *fault {
-	for _, blk := range blocks {
-		if len(blk) != 1 {
-			return &fault{http.StatusBadRequest, "ValidationException", "Each content block must have exactly one member"}
-		}
-		if (blk["toolUse"] != nil || blk["toolResult"] != nil) && !toolConfig {
-			return &fault{http.StatusBadRequest, "ValidationException", "toolConfig field must be defined when using toolUse and toolResult content blocks."}
-		}
-	}
-	return nil
-}
-
-// bedrockFaults are the error modes' answers.
-var bedrockFaults = map[Mode]*fault{
-	RateLimited: {http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again."},
-	Overloaded:  {http.StatusServiceUnavailable, "ServiceUnavailableException", "The service is temporarily unable to handle the request."},
-	BadRequest:  {http.StatusBadRequest, "ValidationException", "The provided request is not valid"},
-}
-
-// bedrockAnswer writes the Converse response, or streams its events in the
-// AWS event stream encoding.
-func bedrockAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
+// writeConverse answers a Converse (or, stream, ConverseStream) request.
+func writeConverse(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	w.Header().Set("X-Amzn-Requestid", "9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33")
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -205,33 +177,20 @@ func bedrockAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
-	events := bedrockTextStream
-	switch {
-	case streamError:
-		events = bedrockErrorStream
-	case tool:
-		events = bedrockToolStream
-	}
 	enc := eventstream.NewEncoder()
-	for _, e := range events {
-		_ = enc.Encode(w, eventstream.Message{Headers: e.headers(), Payload: []byte(e.payload)})
+	for _, e := range streamFor(mode, tool, bedrockTextStream, bedrockToolStream, bedrockErrorStream) {
+		var hs eventstream.Headers
+		if e.exception != "" {
+			hs.Set(":message-type", eventstream.StringValue("exception"))
+			hs.Set(":exception-type", eventstream.StringValue(e.exception))
+		} else {
+			hs.Set(":message-type", eventstream.StringValue("event"))
+			hs.Set(":event-type", eventstream.StringValue(e.typ))
+		}
+		hs.Set(":content-type", eventstream.StringValue("application/json"))
+		_ = enc.Encode(w, eventstream.Message{Headers: hs, Payload: []byte(e.payload)})
 		flush(w)
 	}
-}
-
-// headers are the event's message headers: an event's type, or an
-// exception's.
-func (e bedrockEvent) headers() eventstream.Headers {
-	var hs eventstream.Headers
-	if e.exception != "" {
-		hs.Set(":message-type", eventstream.StringValue("exception"))
-		hs.Set(":exception-type", eventstream.StringValue(e.exception))
-	} else {
-		hs.Set(":message-type", eventstream.StringValue("event"))
-		hs.Set(":event-type", eventstream.StringValue(e.typ))
-	}
-	hs.Set(":content-type", eventstream.StringValue("application/json"))
-	return hs
 }
 
 // BedrockTextResponse follows the Converse response syntax of

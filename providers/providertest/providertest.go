@@ -51,17 +51,6 @@ const (
 	StreamError
 )
 
-// fault is an error answer: the HTTP status, and the provider's error type
-// (or code) and message.
-type fault struct {
-	status   int
-	typ, msg string
-}
-
-// tools reports whether a fake in mode answers with a tool call, the
-// request offering tools or not.
-func (m Mode) tools(offered bool) bool { return m == Tool || (m == Auto && offered) }
-
 // recorder is shared by the fakes.
 type recorder struct {
 	mu   sync.Mutex
@@ -119,4 +108,66 @@ func flush(w http.ResponseWriter) {
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// fault is a request a fake refuses: the status, the provider's own
+// error code and message, and the Retry-After it sends, if any.
+type fault struct {
+	status        int
+	code, message string
+	retryAfter    string
+}
+
+// errorFormat writes an error in a provider's format.
+type errorFormat func(w http.ResponseWriter, status int, code, msg string)
+
+// respond answers a request whose body check found f (nil: none) and
+// whether it offers tools: with f, else with the provider's fault for the
+// current mode, else with write's answer in that mode, a tool call (tool)
+// or text.
+func (r *recorder) respond(w http.ResponseWriter, format errorFormat, faults map[Mode]fault, f *fault, offered bool, write func(mode Mode, tool bool)) {
+	mode := r.getMode()
+	if f == nil {
+		if mf, ok := faults[mode]; ok {
+			f = &mf
+		}
+	}
+	if f != nil {
+		if f.retryAfter != "" {
+			w.Header().Set("Retry-After", f.retryAfter)
+		}
+		format(w, f.status, f.code, f.message)
+		return
+	}
+	write(mode, mode == Tool || (mode == Auto && offered))
+}
+
+// streamFor is the stream a fake sends: broken off in mode StreamError,
+// else the tool call's or the text's.
+func streamFor[T any](mode Mode, tool bool, text, toolCall, broken []T) []T {
+	switch {
+	case mode == StreamError:
+		return broken
+	case tool:
+		return toolCall
+	}
+	return text
+}
+
+// decodeObject decodes the JSON object data into body; unknown is a
+// member of it that known does not list ("" when there is none).
+func decodeObject(data []byte, body any, known map[string]bool) (unknown string, err error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(data, body); err != nil {
+		return "", err
+	}
+	for k := range top {
+		if !known[k] {
+			return k, nil
+		}
+	}
+	return "", nil
 }

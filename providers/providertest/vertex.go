@@ -141,47 +141,41 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := v.record(r)
-	stream, f := v.checkRequest(r, rec)
-	var tools bool
-	if f == nil {
-		tools, f = checkGenerateContent(rec.Body)
-	}
-	mode := v.getMode()
-	if f == nil {
-		f = vertexFaults[mode]
-	}
-	if f != nil {
-		googleError(w, f.status, f.typ, f.msg)
+	base := "/v1/projects/" + v.Project + "/locations/" + v.Location + "/publishers/google/models/" + v.Model
+	stream := rec.Path == base+":streamGenerateContent"
+	if r.Method != http.MethodPost || (rec.Path != base+":generateContent" && !stream) {
+		googleError(w, http.StatusNotFound, "NOT_FOUND", "Publisher Model `"+rec.Path+"` was not found or your project does not have access to it.")
 		return
 	}
-	vertexAnswer(w, stream, mode == StreamError, mode.tools(tools))
-}
-
-// checkRequest checks the method, path (generateContent or
-// streamGenerateContent with alt=sse, which it reports), the access token
-// and the content type.
-func (v *Vertex) checkRequest(r *http.Request, rec Recorded) (stream bool, f *fault) {
-	base := "/v1/projects/" + v.Project + "/locations/" + v.Location + "/publishers/google/models/" + v.Model
-	stream = rec.Path == base+":streamGenerateContent"
-	tok := v.AccessToken()
-	switch {
-	case r.Method != http.MethodPost || (rec.Path != base+":generateContent" && !stream):
-		return stream, &fault{http.StatusNotFound, "NOT_FOUND", "Publisher Model `" + rec.Path + "` was not found or your project does not have access to it."}
-	case stream && rec.Query != "alt=sse":
-		return stream, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", "expected alt=sse"}
-	case tok == "" || r.Header.Get("Authorization") != "Bearer "+tok:
-		return stream, &fault{http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."}
-	case r.Header.Get("Content-Type") != "application/json":
-		return stream, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", "Content-Type must be application/json"}
+	if stream && rec.Query != "alt=sse" {
+		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "expected alt=sse")
+		return
 	}
-	return stream, nil
+	if tok := v.AccessToken(); tok == "" || r.Header.Get("Authorization") != "Bearer "+tok {
+		googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+		return
+	}
+	if r.Header.Get("Content-Type") != "application/json" {
+		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Content-Type must be application/json")
+		return
+	}
+	offered, f := checkGenerateContent(rec.Body)
+	v.respond(w, googleError, vertexFaults, f, offered, func(mode Mode, tool bool) { writeGenerateContent(w, mode, tool, stream) })
 }
 
-// checkGenerateContent checks a generateContent body: known members only,
-// contents of user and model turns whose parts have one data field each.
-// It reports whether the request offers tools.
-func checkGenerateContent(b []byte) (tools bool, f *fault) {
-	var top map[string]json.RawMessage
+// vertexFaults are Vertex AI's answers in the failing modes.
+var vertexFaults = map[Mode]fault{
+	RateLimited: {status: http.StatusTooManyRequests, code: "RESOURCE_EXHAUSTED", message: "Resource exhausted. Please try again later."},
+	Overloaded:  {status: http.StatusServiceUnavailable, code: "UNAVAILABLE", message: "The service is currently unavailable."},
+	BadRequest:  {status: http.StatusBadRequest, code: "INVALID_ARGUMENT", message: "Request contains an invalid argument."},
+}
+
+// checkGenerateContent checks a generateContent request body as Vertex AI
+// validates it; offered says it offers tools.
+func checkGenerateContent(data []byte) (offered bool, f *fault) {
+	invalid := func(msg string) *fault {
+		return &fault{status: http.StatusBadRequest, code: "INVALID_ARGUMENT", message: msg}
+	}
 	var body struct {
 		Contents []struct {
 			Role  string                       `json:"role"`
@@ -189,36 +183,29 @@ func checkGenerateContent(b []byte) (tools bool, f *fault) {
 		} `json:"contents"`
 		Tools []json.RawMessage `json:"tools"`
 	}
-	if json.Unmarshal(b, &top) != nil || json.Unmarshal(b, &body) != nil || len(body.Contents) == 0 {
-		return false, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", "contents is not specified"}
+	unknown, err := decodeObject(data, &body, generateContentKeys)
+	if err != nil || len(body.Contents) == 0 {
+		return false, invalid("contents is not specified")
 	}
-	for k := range top {
-		if !generateContentKeys[k] {
-			return false, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", `Invalid JSON payload received. Unknown name "` + k + `": Cannot find field.`}
-		}
+	if unknown != "" {
+		return false, invalid(`Invalid JSON payload received. Unknown name "` + unknown + `": Cannot find field.`)
 	}
 	for _, c := range body.Contents {
 		if (c.Role != "user" && c.Role != "model") || len(c.Parts) == 0 {
-			return false, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", "Please use a valid role: user, model."}
+			return false, invalid("Please use a valid role: user, model.")
 		}
 		for _, p := range c.Parts {
 			if len(p) != 1 {
-				return false, &fault{http.StatusBadRequest, "INVALID_ARGUMENT", "a part must have exactly one data field"}
+				return false, invalid("a part must have exactly one data field")
 			}
 		}
 	}
 	return len(body.Tools) > 0, nil
 }
 
-// vertexFaults are the error modes' answers.
-var vertexFaults = map[Mode]*fault{
-	RateLimited: {http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "Resource exhausted. Please try again later."},
-	Overloaded:  {http.StatusServiceUnavailable, "UNAVAILABLE", "The service is currently unavailable."},
-	BadRequest:  {http.StatusBadRequest, "INVALID_ARGUMENT", "Request contains an invalid argument."},
-}
-
-// vertexAnswer writes the response, or streams its chunks as SSE.
-func vertexAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
+// writeGenerateContent answers a generateContent (or, stream,
+// streamGenerateContent) request.
+func writeGenerateContent(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	if !stream {
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 		if tool {
@@ -229,14 +216,7 @@ func vertexAnswer(w http.ResponseWriter, stream, streamError, tool bool) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	chunks := vertexTextStream
-	switch {
-	case streamError:
-		chunks = vertexErrorStream
-	case tool:
-		chunks = vertexToolStream
-	}
-	for _, c := range chunks {
+	for _, c := range streamFor(mode, tool, vertexTextStream, vertexToolStream, vertexErrorStream) {
 		fmt.Fprint(w, "data: "+c+"\r\n\r\n")
 		flush(w)
 	}

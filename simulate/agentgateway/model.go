@@ -54,31 +54,23 @@ func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
 	}
 	m := &Model{gw: gw, pools: map[string]bool{}}
 	for _, o := range objs {
+		var err error
 		switch o.GetKind() {
 		case "HTTPRoute":
-			r := &httpRoute{}
-			if err := decode(o, r); err != nil {
-				return nil, err
-			}
-			m.routes = append(m.routes, r)
+			err = appendDecoded(o, &m.routes)
 		case "AgentgatewayPolicy":
-			p := &policy{}
-			if err := decode(o, p); err != nil {
-				return nil, err
-			}
-			m.policies = append(m.policies, p)
+			err = appendDecoded(o, &m.policies)
 		case "AgentgatewayModel":
-			am := &agwModel{}
-			if err := decode(o, am); err != nil {
-				return nil, err
-			}
-			m.models = append(m.models, am)
+			err = appendDecoded(o, &m.models)
 		case "InferencePool":
 			m.pools[o.GetNamespace()+"/"+o.GetName()] = true
 		case "Gateway":
 			if o.GetNamespace() == gw.Namespace && o.GetName() == gw.Name && len(m.gw.Labels) == 0 {
 				m.gw.Labels = o.GetLabels()
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	sort.Slice(m.policies, func(i, j int) bool { return key(m.policies[i].Meta) < key(m.policies[j].Meta) })

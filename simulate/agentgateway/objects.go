@@ -191,3 +191,13 @@ func decode(o *unstructured.Unstructured, into any) error {
 	}
 	return nil
 }
+
+// appendDecoded decodes o as a T onto list.
+func appendDecoded[T any](o *unstructured.Unstructured, list *[]*T) error {
+	v := new(T)
+	if err := decode(o, v); err != nil {
+		return err
+	}
+	*list = append(*list, v)
+	return nil
+}

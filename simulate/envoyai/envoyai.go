@@ -120,76 +120,104 @@ type Model struct {
 // New builds the model of Gateway gw from every object given, in creation
 // order. Objects of other kinds, and routes attached elsewhere, are ignored.
 func New(gw Gateway, objs []*unstructured.Unstructured) (*Model, error) {
-	m := &Model{gw: gw, backends: map[string]*aiServiceBackend{}, bsps: map[string]*backendSecurityPolicy{}, labels: map[string]string{}}
-	var unsorted []*route
-	var ctps []*egv1a1.ClientTrafficPolicy
+	b := &building{Model: &Model{gw: gw, backends: map[string]*aiServiceBackend{}, bsps: map[string]*backendSecurityPolicy{}, labels: map[string]string{}}}
 	for _, u := range objs {
-		var err error
-		switch u.GetKind() {
-		case "AIGatewayRoute":
-			var r aiGatewayRoute
-			if err = decode(u, &r); err == nil {
-				err = r.modelled()
-			}
-			if err == nil && m.attached(r.Namespace, r.Spec.ParentRefs) {
-				unsorted = append(unsorted, m.aiRoutes(&r)...)
-			}
-		case "HTTPRoute":
-			if u.GetAnnotations()["gateway.envoyproxy.io/ai-gateway-generated"] != "" {
-				continue // the AI Gateway's own output: synthesized from its AIGatewayRoute
-			}
-			var r gwapiv1.HTTPRoute
-			if err = convert(u, &r); err == nil && m.attached(r.Namespace, r.Spec.ParentRefs) {
-				unsorted = append(unsorted, plainRoutes(&r)...)
-			}
-		case "SecurityPolicy":
-			var p egv1a1.SecurityPolicy
-			if err = convert(u, &p); err == nil {
-				m.sps = append(m.sps, &p)
-			}
-		case "BackendTrafficPolicy":
-			var p egv1a1.BackendTrafficPolicy
-			if err = convert(u, &p); err == nil {
-				m.btps = append(m.btps, &p)
-			}
-		case "ClientTrafficPolicy":
-			var p egv1a1.ClientTrafficPolicy
-			if err = convert(u, &p); err == nil {
-				ctps = append(ctps, &p)
-			}
-		case "Gateway":
-			if u.GetNamespace() == gw.Namespace && u.GetName() == gw.Name && len(m.gw.Labels) == 0 {
-				m.gw.Labels = u.GetLabels()
-			}
-		case "AIServiceBackend":
-			var b aiServiceBackend
-			if err = decode(u, &b); err == nil {
-				m.backends[b.Namespace+"/"+b.Name] = &b
-				m.labels[b.Namespace+"/"+b.Name] = b.Labels[naming.LabelRouter]
-			}
-		case "BackendSecurityPolicy":
-			var p backendSecurityPolicy
-			if err = decode(u, &p); err == nil && !slices.Contains(credentialTypes, p.Spec.Type) {
-				err = fmt.Errorf("type %q is not modelled (%v only)", p.Spec.Type, credentialTypes)
-			}
-			if err == nil {
-				for _, t := range p.Spec.TargetRefs {
-					m.bsps[p.Namespace+"/"+t.Name] = &p
-				}
-			}
-		}
-		if err != nil {
+		if err := b.add(u); err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
 	}
-	for _, p := range ctps {
+	m := b.Model
+	for _, p := range b.ctps {
 		if m.ctp == nil && m.targetsGateway(p.Namespace, p.Spec.PolicyTargetReferences) {
 			m.ctp = p // the oldest wins; later ones are Conflicted
 		}
 	}
-	m.routes = unsorted
+	m.routes = b.routes
 	sort.Stable(sort.Reverse(byPrecedence(m.routes)))
 	return m, nil
+}
+
+// building is a Model while New reads the objects: the routes before
+// they are sorted and every ClientTrafficPolicy before one is chosen.
+type building struct {
+	*Model
+	routes []*route
+	ctps   []*egv1a1.ClientTrafficPolicy
+}
+
+// add takes one object into the model.
+func (b *building) add(u *unstructured.Unstructured) error {
+	switch u.GetKind() {
+	case "AIGatewayRoute":
+		return b.addAIGatewayRoute(u)
+	case "HTTPRoute":
+		if u.GetAnnotations()["gateway.envoyproxy.io/ai-gateway-generated"] != "" {
+			return nil // the AI Gateway's own output: synthesized from its AIGatewayRoute
+		}
+		var r gwapiv1.HTTPRoute
+		err := convert(u, &r)
+		if err == nil && b.attached(r.Namespace, r.Spec.ParentRefs) {
+			b.routes = append(b.routes, plainRoutes(&r)...)
+		}
+		return err
+	case "SecurityPolicy":
+		return convertInto(u, &b.sps)
+	case "BackendTrafficPolicy":
+		return convertInto(u, &b.btps)
+	case "ClientTrafficPolicy":
+		return convertInto(u, &b.ctps)
+	case "Gateway":
+		if u.GetNamespace() == b.gw.Namespace && u.GetName() == b.gw.Name && len(b.gw.Labels) == 0 {
+			b.gw.Labels = u.GetLabels()
+		}
+	case "AIServiceBackend":
+		var sb aiServiceBackend
+		err := decode(u, &sb)
+		if err == nil {
+			b.backends[sb.Namespace+"/"+sb.Name] = &sb
+			b.labels[sb.Namespace+"/"+sb.Name] = sb.Labels[naming.LabelRouter]
+		}
+		return err
+	case "BackendSecurityPolicy":
+		return b.addBackendSecurityPolicy(u)
+	}
+	return nil
+}
+
+func (b *building) addAIGatewayRoute(u *unstructured.Unstructured) error {
+	var r aiGatewayRoute
+	err := decode(u, &r)
+	if err == nil {
+		err = r.modelled()
+	}
+	if err == nil && b.attached(r.Namespace, r.Spec.ParentRefs) {
+		b.routes = append(b.routes, b.aiRoutes(&r)...)
+	}
+	return err
+}
+
+func (b *building) addBackendSecurityPolicy(u *unstructured.Unstructured) error {
+	var p backendSecurityPolicy
+	if err := decode(u, &p); err != nil {
+		return err
+	}
+	if !slices.Contains(credentialTypes, p.Spec.Type) {
+		return fmt.Errorf("type %q is not modelled (%v only)", p.Spec.Type, credentialTypes)
+	}
+	for _, t := range p.Spec.TargetRefs {
+		b.bsps[p.Namespace+"/"+t.Name] = &p
+	}
+	return nil
+}
+
+// convertInto converts u to a T and appends it to list.
+func convertInto[T any](u *unstructured.Unstructured, list *[]*T) error {
+	var v T
+	if err := convert(u, &v); err != nil {
+		return err
+	}
+	*list = append(*list, &v)
+	return nil
 }
 
 func convert(u *unstructured.Unstructured, into any) error {
@@ -485,60 +513,12 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 	req := in.Normalized()
 	h := req.Headers
 	o := simulate.Outcome{}
-	// 1. early header removal
-	if m.ctp != nil && m.ctp.Spec.Headers != nil && m.ctp.Spec.Headers.EarlyRequestHeaders != nil {
-		for _, name := range m.ctp.Spec.Headers.EarlyRequestHeaders.Remove {
-			if h.Values(name) != nil {
-				o.Tracef("ClientTrafficPolicy %s/%s removes the client's %s", m.ctp.Namespace, m.ctp.Name, strings.ToLower(name))
-			}
-			h.Del(name)
-		}
-	}
-	// 2–3. the route Envoy picks from the client's headers
-	r := m.pick(req.Host, req.Path, h)
-	if r == nil {
-		o.Tracef("no route on Gateway %s/%s matches: 404 from Envoy", m.gw.Namespace, m.gw.Name)
-		o.Status = http.StatusNotFound
-		return o
-	}
-	o.Tracef("Envoy picks %s from the client's headers", r)
-	// 4. jwt_authn on that route
+	m.removeEarly(h, &o)
 	claims := map[string]map[string]any{}
-	if sp, ok := policyFor(r, m, m.sps, spMeta); ok && sp.Spec.JWT != nil {
-		status, recompute := m.authenticate(sp, req.Token, h, claims, &o)
-		if status != 0 {
-			o.Status = status
-			return o
-		}
-		if recompute {
-			r = m.pick(req.Host, req.Path, h)
-			if r == nil {
-				o.Status = http.StatusNotFound
-				return o
-			}
-			o.Tracef("recomputeRoute: Envoy picks %s", r)
-		}
-	} else {
-		o.Tracef("no JWT requirement on %s: the token is not checked", r)
-	}
-	// 5. the AI Gateway's ext_proc
-	if r.ai {
-		model := req.Model()
-		if model == "" {
-			o.Tracef("the AI Gateway finds no model in the body: 400")
-			o.Status = http.StatusBadRequest
-			return o
-		}
-		if prev := h.Values(ModelHeader); prev != nil {
-			o.Tracef("the AI Gateway replaces the client's %s %q", ModelHeader, strings.Join(prev, ","))
-		}
-		h.Set(ModelHeader, model)
-		r = m.pick(req.Host, req.Path, h)
-		if r == nil {
-			o.Status = http.StatusNotFound
-			return o
-		}
-		o.Tracef("the AI Gateway sets %s: %s and clears the route cache: Envoy picks %s", ModelHeader, model, r)
+	r, status := m.resolve(req, claims, &o)
+	if r == nil {
+		o.Status = status
+		return o
 	}
 	if r.notFound {
 		o.Tracef("%s answers 404", r)
@@ -559,28 +539,103 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 		o.Router = r.ns + "/" + r.router
 	}
 	o.Rule = r.rule
-	// 7. rate limits
-	if btp, ok := policyFor(r, m, m.btps, btpMeta); ok && btp.Spec.RateLimit != nil && btp.Spec.RateLimit.Global != nil {
-		for i, rl := range btp.Spec.RateLimit.Global.Rules {
-			key, applies := descriptor(rl, h)
-			if !applies {
-				continue
-			}
-			budget := fmt.Sprintf("%s/%s#%d", btp.Namespace, btp.Name, i)
-			if names := strings.Split(btp.Annotations[naming.AnnotationBudgetRules], ","); i < len(names) && names[i] != "" {
-				budget = names[i]
-			}
-			o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[naming.LabelRouter], Budget: budget, Key: key})
-		}
+	m.charge(r, h, &o)
+	m.send(r, req, &o)
+	return o
+}
+
+// removeEarly is step 1: the ClientTrafficPolicy's early header removal.
+func (m *Model) removeEarly(h http.Header, o *simulate.Outcome) {
+	if m.ctp == nil || m.ctp.Spec.Headers == nil || m.ctp.Spec.Headers.EarlyRequestHeaders == nil {
+		return
 	}
-	// 8. upstream
+	for _, name := range m.ctp.Spec.Headers.EarlyRequestHeaders.Remove {
+		if h.Values(name) != nil {
+			o.Tracef("ClientTrafficPolicy %s/%s removes the client's %s", m.ctp.Namespace, m.ctp.Name, strings.ToLower(name))
+		}
+		h.Del(name)
+	}
+}
+
+// resolve is steps 2 to 5: the route Envoy picks from the client's headers,
+// jwt_authn on it, and the AI Gateway's ext_proc that sets the model
+// header and has Envoy pick again. No route is the status to answer.
+func (m *Model) resolve(req simulate.Request, claims map[string]map[string]any, o *simulate.Outcome) (*route, int) {
+	h := req.Headers
+	// 2–3. the route Envoy picks from the client's headers
+	r := m.pick(req.Host, req.Path, h)
+	if r == nil {
+		o.Tracef("no route on Gateway %s/%s matches: 404 from Envoy", m.gw.Namespace, m.gw.Name)
+		return nil, http.StatusNotFound
+	}
+	o.Tracef("Envoy picks %s from the client's headers", r)
+	// 4. jwt_authn on that route
+	if sp, ok := policyFor(r, m, m.sps, spMeta); ok && sp.Spec.JWT != nil {
+		status, recompute := m.authenticate(sp, req.Token, h, claims, o)
+		if status != 0 {
+			return nil, status
+		}
+		if recompute {
+			if r = m.pick(req.Host, req.Path, h); r == nil {
+				return nil, http.StatusNotFound
+			}
+			o.Tracef("recomputeRoute: Envoy picks %s", r)
+		}
+	} else {
+		o.Tracef("no JWT requirement on %s: the token is not checked", r)
+	}
+	if !r.ai {
+		return r, 0
+	}
+	// 5. the AI Gateway's ext_proc
+	model := req.Model()
+	if model == "" {
+		o.Tracef("the AI Gateway finds no model in the body: 400")
+		return nil, http.StatusBadRequest
+	}
+	if prev := h.Values(ModelHeader); prev != nil {
+		o.Tracef("the AI Gateway replaces the client's %s %q", ModelHeader, strings.Join(prev, ","))
+	}
+	h.Set(ModelHeader, model)
+	if r = m.pick(req.Host, req.Path, h); r == nil {
+		return nil, http.StatusNotFound
+	}
+	o.Tracef("the AI Gateway sets %s: %s and clears the route cache: Envoy picks %s", ModelHeader, model, r)
+	return r, 0
+}
+
+// charge is step 7: the global rate limits of r's BackendTrafficPolicy
+// whose descriptors the request fills.
+func (m *Model) charge(r *route, h http.Header, o *simulate.Outcome) {
+	btp, ok := policyFor(r, m, m.btps, btpMeta)
+	if !ok || btp.Spec.RateLimit == nil || btp.Spec.RateLimit.Global == nil {
+		return
+	}
+	names := strings.Split(btp.Annotations[naming.AnnotationBudgetRules], ",")
+	for i, rl := range btp.Spec.RateLimit.Global.Rules {
+		key, applies := descriptor(rl, h)
+		if !applies {
+			continue
+		}
+		budget := fmt.Sprintf("%s/%s#%d", btp.Namespace, btp.Name, i)
+		if i < len(names) && names[i] != "" {
+			budget = names[i]
+		}
+		o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[naming.LabelRouter], Budget: budget, Key: key})
+	}
+}
+
+// send is step 8: the request goes upstream, to a foreign route's
+// backends or to r's AIServiceBackends by priority, past those down.
+func (m *Model) send(r *route, req simulate.Request, o *simulate.Outcome) {
+	h := req.Headers
 	if r.foreign != nil {
 		o.Status = http.StatusOK
 		o.Attempts = r.foreign
 		o.Backend = strings.Join(r.foreign, ",")
 		o.Upstream = h
 		o.Tracef("foreign %s sends the request to %s", r, o.Backend)
-		return o
+		return
 	}
 	refs := append([]routeBackendRef(nil), r.refs...)
 	sort.SliceStable(refs, func(i, j int) bool { return prio(refs[i]) < prio(refs[j]) })
@@ -592,7 +647,7 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 	}
 	if len(o.Attempts) == 0 {
 		o.Status = http.StatusServiceUnavailable
-		return o
+		return
 	}
 	for _, b := range o.Attempts {
 		if req.Down[b] {
@@ -600,14 +655,13 @@ func (m *Model) Serve(in simulate.Request) simulate.Outcome {
 			continue
 		}
 		o.Backend = b
-		o.Upstream = m.upstreamHeaders(b, h, &o)
+		o.Upstream = m.upstreamHeaders(b, h, o)
 		o.Status = http.StatusOK
 		o.Tracef("%s sends the request to AIServiceBackend %s", r, b)
-		return o
+		return
 	}
 	o.Tracef("every backend of %s failed: 503", r)
 	o.Status = http.StatusServiceUnavailable
-	return o
 }
 
 func prio(r routeBackendRef) int32 {

@@ -218,23 +218,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		o.Tracef("the router-proxy refuses its config: %v", err)
 		return o
 	}
-	up := &upstream{byHost: map[string]string{}, backends: map[string]*proxyapi.Backend{}, down: in.Down}
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		b.Endpoints = nil
-		b.Pool = nil
-		if b.URL != "" {
-			u, err := url.Parse(b.URL)
-			if err == nil {
-				u.Host = backendHost(i)
-				b.URL = u.String()
-			}
-			up.byHost[backendHost(i)] = b.Name
-		} else {
-			up.byHost["amazonaws.com"] = b.Name
-		}
-		up.backends[b.Name] = b
-	}
+	up := newUpstream(cfg, in.Down)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	audit := &auditSink{}
@@ -248,28 +232,10 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		return o
 	}
 	req := in.Normalized()
-	var body io.Reader = http.NoBody
-	var data []byte
-	if req.Body != nil {
-		data, _ = json.Marshal(req.Body)
-		body = bytes.NewReader(data)
-	}
-	hr := httptest.NewRequest(req.Method, req.Path, body)
-	hr.Host = req.Host
-	if req.ClientAddr != "" {
-		hr.RemoteAddr = req.ClientAddr + ":40000"
-	}
-	for k, vs := range req.Headers {
-		hr.Header[k] = vs
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	if req.Token != nil {
-		raw, err := p.Token(req.Token)
-		if err != nil {
-			o.Status = http.StatusInternalServerError
-			return o
-		}
-		hr.Header.Set("Authorization", "Bearer "+raw)
+	hr, data, err := p.request(req)
+	if err != nil {
+		o.Status = http.StatusInternalServerError
+		return o
 	}
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, hr)
@@ -294,38 +260,104 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		if e.Rule != "" {
 			o.Rule = e.Rule
 		}
-		if e.Team != "" {
-			o.Tracef("auth: the token verifies, team %q", e.Team)
-		}
-		if e.Classification != "" {
-			detectors := ""
-			if len(e.Detectors) > 0 {
-				detectors = " (detectors: " + strings.Join(e.Detectors, ", ") + ")"
-			}
-			o.Tracef("classification: %s, from %s%s", e.Classification, e.ClassificationSource, detectors)
-		}
+		traceEntry(e, &o)
 		if e.Rule != "" {
 			for _, step := range ruleSteps(srv.Engine(), req.Model(), hr.Header, data, e.Rule) {
 				o.Tracef("%s", step)
 			}
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
-		for _, st := range srv.Status().Budgets {
-			if st.TokensUsed > 0 {
-				key := ""
-				for _, b := range cfg.Policy.Budgets {
-					if b.Name == st.Name && b.Scope == proxyapi.ScopeTeam {
-						key = e.Team
-					}
-				}
-				o.Charges = append(o.Charges, simulate.Charge{Router: cfg.Router.Namespace + "/" + cfg.Router.Name, Budget: st.Name, Key: key})
-			}
-		}
+		o.Charges = append(o.Charges, charges(cfg, srv.Status(), e.Team)...)
 	}
 	if o.Status >= 400 {
 		o.Tracef("answer: %s", strings.TrimSpace(rec.Body.String()))
 	}
 	return o
+}
+
+// newUpstream is the transport for cfg's backends: each is reached at a
+// host of its own (a Bedrock backend at amazonaws.com), their endpoints
+// and pools dropped, so that what is sent where can be told apart.
+func newUpstream(cfg *proxyapi.Config, down map[string]bool) *upstream {
+	up := &upstream{byHost: map[string]string{}, backends: map[string]*proxyapi.Backend{}, down: down}
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		b.Endpoints = nil
+		b.Pool = nil
+		if b.URL != "" {
+			u, err := url.Parse(b.URL)
+			if err == nil {
+				u.Host = backendHost(i)
+				b.URL = u.String()
+			}
+			up.byHost[backendHost(i)] = b.Name
+		} else {
+			up.byHost["amazonaws.com"] = b.Name
+		}
+		up.backends[b.Name] = b
+	}
+	return up
+}
+
+// request is the HTTP request of req, with its body as JSON (data) and the
+// bearer token of req.Token signed.
+func (p *Plane) request(req simulate.Request) (hr *http.Request, data []byte, err error) {
+	var body io.Reader = http.NoBody
+	if req.Body != nil {
+		data, _ = json.Marshal(req.Body)
+		body = bytes.NewReader(data)
+	}
+	hr = httptest.NewRequest(req.Method, req.Path, body)
+	hr.Host = req.Host
+	if req.ClientAddr != "" {
+		hr.RemoteAddr = req.ClientAddr + ":40000"
+	}
+	for k, vs := range req.Headers {
+		hr.Header[k] = vs
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if req.Token != nil {
+		raw, err := p.Token(req.Token)
+		if err != nil {
+			return nil, nil, err
+		}
+		hr.Header.Set("Authorization", "Bearer "+raw)
+	}
+	return hr, data, nil
+}
+
+// traceEntry traces what an audit entry says of the caller and the
+// classification.
+func traceEntry(e *proxyapi.AuditEntry, o *simulate.Outcome) {
+	if e.Team != "" {
+		o.Tracef("auth: the token verifies, team %q", e.Team)
+	}
+	if e.Classification != "" {
+		detectors := ""
+		if len(e.Detectors) > 0 {
+			detectors = " (detectors: " + strings.Join(e.Detectors, ", ") + ")"
+		}
+		o.Tracef("classification: %s, from %s%s", e.Classification, e.ClassificationSource, detectors)
+	}
+}
+
+// charges are the budgets the router-proxy has charged, keyed by the
+// caller's team where a budget is per team.
+func charges(cfg *proxyapi.Config, st proxyapi.Status, team string) []simulate.Charge {
+	var out []simulate.Charge
+	for _, b := range st.Budgets {
+		if b.TokensUsed <= 0 {
+			continue
+		}
+		key := ""
+		for _, cb := range cfg.Policy.Budgets {
+			if cb.Name == b.Name && cb.Scope == proxyapi.ScopeTeam {
+				key = team
+			}
+		}
+		out = append(out, simulate.Charge{Router: cfg.Router.Namespace + "/" + cfg.Router.Name, Budget: b.Name, Key: key})
+	}
+	return out
 }
 
 func errSuffix(e string) string {

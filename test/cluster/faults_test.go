@@ -51,18 +51,7 @@ func TestFaults(t *testing.T) {
 	llmkubeCRDs(t)
 	redis := startRedisDurable(t)
 	redisService(t)
-	run(t, "", e.helm, "install", release, "charts/llmkube-compile", "--namespace", releaseNS, "--create-namespace",
-		"--set", "replicas=2",
-		"--set", "budgetStore.url="+redisURL,
-		"--wait", "--timeout", "3m")
-	t.Cleanup(func() {
-		if out, err := tryRun("", e.helm, "uninstall", release, "--namespace", releaseNS, "--wait", "--timeout", "2m"); err != nil {
-			t.Errorf("helm uninstall: %v\n%s", err, out)
-		}
-		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
-		// Gone before the next scenario installs into it again.
-		_, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=true", "--timeout=120s")
-	})
+	installChart(t, true, "replicas=2", "budgetStore.url="+redisURL)
 
 	t.Run("budget store killed and restarted", func(t *testing.T) { budgetStoreOutage(t, redis) })
 	t.Run("router-proxy pod evicted and killed under load", proxyPodKilled)
@@ -353,24 +342,11 @@ type phasedLoad struct {
 func startPhasedLoad(base string, clients int, interval time.Duration) *phasedLoad {
 	l := &phasedLoad{done: make(chan struct{}), counts: map[string]map[string]int{}, retryAfterOn503: true}
 	l.phase.Store(phaseBefore)
-	for i := 0; i < clients; i++ {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			tick := time.NewTicker(interval)
-			defer tick.Stop()
-			for {
-				select {
-				case <-l.done:
-					return
-				case <-tick.C:
-				}
-				phase := l.phase.Load().(string)
-				r, err := chat(base, "model", map[string]string{"Connection": "close"})
-				l.record(phase, r, err)
-			}
-		}()
-	}
+	everyTick(&l.wg, l.done, clients, interval, func() {
+		phase := l.phase.Load().(string)
+		r, err := chat(base, "model", map[string]string{"Connection": "close"})
+		l.record(phase, r, err)
+	})
 	return l
 }
 

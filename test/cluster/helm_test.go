@@ -62,19 +62,12 @@ func TestHelmInstall(t *testing.T) {
 	// The platform's OpenTelemetry collector: a receiver on the node's
 	// bridge address, where the router-proxy pods reach it.
 	collector := otlptest.NewAt(t, net.JoinHostPort(nodeIP, otlpPort))
-	run(t, "", e.helm, "install", release, "charts/llmkube-compile", "--namespace", releaseNS,
-		"--set", "replicas=2",
-		"--set", "otlp.endpoint="+collector.URL,
-		"--set", "webhook.enabled=true",
-		"--set", "webhook.caBundle="+base64.StdEncoding.EncodeToString(caPEM),
-		"--set", "budgetStore.url="+redisURL,
-		"--wait", "--timeout", "3m")
-	t.Cleanup(func() {
-		if out, err := tryRun("", e.helm, "uninstall", release, "--namespace", releaseNS, "--wait", "--timeout", "2m"); err != nil {
-			t.Errorf("helm uninstall: %v\n%s", err, out)
-		}
-		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
-	})
+	installChart(t, false,
+		"replicas=2",
+		"otlp.endpoint="+collector.URL,
+		"webhook.enabled=true",
+		"webhook.caBundle="+base64.StdEncoding.EncodeToString(caPEM),
+		"budgetStore.url="+redisURL)
 	for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
 		checkHardened(t, p, managerBox, "")
 	}
@@ -438,4 +431,29 @@ func webhookCertificate(t *testing.T) []byte {
 	run(t, "", "kubectl", "-n", releaseNS, "create", "secret", "tls", "llmkube-compile-webhook-cert", "--cert", crt, "--key", kf)
 	t.Cleanup(func() { _, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=false") })
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
+
+// installChart installs the chart as release in releaseNS with the given
+// values (--set), waiting for it, and uninstalls it when the test ends,
+// with the ModelRouter CRD it leaves behind. createNamespace creates
+// releaseNS, deleted at the end so that the next scenario starts afresh.
+func installChart(t *testing.T, createNamespace bool, values ...string) {
+	t.Helper()
+	args := []string{"install", release, "charts/llmkube-compile", "--namespace", releaseNS}
+	if createNamespace {
+		args = append(args, "--create-namespace")
+	}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	run(t, "", e.helm, append(args, "--wait", "--timeout", "3m")...)
+	t.Cleanup(func() {
+		if out, err := tryRun("", e.helm, "uninstall", release, "--namespace", releaseNS, "--wait", "--timeout", "2m"); err != nil {
+			t.Errorf("helm uninstall: %v\n%s", err, out)
+		}
+		_, _ = tryRun("", "kubectl", "delete", "crd", "modelrouters.inference.llmkube.dev", "--wait=true", "--timeout=60s")
+		if createNamespace {
+			_, _ = tryRun("", "kubectl", "delete", "namespace", releaseNS, "--wait=true", "--timeout=120s")
+		}
+	})
 }

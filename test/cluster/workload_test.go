@@ -160,34 +160,46 @@ type load struct {
 // startLoad runs clients workers, each sending a request every interval.
 func startLoad(base, model string, header map[string]string, clients int, interval time.Duration) *load {
 	l := &load{stop: make(chan struct{}), served: map[string]int{}}
+	everyTick(&l.wg, l.stop, clients, interval, func() {
+		r, err := chat(base, model, header)
+		l.record(r, err)
+	})
+	return l
+}
+
+// everyTick starts clients workers, counted in wg, each calling send every
+// interval until stop is closed.
+func everyTick(wg *sync.WaitGroup, stop <-chan struct{}, clients int, interval time.Duration, send func()) {
 	for i := 0; i < clients; i++ {
-		l.wg.Add(1)
+		wg.Add(1)
 		go func() {
-			defer l.wg.Done()
+			defer wg.Done()
 			tick := time.NewTicker(interval)
 			defer tick.Stop()
 			for {
 				select {
-				case <-l.stop:
+				case <-stop:
 					return
 				case <-tick.C:
 				}
-				r, err := chat(base, model, header)
-				l.mu.Lock()
-				switch {
-				case err != nil:
-					l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+err.Error())
-				case r.status != http.StatusOK:
-					l.failures = append(l.failures, fmt.Sprintf("%s %d %s", time.Now().Format("15:04:05.000"), r.status, strings.TrimSpace(r.body)))
-				default:
-					l.ok.Add(1)
-					l.served[r.servedBy]++
-				}
-				l.mu.Unlock()
+				send()
 			}
 		}()
 	}
-	return l
+}
+
+func (l *load) record(r reply, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err != nil:
+		l.failures = append(l.failures, time.Now().Format("15:04:05.000")+" "+err.Error())
+	case r.status != http.StatusOK:
+		l.failures = append(l.failures, fmt.Sprintf("%s %d %s", time.Now().Format("15:04:05.000"), r.status, strings.TrimSpace(r.body)))
+	default:
+		l.ok.Add(1)
+		l.served[r.servedBy]++
+	}
 }
 
 // finish stops the load and fails the test on any failed request.

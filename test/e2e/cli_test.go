@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // cliRun runs the built llmkube-compile binary as a user would, with stdin,
@@ -83,12 +85,7 @@ func TestCLIProcess(t *testing.T) {
 // policy's selector missing the Gateway's labels, is valid.
 func TestCLINeighbourChecks(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	isvc := write("isvc.yaml", "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: qwen3, namespace: ml}\nspec: {runtime: vllm}\n")
+	isvc := writeFile(t, dir, "isvc.yaml", "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: {name: qwen3, namespace: ml}\nspec: {runtime: vllm}\n")
 	router := func(hosts string) string {
 		return `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
@@ -103,7 +100,7 @@ spec:
       jwt: {provider: corp, issuer: "https://issuer.example", jwksURI: "https://issuer.example/certs", teamClaim: team}
 `
 	}
-	theirs := write("theirs.yaml", `apiVersion: aigateway.envoyproxy.io/v1beta1
+	theirs := writeFile(t, dir, "theirs.yaml", `apiVersion: aigateway.envoyproxy.io/v1beta1
 kind: AIGatewayRoute
 metadata: {name: chatbot, namespace: other}
 spec:
@@ -111,18 +108,18 @@ spec:
   hostnames: [chat.example.com]
   rules: [{backendRefs: [{name: openai}]}]
 `)
-	code, _, stderr := cliRun(t, "", "validate", "-f", write("open.yaml", router("")), "-f", isvc, "-f", theirs)
+	code, _, stderr := cliRun(t, "", "validate", "-f", writeFile(t, dir, "open.yaml", router("")), "-f", isvc, "-f", theirs)
 	assert.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "spec.gatewayRef")
 	assert.Contains(t, stderr, "AIGatewayRoute other/chatbot")
 	assert.Contains(t, stderr, "(GatewaySharedWithAuth)")
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("same.yaml", router(`, hostnames: ["*.example.com"]`)), "-f", isvc, "-f", theirs)
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "same.yaml", router(`, hostnames: ["*.example.com"]`)), "-f", isvc, "-f", theirs)
 	assert.Equal(t, 1, code, "a wildcard over their host: %s", stderr)
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("apart.yaml", router(`, hostnames: [models.example.com]`)), "-f", isvc, "-f", theirs)
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "apart.yaml", router(`, hostnames: [models.example.com]`)), "-f", isvc, "-f", theirs)
 	assert.Equal(t, 0, code, "disjoint hostnames: %s", stderr)
 	assert.NotContains(t, stderr, "IgnoredObject", "the foreign route is read, not ignored")
 
-	agw := write("agw.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+	agw := writeFile(t, dir, "agw.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: pool, namespace: ml}
 spec:
@@ -141,7 +138,7 @@ metadata: {name: agw, namespace: ml, labels: {tier: shared}}
 spec: {gatewayClassName: agentgateway, listeners: [{name: http, port: 80, protocol: HTTP}]}
 `)
 	override := func(labels string) string {
-		return write("override-"+labels+".yaml", `apiVersion: agentgateway.dev/v1alpha1
+		return writeFile(t, dir, "override-"+labels+".yaml", `apiVersion: agentgateway.dev/v1alpha1
 kind: AgentgatewayPolicy
 metadata: {name: open-all, namespace: ml}
 spec:
@@ -157,4 +154,20 @@ spec:
 	assert.Contains(t, stderr, "(OverridingPolicy)")
 	code, _, stderr = cliRun(t, "", "validate", "-f", agw, "-f", isvc, "-f", override("private"))
 	assert.Equal(t, 0, code, "a selector the Gateway's labels miss: %s", stderr)
+}
+
+// writeFile writes body to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+// repoPath is the path of elem in the repository.
+func repoPath(t *testing.T, elem ...string) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	require.NoError(t, err)
+	return filepath.Join(append([]string{root}, elem...)...)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"go/ast"
@@ -304,33 +305,33 @@ func stringConsts(t *testing.T, prefix string, dir ...string) map[string]bool {
 // would refuse in it, "" when nothing.
 func checkRuleFile(t *testing.T, content []byte) string {
 	t.Helper()
-	cmd := exec.Command("go", "run", ".", "-rules")
-	cmd.Dir = filepath.Join("..", "promql")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stdin = strings.NewReader(string(content))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := runPromQL(content, "-rules")
 	if err != nil && len(out) == 0 {
-		t.Fatalf("test/promql -rules: %v\n%s", err, stderr.String())
+		t.Fatalf("test/promql -rules: %v\n%s", err, stderr)
 	}
 	return string(out)
 }
 
-// parsePromQL runs test/promql (its own module: the Prometheus module stays
-// out of the main go.mod) on the expressions.
+// runPromQL runs test/promql (its own module: the Prometheus module stays
+// out of the main go.mod) with args, on stdin.
+func runPromQL(stdin []byte, args ...string) (out []byte, stderr string, err error) {
+	cmd := exec.Command("go", append([]string{"run", "."}, args...)...)
+	cmd.Dir = filepath.Join("..", "promql")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	cmd.Stdin = bytes.NewReader(stdin)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	out, err = cmd.Output()
+	return out, errOut.String(), err
+}
+
+// parsePromQL runs test/promql on the expressions.
 func parsePromQL(t *testing.T, exprs []string) []promQLResult {
 	t.Helper()
 	in, _ := json.Marshal(exprs)
-	cmd := exec.Command("go", "run", ".")
-	cmd.Dir = filepath.Join("..", "promql")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	cmd.Stdin = strings.NewReader(string(in))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := runPromQL(in)
 	if err != nil {
-		t.Fatalf("test/promql: %v\n%s", err, stderr.String())
+		t.Fatalf("test/promql: %v\n%s", err, stderr)
 	}
 	var res []promQLResult
 	if err := json.Unmarshal(out, &res); err != nil {

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // TestRoutingTestExamplesProcess runs every shipped routing test,
@@ -19,16 +17,14 @@ import (
 // one, the routers in the test file itself), with the llmkube-compile
 // binary as CI would: each must pass.
 func TestRoutingTestExamplesProcess(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	files, err := filepath.Glob(filepath.Join(root, "examples", "tests", "*.test.yaml"))
+	files, err := filepath.Glob(repoPath(t, "examples", "tests", "*.test.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".test.yaml")
 		t.Run(name, func(t *testing.T) {
 			args := []string{"test", "-f", f, "--coverage"} // routers and tests in one file
-			if input := filepath.Join(root, "examples", name+".yaml"); fileExists(input) {
+			if input := repoPath(t, "examples", name+".yaml"); fileExists(input) {
 				args = []string{"test", "-f", input, "--tests", f, "--coverage"}
 			}
 			code, out, stderr := cliRun(t, "", args...)
@@ -43,21 +39,9 @@ func TestRoutingTestExamplesProcess(t *testing.T) {
 // test file is refused with file, test, field path and reason (exit 3),
 // coverage below --fail-under fails, and explain shows a decision.
 func TestRoutingTestProcess(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	failing := write("failing.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: mine}
-spec:
-  router: team-a/chat
-  cases:
+	failing := quickstartTest(t, dir, "failing.yaml", "mine", `  cases:
     - name: pii goes to the cloud (wrong on purpose)
       request:
         model: qwen3-coder
@@ -93,12 +77,7 @@ spec:
 	assert.Equal(t, 1, suites.Failures)
 	assert.Contains(t, out, `<testsuite name="mine [Proxy]"`)
 
-	bad := write("bad.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: bad}
-spec:
-  router: team-a/chat
-  cases:
+	bad := quickstartTest(t, dir, "bad.yaml", "bad", `  cases:
     - name: typo
       request: {model: qwen3-coder, hedaers: {a: b}}
       expect: {backend: no-such-backend, status: "200"}
@@ -110,19 +89,19 @@ spec:
 	assert.Contains(t, stderr, "(UnknownField)")
 	assert.Contains(t, stderr, "spec.cases[0].expect.status: must be an HTTP status code")
 
-	unknown := write("unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
+	unknown := writeFile(t, dir, "unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
 	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", unknown)
 	assert.Equal(t, 3, code)
 	assert.Contains(t, stderr, "spec.cases[0].expect.backend: ModelRouter team-a/chat has no backend \"gpt-9\"")
 	assert.Contains(t, stderr, "(UnknownBackend)")
 
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "never exercised: rules code")
 
 	// JUnit keeps the coverage (properties) and --fail-under writes its
 	// failure into the XML, so a CI job reading only the XML sees it.
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
 	assert.Equal(t, 1, code, out)
 	var xmlOut struct {
 		Failures int `xml:"failures,attr"`
@@ -153,7 +132,7 @@ spec:
 	}
 	require.Len(t, cov.Cases, 1)
 	assert.NotNil(t, cov.Cases[0].Failure)
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", filepath.Join(root, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
+	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `"coverageFailures": [`)
 
@@ -172,7 +151,7 @@ spec:
 
 	// The content classifier runs in explain on the Proxy plane: an
 	// unlabelled card number is classified and served locally.
-	classifier := filepath.Join(root, "examples", "content-classifier.yaml")
+	classifier := repoPath(t, "examples", "content-classifier.yaml")
 	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--prompt", "Charge 4539 1488 0343 6467 today", "--data-plane", "Proxy")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "classification: pii, from detector (detectors: payment-card)")
@@ -195,26 +174,21 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// quickstartTest writes dir/file: a RoutingTest named name of the
+// quickstart router (team-a/chat), its spec going on with rest.
+func quickstartTest(t *testing.T, dir, file, name, rest string) string {
+	t.Helper()
+	return writeFile(t, dir, file, "apiVersion: routing.llmkube.dev/v1alpha1\nkind: RoutingTest\nmetadata: {name: "+name+"}\nspec:\n  router: team-a/chat\n"+rest)
+}
+
 // TestRoutingTestRefusesWhatItWouldIgnore: a case-level data plane that no
 // run tests, a --tests file that holds no RoutingTest, and the compiler's
 // warnings are each said, not skipped (issue 50); --warnings-as-errors
 // makes the warnings fail the run as it does for render.
 func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	quickstart := filepath.Join(root, "examples", "quickstart.yaml")
+	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	typo := write("typo.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: typo}
-spec:
-  router: team-a/chat
-  cases:
+	typo := quickstartTest(t, dir, "typo.yaml", "typo", `  cases:
     - name: on a plane that does not exist
       dataPlanes: [Envoy]
       request: {model: claude-opus-4}
@@ -228,11 +202,11 @@ spec:
 
 	testsDir := filepath.Join(dir, "tests")
 	require.NoError(t, os.Mkdir(testsDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(testsDir, "misspelt.yaml"), []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	writeFile(t, testsDir, "misspelt.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTests
 metadata: {name: misspelt}
 spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {status: 200}}]}
-`), 0o600))
+`)
 	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "misspelt.yaml")
@@ -240,19 +214,14 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
 	assert.Contains(t, stderr, "(UnknownKind)")
 	other := filepath.Join(dir, "other")
 	require.NoError(t, os.Mkdir(other, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(other, "configmap.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), 0o600))
+	writeFile(t, other, "configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
 	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", other)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "kinds found: ConfigMap")
 	assert.Contains(t, stderr, "(NoRoutingTest)")
 
 	// A run in which every case was skipped tested nothing: it fails.
-	skipped := write("skipped.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: skipped}
-spec:
-  router: team-a/chat
-  dataPlanes: [Gateway]
+	skipped := quickstartTest(t, dir, "skipped.yaml", "skipped", `  dataPlanes: [Gateway]
   cases:
     - {name: x, request: {model: claude-opus-4}, expect: {backend: cloud-opus}}
 `)
@@ -266,7 +235,7 @@ spec:
 	assert.Contains(t, stderr, "(UnknownKind)")
 
 	// A router with a warning (hybrid mode, no rule for phi).
-	warned := write("warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
+	warned := writeFile(t, dir, "warned.yaml", `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: warned, namespace: ns}
 spec:
@@ -303,10 +272,8 @@ spec:
 // plane, saying why, instead of passing by chance (issue 50, item 1).
 func TestWeightedCasesAreDeterministic(t *testing.T) {
 	dir := t.TempDir()
-	set := filepath.Join(dir, "set.yaml")
-	require.NoError(t, os.WriteFile(set, []byte(weightedRouter), 0o600))
-	one := filepath.Join(dir, "one.yaml")
-	require.NoError(t, os.WriteFile(one, []byte(strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1)), 0o600))
+	set := writeFile(t, dir, "set.yaml", weightedRouter)
+	one := writeFile(t, dir, "one.yaml", strings.Replace(weightedRouter, "backend: [a, b], rule: split", "backend: a, rule: split", 1))
 	for range 10 {
 		code, out, stderr := cliRun(t, "", "test", "-f", set)
 		require.Equal(t, 0, code, "%s\n%s", out, stderr)
@@ -349,8 +316,7 @@ spec:
 // means on the router-proxy: its InferenceService not ready, so the
 // controller routes the rule to the next ready backend (issue 50, items 2, 3).
 func TestAgentGatewayListenerAndDown(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "agw.yaml")
-	require.NoError(t, os.WriteFile(f, []byte(agentGatewayListenerRouter), 0o600))
+	f := writeFile(t, t.TempDir(), "agw.yaml", agentGatewayListenerRouter)
 	code, out, stderr := cliRun(t, "", "test", "-f", f, "-v")
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "ok   agw/code [AgentGateway]: 200 from qwen (rule code)")
@@ -359,7 +325,9 @@ func TestAgentGatewayListenerAndDown(t *testing.T) {
 	assert.NotContains(t, out, "DIFF")
 }
 
-const agentGatewayListenerRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+// readyQwenAndLlama are two Ready InferenceServices in namespace ml,
+// qwen3 and llama, for the routers below.
+const readyQwenAndLlama = `apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata: {name: qwen3, namespace: ml}
 spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
@@ -371,7 +339,9 @@ metadata: {name: llama, namespace: ml}
 spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
 status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
 ---
-apiVersion: inference.llmkube.dev/v1alpha1
+`
+
+const agentGatewayListenerRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -404,21 +374,16 @@ spec:
 // send it), and callerTokenForwarded: false that the caller's own token did
 // not reach a provider whatever key the provider gets (issue 50, item 8).
 func TestHeaderAssertionsByValue(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
 	dir := t.TempDir()
-	values := filepath.Join(dir, "values.yaml")
-	require.NoError(t, os.WriteFile(values, []byte(headerValuesTest), 0o600))
-	code, out, stderr := cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", values)
+	values := writeFile(t, dir, "values.yaml", headerValuesTest)
+	code, out, stderr := cliRun(t, "", "test", "-f", repoPath(t, "examples", "shared-gateway.yaml"), "--tests", values)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
-	wrong := filepath.Join(dir, "wrong.yaml")
-	require.NoError(t, os.WriteFile(wrong, []byte(strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1)), 0o600))
-	code, out, _ = cliRun(t, "", "test", "-f", filepath.Join(root, "examples", "shared-gateway.yaml"), "--tests", wrong)
+	wrong := writeFile(t, dir, "wrong.yaml", strings.Replace(headerValuesTest, "x-llmkube-team: blue", "x-llmkube-team: platform", 1))
+	code, out, _ = cliRun(t, "", "test", "-f", repoPath(t, "examples", "shared-gateway.yaml"), "--tests", wrong)
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `header x-llmkube-team reaches the backend as ["blue"], want "platform"`)
 
-	token := filepath.Join(dir, "token.yaml")
-	require.NoError(t, os.WriteFile(token, []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+	token := writeFile(t, dir, "token.yaml", `apiVersion: routing.llmkube.dev/v1alpha1
 kind: RoutingTest
 metadata: {name: token}
 spec:
@@ -431,8 +396,8 @@ spec:
     - name: an in-cluster model gets the verified team
       request: {model: qwen3-32b, token: {claims: {team: research}}}
       expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
-`), 0o600))
-	code, out, stderr = cliRun(t, "", "test", "-f", filepath.Join(root, "testdata", "mcp-server", "input.yaml"), "--tests", token)
+`)
+	code, out, stderr = cliRun(t, "", "test", "-f", repoPath(t, "testdata", "mcp-server", "input.yaml"), "--tests", token)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 }
 
@@ -458,19 +423,14 @@ spec:
 // PickerSharedAcrossInferenceServices).
 func TestHintsLeadToARouterThatCompiles(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
-		return p
-	}
-	code, _, stderr := cliRun(t, "", "validate", "-f", write("gw.yaml", hintGatewayRouter))
+	code, _, stderr := cliRun(t, "", "validate", "-f", writeFile(t, dir, "gw.yaml", hintGatewayRouter))
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "set the rule's timeout to 2m0s")
 	followed := strings.Replace(hintGatewayRouter, "route: {backends: [qwen, llama]}}", "route: {backends: [qwen, llama]}, timeout: 2m0s}", 1)
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("gw-followed.yaml", followed))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "gw-followed.yaml", followed))
 	assert.Equal(t, 0, code, stderr)
 
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw.yaml", hintAgentGatewayRouter))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "agw.yaml", hintAgentGatewayRouter))
 	require.Equal(t, 1, code, stderr)
 	assert.Contains(t, stderr, "(EndpointPickerRequired)")
 	assert.NotContains(t, stderr, "or spec.agentGatewayRef.endpointPicker and endpointPickerPort", "a hint that leads to PickerSharedAcrossInferenceServices")
@@ -478,23 +438,11 @@ func TestHintsLeadToARouterThatCompiles(t *testing.T) {
 		"{name: qwen, inferenceServiceRef: {name: qwen3}}", "{name: qwen, inferenceServiceRef: {name: qwen3}, endpointPicker: {service: {name: qwen3-epp, port: 9002}}}",
 		"{name: llama, inferenceServiceRef: {name: llama}}", "{name: llama, inferenceServiceRef: {name: llama}, endpointPicker: {service: {name: llama-epp, port: 9002}}}",
 	).Replace(hintAgentGatewayRouter)
-	code, _, stderr = cliRun(t, "", "validate", "-f", write("agw-followed.yaml", followed))
+	code, _, stderr = cliRun(t, "", "validate", "-f", writeFile(t, dir, "agw-followed.yaml", followed))
 	assert.Equal(t, 0, code, stderr)
 }
 
-const hintGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: llama, namespace: ml}
-spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+const hintGatewayRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -510,19 +458,7 @@ spec:
     budgets: [{name: all, scope: router, maxTokens: 1000000}]
 `
 
-const hintAgentGatewayRouter = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {modelRef: qwen3, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: llama, namespace: ml}
-spec: {modelRef: llama, runtime: vllm, endpoint: {port: 8000}}
-status: {phase: Ready, readyReplicas: 1, desiredReplicas: 1}
----
-apiVersion: inference.llmkube.dev/v1alpha1
+const hintAgentGatewayRouter = readyQwenAndLlama + `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat, namespace: ml}
 spec:
@@ -539,9 +475,7 @@ spec:
 // TestRoutingTestRunSelectsCases: --run runs only the cases whose
 // test/case name matches, as go test -run; matching none is a usage error.
 func TestRoutingTestRunSelectsCases(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	in, tests := filepath.Join(root, "examples", "content-classifier.yaml"), filepath.Join(root, "examples", "tests", "content-classifier.test.yaml")
+	in, tests := repoPath(t, "examples", "content-classifier.yaml"), repoPath(t, "examples", "tests", "content-classifier.test.yaml")
 	code, out, stderr := cliRun(t, "", "test", "-f", in, "--tests", tests, "--run", "card number", "-v")
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "PASS: 1 passed")
@@ -555,10 +489,7 @@ func TestRoutingTestRunSelectsCases(t *testing.T) {
 // diagnostic with its field path and reason (exit 1 when invalid), explain
 // -o json each plane's result (issue 50, item 10).
 func TestJSONOutputOfValidateAndExplain(t *testing.T) {
-	root, err := testenv.RepoRoot()
-	require.NoError(t, err)
-	f := filepath.Join(t.TempDir(), "gw.yaml")
-	require.NoError(t, os.WriteFile(f, []byte(hintGatewayRouter), 0o600))
+	f := writeFile(t, t.TempDir(), "gw.yaml", hintGatewayRouter)
 	code, out, stderr := cliRun(t, "", "validate", "-o", "json", "-f", f)
 	assert.Equal(t, 1, code, stderr)
 	var v struct {
@@ -574,11 +505,11 @@ func TestJSONOutputOfValidateAndExplain(t *testing.T) {
 		reasons = append(reasons, d.Severity+" "+d.Field+" "+d.Reason)
 	}
 	assert.Contains(t, reasons, "error spec.rules[0].timeout BackendTimeoutsDiffer")
-	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", filepath.Join(root, "examples", "quickstart.yaml"))
+	code, out, _ = cliRun(t, "", "validate", "-o", "json", "-f", repoPath(t, "examples", "quickstart.yaml"))
 	assert.Equal(t, 0, code)
 	assert.JSONEq(t, `{"valid": true, "diagnostics": []}`, out)
 
-	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", filepath.Join(root, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
+	code, out, stderr = cliRun(t, "", "explain", "-o", "json", "-f", repoPath(t, "examples", "content-classifier.yaml"), "--model", "qwen3-32b", "--prompt", "SSN 536-22-8410", "--data-plane", "Proxy")
 	require.Equal(t, 0, code, stderr)
 	var e struct {
 		Router  string `json:"router"`

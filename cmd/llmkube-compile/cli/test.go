@@ -33,6 +33,38 @@ type prepared struct {
 	files  []*routingtest.File
 }
 
+// readTests decodes the RoutingTests of the inputs and of --tests; a
+// --tests file with no RoutingTest, or with another kind beside them, is
+// an error.
+func (s *streams) readTests(f *commonFlags, tests []string) ([]*routingtest.File, diag.List, error) {
+	srcs, err := s.readInputs(append(append([]string(nil), f.files...), tests...), f.recursive)
+	if err != nil {
+		return nil, nil, err
+	}
+	var files []*routingtest.File
+	var diags diag.List
+	for _, src := range srcs {
+		fs, d := routingtest.Decode(src.name, src.data)
+		files = append(files, fs...)
+		diags = append(diags, d...)
+		if !isTestSource(src.name, tests) || d.HasErrors() {
+			continue
+		}
+		if len(fs) == 0 {
+			// A file in --tests that holds no RoutingTest is a mistake
+			// (a misspelt kind, a router put there), not a file to skip.
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NoRoutingTest",
+				Message: fmt.Sprintf("a --tests file holds no %s (kinds found: %s); fix its kind, or pass routers with -f", routingtest.Kind, routingtest.KindsIn(src.data))})
+		} else if other := routingtest.OtherKinds(src.data); len(other) > 0 {
+			// Beside RoutingTests, another document in a --tests file is
+			// read by nothing (--tests objects are not inputs).
+			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NotARoutingTest",
+				Message: fmt.Sprintf("a --tests file holds only %s documents, and %s would be read by nothing; move it to an input (-f) or fix its kind", routingtest.Kind, strings.Join(other, ", "))})
+		}
+	}
+	return files, diags, nil
+}
+
 // prepare decodes routers and test files, refuses invalid input (exit 3),
 // and compiles every router for every data plane tested.
 func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) (*prepared, error) {
@@ -49,37 +81,18 @@ func (s *streams) prepare(f *commonFlags, args, tests []string, needTests bool) 
 	if err != nil {
 		return nil, err
 	}
-	var kept diag.List
-	for _, d := range diags {
-		if d.Reason != "IgnoredObject" { // the test files themselves, beside the routers
-			kept = append(kept, d)
-		}
-	}
-	diags = kept
+	diags = slices.DeleteFunc(diags, func(d diag.Diagnostic) bool {
+		return d.Reason == "IgnoredObject" // the test files themselves, beside the routers
+	})
 	if len(in.Routers) == 0 && !diags.HasErrors() {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(f.files, ","), Reason: "NoModelRouter", Message: "no ModelRouter found in the input"})
 	}
 	p := &prepared{}
-	srcs, err := s.readInputs(append(append([]string(nil), f.files...), tests...), f.recursive)
-	if err != nil {
+	var d diag.List
+	if p.files, d, err = s.readTests(f, tests); err != nil {
 		return nil, err
 	}
-	for _, src := range srcs {
-		fs, d := routingtest.Decode(src.name, src.data)
-		p.files = append(p.files, fs...)
-		diags = append(diags, d...)
-		if isTestSource(src.name, tests) && len(fs) == 0 && !d.HasErrors() {
-			// A file in --tests that holds no RoutingTest is a mistake
-			// (a misspelt kind, a router put there), not a file to skip.
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NoRoutingTest",
-				Message: fmt.Sprintf("a --tests file holds no %s (kinds found: %s); fix its kind, or pass routers with -f", routingtest.Kind, routingtest.KindsIn(src.data))})
-		} else if other := routingtest.OtherKinds(src.data); isTestSource(src.name, tests) && len(other) > 0 && !d.HasErrors() {
-			// Beside RoutingTests, another document in a --tests file is
-			// read by nothing (--tests objects are not inputs).
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: src.name, Reason: "NotARoutingTest",
-				Message: fmt.Sprintf("a --tests file holds only %s documents, and %s would be read by nothing; move it to an input (-f) or fix its kind", routingtest.Kind, strings.Join(other, ", "))})
-		}
-	}
+	diags = append(diags, d...)
 	if needTests && len(p.files) == 0 && !diags.HasErrors() {
 		diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: strings.Join(append(f.files, tests...), ","), Reason: "NoRoutingTest", Message: "no RoutingTest found in the inputs or --tests"})
 	}
