@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,23 +16,63 @@ import (
 // clusterReader is the controller's client narrowed to what a plane's
 // controller side reads (targets.ClusterReader): Get and Owned uncached,
 // List from the informer cache (Reconciler.Cache).
-type clusterReader struct{ r *Reconciler }
+//
+// One is made per reconcile, and Get remembers what it read for the rest of
+// that reconcile: the planes' checks read the same Gateway two or three
+// times (its listeners, its address, its labels), and the data plane's
+// answer on each generated object was read (or returned by the apply)
+// moments before (remember). A new reconcile reads everything afresh.
+type clusterReader struct {
+	r    *Reconciler
+	mu   sync.Mutex
+	seen map[string]*unstructured.Unstructured // nil: not found
+}
 
-func (r *Reconciler) clusterReader() targets.ClusterReader { return clusterReader{r} }
+func (r *Reconciler) clusterReader() *clusterReader {
+	return &clusterReader{r: r, seen: map[string]*unstructured.Unstructured{}}
+}
 
-func (c clusterReader) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+// remember records objects this reconcile has just read or applied, keyed
+// as targets.Key.
+func (c *clusterReader) remember(objs map[string]*unstructured.Unstructured) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, o := range objs {
+		if o != nil {
+			c.seen[k] = o
+		}
+	}
+}
+
+func (c *clusterReader) Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	k := targets.Key(gvk, namespace, name)
+	c.mu.Lock()
+	o, ok := c.seen[k]
+	c.mu.Unlock()
+	if ok {
+		if o == nil {
+			return nil, nil
+		}
+		return o.DeepCopy(), nil
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	if err := c.r.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
+		if !apierrors.IsNotFound(err) {
+			return nil, err
 		}
-		return nil, err
+		u = nil
 	}
-	return u, nil
+	c.mu.Lock()
+	c.seen[k] = u
+	c.mu.Unlock()
+	if u == nil {
+		return nil, nil
+	}
+	return u.DeepCopy(), nil
 }
 
-func (c clusterReader) List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]unstructured.Unstructured, error) {
+func (c *clusterReader) List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	reader := c.r.Cache
@@ -47,11 +88,11 @@ func (c clusterReader) List(ctx context.Context, gvk schema.GroupVersionKind, na
 	return list.Items, nil
 }
 
-func (c clusterReader) Owned(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
+func (c *clusterReader) Owned(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	return inventory(ctx, c.r.Reader, c.r.Mapper, router, kinds, c.r.crossNamespace)
 }
 
-func (c clusterReader) Fetch(ctx context.Context, url string) ([]byte, error) {
+func (c *clusterReader) Fetch(ctx context.Context, url string) ([]byte, error) {
 	get := c.r.GetStatus
 	if get == nil {
 		get = defaultGetStatus

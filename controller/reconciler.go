@@ -353,6 +353,7 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 		return out, err
 	}
 	out.applied = true
+	reader.remember(out.live)
 	out.obs, err = out.cluster.Observe(ctx, reader, targets.Applied{Spec: router, Router: compiled, Desired: out.desired, Live: out.live,
 		Summary: out.summary, Taken: takenMessage(out.taken), Lingering: out.lingering[out.plane]})
 	return out, err
