@@ -610,8 +610,11 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 	if !ok {
 		return nil, nil
 	}
+	// Every router of the cluster, as the cache holds them: not copied
+	// (every reconcile would copy the whole fleet), so read only; Compile
+	// copies before defaulting.
 	var all v1.ModelRouterList
-	if err := r.Client.List(ctx, &all); err != nil {
+	if err := r.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing routers: %w", err)
 	}
 	// Reads come from the manager's cache and compiling is pure, so this is
