@@ -47,6 +47,7 @@ func (*Target) Capabilities() planes.Table {
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
 			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},
+		targets.GatewayRefRow(ir.DataPlaneAgentGateway),
 		planes.Capability{Path: "spec.rules[*].route.strategy", Except: "primary-fallback", Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway compiles only strategy primary-fallback, not {value}; use primary-fallback or another data plane"},
 		inModelRouting("spec.rules", "", "rules", pool),
