@@ -58,6 +58,12 @@ func AgentGatewayRefRow(dp ir.DataPlane) planes.Capability {
 	return AnotherPlanesField(dp, "spec.agentGatewayRef", "spec.agentGatewayRef", "names the agentgateway Gateway the router attaches to", ir.DataPlaneAgentGateway)
 }
 
+// EndpointPickerRow is the row of a backend's endpointPicker, which only
+// the AgentGateway plane's InferencePools read, on dataPlane dp.
+func EndpointPickerRow(dp ir.DataPlane) planes.Capability {
+	return AnotherPlanesField(dp, "spec.backends[*].endpointPicker", "endpointPicker", "selects the endpoint picker of the backend's InferencePool", ir.DataPlaneAgentGateway)
+}
+
 // Reasons more than one plane's emitter gives.
 const (
 	// ReasonInternalError: the emitter produced what it cannot encode or

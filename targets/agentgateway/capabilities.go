@@ -65,6 +65,8 @@ func (*Target) Capabilities() planes.Table {
 			Message: "resolution: endpoint is how the router-proxy addresses pods; an InferencePool always addresses pods through its endpoint picker, so it is ignored"},
 		planes.Capability{Path: "spec.backends[*].timeout", Verdict: planes.Ignored,
 			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route (an HTTPRoute timeout would also cut off streaming responses), so it is ignored"},
+		planes.Capability{Path: "spec.backends[*].healthCheck", Verdict: planes.Ignored,
+			Message: "healthCheck configures the router-proxy's probe of the backend; agentgateway does not probe backends (failover follows the InferenceService's readiness), so it is ignored"},
 		planes.Capability{Path: "spec.backends[*].costPerMillionTokens", Verdict: planes.Ignored,
 			Message: "costPerMillionTokens feeds the router-proxy's budgets and audit log, which AgentGateway does not run; it is ignored"},
 		planes.Capability{Path: "spec.rules[*].match.latencySLOMs", Verdict: planes.Ignored,

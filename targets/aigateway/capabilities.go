@@ -60,6 +60,7 @@ func (*Target) Capabilities() planes.Table {
 		planes.Capability{Path: "spec.gatewayRef", Verdict: planes.Required, Reason: ReasonGatewayRefRequired,
 			Message: "dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway"},
 		targets.AgentGatewayRefRow(ir.DataPlaneGateway),
+		targets.EndpointPickerRow(ir.DataPlaneGateway),
 		planes.Capability{Path: "spec.rules[*].route.strategy", Value: "shadow", Verdict: planes.Refused, Reason: ReasonUnsupportedOnGateway,
 			Message: "dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane"},
 		planes.Capability{Path: "spec.backends[*].balancing", Verdict: planes.Ignored,

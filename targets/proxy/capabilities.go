@@ -11,10 +11,12 @@ const ReasonOTLPEndpointMissing = "OTLPEndpointMissing"
 
 // Capabilities implements targets.Target: the router-proxy reads every
 // field of the spec (the API was written for it) but the references to the
-// gateways the other planes attach routers to.
+// gateways the other planes attach routers to and the endpoint pickers of
+// AgentGateway's InferencePools.
 func (*Target) Capabilities() planes.Table {
 	return planes.Table{Rows: []planes.Capability{
 		targets.GatewayRefRow(ir.DataPlaneProxy),
 		targets.AgentGatewayRefRow(ir.DataPlaneProxy),
+		targets.EndpointPickerRow(ir.DataPlaneProxy),
 	}, Emits: []string{ReasonOTLPEndpointMissing, targets.ReasonInternalError}}
 }
