@@ -313,27 +313,11 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		return res
 	}
 	if rt.Refused != nil {
-		var reasons []string
-		for _, d := range rt.Refused {
-			reasons = append(reasons, d.Reason)
-		}
-		sort.Strings(reasons)
-		res.RefusedFor = compact(reasons)
-		res.Skipped = fmt.Sprintf("refused on %s (%s)", p.Name, strings.Join(compact(reasons), ", "))
+		res.refused(p.Name, rt.Refused)
 		return res
 	}
 	if p.build != nil && len(down) > 0 {
-		dp, why := p.downAsNotReady(rt, down)
-		if why != "" {
-			res.Skipped = why
-			return res
-		}
-		if dp != p {
-			res = dp.Serve(key, req, down)
-			if res.Skipped != "" {
-				res.Skipped = fmt.Sprintf("with %s down: %s", strings.Join(down, ", "), res.Skipped)
-			}
-			res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready, so the router is compiled again as the controller would (agentgateway fails over by readiness, not per request)", down)}, res.Trace...)
+		if res, done := p.serveRecompiled(rt, key, req, down); done {
 			return res
 		}
 	}
@@ -342,13 +326,65 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 	// request too (AgentGateway's compile already routed around it).
 	var unready []string
 	if !p.downIsNotReady && rt.IR != nil {
-		for _, b := range rt.IR.Backends {
-			if b.Local != nil && !b.Local.Ready && !slices.Contains(down, b.Name) {
-				unready = append(unready, b.Name)
-			}
-		}
+		unready = notReadyBesides(rt.IR, down)
 		down = append(slices.Clip(down), unready...)
 	}
+	o := rt.serve(rt.request(req, down))
+	res.outcome(rt, o, down)
+	if len(unready) > 0 {
+		res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready in the input", unready)}, res.Trace...)
+	}
+	return res
+}
+
+// refused is the result of a case on a plane that refused the router.
+func (res *Result) refused(plane ir.DataPlane, refusals diag.List) {
+	var reasons []string
+	for _, d := range refusals {
+		reasons = append(reasons, d.Reason)
+	}
+	sort.Strings(reasons)
+	res.RefusedFor = compact(reasons)
+	res.Skipped = fmt.Sprintf("refused on %s (%s)", plane, strings.Join(compact(reasons), ", "))
+}
+
+// serveRecompiled serves the request on the plane compiled again with the
+// backends down as not ready, on a plane that fails over by readiness.
+// done is false when that plane is this one (nothing down changes the
+// compile) and the request is served here.
+func (p *Plane) serveRecompiled(rt *Router, key string, req Request, down []string) (res Result, done bool) {
+	dp, why := p.downAsNotReady(rt, down)
+	if why != "" {
+		return Result{Plane: p.Name, Skipped: why}, true
+	}
+	if dp == p {
+		return Result{}, false
+	}
+	res = dp.Serve(key, req, down)
+	if res.Skipped != "" {
+		res.Skipped = fmt.Sprintf("with %s down: %s", strings.Join(down, ", "), res.Skipped)
+	}
+	res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready, so the router is compiled again as the controller would (agentgateway fails over by readiness, not per request)", down)}, res.Trace...)
+	return res, true
+}
+
+// notReadyBesides are the router's backends whose InferenceService is not
+// ready and that are not already down.
+func notReadyBesides(r *ir.Router, down []string) []string {
+	var out []string
+	for _, b := range r.Backends {
+		if b.Local != nil && !b.Local.Ready && !slices.Contains(down, b.Name) {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+// request is the case's request as the plane's model takes it: the body
+// with its model and a default message, the token with the router's
+// issuer unless the case names one, and the backends down by the plane's
+// names.
+func (rt *Router) request(req Request, down []string) simulate.Request {
 	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: cmp.Or(req.Host, rt.host), Headers: req.Headers, ClientAddr: req.ClientAddress}
 	body := map[string]any{}
 	for k, v := range req.Body {
@@ -364,14 +400,7 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		sr.Body = body
 	}
 	if t := req.Token; t != nil {
-		iss := t.Issuer
-		if iss == "" {
-			iss = "https://issuer.routing-test.invalid"
-			if a := rt.IR.Policy.Auth; a != nil && a.JWT != nil {
-				iss = a.JWT.Issuer
-			}
-		}
-		sr.Token = &simulate.Token{Issuer: iss, Claims: t.Claims, Invalid: t.Invalid}
+		sr.Token = &simulate.Token{Issuer: rt.issuer(t.Issuer), Claims: t.Claims, Invalid: t.Invalid}
 	}
 	if len(down) > 0 {
 		sr.Down = map[string]bool{}
@@ -379,12 +408,26 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 			sr.Down[rt.backendID(b)] = true
 		}
 	}
-	o := rt.serve(sr)
+	return sr
+}
+
+// issuer is the issuer of a case's token: the one it names, else the
+// router's JWT issuer, else one no router trusts.
+func (rt *Router) issuer(named string) string {
+	if named != "" {
+		return named
+	}
+	if a := rt.IR.Policy.Auth; a != nil && a.JWT != nil {
+		return a.JWT.Issuer
+	}
+	return "https://issuer.routing-test.invalid"
+}
+
+// outcome fills the result from the model's outcome, in the router's
+// vocabulary.
+func (res *Result) outcome(rt *Router, o simulate.Outcome, down []string) {
 	res.Status, res.Trace = o.Status, o.Trace
 	res.Error, res.WWWAuthenticate = o.ErrorCode, o.Header.Get("WWW-Authenticate")
-	if len(unready) > 0 {
-		res.Trace = append([]string{fmt.Sprintf("down %v: their InferenceServices are not ready in the input", unready)}, res.Trace...)
-	}
 	res.Rule = o.Rule
 	if rt.rule != nil {
 		res.Rule = rt.rule(o.Rule)
@@ -414,7 +457,6 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.UpstreamValues = o.Upstream
 		res.CallerToken = carriesCallerToken(o.Upstream)
 	}
-	return res
 }
 
 func compact(s []string) []string {

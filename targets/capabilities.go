@@ -37,6 +37,33 @@ func ProxyWorkloadFields(dp ir.DataPlane, withTimeouts bool) []planes.Capability
 		Message: fmt.Sprintf("spec.endpoint configures the router-proxy's Service, which dataPlane %s does not create; it is ignored", dp)})
 }
 
+// AnotherPlanesField is the row of a field that only dataPlane reader
+// reads (spec.gatewayRef, spec.agentGatewayRef): dataPlane dp ignores it,
+// and setting it earns a FieldIgnored warning that says so and names the
+// plane that reads it. name and does are the field in the message and what
+// it does there: "spec.gatewayRef", "names the Envoy AI Gateway the router
+// attaches to".
+func AnotherPlanesField(dp ir.DataPlane, path, name, does string, reader ir.DataPlane) planes.Capability {
+	return planes.Capability{Path: path, Verdict: planes.Ignored,
+		Message: fmt.Sprintf("%s %s on dataPlane %s; dataPlane %s does not read it, so it is ignored", name, does, reader, dp)}
+}
+
+// GatewayRefRow and AgentGatewayRefRow are the rows of the references to
+// the gateway another plane attaches the router to, on dataPlane dp.
+func GatewayRefRow(dp ir.DataPlane) planes.Capability {
+	return AnotherPlanesField(dp, "spec.gatewayRef", "spec.gatewayRef", "names the Envoy AI Gateway the router attaches to", ir.DataPlaneGateway)
+}
+
+func AgentGatewayRefRow(dp ir.DataPlane) planes.Capability {
+	return AnotherPlanesField(dp, "spec.agentGatewayRef", "spec.agentGatewayRef", "names the agentgateway Gateway the router attaches to", ir.DataPlaneAgentGateway)
+}
+
+// EndpointPickerRow is the row of a backend's endpointPicker, which only
+// the AgentGateway plane's InferencePools read, on dataPlane dp.
+func EndpointPickerRow(dp ir.DataPlane) planes.Capability {
+	return AnotherPlanesField(dp, "spec.backends[*].endpointPicker", "endpointPicker", "selects the endpoint picker of the backend's InferencePool", ir.DataPlaneAgentGateway)
+}
+
 // Reasons more than one plane's emitter gives.
 const (
 	// ReasonInternalError: the emitter produced what it cannot encode or

@@ -122,9 +122,10 @@ func (e *emitter) meta(name string) metav1.ObjectMeta {
 }
 
 // checkIgnored refuses what this plane cannot drop without weakening a
-// control the spec asked for. What it drops harmlessly is in its field table
-// (fields.go), which the frontend applies; the frontend has also refused
-// what the reference lists for each routing mode.
+// control the spec asked for, where the message names more than the field.
+// What it drops harmlessly, the audit log's fields and what the reference
+// lists for each routing mode are in its capability table
+// (capabilities.go), which the frontend applies.
 func (e *emitter) checkIgnored() {
 	poolMode := e.g.Routing != ir.AgentGatewayRoutingModel
 	for i := range e.r.Backends {
@@ -146,22 +147,6 @@ func (e *emitter) checkIgnored() {
 			"budget %q is enforced by the router-proxy, which AgentGateway does not run; dropping it would lift the cap, so remove it or use the Proxy data plane", b.Name)
 	}
 	e.checkAuth()
-	a := &pol.Audit
-	audit := []struct {
-		field string
-		set   bool
-	}{
-		{"sink", a.Sink != "" && a.Sink != ir.AuditSinkStdout},
-		{"includeRequestBody", a.IncludeRequestBody},
-		{"callerHeader", a.CallerHeader != ""},
-		{"logClientAddress", a.LogClientAddress},
-	}
-	for _, f := range audit {
-		if f.set {
-			e.diags.ErrorAt(diag.Spec("policy", "auditLog", f.field), ReasonUnsupportedOnAgentGateway,
-				"the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog.%s, or use the Proxy data plane", f.field)
-		}
-	}
 }
 
 // pool emits the InferencePool of one InferenceService, once.

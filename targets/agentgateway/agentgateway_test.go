@@ -213,6 +213,9 @@ func TestModelInfoAtItsDefaultsIsNotWarned(t *testing.T) {
 	assert.Empty(t, reasons(diags, diag.Warning))
 }
 
+// TestRefusals: the emitter's own refusals. What one field decides (the
+// audit log's fields, the routing mode's refusals) the capability table
+// refuses in the frontend; testdata/invalid/agentgateway-*.yaml pins those.
 func TestRefusals(t *testing.T) {
 	local := "    - name: qwen\n      inferenceServiceRef: {name: qwen3}\n"
 	manyRules := ""
@@ -234,9 +237,6 @@ func TestRefusals(t *testing.T) {
 			[]string{"spec.policy.budgets[0] UnsupportedOnAgentGateway"}},
 		{"auth with a rule on the verified header", pooled + "  backends:\n" + local + "  rules:\n    - name: gold\n      match: {headers: {x-llmkube-team: gold}}\n      route: {backends: [qwen]}\n  defaultRoute: qwen\n  policy:\n    auth:\n      jwt: {provider: kc, issuer: https://kc.example.com, jwksURI: https://kc.example.com/jwks, teamClaim: team}\n",
 			[]string{"spec.rules[0].match.headers[x-llmkube-team] VerifiedHeaderMatchUnsupported"}},
-		{"audit log", pooled + "  backends:\n" + local + "  defaultRoute: qwen\n  policy:\n    auditLog: {sink: file, includeRequestBody: true, callerHeader: X-Client, logClientAddress: true}\n",
-			[]string{"spec.policy.auditLog.sink UnsupportedOnAgentGateway", "spec.policy.auditLog.includeRequestBody UnsupportedOnAgentGateway",
-				"spec.policy.auditLog.callerHeader UnsupportedOnAgentGateway", "spec.policy.auditLog.logClientAddress UnsupportedOnAgentGateway"}},
 		{"rule order", pooled + "  backends:\n" + local + "  rules:\n    - name: wide\n      match: {models: [\"qwen*\"]}\n      route: {backends: [qwen]}\n" +
 			"    - name: narrow\n      match: {models: [qwen3], taskComplexity: complex}\n      route: {backends: [qwen]}\n",
 			[]string{"spec.rules[1].match RuleOrderNotExpressible"}},

@@ -39,6 +39,13 @@ func inModelRouting(path, value, what, instead string) planes.Capability {
 		Message: "agentGatewayRef.routing Model publishes one model per backend behind a catch-all route and cannot express " + what + "; remove it or " + instead}
 }
 
+// auditRefused refuses a field of the audit log, which the router-proxy
+// writes: dropping it would lose records the spec asked for.
+func auditRefused(field, except, value string) planes.Capability {
+	return planes.Capability{Path: "spec.policy.auditLog." + field, Except: except, Value: value, Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
+		Message: "the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog." + field + ", or use the Proxy data plane"}
+}
+
 // Capabilities implements targets.Target: what the AgentGateway plane
 // ignores, refuses and requires of the spec, the proxy's timeouts included.
 func (*Target) Capabilities() planes.Table {
@@ -47,6 +54,7 @@ func (*Target) Capabilities() planes.Table {
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
 			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},
+		targets.GatewayRefRow(ir.DataPlaneAgentGateway),
 		planes.Capability{Path: "spec.rules[*].route.strategy", Except: "primary-fallback", Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway compiles only strategy primary-fallback, not {value}; use primary-fallback or another data plane"},
 		inModelRouting("spec.rules", "", "rules", pool),
@@ -64,6 +72,8 @@ func (*Target) Capabilities() planes.Table {
 			Message: "resolution: endpoint is how the router-proxy addresses pods; an InferencePool always addresses pods through its endpoint picker, so it is ignored"},
 		planes.Capability{Path: "spec.backends[*].timeout", Verdict: planes.Ignored,
 			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route (an HTTPRoute timeout would also cut off streaming responses), so it is ignored"},
+		planes.Capability{Path: "spec.backends[*].healthCheck", Verdict: planes.Ignored,
+			Message: "healthCheck configures the router-proxy's probe of the backend; agentgateway does not probe backends (failover follows the InferenceService's readiness), so it is ignored"},
 		planes.Capability{Path: "spec.backends[*].costPerMillionTokens", Verdict: planes.Ignored,
 			Message: "costPerMillionTokens feeds the router-proxy's budgets and audit log, which AgentGateway does not run; it is ignored"},
 		planes.Capability{Path: "spec.rules[*].match.latencySLOMs", Verdict: planes.Ignored,
@@ -72,6 +82,10 @@ func (*Target) Capabilities() planes.Table {
 			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route, so it is ignored"},
 		planes.Capability{Path: "spec.rules[*].route.poolActivation", Value: "IfIdle", Verdict: planes.Ignored,
 			Message: "poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored"},
+		auditRefused("sink", "stdout", ""),
+		auditRefused("includeRequestBody", "", "true"),
+		auditRefused("callerHeader", "", ""),
+		auditRefused("logClientAddress", "", "true"),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{

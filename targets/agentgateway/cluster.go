@@ -169,9 +169,57 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 	if g == nil {
 		return "", nil
 	}
-	ours := map[string]bool{}
-	mine := map[string]bool{} // fields the router's route policy sets
-	var route *unstructured.Unstructured
+	ours, mine, route := routePolicyFields(desired)
+	if len(mine) == 0 {
+		return "", nil
+	}
+	namespaces := []string{g.Namespace}
+	if cr.Namespace != g.Namespace && route != nil {
+		namespaces = append(namespaces, cr.Namespace)
+	}
+	gwTarget, err := gatewayTarget(ctx, c, g)
+	if err != nil {
+		return "", err
+	}
+	// attached: the policy targets the router's Gateway or listener (in
+	// the Gateway's namespace) or its HTTPRoute (in the router's).
+	attached := func(p *unstructured.Unstructured) bool {
+		if p.GetNamespace() == g.Namespace && attaches(p, gwTarget) {
+			return true
+		}
+		return route != nil && p.GetNamespace() == cr.Namespace &&
+			attaches(p, target{kind: "HTTPRoute", name: route.GetName(), labels: route.GetLabels()})
+	}
+	var found []string
+	for _, ns := range namespaces {
+		items, err := c.List(ctx, agentgatewayPolicyGVK, ns)
+		if err != nil {
+			return "", err
+		}
+		for i := range items {
+			p := &items[i]
+			p.SetGroupVersionKind(agentgatewayPolicyGVK)
+			if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			if fields := overriddenFields(p, mine); len(fields) > 0 && attached(p) {
+				found = append(found, fmt.Sprintf("%s/%s (%s)", p.GetNamespace(), p.GetName(), strings.Join(fields, ", ")))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	sort.Strings(found)
+	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes (rechecked every two minutes)",
+		strings.Join(found, ", ")), nil
+}
+
+// routePolicyFields reads the router's desired objects: the keys of all of
+// them, the overridable fields its route policies (not PreRouting) set, and
+// its HTTPRoute (nil when it generates none).
+func routePolicyFields(desired []*unstructured.Unstructured) (ours, mine map[string]bool, route *unstructured.Unstructured) {
+	ours, mine = map[string]bool{}, map[string]bool{}
 	for _, o := range desired {
 		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
 		switch o.GroupVersionKind() {
@@ -188,59 +236,26 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 			}
 		}
 	}
-	if len(mine) == 0 {
-		return "", nil
+	return ours, mine, route
+}
+
+// overriddenFields are the fields of mine that policy p, a route policy
+// (not PreRouting) with strategy.inheritance Override, also sets: the
+// router's own setting of them is dropped where p attaches.
+func overriddenFields(p *unstructured.Unstructured, mine map[string]bool) []string {
+	if inh, _, _ := unstructured.NestedString(p.Object, "spec", "strategy", "inheritance"); inh != "Override" {
+		return nil
 	}
-	namespaces := []string{g.Namespace}
-	if cr.Namespace != g.Namespace && route != nil {
-		namespaces = append(namespaces, cr.Namespace)
+	if phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
+		return nil
 	}
-	gwTarget, err := gatewayTarget(ctx, c, g)
-	if err != nil {
-		return "", err
-	}
-	var found []string
-	for _, ns := range namespaces {
-		items, err := c.List(ctx, agentgatewayPolicyGVK, ns)
-		if err != nil {
-			return "", err
-		}
-		for i := range items {
-			p := &items[i]
-			p.SetGroupVersionKind(agentgatewayPolicyGVK)
-			if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() {
-				continue
-			}
-			if inh, _, _ := unstructured.NestedString(p.Object, "spec", "strategy", "inheritance"); inh != "Override" {
-				continue
-			}
-			if phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
-				continue
-			}
-			attached := p.GetNamespace() == g.Namespace && attaches(p, gwTarget)
-			if route != nil && p.GetNamespace() == cr.Namespace {
-				attached = attached || attaches(p, target{kind: "HTTPRoute", name: route.GetName(), labels: route.GetLabels()})
-			}
-			if !attached {
-				continue
-			}
-			var fields []string
-			for _, f := range overridable {
-				if _, ok, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "traffic", f); ok && mine[f] {
-					fields = append(fields, f)
-				}
-			}
-			if len(fields) > 0 {
-				found = append(found, fmt.Sprintf("%s/%s (%s)", p.GetNamespace(), p.GetName(), strings.Join(fields, ", ")))
-			}
+	var fields []string
+	for _, f := range overridable {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", "traffic", f); ok && mine[f] {
+			fields = append(fields, f)
 		}
 	}
-	if len(found) == 0 {
-		return "", nil
-	}
-	sort.Strings(found)
-	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes (rechecked every two minutes)",
-		strings.Join(found, ", ")), nil
+	return fields
 }
 
 // foreignPreRoutingPolicies finds AgentgatewayPolicies on the router's

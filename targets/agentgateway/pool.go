@@ -176,15 +176,29 @@ func (e *emitter) poolRouting() {
 			poolOf[b.Name] = e.pool(b, i, pools)
 		}
 	}
-
-	type built struct {
-		index int
-		name  string
-		conds [][]cond
+	rules, closed := e.poolRuleRoutes(poolOf)
+	rules = append(rules, e.poolDefaultRoutes(poolOf)...)
+	e.checkRouteLimits(rules)
+	e.policy()
+	if len(rules) == 0 {
+		if e.diags.HasErrors() {
+			return // refused: the errors say why, no route is generated anyway
+		}
+		// An HTTPRoute without rules defaults to a catch-all with no backend,
+		// which would answer 503 for every path on the Gateway's listeners.
+		e.diags.WarnAt(diag.Spec(), ReasonNoRoute,
+			"no rule and no default route has a ready backend, so no HTTPRoute is generated; requests through the Gateway are not routed to this router")
+		return
 	}
-	var rules []gwv1.HTTPRouteRule
-	var checked []built
-	var closed []string // fail-closed rules without a ready backend
+	e.route(rules)
+	e.failClosedPolicy(closed)
+}
+
+// poolRuleRoutes are the HTTPRoute rules of the router's rules, each to the
+// pool of its first ready backend, and the names of the fail-closed rules
+// left without one (closed).
+func (e *emitter) poolRuleRoutes(poolOf map[string]string) (rules []gwv1.HTTPRouteRule, closed []string) {
+	var checked []matchedRule
 	for ri := range e.r.Rules {
 		rule := &e.r.Rules[ri]
 		if len(rule.Candidates) == 0 {
@@ -192,29 +206,9 @@ func (e *emitter) poolRouting() {
 		}
 		p := diag.Rule(rule.Index)
 		conds := e.ruleMatches(&rule.Match)
-		for _, c := range conds {
-			if len(c) > maxHeadersPerMatch {
-				e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
-					"rule %q needs %d header conditions in one HTTPRoute match, more than the %d Gateway API allows; match on fewer headers", rule.Name, len(c), maxHeadersPerMatch)
-				break
-			}
-		}
-		if len(conds) > maxMatchesPerRule {
-			e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
-				"rule %q expands to %d HTTPRoute matches (models x dataClassification), more than the %d Gateway API allows in one rule; list fewer models or classifications", rule.Name, len(conds), maxMatchesPerRule)
-		}
-		// Gateway API ranks a match with more header conditions above an
-		// earlier one, where the router-proxy takes the first rule that
-		// matches: refuse an order the route cannot keep.
-		for _, prev := range checked {
-			if e.outranks(conds, prev.conds) {
-				e.diags.ErrorAt(p.Child("match"), ReasonRuleOrderNotExpressible,
-					"rule %q matches more headers than the earlier rule %q and some request matches both; the router-proxy would serve it by %q (first match), but an HTTPRoute ranks the match with more headers first. Make the rules exclusive (for example a different exact model or header value) or put rule %q first",
-					rule.Name, prev.name, prev.name, rule.Name)
-				break
-			}
-		}
-		checked = append(checked, built{rule.Index, rule.Name, conds})
+		e.checkMatchLimits(rule, conds)
+		e.checkOrder(rule, conds, checked)
+		checked = append(checked, matchedRule{rule.Name, conds})
 
 		hr := gwv1.HTTPRouteRule{Name: sectionName("rule-" + rule.Name), Matches: toMatches(conds)}
 		// Backends this plane refused (checkIgnored) are reported there and
@@ -242,7 +236,51 @@ func (e *emitter) poolRouting() {
 		}
 		rules = append(rules, hr)
 	}
+	return rules, closed
+}
 
+// matchedRule is a rule already compiled to HTTPRoute matches, which a
+// later rule must not outrank.
+type matchedRule struct {
+	name  string
+	conds [][]cond
+}
+
+// checkMatchLimits refuses a rule whose matches Gateway API cannot hold:
+// too many header conditions in one match, or too many matches.
+func (e *emitter) checkMatchLimits(rule *ir.Rule, conds [][]cond) {
+	p := diag.Rule(rule.Index)
+	for _, c := range conds {
+		if len(c) > maxHeadersPerMatch {
+			e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
+				"rule %q needs %d header conditions in one HTTPRoute match, more than the %d Gateway API allows; match on fewer headers", rule.Name, len(c), maxHeadersPerMatch)
+			break
+		}
+	}
+	if len(conds) > maxMatchesPerRule {
+		e.diags.ErrorAt(p.Child("match"), ReasonRouteLimitExceeded,
+			"rule %q expands to %d HTTPRoute matches (models x dataClassification), more than the %d Gateway API allows in one rule; list fewer models or classifications", rule.Name, len(conds), maxMatchesPerRule)
+	}
+}
+
+// checkOrder refuses a rule that an HTTPRoute would rank above an earlier
+// one: Gateway API ranks a match with more header conditions above an
+// earlier one, where the router-proxy takes the first rule that matches.
+func (e *emitter) checkOrder(rule *ir.Rule, conds [][]cond, earlier []matchedRule) {
+	for _, prev := range earlier {
+		if e.outranks(conds, prev.conds) {
+			e.diags.ErrorAt(diag.Rule(rule.Index).Child("match"), ReasonRuleOrderNotExpressible,
+				"rule %q matches more headers than the earlier rule %q and some request matches both; the router-proxy would serve it by %q (first match), but an HTTPRoute ranks the match with more headers first. Make the rules exclusive (for example a different exact model or header value) or put rule %q first",
+				rule.Name, prev.name, prev.name, rule.Name)
+			return
+		}
+	}
+}
+
+// poolDefaultRoutes are the HTTPRoute rules after the router's rules: one
+// per ready backend for BackendNameMatch, then the default backend's.
+func (e *emitter) poolDefaultRoutes(poolOf map[string]string) []gwv1.HTTPRouteRule {
+	var rules []gwv1.HTTPRouteRule
 	if e.r.Default.Strategy == ir.DefaultBackendNameMatch {
 		for i := range e.r.Backends {
 			b := &e.r.Backends[i]
@@ -257,21 +295,29 @@ func (e *emitter) poolRouting() {
 			})
 		}
 	}
-	if name := e.r.Default.Backend; name != "" {
-		if b, ok := e.r.Backend(name); ok && b.Local != nil {
-			if b.Local.Ready {
-				rules = append(rules, gwv1.HTTPRouteRule{
-					Name:        sectionName("default"),
-					Matches:     toMatches([][]cond{{{name: ModelHeader, kind: condPresent}}}),
-					BackendRefs: poolRef(poolOf[name]),
-				})
-			} else {
-				e.diags.WarnAt(diag.Spec("defaultRoute"), ReasonNoReadyBackend,
-					"the InferenceService of default backend %q has no ready replica; requests no rule matches find no route until it is ready", name)
-			}
-		}
+	name := e.r.Default.Backend
+	if name == "" {
+		return rules
 	}
+	b, ok := e.r.Backend(name)
+	switch {
+	case !ok || b.Local == nil:
+	case b.Local.Ready:
+		rules = append(rules, gwv1.HTTPRouteRule{
+			Name:        sectionName("default"),
+			Matches:     toMatches([][]cond{{{name: ModelHeader, kind: condPresent}}}),
+			BackendRefs: poolRef(poolOf[name]),
+		})
+	default:
+		e.diags.WarnAt(diag.Spec("defaultRoute"), ReasonNoReadyBackend,
+			"the InferenceService of default backend %q has no ready replica; requests no rule matches find no route until it is ready", name)
+	}
+	return rules
+}
 
+// checkRouteLimits refuses a route Gateway API cannot hold: too many rules
+// or too many matches in all.
+func (e *emitter) checkRouteLimits(rules []gwv1.HTTPRouteRule) {
 	total := 0
 	for _, r := range rules {
 		total += len(r.Matches)
@@ -284,19 +330,6 @@ func (e *emitter) poolRouting() {
 		e.diags.ErrorAt(diag.Spec("rules"), ReasonRouteLimitExceeded,
 			"the router compiles to %d HTTPRoute matches, more than the %d Gateway API allows in one route; list fewer models or classifications", total, maxMatchesPerRoute)
 	}
-	e.policy()
-	if len(rules) == 0 {
-		if e.diags.HasErrors() {
-			return // refused: the errors say why, no route is generated anyway
-		}
-		// An HTTPRoute without rules defaults to a catch-all with no backend,
-		// which would answer 503 for every path on the Gateway's listeners.
-		e.diags.WarnAt(diag.Spec(), ReasonNoRoute,
-			"no rule and no default route has a ready backend, so no HTTPRoute is generated; requests through the Gateway are not routed to this router")
-		return
-	}
-	e.route(rules)
-	e.failClosedPolicy(closed)
 }
 
 // failClosedPolicy answers 503 on the fail-closed rules that have no ready

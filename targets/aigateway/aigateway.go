@@ -143,33 +143,11 @@ func (e *emitter) add(obj runtime.Object, gvk schema.GroupVersionKind) {
 }
 
 // refuseUnsupported refuses what no Envoy AI Gateway object can carry.
-// (What one field decides, such as shadow, a missing gatewayRef or
-// detector/hybrid classification, the plane's capability table refuses in
-// the frontend; latencySLOMs it ignores.)
+// (What one field decides, such as shadow, a missing gatewayRef, the audit
+// log's fields or detector/hybrid classification, the plane's capability
+// table refuses in the frontend; latencySLOMs it ignores.)
 func (e *emitter) refuseUnsupported() {
 	r := e.r
-	a := r.Policy.Audit
-	ap := diag.Spec("policy", "auditLog")
-	if a.Sink != ir.AuditSinkStdout {
-		e.diags.ErrorAt(ap.Child("sink"), ReasonAuditSinkUnsupportedOnGateway,
-			"the gateway writes no router audit log, so sink %s cannot be honoured; request records come from the Envoy access log configured on the EnvoyProxy. Remove sink or use the Proxy data plane", a.Sink)
-	}
-	if a.IncludeRequestBody {
-		e.diags.ErrorAt(ap.Child("includeRequestBody"), ReasonAuditFieldUnsupportedOnGateway,
-			"the gateway cannot add request bodies to audit entries; remove includeRequestBody or use the Proxy data plane")
-	}
-	if a.CallerHeader != "" {
-		e.diags.ErrorAt(ap.Child("callerHeader"), ReasonAuditFieldUnsupportedOnGateway,
-			"the gateway cannot add the %s header to audit entries; remove callerHeader or use the Proxy data plane", a.CallerHeader)
-	}
-	if a.LogClientAddress {
-		e.diags.ErrorAt(ap.Child("logClientAddress"), ReasonAuditFieldUnsupportedOnGateway,
-			"the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane")
-	}
-	if len(a.TrustedProxies) > 0 {
-		e.diags.ErrorAt(ap.Child("trustedProxyCIDRs"), ReasonAuditFieldUnsupportedOnGateway,
-			"the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane")
-	}
 	for i := range r.Backends {
 		if p := r.Backends[i].Pool; p != nil {
 			e.diags.ErrorAt(diag.Backend(i).Child("inferenceServiceRef"), ReasonModelPoolUnsupportedOnGateway,

@@ -8,9 +8,11 @@ import (
 
 // Reasons of the Gateway plane's rows.
 const (
-	ReasonGatewayRefRequired            = "GatewayRefRequired"
-	ReasonUnsupportedOnGateway          = "UnsupportedOnGateway"
-	ReasonModelPoolUnsupportedOnGateway = "ModelPoolUnsupportedOnGateway"
+	ReasonGatewayRefRequired             = "GatewayRefRequired"
+	ReasonUnsupportedOnGateway           = "UnsupportedOnGateway"
+	ReasonModelPoolUnsupportedOnGateway  = "ModelPoolUnsupportedOnGateway"
+	ReasonAuditFieldUnsupportedOnGateway = "AuditFieldUnsupportedOnGateway"
+	ReasonAuditSinkUnsupportedOnGateway  = "AuditSinkUnsupportedOnGateway"
 )
 
 // Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
@@ -19,8 +21,6 @@ const (
 	ReasonActiveHealthCheckNotApplied       = "ActiveHealthCheckNotApplied"
 	ReasonActiveHealthCheckSkipped          = "ActiveHealthCheckSkipped"
 	ReasonAllowlistGlobUnsupportedOnGateway = "AllowlistGlobUnsupportedOnGateway"
-	ReasonAuditFieldUnsupportedOnGateway    = "AuditFieldUnsupportedOnGateway"
-	ReasonAuditSinkUnsupportedOnGateway     = "AuditSinkUnsupportedOnGateway"
 	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
 	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
 	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
@@ -59,6 +59,8 @@ func (*Target) Capabilities() planes.Table {
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.gatewayRef", Verdict: planes.Required, Reason: ReasonGatewayRefRequired,
 			Message: "dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway"},
+		targets.AgentGatewayRefRow(ir.DataPlaneGateway),
+		targets.EndpointPickerRow(ir.DataPlaneGateway),
 		planes.Capability{Path: "spec.rules[*].route.strategy", Value: "shadow", Verdict: planes.Refused, Reason: ReasonUnsupportedOnGateway,
 			Message: "dataPlane Gateway cannot mirror requests, so strategy shadow is refused; use primary-fallback or weighted, or the Proxy data plane"},
 		planes.Capability{Path: "spec.backends[*].balancing", Verdict: planes.Ignored,
@@ -72,14 +74,25 @@ func (*Target) Capabilities() planes.Table {
 		// lose all of it.
 		planes.Capability{Path: "spec.rules[*].match.latencySLOMs", Verdict: planes.Ignored,
 			Message: "latencySLOMs promotes a fallback from the router-proxy's first-token latency measurements; the gateway measures no first-token latency and cannot reorder priorities at run time, so failover follows errors and health only and latencySLOMs is ignored"},
+		// The gateway writes no router audit log: what only such a log
+		// holds is refused (the Envoy access log is configured on the
+		// EnvoyProxy).
+		planes.Capability{Path: "spec.policy.auditLog.sink", Except: "stdout", Verdict: planes.Refused, Reason: ReasonAuditSinkUnsupportedOnGateway,
+			Message: "the gateway writes no router audit log, so sink {value} cannot be honoured; request records come from the Envoy access log configured on the EnvoyProxy. Remove sink or use the Proxy data plane"},
+		planes.Capability{Path: "spec.policy.auditLog.includeRequestBody", Value: "true", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
+			Message: "the gateway cannot add request bodies to audit entries; remove includeRequestBody or use the Proxy data plane"},
+		planes.Capability{Path: "spec.policy.auditLog.callerHeader", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
+			Message: "the gateway cannot add the {value} header to audit entries; remove callerHeader or use the Proxy data plane"},
+		planes.Capability{Path: "spec.policy.auditLog.logClientAddress", Value: "true", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
+			Message: "the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane"},
+		planes.Capability{Path: "spec.policy.auditLog.trustedProxyCIDRs", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
+			Message: "the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
 	), Emits: []string{
 		ReasonActiveHealthCheckNotApplied,
 		ReasonActiveHealthCheckSkipped,
 		ReasonAllowlistGlobUnsupportedOnGateway,
-		ReasonAuditFieldUnsupportedOnGateway,
-		ReasonAuditSinkUnsupportedOnGateway,
 		ReasonBackendTimeoutsDiffer,
 		ReasonBudgetLimitNotExpressible,
 		ReasonBudgetLimitTooLarge,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets"
 )
@@ -9,7 +10,13 @@ import (
 const ReasonOTLPEndpointMissing = "OTLPEndpointMissing"
 
 // Capabilities implements targets.Target: the router-proxy reads every
-// field of the spec (the API was written for it), so its table has no row.
+// field of the spec (the API was written for it) but the references to the
+// gateways the other planes attach routers to and the endpoint pickers of
+// AgentGateway's InferencePools.
 func (*Target) Capabilities() planes.Table {
-	return planes.Table{Emits: []string{ReasonOTLPEndpointMissing, targets.ReasonInternalError}}
+	return planes.Table{Rows: []planes.Capability{
+		targets.GatewayRefRow(ir.DataPlaneProxy),
+		targets.AgentGatewayRefRow(ir.DataPlaneProxy),
+		targets.EndpointPickerRow(ir.DataPlaneProxy),
+	}, Emits: []string{ReasonOTLPEndpointMissing, targets.ReasonInternalError}}
 }
