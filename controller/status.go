@@ -24,7 +24,7 @@ import (
 // status reconciliation that wrote status: a controller at steady state
 // writes nothing (Kubernetes' own SLO for controllers), so it is not a
 // heartbeat. The controller's liveness is its leader Lease and its
-// reconcile metrics (docs/controller.md#status).
+// reconcile metrics (docs/controller.md#conditions).
 func (r *Reconciler) writeStatus(ctx context.Context, router *v1.ModelRouter, out *outcome) error {
 	st := router.Status.DeepCopy()
 	r.computeStatus(router, out, st)
