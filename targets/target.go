@@ -182,24 +182,6 @@ func (r *Registry) names() []string {
 	return out
 }
 
-// ByGateway groups routers by the gateway they attach to, as a Together
-// check compares them: gateway returns the key ("namespace/name") of a
-// router's gateway, "" for none. Keys come sorted; each group holds the
-// routers' indexes in rs, in order.
-func ByGateway(rs []*ir.Router, gateway func(*ir.Router) string) (keys []string, groups map[string][]int) {
-	groups = map[string][]int{}
-	for i, r := range rs {
-		if k := gateway(r); k != "" {
-			if groups[k] == nil {
-				keys = append(keys, k)
-			}
-			groups[k] = append(groups[k], i)
-		}
-	}
-	sort.Strings(keys)
-	return keys, groups
-}
-
 // HostnamesOverlap reports whether two routers' Gateway API hostnames can
 // take one request, and a pair that does: no hostnames takes every host;
 // otherwise some host matches a hostname of each (exact, or "*.suffix" for
