@@ -69,11 +69,19 @@ func TestRenderPrintsYAMLAndWarnsOnMissingReference(t *testing.T) {
 	assert.Contains(t, r.stdout, "http://qwen.team-a.svc.cluster.local:8080")
 }
 
-func TestRenderWithReferenceHasNoWarning(t *testing.T) {
+// TestValidWithReferenceExits0Quietly: a valid router whose
+// InferenceService is given renders and validates with no warning;
+// validate prints nothing.
+func TestValidWithReferenceExits0Quietly(t *testing.T) {
 	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
-	r := run(t, "", "render", "-f", f)
-	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Empty(t, r.stderr)
+	for _, cmd := range []string{"render", "validate"} {
+		r := run(t, "", cmd, "-f", f)
+		require.Equal(t, ExitOK, r.code, "%s: %s", cmd, r.stderr)
+		assert.Empty(t, r.stderr, cmd)
+		if cmd == "validate" {
+			assert.Empty(t, r.stdout, cmd)
+		}
+	}
 }
 
 func TestRenderReadsStdinAndSeveralFiles(t *testing.T) {
@@ -132,13 +140,6 @@ func TestDecodeErrorsHideNothing(t *testing.T) {
 	} {
 		assert.Contains(t, r.stderr, want)
 	}
-}
-
-func TestValidateValidExits0(t *testing.T) {
-	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
-	r := run(t, "", "validate", "-f", f)
-	assert.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Empty(t, r.stdout)
 }
 
 func TestUsageErrorsExit2(t *testing.T) {
