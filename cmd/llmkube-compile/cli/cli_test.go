@@ -191,17 +191,18 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, ExitOK, r.code, r.stdout+r.stderr)
 	assert.Empty(t, r.stdout)
 
-	changed := strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1)
-	in2 := write(t, "r2.yaml", changed+"---\n"+inferenceService)
-	r = run(t, "", "diff", "-f", in2, "--against", same)
+	// diffRouter diffs router (a change of validRouter), with its
+	// InferenceService, against the rendered manifests.
+	diffRouter := func(router string) result {
+		return run(t, "", "diff", "-f", write(t, "changed.yaml", router+"---\n"+inferenceService), "--against", same)
+	}
+	r = diffRouter(strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1))
 	assert.Equal(t, ExitDiffFound, r.code)
 	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ b/Deployment.apps team-a/chat-router-proxy\n@@ -10,6 +10,13 @@\n")
 	assert.Contains(t, r.stdout, "\n+  ownerReferences:\n")
 	assert.NotContains(t, r.stdout, "{", "a unified diff of YAML lines, not a struct dump")
 
-	renamed := strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1)
-	in3 := write(t, "r3.yaml", renamed+"---\n"+inferenceService)
-	r = run(t, "", "diff", "-f", in3, "--against", same)
+	r = diffRouter(strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1))
 	assert.Equal(t, ExitDiffFound, r.code)
 	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ /dev/null\n")
 	assert.Contains(t, r.stdout, "--- /dev/null\n+++ b/Deployment.apps team-a/talk-router-proxy\n")
