@@ -28,19 +28,24 @@ func withEnv(m map[string]string) func(*Options) {
 	return func(o *Options) { o.Getenv = func(k string) string { return m[k] } }
 }
 
+// toolCallOf decodes a tool call of a chat.completion message or of a
+// chunk's delta (Index: which call a delta continues).
+type toolCallOf struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // completionOf decodes a chat.completion answer.
 type completionOf struct {
 	Object  string `json:"object"`
 	Choices []struct {
 		Message struct {
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content   *string      `json:"content"`
+			ToolCalls []toolCallOf `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -82,15 +87,8 @@ func decodeStream(t *testing.T, body string) streamed {
 			Object  string `json:"object"`
 			Choices []struct {
 				Delta struct {
-					Content   string `json:"content"`
-					ToolCalls []struct {
-						Index    int    `json:"index"`
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
+					Content   string       `json:"content"`
+					ToolCalls []toolCallOf `json:"tool_calls"`
 				} `json:"delta"`
 				FinishReason *string `json:"finish_reason"`
 			} `json:"choices"`
@@ -122,6 +120,17 @@ func decodeStream(t *testing.T, body string) streamed {
 		}
 	}
 	return s
+}
+
+// assertToolCall checks that the stream called one tool, name with the
+// JSON arguments args, and ended for it.
+func (s streamed) assertToolCall(t *testing.T, name, args string) {
+	t.Helper()
+	require.Contains(t, s.Calls, 0)
+	assert.Equal(t, name, s.Calls[0].Name)
+	assert.JSONEq(t, args, s.Calls[0].Args)
+	assert.Equal(t, "tool_calls", s.Finish)
+	assert.True(t, s.Done)
 }
 
 const weatherTool = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}]`
