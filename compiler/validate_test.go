@@ -32,16 +32,20 @@ kind: InferenceService
 metadata: {name: llama3}
 spec: {runtime: vllm}
 ---
-apiVersion: inference.llmkube.dev/v1alpha1
+` + vtChatHead + `    - name: cloud-opus
+      external: {provider: anthropic, model: claude-opus-4-7}
+  defaultRoute: local-qwen
+`
+
+// vtChatHead starts the ModelRouter chat of these tests, up to its first
+// backend, local-qwen (InferenceService qwen3).
+const vtChatHead = `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat}
 spec:
   backends:
     - name: local-qwen
       inferenceServiceRef: {name: qwen3}
-    - name: cloud-opus
-      external: {provider: anthropic, model: claude-opus-4-7}
-  defaultRoute: local-qwen
 `
 
 // vtInputs decodes YAML that must decode cleanly.
@@ -103,15 +107,7 @@ func TestValidateBaseIsClean(t *testing.T) {
 
 // TestValidateReportsEveryProblemAtOnce: no check stops at the first problem.
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
-	in := vtInputs(t, `
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  backends:
-    - name: local-qwen
-      inferenceServiceRef: {name: qwen3}
-    - name: local-qwen
+	in := vtInputs(t, vtChatHead+`    - name: local-qwen
       external: {provider: openai, model: gpt-5}
     - name: cloud-opus
       external: {provider: anthropic, model: claude-opus-4-7}
