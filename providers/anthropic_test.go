@@ -180,7 +180,7 @@ func TestAnthropicErrors(t *testing.T) {
 		fake.SetMode(tc.mode)
 		resp, body := call(t, p, "/v1/chat/completions", chat)
 		assert.Equal(t, tc.status, resp.StatusCode, body)
-		typ, code, msg := openAIErr(t, body)
+		typ, code, msg := providertest.OpenAIError(t, body)
 		assert.Equal(t, tc.typ, typ)
 		assert.Equal(t, tc.code, code)
 		assert.True(t, strings.HasPrefix(msg, "anthropic: "), msg)
@@ -196,7 +196,7 @@ func TestAnthropicErrors(t *testing.T) {
 	fake.Key = "other"
 	resp, body := call(t, p, "/v1/chat/completions", chat)
 	assert.Equal(t, 401, resp.StatusCode)
-	typ, _, _ := openAIErr(t, body)
+	typ, _, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "authentication_error", typ)
 	assert.NotContains(t, body, antKey)
 }
@@ -215,7 +215,7 @@ func TestUntranslatable(t *testing.T) {
 	} {
 		resp, body := call(t, p, tc.path, tc.body)
 		assert.Equal(t, 400, resp.StatusCode, body)
-		_, code, _ := openAIErr(t, body)
+		_, code, _ := providertest.OpenAIError(t, body)
 		assert.Equal(t, tc.want, code, tc.body)
 	}
 	assert.Empty(t, fake.Requests(), "nothing untranslatable reaches the provider")

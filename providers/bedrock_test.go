@@ -179,7 +179,7 @@ func TestBedrockErrors(t *testing.T) {
 	fake.Creds.SecretAccessKey = "other"
 	resp, body := call(t, p, "/v1/chat/completions", chat)
 	assert.Equal(t, 403, resp.StatusCode, body)
-	_, code, _ := openAIErr(t, body)
+	_, code, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "InvalidSignatureException", code)
 	assert.NotContains(t, body, awsSecret)
 }

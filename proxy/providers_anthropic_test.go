@@ -190,7 +190,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	fake.SetMode(providertest.BadRequest)
 	code, body, _ = h.post(t, `{"model":"claude","messages":[{"role":"user","content":"x"}]}`)
 	assert.Equal(t, 400, code)
-	typ, ecode := openAIError(t, body)
+	typ, ecode, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "invalid_request_error", typ)
 	assert.Equal(t, "invalid_request_error", ecode)
 }
@@ -226,7 +226,7 @@ func TestProviderRateLimitedLast(t *testing.T) {
 	h := start(t, config(anthropicBackend("claude", fake.URL)), withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 	code, body, _ := h.post(t, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`)
 	assert.Equal(t, 429, code)
-	typ, ecode := openAIError(t, body)
+	typ, ecode, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "rate_limit_error", typ)
 	assert.Equal(t, "upstream_rate_limited", ecode)
 }
