@@ -17,10 +17,17 @@ import (
 const testAnthropicKey = "sk-ant-api03-proxy-test-key-0123456789"
 
 func anthropicBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "anthropic", "claude-sonnet-4-20250514"
-	b.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"}}
+	b := cloudBackend(name, url, "anthropic", "claude-sonnet-4-20250514", proxyapi.Credential{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"})
 	b.Cost = &proxyapi.Cost{PromptUSD: "3", CompletionUSD: "15"}
+	return b
+}
+
+// cloudBackend is an external backend of provider, serving model, whose
+// credentials come from creds.
+func cloudBackend(name, url, provider, model string, creds ...proxyapi.Credential) proxyapi.Backend {
+	b := backend(name, url)
+	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", provider, model
+	b.Credentials = creds
 	return b
 }
 

@@ -17,15 +17,11 @@ const (
 )
 
 func bedrockBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "bedrock", testBRModel
-	b.Credentials = []proxyapi.Credential{
-		{Purpose: "awsAccessKeyId", Env: "LLMKUBE_NOVA_AWS_ACCESS_KEY_ID"},
-		{Purpose: "awsSecretAccessKey", Env: "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY"},
-		{Purpose: "awsSessionToken", Env: "LLMKUBE_NOVA_AWS_SESSION_TOKEN"},
-		{Purpose: "awsRegion", Env: "LLMKUBE_NOVA_AWS_REGION"},
-	}
-	return b
+	return cloudBackend(name, url, "bedrock", testBRModel,
+		proxyapi.Credential{Purpose: "awsAccessKeyId", Env: "LLMKUBE_NOVA_AWS_ACCESS_KEY_ID"},
+		proxyapi.Credential{Purpose: "awsSecretAccessKey", Env: "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY"},
+		proxyapi.Credential{Purpose: "awsSessionToken", Env: "LLMKUBE_NOVA_AWS_SESSION_TOKEN"},
+		proxyapi.Credential{Purpose: "awsRegion", Env: "LLMKUBE_NOVA_AWS_REGION"})
 }
 
 var bedrockTestEnv = map[string]string{"LLMKUBE_NOVA_AWS_ACCESS_KEY_ID": testAWSKeyID, "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY": testAWSSecret, "LLMKUBE_NOVA_AWS_REGION": "us-east-2"}

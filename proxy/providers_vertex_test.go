@@ -12,10 +12,7 @@ import (
 const testGemini = "gemini-2.0-flash-001"
 
 func vertexBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "vertex_ai", testGemini
-	b.Credentials = []proxyapi.Credential{{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}}
-	return b
+	return cloudBackend(name, url, "vertex_ai", testGemini, proxyapi.Credential{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"})
 }
 
 func TestProviderVertexThroughProxy(t *testing.T) {
