@@ -13,11 +13,16 @@ import (
 func warningsOf(t *testing.T, spec string) map[string]string {
 	t.Helper()
 	in := &Inputs{}
-	doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat}\nspec:" + spec
-	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(spec))).HasErrors())
 	_, diags := Compile(in.Routers[0].Router, in, Options{})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	return diags.Warnings().ReasonsByField()
+}
+
+// chatDoc is the document of the ModelRouter chat whose spec is spec (its
+// lines after "spec:").
+func chatDoc(spec string) string {
+	return "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat}\nspec:" + spec
 }
 
 func TestRouterWithNoRouteWarns(t *testing.T) {
