@@ -45,6 +45,14 @@ func call(t *testing.T, p Provider, path, body string) (*http.Response, string) 
 	return resp, string(b)
 }
 
+// chatOK posts a chat completion to p, which must answer 200.
+func chatOK(t *testing.T, p Provider, body string) (*http.Response, string) {
+	t.Helper()
+	resp, b := call(t, p, "/v1/chat/completions", body)
+	require.Equal(t, 200, resp.StatusCode, b)
+	return resp, b
+}
+
 // sseData returns the data payloads of an OpenAI stream, comments dropped.
 func sseData(t *testing.T, body string) []string {
 	t.Helper()
