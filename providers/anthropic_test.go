@@ -109,7 +109,7 @@ func TestAnthropicResponse(t *testing.T) {
 	  "usage":{"prompt_tokens":2095,"completion_tokens":503,"total_tokens":2598}}`, body)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
+	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
 	assert.JSONEq(t, `{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"I'll check the current weather in San Francisco for you.",
 	    "tool_calls":[{"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}]},

@@ -145,7 +145,7 @@ func TestBedrockStream(t *testing.T) {
 	assert.True(t, a.Done)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
+	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	a = assemble(t, body)
 	assert.Equal(t, "Let me look that up.", a.Content)
 	require.Len(t, a.Calls, 1)
