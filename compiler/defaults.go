@@ -69,40 +69,26 @@ func DefaultOutputModalities() []string { return []string{"text"} }
 // copy; the input object is never changed.
 func setDefaults(r *v1.ModelRouter, opts Options) {
 	s := &r.Spec
-	if r.Namespace == "" {
-		r.Namespace = DefaultNamespace
-	}
+	fill(&r.Namespace, DefaultNamespace)
 	if opts.DataPlane != "" {
 		s.DataPlane = v1.DataPlane(opts.DataPlane)
 	}
-	if s.DataPlane == "" {
-		s.DataPlane = DefaultDataPlane
-	}
-	if s.DefaultRouteStrategy == "" {
-		s.DefaultRouteStrategy = DefaultRouteStrategy
-	}
+	fill(&s.DataPlane, DefaultDataPlane)
+	fill(&s.DefaultRouteStrategy, DefaultRouteStrategy)
 	for i := range s.Backends {
 		defaultBackend(&s.Backends[i])
 	}
 	for i := range s.Rules {
 		rule := &s.Rules[i]
-		if rule.Route.Strategy == "" {
-			rule.Route.Strategy = DefaultStrategy
-		}
-		if rule.Route.PoolActivation == "" {
-			rule.Route.PoolActivation = DefaultPoolActivation
-		}
+		fill(&rule.Route.Strategy, DefaultStrategy)
+		fill(&rule.Route.PoolActivation, DefaultPoolActivation)
 	}
 	if s.GatewayRef != nil && s.GatewayRef.Namespace == "" {
 		s.GatewayRef.Namespace = r.Namespace
 	}
 	if g := s.AgentGatewayRef; g != nil {
-		if g.Namespace == "" {
-			g.Namespace = r.Namespace
-		}
-		if g.Routing == "" {
-			g.Routing = DefaultRouting
-		}
+		fill(&g.Namespace, r.Namespace)
+		fill(&g.Routing, DefaultRouting)
 	}
 	defaultEndpoint(s)
 	defaultPolicy(s)
@@ -124,10 +110,7 @@ func defaultBackend(b *v1.RouterBackend) {
 	if b.InferenceServiceRef != nil && b.Resolution == "" {
 		b.Resolution = DefaultResolution
 	}
-	if b.HealthCheck == nil {
-		b.HealthCheck = &v1.HealthCheckSpec{}
-	}
-	hc := b.HealthCheck
+	hc := present(&b.HealthCheck)
 	if hc.Path == "" {
 		if b.External != nil {
 			hc.Path = wellknown.Providers[string(b.External.Provider)].HealthPath
@@ -138,9 +121,7 @@ func defaultBackend(b *v1.RouterBackend) {
 	setDefault(&hc.IntervalSeconds, DefaultHealthInterval)
 	setDefault(&hc.TimeoutSeconds, DefaultHealthTimeout)
 	if bal := b.Balancing; bal != nil {
-		if bal.Mode == "" {
-			bal.Mode = DefaultBalancingMode
-		}
+		fill(&bal.Mode, DefaultBalancingMode)
 		if pa := bal.PrefixAffinity; pa != nil {
 			setDefault(&pa.BlockBytes, DefaultBlockBytes)
 			setDefault(&pa.MaxBlocksPerEndpoint, DefaultMaxBlocks)
@@ -149,10 +130,7 @@ func defaultBackend(b *v1.RouterBackend) {
 			sa.IdleTimeout = wellknown.BalancingSessionIdle.String()
 		}
 	}
-	if b.ModelInfo == nil {
-		b.ModelInfo = &v1.ModelInfoSpec{}
-	}
-	mi := b.ModelInfo
+	mi := present(&b.ModelInfo)
 	if len(mi.OutputModalities) == 0 {
 		mi.OutputModalities = DefaultOutputModalities()
 	}
@@ -167,47 +145,23 @@ func defaultBackend(b *v1.RouterBackend) {
 }
 
 func defaultEndpoint(s *v1.ModelRouterSpec) {
-	if s.Endpoint == nil {
-		s.Endpoint = &v1.EndpointSpec{}
-	}
-	e := s.Endpoint
-	if e.Type == "" {
-		e.Type = DefaultEndpointType
-	}
+	e := present(&s.Endpoint)
+	fill(&e.Type, DefaultEndpointType)
 	setDefault(&e.Port, DefaultEndpointPort)
-	if e.Path == "" {
-		e.Path = DefaultEndpointPath
-	}
+	fill(&e.Path, DefaultEndpointPath)
 }
 
 func defaultPolicy(s *v1.ModelRouterSpec) {
-	if s.Policy == nil {
-		s.Policy = &v1.RouterPolicy{}
-	}
-	p := s.Policy
-	if p.Classification == nil {
-		p.Classification = &v1.ClassificationSpec{}
-	}
-	c := p.Classification
-	if c.Mode == "" {
-		c.Mode = DefaultClassificationMode
-	}
-	if c.HeaderKey == "" {
-		c.HeaderKey = DefaultClassificationHeader
-	}
+	p := present(&s.Policy)
+	c := present(&p.Classification)
+	fill(&c.Mode, DefaultClassificationMode)
+	fill(&c.HeaderKey, DefaultClassificationHeader)
 	if len(c.SensitiveClassifications) == 0 {
 		c.SensitiveClassifications = DefaultSensitiveClassifications()
 	}
-	if p.AuditLog == nil {
-		p.AuditLog = &v1.AuditLogSpec{}
-	}
-	a := p.AuditLog
-	if a.Sink == "" {
-		a.Sink = DefaultAuditSink
-	}
-	if a.FilePath == "" {
-		a.FilePath = DefaultAuditFilePath
-	}
+	a := present(&p.AuditLog)
+	fill(&a.Sink, DefaultAuditSink)
+	fill(&a.FilePath, DefaultAuditFilePath)
 	for i := range p.Budgets {
 		b := &p.Budgets[i]
 		if b.Scope == v1.ScopeTeam && b.HeaderKey == "" {
@@ -221,31 +175,37 @@ func defaultPolicy(s *v1.ModelRouterSpec) {
 }
 
 func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
-	if s.Proxy == nil {
-		s.Proxy = &v1.ProxySpec{}
-	}
-	p := s.Proxy
+	p := present(&s.Proxy)
 	setDefault(&p.Replicas, DefaultReplicas)
 	setDefault(&p.RevisionHistoryLimit, DefaultRevisionLimit)
-	if p.Image == "" {
-		p.Image = opts.Operator.ProxyImage
-	}
+	fill(&p.Image, opts.Operator.ProxyImage)
 	if p.Image == "" {
 		// The router-proxy image of this release (one home: internal/images).
 		p.Image = images.RouterProxyRef()
 	}
-	if p.ResponseHeaderTimeout == "" {
-		p.ResponseHeaderTimeout = DefaultHeaderTimeout
-	}
-	if p.StreamIdleTimeout == "" {
-		p.StreamIdleTimeout = DefaultStreamIdle
-	}
-	if p.QuarantineDuration == "" {
-		p.QuarantineDuration = DefaultQuarantine
-	}
+	fill(&p.ResponseHeaderTimeout, DefaultHeaderTimeout)
+	fill(&p.StreamIdleTimeout, DefaultStreamIdle)
+	fill(&p.QuarantineDuration, DefaultQuarantine)
 	if p.Resources == nil {
 		p.Resources = &corev1.ResourceRequirements{}
 	}
+}
+
+// fill sets an empty field to its default.
+func fill[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
+	}
+}
+
+// present sets an unset optional block to an empty one, whose fields then
+// take their defaults, and returns it.
+func present[T any](field **T) *T {
+	if *field == nil {
+		*field = new(T)
+	}
+	return *field
 }
 
 // setDefault points an unset optional field at its default.

@@ -20,10 +20,7 @@ func reasons(l diag.List) map[string]string {
 
 func TestDecodeStrictReportsEveryUnknownFieldWithItsPath(t *testing.T) {
 	in := &Inputs{}
-	diags := in.Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	diags := in.Decode("r.yaml", []byte(chatDoc(`
   backendz: []
   backends:
     - name: a
@@ -32,7 +29,7 @@ spec:
   rules:
     - name: r
       route: {backends: [a], stratgy: weighted}
-`))
+`)))
 	require.True(t, diags.HasErrors())
 	got := reasons(diags)
 	assert.Equal(t, "UnknownField", got["spec.backendz"])
@@ -54,27 +51,21 @@ spec:
 
 func TestDecodeDuplicateKeyAndWrongType(t *testing.T) {
 	in := &Inputs{}
-	diags := in.Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	diags := in.Decode("r.yaml", []byte(chatDoc(`
   backends:
     - name: a
       weight: heavy
-`))
+`)))
 	require.True(t, diags.HasErrors())
 	assert.Equal(t, "InvalidType", diags[0].Reason)
 	assert.Equal(t, "spec.backends[0].weight", diags[0].Field)
 
-	diags = (&Inputs{}).Decode("r.yaml", []byte(`apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	diags = (&Inputs{}).Decode("r.yaml", []byte(chatDoc(`
   backends:
     - {name: a, weight: 1}
     - {name: b, weight: 2}
     - {name: c, weight: "3"}
-`))
+`)))
 	require.True(t, diags.HasErrors())
 	assert.Equal(t, "spec.backends[2].weight", diags[0].Field, "the index of the offending item is restored")
 

@@ -8,28 +8,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func warningsOf(t *testing.T, doc string) map[string]string {
+// warningsOf compiles the ModelRouter chat whose spec is spec (its lines
+// after "spec:") and returns its warnings' reasons by field.
+func warningsOf(t *testing.T, spec string) map[string]string {
 	t.Helper()
 	in := &Inputs{}
-	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(spec))).HasErrors())
 	_, diags := Compile(in.Routers[0].Router, in, Options{})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	return diags.Warnings().ReasonsByField()
 }
 
+// chatDoc is the document of the ModelRouter chat whose spec is spec (its
+// lines after "spec:").
+func chatDoc(spec string) string {
+	return "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat}\nspec:" + spec
+}
+
 func TestRouterWithNoRouteWarns(t *testing.T) {
-	w := warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	w := warningsOf(t, `
   backends: [{name: a, external: {provider: openai, model: gpt-5}}]
 `)
 	assert.Equal(t, "NoRoute", w["spec.defaultRoute"])
 
-	w = warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	w = warningsOf(t, `
   defaultRouteStrategy: BackendNameMatch
   backends: [{name: a, external: {provider: openai, model: gpt-5}}]
 `)
@@ -37,10 +39,7 @@ spec:
 }
 
 func TestBudgetFieldsForOtherScopesWarn(t *testing.T) {
-	w := warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	w := warningsOf(t, `
   backends: [{name: a, external: {provider: openai, model: gpt-5}}]
   defaultRoute: a
   policy:
@@ -52,10 +51,7 @@ spec:
 }
 
 func TestNotReadyInferenceServiceWarns(t *testing.T) {
-	w := warningsOf(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
+	w := warningsOf(t, `
   backends: [{name: a, inferenceServiceRef: {name: q}}]
   defaultRoute: a
 ---

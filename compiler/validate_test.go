@@ -32,16 +32,20 @@ kind: InferenceService
 metadata: {name: llama3}
 spec: {runtime: vllm}
 ---
-apiVersion: inference.llmkube.dev/v1alpha1
+` + vtChatHead + `    - name: cloud-opus
+      external: {provider: anthropic, model: claude-opus-4-7}
+  defaultRoute: local-qwen
+`
+
+// vtChatHead starts the ModelRouter chat of these tests, up to its first
+// backend, local-qwen (InferenceService qwen3).
+const vtChatHead = `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: chat}
 spec:
   backends:
     - name: local-qwen
       inferenceServiceRef: {name: qwen3}
-    - name: cloud-opus
-      external: {provider: anthropic, model: claude-opus-4-7}
-  defaultRoute: local-qwen
 `
 
 // vtInputs decodes YAML that must decode cleanly.
@@ -103,15 +107,7 @@ func TestValidateBaseIsClean(t *testing.T) {
 
 // TestValidateReportsEveryProblemAtOnce: no check stops at the first problem.
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
-	in := vtInputs(t, `
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  backends:
-    - name: local-qwen
-      inferenceServiceRef: {name: qwen3}
-    - name: local-qwen
+	in := vtInputs(t, vtChatHead+`    - name: local-qwen
       external: {provider: openai, model: gpt-5}
     - name: cloud-opus
       external: {provider: anthropic, model: claude-opus-4-7}
@@ -484,27 +480,21 @@ func parseRow(t *testing.T, path, required, constraints string) fieldRow {
 	if constraints == "" {
 		return row
 	}
+	lengths := map[string]*int{"minLength": &row.MinLength, "maxLength": &row.MaxLength, "minItems": &row.MinItems, "maxItems": &row.MaxItems}
+	bounds := map[string]**int64{"minimum": &row.Minimum, "maximum": &row.Maximum}
 	for _, c := range strings.Split(constraints, ";") {
 		key, val, _ := strings.Cut(c, "=")
 		n, _ := strconv.ParseInt(val, 10, 64)
-		switch key {
-		case "format":
-		case "enum":
+		switch {
+		case key == "format":
+		case key == "enum":
 			row.Enum = strings.Split(val, ", ")
-		case "pattern":
+		case key == "pattern":
 			row.Pattern = val
-		case "minLength":
-			row.MinLength = int(n)
-		case "maxLength":
-			row.MaxLength = int(n)
-		case "minItems":
-			row.MinItems = int(n)
-		case "maxItems":
-			row.MaxItems = int(n)
-		case "minimum":
-			row.Minimum = bound(n)
-		case "maximum":
-			row.Maximum = bound(n)
+		case lengths[key] != nil:
+			*lengths[key] = int(n)
+		case bounds[key] != nil:
+			*bounds[key] = bound(n)
 		default:
 			t.Errorf("%s: constraint %q is not handled by the field table", path, c)
 		}

@@ -172,9 +172,6 @@ func subset(path string, want, got any) error {
 	return nil
 }
 
-// testCase reads testdata/<name>/input.yaml: its InferenceServices (and any
-// other non-router objects) moved to ns, and its ModelRouter's spec, with
-// gatewayRef.namespace pointing at gwns when set.
 // onGateway sets up a Gateway-plane test: a namespace for the router and
 // one for its Gateway (ai-gateway, at address ip), with testdata case tc's
 // objects applied; name and spec are tc's router, not yet created.
@@ -187,6 +184,18 @@ func onGateway(t *testing.T, ctx context.Context, tc, ip string) (ns, gwns, name
 	return ns, gwns, name, spec
 }
 
+// readyOnGateway is onGateway with tc's router created and Ready.
+func readyOnGateway(t *testing.T, ctx context.Context, tc, ip string) (ns, gwns, name string, spec map[string]any) {
+	t.Helper()
+	ns, gwns, name, spec = onGateway(t, ctx, tc, ip)
+	createRouter(t, ns, name, specYAML(t, spec))
+	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	return ns, gwns, name, spec
+}
+
+// testCase reads testdata/<name>/input.yaml: its InferenceServices (and any
+// other non-router objects) moved to ns, and its ModelRouter's spec, with
+// gatewayRef.namespace pointing at gwns when set.
 func testCase(t *testing.T, name, ns, gwns string) (objs []*unstructured.Unstructured, routerName string, spec map[string]any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "testdata", name, "input.yaml"))

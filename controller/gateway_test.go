@@ -336,9 +336,7 @@ defaultRoute: local-qwen
 // each naming the other; deleting one lets the other through.
 func TestGatewaySharedByOverlappingRouters(t *testing.T) {
 	ctx := ctxT(t)
-	ns, _, name, spec := onGateway(t, ctx, "gateway-primary-fallback", "203.0.113.11")
-	createRouter(t, ns, name, specYAML(t, spec))
-	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	ns, _, name, spec := readyOnGateway(t, ctx, "gateway-primary-fallback", "203.0.113.11")
 	createRouter(t, ns, "second", specYAML(t, spec))
 	mr := waitCondition(t, ctx, ns, "second", v1.ConditionValidated, metav1.ConditionFalse, "GatewayRoutesOverlap")
 	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionValidated); !strings.Contains(c.Message, "ModelRouter "+ns+"/"+name) {
@@ -364,9 +362,7 @@ func TestGatewaySharedByOverlappingRouters(t *testing.T) {
 // reports any other route attached there (Degraded).
 func TestGatewayAuthRouterOwnsItsGateway(t *testing.T) {
 	ctx := ctxT(t)
-	ns, gwns, name, spec := onGateway(t, ctx, "gateway-jwt-allowlists", "203.0.113.21")
-	createRouter(t, ns, name, specYAML(t, spec))
-	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	ns, gwns, name, _ := readyOnGateway(t, ctx, "gateway-jwt-allowlists", "203.0.113.21")
 
 	ctpGVK := schema.GroupVersionKind{Group: "gateway.envoyproxy.io", Version: "v1alpha1", Kind: "ClientTrafficPolicy"}
 	ctps := func() []unstructured.Unstructured {
@@ -518,9 +514,7 @@ spec:
 // each such status write.
 func TestNoApplyAfterDataPlaneStatus(t *testing.T) {
 	ctx := ctxT(t)
-	ns, _, name, spec := onGateway(t, ctx, "gateway-minimal", "203.0.113.11")
-	createRouter(t, ns, name, specYAML(t, spec))
-	waitPhase(t, ctx, ns, name, v1.PhaseReady)
+	ns, _, name, _ := readyOnGateway(t, ctx, "gateway-minimal", "203.0.113.11")
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}
 	if _, err := reconc.Reconcile(ctx, req); err != nil {
 		t.Fatal(err)

@@ -95,24 +95,21 @@ func TestAnthropicDefaultsAndToolChoice(t *testing.T) {
 		{tools + `,"parallel_tool_calls":false`, `"max_tokens":4096,"tools":[{"name":"f","input_schema":{"type":"object"}}],"tool_choice":{"type":"auto","disable_parallel_tool_use":true}`},
 		{`"tool_choice":"required"`, `"max_tokens":4096`},
 	} {
-		resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tc.in+`}`)
-		require.Equal(t, 200, resp.StatusCode, body)
+		chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tc.in+`}`)
 		assert.JSONEq(t, `{"model":"claude-sonnet-4-20250514","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],`+tc.want+`}`, string(fake.Last().Body), tc.in)
 	}
 }
 
 func TestAnthropicResponse(t *testing.T) {
 	fake, p := anthropicBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Hello, Claude"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	resp, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Hello, Claude"}]}`)
 	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 	assert.JSONEq(t, `{"id":"msg_013Zva2CMHLNnXjNJJKqJ2EF","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"Hi! My name is Claude."},"finish_reason":"stop","logprobs":null}],
 	  "usage":{"prompt_tokens":2095,"completion_tokens":503,"total_tokens":2598}}`, body)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
 	assert.JSONEq(t, `{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"I'll check the current weather in San Francisco for you.",
 	    "tool_calls":[{"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}]},
@@ -122,8 +119,7 @@ func TestAnthropicResponse(t *testing.T) {
 
 func TestAnthropicStream(t *testing.T) {
 	fake, p := anthropicBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	resp, body := chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	assert.Equal(t, true, fake.Last().JSON()["stream"])
 	assert.Equal(t, "text/event-stream", fake.Last().Header.Get("Accept"))
@@ -142,8 +138,7 @@ func TestAnthropicStream(t *testing.T) {
 
 func TestAnthropicStreamTools(t *testing.T) {
 	_, p := anthropicBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather in SF?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body := chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather in SF?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
 	a := assemble(t, body)
 	assert.Equal(t, "assistant", a.Role)
 	assert.Equal(t, "Okay, let's check the weather for San Francisco, CA:", a.Content)
@@ -180,7 +175,7 @@ func TestAnthropicErrors(t *testing.T) {
 		fake.SetMode(tc.mode)
 		resp, body := call(t, p, "/v1/chat/completions", chat)
 		assert.Equal(t, tc.status, resp.StatusCode, body)
-		typ, code, msg := openAIErr(t, body)
+		typ, code, msg := providertest.OpenAIError(t, body)
 		assert.Equal(t, tc.typ, typ)
 		assert.Equal(t, tc.code, code)
 		assert.True(t, strings.HasPrefix(msg, "anthropic: "), msg)
@@ -196,7 +191,7 @@ func TestAnthropicErrors(t *testing.T) {
 	fake.Key = "other"
 	resp, body := call(t, p, "/v1/chat/completions", chat)
 	assert.Equal(t, 401, resp.StatusCode)
-	typ, _, _ := openAIErr(t, body)
+	typ, _, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "authentication_error", typ)
 	assert.NotContains(t, body, antKey)
 }
@@ -215,7 +210,7 @@ func TestUntranslatable(t *testing.T) {
 	} {
 		resp, body := call(t, p, tc.path, tc.body)
 		assert.Equal(t, 400, resp.StatusCode, body)
-		_, code, _ := openAIErr(t, body)
+		_, code, _ := providertest.OpenAIError(t, body)
 		assert.Equal(t, tc.want, code, tc.body)
 	}
 	assert.Empty(t, fake.Requests(), "nothing untranslatable reaches the provider")

@@ -105,8 +105,7 @@ func TestBedrockToolChoice(t *testing.T) {
 		{tools + `,"tool_choice":{"type":"function","function":{"name":"f"}}`, `"toolConfig":{` + spec + `,"toolChoice":{"tool":{"name":"f"}}}`},
 		{tools + `,"tool_choice":"none"`, `"messages":[{"role":"user","content":[{"text":"hi"}]}]`},
 	} {
-		resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tc.in+`}`)
-		require.Equal(t, 200, resp.StatusCode, body)
+		chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tc.in+`}`)
 		want := `{"messages":[{"role":"user","content":[{"text":"hi"}]}],` + tc.want + `}`
 		if strings.HasPrefix(tc.want, `"messages"`) {
 			want = `{` + tc.want + `}`
@@ -120,15 +119,13 @@ func TestBedrockToolChoice(t *testing.T) {
 
 func TestBedrockResponse(t *testing.T) {
 	fake, p := bedrockBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Hello"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Hello"}]}`)
 	assert.JSONEq(t, `{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"finish_reason":"stop","logprobs":null}],
 	  "usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`, body)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	assert.JSONEq(t, `{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","type":"function","function":{"name":"top_song","arguments":"{\"sign\":\"WZPZ\"}"}}]},"finish_reason":"tool_calls","logprobs":null}],
 	  "usage":{"prompt_tokens":375,"completion_tokens":35,"total_tokens":410}}`, body)
@@ -136,8 +133,7 @@ func TestBedrockResponse(t *testing.T) {
 
 func TestBedrockStream(t *testing.T) {
 	fake, p := bedrockBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	resp, body := chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Hello"}]}`)
 	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	assert.Equal(t, "/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream", fake.Last().Path)
 	assert.NotContains(t, string(fake.Last().Body), "stream", "ConverseStream has no stream member")
@@ -149,8 +145,7 @@ func TestBedrockStream(t *testing.T) {
 	assert.True(t, a.Done)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	a = assemble(t, body)
 	assert.Equal(t, "Let me look that up.", a.Content)
 	require.Len(t, a.Calls, 1)
@@ -179,7 +174,7 @@ func TestBedrockErrors(t *testing.T) {
 	fake.Creds.SecretAccessKey = "other"
 	resp, body := call(t, p, "/v1/chat/completions", chat)
 	assert.Equal(t, 403, resp.StatusCode, body)
-	_, code, _ := openAIErr(t, body)
+	_, code, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "InvalidSignatureException", code)
 	assert.NotContains(t, body, awsSecret)
 }

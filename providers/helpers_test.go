@@ -45,6 +45,14 @@ func call(t *testing.T, p Provider, path, body string) (*http.Response, string) 
 	return resp, string(b)
 }
 
+// chatOK posts a chat completion to p, which must answer 200.
+func chatOK(t *testing.T, p Provider, body string) (*http.Response, string) {
+	t.Helper()
+	resp, b := call(t, p, "/v1/chat/completions", body)
+	require.Equal(t, 200, resp.StatusCode, b)
+	return resp, b
+}
+
 // sseData returns the data payloads of an OpenAI stream, comments dropped.
 func sseData(t *testing.T, body string) []string {
 	t.Helper()
@@ -137,25 +145,6 @@ func assemble(t *testing.T, body string) assembled {
 	return a
 }
 
-// openAIErr decodes an OpenAI-style error.
-func openAIErr(t *testing.T, body string) (typ, code, msg string) {
-	t.Helper()
-	var v struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Code    *string `json:"code"`
-			Param   *string `json:"param"`
-		} `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
-	require.NotEmpty(t, v.Error.Message)
-	if v.Error.Code != nil {
-		code = *v.Error.Code
-	}
-	return v.Error.Type, code, v.Error.Message
-}
-
 // brokenStream sends a streamed chat that the fake breaks off mid-stream
 // and returns what the client read before the break: the read fails with
 // wantErr (a broken stream is a read error, so the proxy quarantines).
@@ -186,7 +175,7 @@ func assertRefusal(t *testing.T, fake interface{ SetMode(providertest.Mode) }, p
 	if want.code == "" {
 		return
 	}
-	typ, code, msg := openAIErr(t, body)
+	typ, code, msg := providertest.OpenAIError(t, body)
 	assert.Equal(t, want.code, code)
 	if want.typ != "" {
 		assert.Equal(t, want.typ, typ)

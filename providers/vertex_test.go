@@ -85,8 +85,7 @@ func TestVertexRequestMapping(t *testing.T) {
 		{`"none"`, `{"functionCallingConfig":{"mode":"NONE"}}`},
 		{`"required"`, `{"functionCallingConfig":{"mode":"ANY"}}`},
 	} {
-		resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":`+tc.choice+`}`)
-		require.Equal(t, 200, resp.StatusCode, body)
+		chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":`+tc.choice+`}`)
 		assert.JSONEq(t, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":[{"functionDeclarations":[{"name":"f"}]}],"toolConfig":`+tc.want+`}`, string(fake.Last().Body))
 	}
 	// A tool result must name a known call (Gemini needs the function name).
@@ -97,15 +96,13 @@ func TestVertexRequestMapping(t *testing.T) {
 
 func TestVertexResponse(t *testing.T) {
 	fake, p := vertexBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
 	assert.JSONEq(t, `{"id":"chatcmpl-IwqtZ5nnF4m6mNAP2qGWyQY","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"The sky appears blue because of Rayleigh scattering."},"finish_reason":"stop","logprobs":null}],
 	  "usage":{"prompt_tokens":6,"completion_tokens":10,"total_tokens":16}}`, body)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = call(t, p, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	assert.JSONEq(t, `{"id":"chatcmpl-6QqtZ_7eNLCBmNAPpOGD4Ac","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_current_weather","arguments":"{\"location\":\"Boston\"}"}}]},"finish_reason":"tool_calls","logprobs":null}],
 	  "usage":{"prompt_tokens":28,"completion_tokens":7,"total_tokens":35}}`, body)
@@ -113,8 +110,7 @@ func TestVertexResponse(t *testing.T) {
 
 func TestVertexStream(t *testing.T) {
 	fake, p := vertexBackend(t)
-	resp, body := call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body := chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
 	assert.Equal(t, "/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.0-flash-001:streamGenerateContent", fake.Last().Path)
 	assert.Equal(t, "alt=sse", fake.Last().Query)
 	a := assemble(t, body)
@@ -125,8 +121,7 @@ func TestVertexStream(t *testing.T) {
 	assert.True(t, a.Done)
 
 	fake.SetMode(providertest.Tool)
-	resp, body = call(t, p, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
-	require.Equal(t, 200, resp.StatusCode, body)
+	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	a = assemble(t, body)
 	require.Len(t, a.Calls, 1)
 	assert.Equal(t, "call_0", a.Calls[0].ID)

@@ -18,12 +18,7 @@ import (
 // not strip it before the upstream, while a client header named there is
 // still dropped.
 func TestVerifiedTeamSurvivesConnection(t *testing.T) {
-	is := authtest.NewIssuer(t)
-	a := newStub(t, "a", nil)
-	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	a, h, token := jwtProxy(t)
 	for _, conn := range []string{"x-llmkube-team", "X-LLMKUBE-TEAM, x-custom", "keep-alive, x-llmkube-team"} {
 		code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token, "Connection", conn, "X-Llmkube-Team", "platform", "X-Custom", "1")
 		require.Equal(t, 200, code, body)
@@ -41,12 +36,7 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 // Without auth a local backend still gets the client's Authorization (a
 // runtime's --api-key).
 func TestCallerTokenReachesNoBackendWithAuth(t *testing.T) {
-	is := authtest.NewIssuer(t)
-	a := newStub(t, "a", nil)
-	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	a, h, token := jwtProxy(t)
 	code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token)
 	require.Equal(t, 200, code, body)
 	assert.Empty(t, a.last().Header["Authorization"], "the caller's JWT reached a local backend")
@@ -55,4 +45,18 @@ func TestCallerTokenReachesNoBackendWithAuth(t *testing.T) {
 	code, body, _ = open.post(t, chat("a"), "Authorization", "Bearer vllm-api-key")
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, []string{"Bearer vllm-api-key"}, a.last().Header["Authorization"])
+}
+
+// jwtProxy starts a proxy with policy.auth.jwt (team claim "team", team
+// header x-llmkube-team) in front of one local backend a, and returns a,
+// the proxy and a token of team research.
+func jwtProxy(t *testing.T) (*stub, *harness, string) {
+	t.Helper()
+	is := authtest.NewIssuer(t)
+	a := newStub(t, "a", nil)
+	cfg := config(backend("a", a.URL))
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	return a, h, token
 }

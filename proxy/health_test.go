@@ -73,13 +73,7 @@ func TestActiveProbes(t *testing.T) {
 func TestQuarantineThenHalfOpen(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
-	flaky := newStub(t, "flaky", func(w http.ResponseWriter, r *http.Request) {
-		if fail.Load() {
-			w.WriteHeader(500)
-			return
-		}
-		okHandler("flaky")(w, r)
-	})
+	flaky := newStub(t, "flaky", failWhile(&fail, okHandler("flaky")))
 	other := newStub(t, "other", nil)
 	cfg := config(backend("flaky", flaky.URL), backend("other", other.URL))
 	cfg.Timeouts.Quarantine = dur(15 * time.Second)
@@ -122,14 +116,10 @@ func TestHalfOpenSingleTrial(t *testing.T) {
 	release := make(chan struct{})
 	var failing atomic.Bool
 	failing.Store(true)
-	slow := newStub(t, "slow", func(w http.ResponseWriter, r *http.Request) {
-		if failing.Load() {
-			w.WriteHeader(500)
-			return
-		}
+	slow := newStub(t, "slow", failWhile(&failing, func(w http.ResponseWriter, r *http.Request) {
 		<-release
 		okHandler("slow")(w, r)
-	})
+	}))
 	other := newStub(t, "other", nil)
 	cfg := config(backend("slow", slow.URL), backend("other", other.URL))
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "slow", "other")}
@@ -245,4 +235,16 @@ func TestFailedProbeRetriesSooner(t *testing.T) {
 	require.Eventually(t, func() bool { return probes.Load() == 1 && !b.Healthy() }, 5*time.Second, time.Millisecond, "the first probe fails")
 	require.Eventually(t, b.Healthy, 5*FailedProbeRetry, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
 	require.EqualValues(t, 2, probes.Load())
+}
+
+// failWhile answers 500 while fail is set, and as next afterwards: a
+// backend that fails until the test lets it recover.
+func failWhile(fail *atomic.Bool, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(500)
+			return
+		}
+		next(w, r)
+	}
 }

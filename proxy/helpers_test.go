@@ -244,21 +244,3 @@ func servedBy(t *testing.T, body string) string {
 	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
 	return v.Model
 }
-
-// openAIError decodes an OpenAI-style error body.
-func openAIError(t *testing.T, body string) (typ, code string) {
-	t.Helper()
-	var v struct {
-		Error struct {
-			Message string  `json:"message"`
-			Type    string  `json:"type"`
-			Code    *string `json:"code"`
-		} `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
-	require.NotEmpty(t, v.Error.Message, body)
-	if v.Error.Code != nil {
-		code = *v.Error.Code
-	}
-	return v.Error.Type, code
-}

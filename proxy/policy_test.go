@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func TestBudgetsTokensAndUSD(t *testing.T) {
 	// 30 tokens used: the token budget is exhausted.
 	code, body, hdr := h.post(t, chat("m"))
 	assert.Equal(t, http.StatusTooManyRequests, code)
-	typ, c := openAIError(t, body)
+	typ, c, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "rate_limit_error", typ)
 	assert.Equal(t, "budget_exceeded", c)
 	ra, err := strconv.Atoi(hdr.Get("Retry-After"))
@@ -371,7 +372,7 @@ func TestBadInput(t *testing.T) {
 			code, body, hdr := h.do(t, tc.path, tc.body)
 			assert.Equal(t, tc.code, code)
 			assert.Equal(t, "application/json", hdr.Get("Content-Type"))
-			typ, c := openAIError(t, body)
+			typ, c, _ := providertest.OpenAIError(t, body)
 			assert.Equal(t, "invalid_request_error", typ)
 			assert.Equal(t, tc.errCode, c)
 		})

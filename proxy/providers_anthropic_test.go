@@ -17,10 +17,17 @@ import (
 const testAnthropicKey = "sk-ant-api03-proxy-test-key-0123456789"
 
 func anthropicBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "anthropic", "claude-sonnet-4-20250514"
-	b.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"}}
+	b := cloudBackend(name, url, "anthropic", "claude-sonnet-4-20250514", proxyapi.Credential{Purpose: "apiKey", Env: "LLMKUBE_" + strings.ToUpper(name) + "_ANTHROPIC_API_KEY"})
 	b.Cost = &proxyapi.Cost{PromptUSD: "3", CompletionUSD: "15"}
+	return b
+}
+
+// cloudBackend is an external backend of provider, serving model, whose
+// credentials come from creds.
+func cloudBackend(name, url, provider, model string, creds ...proxyapi.Credential) proxyapi.Backend {
+	b := backend(name, url)
+	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", provider, model
+	b.Credentials = creds
 	return b
 }
 
@@ -28,19 +35,24 @@ func withEnv(m map[string]string) func(*Options) {
 	return func(o *Options) { o.Getenv = func(k string) string { return m[k] } }
 }
 
+// toolCallOf decodes a tool call of a chat.completion message or of a
+// chunk's delta (Index: which call a delta continues).
+type toolCallOf struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
 // completionOf decodes a chat.completion answer.
 type completionOf struct {
 	Object  string `json:"object"`
 	Choices []struct {
 		Message struct {
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content   *string      `json:"content"`
+			ToolCalls []toolCallOf `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -82,15 +94,8 @@ func decodeStream(t *testing.T, body string) streamed {
 			Object  string `json:"object"`
 			Choices []struct {
 				Delta struct {
-					Content   string `json:"content"`
-					ToolCalls []struct {
-						Index    int    `json:"index"`
-						ID       string `json:"id"`
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
+					Content   string       `json:"content"`
+					ToolCalls []toolCallOf `json:"tool_calls"`
 				} `json:"delta"`
 				FinishReason *string `json:"finish_reason"`
 			} `json:"choices"`
@@ -122,6 +127,17 @@ func decodeStream(t *testing.T, body string) streamed {
 		}
 	}
 	return s
+}
+
+// assertToolCall checks that the stream called one tool, name with the
+// JSON arguments args, and ended for it.
+func (s streamed) assertToolCall(t *testing.T, name, args string) {
+	t.Helper()
+	require.Contains(t, s.Calls, 0)
+	assert.Equal(t, name, s.Calls[0].Name)
+	assert.JSONEq(t, args, s.Calls[0].Args)
+	assert.Equal(t, "tool_calls", s.Finish)
+	assert.True(t, s.Done)
 }
 
 const weatherTool = `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}]`
@@ -181,7 +197,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	fake.SetMode(providertest.BadRequest)
 	code, body, _ = h.post(t, `{"model":"claude","messages":[{"role":"user","content":"x"}]}`)
 	assert.Equal(t, 400, code)
-	typ, ecode := openAIError(t, body)
+	typ, ecode, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "invalid_request_error", typ)
 	assert.Equal(t, "invalid_request_error", ecode)
 }
@@ -217,7 +233,7 @@ func TestProviderRateLimitedLast(t *testing.T) {
 	h := start(t, config(anthropicBackend("claude", fake.URL)), withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 	code, body, _ := h.post(t, `{"model":"x","messages":[{"role":"user","content":"hi"}]}`)
 	assert.Equal(t, 429, code)
-	typ, ecode := openAIError(t, body)
+	typ, ecode, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "rate_limit_error", typ)
 	assert.Equal(t, "upstream_rate_limited", ecode)
 }

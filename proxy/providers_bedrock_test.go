@@ -17,15 +17,11 @@ const (
 )
 
 func bedrockBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "bedrock", testBRModel
-	b.Credentials = []proxyapi.Credential{
-		{Purpose: "awsAccessKeyId", Env: "LLMKUBE_NOVA_AWS_ACCESS_KEY_ID"},
-		{Purpose: "awsSecretAccessKey", Env: "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY"},
-		{Purpose: "awsSessionToken", Env: "LLMKUBE_NOVA_AWS_SESSION_TOKEN"},
-		{Purpose: "awsRegion", Env: "LLMKUBE_NOVA_AWS_REGION"},
-	}
-	return b
+	return cloudBackend(name, url, "bedrock", testBRModel,
+		proxyapi.Credential{Purpose: "awsAccessKeyId", Env: "LLMKUBE_NOVA_AWS_ACCESS_KEY_ID"},
+		proxyapi.Credential{Purpose: "awsSecretAccessKey", Env: "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY"},
+		proxyapi.Credential{Purpose: "awsSessionToken", Env: "LLMKUBE_NOVA_AWS_SESSION_TOKEN"},
+		proxyapi.Credential{Purpose: "awsRegion", Env: "LLMKUBE_NOVA_AWS_REGION"})
 }
 
 var bedrockTestEnv = map[string]string{"LLMKUBE_NOVA_AWS_ACCESS_KEY_ID": testAWSKeyID, "LLMKUBE_NOVA_AWS_SECRET_ACCESS_KEY": testAWSSecret, "LLMKUBE_NOVA_AWS_REGION": "us-east-2"}
@@ -48,11 +44,7 @@ func TestProviderBedrockThroughProxy(t *testing.T) {
 	code, body, _ = h.post(t, `{"model":"nova","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	require.Equal(t, 200, code, body)
 	s := decodeStream(t, body)
-	require.Contains(t, s.Calls, 0)
-	assert.Equal(t, "top_song", s.Calls[0].Name)
-	assert.JSONEq(t, `{"sign": "WZPZ"}`, s.Calls[0].Args)
-	assert.Equal(t, "tool_calls", s.Finish)
-	assert.True(t, s.Done)
+	s.assertToolCall(t, "top_song", `{"sign": "WZPZ"}`)
 	ent = h.last(t)
 	assert.Equal(t, proxyapi.OutcomeOKStream, ent.Outcome)
 	assert.Equal(t, int64(375), ent.PromptTokens)

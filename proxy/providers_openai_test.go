@@ -17,9 +17,7 @@ func TestProviderPassThrough(t *testing.T) {
 		{"litellm", "LITELLM_MASTER_KEY", up.URL + "/v1"},
 		{"openai", "OPENAI_API_KEY", up.URL},
 	} {
-		b := backend("ext", tc.url)
-		b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", tc.provider, "team/gpt-4o-mini"
-		b.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_EXT_" + tc.key}}
+		b := cloudBackend("ext", tc.url, tc.provider, "team/gpt-4o-mini", proxyapi.Credential{Purpose: "apiKey", Env: "LLMKUBE_EXT_" + tc.key})
 		h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_EXT_" + tc.key: "sk-" + tc.provider}))
 		require.Nil(t, h.srv.backends[0].tr, "no translation for %s", tc.provider)
 

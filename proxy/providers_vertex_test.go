@@ -12,10 +12,7 @@ import (
 const testGemini = "gemini-2.0-flash-001"
 
 func vertexBackend(name, url string) proxyapi.Backend {
-	b := backend(name, url)
-	b.Kind, b.Tier, b.Provider, b.Model = proxyapi.KindExternal, "cloud", "vertex_ai", testGemini
-	b.Credentials = []proxyapi.Credential{{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"}}
-	return b
+	return cloudBackend(name, url, "vertex_ai", testGemini, proxyapi.Credential{Purpose: "googleServiceAccountJSON", Env: "LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON"})
 }
 
 func TestProviderVertexThroughProxy(t *testing.T) {
@@ -34,11 +31,7 @@ func TestProviderVertexThroughProxy(t *testing.T) {
 	code, body, _ = h.post(t, `{"model":"gem","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	require.Equal(t, 200, code, body)
 	s := decodeStream(t, body)
-	require.Contains(t, s.Calls, 0)
-	assert.Equal(t, "get_current_weather", s.Calls[0].Name)
-	assert.JSONEq(t, `{"location":"Boston"}`, s.Calls[0].Args)
-	assert.Equal(t, "tool_calls", s.Finish)
-	assert.True(t, s.Done)
+	s.assertToolCall(t, "get_current_weather", `{"location":"Boston"}`)
 	ent = h.last(t)
 	assert.Equal(t, int64(28), ent.PromptTokens)
 	assert.Equal(t, int64(7), ent.CompletionTokens)

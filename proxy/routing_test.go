@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,7 +113,7 @@ func TestDefaultRouteStrategies(t *testing.T) {
 	h3 := start(t, cfg3)
 	code, body, _ := h3.post(t, chat("x"))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
-	_, c := openAIError(t, body)
+	_, c, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "no_route", c)
 }
 
@@ -147,7 +148,7 @@ func TestFailClosed(t *testing.T) {
 	// Runtime failure of every backend: 503, nothing else tried.
 	code, body, _ := h.post(t, chat("m"), "x-llmkube-classification", "phi")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
-	_, c := openAIError(t, body)
+	_, c, _ := providertest.OpenAIError(t, body)
 	assert.Equal(t, "fail_closed", c)
 	assert.Equal(t, int64(1), local.hits.Load())
 	// Now quarantined: no backend eligible, 503 without trying anything.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
@@ -34,6 +35,21 @@ func OwnerReferences(r *ir.Router) []metav1.OwnerReference {
 		Controller:         &t,
 		BlockOwnerDeletion: &t,
 	}}
+}
+
+// ToGatewayNamespace moves m, the metadata of one of router r's objects
+// that must live beside its Gateway (a policy whose targetRefs are
+// same-namespace), to the Gateway's namespace ns when that is not r's: an
+// owner reference cannot cross namespaces, so there it carries none and is
+// labelled with r's namespace, by which the controller's finalizer deletes
+// it.
+func ToGatewayNamespace(m *metav1.ObjectMeta, ns string, r *ir.Router) {
+	if ns == r.Namespace {
+		return
+	}
+	m.Namespace = ns
+	m.OwnerReferences = nil
+	m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(r.Namespace)
 }
 
 // ToUnstructured converts a typed object, stamping its kind and dropping the

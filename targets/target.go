@@ -74,10 +74,19 @@ type Result struct {
 
 // Kinds are the distinct kinds of the result's objects, sorted.
 func (r *Result) Kinds() []schema.GroupVersionKind {
+	var kinds []schema.GroupVersionKind
+	for _, o := range r.Objects {
+		kinds = append(kinds, o.GroupVersionKind())
+	}
+	return distinctKinds(kinds)
+}
+
+// distinctKinds are kinds without repeats, sorted.
+func distinctKinds(kinds []schema.GroupVersionKind) []schema.GroupVersionKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	var out []schema.GroupVersionKind
-	for _, o := range r.Objects {
-		if k := o.GroupVersionKind(); !seen[k] {
+	for _, k := range kinds {
+		if !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}
@@ -105,39 +114,23 @@ func NewRegistry(ts ...Target) *Registry {
 
 // AllKinds is the union of every registered target's kinds, sorted.
 func (r *Registry) AllKinds() []schema.GroupVersionKind {
-	seen := map[schema.GroupVersionKind]bool{}
-	var out []schema.GroupVersionKind
+	var kinds []schema.GroupVersionKind
 	for _, t := range r.targets {
-		for _, k := range t.Kinds() {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
+		kinds = append(kinds, t.Kinds()...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
+	return distinctKinds(kinds)
 }
 
 // CrossNamespaceKinds is the union of the kinds the registered targets
 // place outside the router's namespace (CrossNamespace), sorted.
 func (r *Registry) CrossNamespaceKinds() []schema.GroupVersionKind {
-	seen := map[schema.GroupVersionKind]bool{}
-	var out []schema.GroupVersionKind
+	var kinds []schema.GroupVersionKind
 	for _, t := range r.targets {
-		c, ok := t.(CrossNamespace)
-		if !ok {
-			continue
-		}
-		for _, k := range c.CrossNamespaceKinds() {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
+		if c, ok := t.(CrossNamespace); ok {
+			kinds = append(kinds, c.CrossNamespaceKinds()...)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
+	return distinctKinds(kinds)
 }
 
 // Get returns the target for a data plane, or an error naming a data plane that is not built.
@@ -180,24 +173,6 @@ func (r *Registry) names() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// ByGateway groups routers by the gateway they attach to, as a Together
-// check compares them: gateway returns the key ("namespace/name") of a
-// router's gateway, "" for none. Keys come sorted; each group holds the
-// routers' indexes in rs, in order.
-func ByGateway(rs []*ir.Router, gateway func(*ir.Router) string) (keys []string, groups map[string][]int) {
-	groups = map[string][]int{}
-	for i, r := range rs {
-		if k := gateway(r); k != "" {
-			if groups[k] == nil {
-				keys = append(keys, k)
-			}
-			groups[k] = append(groups[k], i)
-		}
-	}
-	sort.Strings(keys)
-	return keys, groups
 }
 
 // HostnamesOverlap reports whether two routers' Gateway API hostnames can

@@ -171,3 +171,28 @@ func decodeObject(data []byte, body any, known map[string]bool) (unknown string,
 	}
 	return "", nil
 }
+
+// OpenAIError decodes an OpenAI-style error body, as a translation or the
+// router-proxy answers a refused or failed chat: its type, its code (""
+// when null) and its message, which must be set.
+func OpenAIError(t testing.TB, body string) (typ, code, msg string) {
+	t.Helper()
+	var v struct {
+		Error struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Code    *string `json:"code"`
+			Param   *string `json:"param"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("not an OpenAI-style error (%v): %s", err, body)
+	}
+	if v.Error.Message == "" {
+		t.Fatalf("an OpenAI-style error without a message: %s", body)
+	}
+	if v.Error.Code != nil {
+		code = *v.Error.Code
+	}
+	return v.Error.Type, code, v.Error.Message
+}

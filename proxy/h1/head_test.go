@@ -2,13 +2,13 @@ package h1
 
 import (
 	"bufio"
-	"io"
 	"net/http"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,23 +16,6 @@ import (
 // connOver returns a client connection whose reader holds raw.
 func connOver(raw string) *conn {
 	return &conn{br: bufio.NewReaderSize(strings.NewReader(raw), bufSize)}
-}
-
-type respView struct {
-	Status           string
-	StatusCode       int
-	Proto            string
-	Header           http.Header
-	ContentLength    int64
-	TransferEncoding []string
-	Close            bool
-	Body             string
-	BodyErr          bool
-}
-
-func viewResp(t *testing.T, resp *http.Response) respView {
-	b, err := io.ReadAll(resp.Body)
-	return respView{resp.Status, resp.StatusCode, resp.Proto, resp.Header, resp.ContentLength, resp.TransferEncoding, resp.Close, string(b), err != nil}
 }
 
 // The client reads a response as net/http's ReadResponse does: the same
@@ -62,7 +45,7 @@ func TestResponseReadAsNetHTTPDoes(t *testing.T) {
 		require.NoError(t, err, tc.raw)
 		got, err := readResponse(connOver(tc.raw), req)
 		require.NoError(t, err, tc.raw)
-		if d := cmp.Diff(viewResp(t, want), viewResp(t, got)); d != "" {
+		if d := cmp.Diff(viewResponse(want), viewResponse(got), cmpopts.IgnoreUnexported(respView{})); d != "" {
 			t.Errorf("%q: -net/http +h1:\n%s", tc.raw, d)
 		}
 	}

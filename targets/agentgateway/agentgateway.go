@@ -228,11 +228,7 @@ func (e *emitter) route(rules []gwv1.HTTPRouteRule) {
 func (e *emitter) policy() {
 	cross := e.gwNamespace != e.r.Namespace
 	m := e.meta(naming.AgentGatewayPolicyName(e.r.Namespace, e.r.Name, cross))
-	if cross {
-		m.Namespace = e.gwNamespace
-		m.OwnerReferences = nil
-		m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(e.r.Namespace)
-	}
+	targets.ToGatewayNamespace(&m, e.gwNamespace, e.r)
 	e.expressions = append(e.expressions, ModelExpression, ModelPresentExpression)
 	e.add(&AgentgatewayPolicy{
 		ObjectMeta: m,

@@ -33,57 +33,24 @@ func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
 
 // checkTogether is CheckTogether; with first, only the diagnostics of rs[0]
 // are computed (the pairs that involve it), in the same order.
-func checkTogether(rs []*ir.Router, first bool) []diag.List {
-	out := make([]diag.List, len(rs))
-	type entry struct {
-		i       int
-		matches []routerMatch
-		done    bool // matches computed (only for routers that share a listener with another)
-	}
-	matches := func(e *entry) []routerMatch {
-		if !e.done {
-			e.matches, e.done = routerMatches(rs[e.i]), true
-		}
-		return e.matches
-	}
-	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
+func checkTogether(rs []*ir.Router, first bool) []diag.List { return together.Check(rs, first) }
+
+// together compares routers that attach to one Gateway and share a route
+// table (shareListener) by their HTTPRoute matches.
+var together = &targets.RouteOverlap[routerMatch]{
+	Gateway: func(r *ir.Router) string {
 		if r.AgentGateway == nil {
 			return ""
 		}
 		return r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
-	})
-	for _, key := range keys {
-		if first && (len(groups[key]) == 0 || groups[key][0] != 0) {
-			continue // rs[0] is not on this Gateway
-		}
-		var es []entry
-		for _, i := range groups[key] {
-			es = append(es, entry{i: i})
-		}
-		for a := 0; a < len(es); a++ {
-			if first && a > 0 {
-				break // every pair with rs[0] (es[0]) is done
-			}
-			for b := a + 1; b < len(es); b++ {
-				ra, rb := rs[es[a].i], rs[es[b].i]
-				where, shared := shareListener(ra.AgentGateway, rb.AgentGateway)
-				if !shared {
-					continue
-				}
-				ma, mb, ok := overlapping(matches(&es[a]), matches(&es[b]))
-				if !ok {
-					continue
-				}
-				msg := func(other *ir.Router, mine, theirs routerMatch) string {
-					return fmt.Sprintf("ModelRouter %s/%s attaches to Gateway %s too (%s), and a request meeting %s here and %s there is served by whichever route agentgateway ranks first (more header matches first, then namespace/name alphabetically), so one router's rule is dead for it; give the routers different agentGatewayRef.sectionName listeners or disjoint hostnames, make their models disjoint, or merge them into one router",
-						other.Namespace, other.Name, key, where, mine, theirs)
-				}
-				out[es[a].i].ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(rb, ma, mb))
-				out[es[b].i].ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(ra, mb, ma))
-			}
-		}
-	}
-	return out
+	},
+	Share:   func(a, b *ir.Router) (string, bool) { return shareListener(a.AgentGateway, b.AgentGateway) },
+	Matches: routerMatches,
+	Overlap: overlapping,
+	Refuse: func(out *diag.List, other *ir.Router, key, where string, mine, theirs routerMatch) {
+		out.ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonGatewayRoutesOverlap, "ModelRouter %s/%s attaches to Gateway %s too (%s), and a request meeting %s here and %s there is served by whichever route agentgateway ranks first (more header matches first, then namespace/name alphabetically), so one router's rule is dead for it; give the routers different agentGatewayRef.sectionName listeners or disjoint hostnames, make their models disjoint, or merge them into one router",
+			other.Namespace, other.Name, key, where, mine, theirs)
+	},
 }
 
 // routerMatch is one HTTPRoute match a router generates: header conditions,

@@ -166,19 +166,21 @@ func TestKindsCoverOutput(t *testing.T) {
 	assert.Equal(t, declared, seen, "every declared kind appears in some golden case")
 }
 
-const healthRouter = `apiVersion: inference.llmkube.dev/v1alpha1
+// GatewayRouterDoc is the start of a Gateway-plane ModelRouter document in
+// namespace ml, up to its backends list; ref is what its gatewayRef holds.
+// Exported for the package's external tests (shared_test.go).
+func GatewayRouterDoc(name, ref string) string {
+	return "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: " + name + ", namespace: ml}\nspec:\n  dataPlane: Gateway\n  gatewayRef: {" + ref + "}\n  backends:\n"
+}
+
+// QwenISVC is the InferenceService qwen3 in namespace ml the routers of
+// these tests serve, as a YAML document (no trailing newline).
+const QwenISVC = `apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata: {name: qwen3, namespace: ml}
-spec: {runtime: vllm}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: eg}
-  backends:
-`
+spec: {runtime: vllm}`
+
+var healthRouter = QwenISVC + "\n---\n" + GatewayRouterDoc("chat", "name: eg")
 
 func healthWarnings(t *testing.T, backends string) ([]string, *unstructured.Unstructured) {
 	t.Helper()

@@ -15,6 +15,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 type gwParentRef = gwapiv1.ParentReference
@@ -533,11 +534,7 @@ func (e *emitter) clientPolicy() {
 	gw := e.r.Gateway
 	cross := gw.Namespace != e.r.Namespace
 	m := e.meta(naming.GatewayClientPolicyName(e.r.Namespace, e.r.Name, cross))
-	if cross {
-		m.Namespace = gw.Namespace
-		m.OwnerReferences = nil
-		m.Labels[naming.LabelRouterNamespace] = naming.LabelValue(e.r.Namespace)
-	}
+	targets.ToGatewayNamespace(&m, gw.Namespace, e.r)
 	e.add(&egv1a1.ClientTrafficPolicy{
 		ObjectMeta: m,
 		Spec: egv1a1.ClientTrafficPolicySpec{

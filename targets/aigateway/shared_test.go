@@ -27,18 +27,29 @@ import (
 // router in input order (the creation order the Gateway sees).
 func compileEach(t *testing.T, data string) []*unstructured.Unstructured {
 	t.Helper()
-	in := &compiler.Inputs{}
-	d := in.Decode("input.yaml", []byte(data))
-	require.False(t, d.HasErrors(), "%v", d.Err())
 	var out []*unstructured.Unstructured
-	for _, rt := range in.Routers {
-		r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
-		require.False(t, diags.HasErrors(), "frontend refused %s: %v", rt.Router.Name, diags.Err())
+	for _, r := range frontEach(t, data) {
 		res, tdiags := aigateway.New().Compile(r)
-		require.False(t, tdiags.HasErrors(), "target refused %s: %v", rt.Router.Name, tdiags.Err())
+		require.False(t, tdiags.HasErrors(), "target refused %s: %v", r.Name, tdiags.Err())
 		out = append(out, res.Objects...)
 	}
 	return out
+}
+
+// frontEach decodes data and compiles each of its routers for the Gateway
+// plane through the compiler (not the target), which must accept them.
+func frontEach(t *testing.T, data string) []*ir.Router {
+	t.Helper()
+	in := &compiler.Inputs{}
+	d := in.Decode("input.yaml", []byte(data))
+	require.False(t, d.HasErrors(), "%v", d.Err())
+	var rs []*ir.Router
+	for _, rt := range in.Routers {
+		r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
+		require.False(t, diags.HasErrors(), "frontend refused %s: %v", rt.Router.Name, diags.Err())
+		rs = append(rs, r)
+	}
+	return rs
 }
 
 func gatewayModel(t *testing.T, objs []*unstructured.Unstructured) *envoyai.Model {
@@ -53,18 +64,12 @@ func chat(model string) map[string]any { return map[string]any{"model": model} }
 const issuerA = "https://a.example/realms/lab"
 const issuerB = "https://b.example/realms/lab"
 
+// sharedGateway is the gatewayRef of the routers that share a Gateway.
+const sharedGateway = "name: ai-gateway, namespace: envoy-gateway-system"
+
 // routerDoc is a router on the shared Gateway with one exact-model rule.
 func routerDoc(name, model, auth string) string {
-	return `
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: ` + name + `, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system}
-  backends:
-    - {name: local, inferenceServiceRef: {name: qwen3}}
+	return "\n---\n" + aigateway.GatewayRouterDoc(name, sharedGateway) + `    - {name: local, inferenceServiceRef: {name: qwen3}}
   rules:
     - name: only
       failClosed: true
@@ -73,10 +78,7 @@ spec:
 ` + auth
 }
 
-const isvc = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {runtime: vllm}`
+const isvc = aigateway.QwenISVC
 
 func jwtAuth(issuer, allow string) string {
 	return `  policy:
@@ -122,15 +124,7 @@ func TestSharedGatewayClaimsReadOnlyFromOwnIssuer(t *testing.T) {
 
 // Item 1, offline: the pipeline refuses the combination outright.
 func TestSharedGatewayWithAuthIsRefused(t *testing.T) {
-	in := &compiler.Inputs{}
-	d := in.Decode("input.yaml", []byte(isvc+routerDoc("alpha", "open-model", "")+routerDoc("beta", "gold-model", jwtAuth(issuerA, ""))))
-	require.False(t, d.HasErrors())
-	var rs []*ir.Router
-	for _, rt := range in.Routers {
-		r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
-		require.False(t, diags.HasErrors())
-		rs = append(rs, r)
-	}
+	rs := frontEach(t, isvc+routerDoc("alpha", "open-model", "")+routerDoc("beta", "gold-model", jwtAuth(issuerA, "")))
 	out := aigateway.New().CheckTogether(rs)
 	require.Len(t, out, 2)
 	assert.Contains(t, out[0].Err().Error(), "GatewaySharedWithAuth")
@@ -138,19 +132,7 @@ func TestSharedGatewayWithAuthIsRefused(t *testing.T) {
 	assert.Contains(t, out[1].Err().Error(), "ml/alpha")
 }
 
-const tenants = `apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata: {name: qwen3, namespace: ml}
-spec: {runtime: vllm}
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: tenants, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system}
-  backends:
-    - {name: qwen, inferenceServiceRef: {name: qwen3}}
+var tenants = isvc + "\n---\n" + aigateway.GatewayRouterDoc("tenants", sharedGateway) + `    - {name: qwen, inferenceServiceRef: {name: qwen3}}
     - {name: qwen-gold, inferenceServiceRef: {name: qwen3}}
     - name: claude
       external: {provider: anthropic, model: claude-opus-4-7, credentialsSecretRef: {name: anthropic}}
@@ -296,16 +278,7 @@ spec:
 // hostRouter is routerDoc with gatewayRef.hostnames and a catch-all
 // default route (the widest match there is).
 func hostRouter(name, hosts, auth string) string {
-	return `
----
-apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: ` + name + `, namespace: ml}
-spec:
-  dataPlane: Gateway
-  gatewayRef: {name: ai-gateway, namespace: envoy-gateway-system` + hosts + `}
-  backends:
-    - {name: local, inferenceServiceRef: {name: qwen3}}
+	return "\n---\n" + aigateway.GatewayRouterDoc(name, sharedGateway+hosts) + `    - {name: local, inferenceServiceRef: {name: qwen3}}
   defaultRoute: local
 ` + auth
 }
@@ -336,15 +309,7 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		{"disjoint", hosts("a.example.com"), hosts("b.example.com"), false},
 		{"disjoint wildcards", hosts("*.a.example.com"), hosts("*.b.example.com"), false},
 	} {
-		in := &compiler.Inputs{}
-		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", c.a, jwtAuth(issuerA, ""))+hostRouter("beta", c.b, other)))
-		require.False(t, dd.HasErrors(), "%v", dd.Err())
-		var rs []*ir.Router
-		for _, rt := range in.Routers {
-			r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
-			require.False(t, diags.HasErrors(), "%v", diags.Err())
-			rs = append(rs, r)
-		}
+		rs := frontEach(t, isvc+hostRouter("alpha", c.a, jwtAuth(issuerA, ""))+hostRouter("beta", c.b, other))
 		for i, d := range aigateway.New().CheckTogether(rs) {
 			if c.refused {
 				require.True(t, d.HasErrors(), "%s: router %d", c.name, i)
@@ -365,15 +330,7 @@ func TestAuthenticatedRoutersWithDisjointHostnames(t *testing.T) {
 		"without auth":        "",
 		"another team header": strings.Replace(jwtAuth(issuerB, ""), "teamClaim: team\n", "teamClaim: team\n        headerKey: x-tenant\n", 1),
 	} {
-		in := &compiler.Inputs{}
-		dd := in.Decode("input.yaml", []byte(isvc+hostRouter("alpha", hosts("a.example.com"), jwtAuth(issuerA, ""))+hostRouter("beta", hosts("b.example.com"), beta)))
-		require.False(t, dd.HasErrors(), "%v", dd.Err())
-		var rs []*ir.Router
-		for _, rt := range in.Routers {
-			r, diags := compiler.Compile(rt.Router, in, compiler.Options{DataPlane: ir.DataPlaneGateway})
-			require.False(t, diags.HasErrors(), "%v", diags.Err())
-			rs = append(rs, r)
-		}
+		rs := frontEach(t, isvc+hostRouter("alpha", hosts("a.example.com"), jwtAuth(issuerA, ""))+hostRouter("beta", hosts("b.example.com"), beta))
 		for i, d := range aigateway.New().CheckTogether(rs) {
 			require.True(t, d.HasErrors(), "%s: router %d", name, i)
 			assert.Contains(t, d.Err().Error(), "GatewaySharedWithAuth", name)

@@ -32,60 +32,26 @@ func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
 // checkTogether is CheckTogether; with first, only the diagnostics of rs[0]
 // are computed (the pairs and the shared-auth check that involve it), in
 // the same order.
-func checkTogether(rs []*ir.Router, first bool) []diag.List {
-	out := make([]diag.List, len(rs))
-	keys, groups := targets.ByGateway(rs, func(r *ir.Router) string {
+func checkTogether(rs []*ir.Router, first bool) []diag.List { return together.Check(rs, first) }
+
+// together compares routers that attach to one Gateway and share a virtual
+// host (shareHosts) by their AIGatewayRoutes' matches, after the shared-auth
+// check of each Gateway's routers.
+var together = &targets.RouteOverlap[match]{
+	Gateway: func(r *ir.Router) string {
 		if r.Gateway == nil {
 			return ""
 		}
 		return r.Gateway.Namespace + "/" + r.Gateway.Name
-	})
-	for _, key := range keys {
-		if first && (len(groups[key]) == 0 || groups[key][0] != 0) {
-			continue // rs[0] is not on this Gateway
-		}
-		var es []entry
-		for _, i := range groups[key] {
-			es = append(es, entry{i: i})
-		}
-		sharedWithAuth(rs, key, es, out, first)
-		for a := 0; a < len(es); a++ {
-			if first && a > 0 {
-				break // every pair with rs[0] (es[0]) is done
-			}
-			for b := a + 1; b < len(es); b++ {
-				ra, rb := rs[es[a].i], rs[es[b].i]
-				where, shared := shareHosts(ra, rb)
-				if !shared {
-					continue
-				}
-				ma, mb, ok := overlap(es[a].routeMatches(rs), es[b].routeMatches(rs))
-				if !ok {
-					continue
-				}
-				msg := func(other *ir.Router, mine, theirs match) string {
-					return fmt.Sprintf("ModelRouter %s/%s attaches to the same Gateway %s (%s), and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; give the routers disjoint gatewayRef.hostnames, put them on different Gateways, or merge them into one router",
-						other.Namespace, other.Name, key, where, mine, theirs)
-				}
-				out[es[a].i].ErrorAt(diag.Spec("gatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(rb, ma, mb))
-				out[es[b].i].ErrorAt(diag.Spec("gatewayRef"), targets.ReasonGatewayRoutesOverlap, "%s", msg(ra, mb, ma))
-			}
-		}
-	}
-	return out
-}
-
-type entry struct {
-	i       int
-	matches []match
-	done    bool // matches computed (only for routers that share a host with another)
-}
-
-func (e *entry) routeMatches(rs []*ir.Router) []match {
-	if !e.done {
-		e.matches, e.done = routerMatches(rs[e.i]), true
-	}
-	return e.matches
+	},
+	Group:   sharedWithAuth,
+	Share:   shareHosts,
+	Matches: routerMatches,
+	Overlap: overlap,
+	Refuse: func(out *diag.List, other *ir.Router, key, where string, mine, theirs match) {
+		out.ErrorAt(diag.Spec("gatewayRef"), targets.ReasonGatewayRoutesOverlap, "ModelRouter %s/%s attaches to the same Gateway %s (%s), and a request meeting %s here and %s there is served by whichever route Envoy Gateway ranks first (creation time breaks ties), so one router's rule is dead for it; give the routers disjoint gatewayRef.hostnames, put them on different Gateways, or merge them into one router",
+			other.Namespace, other.Name, key, where, mine, theirs)
+	},
 }
 
 // shareHosts reports whether two routers on one Gateway can take one
@@ -126,18 +92,18 @@ func hasAuth(r *ir.Router) bool { return r.Policy.Auth != nil && r.Policy.Auth.J
 // a router without policy.auth would lose the client's team header its
 // rules, budgets and allowlists read. Whether the Gateway holds anything
 // else is checked by the controller.
-func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List, first bool) {
-	for n, me := range es {
+func sharedWithAuth(rs []*ir.Router, key string, members []int, out []diag.List, first bool) {
+	for n, me := range members {
 		if first && n > 0 {
-			break // only rs[0] (es[0]) is asked for
+			break // only rs[0] (members[0]) is asked for
 		}
-		r := rs[me.i]
+		r := rs[me]
 		var others, header, mixed []string
 		authOther := false
 		mixedHeader := "" // the team header the authenticated one of a mixed pair removes
-		for _, o := range es {
-			other := rs[o.i]
-			if o.i == me.i {
+		for _, o := range members {
+			other := rs[o]
+			if o == me {
 				continue
 			}
 			name := other.Namespace + "/" + other.Name
@@ -160,18 +126,18 @@ func sharedWithAuth(rs []*ir.Router, key string, es []entry, out []diag.List, fi
 		}
 		switch {
 		case len(others) > 0 && hasAuth(r):
-			out[me.i].ErrorAt(diag.Spec("policy", "auth"), ReasonGatewaySharedWithAuth,
+			out[me].ErrorAt(diag.Spec("policy", "auth"), ReasonGatewaySharedWithAuth,
 				"this router authenticates its callers and shares Gateway %s with ModelRouter %s on overlapping hostnames; Envoy checks a token on the route it picks before the model is known (another router's route-not-found rule when that ranks first) and routes afterwards, so the routers would refuse each other's callers depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the router with policy.auth a Gateway of its own", key, strings.Join(others, ", "))
 		case len(others) > 0 && authOther:
-			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
+			out[me].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
 				"Gateway %s is shared, on overlapping hostnames, with ModelRouter %s, which authenticates its callers; Envoy checks a token on the route it picks before the model is known, so this router's callers could be asked for that router's token depending on creation order. Give the routers disjoint gatewayRef.hostnames, or the authenticated router a Gateway of its own", key, strings.Join(others, ", "))
 		}
 		if len(header) > 0 {
-			out[me.i].ErrorAt(diag.Spec("policy", "auth", "jwt", "headerKey"), ReasonGatewaySharedWithAuth,
+			out[me].ErrorAt(diag.Spec("policy", "auth", "jwt", "headerKey"), ReasonGatewaySharedWithAuth,
 				"Gateway %s is shared with ModelRouter %s, which authenticates with another team header; each router removes the client's copy of its team header with a ClientTrafficPolicy, which applies to the whole Gateway and of which only the oldest is in force, so one router's team header could be forged. Use the same headerKey, or separate Gateways", key, strings.Join(header, ", "))
 		}
 		if len(mixed) > 0 {
-			out[me.i].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
+			out[me].ErrorAt(diag.Spec("gatewayRef"), ReasonGatewaySharedWithAuth,
 				"Gateway %s is shared, on disjoint hostnames, with ModelRouter %s; a router with policy.auth removes the client's %s header on the whole Gateway (a ClientTrafficPolicy applies to every hostname), so a router without it would never see the header its rules, budgets and allowlists read. Authenticate every router on the Gateway, or give the router with policy.auth a Gateway of its own",
 				key, strings.Join(mixed, ", "), mixedHeader)
 		}

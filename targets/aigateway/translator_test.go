@@ -48,17 +48,7 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 			name = filepath.Base(in)
 		}
 		t.Run(name, func(t *testing.T) {
-			objs := gatewayInput(t, in)
-			dir := t.TempDir()
-			file := filepath.Join(dir, "in.yaml")
-			var buf bytes.Buffer
-			for _, o := range objs {
-				b, err := yaml.Marshal(o.Object)
-				require.NoError(t, err)
-				buf.WriteString("---\n")
-				buf.Write(b)
-			}
-			require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o600))
+			file := writeObjects(t, gatewayInput(t, in))
 
 			out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "gateway-api", "-o", "yaml", "-f", file).CombinedOutput()
 			require.NoError(t, err, "%s", out)
@@ -114,11 +104,7 @@ func TestEnvoyGatewayTranslatorAcceptsEveryGatewayCase(t *testing.T) {
 				}
 			}
 
-			out, err = exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			var xds any
-			require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
-			for _, r := range routes(xds) {
+			for _, r := range routes(xdsRoutes(t, bin, file)) {
 				if dr, ok := r["directResponse"].(map[string]any); ok {
 					assert.NotEqual(t, float64(500), dr["status"], "route %v answers 500", r["name"])
 				}
@@ -192,31 +178,59 @@ func gatewayInput(t *testing.T, path string) []*unstructured.Unstructured {
 	return out
 }
 
+// writeObjects writes objs to a YAML file of the test and returns its path.
+func writeObjects(t *testing.T, objs []*unstructured.Unstructured) string {
+	t.Helper()
+	var buf bytes.Buffer
+	for _, o := range objs {
+		b, err := yaml.Marshal(o.Object)
+		require.NoError(t, err)
+		buf.WriteString("---\n")
+		buf.Write(b)
+	}
+	file := filepath.Join(t.TempDir(), "in.yaml")
+	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o600))
+	return file
+}
+
+// xdsRoutes is Envoy Gateway's translation of the Gateway API objects in
+// file to its xDS route configuration, as decoded JSON.
+func xdsRoutes(t *testing.T, bin, file string) any {
+	t.Helper()
+	out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var xds any
+	require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
+	return xds
+}
+
 // routes are every route of an xDS route dump.
 func routes(v any) []map[string]any {
 	var out []map[string]any
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if rs, ok := x["routes"].([]any); ok {
-				for _, r := range rs {
-					if rm, ok := r.(map[string]any); ok {
-						out = append(out, rm)
-					}
+	eachIn(v, "routes", func(r map[string]any) { out = append(out, r) })
+	return out
+}
+
+// eachIn calls fn with every object of every list named key in the JSON
+// value v, at any depth.
+func eachIn(v any, key string, fn func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		if list, ok := x[key].([]any); ok {
+			for _, e := range list {
+				if m, ok := e.(map[string]any); ok {
+					fn(m)
 				}
 			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
+		}
+		for _, e := range x {
+			eachIn(e, key, fn)
+		}
+	case []any:
+		for _, e := range x {
+			eachIn(e, key, fn)
 		}
 	}
-	walk(v)
-	return out
 }
 
 // TestEnvoyGatewayTranslatorGivesEachHostnameAVirtualHost: Envoy Gateway's
@@ -227,47 +241,18 @@ func routes(v any) []map[string]any {
 // virtualHost models the same selection).
 func TestEnvoyGatewayTranslatorGivesEachHostnameAVirtualHost(t *testing.T) {
 	bin := egctl(t)
-	var buf bytes.Buffer
-	for _, o := range gatewayInput(t, "../../examples/hostnames-on-one-gateway.yaml") {
-		b, err := yaml.Marshal(o.Object)
-		require.NoError(t, err)
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	file := filepath.Join(t.TempDir(), "in.yaml")
-	require.NoError(t, os.WriteFile(file, buf.Bytes(), 0o600))
-	out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "route", "-o", "json", "-f", file).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	var xds any
-	require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
+	file := writeObjects(t, gatewayInput(t, "../../examples/hostnames-on-one-gateway.yaml"))
 	hosts := map[string][]string{} // domain -> route names
-	var walk func(any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			if vhs, ok := x["virtualHosts"].([]any); ok {
-				for _, vh := range vhs {
-					vm := vh.(map[string]any)
-					domains, _ := vm["domains"].([]any)
-					require.Len(t, domains, 1, "%v", vm["name"])
-					for _, r := range routes(vm) {
-						hosts[domains[0].(string)] = append(hosts[domains[0].(string)], r["name"].(string))
-						filters, _ := r["typedPerFilterConfig"].(map[string]any)
-						assert.Contains(t, filters, "envoy.filters.http.jwt_authn", r["name"])
-						assert.Contains(t, filters, "envoy.filters.http.rbac", r["name"])
-					}
-				}
-			}
-			for _, e := range x {
-				walk(e)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e)
-			}
+	eachIn(xdsRoutes(t, bin, file), "virtualHosts", func(vm map[string]any) {
+		domains, _ := vm["domains"].([]any)
+		require.Len(t, domains, 1, "%v", vm["name"])
+		for _, r := range routes(vm) {
+			hosts[domains[0].(string)] = append(hosts[domains[0].(string)], r["name"].(string))
+			filters, _ := r["typedPerFilterConfig"].(map[string]any)
+			assert.Contains(t, filters, "envoy.filters.http.jwt_authn", r["name"])
+			assert.Contains(t, filters, "envoy.filters.http.rbac", r["name"])
 		}
-	}
-	walk(xds)
+	})
 	require.Len(t, hosts, 2, "%v", hosts)
 	for domain, router := range map[string]string{"research.models.example.com": "ml/research", "*.support.example.com": "ml/support"} {
 		require.NotEmpty(t, hosts[domain], domain)

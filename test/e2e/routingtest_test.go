@@ -39,7 +39,6 @@ func TestRoutingTestExamplesProcess(t *testing.T) {
 // test file is refused with file, test, field path and reason (exit 3),
 // coverage below --fail-under fails, and explain shows a decision.
 func TestRoutingTestProcess(t *testing.T) {
-	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
 	failing := quickstartTest(t, dir, "failing.yaml", "mine", `  cases:
     - name: pii goes to the cloud (wrong on purpose)
@@ -51,14 +50,14 @@ func TestRoutingTestProcess(t *testing.T) {
       request: {model: claude-opus-4}
       expect: {backend: cloud-opus}
 `)
-	code, out, stderr := cliRun(t, "", "test", "-f", quickstart, "--tests", failing)
+	code, out, stderr := testQuickstart(t, "--tests", failing)
 	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "FAIL mine/pii goes to the cloud (wrong on purpose) [Proxy]")
 	assert.Contains(t, out, "backend local-qwen of team-a/chat answered, want cloud-opus of team-a/chat")
 	assert.Contains(t, out, "rule \"pii-stays-local\"", "the failure shows what the router-proxy did")
 	assert.Contains(t, out, "FAIL: 1 passed, 1 failed")
 
-	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", failing, "-o", "junit")
+	code, out, stderr = testQuickstart(t, "--tests", failing, "-o", "junit")
 	assert.Equal(t, 1, code, stderr)
 	var suites struct {
 		Tests    int `xml:"tests,attr"`
@@ -82,7 +81,7 @@ func TestRoutingTestProcess(t *testing.T) {
       request: {model: qwen3-coder, hedaers: {a: b}}
       expect: {backend: no-such-backend, status: "200"}
 `)
-	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", bad)
+	code, out, stderr = testQuickstart(t, "--tests", bad)
 	assert.Equal(t, 3, code, out+stderr)
 	assert.Empty(t, out)
 	assert.Contains(t, stderr, bad+": RoutingTest/bad: spec.cases[0].request.hedaers: unknown field \"hedaers\"")
@@ -90,18 +89,18 @@ func TestRoutingTestProcess(t *testing.T) {
 	assert.Contains(t, stderr, "spec.cases[0].expect.status: must be an HTTP status code")
 
 	unknown := writeFile(t, dir, "unknown.yaml", strings.Replace(string(must(os.ReadFile(failing))), "backend: cloud-opus}\n    - name: cloud", "backend: gpt-9}\n    - name: cloud", 1))
-	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", unknown)
+	code, _, stderr = testQuickstart(t, "--tests", unknown)
 	assert.Equal(t, 3, code)
 	assert.Contains(t, stderr, "spec.cases[0].expect.backend: ModelRouter team-a/chat has no backend \"gpt-9\"")
 	assert.Contains(t, stderr, "(UnknownBackend)")
 
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
+	code, out, _ = testQuickstart(t, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, "never exercised: rules code")
 
 	// JUnit keeps the coverage (properties) and --fail-under writes its
 	// failure into the XML, so a CI job reading only the XML sees it.
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
+	code, out, _ = testQuickstart(t, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--coverage", "--fail-under", "100", "-o", "junit")
 	assert.Equal(t, 1, code, out)
 	var xmlOut struct {
 		Failures int `xml:"failures,attr"`
@@ -132,20 +131,20 @@ func TestRoutingTestProcess(t *testing.T) {
 	}
 	require.Len(t, cov.Cases, 1)
 	assert.NotNil(t, cov.Cases[0].Failure)
-	code, out, _ = cliRun(t, "", "test", "-f", quickstart, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
+	code, out, _ = testQuickstart(t, "--tests", repoPath(t, "examples", "tests", "quickstart.test.yaml"), "--fail-under", "100", "-o", "json")
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, `"coverageFailures": [`)
 
-	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-o", "yaml")
+	code, _, stderr = testQuickstart(t, "-o", "yaml")
 	assert.Equal(t, 2, code, stderr)
 
-	code, out, stderr = cliRun(t, "", "explain", "-f", quickstart, "--model", "qwen3-coder", "-H", "x-llmkube-classification: pii", "--data-plane", "Proxy")
+	code, out, stderr = cliRun(t, "", "explain", "-f", repoPath(t, "examples", "quickstart.yaml"), "--model", "qwen3-coder", "-H", "x-llmkube-classification: pii", "--data-plane", "Proxy")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "== Proxy")
 	assert.Contains(t, out, "=> status 200, backend local-qwen of team-a/chat, rule \"pii-stays-local\"")
 	assert.Contains(t, out, "classification: pii, from header", "the Proxy trace shows the classification")
 	assert.Contains(t, out, "rule \"pii-stays-local\" matches and serves", "and the rules, in order")
-	code, out, stderr = cliRun(t, "", "explain", "-f", quickstart, "--model", "claude-opus-4", "--data-plane", "Proxy")
+	code, out, stderr = cliRun(t, "", "explain", "-f", repoPath(t, "examples", "quickstart.yaml"), "--model", "claude-opus-4", "--data-plane", "Proxy")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "rule \"pii-stays-local\" does not match\n   rule \"vision-to-cloud\" matches and serves")
 
@@ -174,6 +173,13 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// testQuickstart runs `llmkube-compile test -f examples/quickstart.yaml`
+// with args.
+func testQuickstart(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return cliRun(t, "", append([]string{"test", "-f", repoPath(t, "examples", "quickstart.yaml")}, args...)...)
+}
+
 // quickstartTest writes dir/file: a RoutingTest named name of the
 // quickstart router (team-a/chat), its spec going on with rest.
 func quickstartTest(t *testing.T, dir, file, name, rest string) string {
@@ -186,7 +192,6 @@ func quickstartTest(t *testing.T, dir, file, name, rest string) string {
 // warnings are each said, not skipped (issue 50); --warnings-as-errors
 // makes the warnings fail the run as it does for render.
 func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
-	quickstart := repoPath(t, "examples", "quickstart.yaml")
 	dir := t.TempDir()
 	typo := quickstartTest(t, dir, "typo.yaml", "typo", `  cases:
     - name: on a plane that does not exist
@@ -194,7 +199,7 @@ func TestRoutingTestRefusesWhatItWouldIgnore(t *testing.T) {
       request: {model: claude-opus-4}
       expect: {backend: cloud-opus}
 `)
-	code, out, stderr := cliRun(t, "", "test", "-f", quickstart, "--tests", typo)
+	code, out, stderr := testQuickstart(t, "--tests", typo)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "spec.cases[0].dataPlanes[0]")
 	assert.Contains(t, stderr, "(UnknownDataPlane)")
@@ -207,7 +212,7 @@ kind: RoutingTests
 metadata: {name: misspelt}
 spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {status: 200}}]}
 `)
-	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", testsDir)
+	code, out, stderr = testQuickstart(t, "--tests", testsDir)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "misspelt.yaml")
 	assert.Contains(t, stderr, `has no kind "RoutingTests"`)
@@ -215,7 +220,7 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
 	other := filepath.Join(dir, "other")
 	require.NoError(t, os.Mkdir(other, 0o755))
 	writeFile(t, other, "configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", other)
+	code, out, stderr = testQuickstart(t, "--tests", other)
 	assert.Equal(t, 3, code, "%s\n%s", out, stderr)
 	assert.Contains(t, stderr, "kinds found: ConfigMap")
 	assert.Contains(t, stderr, "(NoRoutingTest)")
@@ -225,12 +230,12 @@ spec: {router: team-a/chat, cases: [{name: x, request: {model: m}, expect: {stat
   cases:
     - {name: x, request: {model: claude-opus-4}, expect: {backend: cloud-opus}}
 `)
-	code, out, stderr = cliRun(t, "", "test", "-f", quickstart, "--tests", skipped)
+	code, out, stderr = testQuickstart(t, "--tests", skipped)
 	assert.Equal(t, 1, code, "%s\n%s", out, stderr)
 	assert.Contains(t, out, "FAIL: 0 passed, 0 failed, 1 skipped")
 	assert.Contains(t, stderr, "nothing was tested")
 	// Our group with another kind, in the inputs, is a misspelt test.
-	code, _, stderr = cliRun(t, "", "test", "-f", quickstart, "-f", filepath.Join(testsDir, "misspelt.yaml"))
+	code, _, stderr = testQuickstart(t, "-f", filepath.Join(testsDir, "misspelt.yaml"))
 	assert.Equal(t, 3, code, stderr)
 	assert.Contains(t, stderr, "(UnknownKind)")
 

@@ -69,11 +69,19 @@ func TestRenderPrintsYAMLAndWarnsOnMissingReference(t *testing.T) {
 	assert.Contains(t, r.stdout, "http://qwen.team-a.svc.cluster.local:8080")
 }
 
-func TestRenderWithReferenceHasNoWarning(t *testing.T) {
+// TestValidWithReferenceExits0Quietly: a valid router whose
+// InferenceService is given renders and validates with no warning;
+// validate prints nothing.
+func TestValidWithReferenceExits0Quietly(t *testing.T) {
 	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
-	r := run(t, "", "render", "-f", f)
-	require.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Empty(t, r.stderr)
+	for _, cmd := range []string{"render", "validate"} {
+		r := run(t, "", cmd, "-f", f)
+		require.Equal(t, ExitOK, r.code, "%s: %s", cmd, r.stderr)
+		assert.Empty(t, r.stderr, cmd)
+		if cmd == "validate" {
+			assert.Empty(t, r.stdout, cmd)
+		}
+	}
 }
 
 func TestRenderReadsStdinAndSeveralFiles(t *testing.T) {
@@ -134,13 +142,6 @@ func TestDecodeErrorsHideNothing(t *testing.T) {
 	}
 }
 
-func TestValidateValidExits0(t *testing.T) {
-	f := write(t, "r.yaml", validRouter+"---\n"+inferenceService)
-	r := run(t, "", "validate", "-f", f)
-	assert.Equal(t, ExitOK, r.code, r.stderr)
-	assert.Empty(t, r.stdout)
-}
-
 func TestUsageErrorsExit2(t *testing.T) {
 	f := write(t, "r.yaml", validRouter)
 	cases := [][]string{
@@ -190,17 +191,18 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, ExitOK, r.code, r.stdout+r.stderr)
 	assert.Empty(t, r.stdout)
 
-	changed := strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1)
-	in2 := write(t, "r2.yaml", changed+"---\n"+inferenceService)
-	r = run(t, "", "diff", "-f", in2, "--against", same)
+	// diffRouter diffs router (a change of validRouter), with its
+	// InferenceService, against the rendered manifests.
+	diffRouter := func(router string) result {
+		return run(t, "", "diff", "-f", write(t, "changed.yaml", router+"---\n"+inferenceService), "--against", same)
+	}
+	r = diffRouter(strings.Replace(validRouter, "name: chat", "name: chat\n  uid: 0d9c1e4a-1111-2222-3333-444455556666", 1))
 	assert.Equal(t, ExitDiffFound, r.code)
 	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ b/Deployment.apps team-a/chat-router-proxy\n@@ -10,6 +10,13 @@\n")
 	assert.Contains(t, r.stdout, "\n+  ownerReferences:\n")
 	assert.NotContains(t, r.stdout, "{", "a unified diff of YAML lines, not a struct dump")
 
-	renamed := strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1)
-	in3 := write(t, "r3.yaml", renamed+"---\n"+inferenceService)
-	r = run(t, "", "diff", "-f", in3, "--against", same)
+	r = diffRouter(strings.Replace(validRouter, "name: chat\n", "name: talk\n", 1))
 	assert.Equal(t, ExitDiffFound, r.code)
 	assert.Contains(t, r.stdout, "--- a/Deployment.apps team-a/chat-router-proxy\n+++ /dev/null\n")
 	assert.Contains(t, r.stdout, "--- /dev/null\n+++ b/Deployment.apps team-a/talk-router-proxy\n")
