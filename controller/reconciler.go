@@ -631,6 +631,16 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 		if cmp.Or(ir.DataPlane(other.Spec.DataPlane), ir.DataPlane(compiler.DefaultDataPlane)) != compiled.DataPlane {
 			continue
 		}
+		if gwNS, gwName, ok := gatewayOf(compiled); ok && !attachesTo(other, gwNS, gwName) {
+			// On another Gateway: nothing to compare (every check is per
+			// Gateway), so neither its references nor its compile are read.
+			// What was compiled for it is kept for the reconciles of its own
+			// Gateway's routers.
+			if e, ok := r.together.get(other.UID); ok {
+				seen[other.UID] = e
+			}
+			continue
+		}
 		refs, ok := refsIn[other.Namespace]
 		if !ok {
 			var err error
@@ -661,6 +671,18 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 		return one.CheckOne(compiled, others), nil
 	}
 	return tg.CheckTogether(append([]*ir.Router{compiled}, others...))[0], nil
+}
+
+// gatewayOf is the Gateway a compiled router attaches to, on either gateway
+// plane.
+func gatewayOf(r *ir.Router) (namespace, name string, ok bool) {
+	switch {
+	case r.Gateway != nil:
+		return r.Gateway.Namespace, r.Gateway.Name, true
+	case r.AgentGateway != nil:
+		return r.AgentGateway.Namespace, r.AgentGateway.Name, true
+	}
+	return "", "", false
 }
 
 // togetherEntry is another router's compiled form as checkTogether last
