@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/llmkube/llmkube-compile/internal/promtext"
 )
 
 // series is one Prometheus text-format sample: its labels and value.
@@ -57,12 +59,8 @@ func parseMetrics(r io.Reader, names ...string) map[string][]series {
 			}
 			rest = rest[end+1:]
 		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
+		v, ok := promtext.SampleValue(rest)
+		if !ok {
 			continue
 		}
 		s.value = v

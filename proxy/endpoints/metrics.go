@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/engine/balance"
+	"github.com/llmkube/llmkube-compile/internal/promtext"
 )
 
 // MetricsSink is a backend's balancer as the scraper sees it.
@@ -168,18 +169,8 @@ func ParseVLLM(r io.Reader) (*balance.EngineMetrics, bool) {
 		default:
 			continue
 		}
-		// The value follows the closing brace (or the name), before an
-		// optional timestamp.
-		rest := line[len(name):]
-		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
-			rest = rest[i+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
+		v, ok := promtext.SampleValue(line[len(name):])
+		if !ok {
 			continue
 		}
 		*dst += v
