@@ -179,14 +179,7 @@ var specFields = func() map[string]bool {
 	return out
 }()
 
-type schemaNode struct {
-	Type       string                `json:"type"`
-	Properties map[string]schemaNode `json:"properties"`
-	Items      *schemaNode           `json:"items"`
-	Enum       []string              `json:"enum"`
-}
-
-func schemaFields(n schemaNode, prefix string, out map[string]bool) {
+func schemaFields(n crd.SchemaNode, prefix string, out map[string]bool) {
 	if n.Type == "array" && n.Items != nil {
 		n = *n.Items
 		prefix += "[*]"
@@ -199,8 +192,8 @@ func schemaFields(n schemaNode, prefix string, out map[string]bool) {
 }
 
 // storageSchema is the openAPIV3Schema of the CRD's storage version.
-func storageSchema() schemaNode {
-	var n schemaNode
+func storageSchema() crd.SchemaNode {
+	var n crd.SchemaNode
 	if err := crd.DecodeSchema("", &n); err != nil {
 		panic("planes: " + err.Error())
 	}

@@ -18,7 +18,8 @@ var ModelRouter []byte
 
 // DecodeSchema decodes the openAPIV3Schema of the ModelRouter CRD's version
 // (its storage version when version is "") into out, a type of the
-// caller's own that reads the parts it needs.
+// caller's own that reads the parts it needs (SchemaNode reads what the
+// compiler and the planes do).
 func DecodeSchema(version string, out any) error {
 	var doc struct {
 		Spec struct {
@@ -40,4 +41,23 @@ func DecodeSchema(version string, out any) error {
 		}
 	}
 	return fmt.Errorf("the embedded ModelRouter CRD has no version %q", version)
+}
+
+// SchemaNode is what this project reads of an OpenAPI v3 schema node of
+// the ModelRouter CRD: the compiler's field table (the constraints) and
+// the planes' list of spec fields (the shape), both decoded with
+// DecodeSchema.
+type SchemaNode struct {
+	Type       string                `json:"type"`
+	Properties map[string]SchemaNode `json:"properties"`
+	Items      *SchemaNode           `json:"items"`
+	Required   []string              `json:"required"`
+	Enum       []string              `json:"enum"`
+	Pattern    string                `json:"pattern"`
+	MinLength  *int                  `json:"minLength"`
+	MaxLength  *int                  `json:"maxLength"`
+	MinItems   *int                  `json:"minItems"`
+	MaxItems   *int                  `json:"maxItems"`
+	Minimum    *int64                `json:"minimum"`
+	Maximum    *int64                `json:"maximum"`
 }
