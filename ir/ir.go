@@ -278,17 +278,17 @@ type ServiceRef struct {
 type Strategy string
 
 const (
-	StrategyPrimaryFallback Strategy = "primary-fallback"
-	StrategyWeighted        Strategy = "weighted"
-	StrategyShadow          Strategy = "shadow"
+	StrategyPrimaryFallback Strategy = wellknown.StrategyPrimaryFallback
+	StrategyWeighted        Strategy = wellknown.StrategyWeighted
+	StrategyShadow          Strategy = wellknown.StrategyShadow
 )
 
 // PoolActivation decides what happens when a pooled backend is not resident.
 type PoolActivation string
 
 const (
-	PoolActivationWait   PoolActivation = "Wait"
-	PoolActivationIfIdle PoolActivation = "IfIdle"
+	PoolActivationWait   PoolActivation = wellknown.PoolActivationWait
+	PoolActivationIfIdle PoolActivation = wellknown.PoolActivationIfIdle
 )
 
 // Rule is one routing rule.

@@ -160,9 +160,9 @@ type SessionAffinity struct {
 type Strategy string
 
 const (
-	StrategyPrimaryFallback Strategy = "primary-fallback"
-	StrategyWeighted        Strategy = "weighted"
-	StrategyShadow          Strategy = "shadow"
+	StrategyPrimaryFallback Strategy = wellknown.StrategyPrimaryFallback
+	StrategyWeighted        Strategy = wellknown.StrategyWeighted
+	StrategyShadow          Strategy = wellknown.StrategyShadow
 )
 
 // The classification modes (policy.classification.mode).
@@ -185,8 +185,8 @@ const (
 type PoolActivation string
 
 const (
-	PoolActivationWait   PoolActivation = "Wait"
-	PoolActivationIfIdle PoolActivation = "IfIdle"
+	PoolActivationWait   PoolActivation = wellknown.PoolActivationWait
+	PoolActivationIfIdle PoolActivation = wellknown.PoolActivationIfIdle
 )
 
 // The balancing modes (endpoints.balancing.mode).

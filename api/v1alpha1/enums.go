@@ -6,6 +6,8 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
+import "github.com/llmkube/llmkube-compile/api/wellknown"
+
 // The enum validation markers sit on the fields, not on these types, so a
 // status field can reuse a type (BackendStatus.Tier) without an enum.
 
@@ -87,17 +89,17 @@ const (
 type Strategy string
 
 const (
-	StrategyPrimaryFallback Strategy = "primary-fallback"
-	StrategyWeighted        Strategy = "weighted"
-	StrategyShadow          Strategy = "shadow"
+	StrategyPrimaryFallback Strategy = wellknown.StrategyPrimaryFallback
+	StrategyWeighted        Strategy = wellknown.StrategyWeighted
+	StrategyShadow          Strategy = wellknown.StrategyShadow
 )
 
 // PoolActivation decides how a rule treats a non-resident ModelPool member.
 type PoolActivation string
 
 const (
-	PoolActivationWait   PoolActivation = "Wait"
-	PoolActivationIfIdle PoolActivation = "IfIdle"
+	PoolActivationWait   PoolActivation = wellknown.PoolActivationWait
+	PoolActivationIfIdle PoolActivation = wellknown.PoolActivationIfIdle
 )
 
 // EndpointType is the Kubernetes Service type of an endpoint.

@@ -80,6 +80,21 @@ const (
 	PoolSwapBudget = 5 * time.Minute
 )
 
+// A rule's strategies (spec.rules[].route.strategy), spelled once for the
+// API, the IR, the router-proxy's config and the planes' tables.
+const (
+	StrategyPrimaryFallback = "primary-fallback"
+	StrategyWeighted        = "weighted"
+	StrategyShadow          = "shadow"
+)
+
+// What a rule does when its backend is a ModelPool member that is not
+// resident (spec.rules[].route.poolActivation), spelled once likewise.
+const (
+	PoolActivationWait   = "Wait"
+	PoolActivationIfIdle = "IfIdle"
+)
+
 // The shared budget store's failure modes (the operator's and the
 // router-proxy's --budget-store-failure, and the proxy's /status): what the
 // router-proxy does while the store is down.

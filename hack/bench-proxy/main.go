@@ -106,11 +106,11 @@ func config(upstream, auditPath string) *proxyapi.Config {
 			ModelInfo: proxyapi.ModelInfo{InputModalities: []string{"text"}, OutputModalities: []string{"text"}}})
 	}
 	for i := range 19 {
-		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+		cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: fmt.Sprintf("r%d", i), Backends: []string{"b1", "b2"}, Strategy: proxyapi.StrategyPrimaryFallback, PoolActivation: proxyapi.PoolActivationWait,
 			Match: proxyapi.Match{Models: []string{fmt.Sprintf("family-%d-*", i)}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: fmt.Sprintf("t%d", i)}}}})
 	}
 	// The benchmark's requests match only the 20th rule.
-	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "r19", Backends: []string{"b0", "b1"}, Strategy: "primary-fallback", PoolActivation: "Wait",
+	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "r19", Backends: []string{"b0", "b1"}, Strategy: proxyapi.StrategyPrimaryFallback, PoolActivation: proxyapi.PoolActivationWait,
 		Match: proxyapi.Match{Models: []string{"bench-*"}, Headers: []proxyapi.HeaderMatch{{Name: "x-tenant", Value: "gold"}}}})
 	return cfg
 }

@@ -1,6 +1,7 @@
 package agentgateway
 
 import (
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets"
@@ -55,7 +56,7 @@ func (*Target) Capabilities() planes.Table {
 		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
 			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},
 		targets.GatewayRefRow(ir.DataPlaneAgentGateway),
-		planes.Capability{Path: "spec.rules[*].route.strategy", Except: "primary-fallback", Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
+		planes.Capability{Path: "spec.rules[*].route.strategy", Except: wellknown.StrategyPrimaryFallback, Verdict: planes.Refused, Reason: ReasonUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway compiles only strategy primary-fallback, not {value}; use primary-fallback or another data plane"},
 		inModelRouting("spec.rules", "", "rules", pool),
 		inModelRouting("spec.defaultRoute", "", "a defaultRoute", pool),
@@ -80,7 +81,7 @@ func (*Target) Capabilities() planes.Table {
 			Message: "latencySLOMs promotes a fallback from the router-proxy's latency measurements; on AgentGateway failover follows readiness only, so it is ignored"},
 		planes.Capability{Path: "spec.rules[*].timeout", Verdict: planes.Ignored,
 			Message: "timeout bounds the router-proxy's wait for response headers; agentgateway has no such bound on a route, so it is ignored"},
-		planes.Capability{Path: "spec.rules[*].route.poolActivation", Value: "IfIdle", Verdict: planes.Ignored,
+		planes.Capability{Path: "spec.rules[*].route.poolActivation", Value: wellknown.PoolActivationIfIdle, Verdict: planes.Ignored,
 			Message: "poolActivation steers the router-proxy's ModelPool swaps, which AgentGateway does not perform; it is ignored"},
 		auditRefused("sink", "stdout", ""),
 		auditRefused("includeRequestBody", "", "true"),
