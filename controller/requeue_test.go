@@ -40,7 +40,7 @@ func TestRequeueSoonWhileNotSettled(t *testing.T) {
 	} {
 		r.watches.watched = nil
 		if tc.watched {
-			r.watches.watched = map[schema.GroupVersionKind]bool{GatewayGVK: true, awaiting.GroupVersionKind(): true}
+			r.watches.watched = map[schema.GroupVersionKind]bool{targets.GatewayGVK: true, awaiting.GroupVersionKind(): true}
 		}
 		out := &outcome{obs: tc.obs, desired: []*unstructured.Unstructured{awaiting}}
 		if got := out.requeueAfter(r, tc.phase); got != tc.want {

@@ -58,10 +58,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		m.SetGroupVersionKind(k)
 		b = b.Owns(m, builder.OnlyMetadata)
 	}
-	if served(r, v1.GroupVersion.WithKind("InferenceService")) {
+	if r.served(v1.GroupVersion.WithKind("InferenceService")) {
 		b = b.Watches(&v1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.routersReferencing))
 	}
-	if served(r, v1.GroupVersion.WithKind("ModelPool")) {
+	if r.served(v1.GroupVersion.WithKind("ModelPool")) {
 		b = b.Watches(&v1.ModelPool{}, handler.EnqueueRequestsFromMapFunc(r.routersInNamespace))
 	}
 	crd := &metav1.PartialObjectMetadata{}

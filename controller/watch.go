@@ -23,9 +23,6 @@ import (
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
-// GatewayGVK is the Gateway API Gateway both gateway planes attach to.
-var GatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
-
 // dataPlaneWatches are the watches on what a gateway's controller answers
 // with: the status it writes on the generated CRD-backed objects (routes,
 // pools, policies, models), and the Gateways routers attach to. A router
@@ -55,13 +52,13 @@ func (r *Reconciler) watchServed(ctx context.Context) {
 		return
 	}
 	for _, k := range r.answerKinds() {
-		if w.watched[k] || !served(r, k) {
+		if w.watched[k] || !r.served(k) {
 			continue
 		}
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(k)
 		var src source.Source
-		if k == GatewayGVK {
+		if k == targets.GatewayGVK {
 			src = source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(r.routersOnGateway))
 		} else {
 			src = source.Kind(w.cache, client.Object(obj), handler.EnqueueRequestsFromMapFunc(r.routerOf), answered)
@@ -80,7 +77,7 @@ func (r *Reconciler) watchServed(ctx context.Context) {
 // answerKinds are the kinds dataPlaneWatches watches: every CRD-backed kind
 // a target of the build generates, and Gateways.
 func (r *Reconciler) answerKinds() []schema.GroupVersionKind {
-	out := []schema.GroupVersionKind{GatewayGVK}
+	out := []schema.GroupVersionKind{targets.GatewayGVK}
 	for _, k := range r.Registry.AllKinds() {
 		if !builtinGroups[k.Group] {
 			out = append(out, k)
@@ -89,7 +86,7 @@ func (r *Reconciler) answerKinds() []schema.GroupVersionKind {
 	return out
 }
 
-func served(r *Reconciler, gvk schema.GroupVersionKind) bool {
+func (r *Reconciler) served(gvk schema.GroupVersionKind) bool {
 	_, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil
 }
@@ -180,7 +177,7 @@ func attachesTo(mr *v1.ModelRouter, namespace, name string) bool {
 func (r *Reconciler) awaitsEvent(o *outcome) bool {
 	switch o.obs.Reason {
 	case targets.ReasonGatewayNotFound:
-		return r.watches.watching(GatewayGVK)
+		return r.watches.watching(targets.GatewayGVK)
 	case targets.ReasonAwaitingDataPlane:
 		var kinds []schema.GroupVersionKind
 		for _, d := range o.desired {

@@ -115,7 +115,7 @@ func (a *Applied) Generates(kind string) bool {
 // GatewayAddress is the first address a Gateway reports, as a URL; empty
 // when the Gateway or its addresses are not known.
 func GatewayAddress(ctx context.Context, c ClusterReader, namespace, name string) string {
-	gw, err := c.Get(ctx, schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}, namespace, name)
+	gw, err := c.Get(ctx, GatewayGVK, namespace, name)
 	if err != nil || gw == nil {
 		return ""
 	}

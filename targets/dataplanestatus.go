@@ -26,7 +26,8 @@ const (
 )
 
 var (
-	gatewayGVK   = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
+	// GatewayGVK is the Gateway API Gateway both gateway planes attach to.
+	GatewayGVK   = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
 	namespaceGVK = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
 )
 
@@ -44,7 +45,7 @@ type GatewayRef struct {
 // when a listener admits it, and when the Gateway cannot be read (the
 // acceptance read-back then tells).
 func CheckGateway(ctx context.Context, c ClusterReader, gw GatewayRef, routeNamespace string) (reason, msg string) {
-	obj, err := c.Get(ctx, gatewayGVK, gw.Namespace, gw.Name)
+	obj, err := c.Get(ctx, GatewayGVK, gw.Namespace, gw.Name)
 	if err != nil {
 		return "", ""
 	}

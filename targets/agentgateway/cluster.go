@@ -364,7 +364,7 @@ func foreignModelsOnListener(ctx context.Context, c targets.ClusterReader, cr *i
 			name, _ := ref["name"].(string)
 			ns, _ := ref["namespace"].(string)
 			section, _ := ref["sectionName"].(string)
-			if (group != "" && group != gatewayGVK.Group) || (kind != "" && kind != "Gateway") || name != g.Name {
+			if (group != "" && group != targets.GatewayGVK.Group) || (kind != "" && kind != "Gateway") || name != g.Name {
 				continue
 			}
 			if ns == "" {
@@ -439,7 +439,7 @@ func attaches(p *unstructured.Unstructured, t target) bool {
 // with the labels the cluster holds.
 func gatewayTarget(ctx context.Context, c targets.ClusterReader, g *ir.AgentGateway) (target, error) {
 	t := target{kind: "Gateway", name: g.Name, section: g.SectionName}
-	gw, err := c.Get(ctx, gatewayGVK, g.Namespace, g.Name)
+	gw, err := c.Get(ctx, targets.GatewayGVK, g.Namespace, g.Name)
 	if err != nil {
 		return t, err
 	}
@@ -448,5 +448,3 @@ func gatewayTarget(ctx context.Context, c targets.ClusterReader, g *ir.AgentGate
 	}
 	return t, nil
 }
-
-var gatewayGVK = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "Gateway"}
