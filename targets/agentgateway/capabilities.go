@@ -87,6 +87,7 @@ func (*Target) Capabilities() planes.Table {
 		auditRefused("includeRequestBody", "", "true"),
 		auditRefused("callerHeader", "", ""),
 		auditRefused("logClientAddress", "", "true"),
+		auditRefused("trustedProxyCIDRs", "", ""),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{
