@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
@@ -264,19 +265,13 @@ func TestAuditFileSink(t *testing.T) {
 }
 
 func TestAuditStdoutSink(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
-	s := NewWriterSink(w, nil)
+	var buf syncbuf.Buffer
+	s := NewWriterSink(&buf, nil)
 	s.Write(&proxyapi.AuditEntry{Router: "r", Outcome: "ok"})
 	require.NoError(t, s.Close(context.Background()))
 	assert.Contains(t, buf.String(), `"outcome":"ok"`)
 	assert.True(t, strings.HasSuffix(buf.String(), "}\n"))
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestAuditOTLPSink(t *testing.T) {
 	var mu sync.Mutex
@@ -329,10 +324,8 @@ func TestAuditSinkIsTheConfigsNotTheEnvironments(t *testing.T) {
 	for _, sink := range []proxyapi.AuditSink{"", proxyapi.SinkStdout} {
 		cfg := config(backend("a", a.URL))
 		cfg.Policy.Audit = proxyapi.Audit{Sink: sink}
-		var buf bytes.Buffer
-		var bufMu sync.Mutex
-		out := writerFunc(func(p []byte) (int, error) { bufMu.Lock(); defer bufMu.Unlock(); return buf.Write(p) })
-		s, err := NewAuditSink(context.Background(), cfg, out)
+		var buf syncbuf.Buffer
+		s, err := NewAuditSink(context.Background(), cfg, &buf)
 		require.NoError(t, err)
 		_, ok := s.(*WriterSink)
 		require.True(t, ok, "sink %q with an OTLP endpoint in the environment is %T, want stdout's *WriterSink", sink, s)
@@ -340,9 +333,7 @@ func TestAuditSinkIsTheConfigsNotTheEnvironments(t *testing.T) {
 		h.post(t, chat("m"))
 		require.NoError(t, h.srv.Wait(t.Context()))
 		require.NoError(t, s.Close(context.Background()))
-		bufMu.Lock()
 		assert.Contains(t, buf.String(), `"outcome":"ok"`, "sink %q: the record is on stdout", sink)
-		bufMu.Unlock()
 	}
 	mu.Lock()
 	defer mu.Unlock()
