@@ -33,6 +33,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/internal/images"
+	"github.com/llmkube/llmkube-compile/internal/poll"
 	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
@@ -166,19 +167,10 @@ func (p *proc) waitReady(t *testing.T, probePort int) {
 	})
 }
 
+// eventually polls f until it returns nil or waitFor passes.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still failing after %s: %v", what, waitFor, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	poll.Until(t, waitFor, 200*time.Millisecond, what, f)
 }
 
 var scheme = func() *runtime.Scheme {
