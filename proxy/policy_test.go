@@ -88,7 +88,7 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	code, body, _ := h.post(t, `{"model":"m","stream":true,"messages":[]}`)
 	require.Equal(t, 200, code)
 	assert.Contains(t, body, `"usage"`)
-	assert.Contains(t, s.last().Body, `"stream_options":{"include_usage":true}`)
+	assert.Contains(t, string(s.Last().Body), `"stream_options":{"include_usage":true}`)
 	e := h.last(t)
 	assert.Equal(t, int64(10), e.TotalTokens)
 	assert.False(t, e.TokensEstimated)
@@ -97,13 +97,13 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	// Existing stream_options are kept and include_usage is forced on.
 	h.post(t, `{"model":"m","stream":true,"stream_options":{"include_usage":false,"x":1}}`)
 	var sent map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.last().Body), &sent))
+	require.NoError(t, json.Unmarshal(s.Last().Body, &sent))
 	assert.Equal(t, map[string]any{"include_usage": true, "x": 1.0}, sent["stream_options"])
 
 	// A present but null stream_options is replaced, not duplicated (the
 	// later null would win in most JSON parsers and usage would never come).
 	h.post(t, `{"model":"m","stream":true,"stream_options":null}`)
-	sentBody := s.last().Body
+	sentBody := string(s.Last().Body)
 	assert.Equal(t, 1, strings.Count(sentBody, `"stream_options"`), sentBody)
 	sent = nil
 	require.NoError(t, json.Unmarshal([]byte(sentBody), &sent))
@@ -207,9 +207,9 @@ func TestAuditFields(t *testing.T) {
 	require.Equal(t, 200, code)
 
 	// Upstream: provider key, substituted model, no client credential.
-	got := ext.last()
+	got := ext.Last()
 	assert.Equal(t, "Bearer "+secret, got.Header.Get("Authorization"))
-	assert.Contains(t, got.Body, `"model":"gpt-5"`)
+	assert.Contains(t, string(got.Body), `"model":"gpt-5"`)
 
 	e := h.last(t)
 	assert.Equal(t, "r", e.Router)

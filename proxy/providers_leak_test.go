@@ -115,7 +115,7 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 	assert.NotEmpty(t, ant.Requests())
 	assert.NotEmpty(t, br.Requests())
 	assert.NotEmpty(t, gem.Requests())
-	assert.Equal(t, "Bearer "+openaiKey, oai.last().Header.Get("Authorization"))
+	assert.Equal(t, "Bearer "+openaiKey, oai.Last().Header.Get("Authorization"))
 	for _, outcome := range []string{"ok_stream", "all_backends_failed", "upstream_aborted"} {
 		assert.True(t, strings.Contains(string(audit), `"outcome":"`+outcome+`"`), "outcome %s was exercised", outcome)
 	}
