@@ -3,6 +3,7 @@ package compiler_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -90,17 +91,7 @@ func TestInvalidCases(t *testing.T) {
 			for _, w := range want {
 				assert.Contains(t, got, w, "expected error not reported")
 			}
-			assert.Equal(t, want, dedupe(got), "errors differ from the file's expectations:\n%v", diags.Errors().Err())
+			assert.Equal(t, want, slices.Compact(got), "errors differ from the file's expectations:\n%v", diags.Errors().Err())
 		})
 	}
-}
-
-func dedupe(in []string) []string {
-	var out []string
-	for i, s := range in {
-		if i == 0 || s != in[i-1] {
-			out = append(out, s)
-		}
-	}
-	return out
 }

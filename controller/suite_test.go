@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/poll"
 	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
@@ -270,17 +271,7 @@ const waitFor = 90 * time.Second
 // eventually polls f until it returns nil or the (generous) bound passes.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	var err error
-	for {
-		if err = f(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still failing after %s: %v", what, waitFor, err)
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
+	poll.Until(t, waitFor, 150*time.Millisecond, what, f)
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -22,7 +22,7 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	for _, conn := range []string{"x-llmkube-team", "X-LLMKUBE-TEAM, x-custom", "keep-alive, x-llmkube-team"} {
 		code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token, "Connection", conn, "X-Llmkube-Team", "platform", "X-Custom", "1")
 		require.Equal(t, 200, code, body)
-		got := a.last().Header
+		got := a.Last().Header
 		assert.Equal(t, []string{"research"}, got["X-Llmkube-Team"], "Connection: %s", conn)
 		if conn != "x-llmkube-team" && conn != "keep-alive, x-llmkube-team" {
 			assert.Empty(t, got["X-Custom"], "a client header named by Connection is hop-by-hop")
@@ -39,12 +39,12 @@ func TestCallerTokenReachesNoBackendWithAuth(t *testing.T) {
 	a, h, token := jwtProxy(t)
 	code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token)
 	require.Equal(t, 200, code, body)
-	assert.Empty(t, a.last().Header["Authorization"], "the caller's JWT reached a local backend")
+	assert.Empty(t, a.Last().Header["Authorization"], "the caller's JWT reached a local backend")
 
 	open := start(t, config(backend("a", a.URL)))
 	code, body, _ = open.post(t, chat("a"), "Authorization", "Bearer vllm-api-key")
 	require.Equal(t, 200, code, body)
-	assert.Equal(t, []string{"Bearer vllm-api-key"}, a.last().Header["Authorization"])
+	assert.Equal(t, []string{"Bearer vllm-api-key"}, a.Last().Header["Authorization"])
 }
 
 // jwtProxy starts a proxy with policy.auth.jwt (team claim "team", team

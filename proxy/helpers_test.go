@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
 )
@@ -21,25 +22,9 @@ import (
 // stub is a loopback upstream that records what it received.
 type stub struct {
 	*httptest.Server
+	providertest.Recorder
 	name string
 	hits atomic.Int64
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-type recorded struct {
-	Path   string
-	Header http.Header
-	Body   string
-}
-
-func (s *stub) last() recorded {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.reqs) == 0 {
-		return recorded{}
-	}
-	return s.reqs[len(s.reqs)-1]
 }
 
 // newStub starts an upstream; h may be nil for a plain OpenAI answer with usage.
@@ -54,12 +39,8 @@ func newStub(t *testing.T, name string, h http.HandlerFunc) *stub {
 			w.WriteHeader(200)
 			return
 		}
-		b, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.reqs = append(s.reqs, recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: string(b)})
-		s.mu.Unlock()
+		s.Record(r)
 		s.hits.Add(1)
-		r.Body = io.NopCloser(strings.NewReader(string(b)))
 		h(w, r)
 	}))
 	t.Cleanup(s.Close)

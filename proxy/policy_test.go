@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
@@ -87,7 +88,7 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	code, body, _ := h.post(t, `{"model":"m","stream":true,"messages":[]}`)
 	require.Equal(t, 200, code)
 	assert.Contains(t, body, `"usage"`)
-	assert.Contains(t, s.last().Body, `"stream_options":{"include_usage":true}`)
+	assert.Contains(t, string(s.Last().Body), `"stream_options":{"include_usage":true}`)
 	e := h.last(t)
 	assert.Equal(t, int64(10), e.TotalTokens)
 	assert.False(t, e.TokensEstimated)
@@ -96,13 +97,13 @@ func TestStreamUsageRequestedAndRead(t *testing.T) {
 	// Existing stream_options are kept and include_usage is forced on.
 	h.post(t, `{"model":"m","stream":true,"stream_options":{"include_usage":false,"x":1}}`)
 	var sent map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.last().Body), &sent))
+	require.NoError(t, json.Unmarshal(s.Last().Body, &sent))
 	assert.Equal(t, map[string]any{"include_usage": true, "x": 1.0}, sent["stream_options"])
 
 	// A present but null stream_options is replaced, not duplicated (the
 	// later null would win in most JSON parsers and usage would never come).
 	h.post(t, `{"model":"m","stream":true,"stream_options":null}`)
-	sentBody := s.last().Body
+	sentBody := string(s.Last().Body)
 	assert.Equal(t, 1, strings.Count(sentBody, `"stream_options"`), sentBody)
 	sent = nil
 	require.NoError(t, json.Unmarshal([]byte(sentBody), &sent))
@@ -206,9 +207,9 @@ func TestAuditFields(t *testing.T) {
 	require.Equal(t, 200, code)
 
 	// Upstream: provider key, substituted model, no client credential.
-	got := ext.last()
+	got := ext.Last()
 	assert.Equal(t, "Bearer "+secret, got.Header.Get("Authorization"))
-	assert.Contains(t, got.Body, `"model":"gpt-5"`)
+	assert.Contains(t, string(got.Body), `"model":"gpt-5"`)
 
 	e := h.last(t)
 	assert.Equal(t, "r", e.Router)
@@ -264,19 +265,13 @@ func TestAuditFileSink(t *testing.T) {
 }
 
 func TestAuditStdoutSink(t *testing.T) {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
-	s := NewWriterSink(w, nil)
+	var buf syncbuf.Buffer
+	s := NewWriterSink(&buf, nil)
 	s.Write(&proxyapi.AuditEntry{Router: "r", Outcome: "ok"})
 	require.NoError(t, s.Close(context.Background()))
 	assert.Contains(t, buf.String(), `"outcome":"ok"`)
 	assert.True(t, strings.HasSuffix(buf.String(), "}\n"))
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestAuditOTLPSink(t *testing.T) {
 	var mu sync.Mutex
@@ -329,10 +324,8 @@ func TestAuditSinkIsTheConfigsNotTheEnvironments(t *testing.T) {
 	for _, sink := range []proxyapi.AuditSink{"", proxyapi.SinkStdout} {
 		cfg := config(backend("a", a.URL))
 		cfg.Policy.Audit = proxyapi.Audit{Sink: sink}
-		var buf bytes.Buffer
-		var bufMu sync.Mutex
-		out := writerFunc(func(p []byte) (int, error) { bufMu.Lock(); defer bufMu.Unlock(); return buf.Write(p) })
-		s, err := NewAuditSink(context.Background(), cfg, out)
+		var buf syncbuf.Buffer
+		s, err := NewAuditSink(context.Background(), cfg, &buf)
 		require.NoError(t, err)
 		_, ok := s.(*WriterSink)
 		require.True(t, ok, "sink %q with an OTLP endpoint in the environment is %T, want stdout's *WriterSink", sink, s)
@@ -340,9 +333,7 @@ func TestAuditSinkIsTheConfigsNotTheEnvironments(t *testing.T) {
 		h.post(t, chat("m"))
 		require.NoError(t, h.srv.Wait(t.Context()))
 		require.NoError(t, s.Close(context.Background()))
-		bufMu.Lock()
 		assert.Contains(t, buf.String(), `"outcome":"ok"`, "sink %q: the record is on stdout", sink)
-		bufMu.Unlock()
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -1,35 +1,22 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // Credentials never appear in logs, audit entries, errors, /status or
 // metrics, whatever happens upstream.
@@ -61,7 +48,7 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 		"LLMKUBE_OAI_OPENAI_API_KEY":                         openaiKey,
 		"LLMKUBE_BADGEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": badSA,
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	h := start(t, cfg, withEnv(env), func(o *Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -128,7 +115,7 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 	assert.NotEmpty(t, ant.Requests())
 	assert.NotEmpty(t, br.Requests())
 	assert.NotEmpty(t, gem.Requests())
-	assert.Equal(t, "Bearer "+openaiKey, oai.last().Header.Get("Authorization"))
+	assert.Equal(t, "Bearer "+openaiKey, oai.Last().Header.Get("Authorization"))
 	for _, outcome := range []string{"ok_stream", "all_backends_failed", "upstream_aborted"} {
 		assert.True(t, strings.Contains(string(audit), `"outcome":"`+outcome+`"`), "outcome %s was exercised", outcome)
 	}

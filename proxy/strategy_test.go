@@ -148,7 +148,7 @@ func TestShadow(t *testing.T) {
 	require.Eventually(t, func() bool { return mirrorOK.hits.Load() == 1 && mirrorBad.hits.Load() == 1 }, 5*time.Second, 5*time.Millisecond)
 	_, marked := seen.Load("true")
 	assert.True(t, marked, "copies carry x-llmkube-shadow: true")
-	assert.Empty(t, primary.last().Header.Get("X-Llmkube-Shadow"))
+	assert.Empty(t, primary.Last().Header.Get("X-Llmkube-Shadow"))
 	require.NoError(t, h.srv.Wait(t.Context()))
 	eng := h.srv.Engine()
 	assert.False(t, eng.Quarantined(eng.Backend("mirror-bad")), "shadow failures never quarantine")

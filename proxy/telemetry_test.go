@@ -122,7 +122,7 @@ func TestTraceFollowsCallerSampling(t *testing.T) {
 	code, _, _ := h.post(t, chat("m"), "Traceparent", caller)
 	require.Equal(t, 200, code)
 	assert.Empty(t, spans(), "an unsampled caller's request exports nothing")
-	got := a.last().Header.Get("Traceparent")
+	got := a.Last().Header.Get("Traceparent")
 	require.Len(t, got, len(caller), got)
 	assert.Equal(t, "00-"+traceID+"-", got[:36], "the backend continues the caller's trace")
 	assert.NotEqual(t, caller, got, "under the proxy's attempt span")
@@ -131,5 +131,5 @@ func TestTraceFollowsCallerSampling(t *testing.T) {
 	off := start(t, config(backend("a", a.URL)))
 	code, _, _ = off.post(t, chat("m"), "Traceparent", caller)
 	require.Equal(t, 200, code)
-	assert.Equal(t, caller, a.last().Header.Get("Traceparent"), "tracing off: passed through as before")
+	assert.Equal(t, caller, a.Last().Header.Get("Traceparent"), "tracing off: passed through as before")
 }

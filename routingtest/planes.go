@@ -344,8 +344,8 @@ func (res *Result) refused(plane ir.DataPlane, refusals diag.List) {
 		reasons = append(reasons, d.Reason)
 	}
 	sort.Strings(reasons)
-	res.RefusedFor = compact(reasons)
-	res.Skipped = fmt.Sprintf("refused on %s (%s)", plane, strings.Join(compact(reasons), ", "))
+	res.RefusedFor = slices.Compact(reasons)
+	res.Skipped = fmt.Sprintf("refused on %s (%s)", plane, strings.Join(res.RefusedFor, ", "))
 }
 
 // serveRecompiled serves the request on the plane compiled again with the
@@ -457,16 +457,6 @@ func (res *Result) outcome(rt *Router, o simulate.Outcome, down []string) {
 		res.UpstreamValues = o.Upstream
 		res.CallerToken = carriesCallerToken(o.Upstream)
 	}
-}
-
-func compact(s []string) []string {
-	var out []string
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // Uncompilable are the refusals of every router that no plane compiles,

@@ -36,6 +36,16 @@ type RouteOverlap[M any] struct {
 	Refuse func(out *diag.List, other *ir.Router, key, where string, mine, theirs M)
 }
 
+// CheckTogether is what a plane's targets.Together returns: every router's
+// diagnostics, in rs's order.
+func (o *RouteOverlap[M]) CheckTogether(rs []*ir.Router) []diag.List { return o.Check(rs, false) }
+
+// CheckOne is what a plane's targets.TogetherOne returns: CheckTogether's
+// diagnostics for r, comparing r with each of the others only.
+func (o *RouteOverlap[M]) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
+	return o.Check(append([]*ir.Router{r}, others...), true)[0]
+}
+
 // Check returns each router's diagnostics, in rs's order; with first, only
 // those of rs[0] are computed (the groups and pairs that involve it), in
 // the same order (a TogetherOne's CheckOne).

@@ -1,7 +1,8 @@
 // Package reasonscan reads, from a target's source, the reasons of the
 // diagnostics it gives (ErrorAt and WarnAt calls), resolving the named
 // constants they pass. Tests use it to hold an emitter to its capability
-// table and its documentation; no binary links it.
+// table and its documentation, and its StringConsts to read a package's
+// other named values (a metric label's outcomes); no binary links it.
 package reasonscan
 
 import (
@@ -31,11 +32,11 @@ func Emitted(dir string) (uses []Use, bad []string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return nil, nil, err
 	}
-	own, err := consts(dir)
+	own, err := StringConsts(dir, "Reason")
 	if err != nil {
 		return nil, nil, err
 	}
-	shared, err := consts(filepath.Dir(dir))
+	shared, err := StringConsts(filepath.Dir(dir), "Reason")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -70,8 +71,9 @@ func Emitted(dir string) (uses []Use, bad []string, err error) {
 	return uses, bad, err
 }
 
-// consts are the string constants named Reason* of dir's non-test files.
-func consts(dir string) (map[string]string, error) {
+// StringConsts are the string constants named prefix* of dir's non-test
+// files, by name.
+func StringConsts(dir, prefix string) (map[string]string, error) {
 	out := map[string]string{}
 	err := eachFile(dir, func(_ *token.FileSet, file *ast.File) {
 		for _, d := range file.Decls {
@@ -82,7 +84,7 @@ func consts(dir string) (map[string]string, error) {
 			for _, spec := range g.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, name := range vs.Names {
-					if i >= len(vs.Values) || !strings.HasPrefix(name.Name, "Reason") {
+					if i >= len(vs.Values) || !strings.HasPrefix(name.Name, prefix) {
 						continue
 					}
 					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {

@@ -32,7 +32,7 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
-	rec := a.record(r)
+	rec := a.Record(r)
 	// Wire checks: https://docs.anthropic.com/en/api/overview (headers) and
 	// https://docs.anthropic.com/en/api/messages (body).
 	if r.Method != http.MethodPost || rec.Path != "/v1/messages" {

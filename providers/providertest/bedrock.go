@@ -98,7 +98,7 @@ var converseKeys = map[string]bool{"messages": true, "system": true, "inferenceC
 	"promptVariables": true, "requestMetadata": true, "performanceConfig": true}
 
 func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
-	rec := b.record(r)
+	rec := b.Record(r)
 	base := "/model/" + strings.ReplaceAll(url.PathEscape(b.ModelID), ":", "%3A")
 	stream := rec.Path == base+"/converse-stream"
 	if r.Method != http.MethodPost || (rec.Path != base+"/converse" && !stream) {

@@ -7,6 +7,7 @@
 package providertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -51,15 +52,19 @@ const (
 	StreamError
 )
 
-// recorder is shared by the fakes.
-type recorder struct {
+// Recorder keeps the requests an upstream received, in order, for the test
+// to read back: the fakes of this package, and any loopback upstream a test
+// starts itself. The zero value is ready to use.
+type Recorder struct {
 	mu   sync.Mutex
 	reqs []Recorded
-	mode Mode
 }
 
-func (r *recorder) record(req *http.Request) Recorded {
+// Record keeps req and gives it its body back, so that the handler reading
+// it next finds it whole.
+func (r *Recorder) Record(req *http.Request) Recorded {
 	b, _ := io.ReadAll(req.Body)
+	req.Body = io.NopCloser(bytes.NewReader(b))
 	rec := Recorded{Method: req.Method, Path: req.URL.EscapedPath(), Query: req.URL.RawQuery, Header: req.Header.Clone(), Body: b}
 	r.mu.Lock()
 	r.reqs = append(r.reqs, rec)
@@ -67,15 +72,15 @@ func (r *recorder) record(req *http.Request) Recorded {
 	return rec
 }
 
-// Requests returns what the fake received.
-func (r *recorder) Requests() []Recorded {
+// Requests returns what the upstream received.
+func (r *Recorder) Requests() []Recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]Recorded(nil), r.reqs...)
 }
 
 // Last returns the last request (zero when none).
-func (r *recorder) Last() Recorded {
+func (r *Recorder) Last() Recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.reqs) == 0 {
@@ -84,16 +89,23 @@ func (r *recorder) Last() Recorded {
 	return r.reqs[len(r.reqs)-1]
 }
 
+// recorder is shared by the fakes: what they received and how they answer.
+type recorder struct {
+	Recorder
+	modeMu sync.Mutex
+	mode   Mode
+}
+
 // SetMode changes the fake's answers.
 func (r *recorder) SetMode(m Mode) {
-	r.mu.Lock()
+	r.modeMu.Lock()
 	r.mode = m
-	r.mu.Unlock()
+	r.modeMu.Unlock()
 }
 
 func (r *recorder) getMode() Mode {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.modeMu.Lock()
+	defer r.modeMu.Unlock()
 	return r.mode
 }
 

@@ -140,7 +140,7 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		v.token(w, r)
 		return
 	}
-	rec := v.record(r)
+	rec := v.Record(r)
 	base := "/v1/projects/" + v.Project + "/locations/" + v.Location + "/publishers/google/models/" + v.Model
 	stream := rec.Path == base+":streamGenerateContent"
 	if r.Method != http.MethodPost || (rec.Path != base+":generateContent" && !stream) {

@@ -21,19 +21,15 @@ import (
 // Both routers are refused, naming each other. Routers separate by listener
 // (agentGatewayRef.sectionName), by hostnames, or by matching disjoint
 // models.
-func (*Target) CheckTogether(rs []*ir.Router) []diag.List { return checkTogether(rs, false) }
+func (*Target) CheckTogether(rs []*ir.Router) []diag.List { return together.CheckTogether(rs) }
 
 var _ targets.TogetherOne = (*Target)(nil)
 
 // CheckOne implements targets.TogetherOne: CheckTogether's diagnostics for
 // r, comparing r with each of the others only.
 func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
-	return checkTogether(append([]*ir.Router{r}, others...), true)[0]
+	return together.CheckOne(r, others)
 }
-
-// checkTogether is CheckTogether; with first, only the diagnostics of rs[0]
-// are computed (the pairs that involve it), in the same order.
-func checkTogether(rs []*ir.Router, first bool) []diag.List { return together.Check(rs, first) }
 
 // together compares routers that attach to one Gateway and share a route
 // table (shareListener) by their HTTPRoute matches.

@@ -30,6 +30,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/llmkube/llmkube-compile/internal/poll"
 )
 
 // env is what every scenario shares: clients, the binaries, the repository.
@@ -132,17 +134,7 @@ func apply(t testing.TB, manifests string) {
 // it returned is the failure message.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for {
-		if last = cond(); last == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s: %v", what, timeout, last)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	poll.Until(t, timeout, 500*time.Millisecond, what, cond)
 }
 
 // namespace creates a namespace for one scenario and deletes it after.

@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -25,6 +21,7 @@ import (
 	// reconcile, work queue and client series its /metrics serves).
 	_ "github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/internal/metricnames"
+	"github.com/llmkube/llmkube-compile/internal/reasonscan"
 	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
@@ -263,37 +260,13 @@ func readRepoFile(t *testing.T, path ...string) []byte {
 func stringConsts(t *testing.T, prefix string, dir ...string) map[string]bool {
 	t.Helper()
 	pkgDir := filepath.Join(append([]string{"..", ".."}, dir...)...)
-	files, err := filepath.Glob(filepath.Join(pkgDir, "*.go"))
+	consts, err := reasonscan.StringConsts(pkgDir, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]bool{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range af.Decls {
-			gd, ok := d.(*ast.GenDecl)
-			if !ok || gd.Tok != token.CONST {
-				continue
-			}
-			for _, sp := range gd.Specs {
-				vs := sp.(*ast.ValueSpec)
-				for i, n := range vs.Names {
-					if i >= len(vs.Values) || !strings.HasPrefix(n.Name, prefix) {
-						continue
-					}
-					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						v, _ := strconv.Unquote(lit.Value)
-						out[v] = true
-					}
-				}
-			}
-		}
+	for _, v := range consts {
+		out[v] = true
 	}
 	if len(out) == 0 {
 		t.Fatalf("no %s* string constants in %s", prefix, pkgDir)
