@@ -456,7 +456,7 @@ func TestHeadOfTinyLinesIsRefused(t *testing.T) {
 // whole --shutdown-timeout.
 func TestNeverReadingClientIsClosed(t *testing.T) {
 	up := newUpstream(t, "a")
-	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--client-write-timeout", "1s", "--shutdown-timeout", "60s")
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--client-write-timeout", "1s", "--shutdown-timeout", "10m")
 	began := time.Now()
 	conn, err := net.Dial("tcp", p.listen)
 	require.NoError(t, err)
@@ -498,8 +498,8 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	case err := <-p.done:
 		require.NoError(t, err)
 		t.Logf("exited %v after SIGTERM", time.Since(start))
-		assert.Less(t, time.Since(start), 10*time.Second)
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
+		// The whole --shutdown-timeout is 10 minutes.
 		t.Fatal("the drain waits on a client that never reads")
 	}
 }

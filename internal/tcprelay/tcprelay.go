@@ -66,9 +66,6 @@ func Listen(t testing.TB, handle func(net.Conn)) string {
 	return ln.Addr().String()
 }
 
-// Delay holds every reply chunk for d.
-func Delay(d time.Duration) func() { return func() { time.Sleep(d) } }
-
 // Hold holds replies while hold is set (the requests have reached the
 // server and run).
 func Hold(hold *atomic.Bool) func() {

