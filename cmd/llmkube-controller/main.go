@@ -43,6 +43,7 @@ const LeaderElectionID = "llmkube-controller.inference.llmkube.dev"
 
 type options struct {
 	metricsAddr, probeAddr, certDir string
+	pprofAddr                       string
 	leaderElect, showVersion        bool
 	leaderElectionNamespace         string
 	webhookPort, workers            int
@@ -60,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "metrics endpoint address; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "health (/healthz) and readiness (/readyz) probe address; 0 disables it")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Go profiler (/debug/pprof/) address, e.g. 127.0.0.1:6060; 0 (the default) disables it. The profiles show the controller's internals: bind it to loopback or a port no one else reaches")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "use leader election (a Lease) so only one replica reconciles")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace; required out of cluster)")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "validating webhook port; 0 disables the webhook")
@@ -121,6 +123,7 @@ func start(o *options) error {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
