@@ -504,6 +504,8 @@ func (r *benchRun) steady(s1 snapshot, steady time.Duration) (last snapshot, err
 // times each until its router is settled at the new generation.
 func (r *benchRun) changeEach() error {
 	r.res.Change, r.res.ChangeBy = map[string]time.Duration{}, map[string]window{}
+	// One CPU profile at a time: the settle's may still run.
+	r.waitProfiles()
 	r.profiles = append(r.profiles, r.prof.startCPU(r.ctx, "cpu-change"))
 	for _, p := range planes {
 		var pick *router
