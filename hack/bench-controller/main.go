@@ -267,14 +267,11 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	}
 	defer stopController()
 
-	profDir := *flagProfileDir
-	if profDir == "" {
-		profDir = dir
-	} else if err := os.MkdirAll(profDir, 0o755); err != nil {
+	prof, err := newProfiler(b.pprofAddr, name, dir)
+	if err != nil {
 		return fail(err)
 	}
-	r := &benchRun{ctx: ctx, l: l, c: c, bench: b, routers: l.routers(), res: &res,
-		prof: &profiler{addr: b.pprofAddr, cpu: *flagProfile, dir: profDir, run: name}}
+	r := &benchRun{ctx: ctx, l: l, c: c, bench: b, routers: l.routers(), res: &res, prof: prof}
 	defer r.waitProfiles()
 	pl, err := r.watch(env.cfg)
 	if err != nil {
@@ -383,11 +380,16 @@ type benchRun struct {
 
 func (r *benchRun) waitProfiles() {
 	for _, wait := range r.profiles {
-		if msg := wait(); msg != "" {
-			fmt.Println("    " + msg)
-		}
+		note(wait())
 	}
 	r.profiles = nil
+}
+
+// note prints a message of the profiler's, if any.
+func note(msg string) {
+	if msg != "" {
+		fmt.Println("    " + msg)
+	}
 }
 
 // watch starts the harness's own watches: routers (the settle), and with a
@@ -468,9 +470,7 @@ func (r *benchRun) settle() (s1 snapshot, err error) {
 	res.SettleWin = between(s0, s1)
 	fmt.Printf("    every router settled in %s (controller CPU %s, peak RSS %.0f MiB, RSS %.0f MiB)\n", res.Settle.Round(time.Millisecond), res.SettleWin.CPU.Round(10*time.Millisecond),
 		float64(s1.proc.hwmKiB)/1024, float64(s1.proc.rssKiB)/1024)
-	if msg := r.prof.heap(ctx, "heap-settled"); msg != "" {
-		fmt.Println("    heap " + msg)
-	}
+	note(r.prof.heap(ctx, "heap-settled"))
 	return s1, nil
 }
 

@@ -229,23 +229,8 @@ func readController(ctx context.Context, addr string) (ctrlCounts, error) {
 	defer resp.Body.Close()
 	m := parseMetrics(resp.Body, "rest_client_requests_total", "controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_sum",
 		"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_sum", "workqueue_work_duration_seconds_count", "workqueue_depth")
-	out := ctrlCounts{clientByMethod: counts{}, reconciles: counts{}, depth: counts{}}
-	queue := func(metric string) float64 {
-		t := 0.0
-		for _, s := range m[metric] {
-			if s.labels["name"] == "modelrouter" {
-				t += s.value
-			}
-		}
-		return t
-	}
-	out.queueSecs, out.queueItems = queue("workqueue_queue_duration_seconds_sum"), queue("workqueue_queue_duration_seconds_count")
-	out.workSecs, out.workItems = queue("workqueue_work_duration_seconds_sum"), queue("workqueue_work_duration_seconds_count")
-	for _, s := range m["workqueue_depth"] {
-		if s.labels["name"] == "modelrouter" && s.value != 0 {
-			out.depth["priority "+s.labels["priority"]] += s.value
-		}
-	}
+	out := ctrlCounts{clientByMethod: counts{}, reconciles: counts{}}
+	out.readQueue(m)
 	for _, s := range m["rest_client_requests_total"] {
 		out.clientByMethod[s.labels["method"]] += s.value
 	}
@@ -260,6 +245,27 @@ func readController(ctx context.Context, addr string) (ctrlCounts, error) {
 		}
 	}
 	return out, nil
+}
+
+// readQueue reads the modelrouter work queue's series.
+func (out *ctrlCounts) readQueue(m map[string][]series) {
+	queue := func(metric string) float64 {
+		t := 0.0
+		for _, s := range m[metric] {
+			if s.labels["name"] == "modelrouter" {
+				t += s.value
+			}
+		}
+		return t
+	}
+	out.queueSecs, out.queueItems = queue("workqueue_queue_duration_seconds_sum"), queue("workqueue_queue_duration_seconds_count")
+	out.workSecs, out.workItems = queue("workqueue_work_duration_seconds_sum"), queue("workqueue_work_duration_seconds_count")
+	out.depth = counts{}
+	for _, s := range m["workqueue_depth"] {
+		if s.labels["name"] == "modelrouter" && s.value != 0 {
+			out.depth["priority "+s.labels["priority"]] += s.value
+		}
+	}
 }
 
 func (a ctrlCounts) sub(b ctrlCounts) ctrlCounts {

@@ -23,6 +23,18 @@ type profiler struct {
 	run  string
 }
 
+// newProfiler profiles run's controller at addr, as -profile and
+// -profile-dir say (runDir when -profile-dir is not set).
+func newProfiler(addr, run, runDir string) (*profiler, error) {
+	dir := *flagProfileDir
+	if dir == "" {
+		dir = runDir
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return &profiler{addr: addr, cpu: *flagProfile, dir: dir, run: run}, nil
+}
+
 // path is where a profile of this run goes.
 func (p *profiler) path(what string) string {
 	return filepath.Join(p.dir, p.run+"-"+what+".pprof")
@@ -75,5 +87,5 @@ func (p *profiler) save(ctx context.Context, url, what string, timeout time.Dura
 	if err != nil {
 		return fmt.Sprintf("%s profile: %v", what, err)
 	}
-	return "profile " + path
+	return what + " profile " + path
 }

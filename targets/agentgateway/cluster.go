@@ -452,30 +452,38 @@ func sameJSON(a, b any) bool {
 	switch a := a.(type) {
 	case map[string]any:
 		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := b[k]; !ok || !sameJSON(v, w) {
-				return false
-			}
-		}
-		return true
+		return ok && sameMap(a, b)
 	case []any:
 		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !sameJSON(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && sameSlice(a, b)
 	case string, int64, float64, bool, nil:
 		return a == b
 	}
 	return equality.Semantic.DeepEqual(a, b)
+}
+
+func sameMap(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !sameJSON(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSlice(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameJSON(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // gatewayTarget is the router's Gateway (or listener) as a policy target,
