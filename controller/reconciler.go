@@ -190,8 +190,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 const StaleRetryInterval = 50 * time.Millisecond
 
 // RecheckPriority is the work-queue priority of a router's periodic
-// recheck: below the events a watch delivers (a spec change, a Deployment
-// or InferenceService changing: priority 0), so that with many routers
+// recheck: below the events a watch delivers (a spec change or an
+// InferenceService changing: priority 0; a generated object changing:
+// GeneratedObjectPriority), so that with many routers
 // rechecked every 15 s (Pending, Provisioning) a spec change is not queued
 // behind all of them. It is controller-runtime's priority for the initial
 // list, which a recheck is much like.
