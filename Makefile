@@ -154,12 +154,13 @@ bench-routing: envtest
 ## time to every router settled, one spec change, peak RSS and CPU, API requests by
 ## verb in the settle and in 5 minutes of steady state. A benchmark, not a test;
 ## BENCH_CONTROLLER_ARGS='-n 50 -steady 20s -one-gateway ""' for a quick run,
+## '-profile 30s' for the controller's CPU and heap profiles (in the profiles directory),
 ## docs/performance.md ("The controller at scale") has the method and the numbers.
 .PHONY: bench-controller
 bench-controller: envtest
 	go build -o $(TOOLS_DIR)/bench-controller/llmkube-controller ./cmd/llmkube-controller
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go run ./hack/bench-controller -controller $(TOOLS_DIR)/bench-controller/llmkube-controller \
-		-json $(TOOLS_DIR)/bench-controller/results.json $(BENCH_CONTROLLER_ARGS)
+		-json $(TOOLS_DIR)/bench-controller/results.json -profile-dir $(TOOLS_DIR)/bench-controller/profiles $(BENCH_CONTROLLER_ARGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
 ## The proxy/h1 targets read the same bytes as net/http's own readers

@@ -113,3 +113,40 @@ func TestCheckTogetherRecompilesWhatChanged(t *testing.T) {
 		t.Errorf("cache %v after beta is gone", r.together.m)
 	}
 }
+
+// TestCheckTogetherKeepsOtherPlanesCompiled: a reconcile of a router on
+// another plane or Gateway, or of the router itself, keeps what was
+// compiled for the others: in a fleet of several planes the next router in
+// the queue is usually of another plane, and dropping the entries made
+// nearly every reconcile recompile every router on its Gateway (half of the
+// controller's CPU at 5,000 routers).
+func TestCheckTogetherKeepsOtherPlanesCompiled(t *testing.T) {
+	alpha, beta := gatewayRouter("alpha", "a.example.com"), gatewayRouter("beta", "b.example.com")
+	agw := func(name string) *v1.ModelRouter {
+		mr := &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Generation: 1}}
+		mr.Spec.DataPlane = v1.DataPlaneAgentGateway
+		mr.Spec.AgentGatewayRef = &v1.AgentGatewayRef{Name: "agw"}
+		mr.Spec.Backends = []v1.RouterBackend{{Name: "a", InferenceServiceRef: &corev1.LocalObjectReference{Name: "m0"},
+			EndpointPicker: &v1.EndpointPickerSpec{Service: &v1.EndpointPickerService{Name: "m0-epp", Port: 9002}}}}
+		mr.Spec.Rules = []v1.RouterRule{{Name: "own", Match: &v1.RuleMatch{Models: []string{name}}, Route: v1.RuleRoute{Backends: []string{"a"}}}}
+		return mr
+	}
+	one, two := agw("one"), agw("two")
+	c := &listClient{objs: []client.Object{isvcObj("m0", "model-0"), alpha, beta, one, two}}
+	r := &Reconciler{Client: c, Registry: builtin.Registry()}
+
+	checkWith(t, r, alpha) // compiles beta
+	betaIR := r.together.m[beta.UID].router
+	if betaIR == nil {
+		t.Fatalf("cache %v: beta not compiled", r.together.m)
+	}
+	checkWith(t, r, one)  // another plane: compiles two
+	checkWith(t, r, beta) // compiles alpha
+	checkWith(t, r, alpha)
+	if got := r.together.m[beta.UID].router; got != betaIR {
+		t.Error("beta was compiled again after reconciles of another plane's router and of beta itself")
+	}
+	if r.together.m[two.UID].router == nil || r.together.m[alpha.UID].router == nil {
+		t.Errorf("cache %v: want alpha, beta and two compiled", r.together.m)
+	}
+}

@@ -56,12 +56,17 @@ type ClusterReader interface {
 	// It reads the API server (uncached): a plane reads back what was just
 	// applied.
 	Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
-	// List returns the objects of a kind in a namespace ("" for all). It
-	// reads the controller's informer cache, which follows the API server
-	// by a watch: the lists are the neighbour checks', run for every
-	// router of a Gateway in every reconcile, so an uncached list would
-	// make each reconcile read every router's objects (quadratic in the
-	// routers on one Gateway). The items are copies.
+	// List returns the objects of a kind in a namespace ("" for all), each
+	// with its apiVersion and kind. It reads the controller's informer
+	// cache, which follows the API server by a watch: the lists are the
+	// neighbour checks', run for every router of a Gateway in every
+	// reconcile, so an uncached list would make each reconcile read every
+	// router's objects (quadratic in the routers on one Gateway).
+	//
+	// The items are not copies: their Object maps are the cache's own,
+	// shared by every reconcile running at once (copying them was most of
+	// a reconcile's CPU with many routers on one Gateway). Read them only;
+	// DeepCopy one before changing anything in it, its kind included.
 	List(ctx context.Context, gvk schema.GroupVersionKind, namespace string) ([]unstructured.Unstructured, error)
 	// Owned returns the objects of these kinds that the router controls.
 	Owned(ctx context.Context, router *v1.ModelRouter, kinds []schema.GroupVersionKind) ([]*unstructured.Unstructured, error)

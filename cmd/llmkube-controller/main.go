@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -43,6 +44,7 @@ const LeaderElectionID = "llmkube-controller.inference.llmkube.dev"
 
 type options struct {
 	metricsAddr, probeAddr, certDir string
+	pprofAddr                       string
 	leaderElect, showVersion        bool
 	leaderElectionNamespace         string
 	webhookPort, workers            int
@@ -60,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "metrics endpoint address; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "health (/healthz) and readiness (/readyz) probe address; 0 disables it")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Go profiler (/debug/pprof/) address, e.g. 127.0.0.1:6060; 0 (the default) disables it. The profiles show the controller's internals: bind it to loopback or a port no one else reaches")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "use leader election (a Lease) so only one replica reconciles")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election Lease (default: the pod's namespace; required out of cluster)")
 	fs.IntVar(&o.webhookPort, "webhook-port", 9443, "validating webhook port; 0 disables the webhook")
@@ -118,9 +121,14 @@ func start(o *options) error {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
 	mgrOpts := ctrl.Options{
-		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:  o.probeAddr,
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
+		// Nothing reads managedFields from the cache (applies compare live
+		// objects read uncached): dropped, they were half the informers'
+		// memory at 5,000 routers (docs/performance.md).
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,

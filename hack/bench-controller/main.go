@@ -70,7 +70,9 @@ var (
 	flagWork       = flag.String("work", "", "directory for kubeconfigs and controller logs (default: a temporary one)")
 	flagJSON       = flag.String("json", "", "append one JSON line per run to this file")
 	flagTrace      = flag.Bool("trace-change", false, "print every status the watch shows of the routers given a spec change")
-	flagPortBase   = flag.Int("port-base", 38470, "first loopback port tried for the controller's metrics and probe addresses")
+	flagPortBase   = flag.Int("port-base", 38470, "first loopback port tried for the controller's metrics, probe and profiler addresses")
+	flagProfile    = flag.Duration("profile", 0, "length of the controller's CPU profiles, one from the first create and one from the first spec change, plus a heap profile once settled (0: none)")
+	flagProfileDir = flag.String("profile-dir", "", "directory for the profiles (default: each run's work directory)")
 )
 
 // result is one run's figures.
@@ -89,6 +91,7 @@ type result struct {
 	Steady      *window
 	SteadyChurn int                      // router updates the watch saw during the steady window
 	Change      map[string]time.Duration // per plane: spec patch to that router settled at the new generation
+	ChangeBy    map[string]window        // per plane: the controller during that change (the work queue)
 	ChangeWin   *window
 	PeakRSSMiB  float64
 	CPUTotal    time.Duration // controller CPU from start to the end of the run
@@ -214,6 +217,7 @@ func run() error {
 type bench struct {
 	restClient  rest.Interface
 	metricsAddr string
+	pprofAddr   string
 	ctrl        *exec.Cmd
 	exited      chan error // the controller process's exit
 }
@@ -263,7 +267,12 @@ func runOne(parent context.Context, name string, l layout, steady time.Duration,
 	}
 	defer stopController()
 
-	r := &benchRun{ctx: ctx, l: l, c: c, bench: b, routers: l.routers(), res: &res}
+	prof, err := newProfiler(b.pprofAddr, name, dir)
+	if err != nil {
+		return fail(err)
+	}
+	r := &benchRun{ctx: ctx, l: l, c: c, bench: b, routers: l.routers(), res: &res, prof: prof}
+	defer r.waitProfiles()
 	pl, err := r.watch(env.cfg)
 	if err != nil {
 		return fail(err)
@@ -311,7 +320,12 @@ func (b *bench) startController(ctx context.Context, c client.Client, env *clust
 	if err != nil {
 		return nil, err
 	}
+	pprofPort, err := freePort(probePort + 1)
+	if err != nil {
+		return nil, err
+	}
 	b.metricsAddr = fmt.Sprintf("127.0.0.1:%d", metricsPort)
+	b.pprofAddr = fmt.Sprintf("127.0.0.1:%d", pprofPort)
 	logFile, err := os.Create(filepath.Join(dir, "controller.log"))
 	if err != nil {
 		return nil, err
@@ -320,6 +334,7 @@ func (b *bench) startController(ctx context.Context, c client.Client, env *clust
 		"--leader-elect", "--leader-election-namespace", leaseNS,
 		"--metrics-bind-address", b.metricsAddr,
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", probePort),
+		"--pprof-bind-address", b.pprofAddr,
 		"--webhook-port", "0",
 		"--proxy-image", "example.test/router-proxy:bench")
 	b.ctrl.Stdout, b.ctrl.Stderr = logFile, logFile
@@ -357,6 +372,24 @@ type benchRun struct {
 	routers []router
 	tr      *tracker
 	res     *result
+	prof    *profiler
+	// profiles are the CPU profiles under way; waitProfiles waits for them
+	// (the controller must still run) and says where they went.
+	profiles []func() string
+}
+
+func (r *benchRun) waitProfiles() {
+	for _, wait := range r.profiles {
+		note(wait())
+	}
+	r.profiles = nil
+}
+
+// note prints a message of the profiler's, if any.
+func note(msg string) {
+	if msg != "" {
+		fmt.Println("    " + msg)
+	}
 }
 
 // watch starts the harness's own watches: routers (the settle), and with a
@@ -393,6 +426,7 @@ func (r *benchRun) settle() (s1 snapshot, err error) {
 	if err != nil {
 		return s1, err
 	}
+	r.profiles = append(r.profiles, r.prof.startCPU(ctx, "cpu-settle"))
 	start := time.Now()
 	if err := createRouters(ctx, r.c, l, r.routers, *flagWorkers); err != nil {
 		return s1, fmt.Errorf("creating routers: %w", err)
@@ -434,7 +468,9 @@ func (r *benchRun) settle() (s1 snapshot, err error) {
 		return s1, err
 	}
 	res.SettleWin = between(s0, s1)
-	fmt.Printf("    every router settled in %s (controller CPU %s, peak RSS %.0f MiB)\n", res.Settle.Round(time.Millisecond), res.SettleWin.CPU.Round(10*time.Millisecond), float64(s1.proc.hwmKiB)/1024)
+	fmt.Printf("    every router settled in %s (controller CPU %s, peak RSS %.0f MiB, RSS %.0f MiB)\n", res.Settle.Round(time.Millisecond), res.SettleWin.CPU.Round(10*time.Millisecond),
+		float64(s1.proc.hwmKiB)/1024, float64(s1.proc.rssKiB)/1024)
+	note(r.prof.heap(ctx, "heap-settled"))
 	return s1, nil
 }
 
@@ -467,7 +503,10 @@ func (r *benchRun) steady(s1 snapshot, steady time.Duration) (last snapshot, err
 // changeEach makes one spec change per plane, one after the other, and
 // times each until its router is settled at the new generation.
 func (r *benchRun) changeEach() error {
-	r.res.Change = map[string]time.Duration{}
+	r.res.Change, r.res.ChangeBy = map[string]time.Duration{}, map[string]window{}
+	// One CPU profile at a time: the settle's may still run.
+	r.waitProfiles()
+	r.profiles = append(r.profiles, r.prof.startCPU(r.ctx, "cpu-change"))
 	for _, p := range planes {
 		var pick *router
 		for i := r.l.n / 2; i < r.l.n; i++ {
@@ -496,13 +535,17 @@ func (r *benchRun) change(p string, pick router) error {
 		tr.mu.Unlock()
 		fmt.Printf("      %s patching %s\n", time.Now().Format("15:04:05.000"), key)
 	}
+	before, err := r.snap(r.ctx)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	obj := r.l.object(pick, false)
 	if err := r.c.Patch(r.ctx, obj, client.RawPatch(types.MergePatchType, r.l.changePatch(pick))); err != nil {
 		return fmt.Errorf("spec change: %w", err)
 	}
 	cctx, ccancel := context.WithTimeout(r.ctx, 5*time.Minute)
-	err := tr.waitUntil(cctx, func() bool {
+	err = tr.waitUntil(cctx, func() bool {
 		s := tr.routers[key]
 		return s != nil && s.generation > gen && s.settled
 	})
@@ -511,7 +554,15 @@ func (r *benchRun) change(p string, pick router) error {
 		return fmt.Errorf("spec change of %s (%s) not settled: %s", key, p, tr.router(key).why)
 	}
 	r.res.Change[p] = tr.router(key).settledAt.Sub(t0)
-	fmt.Printf("    spec change of %s (%s) settled in %s\n", key, p, r.res.Change[p].Round(time.Millisecond))
+	after, err := r.snap(r.ctx)
+	if err != nil {
+		return err
+	}
+	w := between(before, after)
+	r.res.ChangeBy[p] = w
+	fmt.Printf("    spec change of %s (%s) settled in %s; queue before it: %s; meanwhile %.0f items taken, mean wait %s, mean work %s, CPU %s (load %s)\n",
+		key, p, r.res.Change[p].Round(time.Millisecond), before.ctrl.depth, w.QueueItems, w.QueueWait.Round(time.Millisecond), w.WorkMean.Round(time.Millisecond),
+		w.CPU.Round(10*time.Millisecond), w.LoadAfter)
 	return nil
 }
 
@@ -611,6 +662,7 @@ func report(rs []result) {
 		win := func(what string, w *window) {
 			fmt.Printf("  %s (%s, load %s -> %s): %s\n    writes: %s\n    reads: %s\n    API server seconds serving them: %s\n    controller: %s; reconciles %s (%.1f s in Reconcile)\n",
 				what, ms(w.Duration), w.LoadBefore, w.LoadAfter, w.APIByVerb, w.APIWrites, top(w.APIReads, 12), top(w.APIReadSeconds.rounded(), 8), w.ClientByMethod, w.Reconciles, w.ReconcileSecs)
+			fmt.Printf("    work queue: %.0f items taken, mean wait %s, mean work %s; waiting at the end: %s\n", w.QueueItems, w.QueueWait.Round(time.Millisecond), w.WorkMean.Round(time.Millisecond), w.DepthAfter)
 		}
 		win("settle", &r.SettleWin)
 		if r.Steady != nil {

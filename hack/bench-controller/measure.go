@@ -210,6 +210,14 @@ type ctrlCounts struct {
 	clientByMethod counts  // rest_client_requests_total by method (the controller's requests)
 	reconciles     counts  // controller_runtime_reconcile_total by result
 	reconcileSecs  float64 // controller_runtime_reconcile_time_seconds_sum
+	// The modelrouter work queue: seconds items waited in it before a
+	// worker took them (workqueue_queue_duration_seconds), and seconds the
+	// workers spent on them (workqueue_work_duration_seconds), with the
+	// item counts; depth is the items waiting now, by priority (0: watch
+	// events, -100: rechecks and the initial list).
+	queueSecs, queueItems float64
+	workSecs, workItems   float64
+	depth                 counts
 }
 
 func readController(ctx context.Context, addr string) (ctrlCounts, error) {
@@ -219,8 +227,10 @@ func readController(ctx context.Context, addr string) (ctrlCounts, error) {
 		return ctrlCounts{}, fmt.Errorf("controller /metrics: %w", err)
 	}
 	defer resp.Body.Close()
-	m := parseMetrics(resp.Body, "rest_client_requests_total", "controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_sum")
+	m := parseMetrics(resp.Body, "rest_client_requests_total", "controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds_sum",
+		"workqueue_queue_duration_seconds_sum", "workqueue_queue_duration_seconds_count", "workqueue_work_duration_seconds_sum", "workqueue_work_duration_seconds_count", "workqueue_depth")
 	out := ctrlCounts{clientByMethod: counts{}, reconciles: counts{}}
+	out.readQueue(m)
 	for _, s := range m["rest_client_requests_total"] {
 		out.clientByMethod[s.labels["method"]] += s.value
 	}
@@ -237,8 +247,31 @@ func readController(ctx context.Context, addr string) (ctrlCounts, error) {
 	return out, nil
 }
 
+// readQueue reads the modelrouter work queue's series.
+func (out *ctrlCounts) readQueue(m map[string][]series) {
+	queue := func(metric string) float64 {
+		t := 0.0
+		for _, s := range m[metric] {
+			if s.labels["name"] == "modelrouter" {
+				t += s.value
+			}
+		}
+		return t
+	}
+	out.queueSecs, out.queueItems = queue("workqueue_queue_duration_seconds_sum"), queue("workqueue_queue_duration_seconds_count")
+	out.workSecs, out.workItems = queue("workqueue_work_duration_seconds_sum"), queue("workqueue_work_duration_seconds_count")
+	out.depth = counts{}
+	for _, s := range m["workqueue_depth"] {
+		if s.labels["name"] == "modelrouter" && s.value != 0 {
+			out.depth["priority "+s.labels["priority"]] += s.value
+		}
+	}
+}
+
 func (a ctrlCounts) sub(b ctrlCounts) ctrlCounts {
-	return ctrlCounts{clientByMethod: a.clientByMethod.sub(b.clientByMethod), reconciles: a.reconciles.sub(b.reconciles), reconcileSecs: a.reconcileSecs - b.reconcileSecs}
+	return ctrlCounts{clientByMethod: a.clientByMethod.sub(b.clientByMethod), reconciles: a.reconciles.sub(b.reconciles), reconcileSecs: a.reconcileSecs - b.reconcileSecs,
+		queueSecs: a.queueSecs - b.queueSecs, queueItems: a.queueItems - b.queueItems, workSecs: a.workSecs - b.workSecs, workItems: a.workItems - b.workItems,
+		depth: a.depth}
 }
 
 // procStats are a process's peak RSS and CPU time so far.
@@ -344,17 +377,33 @@ type window struct {
 	ClientByMethod counts  // the controller's own requests
 	Reconciles     counts
 	ReconcileSecs  float64
-	LoadBefore     string
-	LoadAfter      string
+	// The work queue in the window: items taken, their mean wait in the
+	// queue and mean time in a worker; DepthAfter the items waiting at its
+	// end by priority.
+	QueueItems float64
+	QueueWait  time.Duration
+	WorkMean   time.Duration
+	DepthAfter counts
+	LoadBefore string
+	LoadAfter  string
 }
 
 func between(a, b snapshot) window {
 	d := b.api.sub(a.api)
 	c := b.ctrl.sub(a.ctrl)
 	w := window{Duration: b.at.Sub(a.at), CPU: b.proc.cpu - a.proc.cpu, APIByVerb: d.byVerb, APIWrites: d.writesByResource, APIReads: d.readsByResource, APIReadSeconds: d.readSeconds,
-		ClientByMethod: c.clientByMethod, Reconciles: c.reconciles, ReconcileSecs: c.reconcileSecs, LoadBefore: a.load, LoadAfter: b.load}
+		ClientByMethod: c.clientByMethod, Reconciles: c.reconciles, ReconcileSecs: c.reconcileSecs, LoadBefore: a.load, LoadAfter: b.load,
+		QueueItems: c.queueItems, QueueWait: perItem(c.queueSecs, c.queueItems), WorkMean: perItem(c.workSecs, c.workItems), DepthAfter: c.depth}
 	w.Writes, w.WritesNoLeases = d.writes()
 	return w
+}
+
+// perItem is secs/items as a duration (0 without items).
+func perItem(secs, items float64) time.Duration {
+	if items <= 0 {
+		return 0
+	}
+	return time.Duration(secs / items * float64(time.Second))
 }
 
 // top keeps the n largest counters (the rest summed as "other").

@@ -197,8 +197,7 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 			return "", err
 		}
 		for i := range items {
-			p := &items[i]
-			p.SetGroupVersionKind(agentgatewayPolicyGVK)
+			p := &items[i] // read only: the cache's own (ClusterReader.List)
 			if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() {
 				continue
 			}
@@ -274,16 +273,13 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		return "", nil
 	}
 	ns := cr.AgentGateway.Namespace
-	objKey := func(o *unstructured.Unstructured) string {
-		return targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())
-	}
 	ours := map[string]bool{}
 	var ourTransform map[string]any
 	for _, o := range desired {
-		ours[objKey(o)] = true
+		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
 		if o.GroupVersionKind() == agentgatewayPolicyGVK {
 			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
-				ourTransform, _, _ = unstructured.NestedMap(o.Object, "spec", "traffic", "transformation")
+				ourTransform, _ = field(o.Object, "spec", "traffic", "transformation").(map[string]any)
 			}
 		}
 	}
@@ -297,17 +293,18 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 	}
 	var foreign []string
 	for i := range items {
-		p := &items[i]
-		p.SetGroupVersionKind(agentgatewayPolicyGVK)
-		if ours[objKey(p)] || !p.GetDeletionTimestamp().IsZero() {
+		p := &items[i] // read only: the cache's own (ClusterReader.List)
+		if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() {
 			continue
 		}
+		// Every router on the Gateway has a PreRouting policy here, so this
+		// runs for each of them in every reconcile: read in place, no copy.
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
-		transform, hasTransform, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation")
-		if phase != "PreRouting" || !hasTransform || !attaches(p, gwTarget) {
+		transform, _ := field(p.Object, "spec", "traffic", "transformation").(map[string]any)
+		if phase != "PreRouting" || transform == nil || !attaches(p, gwTarget) {
 			continue
 		}
-		if ourTransform != nil && equality.Semantic.DeepEqual(transform, ourTransform) {
+		if ourTransform != nil && sameJSON(transform, ourTransform) {
 			continue
 		}
 		foreign = append(foreign, p.GetNamespace()+"/"+p.GetName())
@@ -353,7 +350,7 @@ func foreignModelsOnListener(ctx context.Context, c targets.ClusterReader, cr *i
 		if ours[targets.Key(AgentgatewayModelGVK, m.GetNamespace(), m.GetName())] || !m.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		refs, _, _ := unstructured.NestedSlice(m.Object, "spec", "parentRefs")
+		refs, _ := field(m.Object, "spec", "parentRefs").([]any)
 		for _, r := range refs {
 			ref, ok := r.(map[string]any)
 			if !ok {
@@ -408,13 +405,13 @@ func attaches(p *unstructured.Unstructured, t target) bool {
 		s, _ := m["sectionName"].(string)
 		return s == "" || t.section == "" || s == t.section
 	}
-	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+	refs, _ := field(p.Object, "spec", "targetRefs").([]any)
 	for _, r := range refs {
 		if m, ok := r.(map[string]any); ok && m["kind"] == t.kind && m["name"] == t.name && sectionOK(m) {
 			return true
 		}
 	}
-	sels, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetSelectors")
+	sels, _ := field(p.Object, "spec", "targetSelectors").([]any)
 	for _, r := range sels {
 		m, ok := r.(map[string]any)
 		if !ok || m["kind"] != t.kind || !sectionOK(m) {
@@ -433,6 +430,60 @@ func attaches(p *unstructured.Unstructured, t target) bool {
 		}
 	}
 	return false
+}
+
+// field is the value at path in obj, read in place (nil when absent): the
+// neighbour checks read other routers' objects as the cache holds them,
+// where a copy per object per reconcile was most of the controller's CPU
+// with many routers on one Gateway (ClusterReader.List).
+func field(obj map[string]any, path ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	return v
+}
+
+// sameJSON reports whether two values as unstructured holds them are equal:
+// maps and slices by their elements, the rest (strings, numbers, bools,
+// nil) by ==, so, like equality.Semantic.DeepEqual, int64(1) is not
+// float64(1). It compares every router's transformation on the Gateway in
+// every reconcile, without the generic deep-equal's reflection and
+// allocations; values of other types (an object built in code) are
+// compared by it.
+func sameJSON(a, b any) bool {
+	switch a := a.(type) {
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		return ok && sameMap(a, b)
+	case []any:
+		b, ok := b.([]any)
+		return ok && sameSlice(a, b)
+	case string, int64, float64, bool, nil:
+		return a == b
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+func sameMap(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !sameJSON(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSlice(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameJSON(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // gatewayTarget is the router's Gateway (or listener) as a policy target,

@@ -2,10 +2,12 @@ package agentgateway
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
@@ -154,4 +156,77 @@ func TestUnansweredModels(t *testing.T) {
 	silent := model("b", "")
 	c := &getter{objs: map[string]*unstructured.Unstructured{"ns/a": answered, "ns/b": silent}}
 	assert.Equal(t, []string{"AgentgatewayModel ns/b"}, unansweredModels(context.Background(), c, []*unstructured.Unstructured{model("a", ""), model("b", ""), model("c", "")}))
+}
+
+// inPlace answers List the way the controller's informer cache does
+// (ClusterReader.List): the items share their maps with the objects held.
+type inPlace struct {
+	fakeCluster
+	objs []unstructured.Unstructured
+}
+
+func (c *inPlace) List(_ context.Context, gvk schema.GroupVersionKind, ns string) ([]unstructured.Unstructured, error) {
+	var out []unstructured.Unstructured
+	for _, o := range c.objs {
+		if o.GetKind() == gvk.Kind && (ns == "" || o.GetNamespace() == ns) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// TestNeighbourChecksReadInPlace: the neighbour checks run in every
+// reconcile over every router's policy on the Gateway, so they read each
+// policy where it is: a few allocations per policy (its key), not a copy
+// of its transformation and targets (the one-Gateway bench's CPU grew
+// faster than the routers from such copies). And they write nothing into
+// what they read: the objects are the cache's, shared by every reconcile.
+func TestNeighbourChecksReadInPlace(t *testing.T) {
+	// n LLMKube routers' PreRouting policies on the Gateway (the same
+	// transformation as the router's own: no conflict), and Override
+	// policies that set fields the router does not.
+	fleet := func(n int) *inPlace {
+		c := &inPlace{}
+		for i := range n {
+			name := fmt.Sprintf("r%05d", i)
+			c.objs = append(c.objs,
+				obj(t, `{apiVersion: agentgateway.dev/v1alpha1, kind: AgentgatewayPolicy, metadata: {name: `+name+`-model, namespace: gw},
+  spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: agw}],
+  traffic: {phase: PreRouting, transformation: {request: {set: [{name: x-model, value: 'json(request.body).model'}]}}}}}`),
+				obj(t, `{apiVersion: agentgateway.dev/v1alpha1, kind: AgentgatewayPolicy, metadata: {name: `+name+`-rate, namespace: gw},
+  spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: agw}], strategy: {inheritance: Override},
+  traffic: {localRateLimit: [{requests: 10, unit: Seconds}]}}}`))
+		}
+		return c
+	}
+	own := obj(t, `{apiVersion: agentgateway.dev/v1alpha1, kind: AgentgatewayPolicy, metadata: {name: mine-model, namespace: gw},
+  spec: {targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: agw}],
+  traffic: {phase: PreRouting, transformation: {request: {set: [{name: x-model, value: 'json(request.body).model'}]}}}}}`)
+	desired := append(desiredAuth(t), &own)
+	r := &ir.Router{Name: "chat", Namespace: "team", AgentGateway: &ir.AgentGateway{Name: "agw", Namespace: "gw", Routing: ir.AgentGatewayRoutingModel}}
+	check := func(c *inPlace) func() {
+		return func() {
+			reason, msg, err := (&Target{}).CheckForeign(context.Background(), c, r, desired)
+			if err != nil || reason != "" {
+				t.Fatalf("CheckForeign: %q %q %v, want no conflict", reason, msg, err)
+			}
+		}
+	}
+	small, large := fleet(20), fleet(220)
+	before := make([]*unstructured.Unstructured, len(large.objs))
+	for i := range large.objs {
+		before[i] = large.objs[i].DeepCopy()
+	}
+	perPolicy := (testing.AllocsPerRun(20, check(large)) - testing.AllocsPerRun(20, check(small))) / float64(len(large.objs)-len(small.objs))
+	// Two checks read each policy, and each builds its key (two
+	// allocations) and reads its deletion time (one): 6. Copying its
+	// transformation, its targets and comparing them by reflection was 13.
+	if perPolicy > 8 {
+		t.Errorf("%.1f allocations per policy on the Gateway, want at most 8: the check copies what it reads", perPolicy)
+	}
+	for i := range large.objs {
+		if !equality.Semantic.DeepEqual(before[i].Object, large.objs[i].Object) {
+			t.Fatalf("the check changed %s: %v", large.objs[i].GetName(), large.objs[i].Object)
+		}
+	}
 }

@@ -360,7 +360,7 @@ func TestBinariesVersionAndHelp(t *testing.T) {
 		}
 	}
 	help, _ := exec.Command(binary(t, "llmkube-controller"), "--help").CombinedOutput()
-	for _, flag := range []string{"--kubeconfig", "--leader-elect", "--proxy-image", "--otlp-endpoint", "--webhook-port", "--zap-log-level", "--max-concurrent-reconciles"} {
+	for _, flag := range []string{"--kubeconfig", "--leader-elect", "--proxy-image", "--otlp-endpoint", "--webhook-port", "--zap-log-level", "--max-concurrent-reconciles", "--pprof-bind-address"} {
 		if !strings.Contains(string(help), flag) {
 			t.Errorf("controller --help lacks %s", flag)
 		}
@@ -377,6 +377,88 @@ func TestBinariesVersionAndHelp(t *testing.T) {
 	if want := "image: " + images.Registry + "/" + images.RouterProxy + ":" + stampedVersion; !strings.Contains(string(render), want) {
 		t.Errorf("render of a %s build does not deploy %q", stampedVersion, want)
 	}
+}
+
+// TestControllerPprofIsOptIn: the controller serves Go's profiler only with
+// --pprof-bind-address; by default its one listener is the probe port (the
+// metrics and the webhook are off here too).
+func TestControllerPprofIsOptIn(t *testing.T) {
+	e, _ := newEnv(t)
+	kubeconfig := filepath.Join(t.TempDir(), "admin.kubeconfig")
+	if err := e.WriteKubeconfig(kubeconfig, ""); err != nil {
+		t.Fatal(err)
+	}
+	ns := e.NewNamespace(t)
+	for _, on := range []bool{false, true} {
+		pprofPort := freePort(t)
+		var extra []string
+		if on {
+			extra = []string{"--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", pprofPort)}
+		}
+		p := startController(t, kubeconfig, ns, extra...)
+		wantN, want := 1, "the probe port"
+		if on {
+			wantN, want = 2, "the probe port and the profiler's"
+		}
+		if ports := listeningPorts(t, p.cmd.Process.Pid); len(ports) != wantN {
+			t.Errorf("--pprof-bind-address set %v: the controller listens on %v, want %s", on, ports, want)
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/goroutine?debug=1", pprofPort))
+		switch {
+		case on && err != nil:
+			t.Errorf("--pprof-bind-address: %v", err)
+		case on:
+			body := new(bytes.Buffer)
+			_, _ = body.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(body.String(), "goroutine profile:") {
+				t.Errorf("--pprof-bind-address: /debug/pprof/goroutine answered %d %.200q", resp.StatusCode, body.String())
+			}
+		case err == nil:
+			resp.Body.Close()
+			t.Errorf("without --pprof-bind-address, port %d answered %d", pprofPort, resp.StatusCode)
+		}
+		p.stop(t)
+	}
+}
+
+// listeningPorts are the TCP ports a process listens on: its socket
+// descriptors (/proc/<pid>/fd) matched by inode against the listening
+// sockets of /proc/net/tcp and tcp6.
+func listeningPorts(t *testing.T, pid int) []int {
+	t.Helper()
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inodes := map[string]bool{}
+	for _, fd := range fds {
+		link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+		if inode, ok := strings.CutPrefix(link, "socket:["); err == nil && ok {
+			inodes[strings.TrimSuffix(inode, "]")] = true
+		}
+	}
+	var ports []int
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			// sl local_address rem_address st ... inode (field 10); st 0A is LISTEN.
+			f := strings.Fields(line)
+			if len(f) < 10 || f[3] != "0A" || !inodes[f[9]] {
+				continue
+			}
+			_, hexPort, _ := strings.Cut(f[1], ":")
+			var port int
+			if _, err := fmt.Sscanf(hexPort, "%X", &port); err != nil {
+				t.Fatalf("%s: local address %q", table, f[1])
+			}
+			ports = append(ports, port)
+		}
+	}
+	return ports
 }
 
 // TestKubectlInstallAndControllerProcess is the install a user runs:
