@@ -94,7 +94,7 @@ func newFixture(t *testing.T, load, budget time.Duration) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f.act = activation.New(ctx, cfg, activation.Options{Cluster: f.cluster, Poll: poll, Resync: 200 * time.Millisecond})
-	require.Eventually(t, func() bool { r, known := f.act.Resident(f.backends["llama"]); return known && r }, 5*time.Second, poll, "the resident member is learned on a cold start")
+	require.Eventually(t, func() bool { r, known := f.act.Resident(f.backends["llama"]); return known && r }, time.Minute, poll, "the resident member is learned on a cold start")
 	return f
 }
 
@@ -247,10 +247,10 @@ func TestClientDisconnectCancelsPendingSwap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := f.acquire(ctx, "qwen", activation.ModeWait); done <- err }()
-	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 1 }, 5*time.Second, poll, "the swap started")
+	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 1 }, time.Minute, poll, "the swap started")
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
-	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 0 }, 5*time.Second, poll, "the abandoned target is scaled back down")
+	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 0 }, time.Minute, poll, "the abandoned target is scaled back down")
 }
 
 func TestDisconnectDoesNotAbortAnotherWaitersLoad(t *testing.T) {
@@ -258,7 +258,7 @@ func TestDisconnectDoesNotAbortAnotherWaitersLoad(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { _, err := f.acquire(ctx, "qwen", activation.ModeWait); first <- err }()
-	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 1 }, 5*time.Second, poll)
+	require.Eventually(t, func() bool { return f.sim.Replicas("qwen") == 1 }, time.Minute, poll)
 	second := make(chan error, 1)
 	go func() {
 		rel, err := f.acquire(context.Background(), "qwen", activation.ModeWait)
@@ -297,7 +297,7 @@ func TestDispatchFailureResyncs(t *testing.T) {
 	// it down): a dispatch failure makes the proxy re-read at once.
 	_, err := env.Dynamic.Resource(kube.InferenceServices).Namespace(f.ns).Patch(context.Background(), "llama", "application/merge-patch+json", []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.sim.Replicas("llama") == 0 }, 5*time.Second, poll)
+	require.Eventually(t, func() bool { return f.sim.Replicas("llama") == 0 }, time.Minute, poll)
 	time.Sleep(100 * time.Millisecond) // the sim's unload
 	f.act.Refresh(f.backends["llama"])
 	r, known := f.act.Resident(f.backends["llama"])
@@ -358,7 +358,7 @@ func TestCrashedHolderLeaseExpires(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, got, holder, err = b.Acquire(ctx, ns, "gpu", "qwen")
 		return err == nil && got != nil
-	}, 5*time.Second, 100*time.Millisecond, "the dead holder's Lease expires and another replica takes over")
+	}, time.Minute, 100*time.Millisecond, "the dead holder's Lease expires and another replica takes over")
 	assert.Equal(t, "replica-b", holder)
 	l, err := cs.CoordinationV1().Leases(ns).Get(ctx, wellknown.PoolLeaseName("gpu"), metav1.GetOptions{})
 	require.NoError(t, err)
