@@ -429,7 +429,9 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	}))
 	defer up.Close()
-	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--drain-delay", "3s", "--shutdown-timeout", "20s")
+	// The delay is long enough that a busy machine still finds the proxy in
+	// it after the readiness check and three requests.
+	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--drain-delay", "15s", "--shutdown-timeout", "40s")
 	// A keep-alive connection opened before the signal.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	post := func() (*http.Response, error) {
@@ -449,7 +451,7 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 		}
 		r.Body.Close()
 		return r.StatusCode == http.StatusServiceUnavailable
-	}, 2*time.Second, 10*time.Millisecond, "readiness fails at once")
+	}, 10*time.Second, 10*time.Millisecond, "readiness fails at once")
 
 	// Still serving: the kept connection and new ones are answered, and each
 	// answer says Connection: close.
@@ -467,7 +469,7 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	default:
 	}
 	// Then the listener closes and the process exits cleanly.
-	waitListenerClosed(t, p.listen, 15*time.Second)
+	waitListenerClosed(t, p.listen, time.Minute)
 	require.NoError(t, <-p.done, "clean exit")
 }
 
