@@ -120,25 +120,7 @@ func start(o *options) error {
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
 	}
-	mgrOpts := ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		PprofBindAddress:       o.pprofAddr,
-		// Nothing reads managedFields from the cache (applies compare live
-		// objects read uncached): dropped, they were half the informers'
-		// memory at 5,000 routers (docs/performance.md).
-		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        LeaderElectionID,
-		LeaderElectionNamespace: o.leaderElectionNamespace,
-		// A clean SIGTERM hands the Lease over at once.
-		LeaderElectionReleaseOnCancel: true,
-	}
-	if o.webhookPort > 0 {
-		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Port: o.webhookPort, CertDir: o.certDir})
-	}
-	mgr, err := ctrl.NewManager(cfg, mgrOpts)
+	mgr, err := ctrl.NewManager(cfg, managerOptions(o, scheme))
 	if err != nil {
 		return err
 	}
@@ -163,4 +145,27 @@ func start(o *options) error {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// managerOptions are the manager's settings from the flags.
+func managerOptions(o *options, scheme *runtime.Scheme) ctrl.Options {
+	mgrOpts := ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
+		// Nothing reads managedFields from the cache (applies compare live
+		// objects read uncached): dropped, they were half the informers'
+		// memory at 5,000 routers (docs/performance.md).
+		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// A clean SIGTERM hands the Lease over at once.
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if o.webhookPort > 0 {
+		mgrOpts.WebhookServer = webhook.NewServer(webhook.Options{Port: o.webhookPort, CertDir: o.certDir})
+	}
+	return mgrOpts
 }
