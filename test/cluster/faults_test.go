@@ -489,7 +489,8 @@ func proxyPodKilled(t *testing.T) {
 	waitEndpoints(t, ns, "two-router-proxy", 2)
 	drain.finish(t, "a router-proxy pod evicted")
 
-	// SIGKILL under load: 4 clients, a connection each kept alive.
+	// SIGKILL under load: 4 clients, each sending its next request on a
+	// new connection once the last is answered (so kube-proxy spreads them).
 	const clients = 4
 	l := startPhasedLoad(base, clients, 20*time.Millisecond)
 	time.Sleep(3 * time.Second)
