@@ -207,6 +207,15 @@ func redisPing(addr string) bool {
 }
 
 // budgetConfig is one local backend behind a router budget (or a USD one).
+// storeFlags are the flags of a router-proxy on the Redis at addr. The
+// round-trip timeout is 10 s, not the default 100 ms: these tests are about
+// what the replicas share, and on a busy machine a loopback round trip can
+// outlast 100 ms (TestSlowBudgetStore and
+// TestSlowBudgetStoreReplyFailsOnlyItsRequest are about the timeout).
+func storeFlags(addr string) []string {
+	return []string{"--budget-store", "redis://" + addr + "/0", "--budget-store-timeout", "10s"}
+}
+
 func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
 	b.Name, b.Scope = "cap", "router"
 	return &proxyapi.Config{
@@ -279,12 +288,12 @@ func hammer(t *testing.T, ps []*proc, n int) int64 {
 // enforce one 10,000-token budget under 64 concurrent clients; what they
 // admit stays within the documented bound (in-flight requests times the
 // estimate's error), every replica reports the same use, the count survives
-// restarting every replica, and capacity returns as the window rolls.
+// restarting every replica (TestSharedBudgetWindowRolls has the window).
 func TestSharedBudgetAcrossReplicas(t *testing.T) {
 	rs := startRedis(t, "")
 	up := newUpstream(t, "qwen") // answers 10 prompt + 5 completion tokens
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 10_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	flags := storeFlags(rs.addr)
 	var ps []*proc
 	for range 3 {
 		ps = append(ps, startProxy(t, cfg, flags...))
@@ -326,13 +335,18 @@ func TestSharedBudgetAcrossReplicas(t *testing.T) {
 func TestSharedBudgetWindowRolls(t *testing.T) {
 	rs := startRedis(t, "")
 	up := newUpstream(t, "qwen")
-	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 30, Window: proxyapi.Duration{Duration: 2 * time.Second}})
-	p := startProxy(t, cfg, "--budget-store", "redis://"+rs.addr+"/0")
+	const window = 10 * time.Second
+	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 30, Window: proxyapi.Duration{Duration: window}})
+	p := startProxy(t, cfg, storeFlags(rs.addr)...)
+	// The first reservation is made after this, so capacity cannot return
+	// before window minus one bucket from here (the window rolls a bucket at
+	// a time); a 10-s window leaves the two posts and the refusal time
+	// enough on a busy machine.
+	first := time.Now()
 	for range 2 { // 2 x 15 tokens
 		code, _ := p.post(t, `{"model":"qwen"}`)
 		require.Equal(t, 200, code)
 	}
-	exhausted := time.Now()
 	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen"}`))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -340,12 +354,12 @@ func TestSharedBudgetWindowRolls(t *testing.T) {
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 	require.NoError(t, err)
-	assert.LessOrEqual(t, retry, 2, "the oldest bucket leaves the 2s window within 2s")
+	assert.LessOrEqual(t, retry, int(window/time.Second), "the oldest bucket leaves the window within it")
 	require.Eventually(t, func() bool {
 		code, _ := p.post(t, `{"model":"qwen"}`)
 		return code == http.StatusOK
-	}, 5*time.Second, 100*time.Millisecond, "capacity returns as the window rolls")
-	assert.GreaterOrEqual(t, time.Since(exhausted), time.Second, "not before the window has rolled")
+	}, time.Minute, 100*time.Millisecond, "capacity returns as the window rolls")
+	assert.GreaterOrEqual(t, time.Since(first), window-window/budget.BucketsPerWindow, "not before the window has rolled")
 }
 
 // TestAbandonedReservationExpires: a replica killed while its request is in
@@ -363,8 +377,10 @@ func TestAbandonedReservationExpires(t *testing.T) {
 	}))
 	defer hang.Close()
 	defer close(release)
-	cfg := budgetConfig(hang.URL, proxyapi.Budget{MaxTokens: 1000, Window: proxyapi.Duration{Duration: 2 * time.Second}})
-	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	// A 10-s window: replica b starts and reads the reservation within it,
+	// however busy the machine.
+	cfg := budgetConfig(hang.URL, proxyapi.Budget{MaxTokens: 1000, Window: proxyapi.Duration{Duration: 10 * time.Second}})
+	flags := storeFlags(rs.addr)
 	a := startProxy(t, cfg, flags...)
 	go func() {
 		resp, err := http.Post("http://"+a.listen+"/v1/chat/completions", "application/json",
@@ -380,7 +396,7 @@ func TestAbandonedReservationExpires(t *testing.T) {
 
 	b := startProxy(t, cfg, flags...)
 	assert.Equal(t, int64(15), b.status(t).Budgets[0].TokensUsed, "another replica sees the unsettled reservation")
-	require.Eventually(t, func() bool { return b.status(t).Budgets[0].TokensUsed == 0 }, 6*time.Second, 100*time.Millisecond,
+	require.Eventually(t, func() bool { return b.status(t).Budgets[0].TokensUsed == 0 }, time.Minute, 100*time.Millisecond,
 		"the abandoned reservation leaves with the window")
 }
 
@@ -390,7 +406,7 @@ func TestSharedUSDBudget(t *testing.T) {
 	rs := startRedis(t, "")
 	up := newUpstream(t, "qwen") // 15 tokens at $10 per million: $0.00015 a request
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxUSD: "0.3", Window: proxyapi.Duration{Duration: time.Hour}})
-	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	flags := storeFlags(rs.addr)
 	ps := []*proc{startProxy(t, cfg, flags...), startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)}
 	served := hammer(t, ps, 5000)
 	// Reservations carry no cost (the backend is not known at admission),
@@ -419,9 +435,8 @@ func TestBudgetStoreDown(t *testing.T) {
 	rs := startRedis(t, "")
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	url := "redis://" + rs.addr + "/0"
-	closed := startProxy(t, cfg, "--budget-store", url)
-	open := startProxy(t, cfg, "--budget-store", url, "--budget-store-failure", "open")
+	closed := startProxy(t, cfg, storeFlags(rs.addr)...)
+	open := startProxy(t, cfg, append(storeFlags(rs.addr), "--budget-store-failure", "open")...)
 	code, _ := closed.post(t, `{"model":"qwen"}`)
 	require.Equal(t, 200, code)
 
@@ -497,7 +512,12 @@ func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
 	var hold atomic.Bool
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	p := startProxy(t, cfg, "--budget-store", "redis://"+holdProxy(t, rs.addr, &hold)+"/0", "--budget-store-timeout", "100ms")
+	// 400 ms: the posts before and after the held one (the latter on a new
+	// connection: the timed-out one is dropped) answer within it on a busy
+	// machine, and the hold (every reply, the store's probes' too) stays
+	// well under the probe's 1-s interval, so at most the held admission
+	// and one probe fail in a row, fewer than budget.DownAfterFailures.
+	p := startProxy(t, cfg, "--budget-store", "redis://"+holdProxy(t, rs.addr, &hold)+"/0", "--budget-store-timeout", "400ms")
 	code, body := p.post(t, `{"model":"qwen"}`)
 	require.Equal(t, http.StatusOK, code, body)
 	hold.Store(true)
@@ -522,7 +542,7 @@ func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 150, Window: proxyapi.Duration{Duration: time.Hour}})
 	cfg.Policy.Budgets[0].Scope, cfg.Policy.Budgets[0].HeaderKey = "team", "x-llmkube-team"
 	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	flags := []string{"--budget-store", "redis://" + rs.addr + "/0"}
+	flags := storeFlags(rs.addr)
 	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
 	bearer := func(team string) string {
 		return "Bearer " + is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims(team))

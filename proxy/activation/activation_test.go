@@ -231,7 +231,7 @@ func TestDrainingIncumbent(t *testing.T) {
 		}
 		qwen <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // qwen waits: llama is busy
+	waitForWaiters(t, a, 1) // qwen waits: llama is busy
 	rel, err := a.Acquire(ctx, bs["llama"], activation.ModeIfIdle)
 	if err != nil {
 		t.Fatalf("IfIdle on the warm member: %v", err)
@@ -267,9 +267,11 @@ func TestAnotherReplicasSwapSetsTheDwell(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	// The other replica's swap.
+	// The other replica's swap, about a second long: the dwell it sets
+	// outlasts the 60-ms request below by far, whenever a busy machine
+	// runs it.
 	_ = mem.Scale(ctx, "ns", "llama", 0)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(time.Second)
 	_ = mem.Scale(ctx, "ns", "qwen", 1)
 	for {
 		if r, _ := a.Resident(bs["qwen"]); r {
@@ -312,5 +314,26 @@ func TestConcurrentRefreshesShareOneRead(t *testing.T) {
 	// One shared read of both members; a resync tick may add one more.
 	if n := mem.reads.Load() - before; n > 4 {
 		t.Errorf("%d member reads for 20 concurrent refreshes", n)
+	}
+}
+
+// waitForWaiters returns once n requests wait for a member that is not
+// resident (the activator's own count), so the test goes on from that state
+// however late the waiting goroutines ran.
+func waitForWaiters(t *testing.T, a *activation.Activator, n int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		waiting := 0
+		for _, p := range a.Status() {
+			waiting += p.Waiting
+		}
+		if waiting == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting, want %d", waiting, n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

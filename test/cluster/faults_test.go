@@ -82,7 +82,7 @@ kind: ModelRouter
 metadata: {name: %s, namespace: %s}
 spec:
   proxy: {replicas: 2}
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  backends: [`+stubBackend+`]
   defaultRoute: model
   policy:
     budgets: [{name: tokens, scope: router, maxTokens: %d, windowSeconds: 3600}]
@@ -549,7 +549,7 @@ kind: ModelRouter
 metadata: {name: `+name+`, namespace: `+ns+`}
 spec:
   proxy: {replicas: 2}
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  backends: [`+stubBackend+`]
   defaultRoute: model
 `)
 	waitRouterReady(t, ns, name)
@@ -594,7 +594,7 @@ kind: ModelRouter
 metadata: {name: streams, namespace: `+ns+`}
 spec:
   proxy: {streamIdleTimeout: 3s, quarantineDuration: 1s}
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  backends: [`+stubBackend+`]
   defaultRoute: model
 `)
 	waitRouterReady(t, ns, "streams")

@@ -362,6 +362,14 @@ func inferenceService(name, ns string) string {
 		"spec: {modelRef: " + name + ", runtime: vllm, endpoint: {port: 8000}}\n---\n"
 }
 
+// stubBackend is the one backend of the routers in front of a stub model.
+// Its probes get 10 s, not the default 2 s: the stub answers /health at
+// once, but a busy node can hold a probe past 2 s, and one failed probe
+// makes the only backend ineligible for about a second
+// (docs/router-proxy.md#health), which the scenarios that count every
+// failed request would count against the fault they measure.
+const stubBackend = `{name: model, inferenceServiceRef: {name: model}, healthCheck: {timeoutSeconds: 10}}`
+
 // simpleRouter is a router named name in ns with one stub model as its
 // default route, Ready and rolled out; it returns the router's Service URL.
 func simpleRouter(t *testing.T, ns, name string) string {
@@ -372,7 +380,7 @@ func simpleRouter(t *testing.T, ns, name string) string {
 kind: ModelRouter
 metadata: {name: `+name+`, namespace: `+ns+`}
 spec:
-  backends: [{name: model, inferenceServiceRef: {name: model}}]
+  backends: [`+stubBackend+`]
   defaultRoute: model
 `)
 	waitRouterReady(t, ns, name)

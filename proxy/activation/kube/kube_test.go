@@ -254,7 +254,9 @@ func TestClientDisconnectCancelsPendingSwap(t *testing.T) {
 }
 
 func TestDisconnectDoesNotAbortAnotherWaitersLoad(t *testing.T) {
-	f := newFixture(t, 500*time.Millisecond, 10*time.Second)
+	// A 5-s load: both requests are waiting before it ends, however busy
+	// the machine.
+	f := newFixture(t, 5*time.Second, 30*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	first := make(chan error, 1)
 	go func() { _, err := f.acquire(ctx, "qwen", activation.ModeWait); first <- err }()
@@ -267,7 +269,15 @@ func TestDisconnectDoesNotAbortAnotherWaitersLoad(t *testing.T) {
 		}
 		second <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Both wait for qwen (the activator's own count) before the first
+	// leaves, however late the second goroutine ran.
+	require.Eventually(t, func() bool {
+		waiting := 0
+		for _, p := range f.act.Status() {
+			waiting += p.Waiting
+		}
+		return waiting == 2
+	}, time.Minute, time.Millisecond, "two requests wait for qwen")
 	cancel()
 	require.ErrorIs(t, <-first, context.Canceled)
 	require.NoError(t, <-second, "the load another caller waits for went on")
