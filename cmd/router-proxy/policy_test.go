@@ -206,7 +206,6 @@ func redisPing(addr string) bool {
 	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
-// budgetConfig is one local backend behind a router budget (or a USD one).
 // storeFlags are the flags of a router-proxy on the Redis at addr. The
 // round-trip timeout is 10 s, not the default 100 ms: these tests are about
 // what the replicas share, and on a busy machine a loopback round trip can
@@ -216,6 +215,7 @@ func storeFlags(addr string) []string {
 	return []string{"--budget-store", "redis://" + addr + "/0", "--budget-store-timeout", "10s"}
 }
 
+// budgetConfig is one local backend behind a router budget (or a USD one).
 func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
 	b.Name, b.Scope = "cap", "router"
 	return &proxyapi.Config{

@@ -2,12 +2,14 @@ package activation_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/internal/poll"
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -322,18 +324,14 @@ func TestConcurrentRefreshesShareOneRead(t *testing.T) {
 // however late the waiting goroutines ran.
 func waitForWaiters(t *testing.T, a *activation.Activator, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	poll.Until(t, time.Minute, time.Millisecond, "requests waiting", func() error {
 		waiting := 0
 		for _, p := range a.Status() {
 			waiting += p.Waiting
 		}
-		if waiting == n {
-			return
+		if waiting != n {
+			return fmt.Errorf("%d waiting, want %d", waiting, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests waiting, want %d", waiting, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
