@@ -119,6 +119,7 @@ type BackendState struct {
 	staticErr string
 
 	probeOK      atomic.Bool
+	probeFails   atomic.Int32 // active probes failed in a row
 	probeMsg     atomic.Pointer[string]
 	lastProbe    atomic.Int64 // unix nanos
 	quarantUntil atomic.Int64 // unix nanos; 0 = never quarantined
@@ -651,13 +652,52 @@ func (e *Engine) Quarantine(b *BackendState) {
 	b.halfOpen.Store(true)
 }
 
-// ReportProbe records an active probe's result. A failed probe makes the
-// backend ineligible until a probe succeeds; a successful probe after the
-// quarantine window closes a half-open breaker.
-func (e *Engine) ReportProbe(b *BackendState, ok bool, msg string) {
+// ProbesFailedToUnhealthy is how many active probes in a row must fail
+// before a backend is judged unhealthy (ineligible); one passing probe makes
+// it healthy again. One lost probe (a busy node, a slow first DNS lookup)
+// then refuses no traffic, while a backend that is really down is ineligible
+// after the second probe, about a second after the first (the prober retries
+// a failed probe sooner). Passive health still quarantines a backend at its
+// first failed request. Kubernetes' failureThreshold, Envoy's
+// unhealthy_threshold and HAProxy's fall make the same trade.
+const ProbesFailedToUnhealthy = 2
+
+// ProbeChange is what one probe result changed in a backend's judged health.
+type ProbeChange int
+
+const (
+	// ProbeHealthUnchanged: the judgement stands.
+	ProbeHealthUnchanged ProbeChange = iota
+	// ProbeTurnedUnhealthy: this failure was the ProbesFailedToUnhealthy-th
+	// in a row; the backend is ineligible until a probe passes.
+	ProbeTurnedUnhealthy
+	// ProbeTurnedHealthy: a passing probe ended a run of failures that had
+	// made the backend unhealthy.
+	ProbeTurnedHealthy
+)
+
+// ReportProbe records an active probe's result and reports whether it
+// changed the backend's judged health. A backend turns unhealthy (ineligible)
+// after ProbesFailedToUnhealthy failed probes in a row and healthy again at
+// the first passing one; a failure short of that keeps it eligible and says
+// so in its status message. A passing probe after the quarantine window
+// closes a half-open breaker.
+func (e *Engine) ReportProbe(b *BackendState, ok bool, msg string) ProbeChange {
 	now := e.now()
 	b.lastProbe.Store(now.UnixNano())
-	b.probeOK.Store(ok)
+	change := ProbeHealthUnchanged
+	if ok {
+		b.probeFails.Store(0)
+		if !b.probeOK.Swap(true) {
+			change = ProbeTurnedHealthy
+		}
+	} else if n := b.probeFails.Add(1); n >= ProbesFailedToUnhealthy {
+		if b.probeOK.Swap(false) {
+			change = ProbeTurnedUnhealthy
+		}
+	} else {
+		msg = fmt.Sprintf("last probe failed (%d of %d in a row before the backend is judged unhealthy): %s", n, ProbesFailedToUnhealthy, msg)
+	}
 	if msg == "" {
 		b.probeMsg.Store(nil)
 	} else {
@@ -666,6 +706,7 @@ func (e *Engine) ReportProbe(b *BackendState, ok bool, msg string) {
 	if ok && b.halfOpen.Load() && now.UnixNano() >= b.quarantUntil.Load() {
 		b.halfOpen.Store(false)
 	}
+	return change
 }
 
 // RecordFirstToken feeds the latencySLO tracker of a backend.
@@ -691,7 +732,8 @@ func (b *BackendState) eligible(now time.Time) bool {
 	return true
 }
 
-// Healthy is false when the backend cannot serve or its last probe failed.
+// Healthy is false when the backend cannot serve or ProbesFailedToUnhealthy
+// probes in a row have failed.
 func (b *BackendState) Healthy() bool { return b.staticErr == "" && b.probeOK.Load() }
 
 // Quarantined reports whether passive health checks skip the backend now.

@@ -76,7 +76,9 @@ func TestRouteFallThroughAndFailClosed(t *testing.T) {
 	}
 	e, err := New(cfg, Options{})
 	require.NoError(t, err)
-	e.ReportProbe(e.Backend("a"), false, "down")
+	for range ProbesFailedToUnhealthy {
+		e.ReportProbe(e.Backend("a"), false, "down")
+	}
 	rt, err := e.Route(&Request{Model: "m", Header: map[string][]string{"X-Llmkube-Classification": {"PII"}}})
 	assert.ErrorIs(t, err, ErrFailClosed)
 	assert.Equal(t, "closed", rt.RuleName)
@@ -165,4 +167,32 @@ func TestParseUsageTail(t *testing.T) {
 	assert.False(t, ok, "an escaped usage inside a string is not usage")
 	_, ok = ParseUsageTail([]byte(`"usage":{"prompt_tokens":-5}}`))
 	assert.False(t, ok)
+}
+
+// A backend turns unhealthy at the ProbesFailedToUnhealthy-th failed probe in
+// a row, not before, and healthy at the first passing one; each change is
+// reported once, so the prober logs transitions, not every probe.
+func TestProbeFailuresInARowJudgeHealth(t *testing.T) {
+	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
+		Backends: []proxyapi.Backend{{Name: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: "http://a", Weight: 1}},
+		Default:  proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
+	}
+	e, err := New(cfg, Options{})
+	require.NoError(t, err)
+	b := e.Backend("a")
+	for i := 1; i < ProbesFailedToUnhealthy; i++ {
+		assert.Equal(t, ProbeHealthUnchanged, e.ReportProbe(b, false, "timeout"))
+		assert.True(t, e.Eligible(b), "failure %d of %d keeps it eligible", i, ProbesFailedToUnhealthy)
+		assert.Equal(t, fmt.Sprintf("last probe failed (%d of %d in a row before the backend is judged unhealthy): timeout", i, ProbesFailedToUnhealthy), e.Status(b).Message)
+	}
+	assert.Equal(t, ProbeTurnedUnhealthy, e.ReportProbe(b, false, "timeout"))
+	assert.False(t, e.Eligible(b))
+	assert.False(t, e.Status(b).Healthy)
+	assert.Equal(t, "timeout", e.Status(b).Message)
+	assert.Equal(t, ProbeHealthUnchanged, e.ReportProbe(b, false, "refused"), "still unhealthy")
+	assert.Equal(t, ProbeTurnedHealthy, e.ReportProbe(b, true, ""))
+	assert.True(t, e.Eligible(b))
+	assert.Empty(t, e.Status(b).Message)
+	assert.Equal(t, ProbeHealthUnchanged, e.ReportProbe(b, false, "timeout"), "the count starts again after a pass")
+	assert.True(t, e.Eligible(b))
 }

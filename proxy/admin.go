@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -87,10 +88,12 @@ func (s *Server) RunProbes(ctx context.Context) {
 }
 
 // FailedProbeRetry is how soon a backend whose probe failed is probed
-// again; each further failure doubles it, up to the probe interval. One
-// lost probe (a new pod's first DNS lookup, a busy node) then costs about
-// a second of ineligibility instead of a whole interval, and a backend
-// that stays down is probed no more often than every interval.
+// again; each further failure doubles it, up to the probe interval. The
+// second failure in a row makes the backend unhealthy
+// (engine.ProbesFailedToUnhealthy), so a backend that went down is judged
+// within about a second of its first failed probe, not a whole interval
+// later, and one that stays down is probed no more often than every
+// interval.
 const FailedProbeRetry = time.Second
 
 func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
@@ -129,7 +132,9 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 	case !judged:
 		return true // the proxy is stopping
 	case failure == "":
-		s.eng.ReportProbe(b.st, true, "")
+		if s.eng.ReportProbe(b.st, true, "") == engine.ProbeTurnedHealthy {
+			s.log.Info("backend healthy again: its probe passed", "backend", b.st.Name())
+		}
 		return true
 	}
 	if s.pools != nil && b.st.Config.Pool != nil {
@@ -142,7 +147,10 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 			return true
 		}
 	}
-	s.eng.ReportProbe(b.st, false, failure)
+	s.m.probeFailures.WithLabelValues(b.st.Name()).Inc()
+	if s.eng.ReportProbe(b.st, false, failure) == engine.ProbeTurnedUnhealthy {
+		s.log.Warn("backend unhealthy: its probes failed", "backend", b.st.Name(), "inARow", engine.ProbesFailedToUnhealthy, "error", failure)
+	}
 	return false
 }
 

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -172,7 +174,7 @@ func TestLatencySLOPromotesFallback(t *testing.T) {
 	assert.True(t, h.last(t).Promoted)
 
 	// The primary stays a last resort.
-	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("secondary"), false, "down")
+	probeDown(h.srv.Engine(), "secondary")
 	_, body, _ = h.post(t, chat("m"))
 	assert.Equal(t, "primary", servedBy(t, body))
 }
@@ -210,10 +212,11 @@ func TestEmptyHealthPathIsNotProbed(t *testing.T) {
 	assert.Equal(t, "no-path", servedBy(t, body))
 }
 
-// A failed probe is retried after FailedProbeRetry, not after the whole
-// interval: one lost probe (a new pod's first DNS lookup, a busy node) costs
-// about a second of ineligibility, not the interval (here an hour).
-func TestFailedProbeRetriesSooner(t *testing.T) {
+// One lost probe refuses nothing: the backend stays eligible (its status
+// says the probe failed), and the probe is retried after FailedProbeRetry,
+// not after the whole interval (here an hour), which passes and clears the
+// message.
+func TestOneLostProbeKeepsTheBackendEligible(t *testing.T) {
 	var probes atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
@@ -227,14 +230,77 @@ func TestFailedProbeRetriesSooner(t *testing.T) {
 	fs := newStub(t, "flaky", mux.ServeHTTP)
 	fb := backend("flaky", fs.URL)
 	fb.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
-	h := start(t, config(fb))
+	cfg := config(fb)
+	r := rule("pii", "primary-fallback", "flaky")
+	r.FailClosed = true
+	cfg.Rules = []proxyapi.Rule{r}
+	h := start(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	eng := h.srv.Engine()
+	b := eng.Backend("flaky")
 	h.srv.RunProbes(ctx)
-	b := h.srv.Engine().Backend("flaky")
-	require.Eventually(t, func() bool { return probes.Load() == 1 && !b.Healthy() }, 5*time.Second, time.Millisecond, "the first probe fails")
-	require.Eventually(t, b.Healthy, 5*FailedProbeRetry, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
+	require.Eventually(t, func() bool { return eng.Status(b).Message != "" }, 5*time.Second, time.Millisecond, "the first probe fails")
+	assert.True(t, b.Healthy(), "one failed probe is not enough to judge it unhealthy")
+	assert.Contains(t, eng.Status(b).Message, "1 of 2 in a row")
+	code, body, _ := h.post(t, chat("m"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "flaky", servedBy(t, body), "the fail-closed rule still serves")
+
+	require.Eventually(t, func() bool { return eng.Status(b).Message == "" }, 5*FailedProbeRetry, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
 	require.EqualValues(t, 2, probes.Load())
+	assert.True(t, b.Healthy())
+}
+
+// Probes that keep failing make the backend unhealthy at the second in a
+// row, about FailedProbeRetry after the first (the interval is an hour): a
+// fail-closed rule whose only backend it is refuses. A passing probe makes
+// it eligible again.
+func TestProbesFailingInARowMakeTheBackendUnhealthy(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	var b *engine.BackendState
+	var mu sync.Mutex
+	var healthyAtProbe []bool // b's judged health as each probe arrives
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		healthyAtProbe = append(healthyAtProbe, b.Healthy())
+		mu.Unlock()
+		if down.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(200)
+	})
+	mux.HandleFunc("/", okHandler("local"))
+	ls := newStub(t, "local", mux.ServeHTTP)
+	lb := backend("local", ls.URL)
+	lb.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
+	cfg := config(lb)
+	r := rule("pii", "primary-fallback", "local")
+	r.FailClosed = true
+	cfg.Rules = []proxyapi.Rule{r}
+	h := start(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	eng := h.srv.Engine()
+	b = eng.Backend("local")
+	h.srv.RunProbes(ctx)
+	require.Eventually(t, func() bool { return !b.Healthy() }, 5*FailedProbeRetry, 10*time.Millisecond, "the second failed probe comes after FailedProbeRetry, not the hour's interval")
+	mu.Lock()
+	assert.Equal(t, []bool{true, true}, healthyAtProbe[:engine.ProbesFailedToUnhealthy], "healthy until the second failure was judged")
+	mu.Unlock()
+	assert.Equal(t, "probe /ready: status 503", eng.Status(b).Message)
+	code, body, _ := h.post(t, chat("m"))
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, "fail_closed")
+	assert.GreaterOrEqual(t, testutil.ToFloat64(h.srv.m.probeFailures.WithLabelValues("local")), float64(engine.ProbesFailedToUnhealthy), "every failed probe is counted")
+
+	down.Store(false)
+	require.Eventually(t, b.Healthy, time.Minute, 10*time.Millisecond, "the next probe (2 s after the second failure) passes")
+	code, body, _ = h.post(t, chat("m"))
+	require.Equal(t, http.StatusOK, code, body)
 }
 
 // failWhile answers 500 while fail is set, and as next afterwards: a

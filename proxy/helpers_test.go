@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/require"
@@ -136,6 +137,13 @@ func rule(name string, strategy proxyapi.Strategy, backends ...string) proxyapi.
 }
 
 func dur(d time.Duration) proxyapi.Duration { return proxyapi.Duration{Duration: d} }
+
+// probeDown fails the named backend's probes until it is judged unhealthy.
+func probeDown(eng *engine.Engine, name string) {
+	for range engine.ProbesFailedToUnhealthy {
+		eng.ReportProbe(eng.Backend(name), false, "down")
+	}
+}
 
 // memSink keeps audit entries.
 type memSink struct {

@@ -1,14 +1,15 @@
 package proxy
 
 import (
-	"github.com/llmkube/llmkube-compile/classifier"
-
+	"fmt"
 	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/llmkube/llmkube-compile/classifier"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/internal/metricnames"
 	"github.com/llmkube/llmkube-compile/proxy/activation"
 )
@@ -24,6 +25,7 @@ type metrics struct {
 	health        *prometheus.GaugeVec
 	quarantined   *prometheus.GaugeVec
 	quarantines   *prometheus.CounterVec
+	probeFailures *prometheus.CounterVec
 	tokens        *prometheus.CounterVec
 	cost          *prometheus.CounterVec
 	estimated     *prometheus.CounterVec
@@ -50,6 +52,7 @@ func newMetrics(router string) *metrics {
 	m.health = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_health", Help: "1 when the backend is healthy (can serve and its last probe passed).", ConstLabels: c}, []string{"backend", "tier"})
 	m.quarantined = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_quarantined", Help: "1 while passive health checks skip the backend.", ConstLabels: c}, []string{"backend"})
 	m.quarantines = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_quarantines_total", Help: "Passive quarantines by backend and reason.", ConstLabels: c}, []string{"backend", "reason"})
+	m.probeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_probe_failures_total", Help: fmt.Sprintf("Failed active health probes by backend; a backend turns unhealthy after %d in a row.", engine.ProbesFailedToUnhealthy), ConstLabels: c}, []string{"backend"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_tokens_total", Help: "Tokens served, by backend and kind (prompt, completion).", ConstLabels: c}, []string{"backend", "kind"})
 	m.cost = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_cost_usd_total", Help: "Estimated cost from costPerMillionTokens.", ConstLabels: c}, []string{"backend"})
 	m.estimated = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_usage_estimated_total", Help: "Responses without usage whose tokens were estimated.", ConstLabels: c}, []string{"backend"})
@@ -67,7 +70,7 @@ func newMetrics(router string) *metrics {
 	}
 	m.reg.MustRegister(detections)
 	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_inflight_requests", Help: "Requests being served.", ConstLabels: c})
-	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines,
+	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines, m.probeFailures,
 		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight, m.storeHealthy,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -127,7 +127,7 @@ func TestNonFailClosedFallsThrough(t *testing.T) {
 	r2.Match.Headers = []proxyapi.HeaderMatch{{Name: "x-second", Value: "1"}}
 	cfg.Rules = []proxyapi.Rule{r1, r2}
 	h := start(t, cfg)
-	h.srv.Engine().ReportProbe(h.srv.Engine().Backend("down"), false, "probe failed")
+	probeDown(h.srv.Engine(), "down")
 
 	_, body, _ := h.post(t, chat("m"), "x-second", "1")
 	assert.Equal(t, "next", servedBy(t, body))

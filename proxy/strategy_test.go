@@ -101,8 +101,8 @@ func TestWeighted(t *testing.T) {
 
 	// Weight 0 never serves even when every other backend is unavailable.
 	eng := h.srv.Engine()
-	eng.ReportProbe(eng.Backend("a"), false, "down")
-	eng.ReportProbe(eng.Backend("b"), false, "down")
+	probeDown(eng, "a")
+	probeDown(eng, "b")
 	code, _, _ := h.post(t, chat("m"))
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.Equal(t, int64(0), z.hits.Load())

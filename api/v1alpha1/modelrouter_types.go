@@ -1012,7 +1012,10 @@ type BackendStatus struct {
 	// +optional
 	Address string `json:"address,omitempty"`
 
-	// Healthy reflects the most recent probe result.
+	// Healthy reflects the most recent probe results: it turns false after
+	// two failed probes in a row and true again at the next passing one
+	// (one lost probe refuses no traffic). The most recent probe's time is
+	// LastProbeTime and a failure's reason is in Message.
 	// +optional
 	Healthy bool `json:"healthy,omitempty"`
 

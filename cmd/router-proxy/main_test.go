@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,7 +71,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	listen string
 	admin  string
-	stderr *bytes.Buffer
+	stderr *syncbuf.Buffer // read while the process writes it
 	done   chan error
 }
 
@@ -88,7 +89,7 @@ func startProxyEnv(t *testing.T, cfg *proxyapi.Config, env []string, extra ...st
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	p := &proc{listen: freeAddr(t), admin: freeAddr(t), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	p := &proc{listen: freeAddr(t), admin: freeAddr(t), stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"--config", path, "--listen", p.listen, "--admin-listen", p.admin}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = p.stderr

@@ -601,12 +601,12 @@ spec:
 	kubectl(t, "-n", ns, "rollout", "status", "deploy/streams-router-proxy", "--timeout=120s")
 	base := serviceURL(t, ns, "streams-router-proxy")
 	pod := podsOf(t, ns, "app=streams-router-proxy")[0]
-	// The backend answers once it is eligible: its first health probe may
-	// still be due, and on a busy node any probe can time out, which makes
-	// the only backend ineligible for about a second (FailedProbeRetry in
-	// proxy/admin.go, documented in docs/router-proxy.md): 503 no_route.
-	// Neither is what this scenario measures, so each request outside the
-	// fault batches waits out such a second.
+	// The backend answers once it is eligible: a fault batch quarantines it
+	// (1 s here), and on a busy node two probes in a row can time out, which
+	// makes the only backend ineligible until a probe passes
+	// (docs/router-proxy.md#health): 503 no_route. Neither is what this
+	// scenario measures, so each request outside the fault batches waits
+	// such a gap out.
 	answers := func(what string) {
 		eventually(t, 60*time.Second, what, func() error {
 			r, err := chat(base, "model", nil)

@@ -364,8 +364,8 @@ func inferenceService(name, ns string) string {
 
 // stubBackend is the one backend of the routers in front of a stub model.
 // Its probes get 10 s, not the default 2 s: the stub answers /health at
-// once, but a busy node can hold a probe past 2 s, and one failed probe
-// makes the only backend ineligible for about a second
+// once, but a busy node can hold a probe past 2 s, and two failed probes in
+// a row make the only backend ineligible until the next one passes
 // (docs/router-proxy.md#health), which the scenarios that count every
 // failed request would count against the fault they measure.
 const stubBackend = `{name: model, inferenceServiceRef: {name: model}, healthCheck: {timeoutSeconds: 10}}`
