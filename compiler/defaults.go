@@ -42,8 +42,8 @@ const (
 	DefaultEndpointPort   = int32(8080)
 	DefaultEndpointPath   = "/v1/chat/completions"
 	DefaultRouting        = v1.RoutingInferencePool
-	DefaultHealthInterval = int32(10)
-	DefaultHealthTimeout  = int32(2)
+	DefaultHealthInterval = int32(wellknown.HealthInterval / time.Second)
+	DefaultHealthTimeout  = int32(wellknown.HealthTimeout / time.Second)
 	DefaultLocalHealth    = "/health"
 
 	// DefaultSwapBudget is the ModelPool CRD's own default, applied to pools

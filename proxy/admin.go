@@ -97,11 +97,7 @@ func (s *Server) RunProbes(ctx context.Context) {
 const FailedProbeRetry = time.Second
 
 func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
-	hc := b.st.Config.HealthCheck
-	every := hc.Interval.Duration
-	if every <= 0 {
-		every = 10 * time.Second
-	}
+	every := b.st.Config.HealthCheck.Interval.Duration // defaulted by proxyapi
 	retry := FailedProbeRetry
 	for {
 		wait := every
@@ -158,12 +154,8 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 // when it passed); judged is false when ctx ended first.
 func (s *Server) probeHTTP(ctx context.Context, b *backendRT) (failure string, judged bool) {
 	hc := b.st.Config.HealthCheck
-	to := hc.Timeout.Duration
-	if to <= 0 {
-		to = 2 * time.Second
-	}
 	path := hc.Path
-	pctx, cancel := context.WithTimeout(ctx, to)
+	pctx, cancel := context.WithTimeout(ctx, hc.Timeout.Duration) // defaulted by proxyapi
 	defer cancel()
 	req, err := http.NewRequestWithContext(pctx, http.MethodGet, joinURL(b.base, path, ""), nil)
 	if err != nil {

@@ -422,8 +422,15 @@ func (c *Config) SetDefaults() {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
 	}
 	for i := range c.Backends {
-		if p := c.Backends[i].Pool; p != nil && p.SwapBudget.Duration <= 0 {
+		b := &c.Backends[i]
+		if p := b.Pool; p != nil && p.SwapBudget.Duration <= 0 {
 			p.SwapBudget.Duration = wellknown.PoolSwapBudget
+		}
+		if b.HealthCheck.Interval.Duration <= 0 {
+			b.HealthCheck.Interval.Duration = wellknown.HealthInterval
+		}
+		if b.HealthCheck.Timeout.Duration <= 0 {
+			b.HealthCheck.Timeout.Duration = wellknown.HealthTimeout
 		}
 	}
 	for i := range c.Policy.Budgets {

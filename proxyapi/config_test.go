@@ -54,6 +54,15 @@ func TestSetDefaults(t *testing.T) {
 	assert.Equal(t, time.Hour, c.Policy.Budgets[0].Window.Duration, "set window kept")
 	assert.Equal(t, wellknown.TeamHeader, c.Policy.Budgets[1].HeaderKey)
 	assert.Equal(t, wellknown.BudgetWindow, c.Policy.Budgets[1].Window.Duration)
+
+	// A backend with no probe interval or timeout gets the compiler's.
+	c.Backends[0].HealthCheck = HealthCheck{Path: "/health", Timeout: Duration{Duration: 5 * time.Second}}
+	c.SetDefaults()
+	assert.Equal(t, wellknown.HealthInterval, c.Backends[0].HealthCheck.Interval.Duration)
+	assert.Equal(t, 5*time.Second, c.Backends[0].HealthCheck.Timeout.Duration, "set timeout kept")
+	c.Backends[0].HealthCheck.Timeout.Duration = 0
+	c.SetDefaults()
+	assert.Equal(t, wellknown.HealthTimeout, c.Backends[0].HealthCheck.Timeout.Duration)
 }
 
 // TestErrorJSON: the OpenAI error body is JSON even for control bytes and

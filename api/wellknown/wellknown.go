@@ -69,6 +69,14 @@ const (
 	BalancingSessionIdle = 30 * time.Minute
 )
 
+// Health probe defaults (spec.backends[].healthCheck): the compiler fills
+// them into the spec, the router-proxy applies them to a config that omits
+// them.
+const (
+	HealthInterval = 10 * time.Second
+	HealthTimeout  = 2 * time.Second
+)
+
 // Budget and ModelPool defaults: the compiler fills them into the spec, the
 // router-proxy applies them to a config that omits them.
 const (
