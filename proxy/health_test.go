@@ -212,48 +212,54 @@ func TestEmptyHealthPathIsNotProbed(t *testing.T) {
 	assert.Equal(t, "no-path", servedBy(t, body))
 }
 
+// probedFailClosed serves a fail-closed rule whose only backend, name, has
+// health answer its probes on /ready (probed hourly, so every probe after
+// the first is a failed one's retry). startProbes starts the prober; it
+// stops when the test ends.
+func probedFailClosed(t *testing.T, name string, health http.HandlerFunc) (h *harness, b *engine.BackendState, startProbes func()) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ready", health)
+	mux.HandleFunc("/", okHandler(name))
+	up := newStub(t, name, mux.ServeHTTP)
+	be := backend(name, up.URL)
+	be.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
+	cfg := config(be)
+	r := rule("pii", "primary-fallback", name)
+	r.FailClosed = true
+	cfg.Rules = []proxyapi.Rule{r}
+	h = start(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return h, h.srv.Engine().Backend(name), func() { h.srv.RunProbes(ctx) }
+}
+
 // One lost probe refuses nothing: the backend stays eligible (its status
 // says the probe failed), and the probe is retried after FailedProbeRetry,
-// not after the whole interval (here an hour), which passes and clears the
+// not after the whole interval (an hour), which passes and clears the
 // message.
 func TestOneLostProbeKeepsTheBackendEligible(t *testing.T) {
 	var probes atomic.Int64
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+	h, b, startProbes := probedFailClosed(t, "flaky", func(w http.ResponseWriter, r *http.Request) {
 		if probes.Add(1) == 1 {
 			w.WriteHeader(503)
-			return
 		}
-		w.WriteHeader(200)
 	})
-	mux.HandleFunc("/", okHandler("flaky"))
-	fs := newStub(t, "flaky", mux.ServeHTTP)
-	fb := backend("flaky", fs.URL)
-	fb.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
-	cfg := config(fb)
-	r := rule("pii", "primary-fallback", "flaky")
-	r.FailClosed = true
-	cfg.Rules = []proxyapi.Rule{r}
-	h := start(t, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	eng := h.srv.Engine()
-	b := eng.Backend("flaky")
-	h.srv.RunProbes(ctx)
-	require.Eventually(t, func() bool { return eng.Status(b).Message != "" }, 5*time.Second, time.Millisecond, "the first probe fails")
+	startProbes()
+	require.Eventually(t, func() bool { return eng.Status(b).Message != "" }, time.Minute, time.Millisecond, "the first probe fails")
 	assert.True(t, b.Healthy(), "one failed probe is not enough to judge it unhealthy")
 	assert.Contains(t, eng.Status(b).Message, "1 of 2 in a row")
 	code, body, _ := h.post(t, chat("m"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "flaky", servedBy(t, body), "the fail-closed rule still serves")
 
-	require.Eventually(t, func() bool { return eng.Status(b).Message == "" }, 5*FailedProbeRetry, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
+	require.Eventually(t, func() bool { return eng.Status(b).Message == "" }, time.Minute, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
 	require.EqualValues(t, 2, probes.Load())
 	assert.True(t, b.Healthy())
 }
 
 // Probes that keep failing make the backend unhealthy at the second in a
-// row, about FailedProbeRetry after the first (the interval is an hour): a
+// row, FailedProbeRetry after the first (the interval is an hour): a
 // fail-closed rule whose only backend it is refuses. A passing probe makes
 // it eligible again.
 func TestProbesFailingInARowMakeTheBackendUnhealthy(t *testing.T) {
@@ -262,32 +268,17 @@ func TestProbesFailingInARowMakeTheBackendUnhealthy(t *testing.T) {
 	var b *engine.BackendState
 	var mu sync.Mutex
 	var healthyAtProbe []bool // b's judged health as each probe arrives
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ready", func(w http.ResponseWriter, r *http.Request) {
+	h, b, startProbes := probedFailClosed(t, "local", func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		healthyAtProbe = append(healthyAtProbe, b.Healthy())
 		mu.Unlock()
 		if down.Load() {
 			w.WriteHeader(503)
-			return
 		}
-		w.WriteHeader(200)
 	})
-	mux.HandleFunc("/", okHandler("local"))
-	ls := newStub(t, "local", mux.ServeHTTP)
-	lb := backend("local", ls.URL)
-	lb.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
-	cfg := config(lb)
-	r := rule("pii", "primary-fallback", "local")
-	r.FailClosed = true
-	cfg.Rules = []proxyapi.Rule{r}
-	h := start(t, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	eng := h.srv.Engine()
-	b = eng.Backend("local")
-	h.srv.RunProbes(ctx)
-	require.Eventually(t, func() bool { return !b.Healthy() }, 5*FailedProbeRetry, 10*time.Millisecond, "the second failed probe comes after FailedProbeRetry, not the hour's interval")
+	startProbes()
+	require.Eventually(t, func() bool { return !b.Healthy() }, time.Minute, 10*time.Millisecond, "the second failed probe comes after FailedProbeRetry, not the hour's interval")
 	mu.Lock()
 	assert.Equal(t, []bool{true, true}, healthyAtProbe[:engine.ProbesFailedToUnhealthy], "healthy until the second failure was judged")
 	mu.Unlock()
