@@ -214,7 +214,8 @@ func TestEmptyHealthPathIsNotProbed(t *testing.T) {
 
 // probedFailClosed serves a fail-closed rule whose only backend, name, has
 // health answer its probes on /ready (probed hourly, so every probe after
-// the first is a failed one's retry). startProbes starts the prober; it
+// the first is a failed one's retry; a probe may take an hour, so health
+// may hold one). startProbes starts the prober; it
 // stops when the test ends.
 func probedFailClosed(t *testing.T, name string, health http.HandlerFunc) (h *harness, b *engine.BackendState, startProbes func()) {
 	mux := http.NewServeMux()
@@ -222,7 +223,7 @@ func probedFailClosed(t *testing.T, name string, health http.HandlerFunc) (h *ha
 	mux.HandleFunc("/", okHandler(name))
 	up := newStub(t, name, mux.ServeHTTP)
 	be := backend(name, up.URL)
-	be.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Second)}
+	be.HealthCheck = proxyapi.HealthCheck{Path: "/ready", Interval: dur(time.Hour), Timeout: dur(time.Hour)}
 	cfg := config(be)
 	r := rule("pii", "primary-fallback", name)
 	r.FailClosed = true
@@ -236,13 +237,16 @@ func probedFailClosed(t *testing.T, name string, health http.HandlerFunc) (h *ha
 // One lost probe refuses nothing: the backend stays eligible (its status
 // says the probe failed), and the probe is retried after FailedProbeRetry,
 // not after the whole interval (an hour), which passes and clears the
-// message.
+// message. The retry is held until the test has looked.
 func TestOneLostProbeKeepsTheBackendEligible(t *testing.T) {
 	var probes atomic.Int64
+	looked := make(chan struct{})
 	h, b, startProbes := probedFailClosed(t, "flaky", func(w http.ResponseWriter, r *http.Request) {
 		if probes.Add(1) == 1 {
 			w.WriteHeader(503)
+			return
 		}
+		<-looked
 	})
 	eng := h.srv.Engine()
 	startProbes()
@@ -252,6 +256,7 @@ func TestOneLostProbeKeepsTheBackendEligible(t *testing.T) {
 	code, body, _ := h.post(t, chat("m"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "flaky", servedBy(t, body), "the fail-closed rule still serves")
+	close(looked)
 
 	require.Eventually(t, func() bool { return eng.Status(b).Message == "" }, time.Minute, 10*time.Millisecond, "probed again after FailedProbeRetry, not the hour's interval")
 	require.EqualValues(t, 2, probes.Load())

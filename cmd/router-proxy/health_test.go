@@ -23,10 +23,13 @@ import (
 func TestProbeJudgementAsAProcess(t *testing.T) {
 	var lose atomic.Int64 // probes still to fail; negative: fail every probe
 	lose.Store(1)
+	looked := make(chan struct{}) // the probe after the lost one waits for it
 	var probes atomic.Int64
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
-			probes.Add(1)
+			if probes.Add(1) == 2 {
+				<-looked
+			}
 			switch n := lose.Load(); {
 			case n > 0:
 				lose.Add(-1)
@@ -43,7 +46,7 @@ func TestProbeJudgementAsAProcess(t *testing.T) {
 	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
 		Backends: []proxyapi.Backend{{Name: "local", ModelID: "local", Kind: proxyapi.KindLocal, Tier: "local", URL: model.URL, Weight: 1,
-			HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 2 * time.Second}, Timeout: proxyapi.Duration{Duration: 10 * time.Second}}}},
+			HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 2 * time.Second}, Timeout: proxyapi.Duration{Duration: time.Hour}}}},
 		Rules: []proxyapi.Rule{{Name: "pii", Backends: []string{"local"}, Strategy: "primary-fallback", FailClosed: true,
 			Match: proxyapi.Match{DataClassification: []string{"pii"}}}},
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "local"},
@@ -63,6 +66,7 @@ func TestProbeJudgementAsAProcess(t *testing.T) {
 	assert.Contains(t, st.Message, "1 of 2 in a row")
 	code, body := p.post(t, `{"model":"local"}`, pii...)
 	require.Equal(t, http.StatusOK, code, body)
+	close(looked)
 	require.Eventually(t, func() bool { return local().Message == "" }, time.Minute, 20*time.Millisecond, "the next probe passes")
 	assert.True(t, local().Healthy)
 	assert.NotContains(t, p.stderr.String(), "backend unhealthy")
