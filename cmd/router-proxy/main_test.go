@@ -108,7 +108,16 @@ func startProxyEnv(t *testing.T, cfg *proxyapi.Config, env []string, extra ...st
 			t.Logf("router-proxy stderr:\n%s", p.stderr.String())
 		}
 	})
+	var exited bool
+	var exitErr error
 	require.Eventually(t, func() bool {
+		select {
+		case exitErr = <-p.done:
+			p.done <- exitErr // for the cleanup and the tests that wait for the exit
+			exited = true
+			return true
+		default:
+		}
 		resp, err := http.Get("http://" + p.admin + "/ready")
 		if err != nil {
 			return false
@@ -116,6 +125,7 @@ func startProxyEnv(t *testing.T, cfg *proxyapi.Config, env []string, extra ...st
 		resp.Body.Close()
 		return resp.StatusCode == 200
 	}, 20*time.Second, 20*time.Millisecond)
+	require.False(t, exited, "router-proxy exited before it was ready (%v):\n%s", exitErr, p.stderr.String())
 	return p
 }
 
