@@ -144,6 +144,9 @@ type Options struct {
 	Resync      time.Duration // how stale the resident belief may get
 	Now         func() time.Time
 	DefaultHold time.Duration // a pool without swapBudget
+	// AfterFunc arms the abandon timers (time.AfterFunc when nil); a test
+	// fires them in the order it needs.
+	AfterFunc func(time.Duration, func()) *time.Timer
 }
 
 // Coordinated is a Cluster with its Coordinator.
@@ -160,6 +163,7 @@ type Activator struct {
 	poll    time.Duration
 	resync  time.Duration
 	now     func() time.Time
+	after   func(time.Duration, func()) *time.Timer
 	defHold time.Duration
 	base    context.Context
 
@@ -229,7 +233,7 @@ func (p *pool) notify() {
 // New starts an Activator for the pooled backends of cfg. Its background
 // work (resync loops, swaps) ends with ctx.
 func New(ctx context.Context, cfg *proxyapi.Config, o Options) *Activator {
-	a := &Activator{c: o.Cluster, log: o.Logger, m: o.Metrics, poll: o.Poll, resync: o.Resync, now: o.Now, defHold: o.DefaultHold, base: ctx, pools: map[string]*pool{}}
+	a := &Activator{c: o.Cluster, log: o.Logger, m: o.Metrics, poll: o.Poll, resync: o.Resync, now: o.Now, after: o.AfterFunc, defHold: o.DefaultHold, base: ctx, pools: map[string]*pool{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -244,6 +248,9 @@ func New(ctx context.Context, cfg *proxyapi.Config, o Options) *Activator {
 	}
 	if a.now == nil {
 		a.now = time.Now
+	}
+	if a.after == nil {
+		a.after = time.AfterFunc
 	}
 	if a.defHold <= 0 {
 		// A pool without swapBudget in a config built in code (Parse's
@@ -691,18 +698,28 @@ func (a *Activator) swap(ctx context.Context, p *pool, target string) error {
 // within that time waits for the same swap (and re-arms this when its own
 // budget passes); a member nobody comes back for is scaled down again.
 // Caller holds mu.
+//
+// Only the timer armed last may cancel. The retry that comes exactly
+// Retry-After after a 503 is answered at the same moment the timer that
+// 503 armed fires: that timer's function may already be waiting for mu
+// while the retry's 503 re-arms, when Stop is too late. Without the check
+// it then found no caller waiting and cancelled the swap the retry had
+// just been told to come back for (seen in TestPoolSwapOutlastsBudget on a
+// busy machine: the member loaded twice).
 func (a *Activator) abandonLater(p *pool) {
 	if p.abandon != nil {
 		p.abandon.Stop()
 	}
 	seq, target := p.swapSeq, p.target
-	p.abandon = time.AfterFunc(a.retryAfter(p)+p.budget, func() {
+	var t *time.Timer
+	t = a.after(a.retryAfter(p)+p.budget, func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if p.swapping && p.swapSeq == seq && p.waiting[target] == 0 {
+		if p.abandon == t && p.swapping && p.swapSeq == seq && p.waiting[target] == 0 {
 			p.swapCancel()
 		}
 	})
+	p.abandon = t
 }
 
 func (a *Activator) setCause(p *pool, c string) {

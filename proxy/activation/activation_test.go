@@ -2,6 +2,7 @@ package activation_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,6 +26,7 @@ type memCluster struct {
 	mu      sync.Mutex
 	members map[string]*activation.Member
 	scaleUp int
+	swapCtx context.Context // the context the last swap took the Lease with
 }
 
 func newMem(load time.Duration, resident string, members ...string) *memCluster {
@@ -69,8 +71,15 @@ func (c *memCluster) Scale(_ context.Context, _, name string, r int32) error {
 }
 
 func (c *memCluster) Acquire(ctx context.Context, _, _, _ string) (context.Context, func(), string, error) {
+	c.mu.Lock()
+	c.swapCtx = ctx
+	c.mu.Unlock()
 	return ctx, func() {}, "self", nil
 }
+
+// swapping is the context of the swap that last took the Lease (nil before
+// one did).
+func (c *memCluster) swapping() context.Context { c.mu.Lock(); defer c.mu.Unlock(); return c.swapCtx }
 
 func (c *memCluster) Holder(context.Context, string, string) (string, string, error) {
 	return "", "", nil
@@ -334,4 +343,69 @@ func waitForWaiters(t *testing.T, a *activation.Activator, n int) {
 		}
 		return nil
 	})
+}
+
+// heldTimers stands in for time.AfterFunc: it keeps each function for the
+// test to run, in the order the test needs, instead of at its time.
+type heldTimers struct {
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (h *heldTimers) AfterFunc(_ time.Duration, f func()) *time.Timer {
+	h.mu.Lock()
+	h.fns = append(h.fns, f)
+	h.mu.Unlock()
+	return time.NewTimer(time.Hour) // Stop works on it; f runs only when fired
+}
+
+func (h *heldTimers) fire(t *testing.T, i int) {
+	h.mu.Lock()
+	if i >= len(h.fns) {
+		h.mu.Unlock()
+		t.Fatalf("timer %d was never armed (%d were)", i, len(h.fns))
+	}
+	f := h.fns[i]
+	h.mu.Unlock()
+	f()
+}
+
+// TestStaleAbandonTimerKeepsTheSwap: the first caller's 503 arms the swap's
+// abandonment for Retry-After plus one budget; its retry, held one budget
+// and answered 503 in turn, re-arms it. The first timer fires at that very
+// moment when the retry came exactly Retry-After later, and can be past Stop
+// (its function waiting for the lock): it must not cancel the swap the
+// retry was just told to come back for. The last timer still abandons a
+// swap nobody came back for.
+func TestStaleAbandonTimerKeepsTheSwap(t *testing.T) {
+	cfg, bs := pooled("llama", "qwen")
+	for i := range cfg.Backends {
+		cfg.Backends[i].Pool.SwapBudget.Duration = 20 * time.Millisecond
+	}
+	mem := newMem(time.Hour, "llama", "llama", "qwen") // a load that outlasts every budget
+	timers := &heldTimers{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond, AfterFunc: timers.AfterFunc})
+	for _, caller := range []string{"the first request", "its retry"} {
+		_, err := a.Acquire(ctx, bs["qwen"], activation.ModeWait)
+		var expired *activation.HoldExpired
+		if !errors.As(err, &expired) {
+			t.Fatalf("%s: %v, want the hold to expire at the swap budget", caller, err)
+		}
+	}
+	poll.Until(t, time.Minute, time.Millisecond, "the swap takes the Lease", func() error {
+		if mem.swapping() == nil {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	timers.fire(t, 0) // the first 503's timer, late
+	if err := mem.swapping().Err(); err != nil {
+		t.Fatalf("the first 503's timer cancelled the swap its retry waits for: %v", err)
+	}
+	timers.fire(t, 1) // the retry's: nobody came back
+	if err := mem.swapping().Err(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the swap nobody came back for goes on: %v", err)
+	}
 }
