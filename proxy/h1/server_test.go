@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/internal/poll"
 	"github.com/llmkube/llmkube-compile/proxy/h1"
 )
 
@@ -546,12 +547,23 @@ func TestConnectionLimit(t *testing.T) {
 		}
 		echo(w, r)
 	})
-	_, addr := serve(t, handler, func(s *h1.Server) { s.MaxConns = 2 })
+	srv, addr := serve(t, handler, func(s *h1.Server) { s.MaxConns = 2 })
+	idle := func(want int) {
+		t.Helper()
+		poll.Until(t, time.Minute, time.Millisecond, "connections idle as the server sees them", func() error {
+			if n := h1.IdleConns(srv); n != want {
+				return fmt.Errorf("%d idle, want %d", n, want)
+			}
+			return nil
+		})
+	}
 	a, abr := dial(t, addr)
 	_, body := roundTrip(t, a, abr, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
 	assert.Equal(t, "GET /a ", body)
+	idle(1) // a's answer was read before the server counts a idle
 	b, bbr := dial(t, addr)
 	_, _ = roundTrip(t, b, bbr, "GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+	idle(2)
 
 	// Both idle: a new client is served in the slot of a, the longer idle.
 	n, nbr := dial(t, addr)
@@ -592,5 +604,5 @@ func TestConnectionLimit(t *testing.T) {
 		_, _ = io.WriteString(c, "GET /d HTTP/1.1\r\nHost: x\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		return err == nil && resp.StatusCode == 200
-	}, 5*time.Second, 20*time.Millisecond, "a freed slot serves again")
+	}, time.Minute, 20*time.Millisecond, "a freed slot serves again")
 }
