@@ -79,7 +79,9 @@ func TestProbeJudgementAsAProcess(t *testing.T) {
 	code, body = p.post(t, `{"model":"local"}`, pii...)
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Contains(t, body, "fail_closed")
-	assert.Contains(t, p.stderr.String(), `"msg":"backend unhealthy: its probes failed","backend":"local","inARow":2,"error":"probe /health: status 503"`)
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.stderr.String(), `"msg":"backend unhealthy: its probes failed","backend":"local","inARow":2,"error":"probe /health: status 503"`)
+	}, time.Minute, 20*time.Millisecond, "the log says why, once the line has crossed the pipe")
 
 	lose.Store(0)
 	require.Eventually(t, func() bool { return local().Healthy }, time.Minute, 20*time.Millisecond)

@@ -45,13 +45,28 @@ func redisServer(t *testing.T) string {
 	return addr
 }
 
+// storeTimeout bounds the round trips of the tests' stores: long, so that
+// no test leans on a fast round trip on a busy machine; heldPast shortens
+// it around the one call whose reply a test holds.
+const storeTimeout = 10 * time.Second
+
+// heldPast runs f with every reply held and the store's round trips
+// bounded by 100 ms, so each of f's round trips times out.
+func heldPast(s *Store, hold *atomic.Bool, f func()) {
+	s.timeout = 100 * time.Millisecond
+	hold.Store(true)
+	f()
+	hold.Store(false)
+	s.timeout = storeTimeout
+}
+
 // storeWith is a Store on addr for one router budget "cap" (an hour's
-// window) with b's caps, round trips bounded by 100 ms.
+// window) with b's caps, round trips bounded by storeTimeout.
 func storeWith(t *testing.T, addr string, b proxyapi.Budget) *Store {
 	t.Helper()
 	b.Name, b.Scope, b.Window = "cap", "router", proxyapi.Duration{Duration: time.Hour}
 	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"}, Policy: proxyapi.Policy{Budgets: []proxyapi.Budget{b}}}
-	s, err := NewStore(cfg, StoreOptions{URL: "redis://" + addr + "/0", Timeout: 100 * time.Millisecond})
+	s, err := NewStore(cfg, StoreOptions{URL: "redis://" + addr + "/0", Timeout: storeTimeout})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -77,9 +92,9 @@ func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 	ch, ex, err = s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	require.Nil(t, ex)
-	hold.Store(true)
-	ch.Add(10, engine.Money(3_000_000)) // run by Redis (EVALSHA), its reply held past the timeout
-	hold.Store(false)
+	heldPast(s, &hold, func() {
+		ch.Add(10, engine.Money(3_000_000)) // run by Redis (EVALSHA), its reply held past the timeout
+	})
 	s.mu.Lock()
 	require.Len(t, s.pending, 1, "the unconfirmed settlement waits for a retry")
 	s.mu.Unlock()
@@ -101,9 +116,8 @@ func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 	var hold atomic.Bool
 	redis := redisServer(t)
 	s := usdStore(t, tcprelay.Start(t, redis, tcprelay.Hold(&hold)))
-	hold.Store(true)
-	_, _, err := s.Admit(context.Background(), "", nil, 0)
-	hold.Store(false)
+	var err error
+	heldPast(s, &hold, func() { _, _, err = s.Admit(context.Background(), "", nil, 0) })
 	require.ErrorIs(t, err, ErrUnavailable, "fail closed: the slow admission is refused")
 	healthy, _ := s.Healthy()
 	assert.True(t, healthy, "one timeout is not an outage")
@@ -112,9 +126,7 @@ func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 	require.Nil(t, ex)
 
 	for range DownAfterFailures {
-		hold.Store(true)
-		_, _, err = s.Admit(context.Background(), "", nil, 0)
-		hold.Store(false)
+		heldPast(s, &hold, func() { _, _, err = s.Admit(context.Background(), "", nil, 0) })
 		require.ErrorIs(t, err, ErrUnavailable)
 	}
 	healthy, _ = s.Healthy()
@@ -146,9 +158,7 @@ func TestLostAdmissionReplyIsNotCharged(t *testing.T) {
 	ch, _, err := s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	ch.Add(0, 0)
-	hold.Store(true)
-	_, _, err = s.Admit(context.Background(), "", nil, 40)
-	hold.Store(false)
+	heldPast(s, &hold, func() { _, _, err = s.Admit(context.Background(), "", nil, 40) })
 	require.ErrorIs(t, err, ErrUnavailable, "fail closed: the client got 503")
 	s.flush(context.Background())
 	s.mu.Lock()

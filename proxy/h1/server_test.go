@@ -408,9 +408,13 @@ func TestTimeouts(t *testing.T) {
 	_, br = dial(t, addr)
 	assert.True(t, closed(t, br), "a new connection that sends nothing closes after ReadHeaderTimeout")
 
+	// A new connection's wait for its first byte is its head's: this one
+	// gets 2 s to send it (not 200 ms a busy machine can spend between
+	// dial and write), then waits past them idle.
+	_, addr = serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = 2*time.Second, time.Hour })
 	c, br = dial(t, addr)
 	_, _ = roundTrip(t, c, br, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Second)))
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(3*time.Second)))
 	assert.False(t, closed(t, br), "an idle keep-alive connection is not closed by ReadHeaderTimeout")
 
 	_, addr = serve(t, echo, func(s *h1.Server) { s.ReadHeaderTimeout, s.IdleTimeout = time.Hour, 200*time.Millisecond })

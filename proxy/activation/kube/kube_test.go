@@ -243,7 +243,8 @@ func TestAlternatingLoadIsBounded(t *testing.T) {
 }
 
 func TestClientDisconnectCancelsPendingSwap(t *testing.T) {
-	f := newFixture(t, 2*time.Second, 10*time.Second)
+	// A 10-s load: the client leaves before it ends, however busy the machine.
+	f := newFixture(t, 10*time.Second, 30*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := f.acquire(ctx, "qwen", activation.ModeWait); done <- err }()
