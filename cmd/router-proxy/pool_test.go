@@ -194,7 +194,7 @@ func TestPoolReplicasNeverScaleTwoMembers(t *testing.T) {
 // up. Its Lease expires, another replica takes it over and finishes the swap.
 func TestPoolHolderKilledMidSwap(t *testing.T) {
 	sim, ps, cs, ns := pooledReplicas(t, 2, 300*time.Millisecond)
-	sim.UnloadDelay = 3 * time.Second // the holder waits here for the incumbent to unload
+	sim.UnloadDelay = time.Hour // the holder waits here for the incumbent to unload, until FinishUnload
 	go func() { _, _ = postQuiet(ps[0], chat("chat")) }()
 	require.Eventually(t, func() bool { return sim.Replicas("coder") == 0 }, time.Minute, 10*time.Millisecond, "replica-0 started the swap")
 	l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), wellknown.PoolLeaseName("gpu"), metav1.GetOptions{})
@@ -208,6 +208,7 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 	require.NoError(t, ps[0].cmd.Process.Kill())
 	<-ps[0].done
 	require.EqualValues(t, 0, sim.Replicas("chat"), "killed before the target was scaled up")
+	sim.FinishUnload("coder")
 
 	start := time.Now()
 	code, body := ps[1].post(t, chat("chat"))

@@ -211,6 +211,18 @@ func (s *Sim) observe(ctx context.Context, o any) {
 	}
 }
 
+// FinishUnload ends member's unload now (its phase Stopped), however long
+// UnloadDelay is: a test that holds a swap in the unload for as long as it
+// needs (UnloadDelay an hour) lets it go on.
+func (s *Sim) FinishUnload(member string) {
+	s.mu.Lock()
+	if t := s.timers[member]; t != nil {
+		t.Stop()
+	}
+	s.mu.Unlock()
+	s.setPhase(context.Background(), member, "Stopped")
+}
+
 func (s *Sim) setPhase(ctx context.Context, name, phase string) {
 	isvcs := s.dyn.Resource(kube.InferenceServices).Namespace(s.ns)
 	for ctx.Err() == nil {
