@@ -378,11 +378,20 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 		return strings.Count(audit, "\n") >= 2
 	}, 20*time.Second, 100*time.Millisecond, "the stalled client's request never ended")
 	conn.Close()
-	lines := strings.Split(strings.TrimSpace(audit), "\n")
-	assert.Less(t, len(lines[0]), 4096, "the audit line holds the hostile header and model whole")
-	assert.Contains(t, lines[0], `"tokensEstimated":true`, "negative upstream usage is not trusted")
-	assert.Contains(t, lines[1], "client stopped reading")
-	assert.Contains(t, p.stderr.String(), "implausible usage")
+	// Each entry is written as its request ends; they are told apart by
+	// what they hold, not by order.
+	var hostile, stalled string
+	for _, l := range strings.Split(strings.TrimSpace(audit), "\n") {
+		if strings.Contains(l, "client stopped reading") {
+			stalled = l
+		} else {
+			hostile = l
+		}
+	}
+	assert.NotEmpty(t, stalled, "the stalled client's entry says why it ended: %s", audit)
+	assert.Less(t, len(hostile), 4096, "the audit line holds the hostile header and model whole")
+	assert.Contains(t, hostile, `"tokensEstimated":true`, "negative upstream usage is not trusted")
+	require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "implausible usage") }, time.Minute, 20*time.Millisecond, "the log says why the usage was not trusted")
 }
 
 // bigOrSmall is an upstream answering big to requests with X-Big and small
