@@ -73,7 +73,7 @@ func TestServerClosedIdleConnection(t *testing.T) {
 		require.NoError(t, err)
 		_, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		srv.CloseClientConnections() // the server's idle timeout
+		srv.CloseClientConnections()       // the server's idle timeout
 		time.Sleep(200 * time.Millisecond) // the FIN crosses loopback (a softirq a busy machine can defer)
 	}
 }
