@@ -387,6 +387,12 @@ func TestStaleAbandonTimerKeepsTheSwap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	a := activation.New(ctx, cfg, activation.Options{Cluster: mem, Poll: time.Millisecond, AfterFunc: timers.AfterFunc})
+	poll.Until(t, time.Minute, time.Millisecond, "the pool read once", func() error {
+		if _, known := a.Resident(bs["llama"]); !known {
+			return errors.New("not yet") // a hold would expire waiting for the read, not for a swap
+		}
+		return nil
+	})
 	for _, caller := range []string{"the first request", "its retry"} {
 		_, err := a.Acquire(ctx, bs["qwen"], activation.ModeWait)
 		var expired *activation.HoldExpired
@@ -400,6 +406,12 @@ func TestStaleAbandonTimerKeepsTheSwap(t *testing.T) {
 		}
 		return nil
 	})
+	timers.mu.Lock()
+	armed := len(timers.fns)
+	timers.mu.Unlock()
+	if armed != 2 {
+		t.Fatalf("%d abandon timers armed, want one per 503", armed)
+	}
 	timers.fire(t, 0) // the first 503's timer, late
 	if err := mem.swapping().Err(); err != nil {
 		t.Fatalf("the first 503's timer cancelled the swap its retry waits for: %v", err)
