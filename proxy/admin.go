@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -128,9 +129,7 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 	case !judged:
 		return true // the proxy is stopping
 	case failure == "":
-		if s.eng.ReportProbe(b.st, true, "") == engine.ProbeTurnedHealthy {
-			s.log.Info("backend healthy again: its probe passed", "backend", b.st.Name())
-		}
+		s.reportProbe(b, true, "")
 		return true
 	}
 	if s.pools != nil && b.st.Config.Pool != nil {
@@ -143,11 +142,23 @@ func (s *Server) probe(ctx context.Context, b *backendRT) bool {
 			return true
 		}
 	}
-	s.m.probeFailures.WithLabelValues(b.st.Name()).Inc()
-	if s.eng.ReportProbe(b.st, false, failure) == engine.ProbeTurnedUnhealthy {
-		s.log.Warn("backend unhealthy: its probes failed", "backend", b.st.Name(), "inARow", engine.ProbesFailedToUnhealthy, "error", failure)
-	}
+	s.reportProbe(b, false, failure)
 	return false
+}
+
+// reportProbe hands one probe's judgement to the engine: a failure is
+// counted, and a change of the backend's health is logged, once per change
+// (a ModelPool member found not resident turns healthy here too).
+func (s *Server) reportProbe(b *backendRT, ok bool, msg string) {
+	if !ok {
+		s.m.probeFailures.WithLabelValues(b.st.Name()).Inc()
+	}
+	switch s.eng.ReportProbe(b.st, ok, msg) {
+	case engine.ProbeTurnedUnhealthy:
+		s.log.Warn("backend unhealthy: its probes failed", "backend", b.st.Name(), "inARow", engine.ProbesFailedToUnhealthy, "error", msg)
+	case engine.ProbeTurnedHealthy:
+		s.log.Info("backend healthy again", "backend", b.st.Name(), "why", cmp.Or(msg, "its probe passed"))
+	}
 }
 
 // probeHTTP sends b's health check request: failure says why it failed (""
@@ -193,7 +204,7 @@ func (s *Server) onDemand(b *backendRT) bool {
 		return true
 	}
 	if !resident {
-		s.eng.ReportProbe(b.st, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
+		s.reportProbe(b, true, "not resident in ModelPool "+b.st.Config.Pool.Name+"; activated on demand")
 		return true
 	}
 	return false

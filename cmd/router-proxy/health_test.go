@@ -88,7 +88,7 @@ func TestProbeJudgementAsAProcess(t *testing.T) {
 	code, body = p.post(t, `{"model":"local"}`, pii...)
 	assert.Equal(t, http.StatusOK, code, body)
 	require.Eventually(t, func() bool {
-		return strings.Contains(p.stderr.String(), `"msg":"backend healthy again: its probe passed","backend":"local"`)
+		return strings.Contains(p.stderr.String(), `"msg":"backend healthy again","backend":"local","why":"its probe passed"`)
 	}, time.Minute, 20*time.Millisecond)
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "backend unhealthy"), "a transition is logged once, not every failed probe")
 	m := regexp.MustCompile(`llmkube_router_probe_failures_total\{backend="local",router="r"\} (\d+)`).FindStringSubmatch(getBody(t, "http://"+p.admin+"/metrics"))
