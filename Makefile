@@ -143,7 +143,7 @@ bench-proxy: testdeps
 ## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
 ## the Gateway API Inference Extension's EPP v1.5.0 (built from the module proxy,
 ## cached in TOOLS_DIR) on 8 fake vLLM pods behind a real API server, in a network
-## namespace of its own (root). A benchmark, not a test; docs/routing.md has the method.
+## namespace of its own (root). A benchmark, not a test; docs/measurements/2026-12-pod-balancing-report.md has the method.
 .PHONY: bench-routing
 bench-routing: envtest
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TOOLS_DIR=$(TOOLS_DIR) hack/bench-routing/run.sh $(BENCH_ROUTING_ARGS)

@@ -156,7 +156,7 @@ func managerOptions(o *options, scheme *runtime.Scheme) ctrl.Options {
 		PprofBindAddress:       o.pprofAddr,
 		// Nothing reads managedFields from the cache (applies compare live
 		// objects read uncached): dropped, they were half the informers'
-		// memory at 5,000 routers (docs/performance.md).
+		// memory at 5,000 routers (docs/measurements/2026-12-controller-at-scale-rounds.md, fix 12).
 		Cache:                   cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        LeaderElectionID,

@@ -12,7 +12,7 @@ import (
 
 // TestCacheDropsManagedFields holds the manager's cache to what the
 // controller reads: every object's managedFields were 36 MB of a 116 MB live
-// heap at 5,000 routers (docs/performance.md, fix 12), and nothing reads them
+// heap at 5,000 routers (docs/measurements/2026-12-controller-at-scale-rounds.md, fix 12), and nothing reads them
 // from the cache. Typed objects (the routers, Deployments) and the metadata
 // of generated CRD-backed kinds go through the same transform.
 func TestCacheDropsManagedFields(t *testing.T) {

@@ -8,7 +8,7 @@
 //
 //	go run ./cmd/routersim -workload shared-prefix|sessions|hot-tenant|all -json
 //
-// prints one JSON object per line per arm. docs/routing.md holds the method
+// prints one JSON object per line per arm. docs/measurements/2026-12-pod-balancing-report.md holds the method
 // and the table.
 package main
 
@@ -98,7 +98,7 @@ func run(args []string, out io.Writer) error {
 
 var workloads = []string{"shared-prefix", "sessions", "hot-tenant", "documents"}
 
-// fleet is the simulated deployment (see docs/routing.md for the numbers).
+// fleet is the simulated deployment (see docs/measurements/2026-12-pod-balancing-report.md for the numbers).
 func fleet(seed uint64) simParams {
 	const (
 		pods, maxRunning = 8, 32

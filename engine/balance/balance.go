@@ -574,7 +574,7 @@ func (b *Balancer) topHeat(p *Pod, tick uint32) float64 {
 // prefill of its own. The Score weighs it like the request's own missing
 // prefix (PrefixWeight), so a warm request goes to another home of its
 // prefix rather than behind a cold prefill (the moderate-load TTFT tail of
-// the EPP comparison, docs/routing.md), while a prefix with one home still
+// the EPP comparison, docs/measurements/2026-12-pod-balancing-report.md), while a prefix with one home still
 // waits there (a cold pod costs the same wait and a cold prefill more).
 func (b *Balancer) pendingPrefill(p *Pod, req *Request) float64 {
 	return min(1, float64(p.prefilling)/float64(len(req.Blocks)))

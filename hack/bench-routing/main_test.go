@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The six-seed moderate-load run of 2026-12-04 (docs/routing.md): the
+// The six-seed moderate-load run of 2026-12-04 (docs/measurements/2026-12-pod-balancing-report.md): the
 // router-proxy 0.11 points behind EPP on the mean, level on seed 3 and
 // 0.05 points or more behind on the others.
 func sixSeeds() []result {
