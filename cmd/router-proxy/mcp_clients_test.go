@@ -29,11 +29,12 @@ func mcpJS(t *testing.T) (node, dir string) {
 }
 
 // TestMCPTypeScriptClient: the official TypeScript SDK client lists the
-// tools and calls one through the router with a JWT.
+// tools (in the router's order) and calls one through the router with a
+// JWT.
 func TestMCPTypeScriptClient(t *testing.T) {
 	node, dir := mcpJS(t)
 	p, ups, is, _ := mcpRouter(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "research", mcpResource), "qwen3-32b", "Say hi.")
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	var stderr string
@@ -66,7 +67,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		assert.NotEmpty(t, tl.Description)
 		assert.Equal(t, "object", tl.InputSchema["type"])
 	}
-	assert.ElementsMatch(t, []string{"qwen3-32b", "qwen3-vl"}, names, "the research team's tools")
+	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, names, "the platform team's tools, in the router's order (not by name)")
 	assert.False(t, got.Result.IsError)
 	require.Len(t, got.Result.Content, 1)
 	assert.Equal(t, "hi", got.Result.Content[0].Text)
