@@ -92,7 +92,18 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		// One page holds every tool, so the router's order is the whole
 		// list's, not each page's (the CRD bounds the backends far below
 		// the SDK's default).
-		PageSize:     max(mcp.DefaultPageSize, len(m.tools)),
+		PageSize: max(mcp.DefaultPageSize, len(m.tools)),
+		// What the endpoint does, declared (initialize and the 2026-07-28
+		// server/discover): tools; and prompts and resources, which the
+		// SDK answers with empty lists whatever is declared, and which
+		// some clients list on connect and treat a "method not found" as
+		// a broken server. No listChanged: a stateless server keeps no
+		// session to notify. No logging: nothing is logged to clients.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+		},
 		Instructions: "Each tool is a model this router serves: call it with a chat request (messages and generation parameters); the answer's text comes back with its usage. The router's rules, data classification, allowlists and budgets apply to every call.",
 	})
 	for _, t := range m.tools {

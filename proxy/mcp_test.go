@@ -26,9 +26,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpListTools lists the tools of h's /mcp as the team's token sees them,
-// in the order they came.
-func mcpListTools(t *testing.T, h *harness, is *authtest.Issuer, team string) []string {
+// mcpSession connects the Go SDK's client to h's /mcp with a token of the
+// team.
+func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -39,8 +39,17 @@ func mcpListTools(t *testing.T, h *harness, is *authtest.Issuer, team string) []
 		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))}, DisableStandaloneSSE: true,
 	}, nil)
 	require.NoError(t, err)
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// mcpListTools lists the tools of h's /mcp as the team's token sees them,
+// in the order they came.
+func mcpListTools(t *testing.T, h *harness, is *authtest.Issuer, team string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := mcpSession(t, h, is, team).ListTools(ctx, nil)
 	require.NoError(t, err)
 	var names []string
 	for _, tl := range res.Tools {
@@ -66,4 +75,41 @@ func TestMCPToolsInRouterOrder(t *testing.T) {
 
 	assert.Equal(t, []string{"zeta", "alpha", "mid_model_v1"}, mcpListTools(t, h, is, "platform"))
 	assert.Equal(t, []string{"zeta", "mid_model_v1"}, mcpListTools(t, h, is, "research"), "the allowlist removes alpha, the order stays")
+}
+
+// mcpHarness starts a router-proxy with /mcp on two local backends.
+func mcpHarness(t *testing.T) (*harness, *authtest.Issuer) {
+	t.Helper()
+	is := authtest.NewIssuer(t)
+	cfg := config(backend("a", "http://127.0.0.1:1"), backend("b", "http://127.0.0.1:1"))
+	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	return start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} }), is
+}
+
+// TestMCPCapabilitiesMatchWhatItAnswers: the endpoint declares what it
+// answers (the 2026-07-28 draft's server/discover holds a server to it):
+// tools, and prompts and resources, which it lists empty (clients that
+// list them on connect get lists, not errors); no listChanged (a stateless
+// server has no session to notify) and no logging (it logs nothing to
+// clients).
+func TestMCPCapabilitiesMatchWhatItAnswers(t *testing.T) {
+	h, is := mcpHarness(t)
+	cs := mcpSession(t, h, is, "research")
+	caps := cs.InitializeResult().Capabilities
+	require.NotNil(t, caps)
+	assert.Equal(t, &mcp.ToolCapabilities{}, caps.Tools)
+	assert.Equal(t, &mcp.PromptCapabilities{}, caps.Prompts)
+	assert.Equal(t, &mcp.ResourceCapabilities{}, caps.Resources)
+	assert.Nil(t, caps.Logging)
+	assert.Nil(t, caps.Completions)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prompts, err := cs.ListPrompts(ctx, nil)
+	require.NoError(t, err)
+	assert.Empty(t, prompts.Prompts)
+	resources, err := cs.ListResources(ctx, nil)
+	require.NoError(t, err)
+	assert.Empty(t, resources.Resources)
 }
