@@ -5,11 +5,13 @@ package compiler
 // a hint), and the file-level diagnostics of Decode.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,9 +39,9 @@ func decodeStrict(file, object string, js []byte, into *v1.ModelRouter) diag.Lis
 			}
 			return diags
 		}
-		d := typeErr(file, object, js, err)
+		d, at := typeErr(file, object, js, err)
 		diags = append(diags, d)
-		cleaned, ok := removePath(js, d.Field)
+		cleaned, ok := removeAt(js, at)
 		if !ok {
 			// Not locatable: decode leniently what can be.
 			*into = v1.ModelRouter{}
@@ -115,142 +117,217 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// removePath deletes the value at a field path (spec.backends[2].weight)
-// from a JSON document.
-func removePath(js []byte, path string) ([]byte, bool) {
-	if path == "" {
+// jsonStep is one step into a JSON document: an object's key, or a list's
+// index (key "").
+type jsonStep struct {
+	key   string
+	index int
+}
+
+// removeAt deletes the value at a path of steps from a JSON document.
+func removeAt(js []byte, at []jsonStep) ([]byte, bool) {
+	if len(at) == 0 {
 		return nil, false
 	}
 	var doc any
 	if json.Unmarshal(js, &doc) != nil {
 		return nil, false
 	}
-	segs := strings.Split(path, ".")
 	cur := doc
-	for i, seg := range segs {
-		name, idx := seg, -1
-		if j := strings.IndexByte(seg, '['); j >= 0 {
-			name = seg[:j]
-			n, err := strconv.Atoi(strings.TrimSuffix(seg[j+1:], "]"))
-			if err != nil {
+	for _, st := range at[:len(at)-1] {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[st.key]
+		case []any:
+			if st.key != "" || st.index >= len(c) {
 				return nil, false
 			}
-			idx = n
-		}
-		m, ok := cur.(map[string]any)
-		if !ok {
+			cur = c[st.index]
+		default:
 			return nil, false
 		}
-		if i == len(segs)-1 && idx < 0 {
-			if _, ok := m[name]; !ok {
-				return nil, false
-			}
-			delete(m, name)
-			out, err := json.Marshal(doc)
-			return out, err == nil
-		}
-		cur = m[name]
-		if idx >= 0 {
-			list, ok := cur.([]any)
-			if !ok || idx >= len(list) {
-				return nil, false
-			}
-			if i == len(segs)-1 {
-				m[name] = append(list[:idx:idx], list[idx+1:]...)
-				out, err := json.Marshal(doc)
-				return out, err == nil
-			}
-			cur = list[idx]
-		}
 	}
-	return nil, false
+	last := at[len(at)-1]
+	switch c := cur.(type) {
+	case map[string]any:
+		if _, ok := c[last.key]; !ok || last.key == "" {
+			return nil, false
+		}
+		delete(c, last.key)
+	case []any:
+		// A list item is emptied, not removed: the items after it keep
+		// their indexes for the errors still to come.
+		if last.key != "" || last.index >= len(c) {
+			return nil, false
+		}
+		c[last.index] = nil
+	default:
+		return nil, false
+	}
+	out, err := json.Marshal(doc)
+	return out, err == nil
 }
 
 // decodeLenient accepts fields the view does not model but still refuses
 // values of the wrong type.
 func decodeLenient(file, object string, js []byte, into any) diag.List {
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, into); err != nil {
-		return diag.List{typeErr(file, object, js, err)}
+		d, _ := typeErr(file, object, js, err)
+		return diag.List{d}
 	}
 	return nil
 }
 
-func typeErr(file, object string, js []byte, err error) diag.Diagnostic {
+// typeErr reports a value of the wrong type at its full field path, list
+// indexes and map keys included (spec.rules[0].match.headers[X-Team]), and
+// returns where the value is, for decodeStrict to remove it.
+func typeErr(file, object string, js []byte, err error) (diag.Diagnostic, []jsonStep) {
 	msg := err.Error()
 	path := ""
+	var at []jsonStep
 	// "json: cannot unmarshal string into Go struct field ModelRouter.spec.backends.weight of type int32"
 	if i := strings.Index(msg, "Go struct field "); i >= 0 {
 		rest := msg[i+len("Go struct field "):]
 		if j := strings.Index(rest, " of type "); j >= 0 {
-			field := rest[:j]
-			if k := strings.Index(field, "."); k >= 0 {
-				field = field[k+1:]
+			fieldPath := rest[:j]
+			if k := strings.Index(fieldPath, "."); k >= 0 {
+				fieldPath = fieldPath[k+1:]
 			}
-			path = field
-			got := strings.TrimPrefix(msg[:i], "json: cannot unmarshal ")
-			got = strings.TrimSuffix(got, " into ")
-			if indexed, ok := indexPath(js, strings.Split(field, "."), got); ok {
-				path = indexed
+			path = fieldPath
+			got, _, _ := strings.Cut(strings.TrimPrefix(msg[:i], "json: cannot unmarshal "), " ")
+			fields := strings.Split(fieldPath, ".")
+			if off, ok := typeErrOffset(err); ok {
+				at, ok = valueAt(js, off, strings.TrimSpace(got))
+				if ok {
+					path = diag.FieldString(stepsPath(at, fields))
+				}
 			}
 			msg = "wrong type: expected " + rest[j+len(" of type "):]
 		}
 	}
-	return fileErr(file, object, path, ReasonInvalidType, "%s", msg)
+	return fileErr(file, object, path, ReasonInvalidType, "%s", msg), at
 }
 
-// indexPath restores the list indexes the JSON decoder leaves out of a type
-// error's field path: it walks the document and returns the first path to a
-// value of the JSON kind the decoder refused (e.g. spec.backends[2].weight).
-func indexPath(js []byte, fields []string, kind string) (string, bool) {
-	var doc any
-	if json.Unmarshal(js, &doc) != nil {
-		return "", false
+// typeErrOffset is the byte offset of a type error in the document.
+// sigs.k8s.io/json returns its own copy of encoding/json's
+// *UnmarshalTypeError, from an internal package no one can name: its Offset
+// field is read by name.
+func typeErrOffset(err error) (int, bool) {
+	v := reflect.ValueOf(err)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
 	}
-	var walk func(v any, rest []string, prefix *field.Path) (*field.Path, bool)
-	walk = func(v any, rest []string, prefix *field.Path) (*field.Path, bool) {
-		if list, ok := v.([]any); ok {
-			for i, item := range list {
-				if p, ok := walk(item, rest, prefix.Index(i)); ok {
-					return p, true
+	if v.Kind() != reflect.Struct {
+		return 0, false
+	}
+	f := v.FieldByName("Offset")
+	if !f.IsValid() || f.Kind() != reflect.Int64 {
+		return 0, false
+	}
+	return int(f.Int()), true
+}
+
+// valueAt is the path to the innermost value of the JSON kind the decoder
+// refused (kind: "string", "number", "bool", "array", "object") that offset
+// off is in, or just past: the decoder refuses a literal at its end, a list
+// or an object one byte in (where a list's first item starts: the kind
+// tells them apart).
+func valueAt(js []byte, off int, kind string) ([]jsonStep, bool) {
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	var found []jsonStep
+	// value reads one value at path and reports whether it, or a value
+	// inside it, is the one.
+	var value func(path []jsonStep) (bool, error)
+	value = func(path []jsonStep) (bool, error) {
+		start := int(dec.InputOffset())
+		for start < len(js) && strings.IndexByte(" \t\r\n,:", js[start]) >= 0 {
+			start++
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return false, err
+		}
+		inner := false
+		switch tok {
+		case json.Delim('{'):
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return false, err
 				}
+				key, _ := k.(string)
+				ok, err := value(append(slices.Clip(path), jsonStep{key: key}))
+				if err != nil {
+					return false, err
+				}
+				inner = inner || ok
 			}
-			return nil, false
+			_, err = dec.Token()
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				ok, err := value(append(slices.Clip(path), jsonStep{index: i}))
+				if err != nil {
+					return false, err
+				}
+				inner = inner || ok
+			}
+			_, err = dec.Token()
 		}
-		if len(rest) == 0 {
-			return prefix, jsonKind(v) == kind
+		if err != nil || inner {
+			return inner, err
 		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
+		if end := int(dec.InputOffset()); start < off && off <= end && jsonTokenKind(tok) == kind {
+			found = slices.Clone(path)
+			return true, nil
 		}
-		child, ok := m[rest[0]]
-		if !ok {
-			return nil, false
-		}
-		if prefix == nil {
-			return walk(child, rest[1:], field.NewPath(rest[0]))
-		}
-		return walk(child, rest[1:], prefix.Child(rest[0]))
+		return false, nil
 	}
-	p, ok := walk(doc, fields, nil)
-	return diag.FieldString(p), ok
+	ok, err := value(nil)
+	return found, ok && err == nil
 }
 
-// jsonKind names a decoded JSON value the way encoding/json's errors do.
-func jsonKind(v any) string {
-	switch v.(type) {
+// jsonTokenKind names the value a token starts the way encoding/json's
+// type errors do.
+func jsonTokenKind(tok json.Token) string {
+	switch tok.(type) {
 	case string:
 		return "string"
-	case float64:
+	case json.Number:
 		return "number"
 	case bool:
 		return "bool"
-	case map[string]any:
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "array"
+		}
 		return "object"
-	case []any:
-		return "array"
 	}
 	return "null"
+}
+
+// stepsPath is the field path of a value's steps: a key is a field's name
+// while the steps follow the decoder's struct field path (fields), and a
+// map key past it; an index is a list index.
+func stepsPath(at []jsonStep, fields []string) *field.Path {
+	var p *field.Path
+	n := 0
+	for _, st := range at {
+		switch {
+		case st.key == "":
+			p = p.Index(st.index)
+		case n < len(fields) && st.key == fields[n]:
+			n++
+			if p == nil {
+				p = field.NewPath(st.key)
+			} else {
+				p = p.Child(st.key)
+			}
+		default:
+			p = p.Key(st.key)
+		}
+	}
+	return p
 }
 
 func fileErr(file, object, field, reason, format string, args ...any) diag.Diagnostic {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -152,6 +154,7 @@ func (in *Inputs) Decode(file string, data []byte) diag.List {
 		in.skippedFiles = append(in.skippedFiles, file)
 	}()
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	starts := DocumentStarts(data)
 	for doc := 1; ; doc++ {
 		raw, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -161,9 +164,52 @@ func (in *Inputs) Decode(file string, data []byte) diag.List {
 			diags = append(diags, fileErr(file, "", "", ReasonInvalidYAML, "document %d: %v%s", doc, err, templateHint(data)))
 			break
 		}
-		diags = append(diags, in.decodeDocument(file, doc, raw, skipped)...)
+		first := 1
+		if doc <= len(starts) {
+			first = starts[doc-1]
+		}
+		diags = append(diags, in.decodeDocument(file, doc, first, raw, skipped)...)
 	}
 	return diags
+}
+
+// DocumentStarts is the line of the file each document of a multi-document
+// YAML file starts on, as utilyaml's YAMLReader splits them: a document is
+// a run of lines between separator lines (a line that starts with "---").
+// Every reader of multi-document files (routing tests too) numbers a YAML
+// error's lines from the file's with it and FileLines.
+func DocumentStarts(data []byte) []int {
+	var starts []int
+	inDoc := false
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("---")):
+			inDoc = false
+		case !inDoc:
+			starts = append(starts, i+1)
+			inDoc = true
+		}
+	}
+	return starts
+}
+
+// yamlLine matches the line numbers of the YAML parser's errors.
+var yamlLine = regexp.MustCompile(`\bline ([0-9]+)`)
+
+// FileLines is a YAML error's message with the lines it names, counted
+// from its document, renumbered from the file's first line: the document
+// starts on line first.
+func FileLines(err error, first int) string {
+	return yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+		n, convErr := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		if convErr != nil {
+			return m
+		}
+		return "line " + strconv.Itoa(n+first-1)
+	})
 }
 
 // templateHint recognises a Helm (or other Go) template passed by mistake.
@@ -174,13 +220,15 @@ func templateHint(data []byte) string {
 	return ""
 }
 
-func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[string]int) diag.List {
+// decodeDocument decodes document doc of a file, which starts on the file's
+// line first (the lines a YAML error names are the file's).
+func (in *Inputs) decodeDocument(file string, doc, first int, raw []byte, skipped map[string]int) diag.List {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	js, err := yaml.YAMLToJSONStrict(raw)
 	if err != nil {
-		return diag.List{fileErr(file, "", "", ReasonInvalidYAML, "document %d: %v%s", doc, err, templateHint(raw))}
+		return diag.List{fileErr(file, "", "", ReasonInvalidYAML, "document %d: %s%s", doc, FileLines(err, first), templateHint(raw))}
 	}
 	if string(js) == "null" {
 		return nil
@@ -208,7 +256,7 @@ func (in *Inputs) decodeDocument(file string, doc int, raw []byte, skipped map[s
 				diags = append(diags, fileErr(file, "", field.NewPath("items").Index(i).String(), ReasonInvalidDocument, "%v", err))
 				continue
 			}
-			diags = append(diags, in.decodeDocument(file, doc, b, skipped)...)
+			diags = append(diags, in.decodeDocument(file, doc, first, b, skipped)...)
 		}
 		return diags
 	}

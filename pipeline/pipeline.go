@@ -175,6 +175,17 @@ func checkNeighbours(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled,
 			continue
 		}
 		for _, c := range byPlane[dp] {
+			at := diag.Diagnostic{File: c.src.File, Object: "ModelRouter/" + c.src.Router.Name, Field: diag.Spec(n.RefField()).String()}
+			if u, ok := t.(targets.UncheckedNeighbours); ok {
+				// What the check could not judge without an object not
+				// given: a warning, so the router is not taken as checked.
+				msg, err := u.Unchecked(context.Background(), targets.MemoryReader(foreign), c.router, c.objs)
+				if err == nil && msg != "" {
+					w := at
+					w.Severity, w.Reason, w.Message = diag.Warning, ReasonNeighbourNotChecked, msg
+					diags = append(diags, w)
+				}
+			}
 			reason, msg, err := n.CheckForeign(context.Background(), targets.MemoryReader(foreign), c.router, c.objs)
 			if err != nil {
 				reason, msg = ReasonNeighbourCheckFailed, err.Error()
@@ -182,8 +193,9 @@ func checkNeighbours(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled,
 			if reason == "" {
 				continue
 			}
-			diags = append(diags, diag.Diagnostic{Severity: diag.Error, File: c.src.File, Object: "ModelRouter/" + c.src.Router.Name,
-				Field: diag.Spec(n.RefField()).String(), Reason: reason, Message: msg})
+			e := at
+			e.Severity, e.Reason, e.Message = diag.Error, reason, msg
+			diags = append(diags, e)
 		}
 	}
 	return diags

@@ -10,6 +10,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,7 +49,8 @@ type mcpServer struct {
 	metadata    http.Handler // the RFC 9728 document
 	metadataURL string
 	resource    *url.URL
-	tools       []mcpTool
+	tools       []mcpTool      // in the router's order
+	order       map[string]int // a tool's name to its index in tools
 }
 
 // mcpTool is one model offered as a tool.
@@ -81,8 +83,27 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		ResourceName:           "LLMKube router " + cfg.Router.Namespace + "/" + cfg.Router.Name,
 	})
 	m.tools = mcpTools(cfg)
+	m.order = make(map[string]int, len(m.tools))
+	for i, t := range m.tools {
+		m.order[t.name] = i
+	}
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "llmkube-router-proxy", Title: "LLMKube router " + cfg.Router.Namespace + "/" + cfg.Router.Name, Version: version.Get().Version}, &mcp.ServerOptions{
+		// One page holds every tool, so the router's order is the whole
+		// list's, not each page's (the CRD bounds the backends far below
+		// the SDK's default).
+		PageSize: max(mcp.DefaultPageSize, len(m.tools)),
+		// What the endpoint does, declared (initialize and the 2026-07-28
+		// server/discover): tools; and prompts and resources, which the
+		// SDK answers with empty lists whatever is declared, and which
+		// some clients list on connect and treat a "method not found" as
+		// a broken server. No listChanged: a stateless server keeps no
+		// session to notify. No logging: nothing is logged to clients.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{},
+			Prompts:   &mcp.PromptCapabilities{},
+			Resources: &mcp.ResourceCapabilities{},
+		},
 		Instructions: "Each tool is a model this router serves: call it with a chat request (messages and generation parameters); the answer's text comes back with its usage. The router's rules, data classification, allowlists and budgets apply to every call.",
 	})
 	for _, t := range m.tools {
@@ -91,17 +112,26 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 	// tools/list shows a team only the models its allowlist reaches; a call
 	// to another model's tool still reaches the inference handler, which
 	// refuses it as the HTTP API does (a tool error, nothing upstream).
+	// The tools come in the router's order, as /v1/models lists the
+	// models (the spec's order: an operator lists the model to prefer
+	// first); the SDK lists them by name, the order its page cursor walks,
+	// and every tool is on its one page (see PageSize below).
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := next(ctx, method, req)
-			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && s.auth.Enforced() {
-				team, _ := ctx.Value(mcpTeamKey{}).(string)
-				if ti := req.GetExtra(); team == "" && ti != nil && ti.TokenInfo != nil {
-					team, _ = ti.TokenInfo.Extra["team"].(string)
+			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
+				tools := slices.Clone(lr.Tools)
+				if s.auth.Enforced() {
+					team, _ := ctx.Value(mcpTeamKey{}).(string)
+					if ti := req.GetExtra(); team == "" && ti != nil && ti.TokenInfo != nil {
+						team, _ = ti.TokenInfo.Extra["team"].(string)
+					}
+					tools = slices.DeleteFunc(tools, func(t *mcp.Tool) bool {
+						return !s.auth.Allowed(team, m.modelOf(t.Name))
+					})
 				}
-				lr.Tools = slices.DeleteFunc(slices.Clone(lr.Tools), func(t *mcp.Tool) bool {
-					return !s.auth.Allowed(team, m.modelOf(t.Name))
-				})
+				slices.SortStableFunc(tools, func(a, b *mcp.Tool) int { return cmp.Compare(m.order[a.Name], m.order[b.Name]) })
+				lr.Tools = tools
 			}
 			return res, err
 		}

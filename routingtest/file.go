@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -20,6 +21,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 )
 
@@ -465,10 +467,12 @@ type document struct {
 	err error          // why it is not YAML
 }
 
-// documents yields the YAML documents of data in order.
+// documents yields the YAML documents of data in order; a YAML error
+// names the file's lines, not its document's.
 func documents(data []byte) iter.Seq[document] {
 	return func(yield func(document) bool) {
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+		starts := compiler.DocumentStarts(data)
 		for n := 1; ; n++ {
 			raw, err := r.Read()
 			if err != nil {
@@ -478,6 +482,9 @@ func documents(data []byte) iter.Seq[document] {
 			d.err = yaml.Unmarshal(raw, &d.obj)
 			if d.err != nil {
 				d.obj = nil
+				if n <= len(starts) {
+					d.err = errors.New(compiler.FileLines(d.err, starts[n-1]))
+				}
 			}
 			if !yield(d) {
 				return

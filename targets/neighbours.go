@@ -25,6 +25,16 @@ type Neighbours interface {
 	RefField() string
 }
 
+// UncheckedNeighbours is implemented by a plane whose neighbour check needs
+// an object the CLI may not have been given (the shared Gateway, whose
+// labels a foreign policy's selector matches). Unchecked names the foreign
+// objects CheckForeign could not judge from what c holds and says what to
+// give it; "" when it judged them all. The CLI warns with it; in a cluster
+// the object is read, or is missing for a reason the controller reports.
+type UncheckedNeighbours interface {
+	Unchecked(ctx context.Context, c ClusterReader, r *ir.Router, desired []*unstructured.Unstructured) (string, error)
+}
+
 // MemoryReader is a ClusterReader over a fixed set of objects (the CLI's
 // foreign objects). Objects match by group and kind, whatever the version.
 type MemoryReader []*unstructured.Unstructured

@@ -29,11 +29,12 @@ func mcpJS(t *testing.T) (node, dir string) {
 }
 
 // TestMCPTypeScriptClient: the official TypeScript SDK client lists the
-// tools and calls one through the router with a JWT.
+// tools (in the router's order) and calls one through the router with a
+// JWT.
 func TestMCPTypeScriptClient(t *testing.T) {
 	node, dir := mcpJS(t)
 	p, ups, is, _ := mcpRouter(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "research", mcpResource), "qwen3-32b", "Say hi.")
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	var stderr string
@@ -66,7 +67,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		assert.NotEmpty(t, tl.Description)
 		assert.Equal(t, "object", tl.InputSchema["type"])
 	}
-	assert.ElementsMatch(t, []string{"qwen3-32b", "qwen3-vl"}, names, "the research team's tools")
+	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, names, "the platform team's tools, in the router's order (not by name)")
 	assert.False(t, got.Result.IsError)
 	require.Len(t, got.Result.Content, 1)
 	assert.Equal(t, "hi", got.Result.Content[0].Text)
@@ -74,16 +75,15 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	assert.Equal(t, int64(1), ups["qwen"].posts.Load())
 }
 
-// TestMCPConformance runs the MCP conformance suite's server scenarios that
-// apply to a router (initialize, ping, tools/list, a tool's error, DNS
-// rebinding) against the router-proxy. The suite sends no credentials, so
-// it talks to the router through a loopback front that adds a valid bearer
-// token and passes every other header (Host and Origin included) as sent;
-// TestMCPAuthorization tests the token checks themselves. Its error tool
-// is a model named test_error_handling, called without messages.
-func TestMCPConformance(t *testing.T) {
-	node, dir := mcpJS(t)
-	p, _, is, _ := mcpRouter(t, "test_error_handling")
+// conformanceFront starts the router-proxy of testdata/mcp-server, with
+// extraModels as local backends, behind a loopback front that adds a valid
+// bearer token: the conformance suite sends no credentials. The front
+// passes every other header (Host and Origin included) as sent;
+// TestMCPAuthorization tests the token checks themselves. It returns the
+// front's /mcp URL.
+func conformanceFront(t *testing.T, extraModels ...string) string {
+	t.Helper()
+	p, _, is, _ := mcpRouter(t, extraModels...)
 	target, _ := url.Parse("http://" + p.listen)
 	token := mcpToken(t, is, "platform", mcpResource)
 	front := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
@@ -102,18 +102,91 @@ func TestMCPConformance(t *testing.T) {
 		}
 		return err == nil
 	}, 10e9, 20e6)
+	return "http://" + addr + "/mcp"
+}
 
+// TestMCPConformance runs the MCP conformance suite's server scenarios that
+// apply to a router (initialize, ping, tools/list, a tool's error, DNS
+// rebinding) against the router-proxy. Its error tool is a model named
+// test_error_handling, called without messages.
+func TestMCPConformance(t *testing.T) {
+	node, dir := mcpJS(t)
+	endpoint := conformanceFront(t, "test_error_handling")
 	outDir := t.TempDir()
 	for _, scenario := range []string{"server-initialize", "ping", "tools-list", "tools-call-error", "dns-rebinding-protection"} {
 		t.Run(scenario, func(t *testing.T) {
 			cmd := exec.Command(node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
-				"server", "--url", "http://"+addr+"/mcp", "--scenario", scenario, "-o", filepath.Join(outDir, scenario))
+				"server", "--url", endpoint, "--scenario", scenario, "-o", filepath.Join(outDir, scenario))
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			assert.NotContains(t, strings.ToUpper(string(out)), "FAILURE", "%s", out)
 			assert.Contains(t, string(out), " 0 failed", "%s", out)
 			t.Logf("%s", out)
+		})
+	}
+}
+
+// conformanceDraftBaseline lists the draft suite's checks a router cannot
+// pass, each with why, in the suite's own --expected-failures format.
+const conformanceDraftBaseline = "../../test/mcp-js/conformance-draft-expected-failures.yml"
+
+// TestMCPConformanceDraft runs the conformance suite's draft of the
+// 2026-07-28 revision (conformance-draft, 0.2.0-alpha.12, at that spec
+// version) on the scenarios that apply to a router: the stateless
+// protocol (server/discover, per-request _meta, versions, removed methods,
+// declared capabilities that match what the server answers),
+// tools/list, a tool's error, concurrent POST streams, DNS rebinding,
+// caching hints, the Mcp-Method and Mcp-Name headers, an unknown resource,
+// and no input-required results where none may be. A check fails the run
+// unless conformanceDraftBaseline excuses it; a check the baseline excuses
+// that passes fails it too (the suite's rule), and so does any warning.
+// The models test_streaming_elicitation and test_logging_tool are the
+// diagnostic tools server-stateless calls: a call to a router's tool must
+// put no request and no log message on the response stream.
+func TestMCPConformanceDraft(t *testing.T) {
+	node, dir := mcpJS(t)
+	suite := filepath.Join(dir, "node_modules", "conformance-draft", "dist", "index.js")
+	_, err := os.Stat(suite)
+	require.NoError(t, err, "the draft suite is not in %s: run `make mcp-js`", dir)
+	baseline, err := filepath.Abs(conformanceDraftBaseline)
+	require.NoError(t, err)
+	endpoint := conformanceFront(t, "test_error_handling", "test_streaming_elicitation", "test_logging_tool")
+	outDir := t.TempDir()
+	for _, scenario := range []string{
+		"server-stateless", "tools-list", "tools-call-error", "server-sse-multiple-streams", "dns-rebinding-protection",
+		"caching", "http-header-validation", "sep-2164-resource-not-found", "input-required-result-unsupported-methods",
+	} {
+		t.Run(scenario, func(t *testing.T) {
+			cmd := exec.Command(node, suite, "server", "--url", endpoint, "--scenario", scenario,
+				"--spec-version", "2026-07-28", "--expected-failures", baseline, "-o", filepath.Join(outDir, scenario))
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			t.Logf("%s", out)
+			require.NoError(t, err, "%s", out)
+			checks, err := filepath.Glob(filepath.Join(outDir, scenario, "*", "checks.json"))
+			require.NoError(t, err)
+			require.Len(t, checks, 1, "the suite wrote one checks.json")
+			raw, err := os.ReadFile(checks[0])
+			require.NoError(t, err)
+			var results []struct{ ID, Status, ErrorMessage string }
+			require.NoError(t, json.Unmarshal(raw, &results))
+			require.NotEmpty(t, results)
+			passed := 0
+			for _, c := range results {
+				switch c.Status {
+				case "SUCCESS":
+					passed++
+				case "SKIPPED", "INFO":
+				case "FAILURE":
+					// Excused by the baseline (the exit status says so): a
+					// check that could not be exercised, never one that was.
+					assert.Contains(t, c.ErrorMessage, "Not testable", "%s: %s", c.ID, c.ErrorMessage)
+				default:
+					t.Errorf("%s: %s: %s", c.ID, c.Status, c.ErrorMessage)
+				}
+			}
+			assert.Positive(t, passed, "the scenario exercised the router")
 		})
 	}
 }

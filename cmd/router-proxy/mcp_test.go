@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +90,7 @@ func mcpSessionWith(t *testing.T, p *proc, tr bearerTransport) *mcp.ClientSessio
 	return cs
 }
 
+// toolNames are the tools as tools/list gives them, in its order.
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
@@ -99,7 +99,6 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	for _, tl := range res.Tools {
 		out = append(out, tl.Name)
 	}
-	sort.Strings(out)
 	return out
 }
 
@@ -131,7 +130,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	p, ups, is, auditPath := mcpRouter(t)
 
 	platform := mcpSession(t, p, mcpToken(t, is, "platform", mcpResource))
-	assert.Equal(t, []string{"gpt-5", "qwen3-32b", "qwen3-vl"}, toolNames(t, platform))
+	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, toolNames(t, platform), "the router's order, as /v1/models")
 	research := mcpSession(t, p, mcpToken(t, is, "research", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, research), "tools/list shows a team only the models it may reach")
 

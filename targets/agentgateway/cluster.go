@@ -98,6 +98,70 @@ func (*Target) CheckForeign(ctx context.Context, c targets.ClusterReader, r *ir.
 	return "", "", nil
 }
 
+var _ targets.UncheckedNeighbours = (*Target)(nil)
+
+// Unchecked implements targets.UncheckedNeighbours: the foreign
+// AgentgatewayPolicies in the Gateway's namespace that would be findings of
+// CheckForeign (an Override of a field the router's route policy sets,
+// another PreRouting transformation) and select Gateways by label
+// (spec.targetSelectors), when c does not hold the router's Gateway: without
+// its labels, whether they attach to it cannot be judged, and CheckForeign
+// takes them not to.
+func (*Target) Unchecked(ctx context.Context, c targets.ClusterReader, r *ir.Router, desired []*unstructured.Unstructured) (string, error) {
+	g := r.AgentGateway
+	if g == nil {
+		return "", nil
+	}
+	gw, err := c.Get(ctx, targets.GatewayGVK, g.Namespace, g.Name)
+	if err != nil || gw != nil {
+		return "", err
+	}
+	ours, mine, _ := routePolicyFields(desired)
+	var ourTransform map[string]any
+	for _, o := range desired {
+		if o.GroupVersionKind() == agentgatewayPolicyGVK {
+			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
+				ourTransform, _ = field(o.Object, "spec", "traffic", "transformation").(map[string]any)
+			}
+		}
+	}
+	items, err := c.List(ctx, agentgatewayPolicyGVK, g.Namespace)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for i := range items {
+		p := &items[i] // read only: the cache's own (ClusterReader.List)
+		if ours[targets.Key(agentgatewayPolicyGVK, p.GetNamespace(), p.GetName())] || !p.GetDeletionTimestamp().IsZero() || !selectsKind(p, "Gateway") {
+			continue
+		}
+		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
+		transform, _ := field(p.Object, "spec", "traffic", "transformation").(map[string]any)
+		otherPreRouting := phase == "PreRouting" && transform != nil && (ourTransform == nil || !sameJSON(transform, ourTransform))
+		if otherPreRouting || len(overriddenFields(p, mine)) > 0 {
+			found = append(found, p.GetNamespace()+"/"+p.GetName())
+		}
+	}
+	if len(found) == 0 {
+		return "", nil
+	}
+	sort.Strings(found)
+	return fmt.Sprintf("AgentgatewayPolicy %s selects Gateways by label (spec.targetSelectors), and Gateway %s/%s is not among the inputs: whether it attaches to this router's Gateway (and overrides the router's auth policy or replaces its model extraction) could not be checked. Give the Gateway beside the router (kubectl get gateway -n %s %s -o yaml)",
+		strings.Join(found, ", "), g.Namespace, g.Name, g.Namespace, g.Name), nil
+}
+
+// selectsKind reports whether a policy selects objects of kind by label
+// (spec.targetSelectors).
+func selectsKind(p *unstructured.Unstructured, kind string) bool {
+	sels, _ := field(p.Object, "spec", "targetSelectors").([]any)
+	for _, s := range sels {
+		if m, ok := s.(map[string]any); ok && m["kind"] == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // SetStatus implements targets.Cluster.
 func (*Target) SetStatus(st *v1.ModelRouterStatus, obs targets.Observation) {
 	if !obs.Applied {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/llmkube-compile/compiler"
 )
 
 // Exit codes of diff, as kubectl diff's: 0 no difference, 1 differences,
@@ -144,8 +146,9 @@ func yamlLines(o *unstructured.Unstructured) []string {
 // decodeObjects reads multi-document YAML (or JSON) manifests; a v1 List is flattened.
 func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	starts := compiler.DocumentStarts(data)
 	var out []*unstructured.Unstructured
-	for {
+	for n := 0; ; n++ {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return out, nil
@@ -155,6 +158,10 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 		}
 		var m map[string]any
 		if err := yaml.Unmarshal(doc, &m); err != nil {
+			if n < len(starts) {
+				// The file's line, not the document's.
+				return nil, errors.New(compiler.FileLines(err, starts[n]))
+			}
 			return nil, err
 		}
 		if len(m) == 0 {
