@@ -129,7 +129,7 @@ func TestAudiencesEndToEnd(t *testing.T) {
 		aud  any
 		want string
 	}{
-		"another service's": {"https://other.example/mcp", "its audience does not name this resource"},
+		"another service's":  {"https://other.example/mcp", "its audience does not name this resource"},
 		"a list naming none": {[]string{"https://other.example/mcp", "billing"}, "its audience does not name this resource"},
 		"no aud":             {nil, "it has no aud claim"},
 	} {
