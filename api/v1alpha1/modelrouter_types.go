@@ -787,7 +787,12 @@ type JWTSpec struct {
 	Issuer string `json:"issuer"`
 
 	// JWKSURI is the remote JWKS endpoint the gateway fetches signing keys
-	// from.
+	// from. It must be https, or plain http only to a loopback or
+	// cluster-local host (localhost, a loopback, private or link-local
+	// address, a single-label Service name, or a name under .svc,
+	// .svc.cluster.local or .cluster.local): keys fetched in plain text from
+	// anywhere else could be replaced on the way. Stricter than the
+	// reference, which takes any URL.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	JWKSURI string `json:"jwksURI"`
