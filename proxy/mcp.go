@@ -535,7 +535,7 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) (ok bool) {
 		// URL was built from. The bare path stands for the origin and any
 		// other suffix for another resource, neither of which this router
 		// protects under resourceURL's audience: no document there.
-		writeError(w, http.StatusNotFound, "invalid_request_error", "not_found",
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			"no protected resource here: the metadata of "+m.resource.String()+" is at "+m.metadataURL)
 	default:
 		return false
