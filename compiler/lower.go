@@ -322,7 +322,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0) {
 		auth := &ir.Auth{}
 		if j := a.JWT; j != nil {
-			auth.JWT = &ir.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: strings.ToLower(j.HeaderKey)}
+			auth.JWT = &ir.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: strings.ToLower(j.HeaderKey), Audiences: slices.Clone(j.Audiences)}
 		}
 		for _, e := range a.Allowlists {
 			auth.Allowlists = append(auth.Allowlists, ir.Allowlist{Team: e.Team, Models: e.Models})

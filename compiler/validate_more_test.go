@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"strings"
 	"testing"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
@@ -84,4 +85,46 @@ func TestAuthOnProxy(t *testing.T) {
 	bad.JWT.JWKSURI = "idp/certs"
 	_, diags = vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { r.Spec.Policy = &v1.RouterPolicy{Auth: bad} })
 	assert.Equal(t, []string{"spec.policy.auth.jwt.jwksURI InvalidURL"}, vtKeys(diags.Errors()))
+}
+
+// TestJWKSURIPlainHTTP: the signing keys come over https, or in plain http
+// only from a loopback or cluster-local host (InsecureJWKSURI otherwise).
+func TestJWKSURIPlainHTTP(t *testing.T) {
+	for uri, want := range map[string][]string{
+		"http://idp.example.com/certs":                                {"spec.policy.auth.jwt.jwksURI InsecureJWKSURI"},
+		"http://203.0.113.7/certs":                                    {"spec.policy.auth.jwt.jwksURI InsecureJWKSURI"},
+		"https://idp.example.com/certs":                               {},
+		"http://127.0.0.1:8080/certs":                                 {},
+		"http://keycloak.auth.svc.cluster.local:8080/certs":           {},
+		"http://keycloak/realms/agents/protocol/openid-connect/certs": {},
+		"http://10.96.4.2/certs":                                      {},
+	} {
+		_, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) {
+			r.Spec.Policy = &v1.RouterPolicy{Auth: &v1.AuthSpec{JWT: &v1.JWTSpec{Provider: "p", Issuer: "https://idp", JWKSURI: uri, TeamClaim: "team"}}}
+		})
+		got := vtKeys(diags.Errors())
+		if got == nil {
+			got = []string{}
+		}
+		assert.Equal(t, want, got, uri)
+	}
+}
+
+// TestAudiences: audiences reach the IR as written; an empty, padded or
+// repeated audience is refused.
+func TestAudiences(t *testing.T) {
+	jwt := func(auds ...string) *v1.RouterPolicy {
+		return &v1.RouterPolicy{Auth: &v1.AuthSpec{JWT: &v1.JWTSpec{Provider: "p", Issuer: "https://idp", JWKSURI: "https://idp/certs", TeamClaim: "team", Audiences: auds}}}
+	}
+	out, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { r.Spec.Policy = jwt("https://models.example.com", "router") })
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	assert.Equal(t, []string{"https://models.example.com", "router"}, out.Policy.Auth.JWT.Audiences)
+
+	_, diags = vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { r.Spec.Policy = jwt("a", " a", "", "a", strings.Repeat("x", 2049)) })
+	assert.ElementsMatch(t, []string{
+		"spec.policy.auth.jwt.audiences[1] InvalidFormat",
+		"spec.policy.auth.jwt.audiences[2] TooShort",
+		"spec.policy.auth.jwt.audiences[3] DuplicateAudience",
+		"spec.policy.auth.jwt.audiences[4] TooLong",
+	}, vtKeys(diags.Errors()))
 }

@@ -57,7 +57,11 @@ func (v *validator) checkAuth() {
 		if u, err := url.Parse(a.JWT.JWKSURI); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			v.diags.ErrorAt(auth.Child("jwt", "jwksURI"), ReasonInvalidURL,
 				"%q is not an http(s) URL; the signing keys are fetched from it", a.JWT.JWKSURI)
+		} else if u.Scheme == "http" && !wellknown.PlainHTTPHost(u.Hostname()) {
+			v.diags.ErrorAt(auth.Child("jwt", "jwksURI"), ReasonInsecureJWKSURI,
+				"%q fetches the signing keys in plain http from %s: anyone on the path could hand the router keys of their own and sign any token it would accept; use https (plain http only to a loopback or cluster-local host: localhost, a Service name, *.svc, *.svc.cluster.local, or a private IP address)", a.JWT.JWKSURI, u.Hostname())
 		}
+		v.checkAudiences(auth.Child("jwt", "audiences"), a.JWT.Audiences)
 		// With JWT on, the team is a verified claim: a team budget that keys
 		// on another header would key on a value the client chooses.
 		for i, b := range v.s.Policy.Budgets {
@@ -80,6 +84,36 @@ func (v *validator) checkAuth() {
 		}
 	}
 	v.uniqueNames(auth.Child("allowlists"), "team", ReasonDuplicateTeam, "team", teams)
+}
+
+// maxAudience is the CRD's bound on one policy.auth.jwt.audiences entry.
+const maxAudience = 2048
+
+// checkAudiences refuses an audience no token could carry as written (one
+// with surrounding whitespace) and an audience listed twice.
+func (v *validator) checkAudiences(list *field.Path, auds []string) {
+	for i, a := range auds {
+		// The CRD's items bounds; the field table holds no item constraints.
+		switch {
+		case a == "":
+			v.diags.ErrorAt(list.Index(i), ReasonTooShort, "an audience is empty; name the aud value tokens for this router carry")
+		case len(a) > maxAudience:
+			v.diags.ErrorAt(list.Index(i), ReasonTooLong, "audience is %d bytes, more than %d", len(a), maxAudience)
+		}
+		if a != "" && strings.TrimSpace(a) != a {
+			v.diags.ErrorAt(list.Index(i), ReasonInvalidFormat,
+				"audience %q has leading or trailing whitespace and would never equal a token's aud; remove it", a)
+		}
+	}
+	first := map[string]int{}
+	for i, a := range auds {
+		if j, dup := first[a]; dup {
+			v.diags.ErrorAt(list.Index(i), ReasonDuplicateAudience,
+				"audience %q is already listed at %s; list each audience once", a, list.Index(j))
+			continue
+		}
+		first[a] = i
+	}
 }
 
 // configMount is where the router-proxy's configuration is mounted read-only.

@@ -539,6 +539,7 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	// The API's extensions of the reference (api/v1alpha1 extensionRows),
 	// with their constraints.
 	want["spec.gatewayRef.hostnames"] = fieldRow{MinItems: 1, MaxItems: 16}
+	want["spec.policy.auth.jwt.audiences"] = fieldRow{MaxItems: 64}
 	one := int64(1)
 	want["spec.proxy.podDisruptionBudget.maxUnavailable"] = fieldRow{Minimum: &one}
 	for path, row := range want {

@@ -467,6 +467,10 @@ type JWT struct {
 	JWKSURI   string
 	TeamClaim string
 	HeaderKey string
+	// Audiences, when set, are the aud values a token must name one of
+	// (policy.auth.jwt.audiences); empty checks no audience (the router-proxy
+	// adds the MCP resource URL, see proxyapi.Config.HTTPAudiences).
+	Audiences []string
 }
 
 // Allowlist grants a team some models (all when Models is empty).

@@ -36,8 +36,8 @@ const MCPPath = "/mcp"
 
 // mcpMetadataPath is the RFC 9728 well-known location of the protected
 // resource metadata; the resource's own path is appended to it
-// (/.well-known/oauth-protected-resource/mcp) and the bare form is served
-// too.
+// (/.well-known/oauth-protected-resource/mcp). The bare form is served only
+// for a resourceURL without a path (RFC 9728 §3.3).
 const mcpMetadataPath = "/.well-known/oauth-protected-resource"
 
 // maxMCPAnswer bounds the answer an MCP tool call buffers.
@@ -45,12 +45,15 @@ const maxMCPAnswer = 16 << 20
 
 // mcpServer is the router-proxy's MCP endpoint.
 type mcpServer struct {
-	handler     http.Handler // /mcp: bearer token, origin check, Streamable HTTP
-	metadata    http.Handler // the RFC 9728 document
-	metadataURL string
-	resource    *url.URL
-	tools       []mcpTool      // in the router's order
-	order       map[string]int // a tool's name to its index in tools
+	handler  http.Handler // /mcp: bearer token, origin check, Streamable HTTP
+	metadata http.Handler // the RFC 9728 document
+	// metadataPath is where the document is served: the well-known prefix
+	// and resourceURL's path (RFC 9728 §3.1), and nowhere else.
+	metadataPath string
+	metadataURL  string
+	resource     *url.URL
+	tools        []mcpTool      // in the router's order
+	order        map[string]int // a tool's name to its index in tools
 }
 
 // mcpTool is one model offered as a tool.
@@ -75,7 +78,8 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		return nil, fmt.Errorf("mcp.resourceURL: %w", err)
 	}
 	m := &mcpServer{resource: res}
-	m.metadataURL = res.Scheme + "://" + res.Host + mcpMetadataPath + strings.TrimSuffix(res.EscapedPath(), "/")
+	m.metadataPath = mcpMetadataPath + strings.TrimSuffix(res.EscapedPath(), "/")
+	m.metadataURL = res.Scheme + "://" + res.Host + m.metadataPath
 	m.metadata = mcpauth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource:               cfg.MCP.ResourceURL,
 		AuthorizationServers:   []string{cfg.Policy.Auth.JWT.Issuer},
@@ -141,7 +145,7 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		JSONResponse:        true,
 		MaxRequestBodyBytes: s.maxBody,
 	})
-	verify := s.auth.ForAudience(cfg.MCP.ResourceURL)
+	verify := s.auth.ForAudiences(cfg.MCP.ResourceURL)
 	bearer := mcpauth.RequireBearerToken(func(ctx context.Context, token string, r *http.Request) (*mcpauth.TokenInfo, error) {
 		v, aerr := verify.Verify(ctx, token)
 		if aerr != nil {
@@ -149,16 +153,50 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		}
 		return &mcpauth.TokenInfo{UserID: v.Subject, Expiration: v.Expiration, Extra: map[string]any{"team": v.Team}}, nil
 	}, &mcpauth.RequireBearerTokenOptions{ResourceMetadataURL: m.metadataURL, ClockSkew: auth.Leeway})
-	m.handler = m.checkOrigin(bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.handler = m.checkOrigin(invalidTokenChallenge(bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cw, ok := w.(*challengeWriter); ok {
+			w = cw.ResponseWriter // past the token check: the transport writes to the connection
+		}
 		if ti := mcpauth.TokenInfoFromContext(r.Context()); ti != nil {
 			if team, ok := ti.Extra["team"].(string); ok {
 				r = r.WithContext(context.WithValue(r.Context(), mcpTeamKey{}, team))
 			}
 		}
 		transport.ServeHTTP(w, r)
-	})))
+	}))))
 	return m, nil
 }
+
+// invalidTokenChallenge adds error="invalid_token" to the 401 challenge of
+// a request that presented a bearer token (RFC 6750 §3.1): the SDK's
+// RequireBearerToken names only resource_metadata, so a client could not
+// tell a refused token (get a new one) from a missing one (authorize).
+// A request without a token gets no error code, as RFC 6750 §3.1 asks.
+func invalidTokenChallenge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&challengeWriter{ResponseWriter: w}, r)
+	})
+}
+
+// challengeWriter rewrites the challenge of a 401 as it is sent.
+type challengeWriter struct{ http.ResponseWriter }
+
+func (c *challengeWriter) WriteHeader(code int) {
+	if code == http.StatusUnauthorized {
+		h := c.Header()
+		if v := h.Get("WWW-Authenticate"); v != "" && !strings.Contains(v, "error=") {
+			h.Set("WWW-Authenticate", v+`, error="invalid_token"`)
+		}
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *challengeWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
 // checkOrigin refuses a browser request from another origin (DNS-rebinding
 // and cross-site requests, as the Streamable HTTP transport requires): an
@@ -520,8 +558,15 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) (ok bool) {
 	case r.URL.Path == MCPPath:
 		r = r.WithContext(context.WithValue(r.Context(), mcpRemoteKey{}, r.RemoteAddr))
 		m.handler.ServeHTTP(w, r)
-	case r.URL.Path == mcpMetadataPath || strings.HasPrefix(r.URL.Path, mcpMetadataPath+"/"):
+	case r.URL.EscapedPath() == m.metadataPath:
 		m.metadata.ServeHTTP(w, r)
+	case r.URL.Path == mcpMetadataPath || strings.HasPrefix(r.URL.Path, mcpMetadataPath+"/"):
+		// RFC 9728 §3.3: a document's resource must be the identifier its
+		// URL was built from. The bare path stands for the origin and any
+		// other suffix for another resource, neither of which this router
+		// protects under resourceURL's audience: no document there.
+		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
+			"no protected resource here: the metadata of "+m.resource.String()+" is at "+m.metadataURL)
 	default:
 		return false
 	}

@@ -334,6 +334,11 @@ func (s *Server) initAuth(cfg *proxyapi.Config, opts Options) error {
 	if s.auth, err = auth.New(ctx, cfg.Policy.Auth, client, s.log); err != nil {
 		return err
 	}
+	if s.auth != nil {
+		// The HTTP API's audiences: policy.auth.jwt.audiences and the MCP
+		// resource URL (/mcp narrows its own to the latter, proxy/mcp.go).
+		s.auth = s.auth.ForAudiences(cfg.HTTPAudiences()...)
+	}
 	if s.auth.Enforced() {
 		s.teamModels = map[string][]byte{}
 		for _, e := range cfg.Policy.Auth.Allowlists {

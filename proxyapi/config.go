@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -282,6 +283,25 @@ type JWT struct {
 	TeamClaim string `json:"teamClaim"`
 	// HeaderKey receives the verified team; a client-sent value is removed.
 	HeaderKey string `json:"headerKey"`
+	// Audiences, when set, are the aud values the HTTP API accepts a token
+	// for (one must be named); see HTTPAudiences for the MCP resource.
+	Audiences []string `json:"audiences,omitempty"`
+}
+
+// HTTPAudiences are the audiences the HTTP API (/v1/...) accepts a token
+// for: policy.auth.jwt.audiences and, with MCP, the MCP resource URL (the
+// MCP endpoint's tokens are this router's, and a tool call is served by the
+// HTTP API's handler with the caller's token). Empty: no audience is
+// checked. /mcp itself accepts only the resource URL (docs/mcp.md).
+func (c *Config) HTTPAudiences() []string {
+	var out []string
+	if a := c.Policy.Auth; a != nil && a.JWT != nil {
+		out = append(out, a.JWT.Audiences...)
+	}
+	if c.MCP != nil && c.MCP.ResourceURL != "" && !slices.Contains(out, c.MCP.ResourceURL) {
+		out = append(out, c.MCP.ResourceURL)
+	}
+	return out
 }
 
 // Allowlist grants one team its models (globs; none means every model).

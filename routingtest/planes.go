@@ -400,7 +400,7 @@ func (rt *Router) request(req Request, down []string) simulate.Request {
 		sr.Body = body
 	}
 	if t := req.Token; t != nil {
-		sr.Token = &simulate.Token{Issuer: rt.issuer(t.Issuer), Claims: t.Claims, Invalid: t.Invalid}
+		sr.Token = &simulate.Token{Issuer: rt.issuer(t.Issuer), Claims: rt.claims(t.Claims), Invalid: t.Invalid}
 	}
 	if len(down) > 0 {
 		sr.Down = map[string]bool{}
@@ -421,6 +421,34 @@ func (rt *Router) issuer(named string) string {
 		return a.JWT.Issuer
 	}
 	return "https://issuer.routing-test.invalid"
+}
+
+// claims are a case's token claims and, when the case names no aud, the
+// router's own audience: a token meant for the router, as its issuer is
+// (a case tests another audience by naming it, none with aud: null).
+func (rt *Router) claims(named map[string]any) map[string]any {
+	aud := rt.audience()
+	if _, ok := named["aud"]; ok || aud == "" {
+		return named
+	}
+	out := map[string]any{"aud": aud}
+	for k, v := range named {
+		out[k] = v
+	}
+	return out
+}
+
+// audience is the first audience the router accepts on its HTTP API:
+// policy.auth.jwt.audiences, else the MCP resource URL ("" when it
+// checks none).
+func (rt *Router) audience() string {
+	if a := rt.IR.Policy.Auth; a != nil && a.JWT != nil && len(a.JWT.Audiences) > 0 {
+		return a.JWT.Audiences[0]
+	}
+	if rt.IR.MCP != nil {
+		return rt.IR.MCP.ResourceURL
+	}
+	return ""
 }
 
 // outcome fills the result from the model's outcome, in the router's

@@ -34,6 +34,33 @@ type Token struct {
 	Raw string
 }
 
+// NamesAudience reports whether the token's aud claim (a string or a list
+// of strings) names one of audiences, as the gateways' JWT verifiers check
+// it when a provider lists audiences (RFC 7519 §4.1.3).
+func (t *Token) NamesAudience(audiences []string) bool {
+	var aud []string
+	switch v := t.Claims["aud"].(type) {
+	case string:
+		aud = []string{v}
+	case []string:
+		aud = v
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				aud = append(aud, s)
+			}
+		}
+	}
+	for _, a := range aud {
+		for _, want := range audiences {
+			if a == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // RawValue is the token as sent.
 func (t *Token) RawValue() string {
 	if t.Raw != "" {

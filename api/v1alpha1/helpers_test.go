@@ -196,6 +196,8 @@ func loadFieldTable(t *testing.T) []fieldRow {
 var extensionRows = []fieldRow{
 	// docs/mcp.md: the MCP endpoint's URL, the tokens' audience.
 	{path: "spec.mcpServer.resourceURL", typ: "string", constraints: map[string]string{}},
+	// docs/router-proxy.md#authentication: the audiences a token must name.
+	{path: "spec.policy.auth.jwt.audiences", typ: "[]string", constraints: map[string]string{"maxItems": "64"}},
 	// docs/targets/gateway.md#hostnames: the hosts a router claims on its
 	// Gateway (the same shape as the reference's agentGatewayRef.hostnames).
 	{path: "spec.gatewayRef.hostnames", typ: "[]string", constraints: map[string]string{"minItems": "1", "maxItems": "16"}},

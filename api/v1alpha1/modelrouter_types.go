@@ -787,7 +787,12 @@ type JWTSpec struct {
 	Issuer string `json:"issuer"`
 
 	// JWKSURI is the remote JWKS endpoint the gateway fetches signing keys
-	// from.
+	// from. It must be https, or plain http only to a loopback or
+	// cluster-local host (localhost, a loopback, private or link-local
+	// address, a single-label Service name, or a name under .svc,
+	// .svc.cluster.local or .cluster.local): keys fetched in plain text from
+	// anywhere else could be replaced on the way. Stricter than the
+	// reference, which takes any URL.
 	// +kubebuilder:validation:MinLength=1
 	// +required
 	JWKSURI string `json:"jwksURI"`
@@ -802,6 +807,22 @@ type JWTSpec struct {
 	// Defaults to "x-llmkube-team".
 	// +optional
 	HeaderKey string `json:"headerKey,omitempty"`
+
+	// Audiences, when set, are the audiences this router accepts: a token's
+	// "aud" claim must name one of them (RFC 7519 §4.1.3), so a token minted
+	// for another service is refused with 401. An extension of the
+	// reference, which checks no audience. On dataPlane Proxy, with
+	// mcpServer, the HTTP API also accepts mcpServer.resourceURL (the MCP
+	// endpoint's tokens are this router's) and, without audiences, accepts
+	// only it; /mcp accepts only resourceURL. Without audiences and
+	// mcpServer no audience is checked. Each entry is at most 2048 bytes,
+	// without surrounding whitespace; at most 64 entries.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +listType=set
+	// +optional
+	Audiences []string `json:"audiences,omitempty"`
 }
 
 // AllowlistEntry grants one team the models it may reach.

@@ -58,3 +58,14 @@ func BenchmarkGlob(b *testing.B) {
 		Glob("*coder*-instruct-?", "org/deepseek-coder-v2-instruct-q")
 	}
 }
+
+func TestPlainHTTPHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "127.0.0.1": true, "::1": true, "keycloak": true,
+		"keycloak.auth.svc": true, "keycloak.auth.svc.cluster.local": true, "10.96.0.12": true,
+		"172.18.0.2": true, "fd00::1": true, "idp.example.com": false, "keycloak.auth": false,
+		"8.8.8.8": false, "2001:db8::1": false, "": false, "evil.svc.example.com": false,
+	} {
+		assert.Equal(t, want, PlainHTTPHost(host), host)
+	}
+}

@@ -227,32 +227,45 @@ func TestMCPAuthorization(t *testing.T) {
 		return resp, string(b)
 	}
 	const challenge = `Bearer resource_metadata="https://models.example.com/.well-known/oauth-protected-resource/mcp"`
+	// RFC 6750 §3.1: a refused token's challenge says invalid_token; a
+	// request without one gets no error code.
+	const refused = challenge + `, error="invalid_token"`
 	resp, _ := post("", "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 	assert.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
-	resp, _ = post(mcpToken(t, is, "platform", "https://other.example.com/mcp"), "")
+	resp, body := post(mcpToken(t, is, "platform", "https://other.example.com/mcp"), "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token for another resource")
-	assert.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
-	resp, _ = post(mcpToken(t, is, "platform", ""), "")
+	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
+	assert.Contains(t, body, "its audience does not name this resource")
+	resp, body = post(mcpToken(t, is, "platform", ""), "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token naming no audience")
+	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
+	assert.Contains(t, body, "it has no aud claim", "the missing claim is named")
 	resp, _ = post(mcpToken(t, is, "platform", mcpResource)[:60]+"x", "")
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a forged token")
-	resp, body := post(mcpToken(t, is, "platform", mcpResource), "https://evil.example")
+	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
+	resp, body = post(mcpToken(t, is, "platform", mcpResource), "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode, body)
 	resp, body = post(mcpToken(t, is, "platform", mcpResource), "https://models.example.com")
 	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
 	assert.Contains(t, body, `"qwen3-32b"`)
 
-	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+	code, _, body := p.get(t, "/.well-known/oauth-protected-resource/mcp", "")
+	require.Equal(t, http.StatusOK, code, body)
+	var meta struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &meta))
+	assert.Equal(t, mcpResource, meta.Resource)
+	assert.Equal(t, []string{authtest.IssuerURL}, meta.AuthorizationServers)
+	// RFC 9728 §3.3: the document's resource is the identifier its URL was
+	// built from. The bare path stands for the origin, which is not the
+	// resource /mcp protects, and another suffix for another resource.
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/v1/chat/completions"} {
 		code, _, body := p.get(t, path, "")
-		require.Equal(t, http.StatusOK, code, path)
-		var meta struct {
-			Resource             string   `json:"resource"`
-			AuthorizationServers []string `json:"authorization_servers"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(body), &meta))
-		assert.Equal(t, mcpResource, meta.Resource)
-		assert.Equal(t, []string{authtest.IssuerURL}, meta.AuthorizationServers)
+		assert.Equal(t, http.StatusNotFound, code, path)
+		assert.NotContains(t, body, `"resource"`, path)
 	}
 	for _, u := range ups {
 		assert.Zero(t, u.posts.Load(), "nothing reached an upstream")

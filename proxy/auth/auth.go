@@ -66,6 +66,7 @@ type Authorizer struct {
 	keys      keyfunc.Keyfunc
 	parser    *jwt.Parser
 	issuer    string
+	audiences []string // one must be named in aud; none: aud is not checked
 	teamClaim string
 	// Header is the canonical header the verified team is written to.
 	Header string
@@ -103,7 +104,7 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 		issuer:    j.Issuer,
 		teamClaim: j.TeamClaim,
 		Header:    http.CanonicalHeaderKey(j.HeaderKey),
-		parser:    newParser(j.Issuer),
+		parser:    newParser(j.Issuer, nil),
 	}
 	if len(cfg.Allowlists) > 0 {
 		a.allow = map[string][]string{}
@@ -115,15 +116,20 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 }
 
 // newParser is the verification every token gets (asymmetric algorithms,
-// the issuer, exp required, iat checked, the leeway), plus extra.
-func newParser(issuer string, extra ...jwt.ParserOption) *jwt.Parser {
-	return jwt.NewParser(append([]jwt.ParserOption{
+// the issuer, exp required, iat checked, the leeway) and, with audiences,
+// an aud claim naming one of them.
+func newParser(issuer string, audiences []string) *jwt.Parser {
+	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(Algorithms),
 		jwt.WithIssuer(issuer),
 		jwt.WithLeeway(Leeway),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
-	}, extra...)...)
+	}
+	if len(audiences) > 0 {
+		opts = append(opts, jwt.WithAudience(audiences...))
+	}
+	return jwt.NewParser(opts...)
 }
 
 // key resolves a token's verification key from the JWKS, refusing
@@ -149,12 +155,14 @@ type Verified struct {
 	Expiration    time.Time
 }
 
-// ForAudience is the Authorizer verifying tokens as a does and, besides,
-// that their aud claim names audience (RFC 8707: a token for another
-// resource is refused). The key set is shared.
-func (a *Authorizer) ForAudience(audience string) *Authorizer {
+// ForAudiences is the Authorizer verifying tokens as a does except for the
+// audience: their aud claim must name one of audiences (RFC 7519 §4.1.3,
+// RFC 8707: a token for another resource is refused); none checks no
+// audience. The key set is shared.
+func (a *Authorizer) ForAudiences(audiences ...string) *Authorizer {
 	b := *a
-	b.parser = newParser(a.issuer, jwt.WithAudience(audience))
+	b.audiences = slices.Clone(audiences)
+	b.parser = newParser(a.issuer, b.audiences)
 	return &b
 }
 
@@ -163,7 +171,7 @@ func (a *Authorizer) ForAudience(audience string) *Authorizer {
 func (a *Authorizer) Verify(ctx context.Context, raw string) (Verified, *Error) {
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(ctx)); err != nil {
-		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token is not valid: " + reason(err)}
+		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token is not valid: " + a.reason(err, claims)}
 	}
 	team, ok := claims[a.teamClaim].(string)
 	if !ok || team == "" {
@@ -195,7 +203,8 @@ func (a *Authorizer) Authenticate(r *http.Request) (string, *Error) {
 }
 
 // reason is the verification failure, without the library's prefixes.
-func reason(err error) string {
+// claims are the token's, as far as they were read.
+func (a *Authorizer) reason(err error, claims jwt.MapClaims) string {
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "it has expired"
@@ -210,11 +219,30 @@ func reason(err error) string {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "it is malformed"
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "it has no exp claim"
+		return "it has no " + strings.Join(a.missingClaims(claims), " or ") + " claim"
 	case errors.Is(err, jwt.ErrTokenUnverifiable):
 		return "no key of the issuer verifies it (unknown kid, or an algorithm other than " + strings.Join(Algorithms, ", ") + ")"
 	}
 	return "it could not be verified"
+}
+
+// missingClaims are the claims the parser requires (exp, iss, and aud
+// with audiences) that the token lacks, in that order.
+func (a *Authorizer) missingClaims(claims jwt.MapClaims) []string {
+	required := []string{"exp", "iss"}
+	if len(a.audiences) > 0 {
+		required = append(required, "aud")
+	}
+	var out []string
+	for _, c := range required {
+		if v, ok := claims[c]; !ok || v == nil || v == "" {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 { // an empty aud list, say
+		out = append(out, "required")
+	}
+	return out
 }
 
 // bearer reads a single "Authorization: Bearer <token>".

@@ -175,3 +175,61 @@ func TestAllowlists(t *testing.T) {
 	var none *Authorizer
 	assert.True(t, none.Allowed("", "x"), "no policy.auth: every caller")
 }
+
+// TestAudiences: with audiences a token must name one of them in aud (a
+// string or a list); without, aud is not read.
+func TestAudiences(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	open := newAuthorizer(t, is, nil)
+	a := open.ForAudiences("https://models.example.com", "router")
+	with := func(aud any) string {
+		c := authtest.Claims("a")
+		if aud != nil {
+			c["aud"] = aud
+		}
+		return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
+	}
+	for name, tc := range map[string]struct {
+		aud  any
+		want string // "" when accepted
+	}{
+		"one of them":             {aud: "router"},
+		"a list naming one":       {aud: []string{"https://other.example/mcp", "https://models.example.com"}},
+		"another service's":       {aud: "https://other.example/mcp", want: "the bearer token is not valid: its audience does not name this resource"},
+		"a list naming none":      {aud: []string{"x", "y"}, want: "the bearer token is not valid: its audience does not name this resource"},
+		"no aud":                  {want: "the bearer token is not valid: it has no aud claim"},
+		"a prefix of an audience": {aud: "https://models.example", want: "the bearer token is not valid: its audience does not name this resource"},
+	} {
+		_, err := a.Verify(context.Background(), with(tc.aud))
+		if tc.want == "" {
+			assert.Nil(t, err, name)
+			continue
+		}
+		if assert.NotNil(t, err, name) {
+			assert.Equal(t, tc.want, err.Msg, name)
+			assert.Equal(t, http.StatusUnauthorized, err.Status, name)
+		}
+	}
+	_, err := open.Verify(context.Background(), with("https://other.example/mcp"))
+	assert.Nil(t, err, "without audiences, aud is not read")
+}
+
+// TestMissingClaimsAreNamed: a refused token's message names the claim it
+// lacks (exp, iss or, with audiences, aud), not always exp.
+func TestMissingClaimsAreNamed(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	a := newAuthorizer(t, is, nil).ForAudiences("https://models.example.com/mcp")
+	for claim, want := range map[string]string{
+		"exp": "it has no exp claim",
+		"iss": "it has no iss claim",
+		"aud": "it has no aud claim",
+	} {
+		c := authtest.Claims("a")
+		c["aud"] = "https://models.example.com/mcp"
+		delete(c, claim)
+		_, err := a.Verify(context.Background(), is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))
+		if assert.NotNil(t, err, claim) {
+			assert.Equal(t, "the bearer token is not valid: "+want, err.Msg, claim)
+		}
+	}
+}

@@ -57,8 +57,9 @@
 // Token.Invalid stands for every token agentgateway refuses, among them a
 // bad signature and an expired token or one without exp (agentgateway
 // requires exp by default: jsonwebtoken's Validation lists it among the
-// required claims). It checks no audience unless configured, and the
-// router's policy configures none.
+// required claims). A provider's audiences are checked against the
+// token's aud claim (none configured: any audience), and a verified token
+// is removed from Authorization (jwt.rs Jwt::apply).
 // Orders agentgateway keeps in a HashSet (several policies attached at one
 // level) are taken by namespace/name here; for PreRouting transformations,
 // where that decides which one runs, the trace says so and Ambiguities

@@ -411,7 +411,9 @@ func (m *Model) applyRoutePolicies(f *flight, ps []*policy) int {
 }
 
 // jwt runs a jwtAuthentication policy: Strict needs a valid token,
-// Optional refuses only an invalid one, Permissive never refuses.
+// Optional refuses only an invalid one, Permissive never refuses. A token
+// it verified is removed from the request (crates/agentgateway/src/http/
+// jwt.rs Jwt::apply); one it let through unverified stays.
 func (m *Model) jwt(f *flight, p *policy) int {
 	j := p.Spec.Traffic.JWTAuthentication
 	tok := f.req.Token
@@ -424,7 +426,8 @@ func (m *Model) jwt(f *flight, p *policy) int {
 	}
 	trusted := false
 	for _, pr := range j.Providers {
-		if pr.Issuer == tok.Issuer {
+		// Provider::from_jwks: the issuer, and the audiences when set.
+		if pr.Issuer == tok.Issuer && (len(pr.Audiences) == 0 || tok.NamesAudience(pr.Audiences)) {
 			trusted = true
 		}
 	}
@@ -440,6 +443,10 @@ func (m *Model) jwt(f *flight, p *policy) int {
 		claims[k] = v
 	}
 	f.claims = claims
+	// Jwt::apply removes the token it verified from where it read it (the
+	// Authorization header, its default location).
+	f.headers.Del("Authorization")
+	f.out.Tracef("token verified; Authorization removed")
 	return 0
 }
 

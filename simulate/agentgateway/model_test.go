@@ -310,3 +310,47 @@ spec: {gatewayClassName: agentgateway, listeners: [{name: http, port: 80, protoc
 		assert.Equal(t, want, o.Status, "HTTPRoute selected by {%s}: %v", labels, o.Trace)
 	}
 }
+
+// jwtAuthentication removes a token it verified (jwt.rs Jwt::apply) and
+// checks a provider's audiences; a Permissive policy passes a token it did
+// not verify on untouched.
+func TestJWTRemovesTheTokenItVerified(t *testing.T) {
+	policy := func(mode, audiences string) string {
+		return `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: jwt, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  traffic:
+    jwtAuthentication:
+      mode: ` + mode + `
+      providers: [{issuer: "https://idp", ` + audiences + `jwks: {remote: {url: "https://idp/certs"}}}]`
+	}
+	objs := func(p string) string {
+		return route("r", `  - name: all
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: p}]
+`) + "\n---\n" + pools("p") + "\n---\n" + p
+	}
+	send := func(m *agw.Model, tok *simulate.Token) simulate.Outcome {
+		r := req()
+		r.Token = tok
+		return m.Serve(r)
+	}
+	m := model(t, objs(policy("Strict", "")))
+	o := send(m, &simulate.Token{Issuer: "https://idp"})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Upstream.Values("Authorization"), "a verified token is removed")
+
+	m = model(t, objs(policy("Permissive", "")))
+	o = send(m, &simulate.Token{Issuer: "https://other"})
+	require.Equal(t, http.StatusOK, o.Status)
+	assert.NotEmpty(t, o.Upstream.Values("Authorization"), "Permissive passes a token it did not verify on")
+
+	m = model(t, objs(policy("Strict", "audiences: [router], ")))
+	for aud, want := range map[any]int{"router": http.StatusOK, "other": http.StatusUnauthorized} {
+		o = send(m, &simulate.Token{Issuer: "https://idp", Claims: map[string]any{"aud": aud}})
+		assert.Equal(t, want, o.Status, "aud %v", aud)
+	}
+	o = send(m, &simulate.Token{Issuer: "https://idp"})
+	assert.Equal(t, http.StatusUnauthorized, o.Status, "no aud")
+}

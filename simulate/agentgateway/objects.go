@@ -101,7 +101,8 @@ type policy struct {
 			JWTAuthentication *struct {
 				Mode      string `json:"mode"`
 				Providers []struct {
-					Issuer string `json:"issuer"`
+					Issuer    string   `json:"issuer"`
+					Audiences []string `json:"audiences"`
 				} `json:"providers"`
 			} `json:"jwtAuthentication"`
 			Authorization  *authorization `json:"authorization"`

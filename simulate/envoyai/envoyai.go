@@ -679,8 +679,17 @@ func (m *Model) authenticate(sp *egv1a1.SecurityPolicy, tok *simulate.Token, h h
 		o.Tracef("SecurityPolicy %s/%s requires a JWT and none was sent: 401", sp.Namespace, sp.Name)
 		return http.StatusUnauthorized, false
 	}
+	audience := false // a provider of the token's issuer refused its aud
 	for _, p := range sp.Spec.JWT.Providers {
 		if tok.Invalid || (p.Issuer != "" && p.Issuer != tok.Issuer) {
+			continue
+		}
+		if len(p.Audiences) > 0 && !tok.NamesAudience(p.Audiences) {
+			// jwt_authn: a provider with audiences refuses a token whose aud
+			// names none of them (or has none) with JwtAudienceNotAllowed,
+			// which the filter answers 403, not 401 (filter.cc onComplete).
+			o.Tracef("SecurityPolicy %s/%s: provider %q refuses the token: its aud names none of %v (JwtAudienceNotAllowed): 403", sp.Namespace, sp.Name, p.Name, p.Audiences)
+			audience = true
 			continue
 		}
 		payload := map[string]any{"iss": tok.Issuer}
@@ -698,6 +707,9 @@ func (m *Model) authenticate(sp *egv1a1.SecurityPolicy, tok *simulate.Token, h h
 			}
 		}
 		return 0, p.RecomputeRoute != nil && *p.RecomputeRoute
+	}
+	if audience {
+		return http.StatusForbidden, false
 	}
 	o.Tracef("SecurityPolicy %s/%s: no provider accepts the token (issuer %q): 401", sp.Namespace, sp.Name, tok.Issuer)
 	return http.StatusUnauthorized, false

@@ -10,11 +10,25 @@ import (
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
+// callerTokenHeader is the header jwtAuthentication reads the caller's
+// token from (its default location, which authPolicy keeps).
+const callerTokenHeader = "authorization"
+
 // authPolicy compiles policy.auth into an AgentgatewayPolicy on the router's
 // HTTPRoute: jwtAuthentication (Strict: no valid token, 401) with the
-// issuer's remote JWKS, and the verified team claim written to its header
-// after the client's is removed. It runs after route selection, which is why
-// a rule may not match on the verified header here (checkAuth refuses that).
+// issuer's remote JWKS and policy.auth.jwt.audiences, and the verified team
+// claim written to its header after the client's is removed. It runs after
+// route selection, which is why a rule may not match on the verified header
+// here (checkAuth refuses that).
+//
+// The transformation also removes the caller's Authorization, the one
+// header the JWT policy read, so the caller's token reaches no backend (a
+// pool's pods, its endpoint picker, a model's provider), as on the other
+// planes. agentgateway's jwtAuthentication removes a token it verified
+// (crates/agentgateway/src/http/jwt.rs, Jwt::apply); the transformation
+// says so in the output, whatever mode a policy merged from the Gateway
+// leaves the token in. It runs after jwtAuthentication and authorization
+// (httpproxy.rs), so it removes nothing they read.
 //
 // The allowlists go where no other policy can widen them and where the model
 // they judge is the one served:
@@ -38,10 +52,11 @@ func (e *emitter) authPolicy() {
 	traffic := &TrafficPolicy{
 		JWTAuthentication: &JWTAuthentication{
 			Mode:      "Strict",
-			Providers: []JWTProvider{{Issuer: a.JWT.Issuer, JWKS: JWKS{Remote: &RemoteJWKS{URL: a.JWT.JWKSURI}}}},
+			Providers: []JWTProvider{{Issuer: a.JWT.Issuer, Audiences: a.JWT.Audiences, JWKS: JWKS{Remote: &RemoteJWKS{URL: a.JWT.JWKSURI}}}},
 		},
 		Transformation: &Transformation{Request: &TransformationSpec{
-			Set: []HeaderExpression{{Name: a.JWT.HeaderKey, Value: claim}},
+			Set:    []HeaderExpression{{Name: a.JWT.HeaderKey, Value: claim}},
+			Remove: []string{callerTokenHeader},
 		}},
 	}
 	e.expressions = append(e.expressions, claim)

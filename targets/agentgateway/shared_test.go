@@ -345,3 +345,63 @@ func TestFailClosedWithoutReadyBackendIs503(t *testing.T) {
 	assert.Equal(t, "rule-regulated", o.Rule)
 	expect(t, m, chat("qwen3", nil), http.StatusOK, "InferencePool/records-qwen3-pool")
 }
+
+// Issue 61: the caller's token reaches no backend of either routing mode,
+// whatever a Gateway policy leaves of the router's jwtAuthentication: a
+// foreign Permissive jwtAuthentication with inheritance Override lets the
+// token through unverified (agentgateway removes only a token it verified),
+// and the router's transformation still removes it before the pool.
+func TestCallerTokenReachesNoBackend(t *testing.T) {
+	const permissiveOverride = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: permissive, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  strategy: {inheritance: Override}
+  traffic:
+    jwtAuthentication:
+      mode: Permissive
+      providers: [{issuer: "https://other.example", jwks: {remote: {url: "https://other.example/certs"}}}]
+`
+	for _, mode := range []struct{ name, spec, backend string }{
+		{"InferencePool", poolMode, "InferencePool/chat-qwen3-pool"},
+		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			// Without allowlists: under the override nothing else refuses the
+			// unverified request, which is where the token would leak.
+			jwtOnly := `  policy:
+    auth:
+      jwt: {provider: keycloak, issuer: "` + issuer + `", jwksURI: "` + issuer + `/certs", teamClaim: team}
+`
+			for name, extra := range map[string][]*unstructured.Unstructured{"alone": nil, "under a foreign Permissive override": foreign(t, permissiveOverride)} {
+				m := gateway(t, extra, router("chat", mode.spec+jwtOnly))
+				o := expect(t, m, chat("qwen3-32b", team("platform")), http.StatusOK, mode.backend)
+				assert.Empty(t, o.Upstream.Values("Authorization"), "%s: the caller's token reached %s\n%s", name, o.Backend, strings.Join(o.Trace, "\n"))
+			}
+		})
+	}
+}
+
+// Issue 61: policy.auth.jwt.audiences reach agentgateway's provider; a
+// token for another audience, or none, is refused with 401.
+func TestAudiencesAreEnforced(t *testing.T) {
+	const withAudiences = `  policy:
+    auth:
+      jwt: {provider: keycloak, issuer: "` + issuer + `", jwksURI: "` + issuer + `/certs", teamClaim: team, audiences: [https://models.example.com, llm-router]}
+`
+	aud := func(a any) *simulate.Token {
+		tok := team("platform")
+		if a != nil {
+			tok.Claims["aud"] = a
+		}
+		return tok
+	}
+	m := gateway(t, nil, router("chat", poolMode+withAudiences))
+	expect(t, m, chat("qwen3-32b", aud("https://other.example/mcp")), http.StatusUnauthorized, "")
+	expect(t, m, chat("qwen3-32b", aud(nil)), http.StatusUnauthorized, "")
+	expect(t, m, chat("qwen3-32b", aud("llm-router")), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	expect(t, m, chat("qwen3-32b", aud([]any{"x", "https://models.example.com"})), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	m = gateway(t, nil, router("chat", poolMode+auth))
+	expect(t, m, chat("qwen3-32b", aud("https://other.example/mcp")), http.StatusOK, "InferencePool/chat-qwen3-pool")
+}

@@ -68,10 +68,12 @@ type JWTAuthentication struct {
 	Providers []JWTProvider `json:"providers"`
 }
 
-// JWTProvider is one accepted issuer.
+// JWTProvider is one accepted issuer; with Audiences, a token's aud must
+// name one of them (unset: any audience).
 type JWTProvider struct {
-	Issuer string `json:"issuer"`
-	JWKS   JWKS   `json:"jwks"`
+	Issuer    string   `json:"issuer"`
+	Audiences []string `json:"audiences,omitempty"`
+	JWKS      JWKS     `json:"jwks"`
 }
 
 // JWKS is where a provider's keys come from.

@@ -424,8 +424,9 @@ func (e *emitter) activeHealthCheck(tg *trafficGroup, warned map[string]bool) *e
 	}
 }
 
-// securityPolicy compiles policy.auth: JWT validation with the team claim
-// copied to its header, and authorization that admits only what this
+// securityPolicy compiles policy.auth: JWT validation (the issuer, its
+// remote JWKS, policy.auth.jwt.audiences) with the team claim copied to its
+// header, and authorization that admits only what this
 // router's own provider verified.
 //
 // On a shared Gateway, Envoy runs jwt_authn on the route it picked before
@@ -453,6 +454,7 @@ func (e *emitter) securityPolicy() {
 	provider := egv1a1.JWTProvider{
 		Name:           providerName,
 		Issuer:         j.Issuer,
+		Audiences:      j.Audiences,
 		RemoteJWKS:     &egv1a1.RemoteJWKS{URI: j.JWKSURI},
 		ClaimToHeaders: []egv1a1.ClaimToHeader{{Claim: j.TeamClaim, Header: j.HeaderKey}},
 	}

@@ -413,3 +413,37 @@ spec:
 	o = m.Serve(simulate.Request{Body: chat("their-model")})
 	assert.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
 }
+
+// Issue 61: policy.auth.jwt.audiences reach the SecurityPolicy's provider;
+// a token for another audience, or naming none, is refused before any
+// backend: 403, Envoy's jwt_authn status for JwtAudienceNotAllowed
+// (docs/targets/gateway.md).
+func TestAudiencesAreEnforced(t *testing.T) {
+	auth := strings.Replace(jwtAuth(issuerA, ""), "        jwksURI:", "        audiences: [https://models.example.com, llm-router]\n        jwksURI:", 1)
+	m := gatewayModel(t, compileEach(t, isvc+routerDoc("alpha", "open-model", auth)))
+	serve := func(aud any) simulate.Outcome {
+		tok := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "blue"}}
+		if aud != nil {
+			tok.Claims["aud"] = aud
+		}
+		return m.Serve(simulate.Request{Body: chat("open-model"), Token: tok})
+	}
+	for _, c := range []struct {
+		aud  any
+		want int
+	}{
+		{"https://other.example/mcp", http.StatusForbidden},
+		{nil, http.StatusForbidden},
+		{"llm-router", http.StatusOK},
+		{[]any{"x", "https://models.example.com"}, http.StatusOK},
+	} {
+		o := serve(c.aud)
+		assert.Equal(t, c.want, o.Status, "aud %v: %s", c.aud, strings.Join(o.Trace, "\n"))
+		if o.Status != http.StatusOK {
+			assert.Empty(t, o.Backend, "aud %v: refused before any backend", c.aud)
+		}
+		if o.Status == http.StatusOK {
+			assert.Empty(t, o.Upstream.Get("Authorization"), "the caller's token reaches the local backend")
+		}
+	}
+}

@@ -261,3 +261,43 @@ func TestEnvoyGatewayTranslatorGivesEachHostnameAVirtualHost(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvoyGatewayTranslatorKeepsTheAudiences: Envoy Gateway's translator
+// (egctl x translate to xDS) carries policy.auth.jwt.audiences of
+// testdata/gateway-jwt-allowlists into the jwt_authn provider of the
+// router's listener, so Envoy refuses a token for another audience.
+func TestEnvoyGatewayTranslatorKeepsTheAudiences(t *testing.T) {
+	bin := egctl(t)
+	file := writeObjects(t, gatewayInput(t, "../../testdata/gateway-jwt-allowlists/input.yaml"))
+	out, err := exec.Command(bin, "x", "translate", "--from", "gateway-api", "--to", "xds", "-t", "listener", "-o", "json", "-f", file).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var xds any
+	require.NoError(t, json.Unmarshal(out, &xds), "%s", out)
+	var audiences [][]any
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if p, ok := x["providers"].(map[string]any); ok {
+				for _, prov := range p {
+					if pm, ok := prov.(map[string]any); ok && pm["issuer"] == "https://issuer.example/realms/lab" {
+						auds, _ := pm["audiences"].([]any)
+						audiences = append(audiences, auds)
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(xds)
+	require.NotEmpty(t, audiences, "no jwt_authn provider of the router's issuer in the xDS listeners:\n%s", out)
+	for _, a := range audiences {
+		assert.Equal(t, []any{"https://models.example.com"}, a)
+	}
+}

@@ -159,7 +159,7 @@ func policy(p *ir.Policy) proxyapi.Policy {
 	if a := p.Auth; a != nil {
 		out.Auth = &proxyapi.Auth{}
 		if j := a.JWT; j != nil {
-			out.Auth.JWT = &proxyapi.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: j.HeaderKey}
+			out.Auth.JWT = &proxyapi.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: j.HeaderKey, Audiences: j.Audiences}
 		}
 		for _, e := range a.Allowlists {
 			out.Auth.Allowlists = append(out.Auth.Allowlists, proxyapi.Allowlist{Team: e.Team, Models: e.Models})

@@ -377,7 +377,9 @@ spec:
 // TestHeaderAssertionsByValue: forwarded as a map asserts each header's
 // value at the backend, on every plane (content-type included, as clients
 // send it), and callerTokenForwarded: false that the caller's own token did
-// not reach a provider whatever key the provider gets (issue 50, item 8).
+// not reach a provider whatever key the provider gets (issue 50, item 8);
+// a case's token names the router's audience (mcpServer.resourceURL here)
+// unless it names another (issue 61).
 func TestHeaderAssertionsByValue(t *testing.T) {
 	dir := t.TempDir()
 	values := writeFile(t, dir, "values.yaml", headerValuesTest)
@@ -401,6 +403,12 @@ spec:
     - name: an in-cluster model gets the verified team
       request: {model: qwen3-32b, token: {claims: {team: research}}}
       expect: {backend: qwen, forwarded: {x-llmkube-team: research}}
+    - name: a token minted for another service is refused on the HTTP API (issue 61)
+      request: {model: qwen3-32b, token: {claims: {team: research, aud: "https://other.example/mcp"}}}
+      expect: {status: 401, error: invalid_token, wwwAuthenticate: 'error="invalid_token"'}
+    - name: so is one naming no audience
+      request: {model: qwen3-32b, token: {claims: {team: research, aud: null}}}
+      expect: {status: 401, error: invalid_token}
 `)
 	code, out, stderr = cliRun(t, "", "test", "-f", repoPath(t, "testdata", "mcp-server", "input.yaml"), "--tests", token)
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)

@@ -45,6 +45,7 @@ type Sim struct {
 	bothUp    []string // the events that saw two members scaled up
 	activated map[string]int
 	served    map[string]int
+	received  map[string][]http.Header // the headers of each chat completion served
 	servers   map[string]*httptest.Server
 	timers    map[string]*time.Timer
 }
@@ -55,7 +56,7 @@ func Start(t testing.TB, dyn dynamic.Interface, ns, pool string, members []strin
 	t.Helper()
 	s := &Sim{dyn: dyn, ns: ns, pool: pool, members: members, LoadDelay: load, UnloadDelay: load / 4,
 		replicas: map[string]int64{}, phase: map[string]string{}, never: map[string]bool{}, fail: map[string]bool{},
-		activated: map[string]int{}, served: map[string]int{}, servers: map[string]*httptest.Server{}, timers: map[string]*time.Timer{}}
+		activated: map[string]int{}, served: map[string]int{}, received: map[string][]http.Header{}, servers: map[string]*httptest.Server{}, timers: map[string]*time.Timer{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	isvcs := dyn.Resource(kube.InferenceServices).Namespace(ns)
@@ -109,6 +110,14 @@ func Start(t testing.TB, dyn dynamic.Interface, ns, pool string, members []strin
 		t.Fatal("poolsim: informer did not sync")
 	}
 	return s
+}
+
+// Received are the request headers of every chat completion the member
+// served, in order.
+func (s *Sim) Received(member string) []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.received[member]...)
 }
 
 // URL is the member's model server.
@@ -246,6 +255,7 @@ func (s *Sim) serve(member string, w http.ResponseWriter, r *http.Request) {
 	loaded := s.phase[member] == "Ready"
 	if loaded && r.URL.Path == "/v1/chat/completions" {
 		s.served[member]++
+		s.received[member] = append(s.received[member], r.Header.Clone())
 	}
 	s.mu.Unlock()
 	_, _ = io.Copy(io.Discard, r.Body)
