@@ -1,6 +1,7 @@
 package agentgateway
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,71 @@ func (e *emitter) authPolicy() {
 			Traffic:    traffic,
 		},
 	}, AgentgatewayPolicyGVK)
+}
+
+// serves records that the HTTPRoute rule section is served by backend.
+func (e *emitter) serves(section, backend string) {
+	if e.servedBy == nil {
+		e.servedBy = map[string]string{}
+	}
+	e.servedBy[section] = backend
+}
+
+// servingPolicies hold the allowlists on the backend that serves (routing
+// InferencePool): the route's Require judges the team and the model it
+// asked for, but the rule the request matched (by its model, its headers,
+// a classification label the client sends) decides the backend. For each
+// backend some team's allowlist does not name (ir.Backend.ModelNames), a
+// Require on the HTTPRoute rules it serves admits only the teams that may
+// use it. agentgateway adds a rule's authorization to the route's (a
+// Require must hold whatever else allows), so a forged label can take a
+// request to another rule, never past its allowlist. A backend every team
+// may use needs none. Routing Model needs none: there the backend is the
+// model the request named, which modelAuthorization judges.
+func (e *emitter) servingPolicies() {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil || len(a.Allowlists) == 0 || len(e.servedBy) == 0 {
+		return
+	}
+	sections := map[string][]string{}
+	for section, backend := range e.servedBy {
+		sections[backend] = append(sections[backend], section)
+	}
+	claim := e.teamClaim()
+	route := naming.AgentGatewayRouteName(e.r.Name)
+	for i := range e.r.Backends {
+		b := &e.r.Backends[i]
+		secs := sections[b.Name]
+		if len(secs) == 0 {
+			continue
+		}
+		var conds []string
+		for _, al := range a.Allowlists {
+			if al.Allows(b.ModelNames()...) {
+				conds = append(conds, claim+" == "+strconv.Quote(al.Team))
+			}
+		}
+		if len(conds) == len(a.Allowlists) {
+			continue // every listed team may use it: the route's Require decides
+		}
+		cond := "false"
+		if len(conds) > 0 {
+			cond = strings.Join(conds, " || ")
+		}
+		e.conditions = append(e.conditions, cond)
+		sort.Strings(secs)
+		var refs []PolicyTargetRef
+		for _, sec := range secs {
+			refs = append(refs, PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: sec})
+		}
+		e.add(&AgentgatewayPolicy{
+			ObjectMeta: e.meta(naming.AgentGatewayServingAuthPolicyName(e.r.Name, b.Name)),
+			Spec: PolicySpec{
+				TargetRefs: refs,
+				Traffic:    &TrafficPolicy{Authorization: &Authorization{Action: "Require", Policy: AuthorizationPolicy{MatchExpressions: []string{cond}}}},
+			},
+		}, AgentgatewayPolicyGVK)
+	}
 }
 
 func (e *emitter) teamClaim() string {
