@@ -89,7 +89,7 @@ func checkRuleForTeam(r *ir.Router, rule *ir.Rule, e ir.Allowlist, teamHeader st
 		return
 	}
 	diags.WarnAt(p, ReasonAllowlistRuleRefusesTeam,
-		"team %q is allowed %s, so rule %q serves %s only by %s: its allowlist does not name the model of %s, which never serves the team (no failover or mirror to them)",
+		"team %q is allowed %s, so rule %q serves %s only by %s: its allowlist does not name the model of %s, which never serves the team (no failover or mirror to them; a data plane that cannot serve a team by part of a rule's backends refuses it there, and says so)",
 		e.Team, strings.Join(e.Models, ", "), rule.Name, which, strings.Join(inside, ", "), strings.Join(outside, "; "))
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/targets/aigateway"
 )
 
 // hospital is a router whose classification rules send to the clinical
@@ -77,4 +78,21 @@ func TestForgedLabelNeverWidensAnAllowlist(t *testing.T) {
 	// Asking for the clinical model by name stays refused, as before.
 	o = m.Serve(simulate.Request{Body: chat("medgemma"), Token: tok("billing")})
 	assert.Equal(t, http.StatusForbidden, o.Status, strings.Join(o.Trace, "\n"))
+}
+
+// TestPartlyAllowedRuleWarns: billing may use one backend of pii-local-pair
+// but not the other; the gateway refuses it there and says so.
+func TestPartlyAllowedRuleWarns(t *testing.T) {
+	r := frontEach(t, hospital)[0]
+	_, diags := aigateway.New().Compile(r)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var got []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == aigateway.ReasonAllowlistNeedsEveryBackend {
+			got = append(got, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, got, 1, "%v", got)
+	assert.Contains(t, got[0], "spec.rules[1].route.backends")
+	assert.Contains(t, got[0], `team "billing" may use local-general`)
 }

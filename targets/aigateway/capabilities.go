@@ -21,6 +21,10 @@ const (
 	ReasonActiveHealthCheckNotApplied       = "ActiveHealthCheckNotApplied"
 	ReasonActiveHealthCheckSkipped          = "ActiveHealthCheckSkipped"
 	ReasonAllowlistGlobUnsupportedOnGateway = "AllowlistGlobUnsupportedOnGateway"
+	// ReasonAllowlistNeedsEveryBackend: a team may use some backends of a
+	// rule but not all; Envoy may fail over to any, so the team is refused
+	// there (the router-proxy serves it by the ones it may use).
+	ReasonAllowlistNeedsEveryBackend = "AllowlistNeedsEveryBackend"
 	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
 	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
 	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
@@ -93,6 +97,7 @@ func (*Target) Capabilities() planes.Table {
 		ReasonActiveHealthCheckNotApplied,
 		ReasonActiveHealthCheckSkipped,
 		ReasonAllowlistGlobUnsupportedOnGateway,
+		ReasonAllowlistNeedsEveryBackend,
 		ReasonBackendTimeoutsDiffer,
 		ReasonBudgetLimitNotExpressible,
 		ReasonBudgetLimitTooLarge,

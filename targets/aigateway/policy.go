@@ -503,6 +503,7 @@ func (e *emitter) servingPolicies(provider egv1a1.JWTProvider) {
 		if !slices.ContainsFunc(a.Allowlists, func(al ir.Allowlist) bool { return !allowed(al) }) {
 			continue // every listed team may use every backend: the route's policy decides
 		}
+		e.warnPartlyAllowed(g, allowed)
 		e.add(&egv1a1.SecurityPolicy{
 			ObjectMeta: e.meta(naming.GatewayRuleSecurityPolicyName(e.r.Name, g.name)),
 			Spec: egv1a1.SecurityPolicySpec{
@@ -511,6 +512,31 @@ func (e *emitter) servingPolicies(provider egv1a1.JWTProvider) {
 				Authorization:          e.authorization(provider.Name, allowed),
 			},
 		}, gvkSP)
+	}
+}
+
+// warnPartlyAllowed says where a team may use some backends of a rule but
+// not every one: the router-proxy would serve it by those, the gateway
+// refuses it on the rule.
+func (e *emitter) warnPartlyAllowed(g *genRule, allowed func(ir.Allowlist) bool) {
+	if g.origin < 0 {
+		return // BackendNameMatch and the default route have one backend
+	}
+	for _, al := range e.r.Policy.Auth.Allowlists {
+		if allowed(al) {
+			continue
+		}
+		var some []string
+		for _, name := range g.backends {
+			if b, ok := e.r.Backend(name); ok && al.Allows(b.ModelNames()...) {
+				some = append(some, name)
+			}
+		}
+		if len(some) > 0 {
+			e.diags.WarnAt(diag.Rule(g.origin).Child("route", "backends"), ReasonAllowlistNeedsEveryBackend,
+				"team %q may use %s but not every backend of %s, and Envoy may fail over to any of them, so the gateway refuses the team's requests there with 403 (the router-proxy serves them by %s only)",
+				al.Team, strings.Join(some, ", "), g.label, strings.Join(some, ", "))
+		}
 	}
 }
 
