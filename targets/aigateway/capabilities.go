@@ -24,18 +24,18 @@ const (
 	// ReasonAllowlistNeedsEveryBackend: a team may use some backends of a
 	// rule but not all; Envoy may fail over to any, so the team is refused
 	// there (the router-proxy serves it by the ones it may use).
-	ReasonAllowlistNeedsEveryBackend = "AllowlistNeedsEveryBackend"
-	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
-	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
-	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
-	ReasonBudgetNeverApplies                = "BudgetNeverApplies"
-	ReasonBudgetSpansTrafficPolicies        = "BudgetSpansTrafficPolicies"
-	ReasonBudgetWindowFixed                 = "BudgetWindowFixed"
-	ReasonBudgetWindowUnsupported           = "BudgetWindowUnsupported"
-	ReasonCredentialsLayoutUnsupported      = "CredentialsLayoutUnsupported"
-	ReasonCredentialsRequired               = "CredentialsRequired"
-	ReasonDurationNotExpressible            = "DurationNotExpressible"
-	ReasonGatewaySecretKey                  = "GatewaySecretKey"
+	ReasonAllowlistNeedsEveryBackend   = "AllowlistNeedsEveryBackend"
+	ReasonBackendTimeoutsDiffer        = "BackendTimeoutsDiffer"
+	ReasonBudgetLimitNotExpressible    = "BudgetLimitNotExpressible"
+	ReasonBudgetLimitTooLarge          = "BudgetLimitTooLarge"
+	ReasonBudgetNeverApplies           = "BudgetNeverApplies"
+	ReasonBudgetSpansTrafficPolicies   = "BudgetSpansTrafficPolicies"
+	ReasonBudgetWindowFixed            = "BudgetWindowFixed"
+	ReasonBudgetWindowUnsupported      = "BudgetWindowUnsupported"
+	ReasonCredentialsLayoutUnsupported = "CredentialsLayoutUnsupported"
+	ReasonCredentialsRequired          = "CredentialsRequired"
+	ReasonDurationNotExpressible       = "DurationNotExpressible"
+	ReasonGatewaySecretKey             = "GatewaySecretKey"
 	// ReasonGatewaySharedWithAuth: a router with policy.auth shares its
 	// Gateway with another ModelRouter (refused, Together) or with routes
 	// not its own (the Degraded reason of its status).
