@@ -2,9 +2,15 @@ package agentgateway_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/llmkube/llmkube-compile/simulate"
+	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
+	"github.com/llmkube/llmkube-compile/targets/agentgateway"
 )
 
 // hospitalPools routes a classification label to the pool of qwen3 (the
@@ -50,4 +56,27 @@ func TestForgedLabelNeverWidensAnAllowlist(t *testing.T) {
 	expect(t, m, labelled("llama3", team("platform"), "phi"), http.StatusOK, "InferencePool/hospital-qwen3-pool")
 	expect(t, m, chat("llama3", team("research")), http.StatusOK, "InferencePool/hospital-llama3-pool")
 	expect(t, m, chat("qwen3", team("research")), http.StatusForbidden, "")
+}
+
+// TestServedByAnotherBackendWarns: a rule is served by its first ready
+// backend; research may use the second only, so it is refused there, and
+// the plane says so.
+func TestServedByAnotherBackendWarns(t *testing.T) {
+	spec := strings.Replace(hospitalPools, "route: {backends: [clinical]}", "route: {backends: [clinical, general]}", 1)
+	objs, diags := compileAll(t, router("hospital", spec))
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var got []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == agentgateway.ReasonAllowlistNeedsServingBackend {
+			got = append(got, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, got, 1, "%v", got)
+	assert.Contains(t, got[0], "spec.rules[0].route.backends")
+	assert.Contains(t, got[0], `team "research" may use backend "general"`)
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, objs)
+	require.NoError(t, err)
+	r := chat("llama3", team("research"))
+	r.Headers = http.Header{"X-Llmkube-Classification": {"phi"}}
+	expect(t, m, r, http.StatusForbidden, "")
 }

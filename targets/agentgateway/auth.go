@@ -141,6 +141,31 @@ func (e *emitter) servingPolicies() {
 	}
 }
 
+// warnServedByOther says where a team's allowlist names a candidate of a
+// rule but not the one that serves it here (its first ready backend): the
+// router-proxy would serve the team by the one it may use, this plane
+// refuses it on the rule.
+func (e *emitter) warnServedByOther(rule *ir.Rule, candidates []string, target string) {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil {
+		return
+	}
+	t, _ := e.r.Backend(target)
+	for _, al := range a.Allowlists {
+		if al.Allows(t.ModelNames()...) {
+			continue
+		}
+		for _, name := range candidates {
+			if b, ok := e.r.Backend(name); ok && name != target && al.Allows(b.ModelNames()...) {
+				e.diags.WarnAt(diag.Rule(rule.Index).Child("route", "backends"), ReasonAllowlistNeedsServingBackend,
+					"team %q may use backend %q of rule %q but not %q, which serves the rule here (its first ready backend), so agentgateway refuses the team's requests there with 403 (the router-proxy serves them by %q)",
+					al.Team, name, rule.Name, target, name)
+				break
+			}
+		}
+	}
+}
+
 func (e *emitter) teamClaim() string {
 	return "jwt[" + strconv.Quote(e.r.Policy.Auth.JWT.TeamClaim) + "]"
 }

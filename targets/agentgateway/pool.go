@@ -226,6 +226,7 @@ func (e *emitter) poolRuleRoutes(poolOf map[string]string) (rules []gwv1.HTTPRou
 			}
 			hr.BackendRefs = poolRef(poolOf[target])
 			e.serves("rule-"+rule.Name, target)
+			e.warnServedByOther(rule, candidates, target)
 		case rule.FailClosed:
 			e.diags.WarnAt(p.Child("route", "backends"), ReasonNoReadyBackend,
 				"no backend of fail-closed rule %q has a ready InferenceService; its requests are refused with 503 until one is ready", rule.Name)
