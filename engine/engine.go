@@ -34,7 +34,8 @@ const (
 // BackendNameMatch) in metrics and audit entries.
 const DefaultRuleName = "(default)"
 
-// Routing errors. The HTTP layer maps ErrNoRoute and ErrFailClosed to 503.
+// Routing errors. The HTTP layer maps ErrNoRoute and ErrFailClosed to 503,
+// ErrNotAllowed to 403.
 var (
 	// ErrNoRoute: no rule matched (or every matching non-failClosed rule had
 	// no eligible backend) and the default route resolved to nothing eligible.
@@ -44,13 +45,13 @@ var (
 	// ErrSensitiveUnrouted: in the detector and hybrid modes, a request
 	// classified sensitive matched no rule for its classification; it is
 	// never served by another rule or the default route (an ErrFailClosed).
+	ErrSensitiveUnrouted = fmt.Errorf("%w: the request is classified sensitive and no rule matching its classification can serve it", ErrFailClosed)
 	// ErrNotAllowed: the caller's allowlist names the model of no backend
 	// the matched rule (or the default route) would serve the request by.
 	// The request is refused (403), never served by another rule or the
 	// default route: what the caller may use is decided by its allowlist,
 	// never by a label or content that chose the rule.
-	ErrNotAllowed        = errors.New("not allowed: the caller's allowlist names the model of no backend the request's route serves by")
-	ErrSensitiveUnrouted = fmt.Errorf("%w: the request is classified sensitive and no rule matching its classification can serve it", ErrFailClosed)
+	ErrNotAllowed = errors.New("not allowed: the caller's allowlist names the model of no backend the request's route serves by")
 )
 
 // Request is what the engine needs to route one request. Header is an
