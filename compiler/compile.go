@@ -69,6 +69,7 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	// lower
 	out, more := lower(r, res)
 	diags = append(diags, more...)
+	diags = append(diags, checkAllowlists(out)...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -4,7 +4,9 @@ package compiler
 // constant each. docs/diagnostics.md describes every one; a test
 // (TestEveryReasonIsDocumented) holds the two together.
 const (
+	ReasonAllowlistModelUnknown               = "AllowlistModelUnknown"
 	ReasonAllowlistRequiresJWT                = "AllowlistRequiresJWT"
+	ReasonAllowlistRuleRefusesTeam            = "AllowlistRuleRefusesTeam"
 	ReasonBackendSourceConflict               = "BackendSourceConflict"
 	ReasonBackendSourceRequired               = "BackendSourceRequired"
 	ReasonBalancingRequiresEndpointResolution = "BalancingRequiresEndpointResolution"

@@ -96,6 +96,7 @@ func (res *resolution) local(b *v1.RouterBackend) (*ir.LocalBackend, int64) {
 	if isvc != nil {
 		local.Found = true
 		local.Runtime = isvc.Spec.Runtime
+		local.ModelRef = isvc.Spec.ModelRef
 		local.Ready = res.ready[b.Name]
 		if e := isvc.Spec.Endpoint; e != nil && e.Port != nil {
 			local.Port = *e.Port

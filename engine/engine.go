@@ -34,7 +34,8 @@ const (
 // BackendNameMatch) in metrics and audit entries.
 const DefaultRuleName = "(default)"
 
-// Routing errors. The HTTP layer maps ErrNoRoute and ErrFailClosed to 503.
+// Routing errors. The HTTP layer maps ErrNoRoute and ErrFailClosed to 503,
+// ErrNotAllowed to 403.
 var (
 	// ErrNoRoute: no rule matched (or every matching non-failClosed rule had
 	// no eligible backend) and the default route resolved to nothing eligible.
@@ -45,6 +46,12 @@ var (
 	// classified sensitive matched no rule for its classification; it is
 	// never served by another rule or the default route (an ErrFailClosed).
 	ErrSensitiveUnrouted = fmt.Errorf("%w: the request is classified sensitive and no rule matching its classification can serve it", ErrFailClosed)
+	// ErrNotAllowed: the caller's allowlist names the model of no backend
+	// the matched rule (or the default route) would serve the request by.
+	// The request is refused (403), never served by another rule or the
+	// default route: what the caller may use is decided by its allowlist,
+	// never by a label or content that chose the rule.
+	ErrNotAllowed = errors.New("not allowed: the caller's allowlist names the model of no backend the request's route serves by")
 )
 
 // Request is what the engine needs to route one request. Header is an
@@ -52,6 +59,11 @@ var (
 type Request struct {
 	Model  string
 	Header map[string][]string
+	// MayUse, when set, says whether the caller may be served by a model
+	// going by any of names (its allowlist, policy.auth.allowlists): a
+	// backend serves the request only when MayUse accepts its
+	// proxyapi.Backend.AllowNames. nil: every backend may serve it.
+	MayUse func(names ...string) bool
 
 	// body is the request body (valid JSON) the content classifier reads in
 	// the detector and hybrid modes; nil before it is read.
@@ -63,6 +75,26 @@ type Request struct {
 	classesDone  bool
 	detected     classifier.Set
 	detectedDone bool
+}
+
+// mayUse reports whether the caller may be served by b.
+func (r *Request) mayUse(b *BackendState) bool {
+	return r.MayUse == nil || r.MayUse(b.Config.AllowNames()...)
+}
+
+// usable is the backends the caller may be served by, in order (the same
+// slice when MayUse restricts nothing).
+func (r *Request) usable(bs []*BackendState) []*BackendState {
+	if r.MayUse == nil {
+		return bs
+	}
+	out := make([]*BackendState, 0, len(bs))
+	for _, b := range bs {
+		if r.mayUse(b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // SetBody gives the request its body, once read: the classification is
@@ -468,6 +500,14 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 				rt.Promoted = true
 			}
 		}
+		// The caller's allowlist filters the rule's candidates before any
+		// strategy, failover or shadow sees them. A rule that offers the
+		// caller none ends routing: the rule was chosen by the request's
+		// model, labels and content, and none of them may take it to
+		// another rule or the default route.
+		if rt.candidates = req.usable(rt.candidates); len(rt.candidates) == 0 {
+			return rt, ErrNotAllowed
+		}
 		if rt.anyEligible(now) {
 			return rt, nil
 		}
@@ -483,10 +523,15 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 		return rt, ErrSensitiveUnrouted
 	}
 	if e.nameMatch && req.Model != "" {
-		if b := e.byModel[req.Model]; b != nil && b.eligible(now) {
+		if b := e.byModel[req.Model]; b != nil && !req.mayUse(b) {
+			return rt, ErrNotAllowed
+		} else if b != nil && b.eligible(now) {
 			rt.candidates = []*BackendState{b}
 			return rt, nil
 		}
+	}
+	if e.def != nil && !req.mayUse(e.def) {
+		return rt, ErrNotAllowed
 	}
 	if e.def != nil && e.def.eligible(now) {
 		rt.candidates = []*BackendState{e.def}

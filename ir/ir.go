@@ -143,6 +143,22 @@ type Backend struct {
 	EndpointPicker *ServiceRef
 }
 
+// ModelNames are the names the backend's model goes by, the names a
+// team's allowlist (policy.auth.allowlists[].models) may give it: the
+// backend's name and published id (displayName), and the external model,
+// or the InferenceService's name and modelRef. An allowlist entry matching
+// any of them allows the backend to serve the team (ir.Auth.Allows).
+func (b *Backend) ModelNames() []string {
+	names := []string{b.Name, b.ModelID}
+	if b.External != nil {
+		names = append(names, b.External.Model)
+	}
+	if b.Local != nil {
+		names = append(names, b.Local.InferenceService, b.Local.ModelRef)
+	}
+	return wellknown.ModelNames(names...)
+}
+
 // HasCapabilities reports whether the backend advertises every capability.
 func (b *Backend) HasCapabilities(required []string) bool {
 	return wellknown.HasCapabilities(b.Capabilities, required)
@@ -151,6 +167,9 @@ func (b *Backend) HasCapabilities(required []string) bool {
 // LocalBackend is an in-cluster InferenceService.
 type LocalBackend struct {
 	InferenceService string
+	// ModelRef is the InferenceService's spec.modelRef (the Model it
+	// serves), "" when unknown.
+	ModelRef string
 	// Found is false when the InferenceService was not among the inputs; the
 	// compiler then used the documented conventions (Service <name>, port 8080).
 	Found bool
@@ -477,6 +496,26 @@ type JWT struct {
 type Allowlist struct {
 	Team   string
 	Models []string
+}
+
+// Allows reports whether the entry lets its team use a model going by any
+// of names (the models glob language; an entry without models allows
+// every model).
+func (e Allowlist) Allows(names ...string) bool {
+	return wellknown.AllowlistAllows(e.Models, names...)
+}
+
+// Entry is the team's allowlist entry, when allowlists are set and name it.
+func (a *Auth) Entry(team string) (Allowlist, bool) {
+	if a == nil {
+		return Allowlist{}, false
+	}
+	for _, e := range a.Allowlists {
+		if e.Team == team {
+			return e, true
+		}
+	}
+	return Allowlist{}, false
 }
 
 // Timeouts are the proxy-wide runtime timeouts.

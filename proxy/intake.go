@@ -111,6 +111,11 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		ent.RequestBody = json.RawMessage(body)
 	}
 	req.Model = in.model
+	if s.auth.Enforced() {
+		// The allowlist holds on the backend that serves, too: routing
+		// offers only backends whose model the team may use.
+		req.MayUse = func(names ...string) bool { return s.auth.Allowed(team, names...) }
+	}
 	route, ok := s.route(w, req, ent)
 	if !ok {
 		return nil, release
@@ -213,6 +218,15 @@ func (s *Server) route(w http.ResponseWriter, req *engine.Request, ent *proxyapi
 	route, err := s.eng.Route(req)
 	ent.Rule = route.RuleName
 	switch {
+	case errors.Is(err, engine.ErrNotAllowed):
+		msg := "team " + strconv.Quote(ent.Team) + " may not use the model of any backend that serves this request"
+		if route.Rule != nil {
+			msg += " (rule " + route.RuleName + ")"
+		} else {
+			msg += " (the default route)"
+		}
+		refuseAs(w, ent, refForbidden, clip(msg, maxAuditField), msg)
+		return nil, false
 	case errors.Is(err, engine.ErrFailClosed):
 		s.m.failClosed.WithLabelValues(route.RuleName, ent.Classification).Inc()
 		msg := "rule " + route.RuleName + " is failClosed and none of its backends is eligible"

@@ -76,9 +76,15 @@ type Backend struct {
 	Tier    string `json:"tier"`
 	// URL is the upstream base URL. Empty only for a Bedrock backend whose
 	// region comes from its credentials at run time.
-	URL          string       `json:"url,omitempty"`
-	Provider     string       `json:"provider,omitempty"`
-	Model        string       `json:"model,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// ModelNames are the names the backend's model goes by for allowlists
+	// (the compiler's ir.Backend.ModelNames: name, displayName, the
+	// external model, the InferenceService and its modelRef); written
+	// when policy.auth.allowlists are set. Unset, AllowNames falls back
+	// to name, modelId and model.
+	ModelNames   []string     `json:"modelNames,omitempty"`
 	Credentials  []Credential `json:"credentials,omitempty"`
 	Capabilities []string     `json:"capabilities,omitempty"`
 	Weight       int32        `json:"weight"`
@@ -90,6 +96,15 @@ type Backend struct {
 	// Endpoints is set for endpoint resolution: the proxy watches the
 	// Service's EndpointSlices and balances across ready pods.
 	Endpoints *Endpoints `json:"endpoints,omitempty"`
+}
+
+// AllowNames are the names an allowlist entry matches to let a team be
+// served by the backend: ModelNames, else its name, model id and model.
+func (b *Backend) AllowNames() []string {
+	if len(b.ModelNames) > 0 {
+		return b.ModelNames
+	}
+	return wellknown.ModelNames(b.Name, b.ModelID, b.Model)
 }
 
 // Credential says which environment variable holds which credential.

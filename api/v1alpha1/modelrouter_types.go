@@ -770,6 +770,14 @@ type AuthSpec struct {
 	// Allowlists restricts which verified team may reach which model. Empty
 	// means no authorization is enforced. A non-empty list is default-Deny.
 	// Requires JWT; an entry with an empty or duplicate Team is rejected.
+	// Unlike the reference, which checks an allowlist against the requested
+	// (resolved) model name only, an allowlist also holds on the backend
+	// that serves: a request is served only by backends whose model the
+	// team's entry names, so a rule chosen by a classification label the
+	// client adds, or by the content classifier, can narrow where a request
+	// is served, never widen what the team may use. A rule (or the default
+	// route) that leaves a team no such backend refuses its request with 403
+	// model_not_allowed; it never falls through to another rule.
 	// +optional
 	Allowlists []AllowlistEntry `json:"allowlists,omitempty"`
 }
@@ -832,8 +840,12 @@ type AllowlistEntry struct {
 	// +required
 	Team string `json:"team"`
 
-	// Models is the set of model names this team may reach. Empty means all
-	// models.
+	// Models is the set of model names this team may reach (globs: '*' any
+	// run, '?' one character). Empty means all models. A request is allowed
+	// when both the model it asks for and the model of the backend that
+	// serves it are named. A backend's model goes by the backend's name,
+	// its displayName, its external model, or its InferenceService's name
+	// and modelRef; any of them names it.
 	// +optional
 	Models []string `json:"models,omitempty"`
 }

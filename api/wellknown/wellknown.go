@@ -10,6 +10,7 @@ package wellknown
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -158,6 +159,37 @@ func HeaderTimeout(rule, backend, proxyDefault time.Duration) time.Duration {
 		d = backend
 	}
 	return min(d, proxyDefault)
+}
+
+// AllowlistAllows reports whether an allowlist entry's models
+// (policy.auth.allowlists[].models, globs) let its team use a model going
+// by any of names: an entry without models allows every model. Every plane
+// and the compiler's checks decide with it: the requested model is one
+// name, a backend's model goes by several (ir.Backend.ModelNames).
+func AllowlistAllows(models []string, names ...string) bool {
+	if len(models) == 0 {
+		return true
+	}
+	for _, g := range models {
+		for _, n := range names {
+			if n != "" && Glob(g, n) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ModelNames is names without empty and repeated ones, in order: the names
+// a backend's model goes by.
+func ModelNames(names ...string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Glob matches s against a models glob: '*' matches any run of bytes

@@ -149,6 +149,13 @@ func AgentGatewayRouteName(router string) string { return DNSLabel(router, "agen
 // router's policy.auth on its HTTPRoute.
 func AgentGatewayAuthPolicyName(router string) string { return DNSLabel(router, "agentgateway-auth") }
 
+// AgentGatewayServingAuthPolicyName is the AgentgatewayPolicy that admits,
+// on the HTTPRoute rules a backend serves, only the teams whose allowlist
+// names its model.
+func AgentGatewayServingAuthPolicyName(router, backend string) string {
+	return DNSLabel(router, backend+"-allowlist")
+}
+
 // AgentGatewayModelName is the AgentgatewayModel generated for a router's backend.
 func AgentGatewayModelName(router, backend string) string { return DNSLabel(router, backend+"-model") }
 
@@ -197,6 +204,12 @@ func GatewayBackendName(router, backend string) string { return Scoped(router, b
 
 // GatewaySecurityPolicyName names the router's SecurityPolicy.
 func GatewaySecurityPolicyName(router string) string { return Scoped(router) }
+
+// GatewayRuleSecurityPolicyName is the SecurityPolicy on one rule (HTTPRoute
+// section) of a router's route whose backends some team may not use.
+func GatewayRuleSecurityPolicyName(router, rule string) string {
+	return DNSLabel(router, "allow-"+rule)
+}
 
 // GatewayAllowRuleName names the authorization rule of the i-th allowlist
 // entry inside the SecurityPolicy.

@@ -262,10 +262,12 @@ func bearer(h http.Header) (string, bool) {
 // Enforced reports whether an allowlist decides which models a team reaches.
 func (a *Authorizer) Enforced() bool { return a != nil && a.allow != nil }
 
-// Allowed reports whether a verified team may reach a model: with an
-// allowlist, only listed teams, and of those only their listed models (by
-// the models glob language; no list means every model).
-func (a *Authorizer) Allowed(team, model string) bool {
+// Allowed reports whether a verified team may reach a model going by any of
+// names (the requested model is one name; the model of the backend that
+// serves goes by several, proxyapi.Backend.AllowNames): with an allowlist,
+// only listed teams, and of those only their listed models (by the models
+// glob language; no list means every model).
+func (a *Authorizer) Allowed(team string, names ...string) bool {
 	if !a.Enforced() {
 		return true
 	}
@@ -273,5 +275,5 @@ func (a *Authorizer) Allowed(team, model string) bool {
 	if !listed {
 		return false
 	}
-	return len(models) == 0 || slices.ContainsFunc(models, func(g string) bool { return wellknown.Glob(g, model) })
+	return wellknown.AllowlistAllows(models, names...)
 }

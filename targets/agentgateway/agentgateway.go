@@ -79,6 +79,9 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		e.poolRouting()
 	}
 	e.authPolicy()
+	if e.routed {
+		e.servingPolicies()
+	}
 	for _, x := range e.expressions {
 		if err := CheckExpression(x); err != nil {
 			e.diags.ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonInternalError, "generated CEL does not type-check: %v", err)
@@ -107,6 +110,9 @@ type emitter struct {
 	// conditions every CEL authorization condition, type-checked before output.
 	expressions []string
 	conditions  []string
+	// servedBy maps each HTTPRoute rule (its section name) to the backend
+	// that serves it (routing InferencePool), for the allowlists.
+	servedBy map[string]string
 	// routed is true once the HTTPRoute is emitted.
 	routed     bool
 	pools      int

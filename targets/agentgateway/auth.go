@@ -1,6 +1,7 @@
 package agentgateway
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,96 @@ func (e *emitter) authPolicy() {
 			Traffic:    traffic,
 		},
 	}, AgentgatewayPolicyGVK)
+}
+
+// serves records that the HTTPRoute rule section is served by backend.
+func (e *emitter) serves(section, backend string) {
+	if e.servedBy == nil {
+		e.servedBy = map[string]string{}
+	}
+	e.servedBy[section] = backend
+}
+
+// servingPolicies hold the allowlists on the backend that serves (routing
+// InferencePool): the route's Require judges the team and the model it
+// asked for, but the rule the request matched (by its model, its headers,
+// a classification label the client sends) decides the backend. For each
+// backend some team's allowlist does not name (ir.Backend.ModelNames), a
+// Require on the HTTPRoute rules it serves admits only the teams that may
+// use it. agentgateway adds a rule's authorization to the route's (a
+// Require must hold whatever else allows), so a forged label can take a
+// request to another rule, never past its allowlist. A backend every team
+// may use needs none. Routing Model needs none: there the backend is the
+// model the request named, which modelAuthorization judges.
+func (e *emitter) servingPolicies() {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil || len(a.Allowlists) == 0 || len(e.servedBy) == 0 {
+		return
+	}
+	sections := map[string][]string{}
+	for section, backend := range e.servedBy {
+		sections[backend] = append(sections[backend], section)
+	}
+	claim := e.teamClaim()
+	route := naming.AgentGatewayRouteName(e.r.Name)
+	for i := range e.r.Backends {
+		b := &e.r.Backends[i]
+		secs := sections[b.Name]
+		if len(secs) == 0 {
+			continue
+		}
+		var conds []string
+		for _, al := range a.Allowlists {
+			if al.Allows(b.ModelNames()...) {
+				conds = append(conds, claim+" == "+strconv.Quote(al.Team))
+			}
+		}
+		if len(conds) == len(a.Allowlists) {
+			continue // every listed team may use it: the route's Require decides
+		}
+		cond := "false"
+		if len(conds) > 0 {
+			cond = strings.Join(conds, " || ")
+		}
+		e.conditions = append(e.conditions, cond)
+		sort.Strings(secs)
+		var refs []PolicyTargetRef
+		for _, sec := range secs {
+			refs = append(refs, PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: sec})
+		}
+		e.add(&AgentgatewayPolicy{
+			ObjectMeta: e.meta(naming.AgentGatewayServingAuthPolicyName(e.r.Name, b.Name)),
+			Spec: PolicySpec{
+				TargetRefs: refs,
+				Traffic:    &TrafficPolicy{Authorization: &Authorization{Action: "Require", Policy: AuthorizationPolicy{MatchExpressions: []string{cond}}}},
+			},
+		}, AgentgatewayPolicyGVK)
+	}
+}
+
+// warnServedByOther says where a team's allowlist names a candidate of a
+// rule but not the one that serves it here (its first ready backend): the
+// router-proxy would serve the team by the one it may use, this plane
+// refuses it on the rule.
+func (e *emitter) warnServedByOther(rule *ir.Rule, candidates []string, target string) {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil {
+		return
+	}
+	t, _ := e.r.Backend(target)
+	for _, al := range a.Allowlists {
+		if al.Allows(t.ModelNames()...) {
+			continue
+		}
+		for _, name := range candidates {
+			if b, ok := e.r.Backend(name); ok && name != target && al.Allows(b.ModelNames()...) {
+				e.diags.WarnAt(diag.Rule(rule.Index).Child("route", "backends"), ReasonAllowlistNeedsServingBackend,
+					"team %q may use backend %q of rule %q but not %q, which serves the rule here (its first ready backend), so agentgateway refuses the team's requests there with 403 (the router-proxy serves them by %q)",
+					al.Team, name, rule.Name, target, name)
+				break
+			}
+		}
+	}
 }
 
 func (e *emitter) teamClaim() string {

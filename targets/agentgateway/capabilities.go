@@ -18,6 +18,10 @@ const (
 // Reasons the AgentGateway emitter gives on top of its rows' (Table.Emits):
 // what the fields alone do not decide (a combination, a limit, readiness).
 const (
+	// ReasonAllowlistNeedsServingBackend: a team's allowlist names another
+	// backend of a rule but not the one the rule is served by (its first
+	// ready one), so the team is refused there.
+	ReasonAllowlistNeedsServingBackend        = "AllowlistNeedsServingBackend"
 	ReasonDuplicateModelID                    = "DuplicateModelID"
 	ReasonEndpointPickerRequired              = "EndpointPickerRequired"
 	ReasonModelIDNotExpressible               = "ModelIDNotExpressible"
@@ -91,6 +95,7 @@ func (*Target) Capabilities() planes.Table {
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{
+		ReasonAllowlistNeedsServingBackend,
 		ReasonDuplicateModelID,
 		ReasonEndpointPickerRequired,
 		ReasonModelIDNotExpressible,

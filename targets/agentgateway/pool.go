@@ -225,6 +225,8 @@ func (e *emitter) poolRuleRoutes(poolOf map[string]string) (rules []gwv1.HTTPRou
 					"the InferenceService of backend %q has no ready replica, so rule %q routes to %q; the next compile moves it back once it is ready", candidates[0], rule.Name, target)
 			}
 			hr.BackendRefs = poolRef(poolOf[target])
+			e.serves("rule-"+rule.Name, target)
+			e.warnServedByOther(rule, candidates, target)
 		case rule.FailClosed:
 			e.diags.WarnAt(p.Child("route", "backends"), ReasonNoReadyBackend,
 				"no backend of fail-closed rule %q has a ready InferenceService; its requests are refused with 503 until one is ready", rule.Name)
@@ -288,6 +290,7 @@ func (e *emitter) poolDefaultRoutes(poolOf map[string]string) []gwv1.HTTPRouteRu
 				continue
 			}
 			conds := [][]cond{{{name: ModelHeader, kind: condExact, value: b.ModelID}}}
+			e.serves("model-"+b.Name, b.Name)
 			rules = append(rules, gwv1.HTTPRouteRule{
 				Name:        sectionName("model-" + b.Name),
 				Matches:     toMatches(conds),
@@ -303,6 +306,7 @@ func (e *emitter) poolDefaultRoutes(poolOf map[string]string) []gwv1.HTTPRouteRu
 	switch {
 	case !ok || b.Local == nil:
 	case b.Local.Ready:
+		e.serves("default", name)
 		rules = append(rules, gwv1.HTTPRouteRule{
 			Name:        sectionName("default"),
 			Matches:     toMatches([][]cond{{{name: ModelHeader, kind: condPresent}}}),

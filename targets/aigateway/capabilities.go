@@ -21,17 +21,21 @@ const (
 	ReasonActiveHealthCheckNotApplied       = "ActiveHealthCheckNotApplied"
 	ReasonActiveHealthCheckSkipped          = "ActiveHealthCheckSkipped"
 	ReasonAllowlistGlobUnsupportedOnGateway = "AllowlistGlobUnsupportedOnGateway"
-	ReasonBackendTimeoutsDiffer             = "BackendTimeoutsDiffer"
-	ReasonBudgetLimitNotExpressible         = "BudgetLimitNotExpressible"
-	ReasonBudgetLimitTooLarge               = "BudgetLimitTooLarge"
-	ReasonBudgetNeverApplies                = "BudgetNeverApplies"
-	ReasonBudgetSpansTrafficPolicies        = "BudgetSpansTrafficPolicies"
-	ReasonBudgetWindowFixed                 = "BudgetWindowFixed"
-	ReasonBudgetWindowUnsupported           = "BudgetWindowUnsupported"
-	ReasonCredentialsLayoutUnsupported      = "CredentialsLayoutUnsupported"
-	ReasonCredentialsRequired               = "CredentialsRequired"
-	ReasonDurationNotExpressible            = "DurationNotExpressible"
-	ReasonGatewaySecretKey                  = "GatewaySecretKey"
+	// ReasonAllowlistNeedsEveryBackend: a team may use some backends of a
+	// rule but not all; Envoy may fail over to any, so the team is refused
+	// there (the router-proxy serves it by the ones it may use).
+	ReasonAllowlistNeedsEveryBackend   = "AllowlistNeedsEveryBackend"
+	ReasonBackendTimeoutsDiffer        = "BackendTimeoutsDiffer"
+	ReasonBudgetLimitNotExpressible    = "BudgetLimitNotExpressible"
+	ReasonBudgetLimitTooLarge          = "BudgetLimitTooLarge"
+	ReasonBudgetNeverApplies           = "BudgetNeverApplies"
+	ReasonBudgetSpansTrafficPolicies   = "BudgetSpansTrafficPolicies"
+	ReasonBudgetWindowFixed            = "BudgetWindowFixed"
+	ReasonBudgetWindowUnsupported      = "BudgetWindowUnsupported"
+	ReasonCredentialsLayoutUnsupported = "CredentialsLayoutUnsupported"
+	ReasonCredentialsRequired          = "CredentialsRequired"
+	ReasonDurationNotExpressible       = "DurationNotExpressible"
+	ReasonGatewaySecretKey             = "GatewaySecretKey"
 	// ReasonGatewaySharedWithAuth: a router with policy.auth shares its
 	// Gateway with another ModelRouter (refused, Together) or with routes
 	// not its own (the Degraded reason of its status).
@@ -93,6 +97,7 @@ func (*Target) Capabilities() planes.Table {
 		ReasonActiveHealthCheckNotApplied,
 		ReasonActiveHealthCheckSkipped,
 		ReasonAllowlistGlobUnsupportedOnGateway,
+		ReasonAllowlistNeedsEveryBackend,
 		ReasonBackendTimeoutsDiffer,
 		ReasonBudgetLimitNotExpressible,
 		ReasonBudgetLimitTooLarge,

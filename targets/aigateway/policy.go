@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -468,6 +469,84 @@ func (e *emitter) securityPolicy() {
 		}
 	}
 	spec.JWT = &egv1a1.JWT{Providers: []egv1a1.JWTProvider{provider}}
+	spec.Authorization = e.authorization(providerName, nil)
+	e.add(&egv1a1.SecurityPolicy{ObjectMeta: e.meta(naming.GatewaySecurityPolicyName(e.r.Name)), Spec: spec}, gvkSP)
+	e.servingPolicies(provider)
+	e.clientPolicy()
+}
+
+// servingPolicies hold the allowlists on the backend that serves: the
+// route's authorization judges the team and the model it asked for
+// (x-ai-eg-model), but the rule the request matched (by its model, its
+// headers, a classification label the client sends) decides the backends.
+// For each generated rule with a backend some listed team's allowlist does
+// not name (ir.Backend.ModelNames), a SecurityPolicy on that rule (its
+// HTTPRoute section) admits only the teams that may use every backend of
+// the rule: the gateway may fail over to any of them, so it cannot serve a
+// team by a subset as the router-proxy does. Envoy Gateway applies the
+// rule's SecurityPolicy instead of the route's, so it repeats the same JWT
+// provider (our provider's name: claims stay where the authorization reads
+// them). A forged label can take a request to another rule, never past
+// its allowlist.
+func (e *emitter) servingPolicies(provider egv1a1.JWTProvider) {
+	a := e.r.Policy.Auth
+	if len(a.Allowlists) == 0 {
+		return
+	}
+	for _, g := range e.rules {
+		allowed := func(al ir.Allowlist) bool {
+			for _, name := range g.backends {
+				if b, ok := e.r.Backend(name); !ok || !al.Allows(b.ModelNames()...) {
+					return false
+				}
+			}
+			return true
+		}
+		if !slices.ContainsFunc(a.Allowlists, func(al ir.Allowlist) bool { return !allowed(al) }) {
+			continue // every listed team may use every backend: the route's policy decides
+		}
+		e.warnPartlyAllowed(g, allowed)
+		e.add(&egv1a1.SecurityPolicy{
+			ObjectMeta: e.meta(naming.GatewayRuleSecurityPolicyName(e.r.Name, g.name)),
+			Spec: egv1a1.SecurityPolicySpec{
+				PolicyTargetReferences: egv1a1.PolicyTargetReferences{TargetRefs: []gwapiv1.LocalPolicyTargetReferenceWithSectionName{routeTarget(e.routeOf(g), g.name)}},
+				JWT:                    &egv1a1.JWT{Providers: []egv1a1.JWTProvider{provider}},
+				Authorization:          e.authorization(provider.Name, allowed),
+			},
+		}, gvkSP)
+	}
+}
+
+// warnPartlyAllowed says where a team may use some backends of a rule but
+// not every one: the router-proxy would serve it by those, the gateway
+// refuses it on the rule.
+func (e *emitter) warnPartlyAllowed(g *genRule, allowed func(ir.Allowlist) bool) {
+	if g.origin < 0 {
+		return // BackendNameMatch and the default route have one backend
+	}
+	for _, al := range e.r.Policy.Auth.Allowlists {
+		if allowed(al) {
+			continue
+		}
+		var some []string
+		for _, name := range g.backends {
+			if b, ok := e.r.Backend(name); ok && al.Allows(b.ModelNames()...) {
+				some = append(some, name)
+			}
+		}
+		if len(some) > 0 {
+			e.diags.WarnAt(diag.Rule(g.origin).Child("route", "backends"), ReasonAllowlistNeedsEveryBackend,
+				"team %q may use %s but not every backend of %s, and Envoy may fail over to any of them, so the gateway refuses the team's requests there with 403 (the router-proxy serves them by %s only)",
+				al.Team, strings.Join(some, ", "), g.label, strings.Join(some, ", "))
+		}
+	}
+}
+
+// authorization is the default-deny authorization of the router's provider:
+// one Allow rule per allowlist entry that admit accepts (nil: all), or,
+// without allowlists, one for any token the provider verified.
+func (e *emitter) authorization(providerName string, admit func(ir.Allowlist) bool) *egv1a1.Authorization {
+	a, j := e.r.Policy.Auth, e.r.Policy.Auth.JWT
 	authz := &egv1a1.Authorization{DefaultAction: ptr(egv1a1.AuthorizationActionDeny)}
 	if len(a.Allowlists) == 0 {
 		authz.Rules = []egv1a1.AuthorizationRule{{
@@ -480,6 +559,9 @@ func (e *emitter) securityPolicy() {
 		}}
 	}
 	for i, al := range a.Allowlists {
+		if admit != nil && !admit(al) {
+			continue
+		}
 		p := &egv1a1.Principal{JWT: &egv1a1.JWTPrincipal{
 			Provider: providerName,
 			Claims:   []egv1a1.JWTClaim{{Name: j.TeamClaim, Values: []string{al.Team}}},
@@ -495,9 +577,7 @@ func (e *emitter) securityPolicy() {
 			Principal: p,
 		})
 	}
-	spec.Authorization = authz
-	e.add(&egv1a1.SecurityPolicy{ObjectMeta: e.meta(naming.GatewaySecurityPolicyName(e.r.Name)), Spec: spec}, gvkSP)
-	e.clientPolicy()
+	return authz
 }
 
 // refuseAllowlistGlobs refuses allowlist models that are globs: Envoy

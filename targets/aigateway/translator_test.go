@@ -3,6 +3,7 @@ package aigateway_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"os"
 	"os/exec"
@@ -300,4 +301,29 @@ func TestEnvoyGatewayTranslatorKeepsTheAudiences(t *testing.T) {
 	for _, a := range audiences {
 		assert.Equal(t, []any{"https://models.example.com"}, a)
 	}
+}
+
+// TestEnvoyGatewayTranslatorHoldsAllowlistsOnTheServingRule: in Envoy
+// Gateway's own translation of testdata/gateway-allowlist-serving, the
+// routes of the rules whose backends billing may not use carry an rbac
+// that allows clinical only, while the default route's allows billing too:
+// a rule's SecurityPolicy is in force on that rule, instead of the route's.
+func TestEnvoyGatewayTranslatorHoldsAllowlistsOnTheServingRule(t *testing.T) {
+	bin := egctl(t)
+	file := writeObjects(t, gatewayInput(t, "../../testdata/gateway-allowlist-serving/input.yaml"))
+	allows := map[string][]string{} // xDS route name -> the Allow rules of its rbac
+	for _, r := range routes(xdsRoutes(t, bin, file)) {
+		name, _ := r["name"].(string)
+		rbac, _, _ := unstructured.NestedMap(r, "typedPerFilterConfig", "envoy.filters.http.rbac")
+		require.NotNil(t, rbac, "route %s has no rbac", name)
+		eachIn(rbac, "matchers", func(m map[string]any) {
+			if a, _, _ := unstructured.NestedString(m, "onMatch", "action", "name"); a != "" {
+				allows[name] = append(allows[name], a)
+			}
+		})
+	}
+	rule := func(i int) []string { return allows[fmt.Sprintf("httproute/hospital/hospital/rule/%d/match/0/*", i)] }
+	assert.Equal(t, []string{"allow-clinical-0"}, rule(0), "phi-stays-local: its only backend is the clinical model (%v)", allows)
+	assert.Equal(t, []string{"allow-clinical-0"}, rule(1), "pii-local-pair may fail over to the clinical model")
+	assert.Equal(t, []string{"allow-clinical-0", "allow-billing-1"}, rule(2), "the default route serves llama-3")
 }

@@ -54,6 +54,11 @@ func backend(r *ir.Router, b *ir.Backend) proxyapi.Backend {
 			OutputModalities: b.ModelInfo.OutputModalities,
 		},
 	}
+	// The names allowlists match the serving backend on, written only
+	// where an allowlist reads them.
+	if a := r.Policy.Auth; a != nil && len(a.Allowlists) > 0 {
+		out.ModelNames = b.ModelNames()
+	}
 	if b.Cost != nil {
 		out.Cost = &proxyapi.Cost{PromptUSD: b.Cost.PromptUSD, CompletionUSD: b.Cost.CompletionUSD}
 	}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// chatFor is a chat request for model with one user message.
+func chatFor(model, text string) string {
+	b, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": text}}})
+	return string(b)
+}
+
+// TestAllowlistHoldsOnTheServingBackend drives the real binary with the
+// config the compiler renders for testdata/proxy-allowlist-serving: billing
+// may use gpt-4.1 only, and a request the classifier finds pii in, or that
+// billing labels phi itself, matches the rule whose only backend is the
+// local clinical model. Billing is refused 403 model_not_allowed with
+// nothing sent upstream; clinical is served locally; billing's ordinary
+// prompt is served by gpt-4.1.
+func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	cfg := renderConfig(t, "../../testdata/proxy-allowlist-serving/input.yaml")
+	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
+	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
+	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
+	ups, env := loopbackBackends(t, cfg)
+	local, cloud := ups["local-medgemma"], ups["cloud-gpt"]
+	require.NotNil(t, local)
+	require.NotNil(t, cloud)
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	p := startProxyEnv(t, cfg, env)
+	bearer := func(team string) string {
+		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
+	}
+	posts := func() int64 { return local.posts.Load() + cloud.posts.Load() }
+
+	const mrn = "Patient Jane Roe, MRN 483920117, SSN 536-22-8410: summarize her last visit."
+	before := posts()
+	code, body := p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer("billing"))
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Contains(t, body, `"code":"model_not_allowed"`)
+	assert.Equal(t, before, posts(), "billing's sensitive prompt reached no backend")
+
+	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer("billing"), "x-llmkube-classification", "phi")
+	assert.Equal(t, http.StatusForbidden, code, body)
+	assert.Contains(t, body, `"code":"model_not_allowed"`)
+	assert.Equal(t, before, posts(), "a label billing adds narrows, never widens: nothing was sent")
+
+	code, body = p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer("clinical"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "local-medgemma", served(t, body), "clinical's sensitive prompt is served locally")
+
+	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer("billing"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "cloud-gpt", served(t, body), "billing's ordinary prompt is served by gpt-4.1")
+	assert.Equal(t, int64(1), local.posts.Load())
+	assert.Equal(t, int64(1), cloud.posts.Load())
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	entries := auditEntries(t, raw)
+	require.Len(t, entries, 4)
+	for _, e := range entries[:2] {
+		assert.Equal(t, proxyapi.OutcomeForbidden, e.Outcome)
+		assert.Equal(t, "billing", e.Team)
+		assert.Equal(t, "phi-pii-stays-local", e.Rule, "the audit names the rule whose backends billing may not use")
+		assert.Empty(t, e.Backend)
+	}
+	assert.Equal(t, "local-medgemma", entries[2].Backend)
+	assert.Equal(t, "cloud-gpt", entries[3].Backend)
+}

@@ -1,0 +1,164 @@
+package compiler
+
+// The allowlist checks read the lowered router: they compare each team's
+// allowlist with the names each backend's model goes by
+// (ir.Backend.ModelNames: the InferenceService's modelRef is known only once
+// references are resolved), the same names every plane matches an allowlist
+// against when it decides which backend may serve a team.
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/ir"
+)
+
+// checkAllowlists warns about allowlists that lock a team out of what the
+// router would serve it: an entry naming no model of the router (a typo
+// such as gpt4.1, with the nearest name), and a rule or default route that
+// would serve a team's allowed model only by backends outside its allowlist,
+// whose requests are then refused 403 model_not_allowed.
+func checkAllowlists(r *ir.Router) diag.List {
+	a := r.Policy.Auth
+	if a == nil || a.JWT == nil {
+		return nil
+	}
+	var diags diag.List
+	known := routerModelNames(r)
+	for i, e := range a.Allowlists {
+		entry := diag.Spec("policy", "auth", "allowlists").Index(i)
+		for k, m := range e.Models {
+			if namesModel(r, known, m) {
+				continue
+			}
+			hint := "; the router's models are " + strings.Join(known, ", ")
+			if near := nearestName(m, known); near != "" {
+				hint = "; did you mean " + near + "?"
+			}
+			diags.WarnAt(entry.Child("models").Index(k), ReasonAllowlistModelUnknown,
+				"team %q is allowed model %q, which names no model of this router (no backend's name, displayName, external model, InferenceService or modelRef, and no rule's match.models): no backend may serve the team by this entry%s", e.Team, m, hint)
+		}
+		if len(e.Models) == 0 {
+			continue // every model: nothing is refused
+		}
+		for ri := range r.Rules {
+			checkRuleForTeam(r, &r.Rules[ri], e, a.JWT.HeaderKey, &diags)
+		}
+		if d, ok := r.Backend(r.Default.Backend); ok && !e.Allows(d.ModelNames()...) {
+			diags.WarnAt(diag.Spec("defaultRoute"), ReasonAllowlistRuleRefusesTeam,
+				"team %q's requests that reach the default route will be refused 403 model_not_allowed: its backend %q (model %s) is not in the team's allowlist (%s); they are never served elsewhere",
+				e.Team, d.Name, strings.Join(d.ModelNames(), ", "), strings.Join(e.Models, ", "))
+		}
+	}
+	return diags
+}
+
+// checkRuleForTeam warns when a rule a team can reach with a model it is
+// allowed would serve it by backends outside its allowlist: with none left,
+// its requests there are refused; with some, they are served only by those.
+func checkRuleForTeam(r *ir.Router, rule *ir.Rule, e ir.Allowlist, teamHeader string, diags *diag.List) {
+	if len(rule.Candidates) == 0 || !teamReaches(rule, e, teamHeader) {
+		return
+	}
+	var outside, inside []string
+	for _, name := range rule.Candidates {
+		b, _ := r.Backend(name)
+		if e.Allows(b.ModelNames()...) {
+			inside = append(inside, name)
+		} else {
+			outside = append(outside, name+" ("+strings.Join(b.ModelNames(), ", ")+")")
+		}
+	}
+	if len(outside) == 0 {
+		return
+	}
+	which := "its requests"
+	if len(rule.Match.DataClassification) > 0 {
+		which = "its requests classified " + strings.Join(rule.Match.DataClassification, " or ")
+		if r.Policy.Classification.Mode != ir.ClassificationDetector {
+			which += " (by a label the client adds, too)"
+		}
+	}
+	p := diag.Rule(rule.Index).Child("route", "backends")
+	if len(inside) == 0 {
+		diags.WarnAt(p, ReasonAllowlistRuleRefusesTeam,
+			"team %q is allowed %s, but rule %q serves %s only by backends whose model its allowlist does not name: %s; they will be refused 403 model_not_allowed, never served elsewhere. Add one of those names to the team's allowlist if it may use them",
+			e.Team, strings.Join(e.Models, ", "), rule.Name, which, strings.Join(outside, "; "))
+		return
+	}
+	diags.WarnAt(p, ReasonAllowlistRuleRefusesTeam,
+		"team %q is allowed %s, so rule %q serves %s only by %s: its allowlist does not name the model of %s, which never serves the team (no failover or mirror to them; a data plane that cannot serve a team by part of a rule's backends refuses it there, and says so)",
+		e.Team, strings.Join(e.Models, ", "), rule.Name, which, strings.Join(inside, ", "), strings.Join(outside, "; "))
+}
+
+// teamReaches reports whether a request of the team for a model it is
+// allowed may match the rule: the rule's models meet the allowlist's (both
+// globs count as meeting), and a match on the verified team header names
+// this team.
+func teamReaches(rule *ir.Rule, e ir.Allowlist, teamHeader string) bool {
+	for _, h := range rule.Match.Headers {
+		if strings.EqualFold(h.Name, teamHeader) && h.Value != e.Team {
+			return false
+		}
+	}
+	if len(rule.Match.Models) == 0 {
+		return true
+	}
+	for _, rm := range rule.Match.Models {
+		for _, am := range e.Models {
+			if wellknown.Glob(rm, am) || wellknown.Glob(am, rm) || (wellknown.IsGlob(rm) && wellknown.IsGlob(am)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// routerModelNames is every name a model of the router goes by: its
+// backends' model names and the plain ids its rules match, sorted.
+func routerModelNames(r *ir.Router) []string {
+	var names []string
+	for i := range r.Backends {
+		names = append(names, r.Backends[i].ModelNames()...)
+	}
+	for _, rule := range r.Rules {
+		for _, m := range rule.Match.Models {
+			if !wellknown.IsGlob(m) {
+				names = append(names, m)
+			}
+		}
+	}
+	names = wellknown.ModelNames(names...)
+	sort.Strings(names)
+	return names
+}
+
+// namesModel reports whether an allowlist model (a glob or an id) names a
+// model of the router: one of its names, or an id a rule's glob matches.
+func namesModel(r *ir.Router, known []string, m string) bool {
+	if wellknown.AllowlistAllows([]string{m}, known...) {
+		return true
+	}
+	for _, rule := range r.Rules {
+		for _, g := range rule.Match.Models {
+			if wellknown.Glob(g, m) || (wellknown.IsGlob(g) && wellknown.IsGlob(m)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nearestName is the name closest to s (at most a third of its letters
+// off, as nearestField), or "".
+func nearestName(s string, names []string) string {
+	best, bestDist := "", len(s)/3+1
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestDist || (d == bestDist && n < best) {
+			best, bestDist = n, d
+		}
+	}
+	return best
+}

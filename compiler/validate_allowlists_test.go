@@ -1,0 +1,99 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hospitalSpec is a router whose fail-closed sensitive rule serves only the
+// local clinical model, with allowlists for clinical and billing.
+const hospitalSpec = `
+  backends:
+    - {name: local-medgemma, inferenceServiceRef: {name: medgemma}}
+    - {name: cloud-gpt, displayName: gpt-4.1, external: {provider: openai, model: gpt-4.1}}
+    - {name: cloud-mini, external: {provider: openai, model: gpt-4.1-mini}}
+  rules:
+    - name: phi-stays-local
+      failClosed: true
+      match: {dataClassification: [pii, phi]}
+      route: {backends: [local-medgemma]}
+    - name: platform-only
+      match: {headers: {x-llmkube-team: platform}}
+      route: {backends: [local-medgemma]}
+    - name: minis
+      match: {models: ["gpt-4.1*"]}
+      route: {backends: [cloud-mini, cloud-gpt]}
+  defaultRoute: cloud-gpt
+  policy:
+    auth:
+      jwt: {provider: k, issuer: https://i.example, jwksURI: https://i.example/certs, teamClaim: team}
+      allowlists:
+        - {team: clinical, models: [gpt-4.1, medgemma-27b, gpt-4.1-mini]}
+        - {team: billing, models: [gpt4.1]}
+        - {team: finance, models: [gpt-4.1]}
+        - {team: ops}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: medgemma}
+spec: {modelRef: medgemma-27b}
+`
+
+// TestAllowlistWarnings: a rule a team reaches with a model it is allowed
+// but serves only by backends outside its allowlist warns that the team will
+// be refused there; one that serves it by some warns that the others never
+// do; an allowlist entry naming no model of the router warns with the
+// nearest name.
+func TestAllowlistWarnings(t *testing.T) {
+	in := &Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(hospitalSpec))).HasErrors())
+	_, diags := Compile(in.Routers[0].Router, in, Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	byMsg := map[string][]string{}
+	for _, d := range diags.Warnings() {
+		byMsg[d.Reason] = append(byMsg[d.Reason], d.Field+": "+d.Message)
+	}
+
+	unknown := byMsg[ReasonAllowlistModelUnknown]
+	require.Len(t, unknown, 1, "%v", unknown)
+	assert.Contains(t, unknown[0], "spec.policy.auth.allowlists[1].models[0]")
+	assert.Contains(t, unknown[0], `"gpt4.1"`)
+	assert.Contains(t, unknown[0], "did you mean gpt-4.1?")
+
+	refused := byMsg[ReasonAllowlistRuleRefusesTeam]
+	// finance (gpt-4.1) on the sensitive rule: refused; on minis: served by
+	// cloud-gpt only. billing's typo allows nothing the router serves: it is
+	// refused on every rule it reaches and on the default route. clinical
+	// and ops (every model) are never refused; nobody but platform reaches
+	// platform-only.
+	assertWarned := func(field, team, says string) {
+		t.Helper()
+		for _, m := range refused {
+			if hasAll(m, field+":", `team "`+team+`"`, says) {
+				return
+			}
+		}
+		t.Errorf("no AllowlistRuleRefusesTeam at %s for %s saying %q in %v", field, team, says, refused)
+	}
+	assertWarned("spec.rules[0].route.backends", "finance", "will be refused 403 model_not_allowed")
+	assertWarned("spec.rules[0].route.backends", "finance", "classified pii or phi (by a label the client adds, too)")
+	assertWarned("spec.rules[2].route.backends", "finance", "only by cloud-gpt")
+	assertWarned("spec.defaultRoute", "billing", "refused 403")
+	for _, m := range refused {
+		assert.NotContains(t, m, `team "clinical"`)
+		assert.NotContains(t, m, `team "ops"`)
+		assert.NotContains(t, m, "spec.rules[1]", "only platform reaches platform-only")
+	}
+}
+
+func hasAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

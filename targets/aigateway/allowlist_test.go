@@ -1,0 +1,98 @@
+package aigateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/simulate"
+	"github.com/llmkube/llmkube-compile/targets/aigateway"
+)
+
+// hospital is a router whose classification rules send to the clinical
+// model, alone or beside the general one; billing may use the general
+// model only (llama-3, the InferenceService's modelRef), clinical both.
+const hospital = `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: medgemma, namespace: ml}
+spec: {modelRef: medgemma-27b, runtime: vllm}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: general, namespace: ml}
+spec: {modelRef: llama-3, runtime: vllm}
+---
+` + "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: hospital, namespace: ml}\nspec:\n  dataPlane: Gateway\n  gatewayRef: {" + sharedGateway + "}\n  backends:\n" + `    - {name: local-medgemma, inferenceServiceRef: {name: medgemma}}
+    - {name: local-general, inferenceServiceRef: {name: general}}
+  rules:
+    - name: phi-stays-local
+      failClosed: true
+      match: {dataClassification: [phi]}
+      route: {backends: [local-medgemma]}
+    - name: pii-local-pair
+      failClosed: true
+      match: {dataClassification: [pii]}
+      route: {backends: [local-general, local-medgemma]}
+  defaultRoute: local-general
+  policy:
+    auth:
+      jwt: {provider: keycloak, issuer: https://issuer.example/realms/h, jwksURI: https://issuer.example/realms/h/certs, teamClaim: team}
+      allowlists:
+        - {team: clinical, models: [llama-3, medgemma]}
+        - {team: billing, models: [llama-3]}
+`
+
+// TestForgedLabelNeverWidensAnAllowlist runs requests through the model of
+// Envoy Gateway and the AI Gateway: billing, allowed llama-3, labels its
+// request phi itself and so meets the rule whose only backend is the
+// clinical model: 403, the request reaches no backend. A rule with one
+// backend billing may use and one it may not refuses it too (the gateway
+// may fail over to either). Clinical is served by the clinical model, and
+// billing's unlabelled request by llama-3.
+func TestForgedLabelNeverWidensAnAllowlist(t *testing.T) {
+	m := gatewayModel(t, compileEach(t, hospital))
+	iss := "https://issuer.example/realms/h"
+	tok := func(team string) *simulate.Token {
+		return &simulate.Token{Issuer: iss, Claims: map[string]any{"team": team}}
+	}
+	label := func(v string) http.Header { return http.Header{"X-Llmkube-Classification": {v}} }
+
+	for _, class := range []string{"phi", "pii", "PHI", "public, phi"} {
+		o := m.Serve(simulate.Request{Body: chat("llama-3"), Token: tok("billing"), Headers: label(class)})
+		assert.Equal(t, http.StatusForbidden, o.Status, "billing labelled %q\n%s", class, strings.Join(o.Trace, "\n"))
+		assert.Empty(t, o.Backend, "nothing reached a backend")
+	}
+	o := m.Serve(simulate.Request{Body: chat("llama-3"), Token: tok("clinical"), Headers: label("phi")})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "ml/hospital-local-medgemma", o.Backend, "the AIServiceBackend of local-medgemma")
+	assert.Equal(t, "phi-stays-local", o.Rule)
+	o = m.Serve(simulate.Request{Body: chat("llama-3"), Token: tok("clinical"), Headers: label("pii")})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "pii-local-pair", o.Rule)
+	o = m.Serve(simulate.Request{Body: chat("llama-3"), Token: tok("billing")})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "ml/hospital-local-general", o.Backend)
+	// Asking for the clinical model by name stays refused, as before.
+	o = m.Serve(simulate.Request{Body: chat("medgemma"), Token: tok("billing")})
+	assert.Equal(t, http.StatusForbidden, o.Status, strings.Join(o.Trace, "\n"))
+}
+
+// TestPartlyAllowedRuleWarns: billing may use one backend of pii-local-pair
+// but not the other; the gateway refuses it there and says so.
+func TestPartlyAllowedRuleWarns(t *testing.T) {
+	r := frontEach(t, hospital)[0]
+	_, diags := aigateway.New().Compile(r)
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var got []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == aigateway.ReasonAllowlistNeedsEveryBackend {
+			got = append(got, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, got, 1, "%v", got)
+	assert.Contains(t, got[0], "spec.rules[1].route.backends")
+	assert.Contains(t, got[0], `team "billing" may use local-general`)
+}
