@@ -75,9 +75,16 @@ type Backend struct {
 	Tier    string `json:"tier"`
 	// URL is the upstream base URL. Empty only for a Bedrock backend whose
 	// region comes from its credentials at run time.
-	URL          string       `json:"url,omitempty"`
-	Provider     string       `json:"provider,omitempty"`
-	Model        string       `json:"model,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	// Model is the model name every request carries to this backend (the
+	// client's is replaced): an external backend's model, a local backend's
+	// served model name. Empty: the client's model is sent as it is.
+	Model string `json:"model,omitempty"`
+	// LearnModel (local backends) says Model is an assumption: the proxy
+	// sends the first id the backend's GET /v1/models lists instead, once it
+	// has read it.
+	LearnModel   bool         `json:"learnModel,omitempty"`
 	Credentials  []Credential `json:"credentials,omitempty"`
 	Capabilities []string     `json:"capabilities,omitempty"`
 	Weight       int32        `json:"weight"`
