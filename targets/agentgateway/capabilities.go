@@ -28,6 +28,9 @@ const (
 	ReasonRoutedToFallback                    = "RoutedToFallback"
 	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
 	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
+	// ReasonUpstreamModelNotRewritten: routing InferencePool sends the
+	// pool the client's model, which its runtime may not serve.
+	ReasonUpstreamModelNotRewritten = "UpstreamModelNotRewritten"
 )
 
 // modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
@@ -105,5 +108,7 @@ func (*Target) Capabilities() planes.Table {
 		ReasonUnsupportedOnAgentGateway,
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
+		targets.ReasonUpstreamModelAssumed,
+		ReasonUpstreamModelNotRewritten,
 	}}
 }

@@ -120,5 +120,6 @@ func (*Target) Capabilities() planes.Table {
 		ReasonURLPathUnsupported,
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
+		targets.ReasonUpstreamModelAssumed,
 	}}
 }
