@@ -290,6 +290,9 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		o.Charges = append(o.Charges, charges(cfg, srv.Status(), e.Team)...)
 	}
+	if o.Backend != "" && o.UpstreamModel != "" && o.UpstreamModel != req.Model() {
+		o.Tracef("router-proxy: backend %s is sent the model it serves, %q (the client sees %q)", o.Backend, o.UpstreamModel, req.Model())
+	}
 	if o.Status >= 400 {
 		o.Tracef("answer: %s", strings.TrimSpace(rec.Body.String()))
 	}
