@@ -206,3 +206,39 @@ func TestShadowAndFallbackGetTheirOwnModel(t *testing.T) {
 	require.Eventually(t, func() bool { return shadowModel.Load() != nil }, 10*time.Second, time.Millisecond)
 	assert.Equal(t, "granite", shadowModel.Load())
 }
+
+// TestPoolMemberGetsItsServedModel: a ModelPool member is made resident
+// first, then asked what it serves (the list of the member now loaded), and
+// sent that name.
+func TestPoolMemberGetsItsServedModel(t *testing.T) {
+	var lists atomic.Int64
+	up := newStub(t, "llama", vllmLike("/models/meta-llama/Llama-3.1-8B", &lists))
+	cfg := pooledConfig(up.URL)
+	cfg.Backends[0].Model, cfg.Backends[0].LearnModel = "llama-3-1-8b", true
+	pools := &fakePools{}
+	h := start(t, cfg, func(o *Options) { o.Pools = pools })
+	code, body, _ := h.post(t, chat("gpt-4.1"))
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "gpt-4.1", servedBy(t, body))
+	assert.EqualValues(t, 1, pools.acquired.Load(), "the member was held before it was asked")
+	assert.Equal(t, int64(1), lists.Load())
+	assert.Equal(t, "/models/meta-llama/Llama-3.1-8B", h.last(t).UpstreamModel)
+}
+
+// BenchmarkEchoStream: the client's model put back in a stream's chunks,
+// per 32 KiB read; the stream's buffers are reused, so nothing is allocated
+// per read once they have grown.
+func BenchmarkEchoStream(b *testing.B) {
+	var chunk strings.Builder
+	for i := 0; chunk.Len() < 32<<10; i++ {
+		fmt.Fprintf(&chunk, "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"/models/google/medgemma-27b-it\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"token %d\"}}]}\n\n", i)
+	}
+	p := []byte(chunk.String())
+	e := newEcho("gpt-4.1", "/models/google/medgemma-27b-it", 200)
+	b.SetBytes(int64(len(p)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = e.stream(p[:len(p)/2])
+		_ = e.stream(p[len(p)/2:])
+	}
+}

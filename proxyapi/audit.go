@@ -46,8 +46,8 @@ type AuditEntry struct {
 	Backend   string    `json:"backend,omitempty"`
 	Tier      string    `json:"tier,omitempty"`
 	// Model is the model the client asked for; UpstreamModel the model name
-	// the request was sent upstream with by the backend that served (or the
-	// last one tried): the backend's served model, which may differ.
+	// the request was sent with to the backend whose answer was relayed (its
+	// served model, which may differ); empty when no answer was relayed.
 	Model          string `json:"model,omitempty"`
 	UpstreamModel  string `json:"upstreamModel,omitempty"`
 	Classification string `json:"classification,omitempty"`
