@@ -96,7 +96,9 @@ func (e noList) Error() string { return e.why }
 // readServedModel is the first id b's GET /v1/models lists (vLLM lists
 // its served model names first, then LoRA adapters).
 func (s *Server) readServedModel(ctx context.Context, b *backendRT, r *http.Request, host string, hto time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, hto)
+	// Other requests may be waiting on this read (singleflight): the client
+	// that started it leaving does not cut it short.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hto)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, joinURL(b.base, modelsPath, ""), nil)
 	if err != nil {
