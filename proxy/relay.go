@@ -83,7 +83,7 @@ func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController, 
 	}
 	if echoed {
 		if !stream {
-			return // held: release writes the head
+			return // held: sendHeld writes the head
 		}
 		delete(h, "Content-Length")
 	}
