@@ -242,3 +242,17 @@ func BenchmarkEchoStream(b *testing.B) {
 		_ = e.stream(p[len(p)/2:])
 	}
 }
+
+// TestEchoedStreamWithLengthLosesIt: an event stream sent with a
+// Content-Length is relayed chunked once its model is rewritten (the
+// length the upstream gave no longer holds).
+func TestEchoedStreamWithLengthLosesIt(t *testing.T) {
+	up := newStub(t, "local", sizedStream("data: {\"model\":\"m\",\"choices\":[]}\n\ndata: [DONE]\n\n"))
+	b := backend("local", up.URL)
+	b.Model = "m"
+	h := start(t, config(b))
+	code, body, hdr := h.post(t, `{"model":"a-longer-model-name","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "data: {\"model\":\"a-longer-model-name\",\"choices\":[]}\n\ndata: [DONE]\n\n", body)
+	assert.Empty(t, hdr.Get("Content-Length"))
+}
