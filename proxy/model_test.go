@@ -256,3 +256,22 @@ func TestEchoedStreamWithLengthLosesIt(t *testing.T) {
 	assert.Equal(t, "data: {\"model\":\"a-longer-model-name\",\"choices\":[]}\n\ndata: [DONE]\n\n", body)
 	assert.Empty(t, hdr.Get("Content-Length"))
 }
+
+// TestEchoOfAnOversizedAnswer: a JSON answer too large to hold
+// (maxCapture) is relayed as it came, its length intact.
+func TestEchoOfAnOversizedAnswer(t *testing.T) {
+	big := `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("x", maxCapture) + `"}}],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}`
+	up := newStub(t, "local", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+		_, _ = w.Write([]byte(big))
+	})
+	b := backend("local", up.URL)
+	b.Model = "m"
+	h := start(t, config(b))
+	code, body, hdr := h.post(t, chat("asked"))
+	require.Equal(t, 200, code)
+	assert.Equal(t, len(big), len(body))
+	assert.Equal(t, fmt.Sprint(len(big)), hdr.Get("Content-Length"))
+	assert.Equal(t, 3, int(h.last(t).TotalTokens), "usage still read from the tail")
+}
