@@ -133,10 +133,12 @@ func lowerBackend(r *v1.ModelRouter, b *v1.RouterBackend, res *resolution, ceili
 	case b.External != nil:
 		out.External = lowerExternal(b)
 		out.Upstream = upstream(out.External.URL)
+		out.UpstreamModel = ir.UpstreamModel{Name: out.External.Model, Source: ir.UpstreamModelExternal}
 	case b.InferenceServiceRef != nil:
 		local, ctxLen := res.local(b)
 		out.ModelInfo.ContextLength = ctxLen // spec.modelInfo.contextLength wins, below
 		out.Local = local
+		out.UpstreamModel = res.upstreamModel(b)
 		out.Upstream = upstream(fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", local.ServiceName, r.Namespace, local.Port))
 		out.Resolution = ir.Resolution(b.Resolution)
 		out.Pool = res.membership(b.Name)

@@ -160,3 +160,61 @@ func TestNormalizeCIDR(t *testing.T) {
 	assert.Equal(t, "10.0.0.1/32", normalizeCIDR("::ffff:10.0.0.1"), "IPv4-mapped addresses match IPv4 peers")
 	assert.Equal(t, "10.0.0.0/8", normalizeCIDR("::ffff:10.0.0.0/104"))
 }
+
+// TestLowerUpstreamModel: each backend's upstream model name, the one fact
+// all three planes send (docs/router-proxy.md, "Upstream requests").
+func TestLowerUpstreamModel(t *testing.T) {
+	r, _ := compileYAML(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ns}
+spec:
+  backends:
+    - {name: named, inferenceServiceRef: {name: named-svc}}
+    - {name: named-eq, inferenceServiceRef: {name: named-eq-svc}}
+    - {name: sglang, inferenceServiceRef: {name: sglang-svc}}
+    - {name: vllm, inferenceServiceRef: {name: vllm-svc}}
+    - {name: llama, inferenceServiceRef: {name: llama-svc}}
+    - {name: absent, inferenceServiceRef: {name: absent-svc}}
+    - {name: cloud, external: {provider: openai, model: gpt-4.1, credentialsSecretRef: {name: k}}}
+  defaultRoute: named
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: named-svc, namespace: ns}
+spec: {runtime: vllm, modelRef: medgemma, extraArgs: [--served-model-name, medgemma-27b, medgemma, --port, "8000"]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: named-eq-svc, namespace: ns}
+spec: {runtime: sglang, modelRef: qwen, extraArgs: [--served-model-name=qwen-chat]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: sglang-svc, namespace: ns}
+spec: {runtime: sglang, modelRef: qwen3-8b}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: vllm-svc, namespace: ns}
+spec: {runtime: vllm, modelRef: llama-3-8b}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: llama-svc, namespace: ns}
+spec: {modelRef: phi-4, extraArgs: [--served-model-name, ignored]}
+`, Options{})
+	want := map[string]ir.UpstreamModel{
+		"named":    {Name: "medgemma-27b", Source: ir.UpstreamModelServedName},
+		"named-eq": {Name: "qwen-chat", Source: ir.UpstreamModelServedName},
+		"sglang":   {Name: "qwen3-8b", Source: ir.UpstreamModelModelRef},
+		"vllm":     {Name: "llama-3-8b", Source: ir.UpstreamModelAssumed},
+		"llama":    {Name: "phi-4", Source: ir.UpstreamModelAssumed},
+		"absent":   {Name: "absent-svc", Source: ir.UpstreamModelAssumed},
+		"cloud":    {Name: "gpt-4.1", Source: ir.UpstreamModelExternal},
+	}
+	for _, b := range r.Backends {
+		assert.Equal(t, want[b.Name], b.UpstreamModel, b.Name)
+	}
+	assert.False(t, r.Backends[3].UpstreamModel.Known())
+	assert.True(t, r.Backends[0].UpstreamModel.Known())
+}

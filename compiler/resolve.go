@@ -187,6 +187,37 @@ func contextLength(s *v1.InferenceService) int64 {
 	return 0
 }
 
+// upstreamModel is the model name a local backend's runtime serves, as far
+// as its InferenceService says (docs/router-proxy.md, "Upstream requests"):
+// a --served-model-name in extraArgs (vLLM and SGLang take it; extraArgs win
+// over the operator's own flags), else for SGLang the modelRef the operator
+// passes as --served-model-name. vLLM is handed the Model's source (an HF
+// repo id or a path in the model cache), which is not on the
+// InferenceService, and llama.cpp, TGI and generic runtimes pick their own
+// id: the name is then assumed (modelRef, else the InferenceService's name,
+// the name LLMKube's own gateway route sends) and the router-proxy learns the
+// real one from the backend's /v1/models.
+func (res *resolution) upstreamModel(b *v1.RouterBackend) ir.UpstreamModel {
+	assumed := ir.UpstreamModel{Name: b.InferenceServiceRef.Name, Source: ir.UpstreamModelAssumed}
+	isvc := res.isvc[b.Name]
+	if isvc == nil {
+		return assumed
+	}
+	if isvc.Spec.ModelRef != "" {
+		assumed.Name = isvc.Spec.ModelRef
+	}
+	switch isvc.Spec.Runtime {
+	case v1.RuntimeVLLM, v1.RuntimeSGLang:
+		if v, ok := flagValue(isvc.Spec.ExtraArgs, "--served-model-name"); ok && v != "" && !strings.HasPrefix(v, "-") {
+			return ir.UpstreamModel{Name: v, Source: ir.UpstreamModelServedName}
+		}
+		if isvc.Spec.Runtime == v1.RuntimeSGLang && isvc.Spec.ModelRef != "" {
+			return ir.UpstreamModel{Name: isvc.Spec.ModelRef, Source: ir.UpstreamModelModelRef}
+		}
+	}
+	return assumed
+}
+
 // flagValue finds "--flag value" or "--flag=value" in args.
 func flagValue(args []string, flag string) (string, bool) {
 	for i, a := range args {

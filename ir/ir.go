@@ -124,6 +124,10 @@ type Backend struct {
 	// Upstream is where requests go. For an external provider whose address
 	// is only known at run time (Bedrock without a URL), URL is empty.
 	Upstream Upstream
+	// UpstreamModel is the model name every request carries to this backend,
+	// whatever model the client asked for: the name the backend serves. Every
+	// plane reads it from here (docs/router-proxy.md, "Upstream requests").
+	UpstreamModel UpstreamModel
 
 	Capabilities []string
 	Cost         *Cost
@@ -163,6 +167,41 @@ func (b *Backend) ModelNames() []string {
 func (b *Backend) HasCapabilities(required []string) bool {
 	return wellknown.HasCapabilities(b.Capabilities, required)
 }
+
+// UpstreamModel is the model name a backend is sent, and how it was found.
+type UpstreamModel struct {
+	// Name is the model name sent upstream.
+	Name string
+	// Source is where Name comes from.
+	Source UpstreamModelSource
+}
+
+// UpstreamModelSource is where a backend's upstream model name comes from.
+type UpstreamModelSource string
+
+const (
+	// UpstreamModelExternal: an external backend's external.model.
+	UpstreamModelExternal UpstreamModelSource = "external.model"
+	// UpstreamModelServedName: --served-model-name in the InferenceService's
+	// extraArgs (vLLM, SGLang; the first name when it gives several), what
+	// the runtime is told to serve.
+	UpstreamModelServedName UpstreamModelSource = "extraArgs --served-model-name"
+	// UpstreamModelModelRef: the InferenceService's modelRef, which the
+	// LLMKube operator passes to SGLang as --served-model-name.
+	UpstreamModelModelRef UpstreamModelSource = "modelRef"
+	// UpstreamModelAssumed: nothing on the InferenceService says what the
+	// runtime serves (vLLM is handed the Model's source or its cache path;
+	// llama.cpp, TGI and generic runtimes choose their own id). Name is the
+	// InferenceService's modelRef, else its name, the model name LLMKube's own
+	// gateway route sends to the runtime; the router-proxy learns the served
+	// name from the backend's /v1/models instead, and the gateway planes,
+	// which cannot, send Name.
+	UpstreamModelAssumed UpstreamModelSource = "assumed"
+)
+
+// Known reports whether the name is what the backend is configured to serve
+// rather than an assumption to be checked against the backend.
+func (u UpstreamModel) Known() bool { return u.Source != UpstreamModelAssumed }
 
 // LocalBackend is an in-cluster InferenceService.
 type LocalBackend struct {

@@ -152,13 +152,17 @@ type reqBody struct {
 	model span
 }
 
-// withModel replaces the body's model for a provider that expects its own
-// id, splicing the value.
+// withModel replaces the body's model with the one the backend serves,
+// splicing the value.
 func (b reqBody) withModel(model string) []byte {
 	if !b.model.ok() {
 		return b.raw
 	}
-	return splice(b.raw, b.model, quote(model))
+	q := quote(model)
+	if bytes.Equal(b.raw[b.model.start:b.model.end], q) {
+		return b.raw // the client asked for that name: no copy of the body
+	}
+	return splice(b.raw, b.model, q)
 }
 
 // insertMember adds "key":value as the first member of the object at s.

@@ -100,6 +100,9 @@ func (f *failover) serve(a *attempt) {
 	for _, t := range route.ShadowTargets(a.att.Backend) {
 		s.mirror(f.r, route, s.backends[t.Index], f.adm.body)
 	}
+	if call, ok := f.r.Context().Value(mcpCallKey{}).(*mcpCall); ok {
+		call.served = a.att.Backend.Config.ModelID
+	}
 	end, broken := a.relay(f.r.Context(), f.w, f.adm, f.ent)
 	end.record(f.ent)
 	if broken != "" {

@@ -35,8 +35,8 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 		r = s.tel.StartRequest(r)
 	}
 	ent := &proxyapi.AuditEntry{Time: start.UTC(), Router: s.cfg.Router.Name, Namespace: s.cfg.Router.Namespace, Path: r.URL.Path}
-	if tool, ok := r.Context().Value(mcpCallKey{}).(string); ok {
-		ent.Via, ent.Tool = proxyapi.ViaMCP, tool
+	if call, ok := r.Context().Value(mcpCallKey{}).(*mcpCall); ok {
+		ent.Via, ent.Tool = proxyapi.ViaMCP, call.tool
 	}
 	if s.caller != "" {
 		if v := r.Header.Get(s.caller); v != "" {
@@ -76,8 +76,10 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 // admitted is a request intake let through: routed, admitted by the
 // budgets, its body read and its fields found.
 type admitted struct {
-	route  *engine.Route
-	body   reqBody
+	route *engine.Route
+	body  reqBody
+	// model is the model the client asked for, the one it sees echoed.
+	model  string
 	charge budget.Settler // settles the budgets' reservation with the usage
 }
 
@@ -130,7 +132,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)
 	}
-	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, charge: charge}, release
+	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, model: in.model, charge: charge}, release
 }
 
 // authenticate enforces policy.auth's token: the verified team ("" without

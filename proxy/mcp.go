@@ -63,9 +63,19 @@ type mcpTool struct {
 	vision bool   // the model takes image content
 }
 
-// mcpCall marks a request the MCP endpoint hands to the inference handler:
-// the audit entry says so and names the tool.
+// mcpCallKey marks a request the MCP endpoint hands to the inference
+// handler with its *mcpCall: the audit entry says so and names the tool.
 type mcpCallKey struct{}
+
+// mcpCall is one tool call through the inference handler: the tool, and
+// the published model id of the backend that answered it (set by the
+// failover when a backend's response is relayed), which the structured
+// result names: the upstream's echo names the model the tool asked for,
+// or whatever the runtime calls itself.
+type mcpCall struct {
+	tool   string
+	served string
+}
 
 // mcpTeamKey carries the verified team from the token check to tools/list.
 type mcpTeamKey struct{}
@@ -381,7 +391,8 @@ func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
 		if err != nil {
 			return toolError("encoding the chat request: " + err.Error()), nil
 		}
-		hr, err := http.NewRequestWithContext(context.WithValue(ctx, mcpCallKey{}, t.name), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		call := &mcpCall{tool: t.name}
+		hr, err := http.NewRequestWithContext(context.WithValue(ctx, mcpCallKey{}, call), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -407,7 +418,7 @@ func (s *Server) mcpToolHandler(t mcpTool) mcp.ToolHandler {
 			}
 		}()
 		s.inference(rec, hr)
-		return mcpResult(rec), nil
+		return mcpResult(rec, call.served), nil
 	}
 }
 
@@ -452,9 +463,10 @@ func toolError(msg string) *mcp.CallToolResult {
 }
 
 // mcpResult turns the inference handler's answer into the tool's result:
-// the completion's text with its usage in structured content, or the
+// the completion's text with the model that served it (served, the
+// backend's published id) and its usage in structured content, or the
 // refusal's message as a tool error.
-func mcpResult(rec *mcpRecorder) *mcp.CallToolResult {
+func mcpResult(rec *mcpRecorder, served string) *mcp.CallToolResult {
 	body := rec.body.Bytes()
 	if rec.status >= 300 {
 		var e struct {
@@ -473,7 +485,6 @@ func mcpResult(rec *mcpRecorder) *mcp.CallToolResult {
 		return toolError(fmt.Sprintf("the router refused the call with HTTP %d: %s", rec.status, msg))
 	}
 	var c struct {
-		Model   string `json:"model"`
 		Choices []struct {
 			Message struct {
 				Content any `json:"content"`
@@ -509,7 +520,7 @@ func mcpResult(rec *mcpRecorder) *mcp.CallToolResult {
 	return &mcp.CallToolResult{
 		Content: []mcp.Content{&mcp.TextContent{Text: text.String()}},
 		StructuredContent: map[string]any{
-			"model":         c.Model,
+			"model":         served,
 			"finish_reason": finish,
 			"usage":         map[string]any{"prompt_tokens": c.Usage.PromptTokens, "completion_tokens": c.Usage.CompletionTokens, "total_tokens": c.Usage.TotalTokens},
 		},

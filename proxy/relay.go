@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,9 +38,18 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	defer up.cancel(nil)
 	defer up.resp.Body.Close()
 	ent.Backend, ent.Tier = a.att.Backend.Name(), a.att.Backend.Config.Tier
+	ent.UpstreamModel = ent.Model
+	if up.model != "" {
+		ent.UpstreamModel = clip(up.model, maxAuditField)
+	}
 
 	rc := http.NewResponseController(w)
-	t := tally{stream: a.relayHead(w, rc)}
+	t := tally{stream: strings.HasPrefix(up.resp.Header.Get("Content-Type"), "text/event-stream")}
+	// The client sees the model it asked for (model.go). A JSON answer is
+	// held until it is whole, to be sent with its new length.
+	ec := newEcho(adm.model, up.model, up.resp.StatusCode)
+	held := ec != nil && !t.stream
+	a.relayHead(w, rc, t.stream, ec != nil)
 	idle := a.s.eng.StreamIdle()
 	idleTimer := up.idleGuard(idle)
 	if idleTimer != nil {
@@ -48,7 +58,7 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	// Each write to the client has its own deadline, cleared before the
 	// connection is reused.
 	defer func() { _ = rc.SetWriteDeadline(time.Time{}) }()
-	readErr, writeErr := a.pump(w, rc, &t, idle, idleTimer)
+	readErr, writeErr := a.pump(w, rc, &t, idle, idleTimer, ec, held)
 	// Hand the client its last bytes before the bookkeeping below.
 	if writeErr == nil {
 		_ = rc.Flush()
@@ -57,10 +67,12 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	return a.ending(clientCtx, &t, idle, readErr, writeErr)
 }
 
-// relayHead writes the upstream's status and headers (hop-by-hop ones
-// dropped) and reports whether the response is an event stream, whose
-// opening the client sees at once.
-func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController) (stream bool) {
+// relayHead copies the upstream's headers (hop-by-hop ones dropped) and,
+// unless held, writes them with its status: an event stream's opening the
+// client sees at once. A response whose model is rewritten (echo) loses
+// its length, which the rewrite changes; a held one gets its new length
+// when it is sent (sendHeld).
+func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController, stream, echoed bool) {
 	resp := a.up.resp
 	h := w.Header()
 	respHop := connectionTokens(resp.Header)
@@ -69,17 +81,36 @@ func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController) 
 			h[k] = v
 		}
 	}
+	if echoed {
+		if !stream {
+			return // held: sendHeld writes the head
+		}
+		delete(h, "Content-Length")
+	}
 	// The body is relayed byte for byte, so the upstream's Content-Length
 	// (when it sent one) stays true for streams too; without one net/http
 	// chunks the response.
-	stream = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	if stream && !bodyArrived(resp.Body) {
 		// The client sees the stream open before the first token. When body
 		// bytes came with the headers they go out in the same write.
 		_ = rc.Flush()
 	}
-	return stream
+}
+
+// sendHeld sends a held answer: the head, with the body's length once its
+// model is replaced (ec non-nil), else as the upstream sent it.
+func (a *attempt) sendHeld(w http.ResponseWriter, rc *http.ResponseController, t *tally, ec *echo) error {
+	body := t.capture
+	if ec != nil {
+		body = ec.doc(make([]byte, 0, len(body)+len(ec.quoted)), body)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(a.up.resp.StatusCode)
+	if len(body) == 0 {
+		return nil
+	}
+	return a.write(w, rc, body, false)
 }
 
 // tally is what relay keeps of the body as it passes: its size, when its
@@ -123,7 +154,10 @@ func (t *tally) usage() (u engine.Usage, ok bool) {
 
 // pump copies the body to the client until it ends or a side breaks it:
 // readErr is the upstream's break (nil at EOF), writeErr the client's.
-func (a *attempt) pump(w http.ResponseWriter, rc *http.ResponseController, t *tally, idle time.Duration, idleTimer *time.Timer) (readErr, writeErr error) {
+// With an echo, a stream's lines go out with the client's model; a held
+// answer is kept until it is whole (sendHeld), or sent as it came once it
+// outgrows maxCapture or breaks.
+func (a *attempt) pump(w http.ResponseWriter, rc *http.ResponseController, t *tally, idle time.Duration, idleTimer *time.Timer, ec *echo, held bool) (readErr, writeErr error) {
 	up := a.up
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -135,26 +169,61 @@ func (a *attempt) pump(w http.ResponseWriter, rc *http.ResponseController, t *ta
 			// stopped while the client takes the bytes (its back-pressure
 			// is bounded by the write deadline instead) and re-armed after.
 			if idleTimer != nil && !idleTimer.Stop() && context.Cause(up.ctx) == errStreamIdle {
-				return context.Cause(up.ctx), nil
+				return context.Cause(up.ctx), a.unhold(w, rc, t, held)
 			}
 			if t.first.IsZero() {
 				t.first = a.s.now()
 			}
+			if held && t.bytes+int64(n) > maxCapture {
+				// Too large to hold: relayed as it came.
+				if writeErr = a.sendHeld(w, rc, t, nil); writeErr != nil {
+					return nil, writeErr
+				}
+				held, ec = false, nil
+			}
 			t.add(buf[:n])
-			if writeErr = a.write(w, rc, buf[:n], t.stream); writeErr != nil {
-				return nil, writeErr
+			out := buf[:n]
+			if ec != nil && !held {
+				out = ec.stream(out)
+			}
+			if !held && len(out) > 0 {
+				if writeErr = a.write(w, rc, out, t.stream); writeErr != nil {
+					return nil, writeErr
+				}
 			}
 			if idleTimer != nil {
 				idleTimer.Reset(idle)
 			}
 		}
 		if err == io.EOF {
-			return nil, nil
+			switch {
+			case held:
+				writeErr = a.sendHeld(w, rc, t, ec)
+			case ec != nil:
+				if rest := ec.end(); len(rest) > 0 {
+					writeErr = a.write(w, rc, rest, t.stream)
+				}
+			}
+			return nil, writeErr
 		}
 		if err != nil {
-			return err, nil
+			if ec != nil && !held {
+				if rest := ec.end(); len(rest) > 0 {
+					_ = a.write(w, rc, rest, t.stream)
+				}
+			}
+			return err, a.unhold(w, rc, t, held)
 		}
 	}
+}
+
+// unhold sends what a held answer has when the upstream broke it, as it
+// came (the client then sees it cut, as without the hold).
+func (a *attempt) unhold(w http.ResponseWriter, rc *http.ResponseController, t *tally, held bool) error {
+	if !held {
+		return nil
+	}
+	return a.sendHeld(w, rc, t, nil)
 }
 
 // write hands p to the client within the write timeout, flushed at once in

@@ -173,8 +173,9 @@ type Server struct {
 type backendRT struct {
 	st      *engine.BackendState
 	base    *url.URL
-	bearer  string // "Bearer <key>" for openai/litellm; never logged
-	model   string // substituted into the body for external backends
+	bearer  string        // "Bearer <key>" for openai/litellm; never logged
+	model   string        // the model name sent upstream (model.go); "" sends the client's
+	learn   *modelLearner // learns model from the backend's /v1/models; nil when model is known
 	price   engine.Price
 	shadow  chan struct{}
 	isCloud bool
@@ -301,8 +302,13 @@ func (s *Server) newBackend(st *engine.BackendState, getenv func(string) string)
 			brt.base, _ = url.Parse(tr.BaseURL())
 		}
 	}
-	if b.Kind == proxyapi.KindExternal && brt.tr == nil {
+	if brt.tr == nil {
 		brt.model = b.Model
+	}
+	if b.Kind == proxyapi.KindLocal && b.LearnModel {
+		brt.learn = &modelLearner{}
+	}
+	if b.Kind == proxyapi.KindExternal && brt.tr == nil {
 		for _, c := range b.Credentials {
 			if v := getenv(c.Env); v != "" {
 				brt.bearer = "Bearer " + v

@@ -84,6 +84,9 @@ type upstream struct {
 	// pick is the pod an endpoint backend's attempt went to (nil for
 	// other backends); relay tells it the answer's length.
 	pick *balance.Pick
+	// model is the model name the request was sent with; "" when the
+	// client's went as it was.
+	model string
 }
 
 func (u *upstream) expire() {
@@ -108,9 +111,13 @@ func (u *upstream) idleGuard(idle time.Duration) *time.Timer {
 // send dispatches one attempt and waits for response headers at most hto.
 // host, when set, is the pod the attempt was placed on (endpoint.go).
 func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb reqBody, hto time.Duration, shadow bool, host string) (*upstream, error) {
-	body := rb.raw
-	if b.model != "" {
-		body = rb.withModel(b.model)
+	body, model := rb.raw, b.st.Config.Model
+	if b.tr == nil {
+		// A translator builds its request with its own model; any other
+		// backend is sent the model it serves (model.go).
+		if model = s.upstreamModel(parent, b, r, host, hto); model != "" {
+			body = rb.withModel(model)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	req, err := b.newRequest(ctx, r.URL, body)
@@ -133,7 +140,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		s.tel.Inject(ctx, b.st.Index, req.Header)
 	}
 	req.ContentLength = int64(len(body))
-	up := &upstream{cancel: cancel, ctx: ctx, started: s.now()}
+	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model}
 	up.guard = time.AfterFunc(hto, up.expire)
 	resp, err := b.roundTripper(s.rt).RoundTrip(req)
 	if !up.guard.Stop() {
@@ -149,6 +156,11 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		}
 		cancel(err)
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		// A runtime refusing the name it listed may have restarted serving
+		// another model: read its list again.
+		b.learn.forget()
 	}
 	up.resp = resp
 	return up, nil

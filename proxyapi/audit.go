@@ -38,15 +38,19 @@ const ViaMCP = "mcp"
 
 // AuditEntry is one audit record: one per request, written as one JSON object.
 type AuditEntry struct {
-	Time           time.Time `json:"time"`
-	Router         string    `json:"router"`
-	Namespace      string    `json:"namespace"`
-	Path           string    `json:"path"`
-	Rule           string    `json:"rule,omitempty"`
-	Backend        string    `json:"backend,omitempty"`
-	Tier           string    `json:"tier,omitempty"`
-	Model          string    `json:"model,omitempty"`
-	Classification string    `json:"classification,omitempty"`
+	Time      time.Time `json:"time"`
+	Router    string    `json:"router"`
+	Namespace string    `json:"namespace"`
+	Path      string    `json:"path"`
+	Rule      string    `json:"rule,omitempty"`
+	Backend   string    `json:"backend,omitempty"`
+	Tier      string    `json:"tier,omitempty"`
+	// Model is the model the client asked for; UpstreamModel the model name
+	// the request was sent with to the backend whose answer was relayed (its
+	// served model, which may differ); empty when no answer was relayed.
+	Model          string `json:"model,omitempty"`
+	UpstreamModel  string `json:"upstreamModel,omitempty"`
+	Classification string `json:"classification,omitempty"`
 	// ClassificationSource is where the classification came from: header,
 	// detector, or header,detector (hybrid).
 	ClassificationSource string `json:"classificationSource,omitempty"`

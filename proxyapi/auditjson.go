@@ -30,6 +30,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"backend":`, e.Backend)
 	b = appendOmitString(b, `,"tier":`, e.Tier)
 	b = appendOmitString(b, `,"model":`, e.Model)
+	b = appendOmitString(b, `,"upstreamModel":`, e.UpstreamModel)
 	b = appendOmitString(b, `,"classification":`, e.Classification)
 	b = appendOmitString(b, `,"classificationSource":`, e.ClassificationSource)
 	if len(e.Detectors) > 0 {

@@ -78,7 +78,14 @@ type Backend struct {
 	// region comes from its credentials at run time.
 	URL      string `json:"url,omitempty"`
 	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
+	// Model is the model name every request carries to this backend (the
+	// client's is replaced): an external backend's model, a local backend's
+	// served model name. Empty: the client's model is sent as it is.
+	Model string `json:"model,omitempty"`
+	// LearnModel (local backends) says Model is an assumption: the proxy
+	// sends the first id the backend's GET /v1/models lists instead, once it
+	// has read it.
+	LearnModel bool `json:"learnModel,omitempty"`
 	// ModelNames are the names the backend's model goes by for allowlists
 	// (the compiler's ir.Backend.ModelNames: name, displayName, the
 	// external model, the InferenceService and its modelRef); written

@@ -110,7 +110,11 @@ type Expect struct {
 	// Refused is a reason the plane must refuse the router for: the case
 	// passes when the router does not compile for the plane for it.
 	Refused string
-	set     map[string]bool
+	// UpstreamModel is the model the request must reach the backend with:
+	// the name the serving backend serves (docs/router-proxy.md, "Upstream
+	// requests"), whatever the client asked for.
+	UpstreamModel string
+	set           map[string]bool
 }
 
 // Budget is a budget a request is charged to, with the team key of a
@@ -361,9 +365,13 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 
 func (d *decoder) expect(p *field.Path, m map[string]any) Expect {
 	e := Expect{set: map[string]bool{}}
-	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "error", "wwwAuthenticate", "refused"})
+	d.fields(p, m, []string{"status", "router", "backend", "rule", "attempts", "budgets", "forwarded", "notForwarded", "callerTokenForwarded", "error", "wwwAuthenticate", "upstreamModel", "refused"})
 	if len(m) == 0 {
-		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded, error, wwwAuthenticate or refused")
+		d.errorf(p, "RequiredField", "say what must happen: status, backend, rule, attempts, budgets, forwarded, notForwarded, callerTokenForwarded, error, wwwAuthenticate, upstreamModel or refused")
+	}
+	e.UpstreamModel = d.str(p.Child("upstreamModel"), m["upstreamModel"])
+	if _, ok := m["upstreamModel"]; ok && e.UpstreamModel == "" {
+		d.errorf(p.Child("upstreamModel"), "RequiredField", "name the model the backend must be sent")
 	}
 	e.Error = d.str(p.Child("error"), m["error"])
 	if _, ok := m["error"]; ok && e.Error == "" {
@@ -449,6 +457,7 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 		Budgets      []Budget `json:"budgets,omitempty"`
 		Forwarded    []string `json:"forwarded,omitempty"`
 		NotForwarded []string `json:"notForwarded,omitempty"`
+		Upstream     string   `json:"upstreamModel,omitempty"`
 		Refused      string   `json:"refused,omitempty"`
 	}
 	var backend any
@@ -457,7 +466,7 @@ func (e Expect) MarshalJSON() ([]byte, error) {
 	} else if len(e.AnyOf) > 0 {
 		backend = e.AnyOf
 	}
-	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.Refused})
+	return json.Marshal(plain{e.Status, e.Router, backend, e.Rule, e.Attempts, e.Budgets, e.Forwarded, e.NotForwarded, e.UpstreamModel, e.Refused})
 }
 
 // document is one YAML document of a file.

@@ -288,6 +288,8 @@ type Result struct {
 	Weighted bool     `json:"weighted,omitempty"`
 	Budgets  []Budget `json:"budgets,omitempty"`
 	Upstream []string `json:"upstreamHeaders,omitempty"` // header names reaching the backend, lowercased
+	// UpstreamModel is the model the request reached the backend with.
+	UpstreamModel string `json:"upstreamModel,omitempty"`
 	// UpstreamValues are those headers with their values (not reported:
 	// they may hold credentials); CallerToken is whether the caller's own
 	// bearer token reached the backend.
@@ -484,6 +486,7 @@ func (res *Result) outcome(rt *Router, o simulate.Outcome, down []string) {
 		res.Upstream = simulate.HeaderNames(o.Upstream)
 		res.UpstreamValues = o.Upstream
 		res.CallerToken = carriesCallerToken(o.Upstream)
+		res.UpstreamModel = o.UpstreamModel
 	}
 }
 

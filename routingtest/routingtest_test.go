@@ -458,3 +458,27 @@ spec:
 	files = decodeTests(t, ok)
 	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
 }
+
+// TestJudgeUpstreamModel: expect.upstreamModel is the model the backend
+// was sent; an empty one is refused at decode.
+func TestJudgeUpstreamModel(t *testing.T) {
+	e := Expect{Backend: "a", Status: 200, UpstreamModel: "medgemma-27b", set: map[string]bool{"status": true}}
+	got := Result{Status: 200, Router: "ns/r", Backend: "a", UpstreamModel: "medgemma-27b"}
+	assert.Empty(t, judge(e, got, "ns/r"))
+	got.UpstreamModel = "gpt-4.1"
+	assert.Equal(t, []string{`the backend was sent model "gpt-4.1", want "medgemma-27b"`}, judge(e, got, "ns/r"))
+
+	_, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
+kind: RoutingTest
+metadata: {name: bad}
+spec:
+  router: chat
+  cases:
+    - name: one
+      request: {model: m}
+      expect: {upstreamModel: ""}
+`))
+	require.Len(t, diags, 1)
+	assert.Equal(t, "spec.cases[0].expect.upstreamModel", diags[0].Field)
+	assert.Equal(t, "RequiredField", diags[0].Reason)
+}

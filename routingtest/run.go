@@ -516,6 +516,13 @@ func judgeUpstream(e Expect, got Result) []string {
 			}
 		}
 	}
+	if e.UpstreamModel != "" && got.UpstreamModel != e.UpstreamModel {
+		if got.Status >= 300 {
+			fails = append(fails, fmt.Sprintf("no backend was sent the request, want model %q sent", e.UpstreamModel))
+		} else {
+			fails = append(fails, fmt.Sprintf("the backend was sent model %q, want %q", got.UpstreamModel, e.UpstreamModel))
+		}
+	}
 	if e.CallerToken != nil && *e.CallerToken != got.CallerToken {
 		if got.CallerToken {
 			fails = append(fails, "the caller's bearer token reaches the backend")

@@ -144,6 +144,9 @@ type Outcome struct {
 	Attempts []string
 	// Upstream are the headers that reach the backend.
 	Upstream http.Header
+	// UpstreamModel is the model the request reaches the backend with (the
+	// client's, unless the plane rewrote it).
+	UpstreamModel string
 	// Charges are the budgets the request is counted against.
 	Charges []Charge
 	// ErrorCode is the error code of a refusal's body (the OpenAI-style

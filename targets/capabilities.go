@@ -72,7 +72,26 @@ const (
 	// ReasonGatewayRoutesOverlap: two routers on one gateway listener whose
 	// routes meet the same request (Together).
 	ReasonGatewayRoutesOverlap = "GatewayRoutesOverlap"
+	// ReasonUpstreamModelAssumed: a gateway plane sends a local backend the
+	// model name the compiler assumed (AssumedUpstreamModel), which a
+	// runtime that checks names may not serve.
+	ReasonUpstreamModelAssumed = "UpstreamModelAssumed"
 )
+
+// AssumedUpstreamModel is the warning (ReasonUpstreamModelAssumed, at
+// spec.backends[i].inferenceServiceRef.name) a gateway plane gives for a
+// local backend whose upstream model the compiler assumed
+// (ir.UpstreamModelAssumed) and whose runtime refuses a name it does not
+// serve (vLLM, llama.cpp's router mode): unlike the router-proxy, which
+// reads the served name from the backend's /v1/models, a gateway plane
+// sends the assumed name as it is. ok is false when there is nothing to say.
+func AssumedUpstreamModel(dp ir.DataPlane, b *ir.Backend) (msg string, ok bool) {
+	if b.Local == nil || b.UpstreamModel.Known() || (b.Local.Runtime != "vllm" && b.Local.Runtime != "llamacpp-router") {
+		return "", false
+	}
+	return fmt.Sprintf("dataPlane %s sends backend %q the model name %q (InferenceService %s's modelRef, or its name), but its %s runtime serves the name it was started with, which the InferenceService does not say; a request under another name is refused (vLLM: 404 \"The model ... does not exist\"). Add --served-model-name <name> to the InferenceService's spec.extraArgs, or use dataPlane Proxy, which reads the served name from the backend's /v1/models",
+		dp, b.Name, b.UpstreamModel.Name, b.Local.InferenceService, b.Local.Runtime), true
+}
 
 // Reasons of the rows every plane that does not run the router-proxy shares.
 const (

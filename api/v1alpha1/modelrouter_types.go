@@ -232,6 +232,12 @@ type RouterBackend struct {
 
 	// InferenceServiceRef references an in-cluster InferenceService in the
 	// ModelRouter's namespace. Mutually exclusive with External.
+	// Requests reach it under the model name its runtime serves, whatever
+	// model the client asked for (an llmkube-compile extension): the first
+	// --served-model-name in the InferenceService's extraArgs, else for
+	// SGLang its modelRef; otherwise the router-proxy reads the name from
+	// the backend's /v1/models, and the gateway planes send the modelRef (or
+	// the InferenceService's name).
 	// +optional
 	InferenceServiceRef *corev1.LocalObjectReference `json:"inferenceServiceRef,omitempty"`
 
@@ -321,7 +327,9 @@ type ExternalBackend struct {
 	URL string `json:"url,omitempty"`
 
 	// Model is the upstream model identifier passed through to the provider
-	// (e.g. "claude-opus-4-7", "gpt-5", a LiteLLM model alias).
+	// (e.g. "claude-opus-4-7", "gpt-5", a LiteLLM model alias). Every request
+	// this backend serves is sent with it, whatever model the client asked
+	// for.
 	// +required
 	Model string `json:"model"`
 

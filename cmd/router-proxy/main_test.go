@@ -174,7 +174,9 @@ func newUpstream(t *testing.T, name string) *upstream {
 			completion = 1_000_000_000 // $90 at 0.09 USD per million
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, completion, completion+10)
+		// id names the backend (served reads it): the model the client
+		// sees is the one it asked for, whatever the upstream echoes.
+		fmt.Fprintf(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, name, completion, completion+10)
 	}))
 	t.Cleanup(u.Close)
 	return u
@@ -197,7 +199,18 @@ func loopbackBackends(t *testing.T, cfg *proxyapi.Config) (map[string]*upstream,
 	return ups, env
 }
 
+// served is the backend that answered: the id a newUpstream gives its
+// answers.
 func served(t *testing.T, body string) string {
+	var v struct {
+		ID string `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	return v.ID
+}
+
+// echoedModel is the model an answer names.
+func echoedModel(t *testing.T, body string) string {
 	var v struct {
 		Model string `json:"model"`
 	}

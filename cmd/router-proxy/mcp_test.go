@@ -142,7 +142,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	require.False(t, res.IsError, callText(res))
 	assert.Equal(t, "hi", callText(res))
 	sc, _ := json.Marshal(res.StructuredContent)
-	assert.JSONEq(t, `{"model":"qwen","finish_reason":"","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, string(sc))
+	assert.JSONEq(t, `{"model":"qwen3-32b","finish_reason":"","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, string(sc))
 	assert.Equal(t, int64(1), ups["qwen"].posts.Load())
 
 	// Outside the allowlist: a tool error, nothing upstream.

@@ -186,6 +186,9 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 	}
 	out.Status = http.StatusOK
 	out.Upstream = f.headers
+	if out.UpstreamModel == "" {
+		out.UpstreamModel = f.req.Model() // nothing rewrote the body's model
+	}
 	out.Tracef("forwarded to %s", out.Backend)
 	return *out
 }

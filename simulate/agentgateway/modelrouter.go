@@ -158,6 +158,24 @@ func modelAuthorized(f *flight, am *agwModel) bool {
 	return authorize(f, []*authorization{am.Spec.Policies.Authorization})
 }
 
+// transformModel applies the model's transformations of the body's model
+// field (the provider request's, after the model router picked it): the
+// value sent upstream, as agentgateway's policies.transformations sets it.
+func transformModel(f *flight, am *agwModel) {
+	if am.Spec.Policies == nil {
+		return
+	}
+	for _, t := range am.Spec.Policies.Transformations {
+		if t.Field != "model" {
+			continue
+		}
+		if v, ok := f.cel().evalHeader(t.Expression); ok {
+			f.out.UpstreamModel = v
+			f.out.Tracef("AgentgatewayModel %s sets the body's model to %q (policies.transformations)", am.Meta.Name, v)
+		}
+	}
+}
+
 func public(am *agwModel) bool { return am.Spec.Visibility == "" || am.Spec.Visibility == "Public" }
 
 // resolveModels is crates/agentgateway/src/llm/model_router.rs resolve for
@@ -216,6 +234,7 @@ func (m *Model) resolveModels(f *flight, rt *httpRoute, name string) int {
 		found = true
 		if modelAuthorized(f, am) {
 			f.out.Backend = "AgentgatewayModel/" + am.Meta.Name
+			transformModel(f, am)
 			return http.StatusOK
 		}
 	}

@@ -170,6 +170,12 @@ type agwModel struct {
 		Visibility string `json:"visibility"`
 		Policies   *struct {
 			Authorization *authorization `json:"authorization"`
+			// Transformations set fields of the request body sent to the
+			// provider, each to its CEL expression's value.
+			Transformations []struct {
+				Field      string `json:"field"`
+				Expression string `json:"expression"`
+			} `json:"transformations"`
 		} `json:"policies"`
 	} `json:"spec"`
 }

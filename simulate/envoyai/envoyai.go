@@ -634,6 +634,7 @@ func (m *Model) send(r *route, req simulate.Request, o *simulate.Outcome) {
 		o.Attempts = r.foreign
 		o.Backend = strings.Join(r.foreign, ",")
 		o.Upstream = h
+		o.UpstreamModel = req.Model()
 		o.Tracef("foreign %s sends the request to %s", r, o.Backend)
 		return
 	}
@@ -656,6 +657,14 @@ func (m *Model) send(r *route, req simulate.Request, o *simulate.Outcome) {
 		}
 		o.Backend = b
 		o.Upstream = m.upstreamHeaders(b, h, o)
+		o.UpstreamModel = req.Model()
+		for _, ref := range refs {
+			if r.ns+"/"+ref.Name == b && ref.ModelNameOverride != "" {
+				// The AI Gateway's upstream filter rewrites the body's model.
+				o.UpstreamModel = ref.ModelNameOverride
+				o.Tracef("the AI Gateway sends AIServiceBackend %s the model %q (modelNameOverride)", b, ref.ModelNameOverride)
+			}
+		}
 		o.Status = http.StatusOK
 		o.Tracef("%s sends the request to AIServiceBackend %s", r, b)
 		return

@@ -85,6 +85,7 @@ type upstream struct {
 type sent struct {
 	backend string
 	header  http.Header
+	model   string // the body's model, "" when it has none (a provider's model in the path)
 }
 
 // backendHost is the host a backend's requests are sent to here: each its
@@ -92,9 +93,13 @@ type sent struct {
 func backendHost(i int) string { return fmt.Sprintf("backend-%d.routing-test.invalid", i) }
 
 func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body struct {
+		Model string `json:"model"`
+	}
 	if r.Body != nil {
-		_, _ = io.Copy(io.Discard, r.Body)
+		data, _ := io.ReadAll(r.Body)
 		r.Body.Close()
+		_ = json.Unmarshal(data, &body)
 	}
 	if r.URL.Host == "oauth2.googleapis.com" {
 		return answer(r, http.StatusOK, `{"access_token":"routing-test","expires_in":3600,"token_type":"Bearer"}`), nil
@@ -111,9 +116,20 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("no backend answers at %s", r.URL.Host)
 	}
 	b := u.backends[name]
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/v1/models") {
+		// A local backend whose served model the InferenceService does not
+		// say is asked for it (learnModel). There is no runtime here: it
+		// lists the name the compiler assumed, the one the gateway planes
+		// send too.
+		if u.down[name] {
+			return answer(r, http.StatusServiceUnavailable, `{"error":{"message":"down","type":"server_error"}}`), nil
+		}
+		list, _ := json.Marshal(map[string]any{"object": "list", "data": []any{map[string]any{"id": b.Model, "object": "model"}}})
+		return answer(r, http.StatusOK, string(list)), nil
+	}
 	if r.Header.Get(proxy.ShadowHeader) == "" && !isProbe(r, b) {
 		u.mu.Lock()
-		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone()})
+		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone(), model: body.Model})
 		u.mu.Unlock()
 	}
 	if u.down[name] {
@@ -254,11 +270,16 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	}
 	if len(up.sent) > 0 && o.Status < 300 {
 		last := up.sent[len(up.sent)-1]
-		o.Backend, o.Upstream = last.backend, last.header
+		o.Backend, o.Upstream, o.UpstreamModel = last.backend, last.header, last.model
 	}
 	for _, e := range audit.e {
 		if e.Rule != "" {
 			o.Rule = e.Rule
+		}
+		if o.Backend != "" && o.UpstreamModel == "" {
+			// A provider whose model is in the path (bedrock, vertex_ai):
+			// what the router-proxy records it sent.
+			o.UpstreamModel = e.UpstreamModel
 		}
 		traceEntry(e, &o)
 		if e.Rule != "" {
@@ -268,6 +289,9 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		o.Charges = append(o.Charges, charges(cfg, srv.Status(), e.Team)...)
+	}
+	if o.Backend != "" && o.UpstreamModel != "" && o.UpstreamModel != req.Model() {
+		o.Tracef("router-proxy: backend %s is sent the model it serves, %q (the client sees %q)", o.Backend, o.UpstreamModel, req.Model())
 	}
 	if o.Status >= 400 {
 		o.Tracef("answer: %s", strings.TrimSpace(rec.Body.String()))

@@ -195,6 +195,7 @@ func TestWarnings(t *testing.T) {
 		"spec.rules[0].timeout FieldIgnored",
 		"spec.rules[0].match.latencySLOMs FieldIgnored",
 		"spec.rules[0].route.poolActivation FieldIgnored",
+		"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten",
 	}, reasons(diags, diag.Warning))
 }
 
@@ -204,7 +205,9 @@ func TestModelInfoAtItsDefaultsIsNotWarned(t *testing.T) {
       inferenceServiceRef: {name: qwen3}
   defaultRoute: qwen
 `)
-	assert.Empty(t, reasons(diags, diag.Warning))
+	// The pool is sent the client's model (UpstreamModelNotRewritten), not
+	// a word about modelInfo.
+	assert.Equal(t, []string{"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten"}, reasons(diags, diag.Warning))
 }
 
 // TestRefusals: the emitter's own refusals. What one field decides (the
@@ -288,7 +291,8 @@ func TestReadinessFailover(t *testing.T) {
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	res, tdiags := agentgateway.New().Compile(r)
 	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())
-	assert.ElementsMatch(t, []string{"spec.rules[1].route.backends RoutedToFallback", "spec.rules[0].route.backends NoReadyBackend"}, reasons(tdiags, diag.Warning))
+	assert.ElementsMatch(t, []string{"spec.rules[1].route.backends RoutedToFallback", "spec.rules[0].route.backends NoReadyBackend",
+		"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten", "spec.backends[1].inferenceServiceRef.name UpstreamModelNotRewritten"}, reasons(tdiags, diag.Warning))
 	route := find(res.Objects, "HTTPRoute", "chat-agentgateway")
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
 	require.Len(t, rules, 2)
@@ -355,5 +359,5 @@ func TestRefusedBackendOnlyRefused(t *testing.T) {
 	for _, d := range diags {
 		got = append(got, d.Field+" "+d.Reason)
 	}
-	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway"}, got)
+	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway", "spec.backends[1].inferenceServiceRef.name UpstreamModelNotRewritten"}, got)
 }

@@ -32,6 +32,9 @@ const (
 	ReasonRoutedToFallback                    = "RoutedToFallback"
 	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
 	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
+	// ReasonUpstreamModelNotRewritten: routing InferencePool sends the
+	// pool the client's model, which its runtime may not serve.
+	ReasonUpstreamModelNotRewritten = "UpstreamModelNotRewritten"
 )
 
 // modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
@@ -110,5 +113,7 @@ func (*Target) Capabilities() planes.Table {
 		ReasonUnsupportedOnAgentGateway,
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
+		targets.ReasonUpstreamModelAssumed,
+		ReasonUpstreamModelNotRewritten,
 	}}
 }

@@ -1,12 +1,15 @@
 package agentgateway
 
 import (
+	"strconv"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // customFormats are the API formats an LLMKube InferenceService serves
@@ -74,6 +77,17 @@ func (e *emitter) modelRouting() {
 		}
 		if authz := e.modelAuthorization(b.ModelID); authz != nil {
 			spec.Policies = &ModelPolicies{Authorization: authz}
+		}
+		// The client asks for the published id; the runtime is sent the
+		// name it serves (docs/router-proxy.md, "Upstream requests").
+		if served := b.UpstreamModel.Name; served != b.ModelID {
+			if spec.Policies == nil {
+				spec.Policies = &ModelPolicies{}
+			}
+			spec.Policies.Transformations = []FieldTransformation{{Field: "model", Expression: strconv.Quote(served)}}
+		}
+		if msg, ok := targets.AssumedUpstreamModel(ir.DataPlaneAgentGateway, b); ok {
+			e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), targets.ReasonUpstreamModelAssumed, "%s", msg)
 		}
 		e.add(&AgentgatewayModel{ObjectMeta: m, Spec: spec}, AgentgatewayModelGVK)
 	}

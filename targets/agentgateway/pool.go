@@ -174,6 +174,7 @@ func (e *emitter) poolRouting() {
 		b := &e.r.Backends[i]
 		if b.Local != nil {
 			poolOf[b.Name] = e.pool(b, i, pools)
+			e.upstreamModelNotRewritten(i, b)
 		}
 	}
 	rules, closed := e.poolRuleRoutes(poolOf)
@@ -397,4 +398,19 @@ func (e *emitter) firstReady(candidates []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// upstreamModelNotRewritten warns that an InferencePool route sends the
+// client's model to the pool unchanged: agentgateway rewrites a body's
+// model only for its AI backends (routing Model, an AgentgatewayModel's
+// transformations), and an InferencePool is not one. Only a backend whose
+// InferenceService names the model it serves, published under that same
+// name (the client then asks for it), is safe.
+func (e *emitter) upstreamModelNotRewritten(i int, b *ir.Backend) {
+	if b.UpstreamModel.Known() && b.UpstreamModel.Name == b.ModelID {
+		return
+	}
+	e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), ReasonUpstreamModelNotRewritten,
+		"agentGatewayRef.routing InferencePool sends backend %q's pool the model the client asked for, not the name its runtime serves (%q); agentgateway rewrites a request's model only on routing Model, so a request under another name is refused by a runtime that checks it (vLLM: 404). Use routing Model, dataPlane Proxy or Gateway, or serve the backend under its published id (--served-model-name %s in the InferenceService's extraArgs)",
+		b.Name, b.UpstreamModel.Name, b.ModelID)
 }

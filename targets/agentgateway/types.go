@@ -138,6 +138,15 @@ type ModelSpec struct {
 // evaluated by the model router on the model it resolved.
 type ModelPolicies struct {
 	Authorization *Authorization `json:"authorization,omitempty"`
+	// Transformations set fields of the request body sent to the model's
+	// provider, each to a CEL expression's value: the served model name.
+	Transformations []FieldTransformation `json:"transformations,omitempty"`
+}
+
+// FieldTransformation sets the request body's Field to Expression's value.
+type FieldTransformation struct {
+	Field      string `json:"field"`
+	Expression string `json:"expression"`
 }
 
 // ParentRef is a Gateway API ParentReference.

@@ -170,8 +170,11 @@ func (e *emitter) backends() {
 		b := &e.r.Backends[i]
 		name := naming.GatewayBackendName(e.r.Name, b.Name)
 		e.aiName[b.Name] = name
-		if b.External != nil {
-			e.override[b.Name] = b.External.Model
+		// Every backend is sent the model it serves (docs/router-proxy.md,
+		// "Upstream requests"): the AI Gateway rewrites the body's model.
+		e.override[b.Name] = b.UpstreamModel.Name
+		if msg, ok := targets.AssumedUpstreamModel(ir.DataPlaneGateway, b); ok {
+			e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), targets.ReasonUpstreamModelAssumed, "%s", msg)
 		}
 		spec, schemaName, prefix, ok := e.backendSpec(i, b)
 		if b.External != nil {

@@ -125,5 +125,6 @@ func (*Target) Capabilities() planes.Table {
 		ReasonURLPathUnsupported,
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
+		targets.ReasonUpstreamModelAssumed,
 	}}
 }

@@ -72,6 +72,7 @@ func backend(r *ir.Router, b *ir.Backend) proxyapi.Backend {
 		}
 	case b.Local != nil:
 		out.Kind = proxyapi.KindLocal
+		out.Model, out.LearnModel = b.UpstreamModel.Name, !b.UpstreamModel.Known()
 		if b.Resolution == ir.ResolutionEndpoint {
 			out.Endpoints = &proxyapi.Endpoints{
 				Service:   b.Local.ServiceName,

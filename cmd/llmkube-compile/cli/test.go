@@ -318,6 +318,9 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 					fmt.Fprintf(s.stdout, "   budgets charged: %s\n", strings.Join(bs, ", "))
 				}
 				if res.Status < 300 {
+					if res.UpstreamModel != "" {
+						fmt.Fprintf(s.stdout, "   model sent to the backend: %s\n", res.UpstreamModel)
+					}
 					fmt.Fprintf(s.stdout, "   headers reaching the backend: %s\n", strings.Join(res.Upstream, ", "))
 				}
 			}

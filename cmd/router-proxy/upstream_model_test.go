@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxyapi"
+)
+
+// vllmStub behaves as vLLM's OpenAI server does about model names: GET
+// /v1/models lists the one it serves; a request naming another is 404
+// "The model 'X' does not exist."; one naming it is answered 200 with
+// "model": <served>, streamed when asked. fail makes every request 500.
+type vllmStub struct {
+	*httptest.Server
+	served string
+	fail   atomic.Bool
+	mu     sync.Mutex
+	got    []string // the model of every inference request received
+}
+
+func newVLLMStub(t *testing.T, served string) *vllmStub {
+	v := &vllmStub{served: served}
+	v.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		switch {
+		case r.URL.Path == "/health":
+			return
+		case v.fail.Load():
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","owned_by":"vllm","root":%q,"parent":null}]}`, served, served)
+			return
+		}
+		var req struct {
+			Model  string `json:"model"`
+			Stream bool   `json:"stream"`
+		}
+		_ = json.Unmarshal(body, &req)
+		v.mu.Lock()
+		v.got = append(v.got, req.Model)
+		v.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if req.Model != served {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"object":"error","message":"The model '%s' does not exist.","type":"NotFoundError","param":"model","code":404}`, req.Model)
+			return
+		}
+		if req.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 3 {
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"}}]}\n\n", served, i)
+				w.(http.Flusher).Flush()
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}\n\ndata: [DONE]\n\n", served)
+			return
+		}
+		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`, served)
+	}))
+	t.Cleanup(v.Close)
+	return v
+}
+
+// models are the models the stub was sent, in order.
+func (v *vllmStub) models() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.got...)
+}
+
+// hospital renders cmd/router-proxy/testdata/upstream-model.yaml with the
+// real compiler, its backends on vLLM-like stubs: local-medgemma serves
+// the --served-model-name its InferenceService names, local-qwen a name
+// only its /v1/models tells, cloud-gpt answers as OpenAI would (gpt-4.1).
+func hospital(t *testing.T) (*proxyapi.Config, map[string]*vllmStub, []string, string) {
+	cfg := renderConfig(t, "testdata/upstream-model.yaml")
+	ups := map[string]*vllmStub{
+		"local-medgemma": newVLLMStub(t, "medgemma-27b"),
+		"local-qwen":     newVLLMStub(t, "/models/Qwen/Qwen3-8B"),
+		"cloud-gpt":      newVLLMStub(t, "gpt-4.1"),
+	}
+	var env []string
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		b.URL = ups[b.Name].URL
+		for _, c := range b.Credentials {
+			env = append(env, c.Env+"=test-key")
+		}
+	}
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
+	return cfg, ups, env, auditPath
+}
+
+// stopForAudit stops the router-proxy and returns its audit entries.
+func stopForAudit(t *testing.T, p *proc, auditPath string) []proxyapi.AuditEntry {
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	<-p.done
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	return auditEntries(t, raw)
+}
+
+// TestUpstreamModelAsAProcess drives the built router-proxy: a sensitive
+// reroute (an unlabelled SSN under classification.mode: detector), a
+// stream, the default route and a fallback to another model are each served
+// 200 by a vLLM-like backend that refuses any name but its own; the client
+// sees the model it asked for; the audit records both.
+func TestUpstreamModelAsAProcess(t *testing.T) {
+	cfg, ups, env, auditPath := hospital(t)
+	cfg.MCP, cfg.Policy.Auth = nil, nil // the HTTP API alone; TestUpstreamModelMCPToolCall has both
+	p := startProxyEnv(t, cfg, env)
+
+	// Sensitive: routed to the local model, sent the name it serves.
+	code, body := p.post(t, `{"model":"gpt-4.1","messages":[{"role":"user","content":"Patient SSN 536-22-8410, summarise the chart."}]}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "gpt-4.1", echoedModel(t, body), "the client sees the model it asked for")
+	assert.Equal(t, []string{"medgemma-27b"}, ups["local-medgemma"].models())
+	assert.Empty(t, ups["cloud-gpt"].models(), "the sensitive request never left")
+
+	// The same, streamed: every chunk carries the client's model.
+	code, body = p.post(t, `{"model":"gpt-4.1","stream":true,"messages":[{"role":"user","content":"Patient SSN 536-22-8410."}]}`)
+	require.Equal(t, 200, code, body)
+	sc := bufio.NewScanner(strings.NewReader(body))
+	chunks := 0
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || line == "[DONE]" {
+			continue
+		}
+		chunks++
+		var c struct{ Model string }
+		require.NoError(t, json.Unmarshal([]byte(line), &c), line)
+		assert.Equal(t, "gpt-4.1", c.Model, line)
+	}
+	assert.Equal(t, 4, chunks)
+
+	// The default route: qwen's InferenceService does not name its served
+	// model; the router-proxy reads it from the backend's /v1/models.
+	code, body = p.post(t, `{"model":"triage-assistant","messages":[{"role":"user","content":"What are visiting hours?"}]}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "triage-assistant", echoedModel(t, body))
+	assert.Equal(t, []string{"/models/Qwen/Qwen3-8B"}, ups["local-qwen"].models())
+
+	// A fallback to another model: the cloud fails, the local model serves
+	// under its own name.
+	ups["cloud-gpt"].fail.Store(true)
+	code, body = p.post(t, `{"model":"gpt-4.1","messages":[{"role":"user","content":"Draft a rota for the ward."}]}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "gpt-4.1", echoedModel(t, body))
+	assert.Equal(t, []string{"medgemma-27b", "medgemma-27b", "medgemma-27b"}, ups["local-medgemma"].models())
+
+	entries := stopForAudit(t, p, auditPath)
+	require.Len(t, entries, 4)
+	for i, want := range []struct{ rule, backend, model, upstream string }{
+		{"phi-pii-stays-local", "local-medgemma", "gpt-4.1", "medgemma-27b"},
+		{"phi-pii-stays-local", "local-medgemma", "gpt-4.1", "medgemma-27b"},
+		{"", "local-qwen", "triage-assistant", "/models/Qwen/Qwen3-8B"},
+		{"cloud-then-local", "local-medgemma", "gpt-4.1", "medgemma-27b"},
+	} {
+		e := entries[i]
+		assert.Equal(t, 200, e.Status, "entry %d", i)
+		assert.Equal(t, want.backend, e.Backend, "entry %d", i)
+		assert.Equal(t, want.model, e.Model, "entry %d", i)
+		assert.Equal(t, want.upstream, e.UpstreamModel, "entry %d", i)
+		if want.rule != "" {
+			assert.Equal(t, want.rule, e.Rule, "entry %d", i)
+		}
+	}
+	assert.Equal(t, 2, entries[3].Attempts, "the fallback was tried after the cloud")
+}
+
+// TestUpstreamModelMCPToolCall: a tool call for the cloud model carrying
+// an SSN is served by the local model under the name it serves, and the
+// structured result names the backend that served, not the tool's model.
+func TestUpstreamModelMCPToolCall(t *testing.T) {
+	cfg, ups, env, auditPath := hospital(t)
+	is := authtest.NewIssuer(t)
+	cfg.Policy.Auth.JWT.JWKSURI, cfg.Policy.Auth.JWT.Issuer = is.Server.URL, authtest.IssuerURL
+	p := startProxyEnv(t, cfg, env)
+	cs := mcpSession(t, p, mcpToken(t, is, "clinicians", cfg.MCP.ResourceURL))
+
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-4.1", Arguments: map[string]any{
+		"messages": []any{map[string]any{"role": "user", "content": "Patient SSN 536-22-8410, summarise the chart."}},
+	}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, callText(res))
+	assert.Equal(t, "ok", callText(res))
+	sc, _ := json.Marshal(res.StructuredContent)
+	assert.JSONEq(t, `{"model":"local-medgemma","finish_reason":"stop","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`, string(sc))
+	assert.Equal(t, []string{"medgemma-27b"}, ups["local-medgemma"].models())
+	assert.Empty(t, ups["cloud-gpt"].models())
+
+	entries := stopForAudit(t, p, auditPath)
+	require.Len(t, entries, 1)
+	assert.Equal(t, proxyapi.ViaMCP, entries[0].Via)
+	assert.Equal(t, 200, entries[0].Status)
+	assert.Equal(t, "gpt-4.1", entries[0].Model)
+	assert.Equal(t, "medgemma-27b", entries[0].UpstreamModel)
+}
