@@ -39,7 +39,7 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	ent.Backend, ent.Tier = a.att.Backend.Name(), a.att.Backend.Config.Tier
 
 	rc := http.NewResponseController(w)
-	t := tally{stream: a.relayHead(w, rc)}
+	t := tally{stream: a.relayHead(w, rc), responses: a.up.responses}
 	idle := a.s.eng.StreamIdle()
 	idleTimer := up.idleGuard(idle)
 	if idleTimer != nil {
@@ -86,16 +86,22 @@ func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController) 
 // first byte came, and what its usage is read from (a stream's scanner, or
 // the captured body, or only its tail when it is too large to keep).
 type tally struct {
-	stream  bool
-	scan    engine.StreamScanner
-	capture []byte
-	bytes   int64
-	first   time.Time
+	stream bool
+	// responses: the body is a Responses API answer (its usage is
+	// input_tokens and output_tokens, a stream's in its last Response).
+	responses bool
+	scan      engine.StreamScanner
+	rscan     responsesScanner
+	capture   []byte
+	bytes     int64
+	first     time.Time
 }
 
 func (t *tally) add(p []byte) {
 	t.bytes += int64(len(p))
 	switch {
+	case t.stream && t.responses:
+		_, _ = t.rscan.Write(p)
 	case t.stream:
 		_, _ = t.scan.Write(p)
 	case t.bytes <= maxCapture:
@@ -113,6 +119,10 @@ func (t *tally) add(p []byte) {
 // none the proxy trusts.
 func (t *tally) usage() (u engine.Usage, ok bool) {
 	switch {
+	case t.stream && t.responses:
+		return t.rscan.Usage()
+	case t.responses && t.bytes <= maxCapture:
+		return parseResponsesUsage(t.capture)
 	case t.stream:
 		return t.scan.Usage()
 	case t.bytes <= maxCapture:

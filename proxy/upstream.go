@@ -84,6 +84,8 @@ type upstream struct {
 	// pick is the pod an endpoint backend's attempt went to (nil for
 	// other backends); relay tells it the answer's length.
 	pick *balance.Pick
+	// responses: the answer is a Responses API one (responses.go).
+	responses bool
 }
 
 func (u *upstream) expire() {
@@ -133,9 +135,13 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		s.tel.Inject(ctx, b.st.Index, req.Header)
 	}
 	req.ContentLength = int64(len(body))
-	up := &upstream{cancel: cancel, ctx: ctx, started: s.now()}
+	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), responses: isResponses(r.URL.Path)}
 	up.guard = time.AfterFunc(hto, up.expire)
-	resp, err := b.roundTripper(s.rt).RoundTrip(req)
+	rt := b.roundTripper(s.rt)
+	if isResponses(r.URL.Path) {
+		rt = b.responsesRoundTripper(rt)
+	}
+	resp, err := rt.RoundTrip(req)
 	if !up.guard.Stop() {
 		if err == nil {
 			resp.Body.Close()
