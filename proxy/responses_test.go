@@ -383,3 +383,32 @@ func TestResponsesPolicy(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
+
+// FuzzResponsesUsage: the Responses stream scanner reads the same usage
+// however the body is cut into writes, and never trusts a negative count.
+func FuzzResponsesUsage(f *testing.F) {
+	f.Add([]byte("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}}\n\n"), 7)
+	f.Add([]byte("data: {\"response\":{\"usage\":{\"input_tokens\":-3,\"output_tokens\":4}}}\r\ndata: {\"response\":{\"usage\":null}}\n"), 30)
+	f.Add([]byte(`{"usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3}}`), 0)
+	f.Fuzz(func(t *testing.T, body []byte, cut int) {
+		var whole, split responsesScanner
+		_, _ = whole.Write(body)
+		if cut < 0 {
+			cut = -cut
+		}
+		cut %= len(body) + 1
+		_, _ = split.Write(body[:cut])
+		_, _ = split.Write(body[cut:])
+		wu, wok := whole.Usage()
+		su, sok := split.Usage()
+		require.Equal(t, wok, sok)
+		require.Equal(t, wu, su)
+		if wok {
+			require.GreaterOrEqual(t, wu.PromptTokens, int64(0))
+			require.GreaterOrEqual(t, wu.CompletionTokens, int64(0))
+		}
+		if u, ok := parseResponsesUsage(body); ok {
+			require.Positive(t, u.Tokens())
+		}
+	})
+}
