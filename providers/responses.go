@@ -588,6 +588,16 @@ func (o *responseObject) finished(reason string) {
 	}
 }
 
+// responseModel is the model a translated Response names: the one the
+// backend answered with (as the chat path relays it), else the request's.
+// The one place the Responses answer's model is decided.
+func responseModel(requested, answered string) string {
+	if answered != "" {
+		return answered
+	}
+	return requested
+}
+
 // newID is a fresh item or response id with its type's prefix.
 func newID(prefix string) string {
 	var b [12]byte
@@ -625,9 +635,7 @@ func chatToResponse(b []byte, o responseObject) ([]byte, error) {
 		return nil, errors.New("upstream chat completion has no choices")
 	}
 	ch := c.Choices[0]
-	if c.Model != "" {
-		o.Model = c.Model
-	}
+	o.Model = responseModel(o.Model, c.Model)
 	text := ""
 	if ch.Message.Content != nil {
 		text = *ch.Message.Content
@@ -798,9 +806,7 @@ func (s *responsesStream) step(out *bytes.Buffer) error {
 		s.event(out, "error", map[string]any{"code": code, "message": c.Error.Message, "param": nil})
 		return fmt.Errorf("upstream chat stream error: %s", code)
 	}
-	if c.Model != "" {
-		s.resp.Model = c.Model
-	}
+	s.resp.Model = responseModel(s.resp.Model, c.Model)
 	if c.Usage != nil {
 		s.usage = c.Usage
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/providers/providertest"
+	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -377,6 +378,9 @@ func TestResponsesPolicy(t *testing.T) {
 	assert.Equal(t, "budget_exceeded", c)
 	assert.NotEmpty(t, hdr.Get("Retry-After"))
 	assert.Equal(t, proxyapi.OutcomeBudgetExceeded, h.last(t).Outcome)
+
+	// Spans and GenAI metrics name it a chat operation.
+	assert.Equal(t, "chat", telemetry.Operation("/v1/responses"))
 
 	resp, err := h.front.Client().Get(h.front.URL + "/v1/responses")
 	require.NoError(t, err)
