@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -415,4 +416,39 @@ func FuzzResponsesUsage(f *testing.F) {
 			require.Positive(t, u.Tokens())
 		}
 	})
+}
+
+// Bedrock takes a Responses request through its chat translation, streams
+// and tool calls included; a stream the provider breaks is broken for the
+// Responses client too.
+func TestResponsesThroughBedrock(t *testing.T) {
+	fake := providertest.NewBedrock(t, aws.Credentials{AccessKeyID: testAWSKeyID, SecretAccessKey: testAWSSecret}, "us-east-2", testBRModel)
+	h := start(t, config(bedrockBackend("nova", fake.URL)), withEnv(bedrockTestEnv))
+
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"nova","input":"Hello"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "Hello! How can I help you today?", decodeResponse(t, body).Output[0].Content[0].Text)
+	assert.Equal(t, int64(22), h.last(t).TotalTokens)
+
+	code, body, _ = h.do(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Top song?","tools":[{"type":"function","name":"top_song"}]}`)
+	require.Equal(t, 200, code, body)
+	evs := responsesEvents(t, body)
+	var done map[string]any
+	for _, e := range evs {
+		if e["type"] == "response.function_call_arguments.done" {
+			done = e
+		}
+	}
+	require.NotNil(t, done, body)
+	assert.JSONEq(t, `{"sign": "WZPZ"}`, done["arguments"].(string))
+	assert.Equal(t, "response.completed", evs[len(evs)-1]["type"])
+	ent := h.last(t)
+	assert.Equal(t, int64(375), ent.PromptTokens)
+	assert.Equal(t, int64(35), ent.CompletionTokens)
+
+	fake.SetMode(providertest.StreamError)
+	code, body, _ = h.do(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Hello"}`)
+	assert.Equal(t, 200, code)
+	assert.NotContains(t, body, "response.completed")
+	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, h.last(t).Outcome)
 }
