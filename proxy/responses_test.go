@@ -452,3 +452,29 @@ func TestResponsesThroughBedrock(t *testing.T) {
 	assert.NotContains(t, body, "response.completed")
 	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, h.last(t).Outcome)
 }
+
+// Vertex AI takes a Responses request through its chat translation.
+func TestResponsesThroughVertex(t *testing.T) {
+	fake := providertest.NewVertex(t, "proj-1", "us-central1", testGemini)
+	b := vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/us-central1/publishers/google/models")
+	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
+
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"gem","input":"Why is the sky blue?"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "The sky appears blue because of Rayleigh scattering.", decodeResponse(t, body).Output[0].Content[0].Text)
+	assert.Equal(t, int64(16), h.last(t).TotalTokens)
+
+	code, body, _ = h.do(t, "/v1/responses", `{"model":"gem","stream":true,"input":"Weather?","tools":[{"type":"function","name":"get_current_weather"}]}`)
+	require.Equal(t, 200, code, body)
+	evs := responsesEvents(t, body)
+	last := evs[len(evs)-1]
+	require.Equal(t, "response.completed", last["type"], body)
+	out := last["response"].(map[string]any)["output"].([]any)
+	call := out[len(out)-1].(map[string]any)
+	assert.Equal(t, "function_call", call["type"])
+	assert.Equal(t, "get_current_weather", call["name"])
+	assert.JSONEq(t, `{"location":"Boston"}`, call["arguments"].(string))
+	ent := h.last(t)
+	assert.Equal(t, int64(28), ent.PromptTokens)
+	assert.Equal(t, int64(7), ent.CompletionTokens)
+}
