@@ -61,13 +61,13 @@ func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
 		// shape), or a 5xx the proxy fails over from.
 		return resp, nil
 	}
-	base := rr.echo()
+	base, custom := rr.echo(), rr.customTools()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		st := &responsesStream{sse: newSSEReader(resp.Body), resp: base}
+		st := &responsesStream{sse: newSSEReader(resp.Body), resp: base, custom: custom}
 		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
 	}
 	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) {
-		return chatToResponse(b, base)
+		return chatToResponse(b, base, custom)
 	}}), nil
 }
 
@@ -117,6 +117,40 @@ func (r *responsesRequest) statefulFeature() string {
 		return "prompt (a stored prompt template)"
 	}
 	return ""
+}
+
+// customTools are the names of the request's custom (freeform) tools,
+// which a chat backend sees as functions of one string argument, "input".
+func (r *responsesRequest) customTools() map[string]bool {
+	var out map[string]bool
+	for _, raw := range r.Tools {
+		var t struct{ Type, Name string }
+		if json.Unmarshal(raw, &t) == nil && t.Type == "custom" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[t.Name] = true
+		}
+	}
+	return out
+}
+
+// customArguments are a custom tool call's arguments as the chat backend
+// sees them; customInput reads the input back (the arguments as they are
+// when the model did not write the one-member object).
+func customArguments(input string) string {
+	b, _ := json.Marshal(map[string]string{"input": input})
+	return string(b)
+}
+
+func customInput(args string) string {
+	var a struct {
+		Input *string `json:"input"`
+	}
+	if json.Unmarshal([]byte(args), &a) == nil && a.Input != nil {
+		return *a.Input
+	}
+	return args
 }
 
 // chatOut is the chat completions request the translation writes.
@@ -215,6 +249,7 @@ type responsesItem struct {
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
+	Input     string          `json:"input"`
 	Output    json.RawMessage `json:"output"`
 }
 
@@ -261,19 +296,23 @@ func inputMessages(raw json.RawMessage) ([]chatOutMsg, error) {
 				return nil, err
 			}
 			out = append(out, m)
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			if it.CallID == "" || it.Name == "" {
-				return nil, errf("input[%d]: a function_call needs call_id and name", i)
+				return nil, errf("input[%d]: a %s needs call_id and name", i, typ)
 			}
-			tc := toolCallOut(it.CallID, it.Name, it.Arguments)
+			args := it.Arguments
+			if typ == "custom_tool_call" {
+				args = customArguments(it.Input)
+			}
+			tc := toolCallOut(it.CallID, it.Name, args)
 			if n := len(out); n > 0 && out[n-1].Role == "assistant" {
 				out[n-1].ToolCalls = append(out[n-1].ToolCalls, tc)
 			} else {
 				out = append(out, chatOutMsg{Role: "assistant", ToolCalls: []outToolCall{tc}})
 			}
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			if it.CallID == "" {
-				return nil, errf("input[%d]: a function_call_output needs call_id", i)
+				return nil, errf("input[%d]: a %s needs call_id", i, typ)
 			}
 			text, err := outputText(it.Output)
 			if err != nil {
@@ -388,11 +427,26 @@ func chatTools(tools []json.RawMessage) ([]chatOutTool, error) {
 			Description string          `json:"description"`
 			Parameters  json.RawMessage `json:"parameters"`
 			Strict      *bool           `json:"strict"`
+			Format      json.RawMessage `json:"format"`
 		}
 		if err := json.Unmarshal(raw, &t); err != nil {
 			return nil, errf("tools[%d]: %v", i, err)
 		}
-		if t.Type != "function" {
+		var format struct {
+			Type, Syntax, Definition string
+		}
+		switch t.Type {
+		case "function":
+		case "custom":
+			// A freeform tool: a function of one string, its grammar (when it
+			// has one) told in the description, since chat has no grammars.
+			_ = json.Unmarshal(t.Format, &format)
+			if format.Type == "grammar" {
+				t.Description += "\n\nThe input must follow this " + format.Syntax + " grammar:\n" + format.Definition
+			}
+			t.Parameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"the tool's input, as free text"}},"required":["input"],"additionalProperties":false}`)
+			t.Strict = nil
+		default:
 			return nil, errf("tools[%d]: the built-in tool %q runs at OpenAI and is served only by a backend with provider openai; declare a function tool", i, t.Type)
 		}
 		if t.Name == "" {
@@ -428,8 +482,8 @@ func chatToolChoice(raw json.RawMessage) (any, error) {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	}
-	if err := json.Unmarshal(raw, &c); err != nil || c.Type != "function" || c.Name == "" {
-		return nil, errf("tool_choice: only auto, none, required and {\"type\":\"function\",\"name\":...} are translated")
+	if err := json.Unmarshal(raw, &c); err != nil || (c.Type != "function" && c.Type != "custom") || c.Name == "" {
+		return nil, errf("tool_choice: only auto, none, required and {\"type\":\"function\" or \"custom\",\"name\":...} are translated")
 	}
 	return map[string]any{"type": "function", "function": map[string]string{"name": c.Name}}, nil
 }
@@ -508,6 +562,7 @@ type outputItem struct {
 	CallID    string        `json:"call_id,omitempty"`
 	Name      string        `json:"name,omitempty"`
 	Arguments *string       `json:"arguments,omitempty"`
+	Input     *string       `json:"input,omitempty"` // a custom tool call's
 }
 
 type outputPart struct {
@@ -614,8 +669,12 @@ func callOutput(id, callID, name, args, status string) outputItem {
 	return outputItem{Type: "function_call", ID: id, Status: status, CallID: callID, Name: name, Arguments: &args}
 }
 
+func customOutput(id, callID, name, input, status string) outputItem {
+	return outputItem{Type: "custom_tool_call", ID: id, Status: status, CallID: callID, Name: name, Input: &input}
+}
+
 // chatToResponse translates a chat completion to a Response.
-func chatToResponse(b []byte, o responseObject) ([]byte, error) {
+func chatToResponse(b []byte, o responseObject, custom map[string]bool) ([]byte, error) {
 	var c struct {
 		Model   string `json:"model"`
 		Choices []struct {
@@ -644,6 +703,10 @@ func chatToResponse(b []byte, o responseObject) ([]byte, error) {
 		o.Output = append(o.Output, messageOutput(newID("msg_"), text, "completed"))
 	}
 	for _, tc := range ch.Message.ToolCalls {
+		if custom[tc.Function.Name] {
+			o.Output = append(o.Output, customOutput(newID("ctc_"), tc.ID, tc.Function.Name, customInput(tc.Function.Arguments), "completed"))
+			continue
+		}
 		o.Output = append(o.Output, callOutput(newID("fc_"), tc.ID, tc.Function.Name, tc.Function.Arguments, "completed"))
 	}
 	o.finished(ch.FinishReason)
@@ -658,6 +721,7 @@ func chatToResponse(b []byte, o responseObject) ([]byte, error) {
 type responsesStream struct {
 	sse     *sseReader
 	resp    responseObject
+	custom  map[string]bool // the custom tools' names
 	seq     int
 	started bool
 	// cur is the output item being streamed (an index into resp.Output),
@@ -708,6 +772,12 @@ func (s *responsesStream) closeItem(out *bytes.Buffer) {
 		s.event(out, "response.content_part.done", map[string]any{"item_id": it.ID, "output_index": i, "content_index": 0, "part": part})
 	case "function_call":
 		s.event(out, "response.function_call_arguments.done", map[string]any{"item_id": it.ID, "output_index": i, "name": it.Name, "arguments": *it.Arguments})
+	case "custom_tool_call":
+		// The input is inside the arguments object: told once it is whole.
+		input := customInput(s.text.String())
+		*it.Input = input
+		s.event(out, "response.custom_tool_call_input.delta", map[string]any{"item_id": it.ID, "output_index": i, "delta": input})
+		s.event(out, "response.custom_tool_call_input.done", map[string]any{"item_id": it.ID, "output_index": i, "input": input})
 	}
 	s.event(out, "response.output_item.done", map[string]any{"output_index": i, "item": *it})
 	s.cur = -1
@@ -738,17 +808,24 @@ func (s *responsesStream) toolDelta(out *bytes.Buffer, tc outToolCall) {
 	if tc.Index != nil {
 		idx = *tc.Index
 	}
-	if s.cur >= 0 && (s.resp.Output[s.cur].Type != "function_call" || s.curCall != idx) {
+	if s.cur >= 0 && (s.resp.Output[s.cur].Type == "message" || s.curCall != idx) {
 		s.closeItem(out)
 	}
 	if s.cur < 0 {
 		it := callOutput(newID("fc_"), tc.ID, tc.Function.Name, "", "in_progress")
+		if s.custom[tc.Function.Name] {
+			it = customOutput(newID("ctc_"), tc.ID, tc.Function.Name, "", "in_progress")
+		}
 		s.resp.Output = append(s.resp.Output, it)
 		s.cur, s.curCall = len(s.resp.Output)-1, idx
 		s.event(out, "response.output_item.added", map[string]any{"output_index": s.cur, "item": it})
 	}
 	if d := tc.Function.Arguments; d != "" {
 		it := &s.resp.Output[s.cur]
+		if it.Type == "custom_tool_call" {
+			s.text.WriteString(d)
+			return
+		}
 		*it.Arguments += d
 		s.event(out, "response.function_call_arguments.delta", map[string]any{"item_id": it.ID, "output_index": s.cur, "delta": d})
 	}

@@ -199,3 +199,56 @@ func FuzzResponsesToChat(f *testing.F) {
 		_, _ = io.ReadAll(resp.Body)
 	})
 }
+
+// A custom (freeform) tool, as Codex declares apply_patch: a function of
+// one string for the chat backend, a custom_tool_call for the client, its
+// input unwrapped, streamed or not.
+func TestResponsesCustomTools(t *testing.T) {
+	const tool = `"tools":[{"type":"custom","name":"apply_patch","description":"Edit files.","format":{"type":"grammar","syntax":"lark","definition":"start: patch"}}]`
+	_, out, err := ResponsesToChat([]byte(`{"model":"m",` + tool + `,"tool_choice":{"type":"custom","name":"apply_patch"},"input":[
+		{"role":"user","content":"fix it"},
+		{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"*** Begin Patch\n*** End Patch"},
+		{"type":"custom_tool_call_output","call_id":"c1","output":"Done!"}]}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"model":"m","messages":[
+		{"role":"user","content":"fix it"},
+		{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** End Patch\"}"}}]},
+		{"role":"tool","tool_call_id":"c1","content":"Done!"}],
+		"tools":[{"type":"function","function":{"name":"apply_patch","description":"Edit files.\n\nThe input must follow this lark grammar:\nstart: patch",
+			"parameters":{"type":"object","properties":{"input":{"type":"string","description":"the tool's input, as free text"}},"required":["input"],"additionalProperties":false}}}],
+		"tool_choice":{"type":"function","function":{"name":"apply_patch"}}}`, string(out))
+
+	var got http.Request
+	var b []byte
+	rt := Responses(chatUpstream("application/json", `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_p","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\"}"}}]},"finish_reason":"tool_calls"}]}`, &got, &b))
+	resp, body := responsesCall(t, rt, `{"model":"m","input":"x",`+tool+`}`)
+	require.Equal(t, 200, resp.StatusCode, body)
+	var r struct {
+		Output []map[string]any `json:"output"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	require.Len(t, r.Output, 1, body)
+	assert.Equal(t, "custom_tool_call", r.Output[0]["type"])
+	assert.Equal(t, "call_p", r.Output[0]["call_id"])
+	assert.Equal(t, "*** Begin Patch", r.Output[0]["input"])
+	assert.NotContains(t, r.Output[0], "arguments")
+
+	rt = Responses(chatUpstream("text/event-stream",
+		`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_p","function":{"name":"apply_patch","arguments":"{\"inp"}}]}}]}`+"\n\n"+
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"ut\":\"*** Begin Patch\"}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n"+
+			"data: [DONE]\n\n", &got, &b))
+	_, body = responsesCall(t, rt, `{"model":"m","input":"x","stream":true,`+tool+`}`)
+	require.NotContains(t, body, "READ ERROR", body)
+	var types []string
+	var done map[string]any
+	for _, ev := range strings.Split(strings.TrimSpace(body), "\n\n") {
+		name, data, _ := strings.Cut(strings.TrimPrefix(ev, "event: "), "\ndata: ")
+		types = append(types, name)
+		if name == "response.custom_tool_call_input.done" {
+			require.NoError(t, json.Unmarshal([]byte(data), &done))
+		}
+	}
+	assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.custom_tool_call_input.delta",
+		"response.custom_tool_call_input.done", "response.output_item.done", "response.completed"}, types)
+	assert.Equal(t, "*** Begin Patch", done["input"])
+}
