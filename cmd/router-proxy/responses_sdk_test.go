@@ -47,6 +47,14 @@ func newChatModel(t *testing.T) *chatModel {
 		m.bodies = append(m.bodies, body)
 		m.mu.Unlock()
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
+		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`+"\n\n")
+			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n")
+			fmt.Fprint(w, `data: {"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`+"\n\n")
+			fmt.Fprint(w, "data: [DONE]\n\n")
+			return
+		}
 		if strings.Contains(body, `"stream":true`) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, `data: {"id":"c1","model":"qwen3-32b","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`+"\n\n")
@@ -154,6 +162,12 @@ type sdkResult struct {
 		Arguments string
 		Text      string
 	}
+	Custom struct {
+		Types  []string
+		CallID string `json:"call_id"`
+		Name   string
+		Input  string
+	}
 	SSN        struct{ Text string }
 	NoToken    sdkFailure
 	OverBudget struct {
@@ -176,13 +190,15 @@ type sdkFailure struct {
 
 // runResponsesSDK runs the script: model for every call but the one with
 // an SSN in a tool output (ssnModel), route a header:value sent with them.
-func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnModel, route string) sdkResult {
+func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnModel, route string, env ...string) sdkResult {
 	t.Helper()
 	args := []string{filepath.Join("..", "..", "test", "mcp-js", "responses.mjs"), dir, "http://" + p.listen + "/v1", token, model, ssnModel}
 	if route != "" {
 		args = append(args, route)
 	}
-	out, err := exec.Command(node, args...).Output()
+	cmd := exec.Command(node, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
 	var stderr string
 	if ee, ok := err.(*exec.ExitError); ok {
 		stderr = string(ee.Stderr)
@@ -290,8 +306,14 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	}
 
 	t.Run("translated to chat completions", func(t *testing.T) {
-		got := runResponsesSDK(t, node, dir, p, token, "local-qwen", "cloud-gpt", "x-route-local:on")
-		ents := entries(t, 8) // plain, stream, 2 tools, ssn, no token, 2 metered
+		got := runResponsesSDK(t, node, dir, p, token, "local-qwen", "cloud-gpt", "x-route-local:on", "RESPONSES_CUSTOM_TOOL=1")
+		ents := entries(t, 9) // plain, stream, 2 tools, custom tool, ssn, no token, 2 metered
+		assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.custom_tool_call_input.delta",
+			"response.custom_tool_call_input.done", "response.output_item.done", "response.completed"}, got.Custom.Types)
+		assert.Equal(t, "call_p1", got.Custom.CallID)
+		assert.Equal(t, "apply_patch", got.Custom.Name)
+		assert.Equal(t, "*** Begin Patch\n*** End Patch", got.Custom.Input)
+		ents = append(ents[:4], ents[5:]...) // the custom tool call is this run's only
 		common(t, got, ents)
 		assert.Equal(t, sdkUsage{12, 3}, got.Plain.Usage)
 		assert.Equal(t, 1, got.OverBudget.Served)

@@ -51,6 +51,17 @@ const second = await ok.responses.create({ model, tools, store: false,
     .map((i) => (typeof i === 'string' ? { role: 'user', content: i } : i)) });
 out.tools = { call_id: call.call_id, name: call.name, arguments: call.arguments, text: second.output_text };
 
+// A custom (freeform) tool, as Codex declares apply_patch, streamed
+// (RESPONSES_CUSTOM_TOOL=1: the run whose backend is asked for one).
+if (process.env.RESPONSES_CUSTOM_TOOL === '1') {
+  const patch = ok.responses.stream({ model, input: 'Fix the typo.', store: false,
+    tools: [{ type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'grammar', syntax: 'lark', definition: 'start: patch' } }] });
+  const ctypes = [];
+  for await (const ev of patch) ctypes.push(ev.type);
+  const item = (await patch.finalResponse()).output.find((i) => i.type === 'custom_tool_call');
+  out.custom = { types: ctypes, call_id: item?.call_id, name: item?.name, input: item?.input };
+}
+
 // An SSN in a tool output: the call is served, by whichever backend the
 // router's rules chose (the test reads the audit).
 const ssn = await client(token).responses.create({ model: ssnModel, store: false, tools,
