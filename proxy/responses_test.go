@@ -478,3 +478,26 @@ func TestResponsesThroughVertex(t *testing.T) {
 	assert.Equal(t, int64(28), ent.PromptTokens)
 	assert.Equal(t, int64(7), ent.CompletionTokens)
 }
+
+// Shadowing: a Responses request served by OpenAI (passed through) is
+// copied to a local chat server in its own protocol (translated); only the
+// served answer is charged and audited.
+func TestResponsesShadowTranslated(t *testing.T) {
+	primary := newStub(t, "openai", responsesAnswer)
+	mirror := newStub(t, "vllm", chatAnswer)
+	cfg := config(cloudBackend("gpt", primary.URL, "openai", "gpt-5-mini", proxyapi.Credential{Purpose: "apiKey", Env: "K"}), backend("local", mirror.URL))
+	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "gpt", "local")}
+	h := start(t, cfg, withEnv(map[string]string{"K": "sk"}))
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"gpt","instructions":"Be brief.","input":"hi"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "Hi", decodeResponse(t, body).Output[0].Content[0].Text)
+	require.Eventually(t, func() bool { return mirror.hits.Load() == 1 }, 30*time.Second, 5*time.Millisecond)
+	require.NoError(t, h.srv.Wait(t.Context()))
+	copyOf := mirror.Last()
+	assert.Equal(t, "/v1/chat/completions", copyOf.Path)
+	assert.Equal(t, "true", copyOf.Header.Get("X-Llmkube-Shadow"))
+	assert.JSONEq(t, `{"model":"gpt","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"}]}`, string(copyOf.Body))
+	assert.Equal(t, "/v1/responses", primary.Last().Path)
+	assert.Len(t, h.audit.all(), 1)
+	assert.Equal(t, int64(36), h.last(t).TotalTokens)
+}
