@@ -501,3 +501,21 @@ func TestResponsesShadowTranslated(t *testing.T) {
 	assert.Len(t, h.audit.all(), 1)
 	assert.Equal(t, int64(36), h.last(t).TotalTokens)
 }
+
+// Failover: a translated attempt that fails (5xx) hands the request on to
+// the next backend, which takes it in its own protocol.
+func TestResponsesFailover(t *testing.T) {
+	down := newStub(t, "vllm", statusHandler(http.StatusBadGateway))
+	up := newStub(t, "openai", responsesAnswer)
+	cfg := config(backend("local", down.URL), cloudBackend("gpt", up.URL, "openai", "gpt-5-mini", proxyapi.Credential{Purpose: "apiKey", Env: "K"}))
+	cfg.Rules = []proxyapi.Rule{rule("r", proxyapi.StrategyPrimaryFallback, "local", "gpt")}
+	h := start(t, cfg, withEnv(map[string]string{"K": "sk"}))
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "Hi", decodeResponse(t, body).Output[0].Content[0].Text)
+	assert.Equal(t, "/v1/chat/completions", down.Last().Path)
+	assert.Equal(t, `{"model":"gpt-5-mini","input":"hi"}`, string(up.Last().Body))
+	ent := h.last(t)
+	assert.Equal(t, "gpt", ent.Backend)
+	assert.Equal(t, 2, ent.Attempts)
+}
