@@ -359,6 +359,17 @@ func TestResponsesSensitiveStaysLocal(t *testing.T) {
 	code, _, _ := h.do(t, "/v1/responses", `{"model":"cloud","input":"hello"}`)
 	require.Equal(t, 200, code)
 	assert.Equal(t, "catch-all", h.last(t).Rule)
+
+	// With the local backend down the sensitive request is refused (503 in
+	// OpenAI's error shape), never sent to the cloud.
+	probeDown(h.srv.Engine(), "local")
+	before := cloud.hits.Load()
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"cloud","instructions":"SSN 536-22-8410","input":"hi"}`)
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	_, c, _ := providertest.OpenAIError(t, body)
+	assert.Equal(t, "fail_closed", c)
+	assert.Equal(t, proxyapi.OutcomeFailClosed, h.last(t).Outcome)
+	assert.Equal(t, before, cloud.hits.Load())
 }
 
 // Policy applies to /v1/responses as to a chat completion: budgets answer
