@@ -126,8 +126,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 	if !ok {
 		return nil, release
 	}
-	// Streams ask the upstream for usage so budgets and audit see real numbers.
-	if in.stream && !includeUsage(body, in.fields) {
+	// Streams ask the upstream for usage so budgets and audit see real
+	// numbers (a Responses stream always ends with its usage).
+	if in.stream && !isResponses(r.URL.Path) && !includeUsage(body, in.fields) {
 		body = withIncludeUsage(body, in.fields)
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)

@@ -44,7 +44,7 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	}
 
 	rc := http.NewResponseController(w)
-	t := tally{stream: strings.HasPrefix(up.resp.Header.Get("Content-Type"), "text/event-stream")}
+	t := tally{stream: strings.HasPrefix(up.resp.Header.Get("Content-Type"), "text/event-stream"), responses: a.up.responses}
 	// The client sees the model it asked for (model.go). A JSON answer is
 	// held until it is whole, to be sent with its new length.
 	ec := newEcho(adm.model, up.model, up.resp.StatusCode)
@@ -117,16 +117,22 @@ func (a *attempt) sendHeld(w http.ResponseWriter, rc *http.ResponseController, t
 // first byte came, and what its usage is read from (a stream's scanner, or
 // the captured body, or only its tail when it is too large to keep).
 type tally struct {
-	stream  bool
-	scan    engine.StreamScanner
-	capture []byte
-	bytes   int64
-	first   time.Time
+	stream bool
+	// responses: the body is a Responses API answer (its usage is
+	// input_tokens and output_tokens, a stream's in its last Response).
+	responses bool
+	scan      engine.StreamScanner
+	rscan     responsesScanner
+	capture   []byte
+	bytes     int64
+	first     time.Time
 }
 
 func (t *tally) add(p []byte) {
 	t.bytes += int64(len(p))
 	switch {
+	case t.stream && t.responses:
+		_, _ = t.rscan.Write(p)
 	case t.stream:
 		_, _ = t.scan.Write(p)
 	case t.bytes <= maxCapture:
@@ -144,6 +150,10 @@ func (t *tally) add(p []byte) {
 // none the proxy trusts.
 func (t *tally) usage() (u engine.Usage, ok bool) {
 	switch {
+	case t.stream && t.responses:
+		return t.rscan.Usage()
+	case t.responses && t.bytes <= maxCapture:
+		return parseResponsesUsage(t.capture)
 	case t.stream:
 		return t.scan.Usage()
 	case t.bytes <= maxCapture:

@@ -506,7 +506,7 @@ func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings":
+	case "/v1/chat/completions", "/v1/completions", "/v1/embeddings", providers.ResponsesPath:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+"; use POST")

@@ -87,6 +87,8 @@ type upstream struct {
 	// model is the model name the request was sent with; "" when the
 	// client's went as it was.
 	model string
+	// responses: the answer is a Responses API one (responses.go).
+	responses bool
 }
 
 func (u *upstream) expire() {
@@ -140,9 +142,13 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		s.tel.Inject(ctx, b.st.Index, req.Header)
 	}
 	req.ContentLength = int64(len(body))
-	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model}
+	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model, responses: isResponses(r.URL.Path)}
 	up.guard = time.AfterFunc(hto, up.expire)
-	resp, err := b.roundTripper(s.rt).RoundTrip(req)
+	rt := b.roundTripper(s.rt)
+	if isResponses(r.URL.Path) {
+		rt = b.responsesRoundTripper(rt)
+	}
+	resp, err := rt.RoundTrip(req)
 	if !up.guard.Stop() {
 		if err == nil {
 			resp.Body.Close()

@@ -65,6 +65,8 @@ func Operation(path string) string {
 	switch path {
 	case "/v1/chat/completions":
 		return semconv.GenAIOperationNameChat.Value.AsString()
+	case "/v1/responses": // OpenAI's Responses API generates a chat turn too
+		return semconv.GenAIOperationNameChat.Value.AsString()
 	case "/v1/completions":
 		return semconv.GenAIOperationNameTextCompletion.Value.AsString()
 	case "/v1/embeddings":
