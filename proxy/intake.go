@@ -125,7 +125,8 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		return nil, release
 	}
 	// Streams ask the upstream for usage so budgets and audit see real numbers.
-	if in.stream && !includeUsage(body, in.fields) {
+	// (A Messages stream reports usage itself; its translation asks.)
+	if in.stream && r.URL.Path != messagesPath && !includeUsage(body, in.fields) {
 		body = withIncludeUsage(body, in.fields)
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)

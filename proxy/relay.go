@@ -40,6 +40,9 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 
 	rc := http.NewResponseController(w)
 	t := tally{stream: a.relayHead(w, rc)}
+	if ent.Path == messagesPath {
+		t.msgs = &messagesUsage{}
+	}
 	idle := a.s.eng.StreamIdle()
 	idleTimer := up.idleGuard(idle)
 	if idleTimer != nil {
@@ -91,11 +94,14 @@ type tally struct {
 	capture []byte
 	bytes   int64
 	first   time.Time
+	msgs    *messagesUsage // a Messages answer's usage (messages.go); nil: OpenAI's
 }
 
 func (t *tally) add(p []byte) {
 	t.bytes += int64(len(p))
 	switch {
+	case t.stream && t.msgs != nil:
+		t.msgs.Write(p)
 	case t.stream:
 		_, _ = t.scan.Write(p)
 	case t.bytes <= maxCapture:
@@ -112,6 +118,12 @@ func (t *tally) add(p []byte) {
 // usage is the usage the response reports; ok is false when it reports
 // none the proxy trusts.
 func (t *tally) usage() (u engine.Usage, ok bool) {
+	if t.msgs != nil {
+		if t.stream {
+			return t.msgs.streamUsage()
+		}
+		return t.msgs.bodyUsage(t.capture, t.bytes > maxCapture)
+	}
 	switch {
 	case t.stream:
 		return t.scan.Usage()

@@ -528,7 +528,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	default:
-		if s.serveMCP(w, r) {
+		if s.serveMCP(w, r) || s.serveMessages(w, r) {
 			return
 		}
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "unknown route "+strings.ToValidUTF8(r.URL.Path, "?"))
