@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -244,4 +245,52 @@ func TestMessagesRefusalsInAnthropicShape(t *testing.T) {
 	typ, msg = anthropicShape(t, got)
 	assert.Equal(t, "invalid_request_error", typ)
 	assert.Equal(t, "max_tokens is too large", msg)
+}
+
+// Messages to the providers of the chat path: openai and litellm with the
+// provider's key and model, Bedrock through its chat translation.
+func TestMessagesThroughChatProviders(t *testing.T) {
+	up := newStub(t, "ext", vllmChat)
+	for _, tc := range []struct{ provider, key, url string }{
+		{"litellm", "LITELLM_MASTER_KEY", up.URL + "/v1"},
+		{"openai", "OPENAI_API_KEY", up.URL},
+	} {
+		b := cloudBackend("ext", tc.url, tc.provider, "team/gpt-4o-mini", proxyapi.Credential{Purpose: "apiKey", Env: "LLMKUBE_EXT_" + tc.key})
+		h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_EXT_" + tc.key: "sk-" + tc.provider}))
+		code, got, _ := h.do(t, "/v1/messages", `{"model":"ext","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, "x-api-key", "client-key")
+		require.Equal(t, 200, code, got)
+		rec := up.Last()
+		assert.Equal(t, "/v1/chat/completions", rec.Path)
+		assert.Equal(t, "Bearer sk-"+tc.provider, rec.Header.Get("Authorization"))
+		assert.Empty(t, rec.Header.Get("X-Api-Key"), "the client's key stays here")
+		assert.JSONEq(t, `{"model":"team/gpt-4o-mini","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, string(rec.Body))
+		assert.Contains(t, got, `"type":"tool_use","id":"call_5"`)
+	}
+
+	fake := providertest.NewBedrock(t, aws.Credentials{AccessKeyID: testAWSKeyID, SecretAccessKey: testAWSSecret}, "us-east-2", testBRModel)
+	h := start(t, config(bedrockBackend("nova", fake.URL)), withEnv(bedrockTestEnv))
+	code, got, _ := h.do(t, "/v1/messages", `{"model":"nova","max_tokens":10,"system":"Be brief.","messages":[{"role":"user","content":"Hello"}]}`)
+	require.Equal(t, 200, code, got)
+	var m struct {
+		Type    string `json:"type"`
+		Content []struct{ Type, Text string }
+		Stop    string `json:"stop_reason"`
+		Usage   map[string]int64
+	}
+	require.NoError(t, json.Unmarshal([]byte(got), &m), got)
+	assert.Equal(t, "message", m.Type)
+	assert.Equal(t, "Hello! How can I help you today?", m.Content[0].Text)
+	assert.Equal(t, "end_turn", m.Stop)
+	assert.Contains(t, string(fake.Last().Body), "Be brief.")
+	e := h.last(t)
+	assert.Equal(t, int64(22), e.TotalTokens)
+	assert.False(t, e.TokensEstimated)
+
+	code, got, _ = h.do(t, "/v1/messages", `{"model":"nova","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"name":"top_song","input_schema":{"type":"object"}}]}`)
+	require.Equal(t, 200, code, got)
+	assert.Contains(t, got, `"content_block":{"type":"tool_use"`)
+	assert.Contains(t, got, `"stop_reason":"tool_use"`)
+	assert.Contains(t, got, "event: message_stop")
+	e = h.last(t)
+	assert.Equal(t, int64(375), e.PromptTokens)
 }
