@@ -173,7 +173,8 @@ bench-controller: envtest
 ## Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 200000x
 FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
-	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./engine:FuzzUsageScan ./classifier:FuzzBody
+	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./engine:FuzzUsageScan ./classifier:FuzzBody \
+	./providers:FuzzMessagesToChat ./providers:FuzzMessagesStream ./proxy:FuzzMessagesUsage
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
