@@ -15,35 +15,54 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
 
 // MessagesNative is the round tripper that sends a Messages request to a
 // provider that speaks the Messages API itself (anthropic), unchanged but
-// for its credential; nil for every other provider.
+// for its credential; nil for every other provider. Build it once per
+// backend.
 func MessagesNative(p Provider) http.RoundTripper {
-	if a, ok := p.(*anthropic); ok {
-		return anthropicNative{a}
+	a, ok := p.(*anthropic)
+	if !ok {
+		return nil
 	}
-	return nil
+	u, err := url.Parse(a.url())
+	if err != nil {
+		return &broken{err: fmt.Errorf("anthropic: url %q: %v", a.base, err), base: a.base}
+	}
+	return &anthropicNative{a: a, url: u, key: []string{a.key}}
 }
 
-type anthropicNative struct{ a *anthropic }
+var defaultVersion = []string{AnthropicVersion}
 
-func (n anthropicNative) RoundTrip(req *http.Request) (*http.Response, error) {
-	up := req.Clone(req.Context())
-	u, err := req.URL.Parse(n.a.url())
-	if err != nil {
-		return nil, err
+// SpeaksMessages reports whether rt is a MessagesNative round tripper: the
+// request goes as it came, with the backend's model.
+func SpeaksMessages(rt http.RoundTripper) bool {
+	_, ok := rt.(*anthropicNative)
+	return ok
+}
+
+type anthropicNative struct {
+	a   *anthropic
+	url *url.URL
+	key []string // the X-Api-Key header's value
+}
+
+// RoundTrip sends req, the proxy's own request of this attempt (changed in
+// place), to the Messages endpoint.
+func (n *anthropicNative) RoundTrip(req *http.Request) (*http.Response, error) {
+	u := *n.url
+	req.URL, req.Host = &u, ""
+	req.Header.Del("Authorization")
+	// Shared, read-only values: no allocation per request.
+	req.Header["X-Api-Key"] = n.key
+	if req.Header.Get("Anthropic-Version") == "" {
+		req.Header["Anthropic-Version"] = defaultVersion
 	}
-	up.URL, up.Host = u, ""
-	up.Header.Del("Authorization")
-	up.Header.Set("X-Api-Key", n.a.key)
-	if up.Header.Get("Anthropic-Version") == "" {
-		up.Header.Set("Anthropic-Version", AnthropicVersion)
-	}
-	return n.a.send(up)
+	return n.a.send(req)
 }
 
 // MessagesOverChat serves Messages requests through next, a chat

@@ -95,19 +95,25 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"input_tokens":` + strconv.FormatInt(n, 10) + "}\n"))
 }
 
-// messagesUpstream is how a Messages attempt reaches b: to a backend that
-// speaks the Messages API (anthropic) as it came, with the backend's model;
-// to any other translated to chat completions (whose model the chat path
-// sets: b.model, or the provider's translation). body is the body send
-// would send to a chat upstream.
-func (b *backendRT) messagesUpstream(rt http.RoundTripper, rb reqBody, body []byte) ([]byte, http.RoundTripper) {
+// messagesRoundTripper is how a Messages request reaches b: as it came to a
+// backend that speaks the Messages API (anthropic), translated to chat
+// completions for any other (which the chat path then serves: b.model, or
+// the provider's translation).
+func (b *backendRT) messagesRoundTripper(rt http.RoundTripper) http.RoundTripper {
 	if native := providers.MessagesNative(b.tr); native != nil {
-		if m := b.st.Config.Model; m != "" {
-			body = rb.withModel(m)
-		}
-		return body, native
+		return native
 	}
-	return body, providers.MessagesOverChat(b.roundTripper(rt))
+	return providers.MessagesOverChat(b.roundTripper(rt))
+}
+
+// messagesUpstream is a Messages attempt's body and round tripper: body is
+// what send would send a chat upstream; a backend that takes the request
+// as it came gets the backend's model in it.
+func (b *backendRT) messagesUpstream(rb reqBody, body []byte) ([]byte, http.RoundTripper) {
+	if m := b.st.Config.Model; m != "" && providers.SpeaksMessages(b.msgs) {
+		body = rb.withModel(m)
+	}
+	return body, b.msgs
 }
 
 // messagesUsage reads the usage of a Messages answer: the top-level usage
@@ -252,10 +258,24 @@ func (m *messagesUsage) bodyUsage(b []byte, tail bool) (engine.Usage, bool) {
 			return nil
 		})
 	}
-	var a antUsage
-	if raw == nil || json.NewDecoder(bytes.NewReader(raw)).Decode(&a) != nil {
+	// A whole answer's usage is final: plain counts, no pointers to
+	// allocate (absent is 0).
+	var f struct {
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	}
+	switch {
+	case raw == nil:
+		return engine.Usage{}, false
+	case tail:
+		if json.NewDecoder(bytes.NewReader(raw)).Decode(&f) != nil {
+			return engine.Usage{}, false
+		}
+	case json.Unmarshal(raw, &f) != nil:
 		return engine.Usage{}, false
 	}
-	m.merge(&a)
+	m.merge(&antUsage{InputTokens: &f.InputTokens, OutputTokens: &f.OutputTokens, CacheCreationInputTokens: &f.CacheCreationInputTokens, CacheReadInputTokens: &f.CacheReadInputTokens})
 	return m.u, m.found
 }

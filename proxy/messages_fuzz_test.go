@@ -20,8 +20,14 @@ func FuzzMessagesUsage(f *testing.F) {
 		}
 		for _, u := range []func() (int64, int64, bool){
 			func() (int64, int64, bool) { u, ok := m.streamUsage(); return u.PromptTokens, u.CompletionTokens, ok },
-			func() (int64, int64, bool) { u, ok := (&messagesUsage{}).bodyUsage([]byte(in), false); return u.PromptTokens, u.CompletionTokens, ok },
-			func() (int64, int64, bool) { u, ok := (&messagesUsage{}).bodyUsage([]byte(in), true); return u.PromptTokens, u.CompletionTokens, ok },
+			func() (int64, int64, bool) {
+				u, ok := (&messagesUsage{}).bodyUsage([]byte(in), false)
+				return u.PromptTokens, u.CompletionTokens, ok
+			},
+			func() (int64, int64, bool) {
+				u, ok := (&messagesUsage{}).bodyUsage([]byte(in), true)
+				return u.PromptTokens, u.CompletionTokens, ok
+			},
 		} {
 			p, c, ok := u()
 			if ok && (p < 0 || c < 0 || p+c <= 0) {

@@ -179,6 +179,7 @@ type backendRT struct {
 	shadow  chan struct{}
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
+	msgs    http.RoundTripper  // how a Messages request reaches it (messagesRoundTripper)
 	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base
 	met     backendMetrics
 	urls    sync.Map // client path → the upstream URL (newRequest)
@@ -301,6 +302,7 @@ func (s *Server) newBackend(st *engine.BackendState, getenv func(string) string)
 			brt.base, _ = url.Parse(tr.BaseURL())
 		}
 	}
+	brt.msgs = brt.messagesRoundTripper(s.rt)
 	if b.Kind == proxyapi.KindExternal && brt.tr == nil {
 		brt.model = b.Model
 		for _, c := range b.Credentials {

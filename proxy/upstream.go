@@ -115,7 +115,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	}
 	rt := b.roundTripper(s.rt)
 	if r.URL.Path == messagesPath {
-		body, rt = b.messagesUpstream(s.rt, rb, body)
+		body, rt = b.messagesUpstream(rb, body)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	req, err := b.newRequest(ctx, r.URL, body)
