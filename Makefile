@@ -134,13 +134,14 @@ manifests: generate generate-rbac
 
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
 ## BenchmarkHopTracing: the cost of tracing (off, sampled 0, 1%, 100%; docs/observability.md).
+## BenchmarkMessagesHop: CPU per request of chat to OpenAI, Messages to Anthropic, Messages translated (docs/api-messages.md).
 ## hack/bench-proxy is its own module (the main module does not require its load generator's dependencies).
 .PHONY: bench-proxy
 bench-proxy: testdeps
 	hack/install-bench.sh
 	cd hack/bench-proxy && GOWORK=off go run .
 	go test ./engine/ -run '^$$' -bench . -benchmem
-	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing' -benchmem
+	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing|BenchmarkMessagesHop' -benchmem
 
 ## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
 ## the Gateway API Inference Extension's EPP v1.5.0 (built from the module proxy,
