@@ -294,3 +294,36 @@ func TestMessagesThroughChatProviders(t *testing.T) {
 	e = h.last(t)
 	assert.Equal(t, int64(375), e.PromptTokens)
 }
+
+// The classifier reads every text a Messages body carries: an SSN in any
+// of them keeps the request on the fail-closed local rule.
+func TestMessagesClassifierReadsEveryPlace(t *testing.T) {
+	const ssn = "536-22-8410"
+	local := newStub(t, "local", vllmChat)
+	cloud := newStub(t, "cloud", vllmChat)
+	cfg := config(backend("cloud", cloud.URL), backend("local", local.URL))
+	cfg.Rules = []proxyapi.Rule{
+		{Name: "sensitive", Strategy: "primary-fallback", FailClosed: true, Backends: []string{"local"}, Match: proxyapi.Match{DataClassification: []string{"pii"}}, PoolActivation: "Wait"},
+	}
+	cfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
+	h := start(t, cfg)
+	for name, body := range map[string]string{
+		"system string":           `{"model":"cloud","max_tokens":9,"system":"Customer SSN ` + ssn + `","messages":[{"role":"user","content":"hi"}]}`,
+		"system block":            `{"model":"cloud","max_tokens":9,"system":[{"type":"text","text":"SSN ` + ssn + `"}],"messages":[{"role":"user","content":"hi"}]}`,
+		"user string":             `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":"SSN ` + ssn + `"}]}`,
+		"user text block":         `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text","text":"SSN ` + ssn + `"}]}]}`,
+		"tool_use input":          `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"lookup","input":{"ssn":"` + ssn + `"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}]}`,
+		"tool_result string":      `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"SSN ` + ssn + `"}]}]}`,
+		"tool_result escaped":     `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"SSN \u0035\u0033\u0036-22-8410"}]}]}`,
+		"tool_result error block": `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":[{"type":"text","text":"no record for SSN ` + ssn + `"}]}]}]}`,
+		"assistant text":          `{"model":"cloud","max_tokens":9,"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"Your SSN is ` + ssn + `"}]},{"role":"user","content":"thanks"}]}`,
+		"tool description":        `{"model":"cloud","max_tokens":9,"tools":[{"name":"lookup","description":"Looks up SSN ` + ssn + `","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		code, got, _ := h.do(t, "/v1/messages", body)
+		require.Equal(t, 200, code, "%s: %s", name, got)
+		e := h.last(t)
+		assert.Equal(t, "local", e.Backend, name)
+		assert.Equal(t, "sensitive", e.Rule, name)
+	}
+	assert.Zero(t, cloud.hits.Load(), "no sensitive text reached the cloud backend")
+}
