@@ -327,3 +327,16 @@ func TestMessagesClassifierReadsEveryPlace(t *testing.T) {
 	}
 	assert.Zero(t, cloud.hits.Load(), "no sensitive text reached the cloud backend")
 }
+
+// A translated stream the upstream cuts before [DONE] is cut for the
+// client too, and audited as the upstream's abort.
+func TestMessagesTranslatedStreamCut(t *testing.T) {
+	a := newStub(t, "qwen", sizedStream("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"))
+	h := start(t, config(backend("qwen", a.URL)))
+	code, got, _ := h.do(t, "/v1/messages", `{"model":"qwen","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, 200, code)
+	assert.Contains(t, got, `"text":"Hel"`)
+	assert.NotContains(t, got, "message_stop")
+	e := h.last(t)
+	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, e.Outcome)
+}
