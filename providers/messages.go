@@ -55,6 +55,7 @@ type anthropicNative struct {
 // place), to the Messages endpoint.
 func (n *anthropicNative) RoundTrip(req *http.Request) (*http.Response, error) {
 	u := *n.url
+	u.RawQuery = req.URL.RawQuery // ?beta=true, as the SDKs' beta client sends it
 	req.URL, req.Host = &u, ""
 	req.Header.Del("Authorization")
 	// Shared, read-only values: no allocation per request.
@@ -85,7 +86,7 @@ func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	up := req.Clone(req.Context())
 	up.URL.Path = strings.TrimSuffix(req.URL.Path, "/messages") + "/chat/completions"
-	up.URL.RawPath = ""
+	up.URL.RawPath, up.URL.RawQuery = "", "" // ?beta=true is the Messages API's
 	up.Body = io.NopCloser(bytes.NewReader(chatBody))
 	up.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(chatBody)), nil }
 	up.ContentLength = int64(len(chatBody))

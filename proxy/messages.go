@@ -57,6 +57,14 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) bool {
 		writeError(mw, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path+"; use POST")
 		return true
 	}
+	if s.auth != nil && r.Header.Get("Authorization") == "" {
+		// The Anthropic SDKs' ANTHROPIC_API_KEY may come as x-api-key:
+		// the router's token there is verified as if it were the bearer
+		// (and, like it, reaches no backend: forwardHeaders).
+		if k := r.Header.Get("X-Api-Key"); k != "" {
+			r.Header.Set("Authorization", "Bearer "+k)
+		}
+	}
 	if r.URL.Path == countTokensPath {
 		s.countTokens(mw, r)
 		return true

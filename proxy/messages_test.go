@@ -52,11 +52,12 @@ func TestMessagesPassThroughToAnthropic(t *testing.T) {
 	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 
 	body := msgBody("claude", "18C", "")
-	code, got, _ := h.do(t, "/v1/messages", body, "x-api-key", "client-key", "anthropic-version", "2023-06-01", "anthropic-beta", "tools-2024")
+	code, got, _ := h.do(t, "/v1/messages?beta=true", body, "x-api-key", "client-key", "anthropic-version", "2023-06-01", "anthropic-beta", "tools-2024")
 	require.Equal(t, 200, code, got)
 	assert.JSONEq(t, providertest.AnthropicToolResponse, got, "the answer is Anthropic's, untouched")
 	rec := fake.Last()
 	assert.Equal(t, "/v1/messages", rec.Path)
+	assert.Equal(t, "beta=true", rec.Query, "the beta client's query goes with it")
 	assert.Equal(t, testAnthropicKey, rec.Header.Get("X-Api-Key"), "the backend's key, never the client's")
 	assert.Equal(t, "tools-2024", rec.Header.Get("Anthropic-Beta"))
 	assert.Equal(t, strings.Replace(body, `"model":"claude"`, `"model":"claude-sonnet-4-20250514"`, 1), string(rec.Body), "only the model is rewritten")
@@ -104,10 +105,11 @@ func TestMessagesTranslatedToChat(t *testing.T) {
 	a := newStub(t, "qwen", vllmChat)
 	h := start(t, config(backend("qwen", a.URL)))
 
-	code, got, _ := h.do(t, "/v1/messages", msgBody("qwen", "18C", ""))
+	code, got, _ := h.do(t, "/v1/messages?beta=true", msgBody("qwen", "18C", ""))
 	require.Equal(t, 200, code, got)
 	rec := a.Last()
 	assert.Equal(t, "/v1/chat/completions", rec.Path)
+	assert.Empty(t, rec.Query)
 	assert.JSONEq(t, `{"model":"qwen","max_tokens":256,"temperature":0.2,"stop":["END"],"user":"u-1","tool_choice":"auto",
 		"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object","properties":{"location":{"type":"string"}}}}}],
 		"messages":[{"role":"system","content":"You are terse."},
@@ -201,7 +203,7 @@ func TestMessagesSSNInToolResultStaysLocal(t *testing.T) {
 }
 
 func TestMessagesRefusalsInAnthropicShape(t *testing.T) {
-	_, h, token := jwtProxy(t)
+	up, h, token := jwtProxy(t)
 	code, got, hdr := h.do(t, "/v1/messages", msgBody("a", "x", ""))
 	require.Equal(t, http.StatusUnauthorized, code, got)
 	typ, _ := anthropicShape(t, got)
@@ -209,6 +211,13 @@ func TestMessagesRefusalsInAnthropicShape(t *testing.T) {
 	assert.NotEmpty(t, hdr.Get("WWW-Authenticate"))
 	code, got, _ = h.do(t, "/v1/messages/count_tokens", msgBody("a", "x", ""))
 	require.Equal(t, http.StatusUnauthorized, code, got)
+	code, got, _ = h.do(t, "/v1/messages", msgBody("a", "x", ""), "x-api-key", "not-a-jwt")
+	require.Equal(t, http.StatusUnauthorized, code, got)
+	code, got, _ = h.do(t, "/v1/messages", msgBody("a", "x", ""), "x-api-key", token)
+	require.Equal(t, 200, code, "the router's token as x-api-key: %s", got)
+	rec := up.Last()
+	assert.Empty(t, rec.Header.Get("X-Api-Key"), "the caller's token reaches no backend")
+	assert.Empty(t, rec.Header.Get("Authorization"))
 	code, got, _ = h.do(t, "/v1/messages/count_tokens", `{"model":"a","messages":[{"role":"user","content":"hello"}]}`, "Authorization", "Bearer "+token)
 	require.Equal(t, 200, code, got)
 	assert.JSONEq(t, `{"input_tokens":15}`, got, "59 bytes / 4, rounded up")
