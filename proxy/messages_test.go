@@ -349,3 +349,22 @@ func TestMessagesTranslatedStreamCut(t *testing.T) {
 	e := h.last(t)
 	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, e.Outcome)
 }
+
+// Messages to Vertex AI through its chat translation, streamed with a tool.
+func TestMessagesThroughVertex(t *testing.T) {
+	fake := providertest.NewVertex(t, "proj-1", "us-central1", testGemini)
+	b := vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/us-central1/publishers/google/models")
+	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
+	code, got, _ := h.do(t, "/v1/messages", `{"model":"gem","max_tokens":9,"messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
+	require.Equal(t, 200, code, got)
+	assert.Contains(t, got, `"text":"The sky appears blue because of Rayleigh scattering."`)
+	assert.Equal(t, int64(16), h.last(t).TotalTokens)
+
+	code, got, _ = h.do(t, "/v1/messages", `{"model":"gem","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"name":"get_current_weather","input_schema":{"type":"object"}}]}`)
+	require.Equal(t, 200, code, got)
+	assert.Contains(t, got, `"name":"get_current_weather"`)
+	assert.Contains(t, got, `"stop_reason":"tool_use"`)
+	e := h.last(t)
+	assert.Equal(t, int64(28), e.PromptTokens)
+	assert.Equal(t, int64(7), e.CompletionTokens)
+}
