@@ -368,3 +368,38 @@ func TestMessagesThroughVertex(t *testing.T) {
 	assert.Equal(t, int64(28), e.PromptTokens)
 	assert.Equal(t, int64(7), e.CompletionTokens)
 }
+
+// Failover across protocols: Anthropic overloaded (529), the rule's next
+// backend, an in-cluster model, serves the same request translated. Shadow
+// across protocols: Anthropic serves, the shadow copy reaches an in-cluster
+// model translated.
+func TestMessagesFailoverAndShadowAcrossProtocols(t *testing.T) {
+	fake := providertest.NewAnthropic(t, testAnthropicKey)
+	fake.SetMode(providertest.Overloaded)
+	local := newStub(t, "local", vllmChat)
+	env := withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey})
+	cfg := config(anthropicBackend("claude", fake.URL), backend("local", local.URL))
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "claude", "local")}
+	h := start(t, cfg, env)
+	code, got, _ := h.do(t, "/v1/messages", msgBody("claude", "18C", ""))
+	require.Equal(t, 200, code, got)
+	assert.Contains(t, got, `"id":"call_5"`, "the local model's answer, in Messages")
+	e := h.last(t)
+	assert.Equal(t, "local", e.Backend)
+	assert.Equal(t, 2, e.Attempts)
+	assert.Len(t, fake.Requests(), 1)
+
+	fake.SetMode(providertest.Auto)
+	shadow := newStub(t, "shadow", vllmChat)
+	cfg = config(anthropicBackend("claude", fake.URL), backend("shadow", shadow.URL))
+	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "claude", "shadow")}
+	h = start(t, cfg, env)
+	code, got, _ = h.do(t, "/v1/messages", msgBody("claude", "18C", ""))
+	require.Equal(t, 200, code, got)
+	assert.JSONEq(t, providertest.AnthropicToolResponse, got)
+	require.Eventually(t, func() bool { return shadow.hits.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
+	assert.Equal(t, "/v1/chat/completions", shadow.Last().Path, "the shadow copy is translated for its backend")
+	assert.Contains(t, string(shadow.Last().Body), `"tool_call_id":"toolu_01A"`)
+	require.NoError(t, h.srv.Wait(t.Context()))
+	assert.Len(t, h.audit.all(), 1)
+}
