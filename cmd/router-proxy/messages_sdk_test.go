@@ -47,6 +47,21 @@ func newLocalChat(t *testing.T) *localChat {
 		l.mu.Lock()
 		l.bodies = append(l.bodies, string(b))
 		l.mu.Unlock()
+		if strings.Contains(string(b), `"stream":true`) {
+			// A streamed tool call, as vLLM streams it.
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, d := range []string{
+				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`,
+				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_local_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}`,
+				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}`,
+				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+				`{"id":"chatcmpl-3","model":"qwen","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`,
+				`[DONE]`,
+			} {
+				fmt.Fprintf(w, "data: %s\n\n", d)
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(string(b), `"tools"`) && !strings.Contains(string(b), `"role":"tool"`) {
 			fmt.Fprint(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
@@ -86,7 +101,8 @@ func TestAnthropicSDK(t *testing.T) {
 			{Name: "local-qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1, HealthCheck: probe},
 		},
 		Rules: []proxyapi.Rule{{Name: "sensitive", Strategy: proxyapi.StrategyPrimaryFallback, FailClosed: true, Backends: []string{"local-qwen"},
-			Match: proxyapi.Match{DataClassification: []string{"pii"}}, PoolActivation: "Wait"}},
+			Match: proxyapi.Match{DataClassification: []string{"pii"}}, PoolActivation: "Wait"},
+			{Name: "in-cluster", Strategy: proxyapi.StrategyPrimaryFallback, Backends: []string{"local-qwen"}, Match: proxyapi.Match{Models: []string{"qwen"}}, PoolActivation: "Wait"}},
 		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStatic, Backend: "claude"},
 		Policy: proxyapi.Policy{
 			Classification: proxyapi.Classification{Mode: proxyapi.ClassificationDetector, Sensitive: []string{"pii"}},
@@ -99,7 +115,7 @@ func TestAnthropicSDK(t *testing.T) {
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
 	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("platform"))
 
-	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude")
+	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude", "qwen")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	var stderr string
@@ -138,7 +154,15 @@ func TestAnthropicSDK(t *testing.T) {
 			First, Second message
 			Error         *sdkError
 		}
-		Sensitive   message
+		Sensitive message
+		Local     struct {
+			Tools  struct{ First, Second message }
+			Stream struct {
+				Events  []string
+				Message message
+			}
+			Error *sdkError
+		}
 		CountTokens struct {
 			InputTokens int64 `json:"input_tokens"`
 			Error       *sdkError
@@ -170,11 +194,24 @@ func TestAnthropicSDK(t *testing.T) {
 	require.Nil(t, got.Sensitive.Error, "%s", out)
 	assert.Equal(t, "from local", got.Sensitive.Content[0].Text)
 	assert.Equal(t, "qwen", got.Sensitive.Model)
-	require.Len(t, local.received(), 1)
-	assert.Contains(t, local.received()[0], `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
+	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
 	for _, r := range fake.Requests() {
 		assert.NotContains(t, string(r.Body), "536-22-8410", "the SSN never reached the cloud")
 	}
+
+	// Translated for the in-cluster model, as the SDK reads it: a tool
+	// round trip (the call's id back in the tool message) and a stream
+	// with a tool call.
+	require.Nil(t, got.Local.Error, "%s", out)
+	assert.Equal(t, "tool_use", got.Local.Tools.First.StopReason)
+	assert.Equal(t, block{Type: "tool_use", ID: "call_local_1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}, got.Local.Tools.First.Content[0])
+	assert.Equal(t, "from local", got.Local.Tools.Second.Content[0].Text)
+	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"18C and sunny","tool_call_id":"call_local_1"}`)
+	assert.Equal(t, "Checking.", got.Local.Stream.Message.Content[0].Text)
+	assert.Equal(t, block{Type: "tool_use", ID: "call_local_2", Name: "get_weather", Input: map[string]any{"city": "Oslo"}}, got.Local.Stream.Message.Content[1])
+	assert.Equal(t, "tool_use", got.Local.Stream.Message.StopReason)
+	assert.Equal(t, int64(8), got.Local.Stream.Message.Usage.OutputTokens)
+	assert.Equal(t, "message_stop", got.Local.Stream.Events[len(got.Local.Stream.Events)-1])
 
 	assert.Nil(t, got.CountTokens.Error, "%s", out)
 	assert.Positive(t, got.CountTokens.InputTokens)

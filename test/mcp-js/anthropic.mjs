@@ -2,10 +2,12 @@
 // router-proxy's /v1/messages: each step is a call an SDK user makes, its
 // outcome one member of the JSON printed on stdout, judged by
 // cmd/router-proxy/messages_sdk_test.go.
-//   node anthropic.mjs BASE_URL TOKEN MODEL
+//   node anthropic.mjs BASE_URL TOKEN MODEL LOCAL_MODEL
+// MODEL is served by an Anthropic backend, LOCAL_MODEL by an
+// OpenAI-compatible one (translated).
 import Anthropic from '@anthropic-ai/sdk';
 
-const [baseURL, token, model] = process.argv.slice(2);
+const [baseURL, token, model, localModel] = process.argv.slice(2);
 // ANTHROPIC_AUTH_TOKEN's way: the router's JWT as a bearer token.
 const client = new Anthropic({ baseURL, authToken: token, apiKey: null, maxRetries: 0 });
 const out = {};
@@ -42,6 +44,22 @@ await step('tools', async () => {
     messages: [q, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '18C and sunny' }] }],
   });
   return { first, second };
+});
+
+// The same calls to the translated backend.
+await step('local', async () => {
+  const q = { role: 'user', content: 'Weather in Paris?' };
+  const first = await client.messages.create({ model: localModel, max_tokens: 64, tools, messages: [q] });
+  const use = first.content.find((b) => b.type === 'tool_use');
+  const second = await client.messages.create({
+    model: localModel, max_tokens: 64, tools,
+    messages: [q, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '18C and sunny' }] }],
+  });
+  const events = [];
+  const stream = client.messages.stream({ model: localModel, max_tokens: 64, tools, messages: [{ role: 'user', content: 'Weather in Oslo?' }] });
+  stream.on('streamEvent', (ev) => events.push(ev.type));
+  const message = await stream.finalMessage();
+  return { tools: { first, second }, stream: { events, message } };
 });
 
 await step('sensitive', () => client.messages.create({
