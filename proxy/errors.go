@@ -14,6 +14,10 @@ import (
 // encoded (strconv's Go quoting wrote \x00 for a control byte in a path,
 // which is not JSON).
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
+	if _, ok := w.(*messagesWriter); ok {
+		writeMessagesError(w, status, msg)
+		return
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")

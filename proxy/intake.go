@@ -127,8 +127,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		return nil, release
 	}
 	// Streams ask the upstream for usage so budgets and audit see real
-	// numbers (a Responses stream always ends with its usage).
-	if in.stream && !isResponses(r.URL.Path) && !includeUsage(body, in.fields) {
+	// numbers. (A Responses stream always ends with its usage; a Messages
+	// stream reports usage itself and its translation asks.)
+	if in.stream && !isResponses(r.URL.Path) && r.URL.Path != messagesPath && !includeUsage(body, in.fields) {
 		body = withIncludeUsage(body, in.fields)
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)

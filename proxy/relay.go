@@ -50,6 +50,9 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	ec := newEcho(adm.model, up.model, up.resp.StatusCode)
 	held := ec != nil && !t.stream
 	a.relayHead(w, rc, t.stream, ec != nil)
+	if ent.Path == messagesPath {
+		t.msgs = &messagesUsage{}
+	}
 	idle := a.s.eng.StreamIdle()
 	idleTimer := up.idleGuard(idle)
 	if idleTimer != nil {
@@ -126,6 +129,7 @@ type tally struct {
 	capture   []byte
 	bytes     int64
 	first     time.Time
+	msgs      *messagesUsage // a Messages answer's usage (messages.go); nil: OpenAI's
 }
 
 func (t *tally) add(p []byte) {
@@ -133,6 +137,8 @@ func (t *tally) add(p []byte) {
 	switch {
 	case t.stream && t.responses:
 		_, _ = t.rscan.Write(p)
+	case t.stream && t.msgs != nil:
+		t.msgs.Write(p)
 	case t.stream:
 		_, _ = t.scan.Write(p)
 	case t.bytes <= maxCapture:
@@ -149,6 +155,12 @@ func (t *tally) add(p []byte) {
 // usage is the usage the response reports; ok is false when it reports
 // none the proxy trusts.
 func (t *tally) usage() (u engine.Usage, ok bool) {
+	if t.msgs != nil {
+		if t.stream {
+			return t.msgs.streamUsage()
+		}
+		return t.msgs.bodyUsage(t.capture, t.bytes > maxCapture)
+	}
 	switch {
 	case t.stream && t.responses:
 		return t.rscan.Usage()

@@ -180,6 +180,7 @@ type backendRT struct {
 	shadow  chan struct{}
 	isCloud bool
 	tr      providers.Provider // anthropic, bedrock, vertex_ai: translation; nil passes through
+	msgs    http.RoundTripper  // how a Messages request reaches it (messagesRoundTripper)
 	bal     *balance.Balancer  // endpoint resolution: the pods; nil dispatches to base
 	met     backendMetrics
 	urls    sync.Map // client path → the upstream URL (newRequest)
@@ -302,6 +303,7 @@ func (s *Server) newBackend(st *engine.BackendState, getenv func(string) string)
 			brt.base, _ = url.Parse(tr.BaseURL())
 		}
 	}
+	brt.msgs = brt.messagesRoundTripper(s.rt)
 	if brt.tr == nil {
 		brt.model = b.Model
 	}
@@ -534,7 +536,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
 	default:
-		if s.serveMCP(w, r) {
+		if s.serveMCP(w, r) || s.serveMessages(w, r) {
 			return
 		}
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url", "unknown route "+strings.ToValidUTF8(r.URL.Path, "?"))

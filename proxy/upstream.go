@@ -42,6 +42,7 @@ var dropRequest = map[string]bool{
 var externalAllow = map[string]bool{
 	"Content-Type": true, "Accept": true, "Accept-Language": true, "User-Agent": true,
 	"Openai-Beta": true, "X-Request-Id": true, "Idempotency-Key": true,
+	"Anthropic-Version": true, "Anthropic-Beta": true,
 }
 
 // connectionTokens are the headers a Connection header names: hop-by-hop
@@ -121,6 +122,13 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 			body = rb.withModel(model)
 		}
 	}
+	rt := b.roundTripper(s.rt)
+	switch {
+	case r.URL.Path == messagesPath:
+		body, rt = b.messagesUpstream(rb, body)
+	case isResponses(r.URL.Path):
+		rt = b.responsesRoundTripper(rt)
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	req, err := b.newRequest(ctx, r.URL, body)
 	if err != nil {
@@ -144,10 +152,6 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 	req.ContentLength = int64(len(body))
 	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model, responses: isResponses(r.URL.Path)}
 	up.guard = time.AfterFunc(hto, up.expire)
-	rt := b.roundTripper(s.rt)
-	if isResponses(r.URL.Path) {
-		rt = b.responsesRoundTripper(rt)
-	}
 	resp, err := rt.RoundTrip(req)
 	if !up.guard.Stop() {
 		if err == nil {
@@ -190,7 +194,8 @@ func (s *Server) forwardHeaders(dst, src http.Header, external bool) {
 		// the proxy consumed: it reaches no backend, local ones included
 		// (as on the Gateway plane). Without auth a local backend gets it
 		// (a runtime's --api-key is presented as Authorization).
-		if s.auth != nil && k == "Authorization" {
+		// The Messages API's x-api-key is the same credential.
+		if s.auth != nil && (k == "Authorization" || k == "X-Api-Key") {
 			continue
 		}
 		dst[k] = v

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // Anthropic is a fake of the Anthropic Messages API
@@ -43,12 +44,31 @@ func (a *Anthropic) serve(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusUnauthorized, "authentication_error", "invalid x-api-key")
 		return
 	}
-	if r.Header.Get("Anthropic-Version") != "2023-06-01" || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "" {
+	if !knownAnthropicVersion(r.Header.Get("Anthropic-Version")) || r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Authorization") != "" {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required; content-type must be application/json")
 		return
 	}
 	offered, stream, f := checkMessages(rec.Body)
 	a.respond(w, anthropicError, anthropicFaults, f, offered, func(mode Mode, tool bool) { writeMessages(w, mode, tool, stream) })
+}
+
+// knownAnthropicVersion reports whether v is an API version Anthropic
+// serves: 2023-06-01 (what the chat translation sends) or a later dated
+// version (what a newer SDK sends through the Messages pass-through).
+func knownAnthropicVersion(v string) bool {
+	d, err := time.Parse(time.DateOnly, v)
+	return err == nil && !d.Before(time.Date(2023, 6, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// nonEmptyContent reports whether a message's content is a non-empty
+// string or a non-empty array of blocks.
+func nonEmptyContent(raw json.RawMessage) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s != ""
+	}
+	var blocks []json.RawMessage
+	return json.Unmarshal(raw, &blocks) == nil && len(blocks) > 0
 }
 
 // checkMessages checks a Messages request body as Anthropic validates it;
@@ -61,8 +81,8 @@ func checkMessages(data []byte) (offered, stream bool, f *fault) {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
 		Messages  []struct {
-			Role    string            `json:"role"`
-			Content []json.RawMessage `json:"content"`
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"` // a string or blocks
 		} `json:"messages"`
 		Stream bool              `json:"stream"`
 		Tools  []json.RawMessage `json:"tools"`
@@ -71,7 +91,7 @@ func checkMessages(data []byte) (offered, stream bool, f *fault) {
 		return false, false, invalid("model, max_tokens and messages are required")
 	}
 	for _, m := range body.Messages {
-		if (m.Role != "user" && m.Role != "assistant") || len(m.Content) == 0 {
+		if (m.Role != "user" && m.Role != "assistant") || !nonEmptyContent(m.Content) {
 			return false, false, invalid("messages: roles must be user or assistant with content")
 		}
 	}
