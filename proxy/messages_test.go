@@ -54,7 +54,7 @@ func TestMessagesPassThroughToAnthropic(t *testing.T) {
 	body := msgBody("claude", "18C", "")
 	code, got, _ := h.do(t, "/v1/messages?beta=true", body, "x-api-key", "client-key", "anthropic-version", "2023-06-01", "anthropic-beta", "tools-2024")
 	require.Equal(t, 200, code, got)
-	assert.JSONEq(t, providertest.AnthropicToolResponse, got, "the answer is Anthropic's, untouched")
+	assert.JSONEq(t, echoedAs(t, providertest.AnthropicToolResponse, "claude"), got, "the answer is Anthropic's, untouched but for the model the client asked for (model.go)")
 	rec := fake.Last()
 	assert.Equal(t, "/v1/messages", rec.Path)
 	assert.Equal(t, "beta=true", rec.Query, "the beta client's query goes with it")
@@ -396,10 +396,22 @@ func TestMessagesFailoverAndShadowAcrossProtocols(t *testing.T) {
 	h = start(t, cfg, env)
 	code, got, _ = h.do(t, "/v1/messages", msgBody("claude", "18C", ""))
 	require.Equal(t, 200, code, got)
-	assert.JSONEq(t, providertest.AnthropicToolResponse, got)
+	assert.JSONEq(t, echoedAs(t, providertest.AnthropicToolResponse, "claude"), got)
 	require.Eventually(t, func() bool { return shadow.hits.Load() == 1 }, 10*time.Second, 5*time.Millisecond)
 	assert.Equal(t, "/v1/chat/completions", shadow.Last().Path, "the shadow copy is translated for its backend")
 	assert.Contains(t, string(shadow.Last().Body), `"tool_call_id":"toolu_01A"`)
 	require.NoError(t, h.srv.Wait(t.Context()))
 	assert.Len(t, h.audit.all(), 1)
+}
+
+// echoedAs is an upstream's JSON answer as the client sees it: its model
+// replaced by the one the client asked for (model.go).
+func echoedAs(t *testing.T, answer, model string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(answer), &m))
+	m["model"] = model
+	b, err := json.Marshal(m)
+	require.NoError(t, err)
+	return string(b)
 }
