@@ -89,6 +89,33 @@ func TestAllowlistWarnings(t *testing.T) {
 	}
 }
 
+// TestAllowlistHidesPublishedModel: an allowlist naming a backend's model
+// by another name than the id the router publishes it under (a hospital's
+// allowlist of gpt-4.1 and medgemma-27b over backends named cloud-gpt and
+// local-medgemma) warns that /v1/models and tools/list show the team
+// nothing of it, and which displayName would; a team allowed the published
+// id, or every model, is not warned.
+func TestAllowlistHidesPublishedModel(t *testing.T) {
+	in := &Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(hospitalSpec))).HasErrors())
+	_, diags := Compile(in.Routers[0].Router, in, Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var hidden []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == ReasonAllowlistHidesPublishedModel {
+			hidden = append(hidden, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, hidden, 1, "only clinical names a backend by another name: %v", hidden)
+	m := hidden[0]
+	assert.True(t, hasAll(m, "spec.policy.auth.allowlists[0].models:", `team "clinical"`,
+		"local-medgemma (published as local-medgemma, allowed as medgemma-27b)",
+		"cloud-mini (published as cloud-mini, allowed as gpt-4.1-mini)",
+		"/v1/models does not show them",
+		"set displayName: medgemma-27b on backend local-medgemma, displayName: gpt-4.1-mini on backend cloud-mini"), m)
+	assert.NotContains(t, m, "cloud-gpt (published", "gpt-4.1 is cloud-gpt's published id")
+}
+
 func hasAll(s string, parts ...string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {
