@@ -52,7 +52,7 @@ func checkAllowlists(r *ir.Router) diag.List {
 		}
 		if d, ok := r.Backend(r.Default.Backend); ok && !e.Allows(d.ModelNames()...) {
 			diags.WarnAt(diag.Spec("defaultRoute"), ReasonAllowlistRuleRefusesTeam,
-				"team %q's requests that reach the default route will be refused 403 model_not_allowed: its backend %q (model %s) is not in the team's allowlist (%s); they are never served elsewhere",
+				"team %q's requests that reach the default route will be refused 403 model_not_allowed: its backend %q (model %s) is not in the team's allowlist (%s); they are never served elsewhere. Add one of those names to the team's allowlist if it may use the model, or have a rule serve the team's models before the default route",
 				e.Team, d.Name, strings.Join(d.ModelNames(), ", "), strings.Join(e.Models, ", "))
 		}
 	}

@@ -82,6 +82,7 @@ func TestAllowlistWarnings(t *testing.T) {
 	assertWarned("spec.rules[0].route.backends", "finance", "classified pii or phi (by a label the client adds, too)")
 	assertWarned("spec.rules[2].route.backends", "finance", "only by cloud-gpt")
 	assertWarned("spec.defaultRoute", "billing", "refused 403")
+	assertWarned("spec.defaultRoute", "billing", "Add one of those names to the team's allowlist")
 	for _, m := range refused {
 		assert.NotContains(t, m, `team "clinical"`)
 		assert.NotContains(t, m, `team "ops"`)
