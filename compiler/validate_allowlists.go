@@ -8,6 +8,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,7 +47,7 @@ func checkAllowlists(r *ir.Router) diag.List {
 		if len(e.Models) == 0 {
 			continue // every model: nothing is refused
 		}
-		checkPublishedIDs(r, e, entry.Child("models"), &diags)
+		checkPublishedIDs(r, e, a.JWT.HeaderKey, entry.Child("models"), &diags)
 		for ri := range r.Rules {
 			checkRuleForTeam(r, &r.Rules[ri], e, a.JWT.HeaderKey, &diags)
 		}
@@ -67,7 +68,7 @@ func checkAllowlists(r *ir.Router) diag.List {
 // naming that id is refused, while a request naming the allowed name is
 // served. A team allowed [gpt-4.1] by a backend named cloud-gpt sees an
 // empty /v1/models and an agent no tool.
-func checkPublishedIDs(r *ir.Router, e ir.Allowlist, p *field.Path, diags *diag.List) {
+func checkPublishedIDs(r *ir.Router, e ir.Allowlist, teamHeader string, p *field.Path, diags *diag.List) {
 	var hidden, fixes []string
 	published := map[string]bool{}
 	for i := range r.Backends {
@@ -75,7 +76,7 @@ func checkPublishedIDs(r *ir.Router, e ir.Allowlist, p *field.Path, diags *diag.
 	}
 	for i := range r.Backends {
 		b := &r.Backends[i]
-		if e.Allows(b.ModelID) || !e.Allows(b.ModelNames()...) {
+		if e.Allows(b.ModelID) || !e.Allows(b.ModelNames()...) || !teamMayReach(r, b.Name, e, teamHeader) {
 			continue
 		}
 		as := ""
@@ -109,6 +110,22 @@ func checkPublishedIDs(r *ir.Router, e ir.Allowlist, p *field.Path, diags *diag.
 	diags.WarnAt(p, ReasonAllowlistHidesPublishedModel,
 		"team %q's allowlist (%s) names backends by another name of their model than the id the router publishes them under (displayName, else name): %s. %s not show them to the team, and a request naming a published id is refused 403 model_not_allowed; %s",
 		e.Team, strings.Join(e.Models, ", "), strings.Join(hidden, "; "), lists, hint)
+}
+
+// teamMayReach reports whether a request of the team may be routed to the
+// backend: it is the default route (BackendNameMatch reaches every backend
+// by its id), or a candidate of a rule the team reaches. A backend only
+// another team's rule serves is none of its /v1/models.
+func teamMayReach(r *ir.Router, backend string, e ir.Allowlist, teamHeader string) bool {
+	if r.Default.Backend == backend || (r.Default.Strategy == ir.DefaultBackendNameMatch && r.Default.Backend != "") {
+		return true
+	}
+	for ri := range r.Rules {
+		if slices.Contains(r.Rules[ri].Candidates, backend) && teamReaches(&r.Rules[ri], e, teamHeader) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRuleForTeam warns when a rule a team can reach with a model it is

@@ -115,6 +115,35 @@ func TestAllowlistHidesPublishedModel(t *testing.T) {
 		"/v1/models does not show them",
 		"set displayName: medgemma-27b on backend local-medgemma, displayName: gpt-4.1-mini on backend cloud-mini"), m)
 	assert.NotContains(t, m, "cloud-gpt (published", "gpt-4.1 is cloud-gpt's published id")
+
+	// A backend only another team's rule reaches is none of blue's
+	// /v1/models, whatever its allowlist names.
+	in = &Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(`
+  backends:
+    - {name: gold, inferenceServiceRef: {name: medgemma}}
+    - {name: cloud-gpt, displayName: gpt-4.1, external: {provider: openai, model: gpt-4.1}}
+  rules:
+    - name: platform-only
+      match: {headers: {x-llmkube-team: platform}}
+      route: {backends: [gold]}
+  defaultRoute: cloud-gpt
+  policy:
+    auth:
+      jwt: {provider: k, issuer: https://i.example, jwksURI: https://i.example/certs, teamClaim: team}
+      allowlists:
+        - {team: blue, models: [gpt-4.1, medgemma-27b]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: medgemma}
+spec: {modelRef: medgemma-27b}
+`))).HasErrors())
+	_, diags = Compile(in.Routers[0].Router, in, Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	for _, d := range diags.Warnings() {
+		assert.NotEqual(t, ReasonAllowlistHidesPublishedModel, d.Reason, d.Message)
+	}
 }
 
 func hasAll(s string, parts ...string) bool {
