@@ -4,6 +4,7 @@ package compiler
 // constant each. docs/diagnostics.md describes every one; a test
 // (TestEveryReasonIsDocumented) holds the two together.
 const (
+	ReasonAllowlistHidesPublishedModel        = "AllowlistHidesPublishedModel"
 	ReasonAllowlistModelUnknown               = "AllowlistModelUnknown"
 	ReasonAllowlistRequiresJWT                = "AllowlistRequiresJWT"
 	ReasonAllowlistRuleRefusesTeam            = "AllowlistRuleRefusesTeam"

@@ -7,8 +7,12 @@ package compiler
 // against when it decides which backend may serve a team.
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -43,16 +47,85 @@ func checkAllowlists(r *ir.Router) diag.List {
 		if len(e.Models) == 0 {
 			continue // every model: nothing is refused
 		}
+		checkPublishedIDs(r, e, a.JWT.HeaderKey, entry.Child("models"), &diags)
 		for ri := range r.Rules {
 			checkRuleForTeam(r, &r.Rules[ri], e, a.JWT.HeaderKey, &diags)
 		}
 		if d, ok := r.Backend(r.Default.Backend); ok && !e.Allows(d.ModelNames()...) {
 			diags.WarnAt(diag.Spec("defaultRoute"), ReasonAllowlistRuleRefusesTeam,
-				"team %q's requests that reach the default route will be refused 403 model_not_allowed: its backend %q (model %s) is not in the team's allowlist (%s); they are never served elsewhere",
+				"team %q's requests that reach the default route will be refused 403 model_not_allowed: its backend %q (model %s) is not in the team's allowlist (%s); they are never served elsewhere. Add one of those names to the team's allowlist if it may use the model, or have a rule serve the team's models before the default route",
 				e.Team, d.Name, strings.Join(d.ModelNames(), ", "), strings.Join(e.Models, ", "))
 		}
 	}
 	return diags
+}
+
+// checkPublishedIDs warns when a team's allowlist names a backend's model
+// by another of its names (the external model, the InferenceService's
+// modelRef) but not by the id the router publishes it under (displayName,
+// else name): /v1/models and the MCP tools/list, which list published ids
+// the team may ask for, then hide the model from the team, and a request
+// naming that id is refused, while a request naming the allowed name is
+// served. A team allowed [gpt-4.1] by a backend named cloud-gpt sees an
+// empty /v1/models and an agent no tool.
+func checkPublishedIDs(r *ir.Router, e ir.Allowlist, teamHeader string, p *field.Path, diags *diag.List) {
+	var hidden, fixes []string
+	published := map[string]bool{}
+	for i := range r.Backends {
+		published[r.Backends[i].ModelID] = true
+	}
+	for i := range r.Backends {
+		b := &r.Backends[i]
+		if e.Allows(b.ModelID) || !e.Allows(b.ModelNames()...) || !teamMayReach(r, b.Name, e, teamHeader) {
+			continue
+		}
+		as := ""
+		for _, m := range e.Models {
+			if !wellknown.IsGlob(m) && wellknown.AllowlistAllows([]string{m}, b.ModelNames()...) {
+				as = m
+				break
+			}
+		}
+		if as == "" {
+			hidden = append(hidden, fmt.Sprintf("%s (published as %s)", b.Name, b.ModelID))
+			continue
+		}
+		hidden = append(hidden, fmt.Sprintf("%s (published as %s, allowed as %s)", b.Name, b.ModelID, as))
+		if !published[as] { // one backend per published id: the first
+			published[as] = true
+			fixes = append(fixes, fmt.Sprintf("displayName: %s on backend %s", as, b.Name))
+		}
+	}
+	if len(hidden) == 0 {
+		return
+	}
+	hint := "add the published ids to the allowlist, or set each backend's displayName to the name the team asks for"
+	if len(fixes) > 0 {
+		hint = "set " + strings.Join(fixes, ", ") + ", or add the published ids to the allowlist"
+	}
+	lists := "/v1/models does"
+	if r.MCP != nil {
+		lists = "/v1/models and the MCP endpoint's tools/list do"
+	}
+	diags.WarnAt(p, ReasonAllowlistHidesPublishedModel,
+		"team %q's allowlist (%s) names backends by another name of their model than the id the router publishes them under (displayName, else name): %s. %s not show them to the team, and a request naming a published id is refused 403 model_not_allowed; %s",
+		e.Team, strings.Join(e.Models, ", "), strings.Join(hidden, "; "), lists, hint)
+}
+
+// teamMayReach reports whether a request of the team may be routed to the
+// backend: it is the default route (BackendNameMatch reaches every backend
+// by its id), or a candidate of a rule the team reaches. A backend only
+// another team's rule serves is none of its /v1/models.
+func teamMayReach(r *ir.Router, backend string, e ir.Allowlist, teamHeader string) bool {
+	if r.Default.Backend == backend || (r.Default.Strategy == ir.DefaultBackendNameMatch && r.Default.Backend != "") {
+		return true
+	}
+	for ri := range r.Rules {
+		if slices.Contains(r.Rules[ri].Candidates, backend) && teamReaches(&r.Rules[ri], e, teamHeader) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRuleForTeam warns when a rule a team can reach with a model it is

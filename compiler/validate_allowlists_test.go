@@ -82,10 +82,67 @@ func TestAllowlistWarnings(t *testing.T) {
 	assertWarned("spec.rules[0].route.backends", "finance", "classified pii or phi (by a label the client adds, too)")
 	assertWarned("spec.rules[2].route.backends", "finance", "only by cloud-gpt")
 	assertWarned("spec.defaultRoute", "billing", "refused 403")
+	assertWarned("spec.defaultRoute", "billing", "Add one of those names to the team's allowlist")
 	for _, m := range refused {
 		assert.NotContains(t, m, `team "clinical"`)
 		assert.NotContains(t, m, `team "ops"`)
 		assert.NotContains(t, m, "spec.rules[1]", "only platform reaches platform-only")
+	}
+}
+
+// TestAllowlistHidesPublishedModel: an allowlist naming a backend's model
+// by another name than the id the router publishes it under (a hospital's
+// allowlist of gpt-4.1 and medgemma-27b over backends named cloud-gpt and
+// local-medgemma) warns that /v1/models and tools/list show the team
+// nothing of it, and which displayName would; a team allowed the published
+// id, or every model, is not warned.
+func TestAllowlistHidesPublishedModel(t *testing.T) {
+	in := &Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(hospitalSpec))).HasErrors())
+	_, diags := Compile(in.Routers[0].Router, in, Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	var hidden []string
+	for _, d := range diags.Warnings() {
+		if d.Reason == ReasonAllowlistHidesPublishedModel {
+			hidden = append(hidden, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, hidden, 1, "only clinical names a backend by another name: %v", hidden)
+	m := hidden[0]
+	assert.True(t, hasAll(m, "spec.policy.auth.allowlists[0].models:", `team "clinical"`,
+		"local-medgemma (published as local-medgemma, allowed as medgemma-27b)",
+		"cloud-mini (published as cloud-mini, allowed as gpt-4.1-mini)",
+		"/v1/models does not show them",
+		"set displayName: medgemma-27b on backend local-medgemma, displayName: gpt-4.1-mini on backend cloud-mini"), m)
+	assert.NotContains(t, m, "cloud-gpt (published", "gpt-4.1 is cloud-gpt's published id")
+
+	// A backend only another team's rule reaches is none of blue's
+	// /v1/models, whatever its allowlist names.
+	in = &Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(chatDoc(`
+  backends:
+    - {name: gold, inferenceServiceRef: {name: medgemma}}
+    - {name: cloud-gpt, displayName: gpt-4.1, external: {provider: openai, model: gpt-4.1}}
+  rules:
+    - name: platform-only
+      match: {headers: {x-llmkube-team: platform}}
+      route: {backends: [gold]}
+  defaultRoute: cloud-gpt
+  policy:
+    auth:
+      jwt: {provider: k, issuer: https://i.example, jwksURI: https://i.example/certs, teamClaim: team}
+      allowlists:
+        - {team: blue, models: [gpt-4.1, medgemma-27b]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: medgemma}
+spec: {modelRef: medgemma-27b}
+`))).HasErrors())
+	_, diags = Compile(in.Routers[0].Router, in, Options{})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	for _, d := range diags.Warnings() {
+		assert.NotEqual(t, ReasonAllowlistHidesPublishedModel, d.Reason, d.Message)
 	}
 }
 

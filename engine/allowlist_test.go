@@ -139,3 +139,37 @@ func TestAllowNames(t *testing.T) {
 	b.ModelNames = []string{"x"}
 	assert.Equal(t, []string{"x"}, b.AllowNames())
 }
+
+// TestAllowlistRefusalAfterAnOutageIsUnavailable: a team whose matched rule
+// offers it backends it may use, all down, falls through as any request
+// does; a later route its allowlist leaves nothing is then an outage for it
+// (ErrNoRoute, 503), not a refusal of what it asked for (ErrNotAllowed,
+// 403): billing may use gpt-4.1, and is told so by a retryable answer.
+func TestAllowlistRefusalAfterAnOutageIsUnavailable(t *testing.T) {
+	cfg := allowlistConfig()
+	cfg.Rules = []proxyapi.Rule{{Name: "cloud-chat", Backends: []string{"cloud-gpt", "local-medgemma"}, Strategy: "primary-fallback", Match: proxyapi.Match{Models: []string{"gpt-4.1"}}}}
+	cfg.Default = proxyapi.DefaultRoute{Strategy: "Static", Backend: "local-medgemma"}
+	cfg.Timeouts.Quarantine = proxyapi.Duration{Duration: time.Hour} // cloud-gpt stays down for the test
+	e, err := New(cfg, Options{})
+	require.NoError(t, err)
+	billing := allowing("gpt-4.1")
+	rt, err := e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cloud-gpt"}, tried(rt))
+
+	e.Quarantine(e.Backend("cloud-gpt"))
+	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
+	require.ErrorIs(t, err, ErrNoRoute)
+	assert.NotErrorIs(t, err, ErrNotAllowed)
+	assert.Equal(t, []string{"cloud-chat"}, rt.Skipped)
+	assert.Nil(t, rt.Next(), "nothing to try")
+
+	// Clinical, allowed the local model too, is served by the fallback.
+	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: allowing("gpt-4.1", "medgemma-27b")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"local-medgemma"}, tried(rt))
+
+	// A model billing may not ask for at all is still refused 403.
+	_, err = e.Route(&Request{Model: "medgemma-27b", Header: map[string][]string{}, MayUse: billing})
+	require.ErrorIs(t, err, ErrNotAllowed)
+}

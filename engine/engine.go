@@ -52,6 +52,9 @@ var (
 	// default route: what the caller may use is decided by its allowlist,
 	// never by a label or content that chose the rule.
 	ErrNotAllowed = errors.New("not allowed: the caller's allowlist names the model of no backend the request's route serves by")
+
+	// errAllowedDown is the ErrNoRoute of notAllowed.
+	errAllowedDown = fmt.Errorf("%w: the rules that matched have no eligible backend the caller may use, and the route after them serves none it may use", ErrNoRoute)
 )
 
 // Request is what the engine needs to route one request. Header is an
@@ -506,7 +509,7 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 		// model, labels and content, and none of them may take it to
 		// another rule or the default route.
 		if rt.candidates = req.usable(rt.candidates); len(rt.candidates) == 0 {
-			return rt, ErrNotAllowed
+			return rt, notAllowed(skipped)
 		}
 		if rt.anyEligible(now) {
 			return rt, nil
@@ -524,20 +527,35 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 	}
 	if e.nameMatch && req.Model != "" {
 		if b := e.byModel[req.Model]; b != nil && !req.mayUse(b) {
-			return rt, ErrNotAllowed
+			return rt, notAllowed(skipped)
 		} else if b != nil && b.eligible(now) {
 			rt.candidates = []*BackendState{b}
 			return rt, nil
 		}
 	}
 	if e.def != nil && !req.mayUse(e.def) {
-		return rt, ErrNotAllowed
+		return rt, notAllowed(skipped)
 	}
 	if e.def != nil && e.def.eligible(now) {
 		rt.candidates = []*BackendState{e.def}
 		return rt, nil
 	}
 	return rt, ErrNoRoute
+}
+
+// notAllowed is the error of a route the caller's allowlist leaves no
+// backend, reached after the skipped rules. When an earlier rule matched
+// and offered the caller backends it may use, all of them down, the request
+// was refused for an outage, not for what the team asked: ErrNoRoute (503,
+// which a client retries), not ErrNotAllowed (403, which it does not, and
+// which would send an operator after a permission that is there). Billing,
+// allowed gpt-4.1, whose cloud rule falls through to a clinical default
+// route while the cloud is down, is told the service is unavailable.
+func notAllowed(skipped []string) error {
+	if len(skipped) > 0 {
+		return errAllowedDown
+	}
+	return ErrNotAllowed
 }
 
 func (rt *Route) anyEligible(now time.Time) bool {

@@ -118,6 +118,12 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 			Prompts:   &mcp.PromptCapabilities{},
 			Resources: &mcp.ResourceCapabilities{},
 		},
+		// Every answer is to the holder of a bearer token, and tools/list
+		// depends on the caller's team (its allowlist): never "public"
+		// (the SDK's default), which lets any intermediary cache one
+		// team's list and serve it to another (the 2026-07-28 draft's
+		// cacheScope, as HTTP's Cache-Control: private).
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 		Instructions: "Each tool is a model this router serves: call it with a chat request (messages and generation parameters); the answer's text comes back with its usage. The router's rules, data classification, allowlists and budgets apply to every call.",
 	})
 	for _, t := range m.tools {

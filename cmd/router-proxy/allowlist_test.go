@@ -3,10 +3,12 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
@@ -83,4 +85,64 @@ func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
 	}
 	assert.Equal(t, "local-medgemma", entries[2].Backend)
 	assert.Equal(t, "cloud-gpt", entries[3].Backend)
+}
+
+// TestAllowlistOutageIsUnavailableNotForbidden drives the real binary with
+// testdata/proxy-allowlist-serving's router given a cloud rule with a local
+// fallback and a local default route, the cloud down: billing, allowed
+// gpt-4.1, finds its one backend down and falls through to the default
+// route, which serves it nothing it may use. That is an outage for billing:
+// 503 no_route, which a client retries, not 403 model_not_allowed, which it
+// does not and which sends an operator after a permission that is there.
+// Nothing reaches the local model; clinical is served by it.
+func TestAllowlistOutageIsUnavailableNotForbidden(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	cfg := renderConfig(t, "../../testdata/proxy-allowlist-serving/input.yaml")
+	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
+	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
+	ups, env := loopbackBackends(t, cfg)
+	local := ups["local-medgemma"]
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // the cloud is down: connection refused
+	for i := range cfg.Backends {
+		if cfg.Backends[i].Name == "cloud-gpt" {
+			cfg.Backends[i].URL = down.URL
+		}
+	}
+	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "cloud-chat", Match: proxyapi.Match{Models: []string{"gpt-4.1"}},
+		Backends: []string{"cloud-gpt", "local-medgemma"}, Strategy: proxyapi.StrategyPrimaryFallback, PoolActivation: cfg.Rules[0].PoolActivation})
+	cfg.Default.Backend = "local-medgemma"
+	cfg.Timeouts.Quarantine = proxyapi.Duration{Duration: time.Hour} // down for the whole test
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	p := startProxyEnv(t, cfg, env)
+	bearer := func(team string) string {
+		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
+	}
+	haiku := chatFor("gpt-4.1", "Write a haiku about invoices")
+
+	// The first request finds the cloud down (502 when it tried it, 503 when
+	// its probes had already judged it): either way it is out from now on.
+	code, body := p.post(t, haiku, "Authorization", bearer("billing"))
+	require.Contains(t, []int{http.StatusBadGateway, http.StatusServiceUnavailable}, code, body)
+	code, body = p.post(t, haiku, "Authorization", bearer("billing"))
+	assert.Equal(t, http.StatusServiceUnavailable, code, body)
+	assert.Contains(t, body, `"code":"no_route"`)
+	assert.NotContains(t, body, "model_not_allowed")
+	assert.Equal(t, int64(0), local.posts.Load(), "billing is never served by the clinical model")
+
+	code, body = p.post(t, haiku, "Authorization", bearer("clinical"))
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Equal(t, "local-medgemma", served(t, body), "clinical falls back to the local model")
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	entries := auditEntries(t, raw)
+	require.Len(t, entries, 3)
+	assert.Equal(t, http.StatusServiceUnavailable, entries[1].Status)
+	assert.Equal(t, proxyapi.OutcomeNoRoute, entries[1].Outcome)
+	assert.Equal(t, "billing", entries[1].Team)
+	assert.Contains(t, entries[1].Error, "serves none it may use")
 }

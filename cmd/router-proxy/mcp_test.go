@@ -133,6 +133,9 @@ func TestMCPEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, toolNames(t, platform), "the router's order, as /v1/models")
 	research := mcpSession(t, p, mcpToken(t, is, "research", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, research), "tools/list shows a team only the models it may reach")
+	listed, err := research.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "private", listed.CacheScope, "a list that depends on the caller's team is no intermediary's to cache for another")
 
 	// A call: the answer's text, its usage in structured content.
 	res, err := research.CallTool(context.Background(), &mcp.CallToolParams{Name: "qwen3-32b", Arguments: map[string]any{

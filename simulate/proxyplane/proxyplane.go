@@ -283,7 +283,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		}
 		traceEntry(e, &o)
 		if e.Rule != "" {
-			for _, step := range ruleSteps(srv.Engine(), req.Model(), hr.Header, data, e.Rule) {
+			for _, step := range ruleSteps(srv.Engine(), req.Model(), hr.Header, data, e.Rule, e.Outcome == proxyapi.OutcomeForbidden) {
 				o.Tracef("%s", step)
 			}
 		}
@@ -393,8 +393,9 @@ func errSuffix(e string) string {
 
 // ruleSteps says how the engine reached the rule that served: each rule
 // before it, in order, did not match or matched with no eligible backend
-// (skipped), then the rule itself.
-func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, served string) []string {
+// (skipped), then the rule itself. refused: the rule (or the default
+// route) was reached but the caller's allowlist leaves it no backend.
+func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, served string, refused bool) []string {
 	req := &engine.Request{Model: model, Header: h}
 	if body != nil {
 		req.SetBody(body)
@@ -402,6 +403,9 @@ func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, ser
 	var out []string
 	for _, r := range eng.Rules() {
 		name := r.Config.Name
+		if name == served && refused {
+			return append(out, fmt.Sprintf("rule %q matches, but the caller's allowlist names the model of none of its backends: refused, never served by another rule", name))
+		}
 		if name == served {
 			return append(out, fmt.Sprintf("rule %q matches and serves", name))
 		}
@@ -410,6 +414,9 @@ func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, ser
 		} else {
 			out = append(out, fmt.Sprintf("rule %q does not match", name))
 		}
+	}
+	if served == engine.DefaultRuleName && refused {
+		return append(out, "no rule serves it: the default route's backend is not in the caller's allowlist: refused")
 	}
 	if served == engine.DefaultRuleName {
 		return append(out, "no rule serves it: the default route does")

@@ -361,3 +361,58 @@ func TestRefusedBackendOnlyRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway", "spec.backends[1].inferenceServiceRef.name UpstreamModelNotRewritten"}, got)
 }
+
+// TestUpstreamModelNotRewrittenOnReroute: a backend serving its published id
+// by name is safe only where every route to it carries that name. A
+// sensitive rule (any model) and a static default route bring it requests
+// under other models' names, which an InferencePool route does not rewrite
+// and vLLM refuses (404): warned, naming them, with no served name offered
+// as the fix; a rule matching only its served name is not.
+func TestUpstreamModelNotRewrittenOnReroute(t *testing.T) {
+	doc := `apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: medgemma, namespace: ns}
+spec: {runtime: vllm, modelRef: medgemma-27b, extraArgs: [--served-model-name, medgemma-27b]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata: {name: general, namespace: ns}
+spec: {runtime: vllm, modelRef: llama-3, extraArgs: [--served-model-name, llama-3]}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat, namespace: ns}
+spec:
+  dataPlane: AgentGateway
+  agentGatewayRef: {name: gw}
+  backends:
+    - {name: local-medgemma, displayName: medgemma-27b, inferenceServiceRef: {name: medgemma}, endpointPicker: {service: {name: medgemma-epp, port: 9002}}}
+    - {name: local-general, displayName: llama-3, inferenceServiceRef: {name: general}, endpointPicker: {service: {name: general-epp, port: 9002}}}
+  rules:
+    - name: phi-stays-local
+      failClosed: true
+      match: {dataClassification: [phi]}
+      route: {backends: [local-medgemma]}
+    - name: by-name
+      match: {models: [llama-3]}
+      route: {backends: [local-general]}
+  defaultRoute: local-medgemma
+`
+	in := &compiler.Inputs{}
+	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
+	reg := targets.NewRegistry(agentgateway.New())
+	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Planes: reg.Capabilities()})
+	require.False(t, diags.HasErrors(), "%v", diags.Err())
+	_, tdiags := agentgateway.New().Compile(r)
+	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())
+	var got []string
+	for _, d := range tdiags.Warnings() {
+		if d.Reason == agentgateway.ReasonUpstreamModelNotRewritten {
+			got = append(got, d.Field+": "+d.Message)
+		}
+	}
+	require.Len(t, got, 1, "local-general is reached only by requests for llama-3: %v", got)
+	assert.Contains(t, got[0], "spec.backends[0].inferenceServiceRef.name:")
+	assert.Contains(t, got[0], `Requests for other models reach it under their own names (by rule "phi-stays-local", the default route)`)
+	assert.NotContains(t, got[0], "--served-model-name", "no served name avoids it")
+}

@@ -147,6 +147,13 @@ func TestRoutingTestProcess(t *testing.T) {
 	code, out, stderr = cliRun(t, "", "explain", "-f", repoPath(t, "examples", "quickstart.yaml"), "--model", "claude-opus-4", "--data-plane", "Proxy")
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "rule \"pii-stays-local\" does not match\n   rule \"vision-to-cloud\" matches and serves")
+	// A rule the caller's allowlist leaves no backend refuses: the trace says
+	// so, not that it serves.
+	code, out, stderr = cliRun(t, "", "explain", "-f", repoPath(t, "examples", "allowlist-serving.yaml"), "--model", "llama-3", "-H", "x-llmkube-classification: phi", "--claims", "team=billing", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "rule \"phi-pii-stays-local\" matches, but the caller's allowlist names the model of none of its backends: refused")
+	assert.NotContains(t, out, "matches and serves")
+	assert.Contains(t, out, "=> status 403")
 
 	// The content classifier runs in explain on the Proxy plane: an
 	// unlabelled card number is classified and served locally.
