@@ -482,3 +482,55 @@ spec:
 	assert.Equal(t, "spec.cases[0].expect.upstreamModel", diags[0].Field)
 	assert.Equal(t, "RequiredField", diags[0].Reason)
 }
+
+// TestRequestAPI: request.api picks the protocol's path and a body it
+// takes; the router-proxy serves it for real (a Messages request is
+// translated for an OpenAI backend, a Responses request passed through to
+// it), and a plane whose capability table refuses the protocol reports the
+// case refused with the reason, never passed: an expectation of that
+// refusal passes. An unknown api is a decode error at its field.
+func TestRequestAPI(t *testing.T) {
+	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	files := decodeTests(t, jwtRouterTests+`    - name: messages
+      request: {api: messages, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a}
+    - name: responses
+      request: {api: responses, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a}
+    - name: messages refused
+      dataPlanes: [Gateway]
+      request: {api: messages, model: gpt-5}
+      expect: {refused: MessagesAPIUnsupportedOnGateway}
+`)
+	rep := Run(files, planes, "")
+	verdicts := map[string]string{}
+	for _, r := range rep.Results {
+		v := "pass"
+		switch {
+		case r.Skipped != "":
+			v = "skip: " + strings.Join(r.Got.RefusedFor, ",")
+			assert.Contains(t, r.Skipped, "dataPlane Gateway cannot serve", r.Case)
+		case !r.Passed:
+			v = "fail: " + strings.Join(r.Failures, "; ")
+		}
+		verdicts[r.Case+"/"+r.Plane] = v
+		if r.Plane == "Proxy" {
+			want := map[string]string{"messages": "POST /v1/messages reached backend a as /v1/chat/completions", "responses": "POST /v1/responses reached backend a as /v1/responses"}[r.Case]
+			assert.Contains(t, strings.Join(r.Got.Trace, "\n"), want, r.Case)
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"messages/Proxy": "pass", "messages/Gateway": "skip: MessagesAPIUnsupportedOnGateway",
+		"responses/Proxy": "pass", "responses/Gateway": "skip: ResponsesAPIUnsupportedOnGateway",
+		"messages refused/Gateway": "pass",
+	}, verdicts)
+	assert.Zero(t, rep.Failed())
+
+	_, d := Decode("t.yaml", []byte(jwtRouterTests+`    - name: x
+      request: {api: anthropic, model: gpt-5}
+      expect: {status: 200}
+`))
+	require.Len(t, d, 1)
+	assert.Equal(t, "spec.cases[0].request.api", d[0].Field)
+	assert.Equal(t, "UnknownAPI", d[0].Reason)
+}

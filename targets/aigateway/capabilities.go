@@ -8,11 +8,13 @@ import (
 
 // Reasons of the Gateway plane's rows.
 const (
-	ReasonGatewayRefRequired             = "GatewayRefRequired"
-	ReasonUnsupportedOnGateway           = "UnsupportedOnGateway"
-	ReasonModelPoolUnsupportedOnGateway  = "ModelPoolUnsupportedOnGateway"
-	ReasonAuditFieldUnsupportedOnGateway = "AuditFieldUnsupportedOnGateway"
-	ReasonAuditSinkUnsupportedOnGateway  = "AuditSinkUnsupportedOnGateway"
+	ReasonGatewayRefRequired               = "GatewayRefRequired"
+	ReasonUnsupportedOnGateway             = "UnsupportedOnGateway"
+	ReasonModelPoolUnsupportedOnGateway    = "ModelPoolUnsupportedOnGateway"
+	ReasonAuditFieldUnsupportedOnGateway   = "AuditFieldUnsupportedOnGateway"
+	ReasonAuditSinkUnsupportedOnGateway    = "AuditSinkUnsupportedOnGateway"
+	ReasonMessagesAPIUnsupportedOnGateway  = "MessagesAPIUnsupportedOnGateway"
+	ReasonResponsesAPIUnsupportedOnGateway = "ResponsesAPIUnsupportedOnGateway"
 )
 
 // Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
@@ -91,6 +93,16 @@ func (*Target) Capabilities() planes.Table {
 			Message: "the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane"},
 		planes.Capability{Path: "spec.policy.auditLog.trustedProxyCIDRs", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
 			Message: "the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane"},
+		// A client's API picks the AI Gateway's endpoint, not the route:
+		// AIGatewayRoute v1.1 (shared/crds) has no input schema and no
+		// path match, and each endpoint translates only to some backend
+		// schemas. The router's meaning is its rule's backend, whatever
+		// it speaks; where the gateway cannot keep it, the request is
+		// refused rather than served elsewhere.
+		planes.Capability{Feature: planes.MessagesAPI, Verdict: planes.Refused, Reason: ReasonMessagesAPIUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: Envoy AI Gateway takes Messages at its own /anthropic/v1/messages endpoint and sends them only to Anthropic-schema backends (Anthropic, GCPAnthropic, AWSAnthropic), while the router's local backends and OpenAI providers are OpenAI-schema AIServiceBackends, and AIGatewayRoute (v1.1) has no input schema or path match to route Messages apart; a rule that chooses such a backend would fail. Use dataPlane Proxy, which translates Messages for every backend kind"},
+		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: Envoy AI Gateway passes /v1/responses only to OpenAI-schema backends that implement it (OpenAI itself), not translated to chat completions for the in-cluster runtimes (vLLM, llama.cpp) or to Anthropic, Bedrock or Vertex AI backends, and AIGatewayRoute (v1.1) has no input schema or path match to route Responses apart; a rule that chooses such a backend would fail. Use dataPlane Proxy, which translates Responses for every backend kind"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
 	), Emits: []string{
