@@ -149,6 +149,9 @@ func (t Table) Supports(f Feature) bool {
 // Refusal is the row by which the plane does not support the feature,
 // false when it does.
 func (t Table) Refusal(f Feature) (Capability, bool) {
+	if f == "" {
+		return Capability{}, false // a field's row names no feature
+	}
 	for _, r := range t.Rows {
 		if r.Feature == f && r.Verdict != Supported {
 			return r, true

@@ -322,12 +322,14 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.refused(p.Name, rt.Refused)
 		return res
 	}
-	if row, no := p.table.Refusal(apiFeatures[req.API]); no && req.API != "" {
-		// The router compiles; the plane does not serve a client of
-		// this protocol under its rules: the case says so, never passes.
-		res.RefusedFor = []string{row.Reason}
-		res.Skipped = fmt.Sprintf("refused on %s (%s): %s", p.Name, row.Reason, row.Message)
-		return res
+	if f, ok := apiFeatures[req.API]; ok {
+		if row, no := p.table.Refusal(f); no {
+			// The router compiles; the plane does not serve a client of
+			// this protocol under its rules: the case says so, never passes.
+			res.RefusedFor = []string{row.Reason}
+			res.Skipped = fmt.Sprintf("refused on %s (%s): %s", p.Name, row.Reason, row.Message)
+			return res
+		}
 	}
 	if p.build != nil && len(down) > 0 {
 		if res, done := p.serveRecompiled(rt, key, req, down); done {

@@ -534,3 +534,15 @@ func TestRequestAPI(t *testing.T) {
 	assert.Equal(t, "spec.cases[0].request.api", d[0].Field)
 	assert.Equal(t, "UnknownAPI", d[0].Reason)
 }
+
+// TestRequestAPIChatOnEveryPlane: api chat, as explain sends by default,
+// is every plane's: no capability row refuses it (a field's row, which
+// names no feature, included).
+func TestRequestAPIChatOnEveryPlane(t *testing.T) {
+	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	for _, p := range planes {
+		res := p.Serve("ml/r", Request{API: APIChat, Model: "gpt-5", Token: &Token{Claims: map[string]any{"team": "blue"}}}, nil)
+		assert.Empty(t, res.Skipped, p.Name)
+		assert.Equal(t, 200, res.Status, p.Name)
+	}
+}
