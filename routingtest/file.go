@@ -327,6 +327,11 @@ func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 	c.DataPlanes = d.strs(p.Child("dataPlanes"), m["dataPlanes"])
 	c.Request = d.request(p.Child("request"), d.objectAt(p.Child("request"), m["request"]))
 	c.Expect = d.expect(p.Child("expect"), d.objectAt(p.Child("expect"), m["expect"]))
+	if c.Request.API == APIMessages && c.Expect.Has("error") {
+		// Anthropic's error object has a type, no code: the case would
+		// fail for a code the answer cannot carry.
+		d.errorf(p.Child("expect", "error"), "ConflictingExpectation", "a Messages refusal has Anthropic's error shape, which carries no error.code; assert status instead")
+	}
 	return c
 }
 

@@ -529,10 +529,18 @@ func TestRequestAPI(t *testing.T) {
 	_, d := Decode("t.yaml", []byte(jwtRouterTests+`    - name: x
       request: {api: anthropic, model: gpt-5}
       expect: {status: 200}
+    - name: messages error code
+      request: {api: messages, model: gpt-5}
+      expect: {status: 401, error: missing_token}
 `))
-	require.Len(t, d, 1)
-	assert.Equal(t, "spec.cases[0].request.api", d[0].Field)
-	assert.Equal(t, "UnknownAPI", d[0].Reason)
+	got := map[string]string{}
+	for _, x := range d {
+		got[x.Field] = x.Reason
+	}
+	assert.Equal(t, map[string]string{
+		"spec.cases[0].request.api":  "UnknownAPI",
+		"spec.cases[1].expect.error": "ConflictingExpectation",
+	}, got)
 }
 
 // TestRequestAPIChatOnEveryPlane: api chat, as explain sends by default,
