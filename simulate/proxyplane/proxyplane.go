@@ -280,9 +280,6 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	if len(up.sent) > 0 && o.Status < 300 {
 		last := up.sent[len(up.sent)-1]
 		o.Backend, o.Upstream, o.UpstreamModel = last.backend, last.header, last.model
-		// Whether a client's protocol was passed through or translated
-		// shows in the path the backend was sent.
-		o.Tracef("router-proxy: the client's %s %s reached backend %s as %s", hr.Method, hr.URL.Path, last.backend, last.path)
 	}
 	for _, e := range audit.e {
 		if e.Rule != "" {
@@ -301,6 +298,11 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		o.Charges = append(o.Charges, charges(cfg, srv.Status(), e.Team)...)
+	}
+	if o.Backend != "" {
+		// Whether a client's protocol was passed through or translated
+		// shows in the path the backend was sent.
+		o.Tracef("router-proxy: the client's %s %s reached backend %s as %s", hr.Method, hr.URL.Path, o.Backend, up.sent[len(up.sent)-1].path)
 	}
 	if o.Backend != "" && o.UpstreamModel != "" && o.UpstreamModel != req.Model() {
 		o.Tracef("router-proxy: backend %s is sent the model it serves, %q (the client sees %q)", o.Backend, o.UpstreamModel, req.Model())
