@@ -554,3 +554,27 @@ func TestRequestAPIChatOnEveryPlane(t *testing.T) {
 		assert.Equal(t, 200, res.Status, p.Name)
 	}
 }
+
+// TestRequestAPIUsageCharged: whatever the client's protocol (Responses
+// passed through to an OpenAI backend, Messages translated for it, chat),
+// the routing test sees the team's budget charged.
+func TestRequestAPIUsageCharged(t *testing.T) {
+	planes := planesFor(t, jwtRouter+`    budgets:
+      - {name: per-team, scope: team, windowSeconds: 3600, maxTokens: 100000}
+`, ir.DataPlaneProxy)
+	files := decodeTests(t, jwtRouterTests+`    - name: responses
+      request: {api: responses, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+    - name: messages
+      request: {api: messages, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+    - name: chat
+      request: {model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+`)
+	rep := Run(files, planes, "")
+	require.Len(t, rep.Results, 3)
+	for _, r := range rep.Results {
+		assert.True(t, r.Passed, "%s: %v", r.Case, r.Failures)
+	}
+}
