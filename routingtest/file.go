@@ -348,6 +348,11 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 		d.errorf(p.Child("host"), "InvalidHost", "a host is a name with an optional :port, not a URL")
 	}
 	r.Path = d.str(p.Child("path"), m["path"])
+	if want, ok := apiPaths[r.API]; ok && r.API != APIChat && r.Path != "" && r.Path != want && !strings.HasPrefix(r.Path, want+"/") {
+		// The router-proxy takes a protocol by its path: another path
+		// would test another protocol than the case says.
+		d.errorf(p.Child("path"), "PathNotOfAPI", "api %s is served at %s (and below it), not %s; drop path or api", r.API, want, r.Path)
+	}
 	r.Method = d.str(p.Child("method"), m["method"])
 	r.ClientAddress = d.str(p.Child("clientAddress"), m["clientAddress"])
 	hs := d.objectAt(p.Child("headers"), m["headers"])

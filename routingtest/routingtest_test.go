@@ -532,6 +532,12 @@ func TestRequestAPI(t *testing.T) {
     - name: messages error code
       request: {api: messages, model: gpt-5}
       expect: {status: 401, error: missing_token}
+    - name: responses on the chat path
+      request: {api: responses, path: /v1/chat/completions, model: gpt-5}
+      expect: {status: 200}
+    - name: count_tokens is a Messages path
+      request: {api: messages, path: /v1/messages/count_tokens, model: gpt-5}
+      expect: {status: 200}
 `))
 	got := map[string]string{}
 	for _, x := range d {
@@ -540,6 +546,7 @@ func TestRequestAPI(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"spec.cases[0].request.api":  "UnknownAPI",
 		"spec.cases[1].expect.error": "ConflictingExpectation",
+		"spec.cases[2].request.path": "PathNotOfAPI",
 	}, got)
 }
 
