@@ -92,7 +92,10 @@ func TestEveryFieldHasAVerdict(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	fmt.Fprintf(&b, "\nWhat no single field decides (a feature): the compiler reads the verdict, the plane's emitter reports it.\n\n| feature | %s |\n|---|%s\n", strings.Join(built, " | "), strings.Repeat("---|", len(built)))
+	fmt.Fprintf(&b, "\nWhat no single field decides (a feature): the compiler reads the verdict, the plane's emitter reports it.\n"+
+		"`MessagesAPI` and `ResponsesAPI` are decided per request, by the protocol a client speaks (Anthropic Messages, OpenAI Responses):\n"+
+		"the router compiles either way, and a routing test whose `request.api` the plane does not serve is reported refused with the reason\n"+
+		"([routing-tests.md](../routing-tests.md)).\n\n| feature | %s |\n|---|%s\n", strings.Join(built, " | "), strings.Repeat("---|", len(built)))
 	for _, f := range planes.Features() {
 		cells := []string{"`" + string(f) + "`"}
 		for _, dp := range planes.Known() {

@@ -86,10 +86,23 @@ const (
 	// serializing the swaps across its replicas with one Lease per pool,
 	// named after the pool (wellknown.PoolLeaseName).
 	SwapLeases Feature = "SwapLeases"
+	// MessagesAPI and ResponsesAPI: the plane serves a client's Anthropic
+	// Messages (POST /v1/messages) or OpenAI Responses (POST /v1/responses)
+	// request under the router's rules, to whatever backend they choose.
+	// No field asks for them (clients do, per request): a routing test
+	// whose request.api names one reads the verdict (routingtest), and the
+	// emitter gives nothing (PerRequest).
+	MessagesAPI  Feature = "MessagesAPI"
+	ResponsesAPI Feature = "ResponsesAPI"
 )
 
 // Features are every Feature a row may name.
-func Features() []Feature { return []Feature{SwapLeases} }
+func Features() []Feature { return []Feature{SwapLeases, MessagesAPI, ResponsesAPI} }
+
+// PerRequest reports whether the feature is decided per request, by the
+// API a client speaks, rather than by the spec: the compile never reports
+// it, a routing test of a request in that API does.
+func (f Feature) PerRequest() bool { return f == MessagesAPI || f == ResponsesAPI }
 
 // FieldValue is a field of the spec (a path as in Capability.Path) and a value.
 type FieldValue struct {
@@ -131,6 +144,20 @@ func (t Table) Supports(f Feature) bool {
 		}
 	}
 	return true
+}
+
+// Refusal is the row by which the plane does not support the feature,
+// false when it does.
+func (t Table) Refusal(f Feature) (Capability, bool) {
+	if f == "" {
+		return Capability{}, false // a field's row names no feature
+	}
+	for _, r := range t.Rows {
+		if r.Feature == f && r.Verdict != Supported {
+			return r, true
+		}
+	}
+	return Capability{}, false
 }
 
 // Covering are the rows that decide the plane's verdict on the field at

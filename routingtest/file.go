@@ -23,6 +23,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
+	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // The test file's version and kind.
@@ -60,7 +61,10 @@ type Case struct {
 
 // Request is what the client sends.
 type Request struct {
-	Model  string
+	Model string
+	// API is the protocol the client speaks (APIChat, APIMessages,
+	// APIResponses; "" is chat): it picks the default path and body.
+	API    string
 	Path   string
 	Method string
 	// Host is the request's Host ("" : the router's first hostname, else
@@ -72,6 +76,20 @@ type Request struct {
 	Token         *Token
 	ClientAddress string
 }
+
+// The protocols a request may speak (request.api).
+const (
+	APIChat      = "chat"
+	APIMessages  = "messages"
+	APIResponses = "responses"
+)
+
+// apiPaths are each protocol's path, a request's default.
+var apiPaths = map[string]string{APIChat: "/v1/chat/completions", APIMessages: "/v1/messages", APIResponses: "/v1/responses"}
+
+// APIFeatures are the capability-table features of the protocols a plane
+// may not serve (planes.Features; chat is every plane's).
+var apiFeatures = map[string]planes.Feature{APIMessages: planes.MessagesAPI, APIResponses: planes.ResponsesAPI}
 
 // Token is the caller's JWT as claims; Issuer "" means the router's own.
 type Token struct {
@@ -309,18 +327,32 @@ func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 	c.DataPlanes = d.strs(p.Child("dataPlanes"), m["dataPlanes"])
 	c.Request = d.request(p.Child("request"), d.objectAt(p.Child("request"), m["request"]))
 	c.Expect = d.expect(p.Child("expect"), d.objectAt(p.Child("expect"), m["expect"]))
+	if c.Request.API == APIMessages && c.Expect.Has("error") {
+		// Anthropic's error object has a type, no code: the case would
+		// fail for a code the answer cannot carry.
+		d.errorf(p.Child("expect", "error"), "ConflictingExpectation", "a Messages refusal has Anthropic's error shape, which carries no error.code; assert status instead")
+	}
 	return c
 }
 
 func (d *decoder) request(p *field.Path, m map[string]any) Request {
 	r := Request{Headers: http.Header{}}
-	d.fields(p, m, []string{"model", "path", "method", "host", "headers", "body", "token", "clientAddress"})
+	d.fields(p, m, []string{"model", "api", "path", "method", "host", "headers", "body", "token", "clientAddress"})
 	r.Model = d.str(p.Child("model"), m["model"])
+	r.API = d.str(p.Child("api"), m["api"])
+	if _, ok := apiPaths[r.API]; !ok && r.API != "" {
+		d.errorf(p.Child("api"), "UnknownAPI", "unknown api %q (known: chat, messages, responses)", r.API)
+	}
 	r.Host = d.str(p.Child("host"), m["host"])
 	if strings.Contains(r.Host, "/") {
 		d.errorf(p.Child("host"), "InvalidHost", "a host is a name with an optional :port, not a URL")
 	}
 	r.Path = d.str(p.Child("path"), m["path"])
+	if want, ok := apiPaths[r.API]; ok && r.API != APIChat && r.Path != "" && r.Path != want && !strings.HasPrefix(r.Path, want+"/") {
+		// The router-proxy takes a protocol by its path: another path
+		// would test another protocol than the case says.
+		d.errorf(p.Child("path"), "PathNotOfAPI", "api %s is served at %s (and below it), not %s; drop path or api", r.API, want, r.Path)
+	}
 	r.Method = d.str(p.Child("method"), m["method"])
 	r.ClientAddress = d.str(p.Child("clientAddress"), m["clientAddress"])
 	hs := d.objectAt(p.Child("headers"), m["headers"])

@@ -17,6 +17,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/simulate"
 	models "github.com/llmkube/llmkube-compile/simulate/builtin"
 	"github.com/llmkube/llmkube-compile/targets"
@@ -66,6 +67,9 @@ type Plane struct {
 	// downIsNotReady: the plane fails over on readiness, not per request
 	// (simulate.PlaneModel.DownIsNotReady).
 	downIsNotReady bool
+	// table is the plane's capability table: whether it serves a
+	// request's API (request.api) is its feature rows' verdict.
+	table planes.Table
 }
 
 // Planes compiles every router of the input for each data plane and builds
@@ -92,7 +96,7 @@ func routerKey(r *ir.Router) string { return r.Namespace + "/" + r.Name }
 
 func buildPlane(in *compiler.Inputs, reg *targets.Registry, opts pipeline.Options, dp ir.DataPlane, foreign []*unstructured.Unstructured) (*Plane, error) {
 	opts.Compile.DataPlane = dp
-	p := &Plane{Name: dp, Routers: map[string]*Router{}}
+	p := &Plane{Name: dp, Routers: map[string]*Router{}, table: reg.Capabilities()(dp)}
 	model, ok := models.Get(dp)
 	p.ModelsRefusals, p.downIsNotReady = model.ModelsRefusals, model.DownIsNotReady
 	if model.DownIsNotReady {
@@ -318,6 +322,15 @@ func (p *Plane) Serve(key string, req Request, down []string) Result {
 		res.refused(p.Name, rt.Refused)
 		return res
 	}
+	if f, ok := apiFeatures[req.API]; ok {
+		if row, no := p.table.Refusal(f); no {
+			// The router compiles; the plane does not serve a client of
+			// this protocol under its rules: the case says so, never passes.
+			res.RefusedFor = []string{row.Reason}
+			res.Skipped = fmt.Sprintf("refused on %s (%s): %s", p.Name, row.Reason, row.Message)
+			return res
+		}
+	}
 	if p.build != nil && len(down) > 0 {
 		if res, done := p.serveRecompiled(rt, key, req, down); done {
 			return res
@@ -387,7 +400,7 @@ func notReadyBesides(r *ir.Router, down []string) []string {
 // issuer unless the case names one, and the backends down by the plane's
 // names.
 func (rt *Router) request(req Request, down []string) simulate.Request {
-	sr := simulate.Request{Method: req.Method, Path: req.Path, Host: cmp.Or(req.Host, rt.host), Headers: req.Headers, ClientAddr: req.ClientAddress}
+	sr := simulate.Request{Method: req.Method, Path: cmp.Or(req.Path, apiPaths[req.API]), Host: cmp.Or(req.Host, rt.host), Headers: req.Headers, ClientAddr: req.ClientAddress}
 	body := map[string]any{}
 	for k, v := range req.Body {
 		body[k] = v
@@ -395,8 +408,8 @@ func (rt *Router) request(req Request, down []string) simulate.Request {
 	if req.Model != "" {
 		body["model"] = req.Model
 	}
-	if _, ok := body["messages"]; !ok && len(body) > 0 {
-		body["messages"] = []any{map[string]any{"role": "user", "content": "hello"}}
+	if len(body) > 0 {
+		defaultBody(req.API, body)
 	}
 	if len(body) > 0 {
 		sr.Body = body
@@ -411,6 +424,26 @@ func (rt *Router) request(req Request, down []string) simulate.Request {
 		}
 	}
 	return sr
+}
+
+// defaultBody fills in what a request of the protocol needs and the case
+// did not give: a user's "hello" (and, for Messages, the max_tokens the
+// protocol requires).
+func defaultBody(api string, body map[string]any) {
+	switch api {
+	case APIResponses:
+		if _, ok := body["input"]; !ok {
+			body["input"] = "hello"
+		}
+		return
+	case APIMessages:
+		if _, ok := body["max_tokens"]; !ok {
+			body["max_tokens"] = 256
+		}
+	}
+	if _, ok := body["messages"]; !ok {
+		body["messages"] = []any{map[string]any{"role": "user", "content": "hello"}}
+	}
 }
 
 // issuer is the issuer of a case's token: the one it names, else the

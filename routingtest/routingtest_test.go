@@ -482,3 +482,106 @@ spec:
 	assert.Equal(t, "spec.cases[0].expect.upstreamModel", diags[0].Field)
 	assert.Equal(t, "RequiredField", diags[0].Reason)
 }
+
+// TestRequestAPI: request.api picks the protocol's path and a body it
+// takes; the router-proxy serves it for real (a Messages request is
+// translated for an OpenAI backend, a Responses request passed through to
+// it), and a plane whose capability table refuses the protocol reports the
+// case refused with the reason, never passed: an expectation of that
+// refusal passes. An unknown api is a decode error at its field.
+func TestRequestAPI(t *testing.T) {
+	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	files := decodeTests(t, jwtRouterTests+`    - name: messages
+      request: {api: messages, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a}
+    - name: responses
+      request: {api: responses, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a}
+    - name: messages refused
+      dataPlanes: [Gateway]
+      request: {api: messages, model: gpt-5}
+      expect: {refused: MessagesAPIUnsupportedOnGateway}
+`)
+	rep := Run(files, planes, "")
+	verdicts := map[string]string{}
+	for _, r := range rep.Results {
+		v := "pass"
+		switch {
+		case r.Skipped != "":
+			v = "skip: " + strings.Join(r.Got.RefusedFor, ",")
+			assert.Contains(t, r.Skipped, "dataPlane Gateway cannot serve", r.Case)
+		case !r.Passed:
+			v = "fail: " + strings.Join(r.Failures, "; ")
+		}
+		verdicts[r.Case+"/"+r.Plane] = v
+		if r.Plane == "Proxy" {
+			want := map[string]string{"messages": "POST /v1/messages reached backend a as /v1/chat/completions", "responses": "POST /v1/responses reached backend a as /v1/responses"}[r.Case]
+			assert.Contains(t, strings.Join(r.Got.Trace, "\n"), want, r.Case)
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"messages/Proxy": "pass", "messages/Gateway": "skip: MessagesAPIUnsupportedOnGateway",
+		"responses/Proxy": "pass", "responses/Gateway": "skip: ResponsesAPIUnsupportedOnGateway",
+		"messages refused/Gateway": "pass",
+	}, verdicts)
+	assert.Zero(t, rep.Failed())
+
+	_, d := Decode("t.yaml", []byte(jwtRouterTests+`    - name: x
+      request: {api: anthropic, model: gpt-5}
+      expect: {status: 200}
+    - name: messages error code
+      request: {api: messages, model: gpt-5}
+      expect: {status: 401, error: missing_token}
+    - name: responses on the chat path
+      request: {api: responses, path: /v1/chat/completions, model: gpt-5}
+      expect: {status: 200}
+    - name: count_tokens is a Messages path
+      request: {api: messages, path: /v1/messages/count_tokens, model: gpt-5}
+      expect: {status: 200}
+`))
+	got := map[string]string{}
+	for _, x := range d {
+		got[x.Field] = x.Reason
+	}
+	assert.Equal(t, map[string]string{
+		"spec.cases[0].request.api":  "UnknownAPI",
+		"spec.cases[1].expect.error": "ConflictingExpectation",
+		"spec.cases[2].request.path": "PathNotOfAPI",
+	}, got)
+}
+
+// TestRequestAPIChatOnEveryPlane: api chat, as explain sends by default,
+// is every plane's: no capability row refuses it (a field's row, which
+// names no feature, included).
+func TestRequestAPIChatOnEveryPlane(t *testing.T) {
+	planes := planesFor(t, jwtRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
+	for _, p := range planes {
+		res := p.Serve("ml/r", Request{API: APIChat, Model: "gpt-5", Token: &Token{Claims: map[string]any{"team": "blue"}}}, nil)
+		assert.Empty(t, res.Skipped, p.Name)
+		assert.Equal(t, 200, res.Status, p.Name)
+	}
+}
+
+// TestRequestAPIUsageCharged: whatever the client's protocol (Responses
+// passed through to an OpenAI backend, Messages translated for it, chat),
+// the routing test sees the team's budget charged.
+func TestRequestAPIUsageCharged(t *testing.T) {
+	planes := planesFor(t, jwtRouter+`    budgets:
+      - {name: per-team, scope: team, windowSeconds: 3600, maxTokens: 100000}
+`, ir.DataPlaneProxy)
+	files := decodeTests(t, jwtRouterTests+`    - name: responses
+      request: {api: responses, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+    - name: messages
+      request: {api: messages, model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+    - name: chat
+      request: {model: gpt-5, token: {claims: {team: blue}}}
+      expect: {backend: a, budgets: [{name: per-team, key: blue}]}
+`)
+	rep := Run(files, planes, "")
+	require.Len(t, rep.Results, 3)
+	for _, r := range rep.Results {
+		assert.True(t, r.Passed, "%s: %v", r.Case, r.Failures)
+	}
+}

@@ -86,6 +86,7 @@ type sent struct {
 	backend string
 	header  http.Header
 	model   string // the body's model, "" when it has none (a provider's model in the path)
+	path    string // the upstream path: which protocol the backend was sent
 }
 
 // backendHost is the host a backend's requests are sent to here: each its
@@ -129,7 +130,7 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.Header.Get(proxy.ShadowHeader) == "" && !isProbe(r, b) {
 		u.mu.Lock()
-		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone(), model: body.Model})
+		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone(), model: body.Model, path: r.URL.Path})
 		u.mu.Unlock()
 	}
 	if u.down[name] {
@@ -138,8 +139,16 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	if isProbe(r, b) {
 		return answer(r, http.StatusOK, `{}`), nil
 	}
+	if strings.HasSuffix(r.URL.Path, "/responses") {
+		// A client's Responses request passed through to a backend
+		// that speaks it (an OpenAI provider).
+		return answer(r, http.StatusOK, responsesReply), nil
+	}
 	return answer(r, http.StatusOK, replyFor(b)), nil
 }
+
+// responsesReply is a non-streamed OpenAI Responses answer.
+const responsesReply = `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"m","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"ok","annotations":[]}]}],"usage":{"input_tokens":10,"output_tokens":20,"total_tokens":30}}`
 
 func isProbe(r *http.Request, b *proxyapi.Backend) bool {
 	return r.Method == http.MethodGet && b.HealthCheck.Path != "" && strings.HasSuffix(r.URL.Path, b.HealthCheck.Path)
@@ -289,6 +298,11 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		}
 		o.Tracef("router-proxy: status %d, outcome %s, rule %q, backend %q, %d attempt(s)%s", e.Status, e.Outcome, e.Rule, e.Backend, e.Attempts, errSuffix(e.Error))
 		o.Charges = append(o.Charges, charges(cfg, srv.Status(), e.Team)...)
+	}
+	if o.Backend != "" {
+		// Whether a client's protocol was passed through or translated
+		// shows in the path the backend was sent.
+		o.Tracef("router-proxy: the client's %s %s reached backend %s as %s", hr.Method, hr.URL.Path, o.Backend, up.sent[len(up.sent)-1].path)
 	}
 	if o.Backend != "" && o.UpstreamModel != "" && o.UpstreamModel != req.Model() {
 		o.Tracef("router-proxy: backend %s is sent the model it serves, %q (the client sees %q)", o.Backend, o.UpstreamModel, req.Model())

@@ -8,11 +8,13 @@ import (
 
 // Reasons of the Gateway plane's rows.
 const (
-	ReasonGatewayRefRequired             = "GatewayRefRequired"
-	ReasonUnsupportedOnGateway           = "UnsupportedOnGateway"
-	ReasonModelPoolUnsupportedOnGateway  = "ModelPoolUnsupportedOnGateway"
-	ReasonAuditFieldUnsupportedOnGateway = "AuditFieldUnsupportedOnGateway"
-	ReasonAuditSinkUnsupportedOnGateway  = "AuditSinkUnsupportedOnGateway"
+	ReasonGatewayRefRequired               = "GatewayRefRequired"
+	ReasonUnsupportedOnGateway             = "UnsupportedOnGateway"
+	ReasonModelPoolUnsupportedOnGateway    = "ModelPoolUnsupportedOnGateway"
+	ReasonAuditFieldUnsupportedOnGateway   = "AuditFieldUnsupportedOnGateway"
+	ReasonAuditSinkUnsupportedOnGateway    = "AuditSinkUnsupportedOnGateway"
+	ReasonMessagesAPIUnsupportedOnGateway  = "MessagesAPIUnsupportedOnGateway"
+	ReasonResponsesAPIUnsupportedOnGateway = "ResponsesAPIUnsupportedOnGateway"
 )
 
 // Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
@@ -91,6 +93,16 @@ func (*Target) Capabilities() planes.Table {
 			Message: "the gateway cannot add the client address to audit entries; remove logClientAddress or use the Proxy data plane"},
 		planes.Capability{Path: "spec.policy.auditLog.trustedProxyCIDRs", Verdict: planes.Refused, Reason: ReasonAuditFieldUnsupportedOnGateway,
 			Message: "the gateway writes no router audit entries whose client address trusted proxies could decide; remove trustedProxyCIDRs or use the Proxy data plane"},
+		// A client's API picks the AI Gateway's endpoint, not the route:
+		// AIGatewayRoute v1.1 (shared/crds) has no input schema and no
+		// path match, and each endpoint translates only to some backend
+		// schemas. The router's meaning is its rule's backend, whatever
+		// it speaks; where the gateway cannot keep it, the request is
+		// refused rather than served elsewhere.
+		planes.Capability{Feature: planes.MessagesAPI, Verdict: planes.Refused, Reason: ReasonMessagesAPIUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: Envoy AI Gateway takes Messages at its own endpoint (/anthropic/v1/messages) and translates them for some backend schemas only (Anthropic, AWSAnthropic, GCPAnthropic and, by release, others), never for a GCPVertexAI (Gemini) backend; AIGatewayRoute has no input schema or path match, so the router cannot keep a Messages client to the backends that take it, and a rule that chooses another one fails instead of serving. The gateway model this compiler checks against (Envoy AI Gateway v1.1.0) does not serve that endpoint, so nothing here can vouch for it either. Use dataPlane Proxy, which serves Messages to every backend kind, translated where needed"},
+		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: Envoy AI Gateway passes /v1/responses to backends that implement the Responses API themselves (OpenAI), not translated to chat completions for the in-cluster runtimes the router's fail-closed rules send sensitive requests to, nor for Anthropic, Bedrock or Vertex AI backends; AIGatewayRoute has no input schema or path match to keep a Responses client to the backends that take it, so a rule that chooses another one fails instead of serving. Use dataPlane Proxy, which serves Responses to every backend kind, translated to chat completions where needed"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
 	), Emits: []string{

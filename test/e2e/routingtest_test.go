@@ -166,6 +166,19 @@ func TestRoutingTestProcess(t *testing.T) {
 	assert.Equal(t, 0, code, stderr)
 	assert.NotContains(t, out, "classification:")
 	assert.Contains(t, out, "backend cloud-gpt of support/support-chat")
+
+	// --api: the prompt in the protocol's shape, on its path; the
+	// router-proxy classifies it and says what the backend was sent.
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--api", "messages", "--prompt", "My SSN is 536-22-8410", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "=> status 200, backend local-qwen of support/support-chat, rule \"sensitive-local-only\"")
+	assert.Contains(t, out, "POST /v1/messages reached backend local-qwen as /v1/chat/completions")
+	code, out, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--api", "responses", "--prompt", "My SSN is 536-22-8410", "--data-plane", "Proxy")
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "POST /v1/responses reached backend local-qwen as /v1/chat/completions")
+	code, _, stderr = cliRun(t, "", "explain", "-f", classifier, "--model", "qwen3-32b", "--api", "anthropic")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--api must be chat, messages or responses")
 }
 
 func must[T any](v T, err error) T {

@@ -233,7 +233,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
-	var model, router, path, claims, issuer, prompt, output string
+	var model, router, api, path, claims, issuer, prompt, output string
 	var headers, down []string
 	var invalidToken bool
 	c := &cobra.Command{
@@ -251,10 +251,17 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 			if output != "text" && output != "json" {
 				return usageErr("-o must be text or json, not %q", output)
 			}
-			req := routingtest.Request{Model: model, Path: path, Headers: http.Header{}}
+			if api != routingtest.APIChat && api != routingtest.APIMessages && api != routingtest.APIResponses {
+				return usageErr("--api must be chat, messages or responses, not %q", api)
+			}
+			req := routingtest.Request{Model: model, API: api, Path: path, Headers: http.Header{}}
 			if prompt != "" {
-				// A chat body, so the content classifier has a text to read.
+				// A body in the request's protocol, so the content
+				// classifier has a text to read.
 				req.Body = map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": prompt}}}
+				if api == routingtest.APIResponses {
+					req.Body = map[string]any{"model": model, "input": prompt}
+				}
 				req.Model = ""
 			}
 			for _, h := range headers {
@@ -335,7 +342,8 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 	fl.StringVar(&issuer, "issuer", "", "the JWT's issuer (default: the router's)")
 	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
 	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
-	fl.StringVar(&path, "path", "", "the request path (default /v1/chat/completions)")
+	fl.StringVar(&api, "api", routingtest.APIChat, "the protocol the request speaks: chat, messages (Anthropic Messages) or responses (OpenAI Responses)")
+	fl.StringVar(&path, "path", "", "the request path (default: the protocol's, /v1/chat/completions, /v1/messages or /v1/responses)")
 	fl.StringVarP(&output, "output", "o", "text", "output format: text, or json (each plane's result)")
 	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
