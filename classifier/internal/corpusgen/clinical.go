@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Clinical text as a hospital team writes it: handoffs, admission notes,
+// discharge summaries and the record header of the i2b2/n2c2
+// de-identification challenges ("Record date: ...", "NAME: Last, First
+// MRN: ..."), with synthetic names, dates and numbers; and patients'
+// and relatives' own messages.
+
+var conditions = []string{
+	"pneumonia", "community-acquired pneumonia", "sepsis", "urosepsis", "atrial fibrillation", "new-onset AF with RVR",
+	"CHF exacerbation", "COPD exacerbation", "type 2 diabetes", "DKA", "NSTEMI", "cellulitis of the left leg", "UTI",
+	"DVT", "pulmonary embolism", "acute kidney injury", "an ischemic stroke", "a TIA", "HIV", "hepatitis C", "major depressive disorder",
+	"breast cancer", "metastatic colon cancer", "asthma", "schizophrenia", "opioid use disorder", "alcohol withdrawal",
+	"dementia", "Parkinson's disease", "multiple sclerosis", "epilepsy", "anorexia nervosa", "bipolar disorder",
+	"a hip fracture", "appendicitis", "pancreatitis", "GI bleed", "cirrhosis", "chronic kidney disease stage 4",
+	"rheumatoid arthritis", "lupus", "COVID-19", "influenza A", "preeclampsia", "gestational diabetes", "anemia",
+	"hypertension", "hypothyroidism", "leukemia", "lymphoma", "melanoma", "tuberculosis", "syphilis", "chlamydia",
+}
+
+var meds = []string{
+	"warfarin", "apixaban 5 mg BID", "metformin 1000 mg", "insulin glargine 20 units qHS", "lisinopril", "furosemide 40 mg IV",
+	"vancomycin", "piperacillin-tazobactam", "sertraline 100 mg", "methadone 80 mg", "Biktarvy", "atorvastatin 80",
+	"levothyroxine", "prednisone taper", "lithium", "clozapine", "enoxaparin", "ceftriaxone 1 g daily", "oxycodone PRN",
+	"tamoxifen", "pembrolizumab", "buprenorphine", "heparin drip", "amiodarone", "digoxin", "quetiapine",
+}
+
+var symptoms = []string{"SOB", "chest pain", "fever and chills", "productive cough", "confusion", "syncope", "RLQ pain", "hematemesis", "falls at home", "palpitations", "dysuria", "leg swelling"}
+
+var hospitals = []string{"St. Mary's", "Riverside General", "Mercy Medical Center", "Royal Infirmary", "Northside Community Hospital", "Brigham", "County General"}
+
+var specialties = []string{"CARDIOLOGY", "NEPHROLOGY", "ONCOLOGY", "INTERNAL MEDICINE", "PSYCHIATRY", "OB/GYN", "INFECTIOUS DISEASE", "ENDOCRINOLOGY"}
+
+// healthFrames: a person's name (or other identifier) beside a health
+// term; no MRN, so the health detector must fire on its own.
+var healthFrames = []string{
+	"Pt {first} {last}, {age}{sex}, admitted with {cond}. Started {med}.",
+	"{title} {first} {last}, DOB {dob}, on {med}.",
+	"{first} {last} has {cond}.",
+	"{last}, {first} — {age} y/o {sexword} w/ hx of {cond}, presenting with {sx}.",
+	"Bed {bed} – {first} {last}, {age}{sex}, POD2, afebrile, on {med}. Plan: d/c tomorrow if stable.",
+	"Discharge summary\nPatient: {first} {last}\nAdmission date: {date}\nPrincipal diagnosis: {cond}\nDischarge meds: {med}\nFollow-up with PCP in 1 week.",
+	"Handoff: {first} {last} in {bed} is being treated for {cond}; watch K+ and repeat labs at 0600.",
+	"My dad {first} {last} was just diagnosed with {cond}. What questions should we ask his doctor?",
+	"Hi Dr. {doctor}, I'm writing about my wife {first} {last}; since starting {med} for her {cond} she has been very tired.",
+	"Can you help me write a letter to my employer? I'm {first} {last} and I need time off for treatment of {cond}.",
+	"Summarize for the team: {first} {last} ({age}{sex}) came in with {sx}, workup consistent with {cond}, on {med}.",
+	"{title} {last} ({first}), born {dob}, seen in clinic today for {cond} follow-up.",
+	"Consult note: asked to see {first} {last} for {cond}. Recommend {med}.",
+	"SOAP\nS: {first} {last} reports {sx} x3 days.\nO: T 38.4, HR 112.\nA: {cond}.\nP: {med}, recheck in 48h.",
+	"Patient name: {first} {last}\nDOB: {dob}\nAllergies: NKDA\nProblem list: {cond}; hypertension\nCurrent meds: {med}",
+	"FYI {first} {last} tested positive for {cond} – please don't share outside the care team.",
+	"Nursing note 0300: {first} {last} restless, c/o {sx}. Hx {cond}. Gave {med} per order. Will monitor.",
+	"Reminder: {first} {last}'s prenatal visit at 28 weeks is on {date}; glucose tolerance test due.",
+	"ED triage: {first} {last}, {age}, arrived by EMS with {sx}; known {cond}; on {med}.",
+}
+
+// mrnFrames: a medical record number after the cues clinicians write,
+// punctuated every way they punctuate it.
+var mrnCues = []string{"MRN", "MRN:", "MRN#", "MRN #", "MRN-", "MR#", "MR-", "Med rec no.", "Med. rec. #", "medical record number", "Medical Record No:",
+	"Patient ID:", "Pt ID", "patient id #", "Hospital No.", "hosp no", "Chart #", "chart no.", "Unit No.", "record #"}
+
+var mrnFrames = []string{
+	"Record date: {date}\n\nNAME: {last}, {first}    {mrncue}{mrn}\n\n{spec} CLINIC NOTE\n\nHPI: {age} yo {sexword} with {cond}. Seen today for follow-up.",
+	"{mrncue}{mrn} – please pull the last echo report.",
+	"Labs for {mrncue}{mrn} are back, K 5.9, repeat stat.",
+	"Transfer request: {mrncue}{mrn}, {hospital} to ICU.",
+	"Can you merge duplicate charts? {mrncue}{mrn} and {mrncue}{mrn2} are the same person.",
+	"Scanned document attached to {mrncue}{mrn} (consent form).",
+	"Admit order — {mrncue}{mrn}; dx {cond}; attending Dr. {doctor}.",
+	"{first} {last} / {mrncue}{mrn} / {spec}",
+	"Radiology: CT abdomen for {mrncue}{mrn} booked {date} 14:30.",
+}
+
+var icdCodes = []struct{ code, desc string }{
+	{"E11.9", "type 2 diabetes mellitus without complications"}, {"I48.91", "unspecified atrial fibrillation"},
+	{"J18.9", "pneumonia, unspecified organism"}, {"A41.9", "sepsis, unspecified organism"}, {"N17.9", "acute kidney failure"},
+	{"J44.1", "COPD with acute exacerbation"}, {"I50.9", "heart failure, unspecified"}, {"F32.1", "major depressive disorder, single episode, moderate"},
+	{"F41.1", "generalized anxiety disorder"}, {"C50.911", "malignant neoplasm of right female breast"}, {"Z34.90", "supervision of normal pregnancy"},
+	{"B20", "HIV disease"}, {"K35.80", "acute appendicitis"}, {"N39.0", "urinary tract infection"}, {"I21.4", "NSTEMI"},
+	{"I63.9", "cerebral infarction"}, {"G30.9", "Alzheimer's disease"}, {"F20.9", "schizophrenia"}, {"F11.20", "opioid dependence"},
+	{"M54.50", "low back pain"}, {"S72.001A", "fracture of right femoral neck, initial encounter"}, {"T40.1X1A", "heroin poisoning, initial encounter"},
+	{"O24.410", "gestational diabetes, diet controlled"}, {"E10.10", "type 1 diabetes with ketoacidosis"}, {"K70.30", "alcoholic cirrhosis"},
+	{"F10.239", "alcohol dependence with withdrawal"}, {"C34.90", "lung cancer"}, {"D50.9", "iron deficiency anemia"}, {"I26.99", "pulmonary embolism"},
+}
+
+var icdFrames = []string{
+	"Pt {first} {last} — Dx: {code} ({desc}).",
+	"Assessment/Plan for {first} {last}:\n1. {desc} ({code}) – continue {med}.\n2. HTN (I10) – stable.",
+	"My doctor put {code} on my sick note. What does that diagnosis code mean?",
+	"Claim for member {name}: diagnosis code {code}, DOS {date}.",
+	"The patient's primary diagnosis is {code}; secondary I10.",
+	"Please code this encounter: {first} {last}, seen for {desc}. I think the ICD-10 is {code}?",
+	"Problem list (pt {last}): {code} {desc}; E78.5 hyperlipidemia",
+	"Superbill: {name} | DOB {dob} | ICD-10: {code} | CPT 99214",
+	"Dx {code} for {title} {last}, f/u in 2 weeks.",
+	"I was diagnosed with {code} last year, can I still get life insurance?",
+}
+
+// birthFrames: a person's name and date of birth, nothing about health.
+var birthFrames = []string{
+	"Name: {first} {last}\nDate of birth: {dob}",
+	"{first} {last} (born {dob}) joins the team on Monday.",
+	"DOB: {dob} — {last}, {first}",
+	"Please book a flight for {first} {last}, date of birth {dob}, passport to follow.",
+	"Caller {first} {last}. {tmpl}",
+	"Hi, I'm {first} {last}, my birthday is {dob}. Why does the form say I'm under 18?",
+	"Applicant: {title} {first} {last}; D.O.B. {dob}; nationality: {country}",
+	"{first} {last}, b. {dob}, {city}",
+	"Beneficiary details – name {first} {last}, born on {dob} in {city}.",
+	"guest_name={first} {last}&dob={dob}&room=412",
+	"Passenger: {last}/{first} {title}  DOB {dob}",
+	"Could you fix the typo in {first} {last}'s record? Her date of birth is {dob}, not the 1st.",
+}
+
+// birthTemplates are presidio-research's templates that carry a date of
+// birth (the caller's name is said before them).
+func dob(r *rand.Rand) string {
+	y, m, d := 1930+r.IntN(75), 1+r.IntN(12), 1+r.IntN(28)
+	months := []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+	switch r.IntN(8) {
+	case 0:
+		return fmt.Sprintf("%02d/%02d/%d", m, d, y)
+	case 1:
+		return fmt.Sprintf("%02d/%02d/%d", d, m, y)
+	case 2:
+		return fmt.Sprintf("%d-%02d-%02d", y, m, d)
+	case 3:
+		return fmt.Sprintf("%02d.%02d.%d", d, m, y)
+	case 4:
+		return fmt.Sprintf("%s %d, %d", months[m-1], d, y)
+	case 5:
+		return fmt.Sprintf("%d %s %d", d, months[m-1][:3], y)
+	case 6:
+		return fmt.Sprintf("%d/%d/%02d", m, d, y%100)
+	default:
+		return fmt.Sprintf("%d %s %d", d, months[m-1], y)
+	}
+}
+
+func mrn(r *rand.Rand) string {
+	switch r.IntN(6) {
+	case 0:
+		return digits(r, 7)
+	case 1:
+		return digits(r, 5)
+	case 2:
+		return "00" + digits(r, 6)
+	case 3:
+		return "PT-" + digits(r, 6)
+	case 4:
+		return digits(r, 8)
+	default:
+		return "A" + digits(r, 7)
+	}
+}
