@@ -1,22 +1,40 @@
 package classifier
 
-import "math/bits"
+import (
+	"math/bits"
+	"strings"
+)
 
-// Context words: a detector that a pattern alone would make noisy (a bare
-// nine-digit number, an ICD-10-shaped token) fires only with one of these
-// words near it, matched case-insensitively at a word's start.
+// Context words. Two kinds, read two ways:
+//
+//   - id words (MRN, NHS number, phone, BSN, ...) name the number right
+//     after them: a number that a pattern or a weak checksum alone would
+//     make noisy (a bare nine-digit number passes one check in ten) is that
+//     identifier only when its id word leads to it, with nothing between
+//     but punctuation and filler words ("is", "no.", "number", "#", "my").
+//     The reach is the clause, a few words: "phone IMEI 490154203237518"
+//     and a phone word three sentences before a number do not reach it.
+//     Id words match whole words, case-insensitively, with punctuation and
+//     abbreviation dots normalised: the id word "med rec" matches "Med rec",
+//     "Med. Rec." and "MED-REC"; "mrn" matches "MRN:", "MRN#" and "MRN-".
+//   - stems (diagnos, insulin, card, account) say what a window of text is
+//     about: an ICD-10 code's diagnosis word, a health term near an
+//     identifier. They match at a word's start anywhere in the window.
 
 // cueWindow is how far before (and, for ICD-10 codes, after) a candidate
-// its context words are looked for.
+// its stems are looked for.
 const cueWindow = 48
 
-// mrnCueWindow is how far before a bare number its medical record word is
-// looked for: "Medical record number: 5512093" fits.
-const mrnCueWindow = 32
+// cueGap is how far before a number its id word may end, and
+// maxGapWords how many filler words may stand between them.
+const (
+	cueGap      = 40
+	maxGapWords = 5
+)
 
-// cueKind is a list of context words, as a bit: one pass over a window
-// finds the words of several lists.
-type cueKind uint8
+// cueKind is a list of context words, as a bit: one pass finds the words
+// of several lists.
+type cueKind uint32
 
 const (
 	cueSSN cueKind = 1 << iota
@@ -24,27 +42,232 @@ const (
 	cueMRN
 	cueICD
 	cueHealth
+	cueNHS
+	cueHealthPlan
+	cueAUMedicare
+	cueNIR
+	cueDETax
+	cueBSN
+	cueAadhaar
+	cueCPF
+	cueSIN
+	cueTFN
+	cuePESEL
+	cuePNR
+	cueRouting
+	cueAccount
+	cueCard
+	numCueKinds = iota
 )
 
-// cueIndex holds each list's context words by their first letter.
-var cueIndex [8][26][]string
+// idCue is an id word (one or more words, lowercase, joined by single
+// spaces) and the lists it belongs to.
+type idCue struct {
+	words  string
+	kinds  cueKind
+	marker bool // a number marker must follow ("Patient #", "patient no.", "policy number")
+}
 
-func addCues(k cueKind, words ...string) {
-	list := &cueIndex[bits.TrailingZeros8(uint8(k))]
+// idCues holds the id words by their last word, the one right before the
+// gap to the number.
+var idCues = map[string][]idCue{}
+
+// addIDCues adds id words to a list; a '#' at the end of one means a
+// number marker ('#', "no", "number", "id") must follow it: "Patient #",
+// "policy number", not "patient 12345".
+func addIDCues(k cueKind, phrases ...string) {
+	for _, p := range phrases {
+		marker := strings.HasSuffix(p, "#")
+		p = strings.TrimSuffix(p, "#")
+		last := p[strings.LastIndexByte(p, ' ')+1:]
+		list := idCues[last]
+		merged := false
+		for i := range list {
+			if list[i].words == p && list[i].marker == marker {
+				list[i].kinds |= k
+				merged = true
+			}
+		}
+		if !merged {
+			list = append(list, idCue{p, k, marker})
+		}
+		idCues[last] = list
+	}
+}
+
+// stemIndex holds each list's stems by their first letter.
+var stemIndex [numCueKinds][26][]string
+
+func addStems(k cueKind, words ...string) {
+	list := &stemIndex[bits.TrailingZeros32(uint32(k))]
 	for _, w := range words {
 		list[w[0]-'a'] = append(list[w[0]-'a'], w)
 	}
 }
 
 func init() {
-	addCues(cueSSN, "ssn", "social security", "soc sec", "social sec", "ss#", "ss #", "ss no", "taxpayer id", "itin", "irs")
-	addCues(cuePhone, "phone", "tel:", "tel.", "tel ", "tel#", "telephone", "call", "mobile", "cell", "fax", "whatsapp", "sms", "text me", "reach me", "contact", "landline")
-	addCues(cueMRN, "mrn", "medical record", "mr#", "mr #", "mr no", "chart no", "chart #", "chart number", "patient id", "patient #", "patient no", "patient number", "record number", "hospital number", "health record", "nhs number", "health plan", "beneficiary", "medicaid", "medicare")
-	addCues(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid")
-	addCues(cueHealth, healthTerms...)
+	addIDCues(cueSSN, "ssn", "ss", "social security", "soc sec", "social sec", "taxpayer id", "taxpayer identification", "itin", "irs", "tin")
+	addIDCues(cuePhone, "phone", "ph", "tel", "telephone", "call", "mobile", "mob", "cell", "cellphone", "fax", "whatsapp", "sms", "text",
+		"text me", "reach me", "contact", "landline", "dial", "ring", "telefon", "telefono", "telephono", "tlf", "handy", "portable", "movil", "cellulare",
+		"numero", "hotline", "helpline", "phone number", "contact number", "celular", "telefone", "telemovel", "telefoon", "mobiel",
+		"mobil", "cel", "tlf", "tfno", "telf")
+	addIDCues(cueMRN, "mrn", "mr", "mr#", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
+		"patient#", "patient identifier", "pt#", "record#", "hospital#", "hosp#", "health record#", "emr#", "ehr#", "encounter#",
+		"visit#", "admission#", "urn", "mrn#")
+	addIDCues(cueNHS, "nhs", "nhs#", "chi#")
+	addIDCues(cueHealthPlan, "member#", "membership#", "subscriber#", "policy#", "group#", "insurance#", "insured#", "plan#",
+		"health plan", "health plan#", "plan member", "insurance member", "beneficiary#", "medicaid", "medicaid#", "medicare#", "hicn",
+		"health insurance#", "member identification")
+	addIDCues(cueAUMedicare, "medicare", "medicare card")
+	addIDCues(cueNIR, "nir", "insee", "securite sociale", "carte vitale", "nss")
+	addIDCues(cueDETax, "steuer id", "steuerid", "steuer", "idnr", "steueridentifikationsnummer", "identifikationsnummer",
+		"steuer identifikationsnummer", "tax id", "tin", "tax identification", "steuerliche identifikationsnummer")
+	addIDCues(cueBSN, "bsn", "burgerservicenummer", "sofinummer", "sofi", "citizen service")
+	addIDCues(cueAadhaar, "aadhaar", "aadhar", "uidai", "uid", "aadhaar card")
+	addIDCues(cueCPF, "cpf")
+	addIDCues(cueSIN, "sin", "social insurance", "nas", "assurance sociale")
+	addIDCues(cueTFN, "tfn", "tax file")
+	addIDCues(cuePESEL, "pesel")
+	addIDCues(cuePNR, "personnummer", "personnr", "person nr", "pnr", "samordningsnummer", "personal identity", "personal id")
+	addIDCues(cueRouting, "routing", "aba", "rtn", "routing transit", "transit", "aba routing", "bank routing")
+
+	addStems(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid",
+		"admitted with", "presenting with", "presented with", "history of", "hx", "pmh", "assessment", "impression", "problem list", "claim")
+	addStems(cueHealth, healthTerms...)
+	addStems(cueAccount, "account", "acct", "acc no", "a/c", "checking", "savings", "iban", "deposit")
+	addStems(cueCard, "card", "credit", "debit", "visa", "mastercard", "amex", "rupay", "maestro", "cc", "pan", "payment", "pay", "charge", "billing", "cvv", "exp")
 }
 
-// cuesIn returns which of the want lists have a word starting in
+// fillerWord reports whether the lowercase word w may stand between an id
+// word and its number: "MRN is 12345", "phone no. 555", "call me at".
+func fillerWord(w []byte) bool {
+	switch string(w) {
+	case "no", "nr", "nbr", "num", "number", "numbers", "is", "was", "are", "be", "me", "us", "at", "on", "my", "our", "his", "her",
+		"their", "your", "the", "a", "an", "of", "to", "for", "id", "code", "here", "please", "it", "its", "s", "de", "n", "o",
+		"home", "work", "office", "direct", "main", "personal", "private", "new", "old", "primary", "listed", "reads", "read",
+		"card", "as", "follows", "ending", "in", "in:", "and", "or", "ref", "value", "v", "via", "with", "du", "da", "der", "des":
+		return true
+	}
+	return false
+}
+
+// numberMarker reports whether the lowercase word w says a number
+// follows: "no", "number", "id".
+func numberMarker(w []byte) bool {
+	switch string(w) {
+	case "no", "nr", "nbr", "num", "number", "id", "n", "o":
+		return true
+	}
+	return false
+}
+
+// cueBefore returns which of the want lists have an id word leading to
+// the number at t[at]: walking back over punctuation and filler words (at
+// most maxGapWords, within cueGap bytes, not past a ';', '!', '?' or a
+// blank line), the nearest word, or a filler, ends an id word of the list.
+func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
+	limit := max(at-cueGap, 0)
+	p := at
+	var buf [32]byte
+	marker := false
+	for range maxGapWords {
+		q := p
+		for q > limit && !isAlnum(t[q-1]) {
+			c := t[q-1]
+			if c == ';' || c == '!' || c == '?' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
+				return 0
+			}
+			marker = marker || c == '#'
+			q--
+		}
+		if q <= limit {
+			return 0
+		}
+		ws := q
+		for ws > 0 && q-ws < len(buf) && isAlnum(t[ws-1]) {
+			ws--
+		}
+		sc.steps += p - ws
+		if ws > 0 && isAlnum(t[ws-1]) {
+			return 0 // a word too long to be an id word
+		}
+		w := buf[:q-ws]
+		for k := range w {
+			w[k] = lower(t[ws+k])
+		}
+		if len(w) == 1 {
+			w, ws = dottedWord(t, ws, buf[:0])
+		}
+		var found cueKind
+		for _, c := range idCues[string(w)] {
+			if c.kinds&want != 0 && (marker || !c.marker) && matchBack(t, q, c.words) {
+				found |= c.kinds & want
+			}
+		}
+		if found != 0 {
+			return found
+		}
+		if !fillerWord(w) {
+			return 0
+		}
+		marker = marker || numberMarker(w)
+		p = ws
+	}
+	return 0
+}
+
+// dottedWord reads back from the one-letter word at t[ws] over an
+// abbreviation written with dots (S.S.N, D.O.B), returning its letters in
+// order, lowercase, and where it starts.
+func dottedWord(t []byte, ws int, buf []byte) ([]byte, int) {
+	s := ws
+	for s >= 2 && t[s-1] == '.' && isLetter(t[s-2]) && (s == 2 || !isAlnum(t[s-3])) && ws-s < 16 {
+		s -= 2
+	}
+	for p := s; p <= ws; p += 2 {
+		buf = append(buf, lower(t[p]))
+	}
+	return buf, s
+}
+
+// matchBack reports whether the id word ends at t[end]: its letters
+// matched case-insensitively from the end, each space of it matching one
+// to three bytes of punctuation or space (". ", "-", " #"), a dot between
+// two letters skipped (D.O.B), and a word's start before it.
+func matchBack(t []byte, end int, words string) bool {
+	p := end
+	for k := len(words) - 1; k >= 0; k-- {
+		c := words[k]
+		if c == ' ' {
+			n := 0
+			for p > 0 && n < 3 && !isAlnum(t[p-1]) && t[p-1] < 0x80 {
+				p--
+				n++
+			}
+			if n == 0 {
+				return false
+			}
+			continue
+		}
+		if p >= 2 && t[p-1] == '.' && isLetter(t[p-2]) && k+1 < len(words) && words[k+1] != ' ' {
+			p-- // an abbreviation's dot inside the word
+		}
+		if p == 0 || lower(t[p-1]) != c {
+			return false
+		}
+		p--
+	}
+	return p == 0 || !isAlnum(t[p-1])
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// cuesIn returns which of the want lists have a stem starting in
 // t[from:to], matched case-insensitively at a word's start: one pass over
 // the window, whatever the number of lists and words.
 func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
@@ -57,8 +280,8 @@ func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
 			continue
 		}
 		for left := want &^ found; left != 0; left &= left - 1 {
-			k := bits.TrailingZeros8(uint8(left))
-			for _, w := range cueIndex[k][c-'a'] {
+			k := bits.TrailingZeros32(uint32(left))
+			for _, w := range stemIndex[k][c-'a'] {
 				if hasPrefixFold(t[i:], w) {
 					found |= 1 << k
 					if found == want {
@@ -72,6 +295,20 @@ func (sc *scanner) cuesIn(t []byte, from, to int, want cueKind) cueKind {
 	return found
 }
 
+// clauseStart returns where the clause holding t[at] starts, at most
+// window bytes before it: after the last '.', '!', '?' or ';' followed by
+// a space, or a newline.
+func clauseStart(t []byte, at, window int) int {
+	from := max(at-window, 0)
+	for p := at - 1; p > from; p-- {
+		c := t[p]
+		if c == '\n' || ((c == '.' || c == '!' || c == '?' || c == ';') && p+1 < len(t) && (t[p+1] == ' ' || t[p+1] == '\n')) {
+			return p + 1
+		}
+	}
+	return from
+}
+
 // hasPrefixFold reports whether t starts with the lowercase word, ASCII
 // case-insensitively.
 func hasPrefixFold(t []byte, word string) bool {
@@ -79,133 +316,8 @@ func hasPrefixFold(t []byte, word string) bool {
 		return false
 	}
 	for k := range len(word) {
-		c := t[k]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != word[k] {
+		if lower(t[k]) != word[k] {
 			return false
-		}
-	}
-	return true
-}
-
-// healthTerms are the stems of words about a person's health: a diagnosis,
-// a condition, a treatment. Next to a personal identifier they make the
-// text protected health information (phi).
-var healthTerms = []string{
-	"diagnos", "prognos", "prescri", "medication", "dosage", "treatment", "therapy", "chemo", "radiotherapy",
-	"surgery", "surgical", "hospitali", "admitted to", "discharge", "symptom", "cancer", "tumor", "tumour",
-	"carcinoma", "leukemia", "leukaemia", "lymphoma", "melanoma", "diabet", "hiv", "aids", "hepatitis", "tuberculosis",
-	"asthma", "copd", "hypertension", "depress", "anxiety", "bipolar", "schizophren", "ptsd", "adhd", "autis",
-	"dementia", "alzheimer", "parkinson", "epilep", "seizure", "stroke", "heart attack", "myocardial", "cardiac",
-	"pregnan", "miscarriage", "abortion", "sexually transmitted", "sti test", "chlamydia", "syphilis", "gonorrh", "herpes",
-	"overdose", "rehab", "addiction", "substance use", "opioid", "insulin", "metformin", "lisinopril", "sertraline",
-	"antidepress", "blood pressure", "blood test", "lab result", "biopsy", "mri", "ct scan", "x-ray", "allerg",
-	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
-	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
-	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-}
-
-// healthWindow is how far from an identifier a health term is looked for.
-const healthWindow = 512
-
-// healthTerms fires HealthTerm when a health word is within healthWindow of
-// one of the text's identifiers.
-func (sc *scanner) healthTerms(t []byte) {
-	if sc.found.Has(HealthTerm) {
-		return
-	}
-	end := -1
-	for k := range sc.nids {
-		from, to := max(sc.ids[k]-healthWindow, end, 0), min(sc.ids[k]+healthWindow, len(t))
-		if from >= to {
-			continue
-		}
-		end = to
-		if sc.cuesIn(t, from, to, cueHealth) != 0 {
-			sc.found |= Set(HealthTerm)
-			return
-		}
-	}
-}
-
-// identifierCue records the identifier a word at t[i] introduces: a name
-// after "Patient", "Name:", "Mr.", "Mrs." or "Ms." (Patient Jane Roe, Name:
-// John Smith), or a date of birth after "DOB", "birth" or "born". A name is
-// an identifier only where the text says so; the health-term detector then
-// looks for health words next to it.
-func (sc *scanner) identifierCue(t []byte, i int) {
-	if identifierFollows(t, i) {
-		sc.identifier(i)
-	}
-}
-
-// identifierFollows reports whether the word at t[i] (or "Name" before the
-// ':' at t[i]) introduces an identifier the text then holds.
-func identifierFollows(t []byte, i int) bool {
-	if t[i] == ':' {
-		return i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1)
-	}
-	if i > 0 && isLetter(t[i-1]) {
-		return false // not a word's start
-	}
-	w := t[i:]
-	switch {
-	case hasPrefixFold(w, "patient"):
-		return twoNames(t, i+len("patient"))
-	case hasPrefixFold(w, "mr. ") || hasPrefixFold(w, "ms. ") || hasPrefixFold(w, "mrs. "):
-		return t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's'))
-	case hasPrefixFold(w, "dob") || hasPrefixFold(w, "d.o.b") || hasPrefixFold(w, "birth") || hasPrefixFold(w, "born"):
-		return birthDate(t, i+3)
-	}
-	return false
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// notNames follow "patient" without naming one.
-var notNames = map[string]bool{"Care": true, "Portal": true, "Safety": true, "Services": true, "Service": true, "Experience": true,
-	"Education": true, "Information": true, "Access": true, "Support": true, "Records": true, "Record": true, "Engagement": true,
-	"Advocate": true, "Advocacy": true, "Rights": true, "Satisfaction": true, "Outcomes": true, "Data": true, "Privacy": true,
-	"Name": true, "The": true, "This": true, "A": true, "An": true}
-
-// birthDate reports whether a date (a group of digits) follows a birth
-// word within a few bytes: DOB 03/14/1962, born on 3 March 1962.
-func birthDate(t []byte, p int) bool {
-	for end := min(p+24, len(t)); p < end; p++ {
-		if isDigit(t[p]) {
-			return true
-		}
-	}
-	return false
-}
-
-// twoNames reports whether t at p (after spaces and a ':') holds two
-// capitalized words that are not notNames.
-func twoNames(t []byte, p int) bool {
-	for p < len(t) && (t[p] == ' ' || t[p] == ':') {
-		p++
-	}
-	for range 2 {
-		if p >= len(t) || t[p] < 'A' || t[p] > 'Z' {
-			return false
-		}
-		q := p + 1
-		for q < len(t) && t[q] >= 'a' && t[q] <= 'z' {
-			q++
-		}
-		if q-p < 2 || q-p > 20 || notNames[string(t[p:q])] {
-			return false
-		}
-		p = q
-		if p < len(t) && t[p] == ' ' {
-			p++
 		}
 	}
 	return true

@@ -15,10 +15,18 @@ func (sc *scanner) lettered(t []byte, i int) int {
 	case boundaryBefore(t, i-1):
 		sc.icd10(t, i-1)
 	}
-	if w := wordStart(t, i); i-w <= 3 && sc.letteredMRN(t, w) {
-		sc.fire(MedicalRecordNumber, w)
+	return sc.compound(t, i)
+}
+
+// compound judges the compound token holding t[i], a digit inside it, as
+// an identifier with letters (token), and returns the index of its last
+// byte.
+func (sc *scanner) compound(t []byte, i int) int {
+	e := skipCompound(t, i)
+	if s := compoundStart(t, i); s >= 0 {
+		sc.token(t, s, e+1)
 	}
-	return skipCompound(t, i)
+	return e
 }
 
 func wordStart(t []byte, i int) int {
@@ -128,20 +136,3 @@ func icd10End(t []byte, s int) (int, bool) {
 // isCodeByte is a byte of a code after its first two: a digit or an
 // upper-case letter.
 func isCodeByte(c byte) bool { return isDigit(c) || c >= 'A' && c <= 'Z' }
-
-// letteredMRN: a medical record number with a short letter prefix
-// (MRN: A1234567, MR-00012345 is read as digits) after a record word.
-func (sc *scanner) letteredMRN(t []byte, w int) bool {
-	e := w
-	digits := 0
-	for e < len(t) && isAlnum(t[e]) {
-		if isDigit(t[e]) {
-			digits++
-		}
-		e++
-	}
-	if digits < 5 || e-w > 14 || (e < len(t) && isWordByte(t[e])) {
-		return false
-	}
-	return sc.cuesIn(t, w-cueWindow, w, cueMRN) != 0
-}

@@ -103,18 +103,27 @@ func separatorAt(t []byte, p int, paren bool) (byte, int, bool) {
 }
 
 // number judges the run at t[i] and returns the index of its last byte.
+// A run an id word leads to is judged as that identifier first (an NHS
+// number printed 3-3-4 is nhs-number, not a phone number); then the
+// detectors that need no id word judge it.
 func (sc *scanner) number(t []byte, i int) int {
 	r := parseRun(t, i)
 	if r.n == 0 {
 		return i
 	}
 	last, ok := r.endToken(t)
-	if !ok || r.overflow {
+	if !ok {
+		sc.token(t, i, last+1) // 12345678Z, 1EG4-TE5-MK73
 		return last
 	}
-	if !sc.judgeCuts(t, &r) {
-		sc.contextual(t, &r)
+	if r.overflow {
+		return last
 	}
+	if sc.cued(t, &r) {
+		return last
+	}
+	sc.judgeCuts(t, &r)
+	sc.spacedNINO(t, &r)
 	return last
 }
 
@@ -153,12 +162,37 @@ func (sc *scanner) judgeCuts(t []byte, r *run) bool {
 			if b < r.n && r.groups[b].sep != ' ' {
 				continue
 			}
+			if r.continues(a, b) {
+				continue
+			}
 			if sc.judge(t, r, a, b) {
 				hit = true
 			}
 		}
 	}
 	return hit
+}
+
+// continues reports whether the run goes on past groups [a, b) in their
+// own grouping: a group of four beside a cut made of fours is the same
+// longer number ("4111 1111 1111 1111 1111" is a serial, not a card with
+// a group after it), and so is a last group of one or two digits, while a
+// group of three is something else (a CVV) and so is a short group before
+// (a reference number).
+func (r *run) continues(a, b int) bool {
+	if a == 0 && b == r.n {
+		return false
+	}
+	fours := true
+	for k := a; k < b-1; k++ {
+		fours = fours && r.groups[k].n == 4
+	}
+	if fours && ((b < r.n && r.groups[b].n == 4 && r.groups[b-1].n == 4) || (a > 0 && r.groups[a-1].n == 4)) {
+		return true
+	}
+	// A last group of one or two digits is the longer number's own short
+	// last group, as printed in fours: "4074 1852 9630 7418 59".
+	return b == r.n-1 && r.groups[b].n <= 2
 }
 
 // span is the digits of groups [a, b) of a run.
@@ -220,50 +254,31 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 		sc.fire(USSSN, at)
 		hit = true
 	}
-	if cardShape(r, a, b) && cardValid(r.span(a, b)) {
-		sc.fire(PaymentCard, at)
+	if cardShape(r, a, b) {
+		switch cardIssuer(r.span(a, b)) {
+		case issuerCard:
+			sc.fire(PaymentCard, at)
+			hit = true
+		case issuerCardIfCued:
+			if sc.cuesIn(t, clauseStart(t, r.start, cueWindow), r.start, cueCard) != 0 {
+				sc.fire(PaymentCard, at)
+				hit = true
+			}
+		}
+	}
+	if a == 0 && b == r.n && cpfShape(r) && cpfValid(r.span(0, r.n)) {
+		sc.fire(BRCPF, at)
 		hit = true
 	}
-	if a == 0 && b == r.n && phoneShape(r, a, b) {
+	if a == 0 && b == r.n && r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) && r.joined(0, r.n) && nirValid(r.span(0, r.n)) {
+		sc.fire(FRNIR, at)
+		hit = true
+	}
+	if !hit && a == 0 && b == r.n && phoneShape(r, a, b) {
 		sc.fire(Phone, at)
 		hit = true
 	}
 	return hit
-}
-
-// contextual runs the detectors that need a word before the number: a bare
-// social security or phone number, a medical record number. It runs on the
-// runs no other detector took whose shape one of them could have, and
-// reads the words before each once.
-func (sc *scanner) contextual(t []byte, r *run) {
-	if r.plus {
-		return
-	}
-	var want cueKind
-	if r.n == 1 && r.nd == 9 && ssnValid(r.span(0, 1)) {
-		want |= cueSSN
-	}
-	if _, plain := r.oneSeparator(0, r.n, " -."); plain && r.n <= 2 && r.nd >= 7 && r.nd <= 15 {
-		want |= cuePhone
-	}
-	if r.n <= 2 && r.nd >= 5 && r.nd <= 12 {
-		want |= cueMRN
-	}
-	if want == 0 {
-		return
-	}
-	window := cueWindow
-	if want == cueMRN {
-		window = mrnCueWindow // the record word is right before its number
-	}
-	switch k := sc.cuesIn(t, r.start-window, r.start, want); {
-	case k&cueSSN != 0:
-		sc.fire(USSSN, r.start)
-	case k&cuePhone != 0:
-		sc.fire(Phone, r.start)
-	case k&cueMRN != 0:
-		sc.fire(MedicalRecordNumber, r.start)
-	}
 }
 
 // ssnShape: 123-45-6789, 123 45 6789 or 123.45.6789. The spaced form needs no context
@@ -284,11 +299,13 @@ func ssnValid(d []byte) bool {
 	return area != "000" && area != "666" && d[0] != '9' && grp != "00" && serial != "0000"
 }
 
-// cardShape: 13 to 19 digits, no '+', as one group or in the groupings
-// cards are printed in (fours, Amex 4-6-5, Diners 4-6-4), joined by spaces
-// or dashes.
+// cardShape: 13 to 19 digits, no '+', as one group or in a grouping
+// cards are printed in, joined by spaces or dashes: fours with a shorter
+// last group (the way any length is printed), Visa's 13 as 4-3-3-3, Amex's
+// 15 as 4-6-5, Diners' 14 as 4-6-4; dots only as 4-4-4-4 (never a
+// version). The issuer's lengths are checked by cardIssuer.
 func cardShape(r *run, a, b int) bool {
-	if r.plus || (a == 0 && r.plus) {
+	if r.plus {
 		return false
 	}
 	n := len(r.span(a, b))
@@ -300,9 +317,12 @@ func cardShape(r *run, a, b int) bool {
 		return false
 	}
 	if sep == '.' {
-		return r.shape(a, b, 4, 4, 4, 4) // 4111.1111.1111.1111, never a version
+		return r.shape(a, b, 4, 4, 4, 4)
 	}
-	if b-a == 1 || r.shape(a, b, 4, 6, 5) || r.shape(a, b, 4, 6, 4) {
+	switch {
+	case b-a == 1:
+		return true
+	case n == 13 && r.shape(a, b, 4, 3, 3, 3), n == 15 && r.shape(a, b, 4, 6, 5), n == 14 && r.shape(a, b, 4, 6, 4):
 		return true
 	}
 	for k := a; k < b-1; k++ {
@@ -384,9 +404,33 @@ func (r *run) nanp(area int) bool {
 	return r.digits[ac.at] >= '2' && r.digits[ex.at] >= '2'
 }
 
-// cardValid: a known issuer's prefix and length, and the Luhn checksum.
-func cardValid(d []byte) bool {
-	return issuerKnown(d) && luhn(d)
+// The verdicts of cardIssuer.
+const (
+	issuerNone       = iota
+	issuerCard       // a known issuer's range and length, Luhn-valid
+	issuerCardIfCued // the same, in a range that serial numbers collide with
+)
+
+// cardIssuer judges a card number's digits: a known issuer's prefix at
+// one of its lengths, and the Luhn checksum.
+func cardIssuer(d []byte) int {
+	if !luhn(d) {
+		return issuerNone
+	}
+	for _, is := range issuers {
+		k := len(is.lo)
+		if len(d) < k || is.lengths&(1<<len(d)) == 0 {
+			continue
+		}
+		p := string(d[:k])
+		if p >= is.lo && p <= is.hi {
+			if is.cue {
+				return issuerCardIfCued
+			}
+			return issuerCard
+		}
+	}
+	return issuerNone
 }
 
 func luhn(d []byte) bool {
@@ -406,50 +450,48 @@ func luhn(d []byte) bool {
 	return sum%10 == 0
 }
 
-// issuers are the card networks' IIN ranges (inclusive, compared on the
-// first len(lo) digits) with the lengths they issue.
-var issuers = []struct {
-	lo, hi     string
-	minN, maxN int
-}{
-	{"4", "4", 13, 19},           // Visa (13, 16, 19)
-	{"51", "55", 16, 16},         // Mastercard
-	{"2221", "2720", 16, 16},     // Mastercard 2-series
-	{"34", "34", 15, 15},         // American Express
-	{"37", "37", 15, 15},         // American Express
-	{"6011", "6011", 16, 19},     // Discover
-	{"644", "649", 16, 19},       // Discover
-	{"65", "65", 16, 19},         // Discover, RuPay
-	{"622126", "622925", 16, 19}, // Discover co-branded UnionPay
-	{"62", "62", 16, 19},         // UnionPay
-	{"300", "305", 14, 19},       // Diners Club International
-	{"3095", "3095", 14, 19},     // Diners Club
-	{"36", "36", 14, 19},         // Diners Club
-	{"38", "39", 16, 19},         // Diners Club
-	{"3528", "3589", 16, 19},     // JCB
-	{"2200", "2204", 16, 19},     // Mir
-	{"5018", "5018", 13, 19},     // Maestro
-	{"5020", "5020", 13, 19},     // Maestro
-	{"5038", "5038", 13, 19},     // Maestro
-	{"5893", "5893", 13, 19},     // Maestro
-	{"6304", "6304", 13, 19},     // Maestro
-	{"6759", "6759", 13, 19},     // Maestro UK
-	{"6761", "6763", 13, 19},     // Maestro
-	{"60", "60", 16, 16},         // RuPay
-	{"81", "82", 16, 16},         // RuPay
-	{"508", "508", 16, 16},       // RuPay
+// lengths is a set of card lengths, as bits.
+func lengths(ns ...int) (m uint32) {
+	for _, n := range ns {
+		m |= 1 << n
+	}
+	return m
 }
 
-func issuerKnown(d []byte) bool {
-	for _, is := range issuers {
-		k := len(is.lo)
-		if len(d) < k || len(d) < is.minN || len(d) > is.maxN {
-			continue
-		}
-		p := string(d[:k])
-		if p >= is.lo && p <= is.hi {
-			return true
-		}
-	}
-	return false
+// issuers are the card networks' IIN ranges (inclusive, compared on the
+// first len(lo) digits) with the lengths they issue. The ranges marked cue
+// are RuPay's own (60, 81-82, 508): their 16-digit Luhn-valid numbers are
+// as common among voucher, container and device serials as among cards, so
+// they are a card only after a card word in the clause (card, debit,
+// RuPay, payment...).
+var issuers = []struct {
+	lo, hi  string
+	lengths uint32
+	cue     bool
+}{
+	{"4", "4", lengths(13, 16, 19), false},                       // Visa
+	{"51", "55", lengths(16), false},                             // Mastercard
+	{"2221", "2720", lengths(16), false},                         // Mastercard 2-series
+	{"34", "34", lengths(15), false},                             // American Express
+	{"37", "37", lengths(15), false},                             // American Express
+	{"6011", "6011", lengths(16, 17, 18, 19), false},             // Discover
+	{"644", "649", lengths(16, 17, 18, 19), false},               // Discover
+	{"65", "65", lengths(16, 17, 18, 19), false},                 // Discover, RuPay co-branded
+	{"62", "62", lengths(16, 17, 18, 19), false},                 // UnionPay (and Discover's co-branded 622126-622925)
+	{"300", "305", lengths(14, 15, 16, 17, 18, 19), false},       // Diners Club International
+	{"3095", "3095", lengths(14, 15, 16, 17, 18, 19), false},     // Diners Club
+	{"36", "36", lengths(14, 15, 16, 17, 18, 19), false},         // Diners Club
+	{"38", "39", lengths(16, 17, 18, 19), false},                 // Diners Club
+	{"3528", "3589", lengths(16, 17, 18, 19), false},             // JCB
+	{"2200", "2204", lengths(16, 17, 18, 19), false},             // Mir
+	{"5018", "5018", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"5020", "5020", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"5038", "5038", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"5893", "5893", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"6304", "6304", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"6759", "6759", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro UK
+	{"6761", "6763", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"60", "60", lengths(16), true},                              // RuPay
+	{"81", "82", lengths(16), true},                              // RuPay
+	{"508", "508", lengths(16), true},                            // RuPay
 }

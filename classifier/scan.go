@@ -64,7 +64,7 @@ func (sc *scanner) text(t []byte) {
 			}
 			i = sc.number(t, i)
 		default:
-			i = skipCompound(t, i)
+			i = sc.compound(t, i) // ORD-4111..., MRN-12345, PT-884213
 		}
 	}
 	if sc.nids > 0 {
@@ -83,7 +83,7 @@ func (sc *scanner) identifier(at int) {
 // fire records a detection at offset at of the text.
 func (sc *scanner) fire(d Detector, at int) {
 	sc.found |= Set(d)
-	if d.Class() == ClassPII || d == MedicalRecordNumber {
+	if d != ICD10 && d != HealthTerm && d != BodyOverLimit {
 		sc.identifier(at)
 	}
 }

@@ -1,0 +1,326 @@
+package classifier_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/llmkube/llmkube-compile/classifier"
+)
+
+// The tests of this file each hold a class of texts (every spelling of a
+// cue, every grouping of every issuer's lengths, every country's phone
+// printing), not one string: a defect fixed for one spelling and not its
+// siblings fails here.
+
+func detectorNamed(t *testing.T, name string) classifier.Detector {
+	t.Helper()
+	for _, d := range classifier.All() {
+		if d.Name() == name {
+			return d
+		}
+	}
+	t.Fatalf("no detector %q", name)
+	return 0
+}
+
+// assertFires holds that text fires the detector, and only the detectors
+// in also besides it.
+func assertFires(t *testing.T, name, text string, also ...string) {
+	t.Helper()
+	got := classifier.Text([]byte(text))
+	assert.True(t, got.Has(detectorNamed(t, name)), "%q: want %s, got %v", text, name, got.Names())
+	for _, n := range got.Names() {
+		if n != name && !slices.Contains(also, n) {
+			assert.Fail(t, "unexpected detector", "%q: %s fired besides %s", text, n, name)
+		}
+	}
+}
+
+func assertNone(t *testing.T, text string) {
+	t.Helper()
+	got := classifier.Text([]byte(text))
+	assert.True(t, got.Empty(), "%q: want nothing, got %v", text, got.Names())
+}
+
+// TestCueSpellings: an id word is matched whatever its punctuation,
+// abbreviation dots and case; a word that is not one, or one that needs a
+// number marker without it, is not.
+func TestCueSpellings(t *testing.T) {
+	for _, cue := range []string{
+		"MRN", "MRN:", "MRN#", "MRN #", "MRN -", "mrn=", `"mrn": "`, "MRN no.", "Med rec no.", "Med. Rec. #", "MED-REC", "med rec",
+		"Medical record number:", "Medical Record No.", "medical record #", "Med record", "MR#", "MR #", "MR no.",
+		"Pt ID", "pt. id:", "Pt #", "Patient ID", "Patient ID:", "Patient No.", "patient number", "Patient #",
+		"Chart #:", "chart no", "Chart ID", "Hospital No", "hospital number:", "Hosp. #", "Record #", "record no.", "EMR #", "URN",
+	} {
+		for _, sep := range []string{" ", ""} {
+			text := "Please pull " + cue + sep + "5512093 today."
+			if strings.HasSuffix(cue, `"`) {
+				text = cue + `5512093"`
+			}
+			assertFires(t, "medical-record-number", text)
+		}
+	}
+	for _, text := range []string{
+		"order no. 5512093", "Record 5512093 updated", "patient 5512093", "chart 5512093", "Mr. Smith paid 5512093",
+		"MRN policy changed. Our invoice total was 5512093.", "the hospital 5512093",
+	} {
+		assertNone(t, text)
+	}
+	// Other lists, the same normalisation.
+	assertFires(t, "us-bank-routing", "Routing no. 011000015, Acct no. 123456789")
+	assertFires(t, "us-bank-routing", "ABA/routing #: 021000021; account 000123456789")
+	assertFires(t, "us-ssn", "Soc. Sec. No. 123456789")
+	assertFires(t, "us-ssn", "S.S.N. # 123456789")
+}
+
+// TestCueDashDigits: a record number joined to its id word by a dash, or
+// written with a letter prefix after one.
+func TestCueDashDigits(t *testing.T) {
+	for _, text := range []string{
+		"MRN-12345", "See MRN-0012345678.", "MR-00012345", "mr-00012345 admitted", "MRN12345",
+		"Patient ID: PT-884213", "Patient ID PT884213", "MRN: A7731920", "pt id: MR-44120", "Med rec no. H-2231907",
+		"Chart #: CH-55120", "medical record number: MRN-5512093",
+	} {
+		assertFires(t, "medical-record-number", text)
+	}
+	for _, text := range []string{
+		"member ID BCX884512907", "Member ID: BCX-884512907", "Subscriber #: XEH448812001", "policy no. AB-12345678",
+		"Group number: 0088213", "Medicaid 88451290",
+	} {
+		assertFires(t, "health-plan-id", text)
+	}
+	for _, text := range []string{
+		"ORD-12345", "PR-12345 merged", "ID: PT-884213", "see JIRA-55120", "build-20231207", "Policy PRJ-88451 applies",
+		"MRN-12", "sha256-884213aa",
+	} {
+		assertNone(t, text)
+	}
+}
+
+// luhnComplete returns prefix padded to n digits with a fixed pattern and a
+// Luhn check digit.
+func luhnComplete(prefix string, n int) string {
+	d := []byte(prefix)
+	for len(d) < n-1 {
+		d = append(d, byte('0'+(len(d)*7+3)%10))
+	}
+	for c := byte('0'); c <= '9'; c++ {
+		cand := append(append([]byte{}, d...), c)
+		sum := 0
+		for i := len(cand) - 1; i >= 0; i-- {
+			v := int(cand[i] - '0')
+			if (len(cand)-1-i)%2 == 1 {
+				v *= 2
+				if v > 9 {
+					v -= 9
+				}
+			}
+			sum += v
+		}
+		if sum%10 == 0 {
+			return string(cand)
+		}
+	}
+	panic("unreachable")
+}
+
+// group prints digits in groups of the given sizes joined by sep.
+func group(d string, sep string, sizes ...int) string {
+	var parts []string
+	for _, n := range sizes {
+		parts = append(parts, d[:n])
+		d = d[n:]
+	}
+	return strings.Join(parts, sep)
+}
+
+// fours are the sizes of n digits printed in fours with a shorter last
+// group.
+func fours(n int) []int {
+	var s []int
+	for ; n > 4; n -= 4 {
+		s = append(s, 4)
+	}
+	return append(s, n)
+}
+
+// TestCardGroupings: each issuer at each of its lengths, whole, in fours
+// and in its own printing, is a card; at any other length, in any
+// printing, it is not.
+func TestCardGroupings(t *testing.T) {
+	issuers := []struct {
+		name, prefix string
+		lengths      []int
+		own          map[int][]int // the issuer's own printing at a length
+	}{
+		{"Visa", "4", []int{13, 16, 19}, map[int][]int{13: {4, 3, 3, 3}}},
+		{"Mastercard", "51", []int{16}, nil},
+		{"Mastercard 2-series", "2221", []int{16}, nil},
+		{"Amex", "34", []int{15}, map[int][]int{15: {4, 6, 5}}},
+		{"Amex 37", "37", []int{15}, map[int][]int{15: {4, 6, 5}}},
+		{"Diners", "36", []int{14, 15, 16, 17, 18, 19}, map[int][]int{14: {4, 6, 4}}},
+		{"Discover", "6011", []int{16, 17, 18, 19}, nil},
+		{"JCB", "3530", []int{16, 17, 18, 19}, nil},
+		{"UnionPay", "62", []int{16, 17, 18, 19}, nil},
+		{"Mir", "2202", []int{16, 17, 18, 19}, nil},
+	}
+	for _, is := range issuers {
+		for n := 12; n <= 20; n++ {
+			d := luhnComplete(is.prefix, n)
+			valid := slices.Contains(is.lengths, n)
+			printings := []string{d, group(d, " ", fours(n)...), group(d, "-", fours(n)...)}
+			if own, ok := is.own[n]; ok {
+				printings = append(printings, group(d, " ", own...), group(d, "-", own...))
+			}
+			for _, p := range printings {
+				text := "Card on file: " + p + " thanks"
+				if valid {
+					assertFires(t, "payment-card", text)
+				} else {
+					got := classifier.Text([]byte(text))
+					assert.False(t, got.Has(classifier.PaymentCard), "%s at %d digits: %q is not a card (%v)", is.name, n, p, got.Names())
+				}
+			}
+		}
+	}
+	// Printings that are no issuer's.
+	for _, text := range []string{
+		"4242-4242-4242-424", "4242 4242 4242 424", "424242424242424", // a 15-digit Visa
+		"4364 804 794 598 1", "4111 111 111 1111 1", "3400 000000 00009 1",
+		group(luhnComplete("4", 16), " ", 4, 6, 6), group(luhnComplete("34", 15), " ", 5, 5, 5),
+	} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.PaymentCard), "%q: %v", text, got.Names())
+	}
+	assertFires(t, "payment-card", "Visa 4364 804 794 598 on file")
+}
+
+// TestDigitRunsLongerThanACard: a card's digits inside a longer number are
+// that number's, not a card; a card beside a shorter group (a CVV, a
+// reference) still is.
+func TestDigitRunsLongerThanACard(t *testing.T) {
+	card := "4111111111111111"
+	for _, text := range []string{
+		card + "1234",                   // a 20-digit run
+		"0" + card,                      // 17 digits, no issuer at that prefix
+		"serial 00" + card + "77",       // inside a serial
+		"4111 1111 1111 1111 1111",      // 20 digits printed in fours
+		"4111 1111 1111 1111 1111 1111", // 24
+		"1234 4111 1111 1111 1111",      // a group of four before it
+		"SN " + group("55"+card[2:]+"1234", " ", 4, 4, 4, 4, 4), // a Mastercard-looking start
+		"tracking " + card + "0000000",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.PaymentCard), "%q: %v", text, got.Names())
+	}
+	for _, text := range []string{
+		"4111 1111 1111 1111 123", "ref 12 4111 1111 1111 1111", "4111 1111 1111 1111 12/27", card + " exp 12/27",
+	} {
+		assertFires(t, "payment-card", text)
+	}
+}
+
+// TestCollidingRangesNeedACardWord: RuPay's own ranges (60, 81-82, 508)
+// take voucher, container and device serials; their numbers are a card
+// only after a card word in the clause.
+func TestCollidingRangesNeedACardWord(t *testing.T) {
+	for _, prefix := range []string{"81", "82", "60", "508"} {
+		d := luhnComplete(prefix, 16)
+		for _, text := range []string{"voucher " + d, "container serial " + d, "device " + group(d, " ", 4, 4, 4, 4), d,
+			"Paid by card. Voucher " + d} {
+			got := classifier.Text([]byte(text))
+			assert.False(t, got.Has(classifier.PaymentCard), "%q: %v", text, got.Names())
+		}
+		for _, text := range []string{"RuPay card " + d, "debit card number: " + group(d, " ", 4, 4, 4, 4), "charge " + d} {
+			assertFires(t, "payment-card", text)
+		}
+	}
+}
+
+// TestCueReach: an id word reaches the number it labels, not one another
+// word labels, nor one sentences away.
+func TestCueReach(t *testing.T) {
+	for _, text := range []string{
+		"IMEI 490154203237518", "phone IMEI 490154203237518", "My phone's IMEI is 490154203237518",
+		"Call me tomorrow. Order 5551234567 shipped.", "My phone broke; the serial was 5551234567",
+		"phone! 5551234567", "Text me the results. The invoice is 5551234567.",
+		"MRN pending; invoice 5512093", "call on 2026-12-05", "NHS trust budget 2026: 9434765919 pounds", // not the id's number
+		"Please call.\n\nTicket 5551234567",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.Phone) || got.Has(classifier.MedicalRecordNumber) || got.Has(classifier.NHSNumber),
+			"%q: %v", text, got.Names())
+	}
+}
+
+// TestPhonesAfterACue: a phone word before a number in any country's
+// printing, exchange codes from 0 included.
+func TestPhonesAfterACue(t *testing.T) {
+	for _, text := range []string{
+		"Call 555-123-4567", "my phone: 1-555-123-1234", "phone number is 555 123 4567", "cell: 555.123.4567",
+		"Call me at 5551234567", "tel 1 555 123 1234",
+		"Tel: 020 7946 0958", "mobile 07700 900123", "phone: 0161 496 0000", // UK
+		"Tel. 01 23 45 67 89", "portable : 06 12 34 56 78", // FR
+		"Telefon 030 1234567", "Handy: 0171 1234567", "Tel. 089 12345678", // DE
+		"Tel. 912 345 678", "movil 612 34 56 78", // ES
+		"cellulare 347 123 4567", "tel 06 1234 5678", // IT
+		"telefoon 020-1234567", "mobiel 06-12345678", // NL
+		"mobile 98765 43210", "phone: 022 2345 6789", // IN
+		"celular (11) 98765-4321", "telefone (21) 2345-6789", // BR
+		"phone 0412 345 678", "ph (02) 9374 4000", // AU
+	} {
+		assertFires(t, "phone", text)
+	}
+}
+
+// TestNationalIdentifiers: every identifier with its check, after its id
+// word; the strong formats also alone; a failed check never.
+func TestNationalIdentifiers(t *testing.T) {
+	cases := []struct {
+		detector string
+		valid    []string
+		invalid  []string
+	}{
+		{"nhs-number", []string{"NHS number 943 476 5919", "NHS No: 9434765919", "nhs# 401 023 2137", "NHS no. 450-557-7104"},
+			[]string{"NHS number 943 476 5918", "943 476 5910"}},
+		{"us-medicare-mbi", []string{"1EG4-TE5-MK73", "MBI 1EG4TE5MK73", "Medicare ID: 1EG4-TE5-MK73"},
+			[]string{"1SG4-TE5-MK73", "1EG4-TE5-MK7", "0EG4-TE5-MK73", "1eg4-te5-mk73x"}},
+		{"au-medicare", []string{"Medicare card 2123 45670 1", "medicare no. 2428778132"}, []string{"Medicare card 2123 45671 1"}},
+		{"es-dni", []string{"DNI 12345678Z", "12345678-Z", "NIE X1234567L", "Y1234567X"}, []string{"12345678A", "X1234567A"}},
+		{"fr-nir", []string{"NIR 185057800608491", "1 85 05 78 006 084 91", "numéro de sécurité sociale: 2 69 05 49 588 157 80"},
+			[]string{"1 85 05 78 006 084 36", "NIR 185057800608436"}},
+		{"it-fiscal-code", []string{"RSSMRA85T10A562S", "codice fiscale: MRTMTT91D08F205J"}, []string{"RSSMRA85T10A562T"}},
+		{"de-tax-id", []string{"Steuer-ID: 86095742719", "Steueridentifikationsnummer 65929970489", "IdNr. 47 036 892 816"},
+			[]string{"Steuer-ID: 86095742718", "Steuer-ID 11111111111"}},
+		{"nl-bsn", []string{"BSN 111222333", "burgerservicenummer: 1234.56.782"}, []string{"BSN 111222334"}},
+		{"in-aadhaar", []string{"Aadhaar 2345 6789 0124", "aadhaar no: 491827364507"}, []string{"Aadhaar 2345 6789 0123"}},
+		{"br-cpf", []string{"123.456.789-09", "CPF 52998224725", "CPF: 529.982.247-25"}, []string{"123.456.789-10", "111.111.111-11"}},
+		{"ca-sin", []string{"SIN 046 454 286", "social insurance number: 046454286"}, []string{"SIN 046 454 287"}},
+		{"au-tfn", []string{"TFN 123 456 782", "tax file number: 876543210"}, []string{"TFN 123 456 781"}},
+		{"uk-nino", []string{"AB123456C", "NI number: AB 12 34 56 C", "JG103759A"}, []string{"AB123456E", "QQ123456C", "BG123456C", "DA123456C"}},
+		{"pl-pesel", []string{"PESEL 44051401359", "pesel: 02070803628"}, []string{"PESEL 44051401358"}},
+		{"se-personnummer", []string{"personnummer 811228-9874", "personnr: 850709-9805", "Personnummer 19811228-9874"},
+			[]string{"personnummer 811228-9875"}},
+		{"us-bank-routing", []string{"routing number 011000015 and account number 4451290012"},
+			[]string{"routing number 011000016 and account number 4451290012", "routing number 011000015 for Chase"}},
+	}
+	for _, c := range cases {
+		for _, text := range c.valid {
+			got := classifier.Text([]byte(text))
+			assert.True(t, got.Has(detectorNamed(t, c.detector)), "%q: want %s, got %v", text, c.detector, got.Names())
+			assert.False(t, got.Has(classifier.Phone), "%q names its identifier, not a phone: %v", text, got.Names())
+		}
+		for _, text := range c.invalid {
+			got := classifier.Text([]byte(text))
+			assert.False(t, got.Has(detectorNamed(t, c.detector)), "%q: %v", text, got.Names())
+		}
+	}
+	// Weak checks need their id word: the same numbers bare are nothing.
+	for _, text := range []string{"111222333", "9434765919", "2345 6789 0124", "86095742719", "44051401359", "811228-9874", "011000015",
+		"ref 185057800608491"} {
+		assertNone(t, text)
+	}
+}
