@@ -324,3 +324,127 @@ func TestNationalIdentifiers(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestCueAcrossLanguagesAndTurns: an id word in another language or
+// script, a verb of another language between it and its number, and a
+// question answered on the next turn of a transcript.
+func TestCueAcrossLanguagesAndTurns(t *testing.T) {
+	for _, c := range []struct{ detector, text string }{
+		{"nl-bsn", "Beste, mijn BSN-nummer is 111222333."},
+		{"nl-bsn", `{"bsn_nummer": "1234.56.782"}`},
+		{"de-tax-id", "meine Steuer-ID lautet 86095742719."},
+		{"de-tax-id", "meine steuer-idnr. lautet 47 036 892 816"},
+		{"es-dni", "mi DNI es 12345678z."},
+		{"fr-nir", "Mon NIR est le 185057800608491, merci."},
+		{"fr-nir", "n° de sécurité sociale : 185057800608491"},
+		{"ca-sin", "Bonjour, mon NAS est 046-454-286."},
+		{"ca-sin", "mon S.I.N. est 046454286"},
+		{"in-aadhaar", "आधार - 2345-6789-0124"},
+		{"br-cpf", "Cadastro de Pessoas Físicas 52998224725"},
+		{"br-cpf", "CPF nº 52998224725"},
+		{"se-personnummer", "Hej, mitt pnr är 8112289874."},
+		{"pl-pesel", "Can I have your nr PESEL?\nCaller: Yes, it's 44051401359."},
+		{"nhs-number", "Agent: Can I have your NHS number?\nCaller: Yes, it's 943 476 5919.\nAgent: Thank you."},
+		{"au-tfn", "Agent: Can I have your TFN?\nCustomer: Sure, it's 123456782."},
+		{"health-plan-id", "Agent: Can I have your group number?\nCaller: Yes, it's W308606972."},
+	} {
+		got := classifier.Text([]byte(c.text))
+		assert.True(t, got.Has(detectorNamed(t, c.detector)), "%q: want %s, got %v", c.text, c.detector, got.Names())
+	}
+	// The turn after the answer, or a question about something else, is
+	// out of reach.
+	assertNone(t, "Agent: Can I have your NHS number?\nCaller: I don't have it. My order is 9434765919.")
+}
+
+// TestStrongFormatsInAnyCase: the formats with a check letter or
+// character are read lowercase too, with their printed separators.
+func TestStrongFormatsInAnyCase(t *testing.T) {
+	for _, c := range []struct{ detector, text string }{
+		{"it-fiscal-code", "CF: rssmra85t10a562s"},
+		{"es-dni", "x1234567l"}, {"es-dni", "x-1234567-l"}, {"es-dni", "DNI (12.345.678-Z)"},
+		{"uk-nino", "ab123456c"}, {"uk-nino", "nino: AB 123456C"},
+		{"us-medicare-mbi", "1eg4-te5-mk73"},
+		{"fr-nir", "253072B07300470"},
+	} {
+		got := classifier.Text([]byte(c.text))
+		assert.True(t, got.Has(detectorNamed(t, c.detector)), "%q: want %s, got %v", c.text, c.detector, got.Names())
+	}
+}
+
+// TestLabelledNumbers: a number another id word labels (serial, order,
+// room, IMEI...) is not a phone number or a spaced SSN, whatever its
+// shape; a phone line's label glued after it is read as a label.
+func TestLabelledNumbers(t *testing.T) {
+	for _, label := range []string{"Serial number", "S/N", "Order #", "Invoice", "Tracking no.", "Ticket", "Room", "Model", "Ref:", "dial-in code"} {
+		for _, n := range []string{"335-569-9492", "(415) 555-2671", "123 45 6789", "020 7946 0958"} {
+			assertNone(t, label+" "+n+" on the label")
+		}
+	}
+	assertFires(t, "phone", "07700 900806-Office")
+	assertFires(t, "phone", "+49 30 04739793-Fax")
+	assertFires(t, "us-ssn", "Room 4, SSN 536-22-8410") // a label reaches its own number only
+}
+
+// TestTestCardsInCode: a processor's published test number among the
+// words of code or docs about tests is an example; in a customer's words
+// it is still a card, and a number not on the list is a card anywhere.
+func TestTestCardsInCode(t *testing.T) {
+	for _, text := range []string{
+		`const testCard = "4242424242424242" // Stripe test Visa`,
+		"stripe.PaymentMethod.create(\n    type=\"card\",\n    card={\"number\": \"5555 5555 5555 4444\", \"exp_month\": 12})",
+		"it('charges the test card', async () => { await pay({ card: '378282246310005' }) })",
+		"# use 4111111111111111 in the sandbox",
+	} {
+		assertNone(t, text)
+	}
+	assertFires(t, "payment-card", "my card number is 4242 4242 4242 4242, exp 12/27")
+	assertFires(t, "payment-card", `const testCard = "4526018159083012" // a customer's, pasted in a test`)
+}
+
+// TestICD10InReferenceText: a code in a coding guideline or code list is
+// a diagnosis's code, not a person's diagnosis; on a claim or in a chart
+// it is.
+func TestICD10InReferenceText(t *testing.T) {
+	assertNone(t, "Use E11.9 for type 2 diabetes without complications; do not combine with R73.9 (ICD-10-CM guideline I.B.5).")
+	assertNone(t, "Coding guide – common inpatient diagnoses:\nJ18.9   pneumonia, unspecified organism\nI50.9   heart failure")
+	assertFires(t, "icd10-diagnosis", "Diagnosis code E11.9 was added to the claim.")
+	assertFires(t, "icd10-diagnosis", "Dx: J45.909")
+}
+
+// TestIBANNationalPrintings: an IBAN in its country's own grouping (not
+// fours), with spaces, dots or dashes, and a space after the country.
+func TestIBANNationalPrintings(t *testing.T) {
+	for _, text := range []string{
+		"DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "DE89-3704-0044-0532-0130-00", "DE89.3704.0044.0532.0130.00",
+		"DE 89 370400440532013000", "GB82 WEST 1234 5698 7654 32", "GB 82 WEST 12345698765432",
+	} {
+		assertFires(t, "iban", "refund to "+text+" please")
+	}
+	for _, text := range []string{"DE89 3704 0044 0532 0130 01", "DE 89 3704 0044 0532 0130"} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.IBAN), "%q: %v", text, got.Names())
+	}
+}
+
+// TestEscapesInToolArguments: a tool call's arguments are JSON in a JSON
+// string; their escaped newlines and quotes do not glue an id word to
+// the line before it.
+func TestEscapesInToolArguments(t *testing.T) {
+	for _, line := range []string{"TFN: 123 456 782", "NHS NUMBER:943-476-5919", "Phone:\n1-791-641-9801", "policy number: W383025010"} {
+		args := `{"note":"Dear HR,\nplease update my record.\n` + strings.ReplaceAll(line, "\n", `\n`) + `\nThanks"}`
+		body := `{"model":"m","messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"save","arguments":` + jsonString(args) + `}}]}]}`
+		assert.False(t, classifier.Body([]byte(body)).Empty(), "%s", body)
+	}
+}
+
+func jsonString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// TestRoutingBesideAnAccount: a routing number with an account number
+// after it needs no routing word.
+func TestRoutingBesideAnAccount(t *testing.T) {
+	assertFires(t, "us-bank-routing", "121000358, account 4941151225")
+	assertFires(t, "us-bank-routing", "Routing: 021000021\nAccount: 000123456789")
+	assertNone(t, "121000358 units shipped")
+}

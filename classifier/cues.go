@@ -29,7 +29,7 @@ const cueWindow = 48
 // maxGapWords how many filler words may stand between them.
 const (
 	cueGap      = 40
-	maxGapWords = 5
+	maxGapWords = 7
 )
 
 // cueKind is a list of context words, as a bit: one pass finds the words
@@ -57,6 +57,9 @@ const (
 	cueRouting
 	cueAccount
 	cueCard
+	cueOtherID
+	cueTestContext
+	cueReference
 	numCueKinds = iota
 )
 
@@ -111,7 +114,7 @@ func init() {
 		"text me", "reach me", "contact", "landline", "dial", "ring", "telefon", "telefono", "telephono", "tlf", "handy", "portable", "movil", "cellulare",
 		"numero", "hotline", "helpline", "phone number", "contact number", "celular", "telefone", "telemovel", "telefoon", "mobiel",
 		"mobil", "cel", "tlf", "tfno", "telf")
-	addIDCues(cueMRN, "mrn", "mr", "mr#", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
+	addIDCues(cueMRN, "mrn", "mr", "mr#", "unit#", "mrn#", "mr pt", "mrn pt", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
 		"patient#", "patient identifier", "pt#", "record#", "hospital#", "hosp#", "health record#", "emr#", "ehr#", "encounter#",
 		"visit#", "admission#", "urn", "mrn#")
 	addIDCues(cueNHS, "nhs", "nhs#", "chi#")
@@ -119,22 +122,37 @@ func init() {
 		"health plan", "health plan#", "plan member", "insurance member", "beneficiary#", "medicaid", "medicaid#", "medicare#", "hicn",
 		"health insurance#", "member identification")
 	addIDCues(cueAUMedicare, "medicare", "medicare card")
-	addIDCues(cueNIR, "nir", "insee", "securite sociale", "carte vitale", "nss")
-	addIDCues(cueDETax, "steuer id", "steuerid", "steuer", "idnr", "steueridentifikationsnummer", "identifikationsnummer",
+	addIDCues(cueNIR, "nir", "insee", "securite sociale", "sécurité sociale", "secu", "sécu", "ss", "carte vitale", "nss")
+	addIDCues(cueDETax, "steuer id", "steuer idnr", "tax", "steuernummer", "steuerid", "steuer", "idnr", "steueridentifikationsnummer", "identifikationsnummer",
 		"steuer identifikationsnummer", "tax id", "tin", "tax identification", "steuerliche identifikationsnummer")
 	addIDCues(cueBSN, "bsn", "burgerservicenummer", "sofinummer", "sofi", "citizen service")
-	addIDCues(cueAadhaar, "aadhaar", "aadhar", "uidai", "uid", "aadhaar card")
-	addIDCues(cueCPF, "cpf")
-	addIDCues(cueSIN, "sin", "social insurance", "nas", "assurance sociale")
+	addIDCues(cueAadhaar, "aadhaar", "aadhar", "uidai", "uid", "aadhaar card", "आधार")
+	addIDCues(cueCPF, "cpf", "cadastro de pessoas físicas", "cadastro de pessoas fisicas", "cadastro de pessoa física")
+	addIDCues(cueSIN, "sin", "social insurance", "nas", "assurance sociale", "numéro d assurance sociale")
 	addIDCues(cueTFN, "tfn", "tax file")
-	addIDCues(cuePESEL, "pesel")
+	addIDCues(cuePESEL, "pesel", "numer pesel")
 	addIDCues(cuePNR, "personnummer", "personnr", "person nr", "pnr", "samordningsnummer", "personal identity", "personal id")
+	// Words that label a number as something else than a person's: the
+	// phone shape alone does not make it a phone number (Serial number
+	// 335-569-9492).
+	addIDCues(cueOtherID, "serial", "sn", "s n", "order", "invoice", "tracking", "ticket", "ref", "reference", "sku", "part",
+		"model", "imei", "meid", "iccid", "imsi", "isbn", "issn", "confirmation", "booking", "transaction", "txn", "batch", "lot", "build",
+		"version", "pin", "room", "code", "conference", "meeting", "passcode", "zip", "postal", "po", "case", "job", "asset", "license",
+		"licence", "item", "product", "barcode", "upc", "ean", "receipt", "voucher", "coupon", "container", "shipment", "parcel", "awb")
 	addIDCues(cueRouting, "routing", "aba", "rtn", "routing transit", "transit", "aba routing", "bank routing")
 
 	addStems(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid",
 		"admitted with", "presenting with", "presented with", "history of", "hx", "pmh", "assessment", "impression", "problem list", "claim")
 	addStems(cueHealth, healthTerms...)
 	addStems(cueAccount, "account", "acct", "acc no", "a/c", "checking", "savings", "iban", "deposit")
+	// Words around a processor's published test card number in code and
+	// docs: the number is an example there, not a card.
+	addStems(cueTestContext, "test", "stripe", "sandbox", "mock", "fake", "dummy", "example", "fixture", "assert", "expect", "luhn",
+		"braintree", "adyen", "checkout.com", "paypal", "sample", "placeholder", "demo", "spec", "qa")
+	// Words of a reference text about codes (a coding guideline, a code
+	// list), where an ICD-10 code names a diagnosis, not a person's.
+	addStems(cueReference, "guideline", "coding", "coder", "excludes", "code first", "code also", "use additional", "do not combine",
+		"do not code", "codebook", "code set", "tabular", "sequenc")
 	addStems(cueCard, "card", "credit", "debit", "visa", "mastercard", "amex", "rupay", "maestro", "cc", "pan", "payment", "pay", "charge", "billing", "cvv", "exp")
 }
 
@@ -143,9 +161,13 @@ func init() {
 func fillerWord(w []byte) bool {
 	switch string(w) {
 	case "no", "nr", "nbr", "num", "number", "numbers", "is", "was", "are", "be", "me", "us", "at", "on", "my", "our", "his", "her",
-		"their", "your", "the", "a", "an", "of", "to", "for", "id", "code", "here", "please", "it", "its", "s", "de", "n", "o",
+		"their", "your", "the", "a", "an", "of", "to", "for", "id", "here", "please", "it", "its", "s", "de", "n", "o",
 		"home", "work", "office", "direct", "main", "personal", "private", "new", "old", "primary", "listed", "reads", "read",
-		"card", "as", "follows", "ending", "in", "in:", "and", "or", "ref", "value", "v", "via", "with", "du", "da", "der", "des":
+		"card", "as", "follows", "ending", "in", "and", "or", "ref", "value", "v", "via", "with", "du", "da", "der", "des",
+		"yes", "sure", "ok", "okay", "that", "this", "below", "following", "caller", "customer", "client", "user", "member",
+		// other languages: "mon NIR est le", "meine Steuer-ID lautet", "mitt pnr är", "mi DNI es"
+		"est", "lautet", "ist", "är", "es", "son", "é", "è", "e", "le", "la", "el", "mon", "ma", "mes", "mein", "meine",
+		"mi", "mio", "mia", "mijn", "min", "mitt", "nummer", "numer", "numero", "número", "numéro", "nro", "nº":
 		return true
 	}
 	return false
@@ -155,7 +177,7 @@ func fillerWord(w []byte) bool {
 // follows: "no", "number", "id".
 func numberMarker(w []byte) bool {
 	switch string(w) {
-	case "no", "nr", "nbr", "num", "number", "id", "n", "o":
+	case "no", "nr", "nbr", "num", "number", "id", "n", "o", "nummer", "numer", "numero", "número", "numéro", "nro":
 		return true
 	}
 	return false
@@ -172,24 +194,34 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 	marker := false
 	for range maxGapWords {
 		q := p
-		for q > limit && !isAlnum(t[q-1]) {
+		for q > limit {
+			start, word := charBefore(t, q)
+			if word {
+				break
+			}
 			c := t[q-1]
-			if c == ';' || c == '!' || c == '?' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
+			if c == ';' || c == '!' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
 				return 0
 			}
 			marker = marker || c == '#'
-			q--
+			q = start
 		}
 		if q <= limit {
 			return 0
 		}
 		ws := q
-		for ws > 0 && q-ws < len(buf) && isAlnum(t[ws-1]) {
-			ws--
+		for ws > 0 && q-ws < len(buf) {
+			start, word := charBefore(t, ws)
+			if !word {
+				break
+			}
+			ws = start
 		}
 		sc.steps += p - ws
-		if ws > 0 && isAlnum(t[ws-1]) {
-			return 0 // a word too long to be an id word
+		if ws > 0 {
+			if _, word := charBefore(t, ws); word {
+				return 0 // a word too long to be an id word
+			}
 		}
 		w := buf[:q-ws]
 		for k := range w {
@@ -214,6 +246,26 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 		p = ws
 	}
 	return 0
+}
+
+// charBefore returns where the character before t[q] starts and whether
+// it is a word's: an ASCII letter or digit, or a letter of another script
+// (a multibyte character whose lead byte is not that of Latin-1's symbols,
+// general punctuation, CJK punctuation or the specials: ° º « » — ・).
+func charBefore(t []byte, q int) (int, bool) {
+	c := t[q-1]
+	if c < 0x80 {
+		return q - 1, isAlnum(c)
+	}
+	s := q - 1
+	for s > 0 && q-s < 4 && t[s]&0xC0 == 0x80 {
+		s--
+	}
+	switch l := t[s]; {
+	case l == 0xC2, l == 0xE2, l == 0xE3, l >= 0xEF, l&0xC0 == 0x80:
+		return s, false
+	}
+	return s, true
 }
 
 // dottedWord reads back from the one-letter word at t[ws] over an

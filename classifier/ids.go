@@ -31,7 +31,7 @@ var cuedIDs = []cuedID{
 		return (r.n == 1 || r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) || r.shape(0, r.n, 13, 2)) && nirValid(d)
 	}, FRNIR},
 	{cueDETax, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4)) && deTaxIDValid(d)
+		return (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4) || r.shape(0, r.n, 10, 1)) && deTaxIDValid(d)
 	}, DETaxID},
 	{cueBSN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
 		return (r.n == 1 || r.shape(0, r.n, 4, 2, 3) || r.shape(0, r.n, 3, 3, 3)) && bsnValid(d)
@@ -110,11 +110,17 @@ func (r *run) cueKinds() cueKind {
 // reports whether one fired.
 func (sc *scanner) cued(t []byte, r *run) bool {
 	want := r.cueKinds()
+	if r.standalonePhone() || ssnShape(r, 0, r.n) {
+		want |= cueOtherID
+	}
 	if want == 0 {
 		return false
 	}
 	k := sc.cueBefore(t, r.start, want)
-	if k == 0 {
+	if k&cueOtherID != 0 {
+		r.notPhone = true // Serial number 335-569-9492
+	}
+	if k&^cueOtherID == 0 {
 		return false
 	}
 	d := r.span(0, r.n)
@@ -184,7 +190,7 @@ func (sc *scanner) spacedNINO(t []byte, r *run) {
 // (MRN-12345, MR-00012345).
 func (sc *scanner) token(t []byte, s, e int) {
 	var buf [20]byte
-	n, digits, letters, seps, firstDigit, lowerCase := 0, 0, 0, 0, -1, false
+	n, digits, letters, seps, firstDigit := 0, 0, 0, 0, -1
 	for p := s; p < e; p++ {
 		c := t[p]
 		switch {
@@ -195,7 +201,6 @@ func (sc *scanner) token(t []byte, s, e int) {
 			digits++
 		case isLetter(c):
 			letters++
-			lowerCase = lowerCase || c >= 'a'
 		case c == '-' || c == '.' || c == '/' || c == '_':
 			seps++
 			continue
@@ -211,22 +216,30 @@ func (sc *scanner) token(t []byte, s, e int) {
 	sc.steps += e - s
 	id := buf[:n]
 	switch {
-	case lowerCase: // the strong formats are printed in capitals
 	case n == 11 && (seps == 0 || (seps == 2 && e-s == 13 && t[s+4] == '-' && t[s+8] == '-')) && mbiValid(id):
 		sc.fire(USMedicareMBI, s)
 	case n == 16 && seps == 0 && fiscalCodeValid(id):
 		sc.fire(ITFiscalCode, s)
-	case n == 9 && seps <= 1 && dniValid(id):
+	case n == 9 && seps <= 3 && dniValid(id): // 12345678Z, 12345678-Z, 32.359.462-A, X-2482300-W
 		sc.fire(ESDNI, s)
 	case n == 9 && seps == 0 && ninoValid(id):
 		sc.fire(UKNINO, s)
+	case n == 7 && digits == 6 && isLetter(id[6]) && ninoPrefixed(t, s, id):
+		sc.fire(UKNINO, s-3) // PR 123612C
+	case n == 15 && letters == 1 && nirValid(id): // a Corsican NIR: 2A, 2B
+		sc.fire(FRNIR, s)
 	}
 	if digits < 5 || letters == 0 || n > 20 {
 		return
 	}
+	// The id word before the token, or one of its own leading segments
+	// (MRN-12345, MR-PT-280582).
 	k := sc.cueBefore(t, s, cueMRN|cueHealthPlan)
-	if k == 0 && firstDigit > s {
-		k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	for p, segs := s+1, 0; k == 0 && p <= firstDigit && segs < 3; p++ {
+		if !isAlnum(t[p-1]) || (p == firstDigit && isLetter(t[p-1])) {
+			k = sc.cueBefore(t, p, cueMRN|cueHealthPlan)
+			segs++
+		}
 	}
 	switch {
 	case k&cueHealthPlan != 0:
@@ -234,6 +247,19 @@ func (sc *scanner) token(t []byte, s, e int) {
 	case k&cueMRN != 0 && n <= 14:
 		sc.fire(MedicalRecordNumber, s)
 	}
+}
+
+// ninoPrefixed reports whether the six digits and a letter at t[s] (id)
+// follow a National Insurance number's two prefix letters and a space: PR
+// 123612C.
+func ninoPrefixed(t []byte, s int, id []byte) bool {
+	if s < 3 || t[s-1] != ' ' || !isLetter(t[s-3]) || !isLetter(t[s-2]) || (s > 3 && isWordByte(t[s-4])) {
+		return false
+	}
+	var v [9]byte
+	v[0], v[1] = upper(t[s-3]), upper(t[s-2])
+	copy(v[2:], id)
+	return ninoValid(v[:])
 }
 
 // compoundStart returns where the compound token holding t[i] starts
@@ -288,7 +314,8 @@ func auMedicareValid(d []byte) bool {
 }
 
 // nirValid: a French NIR, 13 digits (sex 1 or 2, or 3, 4, 7, 8 for a
-// provisional number; a month 01-12 or 20-99) and a key of 97 - n mod 97.
+// provisional number; a month 01-12 or 20-99; Corsica's departments 2A
+// and 2B counted as 19 and 18) and a key of 97 - n mod 97.
 func nirValid(d []byte) bool {
 	if len(d) != 15 {
 		return false
@@ -298,12 +325,26 @@ func nirValid(d []byte) bool {
 	default:
 		return false
 	}
+	if !isDigit(d[3]) || !isDigit(d[4]) {
+		return false
+	}
 	if m := int(d[3]-'0')*10 + int(d[4]-'0'); m == 0 || (m > 12 && m < 20) {
 		return false
 	}
+	var v [13]byte
+	copy(v[:], d[:13])
+	if d[5] == '2' && (d[6] == 'A' || d[6] == 'B') {
+		v[5], v[6] = '1', '9'-(d[6]-'A') // Corsica: 2A counts as 19, 2B as 18
+	}
 	mod := 0
-	for _, c := range d[:13] {
+	for _, c := range v {
+		if !isDigit(c) {
+			return false
+		}
 		mod = (mod*10 + int(c-'0')) % 97
+	}
+	if !isDigit(d[13]) || !isDigit(d[14]) {
+		return false
 	}
 	key := int(d[13]-'0')*10 + int(d[14]-'0')
 	return key == 97-mod

@@ -54,6 +54,8 @@ var ibanLengths = map[[2]byte]int{
 	{'U', 'A'}: 29, {'V', 'A'}: 22, {'V', 'G'}: 24, {'X', 'K'}: 20, {'Y', 'E'}: 30,
 }
 
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+
 func upper(c byte) byte {
 	if c >= 'a' && c <= 'z' {
 		return c - 'a' + 'A'
@@ -62,7 +64,8 @@ func upper(c byte) byte {
 }
 
 // iban reads an IBAN at t[s] (its country code), written whole or in
-// groups of four joined by single spaces, and fires on a known country's
+// groups joined by single spaces, dots or dashes (fours, or the country's
+// own printing), each group starting with a digit or a capital, and fires on a known country's
 // exact length and a valid ISO 7064 mod-97 check. It returns the index
 // after the IBAN, or 0.
 func (sc *scanner) iban(t []byte, s int) int {
@@ -79,8 +82,8 @@ func (sc *scanner) iban(t []byte, s int) int {
 			buf[n] = upper(c)
 			n++
 			p++
-		case c == ' ' && n%4 == 0 && p+1 < len(t) && isAlnum(t[p+1]):
-			p++
+		case (c == ' ' || c == '.' || c == '-') && n >= 2 && p+1 < len(t) && (isDigit(t[p+1]) || isUpperASCII(t[p+1])) && (p+2 >= len(t) || t[p+2] != c):
+			p++ // groups of four, or a country's own (NO 39 4750 07 95936, ME 25 5400...)
 		default:
 			p = len(t) + 1 // stop
 		}
@@ -111,10 +114,18 @@ func (sc *scanner) iban(t []byte, s int) int {
 // diabetes).
 func (sc *scanner) icd10(t []byte, s int) {
 	p, ok := icd10End(t, s)
-	if ok && sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
-		sc.fire(ICD10, s)
+	if !ok || sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) == 0 {
+		return
 	}
+	if sc.cuesIn(t, s-refWindow, p+refWindow, cueReference) != 0 {
+		return // a coding guideline's code, not a person's diagnosis
+	}
+	sc.fire(ICD10, s)
 }
+
+// refWindow is how far around an ICD-10 code the words of a reference
+// text about codes (guideline, coding, excludes) are looked for.
+const refWindow = 256
 
 // icd10End returns the index after the ICD-10 code at t[s], and whether
 // there is one that ends its word.

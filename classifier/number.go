@@ -27,6 +27,7 @@ type run struct {
 	digits     [maxRunDigits]byte
 	nd         int
 	overflow   bool // too many groups or digits for any detector
+	notPhone   bool // another id word labels it (Serial number, Order, Room): not a phone, nor a spaced SSN
 }
 
 // parseRun reads the run that starts at t[i] (a digit, '+' or '(').
@@ -142,11 +143,35 @@ func (r *run) endToken(t []byte) (int, bool) {
 	if !isWordByte(c) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
 		return last, true
 	}
+	if c == '-' && phoneLabel(t, r.end+1) {
+		return last, true // 07700 900806-Office
+	}
 	if r.overflow || r.n < 2 || r.groups[r.n-1].sep != ' ' {
 		return skipCompound(t, last), false
 	}
 	r.n--
 	return skipCompound(t, last), true
+}
+
+// phoneLabel reports whether the word at t[p] labels a phone line
+// (Office, Fax, Mobile...), as in "07700 900806-Office".
+func phoneLabel(t []byte, p int) bool {
+	e := p
+	for e < len(t) && e-p < 8 && isLetter(t[e]) {
+		e++
+	}
+	if e < len(t) && isWordByte(t[e]) {
+		return false
+	}
+	var w [8]byte
+	for k := p; k < e; k++ {
+		w[k-p] = lower(t[k])
+	}
+	switch string(w[:e-p]) {
+	case "office", "fax", "mobile", "cell", "home", "work", "phone", "tel", "direct", "main":
+		return true
+	}
+	return false
 }
 
 // judgeCuts judges the whole run, then the runs inside it cut at a space
@@ -250,13 +275,16 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 	at := r.start
 	hit := false
 	sc.steps += r.nd
-	if ssnShape(r, a, b) && ssnValid(r.span(a, b)) {
+	if ssnShape(r, a, b) && ssnValid(r.span(a, b)) && !(r.notPhone && r.groups[a+1].sep != '-') {
 		sc.fire(USSSN, at)
 		hit = true
 	}
 	if cardShape(r, a, b) {
 		switch cardIssuer(r.span(a, b)) {
 		case issuerCard:
+			if testPANs[string(r.span(a, b))] && sc.cuesIn(t, r.start-testWindow, r.end+testWindow, cueTestContext) != 0 {
+				break // a processor's test number in code or docs
+			}
 			sc.fire(PaymentCard, at)
 			hit = true
 		case issuerCardIfCued:
@@ -274,7 +302,11 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 		sc.fire(FRNIR, at)
 		hit = true
 	}
-	if !hit && a == 0 && b == r.n && phoneShape(r, a, b) {
+	if a == 0 && b == r.n && (r.n == 1 || r.shape(0, r.n, 4, 4, 1)) && abaValid(r.span(0, r.n)) && sc.cuesIn(t, r.end, r.end+16, cueAccount) != 0 {
+		sc.fire(USBankRouting, at) // 121000358, account 4941151225
+		hit = true
+	}
+	if !hit && !r.notPhone && a == 0 && b == r.n && phoneShape(r, a, b) {
 		sc.fire(Phone, at)
 		hit = true
 	}
@@ -353,6 +385,10 @@ func phoneShape(r *run, a, b int) bool {
 	}
 	return false
 }
+
+// standalonePhone reports whether the whole run has a phone number's
+// shape, which needs no phone word.
+func (r *run) standalonePhone() bool { return phoneShape(r, 0, r.n) }
 
 // nanpPhone judges groups [a, b) of 3-3-4 digits: (555) 123-4567 or
 // 555-123-4567.
@@ -450,6 +486,34 @@ func luhn(d []byte) bool {
 	return sum%10 == 0
 }
 
+// testWindow is how far around a published test card number the words of
+// code and docs (test, stripe, sandbox, assert...) are looked for.
+const testWindow = 256
+
+// testPANs are the card numbers processors publish for tests (Stripe,
+// Braintree, Adyen, PayPal, Checkout.com docs): no account stands behind
+// them. In code or docs about tests they are examples; in prose without
+// such words they are still read as cards (a test fixture written as a
+// customer would).
+var testPANs = map[string]bool{
+	"4242424242424242": true, "4000056655665556": true, "5555555555554444": true, "2223003122003222": true,
+	"5200828282828210": true, "5105105105105100": true, "378282246310005": true, "371449635398431": true,
+	"6011111111111117": true, "6011000990139424": true, "6011981111111113": true, "3056930009020004": true,
+	"36227206271667": true, "3566002020360505": true, "6200000000000005": true, "4000000000000002": true,
+	"4000000000009995": true, "4000002500003155": true, "4000000000000077": true, "4000000000000341": true,
+	"4000000000003220": true, "4000000000000069": true, "4000000000000127": true, "4000000000000119": true,
+	"4111111111111111": true, "4012888888881881": true, "4222222222222": true, "5431111111111111": true,
+	"378734493671000": true, "30569309025904": true, "38520000023237": true, "6331101999990016": true,
+	"4005519200000004": true, "4009348888881881": true, "4012000033330026": true, "4012000077777777": true,
+	"4217651111111119": true, "4500600000000061": true, "5425233430109903": true, "2222420000001113": true,
+	"4000000760000002": true, "4000001240000000": true, "4000004840008001": true, "4000000000000010": true,
+	"4000000000000028": true, "4000000000000036": true, "4000000000000101": true, "4000000000000259": true,
+	"4000000000001976": true, "4000000000005126": true, "4000000000000093": true, "4000000000000051": true,
+	"4000000000003055": true, "4000000000003063": true, "4000002760003184": true, "4000008260003178": true,
+	"4000000000000044": true, "5500000000000004": true, "5454545454545454": true, "4444333322221111": true,
+	"4917610000000000": true, "4035501000000008": true, "3714496353984312": true,
+}
+
 // lengths is a set of card lengths, as bits.
 func lengths(ns ...int) (m uint32) {
 	for _, n := range ns {
@@ -460,7 +524,8 @@ func lengths(ns ...int) (m uint32) {
 
 // issuers are the card networks' IIN ranges (inclusive, compared on the
 // first len(lo) digits) with the lengths they issue. The ranges marked cue
-// are RuPay's own (60, 81-82, 508): their 16-digit Luhn-valid numbers are
+// are RuPay's own (60, 81-82, 508) and UATP's (1, 15 digits): their
+// Luhn-valid numbers are
 // as common among voucher, container and device serials as among cards, so
 // they are a card only after a card word in the clause (card, debit,
 // RuPay, payment...).
@@ -491,6 +556,8 @@ var issuers = []struct {
 	{"6304", "6304", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
 	{"6759", "6759", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro UK
 	{"6761", "6763", lengths(13, 14, 15, 16, 17, 18, 19), false}, // Maestro
+	{"5019", "5019", lengths(16), false},                         // Dankort
+	{"1", "1", lengths(15), true},                                // UATP (15-digit serials start with 1 too)
 	{"60", "60", lengths(16), true},                              // RuPay
 	{"81", "82", lengths(16), true},                              // RuPay
 	{"508", "508", lengths(16), true},                            // RuPay

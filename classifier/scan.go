@@ -58,6 +58,12 @@ func (sc *scanner) text(t []byte) {
 			// or the inside of a word (skipped whole).
 			i = sc.lettered(t, i)
 		case boundaryBefore(t, i):
+			if i >= 3 && t[i-1] == ' ' && isUpperASCII(t[i-2]) && isUpperASCII(t[i-3]) && (i == 3 || !isWordByte(t[i-4])) {
+				if end := sc.iban(t, i-3); end > 0 {
+					i = end - 1 // an IBAN with a space after its country: NO 39 4750 07 95936
+					continue
+				}
+			}
 			if end, short := shortNumber(t, i); short {
 				i = end // most numbers in a text: 3, 12%, 180 ms, 2026
 				continue

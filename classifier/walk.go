@@ -90,7 +90,7 @@ func walkString(raw, scratch []byte, text func([]byte), depth int) []byte {
 		return scratch
 	}
 	text(s)
-	if escaped && depth < maxNestedDepth && bytes.Contains(s, []byte(`\u`)) && looksLikeJSON(s) && json.Valid(s) {
+	if escaped && depth < maxNestedDepth && bytes.IndexByte(s, '\\') >= 0 && looksLikeJSON(s) && json.Valid(s) {
 		nested := bytes.Clone(s)
 		walkStrings(nested, text, depth+1)
 	}
