@@ -244,7 +244,7 @@ func benignChat(r *rand.Rand) string {
 	case 4:
 		return fmt.Sprintf("Write a tweet about %s's %d world tour, ticket prices from $%d.", f, 2020+r.IntN(7), 49+r.IntN(300))
 	case 5:
-		return fmt.Sprintf("Serial number %s-%s-%s on the router label; firmware %s. Reset didn't help.", digits(r, 3), digits(r, 3), digits(r, 4), version(r))
+		return fmt.Sprintf("Serial number %s on the router label; firmware %s. Reset didn't help.", pick(r, []string{"S/N " + digits(r, 10), "SN" + digits(r, 12), strings.ToUpper(hex(r, 4)) + "-" + digits(r, 4) + "-" + digits(r, 4), "G" + digits(r, 2) + strings.ToUpper(hex(r, 2)) + "-" + digits(r, 6)}), version(r))
 	case 6:
 		return fmt.Sprintf("I'll call you tomorrow. The package left the depot on Monday. Its tracking number is 9400 %s %s %s %s %s.", digits(r, 4), digits(r, 4), digits(r, 4), digits(r, 4), digits(r, 2))
 	case 7:

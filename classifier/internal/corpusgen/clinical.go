@@ -45,8 +45,8 @@ var healthFrames = []string{
 	"Bed {bed} – {first} {last}, {age}{sex}, POD2, afebrile, on {med}. Plan: d/c tomorrow if stable.",
 	"Discharge summary\nPatient: {first} {last}\nAdmission date: {date}\nPrincipal diagnosis: {cond}\nDischarge meds: {med}\nFollow-up with PCP in 1 week.",
 	"Handoff: {first} {last} in {bed} is being treated for {cond}; watch K+ and repeat labs at 0600.",
-	"My dad {first} {last} was just diagnosed with {cond}. What questions should we ask his doctor?",
-	"Hi Dr. {doctor}, I'm writing about my wife {first} {last}; since starting {med} for her {cond} she has been very tired.",
+	"My {parent} {first} {last} was just diagnosed with {cond}. What questions should we ask {pos} doctor?",
+	"Hi Dr. {doctor}, I'm writing about my {spouse} {first} {last}; since starting {med} for {pos} {cond} {subj} has been very tired.",
 	"Can you help me write a letter to my employer? I'm {first} {last} and I need time off for treatment of {cond}.",
 	"Summarize for the team: {first} {last} ({age}{sex}) came in with {sx}, workup consistent with {cond}, on {med}.",
 	"{title} {last} ({first}), born {dob}, seen in clinic today for {cond} follow-up.",
@@ -57,6 +57,14 @@ var healthFrames = []string{
 	"Nursing note 0300: {first} {last} restless, c/o {sx}. Hx {cond}. Gave {med} per order. Will monitor.",
 	"Reminder: {first} {last}'s prenatal visit at 28 weeks is on {date}; glucose tolerance test due.",
 	"ED triage: {first} {last}, {age}, arrived by EMS with {sx}; known {cond}; on {med}.",
+	"DISCHARGE SUMMARY\n\nPatient: {last}, {first}\nAdmitted: {date}   Discharged: {date2}\nAttending: Dr. {doctor}\n\nHOSPITAL COURSE: {age} y/o {sexword} admitted with {sx}, found to have {cond}. Treated with {med} with improvement.\n\nDISCHARGE MEDICATIONS:\n1. {med}\n2. {med2}\n\nFOLLOW-UP: PCP in 1-2 weeks.",
+	"DOB {dob}, {cond}, on {med} – can you check the interactions for this patient?",
+	"Pls review: {age}{sex} DOB {dob} w/ {cond}, started {med} today, Cr 1.8.",
+	"{first} {last} ({age}) — {cond} — {med} — next review {date}",
+	"Can you make this note more concise? '{title} {last} is a {age}-year-old {sexword} with a history of {cond} who presents with {sx}. {Subj} was started on {med}.'",
+	"Hi team, {first} {last} from bed {bed} is asking about {pos} {cond} results, can someone call the family?",
+	"Morning huddle:\n- {bed}: {first} {last}, {cond}, on {med}\n- {bed2}: {first2} {last2}, {cond2}, NPO for OR",
+	"Write a patient-friendly explanation of {cond} for {first} {last}, who was started on {med} yesterday.",
 }
 
 // mrnFrames: a medical record number after the cues clinicians write,
@@ -114,13 +122,21 @@ var birthFrames = []string{
 	"Beneficiary details – name {first} {last}, born on {dob} in {city}.",
 	"guest_name={first} {last}&dob={dob}&room=412",
 	"Passenger: {last}/{first} {title}  DOB {dob}",
-	"Could you fix the typo in {first} {last}'s record? Her date of birth is {dob}, not the 1st.",
+	"Could you fix the typo in {first} {last}'s record? {Pos} date of birth is {dob}, not the 1st.",
+	"My {child} {first} {last} was born on {dob}; which vaccines is {subj} due for at school entry?",
+	"Employee: {last}, {first}\nBirth date: {dob}\nStart date: {date}\nDepartment: {job}",
+	"Please send the birthday card to {first} {last} (DOB {dob}) before the end of the month.",
+	"Renewing the passport for {title} {first} {last}, born {dob}, place of birth {city}.",
 }
 
 // birthTemplates are presidio-research's templates that carry a date of
 // birth (the caller's name is said before them).
-func dob(r *rand.Rand) string {
-	y, m, d := 1930+r.IntN(75), 1+r.IntN(12), 1+r.IntN(28)
+func dob(r *rand.Rand) string { return dobIn(r, 1930+r.IntN(75)) }
+
+// dobIn draws a date of birth in year y, printed one of the ways forms and
+// notes print one.
+func dobIn(r *rand.Rand, y int) string {
+	m, d := 1+r.IntN(12), 1+r.IntN(28)
 	months := []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 	switch r.IntN(8) {
 	case 0:

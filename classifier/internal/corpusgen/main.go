@@ -89,6 +89,15 @@ func (g *gen) vars(p person) map[string]string {
 	sexword := map[string]string{"F": "female", "M": "male"}[p.female]
 	title := map[string]string{"F": pick(r, []string{"Mrs.", "Ms.", "Ms", "Mrs"}), "M": pick(r, []string{"Mr.", "Mr"})}[p.female]
 	ic := pick(r, icdCodes)
+	age := 18 + r.IntN(78)
+	month, day := 1+r.IntN(12), 1+r.IntN(20)
+	f := p.female == "F"
+	he := func(female, male string) string {
+		if f {
+			return female
+		}
+		return male
+	}
 	mc := pick(r, mrnCues)
 	if !strings.HasSuffix(mc, "-") {
 		mc += " "
@@ -96,10 +105,14 @@ func (g *gen) vars(p person) map[string]string {
 	return map[string]string{
 		"first": p.first, "last": p.last, "name": p.first + " " + p.last, "title": title,
 		"city": p.city, "street": p.street, "country": p.country, "company": pick(r, g.companies),
-		"date": fmt.Sprintf("%d/%d/2026", 1+r.IntN(12), 1+r.IntN(28)), "dob": dob(r), "age": fmt.Sprint(18 + r.IntN(78)),
-		"sex": p.female, "sexword": sexword, "cond": pick(r, conditions), "med": pick(r, meds), "sx": pick(r, symptoms),
+		"date": fmt.Sprintf("%d/%d/2026", month, day), "dob": dobIn(r, 2025-age), "age": fmt.Sprint(age),
+		"parent": he(pick(r, []string{"mum", "mother", "mom"}), pick(r, []string{"dad", "father"})), "spouse": he("wife", "husband"),
+		"child": he("daughter", "son"), "pos": he("her", "his"), "Pos": he("Her", "His"), "subj": he("she", "he"), "Subj": he("She", "He"),
+		"sex": p.female, "sexword": sexword, "cond": condFor(r, f), "cond2": condFor(r, d.female == "F"), "med": pick(r, meds), "sx": pick(r, symptoms),
 		"bed": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B", ""})), "doctor": d.last, "hospital": pick(r, hospitals),
 		"spec": pick(r, specialties), "code": ic.code, "desc": ic.desc, "mrncue": mc, "mrn": mrn(r), "mrn2": mrn(r),
+		"date2": fmt.Sprintf("%d/%d/2026", month, day+1+r.IntN(8)), "med2": pick(r, meds),
+		"bed2": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B"})), "first2": d.first, "last2": d.last, "job": d.job,
 		"ticket": fmt.Sprintf("#%d", 10000+r.IntN(90000)), "order": fmt.Sprint(1000000 + r.IntN(9000000)),
 		"exp": fmt.Sprintf("%02d/%d", 1+r.IntN(12), 27+r.IntN(5)), "cvv": fmt.Sprintf("%03d", r.IntN(1000)),
 	}
@@ -140,9 +153,22 @@ func (g *gen) fillTemplate(t, slot, value string, p person) string {
 	return strings.NewReplacer(pairs...).Replace(t)
 }
 
+// snake writes a cue word as a field name (Group # is group_number).
 func snake(s string) string {
-	s = strings.ToLower(strings.Trim(s, ".:# "))
-	return strings.NewReplacer(" ", "_", ".", "", "-", "_", "'", "", "°", "", "/", "_").Replace(s)
+	s = strings.ToLower(strings.Trim(s, ".: "))
+	if strings.HasSuffix(s, "#") {
+		s = strings.TrimSpace(strings.TrimSuffix(s, "#")) + " number"
+	}
+	return strings.NewReplacer(" ", "_", ".", "", "-", "_", "/", "_").Replace(s)
+}
+
+func ascii(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || s[i] == '\'' {
+			return false
+		}
+	}
+	return true
 }
 
 func (g *gen) cue(k *idKind) (cue, word, key string) {
@@ -160,7 +186,11 @@ func (g *gen) cue(k *idKind) (cue, word, key string) {
 	if strings.HasSuffix(word, ":") || strings.HasSuffix(word, "#") || strings.HasSuffix(word, ".") {
 		sep = " "
 	}
-	return word + sep, strings.TrimRight(word, ":"), snake(word)
+	key = snake(word)
+	if !ascii(word) || strings.Count(word, " ") > 2 {
+		key = snake(k.cues[0]) // no one names a field numéro_d'assurance_sociale
+	}
+	return word + sep, strings.TrimRight(word, ":"), key
 }
 
 func hasCue(text string, k *idKind) bool {
@@ -403,4 +433,14 @@ func anyValid(s string) bool {
 		}
 	}
 	return false
+}
+
+// condFor draws a condition a person of that sex can have.
+func condFor(r *rand.Rand, female bool) string {
+	for {
+		c := pick(r, conditions)
+		if female || !strings.Contains("preeclampsia gestational diabetes breast cancer", c) {
+			return c
+		}
+	}
 }
