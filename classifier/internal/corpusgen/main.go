@@ -10,7 +10,7 @@
 // and license, is in classifier/testdata/heldout.SOURCES.md, which also says
 // how to fetch them:
 //
-//	go run ./classifier/internal/corpusgen -src /tmp/corpus-src -out classifier/testdata/heldout.tsv
+//	go run ./classifier/internal/corpusgen -src /tmp/corpus-src -out classifier/testdata
 //
 // The output is deterministic for a given set of sources (a fixed seed).
 package main
@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -32,7 +33,7 @@ type item struct{ kind, text string }
 
 func main() {
 	src := flag.String("src", "", "directory holding the checkouts presidio, presidio-research and python-stdnum")
-	out := flag.String("out", "classifier/testdata/heldout.tsv", "the corpus file to write")
+	out := flag.String("out", "classifier/testdata", "the directory to write heldout.tsv and heldout-presidio.tsv to")
 	flag.Parse()
 	if *src == "" {
 		fmt.Fprintln(os.Stderr, "corpusgen: -src is required (see classifier/testdata/heldout.SOURCES.md)")
@@ -43,22 +44,40 @@ func main() {
 		fmt.Fprintln(os.Stderr, "corpusgen:", err)
 		os.Exit(1)
 	}
+	generated, stat, err := generatedItems(*src)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpusgen:", err)
+		os.Exit(1)
+	}
+	stats = append(stats, stat)
+	for _, f := range []struct {
+		name, about string
+		items       []item
+	}{
+		{"heldout.tsv", "every value is synthetic or a published test vector", items},
+		{"heldout-presidio.tsv", "presidio-research's generated evaluation texts and Presidio's context sentences, as they are", generated},
+	} {
+		if err := writeCorpus(filepath.Join(*out, f.name), f.about, f.items); err != nil {
+			fmt.Fprintln(os.Stderr, "corpusgen:", err)
+			os.Exit(1)
+		}
+	}
+	for _, s := range stats {
+		fmt.Fprintln(os.Stderr, s)
+	}
+}
+
+func writeCorpus(path, about string, items []item) error {
 	var b strings.Builder
 	b.WriteString("# The content classifier's held-out corpus: kind<TAB>text, kind a detector that must\n" +
 		"# fire or benign-<kind> (nothing may fire). Written by classifier/internal/corpusgen from\n" +
-		"# the sources in heldout.SOURCES.md; every value is synthetic or a published test vector.\n" +
+		"# the sources in heldout.SOURCES.md: " + about + ".\n" +
 		"# \\n in a text is a newline. Do not edit: regenerate.\n")
 	for _, it := range items {
 		t := strings.ReplaceAll(strings.ReplaceAll(it.text, "\t", " "), "\n", `\n`)
 		fmt.Fprintf(&b, "%s\t%s\n", it.kind, t)
 	}
-	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, "corpusgen:", err)
-		os.Exit(1)
-	}
-	for _, s := range stats {
-		fmt.Fprintln(os.Stderr, s)
-	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 type gen struct {
