@@ -94,7 +94,9 @@ func benignCode(r *rand.Rand, invalidVectors []string) string {
 func benignInvoice(r *rand.Rand, companies []string) string {
 	co, cust := pick(r, companies), pick(r, companies)
 	qty, unit := 1+r.IntN(40), 5+r.IntN(900)
-	switch r.IntN(6) {
+	switch r.IntN(7) {
+	case 6:
+		return fmt.Sprintf("%s\nVAT No. GB %s %s %s | Company no. %s | EIN %s-%s\nInvoice %d-%04d  Due %s  Amount %s GBP", co, digits(r, 3), digits(r, 4), digits(r, 2), digits(r, 8), digits(r, 2), digits(r, 7), 2026, r.IntN(9999), isoTime(r)[:10], amount(r))
 	case 0:
 		return fmt.Sprintf("INVOICE INV-%d-%05d\nDate: 2026-%02d-%02d\nBill to: %s\nPO: PO-%d\n\nItem              Qty   Unit      Total\nSKU-%d-%s   %d    %d.00    %d.00\nShipping                          %d.50\nSubtotal: %d.00  VAT 20%%: %d.00\nTotal due: %s EUR\nPayment terms: Net 30", 2026, r.IntN(99999), 1+r.IntN(12), 1+r.IntN(28), cust, 4500000000+r.IntN(99999999), 1000+r.IntN(9000), strings.ToUpper(hex(r, 3)), qty, unit, qty*unit, 5+r.IntN(40), qty*unit, qty*unit/5, amount(r))
 	case 1:
@@ -111,7 +113,11 @@ func benignInvoice(r *rand.Rand, companies []string) string {
 }
 
 func benignLog(r *rand.Rand) string {
-	switch r.IntN(9) {
+	switch r.IntN(11) {
+	case 9:
+		return fmt.Sprintf("%s INFO [dd.service=checkout dd.env=prod dd.trace_id=%d dd.span_id=%d] charge completed in %dms", isoTime(r), r.Uint64()>>uint(r.IntN(4)), r.Uint64()>>1, 20+r.IntN(900))
+	case 10:
+		return fmt.Sprintf("audit: user_id=%d action=export rows=%d file=report-%s.csv bytes=%d session=%s", 100000+r.IntN(900000), r.IntN(100000), isoTime(r)[:10], r.IntN(99999999), hex(r, 24))
 	case 0:
 		return fmt.Sprintf("%s - - [%02d/Mar/2026:%02d:%02d:%02d +0000] \"GET /api/v2/orders/%d?page=%d HTTP/1.1\" %d %d \"-\" \"Mozilla/5.0\" rt=%d.%03d", ip(r), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), 100000+r.IntN(900000), r.IntN(20), pick(r, []int{200, 200, 304, 404, 500}), r.IntN(99999), r.IntN(3), r.IntN(1000))
 	case 1:
@@ -139,7 +145,12 @@ var populations = []string{"adults over 65", "women aged 40-49", "children under
 func benignResearch(r *rand.Rand) string {
 	c, p := pick(r, popConditions), pick(r, populations)
 	y := 2005 + r.IntN(20)
-	switch r.IntN(10) {
+	switch r.IntN(12) {
+	case 10:
+		ic := pick(r, icdCodes)
+		return fmt.Sprintf("Among the %d,%03d admissions coded %s (%s) in %d, what share were readmitted within 30 days?", 1+r.IntN(90), r.IntN(1000), ic.code, ic.desc, y)
+	case 11:
+		return fmt.Sprintf("Median age at diagnosis of %s in the UK Biobank (n=502,%03d), by sex and decade of birth (1940s-1960s)?", c, r.IntN(1000))
 	case 0:
 		return fmt.Sprintf("What share of %s have %s?", p, c)
 	case 1:
@@ -176,7 +187,18 @@ var guidelineDrugs = []struct{ drug, dose string }{
 }
 
 func benignGuideline(r *rand.Rand) string {
-	switch r.IntN(8) {
+	switch r.IntN(10) {
+	case 8:
+		return pick(r, []string{
+			"Positive patient identification: check two identifiers (full name and date of birth, or MRN) against the wristband before every transfusion.",
+			"Record the NHS number on every referral; if it is unknown, use the hospital number and flag the record for tracing.",
+			"Enter the member ID exactly as printed on the insurance card, without dashes; the group number goes in box 11.",
+			"Specimen labels must carry the MRN, the collection time and the collector's initials; unlabelled samples are discarded.",
+			"Medicare claims need the MBI (11 characters) from the beneficiary's card; the old HICN is no longer accepted after 2020.",
+			"Ask for the patient's date of birth, never read it to them; confirm the spelling of the surname.",
+		}) + fmt.Sprintf(" (Policy %s-%03d, reviewed %d.)", pick(r, []string{"CL", "IPC", "HR", "QA"}), r.IntN(1000), 2019+r.IntN(7))
+	case 9:
+		return fmt.Sprintf("Pediatric paracetamol: %d mg/kg every 4-6 hours, max %d mg/kg/day; weight 10 kg -> %d mg per dose. Do not exceed %d doses in 24 h.", 15, 60+15*r.IntN(2), 150, 4)
 	case 0:
 		d := pick(r, guidelineDrugs)
 		return fmt.Sprintf("%s dosing (adults): %s. Review in renal impairment. Guideline v%d.%d, %d.", d.drug, d.dose, 1+r.IntN(6), r.IntN(10), 2018+r.IntN(8))
@@ -232,7 +254,11 @@ func container(r *rand.Rand) string {
 
 func benignChat(r *rand.Rand) string {
 	f := pick(r, publicFigures)
-	switch r.IntN(12) {
+	switch r.IntN(14) {
+	case 12:
+		return fmt.Sprintf("I'll call the bank tomorrow. Anyway, the invoice total was %s and the reference is %d%02d%02d%d. Can you draft the reminder?", amount(r), 2026, 1+r.IntN(12), 1+r.IntN(28), r.IntN(100))
+	case 13:
+		return fmt.Sprintf("Phone upgrade: the new model has %d GB storage and a %d mAh battery; the shop's order number is %d.", 128*(1+r.IntN(4)), 4000+r.IntN(1500), 100000000+r.IntN(899999999))
 	case 0:
 		return fmt.Sprintf("What did %s say in the speech on %d March %d? Give me three quotes.", f, 1+r.IntN(28), 2010+r.IntN(15))
 	case 1:
