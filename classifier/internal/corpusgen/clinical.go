@@ -65,11 +65,19 @@ var healthFrames = []string{
 	"Hi team, {first} {last} from bed {bed} is asking about {pos} {cond} results, can someone call the family?",
 	"Morning huddle:\n- {bed}: {first} {last}, {cond}, on {med}\n- {bed2}: {first2} {last2}, {cond2}, NPO for OR",
 	"Write a patient-friendly explanation of {cond} for {first} {last}, who was started on {med} yesterday.",
+	"{title} {last}, {age}, admitted with {cond} – family aware, DNACPR discussed.",
+	"{title} {last} in bay {bed}: {cond}, {med} held this morning, review after ward round.",
+	"{initial}. {last} ({age}{sex}) – {cond}, for review by the reg.",
+	"my {parent} {lfirst} {llast} has {cond} and takes {med}, is it ok for {obj} to drink alcohol?",
+	"Re: {first} {last} – {cond} – results attached\n\nHi, please see the attached bloods for {first}. Can we discuss at MDT?",
+	"{first} {last} is HIV positive and asked us not to tell {pos} employer. How do I word the fit note?",
+	"What are the treatment options for {first} {last}'s {cond}? {Subj} is {age} and already on {med}.",
+	"Clinic list Tue: 09:00 {first} {last} ({cond}); 09:20 {first2} {last2} ({cond2}); 09:40 cancelled.",
 }
 
 // mrnFrames: a medical record number after the cues clinicians write,
 // punctuated every way they punctuate it.
-var mrnCues = []string{"MRN", "MRN:", "MRN#", "MRN #", "MRN-", "MR#", "MR-", "Med rec no.", "Med. rec. #", "medical record number", "Medical Record No:",
+var mrnCues = []string{"MRN", "MRN:", "MRN#", "MRN #", "MRN-", "MR#", "MR-", "Med rec no.", "Med. rec. #", "medical record number", "Medical Record No:", "mrn", "UR No.", "URN", "Hosp #",
 	"Patient ID:", "Pt ID", "patient id #", "Hospital No.", "hosp no", "Chart #", "chart no.", "Unit No.", "record #"}
 
 var mrnFrames = []string{
@@ -81,6 +89,8 @@ var mrnFrames = []string{
 	"Scanned document attached to {mrncue}{mrn} (consent form).",
 	"Admit order — {mrncue}{mrn}; dx {cond}; attending Dr. {doctor}.",
 	"{first} {last} / {mrncue}{mrn} / {spec}",
+	"Echo booked for {first} {last} ({mrncue}{mrn}) on {date}.",
+	"pls add {mrncue}{mrn} to tomorrow's list",
 	"Radiology: CT abdomen for {mrncue}{mrn} booked {date} 14:30.",
 }
 
@@ -122,6 +132,8 @@ var birthFrames = []string{
 	"Beneficiary details – name {first} {last}, born on {dob} in {city}.",
 	"guest_name={first} {last}&dob={dob}&room=412",
 	"Passenger: {last}/{first} {title}  DOB {dob}",
+	"dob: {dob}\nname: {lfirst} {llast}",
+	"Attendee list: {first} {last} ({dob}), {first2} {last2} ({dob2})",
 	"Could you fix the typo in {first} {last}'s record? {Pos} date of birth is {dob}, not the 1st.",
 	"My {child} {first} {last} was born on {dob}; which vaccines is {subj} due for at school entry?",
 	"Employee: {last}, {first}\nBirth date: {dob}\nStart date: {date}\nDepartment: {job}",

@@ -131,7 +131,8 @@ func (g *gen) vars(p person) map[string]string {
 		"bed": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B", ""})), "doctor": d.last, "hospital": pick(r, hospitals),
 		"spec": pick(r, specialties), "code": ic.code, "desc": ic.desc, "mrncue": mc, "mrn": mrn(r), "mrn2": mrn(r),
 		"date2": fmt.Sprintf("%d/%d/2026", month, day+1+r.IntN(8)), "med2": pick(r, meds),
-		"bed2": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B"})), "first2": d.first, "last2": d.last, "job": d.job,
+		"bed2": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B"})), "first2": d.first, "last2": d.last, "dob2": dob(r),
+		"initial": string([]rune(p.first)[:1]), "lfirst": strings.ToLower(p.first), "llast": strings.ToLower(p.last), "obj": he("her", "him"), "job": d.job,
 		"ticket": fmt.Sprintf("#%d", 10000+r.IntN(90000)), "order": fmt.Sprint(1000000 + r.IntN(9000000)),
 		"exp": fmt.Sprintf("%02d/%d", 1+r.IntN(12), 27+r.IntN(5)), "cvv": fmt.Sprintf("%03d", r.IntN(1000)),
 	}
