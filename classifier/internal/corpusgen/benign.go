@@ -145,7 +145,13 @@ var populations = []string{"adults over 65", "women aged 40-49", "children under
 func benignResearch(r *rand.Rand) string {
 	c, p := pick(r, popConditions), pick(r, populations)
 	y := 2005 + r.IntN(20)
-	switch r.IntN(12) {
+	switch r.IntN(15) {
+	case 12:
+		return fmt.Sprintf("Medicare Part D spending per beneficiary was $%d,%03d in %d; total Medicare spending reached $%d,%03d,%03d,000. How does %d compare?", 2+r.IntN(3), r.IntN(1000), y, 900+r.IntN(200), r.IntN(1000), r.IntN(1000), y+1)
+	case 13:
+		return fmt.Sprintf("NHS England's %d/%02d budget was £%d.%d billion and NHS 111 handled %d,%03d,%03d calls. What share of those calls ended in an ambulance dispatch?", y, (y+1)%100, 150+r.IntN(30), r.IntN(10), 15+r.IntN(10), r.IntN(1000), r.IntN(1000))
+	case 14:
+		return fmt.Sprintf("Aadhaar enrolment reached %d,%03d,%03d,%03d residents by %d (UIDAI); how many authentications per day does the system handle?", 1, 300+r.IntN(90), r.IntN(1000), r.IntN(1000), y)
 	case 10:
 		ic := pick(r, icdCodes)
 		return fmt.Sprintf("Among the %d,%03d admissions coded %s (%s) in %d, what share were readmitted within 30 days?", 1+r.IntN(90), r.IntN(1000), ic.code, ic.desc, y)
@@ -254,7 +260,11 @@ func container(r *rand.Rand) string {
 
 func benignChat(r *rand.Rand) string {
 	f := pick(r, publicFigures)
-	switch r.IntN(14) {
+	switch r.IntN(16) {
+	case 14:
+		return fmt.Sprintf("%s (%d–%d) is on the list, next to %s. Write %d lines on why they matter.", pick(r, []string{"Marie Curie", "Albert Einstein", "Ada Lovelace", "Nelson Mandela"}), 1815+r.IntN(60), 1930+r.IntN(60), pick(r, publicFigures), 3+r.IntN(5))
+	case 15:
+		return fmt.Sprintf("Routing table: 10.%d.0.0/16 via %s metric %d; account for the %d,%03d routes before the BGP session resets.", r.IntN(256), ip(r), r.IntN(200), 1+r.IntN(900), r.IntN(1000))
 	case 12:
 		return fmt.Sprintf("I'll call the bank tomorrow. Anyway, the invoice total was %s and the reference is %d%02d%02d%d. Can you draft the reminder?", amount(r), 2026, 1+r.IntN(12), 1+r.IntN(28), r.IntN(100))
 	case 13:
