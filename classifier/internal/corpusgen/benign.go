@@ -139,13 +139,17 @@ func benignLog(r *rand.Rand) string {
 	}
 }
 
-var popConditions = []string{"atrial fibrillation", "type 2 diabetes", "hypertension", "HIV", "depression", "asthma", "COPD", "dementia", "breast cancer", "obesity", "chronic kidney disease", "sepsis", "hepatitis C", "opioid use disorder", "long COVID", "gestational diabetes", "stroke"}
+var popConditions = []string{"Crohn's disease", "Graves' disease", "Hodgkin lymphoma", "Hashimoto's thyroiditis", "Guillain-Barré syndrome", "Parkinson's disease", "Alzheimer's disease", "atrial fibrillation", "type 2 diabetes", "hypertension", "HIV", "depression", "asthma", "COPD", "dementia", "breast cancer", "obesity", "chronic kidney disease", "sepsis", "hepatitis C", "opioid use disorder", "long COVID", "gestational diabetes", "stroke"}
 var populations = []string{"adults over 65", "women aged 40-49", "children under 5", "men who smoke", "people in rural counties", "Medicare beneficiaries", "veterans", "adolescents aged 12-17", "pregnant women", "nursing home residents", "adults in England", "the EU population"}
 
 func benignResearch(r *rand.Rand) string {
 	c, p := pick(r, popConditions), pick(r, populations)
 	y := 2005 + r.IntN(20)
-	switch r.IntN(15) {
+	switch r.IntN(17) {
+	case 15:
+		return fmt.Sprintf("According to %s, %s affects about %d in %d %s. Is that consistent with the %d GBD estimates?", pick(r, []string{"Johns Hopkins Medicine", "the Mayo Clinic", "Mount Sinai", "Great Ormond Street Hospital", "Kaiser Permanente", "Cleveland Clinic", "Addenbrooke's Hospital", "Charité Berlin"}), c, 1+r.IntN(9), 10*(1+r.IntN(100)), p, y)
+	case 16:
+		return fmt.Sprintf("Summarise the %d Lancet review on %s: incidence rose from %d.%d to %d.%d per 100,000 between %d and %d.", y, c, 1+r.IntN(20), r.IntN(10), 2+r.IntN(30), r.IntN(10), y-10, y)
 	case 12:
 		return fmt.Sprintf("Medicare Part D spending per beneficiary was $%d,%03d in %d; total Medicare spending reached $%d,%03d,%03d,000. How does %d compare?", 2+r.IntN(3), r.IntN(1000), y, 900+r.IntN(200), r.IntN(1000), r.IntN(1000), y+1)
 	case 13:
@@ -193,7 +197,9 @@ var guidelineDrugs = []struct{ drug, dose string }{
 }
 
 func benignGuideline(r *rand.Rand) string {
-	switch r.IntN(10) {
+	switch r.IntN(11) {
+	case 10:
+		return fmt.Sprintf("%s: first-line therapy per the %s guideline (%d): %s; refer to a specialist if no response at %d weeks.", strings.ToUpper(pick(r, popConditions)[:1])+pick(r, popConditions)[1:], pick(r, []string{"NICE", "ESC", "ADA", "AASLD", "ACR", "Johns Hopkins"}), 2015+r.IntN(11), pick(r, guidelineDrugs).drug, 4+r.IntN(12))
 	case 8:
 		return pick(r, []string{
 			"Positive patient identification: check two identifiers (full name and date of birth, or MRN) against the wristband before every transfusion.",
@@ -294,4 +300,17 @@ func benignChat(r *rand.Rand) string {
 	default:
 		return fmt.Sprintf("Gift card balance: %s; PIN scratched off. Order #%d, placed %s.", amount(r), 100000000+r.IntN(899999999), isoTime(r)[:10])
 	}
+}
+
+// benignLongEmail is an ordinary thread: quoted replies, a signature and a
+// disclaimer, full of dates, amounts and references, and no one's
+// identifier.
+func benignLongEmail(r *rand.Rand, companies []string) string {
+	co := pick(r, companies)
+	return fmt.Sprintf("Hi all,\n\nFollowing up on Tuesday's call: the Q%d forecast is %s EUR (up %d.%d%%), PO %d is approved and delivery moves to %d %s. "+
+		"Ticket %d stays open until the vendor confirms the patch (v%s).\n\nAction items:\n1. Finance to book the accrual by the %dth.\n2. Ops to update the runbook, section %d.%d.\n3. Everyone: review the deck before Friday 10:00.\n\nThanks,\nThe %s team\n\n"+
+		"-----Original Message-----\nSent: %s\nSubject: RE: Q%d planning\n\n> Can we get the numbers by Thursday? Last year's figure was %s.\n\n"+
+		"This email and any attachments are confidential and intended solely for the addressee. If you received it in error, please delete it.",
+		1+r.IntN(4), amount(r), r.IntN(20), r.IntN(10), 4500000000+r.IntN(99999999), 1+r.IntN(28), pick(r, []string{"March", "June", "October"}),
+		100000+r.IntN(900000), version(r), 20+r.IntN(8), 1+r.IntN(9), r.IntN(10), co, isoTime(r)[:10], 1+r.IntN(4), amount(r))
 }

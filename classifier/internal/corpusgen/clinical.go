@@ -20,6 +20,7 @@ var conditions = []string{
 	"a hip fracture", "appendicitis", "pancreatitis", "GI bleed", "cirrhosis", "chronic kidney disease stage 4",
 	"rheumatoid arthritis", "lupus", "COVID-19", "influenza A", "preeclampsia", "gestational diabetes", "anemia",
 	"hypertension", "hypothyroidism", "leukemia", "lymphoma", "melanoma", "tuberculosis", "syphilis", "chlamydia",
+	"Crohn's disease", "Graves' disease", "Hodgkin lymphoma", "an ulcerative colitis flare", "endometriosis", "a miscarriage at 9 weeks",
 }
 
 var meds = []string{

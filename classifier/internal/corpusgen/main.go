@@ -384,6 +384,9 @@ func generate(src string) ([]item, []string, error) {
 			if vs := strings.Contains(text, "{v}"); vs {
 				return nil, nil, fmt.Errorf("%s: unfilled frame %q", k.name, text)
 			}
+			if g.r.IntN(12) == 0 {
+				text = g.thread(text, p)
+			}
 			g.add(k.name, text)
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items (%d Presidio test cases, %d stdnum vectors, %d source values dropped by the check)", k.name, len(g.items)-start, fromPresidio, nVectors, dropped))
@@ -411,7 +414,11 @@ func generate(src string) ([]item, []string, error) {
 			p := g.person()
 			vars := g.vars(p)
 			vars["tmpl"] = g.fillTemplate(pick(g.r, birthTemplates), "", "", p)
-			g.add(c.kind, fill(pick(g.r, c.frames), vars))
+			text := fill(pick(g.r, c.frames), vars)
+			if g.r.IntN(12) == 0 {
+				text = g.thread(text, p)
+			}
+			g.add(c.kind, text)
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items", c.kind, len(g.items)-start))
 	}
@@ -432,7 +439,12 @@ func generate(src string) ([]item, []string, error) {
 		{"benign-log", func() string { return benignLog(g.r) }},
 		{"benign-research", func() string { return benignResearch(g.r) }},
 		{"benign-guideline", func() string { return benignGuideline(g.r) }},
-		{"benign-chat", func() string { return benignChat(g.r) }},
+		{"benign-chat", func() string {
+			if g.r.IntN(5) == 0 {
+				return benignLongEmail(g.r, g.companies)
+			}
+			return benignChat(g.r)
+		}},
 	}
 	for _, b := range benign {
 		start := len(g.items)
@@ -463,4 +475,15 @@ func condFor(r *rand.Rand, female bool) string {
 			return c
 		}
 	}
+}
+
+// thread buries a text in the middle of an email thread: a greeting, a
+// quoted earlier message and a disclaimer around it.
+func (g *gen) thread(text string, p person) string {
+	r := g.r
+	return fmt.Sprintf("Hi %s,\n\nThanks for getting back to me so quickly, and sorry for the delay on my side: the office was closed on Monday.\n\n%s\n\n"+
+		"Let me know if you need anything else from me before %s.\n\nKind regards,\n%s\n\n-----Original Message-----\nSent: %s\nSubject: RE: your request %d\n\n"+
+		"> Could you send us the details we need to complete the file? We aim to reply within %d working days.\n\n"+
+		"This email and any attachments are confidential and intended solely for the addressee.",
+		pick(r, []string{"team", "Sam", "there", "all"}), text, pick(r, []string{"Friday", "the end of the month", "next week"}), p.first, isoTime(r)[:10], 10000+r.IntN(90000), 2+r.IntN(9))
 }
