@@ -134,6 +134,11 @@ var birthFrames = []string{
 	"guest_name={first} {last}&dob={dob}&room=412",
 	"Passenger: {last}/{first} {title}  DOB {dob}",
 	"dob: {dob}\nname: {lfirst} {llast}",
+	"Patient/in: {first} {last}, geb. {dobde}, wohnhaft in {city}",
+	"{frtitle} {ulast} {first}, {ne} le {dobfr} à {city}",
+	"Titular: {first} {last}, {nacido} el {dobfr}",
+	"Intestatario: {first} {last}, {nato} il {dobfr} a {city}",
+	"{first} {last}, född {dobiso}, ska kallas till intervju.",
 	"Attendee list: {first} {last} ({dob}), {first2} {last2} ({dob2})",
 	"Could you fix the typo in {first} {last}'s record? {Pos} date of birth is {dob}, not the 1st.",
 	"My {child} {first} {last} was born on {dob}; which vaccines is {subj} due for at school entry?",
@@ -172,7 +177,13 @@ func dobIn(r *rand.Rand, y int) string {
 }
 
 func mrn(r *rand.Rand) string {
-	switch r.IntN(6) {
+	switch r.IntN(9) {
+	case 6:
+		return "E" + digits(r, 8)
+	case 7:
+		return digits(r, 3) + "-" + digits(r, 3) + "-" + digits(r, 3)
+	case 8:
+		return digits(r, 2) + "-" + digits(r, 5)
 	case 0:
 		return digits(r, 7)
 	case 1:

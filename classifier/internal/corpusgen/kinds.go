@@ -237,7 +237,11 @@ var genericFrames = []string{
 }
 
 func planID(r *rand.Rand) string {
-	switch r.IntN(5) {
+	switch r.IntN(7) {
+	case 5:
+		return string([]byte{byte('A' + r.IntN(26)), byte('A' + r.IntN(26)), byte('A' + r.IntN(26))}) + " " + digits(r, 9)
+	case 6:
+		return "W" + digits(r, 9)
 	case 0:
 		return string([]byte{byte('A' + r.IntN(26)), byte('A' + r.IntN(26)), byte('A' + r.IntN(26))}) + digits(r, 9)
 	case 1:

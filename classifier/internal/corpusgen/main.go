@@ -124,7 +124,9 @@ func (g *gen) vars(p person) map[string]string {
 	return map[string]string{
 		"first": p.first, "last": p.last, "name": p.first + " " + p.last, "title": title,
 		"city": p.city, "street": p.street, "country": p.country, "company": pick(r, g.companies),
-		"date": fmt.Sprintf("%d/%d/2026", month, day), "dob": dobIn(r, 2025-age), "age": fmt.Sprint(age),
+		"date": fmt.Sprintf("%d/%d/2026", month, day), "dob": dobIn(r, 2025-age),
+		"dobde": fmt.Sprintf("%02d.%02d.%d", 1+r.IntN(28), 1+r.IntN(12), 2025-age), "dobfr": fmt.Sprintf("%02d/%02d/%d", 1+r.IntN(28), 1+r.IntN(12), 2025-age),
+		"dobiso": fmt.Sprintf("%d-%02d-%02d", 2025-age, 1+r.IntN(12), 1+r.IntN(28)), "age": fmt.Sprint(age),
 		"parent": he(pick(r, []string{"mum", "mother", "mom"}), pick(r, []string{"dad", "father"})), "spouse": he("wife", "husband"),
 		"child": he("daughter", "son"), "pos": he("her", "his"), "Pos": he("Her", "His"), "subj": he("she", "he"), "Subj": he("She", "He"),
 		"sex": p.female, "sexword": sexword, "cond": condFor(r, f), "cond2": condFor(r, d.female == "F"), "med": pick(r, meds), "sx": pick(r, symptoms),
@@ -132,7 +134,8 @@ func (g *gen) vars(p person) map[string]string {
 		"spec": pick(r, specialties), "code": ic.code, "desc": ic.desc, "mrncue": mc, "mrn": mrn(r), "mrn2": mrn(r),
 		"date2": fmt.Sprintf("%d/%d/2026", month, day+1+r.IntN(8)), "med2": pick(r, meds),
 		"bed2": fmt.Sprintf("%d%s", 1+r.IntN(40), pick(r, []string{"A", "B"})), "first2": d.first, "last2": d.last, "dob2": dob(r),
-		"initial": string([]rune(p.first)[:1]), "lfirst": strings.ToLower(p.first), "llast": strings.ToLower(p.last), "obj": he("her", "him"), "job": d.job,
+		"initial": string([]rune(p.first)[:1]), "lfirst": strings.ToLower(p.first), "llast": strings.ToLower(p.last), "obj": he("her", "him"),
+		"frtitle": he("Mme", "M."), "ulast": strings.ToUpper(p.last), "ne": he("née", "né"), "nacido": he("nacida", "nacido"), "nato": he("nata", "nato"), "job": d.job,
 		"ticket": fmt.Sprintf("#%d", 10000+r.IntN(90000)), "order": fmt.Sprint(1000000 + r.IntN(9000000)),
 		"exp": fmt.Sprintf("%02d/%d", 1+r.IntN(12), 27+r.IntN(5)), "cvv": fmt.Sprintf("%03d", r.IntN(1000)),
 	}
