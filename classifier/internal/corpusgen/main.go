@@ -392,6 +392,12 @@ func generate(src string) ([]item, []string, error) {
 			}
 			g.add(k.name, text)
 		}
+		// Every label rests on a value that passes its check.
+		for _, it := range g.items[start:] {
+			if k.ok != nil && !findValid(it.text, k.ok) {
+				return nil, nil, fmt.Errorf("%s: no valid value in %q", k.name, it.text)
+			}
+		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items (%d Presidio test cases, %d stdnum vectors, %d source values dropped by the check)", k.name, len(g.items)-start, fromPresidio, nVectors, dropped))
 	}
 	// Clinical and personal text.
@@ -451,7 +457,7 @@ func generate(src string) ([]item, []string, error) {
 	}
 	for _, b := range benign {
 		start := len(g.items)
-		for tries := 0; len(g.items)-start < 200 && tries < 10000; tries++ {
+		for tries := 0; len(g.items)-start < 300 && tries < 10000; tries++ {
 			g.add(b.kind, b.f())
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items", b.kind, len(g.items)-start))
