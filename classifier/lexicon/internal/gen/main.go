@@ -56,9 +56,10 @@ const (
 	// English (pneumonia 257, cancer 1139, pain 5300 is out).
 	clinicalCap = 3000
 	// rareKnownTier: a rare word WordNet knows with no medical sense is
-	// dropped when SCOWL lists it at this size or below (constrict, thrust);
-	// rarer ones stay (dialysis: WordNet's only sense is the chemist's).
-	rareKnownTier = 40
+	// dropped when SCOWL lists it at this size or below (constrict, schema,
+	// latency, cohort); rarer ones stay (laparotomy, anoxia: WordNet files
+	// them under other kinds of procedure and state).
+	rareKnownTier = 50
 	// givenCommon, surnameCommon: a name whose dominant spelling in
 	// SUBTLEX is lowercase (a word, not a name: "will", "hope") and that
 	// occurs at least this often is dropped.
@@ -85,6 +86,11 @@ var stoplist = map[string]bool{
 	// software: dependency injection, embedded systems, hardening a server
 	"inject": true, "injected": true, "injecting": true, "injects": true,
 	"embed": true, "embedded": true, "embedding": true, "imbed": true, "hardening": true,
+	// found by running the lexicon over this repository's docs and Go
+	// sources (a benign technical corpus): rare words, known to WordNet only
+	// in a non-medical sense or not at all, that the filters keep
+	"apis": true, "activator": true, "outlier": true, "outliers": true, "modality": true,
+	"quantile": true, "quantiles": true, "celsius": true, "fahrenheit": true,
 }
 
 // phraseCues: clinical-context phrases the data has no source for; the
@@ -644,7 +650,7 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 		cand[w] = true
 	}
 	keep := map[string]bool{}
-	var short, asName, common, stopped, rare, rareNotMed, wnMed, clinical int
+	var short, asName, common, stopped, rare, rareNotMed, rareShort, wnMed, clinical int
 	for w := range cand {
 		if len(w) < 4 {
 			short++
@@ -666,8 +672,16 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 			keep[w] = true
 			rare++
 		case tier(tiers, w) > commonTier && g <= rareCount || tier(tiers, w) == commonTier && g <= rareCount/2 && v.total == 0:
-			if v.known && !v.anyMedical && tier(tiers, w) <= rareKnownTier {
+			baseTier := tier(tiers, w)
+			for _, lm := range v.lemmas {
+				baseTier = min(baseTier, tier(tiers, lm))
+			}
+			if v.known && !v.anyMedical && baseTier <= rareKnownTier && !wn.heads[w] {
 				rareNotMed++
+				continue
+			}
+			if !v.known && len(w) < 6 {
+				rareShort++
 				continue
 			}
 			keep[w] = true
@@ -685,7 +699,8 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	l.count("filter: health candidates", len(cand), "hunspell-en-med + ICPC-2 + ATC words")
 	l.count("filter: dropped, shorter than 4 letters", short, "")
 	l.count("filter: dropped, a name of the gazetteer", asName, "and not in ICPC-2 or ATC")
-	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, "")
+	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d, and not the last word of a medical compound", rareKnownTier))
+	l.count("filter: dropped, rare, unknown to WordNet, under 6 letters", rareShort, "abbreviations and prefixes of the dictionary: diag, prev, eval, hyper")
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
 	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
 	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
@@ -702,10 +717,11 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	return out
 }
 
-// prefixedMedical: w is a clinical prefix and a word with a medical sense.
+// prefixedMedical: w is a clinical prefix and an adjective with a medical
+// sense (pre+natal, post+operative).
 func prefixedMedical(wn *wordnet, w string) bool {
 	for _, p := range clinicalPrefixes {
-		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 && wn.judge(rest).anyMedical {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 && wn.judge(rest).adjMedical {
 			return true
 		}
 	}

@@ -39,11 +39,16 @@ var medicalRoots = map[string]string{
 	"14083790": "mental_disorder", // neurosis, anxiety disorder
 	"14380140": "mental_illness",  // schizophrenia, dementia, psychosis
 	"10595647": "sick_person",     // a diabetic, an epileptic, a patient's condition as a noun
+	"00649760": "dialysis",        // WordNet files it as a chemical process only; "on dialysis" is a patient's
 }
 
 // clinicalPrefixes: a rare word made of one of these and a word with a
 // medical sense is medical: prenatal (natal), postoperative (operative).
 var clinicalPrefixes = []string{"pre", "post", "peri", "ante", "intra", "neo", "hyper", "hypo"}
+
+// generalPrefixes: a word WordNet lacks is judged by what follows one of
+// these when WordNet knows that (untranslated, prefilled, multimodal).
+var generalPrefixes = []string{"un", "non", "pre", "re", "multi", "over", "under", "sub", "super", "inter", "co", "de", "dis", "mis", "auto", "micro", "macro", "meta"}
 
 // bodyLexFile: noun.body. An adjective pertaining to a body part
 // (cardiac, renal, atrial) is clinical register; the nouns themselves
@@ -62,6 +67,7 @@ type wordnet struct {
 	counts  map[string]int                 // "lemma pos senseNumber" -> tag count
 	exc     map[string]map[string][]string // pos -> inflected form -> lemmas
 	medMemo map[string]bool
+	heads   map[string]bool // last words of medical compounds: dialysis (peritoneal_dialysis)
 }
 
 func loadWordNet(dir string) (*wordnet, error) {
@@ -158,6 +164,19 @@ func loadWordNet(dir string) (*wordnet, error) {
 			return nil, fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
 		}
 	}
+	wn.heads = map[string]bool{}
+	for lemma, offs := range wn.index["n"] {
+		i := strings.LastIndexByte(lemma, '_')
+		if i < 0 {
+			continue
+		}
+		for _, off := range offs {
+			if wn.medicalNoun(off) {
+				wn.heads[lemma[i+1:]] = true
+				break
+			}
+		}
+	}
 	if len(wn.counts) < 10000 {
 		return nil, fmt.Errorf("%s: %d sense counts, want over 10000", dir, len(wn.counts))
 	}
@@ -224,6 +243,14 @@ func (wn *wordnet) lemmas(w, pos string) []string {
 	for _, l := range wn.exc[pos][w] {
 		add(l)
 	}
+	if pos == "a" {
+		// an adverb WordNet lacks, by its adjective: deterministically
+		for _, r := range [][2]string{{"ally", ""}, {"ally", "al"}, {"ily", "y"}, {"ly", ""}} {
+			if strings.HasSuffix(w, r[0]) {
+				add(strings.TrimSuffix(w, r[0]) + r[1])
+			}
+		}
+	}
 	rules := map[string][][2]string{
 		"n": {{"s", ""}, {"ses", "s"}, {"xes", "x"}, {"zes", "z"}, {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}},
 		"v": {{"s", ""}, {"ies", "y"}, {"es", "e"}, {"es", ""}, {"ed", "e"}, {"ed", ""}, {"ing", "e"}, {"ing", ""}},
@@ -243,12 +270,29 @@ type verdict struct {
 	medical, total int  // tagged uses of its medical senses, of all senses
 	firstMedical   bool // the first sense of its first part of speech (noun, adjective, verb) is medical
 	anyMedical     bool
+	adjMedical     bool     // an adjective sense is medical (natal: of birth)
+	lemmas         []string // the forms WordNet knows it by (latency for latencies, filled for prefilled)
 }
 
 func (wn *wordnet) judge(w string) verdict {
+	v := wn.judgeWord(w)
+	if !v.known {
+		for _, p := range generalPrefixes {
+			if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 {
+				if r := wn.judgeWord(rest); r.known {
+					return verdict{known: true, firstMedical: r.firstMedical, anyMedical: r.anyMedical, lemmas: r.lemmas}
+				}
+			}
+		}
+	}
+	return v
+}
+
+func (wn *wordnet) judgeWord(w string) verdict {
 	var v verdict
 	for _, pos := range []string{"n", "a", "v", "r"} {
 		for _, l := range wn.lemmas(w, pos) {
+			v.lemmas = append(v.lemmas, l)
 			for i, off := range wn.index[pos][l] {
 				c := wn.counts[l+" "+pos+" "+strconv.Itoa(i+1)]
 				med := wn.medicalSense(pos, off)
@@ -256,6 +300,7 @@ func (wn *wordnet) judge(w string) verdict {
 				if med {
 					v.medical += c
 					v.anyMedical = true
+					v.adjMedical = v.adjMedical || pos == "a"
 				}
 				if i == 0 && !v.known {
 					v.firstMedical = med
