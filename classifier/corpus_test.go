@@ -94,6 +94,15 @@ var places = map[string]func(text string) string{
 		return `{"model":"m","system":[{"type":"text","text":` + js(s) + `}],"messages":[{"role":"user","content":"go"}]}`
 	},
 	"middle of a conversation": conversation,
+	"anthropic tool result": func(s string) string {
+		return `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":` + js(s) + `}]}]}]}`
+	},
+	"anthropic tool use input": func(s string) string {
+		return `{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"save","input":{"note":` + js(s) + `}}]}]}`
+	},
+	"responses function output": func(s string) string {
+		return `{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":` + js(s) + `}]}`
+	},
 }
 
 // conversation puts the text in the middle message of a long chat, between
