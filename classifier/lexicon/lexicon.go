@@ -24,10 +24,13 @@
 //     letter; the length in bytes, or 0. Single words cover most terms;
 //     phrases are the terms whose words are not health words alone.
 //   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
-//     "MARIA", "McDonald", "O'Brien", "DeAngelo" (an apostrophe or one inner
-//     capital after Mc, Mac, O', D', De, Di, Da, Du, La, Le, Van, Von);
-//     "maria" and "mARIA" are not names. Accents must be folded by the
-//     caller (the gazetteer holds José as Jose).
+//     "MARIA" (all capitals from 3 letters: "AI", "OK" are not names),
+//     "McDonald", "O'Brien", "DeAngelo" (an apostrophe or one inner capital
+//     after Mc, Mac, O', D', L', De, Di, Da, Du, La, Le, Van, Von); "maria"
+//     and "mARIA" are not names. Accents must be folded by the caller (the
+//     gazetteer holds José as Jose). Names that are mostly English words are
+//     not in it (Will, May, Hope; SOURCES.md), so a sentence's first word
+//     rarely passes; common-word surnames are (Brown, Long, Park).
 //   - ICD10(code): a code of the ICD-10 code set as written, upper case,
 //     with or without the dot, with at least one character after the
 //     category ("E11.9", "E119", "C50.911", "S72.001A"); a bare category
@@ -176,7 +179,9 @@ func nameKey(dst, w []byte) ([]byte, bool) {
 	if !isUpper(w[0]) {
 		return nil, false
 	}
-	allUpper := true
+	// All capitals (MARIA OSEI, a form's header) from three letters: two
+	// capitals are far more often an abbreviation (AI, OK, CA) than Al or Ed.
+	allUpper := len(w) >= 3
 	for _, c := range w {
 		if isLower(c) {
 			allUpper = false

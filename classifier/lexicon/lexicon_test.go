@@ -76,14 +76,19 @@ func TestHealthPhrase(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	check(t, "GivenName", GivenName,
-		[]string{"Maria", "John", "David", "Mark", "Bill", "MARIA", "Aisha", "Priya", "Oluwaseun",
+		[]string{"Maria", "John", "David", "Mark", "Bill", "Grace", "Josh", "Ed", "Al", "MARIA", "Aisha", "Priya", "Oluwaseun",
 			"Chinedu", "Kwame", "Jose", "Francois", "Giuseppe", "Bjorn", "Mei", "Wei", "Siobhan", "DeAndre"},
 		[]string{"maria", "mARIA", "MaRia", "Will", "May", "Hope", "The", "Data", "Server",
-			"Invoice", "Total", "Patient", "M", "", "Maria1", "Ma-ria", "José"})
+			"Invoice", "Total", "Patient", "M", "", "Maria1", "Ma-ria", "José",
+			// words that are names in some table but mostly words
+			"Come", "Miss", "General", "China", "Echo", "Delta", "Major",
+			// two capitals: an abbreviation
+			"AI", "OK", "CA", "ED"})
 	check(t, "Surname", Surname,
 		[]string{"Smith", "Osei", "Garcia", "Nguyen", "Patel", "Chen", "Wang", "Okafor", "Mensah",
 			"Rossi", "Muller", "Dubois", "SMITH", "McDonald", "O'Brien", "Brown", "Park"},
-		[]string{"smith", "Mcdonald'", "O'", "'Brien", "McDoNald", "Xqzvw", "The", "Server", "Invoice"})
+		[]string{"smith", "Mcdonald'", "O'", "'Brien", "McDoNald", "Xqzvw", "The", "Server", "Invoice",
+			"Cluster", "Filter", "Agent", "Console"})
 }
 
 func TestICD10(t *testing.T) {

