@@ -75,6 +75,11 @@ var idKinds = []idKind{
 			"You can reach {name} on {v} (mobile).",
 			"Please text me at {v} when the courier is close.",
 			"Tel.: {v} – Fax: none",
+			// a number NANP's rules do not make a phone (an exchange from 0
+			// or 1) is one after a phone word.
+			"Call {weakphone} and ask for {first}.",
+			"my phone: 1-{weakphone}",
+			"Phone: {weakphone} (after 6pm)",
 		}},
 	{name: "nhs-number", gen: simple(nhs), ok: nhsOK, n: 140, needCue: true,
 		cues:     []string{"NHS number", "NHS No", "NHS no.", "NHS No:", "nhs number", "NHS#", "NHS Number", "NHS"},
