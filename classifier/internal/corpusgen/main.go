@@ -137,7 +137,7 @@ func (g *gen) vars(p person) map[string]string {
 		"initial": string([]rune(p.first)[:1]), "lfirst": strings.ToLower(p.first), "llast": strings.ToLower(p.last), "obj": he("her", "him"),
 		"frtitle": he("Mme", "M."), "ulast": strings.ToUpper(p.last), "ne": he("née", "né"), "nacido": he("nacida", "nacido"), "nato": he("nata", "nato"), "job": d.job,
 		"weakphone": fmt.Sprintf("%d%02d-1%02d-%04d", 2+r.IntN(8), r.IntN(100), r.IntN(100), r.IntN(10000)),
-		"ticket": fmt.Sprintf("#%d", 10000+r.IntN(90000)), "order": fmt.Sprint(1000000 + r.IntN(9000000)),
+		"ticket":    fmt.Sprintf("#%d", 10000+r.IntN(90000)), "order": fmt.Sprint(1000000 + r.IntN(9000000)),
 		"exp": fmt.Sprintf("%02d/%d", 1+r.IntN(12), 27+r.IntN(5)), "cvv": fmt.Sprintf("%03d", r.IntN(1000)),
 	}
 }
