@@ -97,6 +97,8 @@ var stoplist = map[string]bool{
 	// in a non-medical sense or not at all, that the filters keep
 	"apis": true, "activator": true, "outlier": true, "outliers": true, "modality": true,
 	"quantile": true, "quantiles": true, "celsius": true, "fahrenheit": true,
+	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
+	"mono": true, "uri": true,
 }
 
 // phraseCues: clinical-context phrases the data has no source for; the
@@ -729,7 +731,7 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 			for _, lm := range v.lemmas {
 				baseTier = min(baseTier, tier(tiers, lm))
 			}
-			if v.known && !v.anyMedical && baseTier <= rareKnownTier && !wn.heads[w] {
+			if v.known && !v.anyMedical && (baseTier <= rareKnownTier || !v.clinicalKind) && !wn.heads[w] {
 				rareNotMed++
 				continue
 			}
@@ -752,7 +754,7 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	l.count("filter: health candidates", len(cand), "hunspell-en-med + ICPC-2 + ATC words")
 	l.count("filter: dropped, shorter than 4 letters", short, "")
 	l.count("filter: dropped, a name of the gazetteer", asName, "and not in ICPC-2 or ATC")
-	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d, and not the last word of a medical compound", rareKnownTier))
+	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d or no sense of a clinical kind (act, body, process, state), and not the last word of a medical compound", rareKnownTier))
 	l.count("filter: dropped, rare, unknown to WordNet, under 6 letters", rareShort, "abbreviations and prefixes of the dictionary: diag, prev, eval, hyper")
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
 	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
@@ -795,7 +797,7 @@ func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string
 		if len(w) < 3 || len(w) > 5 || !(medAcr[w] || med[lw] && tier(tiers, lw) >= 95) {
 			continue
 		}
-		if icpc.lower[lw] || names.isName[lw] {
+		if icpc.lower[lw] || names.isName[lw] || stoplist[lw] {
 			continue
 		}
 		keep[w] = true

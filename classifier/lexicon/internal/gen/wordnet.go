@@ -50,6 +50,17 @@ var clinicalPrefixes = []string{"pre", "post", "peri", "ante", "intra", "neo", "
 // these when WordNet knows that (untranslated, prefilled, multimodal).
 var generalPrefixes = []string{"un", "non", "pre", "re", "multi", "over", "under", "sub", "super", "inter", "co", "de", "dis", "mis", "auto", "micro", "macro", "meta"}
 
+// clinicalLexFiles: the lexicographer files of WordNet the senses of rare
+// medical words fall in when they are not below a medical root
+// (laparotomy, fluoroscopy: noun.act; anoxia, hypercapnia: noun.state;
+// canaliculi: noun.body; perfuse: verb.body), as opposed to the physics,
+// animals and quantities of the dictionary's other rare words (meson,
+// avahi, radix, decrement).
+var clinicalLexFiles = map[string]map[string]bool{
+	"n": {"04": true, "08": true, "22": true, "26": true}, // noun.act, noun.body, noun.process, noun.state
+	"v": {"29": true},                                     // verb.body
+}
+
 // bodyLexFile: noun.body. An adjective pertaining to a body part
 // (cardiac, renal, atrial) is clinical register; the nouns themselves
 // (heart, kidney) are not health terms alone.
@@ -271,16 +282,33 @@ type verdict struct {
 	firstMedical   bool // the first sense of its first part of speech (noun, adjective, verb) is medical
 	anyMedical     bool
 	adjMedical     bool     // an adjective sense is medical (natal: of birth)
+	clinicalKind   bool     // a sense of a kind medical terms are: see clinicalLexFiles
 	lemmas         []string // the forms WordNet knows it by (latency for latencies, filled for prefilled)
+}
+
+// derivations: a word WordNet lacks is judged by the word it derives from
+// when WordNet knows that (atomicity: atomic; transactional: transaction).
+var derivations = [][2]string{
+	{"ibility", "ible"}, {"ability", "able"}, {"icity", "ic"}, {"ity", ""}, {"ization", "ize"},
+	{"isation", "ise"}, {"ational", "ation"}, {"ional", "ion"}, {"al", ""}, {"ness", ""}, {"ment", ""},
 }
 
 func (wn *wordnet) judge(w string) verdict {
 	v := wn.judgeWord(w)
 	if !v.known {
+		for _, d := range derivations {
+			if base, ok := strings.CutSuffix(w, d[0]); ok && len(base)+len(d[1]) >= 4 {
+				if r := wn.judgeWord(base + d[1]); r.known {
+					return r
+				}
+			}
+		}
+	}
+	if !v.known {
 		for _, p := range generalPrefixes {
 			if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 {
 				if r := wn.judgeWord(rest); r.known {
-					return verdict{known: true, firstMedical: r.firstMedical, anyMedical: r.anyMedical, lemmas: r.lemmas}
+					return verdict{known: true, firstMedical: r.firstMedical, anyMedical: r.anyMedical, clinicalKind: r.clinicalKind, lemmas: r.lemmas}
 				}
 			}
 		}
@@ -296,6 +324,9 @@ func (wn *wordnet) judgeWord(w string) verdict {
 			for i, off := range wn.index[pos][l] {
 				c := wn.counts[l+" "+pos+" "+strconv.Itoa(i+1)]
 				med := wn.medicalSense(pos, off)
+				if ss := wn.synsets[pos][off]; ss != nil && clinicalLexFiles[pos][ss.lexFile] {
+					v.clinicalKind = true
+				}
 				v.total += c
 				if med {
 					v.medical += c
