@@ -448,3 +448,73 @@ func TestRoutingBesideAnAccount(t *testing.T) {
 	assertFires(t, "us-bank-routing", "Routing: 021000021\nAccount: 000123456789")
 	assertNone(t, "121000358 units shipped")
 }
+
+// TestNamesWithoutACue: a person's name (the gazetteer's given name and a
+// capitalized surname, either order, accents folded) beside a health term
+// is phi with no cue word; eponyms, clinicians, organizations, words in
+// capitals and names with no health term near are not.
+func TestNamesWithoutACue(t *testing.T) {
+	for _, text := range []string{
+		"John Smith has HIV", "Maria Lopez was admitted with pneumonia.", "FYI Dominic Alexander tested positive for sepsis.",
+		"Ágnes Földesy is on warfarin.", "Handoff: Natalie Aupry in 20A is being treated for cellulitis.",
+		"Pisano, Fortunato — 42 y/o male w/ hx of asthma", "my father leif ranheim takes insulin",
+		"Summarize for the team: Maha Cazares (53F) came in with sepsis", "Hana Čechová started vancomycin for her leukemia",
+		"Mr Takeda has diabetes", "Consult note: David J. Osei, atrial fibrillation",
+	} {
+		assertFires(t, "health-term-with-identifier", text, "person-name-with-birth-date")
+	}
+	for _, text := range []string{
+		"Patients with Parkinson's disease benefit from exercise.", "Hodgkin lymphoma is highly curable.",
+		"Crohn disease and ulcerative colitis are inflammatory bowel diseases.", "Dr. Maria Lopez leads the diabetes clinic.",
+		"Emerson Electric Co. sponsors the cancer walk.", "JOHN SMITH DIABETES PROGRAM", "John Smith joined the team on Monday.",
+		"The American Diabetes Association guideline recommends metformin.", "180 ms. Order 88123 shipped; the patient portal is down.",
+	} {
+		assertNone(t, text)
+	}
+}
+
+// TestHealthTermsFromTheLexicon: the health words near an identifier come
+// from the terminology, not only the hand-written stems.
+func TestHealthTermsFromTheLexicon(t *testing.T) {
+	for _, term := range []string{"pneumonia", "sepsis", "warfarin", "atrial fibrillation", "admitted with chest pain", "cellulitis", "levothyroxine"} {
+		assertFires(t, "health-term-with-identifier", "Patient Jane Roe, MRN 5512093: "+term+".", "medical-record-number")
+		assertFires(t, "health-term-with-identifier", "jane.roe@example.com "+term, "email")
+	}
+}
+
+// TestNameWithBirthDate: a name and a date of birth are pii without a
+// health term, in every way forms and prose write them; a birth word
+// without a date, or a decade, is not a date of birth.
+func TestNameWithBirthDate(t *testing.T) {
+	for _, text := range []string{
+		"Mr. David Osei, DOB 11/02/1949", "Name: Ichita Takeda\nDate of birth: 7 September 1967", "Christian Nobbs (born 03/08/1974) joins the team.",
+		"Lo Berggren, b. 02/26/1996, Ormiston", "DOB: 1 January 2000 — Pesonen, Martti", "Passenger: Pap/Viktor Mr  DOB April 23, 1988",
+		"Attendee list: Felix Sørensen (11/05/1950), Rafaela Lima (9 Feb 1947)", "Caller Jonáš Zadina. She was born on 7/23/04.",
+		"guest_name=Arna Ásgeirsdóttir&dob=1/4/68&room=412",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+		assert.Contains(t, got.Classes(), "pii")
+	}
+	assertFires(t, "health-term-with-identifier", "Mr. David Osei, DOB 11/02/1949, on warfarin", "person-name-with-birth-date")
+	for _, text := range []string{
+		"Median age at diagnosis by decade of birth (1940s-1960s)?", "John Smith was born in a small town.",
+		"Felix Sørensen (11/05/2026) follow-up", "Dr. Maria Lopez, born 1962, chairs the board",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+}
+
+// TestICD10WithTheCodeSet: a code of the ICD-10 code set written with its
+// dot needs only a health word of the terminology in its clause; a
+// version string, or a code outside the set, still needs a diagnosis word.
+func TestICD10WithTheCodeSet(t *testing.T) {
+	for _, text := range []string{"1. cerebral infarction (I63.9) – continue", "acute appendicitis (K35.80)", "J18.9 pneumonia, unspecified organism"} {
+		assertFires(t, "icd10-diagnosis", text)
+	}
+	for _, text := range []string{"upgrade to E10.4 firmware", "build C50.911 released", "E99.99 cellulitis"} {
+		got := classifier.Text([]byte(text))
+		assert.False(t, got.Has(classifier.ICD10), "%q: %v", text, got.Names())
+	}
+}

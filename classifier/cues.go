@@ -114,7 +114,7 @@ func init() {
 		"text me", "reach me", "contact", "landline", "dial", "ring", "telefon", "telefono", "telephono", "tlf", "handy", "portable", "movil", "cellulare",
 		"numero", "hotline", "helpline", "phone number", "contact number", "celular", "telefone", "telemovel", "telefoon", "mobiel",
 		"mobil", "cel", "tlf", "tfno", "telf")
-	addIDCues(cueMRN, "mrn", "mr", "mr#", "unit#", "mrn#", "mr pt", "mrn pt", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
+	addIDCues(cueMRN, "mrn", "mr", "mr#", "unit#", "ur#", "unit record#", "mrn#", "mr pt", "mrn pt", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
 		"patient#", "patient identifier", "pt#", "record#", "hospital#", "hosp#", "health record#", "emr#", "ehr#", "encounter#",
 		"visit#", "admission#", "urn", "mrn#")
 	addIDCues(cueNHS, "nhs", "nhs#", "chi#")
@@ -141,6 +141,16 @@ func init() {
 		"licence", "item", "product", "barcode", "upc", "ean", "receipt", "voucher", "coupon", "container", "shipment", "parcel", "awb")
 	addIDCues(cueRouting, "routing", "aba", "rtn", "routing transit", "transit", "aba routing", "bank routing")
 
+	for last := range idCues {
+		addCueWordShape(last)
+	}
+	for _, w := range fillerWords {
+		if !fillerWord([]byte(w)) {
+			panic("classifier: fillerWords and fillerWord disagree on " + w)
+		}
+		addCueWordShape(w)
+	}
+
 	addStems(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid",
 		"admitted with", "presenting with", "presented with", "history of", "hx", "pmh", "assessment", "impression", "problem list", "claim")
 	addStems(cueHealth, healthTerms...)
@@ -152,16 +162,55 @@ func init() {
 	// Words of a reference text about codes (a coding guideline, a code
 	// list), where an ICD-10 code names a diagnosis, not a person's.
 	addStems(cueReference, "guideline", "coding", "coder", "excludes", "code first", "code also", "use additional", "do not combine",
-		"do not code", "codebook", "code set", "tabular", "sequenc")
+		"do not code", "codebook", "code set", "tabular", "sequenc",
+		// a population's statistics: admissions coded F32.1, a cohort's prevalence
+		"coded", "admissions", "cohort", "prevalence", "incidence", "population", "proportion", "readmission", "readmitted",
+		"epidemiolog", "mortality rate", "registry", "biobank")
 	addStems(cueCard, "card", "credit", "debit", "visa", "mastercard", "amex", "rupay", "maestro", "cc", "pan", "payment", "pay", "charge", "billing", "cvv", "exp")
 }
+
+// cueWordShapes holds, by a word's length and first letter, the last
+// letters of the id words' last words and of the filler words: a word
+// whose shape is not there is neither (one lookup in a table instead of a
+// hash).
+var cueWordShapes [maxCueWordLen + 1][27]uint32
+
+const maxCueWordLen = 32
+
+func shapeIndex(c byte) int {
+	if c >= 'a' && c <= 'z' {
+		return int(c - 'a')
+	}
+	return 26 // anything else: a digit, a letter of another script
+}
+
+func addCueWordShape(w string) {
+	if len(w) > 0 && len(w) <= maxCueWordLen {
+		cueWordShapes[len(w)][shapeIndex(w[0])] |= 1 << shapeIndex(w[len(w)-1])
+	}
+}
+
+// maybeCueWord reports whether the lowercase word w may be an id word's
+// last word or a filler.
+func maybeCueWord(w []byte) bool {
+	return len(w) > 0 && len(w) <= maxCueWordLen && cueWordShapes[len(w)][shapeIndex(w[0])]&(1<<shapeIndex(w[len(w)-1])) != 0
+}
+
+// fillerWords are the words fillerWord knows, for cueWordShapes.
+var fillerWords = []string{"no", "nr", "nbr", "num", "number", "numbers", "is", "was", "are", "be", "me", "us", "at", "on", "my", "our", "his", "her",
+	"their", "your", "the", "a", "an", "of", "to", "for", "id", "here", "please", "it", "its", "s", "de", "n",
+	"home", "work", "office", "direct", "main", "personal", "private", "new", "old", "primary", "listed", "reads", "read",
+	"card", "as", "follows", "ending", "in", "and", "or", "ref", "value", "v", "via", "with", "du", "da", "der", "des",
+	"yes", "sure", "ok", "okay", "that", "this", "below", "following", "caller", "customer", "client", "user", "member",
+	"est", "lautet", "ist", "är", "es", "son", "é", "è", "e", "le", "la", "el", "mon", "ma", "mes", "mein", "meine",
+	"mi", "mio", "mia", "mijn", "min", "mitt", "nummer", "numer", "numero", "número", "numéro", "nro", "nº"}
 
 // fillerWord reports whether the lowercase word w may stand between an id
 // word and its number: "MRN is 12345", "phone no. 555", "call me at".
 func fillerWord(w []byte) bool {
 	switch string(w) {
 	case "no", "nr", "nbr", "num", "number", "numbers", "is", "was", "are", "be", "me", "us", "at", "on", "my", "our", "his", "her",
-		"their", "your", "the", "a", "an", "of", "to", "for", "id", "here", "please", "it", "its", "s", "de", "n", "o",
+		"their", "your", "the", "a", "an", "of", "to", "for", "id", "here", "please", "it", "its", "s", "de", "n",
 		"home", "work", "office", "direct", "main", "personal", "private", "new", "old", "primary", "listed", "reads", "read",
 		"card", "as", "follows", "ending", "in", "and", "or", "ref", "value", "v", "via", "with", "du", "da", "der", "des",
 		"yes", "sure", "ok", "okay", "that", "this", "below", "following", "caller", "customer", "client", "user", "member",
@@ -177,7 +226,7 @@ func fillerWord(w []byte) bool {
 // follows: "no", "number", "id".
 func numberMarker(w []byte) bool {
 	switch string(w) {
-	case "no", "nr", "nbr", "num", "number", "id", "n", "o", "nummer", "numer", "numero", "número", "numéro", "nro":
+	case "no", "nr", "nbr", "num", "number", "id", "n", "nummer", "numer", "numero", "número", "numéro", "nro":
 		return true
 	}
 	return false
@@ -188,11 +237,17 @@ func numberMarker(w []byte) bool {
 // most maxGapWords, within cueGap bytes, not past a ';', '!', '?' or a
 // blank line), the nearest word, or a filler, ends an id word of the list.
 func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
+	return sc.cueWithin(t, at, want, maxGapWords)
+}
+
+// cueWithin is cueBefore over at most words words: 1 takes only the word
+// right before t[at] (MRN in MRN-12345), no filler.
+func (sc *scanner) cueWithin(t []byte, at int, want cueKind, words int) cueKind {
 	limit := max(at-cueGap, 0)
 	p := at
 	var buf [32]byte
 	marker := false
-	for range maxGapWords {
+	for range words {
 		q := p
 		for q > limit {
 			start, word := charBefore(t, q)
@@ -229,6 +284,9 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 		}
 		if len(w) == 1 {
 			w, ws = dottedWord(t, ws, buf[:0])
+		}
+		if !maybeCueWord(w) {
+			return 0 // neither an id word's last word nor a filler: most words, told without a hash
 		}
 		var found cueKind
 		for _, c := range idCues[string(w)] {

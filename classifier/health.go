@@ -1,5 +1,11 @@
 package classifier
 
+import (
+	"math/bits"
+
+	"github.com/llmkube/llmkube-compile/classifier/lexicon"
+)
+
 // Health terms next to identifiers, and the identifiers a text names in words: a person's name, a date of birth.
 
 // healthTerms are the stems of words about a person's health: a diagnosis,
@@ -19,106 +25,265 @@ var healthTerms = []string{
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
 }
 
-// healthWindow is how far from an identifier a health term is looked for.
-const healthWindow = 512
+// healthWindow is how far from an identifier a health term is looked for;
+// nameHealthWindow from a bare name (no cue word introduced it), which
+// says less about whom the text is about.
+const (
+	healthWindow     = 512
+	nameHealthWindow = 256
+	birthNameWindow  = 256
+)
+
+// The kinds of identifier the health-term detector reads around.
+const (
+	idNumber = iota // a detection: an SSN, an email, a record number...
+	idName          // a person's name
+	idBirth         // a date of birth
+)
 
 // healthTerms fires HealthTerm when a health word is within healthWindow of
-// one of the text's identifiers.
+// one of the text's identifiers, and PersonNameWithBirthDate when a name
+// and a date of birth are within birthNameWindow of each other.
 func (sc *scanner) healthTerms(t []byte) {
+	for a := range sc.nids {
+		if sc.idKind[a] != idName {
+			continue
+		}
+		for b := range sc.nids {
+			if sc.idKind[b] == idBirth && abs(sc.ids[a]-sc.ids[b]) <= birthNameWindow {
+				sc.found |= Set(PersonNameWithBirthDate)
+			}
+		}
+	}
 	if sc.found.Has(HealthTerm) {
 		return
 	}
 	end := -1
 	for k := range sc.nids {
-		from, to := max(sc.ids[k]-healthWindow, end, 0), min(sc.ids[k]+healthWindow, len(t))
+		w := healthWindow
+		if sc.idKind[k] == idName && !sc.cuedName[k] {
+			w = nameHealthWindow
+		}
+		from, to := max(sc.ids[k]-w, end, 0), min(sc.ids[k]+w, len(t))
 		if from >= to {
 			continue
 		}
-		end = to
-		if sc.cuesIn(t, from, to, cueHealth) != 0 {
+		end = max(end, to)
+		if sc.healthIn(t, from, to) {
 			sc.found |= Set(HealthTerm)
 			return
 		}
 	}
 }
 
-// identifierCue records the identifier a word at t[i] introduces: a name
-// after "Patient", "Name:", "Mr.", "Mrs." or "Ms." (Patient Jane Roe, Name:
-// John Smith), or a date of birth after "DOB", "birth" or "born". A name is
-// an identifier only where the text says so; the health-term detector then
-// looks for health words next to it.
-func (sc *scanner) identifierCue(t []byte, i int) {
-	if identifierFollows(t, i) {
-		sc.identifier(i)
+func abs(n int) int {
+	if n < 0 {
+		return -n
 	}
+	return n
 }
 
-// identifierFollows reports whether the word at t[i] (or "Name" before the
-// ':' at t[i]) introduces an identifier the text then holds.
-func identifierFollows(t []byte, i int) bool {
-	if t[i] == ':' {
-		return i >= 4 && hasPrefixFold(t[i-4:], "name") && (i == 4 || !isLetter(t[i-5])) && twoNames(t, i+1)
-	}
-	if i > 0 && isLetter(t[i-1]) {
-		return false // not a word's start
-	}
-	w := t[i:]
-	switch {
-	case hasPrefixFold(w, "patient"):
-		return twoNames(t, i+len("patient"))
-	case hasPrefixFold(w, "mr. ") || hasPrefixFold(w, "ms. ") || hasPrefixFold(w, "mrs. "):
-		return t[i] == 'M' && twoNames(t, i+3+boolInt(t[i+2] == 's'))
-	case hasPrefixFold(w, "dob") || hasPrefixFold(w, "d.o.b") || hasPrefixFold(w, "birth") || hasPrefixFold(w, "born"):
-		return birthDate(t, i+3)
+// healthIn reports whether a health term starts at a word of t[from:to]:
+// a stem of healthTerms, a word of the lexicon's health vocabulary
+// (conditions, procedures, medications: pneumonia, sepsis, warfarin), or
+// one of its phrases (atrial fibrillation, admitted with).
+func (sc *scanner) healthIn(t []byte, from, to int) bool {
+	sc.steps += to - from
+	for i := from; i < to; i++ {
+		c := t[i]
+		if !isLetter(c) || (i > 0 && isLetter(t[i-1])) {
+			continue
+		}
+		for _, w := range stemIndex[bits.TrailingZeros32(uint32(cueHealth))][(c|0x20)-'a'] {
+			if hasPrefixFold(t[i:], w) {
+				return true
+			}
+		}
+		j := i + 1
+		for j < len(t) && isLetter(t[j]) {
+			j++
+		}
+		if lexicon.HealthWord(t[i:j]) || lexicon.HealthPhrase(t, i) > 0 {
+			return true
+		}
+		i = j
 	}
 	return false
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// nameCues introduce a person's name: a title, a form's label, a role;
+// kinCues after "my ". nameCueIndex holds them by first letter, so a stop
+// at a letter compares a few.
+var (
+	nameCues = []string{"patient", "pt", "name", "mr", "mrs", "ms", "miss", "mx", "caller", "applicant", "passenger", "guest",
+		"client", "resident", "employee", "attn", "patient name", "full name", "i'm", "i am", "my name is", "named"}
+	kinCues = []string{"mom", "mum", "mother", "dad", "father", "wife", "husband", "son", "daughter", "brother", "sister",
+		"partner", "friend", "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "child", "baby", "fiancé",
+		"fiance", "boyfriend", "girlfriend", "colleague"}
+	nameCueIndex = func() (idx [26][]string) {
+		for _, c := range nameCues {
+			idx[c[0]-'a'] = append(idx[c[0]-'a'], c)
+		}
+		return idx
+	}()
+)
+
+// identifierCue judges a word at t[i] that may introduce an identifier in
+// words: a person's name after a title or label (Patient Jane Roe, Name:
+// John Smith, Mr Takeda, my father Leif Ranheim), a date of birth after
+// "DOB", "born", "date of birth", "b.". It returns the index of the last
+// byte it read, or i.
+func (sc *scanner) identifierCue(t []byte, i int) int {
+	c := t[i] | 0x20
+	if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
+		return i // not a word's start
 	}
-	return 0
+	if (c == 'd' || c == 'b') && birthCue(t, i) {
+		sc.identifier(i, idBirth)
+		return i
+	}
+	if c == 'm' && hasPrefixFold(t[i:], "my ") {
+		for _, kin := range kinCues {
+			if hasPrefixFold(t[i+3:], kin) {
+				return sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin)
+			}
+		}
+	}
+	for _, cue := range nameCueIndex[c-'a'] {
+		if hasPrefixFold(t[i:], cue) {
+			if j := sc.cuedNameAfter(t, i, i+len(cue), cue); j > i {
+				return j
+			}
+		}
+	}
+	return i
+}
+
+// cuedNameAfter records the name after the cue at t[i:p], if one follows
+// it, and returns the index of its last byte, or i.
+func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
+	if p < len(t) && isLetter(t[p]) {
+		return i // Patients, Mrs, named
+	}
+	if cue[0] == 'm' && len(cue) <= 4 && t[i] != 'M' {
+		return i // a title is capitalized: "180 ms. Order" is no Ms. Order
+	}
+	e, ok := namesAfter(t, p, cue)
+	if !ok {
+		return i
+	}
+	sc.identifier(i, idName)
+	sc.cuedName[sc.nids-1] = true
+	return e - 1
+}
+
+// namesAfter reads the name after a name cue ending at t[p] (over '.',
+// ':', '=', '"' and spaces): two capitalized words that are not
+// notNames, one after a title (Mr Takeda), or a surname, a comma and a
+// given name. It returns the end of the name.
+func namesAfter(t []byte, p int, cue string) (int, bool) {
+	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"'); k++ {
+		p++
+	}
+	e1, ok := nameWord(t, p)
+	if !ok && kinship(cue) {
+		return lowerName(t, p) // my father leif ranheim
+	}
+	if !ok || notNames[string(t[p:e1])] {
+		return p, false
+	}
+	title := len(cue) <= 4 && cue[0] == 'm' // mr, mrs, ms, miss, mx
+	if e1 < len(t) && (t[e1] == ',' || t[e1] == '/') {
+		q := e1 + 1
+		if q < len(t) && t[q] == ' ' {
+			q++
+		}
+		if e2, ok := nameWord(t, q); ok {
+			return e2, true // NAME: Vestergaard, Frederikke
+		}
+	}
+	if e1 < len(t) && t[e1] == ' ' {
+		if e2, ok := nameWord(t, e1+1); ok && !notNames[string(t[e1+1:e2])] {
+			return e2, true
+		}
+	}
+	return e1, title || givenName(t[p:e1]) || surname(t[p:e1])
+}
+
+func kinship(cue string) bool { return len(cue) > 3 && cue[:3] == "my " }
+
+// lowerName reads a name written in lowercase after a kinship word: a
+// given name of the gazetteer (capitalized for the lookup) and one more
+// word. It returns the end of the name and whether there is one.
+func lowerName(t []byte, p int) (int, bool) {
+	e := p
+	for e < len(t) && e-p < maxNameWord && t[e] >= 'a' && t[e] <= 'z' {
+		e++
+	}
+	if e-p < 2 || (e < len(t) && isWordByte(t[e])) {
+		return p, false
+	}
+	var buf [maxNameWord]byte
+	w := append(buf[:0], t[p:e]...)
+	w[0] -= 'a' - 'A'
+	if !givenName(w) {
+		return p, false
+	}
+	return e, true
 }
 
 // notNames follow "patient" without naming one.
 var notNames = map[string]bool{"Care": true, "Portal": true, "Safety": true, "Services": true, "Service": true, "Experience": true,
 	"Education": true, "Information": true, "Access": true, "Support": true, "Records": true, "Record": true, "Engagement": true,
 	"Advocate": true, "Advocacy": true, "Rights": true, "Satisfaction": true, "Outcomes": true, "Data": true, "Privacy": true,
-	"Name": true, "The": true, "This": true, "A": true, "An": true}
+	"Name": true, "The": true, "This": true, "A": true, "An": true, "ID": true, "Id": true, "Number": true, "No": true}
 
-// birthDate reports whether a date (a group of digits) follows a birth
-// word within a few bytes: DOB 03/14/1962, born on 3 March 1962.
-func birthDate(t []byte, p int) bool {
+// birthCue reports whether the word at t[i] introduces a date of birth
+// that follows within a few bytes: DOB 03/14/1962, born on 3 March 1962,
+// Date of birth: 7 September 1967, b. 02/26/1996, D.O.B. 12/24/38.
+func birthCue(t []byte, i int) bool {
+	w := t[i:]
+	var p int
+	switch {
+	case hasPrefixFold(w, "dob") || hasPrefixFold(w, "d.o.b"):
+		p = i + 3
+	case hasPrefixFold(w, "birth") || hasPrefixFold(w, "born"):
+		p = i + 4
+	case hasPrefixFold(w, "b. ") && i+3 < len(t) && isDigit(t[i+3]):
+		return true
+	default:
+		return false
+	}
 	for end := min(p+24, len(t)); p < end; p++ {
 		if isDigit(t[p]) {
-			return true
+			return dateAt(t, p)
 		}
 	}
 	return false
 }
 
-// twoNames reports whether t at p (after spaces and a ':') holds two
-// capitalized words that are not notNames.
-func twoNames(t []byte, p int) bool {
-	for p < len(t) && (t[p] == ' ' || t[p] == ':') {
-		p++
+// dateAt reports whether a date starts at the digit t[p]: digits joined
+// by '/', '.' or '-' (03/14/1962, 1948-08-11, 21.08.1974), a day before a
+// month's name (7 September 1967), a day and a year after one (April 23,
+// 1988: the cue reads past the month to the day), or a year alone (born
+// 1962); not a decade (1940s) or a count.
+func dateAt(t []byte, p int) bool {
+	q := p
+	for q < len(t) && q-p < 4 && isDigit(t[q]) {
+		q++
 	}
-	for range 2 {
-		if p >= len(t) || t[p] < 'A' || t[p] > 'Z' {
-			return false
-		}
-		q := p + 1
-		for q < len(t) && t[q] >= 'a' && t[q] <= 'z' {
-			q++
-		}
-		if q-p < 2 || q-p > 20 || notNames[string(t[p:q])] {
-			return false
-		}
-		p = q
-		if p < len(t) && t[p] == ' ' {
-			p++
-		}
+	n := q - p
+	switch {
+	case q < len(t) && isDigit(t[q]):
+		return false
+	case q+1 < len(t) && (t[q] == '/' || t[q] == '.' || t[q] == '-') && isDigit(t[q+1]):
+		return true
+	case n <= 2 && q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
+		return true
+	case n <= 2 && q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2]):
+		return true
+	case n == 4 && (t[p] == '1' || t[p] == '2') && (q == len(t) || !isWordByte(t[q])):
+		return true
 	}
-	return true
+	return false
 }

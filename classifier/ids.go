@@ -9,68 +9,85 @@ package classifier
 // after their id word (cueBefore): "NHS number 943 476 5919", "BSN
 // 111222333", "routing 011000015 ... account".
 
-// cuedID is an identifier an id word leads to: its list of id words, its
-// check on the run's digits and groups, and the detector it fires.
-type cuedID struct {
-	cue   cueKind
-	ok    func(sc *scanner, t []byte, r *run, d []byte) bool
-	fires Detector
-}
+// cuedOrder is the order the identifiers an id word names are judged in:
+// where two lists share an id word ("medicare": an Australian card number
+// or a US plan's), the stronger check comes first.
+var cuedOrder = [...]cueKind{cueNHS, cueAUMedicare, cueNIR, cueDETax, cueBSN, cueAadhaar, cueCPF, cueSIN, cueTFN, cuePESEL,
+	cuePNR, cueRouting, cueSSN, cueHealthPlan, cueMRN, cuePhone}
 
-// cuedIDs are judged in this order: where two lists share an id word
-// ("medicare": an Australian card number or a US plan's), the stronger
-// check comes first.
-var cuedIDs = []cuedID{
-	{cueNHS, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 3, 3, 4)) && nhsValid(d)
-	}, NHSNumber},
-	{cueAUMedicare, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 4, 5, 1) || r.shape(0, r.n, 4, 5, 1, 1) || r.shape(0, r.n, 4, 5, 2)) && auMedicareValid(d)
-	}, AUMedicare},
-	{cueNIR, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) || r.shape(0, r.n, 13, 2)) && nirValid(d)
-	}, FRNIR},
-	{cueDETax, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4) || r.shape(0, r.n, 10, 1)) && deTaxIDValid(d)
-	}, DETaxID},
-	{cueBSN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 4, 2, 3) || r.shape(0, r.n, 3, 3, 3)) && bsnValid(d)
-	}, NLBSN},
-	{cueAadhaar, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 4, 4, 4)) && aadhaarValid(d)
-	}, INAadhaar},
-	{cueCPF, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || cpfShape(r)) && cpfValid(d)
-	}, BRCPF},
-	{cueSIN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 3, 3, 3)) && sinValid(d)
-	}, CASIN},
-	{cueTFN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 3, 3, 3) || r.shape(0, r.n, 3, 3, 2)) && tfnValid(d)
-	}, AUTFN},
-	{cuePESEL, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return r.n == 1 && peselValid(d)
-	}, PLPESEL},
-	{cuePNR, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return (r.n == 1 || r.shape(0, r.n, 6, 4) || r.shape(0, r.n, 8, 4)) && personnummerValid(d)
-	}, SEPersonnummer},
-	{cueRouting, func(sc *scanner, t []byte, r *run, d []byte) bool {
+// cuedID judges the run's digits d as the identifier of the list k names
+// and returns its detector, or 0. (A switch, not a table of funcs: the run
+// stays on the stack.)
+func (sc *scanner) cuedID(k cueKind, t []byte, r *run, d []byte) Detector {
+	switch k {
+	case cueNHS:
+		if (r.n == 1 || r.shape(0, r.n, 3, 3, 4)) && nhsValid(d) {
+			return NHSNumber
+		}
+	case cueAUMedicare:
+		if (r.n == 1 || r.shape(0, r.n, 4, 5, 1) || r.shape(0, r.n, 4, 5, 1, 1) || r.shape(0, r.n, 4, 5, 2)) && auMedicareValid(d) {
+			return AUMedicare
+		}
+	case cueNIR:
+		if (r.n == 1 || r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) || r.shape(0, r.n, 13, 2)) && nirValid(d) {
+			return FRNIR
+		}
+	case cueDETax:
+		if (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4) || r.shape(0, r.n, 10, 1)) && deTaxIDValid(d) {
+			return DETaxID
+		}
+	case cueBSN:
+		if (r.n == 1 || r.shape(0, r.n, 4, 2, 3) || r.shape(0, r.n, 3, 3, 3)) && bsnValid(d) {
+			return NLBSN
+		}
+	case cueAadhaar:
+		if (r.n == 1 || r.shape(0, r.n, 4, 4, 4)) && aadhaarValid(d) {
+			return INAadhaar
+		}
+	case cueCPF:
+		if (r.n == 1 || cpfShape(r)) && cpfValid(d) {
+			return BRCPF
+		}
+	case cueSIN:
+		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3)) && sinValid(d) {
+			return CASIN
+		}
+	case cueTFN:
+		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3) || r.shape(0, r.n, 3, 3, 2)) && tfnValid(d) {
+			return AUTFN
+		}
+	case cuePESEL:
+		if r.n == 1 && peselValid(d) {
+			return PLPESEL
+		}
+	case cuePNR:
+		if (r.n == 1 || r.shape(0, r.n, 6, 4) || r.shape(0, r.n, 8, 4)) && personnummerValid(d) {
+			return SEPersonnummer
+		}
+	case cueRouting:
 		// A routing number names a bank; beside an account number it
 		// names a person's account.
-		return r.n == 1 && abaValid(d) && sc.cuesIn(t, r.start-2*cueWindow, r.end+2*cueWindow, cueAccount) != 0
-	}, USBankRouting},
-	{cueSSN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return r.n == 1 && ssnValid(d)
-	}, USSSN},
-	{cueHealthPlan, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return r.n <= 3 && len(d) >= 5 && len(d) <= 20
-	}, HealthPlanID},
-	{cueMRN, func(_ *scanner, _ []byte, r *run, d []byte) bool {
-		return r.n <= 2 && len(d) >= 5 && len(d) <= 12
-	}, MedicalRecordNumber},
-	{cuePhone, func(_ *scanner, _ []byte, r *run, _ []byte) bool {
-		return phoneLike(r)
-	}, Phone},
+		if r.n == 1 && abaValid(d) && sc.cuesIn(t, r.start-2*cueWindow, r.end+2*cueWindow, cueAccount) != 0 {
+			return USBankRouting
+		}
+	case cueSSN:
+		if r.n == 1 && ssnValid(d) {
+			return USSSN
+		}
+	case cueHealthPlan:
+		if r.n <= 3 && len(d) >= 5 && len(d) <= 20 {
+			return HealthPlanID
+		}
+	case cueMRN:
+		if r.n <= 2 && len(d) >= 5 && len(d) <= 12 {
+			return MedicalRecordNumber
+		}
+	case cuePhone:
+		if phoneLike(r) {
+			return Phone
+		}
+	}
+	return 0
 }
 
 // cueKinds are the lists of id words that could name a run of this size:
@@ -124,9 +141,12 @@ func (sc *scanner) cued(t []byte, r *run) bool {
 		return false
 	}
 	d := r.span(0, r.n)
-	for _, c := range cuedIDs {
-		if k&c.cue != 0 && c.ok(sc, t, r, d) {
-			sc.fire(c.fires, r.start)
+	for _, c := range cuedOrder {
+		if k&c == 0 {
+			continue
+		}
+		if det := sc.cuedID(c, t, r, d); det != 0 {
+			sc.fire(det, r.start)
 			return true
 		}
 	}
@@ -166,21 +186,56 @@ func cpfShape(r *run) bool {
 }
 
 // spacedNINO judges a run of three pairs of digits between a National
-// Insurance number's prefix and suffix letters: AB 12 34 56 C.
-func (sc *scanner) spacedNINO(t []byte, r *run) {
+// Insurance number's prefix and suffix letters (AB 12 34 56 C) and
+// reports whether it is one.
+func (sc *scanner) spacedNINO(t []byte, r *run) bool {
 	if !(r.shape(0, r.n, 2, 2, 2) || r.shape(0, r.n, 6)) || r.start < 3 || r.end+2 > len(t) {
-		return
+		return false
 	}
 	s, e := r.start-3, r.end+2
 	if t[s+2] != ' ' || t[r.end] != ' ' || (s > 0 && isWordByte(t[s-1])) || (e < len(t) && isWordByte(t[e])) {
-		return
+		return false
 	}
 	var id [9]byte
 	id[0], id[1], id[8] = upper(t[s]), upper(t[s+1]), upper(t[r.end+1])
 	copy(id[2:8], r.span(0, r.n))
 	if ninoValid(id[:]) {
 		sc.fire(UKNINO, s)
+		return true
 	}
+	return false
+}
+
+// spacedNIR judges a French NIR printed in its groups with a Corsican
+// department (1 21 10 2B 152 412 25), which the digit runs break at the
+// letter, and returns the index after it, or 0.
+func (sc *scanner) spacedNIR(t []byte, i int) int {
+	if i+21 > len(t) || t[i+1] != ' ' || t[i+9] != '2' || (t[i+10] != 'A' && t[i+10] != 'B') {
+		return 0
+	}
+	var id [15]byte
+	n, p := 0, i
+	for _, size := range [...]int{1, 2, 2, 2, 3, 3, 2} {
+		if n > 0 {
+			if t[p] != ' ' {
+				return 0
+			}
+			p++
+		}
+		for range size {
+			if p >= len(t) || !isAlnum(t[p]) {
+				return 0
+			}
+			id[n] = t[p]
+			n++
+			p++
+		}
+	}
+	if (p < len(t) && isWordByte(t[p])) || !nirValid(id[:]) {
+		return 0
+	}
+	sc.fire(FRNIR, i)
+	return p
 }
 
 // token judges a compound token t[s:e] that mixes letters and digits or
@@ -233,13 +288,19 @@ func (sc *scanner) token(t []byte, s, e int) {
 		return
 	}
 	// The id word before the token, or one of its own leading segments
-	// (MRN-12345, MR-PT-280582).
+	// (MRN-12345, MR-PT-280582, Patient ID5512093).
 	k := sc.cueBefore(t, s, cueMRN|cueHealthPlan)
-	for p, segs := s+1, 0; k == 0 && p <= firstDigit && segs < 3; p++ {
-		if !isAlnum(t[p-1]) || (p == firstDigit && isLetter(t[p-1])) {
-			k = sc.cueBefore(t, p, cueMRN|cueHealthPlan)
-			segs++
+	if k == 0 && firstDigit > s {
+		k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	}
+	for p, ws := s, s; k == 0 && p < firstDigit && p-s <= 12; p++ {
+		if isLetter(t[p]) {
+			continue
 		}
+		if p > ws {
+			k = segmentCue(t[ws:p], cueMRN|cueHealthPlan) // MR-PT-280582
+		}
+		ws = p + 1
 	}
 	switch {
 	case k&cueHealthPlan != 0:
@@ -247,6 +308,26 @@ func (sc *scanner) token(t []byte, s, e int) {
 	case k&cueMRN != 0 && n <= 14:
 		sc.fire(MedicalRecordNumber, s)
 	}
+}
+
+// segmentCue returns which of the want lists a token's own letter segment
+// w names as a one-word id word (MRN, MR, URN).
+func segmentCue(w []byte, want cueKind) cueKind {
+	var buf [8]byte
+	if len(w) > len(buf) {
+		return 0
+	}
+	for k := range w {
+		buf[k] = lower(w[k])
+	}
+	lw := buf[:len(w)]
+	var found cueKind
+	for _, c := range idCues[string(lw)] {
+		if c.words == string(lw) && !c.marker {
+			found |= c.kinds & want
+		}
+	}
+	return found
 }
 
 // ninoPrefixed reports whether the six digits and a letter at t[s] (id)

@@ -1,5 +1,7 @@
 package classifier
 
+import "github.com/llmkube/llmkube-compile/classifier/lexicon"
+
 // Identifiers that start with letters: IBANs (two letters, two check
 // digits), ICD-10 codes (a letter, two characters), and medical record
 // numbers with a letter prefix.
@@ -114,8 +116,17 @@ func (sc *scanner) iban(t []byte, s int) int {
 // diabetes).
 func (sc *scanner) icd10(t []byte, s int) {
 	p, ok := icd10End(t, s)
-	if !ok || sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) == 0 {
+	if !ok {
 		return
+	}
+	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) == 0 {
+		// A code of the code set, written with its dot, needs only a
+		// health word of the lexicon in its clause: "cerebral infarction
+		// (I63.9)". A version (v2.1, E10.4 firmware) is no code of it, or
+		// has no health word beside it.
+		if !(p-s >= 5 && t[s+3] == '.' && lexicon.ICD10(t[s:p]) && sc.healthIn(t, clauseStart(t, s, cueWindow), min(p+cueWindow, len(t)))) {
+			return
+		}
 	}
 	if sc.cuesIn(t, s-refWindow, p+refWindow, cueReference) != 0 {
 		return // a coding guideline's code, not a person's diagnosis

@@ -120,12 +120,48 @@ func (sc *scanner) number(t []byte, i int) int {
 	if r.overflow {
 		return last
 	}
+	if sc.spacedNINO(t, &r) {
+		return last
+	}
+	if e := sc.spacedNIR(t, i); e > 0 {
+		return e - 1
+	}
+	if afterAlnumGroup(t, i) {
+		r.notPhone = true // the rest of an IBAN-like string: SI56 A633 0001 2039 086
+	}
 	if sc.cued(t, &r) {
 		return last
 	}
+	if !r.notPhone && phoneLike(&r) && r.end < len(t) && phoneLabel(t, skipSpaces(t, r.end+boolInt(t[r.end] == '-'))) {
+		sc.fire(Phone, r.start) // 089 72 63 41 office
+		return last
+	}
 	sc.judgeCuts(t, &r)
-	sc.spacedNINO(t, &r)
 	return last
+}
+
+func skipSpaces(t []byte, p int) int {
+	for s := p; p < len(t) && p-s < 4 && (t[p] == ' ' || t[p] == '\t'); p++ {
+	}
+	return p
+}
+
+// afterAlnumGroup reports whether the run at t[i] follows a group of four
+// letters and digits and a space: the groups of one alphanumeric string.
+func afterAlnumGroup(t []byte, i int) bool {
+	if i < 5 || t[i-1] != ' ' || (i > 5 && isWordByte(t[i-6])) {
+		return false
+	}
+	letters, digits := 0, 0
+	for _, c := range t[i-5 : i-1] {
+		switch {
+		case isDigit(c):
+			digits++
+		case isLetter(c):
+			letters++
+		}
+	}
+	return letters > 0 && digits > 0 && letters+digits == 4
 }
 
 // endToken checks that the run ends its token: "4111...abc",
@@ -145,6 +181,15 @@ func (r *run) endToken(t []byte) (int, bool) {
 	}
 	if c == '-' && phoneLabel(t, r.end+1) {
 		return last, true // 07700 900806-Office
+	}
+	if c == 'x' && r.end+1 < len(t) && isDigit(t[r.end+1]) && (r.n >= 2 || r.nd >= 7) {
+		e := r.end + 1 // a phone extension: (978)645-9740x11144
+		for e < len(t) && e-r.end <= 6 && isDigit(t[e]) {
+			e++
+		}
+		if e == len(t) || !isWordByte(t[e]) {
+			return e - 1, true
+		}
 	}
 	if r.overflow || r.n < 2 || r.groups[r.n-1].sep != ' ' {
 		return skipCompound(t, last), false

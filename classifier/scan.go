@@ -9,23 +9,29 @@ type scanner struct {
 	found Set
 	// ids are where personal identifiers start in the current text, for
 	// the health-term detector (a health term next to an identifier).
-	ids  [8]int
-	nids int
+	ids      [16]int
+	idKind   [16]uint8
+	cuedName [16]bool // a name a cue word introduced (Patient, Mr.)
+	nids     int
 	// steps counts the bytes the look-arounds read, so a test can hold
 	// the scan to linear time without a clock.
 	steps int
 }
 
 // stopByte marks the bytes the pass stops at: a number's or an address's
-// start, and the first byte of the words that introduce a name or a date
-// of birth (identifierCue).
+// start, a capital (a name's start), and the first letter of the words
+// that introduce a name or a date of birth in lowercase (identifierCue).
 var stopByte = func() (t [256]bool) {
 	for c := '0'; c <= '9'; c++ {
 		t[c] = true
 	}
-	for _, c := range "+(@:MPpDdBb" {
+	for c := 'A'; c <= 'Z'; c++ {
 		t[c] = true
 	}
+	for _, c := range "+(@:pdbm" {
+		t[c] = true
+	}
+	t[0xC3], t[0xC4], t[0xC5] = true, true, true // a capital with a diacritic: Ágnes, Čechová
 	return t
 }()
 
@@ -51,8 +57,25 @@ func (sc *scanner) text(t []byte) {
 			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
 				i = sc.number(t, i)
 			}
+		case c == ':':
+			if i >= 4 && hasPrefixFold(t[i-4:], "name") {
+				if e, ok := namesAfter(t, i+1, "name"); ok {
+					sc.identifier(i-4, idName)
+					sc.cuedName[sc.nids-1] = true
+					i = e - 1
+				}
+			}
 		case !isDigit(c):
-			sc.identifierCue(t, i)
+			if i > 0 && isWordByte(t[i-1]) && t[i-1] != '_' {
+				continue // inside a word
+			}
+			if j := sc.identifierCue(t, i); j > i {
+				i = j
+				continue
+			}
+			if capitalAt(t, i) > 0 {
+				i = sc.personName(t, i)
+			}
 		case i > 0 && isLetter(t[i-1]):
 			// A digit after a letter: an IBAN's or an ICD-10 code's start,
 			// or the inside of a word (skipped whole).
@@ -78,10 +101,13 @@ func (sc *scanner) text(t []byte) {
 	}
 }
 
-// identifier records where a personal identifier starts.
-func (sc *scanner) identifier(at int) {
+// identifier records where a personal identifier of a kind (idNumber,
+// idName, idBirth) starts.
+func (sc *scanner) identifier(at int, kind uint8) {
 	if sc.nids < len(sc.ids) {
 		sc.ids[sc.nids] = at
+		sc.idKind[sc.nids] = kind
+		sc.cuedName[sc.nids] = false
 		sc.nids++
 	}
 }
@@ -90,7 +116,7 @@ func (sc *scanner) identifier(at int) {
 func (sc *scanner) fire(d Detector, at int) {
 	sc.found |= Set(d)
 	if d != ICD10 && d != HealthTerm && d != BodyOverLimit {
-		sc.identifier(at)
+		sc.identifier(at, idNumber)
 	}
 }
 
@@ -145,4 +171,11 @@ func skipCompound(t []byte, i int) int {
 		break
 	}
 	return j
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

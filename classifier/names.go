@@ -1,0 +1,353 @@
+package classifier
+
+import "github.com/llmkube/llmkube-compile/classifier/lexicon"
+
+// Person names without a cue word. A name is two capitalized words the
+// gazetteer (classifier/lexicon: census and locale name tables) reads as a
+// given name then a surname, "John Smith", "Jonáš Zadina" (accents folded
+// for the lookup), or the surname first, "Pisano, Fortunato" and
+// "Pap/Viktor". The surname may be any capitalized word that is not a
+// word of a place, an organization or a calendar (the gazetteer cannot
+// hold every surname); the given name must be the gazetteer's, which
+// holds no name that is mostly an English word ("Will", "Hope" are not
+// in it). Not a name: a word in capitals only (headings, acronyms), an
+// eponym ("Hodgkin lymphoma", "Parkinson's disease", "Crohn disease"), a
+// clinician ("Dr. Maria Lopez"). It misses a given name the gazetteer
+// lacks, a name written in lowercase, and a single word ("Smith has HIV")
+// unless a title or a cue word introduces it ("Mr Takeda").
+
+// maxNameWord bounds a name word, in bytes.
+const maxNameWord = 24
+
+// nameWord returns the end of the capitalized word at t[i] (an ASCII
+// capital, then lowercase letters, letters of other scripts, an
+// apostrophe or a capital after Mc/O'), and whether it is one: at least
+// two letters, a lowercase one among them, not glued to digits or '_'.
+func nameWord(t []byte, i int) (int, bool) {
+	n := capitalAt(t, i)
+	if n == 0 {
+		return i, false
+	}
+	j, lowerSeen := i+n, false
+	for j < len(t) && j-i <= maxNameWord {
+		c := t[j]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 0x80 && c != 0xE2 && c != 0xC2:
+			lowerSeen = true
+		case c >= 'A' && c <= 'Z', c == '\'' && j+1 < len(t) && isLetter(t[j+1]) && j == i+1:
+		default:
+			return j, lowerSeen && j-i >= 2 && !isWordByte(c) && j-i <= maxNameWord
+		}
+		j++
+	}
+	return j, lowerSeen && j-i >= 2 && j-i <= maxNameWord && (j == len(t) || !isWordByte(t[j]))
+}
+
+// capitalAt returns the length of the capital letter at t[i]: an ASCII
+// capital, or one of Latin-1 or Latin Extended-A (Á, Þ, Č, Ł); 0 for
+// anything else.
+func capitalAt(t []byte, i int) int {
+	if i >= len(t) {
+		return 0
+	}
+	c := t[i]
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 1
+	case i+1 >= len(t):
+		return 0
+	case c == 0xC3:
+		if d := t[i+1]; d >= 0x80 && d <= 0x9E && d != 0x97 {
+			return 2
+		}
+	case c == 0xC4 || c == 0xC5:
+		if cp := int(c&0x1F)<<6 | int(t[i+1]&0x3F); latinExtAUpper(cp) {
+			return 2
+		}
+	}
+	return 0
+}
+
+// birthAfter returns where a date of birth starts right after the name
+// ending at t[e], or 0: " (born 13 October 1995)", ", b. 11/16/67", ",
+// date of birth 1961-12-17", " (DOB 1/4/68)", or a date of a birth year
+// in parentheses, " (11/05/1950)", " (9 Feb 1947)" (not a year from 2020
+// on: that is an appointment's).
+func birthAfter(t []byte, e int) int {
+	p := e
+	if p < len(t) && t[p] == ',' {
+		p++
+	}
+	if p >= len(t) || t[p] != ' ' {
+		return 0
+	}
+	p++
+	paren := p < len(t) && t[p] == '('
+	if paren {
+		p++
+	}
+	switch {
+	case p >= len(t):
+		return 0
+	case isLetter(t[p]):
+		if hasPrefixFold(t[p:], "date of birth") || birthCue(t, p) {
+			return p
+		}
+	case paren && isDigit(t[p]) && dateAt(t, p) && birthYear(t, p):
+		return p
+	}
+	return 0
+}
+
+// birthYear reports whether the date at t[p] (in parentheses) has a year
+// before 2020.
+func birthYear(t []byte, p int) bool {
+	for q := p; q < len(t) && q-p < 20 && t[q] != ')'; q++ {
+		if q+4 <= len(t) && (t[q] == '1' && t[q+1] == '9' || t[q] == '2' && t[q+1] == '0' && t[q+2] < '2') &&
+			isDigit(t[q+2]) && isDigit(t[q+3]) && (q == p || !isDigit(t[q-1])) && (q+4 == len(t) || !isDigit(t[q+4])) {
+			return true
+		}
+	}
+	// A two-digit year (7/9/79): read as a birth year unless 20-29.
+	q := p
+	for q < len(t) && q-p < 12 && t[q] != ')' {
+		q++
+	}
+	return q < len(t) && t[q] == ')' && q-p >= 5 && isDigit(t[q-1]) && isDigit(t[q-2]) && !isDigit(t[q-3]) && t[q-2] != '2'
+}
+
+// ageAfter reports whether the name ending at t[e] is followed by an age
+// or sex as clinical notes write them: " (50M)", ", 29,", " (91)", ", 42
+// y/o".
+func ageAfter(t []byte, e int) bool {
+	p := e
+	if p < len(t) && t[p] == ',' {
+		p++
+	}
+	if p >= len(t) || t[p] != ' ' {
+		return false
+	}
+	p++
+	paren := p < len(t) && t[p] == '('
+	if paren {
+		p++
+	}
+	d := p
+	for p < len(t) && p-d < 3 && isDigit(t[p]) {
+		p++
+	}
+	if p == d || (p < len(t) && isDigit(t[p])) {
+		return false
+	}
+	if p < len(t) && (t[p] == 'M' || t[p] == 'F') {
+		p++
+	}
+	switch {
+	case p >= len(t):
+		return false
+	case paren:
+		return t[p] == ')'
+	case t[p] == ',':
+		return true
+	}
+	return hasPrefixFold(t[p:], " y") || hasPrefixFold(t[p:], "y/o") || hasPrefixFold(t[p:], " year")
+}
+
+// foldName writes the name word w in ASCII into buf, keeping its case:
+// the Latin letters with diacritics of Latin-1 and Latin Extended-A to
+// their base letter (Jonáš to Jonas, Łukasz to Lukasz). It reports false
+// for a character it cannot fold.
+func foldName(buf []byte, w []byte) ([]byte, bool) {
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		if c < 0x80 {
+			buf = append(buf, c)
+			continue
+		}
+		if k+1 >= len(w) {
+			return buf, false
+		}
+		cp := int(c&0x1F)<<6 | int(w[k+1]&0x3F)
+		k++
+		var base byte
+		switch {
+		case c == 0xC3 && cp >= 0xC0:
+			base = latin1Fold[cp-0xC0]
+		case (c == 0xC4 || c == 0xC5) && cp >= 0x100 && cp < 0x180:
+			base = latinExtAFold[cp-0x100]
+			if latinExtAUpper(cp) {
+				base -= 'a' - 'A'
+			}
+		}
+		if base == 0 || base == '?' {
+			return buf, false
+		}
+		buf = append(buf, base)
+	}
+	return buf, true
+}
+
+// latin1Fold folds U+00C0-U+00FF ('?' for × and ÷); the case is kept.
+const latin1Fold = "AAAAAAACEEEEIIIIDNOOOOO?OUUUUYTsaaaaaaaceeeeiiiidnooooo?ouuuuyty"
+
+// latinExtAFold folds U+0100-U+017F to lowercase base letters.
+const latinExtAFold = "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiiijjkkkllllllllllnnnnnnnnnoooooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs"
+
+func latinExtAUpper(cp int) bool {
+	switch {
+	case cp < 0x138, cp >= 0x14A && cp < 0x178:
+		return cp%2 == 0
+	case cp >= 0x139 && cp < 0x149, cp >= 0x179 && cp < 0x17F:
+		return cp%2 == 1
+	}
+	return cp == 0x178
+}
+
+func givenName(w []byte) bool {
+	var buf [maxNameWord]byte
+	f, ok := foldName(buf[:0], w)
+	return ok && lexicon.GivenName(f)
+}
+
+func surname(w []byte) bool {
+	var buf [maxNameWord]byte
+	f, ok := foldName(buf[:0], w)
+	return ok && lexicon.Surname(f)
+}
+
+// notSurnames are capitalized words that follow a given name without
+// being a surname: places, organizations, the calendar, greetings.
+var notSurnames = map[string]bool{
+	"Street": true, "Road": true, "Avenue": true, "Lane": true, "Drive": true, "Hospital": true, "Clinic": true, "University": true,
+	"College": true, "School": true, "Center": true, "Centre": true, "Health": true, "Medical": true, "Care": true, "Group": true,
+	"Team": true, "Inc": true, "Ltd": true, "Company": true, "Bank": true, "City": true, "County": true, "State": true, "River": true,
+	"Park": true, "Lake": true, "Island": true, "Station": true, "Airport": true, "Hotel": true, "Foundation": true, "Institute": true,
+	"Monday": true, "Tuesday": true, "Wednesday": true, "Thursday": true, "Friday": true, "Saturday": true, "Sunday": true,
+	"January": true, "February": true, "March": true, "April": true, "June": true, "July": true, "August": true, "September": true,
+	"October": true, "November": true, "December": true, "The": true, "And": true, "Of": true, "For": true, "In": true, "On": true,
+	"At": true, "To": true, "Is": true, "Was": true, "Has": true, "Hi": true, "Hello": true, "Dear": true, "Thanks": true, "Thank": true,
+	"Regards": true, "Best": true, "Award": true, "Prize": true, "Lecture": true, "Memorial": true, "Trust": true, "Fund": true,
+	"Award's": true, "Syndrome": true, "Disease": true, "Project": true, "Program": true, "Programme": true, "Service": true,
+	"Services": true, "Department": true, "Ward": true, "Unit": true, "Building": true, "Hall": true, "House": true, "Court": true,
+}
+
+// eponymWords follow a name that names a condition, not a person:
+// Hodgkin lymphoma, Parkinson's disease, Bell's palsy.
+var eponymWords = map[string]bool{
+	"disease": true, "syndrome": true, "lymphoma": true, "palsy": true, "sarcoma": true, "disorder": true, "sign": true,
+	"test": true, "score": true, "scale": true, "criteria": true, "classification": true, "procedure": true, "operation": true,
+	"maneuver": true, "manoeuvre": true, "phenomenon": true, "law": true, "ulcer": true, "anomaly": true, "tumor": true,
+	"tumour": true, "fracture": true, "reflex": true, "method": true, "protocol": true, "equation": true, "formula": true,
+	"index": true, "rule": true, "triad": true, "cyst": true, "dementia": true, "chorea": true, "encephalopathy": true,
+}
+
+// eponymAfter reports whether the name ending at t[e] is followed by
+// "'s" and an eponym's word or the word alone: "Parkinson's disease".
+func eponymAfter(t []byte, e int) bool {
+	p := e
+	if p+1 < len(t) && t[p] == '\'' && t[p+1] == 's' {
+		p += 2
+	}
+	if p >= len(t) || t[p] != ' ' {
+		return false
+	}
+	p++
+	q := p
+	for q < len(t) && q-p < 16 && isLetter(t[q]) {
+		q++
+	}
+	var w [16]byte
+	for k := p; k < q; k++ {
+		w[k-p] = lower(t[k])
+	}
+	return eponymWords[string(w[:q-p])]
+}
+
+// organizationAfter reports whether a third capitalized word follows the
+// two at t[..e] and is no surname: a title or an organization, "Emerson
+// Electric Co", "Ivy Focused Growth", not "John Fitzgerald Kennedy".
+func organizationAfter(t []byte, e int) bool {
+	if e+1 >= len(t) || t[e] != ' ' {
+		return false
+	}
+	e3, ok := nameWord(t, e+1)
+	if !ok {
+		return capitalAt(t, e+1) > 0 // LLC, PLC: capitals only
+	}
+	w3 := t[e+1 : e3]
+	return companyWords[string(w3)] || !surname(w3)
+}
+
+// companyWords end an organization's name.
+var companyWords = map[string]bool{"Co": true, "Inc": true, "Ltd": true, "Corp": true, "Limited": true, "Group": true, "Holdings": true,
+	"Company": true, "Partners": true, "Associates": true, "Gmbh": true, "GmbH": true, "Bank": true, "Trust": true, "Foundation": true}
+
+// clinicianBefore reports whether a title of a clinician precedes t[i]:
+// "Dr. ", "Dr ", "Doctor ", "Prof. ", "Nurse ".
+func clinicianBefore(t []byte, i int) bool {
+	for _, title := range [...]string{"Dr. ", "Dr ", "Doctor ", "Prof. ", "Professor ", "Nurse ", "DR. "} {
+		if i >= len(title) && string(t[i-len(title):i]) == title {
+			return true
+		}
+	}
+	return false
+}
+
+// personName judges a bare name at t[i], a capital at a word's start: a
+// given name and a surname, or a surname, a comma or slash and a given
+// name. It records the name as an identifier and returns the index of its
+// last byte, or returns i.
+func (sc *scanner) personName(t []byte, i int) int {
+	e1, ok := nameWord(t, i)
+	if !ok || e1+2 >= len(t) {
+		return i
+	}
+	sc.steps += e1 - i
+	w1 := t[i:e1]
+	p := e1
+	switch t[p] {
+	case ' ':
+		p++
+		if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
+			p += 3 // a middle initial: John F. Smith
+		}
+		e2, ok := nameWord(t, p)
+		if !ok {
+			return e1 - 1
+		}
+		w2 := t[p:e2]
+		if notSurnames[string(w1)] {
+			return e1 - 1
+		}
+		birth := birthAfter(t, e2)
+		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 {
+			return e1 - 1 // a given name the gazetteer lacks counts with an age or a birth date after it: Maha Cazares, 29
+		}
+		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2)) {
+			return e2 - 1
+		}
+		if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
+			return e2 - 1
+		}
+		sc.nameAt(i)
+		if birth > 0 {
+			sc.identifier(birth, idBirth) // Felix Sørensen (11/05/1950)
+		}
+		return e2 - 1
+	case ',', '/':
+		p++
+		if t[e1] == ',' && p < len(t) && t[p] == ' ' {
+			p++
+		}
+		e2, ok := nameWord(t, p)
+		if !ok || !givenName(t[p:e2]) || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
+			return e1 - 1
+		}
+		sc.nameAt(i)
+		return e2 - 1
+	}
+	return e1 - 1
+}
+
+// nameAt records a person's name at t[i].
+func (sc *scanner) nameAt(i int) { sc.identifier(i, idName) }
