@@ -99,6 +99,16 @@ var stoplist = map[string]bool{
 	"quantile": true, "quantiles": true, "celsius": true, "fahrenheit": true,
 	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
 	"mono": true, "uri": true,
+	// common words whose one WordNet sense seen (or first sense) is medical
+	// but whose use in prose is not: the review of the common-word path
+	"bloody": true, "liquor": true, "martini": true, "vera": true, "drunken": true, "maniac": true,
+	"choke": true, "hysterical": true, "eccentric": true, "fester": true, "jerky": true, "hock": true,
+	"loco": true, "frenzy": true, "frenzies": true, "cordial": true, "botanical": true, "madder": true,
+	"seedy": true, "posterior": true, "wavy": true, "dorsal": true, "hatching": true, "abrasive": true,
+	"mildew": true, "acoustic": true, "acoustics": true, "predominantly": true, "stigmata": true,
+	"pitted": true, "bulbous": true, "warble": true, "warbles": true, "cupping": true, "turgid": true,
+	"galvanize": true, "xenophobia": true, "scapegoating": true, "marsupial": true, "snugged": true,
+	"corrector": true, "crazing": true, "alcohols": true, "ales": true, "cacao": true, "dung": true,
 }
 
 // phraseCues: clinical-context phrases the data has no source for; the
@@ -183,7 +193,7 @@ func run(deps, out string) error {
 	names := buildNames(census, faker, freq, tiers, proper, &l)
 	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
 	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
-	phrases := buildPhrases(icpc, health, freq, &l)
+	phrases := buildPhrases(icpc, health, wn, &l)
 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -808,9 +818,11 @@ func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string
 }
 
 // buildPhrases: ICPC-2 terms of two or three words that no single health
-// word covers ("heart attack", "chest pain", "high blood pressure"), and
-// the clinical-context cues.
-func buildPhrases(icpc *icpcData, health []string, freq map[string]subtlexWord, l *lists) []string {
+// word covers ("heart failure", "chest pain", "low blood pressure"), one of
+// whose words at least has a medical sense in WordNet or names a body part
+// ("risk factor", "health education" are not clinical), and the
+// clinical-context cues.
+func buildPhrases(icpc *icpcData, health []string, wn *wordnet, l *lists) []string {
 	hw := map[string]bool{}
 	for _, w := range health {
 		hw[w] = true
@@ -819,7 +831,9 @@ func buildPhrases(icpc *icpcData, health []string, freq map[string]subtlexWord, 
 	generic := map[string]bool{"other": true, "problem": true, "problems": true, "symptom": true, "complaint": true,
 		"general": true, "fear": true, "of": true, "the": true, "and": true, "or": true, "with": true, "without": true,
 		"in": true, "to": true, "a": true, "an": true, "by": true, "for": true, "on": true, "due": true, "not": true,
-		"feeling": true, "change": true, "limited": true, "function": true, "disability": true, "concern": true}
+		"feeling": true, "change": true, "limited": true, "function": true, "disability": true, "concern": true,
+		"including": true, "all": true, "past": true, "previous": true, "result": true, "successful": true,
+		"multiple": true, "local": true, "strange": true, "industrial": true, "social": true, "administrative": true}
 	for _, t := range icpc.terms {
 		ws := strings.Fields(t)
 		if len(ws) < 2 || len(ws) > 3 {
@@ -832,7 +846,7 @@ func buildPhrases(icpc *icpcData, health []string, freq map[string]subtlexWord, 
 				break
 			}
 		}
-		if ok {
+		if ok && slices.ContainsFunc(ws, wn.clinicalWord) {
 			keep[t] = true
 		}
 	}

@@ -33,13 +33,16 @@ var medicalRoots = map[string]string{
 	"13532886": "parturition",   // childbirth, labor
 	"00851994": "birth_control", // contraception
 	"14023491": "anesthesia",
-	"14052403": "disorder",        // physical disorders: cardiovascular disease, epilepsy, dementia
-	"14081375": "attack",          // a sudden occurrence of an uncontrollable condition: seizure
-	"05739043": "diagnostic_test", // biopsy, mammogram
-	"14083790": "mental_disorder", // neurosis, anxiety disorder
-	"14380140": "mental_illness",  // schizophrenia, dementia, psychosis
-	"10595647": "sick_person",     // a diabetic, an epileptic, a patient's condition as a noun
-	"00649760": "dialysis",        // WordNet files it as a chemical process only; "on dialysis" is a patient's
+	"14052403": "disorder",         // physical disorders: cardiovascular disease, epilepsy, dementia
+	"14081375": "attack",           // a sudden occurrence of an uncontrollable condition: seizure
+	"05739043": "diagnostic_test",  // biopsy, mammogram
+	"14083790": "mental_disorder",  // neurosis, anxiety disorder
+	"14380140": "mental_illness",   // schizophrenia, dementia, psychosis
+	"10595647": "sick_person",      // a diabetic, an epileptic, a patient's condition as a noun
+	"14533796": "hypersensitivity", // allergy, allergic
+	"13473097": "elimination",      // incontinence, urination, defecation
+	"14853947": "body_waste",       // urine, stool
+	"00649760": "dialysis",         // WordNet files it as a chemical process only; "on dialysis" is a patient's
 }
 
 // clinicalPrefixes: a rare word made of one of these and a word with a
@@ -356,3 +359,18 @@ func (v verdict) medicalWord() bool {
 }
 
 var _ = os.Stderr
+
+// clinicalWord: some sense of w is medical, or w names a body part.
+func (wn *wordnet) clinicalWord(w string) bool {
+	if wn.judge(w).anyMedical {
+		return true
+	}
+	for _, l := range wn.lemmas(w, "n") {
+		for _, off := range wn.index["n"][l] {
+			if s := wn.synsets["n"][off]; s != nil && s.lexFile == bodyLexFile {
+				return true
+			}
+		}
+	}
+	return false
+}
