@@ -389,15 +389,8 @@ func loadICPC(path string) (*icpcData, error) {
 		if strings.HasPrefix(desc, "transferred to") {
 			continue
 		}
-		for _, m := range icdRef.FindAllStringSubmatch(icd, -1) {
-			from, _ := strconv.Atoi(m[2])
-			to := from
-			if m[4] != "" && (m[3] == "" || m[3] == m[1]) {
-				to, _ = strconv.Atoi(m[4])
-			}
-			for k := from; k <= to; k++ {
-				d.categories[fmt.Sprintf("%s%02d", m[1], k)] = true
-			}
+		for _, c := range icdCategories(icd) {
+			d.categories[c] = true
 		}
 		for _, text := range []string{desc, incl} {
 			for _, w := range wordRun.FindAllString(text, -1) {
@@ -421,6 +414,26 @@ func loadICPC(path string) (*icpcData, error) {
 		d.terms[i] = strings.Join(strings.Fields(strings.ToLower(termJunk.ReplaceAllString(t, " "))), " ")
 	}
 	return d, nil
+}
+
+// icdCategories: the three-character categories an ICPC-2 mapping names:
+// "R07.3, R07.4" is R07; a range "B20-B24" within one letter is expanded.
+func icdCategories(mapping string) []string {
+	var out []string
+	for _, m := range icdRef.FindAllStringSubmatch(mapping, -1) {
+		from, _ := strconv.Atoi(m[2])
+		to := from
+		if m[4] != "" && (m[3] == "" || m[3] == m[1]) {
+			to, _ = strconv.Atoi(m[4])
+		}
+		for k := from; k <= to; k++ {
+			c := fmt.Sprintf("%s%02d", m[1], k)
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // sqlValues splits one VALUES list: 'quoted' (with ” for a quote),
