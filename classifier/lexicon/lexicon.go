@@ -19,10 +19,12 @@
 //     "WARFARIN"); an acronym entry (HIV, COPD) only in capitals as written,
 //     so "aids" the verb is not AIDS.
 //   - HealthPhrase(t, i): a multi-word term starting at t[i] ("heart
-//     failure", "chest pain", "admitted with"), words separated by any run
-//     of spaces, tabs or newlines, case-insensitive, not followed by a
-//     letter; the length in bytes, or 0. Single words cover most terms;
-//     phrases are the terms whose words are not health words alone.
+//     failure", "heart attack", "admitted with") or an eponym
+//     ("Alzheimer's", "Crohn’s disease"), words separated by any run of
+//     spaces, tabs or newlines, an apostrophe straight or typographic,
+//     case-insensitive, not followed by a letter; the length in bytes, or 0.
+//     Single words cover most terms; phrases are the terms whose words are
+//     not health words alone.
 //   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
 //     "MARIA" (all capitals from 3 letters: "AI", "OK" are not names),
 //     "McDonald", "O'Brien", "DeAngelo" (an apostrophe or one inner capital
@@ -252,8 +254,8 @@ func HealthPhrase(t []byte, i int) int {
 	return best
 }
 
-// matchPhrase matches rest (" word word", lowercase) at t[j] and returns
-// the offset after it, or 0.
+// matchPhrase matches rest (" word word" or "'s word", lowercase) at t[j]
+// and returns the offset after it, or 0.
 func matchPhrase(t []byte, j int, rest string) int {
 	for r := 0; r < len(rest); r++ {
 		if rest[r] == ' ' {
@@ -262,6 +264,18 @@ func matchPhrase(t []byte, j int, rest string) int {
 			}
 			for j < len(t) && isSpace(t[j]) {
 				j++
+			}
+			continue
+		}
+		if rest[r] == '\'' {
+			// Alzheimer's, written with a straight or a typographic apostrophe
+			switch {
+			case j < len(t) && t[j] == '\'':
+				j++
+			case j+2 < len(t) && t[j] == 0xe2 && t[j+1] == 0x80 && t[j+2] == 0x99: // U+2019
+				j += 3
+			default:
+				return 0
 			}
 			continue
 		}
@@ -286,10 +300,14 @@ func newPhraseTable(data string) *phraseTable {
 	p := &phraseTable{byFirst: map[string][]string{}}
 	for line := range strings.Lines(data) {
 		line = strings.TrimSuffix(line, "\n")
-		first, _, ok := strings.Cut(line, " ")
-		if !ok {
+		n := 0
+		for n < len(line) && isLetter(line[n]) {
+			n++
+		}
+		if n == 0 || n == len(line) {
 			continue
 		}
+		first := line[:n]
 		p.byFirst[first] = append(p.byFirst[first], line)
 		p.maxFirst = max(p.maxFirst, len(first))
 	}

@@ -67,6 +67,11 @@ func TestHealthPhrase(t *testing.T) {
 		{"Admitted with chest pain", 0, "Admitted with"},
 		{"admitted with", 0, "admitted with"},
 		{"chest pain", 0, "chest pain"},
+		{"heart attack", 0, "heart attack"},
+		{"Mr Osei has Alzheimer's.", 12, "Alzheimer's"},
+		{"Crohn’s disease", 0, "Crohn’s"},
+		{"Alzheimers", 0, ""},
+		{"Wilson's", 0, ""},       // a frequent surname's possessive
 		{"heart failures", 0, ""}, // followed by a letter
 		{"heart rate", 0, ""},
 		{"heartfailure", 0, ""},

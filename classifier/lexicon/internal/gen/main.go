@@ -77,6 +77,9 @@ const (
 	// among the census's this many most frequent (twice as many for rarer
 	// words listed as proper names too).
 	givenWordRank = 500
+	// eponymSurnameRank: an eponym alone (Parkinson's) is a health phrase
+	// unless the census ranks it among this many surnames (Wilson's).
+	eponymSurnameRank = 2000
 	// surnameWordRank: likewise for surnames that are SCOWL words.
 	surnameWordRank = 5000
 )
@@ -193,7 +196,13 @@ func run(deps, out string) error {
 	names := buildNames(census, faker, freq, tiers, proper, &l)
 	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
 	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
-	phrases := buildPhrases(icpc, health, wn, &l)
+	surnameRank := map[string]int{}
+	for i, n := range census.surnames {
+		if k := nameKey(n); k != "" && surnameRank[k] == 0 {
+			surnameRank[k] = i + 1
+		}
+	}
+	phrases := buildPhrases(icpc, health, wn, tiers, surnameRank, &l)
 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -835,7 +844,7 @@ func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string
 // whose words at least has a medical sense in WordNet or names a body part
 // ("risk factor", "health education" are not clinical), and the
 // clinical-context cues.
-func buildPhrases(icpc *icpcData, health []string, wn *wordnet, l *lists) []string {
+func buildPhrases(icpc *icpcData, health []string, wn *wordnet, tiers map[string]int, surnameRank map[string]int, l *lists) []string {
 	hw := map[string]bool{}
 	for _, w := range health {
 		hw[w] = true
@@ -846,7 +855,8 @@ func buildPhrases(icpc *icpcData, health []string, wn *wordnet, l *lists) []stri
 		"in": true, "to": true, "a": true, "an": true, "by": true, "for": true, "on": true, "due": true, "not": true,
 		"feeling": true, "change": true, "limited": true, "function": true, "disability": true, "concern": true,
 		"including": true, "all": true, "past": true, "previous": true, "result": true, "successful": true,
-		"multiple": true, "local": true, "strange": true, "industrial": true, "social": true, "administrative": true}
+		"multiple": true, "local": true, "strange": true, "industrial": true, "social": true, "administrative": true,
+		"risk": true, "factor": true}
 	for _, t := range icpc.terms {
 		ws := strings.Fields(t)
 		if len(ws) < 2 || len(ws) > 3 {
@@ -863,11 +873,31 @@ func buildPhrases(icpc *icpcData, health []string, wn *wordnet, l *lists) []stri
 			keep[t] = true
 		}
 	}
+	var compounds, eponyms int
+	for _, c := range wn.compounds() {
+		ws := strings.Fields(c)
+		// Alzheimer's, Parkinson's: the eponym alone names the disease when
+		// it is no English word (athlete's foot does not make athlete's one).
+		// A frequent surname's possessive (Wilson's, Hansen's) is more often
+		// a person's than the disease.
+		if e, ok := strings.CutSuffix(ws[0], "'s"); ok && tier(tiers, e) > commonTier && (ws[1] == "disease" || ws[1] == "syndrome") &&
+			(surnameRank[e] == 0 || surnameRank[e] > eponymSurnameRank) {
+			keep[ws[0]] = true
+			eponyms++
+		}
+		if slices.ContainsFunc(ws, func(w string) bool { return hw[w] || generic[w] }) || !slices.ContainsFunc(ws, wn.clinicalWord) {
+			continue // street names of drugs (angel dust), risk factor
+		}
+		keep[c] = true
+		compounds++
+	}
 	for _, c := range phraseCues {
 		keep[c] = true
 	}
 	out := sortedKeys(keep)
-	l.count("out: health phrases", len(out), "ICPC-2 terms of 2-3 words none of which is a health word alone, plus the cue phrases")
+	l.count("filter: phrases from WordNet's medical compounds", compounds, "2-3 words, first sense medical, no word a health word alone, one word medical or a body part")
+	l.count("filter: eponyms alone", eponyms, "X's of X's disease or syndrome when X is not a common word (SCOWL size > 35) nor among the census's 2,000 surnames")
+	l.count("out: health phrases", len(out), "ICPC-2 terms and WordNet compounds of 2-3 words none of which is a health word alone, eponyms, the cue phrases")
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -62,6 +63,14 @@ var generalPrefixes = []string{"un", "non", "pre", "re", "multi", "over", "under
 var clinicalLexFiles = map[string]map[string]bool{
 	"n": {"04": true, "08": true, "22": true, "26": true}, // noun.act, noun.body, noun.process, noun.state
 	"v": {"29": true},                                     // verb.body
+}
+
+// notMedical: subtrees of the medical roots that are not a person's
+// health: drinks (below drug, as drugs of abuse) and plant diseases (below
+// pathological state).
+var notMedical = map[string]string{
+	"07884567": "alcohol",       // alcoholic drinks: wine, beer, cocktails
+	"14276936": "plant_disease", // blight, rot, rust
 }
 
 // bodyLexFile: noun.body. An adjective pertaining to a body part
@@ -169,6 +178,11 @@ func loadWordNet(dir string) (*wordnet, error) {
 	if err != nil {
 		return nil, err
 	}
+	for off, lemma := range notMedical {
+		if !slices.Contains(wn.index["n"][lemma], off) {
+			return nil, fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
+		}
+	}
 	for off, lemma := range medicalRoots {
 		found := false
 		for _, o := range wn.index["n"][lemma] {
@@ -203,6 +217,9 @@ func (wn *wordnet) medicalNoun(off string) bool {
 		return v
 	}
 	wn.medMemo[off] = false // cycles: none in WordNet, but stay finite
+	if notMedical[off] != "" {
+		return false
+	}
 	v := medicalRoots[off] != ""
 	if s := wn.synsets["n"][off]; s != nil && !v {
 		for _, h := range s.hypernyms {
@@ -373,4 +390,27 @@ func (wn *wordnet) clinicalWord(w string) bool {
 		}
 	}
 	return false
+}
+
+// compounds: WordNet's multiword nouns whose first sense is medical, of 2
+// or 3 words ("heart attack", "athlete's foot", "alzheimer's disease"),
+// lowercase letters with an apostrophe-s allowed.
+func (wn *wordnet) compounds() []string {
+	var out []string
+	for lemma, offs := range wn.index["n"] {
+		parts := strings.Split(lemma, "_")
+		if len(parts) < 2 || len(parts) > 3 || len(offs) == 0 || !wn.medicalNoun(offs[0]) {
+			continue
+		}
+		ok := true
+		for _, p := range parts {
+			if !isLowerAlpha(strings.TrimSuffix(p, "'s")) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, strings.Join(parts, " "))
+		}
+	}
+	return out
 }
