@@ -518,3 +518,34 @@ func TestICD10WithTheCodeSet(t *testing.T) {
 		assert.False(t, got.Has(classifier.ICD10), "%q: %v", text, got.Names())
 	}
 }
+
+// TestBirthWordsOfOtherLanguages: a name with a birth word of a language
+// the detectors cover, in civil-status, form and list printings.
+func TestBirthWordsOfOtherLanguages(t *testing.T) {
+	for _, text := range []string{
+		"Patient/in: Anette Jansson, geb. 11.06.1938, wohnhaft in Berlin", "Mme RUNÓLFSDÓTTIR Eyþóra, née le 12/03/1987 à Paris",
+		"M. LESPÉRANCE Donat, né le 28/05/1959 à PONTOISE", "Intestatario: Jan Kristiansen, nato il 16/06/1977 a Letaba",
+		"Titular: Anna Lyberth, nacida el 22/09/1961", "Anna Lindqvist, född 1959-10-17, ska kallas till intervju.",
+		"dob: 02/13/1943\nname: david berg", "guest_name=Sille Nielsen&dob=27.07.1965&room=412",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+	assertNone(t, "Der Vertrag, geb. 2019, läuft aus.") // no name
+}
+
+// TestRecordNumbersInGroups: a record or member number printed in groups,
+// or with its letter prefix apart, after its id word; a long bare number
+// a log key labels (trace_id=...) is no card.
+func TestRecordNumbersInGroups(t *testing.T) {
+	for _, text := range []string{"MRN: 314-393-751", "MR# 717-774-088", "Pt ID 192 190 756", "URN 462-298-337"} {
+		assertFires(t, "medical-record-number", text)
+	}
+	for _, text := range []string{"Insurance ID# SUC 233889992", "subscriber ID - SHH 779827978", "member no. YWC 156582108"} {
+		assertFires(t, "health-plan-id", text)
+	}
+	for _, key := range []string{"dd.trace_id=", "span_id=", "request id ", "session: ", "tweet "} {
+		got := classifier.Text([]byte(key + "4157327747296871334 ok"))
+		assert.False(t, got.Has(classifier.PaymentCard), "%q: %v", key, got.Names())
+	}
+}

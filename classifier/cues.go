@@ -138,17 +138,19 @@ func init() {
 	addIDCues(cueOtherID, "serial", "sn", "s n", "order", "invoice", "tracking", "ticket", "ref", "reference", "sku", "part",
 		"model", "imei", "meid", "iccid", "imsi", "isbn", "issn", "confirmation", "booking", "transaction", "txn", "batch", "lot", "build",
 		"version", "pin", "room", "code", "conference", "meeting", "passcode", "zip", "postal", "po", "case", "job", "asset", "license",
-		"licence", "item", "product", "barcode", "upc", "ean", "receipt", "voucher", "coupon", "container", "shipment", "parcel", "awb")
+		"licence", "item", "product", "barcode", "upc", "ean", "receipt", "voucher", "coupon", "container", "shipment", "parcel", "awb",
+		"trace", "span", "request", "correlation", "session", "event", "message", "snowflake", "tweet", "commit", "run", "task",
+		"thread", "offset", "seq", "sequence", "nonce", "timestamp", "ts", "epoch", "hash", "checksum", "uuid", "guid")
 	addIDCues(cueRouting, "routing", "aba", "rtn", "routing transit", "transit", "aba routing", "bank routing")
 
 	for last := range idCues {
-		addCueWordShape(last)
+		idWordShapes.add(last)
 	}
 	for _, w := range fillerWords {
 		if !fillerWord([]byte(w)) {
 			panic("classifier: fillerWords and fillerWord disagree on " + w)
 		}
-		addCueWordShape(w)
+		fillerShapes.add(w)
 	}
 
 	addStems(cueICD, "icd", "diagnos", "dx", "ddx", "condition", "disease", "disorder", "patient", "clinical", "medical", "comorbid",
@@ -169,11 +171,13 @@ func init() {
 	addStems(cueCard, "card", "credit", "debit", "visa", "mastercard", "amex", "rupay", "maestro", "cc", "pan", "payment", "pay", "charge", "billing", "cvv", "exp")
 }
 
-// cueWordShapes holds, by a word's length and first letter, the last
-// letters of the id words' last words and of the filler words: a word
-// whose shape is not there is neither (one lookup in a table instead of a
-// hash).
-var cueWordShapes [maxCueWordLen + 1][27]uint32
+// idWordShapes and fillerShapes hold, by a word's length and first
+// letter, the last letters of the id words' last words and of the filler
+// words: a word whose shape is in neither is neither (a table lookup
+// instead of a hash).
+type wordShapes [maxCueWordLen + 1][27]uint32
+
+var idWordShapes, fillerShapes wordShapes
 
 const maxCueWordLen = 32
 
@@ -184,16 +188,16 @@ func shapeIndex(c byte) int {
 	return 26 // anything else: a digit, a letter of another script
 }
 
-func addCueWordShape(w string) {
+func (ws *wordShapes) add(w string) {
 	if len(w) > 0 && len(w) <= maxCueWordLen {
-		cueWordShapes[len(w)][shapeIndex(w[0])] |= 1 << shapeIndex(w[len(w)-1])
+		ws[len(w)][shapeIndex(w[0])] |= 1 << shapeIndex(w[len(w)-1])
 	}
 }
 
-// maybeCueWord reports whether the lowercase word w may be an id word's
-// last word or a filler.
-func maybeCueWord(w []byte) bool {
-	return len(w) > 0 && len(w) <= maxCueWordLen && cueWordShapes[len(w)][shapeIndex(w[0])]&(1<<shapeIndex(w[len(w)-1])) != 0
+// maybeWord reports whether the lowercase word w may be one of the words
+// whose shapes ws holds.
+func maybeWord(w []byte, ws *wordShapes) bool {
+	return len(w) > 0 && len(w) <= maxCueWordLen && ws[len(w)][shapeIndex(w[0])]&(1<<shapeIndex(w[len(w)-1])) != 0
 }
 
 // fillerWords are the words fillerWord knows, for cueWordShapes.
@@ -250,11 +254,14 @@ func (sc *scanner) cueWithin(t []byte, at int, want cueKind, words int) cueKind 
 	for range words {
 		q := p
 		for q > limit {
-			start, word := charBefore(t, q)
+			c := t[q-1]
+			start, word := q-1, isAlnum(c)
+			if c >= 0x80 {
+				start, word = charBefore(t, q)
+			}
 			if word {
 				break
 			}
-			c := t[q-1]
 			if c == ';' || c == '!' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
 				return 0
 			}
@@ -266,6 +273,13 @@ func (sc *scanner) cueWithin(t []byte, at int, want cueKind, words int) cueKind 
 		}
 		ws := q
 		for ws > 0 && q-ws < len(buf) {
+			if c := t[ws-1]; c < 0x80 {
+				if !isAlnum(c) {
+					break
+				}
+				ws--
+				continue
+			}
 			start, word := charBefore(t, ws)
 			if !word {
 				break
@@ -285,19 +299,22 @@ func (sc *scanner) cueWithin(t []byte, at int, want cueKind, words int) cueKind 
 		if len(w) == 1 {
 			w, ws = dottedWord(t, ws, buf[:0])
 		}
-		if !maybeCueWord(w) {
+		idWord, filler := maybeWord(w, &idWordShapes), maybeWord(w, &fillerShapes)
+		if !idWord && !filler {
 			return 0 // neither an id word's last word nor a filler: most words, told without a hash
 		}
 		var found cueKind
-		for _, c := range idCues[string(w)] {
-			if c.kinds&want != 0 && (marker || !c.marker) && matchBack(t, q, c.words) {
-				found |= c.kinds & want
+		if idWord {
+			for _, c := range idCues[string(w)] {
+				if c.kinds&want != 0 && (marker || !c.marker) && matchBack(t, q, c.words) {
+					found |= c.kinds & want
+				}
 			}
 		}
 		if found != 0 {
 			return found
 		}
-		if !fillerWord(w) {
+		if !filler || !fillerWord(w) {
 			return 0
 		}
 		marker = marker || numberMarker(w)

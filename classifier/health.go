@@ -46,13 +46,18 @@ const (
 // and a date of birth are within birthNameWindow of each other.
 func (sc *scanner) healthTerms(t []byte) {
 	for a := range sc.nids {
-		if sc.idKind[a] != idName {
+		if sc.idKind[a] != idName || sc.found.Has(PersonNameWithBirthDate) {
 			continue
 		}
 		for b := range sc.nids {
 			if sc.idKind[b] == idBirth && abs(sc.ids[a]-sc.ids[b]) <= birthNameWindow {
 				sc.found |= Set(PersonNameWithBirthDate)
 			}
+		}
+		// The birth words of other languages (geb., née le, nato il,
+		// född) are looked for around names only.
+		if !sc.found.Has(PersonNameWithBirthDate) && sc.birthNear(t, max(sc.ids[a]-birthNameWindow/2, 0), min(sc.ids[a]+birthNameWindow/2, len(t))) {
+			sc.found |= Set(PersonNameWithBirthDate)
 		}
 	}
 	if sc.found.Has(HealthTerm) {
@@ -111,18 +116,54 @@ func (sc *scanner) healthIn(t []byte, from, to int) bool {
 	return false
 }
 
+// birthWords introduce a date of birth in the languages the detectors
+// cover; the English ones (DOB, born, birth) are read in the main pass.
+var birthWords = []string{"geb.", "geboren", "geburtsdatum", "né le", "née le", "né ", "née ", "date de naissance", "nato il", "nata il",
+	"nato ", "nata ", "data di nascita", "nacido", "nacida", "fecha de nacimiento", "nascido", "nascida", "data de nascimento",
+	"född", "födelsedatum", "født", "fødselsdato", "geboortedatum", "urodzon", "data urodzenia", "syntynyt", "dob", "d.o.b",
+	"birth", "born", "b. "}
+
+// birthNear reports whether a birth word followed by a date starts at a
+// word of t[from:to].
+func (sc *scanner) birthNear(t []byte, from, to int) bool {
+	sc.steps += to - from
+	for i := from; i < to; i++ {
+		if i > 0 && isWordByte(t[i-1]) || !isLetter(t[i]) {
+			continue
+		}
+		for _, w := range birthWords {
+			if w[0] != t[i]|0x20 || !hasPrefixFold(t[i:], w) {
+				continue
+			}
+			for p := i + len(w); p < len(t) && p < i+len(w)+16; p++ {
+				if isDigit(t[p]) {
+					if dateAt(t, p) {
+						return true
+					}
+					break
+				}
+			}
+		}
+	}
+	return false
+}
+
 // nameCues introduce a person's name: a title, a form's label, a role;
 // kinCues after "my ". nameCueIndex holds them by first letter, so a stop
 // at a letter compares a few.
 var (
 	nameCues = []string{"patient", "pt", "name", "mr", "mrs", "ms", "miss", "mx", "caller", "applicant", "passenger", "guest",
-		"client", "resident", "employee", "attn", "patient name", "full name", "i'm", "i am", "my name is", "named"}
+		"client", "resident", "employee", "attn", "patient name", "full name", "i'm", "i am", "my name is", "named",
+		"mme", "mlle", "m.", "herr", "frau", "sr", "sra", "srta", "sig", "dhr", "mevr", "titular", "intestatario", "paciente",
+		"patiënt", "nom", "nome", "nombre", "namn", "navn", "naam"}
 	kinCues = []string{"mom", "mum", "mother", "dad", "father", "wife", "husband", "son", "daughter", "brother", "sister",
 		"partner", "friend", "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "child", "baby", "fiancé",
 		"fiance", "boyfriend", "girlfriend", "colleague"}
-	nameCueIndex = func() (idx [26][]string) {
+	// nameCueIndex holds the name cues by their first two letters (a
+	// second byte that is no letter counts as 26).
+	nameCueIndex = func() (idx [26][27][]string) {
 		for _, c := range nameCues {
-			idx[c[0]-'a'] = append(idx[c[0]-'a'], c)
+			idx[c[0]-'a'][shapeIndex(c[1])] = append(idx[c[0]-'a'][shapeIndex(c[1])], c)
 		}
 		return idx
 	}()
@@ -149,7 +190,11 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 			}
 		}
 	}
-	for _, cue := range nameCueIndex[c-'a'] {
+	second := 26
+	if i+1 < len(t) {
+		second = shapeIndex(lower(t[i+1]))
+	}
+	for _, cue := range nameCueIndex[c-'a'][second] {
 		if hasPrefixFold(t[i:], cue) {
 			if j := sc.cuedNameAfter(t, i, i+len(cue), cue); j > i {
 				return j
@@ -165,7 +210,7 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 	if p < len(t) && isLetter(t[p]) {
 		return i // Patients, Mrs, named
 	}
-	if cue[0] == 'm' && len(cue) <= 4 && t[i] != 'M' {
+	if isTitle(cue) && !isUpperASCII(t[i]) {
 		return i // a title is capitalized: "180 ms. Order" is no Ms. Order
 	}
 	e, ok := namesAfter(t, p, cue)
@@ -182,17 +227,32 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 // notNames, one after a title (Mr Takeda), or a surname, a comma and a
 // given name. It returns the end of the name.
 func namesAfter(t []byte, p int, cue string) (int, bool) {
-	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"'); k++ {
+	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_'); k++ {
 		p++
 	}
+	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
+		p += 4 // Patient/in:
+		for p < len(t) && t[p] == ' ' {
+			p++
+		}
+	}
+	title := isTitle(cue)
 	e1, ok := nameWord(t, p)
-	if !ok && kinship(cue) {
-		return lowerName(t, p) // my father leif ranheim
+	if !ok && title {
+		// A surname in capitals after a title, then the given name:
+		// Mme RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat.
+		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
+			if e2, ok := nameWord(t, e+1); ok {
+				return e2, true
+			}
+		}
+	}
+	if !ok && (kinship(cue) || cue == "name") {
+		return lowerName(t, p) // my father leif ranheim, name: leena sasi
 	}
 	if !ok || notNames[string(t[p:e1])] {
 		return p, false
 	}
-	title := len(cue) <= 4 && cue[0] == 'm' // mr, mrs, ms, miss, mx
 	if e1 < len(t) && (t[e1] == ',' || t[e1] == '/') {
 		q := e1 + 1
 		if q < len(t) && t[q] == ' ' {
@@ -210,26 +270,67 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 	return e1, title || givenName(t[p:e1]) || surname(t[p:e1])
 }
 
+// isTitle reports whether a name cue is a title (Mr, Mrs, Ms, Mme, M.,
+// Herr, Frau, Sr., Sra.), which one capitalized word after it makes a name.
+func isTitle(cue string) bool {
+	switch cue {
+	case "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "m.", "herr", "frau", "sr", "sra", "srta", "sig", "dhr", "mevr":
+		return true
+	}
+	return false
+}
+
+// capsWord returns the end of a word of capitals (two letters or more,
+// letters of other scripts allowed) at t[p], or p.
+func capsWord(t []byte, p int) int {
+	e := p
+	for e < len(t) && e-p <= maxNameWord && (isUpperASCII(t[e]) || t[e] >= 0x80 && t[e] != 0xE2 && t[e] != 0xC2) {
+		e++
+	}
+	if e-p < 2 || !isUpperASCII(t[p]) || (e < len(t) && isWordByte(t[e])) {
+		return p
+	}
+	return e
+}
+
 func kinship(cue string) bool { return len(cue) > 3 && cue[:3] == "my " }
 
 // lowerName reads a name written in lowercase after a kinship word: a
 // given name of the gazetteer (capitalized for the lookup) and one more
 // word. It returns the end of the name and whether there is one.
 func lowerName(t []byte, p int) (int, bool) {
+	e, ok := lowerWord(t, p)
+	if !ok {
+		return p, false
+	}
+	if capitalized(t[p:e], givenName) {
+		return e, true
+	}
+	// A given name the gazetteer lacks, before a surname it has: przemek kucharski.
+	if e+2 >= len(t) || t[e] != ' ' {
+		return p, false
+	}
+	f, ok := lowerWord(t, e+1)
+	return f, ok && capitalized(t[e+1:f], surname)
+}
+
+// lowerWord returns the end of a lowercase word at t[p] (letters of other
+// scripts allowed) and whether there is one of two letters or more.
+func lowerWord(t []byte, p int) (int, bool) {
 	e := p
-	for e < len(t) && e-p < maxNameWord && t[e] >= 'a' && t[e] <= 'z' {
+	for e < len(t) && e-p < maxNameWord && (t[e] >= 'a' && t[e] <= 'z' || t[e] >= 0x80 && t[e] != 0xE2 && t[e] != 0xC2) {
 		e++
 	}
-	if e-p < 2 || (e < len(t) && isWordByte(t[e])) {
-		return p, false
-	}
+	return e, e-p >= 2 && t[p] >= 'a' && t[p] <= 'z' && (e == len(t) || !isWordByte(t[e]))
+}
+
+// capitalized looks the lowercase word w up, its first letter made a
+// capital, with a name lookup.
+func capitalized(w []byte, lookup func([]byte) bool) bool {
 	var buf [maxNameWord]byte
-	w := append(buf[:0], t[p:e]...)
-	w[0] -= 'a' - 'A'
-	if !givenName(w) {
-		return p, false
-	}
-	return e, true
+	c := append(buf[:0], w...)
+	c[0] -= 'a' - 'A'
+	return lookup(c)
 }
 
 // notNames follow "patient" without naming one.

@@ -79,7 +79,7 @@ func (sc *scanner) cuedID(k cueKind, t []byte, r *run, d []byte) Detector {
 			return HealthPlanID
 		}
 	case cueMRN:
-		if r.n <= 2 && len(d) >= 5 && len(d) <= 12 {
+		if r.n <= 4 && len(d) >= 5 && len(d) <= 12 {
 			return MedicalRecordNumber
 		}
 	case cuePhone:
@@ -114,8 +114,8 @@ func (r *run) cueKinds() cueKind {
 	if r.n <= 3 && r.nd >= 5 && r.nd <= 20 {
 		k |= cueHealthPlan
 	}
-	if r.n <= 2 && r.nd >= 5 && r.nd <= 12 {
-		k |= cueMRN
+	if r.n <= 4 && r.nd >= 5 && r.nd <= 12 {
+		k |= cueMRN // 5512093, 717-774-088
 	}
 	if phoneLike(r) {
 		k |= cuePhone
@@ -127,13 +127,19 @@ func (r *run) cueKinds() cueKind {
 // reports whether one fired.
 func (sc *scanner) cued(t []byte, r *run) bool {
 	want := r.cueKinds()
-	if r.standalonePhone() || ssnShape(r, 0, r.n) {
-		want |= cueOtherID
+	if r.standalonePhone() || ssnShape(r, 0, r.n) || (r.n == 1 && r.nd >= 13) {
+		want |= cueOtherID // Serial number 335-569-9492, trace_id=4157327747296871334
 	}
 	if want == 0 {
 		return false
 	}
 	k := sc.cueBefore(t, r.start, want)
+	if k == 0 && want&(cueMRN|cueHealthPlan) != 0 {
+		// A record or member number's own letter prefix, apart: SUC 233889992.
+		if p := capsPrefix(t, r.start); p >= 0 {
+			k = sc.cueBefore(t, p, want&(cueMRN|cueHealthPlan))
+		}
+	}
 	if k&cueOtherID != 0 {
 		r.notPhone = true // Serial number 335-569-9492
 	}
@@ -185,6 +191,22 @@ func cpfShape(r *run) bool {
 	return r.shape(0, r.n, 3, 3, 3, 2) && r.groups[1].sep == '.' && r.groups[2].sep == '.' && r.groups[3].sep == '-'
 }
 
+// capsPrefix returns where a word of two to four capitals and a space
+// right before t[s] starts (the prefix of SUC 233889992), or -1.
+func capsPrefix(t []byte, s int) int {
+	if s < 3 || t[s-1] != ' ' {
+		return -1
+	}
+	p := s - 1
+	for p > 0 && s-1-p < 5 && isUpperASCII(t[p-1]) {
+		p--
+	}
+	if n := s - 1 - p; n < 2 || n > 4 || (p > 0 && isWordByte(t[p-1])) {
+		return -1
+	}
+	return p
+}
+
 // spacedNINO judges a run of three pairs of digits between a National
 // Insurance number's prefix and suffix letters (AB 12 34 56 C) and
 // reports whether it is one.
@@ -210,7 +232,7 @@ func (sc *scanner) spacedNINO(t []byte, r *run) bool {
 // department (1 21 10 2B 152 412 25), which the digit runs break at the
 // letter, and returns the index after it, or 0.
 func (sc *scanner) spacedNIR(t []byte, i int) int {
-	if i+21 > len(t) || t[i+1] != ' ' || t[i+9] != '2' || (t[i+10] != 'A' && t[i+10] != 'B') {
+	if i+21 > len(t) || t[i+1] != ' ' || t[i+8] != '2' || (t[i+9] != 'A' && t[i+9] != 'B') {
 		return 0
 	}
 	var id [15]byte
@@ -432,8 +454,9 @@ func nirValid(d []byte) bool {
 }
 
 // deTaxIDValid: a German Steuer-ID, 11 digits, the first not 0; in the
-// first ten one digit appears twice or three times (not three in a row)
-// and every other at most once; the last is the ISO 7064 MOD 11,10 check.
+// first ten one digit appears twice or three times and every other at
+// most once (python-stdnum's rule); the last is the
+// ISO 7064 MOD 11,10 check.
 func deTaxIDValid(d []byte) bool {
 	if len(d) != 11 || d[0] == '0' {
 		return false
@@ -453,11 +476,6 @@ func deTaxIDValid(d []byte) bool {
 	}
 	if multi != 1 {
 		return false
-	}
-	for k := 2; k < 10; k++ {
-		if d[k] == d[k-1] && d[k] == d[k-2] {
-			return false
-		}
 	}
 	product := 10
 	for _, c := range d[:10] {

@@ -324,7 +324,7 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 		sc.fire(USSSN, at)
 		hit = true
 	}
-	if cardShape(r, a, b) {
+	if cardShape(r, a, b) && !(r.notPhone && r.n == 1) {
 		switch cardIssuer(r.span(a, b)) {
 		case issuerCard:
 			if testPANs[string(r.span(a, b))] && sc.cuesIn(t, r.start-testWindow, r.end+testWindow, cueTestContext) != 0 {

@@ -28,7 +28,7 @@ var stopByte = func() (t [256]bool) {
 	for c := 'A'; c <= 'Z'; c++ {
 		t[c] = true
 	}
-	for _, c := range "+(@:pdbm" {
+	for _, c := range "+(@:=pdbm" {
 		t[c] = true
 	}
 	t[0xC3], t[0xC4], t[0xC5] = true, true, true // a capital with a diacritic: Ágnes, Čechová
@@ -57,7 +57,7 @@ func (sc *scanner) text(t []byte) {
 			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
 				i = sc.number(t, i)
 			}
-		case c == ':':
+		case c == ':' || c == '=':
 			if i >= 4 && hasPrefixFold(t[i-4:], "name") {
 				if e, ok := namesAfter(t, i+1, "name"); ok {
 					sc.identifier(i-4, idName)
