@@ -549,3 +549,25 @@ func TestRecordNumbersInGroups(t *testing.T) {
 		assert.False(t, got.Has(classifier.PaymentCard), "%q: %v", key, got.Names())
 	}
 }
+
+// TestNamesInAPatientsSentence: a capitalized pair the gazetteer knows one
+// word of is a name where the sentence speaks of a person (a patient's
+// verb after it, a possessive, a word that introduces one), and an
+// initial with a surname is one with an age after it; the same pair in a
+// product's or place's sentence is not.
+func TestNamesInAPatientsSentence(t *testing.T) {
+	for _, text := range []string{
+		"Handoff: Maciej Borkowski in 25 is being treated for major depressive disorder",
+		"Hi team, Towa Nyberg from bed 36A is asking about her COVID-19 results", "Lily Nolan has pneumonia.",
+		"What are the treatment options for Leonti Maslow's leukemia?", "S. Kadyrov (67M) – type 2 diabetes, for review",
+		"Consult note: asked to see Maciej Kaczmarek for pneumonia.",
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	for _, text := range []string{
+		"Microsoft Azure hosts the diabetes registry.", "New York reported more influenza cases this week.",
+		"S. Kadyrov et al. studied sepsis outcomes.",
+	} {
+		assertNone(t, text)
+	}
+}

@@ -116,6 +116,33 @@ func birthYear(t []byte, p int) bool {
 	return q < len(t) && t[q] == ')' && q-p >= 5 && isDigit(t[q-1]) && isDigit(t[q-2]) && !isDigit(t[q-3]) && t[q-2] != '2'
 }
 
+// personContext reports whether the words around the name at t[i:e]
+// speak of a person: a patient's verb after it (has, is being treated,
+// tested positive, from bed, reports, c/o), a possessive, ", who", or a
+// word before it that introduces one (see, FYI, Handoff:, Re:, Dear).
+func personContext(t []byte, i, e int) bool {
+	after := t[e:min(e+24, len(t))]
+	for _, w := range personAfter {
+		if hasPrefixFold(after, w) {
+			return true
+		}
+	}
+	before := t[max(i-12, 0):i]
+	for _, w := range personBefore {
+		if len(before) >= len(w) && string(before[len(before)-len(w):]) == w {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	personAfter = []string{" has ", " had ", " is being ", " was admitted", " was diagnosed", " was started", " is on ", " tested positive",
+		" from bed", " in bed", " reports ", " presents", " presented", " restless", " c/o ", " is asking", " came in", "'s ", ", who ",
+		" was seen", " is scheduled", " needs ", " takes ", " died", " passed away"}
+	personBefore = []string{"see ", "FYI ", "Handoff: ", "Re: ", "Dear ", "about ", "visit ", "treat ", "for patient "}
+)
+
 // ageAfter reports whether the name ending at t[e] is followed by an age
 // or sex as clinical notes write them: " (50M)", ", 29,", " (91)", ", 42
 // y/o".
@@ -298,6 +325,15 @@ func clinicianBefore(t []byte, i int) bool {
 // name. It records the name as an identifier and returns the index of its
 // last byte, or returns i.
 func (sc *scanner) personName(t []byte, i int) int {
+	if i+3 < len(t) && t[i+1] == '.' && t[i+2] == ' ' && isUpperASCII(t[i]) && (i == 0 || !isWordByte(t[i-1])) {
+		// An initial and a surname with an age or birth date after them:
+		// B. Migchels (67M), S. Kadyrov (67M).
+		if e2, ok := nameWord(t, i+3); ok && (ageAfter(t, e2) || birthAfter(t, e2) > 0) && !notSurnames[string(t[i+3:e2])] {
+			sc.nameAt(i)
+			return e2 - 1
+		}
+		return i
+	}
 	e1, ok := nameWord(t, i)
 	if !ok || e1+2 >= len(t) {
 		return i
@@ -320,8 +356,12 @@ func (sc *scanner) personName(t []byte, i int) int {
 			return e1 - 1
 		}
 		birth := birthAfter(t, e2)
-		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 {
-			return e1 - 1 // a given name the gazetteer lacks counts with an age or a birth date after it: Maha Cazares, 29
+		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 && !((surname(w2) || surname(w1)) && personContext(t, i, e2)) {
+			// A given name the gazetteer lacks counts with an age or a
+			// birth date after it (Maha Cazares, 29), or beside a
+			// surname it has where a sentence speaks of a person (Maciej
+			// Borkowski in 25 is being treated, Towa Nyberg from bed 36A).
+			return e1 - 1
 		}
 		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2)) {
 			return e2 - 1
