@@ -490,7 +490,7 @@ func TestNameWithBirthDate(t *testing.T) {
 		"Mr. David Osei, DOB 11/02/1949", "Name: Ichita Takeda\nDate of birth: 7 September 1967", "Christian Nobbs (born 03/08/1974) joins the team.",
 		"Lo Berggren, b. 02/26/1996, Ormiston", "DOB: 1 January 2000 — Pesonen, Martti", "Passenger: Pap/Viktor Mr  DOB April 23, 1988",
 		"Attendee list: Felix Sørensen (11/05/1950), Rafaela Lima (9 Feb 1947)", "Caller Jonáš Zadina. She was born on 7/23/04.",
-		"guest_name=Arna Ásgeirsdóttir&dob=1/4/68&room=412",
+		"guest_name=Arna Ásgeirsdóttir&dob=1/4/68&room=412", "DOB: 22/01/1960 — Salgado, Nehemias",
 	} {
 		got := classifier.Text([]byte(text))
 		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())

@@ -380,8 +380,16 @@ func (sc *scanner) personName(t []byte, i int) int {
 			p++
 		}
 		e2, ok := nameWord(t, p)
-		if !ok || !givenName(t[p:e2]) || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
+		if !ok || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
 			return e1 - 1
+		}
+		if !givenName(t[p:e2]) {
+			// A surname the gazetteer has, then a given name it lacks:
+			// a name beside an age or a date of birth (DOB: 22/01/1960 —
+			// Salgado, Nehemias).
+			if t[e1] != ',' || !surname(w1) || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
+				return e1 - 1
+			}
 		}
 		sc.nameAt(i)
 		return e2 - 1
