@@ -571,3 +571,17 @@ func TestNamesInAPatientsSentence(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestBareNameReach: a bare name's health term is in its sentence or the
+// next, and a pair whose second word the gazetteer lacks is a name only
+// where the text speaks of a person or lists one.
+func TestBareNameReach(t *testing.T) {
+	assertFires(t, "health-term-with-identifier", "Nursing note 0300: Maria Gustavsen restless. Hx CHF exacerbation, on warfarin.")
+	for _, text := range []string{
+		"Hi Maria, the diabetes guideline draft is attached. Thanks for the review of the insulin section.\n\nBest,\nTom Baker",
+		"According to Kaiser Permanente, hypertension affects about 3 in 740 nursing home residents.",
+		"Ask Claude Code to refactor the sepsis dashboard.",
+	} {
+		assertNone(t, text)
+	}
+}

@@ -26,8 +26,8 @@ var healthTerms = []string{
 }
 
 // healthWindow is how far from an identifier a health term is looked for;
-// nameHealthWindow from a bare name (no cue word introduced it), which
-// says less about whom the text is about.
+// nameHealthWindow bounds the sentence around a bare name (no cue word
+// introduced it) its health term must be in.
 const (
 	healthWindow     = 512
 	nameHealthWindow = 256
@@ -65,11 +65,14 @@ func (sc *scanner) healthTerms(t []byte) {
 	}
 	end := -1
 	for k := range sc.nids {
-		w := healthWindow
+		from, to := sc.ids[k]-healthWindow, sc.ids[k]+healthWindow
 		if sc.idKind[k] == idName && !sc.cuedName[k] {
-			w = nameHealthWindow
+			// A bare name's health term is in its own sentence or the
+			// next: a colleague's name signing an email about a
+			// guideline is not a patient's.
+			from, to = sentenceAround(t, sc.ids[k], nameHealthWindow)
 		}
-		from, to := max(sc.ids[k]-w, end, 0), min(sc.ids[k]+w, len(t))
+		from, to = max(from, end, 0), min(to, len(t))
 		if from >= to {
 			continue
 		}
@@ -79,6 +82,53 @@ func (sc *scanner) healthTerms(t []byte) {
 			return
 		}
 	}
+}
+
+// sentenceAround returns the sentence holding t[at] and the one after it
+// (a note's next sentence is about the same patient: "Eva Kleist
+// restless. Hx CHF."), at most limit bytes either side: a sentence ends at a '.', '!', '?' or ';' before a space or a line's
+// end (not an abbreviation's dot: Dr., Mr., S.), or at a blank line.
+func sentenceAround(t []byte, at, limit int) (int, int) {
+	from, to := max(at-limit, 0), min(at+limit, len(t))
+	for p := at - 1; p > from; p-- {
+		if sentenceEndAt(t, p) {
+			from = p + 1
+			break
+		}
+	}
+	for p, ends := at, 0; p < to; p++ {
+		if sentenceEndAt(t, p) {
+			if ends++; ends == 2 {
+				to = p + 1
+				break
+			}
+		}
+	}
+	return from, to
+}
+
+func sentenceEndAt(t []byte, p int) bool {
+	switch c := t[p]; c {
+	case '\n':
+		return p+1 < len(t) && t[p+1] == '\n'
+	case '.', '!', '?', ';':
+		if p+1 < len(t) && t[p+1] != ' ' && t[p+1] != '\n' {
+			return false
+		}
+		if c == '.' {
+			// An abbreviation: a word of one to three letters starting
+			// with a capital (Dr., Mr., Hx., S.).
+			w := p
+			for w > 0 && p-w < 4 && isLetter(t[w-1]) {
+				w--
+			}
+			if p-w >= 1 && p-w <= 3 && isUpperASCII(t[w]) && (w == 0 || !isWordByte(t[w-1])) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func abs(n int) int {

@@ -116,6 +116,24 @@ func birthYear(t []byte, p int) bool {
 	return q < len(t) && t[q] == ')' && q-p >= 5 && isDigit(t[q-1]) && isDigit(t[q-2]) && !isDigit(t[q-3]) && t[q-2] != '2'
 }
 
+// nameListed reports whether the name at t[i] starts a line or follows a
+// form's punctuation (":", "—", "-"), as names are listed in notes and
+// rosters.
+func nameListed(t []byte, i int) bool {
+	p := i
+	for p > 0 && t[p-1] == ' ' {
+		p--
+	}
+	if p == 0 {
+		return true
+	}
+	switch t[p-1] {
+	case '\n', ':', '-', '(', '|', '\t':
+		return true
+	}
+	return p >= 3 && string(t[p-3:p]) == "—"
+}
+
 // personContext reports whether the words around the name at t[i:e]
 // speak of a person: a patient's verb after it (has, is being treated,
 // tested positive, from bed, reports, c/o), a possessive, ", who", or a
@@ -363,7 +381,10 @@ func (sc *scanner) personName(t []byte, i int) int {
 			// Borkowski in 25 is being treated, Towa Nyberg from bed 36A).
 			return e1 - 1
 		}
-		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2)) {
+		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) ||
+			!(personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i))) {
+			// A surname the gazetteer lacks counts where the text speaks
+			// of a person (Kaiser Permanente, Claude Code are not).
 			return e2 - 1
 		}
 		if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
