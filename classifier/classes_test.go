@@ -585,3 +585,11 @@ func TestBareNameReach(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestInternationalizedDomains: an address whose domain is written in
+// punycode, the top-level domain too.
+func TestInternationalizedDomains(t *testing.T) {
+	assertFires(t, "email", "a@xn--d1acufc.xn--p1ai")
+	assertFires(t, "email", "write to ivan@xn--80ak6aa92e.com")
+	assertNone(t, "pkg@1.2.3")
+}

@@ -58,7 +58,9 @@ func domain(t []byte, at int) (int, bool) {
 			break
 		}
 		labels++
-		tldLetters = letters && q-p >= 2
+		// A top-level domain is letters, or an internationalized one in
+		// punycode: xn--p1ai.
+		tldLetters = (letters && q-p >= 2) || (q-p > 4 && hasPrefixFold(t[p:q], "xn--"))
 		p = q
 		if p+1 < len(t) && t[p] == '.' && isAlnum(t[p+1]) {
 			p++
