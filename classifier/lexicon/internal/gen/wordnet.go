@@ -414,3 +414,28 @@ func (wn *wordnet) compounds() []string {
 	}
 	return out
 }
+
+// notPersonLexFiles: what a capitalized word is first when it is not a
+// person: a place (India, Paris: noun.location; Africa: noun.object), a
+// language (English: noun.communication), a time (September, Tuesday).
+var notPersonLexFiles = map[string]bool{"15": true, "17": true, "10": true, "28": true}
+
+// placeOrTime: WordNet's first noun sense of w is a place, a language or a
+// time, or its first adjective sense pertains to one (German: Germany).
+func (wn *wordnet) placeOrTime(w string) bool {
+	if offs := wn.index["n"][w]; len(offs) > 0 {
+		if s := wn.synsets["n"][offs[0]]; s != nil && notPersonLexFiles[s.lexFile] {
+			return true
+		}
+	}
+	if offs := wn.index["a"][w]; len(offs) > 0 {
+		if s := wn.synsets["a"][offs[0]]; s != nil {
+			for _, r := range s.related {
+				if tpos, toff, _ := strings.Cut(r, ":"); tpos == "n" && wn.synsets["n"][toff] != nil && notPersonLexFiles[wn.synsets["n"][toff].lexFile] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
