@@ -417,6 +417,7 @@ func TestIBANNationalPrintings(t *testing.T) {
 	for _, text := range []string{
 		"DE89 3704 0044 0532 0130 00", "DE89370400440532013000", "DE89-3704-0044-0532-0130-00", "DE89.3704.0044.0532.0130.00",
 		"DE 89 370400440532013000", "GB82 WEST 1234 5698 7654 32", "GB 82 WEST 12345698765432",
+		"PT50 0002 0123 1234 5678 9015 4", // a last group of one
 	} {
 		assertFires(t, "iban", "refund to "+text+" please")
 	}

@@ -84,7 +84,7 @@ func (sc *scanner) iban(t []byte, s int) int {
 			buf[n] = upper(c)
 			n++
 			p++
-		case (c == ' ' || c == '.' || c == '-') && n >= 2 && p+1 < len(t) && (isDigit(t[p+1]) || isUpperASCII(t[p+1])) && (p+2 >= len(t) || t[p+2] != c):
+		case (c == ' ' || c == '.' || c == '-') && n >= 2 && p+1 < len(t) && (isDigit(t[p+1]) || isUpperASCII(t[p+1])):
 			p++ // groups of four, or a country's own (NO 39 4750 07 95936, ME 25 5400...)
 		default:
 			p = len(t) + 1 // stop
