@@ -37,6 +37,8 @@ func TestHealthWord(t *testing.T) {
 			// a clinical prefix, a clinical terminology's word
 			"cancer", "pregnancy", "surgery", "allergic", "incontinence", "laparotomy", "anoxia",
 			"dialysis", "postoperative", "antenatal",
+			// acronyms, in capitals: ICPC-2's and WordNet's medical synsets'
+			"AIDS", "TIA", "ADHD", "PTSD", "NSAID", "CABG",
 		},
 		[]string{
 			// common English, whatever the medical sources say
@@ -49,6 +51,8 @@ func TestHealthWord(t *testing.T) {
 			"stroke", "depression", "pain", "heart", "blood", "constrict", "meson", "avahi",
 			"schema", "latency", "cohort", "telemetry", "diag", "eval", "hyper", "diagnostic",
 			"inject", "injected", "embedded", "bloody", "quantile", "celsius", "URI",
+			// acronyms of other fields, and acronyms in lower case
+			"PID", "DNA", "FDA", "tia", "Tia",
 			// acronyms only in capitals; not words of other letters
 			"aids", "hiv2", "pneumonia's", "", "ab",
 			strings.Repeat("a", 200),

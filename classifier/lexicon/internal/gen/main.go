@@ -103,6 +103,7 @@ var stoplist = map[string]bool{
 	"quantile": true, "quantiles": true, "celsius": true, "fahrenheit": true,
 	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
 	"mono": true, "uri": true,
+	"rem": true, "nec": true, "ppp": true, "des": true, "apc": true, "pid": true, // acronyms of other fields too
 	// common words whose one WordNet sense seen (or first sense) is medical
 	// but whose use in prose is not: the review of the common-word path
 	"bloody": true, "liquor": true, "martini": true, "vera": true, "drunken": true, "maniac": true,
@@ -164,6 +165,10 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
+	anyTier, err := loadScowlAny(p(scowlDir))
+	if err != nil {
+		return err
+	}
 	med, medAcr, err := loadHunspell(p(hunspellMed))
 	if err != nil {
 		return err
@@ -200,7 +205,7 @@ func run(deps, out string) error {
 
 	names := buildNames(census, faker, ssa, wn, freq, tiers, proper, &l)
 	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
-	acronyms := buildAcronyms(med, medAcr, icpc, tiers, names, &l)
+	acronyms := buildAcronyms(med, medAcr, icpc, wn, tiers, anyTier, names, &l)
 	surnameRank := map[string]int{}
 	for i, n := range census.surnames {
 		if k := nameKey(n); k != "" && surnameRank[k] == 0 {
@@ -296,6 +301,30 @@ func loadScowl(dir string) (map[string]int, error) {
 		return nil, fmt.Errorf("%s: no SCOWL word lists", dir)
 	}
 	return tiers, nil
+}
+
+// loadScowlAny: each word's smallest SCOWL size in any list (words,
+// abbreviations, proper names, capitalized words), as written.
+func loadScowlAny(dir string) (map[string]int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s: no SCOWL lists", dir)
+	}
+	sizes := map[string]int{}
+	for _, f := range files {
+		size, err := strconv.Atoi(f[strings.LastIndexByte(f, '.')+1:])
+		if err != nil {
+			continue
+		}
+		if err := eachLine(f, func(w string) {
+			if t, ok := sizes[w]; !ok || size < t {
+				sizes[w] = size
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return sizes, nil
 }
 
 // loadScowlProper: SCOWL's proper names and capitalized words, lowercase.
@@ -871,14 +900,17 @@ func prefixedMedical(wn *wordnet, w string) bool {
 	return false
 }
 
-// buildAcronyms: the capitalized words of ICPC-2's titles and inclusion
-// terms (HIV, AIDS, COPD) of 3 to 5 letters that the medical dictionary
-// has as an acronym, or in lower case when SCOWL has no such word below
-// its largest size (hiv); not words ICPC-2 writes in lower case elsewhere
-// (the titles are written in capitals: EYE, ORGANS).
-// The dictionary's own acronyms are not enough: it holds hundreds that are
-// also other trades' (OTC, NDA, SNAP, TENS).
-func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string]int, names nameLists, l *lists) []string {
+// buildAcronyms: two sources of acronyms that agree with a second one.
+//   - ICPC-2's capitalized words (HIV, AIDS, COPD) of 3 to 5 letters that
+//     the medical dictionary has as an acronym, or in lower case when SCOWL
+//     has no such English word below its largest size (hiv); not words
+//     ICPC-2 writes in lower case elsewhere (its titles are in capitals:
+//     EYE, ORGANS), not names. The dictionary's own acronyms are not enough:
+//     it holds hundreds that are also other trades' (OTC, NDA, SNAP, TENS).
+//   - WordNet's capitalized words of medical synsets (TIA, ADHD, PTSD,
+//     NSAID, CABG) that SCOWL does not list at size 50 or below in any list
+//     (words, abbreviations, names: DNA, FDA, ACE, US are general).
+func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, wn *wordnet, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
 	keep := map[string]bool{}
 	for w := range icpc.acronyms {
 		lw := strings.ToLower(w)
@@ -890,8 +922,19 @@ func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, tiers map[string
 		}
 		keep[w] = true
 	}
+	fromICPC := len(keep)
+	for _, w := range wn.capitals() {
+		if t, ok := anyTier[w]; ok && t <= 50 || stoplist[strings.ToLower(w)] {
+			continue
+		}
+		if t, ok := anyTier[strings.ToLower(w)]; ok && t <= 50 {
+			continue
+		}
+		keep[w] = true
+	}
 	out := sortedKeys(keep)
-	l.count("out: health acronyms", len(out), "capitals in ICPC-2 that hunspell-en-med has as acronyms (or lowercase, not English)")
+	l.count("filter: acronyms from ICPC-2", fromICPC, "capitals in ICPC-2 that hunspell-en-med has as acronyms (or lowercase, not English)")
+	l.count("out: health acronyms", len(out), "and WordNet's capitals of medical synsets that SCOWL lists at no size <= 50")
 	return out
 }
 

@@ -79,6 +79,7 @@ var notMedical = map[string]string{
 const bodyLexFile = "08"
 
 type synset struct {
+	words     []string // as written: "TIA", "transient_ischemic_attack"
 	lexFile   string
 	hypernyms []string // noun offsets
 	related   []string // "pos:offset" of pertainym (\), derivation (+), attribute (=) pointers
@@ -116,6 +117,9 @@ func loadWordNet(dir string) (*wordnet, error) {
 			}
 			np, _ := strconv.Atoi(f[i])
 			s := &synset{lexFile: f[1]}
+			for k := 0; k < int(nw); k++ {
+				s.words = append(s.words, f[4+2*k])
+			}
 			for p, j := 0, i+1; p < np && j+3 < len(f); p, j = p+1, j+4 {
 				sym, off, tpos := f[j], f[j+1], f[j+2]
 				if tpos == "s" {
@@ -438,4 +442,21 @@ func (wn *wordnet) placeOrTime(w string) bool {
 		}
 	}
 	return false
+}
+
+// capitals: the all-capital words (3 to 6 letters) of medical noun synsets:
+// TIA, CVA, ADHD, PTSD, NSAID, SSRI, CABG.
+func (wn *wordnet) capitals() []string {
+	var out []string
+	for off, s := range wn.synsets["n"] {
+		if !wn.medicalNoun(off) {
+			continue
+		}
+		for _, w := range s.words {
+			if len(w) >= 3 && len(w) <= 6 && isUpper(w) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
