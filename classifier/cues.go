@@ -120,7 +120,8 @@ func init() {
 	addIDCues(cueNHS, "nhs", "nhs#", "chi#")
 	addIDCues(cueHealthPlan, "member#", "membership#", "subscriber#", "policy#", "group#", "insurance#", "insured#", "plan#",
 		"health plan", "health plan#", "plan member", "insurance member", "beneficiary#", "medicaid", "medicaid#", "medicare#", "hicn",
-		"health insurance#", "member identification")
+		"health insurance#", "member identification", "certificate#", "humana id", "aetna id", "cigna id", "anthem id", "bcbs id",
+		"kaiser id", "unitedhealthcare id", "uhc id", "blue cross id", "tricare id")
 	addIDCues(cueAUMedicare, "medicare", "medicare card")
 	addIDCues(cueNIR, "nir", "insee", "securite sociale", "sécurité sociale", "secu", "sécu", "ss", "carte vitale", "nss")
 	addIDCues(cueDETax, "steuer id", "steuer idnr", "tax", "steuernummer", "steuerid", "steuer", "idnr", "steueridentifikationsnummer", "identifikationsnummer",
@@ -140,7 +141,8 @@ func init() {
 		"version", "pin", "room", "code", "conference", "meeting", "passcode", "zip", "postal", "po", "case", "job", "asset", "license",
 		"licence", "item", "product", "barcode", "upc", "ean", "receipt", "voucher", "coupon", "container", "shipment", "parcel", "awb",
 		"trace", "span", "request", "correlation", "session", "event", "message", "snowflake", "tweet", "commit", "run", "task",
-		"thread", "offset", "seq", "sequence", "nonce", "timestamp", "ts", "epoch", "hash", "checksum", "uuid", "guid")
+		"thread", "offset", "seq", "sequence", "nonce", "timestamp", "ts", "epoch", "hash", "checksum", "uuid", "guid",
+		"mpan", "mprn", "meter", "supply point", "account reference")
 	addIDCues(cueRouting, "routing", "aba", "rtn", "routing transit", "transit", "aba routing", "bank routing")
 
 	for last := range idCues {
@@ -167,7 +169,9 @@ func init() {
 		"do not code", "codebook", "code set", "tabular", "sequenc",
 		// a population's statistics: admissions coded F32.1, a cohort's prevalence
 		"coded", "admissions", "cohort", "prevalence", "incidence", "population", "proportion", "readmission", "readmitted",
-		"epidemiolog", "mortality rate", "registry", "biobank")
+		"epidemiolog", "mortality rate", "registry", "biobank",
+		// the code system itself: chapters, blocks, categories, lookups
+		"chapter", "block", "category", "categories", "excerpt", "lookup", "codes for", "code for", "parent code")
 	addStems(cueCard, "card", "credit", "debit", "visa", "mastercard", "amex", "rupay", "maestro", "cc", "pan", "payment", "pay", "charge", "billing", "cvv", "exp")
 }
 

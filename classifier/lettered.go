@@ -128,10 +128,18 @@ func (sc *scanner) icd10(t []byte, s int) {
 			return
 		}
 	}
+	// Judged at the text's end (scanner.text): a code in a reference text
+	// (a coding guideline, a population's statistics), or three codes or
+	// more (a code list: A40, A41.9, R65.20), is a person's diagnosis only
+	// when the text also holds an identifier.
 	if sc.cuesIn(t, s-refWindow, p+refWindow, cueReference) != 0 {
-		return // a coding guideline's code, not a person's diagnosis
+		sc.icdRef++
+	} else {
+		sc.icdCodes++
 	}
-	sc.fire(ICD10, s)
+	if sc.icdAt < 0 {
+		sc.icdAt = s
+	}
 }
 
 // refWindow is how far around an ICD-10 code the words of a reference

@@ -274,6 +274,7 @@ var notSurnames = map[string]bool{
 	"Regards": true, "Best": true, "Award": true, "Prize": true, "Lecture": true, "Memorial": true, "Trust": true, "Fund": true,
 	"Award's": true, "Syndrome": true, "Disease": true, "Project": true, "Program": true, "Programme": true, "Service": true,
 	"Services": true, "Department": true, "Ward": true, "Unit": true, "Building": true, "Hall": true, "House": true, "Court": true,
+	"St": true, "Saint": true, "Mount": true, "Fort": true, "Port": true, "Pharmacy": true, "Surgery": true, "Practice": true,
 }
 
 // eponymWords follow a name that names a condition, not a person:
@@ -327,10 +328,11 @@ func organizationAfter(t []byte, e int) bool {
 var companyWords = map[string]bool{"Co": true, "Inc": true, "Ltd": true, "Corp": true, "Limited": true, "Group": true, "Holdings": true,
 	"Company": true, "Partners": true, "Associates": true, "Gmbh": true, "GmbH": true, "Bank": true, "Trust": true, "Foundation": true}
 
-// clinicianBefore reports whether a title of a clinician precedes t[i]:
-// "Dr. ", "Dr ", "Doctor ", "Prof. ", "Nurse ".
+// clinicianBefore reports whether a title of a clinician (or of the
+// clergy who staff wards) precedes t[i]: "Dr. ", "Doctor ", "Prof. ",
+// "Nurse ", "Sister ", "Matron ".
 func clinicianBefore(t []byte, i int) bool {
-	for _, title := range [...]string{"Dr. ", "Dr ", "Doctor ", "Prof. ", "Professor ", "Nurse ", "DR. "} {
+	for _, title := range [...]string{"Dr. ", "Dr ", "Doctor ", "Prof. ", "Professor ", "Nurse ", "DR. ", "Sister ", "Matron ", "Rev. ", "Reverend "} {
 		if i >= len(title) && string(t[i-len(title):i]) == title {
 			return true
 		}

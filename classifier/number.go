@@ -117,8 +117,11 @@ func (sc *scanner) number(t []byte, i int) int {
 		sc.token(t, i, last+1) // 12345678Z, 1EG4-TE5-MK73
 		return last
 	}
-	if r.overflow {
-		return last
+	if r.overflow || (dateLike(&r) && r.groups[1].sep != ' ') || placeholderDigits(r.span(0, r.n)) {
+		return last // 2026-12-05, 05.12.2026, 000-000-0000, 123-456-7890: no identifier's digits
+	}
+	if exampleAfter(t, r.end) {
+		r.notPhone = true // +15551234567 style
 	}
 	if sc.spacedNINO(t, &r) {
 		return last
@@ -138,6 +141,33 @@ func (sc *scanner) number(t []byte, i int) int {
 	}
 	sc.judgeCuts(t, &r)
 	return last
+}
+
+// placeholderDigits reports whether a number of seven digits or more is a
+// placeholder: one digit repeated (000-000-0000) or counting up
+// (123-456-7890).
+func placeholderDigits(d []byte) bool {
+	if len(d) < 7 {
+		return false
+	}
+	same, up := true, true
+	for k := 1; k < len(d); k++ {
+		same = same && d[k] == d[0]
+		up = up && (d[k] == d[k-1]+1 || (d[k-1] == '9' && d[k] == '0'))
+	}
+	return same || up
+}
+
+// exampleAfter reports whether the word after a number says it shows a
+// format: "(+15551234567 style)", "555-0100 format".
+func exampleAfter(t []byte, p int) bool {
+	p = skipSpaces(t, p)
+	for _, w := range [...]string{"style", "format", "pattern", "placeholder", "example"} {
+		if hasPrefixFold(t[p:], w) {
+			return true
+		}
+	}
+	return false
 }
 
 func skipSpaces(t []byte, p int) int {
@@ -232,7 +262,7 @@ func (sc *scanner) judgeCuts(t []byte, r *run) bool {
 			if b < r.n && r.groups[b].sep != ' ' {
 				continue
 			}
-			if r.continues(a, b) {
+			if r.continues(a, b) || !r.cutAllowed(a, b) {
 				continue
 			}
 			if sc.judge(t, r, a, b) {
@@ -263,6 +293,17 @@ func (r *run) continues(a, b int) bool {
 	// A last group of one or two digits is the longer number's own short
 	// last group, as printed in fours: "4074 1852 9630 7418 59".
 	return b == r.n-1 && r.groups[b].n <= 2
+}
+
+// cutAllowed reports whether groups [a, b) may be judged apart from the
+// rest of the run: what is cut off is one short group before (a reference:
+// "ref 12 4111 …") and a CVV's three or four digits after, not the head of
+// a longer number ("MPAN 00 801 980 4954375571118").
+func (r *run) cutAllowed(a, b int) bool {
+	if a == 0 && b == r.n {
+		return true
+	}
+	return (a == 0 || (a == 1 && r.groups[0].n <= 3)) && (b == r.n || (b == r.n-1 && r.groups[b].n >= 3 && r.groups[b].n <= 4))
 }
 
 // span is the digits of groups [a, b) of a run.

@@ -13,6 +13,10 @@ type scanner struct {
 	idKind   [16]uint8
 	cuedName [16]bool // a name a cue word introduced (Patient, Mr.)
 	nids     int
+	// icdCodes and icdRef count the ICD-10 codes with a diagnosis
+	// context in the current text, outside and inside a reference text;
+	// icdAt is the first (-1: none).
+	icdCodes, icdRef, icdAt int
 	// steps counts the bytes the look-arounds read, so a test can hold
 	// the scan to linear time without a clock.
 	steps int
@@ -46,6 +50,7 @@ func isWordByte(c byte) bool { return isAlnum(c) || c == '_' || c >= 0x80 }
 // text scans one text.
 func (sc *scanner) text(t []byte) {
 	sc.nids = 0
+	sc.icdCodes, sc.icdRef, sc.icdAt = 0, 0, -1
 	for i := 0; i < len(t); i++ {
 		if !stopByte[t[i]] {
 			continue
@@ -95,6 +100,9 @@ func (sc *scanner) text(t []byte) {
 		default:
 			i = sc.compound(t, i) // ORD-4111..., MRN-12345, PT-884213
 		}
+	}
+	if (sc.icdCodes > 0 && sc.icdCodes < 3 && sc.icdRef == 0) || (sc.icdCodes+sc.icdRef > 0 && sc.nids > 0) {
+		sc.fire(ICD10, sc.icdAt)
 	}
 	if sc.nids > 0 {
 		sc.healthTerms(t)
