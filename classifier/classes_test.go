@@ -633,3 +633,28 @@ func TestStaffAndPlaces(t *testing.T) {
 	assertNone(t, "Congratulations to Sister Bernadette Walsh on 30 years of service to the renal unit!")
 	assertNone(t, "200 boxes amoxicillin 500mg capsules to St Anne's Pharmacy.")
 }
+
+// TestPhonesOfMoreLanguagesAndEncodings: phone words of the covered
+// languages, and a number URL-encoded in a webhook body.
+func TestPhonesOfMoreLanguagesAndEncodings(t *testing.T) {
+	for _, text := range []string{
+		"teléfono 612 48 93 05, pregunte por Carmen", "numer telefonu: 512 338 907", "mobilnummer 070-182 45 63",
+		"From=%2B447700900155&Body=Hi", "can+you+call+me+on+07700+900155",
+	} {
+		assertFires(t, "phone", text)
+	}
+	assertNone(t, "1+1=2 and 12+30 is 42")
+}
+
+// TestNamesInFormsAndRecords: a name in capitals after a form's label,
+// and a birth word of another language, or a birth date read further on,
+// after a name.
+func TestNamesInFormsAndRecords(t *testing.T) {
+	for _, text := range []string{
+		"PATIENT: KOWALSKI, ANNA  DOB: 19-MAR-1970  SEX: F", "Lika Balashova, född 1990-05-25, ska kallas till intervju.",
+		"The birthday on file for John Smith is 1984-08-08 but he says it should be 1984-08-18.",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+}

@@ -113,7 +113,8 @@ func init() {
 	addIDCues(cuePhone, "phone", "ph", "tel", "telephone", "call", "mobile", "mob", "cell", "cellphone", "fax", "whatsapp", "sms", "text",
 		"text me", "reach me", "contact", "landline", "dial", "ring", "telefon", "telefono", "telephono", "tlf", "handy", "portable", "movil", "cellulare",
 		"numero", "hotline", "helpline", "phone number", "contact number", "celular", "telefone", "telemovel", "telefoon", "mobiel",
-		"mobil", "cel", "tlf", "tfno", "telf")
+		"mobil", "cel", "tlf", "tfno", "telf", "teléfono", "telefonu", "telefonnummer", "mobilnummer", "handynummer", "téléphone",
+		"tél", "telemóvel", "puhelin", "telefonszám", "telefonní", "telefonbroj", "tel no", "tel nr")
 	addIDCues(cueMRN, "mrn", "mr", "mr#", "unit#", "ur#", "unit record#", "mrn#", "mr pt", "mrn pt", "medical record#", "medical records#", "medical rec", "med rec", "med record", "chart#", "chart id",
 		"patient#", "patient identifier", "pt#", "record#", "hospital#", "hosp#", "health record#", "emr#", "ehr#", "encounter#",
 		"visit#", "admission#", "urn", "mrn#")

@@ -181,17 +181,27 @@ func (sc *scanner) birthNear(t []byte, from, to int) bool {
 		if i > 0 && isWordByte(t[i-1]) || !isLetter(t[i]) {
 			continue
 		}
-		for _, w := range birthWords {
-			if w[0] != t[i]|0x20 || !hasPrefixFold(t[i:], w) {
-				continue
-			}
-			for p := i + len(w); p < len(t) && p < i+len(w)+16; p++ {
-				if isDigit(t[p]) {
-					if dateAt(t, p) {
-						return true
-					}
-					break
+		if birthWordAt(t, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// birthWordAt reports whether a birth word of birthWords starts at t[i]
+// and a date follows it within 40 bytes (The birthday on file for Dmitri
+// Volkov is 1984-08-08).
+func birthWordAt(t []byte, i int) bool {
+	for _, w := range birthWords {
+		if w[0] != t[i]|0x20 || !hasPrefixFold(t[i:], w) {
+			continue
+		}
+		for p := i + len(w); p < len(t) && p < i+len(w)+40; p++ {
+			if isDigit(t[p]) {
+				if dateAt(t, p) {
+					return true
 				}
+				break
 			}
 		}
 	}
@@ -293,6 +303,14 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 		// Mme RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat.
 		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
 			if e2, ok := nameWord(t, e+1); ok {
+				return e2, true
+			}
+		}
+	}
+	if !ok {
+		// A name in capitals after a form's label: PATIENT: KOWALSKI, ANNA.
+		if e := capsWord(t, p); e > p && e+2 < len(t) && t[e] == ',' && t[e+1] == ' ' {
+			if e2 := capsWord(t, e+2); e2 > e+2 {
 				return e2, true
 			}
 		}
@@ -429,6 +447,8 @@ func dateAt(t []byte, p int) bool {
 		return false
 	case q+1 < len(t) && (t[q] == '/' || t[q] == '.' || t[q] == '-') && isDigit(t[q+1]):
 		return true
+	case n <= 2 && q+3 < len(t) && (t[q] == '-' || t[q] == '/') && isLetter(t[q+1]) && isLetter(t[q+2]) && isLetter(t[q+3]):
+		return true // 19-MAR-1970
 	case n <= 2 && q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
 		return true
 	case n <= 2 && q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2]):

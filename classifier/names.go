@@ -90,13 +90,29 @@ func birthAfter(t []byte, e int) int {
 	case p >= len(t):
 		return 0
 	case isLetter(t[p]):
-		if hasPrefixFold(t[p:], "date of birth") || birthCue(t, p) {
+		if (hasPrefixFold(t[p:], "date of birth") || birthCue(t, p) || birthWordAt(t, p)) && !yearOnlyAfter(t, p) {
 			return p
 		}
 	case paren && isDigit(t[p]) && dateAt(t, p) && birthYear(t, p):
 		return p
 	}
 	return 0
+}
+
+// yearOnlyAfter reports whether the first number within 40 bytes after
+// t[p] is a year alone (geb. 2019): a founding year as well as a birth
+// year, not enough to make a pair of words a name.
+func yearOnlyAfter(t []byte, p int) bool {
+	for end := min(p+40, len(t)); p < end; p++ {
+		if isDigit(t[p]) {
+			q := p
+			for q < len(t) && isDigit(t[q]) {
+				q++
+			}
+			return q-p == 4 && (q == len(t) || (t[q] != '/' && t[q] != '.' && t[q] != '-') || q+1 >= len(t) || !isDigit(t[q+1]))
+		}
+	}
+	return false
 }
 
 // birthYear reports whether the date at t[p] (in parentheses) has a year

@@ -34,9 +34,13 @@ type run struct {
 func parseRun(t []byte, i int) (r run) {
 	r.start = i
 	p := i
-	if t[p] == '+' {
+	switch {
+	case t[p] == '+':
 		r.plus = true
 		p++
+	case t[p] == '%' && p+3 < len(t) && t[p+1] == '2' && (t[p+2]|0x20) == 'b':
+		r.plus = true // URL-encoded: From=%2B447700900155
+		p += 3
 	}
 	var sep byte
 	for p < len(t) {
@@ -96,6 +100,9 @@ func (r *run) add(digits []byte, sep byte, paren bool) {
 func separatorAt(t []byte, p int, paren bool) (byte, int, bool) {
 	if p < len(t) && (t[p] == ' ' || t[p] == '-' || t[p] == '.') && p+1 < len(t) && (isDigit(t[p+1]) || t[p+1] == '(') {
 		return t[p], p + 1, true
+	}
+	if p+1 < len(t) && t[p] == '+' && isDigit(t[p+1]) {
+		return ' ', p + 1, true // a URL-encoded space: 07700+900155
 	}
 	if paren && p < len(t) && isDigit(t[p]) {
 		return ')', p, true

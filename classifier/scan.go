@@ -32,7 +32,7 @@ var stopByte = func() (t [256]bool) {
 	for c := 'A'; c <= 'Z'; c++ {
 		t[c] = true
 	}
-	for _, c := range "+(@:=pdbm" {
+	for _, c := range "+(@:=%pdbm" {
 		t[c] = true
 	}
 	t[0xC3], t[0xC4], t[0xC5] = true, true, true // a capital with a diacritic: Ágnes, Čechová
@@ -61,6 +61,10 @@ func (sc *scanner) text(t []byte) {
 		case c == '+' || c == '(':
 			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
 				i = sc.number(t, i)
+			}
+		case c == '%':
+			if i+3 < len(t) && t[i+1] == '2' && (t[i+2]|0x20) == 'b' && isDigit(t[i+3]) {
+				i = sc.number(t, i) // %2B: a URL-encoded '+'
 			}
 		case c == ':' || c == '=':
 			if i >= 4 && hasPrefixFold(t[i-4:], "name") {
