@@ -61,6 +61,10 @@ const (
 	// latency, cohort); rarer ones stay (laparotomy, anoxia: WordNet files
 	// them under other kinds of procedure and state).
 	rareKnownTier = 50
+	// atcKnownTier: an ATC substance WordNet files as a chemical only stays
+	// when SCOWL lists it at this size or above, or not at all (digoxin,
+	// levodopa stay; ethanol, cadmium, phosphate are chemistry's words).
+	atcKnownTier = 70
 	// givenCommon, surnameCommon: a name whose dominant spelling in
 	// SUBTLEX is lowercase (a word, not a name: "will", "hope") and that
 	// occurs at least this often is dropped.
@@ -103,7 +107,7 @@ var stoplist = map[string]bool{
 	"quantile": true, "quantiles": true, "celsius": true, "fahrenheit": true,
 	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
 	"mono": true, "uri": true,
-	"rem": true, "nec": true, "ppp": true, "des": true, "apc": true, "pid": true, // acronyms of other fields too
+	"rem": true, "nec": true, "ppp": true, "des": true, "apc": true, "pid": true, "ipv": true, // acronyms of other fields too (IPv6)
 	// common words whose one WordNet sense seen (or first sense) is medical
 	// but whose use in prose is not: the review of the common-word path
 	"bloody": true, "liquor": true, "martini": true, "vera": true, "drunken": true, "maniac": true,
@@ -114,6 +118,12 @@ var stoplist = map[string]bool{
 	"pitted": true, "bulbous": true, "warble": true, "warbles": true, "cupping": true, "turgid": true,
 	"galvanize": true, "xenophobia": true, "scapegoating": true, "marsupial": true, "snugged": true,
 	"corrector": true, "crazing": true, "alcohols": true, "ales": true, "cacao": true, "dung": true,
+	// rare words of ICPC-2's titles in their everyday sense
+	"amalgamated": true, "bengal": true, "delinquency": true, "duplex": true, "fulfilment": true,
+	"illiteracy": true, "instrumentation": true, "labile": true, "localized": true, "nonspecific": true,
+	"postponement": true, "referral": true, "reactive": true, "sibling": true, "suspiciousness": true,
+	"positional": true, "prussian": true, "viii": true, "xiii": true, "uncomplicated": true,
+	"polymorphous": true, "guar": true,
 }
 
 // phraseCues: clinical-context phrases the data has no source for; the
@@ -848,7 +858,7 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 			for _, lm := range v.lemmas {
 				baseTier = min(baseTier, tier(tiers, lm))
 			}
-			if v.known && !v.anyMedical && (baseTier <= rareKnownTier || !v.clinicalKind) && !wn.heads[w] {
+			if v.known && !v.anyMedical && (baseTier <= rareKnownTier || !v.clinicalKind) && !wn.heads[w] && !(icpc.words[w] || atc[w] && tier(tiers, w) >= atcKnownTier) {
 				rareNotMed++
 				continue
 			}
@@ -871,7 +881,7 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	l.count("filter: health candidates", len(cand), "hunspell-en-med + ICPC-2 + ATC words")
 	l.count("filter: dropped, shorter than 4 letters", short, "")
 	l.count("filter: dropped, a name of the gazetteer", asName, "and not in ICPC-2 or ATC")
-	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d or no sense of a clinical kind (act, body, process, state), and not the last word of a medical compound", rareKnownTier))
+	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d or no sense of a clinical kind (act, body, process, state), not the last word of a medical compound, not an ICPC-2 word or a rare ATC one", rareKnownTier))
 	l.count("filter: dropped, rare, unknown to WordNet, under 6 letters", rareShort, "abbreviations and prefixes of the dictionary: diag, prev, eval, hyper")
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
 	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
