@@ -2,6 +2,7 @@ package classifier
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -71,4 +72,19 @@ func TestBodyOverLimitIsSensitive(t *testing.T) {
 	assert.True(t, got.Has(BodyOverLimit))
 	assert.Equal(t, []string{ClassPHI, ClassPII}, got.Classes(), "a body too large to read is classified as everything the detectors yield")
 	assert.Equal(t, []string{"body-over-limit"}, got.Names())
+}
+
+// TestUnescapeAsJSONDecodes: the walk decodes a string's escapes as a
+// JSON decoder does, whatever runs of plain bytes surround them.
+func TestUnescapeAsJSONDecodes(t *testing.T) {
+	for _, raw := range []string{
+		`plain`, `a\nb`, `\"quoted\"`, `\\`, `tail\\`, `\u0034111 1111`, `x\u00e9y\tz`, `\ud83d\ude00 ok`, `lone \ud800 surrogate`,
+		`{\"card\":\"4111\"}`, strings.Repeat(`abc\/`, 100),
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(`"`+raw+`"`), &want); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		assert.Equal(t, want, string(unescape(nil, []byte(raw))), raw)
+	}
 }

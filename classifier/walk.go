@@ -194,6 +194,13 @@ func isBase64Blob(s []byte) bool {
 // U+FFFD.
 func unescape(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
+		// Copy the bytes up to the next escape at once.
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+k]...)
+		i += k
 		c := raw[i]
 		if c != '\\' || i+1 >= len(raw) {
 			dst = append(dst, c)
