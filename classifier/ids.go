@@ -312,10 +312,14 @@ func (sc *scanner) token(t []byte, s, e int) {
 	// The id word before the token, or one of its own leading segments
 	// (MRN-12345, MR-PT-280582, Patient ID5512093).
 	k := sc.cueBefore(t, s, cueMRN|cueHealthPlan)
-	if k == 0 && firstDigit > s {
+	// An id word as the token's own prefix is written in capitals or
+	// before a dash (MRN-12345, MR12345, mrn-12345), not as a hash's
+	// letters (ba7816bf8f01).
+	ownPrefix := firstDigit > s && (isUpperASCII(t[s]) || !isAlnum(t[firstDigit-1]) || segmentMaybeCue(t, s, firstDigit))
+	if k == 0 && ownPrefix {
 		k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
 	}
-	for p, ws := s, s; k == 0 && p < firstDigit && p-s <= 12; p++ {
+	for p, ws := s, s; k == 0 && ownPrefix && p < firstDigit && p-s <= 12; p++ {
 		if isLetter(t[p]) {
 			continue
 		}
@@ -330,6 +334,25 @@ func (sc *scanner) token(t []byte, s, e int) {
 	case k&cueMRN != 0 && n <= 14:
 		sc.fire(MedicalRecordNumber, s)
 	}
+}
+
+// segmentMaybeCue reports whether the letters right before t[d] (a
+// token's first digit) may be an id word or a filler glued to the number
+// (no5512093), by their shape alone.
+func segmentMaybeCue(t []byte, s, d int) bool {
+	w := d
+	for w > s && isLetter(t[w-1]) {
+		w--
+	}
+	var buf [maxCueWordLen]byte
+	if d-w > len(buf) {
+		return false
+	}
+	lw := buf[:d-w]
+	for k := range lw {
+		lw[k] = lower(t[w+k])
+	}
+	return maybeWord(lw, &idWordShapes) || maybeWord(lw, &fillerShapes)
 }
 
 // segmentCue returns which of the want lists a token's own letter segment
