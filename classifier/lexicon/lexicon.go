@@ -36,7 +36,7 @@
 //     not health words alone.
 //   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
 //     "MARIA" (all capitals from 3 letters: "AI", "OK" are not names),
-//     "McDonald", "O'Brien", "DeAngelo" (an apostrophe or one inner capital
+//     "McDonald", "O'Brien", "O’Brien", "DeAngelo" (an apostrophe or one inner capital
 //     after Mc, Mac, O', D', L', De, Di, Da, Du, La, Le, Van, Von); "maria"
 //     and "mARIA" are not names. Accents must be folded by the caller (the
 //     gazetteer holds José as Jose). Names that are mostly English words are
@@ -201,7 +201,7 @@ func GivenName(w []byte) bool { return nameIn(givenNames(), w) }
 func Surname(w []byte) bool { return nameIn(surnames(), w) }
 
 func nameIn(s *set, w []byte) bool {
-	if len(w) < 2 || len(w) > s.maxLen+1 { // +1: an apostrophe is not in the key
+	if len(w) < 2 || len(w) > s.maxLen+3 { // +3: an apostrophe (’ is 3 bytes) is not in the key
 		return false
 	}
 	var buf [maxWord]byte
@@ -240,6 +240,8 @@ func nameKey(dst, w []byte) ([]byte, bool) {
 			dst = append(dst, c|0x20)
 		case c == '\'' && i == 1 && len(w) > 2 && isUpper(w[2]):
 			// O'Brien, D'Angelo: the capital after the apostrophe is allowed.
+		case c == 0xe2 && i == 1 && len(w) > 4 && w[2] == 0x80 && w[3] == 0x99 && isUpper(w[4]):
+			i += 2 // O’Brien, with U+2019
 		default:
 			return nil, false
 		}
@@ -251,7 +253,7 @@ func nameKey(dst, w []byte) ([]byte, bool) {
 // McDonald, MacArthur, O'Brien, DeAngelo, DiMaggio, LaToya, VanDyke.
 func innerCapital(prefix []byte) bool {
 	switch string(prefix) {
-	case "Mc", "Mac", "O'", "D'", "L'", "De", "Di", "Da", "Du", "La", "Le", "Van", "Von":
+	case "Mc", "Mac", "O'", "D'", "L'", "O’", "D’", "L’", "De", "Di", "Da", "Du", "La", "Le", "Van", "Von":
 		return true
 	}
 	return false

@@ -107,8 +107,8 @@ func TestNames(t *testing.T) {
 			"AI", "OK", "CA", "ED"})
 	check(t, "Surname", Surname,
 		[]string{"Smith", "Osei", "Garcia", "Nguyen", "Patel", "Chen", "Wang", "Okafor", "Mensah",
-			"Rossi", "Muller", "Dubois", "Zhang", "Ouyang", "SMITH", "McDonald", "O'Brien", "Brown", "Park"},
-		[]string{"smith", "Mcdonald'", "O'", "'Brien", "McDoNald", "Xqzvw", "The", "Server", "Invoice",
+			"Rossi", "Muller", "Dubois", "Zhang", "Ouyang", "SMITH", "McDonald", "O'Brien", "O’Brien", "Brown", "Park"},
+		[]string{"smith", "Mcdonald'", "O'", "'Brien", "O’", "O’brien", "O\xe2\x80Brien", "McDoNald", "Xqzvw", "The", "Server", "Invoice",
 			"Cluster", "Filter", "Agent", "Console"})
 }
 
