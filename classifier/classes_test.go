@@ -658,3 +658,14 @@ func TestNamesInFormsAndRecords(t *testing.T) {
 		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
 	}
 }
+
+// TestNamesInRecordsAndParticles: a name at a quoted value's start, in a
+// SQL row, with a surname particle, or after a clinician's verb.
+func TestNamesInRecordsAndParticles(t *testing.T) {
+	for _, text := range []string{
+		`{"note":"Emanuel Pavić is HIV positive"}`, "id=90211 patient_name='Elif Yilmaz' diagnosis='acute pancreatitis'",
+		"Beatrix van Dijk has diabetes type 2.", "I've seen Perpetua Ansah today, her sickle cell trait was confirmed in pregnancy screening.",
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+}

@@ -287,7 +287,7 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 // notNames, one after a title (Mr Takeda), or a surname, a comma and a
 // given name. It returns the end of the name.
 func namesAfter(t []byte, p int, cue string) (int, bool) {
-	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_'); k++ {
+	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\''); k++ {
 		p++
 	}
 	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {

@@ -132,9 +132,31 @@ func birthYear(t []byte, p int) bool {
 	return q < len(t) && t[q] == ')' && q-p >= 5 && isDigit(t[q-1]) && isDigit(t[q-2]) && !isDigit(t[q-3]) && t[q-2] != '2'
 }
 
-// nameListed reports whether the name at t[i] starts a line or follows a
-// form's punctuation (":", "—", "-"), as names are listed in notes and
-// rosters.
+// skipParticles returns where the surname starts after the lowercase
+// particles at t[p] that begin one (van, von, de, der, da, di, del, du,
+// le, la, ter, dos, bin, al): at most two.
+func skipParticles(t []byte, p int) int {
+	for range 2 {
+		e := p
+		for e < len(t) && e-p < 5 && t[e] >= 'a' && t[e] <= 'z' {
+			e++
+		}
+		if e >= len(t) || t[e] != ' ' {
+			return p
+		}
+		switch string(t[p:e]) {
+		case "van", "von", "de", "der", "den", "da", "di", "del", "della", "du", "le", "la", "ter", "ten", "dos", "das", "bin", "al", "el", "y":
+			p = e + 1
+		default:
+			return p
+		}
+	}
+	return p
+}
+
+// nameListed reports whether the name at t[i] starts a line, a field or
+// a quoted value, or follows a form's punctuation (":", "—", "-"), as
+// names are listed in notes, rosters and records.
 func nameListed(t []byte, i int) bool {
 	p := i
 	for p > 0 && t[p-1] == ' ' {
@@ -144,8 +166,8 @@ func nameListed(t []byte, i int) bool {
 		return true
 	}
 	switch t[p-1] {
-	case '\n', ':', '-', '(', '|', '\t':
-		return true
+	case '\n', ':', '-', '(', '|', '\t', '"', '\'', '=', '>', '[':
+		return true // a line's, a field's or a value's start
 	}
 	return p >= 3 && string(t[p-3:p]) == "—"
 }
@@ -174,7 +196,8 @@ var (
 	personAfter = []string{" has ", " had ", " is being ", " was admitted", " was diagnosed", " was started", " is on ", " tested positive",
 		" from bed", " in bed", " reports ", " presents", " presented", " restless", " c/o ", " is asking", " came in", "'s ", ", who ",
 		" was seen", " is scheduled", " needs ", " takes ", " died", " passed away"}
-	personBefore = []string{"see ", "FYI ", "Handoff: ", "Re: ", "Dear ", "about ", "visit ", "treat ", "for patient "}
+	personBefore = []string{"see ", "seen ", "saw ", "review ", "reviewed ", "admit ", "admitted ", "discharge ", "discharged ",
+		"FYI ", "Handoff: ", "Re: ", "Dear ", "about ", "visit ", "treat ", "for patient "}
 )
 
 // ageAfter reports whether the name ending at t[e] is followed by an age
@@ -383,6 +406,7 @@ func (sc *scanner) personName(t []byte, i int) int {
 		if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
 			p += 3 // a middle initial: John F. Smith
 		}
+		p = skipParticles(t, p) // Beatrix van Dijk, Luca de la Cruz
 		e2, ok := nameWord(t, p)
 		if !ok {
 			return e1 - 1
