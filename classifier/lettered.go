@@ -1,6 +1,10 @@
 package classifier
 
-import "github.com/llmkube/llmkube-compile/classifier/lexicon"
+import (
+	"math/bits"
+
+	"github.com/llmkube/llmkube-compile/classifier/lexicon"
+)
 
 // Identifiers that start with letters: IBANs (two letters, two check
 // digits), ICD-10 codes (a letter, two characters), and medical record
@@ -132,7 +136,7 @@ func (sc *scanner) icd10(t []byte, s int) {
 	// (a coding guideline, a population's statistics), or three codes or
 	// more (a code list: A40, A41.9, R65.20), is a person's diagnosis only
 	// when the text also holds an identifier.
-	if sc.cuesIn(t, s-refWindow, p+refWindow, cueReference) != 0 {
+	if sc.referenceNear(t, s, p) {
 		sc.icdRef++
 	} else {
 		sc.icdCodes++
@@ -145,6 +149,29 @@ func (sc *scanner) icd10(t []byte, s int) {
 // refWindow is how far around an ICD-10 code the words of a reference
 // text about codes (guideline, coding, excludes) are looked for.
 const refWindow = 256
+
+// referenceNear reports whether a reference text's word starts within
+// refWindow of the code at t[s:p]. The codes of a text come in order, so
+// each byte is read once: the scan resumes where the last one ended and
+// remembers the last word it found.
+func (sc *scanner) referenceNear(t []byte, s, p int) bool {
+	from, to := max(s-refWindow, sc.refEnd, 0), min(p+refWindow, len(t))
+	sc.steps += max(to-from, 0)
+	for i := from; i < to; i++ {
+		c := t[i] | 0x20
+		if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
+			continue
+		}
+		for _, w := range stemIndex[bits.TrailingZeros32(uint32(cueReference))][c-'a'] {
+			if hasPrefixFold(t[i:], w) {
+				sc.refAt = i
+				break
+			}
+		}
+	}
+	sc.refEnd = max(sc.refEnd, to)
+	return sc.refAt >= 0 && sc.refAt >= s-refWindow && sc.refAt < p+refWindow
+}
 
 // icd10End returns the index after the ICD-10 code at t[s], and whether
 // there is one that ends its word.

@@ -17,6 +17,9 @@ type scanner struct {
 	// context in the current text, outside and inside a reference text;
 	// icdAt is the first (-1: none).
 	icdCodes, icdRef, icdAt int
+	// refEnd is where the scan for reference words stopped in the current
+	// text, refAt the last one it found (-1: none).
+	refEnd, refAt int
 	// steps counts the bytes the look-arounds read, so a test can hold
 	// the scan to linear time without a clock.
 	steps int
@@ -51,6 +54,7 @@ func isWordByte(c byte) bool { return isAlnum(c) || c == '_' || c >= 0x80 }
 func (sc *scanner) text(t []byte) {
 	sc.nids = 0
 	sc.icdCodes, sc.icdRef, sc.icdAt = 0, 0, -1
+	sc.refEnd, sc.refAt = 0, -1
 	for i := 0; i < len(t); i++ {
 		if !stopByte[t[i]] {
 			continue
