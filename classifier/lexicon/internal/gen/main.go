@@ -122,7 +122,7 @@ var stoplist = map[string]bool{
 	"amalgamated": true, "bengal": true, "delinquency": true, "duplex": true, "fulfilment": true,
 	"illiteracy": true, "instrumentation": true, "labile": true, "localized": true, "nonspecific": true,
 	"postponement": true, "referral": true, "reactive": true, "sibling": true, "suspiciousness": true,
-	"positional": true, "prussian": true, "viii": true, "xiii": true, "uncomplicated": true,
+	"positional": true, "prussian": true, "viii": true, "xiii": true, "uncomplicated": true, "siblings": true, "linguas": true,
 	"polymorphous": true, "guar": true,
 }
 
@@ -214,7 +214,7 @@ func run(deps, out string) error {
 	l.count("source: ATC substance words", len(atc), "level-5 (substance) English names")
 
 	names := buildNames(census, faker, ssa, wn, freq, tiers, proper, &l)
-	health := buildHealth(med, icpc, atc, wn, freq, tiers, names, &l)
+	health := buildHealth(med, icpc, atc, wn, freq, tiers, anyTier, names, &l)
 	acronyms := buildAcronyms(med, medAcr, icpc, wn, tiers, anyTier, names, &l)
 	surnameRank := map[string]int{}
 	for i, n := range census.surnames {
@@ -820,7 +820,7 @@ func nameKey(n string) string {
 
 // ---- health vocabulary ----
 
-func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers map[string]int, names nameLists, l *lists) []string {
+func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
 	cand := map[string]bool{}
 	for w := range med {
 		cand[w] = true
@@ -871,7 +871,10 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 		case g <= clinicalCap && v.medicalWord() && (tier(tiers, w) > 20 || tier(tiers, w) == 20 && (v.total >= 3 || clin)):
 			keep[w] = true
 			wnMed++
-		case g <= clinicalCap && clin && !v.known:
+		case g <= clinicalCap && clin && (!v.known || v.anyMedical && v.total == 0 && tier(tiers, w) > 20):
+			// a clinical terminology's word WordNet does not know, or knows
+			// with a medical sense but no tagged use to weigh it by
+			// (miscarriage: of justice first)
 			keep[w] = true
 			clinical++
 		default:
@@ -886,7 +889,28 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
 	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
 	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
-	l.count("filter: kept, clinical terminology unknown to WordNet", clinical, fmt.Sprintf("ICPC-2 or ATC word, SUBTLEX count <= %d", clinicalCap))
+	l.count("filter: kept, clinical terminology WordNet cannot weigh", clinical, fmt.Sprintf("ICPC-2 or ATC word, SUBTLEX count <= %d, unknown to WordNet or with a medical sense and no tagged use", clinicalCap))
+	// Inflections and spellings the sources lack, when SCOWL lists them:
+	// the plural of a kept noun (lacerations), the British spellings of a
+	// kept word (haemorrhage, oesophagus, anaemia).
+	var inflected int
+	for _, w := range sortedKeys(keep) {
+		if stoplist[w] {
+			continue
+		}
+		var forms []string
+		if _, noun := wn.index["n"][w]; noun && !strings.HasSuffix(w, "s") {
+			forms = append(forms, plural(w))
+		}
+		forms = append(forms, britishSpellings(w)...)
+		for _, f := range forms {
+			if _, listed := anyTier[f]; listed && !keep[f] && freq[f].count <= clinicalCap {
+				keep[f] = true
+				inflected++
+			}
+		}
+	}
+	l.count("filter: kept, plurals and British spellings of kept words", inflected, "plurals of WordNet nouns and British spellings, when SCOWL lists them")
 	for w := range keep {
 		if stoplist[w] {
 			delete(keep, w)
@@ -896,6 +920,26 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 	l.count("filter: dropped, stoplist", stopped, "words the filters keep that prose uses otherwise; SOURCES.md")
 	out := sortedKeys(keep)
 	l.count("out: health words", len(out), "")
+	return out
+}
+
+// britishSpellings: the British forms of an American spelling, by the
+// rules that tell them apart in medical words; the caller keeps those a
+// word list has.
+func britishSpellings(w string) []string {
+	rules := [][2]string{
+		{"ization", "isation"}, {"izing", "ising"}, {"ized", "ised"}, {"ize", "ise"},
+		{"hem", "haem"}, {"emia", "aemia"}, {"esophag", "oesophag"}, {"edema", "oedema"},
+		{"estrogen", "oestrogen"}, {"pedia", "paedia"}, {"pedic", "paedic"}, {"fetus", "foetus"},
+		{"fetal", "foetal"}, {"tumor", "tumour"}, {"ologic", "ological"}, {"diarrhea", "diarrhoea"},
+		{"anesthe", "anaesthe"}, {"gyneco", "gynaeco"}, {"leukemia", "leukaemia"}, {"orthopedic", "orthopaedic"},
+	}
+	var out []string
+	for _, r := range rules {
+		if strings.Contains(w, r[0]) {
+			out = append(out, strings.Replace(w, r[0], r[1], 1))
+		}
+	}
 	return out
 }
 
