@@ -1,11 +1,12 @@
 // Package lexicon holds the classifier's compiled-in vocabularies: health
 // words and phrases, a given-name and surname gazetteer, and the ICD-10
 // categories. None is a list grown by hand: internal/gen builds them from
-// registry packages (a medical dictionary, a clinical terminology, a drug
-// classification, census and locale name tables, general-English word
-// lists and frequencies; SOURCES.md names each, its version, license and
-// filter, and data/counts.tsv the counts), and the generated files in data/
-// are committed and embedded.
+// registry packages (a medical dictionary, a clinical terminology with its
+// ICD-10 mapping, a drug classification, WordNet, census, SSA and locale
+// name tables, general-English word lists and frequencies; SOURCES.md
+// names each, its version, license and filter, and data/counts.tsv the
+// counts), and the generated files in data/ are committed and embedded.
+// `make lexicon` regenerates them.
 //
 // # For the scanner
 //
@@ -36,16 +37,19 @@
 //     not health words alone.
 //   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
 //     "MARIA" (all capitals from 3 letters: "AI", "OK" are not names),
-//     "McDonald", "O'Brien", "O’Brien", "DeAngelo" (an apostrophe or one inner capital
-//     after Mc, Mac, O', D', L', De, Di, Da, Du, La, Le, Van, Von); "maria"
-//     and "mARIA" are not names. Accents must be folded by the caller (the
+//     "McDonald", "O'Brien", "O’Brien", "DeAngelo" (an apostrophe or one
+//     inner capital after Mc, Mac, O', D', L', De, Di, Da, Du, La, Le, Van,
+//     Von); "maria" and "mARIA" are not names. Accents must be folded by the caller (the
 //     gazetteer holds José as Jose). Names that are mostly English words are
 //     not in it (Will, May, Hope; SOURCES.md), so a sentence's first word
 //     rarely passes; common-word surnames are (Brown, Long, Park).
 //   - ICD10(code): a code of the ICD-10 code set as written, upper case,
 //     with or without the dot, with at least one character after the
 //     category ("E11.9", "E119", "C50.911", "S72.001A"); a bare category
-//     ("E11") is ICD10Category's, since version strings look the same.
+//     ("E11") is ICD10Category's, since version strings look the same. The
+//     code set is ICD-10's (WHO) categories that ICPC-2 maps to (1,664, the
+//     common ones; no ICD-10-CM code set is packaged), and the characters
+//     after the category are checked for shape only.
 package lexicon
 
 import (
