@@ -669,3 +669,20 @@ func TestNamesInRecordsAndParticles(t *testing.T) {
 		assertFires(t, "health-term-with-identifier", text)
 	}
 }
+
+// TestRecordFormats: identifiers in the formats records travel in: an
+// HL7 v2 identifier with its type code, a cheque's MICR line, FHIR and
+// form name fields with a birth date.
+func TestRecordFormats(t *testing.T) {
+	assertFires(t, "nhs-number", "PID|1||9434765919^^^NHS^NH||MORGAN^RHIANNON^^^MRS||19580412|F")
+	assertFires(t, "medical-record-number", "PID|1||4411290^^^STMARYS^MR||DOE^JANE")
+	assertFires(t, "us-bank-routing", "The check shows ⑆021000021⑆ 7383940812⑈ 1042 at the bottom")
+	for _, text := range []string{
+		`{"resourceType":"Patient","name":[{"family":"Okoro","given":["Chinwe"]}],"birthDate":"1985-03-02"}`,
+		"last_name='Nwosu', first_name='Amara', dob='1991-07-04'",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+	assertNone(t, `{"name": "get_weather", "description": "Returns the weather", "parameters": {}}`)
+}

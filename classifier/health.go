@@ -215,7 +215,9 @@ var (
 	nameCues = []string{"patient", "pt", "name", "mr", "mrs", "ms", "miss", "mx", "caller", "applicant", "passenger", "guest",
 		"client", "resident", "employee", "attn", "patient name", "full name", "i'm", "i am", "my name is", "named",
 		"mme", "mlle", "m.", "herr", "frau", "sr", "sra", "srta", "sig", "dhr", "mevr", "titular", "intestatario", "paciente",
-		"patiënt", "nom", "nome", "nombre", "namn", "navn", "naam"}
+		"patiënt", "nom", "nome", "nombre", "namn", "navn", "naam",
+		// a record's name fields (FHIR, CSV, forms): one word is a name there
+		"given", "family", "first_name", "last_name", "firstname", "lastname", "surname", "forename", "given_name", "family_name"}
 	kinCues = []string{"mom", "mum", "mother", "dad", "father", "wife", "husband", "son", "daughter", "brother", "sister",
 		"partner", "friend", "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "child", "baby", "fiancé",
 		"fiance", "boyfriend", "girlfriend", "colleague"}
@@ -287,7 +289,7 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 // notNames, one after a title (Mr Takeda), or a surname, a comma and a
 // given name. It returns the end of the name.
 func namesAfter(t []byte, p int, cue string) (int, bool) {
-	for k := 0; p < len(t) && k < 4 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\''); k++ {
+	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
 		p++
 	}
 	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
@@ -335,7 +337,7 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 			return e2, true
 		}
 	}
-	return e1, title || givenName(t[p:e1]) || surname(t[p:e1])
+	return e1, title || isNameField(cue) || givenName(t[p:e1]) || surname(t[p:e1])
 }
 
 // isTitle reports whether a name cue is a title (Mr, Mrs, Ms, Mme, M.,
@@ -343,6 +345,16 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 func isTitle(cue string) bool {
 	switch cue {
 	case "mr", "mrs", "ms", "miss", "mx", "mme", "mlle", "m.", "herr", "frau", "sr", "sra", "srta", "sig", "dhr", "mevr":
+		return true
+	}
+	return false
+}
+
+// isNameField reports whether a name cue is a record's name field, after
+// which one capitalized word is a name: "given":["Chinwe"], last_name=Nwosu.
+func isNameField(cue string) bool {
+	switch cue {
+	case "given", "family", "first_name", "last_name", "firstname", "lastname", "surname", "forename", "given_name", "family_name":
 		return true
 	}
 	return false

@@ -130,7 +130,7 @@ func (sc *scanner) number(t []byte, i int) int {
 	if exampleAfter(t, r.end) {
 		r.notPhone = true // +15551234567 style
 	}
-	if sc.spacedNINO(t, &r) {
+	if sc.spacedNINO(t, &r) || sc.hl7Typed(t, &r) || sc.micrRouting(t, &r) {
 		return last
 	}
 	if e := sc.spacedNIR(t, i); e > 0 {
@@ -148,6 +148,58 @@ func (sc *scanner) number(t []byte, i int) int {
 	}
 	sc.judgeCuts(t, &r)
 	return last
+}
+
+// hl7Typed judges a number in an HL7 v2 identifier field (CX: the id,
+// then ^^^ and the assigning authority, ^ and the identifier type code:
+// 9508751991^^^NHS^NH, 4411^^^HOSP^MR): the type code names it.
+func (sc *scanner) hl7Typed(t []byte, r *run) bool {
+	p := r.end
+	if p+4 >= len(t) || t[p] != '^' || t[p+1] != '^' || t[p+2] != '^' {
+		return false
+	}
+	p += 3
+	for q := p; q < len(t) && q-p <= 16; q++ {
+		if t[q] != '^' {
+			continue
+		}
+		if q+2 >= len(t) || (q+3 < len(t) && isAlnum(t[q+3])) {
+			return false
+		}
+		d := r.span(0, r.n)
+		switch string(t[q+1 : q+3]) {
+		case "NH":
+			if nhsValid(d) {
+				sc.fire(NHSNumber, r.start)
+				return true
+			}
+		case "MR", "PI", "PN", "PT":
+			sc.fire(MedicalRecordNumber, r.start)
+			return true
+		case "SS":
+			if ssnValid(d) {
+				sc.fire(USSSN, r.start)
+				return true
+			}
+		case "MB", "MC", "MA":
+			sc.fire(HealthPlanID, r.start)
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// micrRouting judges a number between the transit symbols of a cheque's
+// MICR line (⑆084250850⑆): a routing number when its check passes.
+func (sc *scanner) micrRouting(t []byte, r *run) bool {
+	const transit = "\u2446"
+	s, e := r.start, r.end
+	if r.nd != 9 || s < 3 || e+3 > len(t) || string(t[s-3:s]) != transit || string(t[e:e+3]) != transit || !abaValid(r.span(0, r.n)) {
+		return false
+	}
+	sc.fire(USBankRouting, s)
+	return true
 }
 
 // placeholderDigits reports whether a number of seven digits or more is a
@@ -213,8 +265,8 @@ func (r *run) endToken(t []byte) (int, bool) {
 		return last, true
 	}
 	c := t[r.end]
-	if !isWordByte(c) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
-		return last, true
+	if (!isWordByte(c) || c == 0xE2 || c == 0xC2) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
+		return last, true // a space, punctuation, or a symbol of U+0080-U+00BF or U+2000-U+2FFF (⑆, —, °)
 	}
 	if c == '-' && phoneLabel(t, r.end+1) {
 		return last, true // 07700 900806-Office

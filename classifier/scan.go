@@ -71,9 +71,11 @@ func (sc *scanner) text(t []byte) {
 				i = sc.number(t, i) // %2B: a URL-encoded '+'
 			}
 		case c == ':' || c == '=':
-			if i >= 4 && hasPrefixFold(t[i-4:], "name") {
-				if e, ok := namesAfter(t, i+1, "name"); ok {
-					sc.identifier(i-4, idName)
+			// A form's or a record's name field: Name: John Smith,
+			// guest_name=Arna, "given":["Chinwe"], last_name='Nwosu'.
+			if field := nameFieldBefore(t, i); field != "" {
+				if e, ok := namesAfter(t, i+1, field); ok {
+					sc.identifier(i, idName)
 					sc.cuedName[sc.nids-1] = true
 					i = e - 1
 				}
@@ -165,6 +167,10 @@ func boundaryBefore(t []byte, i int) bool {
 		return true
 	}
 	p := t[i-1]
+	if p >= 0x80 {
+		_, word := charBefore(t, i) // a symbol or punctuation (⑆, —, «) is a boundary
+		return !word
+	}
 	if isWordByte(p) {
 		return false
 	}
@@ -194,4 +200,36 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// nameFieldBefore returns the name field ("name", "given", "last_name"...)
+// whose key ends before the ':' or '=' at t[i] (a closing quote
+// allowed), or "".
+func nameFieldBefore(t []byte, i int) string {
+	e := i
+	if e > 0 && (t[e-1] == '"' || t[e-1] == '\'') {
+		e--
+	}
+	w := e
+	for w > 0 && e-w < 12 && (isLetter(t[w-1]) || t[w-1] == '_') {
+		w--
+	}
+	if e-w < 4 {
+		return ""
+	}
+	var buf [12]byte
+	k := buf[:e-w]
+	for j := range k {
+		k[j] = lower(t[w+j])
+	}
+	if len(k) >= 4 && string(k[len(k)-4:]) == "name" && (len(k) == 4 || k[len(k)-5] == '_') {
+		if isNameField(string(k)) {
+			return string(k)
+		}
+		return "name" // guest_name, patient_name, full_name
+	}
+	if isNameField(string(k)) {
+		return string(k)
+	}
+	return ""
 }
