@@ -18,12 +18,13 @@
 // and never looks anything up): about 6 ms and 1.6 MiB of heap for all of
 // them.
 //
-// Measured (go test -bench . -cpu 1, on the 2-core machine under a load
-// average of 16, so upper bounds): a word of ordinary prose looked up as a
-// health word, a given name and a surname costs about 20 ns a lookup
-// (BenchmarkProse); a mix with 40% hits 35-40 ns (BenchmarkHealthWord);
-// ICD10 10-15 ns; HealthPhrase 30-50 ns at each word of prose
-// (BenchmarkHealthPhraseProse), 70-80 ns in a clinical sentence.
+// Measured (go test -bench . -cpu 1 on the shared 2-core machine, load
+// average 7): a word of ordinary prose looked up as a health word, a given
+// name and a surname, 10-13 ns a lookup (BenchmarkProse); HealthWord on a
+// mix with 40% hits 17 ns; GivenName or Surname 10 ns; ICD10 5-8 ns;
+// HealthPhrase 15-35 ns at each word of prose (BenchmarkHealthPhraseProse),
+// 30 ns in a clinical sentence. Under a load average of 16 the same runs
+// took about twice as long.
 //
 //   - HealthWord(w): one word, ASCII letters, any case ("Pneumonia",
 //     "WARFARIN"); an acronym entry (HIV, COPD) only in capitals as written,
