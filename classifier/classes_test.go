@@ -686,3 +686,15 @@ func TestRecordFormats(t *testing.T) {
 	}
 	assertNone(t, `{"name": "get_weather", "description": "Returns the weather", "parameters": {}}`)
 }
+
+// TestPatientsPhrases: any capitalized pair before a phrase said only of
+// patients is a name, and a clinic list's time starts one.
+func TestPatientsPhrases(t *testing.T) {
+	for _, text := range []string{
+		"FYI Sepi Akhtakhanov tested positive for syphilis.", "Hi team, Klaudijo Kundid from bed 38 is asking about his sepsis results.",
+		"Nursing note 0300: Dalkhan Rushisvili restless, c/o hematemesis.", "Clinic list Tue: 09:00 Alina Abakumova (preeclampsia); 09:20 cancelled.",
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	assertNone(t, "Google Cloud was admitted to the HIPAA program; influenza dashboards follow.")
+}

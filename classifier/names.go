@@ -169,6 +169,9 @@ func nameListed(t []byte, i int) bool {
 	case '\n', ':', '-', '(', '|', '\t', '"', '\'', '=', '>', '[':
 		return true // a line's, a field's or a value's start
 	}
+	if p >= 5 && p < i && isDigit(t[p-1]) && isDigit(t[p-2]) && t[p-3] == ':' && isDigit(t[p-4]) {
+		return true // a list's time: 09:00 Alina Abakumova
+	}
 	return p >= 3 && string(t[p-3:p]) == "—"
 }
 
@@ -186,6 +189,20 @@ func personContext(t []byte, i, e int) bool {
 	before := t[max(i-12, 0):i]
 	for _, w := range personBefore {
 		if len(before) >= len(w) && string(before[len(before)-len(w):]) == w {
+			return true
+		}
+	}
+	return false
+}
+
+// patientAfter reports whether the words after the name ending at t[e]
+// are only said of a patient (from bed, tested positive, is being
+// treated, restless, c/o): any capitalized pair before them is a name.
+func patientAfter(t []byte, e int) bool {
+	after := t[e:min(e+24, len(t))]
+	for _, w := range [...]string{" from bed", " in bed", " tested positive", " is being treated",
+		" restless", " c/o ", " presenting with", " presented with", " came in with", " is asking about his", " is asking about her"} {
+		if hasPrefixFold(after, w) {
 			return true
 		}
 	}
@@ -416,7 +433,7 @@ func (sc *scanner) personName(t []byte, i int) int {
 			return e1 - 1
 		}
 		birth := birthAfter(t, e2)
-		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 && !((surname(w2) || surname(w1)) && personContext(t, i, e2)) {
+		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 && !((surname(w2) || surname(w1)) && personContext(t, i, e2)) && !patientAfter(t, e2) {
 			// A given name the gazetteer lacks counts with an age or a
 			// birth date after it (Maha Cazares, 29), or beside a
 			// surname it has where a sentence speaks of a person (Maciej
@@ -424,7 +441,7 @@ func (sc *scanner) personName(t []byte, i int) int {
 			return e1 - 1
 		}
 		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) ||
-			!(personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i))) {
+			!(personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i) || patientAfter(t, e2))) {
 			// A surname the gazetteer lacks counts where the text speaks
 			// of a person (Kaiser Permanente, Claude Code are not).
 			return e2 - 1
