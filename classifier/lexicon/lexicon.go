@@ -37,7 +37,8 @@
 //     Single words cover most terms; phrases are the terms whose words are
 //     not health words alone.
 //   - GivenName(w), Surname(w): a capitalized word as written: "Maria",
-//     "MARIA" (all capitals from 3 letters: "AI", "OK" are not names),
+//     "MARIA" (all capitals from 3 letters, and not an abbreviation of the
+//     word lists: "AI", "OK", "SHA", "NAS" are not names),
 //     "McDonald", "O'Brien", "O’Brien", "DeAngelo" (an apostrophe or one
 //     inner capital after Mc, Mac, O', D', L', De, Di, Da, Du, La, Le, Van,
 //     Von); "maria" and "mARIA" are not names. Accents must be folded by the caller (the
@@ -72,6 +73,8 @@ var (
 	givenNamesData string
 	//go:embed data/surnames.txt
 	surnamesData string
+	//go:embed data/caps_not_names.txt
+	capsNotNamesData string
 	//go:embed data/icd10_categories.txt
 	icd10Data string
 )
@@ -171,6 +174,7 @@ var (
 	healthAcronyms = sync.OnceValue(func() *set { return newSet(healthAcronymsData) })
 	givenNames     = sync.OnceValue(func() *set { return newSet(givenNamesData) })
 	surnames       = sync.OnceValue(func() *set { return newSet(surnamesData) })
+	capsNotNames   = sync.OnceValue(func() *set { return newSet(capsNotNamesData) })
 	phrases        = sync.OnceValue(func() *phraseTable { return newPhraseTable(healthPhrasesData) })
 	icd10          = sync.OnceValue(func() *[26 * 100]bool { return newICD10(icd10Data) })
 )
@@ -211,7 +215,12 @@ func nameIn(s *set, w []byte) bool {
 	}
 	var buf [maxWord]byte
 	k, ok := nameKey(buf[:0], w)
-	return ok && len(k) <= s.maxLen && s.has(k)
+	if !ok || len(k) > s.maxLen || !s.has(k) {
+		return false
+	}
+	// In capitals, a name that is also an abbreviation (SHA, ABA, NAS) is
+	// taken for the abbreviation.
+	return !(len(w) >= 3 && isUpperWord(w) && capsNotNames().has(w))
 }
 
 // nameKey folds a name written with a name's capitalization to its key

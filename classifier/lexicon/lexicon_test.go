@@ -97,7 +97,7 @@ func TestHealthPhrase(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	check(t, "GivenName", GivenName,
-		[]string{"Maria", "John", "David", "Mark", "Bill", "Grace", "Josh", "Ed", "Al", "MARIA", "Aisha", "Priya", "Oluwaseun",
+		[]string{"Maria", "John", "David", "Mark", "Bill", "Grace", "Josh", "Ed", "Al", "MARIA", "JOHN", "Sha", "Nas", "Aisha", "Priya", "Oluwaseun",
 			"Chinedu", "Kwame", "Jose", "Francois", "Giuseppe", "Bjorn", "Xiuying", "Minseo", "Chidi", "Jurgen", "Ngozi", "Siddharth", "April", "Mei", "Wei", "Siobhan", "DeAndre"},
 		[]string{"maria", "mARIA", "MaRia", "Will", "May", "Hope", "The", "Data", "Server",
 			"Invoice", "Total", "Patient", "M", "", "Maria1", "Ma-ria", "José",
@@ -105,8 +105,8 @@ func TestNames(t *testing.T) {
 			"Come", "Miss", "General", "China", "Echo", "Delta", "Major",
 			// first a place, a nationality or a time
 			"India", "Africa", "English", "German", "September", "Tuesday",
-			// two capitals: an abbreviation
-			"AI", "OK", "CA", "ED"})
+			// two capitals, or capitals that are an abbreviation too
+			"AI", "OK", "CA", "ED", "SHA", "ABA", "NAS"})
 	check(t, "Surname", Surname,
 		[]string{"Smith", "Osei", "Garcia", "Nguyen", "Patel", "Chen", "Wang", "Okafor", "Mensah",
 			"Rossi", "Muller", "Dubois", "Zhang", "Ouyang", "Volkov", "Avramidis", "SMITH", "McDonald", "O'Brien", "O’Brien", "Brown", "Park"},

@@ -179,6 +179,10 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
+	anyCase, err := loadScowlAbbreviations(p(scowlDir))
+	if err != nil {
+		return err
+	}
 	med, medAcr, err := loadHunspell(p(hunspellMed))
 	if err != nil {
 		return err
@@ -230,6 +234,7 @@ func run(deps, out string) error {
 	files := map[string][]string{
 		"health_words.txt":     health,
 		"health_acronyms.txt":  acronyms,
+		"caps_not_names.txt":   capsNotNames(names, census, surnameRank, medAcr, anyCase, wn, &l),
 		"health_phrases.txt":   phrases,
 		"given_names.txt":      names.given,
 		"surnames.txt":         names.surnames,
@@ -335,6 +340,56 @@ func loadScowlAny(dir string) (map[string]int, error) {
 		}
 	}
 	return sizes, nil
+}
+
+// loadScowlAbbreviations: SCOWL's abbreviations written in capitals
+// (SHA, ABA, NAS), any size.
+func loadScowlAbbreviations(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*-abbreviations.*"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s: no SCOWL abbreviation lists", dir)
+	}
+	abbr := map[string]bool{}
+	for _, f := range files {
+		if err := eachLine(f, func(w string) {
+			if isUpper(w) {
+				abbr[w] = true
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return abbr, nil
+}
+
+// capsNotNames: names of the gazetteer that, written in capitals, are an
+// abbreviation SCOWL, the medical dictionary or WordNet lists (SHA, ABA,
+// NAS, EIN, IAM), unless the census ranks them among its frequent names:
+// GivenName and Surname refuse them in capitals only.
+func capsNotNames(names nameLists, c *census, surnameRank map[string]int, medAcr, scowlAbbr map[string]bool, wn *wordnet, l *lists) []string {
+	wnCaps := map[string]bool{}
+	for _, bypos := range wn.synsets {
+		for _, s := range bypos {
+			for _, w := range s.words {
+				if isUpper(w) {
+					wnCaps[w] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for k := range names.isName {
+		u := strings.ToUpper(k)
+		if r, ok := c.rank[k]; ok && r <= 2*givenWordRank || surnameRank[k] > 0 && surnameRank[k] <= surnameWordRank {
+			continue // a frequent name (ALI, ALEXIS, BACH) stays one in capitals
+		}
+		if len(u) >= 3 && (scowlAbbr[u] || medAcr[u] || wnCaps[u]) {
+			out = append(out, u)
+		}
+	}
+	sort.Strings(out)
+	l.count("out: names refused in capitals", len(out), "abbreviations of SCOWL, hunspell-en-med or WordNet")
+	return out
 }
 
 // loadScowlProper: SCOWL's proper names and capitalized words, lowercase.
