@@ -210,6 +210,9 @@ func nameFieldBefore(t []byte, i int) string {
 	if e > 0 && (t[e-1] == '"' || t[e-1] == '\'') {
 		e--
 	}
+	if e == 0 || (t[e-1]|0x20 != 'e' && t[e-1]|0x20 != 'n' && t[e-1]|0x20 != 'y') {
+		return "" // every field's name ends so: name, given, family
+	}
 	w := e
 	for w > 0 && e-w < 12 && (isLetter(t[w-1]) || t[w-1] == '_') {
 		w--
