@@ -246,17 +246,11 @@ func numberMarker(w []byte) bool {
 // most maxGapWords, within cueGap bytes, not past a ';', '!', '?' or a
 // blank line), the nearest word, or a filler, ends an id word of the list.
 func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
-	return sc.cueWithin(t, at, want, maxGapWords)
-}
-
-// cueWithin is cueBefore over at most words words: 1 takes only the word
-// right before t[at] (MRN in MRN-12345), no filler.
-func (sc *scanner) cueWithin(t []byte, at int, want cueKind, words int) cueKind {
 	limit := max(at-cueGap, 0)
 	p := at
 	var buf [32]byte
 	marker := false
-	for range words {
+	for range maxGapWords {
 		q := p
 		for q > limit {
 			c := t[q-1]
