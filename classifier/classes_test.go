@@ -698,3 +698,11 @@ func TestPatientsPhrases(t *testing.T) {
 	}
 	assertNone(t, "Google Cloud was admitted to the HIPAA program; influenza dashboards follow.")
 }
+
+// TestCountryNumbers: "my <country> number" is a phone number's phrase.
+func TestCountryNumbers(t *testing.T) {
+	assertFires(t, "phone", "My Israeli number is 09-7625400")
+	assertFires(t, "phone", "my CN number is 13812345678")
+	assertNone(t, "my order number is 5551234567")
+	assertNone(t, "my Order number is 5551234567")
+}

@@ -300,6 +300,9 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 		}
 		idWord, filler := maybeWord(w, &idWordShapes), maybeWord(w, &fillerShapes)
 		if !idWord && !filler {
+			if want&cuePhone != 0 && marker && countryNumber(t, ws) {
+				return cuePhone // My Israeli number is 09-7625400, my UK number: 07700 900123
+			}
 			return 0 // neither an id word's last word nor a filler: most words, told without a hash
 		}
 		var found cueKind
@@ -314,6 +317,9 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 			return found
 		}
 		if !filler || !fillerWord(w) {
+			if want&cuePhone != 0 && marker && countryNumber(t, ws) && len(idCues[string(w)]) == 0 {
+				return cuePhone
+			}
 			return 0
 		}
 		marker = marker || numberMarker(w)
@@ -340,6 +346,13 @@ func charBefore(t []byte, q int) (int, bool) {
 		return s, false
 	}
 	return s, true
+}
+
+// countryNumber reports whether the word at t[ws] is capitalized and
+// "my" is before it: a country's name or adjective in "my Israeli number",
+// which is a phone number's.
+func countryNumber(t []byte, ws int) bool {
+	return isUpperASCII(t[ws]) && ws >= 3 && t[ws-1] == ' ' && (t[ws-3]|0x20) == 'm' && (t[ws-2]|0x20) == 'y' && (ws == 3 || !isWordByte(t[ws-4]))
 }
 
 // dottedWord reads back from the one-letter word at t[ws] over an
