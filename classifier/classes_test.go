@@ -706,3 +706,18 @@ func TestCountryNumbers(t *testing.T) {
 	assertNone(t, "my order number is 5551234567")
 	assertNone(t, "my Order number is 5551234567")
 }
+
+// TestTablesAndRecordsOfPeople: a table whose header names a name and a
+// birth field, a record's possessive, a reversed name after a DOB, and
+// lowercase names beside a date of birth.
+func TestTablesAndRecordsOfPeople(t *testing.T) {
+	for _, text := range []string{
+		"CSV preview:\nfirst_name,last_name,date_of_birth,postcode\nAmara,Nwosu,1991-07-04,SE15 4QT",
+		"Could you fix the typo in Yandar Batukayev's record? His date of birth is 25.09.1972, not the 1st.",
+		"DOB: 23 March 1970 — Tazuka, Tatsuto", "dob: 09/07/1955\nname: otohiko sanya",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+	assertNone(t, "CSV preview:\nproduct_name,launch_date,units\nWidget,2021,400")
+}

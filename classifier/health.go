@@ -245,6 +245,16 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 		sc.identifier(i, idBirth)
 		return i
 	}
+	if (c == 'd' || c == 'b') && (hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "date_of_birth")) &&
+		i+8 < len(t) && sc.csvHeaderAt(t, i) {
+		sc.identifier(i, idName) // a table of people and their dates of birth
+		sc.identifier(i, idBirth)
+		e := i
+		for e < len(t) && t[e] != '\n' {
+			e++
+		}
+		return e - 1
+	}
 	if c == 'm' && hasPrefixFold(t[i:], "my ") {
 		for _, kin := range kinCues {
 			if hasPrefixFold(t[i+3:], kin) {

@@ -68,6 +68,48 @@ func capitalAt(t []byte, i int) int {
 	return 0
 }
 
+// csvHeaderAt reports whether t[i] is in a table's header line that
+// names a name field and a birth field (first_name,last_name,date_of_birth)
+// and a row after it holds a date: the rows are people and their dates of
+// birth.
+func (sc *scanner) csvHeaderAt(t []byte, i int) bool {
+	ls := i
+	for ls > 0 && i-ls < 256 && t[ls-1] != '\n' {
+		ls--
+	}
+	le := i
+	for le < len(t) && le-ls < 256 && t[le] != '\n' {
+		le++
+	}
+	if le >= len(t) || !containsFold(t[ls:le], "name") || !(containsFold(t[ls:le], "birth") || containsFold(t[ls:le], "dob")) {
+		return false
+	}
+	sep := false
+	for _, c := range t[ls:le] {
+		sep = sep || c == ',' || c == '\t' || c == ';' || c == '|'
+	}
+	if !sep {
+		return false
+	}
+	row := t[le+1 : min(le+1+256, len(t))]
+	sc.steps += (le - ls) + len(row)
+	for p := 0; p < len(row) && row[p] != '\n'; p++ {
+		if isDigit(row[p]) && (p == 0 || !isDigit(row[p-1])) && dateAt(row, p) && !yearOnlyAfter(row, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFold(t []byte, w string) bool {
+	for i := 0; i+len(w) <= len(t); i++ {
+		if hasPrefixFold(t[i:], w) {
+			return true
+		}
+	}
+	return false
+}
+
 // birthAfter returns where a date of birth starts right after the name
 // ending at t[e], or 0: " (born 13 October 1995)", ", b. 11/16/67", ",
 // date of birth 1961-12-17", " (DOB 1/4/68)", or a date of a birth year
@@ -201,7 +243,8 @@ func personContext(t []byte, i, e int) bool {
 func patientAfter(t []byte, e int) bool {
 	after := t[e:min(e+24, len(t))]
 	for _, w := range [...]string{" from bed", " in bed", " tested positive", " is being treated",
-		" restless", " c/o ", " presenting with", " presented with", " came in with", " is asking about his", " is asking about her"} {
+		" restless", " c/o ", " presenting with", " presented with", " came in with", " is asking about his", " is asking about her",
+		"'s record", "'s chart", "'s notes", "'s date of birth", "'s dob", "'s medical", "'s discharge", "'s referral"} {
 		if hasPrefixFold(after, w) {
 			return true
 		}
@@ -467,7 +510,7 @@ func (sc *scanner) personName(t []byte, i int) int {
 			// A surname the gazetteer has, then a given name it lacks:
 			// a name beside an age or a date of birth (DOB: 22/01/1960 —
 			// Salgado, Nehemias).
-			if t[e1] != ',' || !surname(w1) || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
+			if t[e1] != ',' || !(surname(w1) && (ageAfter(t, e2) || birthAfter(t, e2) > 0) || sc.birthNear(t, max(i-40, 0), i)) {
 				return e1 - 1
 			}
 		}

@@ -74,7 +74,14 @@ func (sc *scanner) text(t []byte) {
 			// A form's or a record's name field: Name: John Smith,
 			// guest_name=Arna, "given":["Chinwe"], last_name='Nwosu'.
 			if field := nameFieldBefore(t, i); field != "" {
-				if e, ok := namesAfter(t, i+1, field); ok {
+				e, ok := namesAfter(t, i+1, field)
+				if !ok && field == "name" {
+					// Two lowercase words beside a date of birth:
+					// dob: 09/07/1955 / name: otohiko sanya.
+					e, ok = twoLowerWords(t, i+1)
+					ok = ok && sc.birthNear(t, max(i-64, 0), min(i+64, len(t)))
+				}
+				if ok {
 					sc.identifier(i, idName)
 					sc.cuedName[sc.nids-1] = true
 					i = e - 1
@@ -235,4 +242,17 @@ func nameFieldBefore(t []byte, i int) string {
 		return string(k)
 	}
 	return ""
+}
+
+// twoLowerWords returns the end of two lowercase words after t[p] (over
+// spaces and a quote) and whether there are two.
+func twoLowerWords(t []byte, p int) (int, bool) {
+	for k := 0; p < len(t) && k < 3 && (t[p] == ' ' || t[p] == '"' || t[p] == '\''); k++ {
+		p++
+	}
+	e1, ok := lowerWord(t, p)
+	if !ok || e1+1 >= len(t) || t[e1] != ' ' {
+		return p, false
+	}
+	return lowerWord(t, e1+1)
 }

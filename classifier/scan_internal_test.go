@@ -45,6 +45,8 @@ var adversarial = map[string]string{
 	"phone labels":        "089 72 63 41 office ",
 	"non-ASCII words":     "आधार é ü ",
 	"icd with lexicon":    "I63.9 infarction ",
+	"csv headers":         "name,dob,birth,",
+	"name fields":         "name: a b given=",
 }
 
 // TestScanIsLinear holds the look-arounds to a constant number of bytes
