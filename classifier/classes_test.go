@@ -721,3 +721,10 @@ func TestTablesAndRecordsOfPeople(t *testing.T) {
 	}
 	assertNone(t, "CSV preview:\nproduct_name,launch_date,units\nWidget,2021,400")
 }
+
+// TestPossessedConditions: a capitalized pair whose possessive holds a
+// condition is a person's name.
+func TestPossessedConditions(t *testing.T) {
+	assertFires(t, "health-term-with-identifier", "What are the treatment options for Topi Sainio's community-acquired pneumonia?")
+	assertNone(t, "Read Grey's Anatomy for the pneumonia chapter.")
+}

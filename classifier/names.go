@@ -217,6 +217,33 @@ func nameListed(t []byte, i int) bool {
 	return p >= 3 && string(t[p-3:p]) == "—"
 }
 
+// possessesHealth reports whether the name ending at t[e] is followed by
+// "'s" and, within its next three words, a health word of the lexicon:
+// a person's condition.
+func possessesHealth(t []byte, e int) bool {
+	if e+3 >= len(t) || t[e] != '\'' || t[e+1] != 's' || t[e+2] != ' ' {
+		return false
+	}
+	p := e + 3
+	for range 3 {
+		q := p
+		for q < len(t) && q-p < 24 && isLetter(t[q]) {
+			q++
+		}
+		if q > p && (lexicon.HealthWord(t[p:q]) || lexicon.HealthPhrase(t, p) > 0) {
+			return true
+		}
+		for q < len(t) && (t[q] == ' ' || t[q] == '-') {
+			q++
+		}
+		if q == p || q >= len(t) || !isLetter(t[q]) {
+			return false
+		}
+		p = q
+	}
+	return false
+}
+
 // personContext reports whether the words around the name at t[i:e]
 // speak of a person: a patient's verb after it (has, is being treated,
 // tested positive, from bed, reports, c/o), a possessive, ", who", or a
@@ -241,6 +268,9 @@ func personContext(t []byte, i, e int) bool {
 // are only said of a patient (from bed, tested positive, is being
 // treated, restless, c/o): any capitalized pair before them is a name.
 func patientAfter(t []byte, e int) bool {
+	if possessesHealth(t, e) {
+		return true // Topi Sainio's community-acquired pneumonia
+	}
 	after := t[e:min(e+24, len(t))]
 	for _, w := range [...]string{" from bed", " in bed", " tested positive", " is being treated",
 		" restless", " c/o ", " presenting with", " presented with", " came in with", " is asking about his", " is asking about her",
@@ -374,6 +404,10 @@ var notSurnames = map[string]bool{
 	"Award's": true, "Syndrome": true, "Disease": true, "Project": true, "Program": true, "Programme": true, "Service": true,
 	"Services": true, "Department": true, "Ward": true, "Unit": true, "Building": true, "Hall": true, "House": true, "Court": true,
 	"St": true, "Saint": true, "Mount": true, "Fort": true, "Port": true, "Pharmacy": true, "Surgery": true, "Practice": true,
+	// verbs that start a request: "Read Grey's Anatomy", "Ask Claude"
+	"Read": true, "Ask": true, "Call": true, "Send": true, "Check": true, "Use": true, "See": true, "Tell": true, "Email": true,
+	"Contact": true, "Write": true, "Meet": true, "Please": true, "Review": true, "Update": true, "Let": true, "Get": true,
+	"Give": true, "Take": true, "Find": true, "Open": true, "Show": true, "Add": true, "Make": true, "Help": true, "Explain": true,
 }
 
 // eponymWords follow a name that names a condition, not a person:
