@@ -6,7 +6,8 @@
 // stays on local backends, or gets 503. Nothing is masked or rewritten.
 //
 // Every detector validates what its pattern finds (a checksum, an issuer or
-// country table, the SSA's rules, a context word), so order numbers, UUIDs,
+// country table, the SSA's rules, an id word leading to the number, a
+// name of the gazetteer in classifier/lexicon), so order numbers, UUIDs,
 // hashes, dates and versions do not classify a benign request as sensitive.
 // The scan is one pass over each text, with bounded look-arounds: linear in
 // the body, with no regular expressions and no backtracking

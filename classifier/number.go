@@ -1,8 +1,9 @@
 package classifier
 
-// Numbers: payment cards, US social security numbers, phone numbers and
-// medical record numbers all start as a run of digit groups, read once and
-// then judged by each detector.
+// Numbers: payment cards, SSNs, phone numbers, record and plan numbers and
+// the national numbers all start as a run of digit groups, read once: the
+// identifier an id word before it names is judged first (ids.go), then the
+// detectors that need no word.
 
 const (
 	maxGroups    = 12

@@ -1,8 +1,12 @@
 package classifier
 
-// The scan of one text: one pass over its bytes, stopping only at a digit,
-// a '+' or '(' before one, and an '@'. Each stop hands a bounded piece of
-// the text to the detectors that start there; the pass resumes after it.
+// The scan of one text: one pass over its bytes, stopping only at the
+// bytes stopByte marks (a digit, a '+', '(' or "%2B" before one, an '@', a
+// capital, ':' and '=', the first letter of a word that introduces a name
+// or a date of birth). Each stop hands a bounded piece of the text to the
+// detectors that start there; the pass resumes after it. At the text's end
+// the identifiers it recorded (numbers, names, dates of birth) are read
+// with the health terms and birth words around them.
 
 // scanner accumulates what fired over the texts of one body.
 type scanner struct {
