@@ -35,13 +35,6 @@ func (sc *scanner) compound(t []byte, i int) int {
 	return e
 }
 
-func wordStart(t []byte, i int) int {
-	for i > 0 && isAlnum(t[i-1]) {
-		i--
-	}
-	return i
-}
-
 // ibanLengths is each country's IBAN length (ISO 13616, the SWIFT IBAN
 // registry).
 var ibanLengths = map[[2]byte]int{
