@@ -727,4 +727,5 @@ func TestTablesAndRecordsOfPeople(t *testing.T) {
 func TestPossessedConditions(t *testing.T) {
 	assertFires(t, "health-term-with-identifier", "What are the treatment options for Topi Sainio's community-acquired pneumonia?")
 	assertNone(t, "Read Grey's Anatomy for the pneumonia chapter.")
+	assertNone(t, "Move the VPN steps (Cisco AnyConnect 5.1) to the sepsis runbook's appendix.") // CamelCase: a product
 }

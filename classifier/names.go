@@ -34,6 +34,8 @@ func nameWord(t []byte, i int) (int, bool) {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 0x80 && c != 0xE2 && c != 0xC2:
 			lowerSeen = true
+		case c >= 'A' && c <= 'Z' && lowerSeen && !innerCapital(t[i:j]):
+			return j, false // CamelCase is a product's name (AnyConnect), not McDonald
 		case c >= 'A' && c <= 'Z', c == '\'' && j+1 < len(t) && isLetter(t[j+1]) && j == i+1:
 		default:
 			return j, lowerSeen && j-i >= 2 && !isWordByte(c) && j-i <= maxNameWord
@@ -41,6 +43,16 @@ func nameWord(t []byte, i int) (int, bool) {
 		j++
 	}
 	return j, lowerSeen && j-i >= 2 && j-i <= maxNameWord && (j == len(t) || !isWordByte(t[j]))
+}
+
+// innerCapital reports whether a name may have a capital after prefix:
+// McDonald, MacArthur, DeAngelo, DiMaggio, LaToya, VanDyke.
+func innerCapital(prefix []byte) bool {
+	switch string(prefix) {
+	case "Mc", "Mac", "De", "Di", "Da", "Du", "La", "Le", "Van", "Von":
+		return true
+	}
+	return false
 }
 
 // capitalAt returns the length of the capital letter at t[i]: an ASCII
