@@ -459,6 +459,7 @@ func TestNamesWithoutACue(t *testing.T) {
 		"John Smith has HIV", "Maria Lopez was admitted with pneumonia.", "FYI Dominic Alexander tested positive for sepsis.",
 		"Ágnes Földesy is on warfarin.", "Handoff: Natalie Aupry in 20A is being treated for cellulitis.",
 		"Pisano, Fortunato — 42 y/o male w/ hx of asthma", "my father leif ranheim takes insulin",
+		"Miyanohara, Mayuhiko — 47 y/o male w/ hx of epilepsy",
 		"Summarize for the team: Maha Cazares (53F) came in with sepsis", "Hana Čechová started vancomycin for her leukemia",
 		"Mr Takeda has diabetes", "Consult note: David J. Osei, atrial fibrillation",
 	} {

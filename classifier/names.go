@@ -304,11 +304,17 @@ var (
 
 // ageAfter reports whether the name ending at t[e] is followed by an age
 // or sex as clinical notes write them: " (50M)", ", 29,", " (91)", ", 42
-// y/o".
+// y/o", " — 47 y/o".
 func ageAfter(t []byte, e int) bool {
 	p := e
 	if p < len(t) && t[p] == ',' {
 		p++
+	}
+	if p+4 < len(t) && t[p] == ' ' && (t[p+1] == '-' || string(t[p+1:p+4]) == "—" || string(t[p+1:p+4]) == "–") {
+		p += 2 // " — 47 y/o", " - 47"
+		if t[p-1] != '-' {
+			p += 2
+		}
 	}
 	if p >= len(t) || t[p] != ' ' {
 		return false
@@ -553,10 +559,10 @@ func (sc *scanner) personName(t []byte, i int) int {
 			return e1 - 1
 		}
 		if !givenName(t[p:e2]) {
-			// A surname the gazetteer has, then a given name it lacks:
-			// a name beside an age or a date of birth (DOB: 22/01/1960 —
-			// Salgado, Nehemias).
-			if t[e1] != ',' || !(surname(w1) && (ageAfter(t, e2) || birthAfter(t, e2) > 0) || sc.birthNear(t, max(i-40, 0), i)) {
+			// A given name the gazetteer lacks: a name beside an age or a
+			// date of birth (DOB: 22/01/1960 — Salgado, Nehemias;
+			// Miyanohara, Mayuhiko — 47 y/o male).
+			if t[e1] != ',' || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
 				return e1 - 1
 			}
 		}
