@@ -730,3 +730,10 @@ func TestPossessedConditions(t *testing.T) {
 	assertNone(t, "Read Grey's Anatomy for the pneumonia chapter.")
 	assertNone(t, "Move the VPN steps (Cisco AnyConnect 5.1) to the sepsis runbook's appendix.") // CamelCase: a product
 }
+
+// TestNotesInSections: a note in SOAP sections is about the patient its
+// first line names, through its assessment.
+func TestNotesInSections(t *testing.T) {
+	assertFires(t, "health-term-with-identifier", "SOAP\nS: Lacey Murray reports dizziness x3 days.\nO: T 38.4, HR 112.\nA: community-acquired pneumonia.\nP: recheck in 48h.")
+	assertNone(t, "Agenda\nS: Lacey Murray presents the roadmap.\nO: Q3 numbers.\nNext: the team offsite.\n\nUnrelated: pneumonia vaccines are in stock.")
+}

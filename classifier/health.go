@@ -71,6 +71,11 @@ func (sc *scanner) healthTerms(t []byte) {
 			// next: a colleague's name signing an email about a
 			// guideline is not a patient's.
 			from, to = sentenceAround(t, sc.ids[k], nameHealthWindow)
+			if noteSections(t, sc.ids[k], min(sc.ids[k]+nameHealthWindow, len(t))) {
+				// A note in sections (SOAP's S:, O:, A:, P:) is about one
+				// patient from its first line to its plan.
+				to = min(sc.ids[k]+nameHealthWindow, len(t))
+			}
 		}
 		from, to = max(from, end, 0), min(to, len(t))
 		if from >= to {
@@ -82,6 +87,21 @@ func (sc *scanner) healthTerms(t []byte) {
 			return
 		}
 	}
+}
+
+// noteSections reports whether t[from:to] holds a clinical note's section
+// labels at a line's start: "\nA:", "\nP:", "\nAssessment:", "\nPlan:".
+func noteSections(t []byte, from, to int) bool {
+	for p := from; p+3 < to; p++ {
+		if t[p] != '\n' {
+			continue
+		}
+		q := t[p+1 : to]
+		if hasPrefixFold(q, "a: ") || hasPrefixFold(q, "p: ") || hasPrefixFold(q, "assessment:") || hasPrefixFold(q, "plan:") || hasPrefixFold(q, "dx:") || hasPrefixFold(q, "impression:") {
+			return true
+		}
+	}
+	return false
 }
 
 // sentenceAround returns the sentence holding t[at] and the one after it
