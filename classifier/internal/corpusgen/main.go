@@ -39,7 +39,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "corpusgen: -src is required (see classifier/testdata/heldout.SOURCES.md)")
 		os.Exit(2)
 	}
-	items, stats, err := generate(*src)
+	items, fresh, stats, err := generate(*src)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corpusgen:", err)
 		os.Exit(1)
@@ -56,6 +56,7 @@ func main() {
 	}{
 		{"heldout.tsv", "every value is synthetic or a published test vector", items},
 		{"heldout-presidio.tsv", "presidio-research's generated evaluation texts and Presidio's context sentences, as they are", generated},
+		{"heldout-fresh.tsv", "a fresh draw with another seed and frames written after the detectors were tuned against heldout.tsv", fresh},
 	} {
 		if err := writeCorpus(filepath.Join(*out, f.name), f.about, f.items); err != nil {
 			fmt.Fprintln(os.Stderr, "corpusgen:", err)
@@ -276,19 +277,17 @@ func compact(s string) string {
 	return strings.NewReplacer(" ", "", "-", "", ".", "", "/", "").Replace(s)
 }
 
-func generate(src string) ([]item, []string, error) {
+func generate(src string) (items, fresh []item, stats []string, err error) {
 	g := &gen{r: rand.New(rand.NewPCG(60, 2026)), seen: map[string]bool{}}
-	var err error
 	if g.people, err = readNames(src); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if g.companies, err = readCompanies(src); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if g.templates, err = readTemplates(src); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var stats []string
 	var invalid []string
 	slotOf := map[string]string{"payment-card": "credit_card_number", "phone": "phone_number", "email": "email", "iban": "iban", "us-ssn": "ssn"}
 	for i := range idKinds {
@@ -301,7 +300,7 @@ func generate(src string) ([]item, []string, error) {
 		for _, f := range k.presidio {
 			cases, err := readPresidioCases(src, f)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			for _, c := range cases {
 				if c.n == 0 {
@@ -337,7 +336,7 @@ func generate(src string) ([]item, []string, error) {
 		for _, f := range k.stdnum {
 			valid, inv, err := readStdnum(src, f)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			invalid = append(invalid, inv...)
 			for _, v := range valid {
@@ -383,10 +382,10 @@ func generate(src string) ([]item, []string, error) {
 				text = fill(pick(g.r, genericFrames), vars)
 			}
 			if strings.Contains(text, "{{") {
-				return nil, nil, fmt.Errorf("%s: unfilled placeholder in %q", k.name, text)
+				return nil, nil, nil, fmt.Errorf("%s: unfilled placeholder in %q", k.name, text)
 			}
 			if vs := strings.Contains(text, "{v}"); vs {
-				return nil, nil, fmt.Errorf("%s: unfilled frame %q", k.name, text)
+				return nil, nil, nil, fmt.Errorf("%s: unfilled frame %q", k.name, text)
 			}
 			if g.r.IntN(12) == 0 {
 				text = g.thread(text, p)
@@ -396,7 +395,7 @@ func generate(src string) ([]item, []string, error) {
 		// Every label rests on a value that passes its check.
 		for _, it := range g.items[start:] {
 			if k.ok != nil && !findValid(it.text, k.ok) {
-				return nil, nil, fmt.Errorf("%s: no valid value in %q", k.name, it.text)
+				return nil, nil, nil, fmt.Errorf("%s: no valid value in %q", k.name, it.text)
 			}
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items (%d Presidio test cases, %d stdnum vectors, %d source values dropped by the check)", k.name, len(g.items)-start, fromPresidio, nVectors, dropped))
@@ -463,7 +462,19 @@ func generate(src string) ([]item, []string, error) {
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items", b.kind, len(g.items)-start))
 	}
-	return g.items, stats, nil
+	items = g.items
+	// The fresh draw: another seed, the frames of fresh.go.
+	g.r = rand.New(rand.NewPCG(60, 1207))
+	fresh = g.freshItems()
+	for _, it := range fresh {
+		for i := range idKinds {
+			if k := &idKinds[i]; k.name == it.kind && k.ok != nil && !findValid(it.text, k.ok) {
+				return nil, nil, nil, fmt.Errorf("fresh %s: no valid value in %q", k.name, it.text)
+			}
+		}
+	}
+	stats = append(stats, fmt.Sprintf("heldout-fresh: %d texts", len(fresh)))
+	return items, fresh, stats, nil
 }
 
 // anyValid reports whether a source's negative example is valid as some
@@ -481,7 +492,7 @@ func anyValid(s string) bool {
 func condFor(r *rand.Rand, female bool) string {
 	for {
 		c := pick(r, conditions)
-		if female || !strings.Contains("preeclampsia gestational diabetes breast cancer", c) {
+		if female || !strings.Contains("preeclampsia gestational diabetes breast cancer endometriosis a miscarriage at 9 weeks", c) {
 			return c
 		}
 	}
