@@ -224,7 +224,11 @@ func TestHeldOutCorpus(t *testing.T) {
 		placeNames = append(placeNames, p)
 	}
 	sort.Strings(placeNames)
+	type fileTally struct{ hit, pos, fp, ben int }
+	perFile := map[string]*fileTally{}
 	for _, file := range files {
+		ft := &fileTally{}
+		perFile[file] = ft
 		for _, s := range loadSamples(t, file) {
 			tl := tallies[s.kind]
 			if tl == nil {
@@ -245,11 +249,21 @@ func TestHeldOutCorpus(t *testing.T) {
 					tl.sensitive++
 				}
 				switch {
+				case benign:
+					ft.ben++
+				case known:
+					ft.pos++
+				}
+				switch {
 				case benign && !got.Empty(), !benign && known && !got.Has(d):
 					wrongAt = append(wrongAt, place)
 					fired |= got
+					if benign {
+						ft.fp++
+					}
 				case !benign && known:
 					tl.hit++
+					ft.hit++
 					assert.Contains(t, got.Classes(), d.Class(), "%s in %s", s.kind, place)
 				}
 			}
@@ -261,6 +275,11 @@ func TestHeldOutCorpus(t *testing.T) {
 				tl.wrong = append(tl.wrong, fmt.Sprintf("%v in %s: %q", fired.Names(), where, s.text))
 			}
 		}
+	}
+	for _, file := range files {
+		ft := perFile[file]
+		t.Logf("file %-32s positives found %d/%d = %.3f, benign classified %d/%d = %.4f", filepath.Base(file),
+			ft.hit, ft.pos, float64(ft.hit)/float64(max(ft.pos, 1)), ft.fp, ft.ben, float64(ft.fp)/float64(max(ft.ben, 1)))
 	}
 	kinds := make([]string, 0, len(tallies))
 	for k := range tallies {
