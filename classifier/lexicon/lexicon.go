@@ -1,12 +1,13 @@
 // Package lexicon holds the classifier's compiled-in vocabularies: health
 // words and phrases, a given-name and surname gazetteer, and the ICD-10
 // categories. None is a list grown by hand: internal/gen builds them from
-// registry packages (a medical dictionary, a clinical terminology with its
-// ICD-10 mapping, a drug classification, WordNet, census, SSA and locale
-// name tables, general-English word lists and frequencies; SOURCES.md
-// names each, its version, license and filter, and data/counts.tsv the
-// counts), and the generated files in data/ are committed and embedded.
-// `make lexicon` regenerates them.
+// registry packages whose licenses allow embedding in this Apache-2.0
+// binary (WordNet, SCOWL's word lists, SUBTLEX frequencies, census, SSA and
+// faker's name tables) and from ICD-10-CM's public-domain chapter ranges;
+// no GPL-licensed data. SOURCES.md names each source, its version, its
+// license and why it may be embedded, and the filters; data/counts.tsv the
+// counts. The generated files in data/ are committed and embedded; `make
+// lexicon` regenerates them.
 //
 // # For the scanner
 //
@@ -48,10 +49,12 @@
 //   - ICD10(code): a code of the ICD-10 code set as written, upper case,
 //     with or without the dot, with at least one character after the
 //     category ("E11.9", "E119", "C50.911", "S72.001A"); a bare category
-//     ("E11") is ICD10Category's, since version strings look the same. The
-//     code set is ICD-10's (WHO) categories that ICPC-2 maps to (1,664, the
-//     common ones; no ICD-10-CM code set is packaged), and the characters
-//     after the category are checked for shape only.
+//     ("E11") is ICD10Category's, since version strings look the same. A
+//     category is one of the chapter ranges of ICD-10-CM and ICD-10 (2,555
+//     categories, A00-Z99 less the gaps between chapters: D90, E91, K96,
+//     T99, U86; no code-title set is packaged under a license this binary
+//     can embed), and the characters after the category are checked for
+//     shape only.
 package lexicon
 
 import (
