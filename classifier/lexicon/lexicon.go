@@ -59,6 +59,7 @@ package lexicon
 
 import (
 	_ "embed"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -80,6 +81,10 @@ var (
 	capsNotNamesData string
 	//go:embed data/icd10_categories.txt
 	icd10Data string
+	//go:embed data/clinical_suffixes.txt
+	clinicalSuffixesData string
+	//go:embed data/not_clinical_forms.txt
+	notClinicalFormsData string
 )
 
 // maxWord bounds the stack buffer a word is folded into; entries longer
@@ -180,12 +185,14 @@ var (
 	capsNotNames   = sync.OnceValue(func() *set { return newSet(capsNotNamesData) })
 	phrases        = sync.OnceValue(func() *phraseTable { return newPhraseTable(healthPhrasesData) })
 	icd10          = sync.OnceValue(func() *[26 * 100]bool { return newICD10(icd10Data) })
+	clinicalForms  = sync.OnceValue(func() *formTable { return newFormTable(clinicalSuffixesData, notClinicalFormsData) })
 )
 
 // HealthWord reports whether w (one word as written, ASCII letters, any
 // case) is a health term: a condition, symptom, procedure, body-system
 // disorder or medication (pneumonia, sepsis, prenatal, warfarin,
-// fibrillation, metformin, HIV). It never allocates.
+// fibrillation, metformin, HIV), held in the list or of a clinical form no
+// list refuses (oxycodone, enoxaparin: see formTable). It never allocates.
 func HealthWord(w []byte) bool {
 	if len(w) < 3 || len(w) > maxWord {
 		return false
@@ -201,7 +208,60 @@ func HealthWord(w []byte) bool {
 	}
 	var buf [maxWord]byte
 	k, ok := foldLower(buf[:0], w)
-	return ok && s.has(k)
+	return ok && (s.has(k) || clinicalForms().has(k))
+}
+
+// formTable answers whether a lowercase word no list holds has a clinical
+// form: 6 letters or more ending in a clinical suffix (-ectomy, -itis, the
+// drug stems -pril, -parin, -apine; data/clinical_suffixes.txt) after at
+// least three letters, and not one of the English words and names of such
+// a form that are not health words (data/not_clinical_forms.txt: academic,
+// systemic, sympathy). The generator applies the same rule to its word
+// lists, so a drug or condition no list has (oxycodone, quetiapine,
+// enoxaparin) is a health word and a listed word is what the filters made
+// it. A table of the suffixes' last three letters answers most words with
+// one load.
+type formTable struct {
+	last3    [26 * 26 * 26]bool // a suffix ends in these three letters
+	lengths  []int              // the suffixes' lengths, shortest first
+	suffixes *set
+	not      *set
+}
+
+func newFormTable(suffixes, not string) *formTable {
+	t := &formTable{suffixes: newSet(suffixes), not: newSet(not)}
+	for line := range strings.Lines(suffixes) {
+		sfx := strings.TrimSuffix(line, "\n")
+		if len(sfx) < 3 {
+			continue
+		}
+		t.last3[trigram(sfx[len(sfx)-3:])] = true
+		if !slices.Contains(t.lengths, len(sfx)) {
+			t.lengths = append(t.lengths, len(sfx))
+		}
+	}
+	slices.Sort(t.lengths)
+	return t
+}
+
+func trigram[S ~string | ~[]byte](s S) int {
+	return int(s[0]-'a')*26*26 + int(s[1]-'a')*26 + int(s[2]-'a')
+}
+
+// has: k is lowercase ASCII letters (foldLower's output).
+func (t *formTable) has(k []byte) bool {
+	if len(k) < 6 || !t.last3[trigram(k[len(k)-3:])] {
+		return false
+	}
+	for _, n := range t.lengths {
+		if len(k) < n+3 {
+			break
+		}
+		if t.suffixes.has(k[len(k)-n:]) {
+			return len(k) > t.not.maxLen || !t.not.has(k)
+		}
+	}
+	return false
 }
 
 // GivenName reports whether w, a capitalized word as written ("Maria",

@@ -37,6 +37,8 @@ func TestHealthWord(t *testing.T) {
 			// gloss (digoxin), a clinical prefix, a clinical form
 			"cancer", "pregnancy", "surgery", "allergic", "incontinence", "laparotomy", "hypoxia",
 			"dialysis", "postoperative", "antenatal", "syncope", "digoxin", "cholecystectomy", "osteomyelitis",
+			// of a clinical form no list has (a drug stem, a clinical ending)
+			"oxycodone", "Quetiapine", "ENOXAPARIN", "levothyroxine", "apixaban", "dabigatran",
 			// plurals and British spellings the sources lack
 			"lacerations", "haemodialysis", "anaemia", "tumours",
 			// acronyms, in capitals: WordNet's medical synsets'
@@ -53,6 +55,8 @@ func TestHealthWord(t *testing.T) {
 			"stroke", "depression", "pain", "heart", "blood", "constrict", "meson", "avahi",
 			"schema", "latency", "cohort", "telemetry", "diag", "eval", "hyper", "diagnostic",
 			"inject", "injected", "embedded", "bloody", "quantile", "celsius", "URI",
+			// English words and names of a clinical form (not_clinical_forms.txt)
+			"academic", "systemic", "Systemic", "sympathy", "telepathy", "microscopy", "osmosis", "patriotic",
 			// acronyms of other fields, and acronyms in lower case
 			"PID", "DNA", "FDA", "tia", "Tia",
 			// acronyms only in capitals; not words of other letters
@@ -128,7 +132,8 @@ func TestICD10(t *testing.T) {
 func TestLookupsDoNotAllocate(t *testing.T) {
 	text := []byte("Mr. David O'Brien, admitted with Pneumonia, HIV, on warfarin; E11.9")
 	words := [][]byte{[]byte("Pneumonia"), []byte("HIV"), []byte("warfarin"), []byte("server"),
-		[]byte("David"), []byte("O'Brien"), []byte("McDonald"), []byte("MARIA"), []byte("E11.9")}
+		[]byte("David"), []byte("O'Brien"), []byte("McDonald"), []byte("MARIA"), []byte("E11.9"),
+		[]byte("oxycodone"), []byte("academic")}
 	allocs := testing.AllocsPerRun(200, func() {
 		for _, w := range words {
 			HealthWord(w)

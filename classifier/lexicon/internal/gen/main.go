@@ -209,18 +209,21 @@ func run(deps, out string) error {
 		}
 	}
 	phrases := buildPhrases(health, wn, tiers, surnameRank, &l)
+	notForms := notClinicalForms(health, medLemmas, wn, tiers, freq, names, &l)
 
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
 	files := map[string][]string{
-		"health_words.txt":     health,
-		"health_acronyms.txt":  acronyms,
-		"caps_not_names.txt":   capsNotNames(names, census, surnameRank, anyCase, wn, &l),
-		"health_phrases.txt":   phrases,
-		"given_names.txt":      names.given,
-		"surnames.txt":         names.surnames,
-		"icd10_categories.txt": categories,
+		"health_words.txt":       health,
+		"health_acronyms.txt":    acronyms,
+		"caps_not_names.txt":     capsNotNames(names, census, surnameRank, anyCase, wn, &l),
+		"health_phrases.txt":     phrases,
+		"given_names.txt":        names.given,
+		"surnames.txt":           names.surnames,
+		"icd10_categories.txt":   categories,
+		"clinical_suffixes.txt":  sortedKeys(setOf(clinicalSuffixes)),
+		"not_clinical_forms.txt": notForms,
 	}
 	for name, words := range files {
 		if err := writeLines(filepath.Join(out, name), words); err != nil {

@@ -119,3 +119,47 @@ func icd10Categories() []string {
 }
 
 func icdIndex(c string) int { return int(c[0]-'A')*100 + int(c[1]-'0')*10 + int(c[2]-'0') }
+
+// notClinicalForms: the words of a clinical form that are not health
+// words: every word of SCOWL, SUBTLEX, WordNet and the gazetteer that ends
+// in a clinical suffix and that the filters did not keep (academic,
+// systemic, exotic, politic, Marcaine the surname). HealthWord takes a word
+// it does not hold for a health word when it has a clinical form and is
+// not one of these: a drug or condition no word list has (oxycodone,
+// quetiapine, enoxaparin) is one, an English word or a name is not.
+func notClinicalForms(health []string, medLemmas map[string]bool, wn *wordnet, tiers map[string]int, freq map[string]subtlexWord, names nameLists, l *lists) []string {
+	kept := setOf(health)
+	out := map[string]bool{}
+	add := func(w string) {
+		if isLowerAlpha(w) && clinicalForm(w) && !kept[w] {
+			out[w] = true
+		}
+	}
+	for w := range tiers {
+		add(w)
+	}
+	for w := range freq {
+		add(w)
+	}
+	for w := range medLemmas {
+		add(w)
+	}
+	for w := range names.isName {
+		add(w)
+	}
+	for _, byLemma := range wn.index {
+		for lemma := range byLemma {
+			add(lemma)
+		}
+	}
+	l.count("out: words of a clinical form that are not health words", len(out), "SCOWL, SUBTLEX, WordNet and gazetteer words ending in a clinical suffix that the filters did not keep")
+	return sortedKeys(out)
+}
+
+func setOf(ws []string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
