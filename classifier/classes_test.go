@@ -737,3 +737,33 @@ func TestNotesInSections(t *testing.T) {
 	assertFires(t, "health-term-with-identifier", "SOAP\nS: Lacey Murray reports dizziness x3 days.\nO: T 38.4, HR 112.\nA: community-acquired pneumonia.\nP: recheck in 48h.")
 	assertNone(t, "Agenda\nS: Lacey Murray presents the roadmap.\nO: Q3 numbers.\nNext: the team offsite.\n\nUnrelated: pneumonia vaccines are in stock.")
 }
+
+// TestHealthShorthandInjuriesCognates: a hospital note's shorthand in
+// capitals (the documented handful no packaged vocabulary lists), an
+// injury told as a verb with a body part, and a health word in another
+// language's spelling of its Latin root are health terms beside a name;
+// the same letters in lowercase, a verb without a body part, and an
+// unrelated foreign word are not.
+func TestHealthShorthandInjuriesCognates(t *testing.T) {
+	for _, term := range []string{"NSTEMI", "new onset AF", "AF with RVR", "CHF exacerbation", "COPD", "DVT", "UTI", "DKA",
+		"CKD 3", "AKI", "TKR day 1", "T2DM", "a DNR order"} {
+		assertFires(t, "health-term-with-identifier", "Mr Lachlan Fraser, "+term+", reviewed today.")
+	}
+	for _, term := range []string{"af", "Cap", "CHF1", "AFK", "the UTIL module"} {
+		assertNone(t, "Mr Lachlan Fraser, "+term+", reviewed today.")
+	}
+	for _, injury := range []string{"broke her ankle", "fractured his left wrist", "sprained my knee", "dislocated a shoulder", "tore their right hip"} {
+		assertFires(t, "health-term-with-identifier", "Claim: Ms Olga Petrenko "+injury+" skiing in Austria.")
+	}
+	for _, other := range []string{"broke her record", "cut the budget", "hurt their feelings", "broke the ankle-deep ice"} {
+		assertNone(t, "Claim: Ms Olga Petrenko "+other+" skiing in Austria.")
+	}
+	for _, text := range []string{
+		"Sophie Durand a été admise pour une pneumopathie.", // -ie for -y
+		"Sophie Durand est sous amoxicilline depuis hier.",  // a French final e
+		"La paciente Lucía Romero tiene cáncer de mama.",    // accents folded
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	assertNone(t, "Sophie Durand a été admise pour une conférence, sous la pluie depuis hier.")
+}

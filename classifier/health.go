@@ -23,6 +23,7 @@ var healthTerms = []string{
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
+	"self harm", "self-harm", "suicid", "lithium",
 }
 
 // healthWindow is how far from an identifier a health term is looked for;
@@ -178,7 +179,7 @@ func (sc *scanner) healthIn(t []byte, from, to int) bool {
 		for j < len(t) && isLetter(t[j]) {
 			j++
 		}
-		if lexicon.HealthWord(t[i:j]) || lexicon.HealthPhrase(t, i) > 0 {
+		if lexicon.HealthWord(t[i:j]) || lexicon.HealthPhrase(t, i) > 0 || clinicalAbbrev(t, i, j) || injuryAt(t, i, j) || cognateAt(t, i, j) {
 			return true
 		}
 		i = j
@@ -497,6 +498,131 @@ func dateAt(t []byte, p int) bool {
 		return true
 	case n == 4 && (t[p] == '1' || t[p] == '2') && (q == len(t) || !isWordByte(t[q])):
 		return true
+	}
+	return false
+}
+
+// clinicalAbbrevs are the shorthand of hospital notes that no packaged
+// vocabulary this project may embed lists (WordNet holds CVA, TIA, HIV,
+// ARDS, CABG; the lexicon has those): a documented handful of the most
+// frequent diagnoses and procedures, not a grown list. Read in capitals
+// only, as a whole word (not CHA2DS2, not "af" or "Cap").
+var clinicalAbbrevs = map[string]bool{
+	"NSTEMI": true, "STEMI": true, "AF": true, "RVR": true, "CHF": true, "COPD": true, "DVT": true, "UTI": true,
+	"DKA": true, "CKD": true, "AKI": true, "HTN": true, "TKR": true, "THR": true, "SOB": true, "DNR": true,
+	"GORD": true, "GERD": true, "MRSA": true, "IDDM": true, "NIDDM": true, "T2DM": true, "T1DM": true, "LRTI": true,
+}
+
+// clinicalAbbrev reports whether t[i:j] (letters), with the digits glued
+// after it (T2DM), is one of clinicalAbbrevs written in capitals.
+func clinicalAbbrev(t []byte, i, j int) bool {
+	if !isUpperASCII(t[i]) {
+		return false
+	}
+	for j < len(t) && j-i < 7 && (isUpperASCII(t[j]) || isDigit(t[j])) {
+		j++ // T2DM
+	}
+	if j-i < 2 || j-i > 6 || !isUpperASCII(t[j-1]) || (j < len(t) && isWordByte(t[j])) {
+		return false
+	}
+	return clinicalAbbrevs[string(t[i:j])]
+}
+
+// injuryVerbs and bodyParts: an injury told as a verb of the person
+// (broke her ankle, fractured his wrist, sprained my knee) is a health
+// matter though no word of it is a condition.
+var (
+	injuryVerbs = map[string]bool{"broke": true, "broken": true, "fractured": true, "sprained": true, "dislocated": true,
+		"injured": true, "twisted": true, "tore": true, "torn": true, "hurt": true, "burned": true, "burnt": true, "cut": true}
+	bodyParts = map[string]bool{"ankle": true, "wrist": true, "arm": true, "leg": true, "hip": true, "knee": true, "shoulder": true,
+		"elbow": true, "foot": true, "hand": true, "finger": true, "toe": true, "rib": true, "ribs": true, "neck": true, "back": true,
+		"nose": true, "collarbone": true, "jaw": true, "pelvis": true, "femur": true, "skull": true, "spine": true, "thumb": true,
+		"heel": true, "shin": true, "head": true, "face": true, "eye": true}
+	injuryObjects = map[string]bool{"her": true, "his": true, "my": true, "their": true, "your": true, "a": true, "the": true,
+		"both": true, "left": true, "right": true}
+	sides = map[string]bool{"left": true, "right": true}
+)
+
+// injuryAt reports whether the word t[i:j] is an injury verb followed by
+// a possessive (her, his, my, their, a) and a body part.
+func injuryAt(t []byte, i, j int) bool {
+	if j-i < 3 || j-i > 10 || !inLower(injuryVerbs, t[i:j]) || j+2 >= len(t) || t[j] != ' ' {
+		return false
+	}
+	p := j + 1
+	q := p
+	for q < len(t) && q-p < 6 && isLetter(t[q]) {
+		q++
+	}
+	if !inLower(injuryObjects, t[p:q]) {
+		return false
+	}
+	if q >= len(t) || t[q] != ' ' {
+		return false
+	}
+	p = q + 1
+	for k := 0; k < 2; k++ { // "her left ankle"
+		q = p
+		for q < len(t) && q-p < 11 && isLetter(t[q]) {
+			q++
+		}
+		if inLower(bodyParts, t[p:q]) {
+			return q == len(t) || !isLetter(t[q]) && t[q] != '-' // not ankle-deep
+		}
+		if !inLower(sides, t[p:q]) || q >= len(t) || t[q] != ' ' {
+			return false
+		}
+		p = q + 1
+	}
+	return false
+}
+
+// inLower reports whether w, lowercased, is a key of m (m[string(b)]
+// on a stack array allocates nothing).
+func inLower(m map[string]bool, w []byte) bool {
+	var buf [12]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	for k, c := range w {
+		buf[k] = lower(c)
+	}
+	return m[string(buf[:len(w)])]
+}
+
+// cognateAt reports whether the word at t[i:] (read to its end, letters
+// of other scripts included) is a health word of the lexicon in another
+// language's spelling the Latin roots share with English: accents folded
+// (cáncer, diabète), a French final e dropped (amoxicilline, insuline),
+// a Romance -ia or French -ie for English -ia or -y (neumonía, pneumopathie,
+// quimioterapia is not one). j is the end of its ASCII letters.
+func cognateAt(t []byte, i, j int) bool {
+	e := j
+	for e < len(t) && e-i < 32 && (isLetter(t[e]) || t[e] >= 0x80 && t[e] != 0xE2 && t[e] != 0xC2) {
+		e++
+	}
+	if e-i < 5 || e-i >= 32 {
+		return false
+	}
+	var buf [32]byte
+	w, ok := foldName(buf[:0], t[i:e])
+	if !ok || (e == j && w[len(w)-1] != 'e') {
+		return false // plain ASCII not ending in e: HealthWord has judged it
+	}
+	if e > j && lexicon.HealthWord(w) {
+		return true
+	}
+	n := len(w)
+	switch {
+	case w[n-1] == 'e' && n >= 7 && lexicon.HealthWord(w[:n-1]):
+		return true // amoxicilline
+	case n >= 7 && w[n-2] == 'i' && w[n-1] == 'e':
+		w[n-1] = 'a' // pneumopathie: pneumopathia
+		if lexicon.HealthWord(w) {
+			return true
+		}
+		w[n-2], w = 'y', w[:n-1] // pneumopathy
+		return lexicon.HealthWord(w)
 	}
 	return false
 }
