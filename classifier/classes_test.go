@@ -767,3 +767,39 @@ func TestHealthShorthandInjuriesCognates(t *testing.T) {
 	}
 	assertNone(t, "Sophie Durand a été admise pour une conférence, sous la pluie depuis hier.")
 }
+
+// TestUnknownNamesInPatientFrames: a capitalized pair the gazetteer
+// lacks is a patient's name in a frame only patients stand in with a
+// health term in its clause (a note for them, attended with, seen in, a
+// kin's possessive), or with a health term right after has, is ...
+// positive, or a patient list's dash; the same pairs of ordinary words
+// saying something else about health are not names.
+func TestUnknownNamesInPatientFrames(t *testing.T) {
+	for _, name := range []string{"Toyokazu Koike", "Esjar Sturluson", "Cirilka Košutnik", "Markha Aslakhanov"} {
+		for _, frame := range []string{
+			"can u draft a sick note for %s? off work 2 weeks with sepsis",
+			"Please write a fit note for %s, off with NSTEMI",
+			"Summarise: '%s attended with worsening COPD exacerbation.'",
+			"37 y/o female, %s, seen in ED for HIV.",
+			"Spoke to %s's son re: chlamydia.",
+			"%s has tuberculosis.",
+			"%s has pulmonary embolism.",
+			"%s is HIV positive and asked us not to tell her employer.",
+			"%s - appendicitis - on insulin glargine 20 units qHS",
+			"Re: %s – schizophrenia – results attached",
+		} {
+			assertFires(t, "health-term-with-identifier", strings.ReplaceAll(frame, "%s", name))
+		}
+	}
+	for _, text := range []string{
+		"Visual Studio is slow when the dialysis dashboard loads.",
+		"Microsoft Teams was down during the oncology meeting.",
+		"New York is seeing more asthma cases.",
+		"Apple Watch needs an ECG update for AF detection.",
+		"Outcomes in Patients With Alzheimer'S Disease: a Retrospective Cohort of 1385 Admissions.",
+		"Global Fund is funding tuberculosis programmes.",
+		"Toyokazu Koike wrote a review of sepsis guidelines.",
+	} {
+		assertNone(t, text)
+	}
+}

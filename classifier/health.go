@@ -23,7 +23,7 @@ var healthTerms = []string{
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-	"self harm", "self-harm", "suicid", "lithium",
+	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "gi bleed",
 }
 
 // healthWindow is how far from an identifier a health term is looked for;
