@@ -803,3 +803,41 @@ func TestUnknownNamesInPatientFrames(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestRecordsCapsAndOtherLanguages: a record's name field beside a
+// health field (key=value, JSON, SQL, CSV, a pipe table), a surname in
+// capitals before the given name at a line's start, and the verbs of
+// admission and possession of the languages covered make a patient of a
+// pair the gazetteer lacks; a header without rows of people, a table of
+// products, and capitals that are no name are not.
+func TestRecordsCapsAndOtherLanguages(t *testing.T) {
+	for _, text := range []string{
+		"patient=Toyokazu Koike diagnosis=sepsis",
+		`{"name": "Toyokazu Koike", "diagnosis": "sepsis"}`,
+		"INSERT INTO patients (name, diagnosis) VALUES ('Toyokazu Koike', 'acute pancreatitis');",
+		"name,age,diagnosis\nToyokazu Koike,54,sepsis\nEsjar Sturluson,61,tuberculosis",
+		"| Name | Age | Condition |\n|---|---|---|\n| Toyokazu Koike | 54 | sepsis |",
+		"full_name\tdx\nToyokazu Koike\tCOPD",
+		"KOIKE, TOYOKAZU  Dx: sepsis",
+		"KOIKE, Toyokazu - community-acquired pneumonia",
+		"KOWALSKI, ANNA  bed 4 - sepsis",
+		"Toyokazu Koike ha sido ingresado por neumonía.",
+		"Toyokazu Koike è stato ricoverato per polmonite, diabete noto, insulin.",
+		"Toyokazu Koike tiene diabetes.",
+		"Toyokazu Koike heeft diabetes en astma.",
+		"Toyokazu Koike a été hospitalisée pour une pneumopathie.",
+		"Pls review Toyokazu Koike - ? cellulitis vs DVT R calf",
+		"Toyokazu Koike fractured her wrist falling off a bike",
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	for _, text := range []string{
+		"name,diagnosis\n",
+		"product_name,condition,price\nwidget,new,4.99\ngadget,refurbished,9.99",
+		"sku,name,condition\nA-100,Blue Widget,used",
+		"NOTE, PLEASE read the dialysis guideline first.",
+		"Toyokazu Koike tiene una reunión sobre el presupuesto.",
+	} {
+		assertNone(t, text)
+	}
+}

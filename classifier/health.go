@@ -23,7 +23,9 @@ var healthTerms = []string{
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "gi bleed",
+	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "gi bleed", "post-op", "postop",
+	// admitted to a hospital, in the languages of the names the detectors read
+	"ricoverat", "ingresado por", "ingresada por", "internado por", "internada por", "hospitalis", "hospitaliz",
 }
 
 // healthWindow is how far from an identifier a health term is looked for;
@@ -275,6 +277,19 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 			e++
 		}
 		return e - 1
+	}
+	if (c == 'd' || c == 'c' || c == 'p') && i >= sc.headerEnd && healthField(t, i) {
+		// A table or an SQL column list with a name field and a
+		// health field: its rows are people and their conditions.
+		sc.headerEnd = i + 1
+		for sc.headerEnd < len(t) && sc.headerEnd-i < 256 && t[sc.headerEnd] != '\n' {
+			sc.headerEnd++
+		}
+		if rows := sc.healthHeaderAt(t, i); rows > 0 {
+			sc.identifier(rows, idName)
+			sc.cuedName[sc.nids-1] = true
+		}
+		return i
 	}
 	if c == 'm' && hasPrefixFold(t[i:], "my ") {
 		for _, kin := range kinCues {
@@ -613,6 +628,16 @@ func cognateAt(t []byte, i, j int) bool {
 		return true
 	}
 	n := len(w)
+	if n < len(buf) && (w[0]|0x20) == 'n' && hasPrefixFold(w, "neum") {
+		// Spanish and Portuguese drop the p of pneu-: neumonía, neumotórax.
+		w = append(w, 0)
+		copy(w[1:], w[:n])
+		w[0] = 'p'
+		if lexicon.HealthWord(w) {
+			return true
+		}
+		w = w[1:]
+	}
 	switch {
 	case w[n-1] == 'e' && n >= 7 && lexicon.HealthWord(w[:n-1]):
 		return true // amoxicilline
@@ -623,6 +648,27 @@ func cognateAt(t []byte, i, j int) bool {
 		}
 		w[n-2], w = 'y', w[:n-1] // pneumopathy
 		return lexicon.HealthWord(w)
+	}
+	return false
+}
+
+// healthField reports whether a record's health field name starts at
+// t[i] and ends before a separator, a quote or a space: diagnosis, dx,
+// condition (not problem: a bug tracker's column).
+func healthField(t []byte, i int) bool {
+	if i+2 > len(t) {
+		return false
+	}
+	switch c, d := t[i]|0x20, t[i+1]|0x20; {
+	case c == 'd' && (d == 'i' || d == 'x'), c == 'c' && d == 'o':
+	default:
+		return false // most words: one comparison
+	}
+	for _, f := range [...]string{"diagnosis", "diagnoses", "dx", "condition", "conditions"} {
+		if hasPrefixFold(t[i:], f) {
+			e := i + len(f)
+			return e == len(t) || !isWordByte(t[e])
+		}
 	}
 	return false
 }

@@ -113,6 +113,58 @@ func (sc *scanner) csvHeaderAt(t []byte, i int) bool {
 	return false
 }
 
+// healthHeaderAt reports whether t[i], a word of a health field
+// (diagnosis, condition, dx), is in a table's header or an SQL
+// column list that also names a name field, and the rows after it (the
+// next line, or what follows VALUES) hold a capitalized word and a health
+// term: "name,diagnosis\nToyokazu Koike,sepsis", "INSERT INTO patients
+// (name, diagnosis) VALUES ('Toyokazu Koike', 'acute pancreatitis')",
+// "| Name | Age | Diagnosis |". It returns where the rows start, or 0.
+func (sc *scanner) healthHeaderAt(t []byte, i int) int {
+	ls := i
+	for ls > 0 && i-ls < 256 && t[ls-1] != '\n' {
+		ls--
+	}
+	le := i
+	for le < len(t) && le-ls < 256 && t[le] != '\n' {
+		le++
+	}
+	sc.steps += le - ls
+	line := t[ls:le]
+	if !containsFold(line[:i-ls], "name") && !containsFold(t[i:le], "name") {
+		return 0
+	}
+	sep := false
+	for _, c := range line {
+		sep = sep || c == ',' || c == '\t' || c == ';' || c == '|'
+	}
+	if !sep {
+		return 0
+	}
+	rows := le + 1
+	for p := i; p+6 <= le; p++ {
+		if (t[p]|0x20) == 'v' && hasPrefixFold(t[p:], "values") && (p == 0 || !isWordByte(t[p-1])) {
+			rows = p + 6 // INSERT ... VALUES (...)
+			break
+		}
+	}
+	if rows >= len(t) {
+		return 0
+	}
+	end := min(rows+256, len(t))
+	sc.steps += end - rows
+	capital := false
+	for p := rows; p < end && !capital; p++ {
+		if _, ok := nameWord(t, p); ok && (p == 0 || !isWordByte(t[p-1])) {
+			capital = true
+		}
+	}
+	if !capital || !sc.healthIn(t, rows, end) {
+		return 0
+	}
+	return rows
+}
+
 func containsFold(t []byte, w string) bool {
 	for i := 0; i+len(w) <= len(t); i++ {
 		if hasPrefixFold(t[i:], w) {
@@ -506,6 +558,9 @@ func (sc *scanner) personName(t []byte, i int) int {
 		}
 		return i
 	}
+	if e := sc.capsSurnameFirst(t, i); e > i {
+		return e
+	}
 	e1, ok := nameWord(t, i)
 	if !ok || e1+2 >= len(t) {
 		return i
@@ -587,8 +642,11 @@ func (sc *scanner) personName(t []byte, i int) int {
 // diabetes products"); "Claude Code is great for cancer research" is not.
 func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	after := t[e:min(e+24, len(t))]
+	if len(after) < 3 {
+		return false
+	}
 	if noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
-		kinPossessive(after) {
+		kinPossessive(after) || admittedAfter(after) {
 		end := e
 		for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
 			end++
@@ -597,8 +655,10 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	}
 	p := e
 	switch {
-	case hasPrefixFold(after, " has "):
+	case hasPrefixFold(after, " has "), hasPrefixFold(after, " hat "), hasPrefixFold(after, " har "):
 		p += 5
+	case hasPrefixFold(after, " tiene "), hasPrefixFold(after, " heeft "):
+		p += 7
 	case hasPrefixFold(after, " is "):
 		p += 4
 		q := p
@@ -608,14 +668,43 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 		if !hasPrefixFold(t[min(q, len(t)):], " positive") && !hasPrefixFold(t[min(q, len(t)):], " negative") {
 			return false // is HIV positive
 		}
-	case hasPrefixFold(after, " - ") && nameListed(t, i):
+	case hasPrefixFold(after, " - ") && (nameListed(t, i) || personContext(t, i, e)):
 		p += 3
-	case (hasPrefixFold(after, " – ") || hasPrefixFold(after, " — ")) && nameListed(t, i):
+	case (hasPrefixFold(after, " – ") || hasPrefixFold(after, " — ")) && (nameListed(t, i) || personContext(t, i, e)):
 		p += 5
+	case len(after) > 1 && after[0] == ' ' && isLetter(after[1]):
+		p++ // an injury told right after the name: fractured her wrist
+		q := p
+		for q < len(t) && q-p < 12 && isLetter(t[q]) {
+			q++
+		}
+		return injuryAt(t, p, q)
 	default:
 		return false
 	}
+	if p+1 < len(t) && t[p] == '?' {
+		p++ // a query: "- ? cellulitis"
+		if t[p] == ' ' {
+			p++
+		}
+	}
 	return p < len(t) && sc.healthIn(t, p, p+1)
+}
+
+// admittedAfter reports whether after starts with a verb of admission to
+// a hospital in the Romance languages the detectors read: " ha sido
+// ingresado", " è stato ricoverato", " a été hospitalisée", " foi
+// internado". Not English's "was admitted" nor German's "wurde
+// aufgenommen", Dutch's "opgenomen": organizations are admitted too
+// (Google Cloud was admitted to the HIPAA program).
+func admittedAfter(after []byte) bool {
+	for _, w := range [...]string{" ha sido ingresad", " fue ingresad", " è stato ricoverat", " è stata ricoverat",
+		" a été hospitalis", " foi internad", " foi hospitaliz"} {
+		if hasPrefixFold(after, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // kinPossessive reports whether after starts with "'s" and a kin word:
@@ -637,6 +726,51 @@ func kinPossessive(after []byte) bool {
 func noteFor(t []byte, i int) bool {
 	for _, w := range [...]string{"note for ", "letter for ", "referral for ", "certificate for "} {
 		if i >= len(w) && hasPrefixFold(t[i-len(w):], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// capsSurnameFirst judges a surname in capitals, a comma and a given
+// name at a line's or a field's start, as wristbands, lab reports and
+// lists print them: "KOWALSKI, ANNA", "KOIKE, Toyokazu". It is a name
+// when the gazetteer knows one of the two words, or a health term or a
+// date of birth follows on its line. It records the name and returns the
+// index of its last byte, or returns i.
+func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
+	e1 := capsWord(t, i)
+	if e1 == i || e1+3 >= len(t) || t[e1] != ',' || t[e1+1] != ' ' || !nameListed(t, i) {
+		return i
+	}
+	p := e1 + 2
+	e2 := capsWord(t, p)
+	if e2 == p {
+		var ok bool
+		if e2, ok = nameWord(t, p); !ok {
+			return i
+		}
+	}
+	if e2 < len(t) && isWordByte(t[e2]) || e2+1 < len(t) && t[e2] == ' ' && t[e2+1] >= 'a' && t[e2+1] <= 'z' {
+		return i // NOTE, PLEASE read: a sentence goes on
+	}
+	le := e2
+	for le < len(t) && le-e2 < 96 && t[le] != '\n' {
+		le++
+	}
+	sc.steps += le - i
+	if !(surname(t[i:e1]) || givenName(t[p:e2]) || sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le)) {
+		return i
+	}
+	sc.nameAt(i)
+	return e2 - 1
+}
+
+// birthCueIn reports whether a date of birth's cue with its date starts
+// at a word of t[from:to] (DOB: 19-MAR-1970).
+func birthCueIn(t []byte, from, to int) bool {
+	for p := from; p < to; p++ {
+		if isLetter(t[p]) && (p == 0 || !isWordByte(t[p-1])) && birthCue(t, p) {
 			return true
 		}
 	}

@@ -24,6 +24,9 @@ type scanner struct {
 	// refEnd is where the scan for reference words stopped in the current
 	// text, refAt the last one it found (-1: none).
 	refEnd, refAt int
+	// headerEnd is where the last line judged as a record's header with
+	// a health field ends: each line is judged once.
+	headerEnd int
 	// steps counts the bytes the look-arounds read, so a test can hold
 	// the scan to linear time without a clock.
 	steps int
@@ -59,6 +62,7 @@ func (sc *scanner) text(t []byte) {
 	sc.nids = 0
 	sc.icdCodes, sc.icdRef, sc.icdAt = 0, 0, -1
 	sc.refEnd, sc.refAt = 0, -1
+	sc.headerEnd = 0
 	for i := 0; i < len(t); i++ {
 		if !stopByte[t[i]] {
 			continue
