@@ -98,7 +98,7 @@ var stoplist = map[string]bool{
 	"diagnostic": true, "diagnostics": true, "diagnose": true, "decrement": true, "decrements": true,
 	"mono": true, "uri": true,
 	"rem": true, "nec": true, "ppp": true, "des": true, "apc": true, "pid": true, "ipv": true, // acronyms of other fields too (IPv6)
-	"amd": true, "aaa": true, // a chip maker; batteries, games and the AAA protocol
+	"amd": true, "aaa": true, "vhf": true, // a chip maker; batteries, games and the AAA protocol; a radio band
 	// common words whose one WordNet sense seen (or first sense) is medical
 	// but whose use in prose is not: the review of the common-word path
 	"bloody": true, "liquor": true, "martini": true, "vera": true, "drunken": true, "maniac": true,
@@ -681,13 +681,17 @@ func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlex
 	for w := range medLemmas {
 		cand[w] = true
 	}
-	for w := range tiers {
-		if isLowerAlpha(w) {
+	for w, t := range tiers {
+		// SCOWL's common words (size 35 and below) are candidates only as
+		// WordNet's medical lemmas, or with a clinical prefix or form
+		// (prenatal, hepatitis): their weak medical senses (slashed: a
+		// gash; balmy: of balm) would take everyday prose
+		if isLowerAlpha(w) && (t > commonTier || clinicalForm(w) || prefixedMedical(wn, w)) {
 			cand[w] = true
 		}
 	}
 	keep := map[string]bool{}
-	var short, asName, common, stopped, rare, rareNotMed, rareUnknown, wnMed, clinical int
+	var short, asName, common, stopped, rare, rareNotMed, rareUnknown, weakMed, wnMed, clinical, inflection int
 	for w := range cand {
 		if len(w) < 4 {
 			short++
@@ -699,6 +703,13 @@ func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlex
 		g := freq[w].count
 		clin := clinicalForm(w)
 		v := wn.judge(w)
+		if !medLemmas[w] && v.known && !slices.Contains(v.lemmas, w) || slices.ContainsFunc(v.lemmas, func(lm string) bool { return stoplist[lm] }) {
+			// an inflection (tore, wounds, sorest) is judged as its lemma
+			// is: kept when the lemma is (the plurals below), never when
+			// the stoplist refuses the lemma
+			inflection++
+			continue
+		}
 		if explain != "" && slices.Contains(strings.Split(explain, ","), w) {
 			fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical form %v name %v wordnet %+v medical %v\n", w, tier(tiers, w), g, clin, names.isName[w], v, v.medicalWord())
 		}
@@ -714,7 +725,14 @@ func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlex
 				baseTier = min(baseTier, tier(tiers, lm))
 			}
 			switch {
+			case v.anyMedical && (tier(tiers, w) > rareKnownTier || v.medicalWord()) && (wn.judgeWord(w).known || clin):
+				// a medical sense of the word itself (not of what follows a
+				// prefix: prebind, refeel), mostly medical when SCOWL lists
+				// it at size 50 or below (gamer, balmy, pests, inhales are
+				// out)
 			case v.anyMedical:
+				weakMed++
+				continue
 			case !v.known:
 				// no sense to judge it by: only a clinical form says it is
 				// medical (cholecystectomy, lisinopril, osteomyelitis)
@@ -743,11 +761,13 @@ func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlex
 			common++
 		}
 	}
-	l.count("filter: health candidates", len(cand), "WordNet's medical lemma words + SCOWL's words")
+	l.count("filter: health candidates", len(cand), fmt.Sprintf("WordNet's medical lemma words + SCOWL's words of size above %d or of a clinical prefix or form", commonTier))
 	l.count("filter: dropped, shorter than 4 letters", short, "")
+	l.count("filter: dropped, an inflection of another word, or of a stoplist word", inflection, "not a WordNet medical lemma itself: tore, wounds, sorest")
 	l.count("filter: dropped, a name of the gazetteer", asName, "and not of a clinical form")
 	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d, or not of a clinical form nor the last word of a medical compound", rareKnownTier))
 	l.count("filter: dropped, rare, unknown to WordNet, not of a clinical form", rareUnknown, "or under 6 letters")
+	l.count("filter: dropped, rare, a medical sense too weak", weakMed, fmt.Sprintf("the medical sense is of the word after a prefix only, or SCOWL size <= %d and the sense is not mostly medical", rareKnownTier))
 	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
 	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, with a medical sense in WordNet or of a clinical form", commonTier, rareCount))
 	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
@@ -819,7 +839,7 @@ func prefixedMedical(wn *wordnet, w string) bool {
 // buildAcronyms: WordNet's capitalized words of medical synsets (TIA,
 // ADHD, PTSD, NSAID, CABG) that SCOWL does not list at size 50 or below in
 // any list (words, abbreviations, names: DNA, ACE, US are general), or
-// that WordNet writes so for medical synsets only (AIDS, HIV, SARS), unless
+// whose first WordNet sense is medical and written so (AIDS, HIV, SARS), unless
 // of 3 letters and a common word in lower case (ADD, CAT, PET: capitals of
 // code and of other trades).
 func buildAcronyms(wn *wordnet, anyTier map[string]int, l *lists) []string {
@@ -830,13 +850,13 @@ func buildAcronyms(wn *wordnet, anyTier map[string]int, l *lists) []string {
 		}
 		t, ok := anyTier[w]
 		lt, lok := anyTier[strings.ToLower(w)]
-		if (ok && t <= 50 || lok && lt <= 50) && !(wn.onlyMedical(w) && (len(w) > 3 || !lok || lt > 50)) {
+		if (ok && t <= 50 || lok && lt <= 50) && !(wn.firstMedical(w) && (len(w) > 3 || !lok || lt > 50)) {
 			continue
 		}
 		keep[w] = true
 	}
 	out := sortedKeys(keep)
-	l.count("out: health acronyms", len(out), "WordNet's capitals of medical synsets that SCOWL lists at no size <= 50, or that WordNet writes so for medical synsets only")
+	l.count("out: health acronyms", len(out), "WordNet's capitals of medical synsets that SCOWL lists at no size <= 50, or whose first WordNet sense is medical and written so")
 	return out
 }
 

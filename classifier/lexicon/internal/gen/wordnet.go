@@ -85,7 +85,6 @@ type synset struct {
 	lexFile   string
 	hypernyms []string // noun offsets
 	related   []string // "pos:offset" of pertainym (\), derivation (+), attribute (=) pointers
-	domains   []string // noun offsets of its topic domains (;c): pathology, medicine, surgery
 	drugGloss bool     // its gloss says it treats or is sold as a drug: see drugGloss
 }
 
@@ -142,10 +141,6 @@ func loadWordNet(dir string) (*wordnet, error) {
 					}
 				case "\\", "+", "=":
 					s.related = append(s.related, tpos+":"+off)
-				case ";c":
-					if tpos == "n" {
-						s.domains = append(s.domains, off)
-					}
 				}
 			}
 			wn.synsets[pos][f[0]] = s
@@ -240,7 +235,7 @@ func (wn *wordnet) medicalNoun(off string) bool {
 	}
 	v := medicalRoots[off] != ""
 	if s := wn.synsets["n"][off]; s != nil && !v {
-		v = s.drugGloss || wn.medicalDomain(s)
+		v = s.drugGloss
 		for _, h := range s.hypernyms {
 			if v || wn.medicalNoun(h) {
 				v = true
@@ -252,18 +247,7 @@ func (wn *wordnet) medicalNoun(off string) bool {
 	return v
 }
 
-// medicalDomain: one of the synset's topic domains is medical (syncope:
-// pathology; febrile: pathology).
-func (wn *wordnet) medicalDomain(s *synset) bool {
-	for _, d := range s.domains {
-		if wn.medicalNoun(d) {
-			return true
-		}
-	}
-	return false
-}
-
-// medicalSense: a noun sense below a root, or of a medical topic domain; an adjective or verb sense
+// medicalSense: a noun sense below a root; an adjective or verb sense
 // related (pertainym, derivation, attribute) to one, or an adjective
 // pertaining to a body part.
 func (wn *wordnet) medicalSense(pos, off string) bool {
@@ -273,9 +257,6 @@ func (wn *wordnet) medicalSense(pos, off string) bool {
 	s := wn.synsets[pos][off]
 	if s == nil {
 		return false
-	}
-	if wn.medicalDomain(s) {
-		return true
 	}
 	for _, r := range s.related {
 		tpos, toff, _ := strings.Cut(r, ":")
@@ -473,19 +454,16 @@ func (wn *wordnet) placeOrTime(w string) bool {
 	return false
 }
 
-// onlyMedical: every noun synset WordNet writes w in (as written) is
-// medical: AIDS, HIV (the infection); not ACE, DNA.
-func (wn *wordnet) onlyMedical(w string) bool {
-	n := 0
-	for off, s := range wn.synsets["n"] {
-		if slices.Contains(s.words, w) {
-			if !wn.medicalNoun(off) {
-				return false
-			}
-			n++
-		}
+// firstMedical: WordNet's first noun sense of w is medical and written w
+// (as given, in capitals): AIDS, HIV (the infection before the virus); not
+// ACE, DNA.
+func (wn *wordnet) firstMedical(w string) bool {
+	offs := wn.index["n"][strings.ToLower(w)]
+	if len(offs) == 0 || !wn.medicalNoun(offs[0]) {
+		return false
 	}
-	return n > 0
+	s := wn.synsets["n"][offs[0]]
+	return s != nil && slices.Contains(s.words, w)
 }
 
 // capitals: the all-capital words (3 to 6 letters) of medical noun synsets:
