@@ -841,3 +841,26 @@ func TestRecordsCapsAndOtherLanguages(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestQueriesForPatientsAndReversedNamesWithDates: a coding query, an
+// assessment and plan, a discharge summary "for" a pair the gazetteer
+// lacks, with a health term in its clause, names a patient (an ICD-10
+// code in a coding text then is a person's diagnosis); a surname, a comma
+// and a given name before a date in parentheses is a name with its date
+// of birth.
+func TestQueriesForPatientsAndReversedNamesWithDates(t *testing.T) {
+	for _, text := range []string{
+		"Coding query for Khatu Barsukov: is C50.911 right for malignant neoplasm of right female breast?",
+		"Coding query for Zargan Vedzizhev: is F10.239 right for alcohol dependence with withdrawal?",
+		"Discharge summary for Esjar Sturluson: admitted with sepsis (A41.9).",
+	} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.ICD10), "%q: %v", text, got.Names())
+	}
+	assertNone(t, "Coding query for Claims Team: is C50.911 still billable under the 2026 guideline?")
+	for _, text := range []string{"Miller, Rachael (02/04/1955)", "Shigeki, Yuuna (11/16/1986)", "Smárason, Hafþór (15.04.1947)", "Lundberg, My (8 April 1947)"} {
+		got := classifier.Text([]byte(text))
+		assert.True(t, got.Has(classifier.PersonNameWithBirthDate), "%q: %v", text, got.Names())
+	}
+	assertNone(t, "Miller, Rachael (02/04/2026)")
+}

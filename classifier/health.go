@@ -23,7 +23,7 @@ var healthTerms = []string{
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "gi bleed", "post-op", "postop",
+	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "alcohol dependence", "gi bleed", "post-op", "postop",
 	// admitted to a hospital, in the languages of the names the detectors read
 	"ricoverat", "ingresado por", "ingresada por", "internado por", "internada por", "hospitalis", "hospitaliz",
 }

@@ -624,6 +624,9 @@ func (sc *scanner) personName(t []byte, i int) int {
 			}
 		}
 		sc.nameAt(i)
+		if b := birthAfter(t, e2); b > 0 {
+			sc.identifier(b, idBirth) // Miller, Rachael (02/04/1955)
+		}
 		return e2 - 1
 	}
 	return e1 - 1
@@ -721,10 +724,12 @@ func kinPossessive(after []byte) bool {
 	return false
 }
 
-// noteFor reports whether "note for ", "letter for " or "referral for "
-// precedes t[i]: a sick note, a fit note, a referral letter is for a patient.
+// noteFor reports whether "note for ", "letter for ", "referral for ",
+// "query for ", "plan for " or "summary for " precedes t[i]: a sick note,
+// a referral letter, a coding query, an assessment and plan, a discharge
+// summary is for a patient.
 func noteFor(t []byte, i int) bool {
-	for _, w := range [...]string{"note for ", "letter for ", "referral for ", "certificate for "} {
+	for _, w := range [...]string{"note for ", "letter for ", "referral for ", "certificate for ", "query for ", "plan for ", "summary for "} {
 		if i >= len(w) && hasPrefixFold(t[i-len(w):], w) {
 			return true
 		}
