@@ -102,3 +102,29 @@ func TestWordNetJudge(t *testing.T) {
 		t.Errorf("judge(untranslated) = %+v: the fixture does not know translated", v)
 	}
 }
+
+func TestDrugGloss(t *testing.T) {
+	for gloss, want := range map[string]bool{
+		"a digitalis glycoside (trade name Lanoxin) used in treating congestive heart failure":       true,
+		"an anticoagulant (trade names Coumadin and Panwarfin) used to prevent and treat a thrombus": true,
+		"an antiarrhythmic drug (trade name Cordarone) used to treat life-threatening arrhythmias":   true,
+		"a colorless flammable liquid used as a solvent":                                             false,
+		"a game played on a board": false,
+	} {
+		if got := drugGloss.MatchString(gloss); got != want {
+			t.Errorf("drugGloss(%q) = %v, want %v", gloss, got, want)
+		}
+	}
+}
+
+func TestFirstMedicalCapitals(t *testing.T) {
+	wn := fixtureWordNet()
+	wn.synsets["n"]["00000020"] = &synset{lexFile: "26", hypernyms: []string{"00000001"}, words: []string{"AIDS"}} // the disease
+	wn.synsets["n"]["00000021"] = &synset{lexFile: "06", words: []string{"aid"}}                                   // a help
+	wn.synsets["n"]["00000022"] = &synset{lexFile: "27", words: []string{"DNA"}}                                   // an acid
+	wn.index["n"]["aids"] = []string{"00000020", "00000021"}
+	wn.index["n"]["dna"] = []string{"00000022"}
+	if !wn.firstMedical("AIDS") || wn.firstMedical("DNA") || wn.firstMedical("Aids") {
+		t.Errorf("firstMedical: AIDS %v (want true), DNA %v, Aids %v (want false)", wn.firstMedical("AIDS"), wn.firstMedical("DNA"), wn.firstMedical("Aids"))
+	}
+}
