@@ -864,3 +864,15 @@ func TestQueriesForPatientsAndReversedNamesWithDates(t *testing.T) {
 	}
 	assertNone(t, "Miller, Rachael (02/04/2026)")
 }
+
+// TestKinLowercaseNamesWithHealth: two lowercase words after "my <kin>"
+// are a name when "has" or "is" and a health term follow right after;
+// words that go on the sentence are not.
+func TestKinLowercaseNamesWithHealth(t *testing.T) {
+	for _, text := range []string{"my father harri jäntti has hypertension", "my mother ingrid tveit is diabetic, is that hereditary?"} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	for _, text := range []string{"my father and mother has hypertension", "my father also is diabetic", "my father harri jäntti has a boat"} {
+		assertNone(t, text)
+	}
+}

@@ -294,7 +294,10 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 	if c == 'm' && hasPrefixFold(t[i:], "my ") {
 		for _, kin := range kinCues {
 			if hasPrefixFold(t[i+3:], kin) {
-				return sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin)
+				if j := sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin); j > i {
+					return j
+				}
+				return sc.kinLowerPatient(t, i, i+3+len(kin))
 			}
 		}
 	}
@@ -671,4 +674,47 @@ func healthField(t []byte, i int) bool {
 		}
 	}
 	return false
+}
+
+// kinLowerPatient judges two lowercase words after "my <kin>" at t[p]
+// that the gazetteer does not know, followed by "has" or "is" and a
+// health term right after: "my father harri jäntti has hypertension". It
+// records the name and returns the index of its last byte, or i.
+func (sc *scanner) kinLowerPatient(t []byte, i, p int) int {
+	if p >= len(t) || t[p] != ' ' {
+		return i
+	}
+	e, ok := twoLowerWords(t, p)
+	if !ok || inLower(notKinNames, t[p+1:min(p+1+wordLen(t, p+1), len(t))]) {
+		return i // my father and mother has, my father also is
+	}
+	q := e
+	switch {
+	case hasPrefixFold(t[q:], " has "):
+		q += 5
+	case hasPrefixFold(t[q:], " is "):
+		q += 4
+	default:
+		return i
+	}
+	if q >= len(t) || !sc.healthIn(t, q, q+1) {
+		return i
+	}
+	sc.identifier(i, idName)
+	sc.cuedName[sc.nids-1] = true
+	return e - 1
+}
+
+// notKinNames are the words that follow "my father" without naming him.
+var notKinNames = map[string]bool{"and": true, "or": true, "also": true, "who": true, "has": true, "is": true, "was": true,
+	"had": true, "with": true, "just": true, "still": true, "recently": true, "now": true, "then": true, "the": true, "a": true,
+	"in": true, "law": true, "here": true, "never": true, "always": true, "finally": true, "apparently": true}
+
+// wordLen returns the length of the ASCII letters at t[p].
+func wordLen(t []byte, p int) int {
+	q := p
+	for q < len(t) && isLetter(t[q]) {
+		q++
+	}
+	return q - p
 }
