@@ -876,3 +876,18 @@ func TestKinLowercaseNamesWithHealth(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestHeadingsAndProductTablesAreNoPatients: the frames that make a pair
+// the gazetteer lacks a patient (a list's dash, "for", a record's health
+// field) also hold documents' headings, teams and tables of drugs; their
+// words and a row without a person's two-word name keep them benign.
+func TestHeadingsAndProductTablesAreNoPatients(t *testing.T) {
+	for _, text := range []string{
+		"Board Meeting - cancer strategy", "Release Notes – dialysis module v2", "Product Roadmap - asthma inhaler tracker",
+		"Coding query for Billing Ops: is E11.9 right for type 2 diabetes?", "Summary for Product Team: asthma app retention up.",
+		"| Name | Condition |\n|---|---|\n| Aspirin | headache |", "INSERT INTO drugs (name, diagnosis) VALUES ('Metformin XR', 'diabetes');",
+		"Spoke to Microsoft's son re: chlamydia", "WARNING, CHECK the dialysis line",
+	} {
+		assertNone(t, text)
+	}
+}

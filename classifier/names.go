@@ -153,13 +153,16 @@ func (sc *scanner) healthHeaderAt(t []byte, i int) int {
 	}
 	end := min(rows+256, len(t))
 	sc.steps += end - rows
-	capital := false
-	for p := rows; p < end && !capital; p++ {
-		if _, ok := nameWord(t, p); ok && (p == 0 || !isWordByte(t[p-1])) {
-			capital = true
+	pair := false // a person's name: two capitalized words (Toyokazu Koike), not a drug's (Aspirin)
+	for p := rows; p < end && !pair; p++ {
+		if e1, ok := nameWord(t, p); ok && (p == 0 || !isWordByte(t[p-1])) {
+			if e1+1 < end && t[e1] == ' ' {
+				_, pair = nameWord(t, e1+1)
+			}
+			p = e1
 		}
 	}
-	if !capital || !sc.healthIn(t, rows, end) {
+	if !pair || !sc.healthIn(t, rows, end) {
 		return 0
 	}
 	return rows
@@ -645,7 +648,7 @@ func (sc *scanner) personName(t []byte, i int) int {
 // diabetes products"); "Claude Code is great for cancer research" is not.
 func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	after := t[e:min(e+24, len(t))]
-	if len(after) < 3 {
+	if len(after) < 3 || headingPair(t, i, e) {
 		return false
 	}
 	if noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
@@ -708,6 +711,26 @@ func admittedAfter(after []byte) bool {
 		}
 	}
 	return false
+}
+
+// headingWords are words of documents' headings and teams, not of
+// names: "Board Meeting - cancer strategy", "Release Notes – dialysis".
+var headingWords = map[string]bool{"Review": true, "Update": true, "Updates": true, "Notes": true, "Note": true, "Meeting": true,
+	"Report": true, "Summary": true, "Plan": true, "Roadmap": true, "Sprint": true, "Release": true, "Budget": true, "Project": true,
+	"Weekly": true, "Monthly": true, "Daily": true, "Quarterly": true, "Annual": true, "Board": true, "Product": true, "Feature": true,
+	"Design": true, "Research": true, "Study": true, "Trial": true, "Workshop": true, "Webinar": true, "Agenda": true, "Minutes": true,
+	"Draft": true, "Proposal": true, "Status": true, "Launch": true, "Overview": true, "Guide": true, "Policy": true, "Ops": true,
+	"Billing": true, "Claims": true, "Analytics": true, "Dashboard": true, "Campaign": true, "Newsletter": true, "Sales": true,
+	"Marketing": true, "Engineering": true, "Support": true, "Quality": true, "Audit": true, "Training": true, "Module": true}
+
+// headingPair reports whether either word of the pair at t[i:e] is a
+// heading's word.
+func headingPair(t []byte, i, e int) bool {
+	s := i
+	for s < e && t[s] != ' ' {
+		s++
+	}
+	return headingWords[string(t[i:s])] || s+1 < e && headingWords[string(t[s+1:e])]
 }
 
 // kinPossessive reports whether after starts with "'s" and a kin word:
