@@ -194,7 +194,7 @@ func TestCorpus(t *testing.T) {
 	for _, m := range falsePositives {
 		t.Log("false positive: " + m)
 	}
-	assert.Len(t, kinds, 8, "every detector but body-over-limit has positives in the corpus")
+	assert.GreaterOrEqual(t, len(kinds), 8, "the eight original detectors have positives in the corpus (the held-out corpus has every other)")
 }
 
 // TestHeldOutCorpus classifies every text of the held-out corpus
