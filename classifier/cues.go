@@ -280,8 +280,8 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 				continue
 			}
 			start, word := charBefore(t, ws)
-			if !word {
-				break
+			if !word || q-start > len(buf) {
+				break // a character that would overflow the buffer: the word is too long (below)
 			}
 			ws = start
 		}

@@ -95,3 +95,14 @@ func TestUnescapeAsJSONDecodes(t *testing.T) {
 		assert.Equal(t, want, string(unescape(nil, []byte(raw))), raw)
 	}
 }
+
+// TestCueBeforeLongMultibyteWord: a word before a number whose last
+// character is a stray UTF-8 byte reaching past the id-word buffer (found
+// by FuzzBody) is too long to be an id word, not a panic.
+func TestCueBeforeLongMultibyteWord(t *testing.T) {
+	for _, text := range []string{"\x960000000000000000000000000000000 00000", "é" + strings.Repeat("a", 31) + " 123456789", strings.Repeat("é", 20) + " 123 45 6789"} {
+		for _, raw := range []string{text, `"` + text + `"`} {
+			assert.NotPanics(t, func() { var sc scanner; sc.text([]byte(raw)) }, "%q", raw)
+		}
+	}
+}
