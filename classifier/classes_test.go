@@ -891,3 +891,29 @@ func TestHeadingsAndProductTablesAreNoPatients(t *testing.T) {
 		assertNone(t, text)
 	}
 }
+
+// TestWardListsAndJobs: a ward's lists and jobs name patients the
+// gazetteer lacks: a handover, a job "for" one, an admission verb, a query
+// in parentheses, a list's line with a problem and its treatment, a
+// surname in capitals before the given name; a line with one health word
+// after a place, a company or a product is no patient's.
+func TestWardListsAndJobs(t *testing.T) {
+	for _, text := range []string{
+		"Handover: Tariku Bekele post-op day 2 lap chole, pain controlled.",
+		"Oyelaran Adebisi admitted overnight with chest pain, trop pending.",
+		"Jobs: bloods for Tariku Bekele, CXR for Ngozi Eze (?LRTI)",
+		"Please book a follow-up for Tariku Bekele re his epilepsy meds.",
+		"Tariku Bekele: pyelonephritis, on IV abx",
+		"Ngozi Eze — fall at home, #NOF, for theatre tomorrow",
+		"KADYROV Ruslan 67M sepsis",
+	} {
+		assertFires(t, "health-term-with-identifier", text)
+	}
+	for _, text := range []string{
+		"Green Valley: diabetes products", "Acme Corp, diabetes supplies", "New York: asthma rates rise", "Visual Studio - cancer",
+		"Discussed with Google Cloud: HIPAA diabetes pipeline.", "Our Team (?COPD) pilot is live", "URGENT REVIEW - DKA protocol",
+		"JOHN SMITH DIABETES PROGRAM",
+	} {
+		assertNone(t, text)
+	}
+}

@@ -23,7 +23,7 @@ var healthTerms = []string{
 	"covid", "tested positive", "mental health", "psychiatr", "icu", "dialysis", "transplant", "infection",
 	"disease", "disorder", "illness", "injury", "fracture", "medical history", "clinic", "physician", "oncolog",
 	"vaccin", "immuniz", "a1c", "cholesterol", "obesity", "kidney", "liver", "cirrhosis", "sclerosis",
-	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "alcohol dependence", "gi bleed", "post-op", "postop",
+	"self harm", "self-harm", "suicid", "lithium", "alcohol withdrawal", "alcohol dependence", "gi bleed", "post-op", "postop", "abx",
 	// admitted to a hospital, in the languages of the names the detectors read
 	"ricoverat", "ingresado por", "ingresada por", "internado por", "internada por", "hospitalis", "hospitaliz",
 }
@@ -529,6 +529,7 @@ var clinicalAbbrevs = map[string]bool{
 	"NSTEMI": true, "STEMI": true, "AF": true, "RVR": true, "CHF": true, "COPD": true, "DVT": true, "UTI": true,
 	"DKA": true, "CKD": true, "AKI": true, "HTN": true, "TKR": true, "THR": true, "SOB": true, "DNR": true,
 	"GORD": true, "GERD": true, "MRSA": true, "IDDM": true, "NIDDM": true, "T2DM": true, "T1DM": true, "LRTI": true,
+	"NOF": true,
 }
 
 // clinicalAbbrev reports whether t[i:j] (letters), with the digits glued

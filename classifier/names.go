@@ -354,7 +354,7 @@ var (
 		" from bed", " in bed", " reports ", " presents", " presented", " restless", " c/o ", " is asking", " came in", "'s ", ", who ",
 		" was seen", " is scheduled", " needs ", " takes ", " died", " passed away"}
 	personBefore = []string{"see ", "seen ", "saw ", "review ", "reviewed ", "admit ", "admitted ", "discharge ", "discharged ",
-		"FYI ", "Handoff: ", "Re: ", "Dear ", "about ", "visit ", "treat ", "for patient "}
+		"FYI ", "Handoff: ", "Handover: ", "Re: ", "Dear ", "about ", "visit ", "treat ", "for patient "}
 )
 
 // ageAfter reports whether the name ending at t[e] is followed by an age
@@ -652,7 +652,7 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 		return false
 	}
 	if noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
-		kinPossessive(after) || admittedAfter(after) {
+		kinPossessive(after) || admittedAfter(after) || hasPrefixFold(after, " admitted ") {
 		end := e
 		for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
 			end++
@@ -674,25 +674,55 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 		if !hasPrefixFold(t[min(q, len(t)):], " positive") && !hasPrefixFold(t[min(q, len(t)):], " negative") {
 			return false // is HIV positive
 		}
-	case hasPrefixFold(after, " - ") && (nameListed(t, i) || personContext(t, i, e)):
-		p += 3
-	case (hasPrefixFold(after, " – ") || hasPrefixFold(after, " — ")) && (nameListed(t, i) || personContext(t, i, e)):
-		p += 5
-	case len(after) > 1 && after[0] == ' ' && isLetter(after[1]):
-		p++ // an injury told right after the name: fractured her wrist
+	case hasPrefixFold(after, " (?"):
+		p += 3 // a query in parentheses: (?LRTI)
+	case after[0] == ' ' && injuryAt(t, p+1, p+1+wordLen(t, p+1)):
+		return true // an injury told right after the name: fractured her wrist
+	default:
+		// A list's line: the name, a dash, a colon, a comma or a space,
+		// and a health term (Markha Aslakhanov - appendicitis - on
+		// insulin, Tariku Bekele: UTI, on trimethoprim, Handover: Tariku
+		// Bekele post-op day 2). Where a word before it speaks of a
+		// person (Re:, review, Handover:), one term does; a line alone
+		// needs a second health term on it, the problem and its
+		// treatment (not "New York: asthma rates rise").
+		switch {
+		case hasPrefixFold(after, " - "):
+			p += 3
+		case hasPrefixFold(after, ": "), hasPrefixFold(after, ", "):
+			p += 2
+		case hasPrefixFold(after, " – "), hasPrefixFold(after, " — "):
+			p += 5
+		case after[0] == ' ':
+			p++
+		default:
+			return false
+		}
+		person := personContext(t, i, e)
+		if !person && !nameListed(t, i) {
+			return false
+		}
+		if p+1 < len(t) && t[p] == '?' {
+			p++ // a query: "- ? cellulitis"
+			if t[p] == ' ' {
+				p++
+			}
+		}
+		if p >= len(t) || !sc.healthIn(t, p, p+1) {
+			return false
+		}
+		if person {
+			return true
+		}
 		q := p
-		for q < len(t) && q-p < 12 && isLetter(t[q]) {
+		for q < len(t) && isLetter(t[q]) {
 			q++
 		}
-		return injuryAt(t, p, q)
-	default:
-		return false
-	}
-	if p+1 < len(t) && t[p] == '?' {
-		p++ // a query: "- ? cellulitis"
-		if t[p] == ' ' {
-			p++
+		end := q
+		for end < len(t) && end-q < 96 && t[end] != '\n' {
+			end++
 		}
+		return sc.healthIn(t, q, end)
 	}
 	return p < len(t) && sc.healthIn(t, p, p+1)
 }
@@ -730,7 +760,7 @@ func headingPair(t []byte, i, e int) bool {
 	for s < e && t[s] != ' ' {
 		s++
 	}
-	return headingWords[string(t[i:s])] || s+1 < e && headingWords[string(t[s+1:e])]
+	return headingWords[string(t[i:s])] || s+1 < e && (headingWords[string(t[s+1:e])] || companyWords[string(t[s+1:e])])
 }
 
 // kinPossessive reports whether after starts with "'s" and a kin word:
@@ -748,11 +778,13 @@ func kinPossessive(after []byte) bool {
 }
 
 // noteFor reports whether "note for ", "letter for ", "referral for ",
-// "query for ", "plan for " or "summary for " precedes t[i]: a sick note,
-// a referral letter, a coding query, an assessment and plan, a discharge
-// summary is for a patient.
+// "query for ", "plan for ", "summary for ", "bloods for ", "follow-up
+// for "... precedes t[i]: a sick note, a referral letter, a coding query,
+// an assessment and plan, a discharge summary, a ward's jobs are for a
+// patient.
 func noteFor(t []byte, i int) bool {
-	for _, w := range [...]string{"note for ", "letter for ", "referral for ", "certificate for ", "query for ", "plan for ", "summary for "} {
+	for _, w := range [...]string{"note for ", "letter for ", "referral for ", "certificate for ", "query for ", "plan for ", "summary for ",
+		"bloods for ", "follow-up for ", "appointment for ", "prescription for "} {
 		if i >= len(w) && hasPrefixFold(t[i-len(w):], w) {
 			return true
 		}
@@ -768,11 +800,21 @@ func noteFor(t []byte, i int) bool {
 // index of its last byte, or returns i.
 func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 	e1 := capsWord(t, i)
-	if e1 == i || e1+3 >= len(t) || t[e1] != ',' || t[e1+1] != ' ' || !nameListed(t, i) {
+	if e1 == i || e1+3 >= len(t) || !nameListed(t, i) {
 		return i
 	}
-	p := e1 + 2
+	comma := t[e1] == ',' && t[e1+1] == ' '
+	if !comma && t[e1] != ' ' {
+		return i
+	}
+	p := e1 + 1
+	if comma {
+		p++
+	}
 	e2 := capsWord(t, p)
+	if e2 > p && !comma {
+		return i // JOHN SMITH DIABETES PROGRAM: capitals only, a heading
+	}
 	if e2 == p {
 		var ok bool
 		if e2, ok = nameWord(t, p); !ok {
@@ -787,7 +829,14 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 		le++
 	}
 	sc.steps += le - i
-	if !(surname(t[i:e1]) || givenName(t[p:e2]) || sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le)) {
+	gazetteer := surname(t[i:e1]) || givenName(t[p:e2]) || givenName(t[i:e1]) && surname(t[p:e2])
+	if comma && !(gazetteer || sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le)) {
+		return i
+	}
+	if !comma && !(gazetteer && (sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le))) {
+		// Without a comma (KADYROV Ruslan 67M sepsis) a heading's words
+		// look the same: a gazetteer word and a health term or a birth
+		// date on the line.
 		return i
 	}
 	sc.nameAt(i)

@@ -51,6 +51,7 @@ var adversarial = map[string]string{
 	"sql values":           "(name, condition) VALUES ('Ab Cd', 'sepsis'), ",
 	"caps surname first":   "\nKOIKE, TOYOKAZU sepsis ",
 	"patient frames":       "note for Toyokazu Koike - ? sepsis Esjar Sturluson has Ab Cd attended with ",
+	"ward lists":           "Handover: Ab Cd post-op Ef Gh: sepsis, Ij Kl (?DKA) KADYROV Ruslan sepsis ",
 	"injuries and abbrevs": "broke her left ankle NSTEMI T2DM cáncer amoxicilline neumonía ",
 }
 
