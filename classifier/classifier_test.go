@@ -12,6 +12,10 @@ func TestDetectorsNameAndClass(t *testing.T) {
 	want := map[string]string{
 		"payment-card": "pii", "us-ssn": "pii", "iban": "pii", "email": "pii", "phone": "pii",
 		"medical-record-number": "phi", "icd10-diagnosis": "phi", "health-term-with-identifier": "phi", "body-over-limit": "",
+		"person-name-with-birth-date": "pii", "nhs-number": "phi", "us-medicare-mbi": "phi", "health-plan-id": "phi",
+		"au-medicare": "phi", "es-dni": "pii", "fr-nir": "pii", "it-fiscal-code": "pii", "de-tax-id": "pii", "nl-bsn": "pii",
+		"in-aadhaar": "pii", "br-cpf": "pii", "ca-sin": "pii", "au-tfn": "pii", "uk-nino": "pii", "pl-pesel": "pii",
+		"se-personnummer": "pii", "us-bank-routing": "pii",
 	}
 	got := map[string]string{}
 	for _, d := range classifier.All() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -20,8 +21,10 @@ type sample struct {
 	kind, text string
 }
 
-func loadCorpus(t testing.TB) []sample {
-	f, err := os.Open("testdata/corpus.tsv")
+func loadCorpus(t testing.TB) []sample { return loadSamples(t, "testdata/corpus.tsv") }
+
+func loadSamples(t testing.TB, path string) []sample {
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	var out []sample
@@ -32,7 +35,7 @@ func loadCorpus(t testing.TB) []sample {
 			continue
 		}
 		kind, text, ok := strings.Cut(line, "\t")
-		require.True(t, ok, "corpus line without a tab: %q", line)
+		require.True(t, ok, "%s: corpus line without a tab: %q", path, line)
 		out = append(out, sample{kind, strings.ReplaceAll(text, `\n`, "\n")})
 	}
 	require.NoError(t, sc.Err())
@@ -90,6 +93,43 @@ var places = map[string]func(text string) string{
 	"anthropic system": func(s string) string {
 		return `{"model":"m","system":[{"type":"text","text":` + js(s) + `}],"messages":[{"role":"user","content":"go"}]}`
 	},
+	"middle of a conversation": conversation,
+	"anthropic tool result": func(s string) string {
+		return `{"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":` + js(s) + `}]}]}]}`
+	},
+	"anthropic tool use input": func(s string) string {
+		return `{"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"save","input":{"note":` + js(s) + `}}]}]}`
+	},
+	"responses function output": func(s string) string {
+		return `{"model":"m","input":[{"type":"function_call_output","call_id":"c1","output":` + js(s) + `}]}`
+	},
+}
+
+// conversation puts the text in the middle message of a long chat, between
+// ordinary turns that carry nothing sensitive, as an agent's history does.
+func conversation(s string) string {
+	turns := []string{
+		"system", "You are a helpful assistant for the operations team. Answer concisely and keep a friendly tone.",
+		"user", "Can you help me draft a few messages today? I have a busy afternoon.",
+		"assistant", "Of course. What would you like to start with?",
+		"user", "First, a reminder about Thursday's planning meeting at 10:30 in room 4B, with the agenda attached.",
+		"assistant", "Here is a draft: \"Reminder: planning meeting on Thursday at 10:30 in room 4B. The agenda is attached.\"",
+		"user", s,
+		"assistant", "Done. Is there anything else you would like me to change?",
+		"user", "Make the tone a bit friendlier and keep it under 80 words.",
+		"assistant", "Sure, here is a friendlier version of the same message.",
+		"user", "Thanks, that's all for now.",
+	}
+	var b strings.Builder
+	b.WriteString(`{"model":"m","stream":true,"messages":[`)
+	for i := 0; i < len(turns); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"role":` + js(turns[i]) + `,"content":` + js(turns[i+1]) + `}`)
+	}
+	b.WriteString(`]}`)
+	return b.String()
 }
 
 // TestCorpus classifies every labelled text in every place: each positive
@@ -154,5 +194,120 @@ func TestCorpus(t *testing.T) {
 	for _, m := range falsePositives {
 		t.Log("false positive: " + m)
 	}
-	assert.Len(t, kinds, 8, "every detector but body-over-limit has positives in the corpus")
+	assert.GreaterOrEqual(t, len(kinds), 8, "the eight original detectors have positives in the corpus (the held-out corpus has every other)")
+}
+
+// TestHeldOutCorpus classifies every text of the held-out corpus
+// (testdata/heldout*.tsv, written by classifier/internal/corpusgen from
+// Presidio's tests and templates, python-stdnum's test vectors and clinical
+// notes in the i2b2 layout; never tuned against) in every place of a body.
+// Each positive must fire the detector it is labelled with; a benign-<kind>
+// text nothing. It logs recall per kind, false positives per benign kind,
+// and every miss and false positive, and holds recall >= 0.99 per kind and
+// false positives <= 1% per benign kind. A kind no detector of
+// classifier.All() bears yet is reported, not held.
+func TestHeldOutCorpus(t *testing.T) {
+	files, err := filepath.Glob("testdata/heldout*.tsv")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	byName := map[string]classifier.Detector{}
+	for _, d := range classifier.All() {
+		byName[d.Name()] = d
+	}
+	type tally struct {
+		hit, sensitive, n, texts int
+		wrong                    []string // a miss or false positive: the detectors that fired, the places, the text
+	}
+	tallies := map[string]*tally{}
+	placeNames := make([]string, 0, len(places))
+	for p := range places {
+		placeNames = append(placeNames, p)
+	}
+	sort.Strings(placeNames)
+	type fileTally struct{ hit, pos, fp, ben int }
+	perFile := map[string]*fileTally{}
+	for _, file := range files {
+		ft := &fileTally{}
+		perFile[file] = ft
+		for _, s := range loadSamples(t, file) {
+			tl := tallies[s.kind]
+			if tl == nil {
+				tl = &tally{}
+				tallies[s.kind] = tl
+			}
+			tl.texts++
+			benign := strings.HasPrefix(s.kind, "benign-")
+			d, known := byName[s.kind]
+			var wrongAt []string
+			var fired classifier.Set
+			for _, place := range placeNames {
+				body := []byte(places[place](s.text))
+				require.True(t, json.Valid(body), "%s: %s", place, body)
+				got := classifier.Body(body)
+				tl.n++
+				if !got.Empty() {
+					tl.sensitive++
+				}
+				switch {
+				case benign:
+					ft.ben++
+				case known:
+					ft.pos++
+				}
+				switch {
+				case benign && !got.Empty(), !benign && known && !got.Has(d):
+					wrongAt = append(wrongAt, place)
+					fired |= got
+					if benign {
+						ft.fp++
+					}
+				case !benign && known:
+					tl.hit++
+					ft.hit++
+					assert.Contains(t, got.Classes(), d.Class(), "%s in %s", s.kind, place)
+				}
+			}
+			if len(wrongAt) > 0 {
+				where := fmt.Sprintf("%d/%d places", len(wrongAt), len(placeNames))
+				if len(wrongAt) < 4 {
+					where = strings.Join(wrongAt, ", ")
+				}
+				tl.wrong = append(tl.wrong, fmt.Sprintf("%v in %s: %q", fired.Names(), where, s.text))
+			}
+		}
+	}
+	for _, file := range files {
+		ft := perFile[file]
+		t.Logf("file %-32s positives found %d/%d = %.3f, benign classified %d/%d = %.4f", filepath.Base(file),
+			ft.hit, ft.pos, float64(ft.hit)/float64(max(ft.pos, 1)), ft.fp, ft.ben, float64(ft.fp)/float64(max(ft.ben, 1)))
+	}
+	kinds := make([]string, 0, len(tallies))
+	for k := range tallies {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		tl := tallies[k]
+		switch _, known := byName[k]; {
+		case strings.HasPrefix(k, "benign-"):
+			rate := float64(tl.sensitive) / float64(tl.n)
+			t.Logf("false positives %-28s %5d/%-5d = %.4f (%d texts)", k, tl.sensitive, tl.n, rate, tl.texts)
+			assert.LessOrEqual(t, rate, 0.01, "false positives of %s", k)
+		case known:
+			rate := float64(tl.hit) / float64(tl.n)
+			t.Logf("recall          %-28s %5d/%-5d = %.3f (%d texts; routed sensitive by any detector %.3f)", k, tl.hit, tl.n, rate, tl.texts, float64(tl.sensitive)/float64(tl.n))
+			assert.GreaterOrEqual(t, rate, 0.99, "recall of %s", k)
+		default:
+			t.Logf("not measurable  %-28s no detector of this name yet; routed sensitive by others %d/%d (%d texts)", k, tl.sensitive, tl.n, tl.texts)
+		}
+	}
+	for _, k := range kinds {
+		for _, w := range tallies[k].wrong {
+			if strings.HasPrefix(k, "benign-") {
+				t.Logf("false positive %s %s", k, w)
+			} else {
+				t.Logf("missed %s %s", k, w)
+			}
+		}
+	}
 }

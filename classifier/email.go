@@ -28,6 +28,9 @@ func (sc *scanner) email(t []byte, i int) int {
 	if p+1 < len(t) && t[p] == ':' && t[p+1] != ' ' && t[p+1] != '\n' {
 		return p // git@github.com:org/repo
 	}
+	if unitSuffix(t[i+1:p]) || placeholderAddress(t[ls:i], t[i+1:p]) {
+		return p - 1 // postgresql@16-main.service, test.user@example.com
+	}
 	sc.fire(Email, ls)
 	return p - 1
 }
@@ -58,7 +61,9 @@ func domain(t []byte, at int) (int, bool) {
 			break
 		}
 		labels++
-		tldLetters = letters && q-p >= 2
+		// A top-level domain is letters, or an internationalized one in
+		// punycode: xn--p1ai.
+		tldLetters = (letters && q-p >= 2) || (q-p > 4 && hasPrefixFold(t[p:q], "xn--"))
 		p = q
 		if p+1 < len(t) && t[p] == '.' && isAlnum(t[p+1]) {
 			p++
@@ -79,4 +84,47 @@ func domainLabel(t []byte, p int) (int, bool) {
 		}
 	}
 	return p, letters
+}
+
+// unitSuffix reports whether a domain ends as a systemd unit's name does
+// (postgresql@16-main.service): no top-level domain has these names.
+func unitSuffix(domain []byte) bool {
+	for _, suffix := range [...]string{".service", ".socket", ".timer", ".target", ".mount", ".slice", ".scope", ".automount", ".swap", ".device"} {
+		if len(domain) > len(suffix) && hasPrefixFold(domain[len(domain)-len(suffix):], suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderAddress reports whether an address is a placeholder: a
+// local part that names no one (test, user, test.user, foo, someone) on a
+// domain reserved for examples (RFC 2606: example.com, .org, .net, .test,
+// .example, .invalid). jane.doe@example.com still names someone.
+func placeholderAddress(local, domain []byte) bool {
+	var buf [32]byte
+	if len(local) > len(buf) {
+		return false
+	}
+	l := buf[:len(local)]
+	for k := range local {
+		l[k] = lower(local[k])
+	}
+	switch string(l) {
+	case "test", "user", "test.user", "testuser", "username", "user.name", "someone", "somebody", "foo", "bar", "foo.bar", "foobar",
+		"you", "your.name", "yourname", "name", "email", "firstname.lastname", "first.last", "example", "noreply", "no-reply":
+	default:
+		return false
+	}
+	for _, d := range [...]string{"example.com", "example.org", "example.net"} {
+		if len(domain) == len(d) && hasPrefixFold(domain, d) {
+			return true
+		}
+	}
+	for _, tld := range [...]string{".test", ".example", ".invalid", ".localhost"} {
+		if len(domain) > len(tld) && hasPrefixFold(domain[len(domain)-len(tld):], tld) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,5 +1,11 @@
 package classifier
 
+import (
+	"math/bits"
+
+	"github.com/llmkube/llmkube-compile/classifier/lexicon"
+)
+
 // Identifiers that start with letters: IBANs (two letters, two check
 // digits), ICD-10 codes (a letter, two characters), and medical record
 // numbers with a letter prefix.
@@ -15,17 +21,18 @@ func (sc *scanner) lettered(t []byte, i int) int {
 	case boundaryBefore(t, i-1):
 		sc.icd10(t, i-1)
 	}
-	if w := wordStart(t, i); i-w <= 3 && sc.letteredMRN(t, w) {
-		sc.fire(MedicalRecordNumber, w)
-	}
-	return skipCompound(t, i)
+	return sc.compound(t, i)
 }
 
-func wordStart(t []byte, i int) int {
-	for i > 0 && isAlnum(t[i-1]) {
-		i--
+// compound judges the compound token holding t[i], a digit inside it, as
+// an identifier with letters (token), and returns the index of its last
+// byte.
+func (sc *scanner) compound(t []byte, i int) int {
+	e := skipCompound(t, i)
+	if s := compoundStart(t, i); s >= 0 {
+		sc.token(t, s, e+1)
 	}
-	return i
+	return e
 }
 
 // ibanLengths is each country's IBAN length (ISO 13616, the SWIFT IBAN
@@ -46,6 +53,8 @@ var ibanLengths = map[[2]byte]int{
 	{'U', 'A'}: 29, {'V', 'A'}: 22, {'V', 'G'}: 24, {'X', 'K'}: 20, {'Y', 'E'}: 30,
 }
 
+func isUpperASCII(c byte) bool { return c >= 'A' && c <= 'Z' }
+
 func upper(c byte) byte {
 	if c >= 'a' && c <= 'z' {
 		return c - 'a' + 'A'
@@ -54,7 +63,8 @@ func upper(c byte) byte {
 }
 
 // iban reads an IBAN at t[s] (its country code), written whole or in
-// groups of four joined by single spaces, and fires on a known country's
+// groups joined by single spaces, dots or dashes (fours, or the country's
+// own printing), each group starting with a digit or a capital, and fires on a known country's
 // exact length and a valid ISO 7064 mod-97 check. It returns the index
 // after the IBAN, or 0.
 func (sc *scanner) iban(t []byte, s int) int {
@@ -71,8 +81,8 @@ func (sc *scanner) iban(t []byte, s int) int {
 			buf[n] = upper(c)
 			n++
 			p++
-		case c == ' ' && n%4 == 0 && p+1 < len(t) && isAlnum(t[p+1]):
-			p++
+		case (c == ' ' || c == '.' || c == '-') && n >= 2 && p+1 < len(t) && (isDigit(t[p+1]) || isUpperASCII(t[p+1])):
+			p++ // groups of four, or a country's own (NO 39 4750 07 95936, ME 25 5400...)
 		default:
 			p = len(t) + 1 // stop
 		}
@@ -103,9 +113,57 @@ func (sc *scanner) iban(t []byte, s int) int {
 // diabetes).
 func (sc *scanner) icd10(t []byte, s int) {
 	p, ok := icd10End(t, s)
-	if ok && sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) != 0 {
-		sc.fire(ICD10, s)
+	if !ok {
+		return
 	}
+	if sc.cuesIn(t, s-cueWindow, p+cueWindow, cueICD|cueHealth) == 0 {
+		// A code of the code set, written with its dot, needs only a
+		// health word of the lexicon in its clause: "cerebral infarction
+		// (I63.9)". A version (v2.1, E10.4 firmware) is no code of it, or
+		// has no health word beside it.
+		if !(p-s >= 5 && t[s+3] == '.' && lexicon.ICD10(t[s:p]) && sc.healthIn(t, clauseStart(t, s, cueWindow), min(p+cueWindow, len(t)))) {
+			return
+		}
+	}
+	// Judged at the text's end (scanner.text): a code in a reference text
+	// (a coding guideline, a population's statistics), or three codes or
+	// more (a code list: A40, A41.9, R65.20), is a person's diagnosis only
+	// when the text also holds an identifier.
+	if sc.referenceNear(t, s, p) {
+		sc.icdRef++
+	} else {
+		sc.icdCodes++
+	}
+	if sc.icdAt < 0 {
+		sc.icdAt = s
+	}
+}
+
+// refWindow is how far around an ICD-10 code the words of a reference
+// text about codes (guideline, coding, excludes) are looked for.
+const refWindow = 256
+
+// referenceNear reports whether a reference text's word starts within
+// refWindow of the code at t[s:p]. The codes of a text come in order, so
+// each byte is read once: the scan resumes where the last one ended and
+// remembers the last word it found.
+func (sc *scanner) referenceNear(t []byte, s, p int) bool {
+	from, to := max(s-refWindow, sc.refEnd, 0), min(p+refWindow, len(t))
+	sc.steps += max(to-from, 0)
+	for i := from; i < to; i++ {
+		c := t[i] | 0x20
+		if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
+			continue
+		}
+		for _, w := range stemIndex[bits.TrailingZeros32(uint32(cueReference))][c-'a'] {
+			if hasPrefixFold(t[i:], w) {
+				sc.refAt = i
+				break
+			}
+		}
+	}
+	sc.refEnd = max(sc.refEnd, to)
+	return sc.refAt >= 0 && sc.refAt >= s-refWindow && sc.refAt < p+refWindow
 }
 
 // icd10End returns the index after the ICD-10 code at t[s], and whether
@@ -128,20 +186,3 @@ func icd10End(t []byte, s int) (int, bool) {
 // isCodeByte is a byte of a code after its first two: a digit or an
 // upper-case letter.
 func isCodeByte(c byte) bool { return isDigit(c) || c >= 'A' && c <= 'Z' }
-
-// letteredMRN: a medical record number with a short letter prefix
-// (MRN: A1234567, MR-00012345 is read as digits) after a record word.
-func (sc *scanner) letteredMRN(t []byte, w int) bool {
-	e := w
-	digits := 0
-	for e < len(t) && isAlnum(t[e]) {
-		if isDigit(t[e]) {
-			digits++
-		}
-		e++
-	}
-	if digits < 5 || e-w > 14 || (e < len(t) && isWordByte(t[e])) {
-		return false
-	}
-	return sc.cuesIn(t, w-cueWindow, w, cueMRN) != 0
-}

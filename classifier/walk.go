@@ -3,6 +3,7 @@ package classifier
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -11,6 +12,13 @@ import (
 // the classifier reads: OpenAI's image_url, input_audio and file content
 // parts and an image response's b64_json.
 var binaryKeys = map[string]bool{"image_url": true, "input_audio": true, "file": true, "b64_json": true}
+
+// scratchPool holds the buffers strings are unescaped into, so that a
+// body with escapes allocates nothing once the pool is warm; a buffer
+// grown past maxPooledScratch (a huge string) is left to the collector.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxPooledScratch = 1 << 20
 
 // maxNestedDepth bounds how deep a string holding JSON (a tool call's
 // arguments) is walked again after its escapes are decoded.
@@ -27,7 +35,14 @@ func walkStrings(data []byte, text func([]byte), depth int) {
 	stack := stackBuf[:0]
 	expectKey := false // the next string in an object is a key
 	skipNext := false  // the member just keyed is binary
-	var scratch []byte
+	bp := scratchPool.Get().(*[]byte)
+	scratch := (*bp)[:0]
+	defer func() {
+		if cap(scratch) <= maxPooledScratch {
+			*bp = scratch[:0]
+			scratchPool.Put(bp)
+		}
+	}()
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
 		case '{', '[':
@@ -90,9 +105,10 @@ func walkString(raw, scratch []byte, text func([]byte), depth int) []byte {
 		return scratch
 	}
 	text(s)
-	if escaped && depth < maxNestedDepth && bytes.Contains(s, []byte(`\u`)) && looksLikeJSON(s) && json.Valid(s) {
-		nested := bytes.Clone(s)
-		walkStrings(nested, text, depth+1)
+	if escaped && depth < maxNestedDepth && bytes.IndexByte(s, '\\') >= 0 && looksLikeJSON(s) && json.Valid(s) {
+		// s is this walk's scratch, which the nested walk (with a
+		// scratch of its own) only reads.
+		walkStrings(s, text, depth+1)
 	}
 	return scratch
 }
@@ -178,6 +194,13 @@ func isBase64Blob(s []byte) bool {
 // U+FFFD.
 func unescape(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); i++ {
+		// Copy the bytes up to the next escape at once.
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			return append(dst, raw[i:]...)
+		}
+		dst = append(dst, raw[i:i+k]...)
+		i += k
 		c := raw[i]
 		if c != '\\' || i+1 >= len(raw) {
 			dst = append(dst, c)

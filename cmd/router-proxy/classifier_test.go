@@ -5,16 +5,20 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/classifier"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -100,4 +104,173 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 	assert.Equal(t, 503, entries[5].Status)
 	assert.Equal(t, proxyapi.OutcomeFailClosed, entries[5].Outcome)
 	assert.Equal(t, []string{"us-ssn", "email"}, entries[5].Detectors)
+}
+
+// chatUpstreams points every backend of cfg at a chat stub of its own on
+// loopback that answers as the model server does: an event stream when the
+// request asks for one ("stream": true), JSON otherwise, naming itself as
+// the model. It counts the chats each backend served.
+func chatUpstreams(t *testing.T, cfg *proxyapi.Config) (map[string]*atomic.Int64, []string) {
+	t.Helper()
+	hits := map[string]*atomic.Int64{}
+	var env []string
+	for i := range cfg.Backends {
+		b := &cfg.Backends[i]
+		name, n := b.Name, &atomic.Int64{}
+		hits[name] = n
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if r.URL.Path == "/health" || r.Method != http.MethodPost {
+				return
+			}
+			n.Add(1)
+			var req struct {
+				Stream bool `json:"stream"`
+			}
+			_ = json.Unmarshal(body, &req)
+			if !req.Stream {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"model":%q,"choices":[{"message":{"content":"noted"}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, name)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, part := range []string{"Summary", " ready."} {
+				fmt.Fprintf(w, "data: {\"model\":%q,\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", name, part)
+				w.(http.Flusher).Flush()
+			}
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}))
+		t.Cleanup(up.Close)
+		b.URL = up.URL
+		for _, c := range b.Credentials {
+			env = append(env, c.Env+"=test-key")
+		}
+	}
+	return hits, env
+}
+
+// streamedModel is the model named by the first event of a chat stream.
+func streamedModel(t *testing.T, body string) string {
+	t.Helper()
+	first, _, ok := strings.Cut(strings.TrimPrefix(body, "data: "), "\n")
+	require.True(t, ok && strings.HasPrefix(body, "data: "), "not an event stream: %q", body)
+	return served(t, first)
+}
+
+// TestClassifierClinicalNotesEndToEnd: a hospital team's notes, unlabelled,
+// under mode detector, through the built router-proxy. A note streamed as a
+// chat, a clinic note handed back as a tool result, and a note an agent
+// writes into tool-call arguments are all served by the local backend; a
+// de-identified population question goes to the cloud. The audit names the
+// detector that fired for its own reason (an NHS number after its cue is
+// nhs-number, not phone), never the text.
+func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
+	cfg := renderConfig(t, "../../testdata/classification-detector/input.yaml")
+	// The router compiled for hybrid, run in detector mode: the header is
+	// ignored, only the text classifies.
+	cfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
+	hits, env := chatUpstreams(t, cfg)
+	require.Contains(t, hits, "local-qwen")
+	require.Contains(t, hits, "cloud-gpt")
+	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	p := startProxyEnv(t, cfg, env)
+
+	chat := func(stream bool, messages ...map[string]any) string {
+		b, err := json.Marshal(map[string]any{"model": "qwen3-32b", "stream": stream, "messages": messages})
+		require.NoError(t, err)
+		return string(b)
+	}
+	const (
+		handoff = "Pt John Smith, 67M, admitted with pneumonia overnight. Started ceftriaxone 1 g daily and azithromycin; " +
+			"O2 sats 91% on 2L. Plan: repeat CXR in the morning, wean O2 as tolerated."
+		clinicNote = "Record date: 2026-03-02\n\nNAME: Osei, David    Med rec no. 5512093\n\nCARDIOLOGY CLINIC NOTE\n\n" +
+			"HPI: 76 yo male with atrial fibrillation on warfarin, INR 2.4 today. No bleeding. Continue current dose."
+		nhsNote     = "Mr. David Osei, DOB 11/02/1949, on warfarin. NHS No: 943 476 5919. Referred to the anticoagulation clinic."
+		populationQ = "What share of adults over 65 with atrial fibrillation in England were on warfarin rather than a DOAC between 2019 and 2023?"
+	)
+	cases := []struct {
+		name, body string
+		stream     bool
+		backend    string
+		detectors  []string // must fire (when the classifier has them)
+		not        []string // must not
+	}{
+		{name: "a handoff note streamed as a chat", stream: true, backend: "local-qwen",
+			body:      chat(true, map[string]any{"role": "user", "content": "Turn this into a handoff summary:\n" + handoff}),
+			detectors: []string{"health-term-with-identifier"}},
+		{name: "a clinic note in a tool result", backend: "local-qwen",
+			body: chat(false,
+				map[string]any{"role": "user", "content": "Summarize the latest cardiology note."},
+				map[string]any{"role": "assistant", "tool_calls": []map[string]any{{"id": "c1", "type": "function",
+					"function": map[string]any{"name": "fetch_note", "arguments": `{"department":"cardiology","latest":true}`}}}},
+				map[string]any{"role": "tool", "tool_call_id": "c1", "content": clinicNote}),
+			detectors: []string{"medical-record-number"}},
+		{name: "a note in tool-call arguments, streamed", stream: true, backend: "local-qwen",
+			body: chat(true,
+				map[string]any{"role": "user", "content": "File the referral."},
+				map[string]any{"role": "assistant", "tool_calls": []map[string]any{{"id": "c2", "type": "function",
+					"function": map[string]any{"name": "save_referral", "arguments": mustJSON(t, map[string]string{"note": nhsNote})}}}},
+				map[string]any{"role": "tool", "tool_call_id": "c2", "content": `{"ok":true}`}),
+			detectors: []string{"nhs-number"}, not: []string{"phone"}},
+		{name: "a de-identified population question", backend: "cloud-gpt",
+			body: chat(false, map[string]any{"role": "user", "content": populationQ})},
+	}
+	known := map[string]bool{}
+	for _, d := range classifier.All() {
+		known[d.Name()] = true
+	}
+	for _, c := range cases {
+		before := hits[c.backend].Load()
+		code, body := p.post(t, c.body)
+		require.Equal(t, 200, code, "%s: %s", c.name, body)
+		if c.stream {
+			assert.Equal(t, c.backend, streamedModel(t, body), c.name)
+			assert.True(t, strings.HasSuffix(body, "data: [DONE]\n\n"), "%s: the whole stream reaches the client", c.name)
+		} else {
+			assert.Equal(t, c.backend, served(t, body), c.name)
+		}
+		assert.Equal(t, before+1, hits[c.backend].Load(), "%s: served by %s", c.name, c.backend)
+	}
+	assert.Equal(t, int64(1), hits["cloud-gpt"].Load(), "the cloud saw the population question and nothing else")
+
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	<-p.done
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	for _, secret := range []string{"John Smith", "5512093", "943 476 5919", "Osei"} {
+		assert.NotContains(t, string(raw), secret, "the audit never holds the text")
+	}
+	entries := auditEntries(t, raw)
+	require.Len(t, entries, len(cases))
+	for i, c := range cases {
+		e := entries[i]
+		if c.backend == "cloud-gpt" {
+			assert.Empty(t, e.Detectors, c.name)
+			assert.Empty(t, e.Classification, c.name)
+			continue
+		}
+		assert.Equal(t, "sensitive-local-only", e.Rule, c.name)
+		assert.Equal(t, "detector", e.ClassificationSource, c.name)
+		assert.NotEmpty(t, e.Detectors, c.name)
+		for _, d := range c.detectors {
+			if !known[d] {
+				t.Logf("%s: detector %s not in this classifier yet; fired %v", c.name, d, e.Detectors)
+				continue
+			}
+			assert.Contains(t, e.Detectors, d, c.name)
+		}
+		if known["nhs-number"] { // phone is right until the NHS number has its own detector
+			for _, d := range c.not {
+				assert.NotContains(t, e.Detectors, d, c.name)
+			}
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
 }
