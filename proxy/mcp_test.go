@@ -101,6 +101,7 @@ func TestMCPCapabilitiesMatchWhatItAnswers(t *testing.T) {
 	assert.Equal(t, &mcp.ToolCapabilities{}, caps.Tools)
 	assert.Equal(t, &mcp.PromptCapabilities{}, caps.Prompts)
 	assert.Equal(t, &mcp.ResourceCapabilities{}, caps.Resources)
+	//lint:ignore SA1019 the test holds that the deprecated logging capability is not declared (nothing is logged to clients)
 	assert.Nil(t, caps.Logging)
 	assert.Nil(t, caps.Completions)
 
