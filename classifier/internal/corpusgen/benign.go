@@ -178,7 +178,7 @@ func benignResearch(r *rand.Rand) string {
 	case 7:
 		return fmt.Sprintf("Draft a survey question for %s about access to %s treatment; target sample %d, margin of error %d%%.", p, c, 500+r.IntN(3000), 2+r.IntN(4))
 	case 8:
-		return fmt.Sprintf("Outcomes in Patients With %s: a Retrospective Cohort of %d Admissions (%d-%d). What was the 30-day readmission rate?", strings.Title(c), 1000+r.IntN(20000), y, y+3)
+		return fmt.Sprintf("Outcomes in Patients With %s: a Retrospective Cohort of %d Admissions (%d-%d). What was the 30-day readmission rate?", titleCase(c), 1000+r.IntN(20000), y, y+3)
 	default:
 		return fmt.Sprintf("How many ED visits for %s were recorded in %d per the CDC, and what fraction were %s?", c, y, p)
 	}
@@ -313,4 +313,19 @@ func benignLongEmail(r *rand.Rand, companies []string) string {
 		"This email and any attachments are confidential and intended solely for the addressee. If you received it in error, please delete it.",
 		1+r.IntN(4), amount(r), r.IntN(20), r.IntN(10), 4500000000+r.IntN(99999999), 1+r.IntN(28), pick(r, []string{"March", "June", "October"}),
 		100000+r.IntN(900000), version(r), 20+r.IntN(8), 1+r.IntN(9), r.IntN(10), co, isoTime(r)[:10], 1+r.IntN(4), amount(r))
+}
+
+// titleCase upper-cases the first letter of each word, a word starting after
+// any byte but a letter, a digit or '_' (strings.Title's rule, which is
+// deprecated for its Unicode punctuation; the texts here are ASCII).
+func titleCase(s string) string {
+	b := []byte(s)
+	sep := true
+	for i, c := range b {
+		if sep && c >= 'a' && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+		sep = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_')
+	}
+	return string(b)
 }
