@@ -1,6 +1,10 @@
 package classifier
 
-import "github.com/llmkube/llmkube-compile/classifier/lexicon"
+import (
+	"bytes"
+
+	"github.com/llmkube/llmkube-compile/classifier/lexicon"
+)
 
 // Person names without a cue word. A name is two capitalized words the
 // gazetteer (classifier/lexicon: census and locale name tables) reads as a
@@ -80,27 +84,36 @@ func capitalAt(t []byte, i int) int {
 	return 0
 }
 
+// headerLine is the line around t[i], as t[ls:le] without its newline,
+// at most 256 bytes of it: a table's header line is short.
+func headerLine(t []byte, i int) (ls, le int) {
+	ls = i
+	for ls > 0 && i-ls < 256 && t[ls-1] != '\n' {
+		ls--
+	}
+	le = i
+	for le < len(t) && le-ls < 256 && t[le] != '\n' {
+		le++
+	}
+	return ls, le
+}
+
+// hasFieldSep reports whether line separates fields as a table does
+// (CSV, TSV, semicolons, Markdown pipes).
+func hasFieldSep(line []byte) bool {
+	return bytes.ContainsAny(line, ",\t;|")
+}
+
 // csvHeaderAt reports whether t[i] is in a table's header line that
 // names a name field and a birth field (first_name,last_name,date_of_birth)
 // and a row after it holds a date: the rows are people and their dates of
 // birth.
 func (sc *scanner) csvHeaderAt(t []byte, i int) bool {
-	ls := i
-	for ls > 0 && i-ls < 256 && t[ls-1] != '\n' {
-		ls--
-	}
-	le := i
-	for le < len(t) && le-ls < 256 && t[le] != '\n' {
-		le++
-	}
+	ls, le := headerLine(t, i)
 	if le >= len(t) || !containsFold(t[ls:le], "name") || !(containsFold(t[ls:le], "birth") || containsFold(t[ls:le], "dob")) {
 		return false
 	}
-	sep := false
-	for _, c := range t[ls:le] {
-		sep = sep || c == ',' || c == '\t' || c == ';' || c == '|'
-	}
-	if !sep {
+	if !hasFieldSep(t[ls:le]) {
 		return false
 	}
 	row := t[le+1 : min(le+1+256, len(t))]
@@ -121,24 +134,13 @@ func (sc *scanner) csvHeaderAt(t []byte, i int) bool {
 // (name, diagnosis) VALUES ('Toyokazu Koike', 'acute pancreatitis')",
 // "| Name | Age | Diagnosis |". It returns where the rows start, or 0.
 func (sc *scanner) healthHeaderAt(t []byte, i int) int {
-	ls := i
-	for ls > 0 && i-ls < 256 && t[ls-1] != '\n' {
-		ls--
-	}
-	le := i
-	for le < len(t) && le-ls < 256 && t[le] != '\n' {
-		le++
-	}
+	ls, le := headerLine(t, i)
 	sc.steps += le - ls
 	line := t[ls:le]
 	if !containsFold(line[:i-ls], "name") && !containsFold(t[i:le], "name") {
 		return 0
 	}
-	sep := false
-	for _, c := range line {
-		sep = sep || c == ',' || c == '\t' || c == ';' || c == '|'
-	}
-	if !sep {
+	if !hasFieldSep(line) {
 		return 0
 	}
 	rows := le + 1

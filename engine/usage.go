@@ -94,15 +94,73 @@ func (u Usage) plausible() bool {
 	return true
 }
 
-// maxSSELine bounds the bytes kept of one SSE line while looking for usage.
-const maxSSELine = 1 << 20
+// MaxSSELine bounds the bytes kept of one SSE line while looking for usage.
+const MaxSSELine = 1 << 20
+
+// SSEData cuts an SSE body, fed in pieces of any size, into lines and hands
+// the payload of each data line ("data:" and surrounding space stripped) to
+// a callback. A line longer than Max bytes, or one that is not a data line,
+// is dropped as soon as that is known, so memory stays bounded by Max.
+type SSEData struct {
+	Max  int // 0: MaxSSELine
+	line []byte
+	skip bool // the current line is too long or not a data line
+}
+
+// Write feeds body bytes; data is called once per complete data line.
+func (d *SSEData) Write(p []byte, data func(payload []byte)) {
+	limit := d.Max
+	if limit <= 0 {
+		limit = MaxSSELine
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if !d.skip {
+			if len(d.line)+len(chunk) > limit {
+				d.skip, d.line = true, d.line[:0]
+			} else {
+				d.line = append(d.line, chunk...)
+				// Decide early whether this line can matter.
+				if len(d.line) >= 5 && !bytes.HasPrefix(d.line, []byte("data:")) {
+					d.skip, d.line = true, d.line[:0]
+				}
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !d.skip {
+			d.emit(data)
+		}
+		d.skip, d.line = false, d.line[:0]
+		p = p[i+1:]
+	}
+}
+
+// Flush hands over a final unterminated data line, if any.
+func (d *SSEData) Flush(data func(payload []byte)) {
+	if !d.skip && len(d.line) > 0 {
+		d.emit(data)
+		d.line = d.line[:0]
+	}
+}
+
+func (d *SSEData) emit(data func(payload []byte)) {
+	l := bytes.TrimRight(d.line, "\r")
+	if bytes.HasPrefix(l, []byte("data:")) {
+		data(bytes.TrimSpace(l[5:]))
+	}
+}
 
 // StreamScanner watches an SSE body for the last chunk that carries usage
 // (the final chunk when stream_options.include_usage is set). Write never
 // fails and never modifies the stream.
 type StreamScanner struct {
-	line  []byte
-	skip  bool // the current line is too long or not a data line
+	sse   SSEData
 	usage Usage
 	found bool
 	Bytes int64
@@ -110,53 +168,20 @@ type StreamScanner struct {
 
 // Write feeds body bytes to the scanner.
 func (s *StreamScanner) Write(p []byte) (int, error) {
-	n := len(p)
-	s.Bytes += int64(n)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !s.skip {
-			if len(s.line)+len(chunk) > maxSSELine {
-				s.skip, s.line = true, s.line[:0]
-			} else {
-				s.line = append(s.line, chunk...)
-				// Decide early whether this line can matter.
-				if len(s.line) >= 5 && !bytes.HasPrefix(s.line, []byte("data:")) {
-					s.skip, s.line = true, s.line[:0]
-				}
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if !s.skip {
-			s.endLine()
-		}
-		s.skip, s.line = false, s.line[:0]
-		p = p[i+1:]
-	}
-	return n, nil
+	s.Bytes += int64(len(p))
+	s.sse.Write(p, s.data)
+	return len(p), nil
 }
 
-func (s *StreamScanner) endLine() {
-	l := bytes.TrimRight(s.line, "\r")
-	if !bytes.HasPrefix(l, []byte("data:")) {
-		return
-	}
-	if u, ok := ParseUsage(bytes.TrimSpace(l[5:])); ok {
+func (s *StreamScanner) data(payload []byte) {
+	if u, ok := ParseUsage(payload); ok {
 		s.usage, s.found = u, true
 	}
 }
 
 // Usage returns the last usage seen, flushing a final unterminated line.
 func (s *StreamScanner) Usage() (Usage, bool) {
-	if !s.skip && len(s.line) > 0 {
-		s.endLine()
-		s.line = s.line[:0]
-	}
+	s.sse.Flush(s.data)
 	return s.usage, s.found
 }
 

@@ -129,8 +129,7 @@ func (b *backendRT) messagesUpstream(rb reqBody, body []byte) ([]byte, http.Roun
 // message_delta's usage (cumulative). Cache writes and reads are prompt
 // tokens (charged at the prompt price: never under the provider's bill).
 type messagesUsage struct {
-	line  []byte
-	skip  bool
+	sse   engine.SSEData
 	u     engine.Usage
 	found bool
 }
@@ -181,40 +180,12 @@ func (m *messagesUsage) merge(a *antUsage) {
 // Write feeds stream bytes, line by line; only data lines that name usage
 // are decoded.
 func (m *messagesUsage) Write(p []byte) {
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !m.skip {
-			if len(m.line)+len(chunk) > maxSSELine {
-				m.skip, m.line = true, m.line[:0]
-			} else {
-				m.line = append(m.line, chunk...)
-				if len(m.line) >= 5 && !bytes.HasPrefix(m.line, []byte("data:")) {
-					m.skip, m.line = true, m.line[:0]
-				}
-			}
-		}
-		if i < 0 {
-			return
-		}
-		if !m.skip {
-			m.event(m.line)
-		}
-		m.skip, m.line = false, m.line[:0]
-		p = p[i+1:]
-	}
+	m.sse.Write(p, m.event)
 }
-
-// maxSSELine bounds the bytes kept of one SSE line while looking for usage.
-const maxSSELine = 1 << 20
 
 // event reads the usage of one SSE data line.
 func (m *messagesUsage) event(l []byte) {
-	l = bytes.TrimRight(l, "\r")
-	if !bytes.HasPrefix(l, []byte("data:")) || !bytes.Contains(l, []byte(`"usage"`)) {
+	if !bytes.Contains(l, []byte(`"usage"`)) {
 		return
 	}
 	var ev struct {
@@ -223,7 +194,7 @@ func (m *messagesUsage) event(l []byte) {
 		} `json:"message"`
 		Usage *antUsage `json:"usage"`
 	}
-	if json.Unmarshal(bytes.TrimSpace(l[5:]), &ev) != nil {
+	if json.Unmarshal(l, &ev) != nil {
 		return
 	}
 	if ev.Message != nil {
@@ -234,10 +205,7 @@ func (m *messagesUsage) event(l []byte) {
 
 // streamUsage is the usage of the stream so far.
 func (m *messagesUsage) streamUsage() (engine.Usage, bool) {
-	if !m.skip && len(m.line) > 0 {
-		m.event(m.line)
-		m.line = m.line[:0]
-	}
+	m.sse.Flush(m.event)
 	return m.u, m.found
 }
 

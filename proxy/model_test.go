@@ -12,45 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// vllmLike answers as vLLM does: 404 "The model 'X' does not exist" for a
-// name it does not serve, else the completion (streamed when asked) with
-// its served name as model; GET /v1/models lists it. lists counts the
-// list's reads.
-func vllmLike(served string, lists *atomic.Int64) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
-			if lists != nil {
-				lists.Add(1)
-			}
-			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","owned_by":"vllm","root":"/models/x","parent":null},{"id":"lora-1","object":"model","parent":%q}]}`, served, served)
-			return
-		}
-		var req struct {
-			Model  string `json:"model"`
-			Stream bool   `json:"stream"`
-		}
-		_ = json.Unmarshal([]byte(mustBody(r)), &req)
-		if req.Model != served {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"object":"error","message":"The model '%s' does not exist.","type":"NotFoundError","param":"model","code":404}`, req.Model)
-			return
-		}
-		if req.Stream {
-			w.Header().Set("Content-Type", "text/event-stream")
-			for i := range 3 {
-				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"}}]}\n\n", served, i)
-				w.(http.Flusher).Flush()
-			}
-			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3,\"total_tokens\":7}}\n\ndata: [DONE]\n\n", served)
-			return
-		}
-		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}`, served)
-	}
-}
 
 func TestEchoDoc(t *testing.T) {
 	e := newEcho("gpt-4.1", "medgemma", 200)
@@ -97,7 +61,7 @@ func TestEchoStreamAnySplit(t *testing.T) {
 // for in the answer and in every chunk of a stream, and the audit records
 // both.
 func TestLocalBackendGetsItsServedModel(t *testing.T) {
-	up := newStub(t, "local", vllmLike("medgemma-27b", nil))
+	up := newStub(t, "local", providertest.VLLM("medgemma-27b", nil))
 	b := backend("local", up.URL)
 	b.Model = "medgemma-27b"
 	h := start(t, config(b))
@@ -130,7 +94,7 @@ func TestLocalBackendLearnsItsServedModel(t *testing.T) {
 	served := atomic.Value{}
 	served.Store("/models/google/medgemma-27b-it")
 	up := newStub(t, "local", func(w http.ResponseWriter, r *http.Request) {
-		vllmLike(served.Load().(string), &lists)(w, r)
+		providertest.VLLM(served.Load().(string), &lists)(w, r)
 	})
 	b := backend("local", up.URL)
 	b.Model, b.LearnModel = "medgemma", true
@@ -183,7 +147,7 @@ func TestLearnWithoutModelList(t *testing.T) {
 // shadow copy are each sent the model their backend serves.
 func TestShadowAndFallbackGetTheirOwnModel(t *testing.T) {
 	down := newStub(t, "a", statusHandler(503))
-	fb := newStub(t, "b", vllmLike("qwen3-8b", nil))
+	fb := newStub(t, "b", providertest.VLLM("qwen3-8b", nil))
 	var shadowModel atomic.Value
 	shadow := newStub(t, "c", func(w http.ResponseWriter, r *http.Request) {
 		var v struct{ Model string }
@@ -212,7 +176,7 @@ func TestShadowAndFallbackGetTheirOwnModel(t *testing.T) {
 // sent that name.
 func TestPoolMemberGetsItsServedModel(t *testing.T) {
 	var lists atomic.Int64
-	up := newStub(t, "llama", vllmLike("/models/meta-llama/Llama-3.1-8B", &lists))
+	up := newStub(t, "llama", providertest.VLLM("/models/meta-llama/Llama-3.1-8B", &lists))
 	cfg := pooledConfig(up.URL)
 	cfg.Backends[0].Model, cfg.Backends[0].LearnModel = "llama-3-1-8b", true
 	pools := &fakePools{}

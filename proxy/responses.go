@@ -84,44 +84,19 @@ const maxResponsesEvent = maxCapture
 // last event that carries a Response (response.completed, .incomplete or
 // .failed). Write never fails and never modifies the stream.
 type responsesScanner struct {
-	line  []byte
-	skip  bool
+	sse   engine.SSEData
 	usage engine.Usage
 	found bool
 }
 
 func (s *responsesScanner) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		chunk := p
-		if i >= 0 {
-			chunk = p[:i]
-		}
-		if !s.skip {
-			if len(s.line)+len(chunk) > maxResponsesEvent {
-				s.skip, s.line = true, s.line[:0]
-			} else {
-				s.line = append(s.line, chunk...)
-				if len(s.line) >= 5 && !bytes.HasPrefix(s.line, []byte("data:")) {
-					s.skip, s.line = true, s.line[:0]
-				}
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if !s.skip {
-			s.endLine()
-		}
-		s.skip, s.line = false, s.line[:0]
-		p = p[i+1:]
-	}
-	return n, nil
+	s.sse.Max = maxResponsesEvent
+	s.sse.Write(p, s.data)
+	return len(p), nil
 }
 
-func (s *responsesScanner) endLine() {
-	l := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimRight(s.line, "\r"), []byte("data:")))
+// data reads the usage of one event's data line.
+func (s *responsesScanner) data(l []byte) {
 	if !bytes.Contains(l, []byte(`"usage"`)) {
 		return
 	}
@@ -140,9 +115,6 @@ func (s *responsesScanner) endLine() {
 
 // Usage is the last usage seen, a final unterminated line included.
 func (s *responsesScanner) Usage() (engine.Usage, bool) {
-	if !s.skip && len(s.line) > 0 {
-		s.endLine()
-		s.line = s.line[:0]
-	}
+	s.sse.Flush(s.data)
 	return s.usage, s.found
 }

@@ -28,6 +28,19 @@ func mcpJS(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runNode runs a Node script (cmd, with mcpJS's node) to its end and
+// returns what it printed; a failure fails the test with its stderr.
+func runNode(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
+	out, err := cmd.Output()
+	var stderr string
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = string(ee.Stderr)
+	}
+	require.NoError(t, err, "%s", stderr)
+	return out
+}
+
 // TestMCPTypeScriptClient: the official TypeScript SDK client lists the
 // tools (in the router's order) and calls one through the router with a
 // JWT.
@@ -36,12 +49,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	p, ups, is, _ := mcpRouter(t)
 	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	cmd.Dir = dir
-	out, err := cmd.Output()
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
-	}
-	require.NoError(t, err, "%s", stderr)
+	out := runNode(t, cmd)
 	var got struct {
 		Server struct{ Name string } `json:"server"`
 		Tools  []struct {

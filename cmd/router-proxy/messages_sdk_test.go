@@ -8,14 +8,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,26 +25,11 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// localChat is an OpenAI-compatible in-cluster model (vLLM's answers):
+// newLocalChat is an OpenAI-compatible in-cluster model (vLLM's answers):
 // it calls the offered tool until it sees the tool's result, then answers.
-// It records the bodies it received.
-type localChat struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []string
-}
-
-func newLocalChat(t *testing.T) *localChat {
-	l := &localChat{}
-	l.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/chat/completions" {
-			return // probes
-		}
-		l.mu.Lock()
-		l.bodies = append(l.bodies, string(b))
-		l.mu.Unlock()
-		if strings.Contains(string(b), `"stream":true`) {
+func newLocalChat(t *testing.T) *modelStub {
+	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
+		if strings.Contains(body, `"stream":true`) {
 			// A streamed tool call, as vLLM streams it.
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, d := range []string{
@@ -63,20 +45,12 @@ func newLocalChat(t *testing.T) *localChat {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if strings.Contains(string(b), `"tools"`) && !strings.Contains(string(b), `"role":"tool"`) {
+		if strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`) {
 			fmt.Fprint(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
 			return
 		}
 		fmt.Fprint(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
-	}))
-	t.Cleanup(l.Close)
-	return l
-}
-
-func (l *localChat) received() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.bodies...)
+	})
 }
 
 // TestAnthropicSDK: the SDK's plain, streamed and tool-use calls are served
@@ -117,12 +91,7 @@ func TestAnthropicSDK(t *testing.T) {
 
 	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude", "qwen")
 	cmd.Dir = dir
-	out, err := cmd.Output()
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
-	}
-	require.NoError(t, err, "%s", stderr)
+	out := runNode(t, cmd)
 
 	type sdkError struct {
 		Status int

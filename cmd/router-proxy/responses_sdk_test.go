@@ -25,27 +25,44 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// chatModel is an OpenAI-compatible chat server (a vLLM) on loopback: a
-// tool call when it is offered tools and holds no tool result, else text;
-// streamed when asked, with usage when asked. It records the bodies.
-type chatModel struct {
+// modelStub is a model server on loopback: it records the bodies sent to
+// path and answers them with answer; any other path (a health probe) is
+// answered 200.
+type modelStub struct {
 	*httptest.Server
 	mu     sync.Mutex
 	bodies []string
 }
 
-func newChatModel(t *testing.T) *chatModel {
-	m := &chatModel{}
+func newModelStub(t *testing.T, path string, answer func(w http.ResponseWriter, body string)) *modelStub {
+	m := &modelStub{}
 	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/chat/completions" {
-			w.WriteHeader(http.StatusOK) // the health probe
+		if r.URL.Path != path {
+			w.WriteHeader(http.StatusOK)
 			return
 		}
-		body := string(b)
 		m.mu.Lock()
-		m.bodies = append(m.bodies, body)
+		m.bodies = append(m.bodies, string(b))
 		m.mu.Unlock()
+		answer(w, string(b))
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// received are the bodies sent to the stub's path, in order.
+func (m *modelStub) received() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.bodies...)
+}
+
+// newChatModel is an OpenAI-compatible chat server (a vLLM): a tool call
+// when it is offered tools and holds no tool result, else text; streamed
+// when asked, with usage when asked.
+func newChatModel(t *testing.T) *modelStub {
+	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -76,33 +93,14 @@ func newChatModel(t *testing.T) *chatModel {
 			text = "It is 18C and sunny in Paris."
 		}
 		fmt.Fprintf(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
-	}))
-	t.Cleanup(m.Close)
-	return m
+	})
 }
 
-func (m *chatModel) received() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.bodies...)
-}
-
-// responsesModel is OpenAI's Responses API on loopback (a backend with
-// provider openai, passed through): a Response or its event stream, a
-// function call when offered tools and no call output yet. It records the
-// bodies.
-func newResponsesModel(t *testing.T) *chatModel {
-	m := &chatModel{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if r.URL.Path != "/v1/responses" {
-			w.WriteHeader(http.StatusOK) // the health probe
-			return
-		}
-		body := string(b)
-		m.mu.Lock()
-		m.bodies = append(m.bodies, body)
-		m.mu.Unlock()
+// newResponsesModel is OpenAI's Responses API (a backend with provider
+// openai, passed through): a Response or its event stream, a function call
+// when offered tools and no call output yet.
+func newResponsesModel(t *testing.T) *modelStub {
+	return newModelStub(t, "/v1/responses", func(w http.ResponseWriter, body string) {
 		const usage = `"usage":{"input_tokens":20,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":24}`
 		resp := func(status, output, usage string) string {
 			return `{"id":"resp_up1","object":"response","created_at":1765000000,"status":"` + status + `","model":"gpt-5","output":[` + output + `],"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"error":null,"incomplete_details":null,` + usage + `}`
@@ -139,9 +137,7 @@ func newResponsesModel(t *testing.T) *chatModel {
 		default:
 			fmt.Fprint(w, resp("completed", msg("completed", "Hello!"), usage))
 		}
-	}))
-	t.Cleanup(m.Close)
-	return m
+	})
 }
 
 // sdkResult is what test/mcp-js/responses.mjs prints.
@@ -198,12 +194,7 @@ func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnM
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.Output()
-	var stderr string
-	if ee, ok := err.(*exec.ExitError); ok {
-		stderr = string(ee.Stderr)
-	}
-	require.NoError(t, err, "%s", stderr)
+	out := runNode(t, cmd)
 	var got sdkResult
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
 	return got

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,14 +19,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/providers/providertest"
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// vllmStub behaves as vLLM's OpenAI server does about model names: GET
-// /v1/models lists the one it serves; a request naming another is 404
-// "The model 'X' does not exist."; one naming it is answered 200 with
-// "model": <served>, streamed when asked. fail makes every request 500.
+// vllmStub is providertest.VLLM serving served, recording the model of
+// every inference request; fail makes every request 500.
 type vllmStub struct {
 	*httptest.Server
 	served string
@@ -46,34 +45,18 @@ func newVLLMStub(t *testing.T, served string) *vllmStub {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"object":"list","data":[{"id":%q,"object":"model","owned_by":"vllm","root":%q,"parent":null}]}`, served, served)
+			providertest.VLLM(served, nil)(w, r)
 			return
 		}
 		var req struct {
-			Model  string `json:"model"`
-			Stream bool   `json:"stream"`
+			Model string `json:"model"`
 		}
 		_ = json.Unmarshal(body, &req)
 		v.mu.Lock()
 		v.got = append(v.got, req.Model)
 		v.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if req.Model != served {
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprintf(w, `{"object":"error","message":"The model '%s' does not exist.","type":"NotFoundError","param":"model","code":404}`, req.Model)
-			return
-		}
-		if req.Stream {
-			w.Header().Set("Content-Type", "text/event-stream")
-			for i := range 3 {
-				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"}}]}\n\n", served, i)
-				w.(http.Flusher).Flush()
-			}
-			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}\n\ndata: [DONE]\n\n", served)
-			return
-		}
-		fmt.Fprintf(w, `{"id":"c","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`, served)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		providertest.VLLM(served, nil)(w, r)
 	}))
 	t.Cleanup(v.Close)
 	return v
@@ -205,7 +188,7 @@ func TestUpstreamModelMCPToolCall(t *testing.T) {
 	require.False(t, res.IsError, callText(res))
 	assert.Equal(t, "ok", callText(res))
 	sc, _ := json.Marshal(res.StructuredContent)
-	assert.JSONEq(t, `{"model":"local-medgemma","finish_reason":"stop","usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`, string(sc))
+	assert.JSONEq(t, `{"model":"local-medgemma","finish_reason":"stop","usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}`, string(sc))
 	assert.Equal(t, []string{"medgemma-27b"}, ups["local-medgemma"].models())
 	assert.Empty(t, ups["cloud-gpt"].models())
 

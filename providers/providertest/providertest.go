@@ -3,7 +3,8 @@
 // endpoint). Each fake checks the request's wire format (method, path,
 // headers, authentication, body shape), records it and answers with fixtures
 // copied from the provider's public API documentation (the source of each
-// fixture is named next to it), streaming included.
+// fixture is named next to it), streaming included. VLLM is an in-cluster
+// model server's answers about model names, as vLLM gives them.
 package providertest
 
 import (
