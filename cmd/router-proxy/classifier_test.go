@@ -108,8 +108,9 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 
 // chatUpstreams points every backend of cfg at a chat stub of its own on
 // loopback that answers as the model server does: an event stream when the
-// request asks for one ("stream": true), JSON otherwise, naming itself as
-// the model. It counts the chats each backend served.
+// request asks for one ("stream": true), JSON otherwise, naming itself in
+// the answer's id (its model is replaced by the client's, model.go). It
+// counts the chats each backend served.
 func chatUpstreams(t *testing.T, cfg *proxyapi.Config) (map[string]*atomic.Int64, []string) {
 	t.Helper()
 	hits := map[string]*atomic.Int64{}
@@ -130,12 +131,12 @@ func chatUpstreams(t *testing.T, cfg *proxyapi.Config) (map[string]*atomic.Int64
 			_ = json.Unmarshal(body, &req)
 			if !req.Stream {
 				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"model":%q,"choices":[{"message":{"content":"noted"}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, name)
+				fmt.Fprintf(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"noted"}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, name, name)
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, part := range []string{"Summary", " ready."} {
-				fmt.Fprintf(w, "data: {\"model\":%q,\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", name, part)
+				fmt.Fprintf(w, "data: {\"id\":%q,\"model\":%q,\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", name, name, part)
 				w.(http.Flusher).Flush()
 			}
 			fmt.Fprint(w, "data: [DONE]\n\n")
@@ -149,7 +150,8 @@ func chatUpstreams(t *testing.T, cfg *proxyapi.Config) (map[string]*atomic.Int64
 	return hits, env
 }
 
-// streamedModel is the model named by the first event of a chat stream.
+// streamedModel is the backend named by the first event of a chat stream
+// (its id, as served reads it).
 func streamedModel(t *testing.T, body string) string {
 	t.Helper()
 	first, _, ok := strings.Cut(strings.TrimPrefix(body, "data: "), "\n")
