@@ -129,7 +129,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 	// Streams ask the upstream for usage so budgets and audit see real
 	// numbers. (A Responses stream always ends with its usage; a Messages
 	// stream reports usage itself and its translation asks.)
-	if in.stream && !isResponses(r.URL.Path) && r.URL.Path != messagesPath && !includeUsage(body, in.fields) {
+	if in.stream && protocolOf(r.URL.Path) == protoOpenAI && !includeUsage(body, in.fields) {
 		body = withIncludeUsage(body, in.fields)
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)

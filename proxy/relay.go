@@ -44,13 +44,13 @@ func (a *attempt) relay(clientCtx context.Context, w http.ResponseWriter, adm *a
 	}
 
 	rc := http.NewResponseController(w)
-	t := tally{stream: strings.HasPrefix(up.resp.Header.Get("Content-Type"), "text/event-stream"), responses: a.up.responses}
+	t := tally{stream: strings.HasPrefix(up.resp.Header.Get("Content-Type"), "text/event-stream"), proto: up.proto}
 	// The client sees the model it asked for (model.go). A JSON answer is
 	// held until it is whole, to be sent with its new length.
 	ec := newEcho(adm.model, up.model, up.resp.StatusCode)
 	held := ec != nil && !t.stream
 	a.relayHead(w, rc, t.stream, ec != nil)
-	if ent.Path == messagesPath {
+	if t.proto == protoMessages {
 		t.msgs = &messagesUsage{}
 	}
 	idle := a.s.eng.StreamIdle()
@@ -121,21 +121,22 @@ func (a *attempt) sendHeld(w http.ResponseWriter, rc *http.ResponseController, t
 // the captured body, or only its tail when it is too large to keep).
 type tally struct {
 	stream bool
-	// responses: the body is a Responses API answer (its usage is
-	// input_tokens and output_tokens, a stream's in its last Response).
-	responses bool
-	scan      engine.StreamScanner
-	rscan     responsesScanner
-	capture   []byte
-	bytes     int64
-	first     time.Time
-	msgs      *messagesUsage // a Messages answer's usage (messages.go); nil: OpenAI's
+	// proto is the answer's API: a Responses answer's usage is
+	// input_tokens and output_tokens (a stream's in its last Response), a
+	// Messages answer's is read by msgs.
+	proto   protocol
+	scan    engine.StreamScanner
+	rscan   responsesScanner
+	capture []byte
+	bytes   int64
+	first   time.Time
+	msgs    *messagesUsage // a Messages answer's usage (messages.go); nil: OpenAI's
 }
 
 func (t *tally) add(p []byte) {
 	t.bytes += int64(len(p))
 	switch {
-	case t.stream && t.responses:
+	case t.stream && t.proto == protoResponses:
 		_, _ = t.rscan.Write(p)
 	case t.stream && t.msgs != nil:
 		t.msgs.Write(p)
@@ -162,9 +163,9 @@ func (t *tally) usage() (u engine.Usage, ok bool) {
 		return t.msgs.bodyUsage(t.capture, t.bytes > maxCapture)
 	}
 	switch {
-	case t.stream && t.responses:
+	case t.stream && t.proto == protoResponses:
 		return t.rscan.Usage()
-	case t.responses && t.bytes <= maxCapture:
+	case t.proto == protoResponses && t.bytes <= maxCapture:
 		return parseResponsesUsage(t.capture)
 	case t.stream:
 		return t.scan.Usage()

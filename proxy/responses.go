@@ -19,9 +19,6 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// isResponses reports whether a client path is the Responses API's.
-func isResponses(path string) bool { return path == providers.ResponsesPath }
-
 // responsesRoundTripper is how backend b sends a Responses request: its own
 // round tripper for an OpenAI backend (passed through), else rt wrapped in
 // the translation to chat completions.

@@ -88,8 +88,8 @@ type upstream struct {
 	// model is the model name the request was sent with; "" when the
 	// client's went as it was.
 	model string
-	// responses: the answer is a Responses API one (responses.go).
-	responses bool
+	// proto is the client's API, which the answer speaks too.
+	proto protocol
 }
 
 func (u *upstream) expire() {
@@ -122,11 +122,11 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 			body = rb.withModel(model)
 		}
 	}
-	rt := b.roundTripper(s.rt)
-	switch {
-	case r.URL.Path == messagesPath:
+	rt, proto := b.roundTripper(s.rt), protocolOf(r.URL.Path)
+	switch proto {
+	case protoMessages:
 		body, rt = b.messagesUpstream(rb, body)
-	case isResponses(r.URL.Path):
+	case protoResponses:
 		rt = b.responsesRoundTripper(rt)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
@@ -150,7 +150,7 @@ func (s *Server) send(parent context.Context, b *backendRT, r *http.Request, rb 
 		s.tel.Inject(ctx, b.st.Index, req.Header)
 	}
 	req.ContentLength = int64(len(body))
-	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model, responses: isResponses(r.URL.Path)}
+	up := &upstream{cancel: cancel, ctx: ctx, started: s.now(), model: model, proto: proto}
 	up.guard = time.AfterFunc(hto, up.expire)
 	resp, err := rt.RoundTrip(req)
 	if !up.guard.Stop() {
