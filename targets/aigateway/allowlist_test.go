@@ -96,3 +96,40 @@ func TestPartlyAllowedRuleWarns(t *testing.T) {
 	assert.Contains(t, got[0], "spec.rules[1].route.backends")
 	assert.Contains(t, got[0], `team "billing" may use local-general`)
 }
+
+// TestServingAllowlistBesideAnotherRouter: the hospital router, whose rules
+// carry their own SecurityPolicies for the allowlist, on one Gateway beside
+// another authenticated router (disjoint hostnames, another issuer). On the
+// Gateway's model: billing forging both the phi label and the team header
+// is refused on the hospital's host; the neighbour's token is refused
+// there; the neighbour's callers, forging the same label and team, are
+// served by their own router and backend, untouched by the hospital's
+// per-rule policies; and the two routers' objects pass CheckTogether.
+func TestServingAllowlistBesideAnotherRouter(t *testing.T) {
+	withHost := strings.Replace(hospital, "gatewayRef: {"+sharedGateway+"}", "gatewayRef: {"+sharedGateway+`, hostnames: ["h.example.com"]}`, 1)
+	require.NotEqual(t, hospital, withHost)
+	both := isvc + "\n---\n" + withHost + hostRouter("beta", `, hostnames: ["b.example.com"]`, jwtAuth(issuerB, ""))
+	for i, d := range aigateway.New().CheckTogether(frontEach(t, both)) {
+		assert.False(t, d.HasErrors(), "router %d: %v", i, d)
+	}
+	m := gatewayModel(t, compileEach(t, both))
+	iss := "https://issuer.example/realms/h"
+	forged := http.Header{"X-Llmkube-Classification": {"phi"}, "X-Llmkube-Team": {"clinical"}}
+
+	o := m.Serve(simulate.Request{Host: "h.example.com", Body: chat("llama-3"), Token: &simulate.Token{Issuer: iss, Claims: map[string]any{"team": "billing"}}, Headers: forged})
+	assert.Equal(t, http.StatusForbidden, o.Status, "billing forging phi and clinical\n%s", strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Backend, "nothing reached a backend")
+
+	o = m.Serve(simulate.Request{Host: "h.example.com", Body: chat("llama-3"), Token: &simulate.Token{Issuer: issuerB, Claims: map[string]any{"team": "clinical"}}, Headers: forged})
+	assert.Equal(t, http.StatusUnauthorized, o.Status, "the neighbour's token on the hospital's host\n%s", strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Backend)
+
+	o = m.Serve(simulate.Request{Host: "b.example.com", Body: chat("any-model"), Token: &simulate.Token{Issuer: issuerB, Claims: map[string]any{"team": "x"}}, Headers: forged})
+	require.Equal(t, http.StatusOK, o.Status, "the neighbour's caller\n%s", strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "ml/beta", o.Router)
+	assert.Equal(t, []string{"x"}, o.Upstream.Values("x-llmkube-team"), "the forged team never reaches the neighbour's backend")
+
+	o = m.Serve(simulate.Request{Host: "h.example.com", Body: chat("llama-3"), Token: &simulate.Token{Issuer: iss, Claims: map[string]any{"team": "clinical"}}, Headers: http.Header{"X-Llmkube-Classification": {"phi"}}})
+	require.Equal(t, http.StatusOK, o.Status, strings.Join(o.Trace, "\n"))
+	assert.Equal(t, "ml/hospital-local-medgemma", o.Backend, "clinical's phi request stays on the clinical model")
+}
