@@ -143,13 +143,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxy
 	if s.auth == nil {
 		return "", true
 	}
-	team, aerr := s.auth.Authenticate(r)
+	id, aerr := s.auth.Authenticate(r)
 	if aerr != nil {
 		refuseAs(w, ent, authRefusal(aerr), aerr.Msg, "")
 		return "", false
 	}
-	ent.Team = engine.SanitizeCaller(team)
-	return team, true
+	ent.Team = engine.SanitizeCaller(id.Team)
+	return id.Team, true
 }
 
 // intakeBody reads the bounded body (readBody), or refuses the request with

@@ -523,12 +523,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		models := s.models
 		if s.auth != nil {
-			team, err := s.auth.Authenticate(r)
+			id, err := s.auth.Authenticate(r)
 			if err != nil {
 				answer(w, authRefusal(err), err.Msg)
 				return
 			}
-			models = s.modelsFor(team)
+			models = s.modelsFor(id.Team)
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(models)

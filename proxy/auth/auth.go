@@ -185,21 +185,30 @@ func (a *Authorizer) Verify(ctx context.Context, raw string) (Verified, *Error) 
 	return v, nil
 }
 
+// Identity is who an authenticated request comes from: its verified team
+// and, for a request authenticated by an API key, the key's name (never its
+// value; empty for a JWT). Allowlists, budgets, rate limits, classification
+// and the audit read a request's identity, whatever credential proved it.
+type Identity struct {
+	Team string
+	Key  string
+}
+
 // Authenticate verifies the request's bearer token and returns the verified
-// team. Whatever the outcome, the client's own value of the team header is
-// removed first; on success it is replaced by the verified one.
-func (a *Authorizer) Authenticate(r *http.Request) (string, *Error) {
+// identity. Whatever the outcome, the client's own value of the team header
+// is removed first; on success it is replaced by the verified one.
+func (a *Authorizer) Authenticate(r *http.Request) (Identity, *Error) {
 	r.Header.Del(a.Header)
 	raw, ok := bearer(r.Header)
 	if !ok {
-		return "", &Error{http.StatusUnauthorized, CodeMissingToken, "a bearer token is required: send Authorization: Bearer <JWT>"}
+		return Identity{}, &Error{http.StatusUnauthorized, CodeMissingToken, "a bearer token is required: send Authorization: Bearer <JWT>"}
 	}
 	v, err := a.Verify(r.Context(), raw)
 	if err != nil {
-		return "", err
+		return Identity{}, err
 	}
 	r.Header.Set(a.Header, v.Team)
-	return v.Team, nil
+	return Identity{Team: v.Team}, nil
 }
 
 // reason is the verification failure, without the library's prefixes.

@@ -52,9 +52,9 @@ func TestValidTokensRSAAndEC(t *testing.T) {
 		kid    string
 	}{{jwt.SigningMethodRS256, "rsa-1"}, {jwt.SigningMethodES256, "ec-1"}} {
 		r := request(is.Sign(t, tc.method, tc.kid, authtest.Claims("team-a")), "X-Llmkube-Team", "forged")
-		team, err := a.Authenticate(r)
+		id, err := a.Authenticate(r)
 		require.Nil(t, err, "%s: %v", tc.kid, err)
-		assert.Equal(t, "team-a", team)
+		assert.Equal(t, Identity{Team: "team-a"}, id)
 		assert.Equal(t, []string{"team-a"}, r.Header.Values("X-Llmkube-Team"), "the forged value is replaced by the verified one")
 	}
 }
@@ -122,9 +122,9 @@ func TestKeyRotationAndOutage(t *testing.T) {
 
 	is.AddRSA(t, "rsa-2") // the issuer rotates
 	before := is.Fetches.Load()
-	team, err := a.Authenticate(request(is.Sign(t, jwt.SigningMethodRS256, "rsa-2", authtest.Claims("b"))))
+	id, err := a.Authenticate(request(is.Sign(t, jwt.SigningMethodRS256, "rsa-2", authtest.Claims("b"))))
 	require.Nil(t, err, "%v", err)
-	assert.Equal(t, "b", team)
+	assert.Equal(t, "b", id.Team)
 	assert.Equal(t, before+1, is.Fetches.Load(), "the unknown kid caused one fetch")
 
 	// A burst of unknown kids does not hammer the issuer.
@@ -144,9 +144,9 @@ func TestKeyRotationAndOutage(t *testing.T) {
 	assert.LessOrEqual(t, is.Fetches.Load()-before, int32(1), "unknown kids are rate limited")
 
 	is.Down.Store(true)
-	team, err = a.Authenticate(request(is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims("a"))))
+	id, err = a.Authenticate(request(is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims("a"))))
 	require.Nil(t, err, "cached keys serve while the issuer is down: %v", err)
-	assert.Equal(t, "a", team)
+	assert.Equal(t, "a", id.Team)
 }
 
 func TestIssuerDownAtColdStart(t *testing.T) {
