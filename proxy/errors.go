@@ -69,6 +69,7 @@ const (
 	refFailClosed
 	refBudgetStoreDown
 	refBudgetExceeded
+	refRateLimited
 	refPoolHoldExpired
 	refAllFailed
 	refUpstreamRateLimited
@@ -91,6 +92,7 @@ var refusals = [...]refusal{
 	refFailClosed:          {status: http.StatusServiceUnavailable, typ: "server_error", code: "fail_closed", outcome: proxyapi.OutcomeFailClosed},
 	refBudgetStoreDown:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "budget_store_unavailable", outcome: proxyapi.OutcomeBudgetStoreDown, retry: true},
 	refBudgetExceeded:      {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "budget_exceeded", outcome: proxyapi.OutcomeBudgetExceeded},
+	refRateLimited:         {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", outcome: proxyapi.OutcomeRateLimited},
 	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
 	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
 	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},

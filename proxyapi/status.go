@@ -13,6 +13,17 @@ type Status struct {
 	BudgetStore *BudgetStoreStatus `json:"budgetStore,omitempty"`
 	// Pools are the ModelPools of pooled backends.
 	Pools []PoolStatus `json:"pools,omitempty"`
+	// RateLimits are policy.rateLimits' counters.
+	RateLimits []RateLimitStatus `json:"rateLimits,omitempty"`
+}
+
+// RateLimitStatus is one rate limit over its window: how many teams (or
+// keys) it is counting, and the highest fraction of a cap any of them uses.
+type RateLimitStatus struct {
+	Name     string `json:"name"`
+	Counting int    `json:"counting"`
+	// Utilization is 0 to 1, formatted with 6 decimals.
+	Utilization string `json:"utilization"`
 }
 
 // BudgetStoreStatus is the shared budget store as one replica sees it.

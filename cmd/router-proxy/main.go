@@ -106,6 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer store.Close()
 		go store.Reconcile(ctx, time.Second)
 		opts.Budgets = store
+		opts.RateLimits = store
 	}
 	// Swaps outlive SIGTERM's drain: a load other callers wait for is not
 	// cut short by the signal, only by the process ending.
