@@ -107,11 +107,12 @@ func (*Target) Capabilities() planes.Table {
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Responses route to them; in routing InferencePool the body reaches the runtime untranslated. Use dataPlane Proxy, which translates Responses to chat completions for every backend kind"},
 		// agentgateway's localRateLimit is a token bucket per proxy replica
-		// (N per replica); remoteRateLimit needs a rate-limit service the
-		// platform runs (an Envoy-protocol gRPC server and its store), which
-		// the router cannot check.
+		// (N per replica); remoteRateLimit needs an Envoy-protocol
+		// rate-limit service this plane does not have among its
+		// prerequisites (its budgets are refused for the same reason), and
+		// that service counts fixed windows (2N around a boundary).
 		planes.Capability{Path: "spec.policy.rateLimits", Verdict: planes.Refused, Reason: ReasonRateLimitsUnsupportedOnAgentGateway,
-			Message: "dataPlane AgentGateway cannot keep policy.rateLimits' meaning: its localRateLimit counts per agentgateway replica (N per replica, not N), and remoteRateLimit needs a rate-limit service the platform runs, which the router cannot check; remove rateLimits and use budgets, or use dataPlane Proxy"},
+			Message: "dataPlane AgentGateway cannot keep policy.rateLimits' meaning: its localRateLimit counts per agentgateway replica (N per replica, not N), and remoteRateLimit needs a rate-limit service outside this plane's prerequisites, which counts fixed minutes (2N around each boundary where the router allows N in any 60 seconds); remove rateLimits, or use dataPlane Proxy"},
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{
