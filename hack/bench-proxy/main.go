@@ -318,6 +318,19 @@ func main() {
 	redisAddr := startRedis()
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
+	// Rate limits (docs/rate-limits.md): the JWT router with a per-team
+	// limit on requests, input and output tokens, never reached, counted in
+	// memory and in the Redis store.
+	rlCfg := func(audit string) *proxyapi.Config {
+		c := config("http://"+upAddr, filepath.Join(dir, audit))
+		c.Policy.Auth = jwtCfg.Policy.Auth
+		c.Policy.RateLimits = []proxyapi.RateLimit{{Name: "per-team", Scope: proxyapi.RateLimitScopeTeam,
+			RequestsPerMinute: 1 << 50, InputTokensPerMinute: 1 << 50, OutputTokensPerMinute: 1 << 50}}
+		return c
+	}
+	rlListen, rlPid := startProxy(bin, dir, "ratelimits", rlCfg("audit-ratelimits.jsonl"))
+	rlStoreListen, rlStorePid := startProxy(bin, dir, "ratelimits-redis", rlCfg("audit-ratelimits-redis.jsonl"), "--budget-store", "redis://"+redisAddr+"/0")
+
 	// The content classifier: the same router in classification mode
 	// detector (docs/classifier.md), against the plain one (header-only).
 	detCfg := config("http://"+upAddr, filepath.Join(dir, "audit-detector.jsonl"))
@@ -357,10 +370,13 @@ func main() {
 	t.classifier("http://"+detListen+"/v1/chat/completions", detPid)
 
 	// Variants of the same router, each against the in-memory proxy:
-	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
+	// policy.auth.jwt (RS256, cached keys), the Redis budget store, JWT
+	// with rate limits (in memory and in Redis), and
 	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
 	withStore := "http://" + storeListen + "/v1/chat/completions"
-	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...))
+	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid},
+		{"JWT + rate limits", "http://" + rlListen + "/v1/chat/completions?jwt", rlPid},
+		{"JWT + rate limits, Redis store", "http://" + rlStoreListen + "/v1/chat/completions?jwt", rlStorePid}}, tracedProxies...))
 	if t.errs > 0 {
 		must(fmt.Errorf("%d errors", t.errs))
 	}
