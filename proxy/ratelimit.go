@@ -6,8 +6,6 @@ package proxy
 // a limit counts carries the x-ratelimit-* headers, as OpenAI names them.
 
 import (
-	"context"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -61,12 +59,8 @@ func (s *Server) admitRateLimits(w http.ResponseWriter, r *http.Request, id auth
 	}
 	ch, q, lim, err := s.limits.AdmitRate(r.Context(), budget.Subject{Team: id.Team, Key: id.Key}, engine.EstimateUsage(int64(bodyLen), 0).PromptTokens)
 	if err != nil {
-		msg := err.Error()
-		if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-			refuseAs(w, ent, refClientCancelled, "rate limits: "+msg, "")
-			return nil, false
-		}
-		refuseAs(w, ent, refBudgetStoreDown, msg, "rate limits cannot be checked: "+msg)
+		// The budgets' answer: the store is down and fails closed.
+		refuseAs(w, ent, refBudgetStoreDown, err.Error(), "rate limits cannot be checked: "+err.Error())
 		return nil, false
 	}
 	if lim != nil {
