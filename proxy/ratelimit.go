@@ -64,6 +64,7 @@ func (s *Server) admitRateLimits(w http.ResponseWriter, r *http.Request, id auth
 		return nil, false
 	}
 	if lim != nil {
+		setRateHeaders(w.Header(), lim.Quota)
 		ent.RateLimit = lim.Limit
 		s.rl.rejected.WithLabelValues(lim.Limit).Inc()
 		secs := retryAfter(w, lim.RetryAfter)

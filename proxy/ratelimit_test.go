@@ -61,6 +61,8 @@ func TestRateLimitPerTeam(t *testing.T) {
 	secs, err := strconv.Atoi(hdr.Get("Retry-After"))
 	require.NoError(t, err)
 	assert.True(t, secs >= 1 && secs <= 60, "Retry-After %d", secs)
+	assert.Equal(t, "0", hdr.Get("X-Ratelimit-Remaining-Requests"), "the refusal carries the headers too")
+	assert.Equal(t, "2", hdr.Get("X-Ratelimit-Limit-Requests"))
 	var e struct {
 		Error struct{ Type, Code, Message string }
 	}

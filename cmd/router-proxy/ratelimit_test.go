@@ -76,6 +76,9 @@ func tally(t *testing.T, as []answer) (served int) {
 			served++
 		case http.StatusTooManyRequests:
 			assert.Contains(t, a.body, `"code":"rate_limit_exceeded"`)
+			exhausted := a.hdr.Get("X-Ratelimit-Remaining-Requests") == "0" || a.hdr.Get("X-Ratelimit-Remaining-Input-Tokens") == "0" ||
+				a.hdr.Get("X-Ratelimit-Remaining-Output-Tokens") == "0"
+			assert.True(t, exhausted, "a refusal's headers say which cap has nothing left: %v", a.hdr)
 			secs, err := strconv.Atoi(a.hdr.Get("Retry-After"))
 			if assert.NoError(t, err, a.hdr) {
 				assert.True(t, secs >= 1 && secs <= 60, "Retry-After %d", secs)

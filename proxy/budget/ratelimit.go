@@ -73,10 +73,12 @@ func (q *Quota) tighten(caps [numDims]int64, sums [numDims]int64, resets [numDim
 	}
 }
 
-// Limited is the limit that refused a request, and when to retry.
+// Limited is the limit that refused a request, when to retry, and its
+// standing (the headers of the refusal: what is left of each of its caps).
 type Limited struct {
 	Limit      string
 	RetryAfter time.Duration
+	Quota      Quota
 }
 
 // RateCharge is an admitted request's share of the limits.
@@ -218,7 +220,9 @@ func (m *RateMemory) AdmitRate(_ context.Context, who Subject, estInput int64) (
 		ep, sums, resets, retry, admitted := l.admit(subj, estInput, now)
 		if !admitted {
 			ch.Release()
-			return nil, Quota{}, &Limited{Limit: l.cfg.Name, RetryAfter: retry}, nil
+			lim := &Limited{Limit: l.cfg.Name, RetryAfter: retry}
+			lim.Quota.tighten(l.caps, sums, resets)
+			return nil, Quota{}, lim, nil
 		}
 		ch.res = append(ch.res, memReservation{l: l, subject: subj, ep: ep, estInput: estInput})
 		q.tighten(l.caps, sums, resets)
@@ -239,6 +243,9 @@ func (l *memLimit) admit(subj string, estInput, now int64) (ep int64, sums [numD
 	c := l.counter(subj, ep)
 	sums = c.sum(ep)
 	if l.over(sums) {
+		for d := range numDims {
+			resets[d] = c.reset(d, ep, now)
+		}
 		return ep, sums, resets, c.retry(&l.rateLimit, sums, ep, now), false
 	}
 	i := c.slot(ep)

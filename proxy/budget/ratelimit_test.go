@@ -53,6 +53,7 @@ func TestRateMemoryRequests(t *testing.T) {
 	require.NotNil(t, lim)
 	assert.Equal(t, "rpm", lim.Limit)
 	assert.Equal(t, 30*time.Second, lim.RetryAfter, "the first request's second leaves the window 60 s after it")
+	assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: 0, Reset: 30 * time.Second}, lim.Quota[DimRequests], "the refusal's standing")
 
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "web"}, 10)
 	assert.Nil(t, lim, "another team has its own counter")
@@ -140,6 +141,8 @@ func TestStoreRateLimitAcrossReplicas(t *testing.T) {
 				refused.Add(1)
 				assert.Equal(t, "rpm", l.Limit)
 				assert.True(t, l.RetryAfter > 0 && l.RetryAfter <= time.Minute, "retry after %v", l.RetryAfter)
+				assert.Equal(t, Allowance{Set: true, Limit: n, Remaining: 0, Reset: l.Quota[DimRequests].Reset}, l.Quota[DimRequests])
+				assert.Equal(t, l.RetryAfter, l.Quota[DimRequests].Reset, "the oldest request leaves the window when the retry is due")
 				return
 			}
 			served.Add(1)

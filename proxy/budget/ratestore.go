@@ -28,9 +28,10 @@ import (
 // rateReserve: KEYS[1] the counter, KEYS[2] the reservation, KEYS[3] the
 // limit's subjects (score: last use). ARGV: bucket width (µs), buckets,
 // the caps of requests, input and output tokens (0: none), the input
-// estimate, the subject. Answers {1, retry µs} over a cap, {2} when the
-// reservation is a cancellation's tombstone, else {0, 0, requests, input,
-// output, reset µs of each}.
+// estimate, the subject. Answers {status, retry µs, requests, input,
+// output, reset µs of each}: status 0 admitted (the sums after it), 1 over
+// a cap (the sums that refused it); {2} when the reservation is a
+// cancellation's tombstone.
 var rateReserve = redis.NewScript(`
 if redis.call('EXISTS', KEYS[2]) == 1 then return {2} end
 local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -59,13 +60,34 @@ local function over()
   end
   return false
 end
+-- standing: the sums and, per dimension, when its oldest counted second
+-- leaves the window (0: nothing counted)
+local function standing(status, retry)
+  local out = {status, retry, sum.r, sum.t, sum.u}
+  for _, d in ipairs(dims) do
+    local reset = 0
+    for age = n - 1, 0, -1 do
+      local e = ep - age
+      if (per[d][e] or 0) ~= 0 then
+        reset = (e + n) * width - now
+        break
+      end
+    end
+    out[#out + 1] = reset
+  end
+  return out
+end
 if over() then
+  local refused = standing(1, width)
   for age = n - 1, 0, -1 do
     local e = ep - age
     for _, d in ipairs(dims) do sum[d] = sum[d] - (per[d][e] or 0) end
-    if not over() then return {1, (e + n) * width - now} end
+    if not over() then
+      refused[2] = (e + n) * width - now
+      break
+    end
   end
-  return {1, width}
+  return refused
 end
 local ttl = math.ceil(width * n / 1000) + 1000
 redis.call('HINCRBY', KEYS[1], 'r' .. ep, 1)
@@ -78,19 +100,7 @@ redis.call('PEXPIRE', KEYS[3], ttl)
 per.r[ep] = (per.r[ep] or 0) + 1
 per.t[ep] = (per.t[ep] or 0) + addI
 sum.r, sum.t = sum.r + 1, sum.t + addI
-local out = {0, 0, sum.r, sum.t, sum.u}
-for _, d in ipairs(dims) do
-  local reset = 0
-  for age = n - 1, 0, -1 do
-    local e = ep - age
-    if (per[d][e] or 0) ~= 0 then
-      reset = (e + n) * width - now
-      break
-    end
-  end
-  out[#out + 1] = reset
-end
-return out
+return standing(0, 0)
 `)
 
 // rateRelease gives back an admission (KEYS[2] names its second): one
@@ -170,7 +180,7 @@ func (s *Store) AdmitRate(ctx context.Context, who Subject, estInput int64) (Rat
 		res := rateReservation{key: s.rateKey(l, subj), id: s.settlementID()}
 		r, err := rateReserve.Run(ctx, s.rdb, []string{res.key, res.id, s.rateSubjectsKey(l)},
 			rateWidthUS, RateBuckets, l.caps[DimRequests], l.caps[DimInputTokens], l.caps[DimOutputTokens], estInput, subj).Int64Slice()
-		if err != nil || len(r) == 0 || (r[0] == 0 && len(r) < 8) {
+		if err != nil || len(r) == 0 || (r[0] != 2 && len(r) < 8) {
 			if err == nil {
 				err = fmt.Errorf("rate limit %s: unexpected answer %v", l.cfg.Name, r)
 			}
@@ -180,17 +190,20 @@ func (s *Store) AdmitRate(ctx context.Context, who Subject, estInput int64) (Rat
 			go ch.Release()
 			return s.rateDown(ctx, err, who, estInput)
 		}
-		switch r[0] {
-		case 1:
-			s.answered()
-			ch.Release()
-			return nil, Quota{}, &Limited{Limit: l.cfg.Name, RetryAfter: time.Duration(r[1]) * time.Microsecond}, nil
-		case 2:
+		if r[0] == 2 {
 			continue // cannot happen for a fresh id
 		}
-		ch.res = append(ch.res, res)
 		us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-		q.tighten(l.caps, [numDims]int64{r[2], r[3], r[4]}, [numDims]time.Duration{us(r[5]), us(r[6]), us(r[7])})
+		sums, resets := [numDims]int64{r[2], r[3], r[4]}, [numDims]time.Duration{us(r[5]), us(r[6]), us(r[7])}
+		if r[0] == 1 {
+			s.answered()
+			ch.Release()
+			lim := &Limited{Limit: l.cfg.Name, RetryAfter: us(r[1])}
+			lim.Quota.tighten(l.caps, sums, resets)
+			return nil, Quota{}, lim, nil
+		}
+		ch.res = append(ch.res, res)
+		q.tighten(l.caps, sums, resets)
 	}
 	s.answered()
 	if len(ch.res) == 0 {
