@@ -48,9 +48,7 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	if err != nil {
 		return obs, err
 	}
-	if reason != "" {
-		obs.Conflict, obs.ConflictReason = msg, reason
-	}
+	obs.AddForeignConflict(reason, msg)
 	return obs, nil
 }
 
