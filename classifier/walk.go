@@ -6,6 +6,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/llmkube/llmkube-compile/internal/jsonscan"
 )
 
 // binaryKeys are the members whose values are binary payloads, never text
@@ -59,7 +61,7 @@ func walkStrings(data []byte, text func([]byte), depth int) {
 		case ':':
 			expectKey = false
 		case '"':
-			end := stringEnd(data, i)
+			end := jsonscan.StringEnd(data, i)
 			raw := data[i+1 : end-1]
 			i = end - 1
 			if expectKey {
@@ -119,27 +121,6 @@ func numberEnd(d []byte, i int) int {
 		i++
 	}
 	return i
-}
-
-// stringEnd returns the index after the string starting at d[i] == '"':
-// the first quote not escaped, found with IndexByte (the bodies' texts are
-// long and their quotes few).
-func stringEnd(d []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(d[j:], '"')
-		if k < 0 {
-			return len(d)
-		}
-		q := j + k
-		slashes := 0
-		for p := q - 1; p > i && d[p] == '\\'; p-- {
-			slashes++
-		}
-		if slashes%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
 }
 
 func looksLikeJSON(s []byte) bool {

@@ -278,6 +278,11 @@ func waitOverriddenBy(t *testing.T, ctx context.Context, ns, policy string) {
 	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.Contains(c.Message, policy+" (authorization)") {
 		t.Errorf("message does not name the policy and field: %q", c.Message)
 	}
+	// The recheck the message promises is the reconciler's (the suite's
+	// RecheckInterval), not a figure written into the plane's finding.
+	if c := meta.FindStatusCondition(mr.Status.Conditions, v1.ConditionAgentGatewayReady); !strings.HasSuffix(c.Message, "(rechecked at least every 3s)") {
+		t.Errorf("message does not say the reconciler's recheck interval: %q", c.Message)
+	}
 }
 
 // TestOverridingPolicyBySelectorReported: the same foreign Override policy

@@ -357,7 +357,32 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 	reader.remember(out.live)
 	out.obs, err = out.cluster.Observe(ctx, reader, targets.Applied{Spec: router, Router: compiled, Desired: out.desired, Live: out.live,
 		Summary: out.summary, Taken: takenMessage(out.taken), Lingering: out.lingering[out.plane]})
+	r.noteRecheck(&out.obs)
 	return out, err
+}
+
+// noteRecheck says, after a conflict a plane observed, when the controller
+// looks again: at most this reconciler's recheck interval (the flag), or
+// sooner while the router is not settled. A plane's finding names what is in
+// the way and not when it is looked at again, since the CLI reports the
+// same finding (validate, render) where nothing rechecks.
+func (r *Reconciler) noteRecheck(obs *targets.Observation) {
+	if obs.Conflict != "" {
+		obs.Conflict += " (rechecked at least every " + shortDuration(r.recheckInterval()) + ")"
+	}
+}
+
+// shortDuration writes whole minutes and hours without their zero tail
+// ("2m", "1h", "1m30s"), as a person would.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // apply server-side applies the desired objects, then prunes the inventory.

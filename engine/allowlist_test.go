@@ -65,31 +65,31 @@ func TestAllowlistFiltersCandidates(t *testing.T) {
 
 	// A label billing adds takes it to the sensitive rule, whose one backend
 	// it may not use: refused, not served by the default route.
-	rt, err := e.Route(&Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi"), MayUse: billing})
+	rt, err := routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi"), MayUse: billing})
 	require.ErrorIs(t, err, ErrNotAllowed)
 	assert.Equal(t, "sensitive", rt.RuleName)
 	assert.Nil(t, rt.Next(), "nothing to try")
 
 	// Clinical may use the local model by its InferenceService's name.
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi"), MayUse: allowing("gpt-4.1", "medgemma")})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi"), MayUse: allowing("gpt-4.1", "medgemma")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"local-medgemma"}, tried(rt))
 
 	// Without an allowlist nothing changes.
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi")})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr("X-Llmkube-Classification", "phi")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"local-medgemma"}, tried(rt))
 
 	// Weighted: only the backends billing may use are ever picked (the
 	// external model gpt-4.1-mini by a glob).
 	for range 20 {
-		rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr("X-Pick", "weighted"), MayUse: allowing("gpt-4.1*")})
+		rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr("X-Pick", "weighted"), MayUse: allowing("gpt-4.1*")})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"cloud-gpt", "cloud-mini"}, tried(rt))
 	}
 
 	// Shadow: the mirror copies go only to backends the caller may use.
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr("X-Pick", "shadow"), MayUse: allowing("gpt-4.1*")})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr("X-Pick", "shadow"), MayUse: allowing("gpt-4.1*")})
 	require.NoError(t, err)
 	first := rt.Next()
 	require.NotNil(t, first)
@@ -102,15 +102,15 @@ func TestAllowlistFiltersCandidates(t *testing.T) {
 
 	// A rule matched by its model that offers only a backend outside the
 	// allowlist refuses, even though it is not failClosed.
-	rt, err = e.Route(&Request{Model: "qwen3", Header: hdr(), MayUse: billing})
+	rt, err = routeByHeader(e, &Request{Model: "qwen3", Header: hdr(), MayUse: billing})
 	require.ErrorIs(t, err, ErrNotAllowed)
 	assert.Equal(t, "open", rt.RuleName)
 
 	// The default route: served by gpt-4.1 when allowed, refused otherwise.
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr(), MayUse: billing})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr(), MayUse: billing})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cloud-gpt"}, tried(rt))
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: hdr(), MayUse: allowing("medgemma")})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: hdr(), MayUse: allowing("medgemma")})
 	require.ErrorIs(t, err, ErrNotAllowed)
 	assert.Equal(t, DefaultRuleName, rt.RuleName)
 }
@@ -124,9 +124,9 @@ func TestAllowlistOnBackendNameMatch(t *testing.T) {
 	cfg.Default = proxyapi.DefaultRoute{Strategy: proxyapi.DefaultBackendNameMatch, Backend: "cloud-gpt"}
 	e, err := New(cfg, Options{})
 	require.NoError(t, err)
-	_, err = e.Route(&Request{Model: "qwen3", Header: map[string][]string{}, MayUse: allowing("gpt-4.1")})
+	_, err = routeByHeader(e, &Request{Model: "qwen3", Header: map[string][]string{}, MayUse: allowing("gpt-4.1")})
 	require.ErrorIs(t, err, ErrNotAllowed)
-	rt, err := e.Route(&Request{Model: "qwen3", Header: map[string][]string{}, MayUse: allowing("qwen3")})
+	rt, err := routeByHeader(e, &Request{Model: "qwen3", Header: map[string][]string{}, MayUse: allowing("qwen3")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"local-qwen"}, tried(rt))
 }
@@ -153,23 +153,23 @@ func TestAllowlistRefusalAfterAnOutageIsUnavailable(t *testing.T) {
 	e, err := New(cfg, Options{})
 	require.NoError(t, err)
 	billing := allowing("gpt-4.1")
-	rt, err := e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
+	rt, err := routeByHeader(e, &Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cloud-gpt"}, tried(rt))
 
 	e.Quarantine(e.Backend("cloud-gpt"))
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: billing})
 	require.ErrorIs(t, err, ErrNoRoute)
 	assert.NotErrorIs(t, err, ErrNotAllowed)
 	assert.Equal(t, []string{"cloud-chat"}, rt.Skipped)
 	assert.Nil(t, rt.Next(), "nothing to try")
 
 	// Clinical, allowed the local model too, is served by the fallback.
-	rt, err = e.Route(&Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: allowing("gpt-4.1", "medgemma-27b")})
+	rt, err = routeByHeader(e, &Request{Model: "gpt-4.1", Header: map[string][]string{}, MayUse: allowing("gpt-4.1", "medgemma-27b")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"local-medgemma"}, tried(rt))
 
 	// A model billing may not ask for at all is still refused 403.
-	_, err = e.Route(&Request{Model: "medgemma-27b", Header: map[string][]string{}, MayUse: billing})
+	_, err = routeByHeader(e, &Request{Model: "medgemma-27b", Header: map[string][]string{}, MayUse: billing})
 	require.ErrorIs(t, err, ErrNotAllowed)
 }

@@ -42,10 +42,9 @@ func TestClassificationModes(t *testing.T) {
 		if header != "" {
 			h.Set("X-Llmkube-Classification", header)
 		}
-		req := &Request{Model: "m", Header: h}
-		req.SetBody([]byte(body))
-		rt, err := e.Route(req)
-		return rt.RuleName, e.RequestClasses(req), e.ClassificationSource(req), err
+		cls := e.Classify(h, []byte(body))
+		rt, err := e.Route(&Request{Model: "m", Header: h}, cls)
+		return rt.RuleName, cls.Classes, cls.Source, err
 	}
 	for _, c := range []struct {
 		mode, body, header string
@@ -77,9 +76,7 @@ func TestSensitiveRequestNeverTakesTheDefaultRoute(t *testing.T) {
 	cfg.Rules = cfg.Rules[:1]
 	e, err := New(cfg, Options{})
 	require.NoError(t, err)
-	req := &Request{Model: "m", Header: http.Header{}}
-	req.SetBody([]byte(`{"model":"m","input":"jane@example.com"}`))
-	rt, err := e.Route(req)
+	rt, err := e.Route(&Request{Model: "m", Header: http.Header{}}, e.Classify(http.Header{}, []byte(`{"model":"m","input":"jane@example.com"}`)))
 	assert.ErrorIs(t, err, ErrFailClosed)
 	assert.ErrorIs(t, err, ErrSensitiveUnrouted)
 	assert.Equal(t, DefaultRuleName, rt.RuleName)

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/classifier"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -67,17 +66,6 @@ type Request struct {
 	// backend serves the request only when MayUse accepts its
 	// proxyapi.Backend.AllowNames. nil: every backend may serve it.
 	MayUse func(names ...string) bool
-
-	// body is the request body (valid JSON) the content classifier reads in
-	// the detector and hybrid modes; nil before it is read.
-	body []byte
-
-	// classes caches the request's classifications (see
-	// Engine.RequestClasses), detected the content classifier's findings.
-	classes      []string
-	classesDone  bool
-	detected     classifier.Set
-	detectedDone bool
 }
 
 // mayUse reports whether the caller may be served by b.
@@ -98,14 +86,6 @@ func (r *Request) usable(bs []*BackendState) []*BackendState {
 		}
 	}
 	return out
-}
-
-// SetBody gives the request its body, once read: the classification is
-// computed again, from the header and, in the detector and hybrid modes,
-// the content.
-func (r *Request) SetBody(body []byte) {
-	r.body = body
-	r.classesDone, r.detectedDone = false, false
 }
 
 // Options tune the engine; the zero value gives the documented defaults.
@@ -317,104 +297,6 @@ func (b *BackendState) StaticProblem() string { return b.staticErr }
 // Name is the backend's name.
 func (b *BackendState) Name() string { return b.Config.Name }
 
-// Classes returns the classifications a classification header carries:
-// every comma-separated value of every instance of the header, trimmed,
-// lowercased, deduplicated and sorted, filtered as sensitiveOnly says.
-func (e *Engine) Classes(h map[string][]string) []string {
-	return e.sensitiveOnly(e.headerClasses(h, nil))
-}
-
-func (e *Engine) headerClasses(h map[string][]string, out []string) []string {
-	for _, inst := range h[e.classKey] {
-		for _, v := range strings.Split(inst, ",") {
-			v = strings.ToLower(strings.TrimSpace(v))
-			if v == "" || slices.Contains(out, v) {
-				continue
-			}
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// sensitiveOnly sorts the classifications; a request that carries any
-// sensitive one is sensitive, and then only its sensitive values are kept,
-// so `public` sent beside `pii` (or beside what the detector found) can
-// never steer it to a rule for public data. Reading only the first value
-// was a fail-closed bypass.
-func (e *Engine) sensitiveOnly(out []string) []string {
-	if slices.ContainsFunc(out, func(v string) bool { return e.sensitive[v] }) {
-		out = slices.DeleteFunc(out, func(v string) bool { return !e.sensitive[v] })
-	}
-	slices.Sort(out)
-	return out
-}
-
-// RequestClasses is the request's classifications, computed once per
-// request (the audit and every rule's match share them), by the mode:
-// header-only, the header's; detector, the content classifier's; hybrid,
-// both together (a client can add a classification, never remove one the
-// detector found). Before SetBody the detector has nothing to read.
-func (e *Engine) RequestClasses(req *Request) []string {
-	if !req.classesDone {
-		var out []string
-		if e.readsHeader {
-			out = e.headerClasses(req.Header, out)
-		}
-		for _, c := range e.Detected(req).Classes() {
-			if !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-		req.classes, req.classesDone = e.sensitiveOnly(out), true
-	}
-	return req.classes
-}
-
-// ReadsContent reports whether the mode runs the content classifier
-// (detector, hybrid): only then does a request's body change its
-// classification.
-func (e *Engine) ReadsContent() bool { return e.readsContent }
-
-// Detected is what the content classifier found in the request's body
-// (nothing in header-only mode or before SetBody), computed once.
-func (e *Engine) Detected(req *Request) classifier.Set {
-	if !req.detectedDone && e.readsContent && req.body != nil {
-		req.detected, req.detectedDone = classifier.Body(req.body), true
-	}
-	return req.detected
-}
-
-// ClassificationSource says where the request's classifications came
-// from, for the audit: "header", "detector", "header,detector", or "" when
-// it has none.
-func (e *Engine) ClassificationSource(req *Request) string {
-	header := e.readsHeader && slices.ContainsFunc(req.Header[e.classKey], func(v string) bool { return strings.Trim(v, " ,") != "" })
-	detector := !e.Detected(req).Empty()
-	switch {
-	case header && detector:
-		return "header,detector"
-	case detector:
-		return "detector"
-	case header:
-		return "header"
-	}
-	return ""
-}
-
-// sensitiveOnlyRules reports whether the request may match only the rules
-// for its classification: in the detector and hybrid modes, a request
-// classified sensitive skips every rule without a dataClassification match
-// and never takes the default route, so content the classifier found
-// stays on the fail-closed, local rules written for it (a catch-all rule
-// before them cannot take it to a cloud backend).
-func (e *Engine) sensitiveOnlyRules(req *Request) bool {
-	if !e.readsContent {
-		return false
-	}
-	return slices.ContainsFunc(e.RequestClasses(req), func(c string) bool { return e.sensitive[c] })
-}
-
 // TaskComplexity returns the lowercased task-complexity hint, or "".
 func (e *Engine) TaskComplexity(h map[string][]string) string {
 	return strings.ToLower(strings.TrimSpace(first(h[e.taskKey])))
@@ -427,12 +309,13 @@ func first(v []string) string {
 	return v[0]
 }
 
-// Matches reports whether every declared condition of the rule holds.
-func (e *Engine) Matches(r *RuleState, req *Request) bool {
+// Matches reports whether every declared condition of the rule holds for
+// the request and its classification.
+func (e *Engine) Matches(r *RuleState, req *Request, cls Classification) bool {
 	if !r.capable {
 		return false
 	}
-	if r.classes == nil && e.sensitiveOnlyRules(req) {
+	if r.classes == nil && cls.rulesForClassOnly {
 		return false
 	}
 	if len(r.globs) > 0 {
@@ -452,7 +335,7 @@ func (e *Engine) Matches(r *RuleState, req *Request) bool {
 			return false
 		}
 	}
-	if r.classes != nil && !slices.ContainsFunc(e.RequestClasses(req), func(c string) bool { return r.classes[c] }) {
+	if r.classes != nil && !slices.ContainsFunc(cls.Classes, func(c string) bool { return r.classes[c] }) {
 		return false
 	}
 	if r.task != "" && e.TaskComplexity(req.Header) != r.task {
@@ -482,15 +365,15 @@ type Route struct {
 	e          *Engine
 }
 
-// Route picks the rule for a request. Rules are evaluated in order and the
-// first match wins. A matching failClosed rule with no eligible backend ends
+// Route picks the rule for a request of that classification. Rules are
+// evaluated in order and the first match wins. A matching failClosed rule with no eligible backend ends
 // routing with ErrFailClosed; a matching non-failClosed rule with no eligible
 // backend falls through to the following rules and then the default route.
-func (e *Engine) Route(req *Request) (*Route, error) {
+func (e *Engine) Route(req *Request, cls Classification) (*Route, error) {
 	now := e.now()
 	var skipped []string
 	for _, r := range e.rules {
-		if !e.Matches(r, req) {
+		if !e.Matches(r, req, cls) {
 			continue
 		}
 		rt := &Route{Rule: r, RuleName: r.Config.Name, Strategy: r.Config.Strategy, FailClosed: r.Config.FailClosed, candidates: r.backends, e: e, Skipped: skipped}
@@ -521,7 +404,7 @@ func (e *Engine) Route(req *Request) (*Route, error) {
 	}
 	rt := &Route{RuleName: DefaultRuleName, Strategy: StrategyPrimaryFallback, e: e, Skipped: skipped}
 	rt.tried = rt.triedBuf[:0]
-	if e.sensitiveOnlyRules(req) {
+	if cls.rulesForClassOnly {
 		rt.FailClosed = true
 		return rt, ErrSensitiveUnrouted
 	}

@@ -62,6 +62,12 @@ func TestMoney(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// routeByHeader routes req classified as intake classifies a request whose
+// body the classifier does not read: by its header.
+func routeByHeader(e *Engine, req *Request) (*Route, error) {
+	return e.Route(req, e.Classify(req.Header, nil))
+}
+
 func TestRouteFallThroughAndFailClosed(t *testing.T) {
 	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Timeouts: proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
 		Backends: []proxyapi.Backend{
@@ -79,10 +85,10 @@ func TestRouteFallThroughAndFailClosed(t *testing.T) {
 	for range ProbesFailedToUnhealthy {
 		e.ReportProbe(e.Backend("a"), false, "down")
 	}
-	rt, err := e.Route(&Request{Model: "m", Header: map[string][]string{"X-Llmkube-Classification": {"PII"}}})
+	rt, err := routeByHeader(e, &Request{Model: "m", Header: map[string][]string{"X-Llmkube-Classification": {"PII"}}})
 	assert.ErrorIs(t, err, ErrFailClosed)
 	assert.Equal(t, "closed", rt.RuleName)
-	rt, err = e.Route(&Request{Model: "m"})
+	rt, err = routeByHeader(e, &Request{Model: "m"})
 	require.NoError(t, err)
 	assert.Equal(t, DefaultRuleName, rt.RuleName)
 	assert.Equal(t, []string{"open"}, rt.Skipped)
@@ -110,9 +116,10 @@ func BenchmarkRoute20Rules(b *testing.B) {
 	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
+	cls := e.Classify(req.Header, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		rt, err := e.Route(req)
+		rt, err := e.Route(req, cls)
 		if err != nil || rt.Next() == nil {
 			b.Fatal("no route")
 		}
@@ -123,9 +130,10 @@ func BenchmarkRouteDefault(b *testing.B) {
 	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "model-3", Header: map[string][]string{}}
+	cls := e.Classify(req.Header, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.Route(req); err != nil {
+		if _, err := e.Route(req, cls); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -135,10 +143,11 @@ func BenchmarkRouteParallel(b *testing.B) {
 	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
+	cls := e.Classify(req.Header, nil)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			rt, _ := e.Route(req)
+			rt, _ := e.Route(req, cls)
 			rt.Next()
 		}
 	})

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/semaphore"
@@ -50,7 +49,6 @@ func (s *Server) inference(w http.ResponseWriter, r *http.Request) {
 	// Client-chosen values are cut before they reach an audit line or a
 	// metric label.
 	req := &engine.Request{Header: r.Header}
-	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
 	ent.TaskComplexity = engine.SanitizeCaller(s.eng.TaskComplexity(r.Header))
 	defer func() {
 		ent.LatencyMs = float64(s.now().Sub(start).Microseconds()) / 1000
@@ -95,18 +93,18 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 	// body is read, and nothing it sent reaches routing or a budget.
 	id, ok := s.authenticate(w, r, ent)
 	if !ok {
-		return nil, func() {}
+		return s.refusedUnread(r, ent, func() {})
 	}
 	team := id.Team
 	body, release, ok := s.intakeBody(w, r, ent)
 	if !ok {
-		return nil, release
+		return s.refusedUnread(r, ent, release)
 	}
 	in, ok := s.inspect(w, body, ent)
 	if !ok {
-		return nil, release
+		return s.refusedUnread(r, ent, release)
 	}
-	s.classify(req, body, ent)
+	cls := s.classify(r.Header, body, ent)
 	if !s.auth.Allowed(team, in.model) {
 		msg := "team " + strconv.Quote(team) + " may not use model " + strconv.Quote(in.model)
 		refuseAs(w, ent, refForbidden, clip(msg, maxAuditField), msg)
@@ -121,7 +119,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		// offers only backends whose model the team may use.
 		req.MayUse = func(names ...string) bool { return s.auth.Allowed(team, names...) }
 	}
-	route, ok := s.route(w, req, ent)
+	route, ok := s.route(w, req, cls, ent)
 	if !ok {
 		return nil, release
 	}
@@ -224,10 +222,11 @@ func (s *Server) inspect(w http.ResponseWriter, body []byte, ent *proxyapi.Audit
 	return inbound{fields: fields, model: model, stream: stream}, true
 }
 
-// route asks the engine for the request's route, or refuses the request
-// (fail-closed, or no eligible backend).
-func (s *Server) route(w http.ResponseWriter, req *engine.Request, ent *proxyapi.AuditEntry) (*engine.Route, bool) {
-	route, err := s.eng.Route(req)
+// route asks the engine for the route of the request of that
+// classification, or refuses the request (fail-closed, or no eligible
+// backend).
+func (s *Server) route(w http.ResponseWriter, req *engine.Request, cls engine.Classification, ent *proxyapi.AuditEntry) (*engine.Route, bool) {
+	route, err := s.eng.Route(req, cls)
 	ent.Rule = route.RuleName
 	switch {
 	case errors.Is(err, engine.ErrNotAllowed):
@@ -277,23 +276,28 @@ func (s *Server) admitBudgets(w http.ResponseWriter, r *http.Request, route *eng
 	return charge, true
 }
 
-// classify gives the request its body, so that in the detector and hybrid
-// modes the content classifier reads it, and records the result: the
+// classify computes the request's classification, once, from its header
+// and (detector and hybrid modes) its body, and records it: the
 // classifications, where they came from and which detectors fired (never
 // what they matched), and a count per detector.
-func (s *Server) classify(req *engine.Request, body []byte, ent *proxyapi.AuditEntry) {
-	if !s.eng.ReadsContent() {
-		// header-only: the classification read before the body stands.
-		ent.ClassificationSource = s.eng.ClassificationSource(req)
-		return
-	}
-	req.SetBody(body)
-	ent.Classification = engine.SanitizeCaller(strings.Join(s.eng.RequestClasses(req), ","))
-	ent.ClassificationSource = s.eng.ClassificationSource(req)
-	for _, d := range s.eng.Detected(req).Detectors() {
+func (s *Server) classify(h http.Header, body []byte, ent *proxyapi.AuditEntry) engine.Classification {
+	cls := s.eng.Classify(h, body)
+	ent.Classification = engine.SanitizeCaller(cls.String())
+	ent.ClassificationSource = cls.Source
+	for _, d := range cls.Detected.Detectors() {
 		ent.Detectors = append(ent.Detectors, d.Name())
 		s.m.detections[d].Inc()
 	}
+	return cls
+}
+
+// refusedUnread ends intake for a request refused before its body was read
+// and found JSON: it is classified by its header alone (the content
+// classifier has nothing to read), so its audit line still says how the
+// client labelled it.
+func (s *Server) refusedUnread(r *http.Request, ent *proxyapi.AuditEntry, release func()) (*admitted, func()) {
+	s.classify(r.Header, nil, ent)
+	return nil, release
 }
 
 var errBodyBusy = errors.New("the proxy holds its request-body memory budget; retry")

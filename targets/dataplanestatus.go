@@ -215,6 +215,23 @@ func Acceptance(ctx context.Context, c ClusterReader, desired []*unstructured.Un
 	return Verdict{}
 }
 
+// AddForeignConflict records what a plane's CheckForeign found (reason and
+// msg, "" for nothing) beside the conflict ObserveGatewayPlane read back
+// (one of the router's own policies Conflicted: PolicyConflicted), in the
+// one order both gateway planes use: the foreign finding first, its reason
+// the condition's, since it names the object in the way and what to do
+// about it; the router's own conflicted policy follows as "also", often the
+// same event seen from the router's side. Neither is dropped.
+func (o *Observation) AddForeignConflict(reason, msg string) {
+	if reason == "" {
+		return
+	}
+	if o.Conflict != "" {
+		msg += "; also: " + o.Conflict
+	}
+	o.Conflict, o.ConflictReason = msg, reason
+}
+
 // ObserveGatewayPlane is the read-back both gateway planes share: the
 // Gateway's presence and listeners first, then the acceptance of every
 // object. It fills obs's readiness, reason, message, phase and conflict;

@@ -411,9 +411,7 @@ func errSuffix(e string) string {
 // route) was reached but the caller's allowlist leaves it no backend.
 func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, served string, refused bool) []string {
 	req := &engine.Request{Model: model, Header: h}
-	if body != nil {
-		req.SetBody(body)
-	}
+	cls := eng.Classify(h, body)
 	var out []string
 	for _, r := range eng.Rules() {
 		name := r.Config.Name
@@ -423,7 +421,7 @@ func ruleSteps(eng *engine.Engine, model string, h http.Header, body []byte, ser
 		if name == served {
 			return append(out, fmt.Sprintf("rule %q matches and serves", name))
 		}
-		if eng.Matches(r, req) {
+		if eng.Matches(r, req, cls) {
 			out = append(out, fmt.Sprintf("rule %q matches but none of its backends is eligible: skipped", name))
 		} else {
 			out = append(out, fmt.Sprintf("rule %q does not match", name))

@@ -48,9 +48,7 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 	if err != nil {
 		return obs, err
 	}
-	if reason != "" {
-		obs.Conflict, obs.ConflictReason = msg, reason
-	}
+	obs.AddForeignConflict(reason, msg)
 	return obs, nil
 }
 
@@ -274,7 +272,7 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 		return "", nil
 	}
 	sort.Strings(found)
-	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes (rechecked every two minutes)",
+	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes",
 		strings.Join(found, ", ")), nil
 }
 
@@ -377,7 +375,7 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		return "", nil
 	}
 	sort.Strings(foreign)
-	return fmt.Sprintf("Gateway %s/%s already carries another PreRouting transformation policy (%s); agentgateway runs exactly one PreRouting transformation per request (a listener's before the Gateway's, otherwise in an order that can differ between replicas and restarts), so this router's model extraction may not run. This router keeps its policy; remove the other one (rechecked every two minutes)",
+	return fmt.Sprintf("Gateway %s/%s already carries another PreRouting transformation policy (%s); agentgateway runs exactly one PreRouting transformation per request (a listener's before the Gateway's, otherwise in an order that can differ between replicas and restarts), so this router's model extraction may not run. This router keeps its policy; remove the other one",
 		ns, cr.AgentGateway.Name, strings.Join(foreign, ", ")), nil
 }
 
@@ -446,7 +444,7 @@ func foreignModelsOnListener(ctx context.Context, c targets.ClusterReader, cr *i
 	if g.SectionName != "" {
 		listener += " listener " + g.SectionName
 	}
-	return fmt.Sprintf("AgentgatewayModel %s attaches directly to %s, which this router's routing Model uses; agentgateway then refuses this router's models (NoMatchingParent) and its HTTPRoute (ModelRoutingConflict), so every request to the router gets 404. Attach that model to an HTTPRoute or to another listener, or give this router its own listener (sectionName) (rechecked every two minutes)",
+	return fmt.Sprintf("AgentgatewayModel %s attaches directly to %s, which this router's routing Model uses; agentgateway then refuses this router's models (NoMatchingParent) and its HTTPRoute (ModelRoutingConflict), so every request to the router gets 404. Attach that model to an HTTPRoute or to another listener, or give this router its own listener (sectionName)",
 		strings.Join(found, ", "), listener), nil
 }
 

@@ -3,24 +3,25 @@
 // router, a Backend and an AIServiceBackend per backend, a
 // BackendSecurityPolicy per credentialed external backend, the
 // AIGatewayRoute(s), BackendTrafficPolicies for failover, health, timeouts
-// and budgets, and a SecurityPolicy for JWT and allowlists; or it refuses
+// and budgets, and a SecurityPolicy for JWT and allowlists (with a
+// ClientTrafficPolicy removing the client's team header); or it refuses
 // what the gateway cannot express, with a reason and a field path.
+//
+// The emitter is one step per kind it emits, one file per kind, run in
+// order by Compile (as Envoy Gateway's translator runs a ProcessX step per
+// kind); rules.go and match.go plan the routes every routing kind reads.
 package aigateway
 
 import (
 	"fmt"
-	"net"
 	"strings"
-	"time"
 
 	egv1a1 "github.com/envoyproxy/gateway/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
@@ -86,23 +87,37 @@ func (*Target) CrossNamespaceKinds() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{gvkCTP}
 }
 
+// emitter is what every step shares: the router, the diagnostics and the
+// objects emitted so far. What a step hands a later one is its return
+// value, typed (aiBackends, routePlan, aiRoutes), never a field here
+// or an object to search.
 type emitter struct {
 	r       *ir.Router
 	diags   diag.List
 	objects []targets.Typed
-	// per backend name
-	aiName   map[string]string
-	override map[string]string
-	routes   []string
-	budgets  int
-	usdCost  *usdCost
-	bsps     int
-	rules    []*genRule
 }
 
-// Compile implements targets.Target.
+// Compile implements targets.Target: the steps in order, one per kind it
+// emits, each reading the IR and what the steps before it hand on:
+//
+//	step                         file                      emits                  hands on
+//	refuseUnsupported,           aigateway.go,             -                      -
+//	refuseAllowlistGlobs         securitypolicy.go
+//	backends                     backend.go                Backend                servedBackends: the schema of each
+//	aiServiceBackends            aiservicebackend.go       AIServiceBackend       aiBackends: each backend's name and model
+//	backendSecurityPolicies      backendsecuritypolicy.go  BackendSecurityPolicy  how many
+//	buildRules,                  rules.go                  -                      routePlan: the generated rules,
+//	applyOrderAndLimits                                                           in order, packed into routes
+//	routesFor                    aigatewayroute.go         AIGatewayRoute         aiRoutes: names, each rule's, costs
+//	trafficPolicies              backendtrafficpolicy.go   BackendTrafficPolicy   how many budgets
+//	securityPolicy               securitypolicy.go         SecurityPolicy         -
+//	clientPolicy                 clienttrafficpolicy.go    ClientTrafficPolicy    -
+//
+// The checks that need only the IR and the rules run even when an earlier
+// one failed, so that a router's problems come in one pass; the objects
+// that need rules in their final order are emitted only when nothing did.
 func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
-	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
+	e := &emitter{r: r}
 	if r.Gateway == nil {
 		// The frontend requires gatewayRef on Gateway; this is a compiler bug.
 		e.diags.ErrorAt(diag.Spec("gatewayRef"), targets.ReasonInternalError, "no gateway reference reached the Gateway target")
@@ -110,22 +125,25 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	}
 	e.refuseUnsupported()
 	e.refuseAllowlistGlobs()
-	e.backends()
-	rules := e.buildRules()
-	e.rules = rules
-	e.checkBudgetSpan()
-	if !e.diags.HasErrors() {
-		chunks := e.applyOrderAndLimits(rules)
-		if !e.diags.HasErrors() {
-			e.routesFor(chunks)
-			e.trafficPolicies(rules)
-			e.securityPolicy()
-		}
-	}
+	bk := e.aiServiceBackends(e.backends())
+	out := compiled{bsps: e.backendSecurityPolicies(bk)}
+	rules := e.buildRules(bk)
+	e.checkBudgetSpan(rules)
 	if e.diags.HasErrors() {
 		return nil, e.diags
 	}
-	res, diags := targets.NewResult(e.objects, e.summary())
+	out.plan = e.applyOrderAndLimits(rules)
+	if e.diags.HasErrors() {
+		return nil, e.diags
+	}
+	out.routes = e.routesFor(out.plan, bk)
+	out.budgets = e.trafficPolicies(out.plan, out.routes)
+	e.securityPolicy(out.plan, out.routes)
+	e.clientPolicy()
+	if e.diags.HasErrors() {
+		return nil, e.diags
+	}
+	res, diags := targets.NewResult(e.objects, e.summary(out))
 	return res, append(e.diags, diags...)
 }
 
@@ -157,208 +175,58 @@ func (e *emitter) refuseUnsupported() {
 	}
 }
 
-// backends emits a Backend, an AIServiceBackend and, where credentials are
-// needed, a BackendSecurityPolicy per backend.
-// backendPath is the field path of a backend named by a rule.
-func (e *emitter) backendPath(name string) *field.Path {
-	b, _ := e.r.Backend(name)
-	return diag.Backend(b.Index)
+// compiled is what the summary counts, from the steps' hand-offs.
+type compiled struct {
+	plan    routePlan
+	routes  aiRoutes
+	budgets int // budgets compiled into rate limits
+	bsps    int // BackendSecurityPolicies
 }
 
-func (e *emitter) backends() {
-	for i := range e.r.Backends {
-		b := &e.r.Backends[i]
-		name := naming.GatewayBackendName(e.r.Name, b.Name)
-		e.aiName[b.Name] = name
-		// Every backend is sent the model it serves (docs/router-proxy.md,
-		// "Upstream requests"): the AI Gateway rewrites the body's model.
-		e.override[b.Name] = b.UpstreamModel.Name
-		if msg, ok := targets.AssumedUpstreamModel(ir.DataPlaneGateway, b); ok {
-			e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), targets.ReasonUpstreamModelAssumed, "%s", msg)
-		}
-		spec, schemaName, prefix, ok := e.backendSpec(i, b)
-		if b.External != nil {
-			e.credentials(i, b, name)
-		}
-		if !ok {
-			continue
-		}
-		e.add(&egv1a1.Backend{ObjectMeta: e.meta(name), Spec: spec}, gvkBackend)
-		e.add(&AIServiceBackend{
-			ObjectMeta: e.meta(name),
-			Spec: AIServiceBackendSpec{
-				Schema:         VersionedAPISchema{Name: schemaName, Prefix: prefix},
-				BackendRef:     BackendObjectRef{Group: egGroup, Kind: "Backend", Name: name},
-				HeaderMutation: e.callerCredentials(b),
-			},
-		}, gvkAIBackend)
-	}
-}
-
-// callerCredentials removes the caller's credentials on the way to a
-// backend. Envoy Gateway forwards a verified JWT (its jwt_authn providers
-// are built with forward: true), and the AI Gateway's upstream auth sets
-// only the provider's own header (x-api-key for Anthropic) or nothing (a
-// backend without credentials), so without this the caller's bearer token
-// reached third-party providers. An external backend never receives a
-// credential header of the caller's (wellknown.CredentialHeaders; the
-// provider's key is set after the removal). A local backend keeps the
-// client's headers as on the router-proxy (a runtime's --api-key is sent as
-// Authorization), except that with policy.auth.jwt the Authorization header
-// carried the caller's JWT, which the gateway consumed: it is removed too.
-func (e *emitter) callerCredentials(b *ir.Backend) *HeaderMutation {
-	var remove []string
-	switch {
-	case b.External != nil:
-		for _, h := range wellknown.CredentialHeaders {
-			remove = append(remove, strings.ToLower(h))
-		}
-	case e.r.Policy.Auth != nil && e.r.Policy.Auth.JWT != nil:
-		remove = []string{"authorization"}
-	default:
-		return nil
-	}
-	return &HeaderMutation{Remove: remove}
-}
-
-func (e *emitter) backendSpec(i int, b *ir.Backend) (spec egv1a1.BackendSpec, schemaName, prefix string, ok bool) {
-	if b.Local != nil {
-		host := fmt.Sprintf("%s.%s.svc.cluster.local", b.Local.ServiceName, e.r.Namespace)
-		spec.Endpoints = []egv1a1.BackendEndpoint{{FQDN: &egv1a1.FQDNEndpoint{Hostname: host, Port: b.Local.Port}}}
-		// vLLM, llama.cpp and the other runtimes serve the OpenAI API under /v1.
-		return spec, "OpenAI", "/v1", true
-	}
-	x := b.External
-	up := b.Upstream
-	p := diag.Backend(i).Child("external")
-	if up.Host == "" {
-		e.diags.ErrorAt(p.Child("url"), ReasonProviderHostUnknown,
-			"provider %s has no fixed endpoint (the router-proxy derives it at run time), but the gateway needs the upstream host when the Backend is created; set url (for Bedrock https://bedrock-runtime.<region>.amazonaws.com)", x.Provider)
-		return spec, "", "", false
-	}
-	switch x.Provider {
-	case ir.ProviderOpenAI, ir.ProviderLiteLLM:
-		schemaName = "OpenAI"
-		// An OpenAI base URL names the API root ("/v1" by convention).
-		prefix = up.Path
-		if prefix == "" {
-			prefix = "/v1"
-		}
-	case ir.ProviderAnthropic:
-		schemaName = "Anthropic"
-	case ir.ProviderBedrock:
-		schemaName = "AWSBedrock"
-	case ir.ProviderVertexAI:
-		schemaName = "GCPVertexAI"
-	}
-	if schemaName != "OpenAI" && up.Path != "" {
-		e.diags.ErrorAt(p.Child("url"), ReasonURLPathUnsupported,
-			"the gateway's %s schema addresses the provider's API at its published paths and cannot prefix them with %q; remove the path from url", schemaName, up.Path)
-		return spec, "", "", false
-	}
-	ep := egv1a1.BackendEndpoint{}
-	if ip := net.ParseIP(up.Host); ip != nil {
-		ep.IP = &egv1a1.IPEndpoint{Address: up.Host, Port: up.Port}
-	} else {
-		ep.FQDN = &egv1a1.FQDNEndpoint{Hostname: up.Host, Port: up.Port}
-	}
-	spec.Endpoints = []egv1a1.BackendEndpoint{ep}
-	if up.Scheme == "https" {
-		system := gwapiv1.WellKnownCACertificatesSystem
-		spec.TLS = &egv1a1.BackendTLSSettings{WellKnownCACertificates: &system}
-		if ep.FQDN != nil {
-			sni := gwapiv1.PreciseHostname(up.Host)
-			spec.TLS.SNI = &sni
+// summary says what was compiled, for status.
+func (e *emitter) summary(c compiled) string {
+	spec := 0
+	seen := map[int]bool{}
+	for _, g := range c.plan.rules {
+		if g.origin >= 0 && !seen[g.origin] {
+			seen[g.origin] = true
+			spec++
 		}
 	}
-	return spec, schemaName, prefix, true
-}
-
-// credentials maps an external backend's Secret onto a
-// BackendSecurityPolicy, or refuses.
-func (e *emitter) credentials(i int, b *ir.Backend, name string) {
-	x := b.External
-	p := diag.Backend(i).Child("external", "credentialsSecretRef")
-	switch x.Provider {
-	case ir.ProviderBedrock, ir.ProviderVertexAI:
-		if x.CredentialsSecret == "" {
-			e.diags.ErrorAt(p, ReasonCredentialsRequired,
-				"the gateway must sign every %s request, so the backend needs credentials; set credentialsSecretRef (and see the next refusal for the layout)", x.Provider)
-			return
-		}
-		want := "an AWS shared-credentials file under key \"credentials\" plus the region on the policy"
-		if x.Provider == ir.ProviderVertexAI {
-			want = "a service-account file plus the GCP project name and region on the policy"
-		}
-		keys := make([]string, 0, len(x.Credentials))
-		for _, c := range x.Credentials {
-			keys = append(keys, c.Key)
-		}
-		e.diags.ErrorAt(p, ReasonCredentialsLayoutUnsupported,
-			"Secret %q holds %s as separate keys (%s), the layout the router-proxy reads; the gateway's BackendSecurityPolicy needs %s, which this Secret layout and ModelRouter do not provide. Use the Proxy data plane for this backend",
-			x.CredentialsSecret, x.Provider, strings.Join(keys, ", "), want)
-		return
+	parts := []string{
+		plural(len(e.r.Backends), "backend"),
+		plural(spec, "rule"),
 	}
-	if x.CredentialsSecret == "" {
-		return
+	if e.r.Default.Strategy == ir.DefaultBackendNameMatch {
+		parts = append(parts, "BackendNameMatch")
 	}
-	spec := BackendSecurityPolicySpec{
-		TargetRefs: []PolicyTargetRef{{Group: aiGatewayGroup, Kind: "AIServiceBackend", Name: name}},
+	if e.r.Default.Backend != "" {
+		parts = append(parts, "default route")
 	}
-	key := &SecretAPIKey{SecretRef: SecretRef{Name: x.CredentialsSecret}}
-	if x.Provider == ir.ProviderAnthropic {
-		spec.Type, spec.AnthropicAPIKey = "AnthropicAPIKey", key
-	} else {
-		spec.Type, spec.APIKey = "APIKey", key
+	if c.budgets > 0 {
+		parts = append(parts, plural(c.budgets, "budget"))
 	}
-	e.add(&BackendSecurityPolicy{ObjectMeta: e.meta(name), Spec: spec}, gvkBSP)
-	e.bsps++
-	conventional := ""
-	if len(x.Credentials) > 0 {
-		conventional = x.Credentials[0].Key
+	if c.bsps > 0 {
+		parts = append(parts, plural(c.bsps, "upstream credential"))
 	}
-	e.diags.WarnAt(p, ReasonGatewaySecretKey,
-		"the gateway reads the API key from key \"apiKey\" of Secret %q, the router-proxy from key %s; the Secret must hold the key under \"apiKey\" for the gateway (a missing key fails every request to %s)",
-		x.CredentialsSecret, conventional, b.Name)
-}
-
-// gwDuration formats a duration in the Gateway API format
-// (^([0-9]{1,5}(h|m|s|ms)){1,4}$); ok is false when it has sub-millisecond
-// precision or too many hours.
-func gwDuration(d time.Duration) (string, bool) {
-	if d < 0 || d%time.Millisecond != 0 {
-		return "", false
-	}
-	if d == 0 {
-		return "0s", true
-	}
-	h := d / time.Hour
-	d -= h * time.Hour
-	m := d / time.Minute
-	d -= m * time.Minute
-	s := d / time.Second
-	d -= s * time.Second
-	ms := d / time.Millisecond
-	if h > 99999 {
-		return "", false
-	}
-	var b strings.Builder
-	for _, part := range []struct {
-		n    time.Duration
-		unit string
-	}{{h, "h"}, {m, "m"}, {s, "s"}, {ms, "ms"}} {
-		if part.n > 0 {
-			fmt.Fprintf(&b, "%d%s", part.n, part.unit)
+	if a := e.r.Policy.Auth; a != nil && a.JWT != nil {
+		parts = append(parts, "JWT enforced")
+		if n := len(a.Allowlists); n > 0 {
+			parts = append(parts, plural(n, "team allowlist"))
 		}
 	}
-	return b.String(), true
-}
-
-func (e *emitter) duration(at *field.Path, d time.Duration) string {
-	s, ok := gwDuration(d)
-	if !ok {
-		e.diags.ErrorAt(at, ReasonDurationNotExpressible,
-			"%s cannot be written as a Gateway API duration (whole milliseconds, at most 99999h); round it to milliseconds", d)
+	s := strings.Join(parts, ", ")
+	gw := e.r.Gateway
+	s += fmt.Sprintf(" on gateway %s/%s", gw.Namespace, gw.Name)
+	if len(c.routes.names) > 1 {
+		s += fmt.Sprintf(" (%d AIGatewayRoutes)", len(c.routes.names))
 	}
 	return s
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

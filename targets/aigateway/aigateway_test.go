@@ -65,11 +65,12 @@ func TestUSDCostExpression(t *testing.T) {
 	r, res, diags := compileYAML(t, string(data))
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	require.NotNil(t, res)
-	e := &emitter{r: r, aiName: map[string]string{}}
+	e := &emitter{r: r}
+	bk := aiBackends{}
 	for _, b := range r.Backends {
-		e.aiName[b.Name] = "metered-" + b.Name
+		bk[b.Name] = aiBackend{name: "metered-" + b.Name}
 	}
-	c := e.usdCostExpr()
+	c := e.usdCostExpr(bk)
 	require.Equal(t, 8, c.scale, "prices have 2 decimals, so the unit is 1e-8 USD")
 
 	env := celEnv(t)

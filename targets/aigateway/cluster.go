@@ -45,13 +45,11 @@ func (*Target) Observe(ctx context.Context, c targets.ClusterReader, in targets.
 		accepted += "; the client's team header is removed by " + other + " (routers with policy.auth on one Gateway share it)"
 	}
 	targets.ObserveGatewayPlane(ctx, c, targets.GatewayRef{Namespace: g.Namespace, Name: g.Name}, in, &obs, accepted)
-	if obs.Conflict == "" {
-		reason, msg, err := (&Target{}).CheckForeign(ctx, c, in.Router, in.Desired)
-		if err != nil {
-			return obs, err
-		}
-		obs.Conflict, obs.ConflictReason = msg, reason
+	reason, msg, err := (&Target{}).CheckForeign(ctx, c, in.Router, in.Desired)
+	if err != nil {
+		return obs, err
 	}
+	obs.AddForeignConflict(reason, msg)
 	return obs, nil
 }
 

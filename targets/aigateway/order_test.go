@@ -336,8 +336,8 @@ func TestRuleOrderScenarios(t *testing.T) {
 			assertSameRouting(t, r, res)
 
 			// The naive translation (no rewrite) must disagree somewhere.
-			e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
-			naive := e.buildRules()
+			e := &emitter{r: r}
+			naive := e.buildRules(aiBackends{})
 			var ms []gwMatch
 			for _, g := range naive {
 				outcome := "rule:" + g.name

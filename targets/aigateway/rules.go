@@ -12,13 +12,27 @@ import (
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 )
 
+// The routing plan every routing kind reads: the spec's rules,
+// BackendNameMatch and the default route as generated rules (genRule), in
+// first-match-wins order, rewritten so that Envoy Gateway's precedence
+// keeps it, split over the CRD limits and packed into routes. It emits
+// nothing itself.
+
+// routePlan is what the plan hands the routing steps: the generated rules
+// in order, after splitting, and the same rules packed into the routes
+// (one AIGatewayRoute per chunk).
+type routePlan struct {
+	rules  []*genRule
+	chunks [][]*genRule
+}
+
 // buildRules turns spec rules, BackendNameMatch and the default route into
-// generated rules in first-match-wins order, before order rewriting.
-func (e *emitter) buildRules() []*genRule {
+// generated rules in first-match-wins order, before order rewriting; their
+// backend refs name the AIServiceBackends bk.
+func (e *emitter) buildRules(bk aiBackends) []*genRule {
 	r := e.r
 	var out []*genRule
 	var noFallThrough []int // rules that would fall through on the router-proxy
@@ -34,7 +48,7 @@ func (e *emitter) buildRules() []*genRule {
 			continue
 		}
 		g := &genRule{name: rule.Name, origin: i, label: fmt.Sprintf("rule %q (%s)", rule.Name, diag.Rule(i)), matches: matches}
-		e.routeBackends(g, rule)
+		e.routeBackends(g, rule, bk)
 		if rule.Strategy != ir.StrategyWeighted && len(g.refs) > 0 {
 			g.numRetries = int32(len(g.refs) - 1)
 		} else if len(g.refs) > 0 {
@@ -85,7 +99,7 @@ func (e *emitter) buildRules() []*genRule {
 				label:   fmt.Sprintf("BackendNameMatch for backend %q", b.Name),
 				matches: []match{{exactC(ModelHeader, b.ModelID)}},
 			}
-			g.refs = []RouteBackendRef{e.ref(b.Name, nil, nil)}
+			g.refs = []RouteBackendRef{bk.ref(b.Name, nil, nil)}
 			g.backends = []string{b.Name}
 			g.headerTimeout = e.duration(diag.Backend(i).Child("timeout"), r.HeaderTimeout(nil, b))
 			out = append(out, g)
@@ -94,7 +108,7 @@ func (e *emitter) buildRules() []*genRule {
 	if name := r.Default.Backend; name != "" {
 		b, _ := r.Backend(name)
 		g := &genRule{name: defaultRuleName, origin: originDefaultRoute, label: "defaultRoute", matches: []match{{}}}
-		g.refs = []RouteBackendRef{e.ref(name, nil, nil)}
+		g.refs = []RouteBackendRef{bk.ref(name, nil, nil)}
 		g.backends = []string{name}
 		g.headerTimeout = e.duration(diag.Spec("defaultRoute"), r.HeaderTimeout(nil, b))
 		out = append(out, g)
@@ -146,22 +160,18 @@ func (e *emitter) ipLiteral(backend string) string {
 	return ""
 }
 
-func (e *emitter) ref(backend string, weight, priority *int32) RouteBackendRef {
-	return RouteBackendRef{Name: e.aiName[backend], Weight: weight, Priority: priority, ModelNameOverride: e.override[backend]}
-}
-
 // routeBackends maps a rule's capable backends: primary-fallback to
 // priorities 0..n-1, weighted to weights (0 drains).
-func (e *emitter) routeBackends(g *genRule, rule *ir.Rule) {
+func (e *emitter) routeBackends(g *genRule, rule *ir.Rule, bk aiBackends) {
 	for k, name := range rule.Candidates {
 		b, _ := e.r.Backend(name)
 		var ref RouteBackendRef
 		if rule.Strategy == ir.StrategyWeighted {
 			w := b.Weight
-			ref = e.ref(name, &w, nil)
+			ref = bk.ref(name, &w, nil)
 		} else {
 			p := int32(k)
-			ref = e.ref(name, nil, &p)
+			ref = bk.ref(name, nil, &p)
 		}
 		g.refs = append(g.refs, ref)
 		g.backends = append(g.backends, name)
@@ -307,12 +317,12 @@ func (e *emitter) ruleMatches(i int, rule *ir.Rule) ([]match, bool) {
 // applyOrderAndLimits rewrites matches to keep first-match-wins order, splits
 // rules over the per-rule match limit and routes over the per-route limits,
 // and refuses what cannot be kept.
-func (e *emitter) applyOrderAndLimits(rules []*genRule) [][]*genRule {
+func (e *emitter) applyOrderAndLimits(rules []*genRule) routePlan {
 	for _, c := range preserveOrder(rules) {
 		e.diags.ErrorAt(e.ruleField(rules[c.earlier]), ReasonRuleOrderNotPreserved, "%s", c.describe(rules))
 	}
 	if e.diags.HasErrors() {
-		return nil
+		return routePlan{}
 	}
 	// Split a rule's matches into consecutive rules with the same backends.
 	var flat []*genRule
@@ -348,8 +358,7 @@ func (e *emitter) applyOrderAndLimits(rules []*genRule) [][]*genRule {
 	if len(chunks) > 1 {
 		e.checkSplit(chunks)
 	}
-	e.rules = flat
-	return chunks
+	return routePlan{rules: flat, chunks: chunks}
 }
 
 // checkSplit refuses a split whose precedence would depend on the order the
@@ -397,48 +406,6 @@ func (e *emitter) ruleField(g *genRule) *field.Path {
 		return diag.Spec("defaultRouteStrategy")
 	default:
 		return diag.Spec("defaultRoute")
-	}
-}
-
-// routesFor emits one AIGatewayRoute per chunk.
-func (e *emitter) routesFor(chunks [][]*genRule) {
-	gw := e.r.Gateway
-	ns := gwapiv1Namespace(gw.Namespace)
-	costs := e.requestCosts()
-	for ci, chunk := range chunks {
-		name := naming.GatewayRouteName(e.r.Name, ci)
-		e.routes = append(e.routes, name)
-		spec := AIGatewayRouteSpec{
-			ParentRefs:      []gwParentRef{{Group: &gatewayAPIGrp, Kind: gwKind("Gateway"), Name: gwObjectName(gw.Name), Namespace: ns}},
-			Hostnames:       hostnames(gw.Hostnames),
-			LLMRequestCosts: costs,
-		}
-		for _, g := range chunk {
-			rr := RouteRule{Name: g.name, BackendRefs: g.refs, Timeouts: &RouteTimeouts{Request: "0s"}}
-			for _, m := range g.matches {
-				rr.Matches = append(rr.Matches, RouteMatch{Headers: m.headers()})
-			}
-			if si := e.r.Timeouts.StreamIdle; si > 0 {
-				rr.StreamIdleTimeout = e.duration(diag.Spec("proxy", "streamIdleTimeout"), si)
-			}
-			spec.Rules = append(spec.Rules, rr)
-		}
-		if len(spec.Rules) == 0 {
-			// A router whose every rule can never match and that has no
-			// default still gets its route: the gateway answers 404.
-			spec.Rules = []RouteRule{}
-		}
-		e.add(&AIGatewayRoute{ObjectMeta: e.meta(name), Spec: spec}, gvkRoute)
-	}
-	if si := e.r.Timeouts.StreamIdle; si > 0 {
-		for _, g := range e.rules {
-			if d, ok := parseGw(g.headerTimeout); ok && d > si {
-				e.diags.ErrorAt(diag.Spec("proxy", "streamIdleTimeout"), ReasonStreamIdleBelowHeaderTimeout,
-					"streamIdleTimeout %s is shorter than the %s response-header timeout of %s; the gateway's idle timer also runs before the first response byte, so it would cut requests the router-proxy lets wait. Raise streamIdleTimeout to at least %s or set it to 0s",
-					si, d, g.label, d)
-				return
-			}
-		}
 	}
 }
 

@@ -141,9 +141,9 @@ func sharedWithAuth(rs []*ir.Router, key string, members []int, out []diag.List,
 
 // routerMatches are every match the router's AIGatewayRoutes carry.
 func routerMatches(r *ir.Router) []match {
-	e := &emitter{r: r, aiName: map[string]string{}, override: map[string]string{}}
+	e := &emitter{r: r}
 	var out []match
-	for _, g := range e.buildRules() {
+	for _, g := range e.buildRules(aiBackends{}) {
 		out = append(out, g.matches...)
 	}
 	return out

@@ -35,4 +35,5 @@ spec:
 	assert.NotEqual(t, ExitOK, r.code)
 	assert.Contains(t, r.stdout+r.stderr, "OverridingPolicy")
 	assert.NotContains(t, r.stdout+r.stderr, "NeighbourNotChecked")
+	assert.NotContains(t, r.stdout+r.stderr, "rechecked", "validate rechecks nothing")
 }
