@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // apiKeySources is policy.auth.apiKeys in the router-proxy's config: each
@@ -43,4 +46,29 @@ func (e *emitter) apiKeyVolumes() ([]corev1.Volume, []corev1.VolumeMount) {
 		mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: wellknown.APIKeysDir(k.SecretName), ReadOnly: true})
 	}
 	return volumes, mounts
+}
+
+// ReasonAPIKeysNotLoaded: the router-proxy reports keys of
+// policy.auth.apiKeys it does not accept (a Secret missing or empty, an
+// empty key, a value two keys share). The router is Degraded: every other
+// caller is served, those keys admit nobody.
+const ReasonAPIKeysNotLoaded = "APIKeysNotLoaded"
+
+// noteAPIKeys makes the router Degraded with what the router-proxy could not
+// load of its API keys. The controller reads no Secret: the router-proxy
+// reads the files the kubelet mounts and says, by Secret and key name
+// (never a value), what it holds. A Secret created or fixed later is taken
+// by the router-proxy without a restart, and the next status read clears
+// the condition.
+func noteAPIKeys(obs *targets.Observation, keys *proxyapi.APIKeyStatus) {
+	if keys == nil || len(keys.Problems) == 0 {
+		return
+	}
+	msg := "the router-proxy accepts no key of policy.auth.apiKeys from: " + strings.Join(keys.Problems, "; ") +
+		" (it takes a created or fixed Secret without a restart)"
+	if obs.Degraded != "" {
+		obs.Degraded += "; " + msg
+		return
+	}
+	obs.DegradedReason, obs.Degraded = ReasonAPIKeysNotLoaded, msg
 }
