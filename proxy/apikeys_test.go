@@ -1,10 +1,15 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +90,69 @@ func TestAPIKeysInStatus(t *testing.T) {
 	b, err := json.Marshal(st)
 	require.NoError(t, err)
 	assert.NotContains(t, string(b), proxyKey)
+}
+
+// TestAPIKeyOnMCP: with jwt and API keys, /mcp also takes a key of the
+// router as its bearer token: tools/list shows what the key's team may use,
+// a tool call is served and audited with the key's name; an unknown or
+// expired key is refused 401.
+func TestAPIKeyOnMCP(t *testing.T) {
+	is := authtest.NewIssuer(t)
+	a := newStub(t, "a", nil)
+	dir := filepath.Join(t.TempDir(), "research-keys")
+	authtest.WriteSecret(t, dir, map[string]string{"agent": proxyKey})
+	oldDir := filepath.Join(t.TempDir(), "old-keys")
+	authtest.WriteSecret(t, oldDir, map[string]string{"gone": "sk-expired-0000000000"})
+	past := time.Now().Add(-time.Hour)
+	cfg := config(backend("a", a.URL), backend("b", "http://127.0.0.1:1"))
+	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
+	cfg.Policy.Auth = &proxyapi.Auth{
+		JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"},
+		APIKeys: []proxyapi.APIKeySource{
+			{SecretName: "research-keys", Team: "research", Dir: dir},
+			{SecretName: "old-keys", Team: "research", Dir: oldDir, ExpiresAt: &past},
+		},
+		Allowlists: []proxyapi.Allowlist{{Team: "research", Models: []string{"a"}}},
+	}
+	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(proxyKey)}, DisableStandaloneSSE: true,
+	}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 1)
+	assert.Equal(t, "a", tools.Tools[0].Name, "the key's team's allowlist decides the tools")
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a", Arguments: map[string]any{
+		"messages": []map[string]any{{"role": "user", "content": "hello"}},
+	}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "%+v", res.Content)
+	assert.Empty(t, a.Last().Header["Authorization"], "the key reached the backend")
+	var served *proxyapi.AuditEntry
+	for _, e := range h.audit.all() {
+		if e.Via == "mcp" {
+			served = &e
+		}
+	}
+	require.NotNil(t, served, "the tool call is audited")
+	assert.Equal(t, "research-keys/agent", served.Key)
+	assert.Equal(t, "research", served.Team)
+
+	for _, key := range []string{"sk-guess", "sk-expired-0000000000"} {
+		req, _ := http.NewRequest(http.MethodPost, h.front.URL+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, key)
+		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`, key)
+	}
 }

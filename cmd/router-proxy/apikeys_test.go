@@ -144,6 +144,14 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		}
 	}
 
+	resp, err := http.Get("http://" + p.admin + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	statusJSON, err := json.Marshal(apiKeyStatus(t, p))
+	require.NoError(t, err)
+
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, <-p.done)
 	raw, err := os.ReadFile(auditPath)
@@ -159,7 +167,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Equal(t, "research", entries[0].Team)
 	assert.Equal(t, proxyapi.OutcomeUnauthorized, entries[3].Outcome)
 	for _, secret := range []string{researchKey, rotatedKey, platformKey} {
-		for where, text := range map[string]string{"audit": string(raw), "stderr": p.stderr.String(), "stdout": p.stdout.String()} {
+		for where, text := range map[string]string{"audit": string(raw), "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
 			assert.False(t, strings.Contains(text, secret), "a key's value is in the %s", where)
 		}
 	}
