@@ -155,6 +155,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxy
 		return auth.Identity{}, false
 	}
 	ent.Team = engine.SanitizeCaller(id.Team)
+	ent.Key = id.Key
 	return id, true
 }
 

@@ -113,6 +113,7 @@ func (*Target) Capabilities() planes.Table {
 		// that service counts fixed windows (2N around a boundary).
 		planes.Capability{Path: "spec.policy.rateLimits", Verdict: planes.Refused, Reason: ReasonRateLimitsUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway cannot keep policy.rateLimits' meaning: its localRateLimit counts per agentgateway replica (N per replica, not N), and remoteRateLimit needs a rate-limit service outside this plane's prerequisites, which counts fixed minutes (2N around each boundary where the router allows N in any 60 seconds); remove rateLimits, or use dataPlane Proxy"},
+		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{

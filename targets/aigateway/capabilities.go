@@ -115,6 +115,7 @@ func (*Target) Capabilities() planes.Table {
 		// issue.
 		planes.Capability{Path: "spec.policy.rateLimits", Verdict: planes.Refused, Reason: ReasonRateLimitsUnsupportedOnGateway,
 			Message: "dataPlane Gateway cannot keep policy.rateLimits' meaning: a local rate limit counts per Envoy replica (N per replica, not N), and the global rate-limit service counts fixed minutes, so 2N requests or tokens can pass within a second around each minute's boundary where the router allows N in any 60 seconds; remove rateLimits (a budget with windowSeconds: 60 is the fixed-minute cap this plane can keep), or use dataPlane Proxy"},
+		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
 	), Emits: []string{
