@@ -24,6 +24,27 @@ func TestRateLimitsLowered(t *testing.T) {
 	assert.Equal(t, []ir.RateLimit{{Name: "per-team", Scope: ir.RateLimitScopeTeam, Teams: []string{"ml", "web"}, RequestsPerMinute: 60, OutputTokensPerMinute: 5000}}, out.Policy.RateLimits)
 }
 
+// TestKeyRateLimitWithAPIKeys: with policy.auth.apiKeys a scope key limit
+// is accepted, with or without a JWT beside the keys.
+func TestKeyRateLimitWithAPIKeys(t *testing.T) {
+	keys := []v1.APIKeySource{{SecretName: "batch-keys", Team: "ml"}}
+	for _, withJWT := range []bool{false, true} {
+		out, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) {
+			auth := &v1.AuthSpec{APIKeys: keys}
+			if withJWT {
+				auth.JWT = rlAuth.JWT.DeepCopy()
+			}
+			r.Spec.Policy = &v1.RouterPolicy{Auth: auth, RateLimits: []v1.RateLimitSpec{
+				{Name: "per-key", Scope: v1.RateLimitScopeKey, Keys: []string{"batch-keys/nightly"}, RequestsPerMinute: vtPtr(int64(5))},
+				{Name: "per-team", Scope: v1.RateLimitScopeTeam, OutputTokensPerMinute: vtPtr(int64(5))},
+			}}
+		})
+		require.False(t, diags.HasErrors(), "jwt %v: %v", withJWT, diags.Err())
+		require.Len(t, out.Policy.RateLimits, 2)
+		assert.Equal(t, []string{"batch-keys/nightly"}, out.Policy.RateLimits[0].Keys)
+	}
+}
+
 // TestRateLimitsRefused: every way a rate limit is refused, at its path.
 func TestRateLimitsRefused(t *testing.T) {
 	rpm := vtPtr(int64(10))
