@@ -341,6 +341,12 @@ func main() {
 	}
 	rlListen, rlPid := startProxy(bin, dir, "ratelimits", rlCfg("audit-ratelimits.jsonl"))
 	rlStoreListen, rlStorePid := startProxy(bin, dir, "ratelimits-redis", rlCfg("audit-ratelimits-redis.jsonl"), "--budget-store", "redis://"+redisAddr+"/0")
+	// API keys with a per-key limit beside the per-team one, in Redis.
+	rlKeyCfg := rlCfg("audit-ratelimits-apikey.jsonl")
+	rlKeyCfg.Policy.Auth = keyCfg.Policy.Auth
+	rlKeyCfg.Policy.RateLimits = append(rlKeyCfg.Policy.RateLimits, proxyapi.RateLimit{Name: "per-key", Scope: proxyapi.RateLimitScopeKey,
+		RequestsPerMinute: 1 << 50, OutputTokensPerMinute: 1 << 50})
+	rlKeyListen, rlKeyPid := startProxy(bin, dir, "ratelimits-apikey", rlKeyCfg, "--budget-store", "redis://"+redisAddr+"/0")
 
 	// The content classifier: the same router in classification mode
 	// detector (docs/classifier.md), against the plain one (header-only).
@@ -388,7 +394,8 @@ func main() {
 	withKey := "http://" + keyListen + "/v1/chat/completions?apikey"
 	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"API key", withKey, keyPid}, {"Redis budget store", withStore, storePid},
 		{"JWT + rate limits", "http://" + rlListen + "/v1/chat/completions?jwt", rlPid},
-		{"JWT + rate limits, Redis store", "http://" + rlStoreListen + "/v1/chat/completions?jwt", rlStorePid}}, tracedProxies...))
+		{"JWT + rate limits, Redis store", "http://" + rlStoreListen + "/v1/chat/completions?jwt", rlStorePid},
+		{"API key + team and key rate limits, Redis store", "http://" + rlKeyListen + "/v1/chat/completions?apikey", rlKeyPid}}, tracedProxies...))
 	if t.errs > 0 {
 		must(fmt.Errorf("%d errors", t.errs))
 	}
