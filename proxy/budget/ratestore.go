@@ -282,7 +282,7 @@ func (s *Store) RateStatus() []proxyapi.RateLimitStatus {
 	out := make([]proxyapi.RateLimitStatus, 0, len(s.rates))
 	for i := range s.rates {
 		l := &s.rates[i]
-		subjects, err := s.rdb.ZRevRange(ctx, s.rateSubjectsKey(l), 0, maxStatusSubjects-1).Result()
+		subjects, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.rateSubjectsKey(l), Start: 0, Stop: maxStatusSubjects - 1, Rev: true}).Result()
 		if err != nil {
 			return s.localRate.RateStatus()
 		}
