@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -182,4 +183,49 @@ func TestRateLimitInMemoryPerReplica(t *testing.T) {
 			assert.LessOrEqual(t, served, 2*n, "N per window")
 		}
 	}
+}
+
+// TestRateLimitStoreDown: the budget store's failure modes hold for the
+// rate limits: while Redis is down a fail-closed replica refuses with 503
+// budget_store_unavailable, a fail-open one counts on its own (N, then
+// 429), and the closed one serves again once Redis is back.
+func TestRateLimitStoreDown(t *testing.T) {
+	rs := startRedis(t, "")
+	up := newUpstream(t, "qwen")
+	const n = 3
+	cfg, bearer := rateConfig(t, up.URL, proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: n})
+	closed := startProxy(t, cfg, storeFlags(rs.addr)...)
+	open := startProxy(t, cfg, append(storeFlags(rs.addr), "--budget-store-failure", "open")...)
+	red := bearer("red")
+	code, body := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
+	require.Equal(t, http.StatusOK, code, body)
+
+	rs.stop()
+	for range budget.DownAfterFailures {
+		code, body := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
+		assert.Equal(t, http.StatusServiceUnavailable, code, body)
+		assert.Contains(t, body, "budget_store_unavailable")
+	}
+	start := time.Now()
+	served := 0
+	for range 2 * n {
+		code, body := open.post(t, `{"model":"qwen"}`, "Authorization", red)
+		switch code {
+		case http.StatusOK:
+			served++
+		case http.StatusTooManyRequests:
+			assert.Contains(t, body, "rate_limit_exceeded")
+		default:
+			t.Errorf("fail open answered %d: %s", code, body)
+		}
+	}
+	if time.Since(start) < time.Minute {
+		assert.Equal(t, n, served, "fail open counts on the replica")
+	}
+
+	startRedis(t, rs.addr) // back, empty (no persistence)
+	require.Eventually(t, func() bool {
+		code, _ := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
+		return code == http.StatusOK
+	}, 10*time.Second, 100*time.Millisecond, "fail closed recovers")
 }
