@@ -675,8 +675,8 @@ type RouterPolicy struct {
 }
 
 // RateLimitSpec caps what one team or one API key may send per minute, over
-// a sliding 60-second window (60 one-second buckets; see
-// docs/rate-limits.md). An extension of the reference.
+// a sliding 60-second window in one-second buckets (at most N in any 60
+// seconds; see docs/rate-limits.md). An extension of the reference.
 type RateLimitSpec struct {
 	// Name identifies this limit for metrics, status, and audit logs.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9-]{0,62}$`

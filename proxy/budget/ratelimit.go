@@ -3,8 +3,8 @@ package budget
 // Rate limits (policy.rateLimits, docs/rate-limits.md): the requests, input
 // tokens and output tokens one team or one API key may send per minute,
 // beside the budgets and in the same stores. Each counter is a sliding
-// window of wellknown.RateLimitWindow kept as RateBuckets buckets, as the
-// budgets keep theirs: there is no boundary at which a fixed window's count
+// window of wellknown.RateLimitWindow kept in one-second buckets (RateBuckets),
+// as the budgets keep theirs: there is no boundary at which a fixed window's count
 // resets (a fixed minute lets 2N through around its edge), and each
 // admission is one atomic step on one counter, so N requests are admitted
 // per window whatever the number of replicas (the Redis store, ratestore.go).
@@ -22,16 +22,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
-// RateBuckets is a rate limit's window precision: one-second buckets of
-// the one-minute window.
-const RateBuckets = 60
+// rateWidth is one bucket: a second.
+const rateWidth = time.Second
 
-// rateWidth is one bucket.
-const rateWidth = wellknown.RateLimitWindow / RateBuckets
+// RateBuckets is how many seconds a count is kept in: the window's 60, plus
+// the one the count was made in, so that a count made at t (in second
+// floor(t)) leaves when second floor(t)+61 begins: between 60 and 61
+// seconds after it, never before the window has passed. So at most N pass
+// in any 60 seconds; with 60 buckets a count made late in its second would
+// leave up to a second early (N+1 in 59 s). TestRateBucketsAreTheWindow
+// holds it to wellknown.RateLimitWindow.
+const RateBuckets = 61
 
 // The dimensions one rate limit caps.
 const (

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
@@ -44,7 +45,7 @@ func TestRateMemoryRequests(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, lim, "request %d", i)
 		require.NotNil(t, ch)
-		assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: int64(2 - i), Reset: time.Minute - time.Duration(i)*10*time.Second}, q[DimRequests], "request %d", i)
+		assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: int64(2 - i), Reset: 61*time.Second - time.Duration(i)*10*time.Second}, q[DimRequests], "request %d", i)
 		assert.False(t, q[DimInputTokens].Set)
 		c.add(10 * time.Second)
 	}
@@ -52,8 +53,8 @@ func TestRateMemoryRequests(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, lim)
 	assert.Equal(t, "rpm", lim.Limit)
-	assert.Equal(t, 30*time.Second, lim.RetryAfter, "the first request's second leaves the window 60 s after it")
-	assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: 0, Reset: 30 * time.Second}, lim.Quota[DimRequests], "the refusal's standing")
+	assert.Equal(t, 31*time.Second, lim.RetryAfter, "the first request (made at the start of its second) leaves the window 61 s after it")
+	assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: 0, Reset: 31 * time.Second}, lim.Quota[DimRequests], "the refusal's standing")
 
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "web"}, 10)
 	assert.Nil(t, lim, "another team has its own counter")
@@ -63,6 +64,9 @@ func TestRateMemoryRequests(t *testing.T) {
 	assert.False(t, q[DimRequests].Set)
 
 	c.add(30 * time.Second)
+	_, _, lim, _ = m.AdmitRate(ctx, ml, 10)
+	require.NotNil(t, lim, "60 s after the first request it is still counted")
+	c.add(time.Second)
 	_, q, lim, _ = m.AdmitRate(ctx, ml, 10)
 	require.Nil(t, lim, "the first second left the window")
 	assert.Equal(t, int64(0), q[DimRequests].Remaining)
@@ -70,6 +74,28 @@ func TestRateMemoryRequests(t *testing.T) {
 	st := m.RateStatus()
 	require.Len(t, st, 1)
 	assert.Equal(t, proxyapi.RateLimitStatus{Name: "rpm", Counting: 2, Utilization: "1.000000"}, st[0])
+}
+
+// TestRateBucketsAreTheWindow: the buckets are the window's seconds and
+// the one a count is made in.
+func TestRateBucketsAreTheWindow(t *testing.T) {
+	assert.Equal(t, int64(wellknown.RateLimitWindow/rateWidth)+1, int64(RateBuckets))
+}
+
+// TestRateMemoryNeverEarly: a count made at the very end of its second is
+// still counted a minute later: at most N in any 60 seconds.
+func TestRateMemoryNeverEarly(t *testing.T) {
+	c := &clock{t: time.Unix(3_000_000, 999_000_000)}
+	m := NewRateMemory([]proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}}, c.now)
+	ctx := context.Background()
+	_, _, lim, _ := m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
+	require.Nil(t, lim)
+	c.add(59*time.Second + 2*time.Millisecond) // 59.002 s later: the next second's start + 59 s
+	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
+	require.NotNil(t, lim, "not within a minute")
+	c.add(time.Second) // 60.002 s after it
+	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
+	require.Nil(t, lim, "a minute has passed")
 }
 
 // TestRateMemoryTokens: input tokens reserve the estimate and settle to the
@@ -140,14 +166,14 @@ func TestStoreRateLimitAcrossReplicas(t *testing.T) {
 			if l != nil {
 				refused.Add(1)
 				assert.Equal(t, "rpm", l.Limit)
-				assert.True(t, l.RetryAfter > 0 && l.RetryAfter <= time.Minute, "retry after %v", l.RetryAfter)
+				assert.True(t, l.RetryAfter > 0 && l.RetryAfter <= RateBuckets*rateWidth, "retry after %v", l.RetryAfter)
 				assert.Equal(t, Allowance{Set: true, Limit: n, Remaining: 0, Reset: l.Quota[DimRequests].Reset}, l.Quota[DimRequests])
 				assert.Equal(t, l.RetryAfter, l.Quota[DimRequests].Reset, "the oldest request leaves the window when the retry is due")
 				return
 			}
 			served.Add(1)
 			assert.Equal(t, int64(n), q[DimRequests].Limit)
-			assert.True(t, q[DimRequests].Reset > 0 && q[DimRequests].Reset <= time.Minute)
+			assert.True(t, q[DimRequests].Reset > 0 && q[DimRequests].Reset <= RateBuckets*rateWidth)
 			ch.Settle(5, 10)
 		}()
 	}
