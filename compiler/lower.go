@@ -321,7 +321,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 		}
 		out.Budgets = append(out.Budgets, ib)
 	}
-	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0) {
+	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0 || len(a.APIKeys) > 0) {
 		auth := &ir.Auth{}
 		if j := a.JWT; j != nil {
 			auth.JWT = &ir.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: strings.ToLower(j.HeaderKey), Audiences: slices.Clone(j.Audiences)}
@@ -329,6 +329,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 		for _, e := range a.Allowlists {
 			auth.Allowlists = append(auth.Allowlists, ir.Allowlist{Team: e.Team, Models: e.Models})
 		}
+		auth.APIKeys = lowerAPIKeys(a.APIKeys)
 		out.Auth = auth
 	}
 	return out

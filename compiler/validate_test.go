@@ -540,6 +540,9 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	// with their constraints.
 	want["spec.gatewayRef.hostnames"] = fieldRow{MinItems: 1, MaxItems: 16}
 	want["spec.policy.auth.jwt.audiences"] = fieldRow{MaxItems: 64}
+	want["spec.policy.auth.apiKeys"] = fieldRow{MaxItems: 64}
+	want["spec.policy.auth.apiKeys[].secretName"] = fieldRow{Required: true, MinLength: 1, MaxLength: 253, Pattern: `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}
+	want["spec.policy.auth.apiKeys[].team"] = fieldRow{Required: true, MinLength: 1}
 	one := int64(1)
 	want["spec.proxy.podDisruptionBudget.maxUnavailable"] = fieldRow{Minimum: &one}
 	for path, row := range want {

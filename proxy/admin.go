@@ -47,6 +47,9 @@ func (s *Server) Status() proxyapi.Status {
 	if s.pools != nil {
 		st.Pools = s.pools.Status()
 	}
+	if k := s.auth.APIKeys(); k != nil {
+		st.APIKeys = k.Status()
+	}
 	if hr, ok := s.budgets.(HealthReporter); ok {
 		healthy, msg := hr.Healthy()
 		st.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: healthy, Failure: hr.Failure(), Message: msg}

@@ -147,6 +147,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxy
 		return "", false
 	}
 	ent.Team = engine.SanitizeCaller(id.Team)
+	ent.Key = id.Key
 	return id.Team, true
 }
 

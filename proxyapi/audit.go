@@ -75,7 +75,10 @@ type AuditEntry struct {
 	Promoted         bool    `json:"sloPromoted,omitempty"`
 	Caller           string  `json:"caller,omitempty"`
 	// Team is the verified policy.auth team claim.
-	Team   string `json:"team,omitempty"`
+	Team string `json:"team,omitempty"`
+	// Key is the name of the API key that authenticated the request
+	// ("<secretName>/<dataKey>"), never its value; empty for a JWT.
+	Key    string `json:"key,omitempty"`
 	Client string `json:"client,omitempty"`
 	Error  string `json:"error,omitempty"`
 	// Via is "mcp" for a call that came through the MCP endpoint, with the

@@ -80,6 +80,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = appendOmitString(b, `,"caller":`, e.Caller)
 	b = appendOmitString(b, `,"team":`, e.Team)
+	b = appendOmitString(b, `,"key":`, e.Key)
 	b = appendOmitString(b, `,"client":`, e.Client)
 	b = appendOmitString(b, `,"error":`, e.Error)
 	b = appendOmitString(b, `,"via":`, e.Via)

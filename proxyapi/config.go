@@ -290,8 +290,10 @@ type Policy struct {
 type Auth struct {
 	JWT *JWT `json:"jwt,omitempty"`
 	// Allowlists, when set, deny every team and model they do not list.
-	// They require JWT: a team is only ever a verified claim.
+	// They require JWT or API keys: a team is only ever a verified one.
 	Allowlists []Allowlist `json:"allowlists,omitempty"`
+	// APIKeys admit callers by keys read from mounted Secrets (apikeys.go).
+	APIKeys []APIKeySource `json:"apiKeys,omitempty"`
 }
 
 // JWT configures bearer-token verification.
@@ -631,10 +633,7 @@ func (c *Config) validateAuth(errs []error) []error {
 			errs = append(errs, errors.New("policy.auth.jwt: issuer and teamClaim are required"))
 		}
 	}
-	if len(a.Allowlists) > 0 && a.JWT == nil {
-		errs = append(errs, errors.New("policy.auth.allowlists require policy.auth.jwt: a team is only ever a verified claim"))
-	}
-	return errs
+	return a.validateAPIKeys(errs)
 }
 
 // validateBudgets checks that rule-scoped budgets name a rule that exists.

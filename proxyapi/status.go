@@ -13,6 +13,9 @@ type Status struct {
 	BudgetStore *BudgetStoreStatus `json:"budgetStore,omitempty"`
 	// Pools are the ModelPools of pooled backends.
 	Pools []PoolStatus `json:"pools,omitempty"`
+	// APIKeys are policy.auth.apiKeys as this replica holds them; nil
+	// without API keys.
+	APIKeys *APIKeyStatus `json:"apiKeys,omitempty"`
 }
 
 // BudgetStoreStatus is the shared budget store as one replica sees it.

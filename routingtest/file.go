@@ -73,7 +73,9 @@ type Request struct {
 	Headers http.Header
 	Body    map[string]any
 	// Token nil: no token.
-	Token         *Token
+	Token *Token
+	// APIKey nil: no API key (apikey.go).
+	APIKey        *APIKey
 	ClientAddress string
 }
 
@@ -337,7 +339,7 @@ func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 
 func (d *decoder) request(p *field.Path, m map[string]any) Request {
 	r := Request{Headers: http.Header{}}
-	d.fields(p, m, []string{"model", "api", "path", "method", "host", "headers", "body", "token", "clientAddress"})
+	d.fields(p, m, []string{"model", "api", "path", "method", "host", "headers", "body", "token", "apiKey", "clientAddress"})
 	r.Model = d.str(p.Child("model"), m["model"])
 	r.API = d.str(p.Child("api"), m["api"])
 	if _, ok := apiPaths[r.API]; !ok && r.API != "" {
@@ -367,7 +369,7 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 			r.Headers.Add(k, d.str(hp, v))
 		}
 		if strings.EqualFold(k, "Authorization") {
-			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), not an Authorization header")
+			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), or an API key with request.apiKey, not an Authorization header")
 		}
 		if strings.EqualFold(k, "Host") {
 			d.errorf(hp, "UseHost", "set the request's host with request.host, not a Host header")
@@ -391,6 +393,12 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 			t.Invalid = b
 		}
 		r.Token = t
+	}
+	if kv, ok := m["apiKey"]; ok {
+		r.APIKey = d.apiKey(p.Child("apiKey"), kv)
+		if r.Token != nil {
+			d.errorf(p.Child("apiKey"), "OneCredential", "a request sends one credential: request.token or request.apiKey, not both")
+		}
 	}
 	return r
 }

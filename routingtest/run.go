@@ -61,10 +61,13 @@ func allowlistName(e ir.Allowlist) string {
 // the entries that decide its model.
 func callerCoverage(r *ir.Router, req Request) []string {
 	a := r.Policy.Auth
-	if a == nil || a.JWT == nil || req.Token == nil || req.Token.Invalid || req.Token.Issuer != "" && req.Token.Issuer != a.JWT.Issuer {
+	team := keyTeam(r, req.APIKey)
+	if team == "" && (a == nil || a.JWT == nil || req.Token == nil || req.Token.Invalid || req.Token.Issuer != "" && req.Token.Issuer != a.JWT.Issuer) {
 		return nil
 	}
-	team, _ := req.Token.Claims[a.JWT.TeamClaim].(string)
+	if team == "" {
+		team, _ = req.Token.Claims[a.JWT.TeamClaim].(string)
+	}
 	if team == "" {
 		return nil
 	}

@@ -37,6 +37,9 @@ const (
 	// key of the runtime config in the ConfigMap the Proxy target emits (and
 	// the request-path model reads).
 	ConfigFile = "config.json"
+	// APIKeysMount is where the Secrets of policy.auth.apiKeys are mounted
+	// read-only, each in its own directory (APIKeysDir).
+	APIKeysMount = "/etc/llmkube/api-keys"
 	// AdminPort serves /metrics, /ready and StatusPath.
 	AdminPort int32 = 9090
 	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.
@@ -279,3 +282,8 @@ const (
 
 // PoolLeaseName is the Lease that serializes a ModelPool's swaps.
 func PoolLeaseName(pool string) string { return PoolLeasePrefix + pool }
+
+// APIKeysDir is the directory the Secret of policy.auth.apiKeys named
+// secretName is mounted at in the router-proxy (a Secret name is a DNS
+// subdomain: no slash, so one directory level).
+func APIKeysDir(secretName string) string { return APIKeysMount + "/" + secretName }

@@ -292,3 +292,9 @@ func GatewayClientPolicyName(routerNamespace, router string, crossNamespace bool
 	sum := sha256.Sum256([]byte(routerNamespace + "/" + router))
 	return DNSLabel(router, "client-headers-"+hex.EncodeToString(sum[:])[:8])
 }
+
+// ProxyAPIKeysVolumeName is the router-proxy pod's volume holding the
+// Secret of policy.auth.apiKeys named secretName (a volume name is a DNS
+// label; a Secret name may be a longer subdomain, so the name is hashed
+// when it does not fit).
+func ProxyAPIKeysVolumeName(secretName string) string { return DNSLabel(secretName, "api-keys") }

@@ -7,7 +7,9 @@
 // What is in process instead of real: the upstreams (a transport that
 // records each request and answers in the provider's own format), the
 // JWKS (a key generated per Plane; a Token is signed with it, its issuer as
-// given, an hour of validity), and credentials (placeholder values). Pod
+// given, an hour of validity), credentials (placeholder values), and the
+// Secrets of policy.auth.apiKeys (a temporary directory per request, each
+// Secret holding the key simulate.KeyValue names; apikeys.go). Pod
 // balancing (resolution: endpoint) and ModelPool activation are not run:
 // requests go to the backend's Service URL, every pool member resident.
 package proxyplane
@@ -243,6 +245,13 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		o.Tracef("the router-proxy refuses its config: %v", err)
 		return o
 	}
+	keys, err := writeKeys(cfg, in.APIKey)
+	if err != nil {
+		o.Status = http.StatusInternalServerError
+		o.Tracef("the API keys' Secrets cannot be written: %v", err)
+		return o
+	}
+	defer keys()
 	up := newUpstream(cfg, in.Down)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -102,6 +102,7 @@ func (*Target) Capabilities() planes.Table {
 			Message: "dataPlane AgentGateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Messages route to them; in routing InferencePool the body reaches the runtime untranslated; and the content classifier that keeps sensitive tool results local runs only in the router-proxy. Use dataPlane Proxy, which translates Messages for every backend kind"},
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Responses route to them; in routing InferencePool the body reaches the runtime untranslated. Use dataPlane Proxy, which translates Responses to chat completions for every backend kind"},
+		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{

@@ -170,6 +170,7 @@ func policy(p *ir.Policy) proxyapi.Policy {
 		for _, e := range a.Allowlists {
 			out.Auth.Allowlists = append(out.Auth.Allowlists, proxyapi.Allowlist{Team: e.Team, Models: e.Models})
 		}
+		out.Auth.APIKeys = apiKeySources(a.APIKeys)
 	}
 	return out
 }
