@@ -71,3 +71,12 @@ func (MemoryReader) Owned(context.Context, *v1.ModelRouter, []schema.GroupVersio
 func (MemoryReader) Fetch(_ context.Context, url string) ([]byte, error) {
 	return nil, fmt.Errorf("no cluster to fetch %s from", url)
 }
+
+// Field is the value at path in obj, read in place (nil when absent): the
+// neighbour checks read other routers' objects as the cache holds them
+// (ClusterReader.List), where a copy per object per reconcile was most of
+// the controller's CPU with many routers on one Gateway. Read only.
+func Field(obj map[string]any, path ...string) any {
+	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
+	return v
+}

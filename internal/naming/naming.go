@@ -156,6 +156,13 @@ func AgentGatewayServingAuthPolicyName(router, backend string) string {
 	return DNSLabel(router, backend+"-allowlist")
 }
 
+// AgentGatewayUpstreamModelPolicyName is the AgentgatewayPolicy that, on
+// the HTTPRoute rules a backend serves, rewrites the request's model to the
+// name its runtime serves.
+func AgentGatewayUpstreamModelPolicyName(router, backend string) string {
+	return DNSLabel(router, backend+"-model-name")
+}
+
 // AgentGatewayModelName is the AgentgatewayModel generated for a router's backend.
 func AgentGatewayModelName(router, backend string) string { return DNSLabel(router, backend+"-model") }
 

@@ -125,13 +125,14 @@ func (k *KeyStore) read() *keySet {
 			s.problems = append(s.problems, fmt.Sprintf("secret %s cannot be read (%s); its keys admit nobody", src.SecretName, pathErr(err)))
 			continue
 		}
-		found := 0
+		seen := 0
 		for _, e := range entries {
 			// The kubelet's ..data symlink and ..<timestamp> directories
 			// are not keys; a data key never begins with "..".
 			if strings.HasPrefix(e.Name(), "..") {
 				continue
 			}
+			seen++
 			name := src.SecretName + "/" + e.Name()
 			raw, err := readKey(filepath.Join(src.Dir, e.Name()))
 			if err != nil {
@@ -153,9 +154,8 @@ func (k *KeyStore) read() *keySet {
 				continue
 			}
 			s.byDigest[d] = apiKey{name: name, team: src.Team, expires: src.ExpiresAt}
-			found++
 		}
-		if found == 0 && len(entries) == 0 {
+		if seen == 0 {
 			s.problems = append(s.problems, fmt.Sprintf("secret %s holds no keys (is it created?)", src.SecretName))
 		}
 	}

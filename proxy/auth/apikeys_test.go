@@ -159,19 +159,22 @@ func TestAPIKeyRotation(t *testing.T) {
 
 func TestAPIKeyStoreProblems(t *testing.T) {
 	root := t.TempDir()
-	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	a, b, none := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "none")
 	authtest.WriteSecret(t, a, map[string]string{"one": keyA, "empty": "  \n"})
+	authtest.WriteSecret(t, none, map[string]string{}) // a Secret with no data: ..data and nothing else
 	authtest.WriteSecret(t, b, map[string]string{"two": keyA, "three": keyB})
 	authz := keyAuthorizer(t, nil,
 		proxyapi.APIKeySource{SecretName: "a", Team: "ta", Dir: a},
 		proxyapi.APIKeySource{SecretName: "b", Team: "tb", Dir: b},
-		proxyapi.APIKeySource{SecretName: "missing", Team: "tm", Dir: filepath.Join(root, "missing")})
+		proxyapi.APIKeySource{SecretName: "missing", Team: "tm", Dir: filepath.Join(root, "missing")},
+		proxyapi.APIKeySource{SecretName: "none", Team: "tn", Dir: none})
 	st := authz.APIKeys().Status()
 	assert.Equal(t, []string{"b/three"}, st.Keys)
 	joined := strings.Join(st.Problems, "\n")
 	assert.Contains(t, joined, "keys a/one, b/two have the same value; none of them is accepted")
 	assert.Contains(t, joined, "key a/empty is empty")
 	assert.Contains(t, joined, "secret missing cannot be read")
+	assert.Contains(t, joined, "secret none holds no keys")
 	assert.NotContains(t, joined, keyA)
 	_, err := authz.Authenticate(request(keyA))
 	require.NotNil(t, err, "a value two names hold proves neither team")

@@ -35,9 +35,6 @@ const (
 	ReasonRoutedToFallback                    = "RoutedToFallback"
 	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
 	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
-	// ReasonUpstreamModelNotRewritten: routing InferencePool sends the
-	// pool the client's model, which its runtime may not serve.
-	ReasonUpstreamModelNotRewritten = "UpstreamModelNotRewritten"
 )
 
 // modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
@@ -133,6 +130,5 @@ func (*Target) Capabilities() planes.Table {
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
 		targets.ReasonUpstreamModelAssumed,
-		ReasonUpstreamModelNotRewritten,
 	}}
 }

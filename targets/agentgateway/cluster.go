@@ -119,7 +119,7 @@ func (*Target) Unchecked(ctx context.Context, c targets.ClusterReader, r *ir.Rou
 	for _, o := range desired {
 		if o.GroupVersionKind() == agentgatewayPolicyGVK {
 			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
-				ourTransform, _ = field(o.Object, "spec", "traffic", "transformation").(map[string]any)
+				ourTransform, _ = targets.Field(o.Object, "spec", "traffic", "transformation").(map[string]any)
 			}
 		}
 	}
@@ -134,7 +134,7 @@ func (*Target) Unchecked(ctx context.Context, c targets.ClusterReader, r *ir.Rou
 			continue
 		}
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
-		transform, _ := field(p.Object, "spec", "traffic", "transformation").(map[string]any)
+		transform, _ := targets.Field(p.Object, "spec", "traffic", "transformation").(map[string]any)
 		otherPreRouting := phase == "PreRouting" && transform != nil && (ourTransform == nil || !sameJSON(transform, ourTransform))
 		if otherPreRouting || len(overriddenFields(p, mine)) > 0 {
 			found = append(found, p.GetNamespace()+"/"+p.GetName())
@@ -151,7 +151,7 @@ func (*Target) Unchecked(ctx context.Context, c targets.ClusterReader, r *ir.Rou
 // selectsKind reports whether a policy selects objects of kind by label
 // (spec.targetSelectors).
 func selectsKind(p *unstructured.Unstructured, kind string) bool {
-	sels, _ := field(p.Object, "spec", "targetSelectors").([]any)
+	sels, _ := targets.Field(p.Object, "spec", "targetSelectors").([]any)
 	for _, s := range sels {
 		if m, ok := s.(map[string]any); ok && m["kind"] == kind {
 			return true
@@ -221,7 +221,9 @@ var overridable = []string{"jwtAuthentication", "authorization", "transformation
 // HTTPRoute, carry strategy.inheritance Override, and set a field the
 // router's route policy sets. agentgateway merges route policies from the
 // Gateway down to the rule and an Override locks the field: the router's
-// Strict JWT, its allowlist or its verified team header would be dropped.
+// Strict JWT, its allowlist, its verified team header, the removal of the
+// caller's token or the served model name (upstreamModelPolicies) would be
+// dropped.
 // The router cannot defend against it; the message says which policy and
 // which fields. (In routing Model the allowlist is on each
 // AgentgatewayModel, which no route policy merges with; the JWT and the team
@@ -272,7 +274,7 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 		return "", nil
 	}
 	sort.Strings(found)
-	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes",
+	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist, verified team header, the removal of the caller's token, or the rewrite of the request's model to the name a pool serves), so the router's auth policy may not be enforced and a pool may be sent a model name it does not serve. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes",
 		strings.Join(found, ", ")), nil
 }
 
@@ -341,7 +343,7 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		ours[targets.Key(o.GroupVersionKind(), o.GetNamespace(), o.GetName())] = true
 		if o.GroupVersionKind() == agentgatewayPolicyGVK {
 			if phase, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "phase"); phase == "PreRouting" {
-				ourTransform, _ = field(o.Object, "spec", "traffic", "transformation").(map[string]any)
+				ourTransform, _ = targets.Field(o.Object, "spec", "traffic", "transformation").(map[string]any)
 			}
 		}
 	}
@@ -362,7 +364,7 @@ func foreignPreRoutingPolicies(ctx context.Context, c targets.ClusterReader, cr 
 		// Every router on the Gateway has a PreRouting policy here, so this
 		// runs for each of them in every reconcile: read in place, no copy.
 		phase, _, _ := unstructured.NestedString(p.Object, "spec", "traffic", "phase")
-		transform, _ := field(p.Object, "spec", "traffic", "transformation").(map[string]any)
+		transform, _ := targets.Field(p.Object, "spec", "traffic", "transformation").(map[string]any)
 		if phase != "PreRouting" || transform == nil || !attaches(p, gwTarget) {
 			continue
 		}
@@ -412,7 +414,7 @@ func foreignModelsOnListener(ctx context.Context, c targets.ClusterReader, cr *i
 		if ours[targets.Key(AgentgatewayModelGVK, m.GetNamespace(), m.GetName())] || !m.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		refs, _ := field(m.Object, "spec", "parentRefs").([]any)
+		refs, _ := targets.Field(m.Object, "spec", "parentRefs").([]any)
 		for _, r := range refs {
 			ref, ok := r.(map[string]any)
 			if !ok {
@@ -467,13 +469,13 @@ func attaches(p *unstructured.Unstructured, t target) bool {
 		s, _ := m["sectionName"].(string)
 		return s == "" || t.section == "" || s == t.section
 	}
-	refs, _ := field(p.Object, "spec", "targetRefs").([]any)
+	refs, _ := targets.Field(p.Object, "spec", "targetRefs").([]any)
 	for _, r := range refs {
 		if m, ok := r.(map[string]any); ok && m["kind"] == t.kind && m["name"] == t.name && sectionOK(m) {
 			return true
 		}
 	}
-	sels, _ := field(p.Object, "spec", "targetSelectors").([]any)
+	sels, _ := targets.Field(p.Object, "spec", "targetSelectors").([]any)
 	for _, r := range sels {
 		m, ok := r.(map[string]any)
 		if !ok || m["kind"] != t.kind || !sectionOK(m) {
@@ -492,15 +494,6 @@ func attaches(p *unstructured.Unstructured, t target) bool {
 		}
 	}
 	return false
-}
-
-// field is the value at path in obj, read in place (nil when absent): the
-// neighbour checks read other routers' objects as the cache holds them,
-// where a copy per object per reconcile was most of the controller's CPU
-// with many routers on one Gateway (ClusterReader.List).
-func field(obj map[string]any, path ...string) any {
-	v, _, _ := unstructured.NestedFieldNoCopy(obj, path...)
-	return v
 }
 
 // sameJSON reports whether two values as unstructured holds them are equal:

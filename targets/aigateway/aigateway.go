@@ -103,11 +103,13 @@ type emitter struct {
 //	step                         file                      emits                  hands on
 //	refuseUnsupported,           aigateway.go,             -                      -
 //	refuseAllowlistGlobs         securitypolicy.go
-//	backends                     backend.go                Backend                servedBackends: the schema of each
+//	backends                     backend.go                Backend                []servedBackend: each one's schema
 //	aiServiceBackends            aiservicebackend.go       AIServiceBackend       aiBackends: each backend's name and model
 //	backendSecurityPolicies      backendsecuritypolicy.go  BackendSecurityPolicy  how many
-//	buildRules,                  rules.go                  -                      routePlan: the generated rules,
-//	applyOrderAndLimits                                                           in order, packed into routes
+//	buildRules                   rules.go                  -                      the generated rules, in order
+//	checkBudgetSpan              backendtrafficpolicy.go   -                      - (the policies' budget check, early)
+//	applyOrderAndLimits          rules.go                  -                      routePlan: the rules rewritten for
+//	                                                                              precedence, packed into routes
 //	routesFor                    aigatewayroute.go         AIGatewayRoute         aiRoutes: names, each rule's, costs
 //	trafficPolicies              backendtrafficpolicy.go   BackendTrafficPolicy   how many budgets
 //	securityPolicy               securitypolicy.go         SecurityPolicy         -

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"time"
+
+	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
@@ -72,6 +75,38 @@ func (e *emitter) routesFor(plan routePlan, bk aiBackends) aiRoutes {
 		}
 	}
 	return out
+}
+
+// The AIGatewayRoute's Gateway API values.
+
+type gwParentRef = gwapiv1.ParentReference
+
+func gwKind(k string) *gwapiv1.Kind            { v := gwapiv1.Kind(k); return &v }
+func gwObjectName(n string) gwapiv1.ObjectName { return gwapiv1.ObjectName(n) }
+
+// hostnames are the router's gatewayRef.hostnames as Gateway API
+// hostnames (nil: every host).
+func hostnames(hs []string) []gwapiv1.Hostname {
+	var out []gwapiv1.Hostname
+	for _, h := range hs {
+		out = append(out, gwapiv1.Hostname(h))
+	}
+	return out
+}
+func gwapiv1Namespace(ns string) *gwapiv1.Namespace {
+	if ns == "" {
+		return nil
+	}
+	v := gwapiv1.Namespace(ns)
+	return &v
+}
+
+func parseGw(s string) (time.Duration, bool) {
+	if s == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
 }
 
 // Cost metadata the AI Gateway publishes under io.envoy.ai_gateway.

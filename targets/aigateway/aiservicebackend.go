@@ -18,12 +18,6 @@ type aiBackend struct{ name, model string }
 // cost expression, by router backend name.
 type aiBackends map[string]aiBackend
 
-// ref is a route rule's reference to a router backend.
-func (bk aiBackends) ref(backend string, weight, priority *int32) RouteBackendRef {
-	a := bk[backend]
-	return RouteBackendRef{Name: a.name, Weight: weight, Priority: priority, ModelNameOverride: a.model}
-}
-
 // aiServiceBackends emits an AIServiceBackend per Backend emitted: the API
 // schema the AI Gateway speaks to it and the caller's credentials it
 // removes. Every router backend is handed on, emitted or refused, so that

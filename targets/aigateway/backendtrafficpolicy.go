@@ -231,6 +231,8 @@ func (e *emitter) budgetRules(i int, usd *usdCost) []egv1a1.RateLimitRule {
 	return out
 }
 
+func labelOf(g *genRule) string { return strings.TrimSpace(g.label) }
+
 // activeHealthCheck probes a group's backends when none needs credentials and they
 // all share one probe (the gateway applies one probe to every backend of a
 // rule). Providers with credentials are not probed actively: the probe would carry

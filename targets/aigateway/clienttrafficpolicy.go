@@ -24,10 +24,11 @@ import (
 // controller then reports ours Conflicted (PolicyConflicted). It comes
 // with the SecurityPolicy: a router with policy.auth.jwt.
 func (e *emitter) clientPolicy() {
-	if !hasAuth(e.r) {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil {
 		return
 	}
-	j := e.r.Policy.Auth.JWT
+	j := a.JWT
 	gw := e.r.Gateway
 	cross := gw.Namespace != e.r.Namespace
 	m := e.meta(naming.GatewayClientPolicyName(e.r.Namespace, e.r.Name, cross))

@@ -76,15 +76,16 @@ func sharedClientPolicy(ctx context.Context, c targets.ClusterReader, in targets
 	if err != nil {
 		return "", nil
 	}
-	for _, p := range ctps {
-		if p.GetName() == mine.GetName() || p.GetLabels()[naming.LabelRouter] == "" || !targetsSameGateway(&p, mine) {
+	for i := range ctps {
+		p := &ctps[i] // read only: the cache's own (ClusterReader.List)
+		if router, _ := targets.Field(p.Object, "metadata", "labels", naming.LabelRouter).(string); p.GetName() == mine.GetName() || router == "" || !targetsSameGateway(p, mine) {
 			continue
 		}
-		removes, _, _ := unstructured.NestedStringSlice(p.Object, "spec", "headers", "earlyRequestHeaders", "remove")
+		removes, _ := targets.Field(p.Object, "spec", "headers", "earlyRequestHeaders", "remove").([]any)
 		if !containsAll(removes, want) {
 			continue
 		}
-		if v := targets.Acceptance(ctx, c, []*unstructured.Unstructured{&p}); v.Reason == "" {
+		if v := targets.Acceptance(ctx, c, []*unstructured.Unstructured{p}); v.Reason == "" {
 			return "ClientTrafficPolicy " + p.GetNamespace() + "/" + p.GetName(), mine
 		}
 	}
@@ -95,7 +96,7 @@ func sharedClientPolicy(ctx context.Context, c targets.ClusterReader, in targets
 // targetRef each, as clientPolicy emits; the namespace is the caller's).
 func targetsSameGateway(a, b *unstructured.Unstructured) bool {
 	gateway := func(p *unstructured.Unstructured) string {
-		refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+		refs, _ := targets.Field(p.Object, "spec", "targetRefs").([]any)
 		if len(refs) != 1 {
 			return ""
 		}
@@ -110,9 +111,9 @@ func targetsSameGateway(a, b *unstructured.Unstructured) bool {
 	return g != "" && g == gateway(b)
 }
 
-func containsAll(have, want []string) bool {
+func containsAll(have []any, want []string) bool {
 	for _, w := range want {
-		if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, w) }) {
+		if !slices.ContainsFunc(have, func(h any) bool { s, _ := h.(string); return strings.EqualFold(s, w) }) {
 			return false
 		}
 	}
@@ -163,12 +164,24 @@ func foreignRoutes(ctx context.Context, c targets.ClusterReader, r *ir.Router, d
 		if err != nil {
 			return nil, fmt.Errorf("reading %ss on the Gateway: %w", gvk.Kind, err)
 		}
-		for _, rt := range routes {
-			key := rt.GetNamespace() + "/" + rt.GetName()
-			if own[key] || found[key] != "" || !attachedTo(&rt, r.Gateway) {
+		for i := range routes {
+			// Every route on the Gateway, for every router of it in every
+			// reconcile: read in place, no copy.
+			rt := &routes[i] // read only: the cache's own (ClusterReader.List)
+			if !attachedTo(rt, r.Gateway) {
 				continue
 			}
-			hosts, _, _ := unstructured.NestedStringSlice(rt.Object, "spec", "hostnames")
+			key := rt.GetNamespace() + "/" + rt.GetName()
+			if own[key] || found[key] != "" {
+				continue
+			}
+			var hosts []string
+			hs, _ := targets.Field(rt.Object, "spec", "hostnames").([]any)
+			for _, h := range hs {
+				if h, ok := h.(string); ok {
+					hosts = append(hosts, h)
+				}
+			}
 			if _, _, overlap := targets.HostnamesOverlap(r.Gateway.Hostnames, hosts); overlap {
 				found[key] = gvk.Kind + " " + key
 			}
@@ -184,7 +197,7 @@ func foreignRoutes(ctx context.Context, c targets.ClusterReader, r *ir.Router, d
 
 // attachedTo reports whether a route names the Gateway among its parents.
 func attachedTo(rt *unstructured.Unstructured, g *ir.GatewayRef) bool {
-	parents, _, _ := unstructured.NestedSlice(rt.Object, "spec", "parentRefs")
+	parents, _ := targets.Field(rt.Object, "spec", "parentRefs").([]any)
 	for _, p := range parents {
 		pm, _ := p.(map[string]any)
 		ns, _ := pm["namespace"].(string)

@@ -14,36 +14,6 @@ import (
 // What several steps write the same way: Gateway API values, durations and
 // policy targets.
 
-type gwParentRef = gwapiv1.ParentReference
-
-func gwKind(k string) *gwapiv1.Kind            { v := gwapiv1.Kind(k); return &v }
-func gwObjectName(n string) gwapiv1.ObjectName { return gwapiv1.ObjectName(n) }
-
-// hostnames are the router's gatewayRef.hostnames as Gateway API
-// hostnames (nil: every host).
-func hostnames(hs []string) []gwapiv1.Hostname {
-	var out []gwapiv1.Hostname
-	for _, h := range hs {
-		out = append(out, gwapiv1.Hostname(h))
-	}
-	return out
-}
-func gwapiv1Namespace(ns string) *gwapiv1.Namespace {
-	if ns == "" {
-		return nil
-	}
-	v := gwapiv1.Namespace(ns)
-	return &v
-}
-
-func parseGw(s string) (time.Duration, bool) {
-	if s == "" {
-		return 0, false
-	}
-	d, err := time.ParseDuration(s)
-	return d, err == nil
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // routeTarget is a policy's target: an HTTPRoute the AI Gateway generates

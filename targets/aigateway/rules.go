@@ -116,6 +116,13 @@ func (e *emitter) buildRules(bk aiBackends) []*genRule {
 	return out
 }
 
+// ref is a route rule's reference to a router backend: its
+// AIServiceBackend and the model it is sent (aiBackends).
+func (bk aiBackends) ref(backend string, weight, priority *int32) RouteBackendRef {
+	a := bk[backend]
+	return RouteBackendRef{Name: a.name, Weight: weight, Priority: priority, ModelNameOverride: a.model}
+}
+
 // maxNamed is how many rules one grouped warning names before it counts.
 const maxNamed = 10
 
@@ -408,8 +415,6 @@ func (e *emitter) ruleField(g *genRule) *field.Path {
 		return diag.Spec("defaultRoute")
 	}
 }
-
-func labelOf(g *genRule) string { return strings.TrimSpace(g.label) }
 
 // hasSharedBudget reports whether the router has a budget over all its
 // requests (router or team scope), which needs one traffic policy.
