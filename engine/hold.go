@@ -151,6 +151,10 @@ func held(h *HeldError, err error) error {
 	return h
 }
 
+// Candidates are the route's backends, in order, the caller's allowlist
+// applied.
+func (rt *Route) Candidates() []*BackendState { return rt.candidates }
+
 // RetryAfter is how long until the earliest hold of the route's candidates
 // ends (0 when none is held): the Retry-After of a request whose every
 // attempt was refused by a provider's quota.
