@@ -206,4 +206,8 @@ var extensionRows = []fieldRow{
 	{path: "spec.proxy.podDisruptionBudget", typ: "object", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.enabled", typ: "boolean", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.maxUnavailable", typ: "integer", constraints: map[string]string{"format": "int32", "minimum": "1"}},
+	// docs/upstream-quota.md: how long the router-proxy skips a backend
+	// its provider rate limited, or whose quota is spent.
+	{path: "spec.proxy.rateLimitHold", typ: "string", constraints: map[string]string{}},
+	{path: "spec.proxy.quotaExhaustedHold", typ: "string", constraints: map[string]string{}},
 }
