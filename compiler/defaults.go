@@ -33,8 +33,8 @@ const (
 	DefaultHeaderTimeout = "120s"
 	DefaultStreamIdle    = "300s"
 	DefaultQuarantine    = "15s"
-	DefaultReplicas           = int32(1)
-	DefaultRevisionLimit      = int32(3)
+	DefaultReplicas      = int32(1)
+	DefaultRevisionLimit = int32(3)
 	// DefaultMaxUnavailable is the router-proxy PodDisruptionBudget's
 	// maxUnavailable: a drain evicts one replica at a time.
 	DefaultMaxUnavailable = int32(1)
