@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/providers/providertest"
@@ -201,4 +202,47 @@ func TestQuotaOtherClientErrorIsRelayed(t *testing.T) {
 	reason, _ := h.srv.Engine().Held(h.srv.Engine().Backend("oai"))
 	assert.Equal(t, engine.NotHeld, reason)
 	assert.EqualValues(t, 0, local.hits.Load())
+}
+
+// Each translated provider's own 429 (Anthropic rate_limit_error with
+// retry-after, Bedrock ThrottlingException, Vertex RESOURCE_EXHAUSTED)
+// holds its backend: until the provider's Retry-After, or for the
+// rate-limit hold when it announced none.
+func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		be   func(t *testing.T) (proxyapi.Backend, map[string]string, interface{ SetMode(providertest.Mode) })
+		hold time.Duration
+	}{
+		{"anthropic", func(t *testing.T) (proxyapi.Backend, map[string]string, interface{ SetMode(providertest.Mode) }) {
+			fake := providertest.NewAnthropic(t, testAnthropicKey)
+			return anthropicBackend("cloud", fake.URL), map[string]string{"LLMKUBE_CLOUD_ANTHROPIC_API_KEY": testAnthropicKey}, fake
+		}, 7 * time.Second},
+		{"bedrock", func(t *testing.T) (proxyapi.Backend, map[string]string, interface{ SetMode(providertest.Mode) }) {
+			fake := providertest.NewBedrock(t, aws.Credentials{AccessKeyID: testAWSKeyID, SecretAccessKey: testAWSSecret}, "us-east-2", testBRModel)
+			b := bedrockBackend("cloud", fake.URL)
+			return b, bedrockTestEnv, fake
+		}, 3 * time.Second},
+		{"vertex", func(t *testing.T) (proxyapi.Backend, map[string]string, interface{ SetMode(providertest.Mode) }) {
+			fake := providertest.NewVertex(t, "proj-1", "global", testGemini)
+			return vertexBackend("cloud", fake.URL+"/v1/projects/proj-1/locations/global"), map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}, fake
+		}, 3 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+			b, env, fake := tc.be(t)
+			fake.SetMode(providertest.RateLimited)
+			local := newStub(t, "local", nil)
+			cfg := config(b, backend("local", local.URL))
+			cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "cloud", "local")}
+			cfg.Timeouts.RateLimitHold = dur(3 * time.Second)
+			h := start(t, cfg, withEnv(env), withClock(clock))
+			code, body, _ := h.post(t, chat("x"))
+			require.Equal(t, 200, code, body)
+			assert.Equal(t, "local", servedBy(t, body))
+			reason, until := h.srv.Engine().Held(h.srv.Engine().Backend("cloud"))
+			assert.Equal(t, engine.HoldRateLimited, reason)
+			assert.Equal(t, clock.Now().Add(tc.hold), until)
+		})
+	}
 }
