@@ -123,9 +123,10 @@ func (f *failover) serve(a *attempt) {
 func (f *failover) exhausted() {
 	route, lastErr := f.adm.route, f.last.why
 	switch {
-	case f.last.result == resultRateLimited || f.last.result == resultQuotaExhausted:
-		// The backends are held (quota.go): a retry after the earliest
-		// reset is served, whatever the rule's failClosed says.
+	case f.last.result == resultRateLimited || f.last.result == resultQuotaExhausted || route.RetryAfter() > 0:
+		// Backends are held for their provider's quota (quota.go): a
+		// retry after the earliest reset is served, whatever the rule's
+		// failClosed says, and whatever failed besides.
 		retryAfterHeld(f.w, route)
 		refuseAs(f.w, f.ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited or out of quota at its provider")
 	case route.FailClosed:

@@ -246,3 +246,24 @@ func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
 		})
 	}
 }
+
+// A request whose held primary's fallback fails with a 5xx is answered 429
+// with the hold's reset, not 502: a retry then is served.
+func TestQuotaHeldAndFailedIsRetryAfter(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	a := newStub(t, "a", limitHandler(429, openaiRateLimited, "Retry-After", "20"))
+	b := newStub(t, "b", statusHandler(500))
+	cfg := config(externalBackend("a", a.URL), backend("b", b.URL))
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "a", "b")}
+	cfg.Timeouts.Quarantine = dur(time.Nanosecond) // b stays eligible: every request reaches it
+	h := start(t, cfg, withClock(clock))
+	code, body, hdr := h.post(t, chat("x"))
+	require.Equal(t, http.StatusTooManyRequests, code, body)
+	assert.Equal(t, "20", hdr.Get("Retry-After"))
+	clock.Add(time.Second)
+	code, body, hdr = h.post(t, chat("x"))
+	require.Equal(t, http.StatusTooManyRequests, code, body)
+	assert.Equal(t, "19", hdr.Get("Retry-After"))
+	assert.EqualValues(t, 1, a.hits.Load())
+	assert.EqualValues(t, 2, b.hits.Load())
+}
