@@ -77,6 +77,11 @@ func (e *Engine) Hold(b *BackendState, reason HoldReason, reset time.Duration) t
 	for {
 		cur := b.hold.until.Load()
 		if cur >= until {
+			if reason == HoldQuotaExhausted {
+				// A spent quota inside a longer rate-limit hold: the
+				// hold stands, and says what the provider said last.
+				b.hold.reason.Store(uint32(reason))
+			}
 			return time.Unix(0, cur).UTC()
 		}
 		if b.hold.until.CompareAndSwap(cur, until) {

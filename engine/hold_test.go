@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -74,6 +75,9 @@ func TestHoldDurations(t *testing.T) {
 	assert.Equal(t, now.Add(5*time.Second), e.Hold(a, HoldRateLimited, 2*time.Second), "never shortened")
 	b := e.Backend("b")
 	assert.Equal(t, now.Add(10*time.Minute), e.Hold(b, HoldRateLimited, 24*time.Hour), "capped at the quota-exhausted hold")
+	assert.Equal(t, now.Add(10*time.Minute), e.Hold(b, HoldQuotaExhausted, 0))
+	reason, _ := e.Held(b)
+	assert.Equal(t, HoldQuotaExhausted, reason, "a spent quota inside a rate-limit hold as long says so")
 
 	e2, now2 := holdEngine(t)
 	e2.cfg.Timeouts.QuotaExhaustedHold.Duration = 3 * time.Minute
@@ -120,4 +124,18 @@ func TestRouteRetryAfter(t *testing.T) {
 	e.Hold(e.Backend("b"), HoldRateLimited, 20*time.Second)
 	e.Hold(e.Backend("a"), HoldRateLimited, 7*time.Second)
 	assert.Equal(t, 7*time.Second, rt.RetryAfter())
+}
+
+// Answers arriving together keep the latest reset, whatever their order.
+func TestHoldConcurrentKeepsTheLatest(t *testing.T) {
+	e, now := holdEngine(t)
+	a := e.Backend("a")
+	var wg sync.WaitGroup
+	for i := 1; i <= 16; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.Hold(a, HoldRateLimited, time.Duration(i)*time.Second) }()
+	}
+	wg.Wait()
+	_, until := e.Held(a)
+	assert.Equal(t, now.Add(16*time.Second), until)
 }
