@@ -267,3 +267,29 @@ func TestQuotaHeldAndFailedIsRetryAfter(t *testing.T) {
 	assert.EqualValues(t, 1, a.hits.Load())
 	assert.EqualValues(t, 2, b.hits.Load())
 }
+
+// A Messages request passed through to Anthropic reads Anthropic's own
+// 429 (its retry-after and anthropic-ratelimit-* headers, raw): the backend
+// is held and the next Messages requests go to the fallback, translated.
+func TestQuotaMessagesPassThroughIsHeld(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	fake := providertest.NewAnthropic(t, testAnthropicKey)
+	fake.SetMode(providertest.RateLimited)
+	local := newStub(t, "local", nil)
+	cfg := config(anthropicBackend("claude", fake.URL), backend("local", local.URL))
+	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "claude", "local")}
+	h := start(t, cfg, withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}), withClock(clock))
+	body := `{"model":"x","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`
+	code, got, _ := h.do(t, "/v1/messages", body)
+	require.Equal(t, 200, code, got)
+	sent := len(fake.Requests())
+	reason, until := h.srv.Engine().Held(h.srv.Engine().Backend("claude"))
+	assert.Equal(t, engine.HoldRateLimited, reason)
+	assert.Equal(t, clock.Now().Add(7*time.Second), until, "the fake's retry-after")
+	for range 3 {
+		code, got, _ = h.do(t, "/v1/messages", body)
+		require.Equal(t, 200, code, got)
+		assert.Equal(t, "local", h.last(t).Backend)
+	}
+	assert.Len(t, fake.Requests(), sent)
+}
