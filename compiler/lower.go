@@ -46,10 +46,12 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 		DataPlane:  ir.DataPlane(s.DataPlane),
 		Default:    ir.DefaultRoute{Strategy: ir.DefaultStrategy(s.DefaultRouteStrategy), Backend: s.DefaultRoute},
 		Timeouts: ir.Timeouts{
-			ResponseHeader: mustDuration(p.ResponseHeaderTimeout),
-			StreamIdle:     mustDuration(p.StreamIdleTimeout),
-			Quarantine:     mustDuration(p.QuarantineDuration),
-			Drain:          mustDuration(p.DrainTimeout),
+			ResponseHeader:     mustDuration(p.ResponseHeaderTimeout),
+			StreamIdle:         mustDuration(p.StreamIdleTimeout),
+			Quarantine:         mustDuration(p.QuarantineDuration),
+			RateLimitHold:      mustDuration(p.RateLimitHold),
+			QuotaExhaustedHold: mustDuration(p.QuotaExhaustedHold),
+			Drain:              mustDuration(p.DrainTimeout),
 		},
 	}
 	for i := range s.Backends {

@@ -164,6 +164,8 @@ var proxyDurations = []struct {
 	{"responseHeaderTimeout", func(p *v1.ProxySpec) string { return p.ResponseHeaderTimeout }, timeoutRule},
 	{"streamIdleTimeout", func(p *v1.ProxySpec) string { return p.StreamIdleTimeout }, disableableRule},
 	{"quarantineDuration", func(p *v1.ProxySpec) string { return p.QuarantineDuration }, timeoutRule},
+	{"rateLimitHold", func(p *v1.ProxySpec) string { return p.RateLimitHold }, durationRule{max: time.Hour}},
+	{"quotaExhaustedHold", func(p *v1.ProxySpec) string { return p.QuotaExhaustedHold }, durationRule{max: 24 * time.Hour}},
 	{"drainTimeout", func(p *v1.ProxySpec) string { return p.DrainTimeout }, durationRule{min: time.Second, max: time.Hour}},
 }
 

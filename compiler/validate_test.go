@@ -381,6 +381,10 @@ func TestValidateFieldTableEnforcement(t *testing.T) {
 		{"streamIdleTimeout 0s disables", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{StreamIdleTimeout: "0s"} }},
 		{"drainTimeout below minimum", "spec.proxy.drainTimeout OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{DrainTimeout: "500ms"} }},
 		{"drainTimeout at maximum", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{DrainTimeout: "1h"} }},
+		{"rateLimitHold 0s", "spec.proxy.rateLimitHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{RateLimitHold: "0s"} }},
+		{"rateLimitHold above maximum", "spec.proxy.rateLimitHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{RateLimitHold: "61m"} }},
+		{"quotaExhaustedHold at maximum", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{QuotaExhaustedHold: "24h"} }},
+		{"quotaExhaustedHold above maximum", "spec.proxy.quotaExhaustedHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{QuotaExhaustedHold: "25h"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { tc.mutate(r) })

@@ -611,6 +611,10 @@ type Timeouts struct {
 	// StreamIdle is 0 when the guard is disabled.
 	StreamIdle time.Duration
 	Quarantine time.Duration
+	// RateLimitHold and QuotaExhaustedHold are the upstream quota holds
+	// (docs/upstream-quota.md).
+	RateLimitHold      time.Duration
+	QuotaExhaustedHold time.Duration
 	// Drain is 0 when unset: the proxy's own default applies and nothing is
 	// rendered on the pod template.
 	Drain time.Duration

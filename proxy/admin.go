@@ -65,6 +65,7 @@ func (s *Server) refreshGauges() {
 	for _, b := range s.eng.Backends() {
 		s.m.health.WithLabelValues(b.Name(), b.Config.Tier).Set(boolf(b.Healthy()))
 		s.m.quarantined.WithLabelValues(b.Name()).Set(boolf(s.eng.Quarantined(b)))
+		s.refreshHeld(b)
 	}
 	if hr, ok := s.budgets.(HealthReporter); ok {
 		healthy, _ := hr.Healthy()

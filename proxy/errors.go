@@ -75,6 +75,7 @@ const (
 	refPoolHoldExpired
 	refAllFailed
 	refUpstreamRateLimited
+	refUpstreamHeld
 	refClientCancelled
 )
 
@@ -100,6 +101,9 @@ var refusals = [...]refusal{
 	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
 	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
 	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},
+	// Every backend the request could use is held for its provider's
+	// quota (quota.go): nothing was sent.
+	refUpstreamHeld: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeUpstreamHeld},
 	// 499, nginx's "client closed request": nobody is told.
 	refClientCancelled: {status: 499, outcome: proxyapi.OutcomeClientCancelled, silent: true},
 }

@@ -53,6 +53,24 @@ type Timeouts struct {
 	StreamIdle Duration `json:"streamIdle"`
 	// Quarantine is how long a failed backend is skipped.
 	Quarantine Duration `json:"quarantine"`
+	// RateLimitHold is how long an external backend is skipped after its
+	// provider's rate limit when the answer announced no reset; 0: the
+	// default (wellknown.RateLimitHold).
+	RateLimitHold Duration `json:"rateLimitHold,omitzero"`
+	// QuotaExhaustedHold is how long an external backend is skipped after
+	// its provider said its quota is spent, and the longest a rate limit's
+	// announced reset holds it; 0: the default (wellknown.QuotaExhaustedHold).
+	QuotaExhaustedHold Duration `json:"quotaExhaustedHold,omitzero"`
+}
+
+// setHoldDefaults fills the upstream quota holds the config omits.
+func (t *Timeouts) setHoldDefaults() {
+	if t.RateLimitHold.Duration <= 0 {
+		t.RateLimitHold.Duration = wellknown.RateLimitHold
+	}
+	if t.QuotaExhaustedHold.Duration <= 0 {
+		t.QuotaExhaustedHold.Duration = wellknown.QuotaExhaustedHold
+	}
 }
 
 // Backend kinds.
@@ -489,6 +507,7 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Audit.Sink == SinkFile && c.Policy.Audit.FilePath == "" {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
 	}
+	c.Timeouts.setHoldDefaults()
 	for i := range c.Backends {
 		b := &c.Backends[i]
 		if p := b.Pool; p != nil && p.SwapBudget.Duration <= 0 {
@@ -541,7 +560,7 @@ func (c *Config) validateTop(errs []error) []error {
 	if c.Timeouts.ResponseHeader.Duration <= 0 {
 		errs = append(errs, errors.New("timeouts.responseHeader must be positive"))
 	}
-	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 {
+	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 || c.Timeouts.RateLimitHold.Duration < 0 || c.Timeouts.QuotaExhaustedHold.Duration < 0 {
 		errs = append(errs, errors.New("timeouts must not be negative"))
 	}
 	return errs

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,6 +78,9 @@ type Request struct {
 	// APIKey nil: no API key (apikey.go).
 	APIKey        *APIKey
 	ClientAddress string
+	// RateLimited are backends of the router whose provider answers every
+	// attempt 429 with Retry-After (the case's rateLimited, beside down).
+	RateLimited []string
 }
 
 // The protocols a request may speak (request.api).
@@ -323,11 +327,17 @@ func (d *decoder) file1(m map[string]any) *File {
 
 func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 	c := Case{}
-	d.fields(p, m, []string{"name", "dataPlanes", "request", "down", "expect"}, "name", "request", "expect")
+	d.fields(p, m, []string{"name", "dataPlanes", "request", "down", "rateLimited", "expect"}, "name", "request", "expect")
 	c.Name = d.str(p.Child("name"), m["name"])
 	c.Down = d.strs(p.Child("down"), m["down"])
 	c.DataPlanes = d.strs(p.Child("dataPlanes"), m["dataPlanes"])
 	c.Request = d.request(p.Child("request"), d.objectAt(p.Child("request"), m["request"]))
+	c.Request.RateLimited = d.strs(p.Child("rateLimited"), m["rateLimited"])
+	for i, b := range c.Request.RateLimited {
+		if slices.Contains(c.Down, b) {
+			d.errorf(p.Child("rateLimited").Index(i), "ConflictingExpectation", "backend %q is both down and rate limited; a backend that fails every attempt never answers 429", b)
+		}
+	}
 	c.Expect = d.expect(p.Child("expect"), d.objectAt(p.Child("expect"), m["expect"]))
 	if c.Request.API == APIMessages && c.Expect.Has("error") {
 		// Anthropic's error object has a type, no code: the case would

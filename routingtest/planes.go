@@ -426,6 +426,12 @@ func (rt *Router) request(req Request, down []string) simulate.Request {
 			sr.Down[rt.backendID(b)] = true
 		}
 	}
+	if len(req.RateLimited) > 0 {
+		sr.RateLimited = map[string]bool{}
+		for _, b := range req.RateLimited {
+			sr.RateLimited[rt.backendID(b)] = true
+		}
+	}
 	return sr
 }
 

@@ -196,6 +196,11 @@ func (c *checker) file(r *ir.Router) {
 				c.errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
 			}
 		}
+		for i, b := range tc.Request.RateLimited {
+			if !c.backends[b] {
+				c.errorf(p.Child("rateLimited").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
+			}
+		}
 		c.expect(p.Child("expect"), tc.Expect)
 	}
 }

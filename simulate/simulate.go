@@ -88,7 +88,14 @@ type Request struct {
 	// Down are backends that fail every attempt, named as the plane's
 	// Outcome.Attempts names them.
 	Down map[string]bool
+	// RateLimited are backends whose provider answers every attempt 429,
+	// rate limited with Retry-After: 30 in its own error format, named as
+	// Down names them.
+	RateLimited map[string]bool
 }
+
+// LimitedRetryAfter is the Retry-After a RateLimited backend answers with.
+const LimitedRetryAfter = "30"
 
 // Normalized returns a copy with defaults filled in and the token's
 // Authorization header added.

@@ -220,4 +220,8 @@ var extensionRows = []fieldRow{
 	{path: "spec.policy.auth.apiKeys[].secretName", typ: "string", required: true, constraints: map[string]string{"minLength": "1", "maxLength": "253", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}},
 	{path: "spec.policy.auth.apiKeys[].team", typ: "string", required: true, constraints: map[string]string{"minLength": "1"}},
 	{path: "spec.policy.auth.apiKeys[].expiresAt", typ: "string", constraints: map[string]string{"format": "date-time"}},
+	// docs/upstream-quota.md: how long the router-proxy skips a backend
+	// its provider rate limited, or whose quota is spent.
+	{path: "spec.proxy.rateLimitHold", typ: "string", constraints: map[string]string{}},
+	{path: "spec.proxy.quotaExhaustedHold", typ: "string", constraints: map[string]string{}},
 }

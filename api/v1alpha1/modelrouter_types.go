@@ -1054,6 +1054,26 @@ type ProxySpec struct {
 	// +optional
 	QuarantineDuration string `json:"quarantineDuration,omitempty"`
 
+	// RateLimitHold is how long the proxy skips an external backend after
+	// its provider's rate limit (a 429, a Bedrock ThrottlingException, a
+	// Vertex RESOURCE_EXHAUSTED) when the answer announced no reset (a
+	// duration). With Retry-After or the provider's rate-limit reset
+	// headers the backend is skipped until that reset, capped at
+	// quotaExhaustedHold. Default 1s. Not a quarantine: the backend stays
+	// healthy and is not probed harder. An extension of the reference;
+	// docs/upstream-quota.md.
+	// +optional
+	RateLimitHold string `json:"rateLimitHold,omitempty"`
+
+	// QuotaExhaustedHold is how long the proxy skips an external backend
+	// whose provider said its quota or credit is spent (OpenAI
+	// insufficient_quota, Anthropic billing_error or a credit balance too
+	// low, Bedrock ServiceQuotaExceededException, a Vertex per-day quota)
+	// (a duration). Default 10m. An extension of the reference;
+	// docs/upstream-quota.md.
+	// +optional
+	QuotaExhaustedHold string `json:"quotaExhaustedHold,omitempty"`
+
 	// DrainTimeout is how long a router-proxy replica keeps serving in-flight
 	// requests after SIGTERM (a duration). Sets --shutdown-timeout and
 	// terminationGracePeriodSeconds (this value plus 5s). Unset renders

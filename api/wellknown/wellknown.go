@@ -95,6 +95,21 @@ const (
 	PoolSwapBudget = 5 * time.Minute
 )
 
+// Upstream quota holds (docs/upstream-quota.md): how long the router-proxy
+// skips an external backend whose provider refused a request for its
+// quota, when the spec (spec.proxy.rateLimitHold, quotaExhaustedHold)
+// names none.
+const (
+	// RateLimitHold is the hold of a rate limit whose answer announced no
+	// reset: short, since most limits are per second or per minute and a
+	// hold too short costs one round trip.
+	RateLimitHold = time.Second
+	// QuotaExhaustedHold is the hold of a spent quota (insufficient_quota
+	// and its equivalents), which no reset header describes; it also caps
+	// a rate limit's announced reset.
+	QuotaExhaustedHold = 10 * time.Minute
+)
+
 // A rule's strategies (spec.rules[].route.strategy), spelled once for the
 // API, the IR, the router-proxy's config and the planes' tables.
 const (

@@ -179,6 +179,15 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 		out.Backend = kind + "/" + b.Name
 	}
 	out.Attempts = []string{out.Backend}
+	if f.req.RateLimited[out.Backend] {
+		// No retry or failover on an answer's status: the provider's 429
+		// is the client's.
+		out.Status = http.StatusTooManyRequests
+		out.Header = http.Header{"Retry-After": {simulate.LimitedRetryAfter}}
+		out.Tracef("%s answers 429 (rate limited): relayed to the client (agentgateway retries no status and fails over on readiness only)", out.Backend)
+		out.Backend = "" // no backend served
+		return *out
+	}
 	if f.req.Down[out.Backend] {
 		// The route sends the request to one backend; agentgateway does not
 		// fail over to another pool or model at request time.

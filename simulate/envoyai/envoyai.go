@@ -661,10 +661,20 @@ func (m *Model) send(r *route, req simulate.Request, o *simulate.Outcome) {
 		o.Status = http.StatusServiceUnavailable
 		return
 	}
-	for _, b := range o.Attempts {
+	for i, b := range o.Attempts {
 		if req.Down[b] {
 			o.Tracef("AIServiceBackend %s fails; Envoy retries the next priority", b)
 			continue
+		}
+		if req.RateLimited[b] {
+			// The BackendTrafficPolicy retries on 5xx, reset,
+			// connect-failure and refused-stream only: a 429 is the
+			// answer, relayed as the provider sent it.
+			o.Attempts = o.Attempts[:i+1]
+			o.Status = http.StatusTooManyRequests
+			o.Header = http.Header{"Retry-After": {simulate.LimitedRetryAfter}}
+			o.Tracef("AIServiceBackend %s answers 429 (rate limited); Envoy's retryOn has no 429, so the client gets it and no other priority is tried", b)
+			return
 		}
 		o.Backend = b
 		o.Upstream = m.upstreamHeaders(b, h, o)

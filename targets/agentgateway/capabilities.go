@@ -54,11 +54,18 @@ func auditRefused(field, except, value string) planes.Capability {
 		Message: "the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog." + field + ", or use the Proxy data plane"}
 }
 
+// AgentGatewayOnRateLimit is what the AgentGateway plane does with a
+// provider's 429: the generated objects set no retry and no failover on an
+// answer's status (failover follows readiness only), so agentgateway
+// relays it.
+const AgentGatewayOnRateLimit = "the generated objects set no retry or failover on an answer's status (failover follows readiness only), so a provider's 429 reaches the client as the provider sent it"
+
 // Capabilities implements targets.Target: what the AgentGateway plane
 // ignores, refuses and requires of the spec, the proxy's timeouts included.
 func (*Target) Capabilities() planes.Table {
 	const pool = "use routing: InferencePool"
 	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneAgentGateway, true), targets.ProxyOnlyRows(ir.DataPlaneAgentGateway)...)
+	rows = append(rows, targets.UpstreamQuotaRows(ir.DataPlaneAgentGateway, AgentGatewayOnRateLimit)...)
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
 			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},

@@ -58,11 +58,18 @@ const (
 	ReasonURLPathUnsupported           = "URLPathUnsupported"
 )
 
+// GatewayOnRateLimit is what the Gateway plane does with a provider's 429:
+// the BackendTrafficPolicy's retry (policy.go) triggers on 5xx, reset,
+// connect-failure and refused-stream only, and Envoy's outlier detection
+// counts 5xx and local-origin failures only.
+const GatewayOnRateLimit = "Envoy retries another backend only on a 5xx, a reset, a connect failure or a refused stream (the BackendTrafficPolicy's retryOn), so a provider's 429 reaches the client as the provider sent it"
+
 // Capabilities implements targets.Target: what the Gateway plane ignores,
 // refuses and requires of the spec. The proxy's timeouts are read (they
 // become Envoy's traffic policy).
 func (*Target) Capabilities() planes.Table {
 	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneGateway, false), targets.ProxyOnlyRows(ir.DataPlaneGateway)...)
+	rows = append(rows, targets.UpstreamQuotaRows(ir.DataPlaneGateway, GatewayOnRateLimit)...)
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.gatewayRef", Verdict: planes.Required, Reason: ReasonGatewayRefRequired,
 			Message: "dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway"},

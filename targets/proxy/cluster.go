@@ -85,7 +85,8 @@ func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRo
 	}
 	health := map[string]targets.BackendHealth{}
 	for _, b := range s.Backends {
-		health[b.Name] = targets.BackendHealth{Healthy: b.Healthy, Quarantined: b.Quarantined, LastProbeTime: b.LastProbeTime, Message: b.Message}
+		health[b.Name] = targets.BackendHealth{Healthy: b.Healthy, Quarantined: b.Quarantined, LastProbeTime: b.LastProbeTime, Message: b.Message,
+			RateLimitedUntil: b.RateLimitedUntil, QuotaExhaustedUntil: b.QuotaExhaustedUntil}
 	}
 	budgets := []targets.BudgetUse{}
 	for _, b := range s.Budgets {
