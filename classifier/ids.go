@@ -9,6 +9,8 @@ package classifier
 // after their id word (cueBefore): "NHS number 943 476 5919", "BSN
 // 111222333", "routing 011000015 ... account".
 
+import "math/bits"
+
 // cuedOrder is the order the identifiers an id word names are judged in:
 // where two lists share an id word ("medicare": an Australian card number
 // or a US plan's), the stronger check comes first.
@@ -16,78 +18,116 @@ var cuedOrder = [...]cueKind{cueNHS, cueAUMedicare, cueNIR, cueDETax, cueBSN, cu
 	cuePNR, cueRouting, cueSSN, cueHealthPlan, cueMRN, cuePhone}
 
 // cuedID judges the run's digits d as the identifier of the list k names
-// and returns its detector, or 0. (A switch, not a table of funcs: the run
-// stays on the stack.)
+// and returns its detector, or 0: most are one of the groupings they are
+// printed in (cuedPrints) with valid check digits (checkDigits); the rest
+// are judged by rules of their own. (Switches, not a table of funcs: the
+// run and the digits stay on the stack.)
 func (sc *scanner) cuedID(k cueKind, t []byte, r *run, d []byte) Detector {
 	switch k {
-	case cueNHS:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 4)) && nhsValid(d) {
-			return NHSNumber
-		}
-	case cueAUMedicare:
-		if (r.n == 1 || r.shape(0, r.n, 4, 5, 1) || r.shape(0, r.n, 4, 5, 1, 1) || r.shape(0, r.n, 4, 5, 2)) && auMedicareValid(d) {
-			return AUMedicare
-		}
-	case cueNIR:
-		if (r.n == 1 || r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) || r.shape(0, r.n, 13, 2)) && nirValid(d) {
-			return FRNIR
-		}
-	case cueDETax:
-		if (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4) || r.shape(0, r.n, 10, 1)) && deTaxIDValid(d) {
-			return DETaxID
-		}
-	case cueBSN:
-		if (r.n == 1 || r.shape(0, r.n, 4, 2, 3) || r.shape(0, r.n, 3, 3, 3)) && bsnValid(d) {
-			return NLBSN
-		}
-	case cueAadhaar:
-		if (r.n == 1 || r.shape(0, r.n, 4, 4, 4)) && aadhaarValid(d) {
-			return INAadhaar
-		}
 	case cueCPF:
 		if (r.n == 1 || cpfShape(r)) && cpfValid(d) {
 			return BRCPF
 		}
-	case cueSIN:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3)) && sinValid(d) {
-			return CASIN
-		}
-	case cueTFN:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3) || r.shape(0, r.n, 3, 3, 2)) && tfnValid(d) {
-			return AUTFN
-		}
-	case cuePESEL:
-		if r.n == 1 && peselValid(d) {
-			return PLPESEL
-		}
-	case cuePNR:
-		if (r.n == 1 || r.shape(0, r.n, 6, 4) || r.shape(0, r.n, 8, 4)) && personnummerValid(d) {
-			return SEPersonnummer
-		}
+		return 0
 	case cueRouting:
 		// A routing number names a bank; beside an account number it
 		// names a person's account.
 		if r.n == 1 && abaValid(d) && sc.cuesIn(t, r.start-2*cueWindow, r.end+2*cueWindow, cueAccount) != 0 {
 			return USBankRouting
 		}
-	case cueSSN:
-		if r.n == 1 && ssnValid(d) {
-			return USSSN
-		}
+		return 0
 	case cueHealthPlan:
 		if r.n <= 3 && len(d) >= 5 && len(d) <= 20 {
 			return HealthPlanID
 		}
+		return 0
 	case cueMRN:
 		if r.n <= 4 && len(d) >= 5 && len(d) <= 12 {
 			return MedicalRecordNumber
 		}
+		return 0
 	case cuePhone:
 		if phoneLike(r) {
 			return Phone
 		}
+		return 0
+	}
+	p := &cuedPrints[bits.TrailingZeros32(uint32(k))]
+	if p.detector != 0 && printedAs(r, p.shapes) && checkDigits(k, d) {
+		return p.detector
 	}
 	return 0
+}
+
+// cuedPrint is how the identifier of an id word's list is printed: its
+// detector, and the groupings it is printed in besides one run of digits.
+type cuedPrint struct {
+	detector Detector
+	shapes   [][]int
+}
+
+// cuedPrints are the identifiers of cuedID's lists with a check of their
+// own, by the list's bit.
+var cuedPrints = func() (p [numCueKinds]cuedPrint) {
+	set := func(k cueKind, d Detector, shapes ...[]int) {
+		p[bits.TrailingZeros32(uint32(k))] = cuedPrint{detector: d, shapes: shapes}
+	}
+	set(cueNHS, NHSNumber, []int{3, 3, 4})
+	set(cueAUMedicare, AUMedicare, []int{4, 5, 1}, []int{4, 5, 1, 1}, []int{4, 5, 2})
+	set(cueNIR, FRNIR, []int{1, 2, 2, 2, 3, 3, 2}, []int{13, 2})
+	set(cueDETax, DETaxID, []int{2, 3, 3, 3}, []int{3, 4, 4}, []int{10, 1})
+	set(cueBSN, NLBSN, []int{4, 2, 3}, []int{3, 3, 3})
+	set(cueAadhaar, INAadhaar, []int{4, 4, 4})
+	set(cueSIN, CASIN, []int{3, 3, 3})
+	set(cueTFN, AUTFN, []int{3, 3, 3}, []int{3, 3, 2})
+	set(cuePESEL, PLPESEL)
+	set(cuePNR, SEPersonnummer, []int{6, 4}, []int{8, 4})
+	set(cueSSN, USSSN)
+	return p
+}()
+
+// printedAs reports whether the run is one run of digits or grouped as
+// one of shapes.
+func printedAs(r *run, shapes [][]int) bool {
+	if r.n == 1 {
+		return true
+	}
+	for _, s := range shapes {
+		if r.shape(0, r.n, s...) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDigits reports whether d passes the check of the identifier of the
+// list k names.
+func checkDigits(k cueKind, d []byte) bool {
+	switch k {
+	case cueNHS:
+		return nhsValid(d)
+	case cueAUMedicare:
+		return auMedicareValid(d)
+	case cueNIR:
+		return nirValid(d)
+	case cueDETax:
+		return deTaxIDValid(d)
+	case cueBSN:
+		return bsnValid(d)
+	case cueAadhaar:
+		return aadhaarValid(d)
+	case cueSIN:
+		return sinValid(d)
+	case cueTFN:
+		return tfnValid(d)
+	case cuePESEL:
+		return peselValid(d)
+	case cuePNR:
+		return personnummerValid(d)
+	case cueSSN:
+		return ssnValid(d)
+	}
+	return false
 }
 
 // cueKinds are the lists of id words that could name a run of this size:
