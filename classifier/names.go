@@ -555,13 +555,7 @@ func clinicianBefore(t []byte, i int) bool {
 // last byte, or returns i.
 func (sc *scanner) personName(t []byte, i int) int {
 	if i+3 < len(t) && t[i+1] == '.' && t[i+2] == ' ' && isUpperASCII(t[i]) && (i == 0 || !isWordByte(t[i-1])) {
-		// An initial and a surname with an age or birth date after them:
-		// B. Migchels (67M), S. Kadyrov (67M).
-		if e2, ok := nameWord(t, i+3); ok && (ageAfter(t, e2) || birthAfter(t, e2) > 0) && !notSurnames[string(t[i+3:e2])] {
-			sc.nameAt(i)
-			return e2 - 1
-		}
-		return i
+		return sc.initialAndSurname(t, i)
 	}
 	if e := sc.capsSurnameFirst(t, i); e > i {
 		return e
@@ -571,70 +565,104 @@ func (sc *scanner) personName(t []byte, i int) int {
 		return i
 	}
 	sc.steps += e1 - i
-	w1 := t[i:e1]
-	p := e1
-	switch t[p] {
+	switch t[e1] {
 	case ' ':
-		p++
-		if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
-			p += 3 // a middle initial: John F. Smith
-		}
-		p = skipParticles(t, p) // Beatrix van Dijk, Luca de la Cruz
-		e2, ok := nameWord(t, p)
-		if !ok {
-			return e1 - 1
-		}
-		w2 := t[p:e2]
-		if notSurnames[string(w1)] {
-			return e1 - 1
-		}
-		birth := birthAfter(t, e2)
-		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 && !((surname(w2) || surname(w1)) && personContext(t, i, e2)) && !patientAfter(t, e2) &&
-			!sc.patientWithHealth(t, i, e2) {
-			// A given name the gazetteer lacks counts with an age or a
-			// birth date after it (Maha Cazares, 29), or beside a
-			// surname it has where a sentence speaks of a person (Maciej
-			// Borkowski in 25 is being treated, Towa Nyberg from bed 36A).
-			return e1 - 1
-		}
-		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) ||
-			!(personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i) || patientAfter(t, e2) || sc.patientWithHealth(t, i, e2))) {
-			// A surname the gazetteer lacks counts where the text speaks
-			// of a person (Kaiser Permanente, Claude Code are not).
-			return e2 - 1
-		}
-		if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
-			return e2 - 1
-		}
-		sc.nameAt(i)
-		if birth > 0 {
-			sc.identifier(birth, idBirth) // Felix Sørensen (11/05/1950)
-		}
-		return e2 - 1
+		return sc.givenAndSurname(t, i, e1)
 	case ',', '/':
-		p++
-		if t[e1] == ',' && p < len(t) && t[p] == ' ' {
-			p++
-		}
-		e2, ok := nameWord(t, p)
-		if !ok || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
-			return e1 - 1
-		}
-		if !givenName(t[p:e2]) {
-			// A given name the gazetteer lacks: a name beside an age or a
-			// date of birth (DOB: 22/01/1960 — Salgado, Nehemias;
-			// Miyanohara, Mayuhiko — 47 y/o male).
-			if t[e1] != ',' || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
-				return e1 - 1
-			}
-		}
-		sc.nameAt(i)
-		if b := birthAfter(t, e2); b > 0 {
-			sc.identifier(b, idBirth) // Miller, Rachael (02/04/1955)
-		}
-		return e2 - 1
+		return sc.surnameAndGiven(t, i, e1)
 	}
 	return e1 - 1
+}
+
+// initialAndSurname judges an initial and a surname with an age or birth
+// date after them: B. Migchels (67M), S. Kadyrov (67M).
+func (sc *scanner) initialAndSurname(t []byte, i int) int {
+	if e2, ok := nameWord(t, i+3); ok && (ageAfter(t, e2) || birthAfter(t, e2) > 0) && !notSurnames[string(t[i+3:e2])] {
+		sc.nameAt(i)
+		return e2 - 1
+	}
+	return i
+}
+
+// givenAndSurname judges the name word t[i:e1] and the word after its
+// space (past a middle initial and particles) as a given name and a
+// surname.
+func (sc *scanner) givenAndSurname(t []byte, i, e1 int) int {
+	w1 := t[i:e1]
+	p := e1 + 1
+	if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
+		p += 3 // a middle initial: John F. Smith
+	}
+	p = skipParticles(t, p) // Beatrix van Dijk, Luca de la Cruz
+	e2, ok := nameWord(t, p)
+	if !ok {
+		return e1 - 1
+	}
+	w2 := t[p:e2]
+	if notSurnames[string(w1)] {
+		return e1 - 1
+	}
+	birth := birthAfter(t, e2)
+	if !givenName(w1) && !sc.unlistedGivenCounts(t, i, e2, w1, w2, birth) {
+		return e1 - 1
+	}
+	if !surname(w2) && !sc.unlistedSurnameCounts(t, i, p, e2, w2, birth) {
+		return e2 - 1
+	}
+	if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
+		return e2 - 1
+	}
+	sc.nameAt(i)
+	if birth > 0 {
+		sc.identifier(birth, idBirth) // Felix Sørensen (11/05/1950)
+	}
+	return e2 - 1
+}
+
+// unlistedGivenCounts: a given name the gazetteer lacks counts with an age
+// or a birth date after it (Maha Cazares, 29), or beside a surname it has
+// where a sentence speaks of a person (Maciej Borkowski in 25 is being
+// treated, Towa Nyberg from bed 36A).
+func (sc *scanner) unlistedGivenCounts(t []byte, i, e2 int, w1, w2 []byte, birth int) bool {
+	return ageAfter(t, e2) || birth != 0 || (surname(w2) || surname(w1)) && personContext(t, i, e2) || patientAfter(t, e2) ||
+		sc.patientWithHealth(t, i, e2)
+}
+
+// unlistedSurnameCounts: a surname the gazetteer lacks, t[p:e2], counts
+// where the text speaks of a person (Kaiser Permanente, Claude Code are
+// not).
+func (sc *scanner) unlistedSurnameCounts(t []byte, i, p, e2 int, w2 []byte, birth int) bool {
+	if notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) {
+		return false
+	}
+	return personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i) || patientAfter(t, e2) || sc.patientWithHealth(t, i, e2)
+}
+
+// surnameAndGiven judges the name word t[i:e1], a comma or slash and the
+// word after as a surname and a given name.
+func (sc *scanner) surnameAndGiven(t []byte, i, e1 int) int {
+	w1 := t[i:e1]
+	p := e1 + 1
+	if t[e1] == ',' && p < len(t) && t[p] == ' ' {
+		p++
+	}
+	e2, ok := nameWord(t, p)
+	if !ok || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
+		return e1 - 1
+	}
+	if !givenName(t[p:e2]) {
+		// A given name the gazetteer lacks: a name beside an age or a
+		// date of birth (DOB: 22/01/1960 — Salgado, Nehemias;
+		// Miyanohara, Mayuhiko — 47 y/o male).
+		if t[e1] != ',' || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
+			return e1 - 1
+		}
+	}
+	sc.nameAt(i)
+	if b := birthAfter(t, e2); b > 0 {
+		sc.identifier(b, idBirth) // Miller, Rachael (02/04/1955)
+	}
+	return e2 - 1
 }
 
 // patientWithHealth reports whether the capitalized pair at t[i:e], in
