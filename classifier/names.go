@@ -681,13 +681,8 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	if len(after) < 3 || headingPair(t, i, e) {
 		return false
 	}
-	if noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
-		kinPossessive(after) || admittedAfter(after) || hasPrefixFold(after, " admitted ") {
-		end := e
-		for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
-			end++
-		}
-		return sc.healthIn(t, e, end)
+	if patientFrame(t, i, after) {
+		return sc.healthIn(t, e, clauseEnd(t, e))
 	}
 	p := e
 	switch {
@@ -697,11 +692,7 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 		p += 7
 	case hasPrefixFold(after, " is "):
 		p += 4
-		q := p
-		for q < len(t) && q-p < 16 && t[q] != ' ' {
-			q++
-		}
-		if !hasPrefixFold(t[min(q, len(t)):], " positive") && !hasPrefixFold(t[min(q, len(t)):], " negative") {
+		if !positiveOrNegative(t, p) {
 			return false // is HIV positive
 		}
 	case hasPrefixFold(after, " (?"):
@@ -709,52 +700,85 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	case after[0] == ' ' && injuryAt(t, p+1, p+1+wordLen(t, p+1)):
 		return true // an injury told right after the name: fractured her wrist
 	default:
-		// A list's line: the name, a dash, a colon, a comma or a space,
-		// and a health term (Markha Aslakhanov - appendicitis - on
-		// insulin, Tariku Bekele: UTI, on trimethoprim, Handover: Tariku
-		// Bekele post-op day 2). Where a word before it speaks of a
-		// person (Re:, review, Handover:), one term does; a line alone
-		// needs a second health term on it, the problem and its
-		// treatment (not "New York: asthma rates rise").
-		switch {
-		case hasPrefixFold(after, " - "):
-			p += 3
-		case hasPrefixFold(after, ": "), hasPrefixFold(after, ", "):
-			p += 2
-		case hasPrefixFold(after, " – "), hasPrefixFold(after, " — "):
-			p += 5
-		case after[0] == ' ':
-			p++
-		default:
-			return false
-		}
-		person := personContext(t, i, e)
-		if !person && !nameListed(t, i) {
-			return false
-		}
-		if p+1 < len(t) && t[p] == '?' {
-			p++ // a query: "- ? cellulitis"
-			if t[p] == ' ' {
-				p++
-			}
-		}
-		if p >= len(t) || !sc.healthIn(t, p, p+1) {
-			return false
-		}
-		if person {
-			return true
-		}
-		q := p
-		for q < len(t) && isLetter(t[q]) {
-			q++
-		}
-		end := q
-		for end < len(t) && end-q < 96 && t[end] != '\n' {
-			end++
-		}
-		return sc.healthIn(t, q, end)
+		return sc.listLineWithHealth(t, i, e, after)
 	}
 	return p < len(t) && sc.healthIn(t, p, p+1)
+}
+
+// patientFrame reports whether the name at t[i] (after follows it) stands
+// in a frame only patients stand in: a sick note for it, attended with,
+// seen in, its kin, admitted.
+func patientFrame(t []byte, i int, after []byte) bool {
+	return noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
+		kinPossessive(after) || admittedAfter(after) || hasPrefixFold(after, " admitted ")
+}
+
+// clauseEnd is where the clause from t[e] ends: a line's end, an
+// exclamation, a full stop, or 64 bytes on.
+func clauseEnd(t []byte, e int) int {
+	end := e
+	for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
+		end++
+	}
+	return end
+}
+
+// positiveOrNegative reports whether the word at t[p] (of at most 16
+// bytes) is followed by "positive" or "negative": is HIV positive.
+func positiveOrNegative(t []byte, p int) bool {
+	q := p
+	for q < len(t) && q-p < 16 && t[q] != ' ' {
+		q++
+	}
+	return hasPrefixFold(t[min(q, len(t)):], " positive") || hasPrefixFold(t[min(q, len(t)):], " negative")
+}
+
+// listLineWithHealth reports whether the name t[i:e] heads a list's line:
+// the name, a dash, a colon, a comma or a space, and a health term
+// (Markha Aslakhanov - appendicitis - on insulin, Tariku Bekele: UTI, on
+// trimethoprim, Handover: Tariku Bekele post-op day 2). Where a word
+// before it speaks of a person (Re:, review, Handover:), one term does; a
+// line alone needs a second health term on it, the problem and its
+// treatment (not "New York: asthma rates rise").
+func (sc *scanner) listLineWithHealth(t []byte, i, e int, after []byte) bool {
+	p := e
+	switch {
+	case hasPrefixFold(after, " - "):
+		p += 3
+	case hasPrefixFold(after, ": "), hasPrefixFold(after, ", "):
+		p += 2
+	case hasPrefixFold(after, " – "), hasPrefixFold(after, " — "):
+		p += 5
+	case after[0] == ' ':
+		p++
+	default:
+		return false
+	}
+	person := personContext(t, i, e)
+	if !person && !nameListed(t, i) {
+		return false
+	}
+	if p+1 < len(t) && t[p] == '?' {
+		p++ // a query: "- ? cellulitis"
+		if t[p] == ' ' {
+			p++
+		}
+	}
+	if p >= len(t) || !sc.healthIn(t, p, p+1) {
+		return false
+	}
+	if person {
+		return true
+	}
+	q := p
+	for q < len(t) && isLetter(t[q]) {
+		q++
+	}
+	end := q
+	for end < len(t) && end-q < 96 && t[end] != '\n' {
+		end++
+	}
+	return sc.healthIn(t, q, end)
 }
 
 // admittedAfter reports whether after starts with a verb of admission to
