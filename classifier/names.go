@@ -363,16 +363,7 @@ var (
 // or sex as clinical notes write them: " (50M)", ", 29,", " (91)", ", 42
 // y/o", " — 47 y/o".
 func ageAfter(t []byte, e int) bool {
-	p := e
-	if p < len(t) && t[p] == ',' {
-		p++
-	}
-	if p+4 < len(t) && t[p] == ' ' && (t[p+1] == '-' || string(t[p+1:p+4]) == "—" || string(t[p+1:p+4]) == "–") {
-		p += 2 // " — 47 y/o", " - 47"
-		if t[p-1] != '-' {
-			p += 2
-		}
-	}
+	p := skipAgeLead(t, e)
 	if p >= len(t) || t[p] != ' ' {
 		return false
 	}
@@ -400,6 +391,23 @@ func ageAfter(t []byte, e int) bool {
 		return true
 	}
 	return hasPrefixFold(t[p:], " y") || hasPrefixFold(t[p:], "y/o") || hasPrefixFold(t[p:], " year")
+}
+
+// skipAgeLead skips what may come between a name ending at t[e] and the
+// space before its age: a comma, a space and a dash (" — 47 y/o", " -
+// 47").
+func skipAgeLead(t []byte, e int) int {
+	p := e
+	if p < len(t) && t[p] == ',' {
+		p++
+	}
+	if p+4 < len(t) && t[p] == ' ' && (t[p+1] == '-' || string(t[p+1:p+4]) == "—" || string(t[p+1:p+4]) == "–") {
+		p += 2
+		if t[p-1] != '-' {
+			p += 2
+		}
+	}
+	return p
 }
 
 // foldName writes the name word w in ASCII into buf, keeping its case:
@@ -875,7 +883,7 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 			return i
 		}
 	}
-	if e2 < len(t) && isWordByte(t[e2]) || e2+1 < len(t) && t[e2] == ' ' && t[e2+1] >= 'a' && t[e2+1] <= 'z' {
+	if sentenceGoesOn(t, e2) {
 		return i // NOTE, PLEASE read: a sentence goes on
 	}
 	le := e2
@@ -884,10 +892,10 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 	}
 	sc.steps += le - i
 	gazetteer := surname(t[i:e1]) || givenName(t[p:e2]) || givenName(t[i:e1]) && surname(t[p:e2])
-	if comma && !(gazetteer || sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le)) {
+	if comma && !(gazetteer || sc.healthOrBirthIn(t, e2, le)) {
 		return i
 	}
-	if !comma && !(gazetteer && (sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le))) {
+	if !comma && !(gazetteer && sc.healthOrBirthIn(t, e2, le)) {
 		// Without a comma (KADYROV Ruslan 67M sepsis) a heading's words
 		// look the same: a gazetteer word and a health term or a birth
 		// date on the line.
@@ -895,6 +903,18 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 	}
 	sc.nameAt(i)
 	return e2 - 1
+}
+
+// sentenceGoesOn reports whether the word ending at t[e] runs on, or a
+// lowercase word follows it: NOTE, PLEASE read.
+func sentenceGoesOn(t []byte, e int) bool {
+	return e < len(t) && isWordByte(t[e]) || e+1 < len(t) && t[e] == ' ' && t[e+1] >= 'a' && t[e+1] <= 'z'
+}
+
+// healthOrBirthIn reports whether t[from:to] holds a health term, a date
+// of birth, or a date of birth's cue with its date.
+func (sc *scanner) healthOrBirthIn(t []byte, from, to int) bool {
+	return sc.healthIn(t, from, to) || sc.birthNear(t, from, to) || birthCueIn(t, from, to)
 }
 
 // birthCueIn reports whether a date of birth's cue with its date starts
