@@ -307,31 +307,65 @@ func (sc *scanner) spacedNIR(t []byte, i int) int {
 // (MRN-12345, MR-00012345).
 func (sc *scanner) token(t []byte, s, e int) {
 	var buf [20]byte
-	n, digits, letters, seps, firstDigit := 0, 0, 0, 0, -1
+	tk, ok := readToken(t, s, e, &buf)
+	if !ok {
+		return
+	}
+	sc.steps += e - s
+	id := buf[:tk.n]
+	sc.strongToken(t, s, e, tk, id)
+	if tk.digits < 5 || tk.letters == 0 || tk.n > 20 {
+		return
+	}
+	switch k := sc.tokenCue(t, s, tk.firstDigit); {
+	case k&cueHealthPlan != 0:
+		sc.fire(HealthPlanID, s)
+	case k&cueMRN != 0 && tk.n <= 14:
+		sc.fire(MedicalRecordNumber, s)
+	}
+}
+
+// tokenShape is what a compound token is made of: its letters and digits
+// (n, uppercased into the caller's buffer), the separators between them,
+// and where its first digit is (-1: none).
+type tokenShape struct {
+	n, digits, letters, seps, firstDigit int
+}
+
+// readToken reads the token t[s:e] into buf; false for a token with a
+// multibyte character (a word, not an id) or over 20 letters and digits.
+func readToken(t []byte, s, e int, buf *[20]byte) (tk tokenShape, ok bool) {
+	tk.firstDigit = -1
 	for p := s; p < e; p++ {
 		c := t[p]
 		switch {
 		case isDigit(c):
-			if firstDigit < 0 {
-				firstDigit = p
+			if tk.firstDigit < 0 {
+				tk.firstDigit = p
 			}
-			digits++
+			tk.digits++
 		case isLetter(c):
-			letters++
+			tk.letters++
 		case c == '-' || c == '.' || c == '/' || c == '_':
-			seps++
+			tk.seps++
 			continue
 		default:
-			return // a multibyte character: a word, not an id
+			return tk, false
 		}
-		if n == len(buf) {
-			return
+		if tk.n == len(buf) {
+			return tk, false
 		}
-		buf[n] = upper(c)
-		n++
+		buf[tk.n] = upper(c)
+		tk.n++
 	}
-	sc.steps += e - s
-	id := buf[:n]
+	return tk, true
+}
+
+// strongToken fires the identifiers with a strong format the token t[s:e]
+// (id, its letters and digits) is: an MBI, a codice fiscale, a DNI/NIE, a
+// National Insurance number, a Corsican NIR.
+func (sc *scanner) strongToken(t []byte, s, e int, tk tokenShape, id []byte) {
+	n, seps := tk.n, tk.seps
 	switch {
 	case n == 11 && (seps == 0 || (seps == 2 && e-s == 13 && t[s+4] == '-' && t[s+8] == '-')) && mbiValid(id):
 		sc.fire(USMedicareMBI, s)
@@ -341,25 +375,27 @@ func (sc *scanner) token(t []byte, s, e int) {
 		sc.fire(ESDNI, s)
 	case n == 9 && seps == 0 && ninoValid(id):
 		sc.fire(UKNINO, s)
-	case n == 7 && digits == 6 && isLetter(id[6]) && ninoPrefixed(t, s, id):
+	case n == 7 && tk.digits == 6 && isLetter(id[6]) && ninoPrefixed(t, s, id):
 		sc.fire(UKNINO, s-3) // PR 123612C
-	case n == 15 && letters == 1 && nirValid(id): // a Corsican NIR: 2A, 2B
+	case n == 15 && tk.letters == 1 && nirValid(id): // a Corsican NIR: 2A, 2B
 		sc.fire(FRNIR, s)
 	}
-	if digits < 5 || letters == 0 || n > 20 {
-		return
-	}
-	// The id word before the token, or one of its own leading segments
-	// (MRN-12345, MR-PT-280582, Patient ID5512093).
+}
+
+// tokenCue is the record or member number's id word of the token at t[s]:
+// before it, or one of its own leading segments (MRN-12345, MR-PT-280582,
+// Patient ID5512093).
+func (sc *scanner) tokenCue(t []byte, s, firstDigit int) cueKind {
 	k := sc.cueBefore(t, s, cueMRN|cueHealthPlan)
 	// An id word as the token's own prefix is written in capitals or
 	// before a dash (MRN-12345, MR12345, mrn-12345), not as a hash's
 	// letters (ba7816bf8f01).
 	ownPrefix := firstDigit > s && (isUpperASCII(t[s]) || !isAlnum(t[firstDigit-1]) || segmentMaybeCue(t, s, firstDigit))
-	if k == 0 && ownPrefix {
-		k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	if k != 0 || !ownPrefix {
+		return k
 	}
-	for p, ws := s, s; k == 0 && ownPrefix && p < firstDigit && p-s <= 12; p++ {
+	k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	for p, ws := s, s; k == 0 && p < firstDigit && p-s <= 12; p++ {
 		if isLetter(t[p]) {
 			continue
 		}
@@ -368,12 +404,7 @@ func (sc *scanner) token(t []byte, s, e int) {
 		}
 		ws = p + 1
 	}
-	switch {
-	case k&cueHealthPlan != 0:
-		sc.fire(HealthPlanID, s)
-	case k&cueMRN != 0 && n <= 14:
-		sc.fire(MedicalRecordNumber, s)
-	}
+	return k
 }
 
 // segmentMaybeCue reports whether the letters right before t[d] (a
