@@ -338,38 +338,13 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 // notNames, one after a title (Mr Takeda), or a surname, a comma and a
 // given name. It returns the end of the name.
 func namesAfter(t []byte, p int, cue string) (int, bool) {
-	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
-		p++
-	}
-	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
-		p += 4 // Patient/in:
-		for p < len(t) && t[p] == ' ' {
-			p++
-		}
-	}
+	p = skipCueGap(t, p)
 	title := isTitle(cue)
 	e1, ok := nameWord(t, p)
-	if !ok && title {
-		// A surname in capitals after a title, then the given name:
-		// Mme RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat.
-		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
-			if e2, ok := nameWord(t, e+1); ok {
-				return e2, true
-			}
-		}
-	}
 	if !ok {
-		// A name in capitals after a form's label: PATIENT: KOWALSKI, ANNA.
-		if e := capsWord(t, p); e > p && e+2 < len(t) && t[e] == ',' && t[e+1] == ' ' {
-			if e2 := capsWord(t, e+2); e2 > e+2 {
-				return e2, true
-			}
-		}
+		return capsOrLowerNameAfter(t, p, cue, title)
 	}
-	if !ok && (kinship(cue) || cue == "name") {
-		return lowerName(t, p) // my father leif ranheim, name: leena sasi
-	}
-	if !ok || notNames[string(t[p:e1])] {
+	if notNames[string(t[p:e1])] {
 		return p, false
 	}
 	if e1 < len(t) && (t[e1] == ',' || t[e1] == '/') {
@@ -387,6 +362,46 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 		}
 	}
 	return e1, title || isNameField(cue) || givenName(t[p:e1]) || surname(t[p:e1])
+}
+
+// skipCueGap skips what separates a name cue from its name: up to five
+// of ' ', ':', '.', '=', '"', '_', '\” and '[', and a form's gender
+// suffix (Patient/in:).
+func skipCueGap(t []byte, p int) int {
+	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
+		p++
+	}
+	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
+		p += 4 // Patient/in:
+		for p < len(t) && t[p] == ' ' {
+			p++
+		}
+	}
+	return p
+}
+
+// capsOrLowerNameAfter reads a name at t[p] that is no capitalized word:
+// a surname in capitals after a title, then the given name (Mme
+// RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat); a name in capitals after a
+// form's label (PATIENT: KOWALSKI, ANNA); a name in lower case after kin
+// or a name label (my father leif ranheim, name: leena sasi).
+func capsOrLowerNameAfter(t []byte, p int, cue string, title bool) (int, bool) {
+	if title {
+		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
+			if e2, ok := nameWord(t, e+1); ok {
+				return e2, true
+			}
+		}
+	}
+	if e := capsWord(t, p); e > p && e+2 < len(t) && t[e] == ',' && t[e+1] == ' ' {
+		if e2 := capsWord(t, e+2); e2 > e+2 {
+			return e2, true
+		}
+	}
+	if kinship(cue) || cue == "name" {
+		return lowerName(t, p)
+	}
+	return p, false
 }
 
 // isTitle reports whether a name cue is a title (Mr, Mrs, Ms, Mme, M.,
