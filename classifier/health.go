@@ -365,8 +365,8 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 }
 
 // skipCueGap skips what separates a name cue from its name: up to five
-// of ' ', ':', '.', '=', '"', '_', '\” and '[', and a form's gender
-// suffix (Patient/in:).
+// spaces, colons, dots, equals signs, quotes, underscores and brackets,
+// and a form's gender suffix (Patient/in:).
 func skipCueGap(t []byte, p int) int {
 	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
 		p++
