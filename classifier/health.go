@@ -523,16 +523,25 @@ func dateAt(t []byte, p int) bool {
 		return false
 	case q+1 < len(t) && (t[q] == '/' || t[q] == '.' || t[q] == '-') && isDigit(t[q+1]):
 		return true
-	case n <= 2 && q+3 < len(t) && (t[q] == '-' || t[q] == '/') && isLetter(t[q+1]) && isLetter(t[q+2]) && isLetter(t[q+3]):
-		return true // 19-MAR-1970
-	case n <= 2 && q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
-		return true
-	case n <= 2 && q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2]):
-		return true
+	case n <= 2:
+		return dayAt(t, q)
 	case n == 4 && (t[p] == '1' || t[p] == '2') && (q == len(t) || !isWordByte(t[q])):
 		return true
 	}
 	return false
+}
+
+// dayAt reports whether a day's one or two digits, ending at t[q], start a
+// date: before a month's abbreviation (19-MAR-1970), a month's name (7
+// September 1967) or, after a comma, a year (April 23, 1988).
+func dayAt(t []byte, q int) bool {
+	switch {
+	case q+3 < len(t) && (t[q] == '-' || t[q] == '/') && isLetter(t[q+1]) && isLetter(t[q+2]) && isLetter(t[q+3]):
+		return true
+	case q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
+		return true
+	}
+	return q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2])
 }
 
 // clinicalAbbrevs are the shorthand of hospital notes that no packaged
