@@ -268,8 +268,7 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 		sc.identifier(i, idBirth)
 		return i
 	}
-	if (c == 'd' || c == 'b') && (hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "date_of_birth")) &&
-		i+8 < len(t) && sc.csvHeaderAt(t, i) {
+	if (c == 'd' || c == 'b') && birthColumn(t, i) && sc.csvHeaderAt(t, i) {
 		sc.identifier(i, idName) // a table of people and their dates of birth
 		sc.identifier(i, idBirth)
 		e := i
@@ -279,28 +278,56 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 		return e - 1
 	}
 	if (c == 'd' || c == 'c' || c == 'p') && i >= sc.headerEnd && healthField(t, i) {
-		// A table or an SQL column list with a name field and a
-		// health field: its rows are people and their conditions.
-		sc.headerEnd = i + 1
-		for sc.headerEnd < len(t) && sc.headerEnd-i < 256 && t[sc.headerEnd] != '\n' {
-			sc.headerEnd++
-		}
-		if rows := sc.healthHeaderAt(t, i); rows > 0 {
-			sc.identifier(rows, idName)
-			sc.cuedName[sc.nids-1] = true
-		}
+		sc.healthTable(t, i)
 		return i
 	}
 	if c == 'm' && hasPrefixFold(t[i:], "my ") {
-		for _, kin := range kinCues {
-			if hasPrefixFold(t[i+3:], kin) {
-				if j := sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin); j > i {
-					return j
-				}
-				return sc.kinLowerPatient(t, i, i+3+len(kin))
-			}
+		if j, ok := sc.kinCue(t, i); ok {
+			return j
 		}
 	}
+	return sc.nameCue(t, i, c)
+}
+
+// birthColumn reports whether a date of birth's column name starts at
+// t[i], with room for a header after it.
+func birthColumn(t []byte, i int) bool {
+	return (hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "date_of_birth")) && i+8 < len(t)
+}
+
+// healthTable judges the header with a health field at t[i]: a table or
+// an SQL column list with a name field and a health field, whose rows are
+// people and their conditions.
+func (sc *scanner) healthTable(t []byte, i int) {
+	sc.headerEnd = i + 1
+	for sc.headerEnd < len(t) && sc.headerEnd-i < 256 && t[sc.headerEnd] != '\n' {
+		sc.headerEnd++
+	}
+	if rows := sc.healthHeaderAt(t, i); rows > 0 {
+		sc.identifier(rows, idName)
+		sc.cuedName[sc.nids-1] = true
+	}
+}
+
+// kinCue judges "my" and a kin word at t[i] (my father Leif Ranheim): the
+// name after it, or a patient in lower case. ok is false when no kin word
+// follows.
+func (sc *scanner) kinCue(t []byte, i int) (int, bool) {
+	for _, kin := range kinCues {
+		if hasPrefixFold(t[i+3:], kin) {
+			if j := sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin); j > i {
+				return j, true
+			}
+			return sc.kinLowerPatient(t, i, i+3+len(kin)), true
+		}
+	}
+	return i, false
+}
+
+// nameCue judges the name cues starting with the letter c at t[i] (a
+// title, a label): the index of the last byte of the name after one, or
+// i.
+func (sc *scanner) nameCue(t []byte, i int, c byte) int {
 	second := 26
 	if i+1 < len(t) {
 		second = shapeIndex(lower(t[i+1]))
