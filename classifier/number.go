@@ -262,22 +262,15 @@ func afterAlnumGroup(t []byte, i int) bool {
 // a number.
 func (r *run) endToken(t []byte) (int, bool) {
 	last := r.end - 1
-	if r.end >= len(t) {
-		return last, true
-	}
-	c := t[r.end]
-	if (!isWordByte(c) || c == 0xE2 || c == 0xC2) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
+	if r.end >= len(t) || tokenEndsAt(t, r.end) {
 		return last, true // a space, punctuation, or a symbol of U+0080-U+00BF or U+2000-U+2FFF (⑆, —, °)
 	}
+	c := t[r.end]
 	if c == '-' && phoneLabel(t, r.end+1) {
 		return last, true // 07700 900806-Office
 	}
-	if c == 'x' && r.end+1 < len(t) && isDigit(t[r.end+1]) && (r.n >= 2 || r.nd >= 7) {
-		e := r.end + 1 // a phone extension: (978)645-9740x11144
-		for e < len(t) && e-r.end <= 6 && isDigit(t[e]) {
-			e++
-		}
-		if e == len(t) || !isWordByte(t[e]) {
+	if c == 'x' && (r.n >= 2 || r.nd >= 7) {
+		if e, ok := extensionEnd(t, r.end); ok {
 			return e - 1, true
 		}
 	}
@@ -286,6 +279,26 @@ func (r *run) endToken(t []byte) (int, bool) {
 	}
 	r.n--
 	return skipCompound(t, last), true
+}
+
+// tokenEndsAt reports whether the byte at t[e] ends a token: a space,
+// punctuation or a symbol, not a separator that joins a word after it.
+func tokenEndsAt(t []byte, e int) bool {
+	c := t[e]
+	return (!isWordByte(c) || c == 0xE2 || c == 0xC2) && !((c == '-' || c == '.' || c == '/' || c == '_') && e+1 < len(t) && isWordByte(t[e+1]))
+}
+
+// extensionEnd returns the end of a phone extension ('x' and up to six
+// digits, at t[x]) that ends its token: (978)645-9740x11144.
+func extensionEnd(t []byte, x int) (int, bool) {
+	if x+1 >= len(t) || !isDigit(t[x+1]) {
+		return 0, false
+	}
+	e := x + 1
+	for e < len(t) && e-x <= 6 && isDigit(t[e]) {
+		e++
+	}
+	return e, e == len(t) || !isWordByte(t[e])
 }
 
 // phoneLabel reports whether the word at t[p] labels a phone line

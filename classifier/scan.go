@@ -72,13 +72,9 @@ func (sc *scanner) text(t []byte) {
 		switch c := t[i]; {
 		case c == '@':
 			i = sc.email(t, i)
-		case c == '+' || c == '(':
-			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
+		case c == '+' || c == '(' || c == '%':
+			if numberLeadAt(t, i) {
 				i = sc.number(t, i)
-			}
-		case c == '%':
-			if i+3 < len(t) && t[i+1] == '2' && (t[i+2]|0x20) == 'b' && isDigit(t[i+3]) {
-				i = sc.number(t, i) // %2B: a URL-encoded '+'
 			}
 		case c == ':' || c == '=':
 			i = sc.nameField(t, i)
@@ -94,12 +90,29 @@ func (sc *scanner) text(t []byte) {
 			i = sc.compound(t, i) // ORD-4111..., MRN-12345, PT-884213
 		}
 	}
-	if (sc.icdCodes > 0 && sc.icdCodes < 3 && sc.icdRef == 0) || (sc.icdCodes+sc.icdRef > 0 && sc.nids > 0) {
+	if sc.icdDiagnosis() {
 		sc.fire(ICD10, sc.icdAt)
 	}
 	if sc.nids > 0 {
 		sc.healthTerms(t)
 	}
+}
+
+// numberLeadAt reports whether the '+', '(' or '%' at t[i] leads a
+// number: a '+' or '(' before a digit or '(' where a number may start,
+// or %2B, a URL-encoded '+', before a digit.
+func numberLeadAt(t []byte, i int) bool {
+	if t[i] == '%' {
+		return i+3 < len(t) && t[i+1] == '2' && (t[i+2]|0x20) == 'b' && isDigit(t[i+3])
+	}
+	return i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i)
+}
+
+// icdDiagnosis reports whether the text's ICD-10 codes are a diagnosis:
+// one or two codes not written as a reference, or any beside a personal
+// identifier.
+func (sc *scanner) icdDiagnosis() bool {
+	return (sc.icdCodes > 0 && sc.icdCodes < 3 && sc.icdRef == 0) || (sc.icdCodes+sc.icdRef > 0 && sc.nids > 0)
 }
 
 // nameField reads the name after a form's or a record's name field
