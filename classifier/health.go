@@ -264,9 +264,34 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 	if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
 		return i // not a word's start
 	}
+	if c == 'd' || c == 'b' || c == 'c' || c == 'p' || c == 'm' {
+		if j, ok := sc.fieldOrKinCue(t, i, c); ok {
+			return j
+		}
+	}
+	// A title or a label before a name. (Here, not in a function of its
+	// own: every word's start comes this way.)
+	second := 26
+	if i+1 < len(t) {
+		second = shapeIndex(lower(t[i+1]))
+	}
+	for _, cue := range nameCueIndex[c-'a'][second] {
+		if hasPrefixFold(t[i:], cue) {
+			if j := sc.cuedNameAfter(t, i, i+len(cue), cue); j > i {
+				return j
+			}
+		}
+	}
+	return i
+}
+
+// fieldOrKinCue judges the cues that start with d, b, c, p or m at t[i]: a
+// date of birth's cue, a table of people and their dates of birth or
+// conditions, my and a kin word. ok is false when none is there.
+func (sc *scanner) fieldOrKinCue(t []byte, i int, c byte) (int, bool) {
 	if (c == 'd' || c == 'b') && birthCue(t, i) {
 		sc.identifier(i, idBirth)
-		return i
+		return i, true
 	}
 	if (c == 'd' || c == 'b') && birthColumn(t, i) && sc.csvHeaderAt(t, i) {
 		sc.identifier(i, idName) // a table of people and their dates of birth
@@ -275,18 +300,16 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 		for e < len(t) && t[e] != '\n' {
 			e++
 		}
-		return e - 1
+		return e - 1, true
 	}
 	if (c == 'd' || c == 'c' || c == 'p') && i >= sc.headerEnd && healthField(t, i) {
 		sc.healthTable(t, i)
-		return i
+		return i, true
 	}
 	if c == 'm' && hasPrefixFold(t[i:], "my ") {
-		if j, ok := sc.kinCue(t, i); ok {
-			return j
-		}
+		return sc.kinCue(t, i)
 	}
-	return sc.nameCue(t, i, c)
+	return i, false
 }
 
 // birthColumn reports whether a date of birth's column name starts at
@@ -322,24 +345,6 @@ func (sc *scanner) kinCue(t []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
-}
-
-// nameCue judges the name cues starting with the letter c at t[i] (a
-// title, a label): the index of the last byte of the name after one, or
-// i.
-func (sc *scanner) nameCue(t []byte, i int, c byte) int {
-	second := 26
-	if i+1 < len(t) {
-		second = shapeIndex(lower(t[i+1]))
-	}
-	for _, cue := range nameCueIndex[c-'a'][second] {
-		if hasPrefixFold(t[i:], cue) {
-			if j := sc.cuedNameAfter(t, i, i+len(cue), cue); j > i {
-				return j
-			}
-		}
-	}
-	return i
 }
 
 // cuedNameAfter records the name after the cue at t[i:p], if one follows

@@ -306,64 +306,57 @@ func (sc *scanner) spacedNIR(t []byte, i int) int {
 // BCX884512907) needs its id word before it, or as its own prefix
 // (MRN-12345, MR-00012345).
 func (sc *scanner) token(t []byte, s, e int) {
+	// Read here, not in a function of its own: a text's every compound
+	// token comes this way.
 	var buf [20]byte
-	tk, ok := readToken(t, s, e, &buf)
-	if !ok {
-		return
+	n, digits, letters, seps, firstDigit := 0, 0, 0, 0, -1
+	for p := s; p < e; p++ {
+		c := t[p]
+		switch {
+		case isDigit(c):
+			if firstDigit < 0 {
+				firstDigit = p
+			}
+			digits++
+		case isLetter(c):
+			letters++
+		case c == '-' || c == '.' || c == '/' || c == '_':
+			seps++
+			continue
+		default:
+			return // a multibyte character: a word, not an id
+		}
+		if n == len(buf) {
+			return
+		}
+		buf[n] = upper(c)
+		n++
 	}
 	sc.steps += e - s
-	id := buf[:tk.n]
-	sc.strongToken(t, s, e, tk, id)
-	if tk.digits < 5 || tk.letters == 0 || tk.n > 20 {
+	id := buf[:n]
+	if n == 7 || n == 9 || n == 11 || n == 15 || n == 16 {
+		sc.strongToken(t, s, e, tokenShape{n: n, digits: digits, letters: letters, seps: seps}, id)
+	}
+	if digits < 5 || letters == 0 {
 		return
 	}
-	switch k := sc.tokenCue(t, s, tk.firstDigit); {
+	switch k := sc.tokenCue(t, s, firstDigit); {
 	case k&cueHealthPlan != 0:
 		sc.fire(HealthPlanID, s)
-	case k&cueMRN != 0 && tk.n <= 14:
+	case k&cueMRN != 0 && n <= 14:
 		sc.fire(MedicalRecordNumber, s)
 	}
 }
 
 // tokenShape is what a compound token is made of: its letters and digits
-// (n, uppercased into the caller's buffer), the separators between them,
-// and where its first digit is (-1: none).
+// (n), and the separators between them.
 type tokenShape struct {
-	n, digits, letters, seps, firstDigit int
-}
-
-// readToken reads the token t[s:e] into buf; false for a token with a
-// multibyte character (a word, not an id) or over 20 letters and digits.
-func readToken(t []byte, s, e int, buf *[20]byte) (tk tokenShape, ok bool) {
-	tk.firstDigit = -1
-	for p := s; p < e; p++ {
-		c := t[p]
-		switch {
-		case isDigit(c):
-			if tk.firstDigit < 0 {
-				tk.firstDigit = p
-			}
-			tk.digits++
-		case isLetter(c):
-			tk.letters++
-		case c == '-' || c == '.' || c == '/' || c == '_':
-			tk.seps++
-			continue
-		default:
-			return tk, false
-		}
-		if tk.n == len(buf) {
-			return tk, false
-		}
-		buf[tk.n] = upper(c)
-		tk.n++
-	}
-	return tk, true
+	n, digits, letters, seps int
 }
 
 // strongToken fires the identifiers with a strong format the token t[s:e]
-// (id, its letters and digits) is: an MBI, a codice fiscale, a DNI/NIE, a
-// National Insurance number, a Corsican NIR.
+// (id, its letters and digits: 7, 9, 11, 15 or 16 of them) is: an MBI, a
+// codice fiscale, a DNI/NIE, a National Insurance number, a Corsican NIR.
 func (sc *scanner) strongToken(t []byte, s, e int, tk tokenShape, id []byte) {
 	n, seps := tk.n, tk.seps
 	switch {

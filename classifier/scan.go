@@ -79,7 +79,14 @@ func (sc *scanner) text(t []byte) {
 		case c == ':' || c == '=':
 			i = sc.nameField(t, i)
 		case !isDigit(c):
-			i = sc.wordAt(t, i)
+			if i > 0 && isWordByte(t[i-1]) && t[i-1] != '_' {
+				continue // inside a word
+			}
+			if j := sc.identifierCue(t, i); j > i {
+				i = j
+			} else if capitalAt(t, i) > 0 {
+				i = sc.personName(t, i)
+			}
 		case i > 0 && isLetter(t[i-1]):
 			// A digit after a letter: an IBAN's or an ICD-10 code's start,
 			// or the inside of a word (skipped whole).
@@ -136,21 +143,6 @@ func (sc *scanner) nameField(t []byte, i int) int {
 	sc.identifier(i, idName)
 	sc.cuedName[sc.nids-1] = true
 	return e - 1
-}
-
-// wordAt reads a word's start at t[i]: a cue of an identifier in words,
-// or a person's name.
-func (sc *scanner) wordAt(t []byte, i int) int {
-	if i > 0 && isWordByte(t[i-1]) && t[i-1] != '_' {
-		return i // inside a word
-	}
-	if j := sc.identifierCue(t, i); j > i {
-		return j
-	}
-	if capitalAt(t, i) > 0 {
-		return sc.personName(t, i)
-	}
-	return i
 }
 
 // digitsAt reads the number starting at the digit t[i]: an IBAN with a
