@@ -157,6 +157,10 @@ func answer(w http.ResponseWriter, k refusalKind, msg string) {
 	if rf.silent {
 		return
 	}
+	if rec, ok := w.(*mcpRecorder); ok {
+		rec.refuse(k, msg) // an MCP tool call's: its result says it
+		return
+	}
 	h := w.Header()
 	if rf.retry && h.Get("Retry-After") == "" {
 		h.Set("Retry-After", "1")

@@ -295,9 +295,9 @@ func (s *Server) classify(h http.Header, body []byte, ent *proxyapi.AuditEntry) 
 }
 
 // refusedUnread ends intake for a request refused before its body was read
-// and found JSON: it is classified by its header alone (the content
-// classifier has nothing to read), so its audit line still says how the
-// client labelled it.
+// and inspected (authentication, the body, the model): it is classified by
+// its header alone (the content classifier has nothing to read), so its
+// audit line still says how the client labelled it.
 func (s *Server) refusedUnread(r *http.Request, ent *proxyapi.AuditEntry, release func()) (*admitted, func()) {
 	s.classify(r.Header, nil, ent)
 	return nil, release
