@@ -100,6 +100,9 @@ type Options struct {
 	// Budgets keeps the budget counters; nil keeps them in memory, per
 	// replica (budget.Store shares them through Redis).
 	Budgets budget.Keeper
+	// Holds shares upstream quota holds with the other replicas (holds.go);
+	// nil keeps them per replica.
+	Holds HoldSharer
 	// Pools makes ModelPool members resident before dispatch; nil dispatches
 	// to pooled backends as they are (tests without a cluster).
 	Pools PoolGate
@@ -135,6 +138,7 @@ type Server struct {
 	cfg     *proxyapi.Config
 	eng     *engine.Engine
 	budgets budget.Keeper
+	holds   HoldSharer // holds.go
 	pools   PoolGate
 	log     *slog.Logger
 	audit   AuditSink
@@ -229,6 +233,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 	}
 	s.setLimits(opts)
+	s.startSharingHolds(opts)
 	if s.rt == nil {
 		s.rt = NewUpstreamTransport()
 	}

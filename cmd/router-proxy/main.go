@@ -106,6 +106,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer store.Close()
 		go store.Reconcile(ctx, time.Second)
 		opts.Budgets = store
+		// The replicas share their providers' quota holds on the same store.
+		opts.Holds = store.Holds(externalBackends(cfg))
 	}
 	// Swaps outlive SIGTERM's drain: a load other callers wait for is not
 	// cut short by the signal, only by the process ending.
@@ -325,4 +327,16 @@ func waitDrainDelay(ctx context.Context, d time.Duration, errc <-chan error) {
 	case <-ctx.Done():
 	case <-errc:
 	}
+}
+
+// externalBackends names the router's external backends: the ones a
+// provider's quota holds.
+func externalBackends(cfg *proxyapi.Config) []string {
+	var out []string
+	for _, b := range cfg.Backends {
+		if b.Kind == proxyapi.KindExternal {
+			out = append(out, b.Name)
+		}
+	}
+	return out
 }
