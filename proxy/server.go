@@ -233,7 +233,6 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 	}
 	s.setLimits(opts)
-	s.startSharingHolds(opts)
 	if s.rt == nil {
 		s.rt = NewUpstreamTransport()
 	}
@@ -261,6 +260,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.startSharingHolds(opts) // last: nothing after it fails
 	return s, nil
 }
 
