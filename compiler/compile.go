@@ -74,14 +74,27 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 		return nil, diags
 	}
 	out.OTLP = lowerOTLP(opts.Operator.OTLP)
-	// The store keeps the rate limits' counters too: a router with either
-	// counts on it.
-	if bs := opts.Operator.BudgetStore; bs.URL != "" && (len(out.Policy.Budgets) > 0 || len(out.Policy.RateLimits) > 0) {
+	if bs := opts.Operator.BudgetStore; bs.URL != "" && needsStore(out) {
 		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, DefaultBudgetStoreFailure)}
 		store.PasswordSecret, store.PasswordKey, _ = strings.Cut(bs.PasswordSecret, "/")
 		out.Policy.BudgetStore = store
 	}
 	return out, diags
+}
+
+// needsStore reports whether the router uses the operator's shared store:
+// to count its budgets and rate limits, or to share its external backends' upstream quota
+// holds across replicas (docs/upstream-quota.md).
+func needsStore(r *ir.Router) bool {
+	if len(r.Policy.Budgets) > 0 || len(r.Policy.RateLimits) > 0 {
+		return true
+	}
+	for _, b := range r.Backends {
+		if b.External != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // sensitive reports whether any of a rule's classifications is sensitive.

@@ -91,6 +91,42 @@ func (e *Engine) Hold(b *BackendState, reason HoldReason, reset time.Duration) t
 	}
 }
 
+// HoldUntil holds the backend until an end another replica learned from
+// its provider (shared through the budget store, proxy/budget/holds.go).
+// Like Hold it only ever extends, so a replica's own later hold and the
+// shared one agree whichever arrives first; an end already past does
+// nothing. It reports whether the hold was set or extended.
+func (e *Engine) HoldUntil(b *BackendState, reason HoldReason, until time.Time) bool {
+	if reason != HoldRateLimited && reason != HoldQuotaExhausted {
+		return false
+	}
+	u := until.UnixNano()
+	if u <= e.now().UnixNano() {
+		return false
+	}
+	for {
+		cur := b.hold.until.Load()
+		if cur >= u {
+			return false
+		}
+		if b.hold.until.CompareAndSwap(cur, u) {
+			b.hold.reason.Store(uint32(reason))
+			return true
+		}
+	}
+}
+
+// ParseHoldReason is the reason String names (NotHeld for any other).
+func ParseHoldReason(s string) HoldReason {
+	switch s {
+	case "rate_limited":
+		return HoldRateLimited
+	case "quota_exhausted":
+		return HoldQuotaExhausted
+	}
+	return NotHeld
+}
+
 // Held reports why and until when the backend is held now (NotHeld and
 // the zero time when it is not).
 func (e *Engine) Held(b *BackendState) (HoldReason, time.Time) { return b.held(e.now()) }

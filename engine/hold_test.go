@@ -139,3 +139,31 @@ func TestHoldConcurrentKeepsTheLatest(t *testing.T) {
 	_, until := e.Held(a)
 	assert.Equal(t, now.Add(16*time.Second), until)
 }
+
+// A hold another replica learned (HoldUntil) skips the backend to its end,
+// only ever extends, and an end already past or an unknown reason does
+// nothing.
+func TestHoldUntilFromAnotherReplica(t *testing.T) {
+	e, now := holdEngine(t)
+	a := e.Backend("a")
+	assert.False(t, e.HoldUntil(a, HoldRateLimited, now.Add(-time.Second)), "an end already past")
+	assert.False(t, e.HoldUntil(a, NotHeld, now.Add(time.Minute)), "no reason")
+	reason, _ := e.Held(a)
+	assert.Equal(t, NotHeld, reason)
+
+	assert.True(t, e.HoldUntil(a, HoldRateLimited, now.Add(30*time.Second)))
+	got, err := firstBackend(t, e, "gpt")
+	require.NoError(t, err)
+	assert.Equal(t, "b", got, "a held: the fallback serves")
+	assert.False(t, e.HoldUntil(a, HoldRateLimited, now.Add(10*time.Second)), "a shorter hold does not shorten it")
+	reason, until := e.Held(a)
+	assert.Equal(t, HoldRateLimited, reason)
+	assert.Equal(t, now.Add(30*time.Second), until)
+
+	assert.True(t, e.HoldUntil(a, HoldQuotaExhausted, now.Add(time.Hour)))
+	reason, until = e.Held(a)
+	assert.Equal(t, HoldQuotaExhausted, reason)
+	assert.Equal(t, now.Add(time.Hour), until)
+	assert.Equal(t, HoldQuotaExhausted, ParseHoldReason(HoldQuotaExhausted.String()))
+	assert.Equal(t, NotHeld, ParseHoldReason("quarantined"))
+}

@@ -44,7 +44,8 @@ type Settings struct {
 	BudgetStore BudgetStore
 }
 
-// BudgetStore is a Redis the router-proxies keep their budgets in.
+// BudgetStore is a Redis the router-proxies keep their budgets in and share
+// their upstream quota holds on.
 type BudgetStore struct {
 	// URL is redis://HOST:PORT/DB (rediss:// for TLS).
 	URL string
@@ -81,7 +82,7 @@ func (s *Settings) BindOTLP(fs *pflag.FlagSet) {
 	fs.StringVar(&s.OTLP.Endpoint, FlagOTLPEndpoint, s.OTLP.Endpoint, "OTLP/HTTP collector URL every router-proxy exports its traces and GenAI metrics to, and its audit log when policy.auditLog.sink is otlp (rendered as "+wellknown.OTLPEndpointEnv+")")
 	fs.StringToStringVar(&s.OTLP.Headers, FlagOTLPHeader, s.OTLP.Headers, "OTLP export header KEY=VALUE (repeatable; rendered as "+wellknown.OTLPHeadersEnv+")")
 	fs.StringVar(&s.OTLP.HeadersSecret, FlagOTLPHeadersSecret, s.OTLP.HeadersSecret, otlpHeadersSecretUsage)
-	fs.StringVar(&s.BudgetStore.URL, FlagBudgetStore, s.BudgetStore.URL, "redis://HOST:PORT/DB the router-proxies keep budget counters in, shared across replicas and restarts (default: in memory, per replica)")
+	fs.StringVar(&s.BudgetStore.URL, FlagBudgetStore, s.BudgetStore.URL, "redis://HOST:PORT/DB the router-proxies keep budget counters and upstream quota holds in, shared across replicas and restarts (default: in memory, per replica)")
 	fs.StringVar(&s.BudgetStore.PasswordSecret, FlagBudgetStoreSecret, s.BudgetStore.PasswordSecret, "Secret NAME/KEY in the router's namespace holding the budget store's password (a secretKeyRef)")
 	fs.StringVar(&s.BudgetStore.Failure, FlagBudgetStoreFailure, s.BudgetStore.Failure, "while the budget store is down: closed (default) refuses with 503, open serves and counts per replica until it is back")
 }

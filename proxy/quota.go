@@ -50,6 +50,7 @@ func (a *attempt) quotaVerdict(name string) (verdict, bool) {
 		reason, result = engine.HoldQuotaExhausted, resultQuotaExhausted
 	}
 	until := a.s.eng.Hold(a.att.Backend, reason, lim.Reset)
+	a.s.shareHold(a.att.Backend, reason, until)
 	a.s.m.holds.WithLabelValues(name, result).Inc()
 	why := name + ": status " + strconv.Itoa(resp.StatusCode) + " (" + result + " by its provider; held until " + until.Format(time.RFC3339)
 	if lim.Signal != "" {

@@ -103,6 +103,9 @@ type Options struct {
 	// RateLimits keeps the rate-limit counters; nil keeps them in memory,
 	// per replica (budget.Store shares them through Redis).
 	RateLimits budget.Limiter
+	// Holds shares upstream quota holds with the other replicas (holds.go);
+	// nil keeps them per replica.
+	Holds HoldSharer
 	// Pools makes ModelPool members resident before dispatch; nil dispatches
 	// to pooled backends as they are (tests without a cluster).
 	Pools PoolGate
@@ -140,6 +143,7 @@ type Server struct {
 	budgets budget.Keeper
 	limits  budget.Limiter // policy.rateLimits (ratelimit.go)
 	rl      rateMetrics
+	holds   HoldSharer // holds.go
 	pools   PoolGate
 	log     *slog.Logger
 	audit   AuditSink
@@ -262,6 +266,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.startSharingHolds(opts) // last: nothing after it fails
 	return s, nil
 }
 

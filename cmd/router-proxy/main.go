@@ -107,6 +107,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		go store.Reconcile(ctx, time.Second)
 		opts.Budgets = store
 		opts.RateLimits = store
+		// The replicas share their providers' quota holds on the same store.
+		opts.Holds = store.Holds(externalBackends(cfg))
 	}
 	// Swaps outlive SIGTERM's drain: a load other callers wait for is not
 	// cut short by the signal, only by the process ending.
@@ -196,7 +198,7 @@ func parseFlags(args []string, stderr io.Writer) (f *flags, rest []string, err e
 	fs.DurationVar(&f.writeTimeout, "client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block, for every answer (a client that stops reading loses its response and its connection; no backend is blamed)")
 	fs.Int64Var(&f.bodyMemory, "max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	fs.IntVar(&f.maxConns, "max-connections", DefaultMaxConnections, "client connections served at once; one more is answered 503 with Retry-After: 1 and closed (0: no bound but descriptors)")
-	fs.StringVar(&f.budgetStore, "budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps them in memory, per replica")
+	fs.StringVar(&f.budgetStore, "budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts, and share upstream quota holds there (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps both in memory, per replica")
 	fs.StringVar(&f.storeFailure, "budget-store-failure", wellknown.BudgetStoreFailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
 	fs.DurationVar(&f.pool.poll, "pool-poll-interval", activation.DefaultPollInterval, "how often a ModelPool swap re-reads the members and the Lease")
 	fs.DurationVar(&f.pool.resync, "pool-resync-interval", activation.DefaultResyncInterval, "how long the belief about a ModelPool's resident member may go unchecked")
@@ -326,4 +328,16 @@ func waitDrainDelay(ctx context.Context, d time.Duration, errc <-chan error) {
 	case <-ctx.Done():
 	case <-errc:
 	}
+}
+
+// externalBackends names the router's external backends: the ones a
+// provider's quota holds.
+func externalBackends(cfg *proxyapi.Config) []string {
+	var out []string
+	for _, b := range cfg.Backends {
+		if b.Kind == proxyapi.KindExternal {
+			out = append(out, b.Name)
+		}
+	}
+	return out
 }

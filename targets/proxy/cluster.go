@@ -58,12 +58,8 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 	obs.Health, obs.Budgets, store, pools, keys = readStatus(ctx, c, in.Spec)
 	notePools(cr, obs.Health, pools)
 	if store != nil && !store.Healthy {
-		effect := "requests are refused with 503 until it answers (failure mode closed)"
-		if store.Failure == wellknown.BudgetStoreFailOpen {
-			effect = "requests are served and counted per replica until it answers (failure mode open)"
-		}
 		obs.DegradedReason = targets.ReasonBudgetStoreUnavailable
-		obs.Degraded = "the router-proxy cannot reach its budget store (" + store.Message + "); " + effect
+		obs.Degraded = "the router-proxy cannot reach its budget store (" + store.Message + "); " + storeDownEffect(cr, store.Failure)
 	}
 	noteAPIKeys(&obs, keys)
 	return obs, nil
@@ -183,4 +179,18 @@ func (*Target) ClearStatus(*v1.ModelRouterStatus, targets.Lingering) {}
 // once the router has moved to another plane.
 func (*Target) Lingering(context.Context, targets.ClusterReader, *v1.ModelRouter) targets.Lingering {
 	return targets.Lingering{}
+}
+
+// storeDownEffect says what the shared store being down does to the
+// router's requests: its budgets' failure mode, or, for a router that has
+// the store only to share its providers' quota holds, nothing but holds
+// kept per replica (docs/upstream-quota.md).
+func storeDownEffect(cr *ir.Router, failure string) string {
+	switch {
+	case len(cr.Policy.Budgets) == 0:
+		return "requests are served; each replica holds a rate-limited provider on its own until it answers"
+	case failure == wellknown.BudgetStoreFailOpen:
+		return "requests are served and counted per replica until it answers (failure mode open)"
+	}
+	return "requests are refused with 503 until it answers (failure mode closed)"
 }
