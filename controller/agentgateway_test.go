@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,8 +102,10 @@ func TestAgentGatewayCrossNamespace(t *testing.T) {
 	if len(live.GetOwnerReferences()) != 0 || live.GetLabels()[controller.LabelRouterNamespace] != ns {
 		t.Errorf("cross-namespace policy: ownerRefs %v labels %v", live.GetOwnerReferences(), live.GetLabels())
 	}
-	if listLabelled(t, policyGVK, ns, "ag") != nil {
-		t.Errorf("a policy landed in the router namespace too")
+	// In the router's namespace only the route rules' own policy: the
+	// rewrite of the request's model to the name the pool serves (issue 61).
+	if p := listLabelled(t, policyGVK, ns, "ag"); len(p) != 1 || !strings.HasSuffix(p[0], "-model-name") {
+		t.Errorf("policies in the router namespace: want only the route rules' model-name policy, have %v", p)
 	}
 
 	// Data-plane change: everything AgentGateway goes, the proxy comes.
@@ -181,7 +184,7 @@ spec:
 		t.Errorf("message does not name the foreign policy: %q", c.Message)
 	}
 	waitPhase(t, ctx, ns, "conf", v1.PhaseDegraded)
-	if p := listLabelled(t, policyGVK, ns, "conf"); len(p) != 1 {
+	if p := listLabelled(t, policyGVK, ns, "conf"); !slices.Contains(p, ns+"/conf-model-extraction") {
 		t.Errorf("the router's own policy must be kept on conflict; have %v", p)
 	}
 
@@ -211,7 +214,7 @@ func TestTwoRoutersShareAGateway(t *testing.T) {
 	waitCondition(t, ctx, ns, "second", v1.ConditionAgentGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
 	waitPhase(t, ctx, ns, "second", v1.PhaseReady)
 	waitPhase(t, ctx, ns, "first", v1.PhaseReady)
-	if p := listLabelled(t, policyGVK, ns, "second"); len(p) != 1 {
+	if p := listLabelled(t, policyGVK, ns, "second"); !slices.Contains(p, ns+"/second-model-extraction") {
 		t.Errorf("each router keeps its own extraction policy; second has %v", p)
 	}
 
