@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -279,7 +280,11 @@ func TestResponsesOpenAISDK(t *testing.T) {
 		assert.Equal(t, "metered", over.Rule)
 	}
 	// entries waits for the run's n audit lines (the file sink writes
-	// them after the answers) and returns them.
+	// them after the answers) and returns them in the order the requests
+	// came: a line is written when its request ends, which on a busy
+	// machine can be after the SDK's next request began, so the file's
+	// order is not the requests' (each entry's time is its start, and the
+	// SDK sends one request at a time).
 	audited := 0
 	entries := func(t *testing.T, n int) []proxyapi.AuditEntry {
 		var all []proxyapi.AuditEntry
@@ -289,6 +294,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 				return false
 			}
 			all = auditEntries(t, raw)
+			slices.SortStableFunc(all, func(a, b proxyapi.AuditEntry) int { return a.Time.Compare(b.Time) })
 			return len(all) >= audited+n
 		}, 30*time.Second, 10*time.Millisecond)
 		require.Len(t, all, audited+n)
