@@ -4,10 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -177,7 +176,11 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	kinds := slices.Sorted(maps.Keys(recall))
+	kinds := make([]string, 0, len(recall))
+	for k := range recall {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
 	for _, k := range kinds {
 		r := recall[k]
 		t.Logf("recall %-28s %d/%d = %.3f", k, r.hit, r.n, float64(r.hit)/float64(r.n))
@@ -216,7 +219,11 @@ func TestHeldOutCorpus(t *testing.T) {
 		wrong                    []string // a miss or false positive: the detectors that fired, the places, the text
 	}
 	tallies := map[string]*tally{}
-	placeNames := slices.Sorted(maps.Keys(places))
+	placeNames := make([]string, 0, len(places))
+	for p := range places {
+		placeNames = append(placeNames, p)
+	}
+	sort.Strings(placeNames)
 	type fileTally struct{ hit, pos, fp, ben int }
 	perFile := map[string]*fileTally{}
 	for _, file := range files {
@@ -274,7 +281,11 @@ func TestHeldOutCorpus(t *testing.T) {
 		t.Logf("file %-32s positives found %d/%d = %.3f, benign classified %d/%d = %.4f", filepath.Base(file),
 			ft.hit, ft.pos, float64(ft.hit)/float64(max(ft.pos, 1)), ft.fp, ft.ben, float64(ft.fp)/float64(max(ft.ben, 1)))
 	}
-	kinds := slices.Sorted(maps.Keys(tallies))
+	kinds := make([]string, 0, len(tallies))
+	for k := range tallies {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
 	for _, k := range kinds {
 		tl := tallies[k]
 		switch _, known := byName[k]; {
