@@ -11,14 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,8 +82,7 @@ func TestAuthEndToEnd(t *testing.T) {
 		ups[b.Name] = newUpstream(t, b.Name)
 		b.URL = ups[b.Name].URL
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 
 	token := func(team string) string { return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team)) }
@@ -143,13 +139,10 @@ func TestAuthEndToEnd(t *testing.T) {
 	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("platform"))
 	assert.Equal(t, 200, code, "platform's budget is untouched")
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
+	entries, _ := stopForAudit(t, p, auditPath)
 	var forbidden *proxyapi.AuditEntry
 	outcomes := map[string]int{}
-	for _, e := range auditEntries(t, raw) {
+	for _, e := range entries {
 		outcomes[e.Outcome]++
 		if e.Outcome == proxyapi.OutcomeForbidden && forbidden == nil {
 			forbidden = &e
