@@ -60,6 +60,13 @@ const (
 )
 
 // DefaultSensitiveClassifications trigger fail-closed validation.
+// The upstream quota holds (extensions; docs/upstream-quota.md), as the
+// spec writes durations: the router-proxy's own defaults.
+var (
+	DefaultRateLimitHold      = wellknown.RateLimitHold.String()
+	DefaultQuotaExhaustedHold = wellknown.QuotaExhaustedHold.String()
+)
+
 func DefaultSensitiveClassifications() []string { return []string{"pii", "phi"} }
 
 // DefaultOutputModalities is what a model produces unless it says otherwise.
@@ -186,6 +193,8 @@ func defaultProxy(s *v1.ModelRouterSpec, opts Options) {
 	fill(&p.ResponseHeaderTimeout, DefaultHeaderTimeout)
 	fill(&p.StreamIdleTimeout, DefaultStreamIdle)
 	fill(&p.QuarantineDuration, DefaultQuarantine)
+	fill(&p.RateLimitHold, DefaultRateLimitHold)
+	fill(&p.QuotaExhaustedHold, DefaultQuotaExhaustedHold)
 	if p.Resources == nil {
 		p.Resources = &corev1.ResourceRequirements{}
 	}

@@ -46,10 +46,12 @@ func lower(r *v1.ModelRouter, res *resolution) (*ir.Router, diag.List) {
 		DataPlane:  ir.DataPlane(s.DataPlane),
 		Default:    ir.DefaultRoute{Strategy: ir.DefaultStrategy(s.DefaultRouteStrategy), Backend: s.DefaultRoute},
 		Timeouts: ir.Timeouts{
-			ResponseHeader: mustDuration(p.ResponseHeaderTimeout),
-			StreamIdle:     mustDuration(p.StreamIdleTimeout),
-			Quarantine:     mustDuration(p.QuarantineDuration),
-			Drain:          mustDuration(p.DrainTimeout),
+			ResponseHeader:     mustDuration(p.ResponseHeaderTimeout),
+			StreamIdle:         mustDuration(p.StreamIdleTimeout),
+			Quarantine:         mustDuration(p.QuarantineDuration),
+			RateLimitHold:      mustDuration(p.RateLimitHold),
+			QuotaExhaustedHold: mustDuration(p.QuotaExhaustedHold),
+			Drain:              mustDuration(p.DrainTimeout),
 		},
 	}
 	for i := range s.Backends {
@@ -321,7 +323,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 		}
 		out.Budgets = append(out.Budgets, ib)
 	}
-	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0) {
+	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0 || len(a.APIKeys) > 0) {
 		auth := &ir.Auth{}
 		if j := a.JWT; j != nil {
 			auth.JWT = &ir.JWT{Provider: j.Provider, Issuer: j.Issuer, JWKSURI: j.JWKSURI, TeamClaim: j.TeamClaim, HeaderKey: strings.ToLower(j.HeaderKey), Audiences: slices.Clone(j.Audiences)}
@@ -329,6 +331,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 		for _, e := range a.Allowlists {
 			auth.Allowlists = append(auth.Allowlists, ir.Allowlist{Team: e.Team, Models: e.Models})
 		}
+		auth.APIKeys = lowerAPIKeys(a.APIKeys)
 		out.Auth = auth
 	}
 	return out

@@ -4,6 +4,7 @@ package compiler
 // constant each. docs/diagnostics.md describes every one; a test
 // (TestEveryReasonIsDocumented) holds the two together.
 const (
+	ReasonAPIKeyTeamNotAllowlisted            = "APIKeyTeamNotAllowlisted"
 	ReasonAllowlistHidesPublishedModel        = "AllowlistHidesPublishedModel"
 	ReasonAllowlistModelUnknown               = "AllowlistModelUnknown"
 	ReasonAllowlistRequiresJWT                = "AllowlistRequiresJWT"
@@ -18,6 +19,7 @@ const (
 	ReasonCredentialHeader                    = "CredentialHeader"
 	ReasonDetectorClassNotSensitive           = "DetectorClassNotSensitive"
 	ReasonDetectorClassUnrouted               = "DetectorClassUnrouted"
+	ReasonDuplicateAPIKeySecret               = "DuplicateAPIKeySecret"
 	ReasonDuplicateAudience                   = "DuplicateAudience"
 	ReasonDuplicateBackendName                = "DuplicateBackendName"
 	ReasonDuplicateBudgetName                 = "DuplicateBudgetName"

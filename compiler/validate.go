@@ -94,11 +94,12 @@ func (v *validator) refuses(path string) bool {
 	return refuses(v.s, v.plane, path)
 }
 
-// modelRouting: the plane reads agentGatewayRef, whose routing: Model routes
-// every backend by its model id, without rules.
+// modelRouting: the plane reads agentGatewayRef.routing (its table says
+// so, planes.Table.Reads), whose Model routes every backend by its model
+// id, without rules.
 func (v *validator) modelRouting() bool {
 	g := v.s.AgentGatewayRef
-	return v.plane.Requires("spec.agentGatewayRef") && g != nil && g.Routing == v1.RoutingModel
+	return v.plane.Reads("spec.agentGatewayRef.routing") && g != nil && g.Routing == v1.RoutingModel
 }
 
 // uniqueNames reports every name that repeats an earlier one in a list, at

@@ -26,7 +26,7 @@ import (
 // whose requests are then refused 403 model_not_allowed.
 func checkAllowlists(r *ir.Router) diag.List {
 	a := r.Policy.Auth
-	if a == nil || a.JWT == nil {
+	if !a.Authenticates() {
 		return nil
 	}
 	var diags diag.List
@@ -47,9 +47,9 @@ func checkAllowlists(r *ir.Router) diag.List {
 		if len(e.Models) == 0 {
 			continue // every model: nothing is refused
 		}
-		checkPublishedIDs(r, e, a.JWT.HeaderKey, entry.Child("models"), &diags)
+		checkPublishedIDs(r, e, a.TeamHeader(), entry.Child("models"), &diags)
 		for ri := range r.Rules {
-			checkRuleForTeam(r, &r.Rules[ri], e, a.JWT.HeaderKey, &diags)
+			checkRuleForTeam(r, &r.Rules[ri], e, a.TeamHeader(), &diags)
 		}
 		if d, ok := r.Backend(r.Default.Backend); ok && !e.Allows(d.ModelNames()...) {
 			diags.WarnAt(diag.Spec("defaultRoute"), ReasonAllowlistRuleRefusesTeam,

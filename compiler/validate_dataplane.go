@@ -16,9 +16,11 @@ import (
 	"github.com/llmkube/llmkube-compile/planes"
 )
 
-// checkAgentGatewayRef checks agentGatewayRef where the plane reads it (its
-// table requires it, and reports it missing); it is ignored on the other
-// planes.
+// checkAgentGatewayRef checks agentGatewayRef where the plane reads it (no
+// row of its table ignores or refuses it, planes.Table.Reads; a plane that
+// requires it reports it missing by that row), and the backends'
+// endpoint pickers where the plane reads those; on a plane that ignores
+// them they are only warned about.
 //
 // External backends are refused only with routing: Model. The reference lists
 // them among what Model routing refuses and says nothing of the kind for
@@ -29,7 +31,7 @@ import (
 func (v *validator) checkAgentGatewayRef() {
 	g := v.s.AgentGatewayRef
 	p := diag.Spec("agentGatewayRef")
-	if g == nil || !v.plane.Requires("spec.agentGatewayRef") {
+	if g == nil || !v.plane.Reads("spec.agentGatewayRef") {
 		return
 	}
 	switch {
@@ -41,7 +43,9 @@ func (v *validator) checkAgentGatewayRef() {
 			"endpointPickerPort is set without endpointPicker; set both, or neither")
 	}
 	if !v.modelRouting() {
-		v.checkEndpointPickers()
+		if v.plane.Reads("spec.backends[*].endpointPicker") {
+			v.checkEndpointPickers()
+		}
 		return
 	}
 	// What routing: Model cannot express (rules, a defaultRoute, ...) the
@@ -160,6 +164,8 @@ var proxyDurations = []struct {
 	{"responseHeaderTimeout", func(p *v1.ProxySpec) string { return p.ResponseHeaderTimeout }, timeoutRule},
 	{"streamIdleTimeout", func(p *v1.ProxySpec) string { return p.StreamIdleTimeout }, disableableRule},
 	{"quarantineDuration", func(p *v1.ProxySpec) string { return p.QuarantineDuration }, timeoutRule},
+	{"rateLimitHold", func(p *v1.ProxySpec) string { return p.RateLimitHold }, durationRule{max: time.Hour}},
+	{"quotaExhaustedHold", func(p *v1.ProxySpec) string { return p.QuotaExhaustedHold }, durationRule{max: 24 * time.Hour}},
 	{"drainTimeout", func(p *v1.ProxySpec) string { return p.DrainTimeout }, durationRule{min: time.Second, max: time.Hour}},
 }
 

@@ -62,18 +62,23 @@ func (v *validator) checkAuth() {
 				"%q fetches the signing keys in plain http from %s: anyone on the path could hand the router keys of their own and sign any token it would accept; use https (plain http only to a loopback or cluster-local host: localhost, a Service name, *.svc, *.svc.cluster.local, or a private IP address)", a.JWT.JWKSURI, u.Hostname())
 		}
 		v.checkAudiences(auth.Child("jwt", "audiences"), a.JWT.Audiences)
-		// With JWT on, the team is a verified claim: a team budget that keys
-		// on another header would key on a value the client chooses.
+	}
+	if a.JWT != nil || len(a.APIKeys) > 0 {
+		// With JWT or API keys on, the team is a verified one: a team
+		// budget that keys on another header would key on a value the
+		// client chooses.
+		header, from := v1TeamHeader(a)
 		for i, b := range v.s.Policy.Budgets {
-			if b.Scope == v1.ScopeTeam && !strings.EqualFold(b.HeaderKey, a.JWT.HeaderKey) {
+			if b.Scope == v1.ScopeTeam && !strings.EqualFold(b.HeaderKey, header) {
 				v.diags.ErrorAt(diag.Budget(i).Child("headerKey"), ReasonTeamBudgetHeaderUnverified,
-					"team budget %q keys on %s, which the client chooses, while the verified team is written to %s (policy.auth.jwt.headerKey); use the same header", b.Name, b.HeaderKey, a.JWT.HeaderKey)
+					"team budget %q keys on %s, which the client chooses, while the verified team is written to %s (%s); use the same header", b.Name, b.HeaderKey, header, from)
 			}
 		}
 	}
-	if len(a.Allowlists) > 0 && a.JWT == nil {
+	v.checkAPIKeys(a)
+	if len(a.Allowlists) > 0 && a.JWT == nil && len(a.APIKeys) == 0 {
 		v.diags.ErrorAt(auth.Child("allowlists"), ReasonAllowlistRequiresJWT,
-			"allowlists authorize on a verified team claim, so they require policy.auth.jwt; configure jwt or remove the allowlists")
+			"allowlists authorize on a verified team, so they require policy.auth.jwt or policy.auth.apiKeys; configure one or remove the allowlists")
 	}
 	teams := make([]string, len(a.Allowlists))
 	for i, e := range a.Allowlists {

@@ -381,6 +381,10 @@ func TestValidateFieldTableEnforcement(t *testing.T) {
 		{"streamIdleTimeout 0s disables", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{StreamIdleTimeout: "0s"} }},
 		{"drainTimeout below minimum", "spec.proxy.drainTimeout OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{DrainTimeout: "500ms"} }},
 		{"drainTimeout at maximum", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{DrainTimeout: "1h"} }},
+		{"rateLimitHold 0s", "spec.proxy.rateLimitHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{RateLimitHold: "0s"} }},
+		{"rateLimitHold above maximum", "spec.proxy.rateLimitHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{RateLimitHold: "61m"} }},
+		{"quotaExhaustedHold at maximum", "", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{QuotaExhaustedHold: "24h"} }},
+		{"quotaExhaustedHold above maximum", "spec.proxy.quotaExhaustedHold OutOfRange", func(r *v1.ModelRouter) { r.Spec.Proxy = &v1.ProxySpec{QuotaExhaustedHold: "25h"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, diags := vtCompile(t, "", func(r *v1.ModelRouter, _ *Inputs) { tc.mutate(r) })
@@ -540,6 +544,9 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	// with their constraints.
 	want["spec.gatewayRef.hostnames"] = fieldRow{MinItems: 1, MaxItems: 16}
 	want["spec.policy.auth.jwt.audiences"] = fieldRow{MaxItems: 64}
+	want["spec.policy.auth.apiKeys"] = fieldRow{MaxItems: 64}
+	want["spec.policy.auth.apiKeys[].secretName"] = fieldRow{Required: true, MinLength: 1, MaxLength: 253, Pattern: `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}
+	want["spec.policy.auth.apiKeys[].team"] = fieldRow{Required: true, MinLength: 1}
 	one := int64(1)
 	want["spec.proxy.podDisruptionBudget.maxUnavailable"] = fieldRow{Minimum: &one}
 	for path, row := range want {

@@ -265,12 +265,12 @@ func setBackendsReadyCondition(s *statusScope) {
 	switch {
 	case len(s.unhealthy) > 0:
 		s.set(v1.ConditionBackendsReady, metav1.ConditionFalse, ReasonBackendsNotReady,
-			fmt.Sprintf("%d of %d backend(s) not ready: %s", len(s.unhealthy), len(cr.Backends), strings.Join(s.unhealthy, ", ")))
+			fmt.Sprintf("%d of %d backend(s) not ready: %s", len(s.unhealthy), len(cr.Backends), strings.Join(s.unhealthy, ", "))+heldNote(cr, obs.Health))
 	case len(s.unknown) > 0:
 		s.set(v1.ConditionBackendsReady, metav1.ConditionUnknown, ReasonAwaitingProbe,
 			"waiting for the router-proxy's first probe of: "+strings.Join(s.unknown, ", "))
 	case probed:
-		s.set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsHealthy, fmt.Sprintf("all %d backend(s) healthy (router-proxy probes)", len(cr.Backends)))
+		s.set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsHealthy, fmt.Sprintf("all %d backend(s) healthy (router-proxy probes)", len(cr.Backends))+heldNote(cr, obs.Health))
 	default:
 		s.set(v1.ConditionBackendsReady, metav1.ConditionTrue, ReasonBackendsResolved, fmt.Sprintf("all %d backend(s) resolved; local InferenceServices are Ready", len(cr.Backends)))
 	}

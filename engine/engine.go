@@ -142,6 +142,8 @@ type BackendState struct {
 	trial        atomic.Bool  // a half-open trial request is in flight
 
 	slo *latencyTracker // non-nil only for primaries of latencySLO rules
+
+	hold hold // the provider's quota hold (hold.go)
 }
 
 // RuleState is a compiled rule.
@@ -372,6 +374,7 @@ type Route struct {
 func (e *Engine) Route(req *Request, cls Classification) (*Route, error) {
 	now := e.now()
 	var skipped []string
+	var hd *HeldError // the quota holds met on the way (hold.go)
 	for _, r := range e.rules {
 		if !e.Matches(r, req, cls) {
 			continue
@@ -397,8 +400,9 @@ func (e *Engine) Route(req *Request, cls Classification) (*Route, error) {
 		if rt.anyEligible(now) {
 			return rt, nil
 		}
+		hd = heldCandidates(hd, rt.candidates, now)
 		if r.Config.FailClosed {
-			return rt, ErrFailClosed
+			return rt, held(hd, ErrFailClosed)
 		}
 		skipped = append(skipped, r.Config.Name)
 	}
@@ -414,6 +418,8 @@ func (e *Engine) Route(req *Request, cls Classification) (*Route, error) {
 		} else if b != nil && b.eligible(now) {
 			rt.candidates = []*BackendState{b}
 			return rt, nil
+		} else if b != nil {
+			hd = heldCandidates(hd, []*BackendState{b}, now)
 		}
 	}
 	if e.def != nil && !req.mayUse(e.def) {
@@ -423,7 +429,10 @@ func (e *Engine) Route(req *Request, cls Classification) (*Route, error) {
 		rt.candidates = []*BackendState{e.def}
 		return rt, nil
 	}
-	return rt, ErrNoRoute
+	if e.def != nil {
+		hd = heldCandidates(hd, []*BackendState{e.def}, now)
+	}
+	return rt, held(hd, ErrNoRoute)
 }
 
 // notAllowed is the error of a route the caller's allowlist leaves no
@@ -669,7 +678,7 @@ func (b *BackendState) eligible(now time.Time) bool {
 	if b.staticErr != "" || !b.probeOK.Load() {
 		return false
 	}
-	if now.UnixNano() < b.quarantUntil.Load() {
+	if now.UnixNano() < b.quarantUntil.Load() || b.heldNow(now) {
 		return false
 	}
 	if b.halfOpen.Load() && b.trial.Load() {
@@ -701,6 +710,7 @@ func (e *Engine) Status(b *BackendState) proxyapi.BackendStatus {
 	case s.Quarantined:
 		s.Message = "quarantined after a failed request"
 	}
+	e.holdStatus(b, &s)
 	return s
 }
 

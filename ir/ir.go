@@ -516,6 +516,33 @@ type OTLPExport struct {
 type Auth struct {
 	JWT        *JWT
 	Allowlists []Allowlist
+	// APIKeys are the Secrets of API keys and their teams
+	// (policy.auth.apiKeys); see APIKeySource.
+	APIKeys []APIKeySource
+}
+
+// APIKeySource is one Secret of API keys: every data key is a key (its name
+// the data key, its value the key), each authenticating Team until
+// ExpiresAt (nil: no expiry).
+type APIKeySource struct {
+	SecretName string
+	Team       string
+	ExpiresAt  *time.Time
+}
+
+// TeamHeader is the header the verified team is written to:
+// policy.auth.jwt.headerKey, or the default team header with API keys only.
+func (a *Auth) TeamHeader() string {
+	if a != nil && a.JWT != nil && a.JWT.HeaderKey != "" {
+		return a.JWT.HeaderKey
+	}
+	return wellknown.TeamHeader
+}
+
+// Authenticates reports whether the router verifies a team (JWT or API
+// keys): allowlists and team budgets then read a verified one.
+func (a *Auth) Authenticates() bool {
+	return a != nil && (a.JWT != nil || len(a.APIKeys) > 0)
 }
 
 // JWT validates inbound tokens and maps a claim onto a header.
@@ -563,6 +590,10 @@ type Timeouts struct {
 	// StreamIdle is 0 when the guard is disabled.
 	StreamIdle time.Duration
 	Quarantine time.Duration
+	// RateLimitHold and QuotaExhaustedHold are the upstream quota holds
+	// (docs/upstream-quota.md).
+	RateLimitHold      time.Duration
+	QuotaExhaustedHold time.Duration
 	// Drain is 0 when unset: the proxy's own default applies and nothing is
 	// rendered on the pod template.
 	Drain time.Duration

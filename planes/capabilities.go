@@ -125,14 +125,22 @@ type Table struct {
 // this build does not hold.
 type Tables func(dp ir.DataPlane) Table
 
-// Requires reports whether the plane requires the field at path.
-func (t Table) Requires(path string) bool {
-	for _, r := range t.Rows {
-		if r.Verdict == Required && r.Path == path {
-			return true
+// Reads reports whether the plane reads the field at path: no row covering
+// it (Covering) ignores or refuses it outright, whatever its value and in
+// every spec. The compiler checks what a field asks for (its consistency,
+// the references it needs) only where the plane reads it, so a check
+// follows what the table declares, never which plane it is; a row that
+// ignores or refuses only some values or some specs (Value, Except, When,
+// Unless) leaves the field read otherwise, and the check asks the row's
+// condition itself where it matters.
+func (t Table) Reads(path string) bool {
+	for _, r := range t.Covering(path) {
+		outright := r.Value == "" && r.Except == "" && r.When == nil && r.Unless == nil
+		if outright && (r.Verdict == Ignored || r.Verdict == Refused) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // Supports reports whether the plane supports the feature: no row names it

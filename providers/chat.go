@@ -612,10 +612,12 @@ func (c *common) upstreamError(resp *http.Response, parse func(h http.Header, bo
 	if status < 400 {
 		status = http.StatusBadGateway
 	}
+	code = convertedCode(resp, b, code, c.now())
 	out := errorResponse(status, errorType(status), code, c.name+": "+c.redact(msg))
 	if ra := resp.Header.Get("Retry-After"); ra != "" {
 		out.Header.Set("Retry-After", ra)
 	}
+	keepLimitHeaders(resp, b, out)
 	out.Request = resp.Request
 	return out
 }

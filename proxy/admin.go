@@ -47,6 +47,9 @@ func (s *Server) Status() proxyapi.Status {
 	if s.pools != nil {
 		st.Pools = s.pools.Status()
 	}
+	if k := s.auth.APIKeys(); k != nil {
+		st.APIKeys = k.Status()
+	}
 	if hr, ok := s.budgets.(HealthReporter); ok {
 		healthy, msg := hr.Healthy()
 		st.BudgetStore = &proxyapi.BudgetStoreStatus{Healthy: healthy, Failure: hr.Failure(), Message: msg}
@@ -61,6 +64,7 @@ func (s *Server) refreshGauges() {
 	for _, b := range s.eng.Backends() {
 		s.m.health.WithLabelValues(b.Name(), b.Config.Tier).Set(boolf(b.Healthy()))
 		s.m.quarantined.WithLabelValues(b.Name()).Set(boolf(s.eng.Quarantined(b)))
+		s.refreshHeld(b)
 	}
 	if hr, ok := s.budgets.(HealthReporter); ok {
 		healthy, _ := hr.Healthy()

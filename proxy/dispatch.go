@@ -28,6 +28,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, adm *admitted,
 	// The last attempt's pool hold is released and its span ended however
 	// the handler ends, a relay that aborts it included.
 	defer f.endAttempt()
+	s.auditHolds(adm.route, ent)
 	for att := adm.route.Next(); att != nil; att = adm.route.Next() {
 		if f.try(att) {
 			return
@@ -73,6 +74,7 @@ func (f *failover) try(att *engine.Attempt) (done bool) {
 	v := a.call(ctx, f.r, f.adm)
 	switch v.step {
 	case stepNext:
+		auditHeldAttempt(ent, v)
 		a.discard(v.drain)
 		a.finish(v)
 		a.release()
@@ -121,11 +123,15 @@ func (f *failover) serve(a *attempt) {
 func (f *failover) exhausted() {
 	route, lastErr := f.adm.route, f.last.why
 	switch {
+	case f.last.result == resultRateLimited || f.last.result == resultQuotaExhausted || route.RetryAfter() > 0:
+		// Backends are held for their provider's quota (quota.go): a
+		// retry after the earliest reset is served, whatever the rule's
+		// failClosed says, and whatever failed besides.
+		retryAfterHeld(f.w, route)
+		refuseAs(f.w, f.ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited or out of quota at its provider")
 	case route.FailClosed:
 		f.s.m.failClosed.WithLabelValues(route.RuleName, f.ent.Classification).Inc()
 		refuseAs(f.w, f.ent, refFailClosed, "every backend of failClosed rule "+route.RuleName+" failed: "+lastErr, "no backend of the failClosed rule could serve the request")
-	case f.last.result == resultRateLimited:
-		refuseAs(f.w, f.ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited by its provider")
 	default:
 		refuseAs(f.w, f.ent, refAllFailed, lastErr, "every backend of the route failed")
 	}

@@ -58,6 +58,8 @@ type refusalKind uint8
 const (
 	refMissingToken refusalKind = iota
 	refInvalidToken
+	refInvalidAPIKey
+	refExpiredAPIKey
 	refForbidden
 	refTooLarge
 	refBodyBusy
@@ -72,6 +74,7 @@ const (
 	refPoolHoldExpired
 	refAllFailed
 	refUpstreamRateLimited
+	refUpstreamHeld
 	refClientCancelled
 )
 
@@ -80,6 +83,8 @@ const bearerChallenge = `Bearer realm="llmkube"`
 var refusals = [...]refusal{
 	refMissingToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeMissingToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge},
 	refInvalidToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refInvalidAPIKey:       {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refExpiredAPIKey:       {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeExpiredAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
 	refForbidden:           {status: http.StatusForbidden, typ: "permission_error", code: "model_not_allowed", outcome: proxyapi.OutcomeForbidden},
 	refTooLarge:            {status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", outcome: proxyapi.OutcomeTooLarge},
 	refBodyBusy:            {status: http.StatusServiceUnavailable, typ: "server_error", code: "body_memory_busy", outcome: proxyapi.OutcomeBodyBusy, retry: true},
@@ -94,15 +99,24 @@ var refusals = [...]refusal{
 	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
 	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
 	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},
+	// Every backend the request could use is held for its provider's
+	// quota (quota.go): nothing was sent.
+	refUpstreamHeld: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeUpstreamHeld},
 	// 499, nginx's "client closed request": nobody is told.
 	refClientCancelled: {status: 499, outcome: proxyapi.OutcomeClientCancelled, silent: true},
 }
 
 // authRefusal is the row of a request policy.auth refuses (proxy/auth
-// answers 401 with missing_token or invalid_token).
+// answers 401 with missing_token, invalid_token, invalid_api_key or
+// expired_api_key).
 func authRefusal(e *auth.Error) refusalKind {
-	if e.Code == auth.CodeInvalidToken {
+	switch e.Code {
+	case auth.CodeInvalidToken:
 		return refInvalidToken
+	case auth.CodeInvalidAPIKey:
+		return refInvalidAPIKey
+	case auth.CodeExpiredAPIKey:
+		return refExpiredAPIKey
 	}
 	return refMissingToken
 }

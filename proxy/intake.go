@@ -147,6 +147,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxy
 		return "", false
 	}
 	ent.Team = engine.SanitizeCaller(id.Team)
+	ent.Key = id.Key
 	return id.Team, true
 }
 
@@ -221,6 +222,8 @@ func (s *Server) route(w http.ResponseWriter, req *engine.Request, cls engine.Cl
 	route, err := s.eng.Route(req, cls)
 	ent.Rule = route.RuleName
 	switch {
+	case s.refuseHeld(w, err, ent):
+		return nil, false
 	case errors.Is(err, engine.ErrNotAllowed):
 		msg := "team " + strconv.Quote(ent.Team) + " may not use the model of any backend that serves this request"
 		if route.Rule != nil {

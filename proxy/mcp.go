@@ -163,12 +163,24 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 	})
 	verify := s.auth.ForAudiences(cfg.MCP.ResourceURL)
 	bearer := mcpauth.RequireBearerToken(func(ctx context.Context, token string, r *http.Request) (*mcpauth.TokenInfo, error) {
+		// An API key of this router is its own: it needs no audience
+		// (docs/api-keys.md#mcp).
+		if id, exp, aerr, found := verify.KeyIdentity(token); found {
+			if aerr != nil {
+				return nil, fmt.Errorf("%w: %s", mcpauth.ErrInvalidToken, aerr.Msg)
+			}
+			return &mcpauth.TokenInfo{UserID: id.Key, Expiration: exp, Extra: map[string]any{"team": id.Team}}, nil
+		}
 		v, aerr := verify.Verify(ctx, token)
 		if aerr != nil {
 			return nil, fmt.Errorf("%w: %s", mcpauth.ErrInvalidToken, aerr.Msg)
 		}
 		return &mcpauth.TokenInfo{UserID: v.Subject, Expiration: v.Expiration, Extra: map[string]any{"team": v.Team}}, nil
-	}, &mcpauth.RequireBearerTokenOptions{ResourceMetadataURL: m.metadataURL, ClockSkew: auth.Leeway})
+	}, &mcpauth.RequireBearerTokenOptions{
+		ResourceMetadataURL: m.metadataURL, ClockSkew: auth.Leeway,
+		// A JWT's exp is required by its parser; an API key may have none.
+		AllowMissingExpiration: true,
+	})
 	m.handler = m.checkOrigin(invalidTokenChallenge(bearer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cw, ok := w.(*challengeWriter); ok {
 			w = cw.ResponseWriter // past the token check: the transport writes to the connection

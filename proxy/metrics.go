@@ -25,6 +25,8 @@ type metrics struct {
 	health        *prometheus.GaugeVec
 	quarantined   *prometheus.GaugeVec
 	quarantines   *prometheus.CounterVec
+	holds         *prometheus.CounterVec // quota.go
+	held          *prometheus.GaugeVec
 	probeFailures *prometheus.CounterVec
 	tokens        *prometheus.CounterVec
 	cost          *prometheus.CounterVec
@@ -51,6 +53,8 @@ func newMetrics(router string) *metrics {
 	m.failClosed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_fail_closed_total", Help: "Requests refused by a failClosed rule.", ConstLabels: c}, []string{"rule", "classification"})
 	m.health = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_health", Help: fmt.Sprintf("1 when the backend is healthy (can serve, and fewer than %d probes in a row failed).", engine.ProbesFailedToUnhealthy), ConstLabels: c}, []string{"backend", "tier"})
 	m.quarantined = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_quarantined", Help: "1 while passive health checks skip the backend.", ConstLabels: c}, []string{"backend"})
+	m.holds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_upstream_holds_total", Help: "Backends held after their provider refused a request for its quota, by backend and reason (rate_limited, quota_exhausted).", ConstLabels: c}, []string{"backend", "reason"})
+	m.held = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "llmkube_router_backend_held_seconds", Help: "Seconds until the backend's quota hold ends, by reason (rate_limited, quota_exhausted); 0 when not held.", ConstLabels: c}, []string{"backend", "reason"})
 	m.quarantines = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_quarantines_total", Help: "Passive quarantines by backend and reason.", ConstLabels: c}, []string{"backend", "reason"})
 	m.probeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_probe_failures_total", Help: fmt.Sprintf("Failed active health probes by backend; a backend turns unhealthy after %d in a row.", engine.ProbesFailedToUnhealthy), ConstLabels: c}, []string{"backend"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "llmkube_router_tokens_total", Help: "Tokens served, by backend and kind (prompt, completion).", ConstLabels: c}, []string{"backend", "kind"})
@@ -70,7 +74,7 @@ func newMetrics(router string) *metrics {
 	}
 	m.reg.MustRegister(detections)
 	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "llmkube_router_inflight_requests", Help: "Requests being served.", ConstLabels: c})
-	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines, m.probeFailures,
+	m.reg.MustRegister(m.requests, m.duration, m.firstToken, m.attempts, m.failClosed, m.health, m.quarantined, m.quarantines, m.holds, m.held, m.probeFailures,
 		m.tokens, m.cost, m.estimated, m.budgetUtil, m.budgetReject, m.shadowSent, m.shadowDropped, m.sloPromoted, m.inflight, m.storeHealthy,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -210,17 +210,27 @@ func TestProviderFailover(t *testing.T) {
 	h := start(t, cfg, withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 	chatBody := `{"model":"x","messages":[{"role":"user","content":"hi"}]}`
 
-	// 429: fail over, no quarantine.
+	// 429: fail over, no quarantine: a hold until the provider's
+	// Retry-After (7 s), during which claude is not sent to.
 	fake.SetMode(providertest.RateLimited)
 	code, body, _ := h.post(t, chatBody)
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "local", servedBy(t, body))
-	assert.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("claude")))
+	eng := h.srv.Engine()
+	assert.False(t, eng.Quarantined(eng.Backend("claude")))
+	reason, _ := eng.Held(eng.Backend("claude"))
+	assert.Equal(t, engine.HoldRateLimited, reason)
 	ent := h.last(t)
 	assert.Equal(t, 2, ent.Attempts)
+	sent := len(fake.Requests())
+	code, body, _ = h.post(t, chatBody)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, 1, h.last(t).Attempts, "held: straight to the fallback")
+	assert.Len(t, fake.Requests(), sent, "nothing sent to the held provider")
 
 	// 529 overloaded (5xx): fail over and quarantine.
 	fake.SetMode(providertest.Overloaded)
+	h = start(t, cfg, withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 	code, body, _ = h.post(t, chatBody)
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "local", servedBy(t, body))

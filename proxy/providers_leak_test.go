@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -39,6 +40,8 @@ func TestProviderCredentialsNeverLeak(t *testing.T) {
 	cfg := config(anthropicBackend("claude", ant.URL), bedrockBackend("nova", br.URL), vertexBackend("gem", gem.URL+"/v1/projects/proj-1/locations/global"), o, bad)
 	cfg.Default.Strategy = "BackendNameMatch"
 	cfg.Timeouts.Quarantine = dur(0) // every mode reaches every provider
+	// and so do quota holds (a rate limit holds for at most this).
+	cfg.Timeouts.QuotaExhaustedHold = dur(time.Nanosecond)
 	cfg.Policy.Audit.IncludeRequestBody = true
 	env := map[string]string{
 		"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey,

@@ -23,9 +23,6 @@ var (
 	errStreamIdle    = errors.New("upstream stream idle timeout")
 )
 
-// rateLimited ends lastErr when an external provider answered 429.
-const rateLimited = ": status 429 (rate limited)"
-
 // hop-by-hop and proxy-owned request headers never forwarded upstream.
 var dropRequest = map[string]bool{
 	"Connection": true, "Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authenticate": true,

@@ -9,7 +9,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -91,9 +90,12 @@ func (a *attempt) classify(ctx context.Context, err error) verdict {
 		return verdict{step: stepNext, health: engine.Failure, result: "network_error", failed: true, pod: balance.Failure, retryable: true, why: name + ": " + err.Error()}
 	}
 	switch code := a.up.resp.StatusCode; {
-	case code == http.StatusTooManyRequests && a.b.st.Config.Kind == proxyapi.KindExternal:
-		// A provider's rate limit fails over, without quarantine.
-		return verdict{step: stepNext, health: engine.Neutral, result: resultRateLimited, podByBody: true, drain: true, why: name + rateLimited}
+	case code >= 400 && code < 500 && a.b.st.Config.Kind == proxyapi.KindExternal:
+		// A provider's rate limit or spent quota holds the backend and
+		// fails over (quota.go); any other 4xx is the client's answer.
+		if v, ok := a.quotaVerdict(name); ok {
+			return v
+		}
 	case code >= 500:
 		return verdict{step: stepNext, health: engine.Failure, result: "5xx", failed: true, pod: balance.Failure, drain: true, retryable: true, why: name + ": status " + strconv.Itoa(code)}
 	case code < 200:

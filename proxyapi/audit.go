@@ -21,6 +21,10 @@ const (
 	OutcomeShutdownDeadline = "shutdown_deadline"
 	// OutcomeBodyBusy: the request-body memory budget stayed full for the body read timeout.
 	OutcomeBodyBusy = "body_memory_busy"
+	// OutcomeUpstreamHeld: every backend the request could use is held
+	// for its provider's rate limit or spent quota; nothing was sent (429
+	// with Retry-After).
+	OutcomeUpstreamHeld = "upstream_held"
 	// OutcomeUnauthorized: policy.auth found no valid bearer token (401).
 	OutcomeUnauthorized = "unauthorized"
 	// OutcomeForbidden: the verified team may not use the model (403).
@@ -75,9 +79,16 @@ type AuditEntry struct {
 	Promoted         bool    `json:"sloPromoted,omitempty"`
 	Caller           string  `json:"caller,omitempty"`
 	// Team is the verified policy.auth team claim.
-	Team   string `json:"team,omitempty"`
+	Team string `json:"team,omitempty"`
+	// Key is the name of the API key that authenticated the request
+	// ("<secretName>/<dataKey>"), never its value; empty for a JWT.
+	Key    string `json:"key,omitempty"`
 	Client string `json:"client,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Held are the backends of the request's route skipped or refused for
+	// their provider's quota: "name: rate_limited until <RFC 3339>", or an
+	// attempt's refusal (docs/upstream-quota.md). Never a credential.
+	Held []string `json:"held,omitempty"`
 	// Via is "mcp" for a call that came through the MCP endpoint, with the
 	// Tool it called; empty for the HTTP API.
 	Via  string `json:"via,omitempty"`

@@ -33,16 +33,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = appendOmitString(b, `,"upstreamModel":`, e.UpstreamModel)
 	b = appendOmitString(b, `,"classification":`, e.Classification)
 	b = appendOmitString(b, `,"classificationSource":`, e.ClassificationSource)
-	if len(e.Detectors) > 0 {
-		b = append(b, `,"detectors":[`...)
-		for i, d := range e.Detectors {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, true, d)
-		}
-		b = append(b, ']')
-	}
+	b = appendOmitStrings(b, `,"detectors":`, e.Detectors)
 	b = appendOmitString(b, `,"taskComplexity":`, e.TaskComplexity)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, e.Stream)
@@ -80,8 +71,10 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	}
 	b = appendOmitString(b, `,"caller":`, e.Caller)
 	b = appendOmitString(b, `,"team":`, e.Team)
+	b = appendOmitString(b, `,"key":`, e.Key)
 	b = appendOmitString(b, `,"client":`, e.Client)
 	b = appendOmitString(b, `,"error":`, e.Error)
+	b = appendOmitStrings(b, `,"held":`, e.Held)
 	b = appendOmitString(b, `,"via":`, e.Via)
 	b = appendOmitString(b, `,"tool":`, e.Tool)
 	if len(e.RequestBody) > 0 {
@@ -182,4 +175,21 @@ func appendJSONString(b []byte, escapeHTML bool, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// appendOmitStrings appends key and a list of strings, nothing when empty
+// (omitempty).
+func appendOmitStrings(b []byte, key string, v []string) []byte {
+	if len(v) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	b = append(b, '[')
+	for i, d := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, true, d)
+	}
+	return append(b, ']')
 }

@@ -53,6 +53,24 @@ type Timeouts struct {
 	StreamIdle Duration `json:"streamIdle"`
 	// Quarantine is how long a failed backend is skipped.
 	Quarantine Duration `json:"quarantine"`
+	// RateLimitHold is how long an external backend is skipped after its
+	// provider's rate limit when the answer announced no reset; 0: the
+	// default (wellknown.RateLimitHold).
+	RateLimitHold Duration `json:"rateLimitHold,omitzero"`
+	// QuotaExhaustedHold is how long an external backend is skipped after
+	// its provider said its quota is spent, and the longest a rate limit's
+	// announced reset holds it; 0: the default (wellknown.QuotaExhaustedHold).
+	QuotaExhaustedHold Duration `json:"quotaExhaustedHold,omitzero"`
+}
+
+// setHoldDefaults fills the upstream quota holds the config omits.
+func (t *Timeouts) setHoldDefaults() {
+	if t.RateLimitHold.Duration <= 0 {
+		t.RateLimitHold.Duration = wellknown.RateLimitHold
+	}
+	if t.QuotaExhaustedHold.Duration <= 0 {
+		t.QuotaExhaustedHold.Duration = wellknown.QuotaExhaustedHold
+	}
 }
 
 // Backend kinds.
@@ -290,8 +308,10 @@ type Policy struct {
 type Auth struct {
 	JWT *JWT `json:"jwt,omitempty"`
 	// Allowlists, when set, deny every team and model they do not list.
-	// They require JWT: a team is only ever a verified claim.
+	// They require JWT or API keys: a team is only ever a verified one.
 	Allowlists []Allowlist `json:"allowlists,omitempty"`
+	// APIKeys admit callers by keys read from mounted Secrets (apikeys.go).
+	APIKeys []APIKeySource `json:"apiKeys,omitempty"`
 }
 
 // JWT configures bearer-token verification.
@@ -463,6 +483,7 @@ func (c *Config) SetDefaults() {
 	if c.Policy.Audit.Sink == SinkFile && c.Policy.Audit.FilePath == "" {
 		c.Policy.Audit.FilePath = wellknown.AuditFilePath
 	}
+	c.Timeouts.setHoldDefaults()
 	for i := range c.Backends {
 		b := &c.Backends[i]
 		if p := b.Pool; p != nil && p.SwapBudget.Duration <= 0 {
@@ -514,7 +535,7 @@ func (c *Config) validateTop(errs []error) []error {
 	if c.Timeouts.ResponseHeader.Duration <= 0 {
 		errs = append(errs, errors.New("timeouts.responseHeader must be positive"))
 	}
-	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 {
+	if c.Timeouts.StreamIdle.Duration < 0 || c.Timeouts.Quarantine.Duration < 0 || c.Timeouts.RateLimitHold.Duration < 0 || c.Timeouts.QuotaExhaustedHold.Duration < 0 {
 		errs = append(errs, errors.New("timeouts must not be negative"))
 	}
 	return errs
@@ -631,10 +652,7 @@ func (c *Config) validateAuth(errs []error) []error {
 			errs = append(errs, errors.New("policy.auth.jwt: issuer and teamClaim are required"))
 		}
 	}
-	if len(a.Allowlists) > 0 && a.JWT == nil {
-		errs = append(errs, errors.New("policy.auth.allowlists require policy.auth.jwt: a team is only ever a verified claim"))
-	}
-	return errs
+	return a.validateAPIKeys(errs)
 }
 
 // validateBudgets checks that rule-scoped budgets name a rule that exists.

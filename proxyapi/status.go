@@ -13,6 +13,9 @@ type Status struct {
 	BudgetStore *BudgetStoreStatus `json:"budgetStore,omitempty"`
 	// Pools are the ModelPools of pooled backends.
 	Pools []PoolStatus `json:"pools,omitempty"`
+	// APIKeys are policy.auth.apiKeys as this replica holds them; nil
+	// without API keys.
+	APIKeys *APIKeyStatus `json:"apiKeys,omitempty"`
 }
 
 // BudgetStoreStatus is the shared budget store as one replica sees it.
@@ -32,6 +35,12 @@ type BackendStatus struct {
 	// LastProbeTime is when the last active probe completed; zero before the first.
 	LastProbeTime time.Time `json:"lastProbeTime,omitzero"`
 	Message       string    `json:"message,omitempty"`
+	// RateLimitedUntil is when the provider's rate limit of an external
+	// backend resets: the proxy skips it until then. Zero when not held.
+	RateLimitedUntil time.Time `json:"rateLimitedUntil,omitzero"`
+	// QuotaExhaustedUntil is how long the proxy skips an external backend
+	// whose provider said its quota is spent. Zero when not held.
+	QuotaExhaustedUntil time.Time `json:"quotaExhaustedUntil,omitzero"`
 }
 
 // BudgetStatus is one budget's use over its rolling window. For a team

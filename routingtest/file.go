@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,8 +74,13 @@ type Request struct {
 	Headers http.Header
 	Body    map[string]any
 	// Token nil: no token.
-	Token         *Token
+	Token *Token
+	// APIKey nil: no API key (apikey.go).
+	APIKey        *APIKey
 	ClientAddress string
+	// RateLimited are backends of the router whose provider answers every
+	// attempt 429 with Retry-After (the case's rateLimited, beside down).
+	RateLimited []string
 }
 
 // The protocols a request may speak (request.api).
@@ -321,11 +327,17 @@ func (d *decoder) file1(m map[string]any) *File {
 
 func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 	c := Case{}
-	d.fields(p, m, []string{"name", "dataPlanes", "request", "down", "expect"}, "name", "request", "expect")
+	d.fields(p, m, []string{"name", "dataPlanes", "request", "down", "rateLimited", "expect"}, "name", "request", "expect")
 	c.Name = d.str(p.Child("name"), m["name"])
 	c.Down = d.strs(p.Child("down"), m["down"])
 	c.DataPlanes = d.strs(p.Child("dataPlanes"), m["dataPlanes"])
 	c.Request = d.request(p.Child("request"), d.objectAt(p.Child("request"), m["request"]))
+	c.Request.RateLimited = d.strs(p.Child("rateLimited"), m["rateLimited"])
+	for i, b := range c.Request.RateLimited {
+		if slices.Contains(c.Down, b) {
+			d.errorf(p.Child("rateLimited").Index(i), "ConflictingExpectation", "backend %q is both down and rate limited; a backend that fails every attempt never answers 429", b)
+		}
+	}
 	c.Expect = d.expect(p.Child("expect"), d.objectAt(p.Child("expect"), m["expect"]))
 	if c.Request.API == APIMessages && c.Expect.Has("error") {
 		// Anthropic's error object has a type, no code: the case would
@@ -337,7 +349,7 @@ func (d *decoder) case1(p *field.Path, m map[string]any) Case {
 
 func (d *decoder) request(p *field.Path, m map[string]any) Request {
 	r := Request{Headers: http.Header{}}
-	d.fields(p, m, []string{"model", "api", "path", "method", "host", "headers", "body", "token", "clientAddress"})
+	d.fields(p, m, []string{"model", "api", "path", "method", "host", "headers", "body", "token", "apiKey", "clientAddress"})
 	r.Model = d.str(p.Child("model"), m["model"])
 	r.API = d.str(p.Child("api"), m["api"])
 	if _, ok := apiPaths[r.API]; !ok && r.API != "" {
@@ -367,7 +379,7 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 			r.Headers.Add(k, d.str(hp, v))
 		}
 		if strings.EqualFold(k, "Authorization") {
-			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), not an Authorization header")
+			d.errorf(hp, "UseToken", "send a caller's JWT with request.token (claims), or an API key with request.apiKey, not an Authorization header")
 		}
 		if strings.EqualFold(k, "Host") {
 			d.errorf(hp, "UseHost", "set the request's host with request.host, not a Host header")
@@ -391,6 +403,12 @@ func (d *decoder) request(p *field.Path, m map[string]any) Request {
 			t.Invalid = b
 		}
 		r.Token = t
+	}
+	if kv, ok := m["apiKey"]; ok {
+		r.APIKey = d.apiKey(p.Child("apiKey"), kv)
+		if r.Token != nil {
+			d.errorf(p.Child("apiKey"), "OneCredential", "a request sends one credential: request.token or request.apiKey, not both")
+		}
 	}
 	return r
 }

@@ -417,10 +417,19 @@ func (rt *Router) request(req Request, down []string) simulate.Request {
 	if t := req.Token; t != nil {
 		sr.Token = &simulate.Token{Issuer: rt.issuer(t.Issuer), Claims: rt.claims(t.Claims), Invalid: t.Invalid}
 	}
+	if k := req.APIKey; k != nil {
+		sr.APIKey = k.simulated()
+	}
 	if len(down) > 0 {
 		sr.Down = map[string]bool{}
 		for _, b := range down {
 			sr.Down[rt.backendID(b)] = true
+		}
+	}
+	if len(req.RateLimited) > 0 {
+		sr.RateLimited = map[string]bool{}
+		for _, b := range req.RateLimited {
+			sr.RateLimited[rt.backendID(b)] = true
 		}
 	}
 	return sr
@@ -582,7 +591,7 @@ var jwtShape = regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.`)
 func carriesCallerToken(h http.Header) bool {
 	for _, vs := range h {
 		for _, v := range vs {
-			if strings.Contains(v, (&simulate.Token{}).RawValue()) || jwtShape.MatchString(v) {
+			if strings.Contains(v, (&simulate.Token{}).RawValue()) || jwtShape.MatchString(v) || strings.Contains(v, simulate.KeyPrefix) {
 				return true
 			}
 		}

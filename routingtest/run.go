@@ -61,10 +61,13 @@ func allowlistName(e ir.Allowlist) string {
 // the entries that decide its model.
 func callerCoverage(r *ir.Router, req Request) []string {
 	a := r.Policy.Auth
-	if a == nil || a.JWT == nil || req.Token == nil || req.Token.Invalid || req.Token.Issuer != "" && req.Token.Issuer != a.JWT.Issuer {
+	team := keyTeam(r, req.APIKey)
+	if team == "" && (a == nil || a.JWT == nil || req.Token == nil || req.Token.Invalid || req.Token.Issuer != "" && req.Token.Issuer != a.JWT.Issuer) {
 		return nil
 	}
-	team, _ := req.Token.Claims[a.JWT.TeamClaim].(string)
+	if team == "" {
+		team, _ = req.Token.Claims[a.JWT.TeamClaim].(string)
+	}
 	if team == "" {
 		return nil
 	}
@@ -191,6 +194,11 @@ func (c *checker) file(r *ir.Router) {
 		for i, b := range tc.Down {
 			if !c.backends[b] {
 				c.errorf(p.Child("down").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
+			}
+		}
+		for i, b := range tc.Request.RateLimited {
+			if !c.backends[b] {
+				c.errorf(p.Child("rateLimited").Index(i), "UnknownBackend", "ModelRouter %s has no backend %q", c.key, b)
 			}
 		}
 		c.expect(p.Child("expect"), tc.Expect)

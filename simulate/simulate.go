@@ -80,12 +80,22 @@ type Request struct {
 	// Body is the JSON body; Body["model"] is the requested model. nil: no body.
 	Body map[string]any
 	// Token, when set, is sent as Authorization: Bearer.
-	Token      *Token
+	Token *Token
+	// APIKey, when set, is an API key sent as Authorization: Bearer or
+	// x-api-key (apikey.go).
+	APIKey     *APIKey
 	ClientAddr string
 	// Down are backends that fail every attempt, named as the plane's
 	// Outcome.Attempts names them.
 	Down map[string]bool
+	// RateLimited are backends whose provider answers every attempt 429,
+	// rate limited with Retry-After: 30 in its own error format, named as
+	// Down names them.
+	RateLimited map[string]bool
 }
+
+// LimitedRetryAfter is the Retry-After a RateLimited backend answers with.
+const LimitedRetryAfter = "30"
 
 // Normalized returns a copy with defaults filled in and the token's
 // Authorization header added.
@@ -107,6 +117,13 @@ func (r Request) Normalized() Request {
 	}
 	if r.Token != nil {
 		h.Set("Authorization", "Bearer "+r.Token.RawValue())
+	}
+	if k := r.APIKey; k != nil {
+		if k.Header == APIKeyHeader {
+			h.Set(APIKeyHeader, k.RawValue())
+		} else {
+			h.Set("Authorization", "Bearer "+k.RawValue())
+		}
 	}
 	if r.Body != nil && h.Get("Content-Type") == "" {
 		// A client sending a JSON body says so; every plane then sees it.

@@ -93,6 +93,19 @@ func AssumedUpstreamModel(dp ir.DataPlane, b *ir.Backend) (msg string, ok bool) 
 		dp, b.Name, b.UpstreamModel.Name, b.Local.InferenceService, b.Local.Runtime), true
 }
 
+// UpstreamQuotaRows are the rows of the router-proxy's upstream quota
+// holds (spec.proxy.rateLimitHold, quotaExhaustedHold) on dataPlane dp,
+// which holds no backend for its provider's quota: onLimit says what dp
+// does with a provider's 429 instead (docs/upstream-quota.md).
+func UpstreamQuotaRows(dp ir.DataPlane, onLimit string) []planes.Capability {
+	var out []planes.Capability
+	for _, n := range []string{"rateLimitHold", "quotaExhaustedHold"} {
+		out = append(out, planes.Capability{Path: "spec.proxy." + n, Verdict: planes.Ignored,
+			Message: fmt.Sprintf("spec.proxy.%s is how long the router-proxy skips a backend its provider rate limited or whose quota is spent; on dataPlane %s %s, and no backend is held, so it is ignored", n, dp, onLimit)})
+	}
+	return out
+}
+
 // Reasons of the rows every plane that does not run the router-proxy shares.
 const (
 	ReasonMCPServerRequiresProxy  = "MCPServerRequiresProxy"

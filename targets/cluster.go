@@ -174,6 +174,10 @@ type BackendHealth struct {
 	Healthy, Quarantined bool
 	LastProbeTime        time.Time
 	Message              string
+	// RateLimitedUntil and QuotaExhaustedUntil: the plane skips the
+	// backend until then for its provider's rate limit or spent quota
+	// (docs/upstream-quota.md); zero when it does not.
+	RateLimitedUntil, QuotaExhaustedUntil time.Time
 }
 
 // BudgetUse is one budget's use as the plane reports it.

@@ -206,4 +206,13 @@ var extensionRows = []fieldRow{
 	{path: "spec.proxy.podDisruptionBudget", typ: "object", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.enabled", typ: "boolean", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.maxUnavailable", typ: "integer", constraints: map[string]string{"format": "int32", "minimum": "1"}},
+	// docs/api-keys.md: API keys from Secrets, beside or instead of jwt.
+	{path: "spec.policy.auth.apiKeys", typ: "[]object", constraints: map[string]string{"maxItems": "64"}},
+	{path: "spec.policy.auth.apiKeys[].secretName", typ: "string", required: true, constraints: map[string]string{"minLength": "1", "maxLength": "253", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}},
+	{path: "spec.policy.auth.apiKeys[].team", typ: "string", required: true, constraints: map[string]string{"minLength": "1"}},
+	{path: "spec.policy.auth.apiKeys[].expiresAt", typ: "string", constraints: map[string]string{"format": "date-time"}},
+	// docs/upstream-quota.md: how long the router-proxy skips a backend
+	// its provider rate limited, or whose quota is spent.
+	{path: "spec.proxy.rateLimitHold", typ: "string", constraints: map[string]string{}},
+	{path: "spec.proxy.quotaExhaustedHold", typ: "string", constraints: map[string]string{}},
 }

@@ -788,6 +788,51 @@ type AuthSpec struct {
 	// model_not_allowed; it never falls through to another rule.
 	// +optional
 	Allowlists []AllowlistEntry `json:"allowlists,omitempty"`
+
+	// APIKeys admits callers by API keys held in Kubernetes Secrets of the
+	// router's namespace, beside or instead of JWT: each entry names a Secret
+	// and the team its keys belong to. An extension of the reference, which
+	// authenticates only by JWT. Every data key of a Secret is one API key:
+	// the data key is the key's name (the audit records
+	// "<secretName>/<dataKey>", never the value), its value the key itself
+	// (surrounding whitespace trimmed), e.g. kubectl create secret generic
+	// analytics-keys --from-literal=batch=<random key>. The format is Envoy
+	// Gateway's apiKeyAuth credential format. A key is accepted as
+	// "Authorization: Bearer <key>" or "x-api-key: <key>"; its team is
+	// verified exactly as a JWT's teamClaim is: allowlists, team budgets,
+	// classification and the MCP endpoint read it, and it is written to
+	// jwt.headerKey (x-llmkube-team without jwt). On dataPlane Proxy the
+	// router-proxy reads the Secrets from a read-only volume and takes a
+	// changed Secret (rotation) without a restart. A value that is a key of
+	// two entries admits nobody. See docs/api-keys.md.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=secretName
+	// +optional
+	APIKeys []APIKeySource `json:"apiKeys,omitempty"`
+}
+
+// APIKeySource is one Secret of API keys and the team they authenticate.
+type APIKeySource struct {
+	// SecretName is the Secret, in the router's namespace, whose every data
+	// key is one API key (name: the data key; key: its value).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	SecretName string `json:"secretName"`
+
+	// Team is the team every key of the Secret authenticates, as a JWT's
+	// verified teamClaim would name it.
+	// +kubebuilder:validation:MinLength=1
+	// +required
+	Team string `json:"team"`
+
+	// ExpiresAt, when set, is when the Secret's keys stop being accepted:
+	// from then on a request with one is refused 401 expired_api_key. Unset:
+	// the keys do not expire (remove or rotate them to revoke).
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
 }
 
 // JWTSpec configures JWT validation.
@@ -943,6 +988,26 @@ type ProxySpec struct {
 	// network error before a half-open probe (a duration). Default 15s.
 	// +optional
 	QuarantineDuration string `json:"quarantineDuration,omitempty"`
+
+	// RateLimitHold is how long the proxy skips an external backend after
+	// its provider's rate limit (a 429, a Bedrock ThrottlingException, a
+	// Vertex RESOURCE_EXHAUSTED) when the answer announced no reset (a
+	// duration). With Retry-After or the provider's rate-limit reset
+	// headers the backend is skipped until that reset, capped at
+	// quotaExhaustedHold. Default 1s. Not a quarantine: the backend stays
+	// healthy and is not probed harder. An extension of the reference;
+	// docs/upstream-quota.md.
+	// +optional
+	RateLimitHold string `json:"rateLimitHold,omitempty"`
+
+	// QuotaExhaustedHold is how long the proxy skips an external backend
+	// whose provider said its quota or credit is spent (OpenAI
+	// insufficient_quota, Anthropic billing_error or a credit balance too
+	// low, Bedrock ServiceQuotaExceededException, a Vertex per-day quota)
+	// (a duration). Default 10m. An extension of the reference;
+	// docs/upstream-quota.md.
+	// +optional
+	QuotaExhaustedHold string `json:"quotaExhaustedHold,omitempty"`
 
 	// DrainTimeout is how long a router-proxy replica keeps serving in-flight
 	// requests after SIGTERM (a duration). Sets --shutdown-timeout and

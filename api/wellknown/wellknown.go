@@ -37,6 +37,9 @@ const (
 	// key of the runtime config in the ConfigMap the Proxy target emits (and
 	// the request-path model reads).
 	ConfigFile = "config.json"
+	// APIKeysMount is where the Secrets of policy.auth.apiKeys are mounted
+	// read-only, each in its own directory (APIKeysDir).
+	APIKeysMount = "/etc/llmkube/api-keys"
 	// AdminPort serves /metrics, /ready and StatusPath.
 	AdminPort int32 = 9090
 	// StatusPath is the admin endpoint that serves the proxy's live status as JSON.
@@ -87,6 +90,21 @@ const (
 	// PoolSwapBudget bounds a hold for a ModelPool member when the pool
 	// sets no swapBudget: the ModelPool CRD's own default (300s).
 	PoolSwapBudget = 5 * time.Minute
+)
+
+// Upstream quota holds (docs/upstream-quota.md): how long the router-proxy
+// skips an external backend whose provider refused a request for its
+// quota, when the spec (spec.proxy.rateLimitHold, quotaExhaustedHold)
+// names none.
+const (
+	// RateLimitHold is the hold of a rate limit whose answer announced no
+	// reset: short, since most limits are per second or per minute and a
+	// hold too short costs one round trip.
+	RateLimitHold = time.Second
+	// QuotaExhaustedHold is the hold of a spent quota (insufficient_quota
+	// and its equivalents), which no reset header describes; it also caps
+	// a rate limit's announced reset.
+	QuotaExhaustedHold = 10 * time.Minute
 )
 
 // A rule's strategies (spec.rules[].route.strategy), spelled once for the
@@ -279,3 +297,8 @@ const (
 
 // PoolLeaseName is the Lease that serializes a ModelPool's swaps.
 func PoolLeaseName(pool string) string { return PoolLeasePrefix + pool }
+
+// APIKeysDir is the directory the Secret of policy.auth.apiKeys named
+// secretName is mounted at in the router-proxy (a Secret name is a DNS
+// subdomain: no slash, so one directory level).
+func APIKeysDir(secretName string) string { return APIKeysMount + "/" + secretName }

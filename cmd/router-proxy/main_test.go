@@ -72,6 +72,7 @@ type proc struct {
 	listen string
 	admin  string
 	stderr *syncbuf.Buffer // read while the process writes it
+	stdout *syncbuf.Buffer
 	done   chan error
 }
 
@@ -89,11 +90,11 @@ func startProxyEnv(t *testing.T, cfg *proxyapi.Config, env []string, extra ...st
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	p := &proc{listen: freeAddr(t), admin: freeAddr(t), stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
+	p := &proc{listen: freeAddr(t), admin: freeAddr(t), stderr: &syncbuf.Buffer{}, stdout: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	args := append([]string{"--config", path, "--listen", p.listen, "--admin-listen", p.admin}, extra...)
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stderr = p.stderr
-	p.cmd.Stdout = io.Discard
+	p.cmd.Stdout = p.stdout
 	if env != nil {
 		p.cmd.Env = append(os.Environ(), env...)
 	}

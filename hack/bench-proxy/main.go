@@ -135,6 +135,9 @@ const streamBody = `{"model":"bench-8b","stream":true,"messages":[{"role":"syste
 // bearer is the Authorization header load sends; the JWT scenario sets it.
 var bearer string
 
+// benchAPIKey is the API-key scenario's key, in its Secret directory.
+const benchAPIKey = "sk-bench-3f9a1c7e5b2d4f60a8c1e3b5d7f90a2c"
+
 // benchIssuer is the JWT scenario's issuer.
 const benchIssuer = "https://bench.example"
 
@@ -191,6 +194,9 @@ func loadBody(client *http.Client, url string, c, n int, stream bool, b string) 
 				req.Header.Set("X-Llmkube-Client", "bench")
 				if bearer != "" && strings.Contains(url, "jwt") {
 					req.Header.Set("Authorization", bearer)
+				}
+				if strings.Contains(url, "apikey") {
+					req.Header.Set("Authorization", "Bearer "+benchAPIKey)
 				}
 				if stream {
 					req.Header.Set("X-Bench-Stream", "1")
@@ -313,6 +319,11 @@ func main() {
 	jwtCfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: benchIssuer, JWKSURI: "http://" + upAddr + "/jwks", TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
 	jwtListen, jwtPid := startProxy(bin, dir, "jwt", jwtCfg)
 	bearer = "Bearer " + token
+	// The API-key scenario: the same router with policy.auth.apiKeys, one
+	// Secret directory written as the kubelet mounts it (a ..data symlink).
+	keyCfg := config("http://"+upAddr, filepath.Join(dir, "audit-apikey.jsonl"))
+	keyCfg.Policy.Auth = &proxyapi.Auth{APIKeys: []proxyapi.APIKeySource{{SecretName: "bench-keys", Team: "gold", Dir: secretDir(dir, "bench-keys", "bench", benchAPIKey)}}}
+	keyListen, keyPid := startProxy(bin, dir, "apikey", keyCfg)
 	// The shared budget store: the same router with its budget in a local
 	// redis-server (hack/install-test-deps.sh installs it).
 	redisAddr := startRedis()
@@ -360,10 +371,24 @@ func main() {
 	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
 	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
 	withStore := "http://" + storeListen + "/v1/chat/completions"
-	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...))
+	withKey := "http://" + keyListen + "/v1/chat/completions?apikey"
+	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"API key", withKey, keyPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...))
 	if t.errs > 0 {
 		must(fmt.Errorf("%d errors", t.errs))
 	}
+}
+
+// secretDir writes one key, name: value, into dir/secret as the kubelet
+// mounts a Secret (the file in a ..<timestamp> directory, ..data a symlink
+// to it, the key a symlink through ..data) and returns its path.
+func secretDir(dir, secret, name, value string) string {
+	d := filepath.Join(dir, secret)
+	ts := filepath.Join(d, "..2026_01_01_00_00_00.1")
+	must(os.MkdirAll(ts, 0o700))
+	must(os.WriteFile(filepath.Join(ts, name), []byte(value), 0o600))
+	must(os.Symlink("..2026_01_01_00_00_00.1", filepath.Join(d, "..data")))
+	must(os.Symlink(filepath.Join("..data", name), filepath.Join(d, name)))
+	return d
 }
 
 // roles are the internal modes this binary is re-executed in: the stub

@@ -156,6 +156,13 @@ func AgentGatewayServingAuthPolicyName(router, backend string) string {
 	return DNSLabel(router, backend+"-allowlist")
 }
 
+// AgentGatewayUpstreamModelPolicyName is the AgentgatewayPolicy that, on
+// the HTTPRoute rules a backend serves, rewrites the request's model to the
+// name its runtime serves.
+func AgentGatewayUpstreamModelPolicyName(router, backend string) string {
+	return DNSLabel(router, backend+"-model-name")
+}
+
 // AgentGatewayModelName is the AgentgatewayModel generated for a router's backend.
 func AgentGatewayModelName(router, backend string) string { return DNSLabel(router, backend+"-model") }
 
@@ -285,3 +292,9 @@ func GatewayClientPolicyName(routerNamespace, router string, crossNamespace bool
 	sum := sha256.Sum256([]byte(routerNamespace + "/" + router))
 	return DNSLabel(router, "client-headers-"+hex.EncodeToString(sum[:])[:8])
 }
+
+// ProxyAPIKeysVolumeName is the router-proxy pod's volume holding the
+// Secret of policy.auth.apiKeys named secretName (a volume name is a DNS
+// label; a Secret name may be a longer subdomain, so the name is hashed
+// when it does not fit).
+func ProxyAPIKeysVolumeName(secretName string) string { return DNSLabel(secretName, "api-keys") }

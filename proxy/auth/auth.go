@@ -1,5 +1,6 @@
 // Package auth enforces a router's policy.auth in the router-proxy: it
-// verifies the caller's JWT against the issuer's JWKS and decides, from the
+// verifies the caller's JWT against the issuer's JWKS or its API key against
+// the keys of the router's Secrets (apikeys.go) and decides, from the
 // verified team, which models the caller may reach. It holds no HTTP server
 // logic; the proxy calls it before any routing or budget.
 package auth
@@ -63,7 +64,8 @@ func (e *Error) Error() string { return e.Msg }
 
 // Authorizer enforces one router's policy.auth.
 type Authorizer struct {
-	keys      keyfunc.Keyfunc
+	keys      keyfunc.Keyfunc // the JWKS; nil without policy.auth.jwt
+	apiKeys   *KeyStore       // nil without policy.auth.apiKeys
 	parser    *jwt.Parser
 	issuer    string
 	audiences []string // one must be named in aud; none: aud is not checked
@@ -75,13 +77,34 @@ type Authorizer struct {
 	allow map[string][]string
 }
 
-// New starts fetching the JWKS (in the background, under ctx) and returns
-// the Authorizer of cfg, or nil when cfg configures no JWT.
+// New starts fetching the JWKS and reading the API keys' Secrets again
+// (both in the background, under ctx) and returns the Authorizer of cfg, or
+// nil when cfg configures neither JWT nor API keys.
 func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog.Logger) (*Authorizer, error) {
-	if cfg == nil || cfg.JWT == nil {
+	if !cfg.Authenticates() {
 		return nil, nil
 	}
-	j := cfg.JWT
+	a := &Authorizer{Header: http.CanonicalHeaderKey(cfg.TeamHeader())}
+	if cfg.JWT != nil {
+		if err := a.initJWT(ctx, cfg.JWT, client, log); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.APIKeys) > 0 {
+		a.apiKeys = NewKeyStore(cfg.APIKeys, log)
+		go a.apiKeys.Run(ctx, KeyReload)
+	}
+	if len(cfg.Allowlists) > 0 {
+		a.allow = map[string][]string{}
+		for _, e := range cfg.Allowlists {
+			a.allow[e.Team] = e.Models
+		}
+	}
+	return a, nil
+}
+
+// initJWT starts fetching the JWKS of j.
+func (a *Authorizer) initJWT(ctx context.Context, j *proxyapi.JWT, client *http.Client, log *slog.Logger) error {
 	noErrorOnColdStart := true // an issuer that is down at start is retried, not fatal
 	keys, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{j.JWKSURI}, keyfunc.Override{
 		Client:                    client,
@@ -97,22 +120,19 @@ func New(ctx context.Context, cfg *proxyapi.Auth, client *http.Client, log *slog
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("policy.auth.jwt.jwksURI: %w", err)
+		return fmt.Errorf("policy.auth.jwt.jwksURI: %w", err)
 	}
-	a := &Authorizer{
-		keys:      keys,
-		issuer:    j.Issuer,
-		teamClaim: j.TeamClaim,
-		Header:    http.CanonicalHeaderKey(j.HeaderKey),
-		parser:    newParser(j.Issuer, nil),
+	a.keys, a.issuer, a.teamClaim, a.parser = keys, j.Issuer, j.TeamClaim, newParser(j.Issuer, nil)
+	return nil
+}
+
+// APIKeys is the store of policy.auth.apiKeys (its status, its reload);
+// nil without API keys.
+func (a *Authorizer) APIKeys() *KeyStore {
+	if a == nil {
+		return nil
 	}
-	if len(cfg.Allowlists) > 0 {
-		a.allow = map[string][]string{}
-		for _, e := range cfg.Allowlists {
-			a.allow[e.Team] = e.Models
-		}
-	}
-	return a, nil
+	return a.apiKeys
 }
 
 // newParser is the verification every token gets (asymmetric algorithms,
@@ -169,6 +189,9 @@ func (a *Authorizer) ForAudiences(audiences ...string) *Authorizer {
 // Verify checks a raw bearer token exactly as Authenticate does, without a
 // request.
 func (a *Authorizer) Verify(ctx context.Context, raw string) (Verified, *Error) {
+	if a.keys == nil {
+		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token is not valid: this router accepts no JWT"}
+	}
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(raw, claims, a.key(ctx)); err != nil {
 		return Verified{}, &Error{http.StatusUnauthorized, CodeInvalidToken, "the bearer token is not valid: " + a.reason(err, claims)}
@@ -194,21 +217,69 @@ type Identity struct {
 	Key  string
 }
 
-// Authenticate verifies the request's bearer token and returns the verified
-// identity. Whatever the outcome, the client's own value of the team header
-// is removed first; on success it is replaced by the verified one.
+// Authenticate verifies the request's credential (its bearer token, or
+// with API keys its x-api-key when it sends no Authorization) and returns
+// the verified identity. Whatever the outcome, the client's own value of
+// the team header is removed first; on success it is replaced by the
+// verified one.
 func (a *Authorizer) Authenticate(r *http.Request) (Identity, *Error) {
 	r.Header.Del(a.Header)
-	raw, ok := bearer(r.Header)
+	raw, ok := a.credential(r.Header)
 	if !ok {
-		return Identity{}, &Error{http.StatusUnauthorized, CodeMissingToken, "a bearer token is required: send Authorization: Bearer <JWT>"}
+		return Identity{}, &Error{http.StatusUnauthorized, CodeMissingToken, a.missingMessage()}
 	}
-	v, err := a.Verify(r.Context(), raw)
+	id, err := a.Identify(r.Context(), raw)
 	if err != nil {
 		return Identity{}, err
 	}
-	r.Header.Set(a.Header, v.Team)
+	r.Header.Set(a.Header, id.Team)
+	return id, nil
+}
+
+// Identify verifies one credential: an API key of the store when it is one,
+// otherwise a JWT when the router accepts them and raw has a JWT's shape
+// (three dot-separated parts: its JWT semantics and refusals are kept),
+// otherwise an unknown API key when the router has keys.
+func (a *Authorizer) Identify(ctx context.Context, raw string) (Identity, *Error) {
+	if a.apiKeys != nil {
+		if id, err, found := a.apiKeys.lookup(raw); found {
+			return id, err
+		}
+		if a.keys == nil || strings.Count(raw, ".") != 2 {
+			return Identity{}, &Error{http.StatusUnauthorized, CodeInvalidAPIKey, "the API key is not valid: it is not a key of this router"}
+		}
+	}
+	v, err := a.Verify(ctx, raw)
+	if err != nil {
+		return Identity{}, err
+	}
 	return Identity{Team: v.Team}, nil
+}
+
+// credential is the request's one credential: a single "Authorization:
+// Bearer <token>", or with API keys and no Authorization a single
+// x-api-key (what Anthropic's clients send).
+func (a *Authorizer) credential(h http.Header) (string, bool) {
+	if a.apiKeys != nil && len(h.Values("Authorization")) == 0 {
+		vs := h.Values("X-Api-Key")
+		if len(vs) != 1 {
+			return "", false
+		}
+		k := strings.TrimSpace(vs[0])
+		return k, k != ""
+	}
+	return bearer(h)
+}
+
+// missingMessage tells a caller without a credential what to send.
+func (a *Authorizer) missingMessage() string {
+	switch {
+	case a.apiKeys == nil:
+		return "a bearer token is required: send Authorization: Bearer <JWT>"
+	case a.keys == nil:
+		return "an API key is required: send Authorization: Bearer <key> or x-api-key: <key>"
+	}
+	return "a bearer token or API key is required: send Authorization: Bearer <JWT or key> or x-api-key: <key>"
 }
 
 // reason is the verification failure, without the library's prefixes.

@@ -1,10 +1,15 @@
 package agentgateway
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -12,6 +17,7 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 
 	"github.com/llmkube/llmkube-compile/simulate"
 )
@@ -78,16 +84,32 @@ func CELVariables() []cel.EnvOption {
 
 // Env is the CEL environment of agentgateway's request-time expressions
 // (authorization, transformation, direct response) as cel-go declares it:
-// the variables above and json(string|bytes) -> dyn, which parses JSON and
-// fails on anything else (an empty body included).
+// the variables above and the functions of crates/celx/src/general.rs the
+// emitters' expressions call, bound with upstream's semantics:
+//   - json(string|bytes) -> dyn (json_parse): parses JSON with serde_json,
+//     failing on anything else (an empty body included); an integer stays
+//     an integer (i64, else u64), any other number is a double.
+//   - toJson(dyn) -> string (to_json): the value as JSON (Value::json in
+//     crates/cel-fork/cel/src/json.rs: bytes as base64, map keys as their
+//     string, object keys sorted as serde_json's map keeps them).
+//   - map.merge(map) -> map (map_merge): the receiver's entries, then the
+//     argument's, which win on a key both have; a non-map fails.
 func Env() (*cel.Env, error) {
 	envOnce.Do(func() {
-		opts := append(CELVariables(), cel.Function("json",
-			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
-				cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.String))) })),
-			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType,
-				cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.Bytes))) })),
-		))
+		anyMap := cel.MapType(cel.DynType, cel.DynType)
+		opts := append(CELVariables(),
+			cel.Function("json",
+				cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType,
+					cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.String))) })),
+				cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType,
+					cel.UnaryBinding(func(v ref.Val) ref.Val { return parseJSON([]byte(v.(types.Bytes))) }))),
+			cel.Function("toJson",
+				cel.Overload("toJson_dyn", []*cel.Type{cel.DynType}, cel.StringType,
+					cel.UnaryBinding(toJSON))),
+			cel.Function("merge",
+				cel.MemberOverload("map_merge", []*cel.Type{anyMap, anyMap}, anyMap,
+					cel.BinaryBinding(mergeMaps))),
+		)
 		env, envErr = cel.NewEnv(opts...)
 	})
 	return env, envErr
@@ -100,11 +122,121 @@ var (
 )
 
 func parseJSON(b []byte) ref.Val {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := d.Decode(&v); err != nil {
 		return types.NewErr("json: %v", err)
 	}
-	return types.DefaultTypeAdapter.NativeToValue(v)
+	if _, err := d.Token(); err != io.EOF {
+		return types.NewErr("json: trailing data after the value")
+	}
+	return types.DefaultTypeAdapter.NativeToValue(numbers(v))
+}
+
+// numbers turns json.Number into what serde_json parses a number as: i64,
+// else u64, else f64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return u
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
+
+func mergeMaps(this, other ref.Val) ref.Val {
+	a, ok := this.(traits.Mapper)
+	b, ok2 := other.(traits.Mapper)
+	if !ok || !ok2 {
+		return types.NewErr("merge: expected map, got %s and %s", this.Type(), other.Type())
+	}
+	out := map[ref.Val]ref.Val{}
+	for _, m := range []traits.Mapper{a, b} {
+		for it := m.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			out[k] = m.Get(k)
+		}
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, out)
+}
+
+func toJSON(v ref.Val) ref.Val {
+	native, err := jsonValue(v)
+	if err != nil {
+		return types.NewErr("toJson: %v", err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // serde_json escapes only what JSON requires
+	if err := enc.Encode(native); err != nil {
+		return types.NewErr("toJson: %v", err)
+	}
+	return types.String(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// jsonValue is Value::json: a CEL value as the Go value encoding/json
+// writes the same JSON for.
+func jsonValue(v ref.Val) (any, error) {
+	switch x := v.(type) {
+	case types.Null:
+		return nil, nil
+	case types.Bool:
+		return bool(x), nil
+	case types.String:
+		return string(x), nil
+	case types.Int:
+		return int64(x), nil
+	case types.Uint:
+		return uint64(x), nil
+	case types.Double:
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, nil // serde_json: a non-finite float is null
+		}
+		return f, nil
+	case types.Bytes:
+		return base64.StdEncoding.EncodeToString(x), nil
+	case traits.Mapper:
+		out := map[string]any{}
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			val, err := jsonValue(x.Get(k))
+			if err != nil {
+				val = nil // Value::json: a value that fails is null
+			}
+			out[fmt.Sprint(k.Value())] = val
+		}
+		return out, nil
+	case traits.Lister:
+		var out []any
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			val, err := jsonValue(it.Next())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, val)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no JSON for %s", v.Type())
 }
 
 // Check parses and type-checks expr in Env.
@@ -178,6 +310,35 @@ func (c *celContext) eval(expr string) (ref.Val, error) {
 	}
 	out, _, err := prg.Eval(vars)
 	return out, err
+}
+
+// evalBody is a body transformation's value (value_as_byte_or_json): a
+// string or bytes as they are, another value as JSON; an error when the
+// expression fails.
+func (c *celContext) evalBody(expr string) ([]byte, error) {
+	v, err := c.eval(expr)
+	if err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case *types.Err:
+		return nil, x
+	case types.String:
+		return []byte(x), nil
+	case types.Bytes:
+		return []byte(x), nil
+	}
+	s := toJSON(v)
+	if e, ok := s.(*types.Err); ok {
+		return nil, e
+	}
+	return []byte(s.(types.String)), nil
+}
+
+// EvalBody evaluates a body transformation on a request as agentgateway
+// does; an error means agentgateway sends an empty body.
+func EvalBody(expr string, r simulate.Request, claims map[string]any) ([]byte, error) {
+	return requestContext(r, claims).evalBody(expr)
 }
 
 // evalBool is agentgateway's Executor::eval_bool: an error or a non-bool

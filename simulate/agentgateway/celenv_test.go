@@ -105,12 +105,11 @@ func TestCELEnvironmentMatchesTheTargets(t *testing.T) {
 	sort.Strings(diffs)
 	require.Empty(t, diffs, "the emitter's CEL environment differs from upstream's:\n%s", strings.Join(diffs, "\n"))
 	require.Equal(t, agw.CELMapVars, target.CELMapVars, "map variables: upstream (simulate) first, the emitter's second")
-	// The functions the emitter's expressions call exist on both sides with
-	// the same overloads.
-	for name, fn := range targetEnv.Functions() {
-		if !strings.HasPrefix(name, "json") {
-			continue
-		}
+	// The functions the emitter's expressions call (json, toJson, merge)
+	// exist on both sides with the same overloads.
+	for _, name := range []string{"json", "toJson", "merge"} {
+		fn, ok := targetEnv.Functions()[name]
+		require.True(t, ok, "the emitter does not declare function %s", name)
 		mf, ok := modelEnv.Functions()[name]
 		require.True(t, ok, "the emitter declares function %s; upstream (simulate) does not", name)
 		require.Equal(t, len(fn.OverloadDecls()), len(mf.OverloadDecls()), "function %s overloads", name)

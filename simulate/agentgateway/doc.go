@@ -48,7 +48,15 @@
 //     controller at 75b4e6c (issue 51), not read from a source file.
 //   - CEL: the variables crates/agentgateway/src/cel/types.rs Executor
 //     declares (request with body as bytes, jwt, source, llm, ...) and
-//     json(string|bytes), evaluated with cel-go (see Env).
+//     json(string|bytes), toJson(dyn) and map.merge(map) of
+//     crates/celx/src/general.rs (read at v1.4.1), evaluated with cel-go
+//     (see Env).
+//   - Body transformations: crates/agentgateway/src/http/
+//     transformation_cel.rs (v1.4.1) apply: the body is replaced after the
+//     headers are set and removed, by a string or bytes as they are or
+//     another value as JSON, and by an empty body when the expression
+//     fails. The backend is sent the model of the body it gets
+//     (Outcome.UpstreamModel).
 //
 // What it leaves out: TLS, listener ports, ListenerSets, GAMMA service
 // routes, rate limits, retries, backend policies, virtual models, the

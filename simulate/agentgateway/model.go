@@ -82,9 +82,12 @@ func key(m meta) string { return m.Namespace + "/" + m.Name }
 
 // flight is one request on its way through the Gateway.
 type flight struct {
-	req      simulate.Request
-	headers  http.Header
-	body     []byte
+	req     simulate.Request
+	headers http.Header
+	body    []byte
+	// bodySet: a transformation replaced the body, whose model is then the
+	// one sent upstream.
+	bodySet  bool
 	claims   map[string]any
 	listener Listener
 	out      *simulate.Outcome
@@ -176,6 +179,15 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 		out.Backend = kind + "/" + b.Name
 	}
 	out.Attempts = []string{out.Backend}
+	if f.req.RateLimited[out.Backend] {
+		// No retry or failover on an answer's status: the provider's 429
+		// is the client's.
+		out.Status = http.StatusTooManyRequests
+		out.Header = http.Header{"Retry-After": {simulate.LimitedRetryAfter}}
+		out.Tracef("%s answers 429 (rate limited): relayed to the client (agentgateway retries no status and fails over on readiness only)", out.Backend)
+		out.Backend = "" // no backend served
+		return *out
+	}
 	if f.req.Down[out.Backend] {
 		// The route sends the request to one backend; agentgateway does not
 		// fail over to another pool or model at request time.
@@ -187,7 +199,7 @@ func (m *Model) ServeOn(listener string, r simulate.Request) simulate.Outcome {
 	out.Status = http.StatusOK
 	out.Upstream = f.headers
 	if out.UpstreamModel == "" {
-		out.UpstreamModel = f.req.Model() // nothing rewrote the body's model
+		out.UpstreamModel = f.upstreamModel()
 	}
 	out.Tracef("forwarded to %s", out.Backend)
 	return *out
@@ -331,6 +343,40 @@ func transformRequest(f *flight, p *policy) {
 	for _, n := range t.Request.Remove {
 		f.headers.Del(n)
 	}
+	if t.Request.Body != "" {
+		transformBody(f, t.Request.Body)
+	}
+}
+
+// transformBody replaces the body with expr's value, after the headers as
+// upstream (transformation_cel.rs apply): a string or bytes as they are,
+// another value as JSON, and an empty body when the expression fails ("If
+// it fails, set an empty body").
+func transformBody(f *flight, expr string) {
+	f.bodySet = true
+	b, err := f.cel().evalBody(expr)
+	if err != nil {
+		f.body = []byte{}
+		f.out.Tracef("body set empty: %s does not evaluate (%v)", expr, err)
+		return
+	}
+	f.body = b
+	f.out.Tracef("body replaced (%d bytes)", len(b))
+}
+
+// upstreamModel is the model the backend is sent: the body's, after any
+// transformation that replaced it ("" when the body it is sent has none).
+func (f *flight) upstreamModel() string {
+	if !f.bodySet {
+		return f.req.Model() // nothing rewrote the body
+	}
+	var body struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(f.body, &body) != nil {
+		return ""
+	}
+	return body.Model
 }
 
 // routePolicies are the PostRouting policies of the route in merge order:

@@ -220,6 +220,23 @@ func TestDownBackendFails(t *testing.T) {
 	assert.Equal(t, []string{"InferencePool/a"}, o.Attempts)
 }
 
+// TestRateLimitedBackendIsRelayed: a backend whose provider answers 429
+// has it relayed to the client: agentgateway retries no status and fails
+// over on readiness only.
+func TestRateLimitedBackendIsRelayed(t *testing.T) {
+	m := model(t, route("r", `  - name: a
+    matches: [{headers: [{name: x-model, type: Exact, value: a}]}]
+    backendRefs: [{group: inference.networking.k8s.io, kind: InferencePool, name: a}]
+`)+"\n---\n"+pools("a"))
+	r := req("x-model", "a")
+	r.RateLimited = map[string]bool{"InferencePool/a": true}
+	o := m.Serve(r)
+	assert.Equal(t, http.StatusTooManyRequests, o.Status, "%v", o.Trace)
+	assert.Equal(t, simulate.LimitedRetryAfter, o.Header.Get("Retry-After"))
+	assert.Empty(t, o.Backend)
+	assert.Equal(t, []string{"InferencePool/a"}, o.Attempts)
+}
+
 // A foreign AgentgatewayModel attached directly to the listener takes it
 // (issue 51, measured at agentgateway 75b4e6c): the router's models behind
 // its HTTPRoute get 404, the foreign model answers. On another listener it

@@ -111,6 +111,8 @@ type policy struct {
 					Set    []headerExpr `json:"set"`
 					Add    []headerExpr `json:"add"`
 					Remove []string     `json:"remove"`
+					// Body is a CEL expression whose value replaces the body.
+					Body string `json:"body"`
 				} `json:"request"`
 			} `json:"transformation"`
 			DirectResponse *struct {

@@ -58,7 +58,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	gwapiv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/simulate"
 )
 
@@ -67,6 +66,18 @@ const Version = "Envoy AI Gateway v1.1.0 (c217da8) on Envoy Gateway v1.9.1"
 
 // routeNotFound is the AI Gateway's trailing rule name.
 const routeNotFound = "route-not-found"
+
+// What the model reads of the LLMKube objects beyond upstream's fields,
+// written here on its own rather than imported from the emitters' naming
+// (a wrong key would then be wrong on both sides): the label naming the
+// ModelRouter an object was generated for (docs/targets/gateway.md), and
+// the annotation of a BackendTrafficPolicy naming the budget of each of its
+// rate-limit rules. The routing tests fail when the emitter writes others
+// (an outcome no router answered, a charge to no budget).
+const (
+	labelRouter           = "inference.llmkube.dev/model-router"
+	annotationBudgetRules = "inference.llmkube.dev/budget-rules"
+)
 
 // Gateway names the Gateway the model serves. Labels are the Gateway's,
 // which Envoy Gateway policies select it by (spec.targetSelectors); a
@@ -175,7 +186,7 @@ func (b *building) add(u *unstructured.Unstructured) error {
 		err := decode(u, &sb)
 		if err == nil {
 			b.backends[sb.Namespace+"/"+sb.Name] = &sb
-			b.labels[sb.Namespace+"/"+sb.Name] = sb.Labels[naming.LabelRouter]
+			b.labels[sb.Namespace+"/"+sb.Name] = sb.Labels[labelRouter]
 		}
 		return err
 	case "BackendSecurityPolicy":
@@ -323,7 +334,7 @@ func compileHeaders(in []headerMatch) []header {
 func (m *Model) aiRoutes(r *aiGatewayRoute) []*route {
 	var out []*route
 	owner := r.Namespace + "/" + r.Name
-	router := r.Labels[naming.LabelRouter]
+	router := r.Labels[labelRouter]
 	for i, rule := range r.Spec.Rules {
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -611,7 +622,7 @@ func (m *Model) charge(r *route, h http.Header, o *simulate.Outcome) {
 	if !ok || btp.Spec.RateLimit == nil || btp.Spec.RateLimit.Global == nil {
 		return
 	}
-	names := strings.Split(btp.Annotations[naming.AnnotationBudgetRules], ",")
+	names := strings.Split(btp.Annotations[annotationBudgetRules], ",")
 	for i, rl := range btp.Spec.RateLimit.Global.Rules {
 		key, applies := descriptor(rl, h)
 		if !applies {
@@ -621,7 +632,7 @@ func (m *Model) charge(r *route, h http.Header, o *simulate.Outcome) {
 		if i < len(names) && names[i] != "" {
 			budget = names[i]
 		}
-		o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[naming.LabelRouter], Budget: budget, Key: key})
+		o.Charges = append(o.Charges, simulate.Charge{Router: btp.Namespace + "/" + btp.Labels[labelRouter], Budget: budget, Key: key})
 	}
 }
 
@@ -650,10 +661,20 @@ func (m *Model) send(r *route, req simulate.Request, o *simulate.Outcome) {
 		o.Status = http.StatusServiceUnavailable
 		return
 	}
-	for _, b := range o.Attempts {
+	for i, b := range o.Attempts {
 		if req.Down[b] {
 			o.Tracef("AIServiceBackend %s fails; Envoy retries the next priority", b)
 			continue
+		}
+		if req.RateLimited[b] {
+			// The BackendTrafficPolicy retries on 5xx, reset,
+			// connect-failure and refused-stream only: a 429 is the
+			// answer, relayed as the provider sent it.
+			o.Attempts = o.Attempts[:i+1]
+			o.Status = http.StatusTooManyRequests
+			o.Header = http.Header{"Retry-After": {simulate.LimitedRetryAfter}}
+			o.Tracef("AIServiceBackend %s answers 429 (rate limited); Envoy's retryOn has no 429, so the client gets it and no other priority is tried", b)
+			return
 		}
 		o.Backend = b
 		o.Upstream = m.upstreamHeaders(b, h, o)

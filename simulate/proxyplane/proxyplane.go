@@ -7,7 +7,9 @@
 // What is in process instead of real: the upstreams (a transport that
 // records each request and answers in the provider's own format), the
 // JWKS (a key generated per Plane; a Token is signed with it, its issuer as
-// given, an hour of validity), and credentials (placeholder values). Pod
+// given, an hour of validity), credentials (placeholder values), and the
+// Secrets of policy.auth.apiKeys (a temporary directory per request, each
+// Secret holding the key simulate.KeyValue names; apikeys.go). Pod
 // balancing (resolution: endpoint) and ModelPool activation are not run:
 // requests go to the backend's Service URL, every pool member resident.
 package proxyplane
@@ -79,6 +81,7 @@ type upstream struct {
 	byHost   map[string]string // upstream host -> backend
 	backends map[string]*proxyapi.Backend
 	down     map[string]bool
+	limited  map[string]bool // answer 429 (limitedReply)
 	sent     []sent
 }
 
@@ -136,6 +139,9 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 	if u.down[name] {
 		return answer(r, http.StatusServiceUnavailable, `{"error":{"message":"down","type":"server_error"}}`), nil
 	}
+	if u.limited[name] && !isProbe(r, b) {
+		return limitedReply(r, b), nil
+	}
 	if isProbe(r, b) {
 		return answer(r, http.StatusOK, `{}`), nil
 	}
@@ -145,6 +151,25 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 		return answer(r, http.StatusOK, responsesReply), nil
 	}
 	return answer(r, http.StatusOK, replyFor(b)), nil
+}
+
+// limitedReply is a backend's 429 in its provider's own format (the
+// formats providers.ReadLimit reads), with Retry-After.
+func limitedReply(r *http.Request, b *proxyapi.Backend) *http.Response {
+	var resp *http.Response
+	switch b.Provider {
+	case "anthropic":
+		resp = answer(r, http.StatusTooManyRequests, `{"type":"error","error":{"type":"rate_limit_error","message":"rate limited (routing test)"}}`)
+	case "bedrock":
+		resp = answer(r, http.StatusTooManyRequests, `{"message":"Too many requests, please wait before trying again."}`)
+		resp.Header.Set("X-Amzn-Errortype", "ThrottlingException")
+	case "vertex_ai":
+		resp = answer(r, http.StatusTooManyRequests, `{"error":{"code":429,"message":"Resource exhausted. Please try again later.","status":"RESOURCE_EXHAUSTED"}}`)
+	default:
+		resp = answer(r, http.StatusTooManyRequests, `{"error":{"message":"rate limited (routing test)","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
+	}
+	resp.Header.Set("Retry-After", simulate.LimitedRetryAfter)
+	return resp
 }
 
 // responsesReply is a non-streamed OpenAI Responses answer.
@@ -243,7 +268,15 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 		o.Tracef("the router-proxy refuses its config: %v", err)
 		return o
 	}
+	keys, err := writeKeys(cfg, in.APIKey)
+	if err != nil {
+		o.Status = http.StatusInternalServerError
+		o.Tracef("the API keys' Secrets cannot be written: %v", err)
+		return o
+	}
+	defer keys()
 	up := newUpstream(cfg, in.Down)
+	up.limited = in.RateLimited
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	audit := &auditSink{}

@@ -81,9 +81,15 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 	e.authPolicy()
 	if e.routed {
 		e.servingPolicies()
+		e.upstreamModelPolicies()
 	}
 	for _, x := range e.expressions {
 		if err := CheckExpression(x); err != nil {
+			e.diags.ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonInternalError, "generated CEL does not type-check: %v", err)
+		}
+	}
+	for _, x := range e.bodies {
+		if err := CheckBody(x); err != nil {
 			e.diags.ErrorAt(diag.Spec("agentGatewayRef"), targets.ReasonInternalError, "generated CEL does not type-check: %v", err)
 		}
 	}
@@ -107,12 +113,14 @@ type emitter struct {
 	diags       diag.List
 	objects     []targets.Typed
 	// expressions are every CEL header-value expression emitted, and
-	// conditions every CEL authorization condition, type-checked before output.
+	// conditions every CEL authorization condition, and bodies every body
+	// transformation, type-checked before output.
 	expressions []string
 	conditions  []string
+	bodies      []string
 	// servedBy maps each HTTPRoute rule (its section name) to the backend
 	// that serves it (routing InferencePool), for the allowlists.
-	servedBy map[string]string
+	servedBy map[string]served
 	// routed is true once the HTTPRoute is emitted.
 	routed     bool
 	pools      int

@@ -90,7 +90,7 @@ func TestInferencePoolObjects(t *testing.T) {
   defaultRoute: qwen
 `)
 	require.False(t, diags.HasErrors())
-	require.Len(t, objs, 3)
+	require.Len(t, objs, 4)
 	pool := find(objs, "InferencePool", naming.AgentGatewayPoolName("chat", "qwen3"))
 	require.NotNil(t, pool)
 	sel, _, _ := unstructured.NestedStringMap(pool.Object, "spec", "selector", "matchLabels")
@@ -116,6 +116,13 @@ func TestInferencePoolObjects(t *testing.T) {
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
 	require.Len(t, rules, 1)
 	assert.Equal(t, "default", rules[0].(map[string]any)["name"])
+
+	// The default route brings the pool every model's requests: they are
+	// sent the name the runtime serves.
+	rewrite := find(objs, "AgentgatewayPolicy", naming.AgentGatewayUpstreamModelPolicyName("chat", "qwen"))
+	require.NotNil(t, rewrite)
+	body, _, _ := unstructured.NestedString(rewrite.Object, "spec", "traffic", "transformation", "request", "body")
+	assert.Equal(t, agentgateway.UpstreamModelBody("qwen3"), body)
 }
 
 func TestCrossNamespacePolicyHasNoOwnerAndIsLabelled(t *testing.T) {
@@ -127,7 +134,7 @@ func TestCrossNamespacePolicyHasNoOwnerAndIsLabelled(t *testing.T) {
 `)
 	var pol *unstructured.Unstructured
 	for _, o := range objs {
-		if o.GetKind() == "AgentgatewayPolicy" {
+		if o.GetKind() == "AgentgatewayPolicy" && strings.Contains(o.GetName(), "model-extraction") {
 			pol = o
 		} else {
 			assert.Equal(t, "ns", o.GetNamespace(), "%s stays in the router's namespace", o.GetKind())
@@ -195,7 +202,7 @@ func TestWarnings(t *testing.T) {
 		"spec.rules[0].timeout FieldIgnored",
 		"spec.rules[0].match.latencySLOMs FieldIgnored",
 		"spec.rules[0].route.poolActivation FieldIgnored",
-		"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten",
+		"spec.backends[0].inferenceServiceRef.name UpstreamModelAssumed",
 	}, reasons(diags, diag.Warning))
 }
 
@@ -205,9 +212,9 @@ func TestModelInfoAtItsDefaultsIsNotWarned(t *testing.T) {
       inferenceServiceRef: {name: qwen3}
   defaultRoute: qwen
 `)
-	// The pool is sent the client's model (UpstreamModelNotRewritten), not
-	// a word about modelInfo.
-	assert.Equal(t, []string{"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten"}, reasons(diags, diag.Warning))
+	// The served name is assumed (UpstreamModelAssumed), not a word about
+	// modelInfo.
+	assert.Equal(t, []string{"spec.backends[0].inferenceServiceRef.name UpstreamModelAssumed"}, reasons(diags, diag.Warning))
 }
 
 // TestRefusals: the emitter's own refusals. What one field decides (the
@@ -292,7 +299,7 @@ func TestReadinessFailover(t *testing.T) {
 	res, tdiags := agentgateway.New().Compile(r)
 	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())
 	assert.ElementsMatch(t, []string{"spec.rules[1].route.backends RoutedToFallback", "spec.rules[0].route.backends NoReadyBackend",
-		"spec.backends[0].inferenceServiceRef.name UpstreamModelNotRewritten", "spec.backends[1].inferenceServiceRef.name UpstreamModelNotRewritten"}, reasons(tdiags, diag.Warning))
+		"spec.backends[0].inferenceServiceRef.name UpstreamModelAssumed", "spec.backends[1].inferenceServiceRef.name UpstreamModelAssumed"}, reasons(tdiags, diag.Warning))
 	route := find(res.Objects, "HTTPRoute", "chat-agentgateway")
 	rules, _, _ := unstructured.NestedSlice(route.Object, "spec", "rules")
 	require.Len(t, rules, 2)
@@ -359,16 +366,17 @@ func TestRefusedBackendOnlyRefused(t *testing.T) {
 	for _, d := range diags {
 		got = append(got, d.Field+" "+d.Reason)
 	}
-	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway", "spec.backends[1].inferenceServiceRef.name UpstreamModelNotRewritten"}, got)
+	assert.Equal(t, []string{"spec.backends[0].external UnsupportedOnAgentGateway", "spec.backends[1].inferenceServiceRef.name UpstreamModelAssumed"}, got)
 }
 
-// TestUpstreamModelNotRewrittenOnReroute: a backend serving its published id
-// by name is safe only where every route to it carries that name. A
-// sensitive rule (any model) and a static default route bring it requests
-// under other models' names, which an InferencePool route does not rewrite
-// and vLLM refuses (404): warned, naming them, with no served name offered
-// as the fix; a rule matching only its served name is not.
-func TestUpstreamModelNotRewrittenOnReroute(t *testing.T) {
+// TestUpstreamModelRewrittenOnReroute: every HTTPRoute rule that can bring
+// a pool requests under another name than the one its runtime serves (a
+// sensitive rule matching any model, a static default route) rewrites the
+// body's model to the served name, in one policy per backend naming those
+// rules; a rule matching only the served name needs none. With policy.auth
+// the rule's transformation also carries the team header and the removal
+// of the caller's token, which it replaces on those rules.
+func TestUpstreamModelRewrittenOnReroute(t *testing.T) {
 	doc := `apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata: {name: medgemma, namespace: ns}
@@ -397,22 +405,29 @@ spec:
       match: {models: [llama-3]}
       route: {backends: [local-general]}
   defaultRoute: local-medgemma
+  policy:
+    auth:
+      jwt: {provider: keycloak, issuer: "https://idp.example.com", jwksURI: "https://idp.example.com/jwks", teamClaim: team}
 `
 	in := &compiler.Inputs{}
 	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
 	reg := targets.NewRegistry(agentgateway.New())
 	r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Planes: reg.Capabilities()})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	_, tdiags := agentgateway.New().Compile(r)
+	res, tdiags := agentgateway.New().Compile(r)
 	require.False(t, tdiags.HasErrors(), "%v", tdiags.Err())
-	var got []string
-	for _, d := range tdiags.Warnings() {
-		if d.Reason == agentgateway.ReasonUpstreamModelNotRewritten {
-			got = append(got, d.Field+": "+d.Message)
-		}
+	assert.Empty(t, tdiags.Warnings(), "both served names are known")
+	p := find(res.Objects, "AgentgatewayPolicy", "chat-local-medgemma-model-name")
+	require.NotNil(t, p, "local-medgemma is reached under other names")
+	refs, _, _ := unstructured.NestedSlice(p.Object, "spec", "targetRefs")
+	var sections []any
+	for _, ref := range refs {
+		sections = append(sections, ref.(map[string]any)["sectionName"])
 	}
-	require.Len(t, got, 1, "local-general is reached only by requests for llama-3: %v", got)
-	assert.Contains(t, got[0], "spec.backends[0].inferenceServiceRef.name:")
-	assert.Contains(t, got[0], `Requests for other models reach it under their own names (by rule "phi-stays-local", the default route)`)
-	assert.NotContains(t, got[0], "--served-model-name", "no served name avoids it")
+	assert.Equal(t, []any{"default", "rule-phi-stays-local"}, sections)
+	req, _, _ := unstructured.NestedMap(p.Object, "spec", "traffic", "transformation", "request")
+	assert.Equal(t, `toJson(json(request.body).merge({"model": "medgemma-27b"}))`, req["body"])
+	assert.Equal(t, []any{"authorization"}, req["remove"], "the rule's transformation replaces the route's: it removes the caller's token too")
+	assert.Equal(t, []any{map[string]any{"name": "x-llmkube-team", "value": `jwt["team"]`}}, req["set"])
+	assert.Nil(t, find(res.Objects, "AgentgatewayPolicy", "chat-local-general-model-name"), "local-general is reached only by requests for llama-3")
 }

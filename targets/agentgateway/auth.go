@@ -2,7 +2,6 @@ package agentgateway
 
 import (
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -55,23 +54,20 @@ func (e *emitter) authPolicy() {
 			Mode:      "Strict",
 			Providers: []JWTProvider{{Issuer: a.JWT.Issuer, Audiences: a.JWT.Audiences, JWKS: JWKS{Remote: &RemoteJWKS{URL: a.JWT.JWKSURI}}}},
 		},
-		Transformation: &Transformation{Request: &TransformationSpec{
-			Set:    []HeaderExpression{{Name: a.JWT.HeaderKey, Value: claim}},
-			Remove: []string{callerTokenHeader},
-		}},
+		Transformation: &Transformation{Request: e.authTransformation()},
 	}
 	e.expressions = append(e.expressions, claim)
 	if len(a.Allowlists) > 0 && e.g.Routing != ir.AgentGatewayRoutingModel {
 		var conds []string
 		for _, al := range a.Allowlists {
-			c := claim + " == " + strconv.Quote(al.Team)
+			c := claim + " == " + CELString(al.Team)
 			if len(al.Models) > 0 {
 				var models []string
 				for _, m := range al.Models {
 					if wellknown.IsGlob(m) {
-						models = append(models, ModelExpression+".matches("+strconv.Quote("^"+wellknown.GlobRE2(m)+"$")+")")
+						models = append(models, ModelExpression+".matches("+CELString("^"+wellknown.GlobRE2(m)+"$")+")")
 					} else {
-						models = append(models, ModelExpression+" == "+strconv.Quote(m))
+						models = append(models, ModelExpression+" == "+CELString(m))
 					}
 				}
 				c += " && (" + strings.Join(models, " || ") + ")"
@@ -91,12 +87,36 @@ func (e *emitter) authPolicy() {
 	}, AgentgatewayPolicyGVK)
 }
 
-// serves records that the HTTPRoute rule section is served by backend.
-func (e *emitter) serves(section, backend string) {
-	if e.servedBy == nil {
-		e.servedBy = map[string]string{}
+// authTransformation is the request transformation policy.auth needs on
+// every route rule: the verified team claim in its header (the client's
+// value replaced) and the caller's Authorization removed; nil without
+// policy.auth.jwt. A rule's own transformation (upstreamModelPolicies)
+// replaces the route's in agentgateway, so it carries these too.
+func (e *emitter) authTransformation() *TransformationSpec {
+	a := e.r.Policy.Auth
+	if a == nil || a.JWT == nil {
+		return nil
 	}
-	e.servedBy[section] = backend
+	return &TransformationSpec{
+		Set:    []HeaderExpression{{Name: a.JWT.HeaderKey, Value: e.teamClaim()}},
+		Remove: []string{callerTokenHeader},
+	}
+}
+
+// served is what one HTTPRoute rule (routing InferencePool) sends its pool:
+// the backend, and the exact model names its matches admit (nil: any).
+type served struct {
+	backend string
+	models  []string
+}
+
+// serves records that the HTTPRoute rule section is served by backend and
+// carries requests for models (nil: any model).
+func (e *emitter) serves(section, backend string, models []string) {
+	if e.servedBy == nil {
+		e.servedBy = map[string]served{}
+	}
+	e.servedBy[section] = served{backend, models}
 }
 
 // servingPolicies hold the allowlists on the backend that serves (routing
@@ -116,8 +136,8 @@ func (e *emitter) servingPolicies() {
 		return
 	}
 	sections := map[string][]string{}
-	for section, backend := range e.servedBy {
-		sections[backend] = append(sections[backend], section)
+	for section, s := range e.servedBy {
+		sections[s.backend] = append(sections[s.backend], section)
 	}
 	claim := e.teamClaim()
 	route := naming.AgentGatewayRouteName(e.r.Name)
@@ -130,7 +150,7 @@ func (e *emitter) servingPolicies() {
 		var conds []string
 		for _, al := range a.Allowlists {
 			if al.Allows(b.ModelNames()...) {
-				conds = append(conds, claim+" == "+strconv.Quote(al.Team))
+				conds = append(conds, claim+" == "+CELString(al.Team))
 			}
 		}
 		if len(conds) == len(a.Allowlists) {
@@ -182,7 +202,7 @@ func (e *emitter) warnServedByOther(rule *ir.Rule, candidates []string, target s
 }
 
 func (e *emitter) teamClaim() string {
-	return "jwt[" + strconv.Quote(e.r.Policy.Auth.JWT.TeamClaim) + "]"
+	return "jwt[" + CELString(e.r.Policy.Auth.JWT.TeamClaim) + "]"
 }
 
 // modelAuthorization is the authorization of one AgentgatewayModel in
@@ -203,7 +223,7 @@ func (e *emitter) modelAuthorization(modelID string) *Authorization {
 		}
 		if ok && !contains(teams, al.Team) {
 			teams = append(teams, al.Team)
-			conds = append(conds, claim+" == "+strconv.Quote(al.Team))
+			conds = append(conds, claim+" == "+CELString(al.Team))
 		}
 	}
 	cond := "false"

@@ -34,9 +34,6 @@ const (
 	ReasonRoutedToFallback                    = "RoutedToFallback"
 	ReasonRuleOrderNotExpressible             = "RuleOrderNotExpressible"
 	ReasonVerifiedHeaderMatchUnsupported      = "VerifiedHeaderMatchUnsupported"
-	// ReasonUpstreamModelNotRewritten: routing InferencePool sends the
-	// pool the client's model, which its runtime may not serve.
-	ReasonUpstreamModelNotRewritten = "UpstreamModelNotRewritten"
 )
 
 // modelRouting is agentGatewayRef.routing: Model; InferencePool routing is
@@ -56,11 +53,18 @@ func auditRefused(field, except, value string) planes.Capability {
 		Message: "the audit log is written by the router-proxy, which AgentGateway does not run; configure agentgateway's access log instead and remove auditLog." + field + ", or use the Proxy data plane"}
 }
 
+// AgentGatewayOnRateLimit is what the AgentGateway plane does with a
+// provider's 429: the generated objects set no retry and no failover on an
+// answer's status (failover follows readiness only), so agentgateway
+// relays it.
+const AgentGatewayOnRateLimit = "the generated objects set no retry or failover on an answer's status (failover follows readiness only), so a provider's 429 reaches the client as the provider sent it"
+
 // Capabilities implements targets.Target: what the AgentGateway plane
 // ignores, refuses and requires of the spec, the proxy's timeouts included.
 func (*Target) Capabilities() planes.Table {
 	const pool = "use routing: InferencePool"
 	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneAgentGateway, true), targets.ProxyOnlyRows(ir.DataPlaneAgentGateway)...)
+	rows = append(rows, targets.UpstreamQuotaRows(ir.DataPlaneAgentGateway, AgentGatewayOnRateLimit)...)
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.agentGatewayRef", Verdict: planes.Required, Reason: ReasonAgentGatewayRefRequired,
 			Message: "dataPlane AgentGateway attaches the router to a pre-installed agentgateway Gateway; set spec.agentGatewayRef.name (and namespace) to that Gateway"},
@@ -105,6 +109,7 @@ func (*Target) Capabilities() planes.Table {
 			Message: "dataPlane AgentGateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Messages route to them; in routing InferencePool the body reaches the runtime untranslated; and the content classifier that keeps sensitive tool results local runs only in the router-proxy. Use dataPlane Proxy, which translates Messages for every backend kind"},
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Responses route to them; in routing InferencePool the body reaches the runtime untranslated. Use dataPlane Proxy, which translates Responses to chat completions for every backend kind"},
+		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},
 	), Emits: []string{
@@ -124,6 +129,5 @@ func (*Target) Capabilities() planes.Table {
 		targets.ReasonInternalError,
 		targets.ReasonGatewayRoutesOverlap,
 		targets.ReasonUpstreamModelAssumed,
-		ReasonUpstreamModelNotRewritten,
 	}}
 }

@@ -3,6 +3,7 @@ package agentgateway
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -73,13 +74,22 @@ func CELVariables() []cel.EnvOption {
 
 // CELEnv is agentgateway's CEL environment for request-time expressions
 // (authorization, transformation): CELVariables, with the agentgateway
-// functions this target uses: json(string|bytes) -> dyn (declared only;
-// simulate/agentgateway binds them).
+// functions this target uses (crates/celx/src/general.rs; declared only,
+// simulate/agentgateway binds them): json(string|bytes) -> dyn parses JSON,
+// toJson(dyn) -> string writes it, and map.merge(map) -> map is the
+// receiver's entries then the argument's, the argument's winning on a key
+// both have (map_merge).
 func CELEnv() (*cel.Env, error) {
-	return cel.NewEnv(append(CELVariables(), cel.Function("json",
-		cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
-		cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType),
-	))...)
+	anyMap := cel.MapType(cel.DynType, cel.DynType)
+	return cel.NewEnv(append(CELVariables(),
+		cel.Function("json",
+			cel.Overload("json_string", []*cel.Type{cel.StringType}, cel.DynType),
+			cel.Overload("json_bytes", []*cel.Type{cel.BytesType}, cel.DynType)),
+		cel.Function("toJson",
+			cel.Overload("toJson_dyn", []*cel.Type{cel.DynType}, cel.StringType)),
+		cel.Function("merge",
+			cel.MemberOverload("map_merge", []*cel.Type{anyMap, anyMap}, anyMap)),
+	)...)
 }
 
 // CheckCondition parses and type-checks an authorization condition against
@@ -94,6 +104,21 @@ func CheckCondition(expr string) error {
 func CheckExpression(expr string) error {
 	return check("expression", expr, types.StringType, "a header value (string)")
 }
+
+// CheckBody parses and type-checks a body transformation against CELEnv:
+// it must yield a string or bytes (agentgateway sends either as the body,
+// value_as_byte_or_json) or dyn.
+func CheckBody(expr string) error {
+	if err := check("body", expr, types.StringType, "a body"); err == nil {
+		return nil
+	}
+	return check("body", expr, types.BytesType, "a body (string or bytes)")
+}
+
+// CELString is s as a CEL string literal: a double-quoted string whose
+// escapes (\", \\, \n, \u....) CEL reads as Go writes them, for a value
+// taken from the spec (a served model name) placed in an expression.
+func CELString(s string) string { return strconv.Quote(s) }
 
 // check compiles expr in CELEnv and requires it to yield want (or dyn).
 func check(what, expr string, want *types.Type, wantWords string) error {

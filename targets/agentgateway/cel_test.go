@@ -1,6 +1,9 @@
 package agentgateway_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,13 +19,13 @@ import (
 )
 
 // emittedExpressions compiles every AgentGateway golden input and returns
-// every CEL expression the target put in an AgentgatewayPolicy.
-func emittedExpressions(t *testing.T) []string {
+// every CEL header-value expression the target put in an
+// AgentgatewayPolicy, and every body transformation (bodies).
+func emittedExpressions(t *testing.T) (exprs, bodies []string) {
 	t.Helper()
 	inputs, err := filepath.Glob("../../testdata/agentgateway-*/input.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, inputs)
-	var out []string
 	for _, f := range inputs {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -38,28 +41,73 @@ func emittedExpressions(t *testing.T) []string {
 					continue
 				}
 				set, _, _ := unstructured.NestedSlice(o.Object, "spec", "traffic", "transformation", "request", "set")
-				if _, direct, _ := unstructured.NestedMap(o.Object, "spec", "traffic", "directResponse"); !direct {
+				body, _, _ := unstructured.NestedString(o.Object, "spec", "traffic", "transformation", "request", "body")
+				if _, direct, _ := unstructured.NestedMap(o.Object, "spec", "traffic", "directResponse"); !direct && body == "" {
 					require.NotEmpty(t, set)
 				}
 				for _, s := range set {
-					out = append(out, s.(map[string]any)["value"].(string))
+					exprs = append(exprs, s.(map[string]any)["value"].(string))
+				}
+				if body != "" {
+					bodies = append(bodies, body)
 				}
 			}
 		}
 	}
-	return out
+	return exprs, bodies
 }
 
 // TestEveryEmittedExpressionTypeChecks type-checks every CEL expression the
 // target emits for the golden inputs against agentgateway's transformation
 // environment, so a malformed expression fails here rather than in a cluster.
 func TestEveryEmittedExpressionTypeChecks(t *testing.T) {
-	exprs := emittedExpressions(t)
+	exprs, bodies := emittedExpressions(t)
 	require.NotEmpty(t, exprs, "the InferencePool cases emit the model-extraction expression")
+	require.NotEmpty(t, bodies, "the InferencePool cases rewrite the model a pool is sent")
 	for _, x := range exprs {
 		assert.NoError(t, agentgateway.CheckExpression(x), x)
 	}
+	for _, x := range bodies {
+		assert.NoError(t, agentgateway.CheckBody(x), x)
+		_, err := agw.Check(x)
+		assert.NoError(t, err, "the model's environment takes it too: %s", x)
+	}
 	assert.NoError(t, agentgateway.CheckExpression(agentgateway.ModelExpression))
+}
+
+// TestUpstreamModelBodyRewritesOnlyTheModel evaluates the body
+// transformation with agentgateway's json(), merge() and toJson() semantics
+// (simulate/agentgateway, from crates/celx/src/general.rs): the model is
+// the served name, every other field comes back equal (nested objects,
+// integers past 2^53, floats, unicode, HTML characters unescaped), for
+// served names that need escaping in CEL. Without a JSON body it fails,
+// and agentgateway then sends an empty body: never the client's model.
+func TestUpstreamModelBodyRewritesOnlyTheModel(t *testing.T) {
+	body := map[string]any{
+		"model":       "gpt-4.1",
+		"messages":    []any{map[string]any{"role": "user", "content": "Pätient <MRN 12345678> \"quoted\" 🩺"}},
+		"max_tokens":  json.Number("9007199254740993"),
+		"temperature": json.Number("0.7"),
+		"stream":      true,
+		"tools":       []any{},
+		"metadata":    map[string]any{"nested": map[string]any{"a": nil}},
+	}
+	for _, served := range []string{"medgemma-27b", "Qwen/Qwen3-8B", `we"ird\\name`, "modèle-ü", "tab\there"} {
+		expr := agentgateway.UpstreamModelBody(served)
+		require.NoError(t, agentgateway.CheckBody(expr), expr)
+		out, err := agw.EvalBody(expr, simulate.Request{Body: body}, nil)
+		require.NoError(t, err, expr)
+		d := json.NewDecoder(bytes.NewReader(out))
+		d.UseNumber()
+		var got map[string]any
+		require.NoError(t, d.Decode(&got), string(out))
+		want := maps.Clone(body)
+		want["model"] = served
+		assert.Equal(t, want, got, expr)
+		assert.Contains(t, string(out), "<MRN", "no HTML escaping: %s", out)
+	}
+	_, err := agw.EvalBody(agentgateway.UpstreamModelBody("m"), simulate.Request{}, nil)
+	assert.Error(t, err, "no body: json() fails")
 }
 
 func TestMalformedExpressionsFail(t *testing.T) {

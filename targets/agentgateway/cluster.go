@@ -221,7 +221,9 @@ var overridable = []string{"jwtAuthentication", "authorization", "transformation
 // HTTPRoute, carry strategy.inheritance Override, and set a field the
 // router's route policy sets. agentgateway merges route policies from the
 // Gateway down to the rule and an Override locks the field: the router's
-// Strict JWT, its allowlist or its verified team header would be dropped.
+// Strict JWT, its allowlist, its verified team header, the removal of the
+// caller's token or the served model name (upstreamModelPolicies) would be
+// dropped.
 // The router cannot defend against it; the message says which policy and
 // which fields. (In routing Model the allowlist is on each
 // AgentgatewayModel, which no route policy merges with; the JWT and the team
@@ -272,7 +274,7 @@ func foreignOverrides(ctx context.Context, c targets.ClusterReader, cr *ir.Route
 		return "", nil
 	}
 	sort.Strings(found)
-	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist or verified team header), so the router's auth policy may not be enforced. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes",
+	return fmt.Sprintf("AgentgatewayPolicy %s sets strategy.inheritance Override on this router's Gateway, listener or route; agentgateway then drops this router's own setting of those fields (its Strict JWT, allowlist, verified team header, the removal of the caller's token, or the rewrite of the request's model to the name a pool serves), so the router's auth policy may not be enforced and a pool may be sent a model name it does not serve. This is a prerequisite the router cannot defend: remove the Override or scope it to other routes",
 		strings.Join(found, ", ")), nil
 }
 

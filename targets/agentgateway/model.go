@@ -1,7 +1,6 @@
 package agentgateway
 
 import (
-	"strconv"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -84,7 +83,7 @@ func (e *emitter) modelRouting() {
 			if spec.Policies == nil {
 				spec.Policies = &ModelPolicies{}
 			}
-			spec.Policies.Transformations = []FieldTransformation{{Field: "model", Expression: strconv.Quote(served)}}
+			spec.Policies.Transformations = []FieldTransformation{{Field: "model", Expression: CELString(served)}}
 		}
 		if msg, ok := targets.AssumedUpstreamModel(ir.DataPlaneAgentGateway, b); ok {
 			e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), targets.ReasonUpstreamModelAssumed, "%s", msg)

@@ -1,9 +1,7 @@
 package agentgateway
 
 import (
-	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -12,6 +10,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/targets"
 )
 
 // HTTPRoute limits (Gateway API standard channel).
@@ -176,7 +175,9 @@ func (e *emitter) poolRouting() {
 		b := &e.r.Backends[i]
 		if b.Local != nil {
 			poolOf[b.Name] = e.pool(b, i, pools)
-			e.upstreamModelNotRewritten(i, b)
+			if msg, ok := targets.AssumedUpstreamModel(ir.DataPlaneAgentGateway, b); ok {
+				e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), targets.ReasonUpstreamModelAssumed, "%s", msg)
+			}
 		}
 	}
 	rules, closed := e.poolRuleRoutes(poolOf)
@@ -228,7 +229,7 @@ func (e *emitter) poolRuleRoutes(poolOf map[string]string) (rules []gwv1.HTTPRou
 					"the InferenceService of backend %q has no ready replica, so rule %q routes to %q; the next compile moves it back once it is ready", candidates[0], rule.Name, target)
 			}
 			hr.BackendRefs = poolRef(poolOf[target])
-			e.serves("rule-"+rule.Name, target)
+			e.serves("rule-"+rule.Name, target, exactModels(&rule.Match))
 			e.warnServedByOther(rule, candidates, target)
 		case rule.FailClosed:
 			e.diags.WarnAt(p.Child("route", "backends"), ReasonNoReadyBackend,
@@ -293,7 +294,7 @@ func (e *emitter) poolDefaultRoutes(poolOf map[string]string) []gwv1.HTTPRouteRu
 				continue
 			}
 			conds := [][]cond{{{name: ModelHeader, kind: condExact, value: b.ModelID}}}
-			e.serves("model-"+b.Name, b.Name)
+			e.serves("model-"+b.Name, b.Name, []string{b.ModelID})
 			rules = append(rules, gwv1.HTTPRouteRule{
 				Name:        sectionName("model-" + b.Name),
 				Matches:     toMatches(conds),
@@ -309,7 +310,7 @@ func (e *emitter) poolDefaultRoutes(poolOf map[string]string) []gwv1.HTTPRouteRu
 	switch {
 	case !ok || b.Local == nil:
 	case b.Local.Ready:
-		e.serves("default", name)
+		e.serves("default", name, nil)
 		rules = append(rules, gwv1.HTTPRouteRule{
 			Name:        sectionName("default"),
 			Matches:     toMatches([][]cond{{{name: ModelHeader, kind: condPresent}}}),
@@ -400,54 +401,4 @@ func (e *emitter) firstReady(candidates []string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// upstreamModelNotRewritten warns that an InferencePool route sends the
-// client's model to the pool unchanged: agentgateway rewrites a body's
-// model only for its AI backends (routing Model, an AgentgatewayModel's
-// transformations), and an InferencePool is not one. A backend is safe only
-// when its InferenceService names the model it serves, published under that
-// same name, and every route to it carries requests for that name alone: a
-// rule that matches other models or none (a sensitive rule, a header rule),
-// or a static default route, brings it requests under other names (a
-// clinician's gpt-4.1 labelled phi reaches the clinical model as gpt-4.1),
-// which no served name avoids.
-func (e *emitter) upstreamModelNotRewritten(i int, b *ir.Backend) {
-	via := e.reroutedTo(b)
-	if b.UpstreamModel.Known() && b.UpstreamModel.Name == b.ModelID && len(via) == 0 {
-		return
-	}
-	fix := fmt.Sprintf("Use routing Model, dataPlane Proxy or Gateway, or serve the backend under its published id (--served-model-name %s in the InferenceService's extraArgs)", b.ModelID)
-	if len(via) > 0 {
-		fix = fmt.Sprintf("Requests for other models reach it under their own names (by %s), which no served name avoids: use routing Model, or dataPlane Proxy or Gateway, which send every backend the name it serves", strings.Join(via, ", "))
-	}
-	e.diags.WarnAt(diag.Backend(i).Child("inferenceServiceRef", "name"), ReasonUpstreamModelNotRewritten,
-		"agentGatewayRef.routing InferencePool sends backend %q's pool the model the client asked for, not the name its runtime serves (%q); agentgateway rewrites a request's model only on routing Model, so a request under another name is refused by a runtime that checks it (vLLM: 404). %s",
-		b.Name, b.UpstreamModel.Name, fix)
-}
-
-// reroutedTo names the routes that bring backend b requests for models
-// other than the one it serves: a rule among whose backends it is that
-// matches any model but that one (or any model at all), and a static
-// default route to it (BackendNameMatch sends it only its own id).
-func (e *emitter) reroutedTo(b *ir.Backend) []string {
-	var via []string
-	for _, rule := range e.r.Rules {
-		if !slices.Contains(rule.Candidates, b.Name) {
-			continue
-		}
-		only := len(rule.Match.Models) > 0
-		for _, m := range rule.Match.Models {
-			if m != b.UpstreamModel.Name {
-				only = false
-			}
-		}
-		if !only {
-			via = append(via, fmt.Sprintf("rule %q", rule.Name))
-		}
-	}
-	if e.r.Default.Backend == b.Name && e.r.Default.Strategy != ir.DefaultBackendNameMatch {
-		via = append(via, "the default route")
-	}
-	return via
 }

@@ -405,3 +405,31 @@ func TestAudiencesAreEnforced(t *testing.T) {
 	m = gateway(t, nil, router("chat", poolMode+auth))
 	expect(t, m, chat("qwen3-32b", aud("https://other.example/mcp")), http.StatusOK, "InferencePool/chat-qwen3-pool")
 }
+
+// A pool is sent the name its runtime serves on the rules that bring it
+// other names (the BackendNameMatch rule of a published id other than the
+// served name): the rule's body transformation rewrites the model. A
+// foreign AgentgatewayPolicy with inheritance Override that sets a
+// transformation on the Gateway locks the field, and the pool is sent the
+// client's name again: a documented prerequisite the router cannot defend,
+// reported by the controller as OverridingPolicy.
+func TestServedModelNameAndAForeignOverride(t *testing.T) {
+	o := expect(t, gateway(t, nil, router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	assert.Equal(t, "qwen3", o.UpstreamModel, "qwen's runtime serves qwen3 (its InferenceService's name), not the published qwen3-32b")
+	o = expect(t, gateway(t, nil, router("chat", poolMode)), chat("llama", nil), http.StatusOK, "InferencePool/chat-llama3-pool")
+	assert.Equal(t, "llama3", o.UpstreamModel, "llama is published under its backend name; its runtime serves llama3")
+
+	const overrideTransform = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: theirs, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  strategy: {inheritance: Override}
+  traffic:
+    transformation:
+      request:
+        set: [{name: x-tenant, value: '"platform"'}]
+`
+	o = expect(t, gateway(t, foreign(t, overrideTransform), router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	assert.Equal(t, "qwen3-32b", o.UpstreamModel, "the Override locks the transformation: the router's rewrite does not run")
+}

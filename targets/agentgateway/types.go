@@ -104,10 +104,13 @@ type Transformation struct {
 	Request *TransformationSpec `json:"request,omitempty"`
 }
 
-// TransformationSpec sets headers from CEL expressions.
+// TransformationSpec sets headers from CEL expressions and, with Body,
+// replaces the request body with a CEL expression's value (a string or
+// bytes as they are; agentgateway sends an empty body when it fails).
 type TransformationSpec struct {
 	Set    []HeaderExpression `json:"set,omitempty"`
 	Remove []string           `json:"remove,omitempty"`
+	Body   string             `json:"body,omitempty"`
 }
 
 // HeaderExpression sets a header to the value of a CEL expression.

@@ -57,11 +57,18 @@ const (
 	ReasonURLPathUnsupported           = "URLPathUnsupported"
 )
 
+// GatewayOnRateLimit is what the Gateway plane does with a provider's 429:
+// the BackendTrafficPolicy's retry (policy.go) triggers on 5xx, reset,
+// connect-failure and refused-stream only, and Envoy's outlier detection
+// counts 5xx and local-origin failures only.
+const GatewayOnRateLimit = "Envoy retries another backend only on a 5xx, a reset, a connect failure or a refused stream (the BackendTrafficPolicy's retryOn), so a provider's 429 reaches the client as the provider sent it"
+
 // Capabilities implements targets.Target: what the Gateway plane ignores,
 // refuses and requires of the spec. The proxy's timeouts are read (they
 // become Envoy's traffic policy).
 func (*Target) Capabilities() planes.Table {
 	rows := append(targets.ProxyWorkloadFields(ir.DataPlaneGateway, false), targets.ProxyOnlyRows(ir.DataPlaneGateway)...)
+	rows = append(rows, targets.UpstreamQuotaRows(ir.DataPlaneGateway, GatewayOnRateLimit)...)
 	return planes.Table{Rows: append(rows,
 		planes.Capability{Path: "spec.gatewayRef", Verdict: planes.Required, Reason: ReasonGatewayRefRequired,
 			Message: "dataPlane Gateway attaches the router to a pre-installed Envoy AI Gateway; set spec.gatewayRef.name (and namespace) to that Gateway"},
@@ -103,6 +110,7 @@ func (*Target) Capabilities() planes.Table {
 			Message: "dataPlane Gateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: Envoy AI Gateway takes Messages at its own endpoint (/anthropic/v1/messages) and translates them for some backend schemas only (Anthropic, AWSAnthropic, GCPAnthropic and, by release, others), never for a GCPVertexAI (Gemini) backend; AIGatewayRoute has no input schema or path match, so the router cannot keep a Messages client to the backends that take it, and a rule that chooses another one fails instead of serving. The gateway model this compiler checks against (Envoy AI Gateway v1.1.0) does not serve that endpoint, so nothing here can vouch for it either. Use dataPlane Proxy, which serves Messages to every backend kind, translated where needed"},
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnGateway,
 			Message: "dataPlane Gateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: Envoy AI Gateway passes /v1/responses to backends that implement the Responses API themselves (OpenAI), not translated to chat completions for the in-cluster runtimes the router's fail-closed rules send sensitive requests to, nor for Anthropic, Bedrock or Vertex AI backends; AIGatewayRoute has no input schema or path match to keep a Responses client to the backends that take it, so a rule that chooses another one fails instead of serving. Use dataPlane Proxy, which serves Responses to every backend kind, translated to chat completions where needed"},
+		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},
 	), Emits: []string{

@@ -54,7 +54,8 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 	}
 	var store *proxyapi.BudgetStoreStatus
 	var pools []proxyapi.PoolStatus
-	obs.Health, obs.Budgets, store, pools = readStatus(ctx, c, in.Spec)
+	var keys *proxyapi.APIKeyStatus
+	obs.Health, obs.Budgets, store, pools, keys = readStatus(ctx, c, in.Spec)
 	notePools(cr, obs.Health, pools)
 	if store != nil && !store.Healthy {
 		effect := "requests are refused with 503 until it answers (failure mode closed)"
@@ -64,32 +65,34 @@ func (t *Target) Observe(ctx context.Context, c targets.ClusterReader, in target
 		obs.DegradedReason = targets.ReasonBudgetStoreUnavailable
 		obs.Degraded = "the router-proxy cannot reach its budget store (" + store.Message + "); " + effect
 	}
+	noteAPIKeys(&obs, keys)
 	return obs, nil
 }
 
 // readStatus asks the proxy for its live state; nil maps when it does not
 // answer (status then keeps what it last reported).
-func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse, *proxyapi.BudgetStoreStatus, []proxyapi.PoolStatus) {
+func readStatus(ctx context.Context, c targets.ClusterReader, router *v1.ModelRouter) (map[string]targets.BackendHealth, []targets.BudgetUse, *proxyapi.BudgetStoreStatus, []proxyapi.PoolStatus, *proxyapi.APIKeyStatus) {
 	log := logr.FromContextOrDiscard(ctx)
 	body, err := c.Fetch(ctx, StatusURL(router))
 	if err != nil {
 		log.V(1).Info("router-proxy status unavailable", "error", err.Error())
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	var s proxyapi.Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		log.Info("router-proxy status is not valid JSON", "error", err.Error())
-		return nil, nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
 	health := map[string]targets.BackendHealth{}
 	for _, b := range s.Backends {
-		health[b.Name] = targets.BackendHealth{Healthy: b.Healthy, Quarantined: b.Quarantined, LastProbeTime: b.LastProbeTime, Message: b.Message}
+		health[b.Name] = targets.BackendHealth{Healthy: b.Healthy, Quarantined: b.Quarantined, LastProbeTime: b.LastProbeTime, Message: b.Message,
+			RateLimitedUntil: b.RateLimitedUntil, QuotaExhaustedUntil: b.QuotaExhaustedUntil}
 	}
 	budgets := []targets.BudgetUse{}
 	for _, b := range s.Budgets {
 		budgets = append(budgets, targets.BudgetUse{Name: b.Name, TokensUsed: b.TokensUsed, USDUsed: b.USDUsed, Utilization: b.Utilization})
 	}
-	return health, budgets, s.BudgetStore, s.Pools
+	return health, budgets, s.BudgetStore, s.Pools, s.APIKeys
 }
 
 // notePools puts each pooled backend's residency, as the router-proxy sees

@@ -13,9 +13,11 @@ func RuntimeConfig(r *ir.Router) *proxyapi.Config {
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: r.Name, Namespace: r.Namespace},
 		Timeouts: proxyapi.Timeouts{
-			ResponseHeader: dur(r.Timeouts.ResponseHeader),
-			StreamIdle:     dur(r.Timeouts.StreamIdle),
-			Quarantine:     dur(r.Timeouts.Quarantine),
+			ResponseHeader:     dur(r.Timeouts.ResponseHeader),
+			StreamIdle:         dur(r.Timeouts.StreamIdle),
+			Quarantine:         dur(r.Timeouts.Quarantine),
+			RateLimitHold:      dur(r.Timeouts.RateLimitHold),
+			QuotaExhaustedHold: dur(r.Timeouts.QuotaExhaustedHold),
 		},
 		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStrategy(r.Default.Strategy), Backend: r.Default.Backend},
 		Policy:  policy(&r.Policy),
@@ -170,6 +172,7 @@ func policy(p *ir.Policy) proxyapi.Policy {
 		for _, e := range a.Allowlists {
 			out.Auth.Allowlists = append(out.Auth.Allowlists, proxyapi.Allowlist{Team: e.Team, Models: e.Models})
 		}
+		out.Auth.APIKeys = apiKeySources(a.APIKeys)
 	}
 	return out
 }

@@ -278,6 +278,8 @@ func (e *emitter) deployment(hash string) *appsv1.Deployment {
 		volumes = append(volumes, corev1.Volume{Name: "audit-log", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "audit-log", MountPath: path.Dir(a.FilePath)})
 	}
+	kv, km := e.apiKeyVolumes()
+	volumes, mounts = append(volumes, kv...), append(mounts, km...)
 
 	f, t := false, true
 	uid := int64(65532)

@@ -20,6 +20,7 @@ import (
 	// The controller's packages register controller-runtime's metrics (the
 	// reconcile, work queue and client series its /metrics serves).
 	_ "github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/internal/metricnames"
 	"github.com/llmkube/llmkube-compile/internal/reasonscan"
 	"github.com/llmkube/llmkube-compile/proxy"
@@ -171,6 +172,7 @@ func TestHelmChartMonitoring(t *testing.T) {
 		{"llmkube_router_requests_total", "outcome"}:                   stringConsts(t, "Outcome", "proxyapi"),
 		{"llmkube_router_pool_holds_abandoned_total", "reason"}:        holds,
 		{"llmkube_router_pool_hold_duration_seconds_count", "outcome"}: holds,
+		{"llmkube_router_backend_held_seconds", "reason"}:              {engine.HoldRateLimited.String(): true, engine.HoldQuotaExhausted.String(): true},
 	}
 	for _, r := range parsePromQL(t, exprs) {
 		if r.Error != "" {

@@ -234,7 +234,7 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
 	var model, router, api, path, claims, issuer, prompt, output string
-	var headers, down []string
+	var headers, down, rateLimited []string
 	var invalidToken bool
 	c := &cobra.Command{
 		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...] [--prompt TEXT]",
@@ -254,7 +254,7 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 			if api != routingtest.APIChat && api != routingtest.APIMessages && api != routingtest.APIResponses {
 				return usageErr("--api must be chat, messages or responses, not %q", api)
 			}
-			req := routingtest.Request{Model: model, API: api, Path: path, Headers: http.Header{}}
+			req := routingtest.Request{Model: model, API: api, Path: path, Headers: http.Header{}, RateLimited: rateLimited}
 			if prompt != "" {
 				// A body in the request's protocol, so the content
 				// classifier has a text to read.
@@ -347,6 +347,7 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 	fl.StringVarP(&output, "output", "o", "text", "output format: text, or json (each plane's result)")
 	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
+	fl.StringArrayVar(&rateLimited, "rate-limited", nil, "a backend of the router whose provider answers every attempt 429 with Retry-After (repeatable)")
 	return c
 }
 

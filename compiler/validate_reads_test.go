@@ -1,0 +1,46 @@
+package compiler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/ir"
+	"github.com/llmkube/llmkube-compile/planes"
+)
+
+// TestChecksFollowWhatTheTableReads: the compiler checks agentGatewayRef
+// and the backends' endpoint pickers on a plane whose table reads them,
+// whatever else the table says (here a plane that reads them without
+// requiring agentGatewayRef), and not on one whose table ignores them. It
+// never recognises a plane by another row (formerly: the Required row of
+// agentGatewayRef stood for "this is AgentGateway").
+func TestChecksFollowWhatTheTableReads(t *testing.T) {
+	in := vtInputs(t, `apiVersion: inference.llmkube.dev/v1alpha1
+kind: ModelRouter
+metadata: {name: chat}
+spec:
+  backends:
+    - name: local-qwen
+      inferenceServiceRef: {name: qwen3}
+  agentGatewayRef: {name: gw, endpointPicker: qwen3-epp}
+  defaultRoute: local-qwen
+`)
+	compile := func(table planes.Table) []string {
+		_, diags := Compile(in.Routers[0].Router, in, Options{DataPlane: ir.DataPlaneAgentGateway,
+			Planes: func(ir.DataPlane) planes.Table { return table }})
+		return vtKeys(diags)
+	}
+	reads := compile(planes.Table{}) // every field Supported: read
+	assert.Contains(t, reads, "spec.agentGatewayRef.endpointPickerPort EndpointPickerIncomplete")
+	assert.Contains(t, reads, "spec.backends[0].endpointPicker EndpointPickerRequired")
+
+	ignores := compile(planes.Table{Rows: []planes.Capability{
+		{Path: "spec.agentGatewayRef", Verdict: planes.Ignored, Message: "not read here"},
+		{Path: "spec.backends[*].endpointPicker", Verdict: planes.Ignored, Message: "not read here"},
+	}})
+	require.Contains(t, ignores, "spec.agentGatewayRef FieldIgnored")
+	assert.NotContains(t, ignores, "spec.agentGatewayRef.endpointPickerPort EndpointPickerIncomplete")
+	assert.NotContains(t, ignores, "spec.backends[0].endpointPicker EndpointPickerRequired")
+}
