@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,8 +100,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		ups[b.Name] = newHeaderUpstream(t, b.Name)
 		b.URL = ups[b.Name].URL
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 	pid := p.cmd.Process.Pid
 
@@ -152,11 +149,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	statusJSON, err := json.Marshal(apiKeyStatus(t, p))
 	require.NoError(t, err)
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	entries := auditEntries(t, raw)
+	entries, raw := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 6)
 	keys := []string{}
 	for _, e := range entries {
@@ -167,7 +160,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Equal(t, "research", entries[0].Team)
 	assert.Equal(t, proxyapi.OutcomeUnauthorized, entries[3].Outcome)
 	for _, secret := range []string{researchKey, rotatedKey, platformKey} {
-		for where, text := range map[string]string{"audit": string(raw), "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
+		for where, text := range map[string]string{"audit": raw, "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
 			assert.False(t, strings.Contains(text, secret), "a key's value is in the %s", where)
 		}
 	}
