@@ -2,13 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,37 +15,6 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// headerUpstream answers like newUpstream and keeps every inference
-// request's headers.
-type headerUpstream struct {
-	*httptest.Server
-	mu      sync.Mutex
-	headers []http.Header
-}
-
-func newHeaderUpstream(t *testing.T, name string) *headerUpstream {
-	u := &headerUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
-			return
-		}
-		u.mu.Lock()
-		u.headers = append(u.headers, r.Header.Clone())
-		u.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *headerUpstream) all() []http.Header {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]http.Header(nil), u.headers...)
-}
 
 // apiKeyStatus reads the process's /status apiKeys.
 func apiKeyStatus(t *testing.T, p *proc) proxyapi.APIKeyStatus {
@@ -94,10 +60,10 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		}
 	}
 	cfg.Policy.Auth.JWT = nil // keys alone: nothing of the issuer's is needed
-	ups := map[string]*headerUpstream{}
+	ups := map[string]*recorder{}
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
-		ups[b.Name] = newHeaderUpstream(t, b.Name)
+		ups[b.Name] = newRecorder(t, b.Name)
 		b.URL = ups[b.Name].URL
 	}
 	auditPath := fileAudit(t, cfg)
@@ -134,7 +100,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Nil(t, p.cmd.ProcessState, "the process was not restarted")
 
 	for name, u := range ups {
-		for _, h := range u.all() {
+		for _, h := range u.received() {
 			assert.Empty(t, h.Values("Authorization"), "%s got the caller's credential", name)
 			assert.Empty(t, h.Values("X-Api-Key"), "%s got the caller's credential", name)
 			assert.Equal(t, []string{"research"}, h.Values("X-Llmkube-Team"), "%s got another team than the key's", name)
