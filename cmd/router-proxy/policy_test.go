@@ -76,14 +76,9 @@ func TestAuthEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-allowlists/input.yaml")
 	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
 	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups := map[string]*upstream{}
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		ups[b.Name] = newUpstream(t, b.Name)
-		b.URL = ups[b.Name].URL
-	}
+	ups, env := loopbackBackends(t, cfg)
 	auditPath := fileAudit(t, cfg)
-	p := startProxy(t, cfg)
+	p := startProxyEnv(t, cfg, env)
 
 	token := func(team string) string { return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team)) }
 	bearer := func(team string) string { return "Bearer " + token(team) }
