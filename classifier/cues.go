@@ -251,45 +251,15 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 	var buf [32]byte
 	marker := false
 	for range maxGapWords {
-		q := p
-		for q > limit {
-			c := t[q-1]
-			start, word := q-1, isAlnum(c)
-			if c >= 0x80 {
-				start, word = charBefore(t, q)
-			}
-			if word {
-				break
-			}
-			if c == ';' || c == '!' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
-				return 0
-			}
-			marker = marker || c == '#'
-			q = start
-		}
-		if q <= limit {
+		q, hash, ok := gapBefore(t, p, limit)
+		if !ok {
 			return 0
 		}
-		ws := q
-		for ws > 0 && q-ws < len(buf) {
-			if c := t[ws-1]; c < 0x80 {
-				if !isAlnum(c) {
-					break
-				}
-				ws--
-				continue
-			}
-			start, word := charBefore(t, ws)
-			if !word || q-start > len(buf) {
-				break // a character that would overflow the buffer: the word is too long (below)
-			}
-			ws = start
-		}
+		marker = marker || hash
+		ws, ok := wordBefore(t, q, len(buf))
 		sc.steps += p - ws
-		if ws > 0 {
-			if _, word := charBefore(t, ws); word {
-				return 0 // a word too long to be an id word
-			}
+		if !ok {
+			return 0 // a word too long to be an id word
 		}
 		w := buf[:q-ws]
 		for k := range w {
@@ -298,34 +268,96 @@ func (sc *scanner) cueBefore(t []byte, at int, want cueKind) cueKind {
 		if len(w) == 1 {
 			w, ws = dottedWord(t, ws, buf[:0])
 		}
-		idWord, filler := maybeWord(w, &idWordShapes), maybeWord(w, &fillerShapes)
-		if !idWord && !filler {
-			if want&cuePhone != 0 && marker && countryNumber(t, ws) {
-				return cuePhone // My Israeli number is 09-7625400, my UK number: 07700 900123
-			}
-			return 0 // neither an id word's last word nor a filler: most words, told without a hash
-		}
-		var found cueKind
-		if idWord {
-			for _, c := range idCues[string(w)] {
-				if c.kinds&want != 0 && (marker || !c.marker) && matchBack(t, q, c.words) {
-					found |= c.kinds & want
-				}
-			}
-		}
-		if found != 0 {
+		found, filler := cueOfWord(t, q, ws, w, want, marker)
+		if !filler {
 			return found
-		}
-		if !filler || !fillerWord(w) {
-			if want&cuePhone != 0 && marker && countryNumber(t, ws) && len(idCues[string(w)]) == 0 {
-				return cuePhone
-			}
-			return 0
 		}
 		marker = marker || numberMarker(w)
 		p = ws
 	}
 	return 0
+}
+
+// gapBefore walks back from t[p] over punctuation and spaces to the end q
+// of the word before, not past limit; hash: a '#' was in the gap. ok is
+// false when no word is within reach, or a ';', '!' or blank line ends
+// the clause first.
+func gapBefore(t []byte, p, limit int) (q int, hash, ok bool) {
+	q = p
+	for q > limit {
+		c := t[q-1]
+		start, word := q-1, isAlnum(c)
+		if c >= 0x80 {
+			start, word = charBefore(t, q)
+		}
+		if word {
+			break
+		}
+		if c == ';' || c == '!' || (c == '\n' && q >= 2 && t[q-2] == '\n') {
+			return q, hash, false
+		}
+		hash = hash || c == '#'
+		q = start
+	}
+	return q, hash, q > limit
+}
+
+// wordBefore returns where the word ending at t[q] starts, read back at
+// most n bytes; false when the word goes on past them (too long to be an
+// id word).
+func wordBefore(t []byte, q, n int) (int, bool) {
+	ws := q
+	for ws > 0 && q-ws < n {
+		if c := t[ws-1]; c < 0x80 {
+			if !isAlnum(c) {
+				break
+			}
+			ws--
+			continue
+		}
+		start, word := charBefore(t, ws)
+		if !word || q-start > n {
+			break // a character that would overflow the buffer: the word is too long (below)
+		}
+		ws = start
+	}
+	if ws > 0 {
+		if _, word := charBefore(t, ws); word {
+			return ws, false
+		}
+	}
+	return ws, true
+}
+
+// cueOfWord judges the word w (lowercase) at t[ws:q] on the walk back to
+// a number: which of the want lists an id word ending with it names, or,
+// after "my" and a country (my UK number: ...), a phone's. filler: it is
+// a filler word the walk goes on past.
+func cueOfWord(t []byte, q, ws int, w []byte, want cueKind, marker bool) (found cueKind, filler bool) {
+	idWord, filler := maybeWord(w, &idWordShapes), maybeWord(w, &fillerShapes)
+	if !idWord && !filler {
+		if want&cuePhone != 0 && marker && countryNumber(t, ws) {
+			return cuePhone, false // My Israeli number is 09-7625400, my UK number: 07700 900123
+		}
+		return 0, false // neither an id word's last word nor a filler: most words, told without a hash
+	}
+	if idWord {
+		for _, c := range idCues[string(w)] {
+			if c.kinds&want != 0 && (marker || !c.marker) && matchBack(t, q, c.words) {
+				found |= c.kinds & want
+			}
+		}
+	}
+	if found != 0 {
+		return found, false
+	}
+	if !filler || !fillerWord(w) {
+		if want&cuePhone != 0 && marker && countryNumber(t, ws) && len(idCues[string(w)]) == 0 {
+			return cuePhone, false
+		}
+		return 0, false
+	}
+	return 0, true
 }
 
 // charBefore returns where the character before t[q] starts and whether

@@ -264,43 +264,13 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 	if c < 'a' || c > 'z' || (i > 0 && isLetter(t[i-1])) {
 		return i // not a word's start
 	}
-	if (c == 'd' || c == 'b') && birthCue(t, i) {
-		sc.identifier(i, idBirth)
-		return i
-	}
-	if (c == 'd' || c == 'b') && (hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "date_of_birth")) &&
-		i+8 < len(t) && sc.csvHeaderAt(t, i) {
-		sc.identifier(i, idName) // a table of people and their dates of birth
-		sc.identifier(i, idBirth)
-		e := i
-		for e < len(t) && t[e] != '\n' {
-			e++
-		}
-		return e - 1
-	}
-	if (c == 'd' || c == 'c' || c == 'p') && i >= sc.headerEnd && healthField(t, i) {
-		// A table or an SQL column list with a name field and a
-		// health field: its rows are people and their conditions.
-		sc.headerEnd = i + 1
-		for sc.headerEnd < len(t) && sc.headerEnd-i < 256 && t[sc.headerEnd] != '\n' {
-			sc.headerEnd++
-		}
-		if rows := sc.healthHeaderAt(t, i); rows > 0 {
-			sc.identifier(rows, idName)
-			sc.cuedName[sc.nids-1] = true
-		}
-		return i
-	}
-	if c == 'm' && hasPrefixFold(t[i:], "my ") {
-		for _, kin := range kinCues {
-			if hasPrefixFold(t[i+3:], kin) {
-				if j := sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin); j > i {
-					return j
-				}
-				return sc.kinLowerPatient(t, i, i+3+len(kin))
-			}
+	if c == 'd' || c == 'b' || c == 'c' || c == 'p' || c == 'm' {
+		if j, ok := sc.fieldOrKinCue(t, i, c); ok {
+			return j
 		}
 	}
+	// A title or a label before a name. (Here, not in a function of its
+	// own: every word's start comes this way.)
 	second := 26
 	if i+1 < len(t) {
 		second = shapeIndex(lower(t[i+1]))
@@ -313,6 +283,68 @@ func (sc *scanner) identifierCue(t []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// fieldOrKinCue judges the cues that start with d, b, c, p or m at t[i]: a
+// date of birth's cue, a table of people and their dates of birth or
+// conditions, my and a kin word. ok is false when none is there.
+func (sc *scanner) fieldOrKinCue(t []byte, i int, c byte) (int, bool) {
+	if (c == 'd' || c == 'b') && birthCue(t, i) {
+		sc.identifier(i, idBirth)
+		return i, true
+	}
+	if (c == 'd' || c == 'b') && birthColumn(t, i) && sc.csvHeaderAt(t, i) {
+		sc.identifier(i, idName) // a table of people and their dates of birth
+		sc.identifier(i, idBirth)
+		e := i
+		for e < len(t) && t[e] != '\n' {
+			e++
+		}
+		return e - 1, true
+	}
+	if (c == 'd' || c == 'c' || c == 'p') && i >= sc.headerEnd && healthField(t, i) {
+		sc.healthTable(t, i)
+		return i, true
+	}
+	if c == 'm' && hasPrefixFold(t[i:], "my ") {
+		return sc.kinCue(t, i)
+	}
+	return i, false
+}
+
+// birthColumn reports whether a date of birth's column name starts at
+// t[i], with room for a header after it.
+func birthColumn(t []byte, i int) bool {
+	return (hasPrefixFold(t[i:], "birth") || hasPrefixFold(t[i:], "dob") || hasPrefixFold(t[i:], "date_of_birth")) && i+8 < len(t)
+}
+
+// healthTable judges the header with a health field at t[i]: a table or
+// an SQL column list with a name field and a health field, whose rows are
+// people and their conditions.
+func (sc *scanner) healthTable(t []byte, i int) {
+	sc.headerEnd = i + 1
+	for sc.headerEnd < len(t) && sc.headerEnd-i < 256 && t[sc.headerEnd] != '\n' {
+		sc.headerEnd++
+	}
+	if rows := sc.healthHeaderAt(t, i); rows > 0 {
+		sc.identifier(rows, idName)
+		sc.cuedName[sc.nids-1] = true
+	}
+}
+
+// kinCue judges "my" and a kin word at t[i] (my father Leif Ranheim): the
+// name after it, or a patient in lower case. ok is false when no kin word
+// follows.
+func (sc *scanner) kinCue(t []byte, i int) (int, bool) {
+	for _, kin := range kinCues {
+		if hasPrefixFold(t[i+3:], kin) {
+			if j := sc.cuedNameAfter(t, i, i+3+len(kin), "my "+kin); j > i {
+				return j, true
+			}
+			return sc.kinLowerPatient(t, i, i+3+len(kin)), true
+		}
+	}
+	return i, false
 }
 
 // cuedNameAfter records the name after the cue at t[i:p], if one follows
@@ -338,38 +370,13 @@ func (sc *scanner) cuedNameAfter(t []byte, i, p int, cue string) int {
 // notNames, one after a title (Mr Takeda), or a surname, a comma and a
 // given name. It returns the end of the name.
 func namesAfter(t []byte, p int, cue string) (int, bool) {
-	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
-		p++
-	}
-	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
-		p += 4 // Patient/in:
-		for p < len(t) && t[p] == ' ' {
-			p++
-		}
-	}
+	p = skipCueGap(t, p)
 	title := isTitle(cue)
 	e1, ok := nameWord(t, p)
-	if !ok && title {
-		// A surname in capitals after a title, then the given name:
-		// Mme RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat.
-		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
-			if e2, ok := nameWord(t, e+1); ok {
-				return e2, true
-			}
-		}
-	}
 	if !ok {
-		// A name in capitals after a form's label: PATIENT: KOWALSKI, ANNA.
-		if e := capsWord(t, p); e > p && e+2 < len(t) && t[e] == ',' && t[e+1] == ' ' {
-			if e2 := capsWord(t, e+2); e2 > e+2 {
-				return e2, true
-			}
-		}
+		return capsOrLowerNameAfter(t, p, cue, title)
 	}
-	if !ok && (kinship(cue) || cue == "name") {
-		return lowerName(t, p) // my father leif ranheim, name: leena sasi
-	}
-	if !ok || notNames[string(t[p:e1])] {
+	if notNames[string(t[p:e1])] {
 		return p, false
 	}
 	if e1 < len(t) && (t[e1] == ',' || t[e1] == '/') {
@@ -387,6 +394,46 @@ func namesAfter(t []byte, p int, cue string) (int, bool) {
 		}
 	}
 	return e1, title || isNameField(cue) || givenName(t[p:e1]) || surname(t[p:e1])
+}
+
+// skipCueGap skips what separates a name cue from its name: up to five
+// spaces, colons, dots, equals signs, quotes, underscores and brackets,
+// and a form's gender suffix (Patient/in:).
+func skipCueGap(t []byte, p int) int {
+	for k := 0; p < len(t) && k < 5 && (t[p] == ' ' || t[p] == ':' || t[p] == '.' || t[p] == '=' || t[p] == '"' || t[p] == '_' || t[p] == '\'' || t[p] == '['); k++ {
+		p++
+	}
+	if p+3 < len(t) && t[p] == '/' && isLetter(t[p+1]) && isLetter(t[p+2]) && t[p+3] == ':' {
+		p += 4 // Patient/in:
+		for p < len(t) && t[p] == ' ' {
+			p++
+		}
+	}
+	return p
+}
+
+// capsOrLowerNameAfter reads a name at t[p] that is no capitalized word:
+// a surname in capitals after a title, then the given name (Mme
+// RUNÓLFSDÓTTIR Eyþóra, M. LESPÉRANCE Donat); a name in capitals after a
+// form's label (PATIENT: KOWALSKI, ANNA); a name in lower case after kin
+// or a name label (my father leif ranheim, name: leena sasi).
+func capsOrLowerNameAfter(t []byte, p int, cue string, title bool) (int, bool) {
+	if title {
+		if e := capsWord(t, p); e > p && e < len(t) && t[e] == ' ' {
+			if e2, ok := nameWord(t, e+1); ok {
+				return e2, true
+			}
+		}
+	}
+	if e := capsWord(t, p); e > p && e+2 < len(t) && t[e] == ',' && t[e+1] == ' ' {
+		if e2 := capsWord(t, e+2); e2 > e+2 {
+			return e2, true
+		}
+	}
+	if kinship(cue) || cue == "name" {
+		return lowerName(t, p)
+	}
+	return p, false
 }
 
 // isTitle reports whether a name cue is a title (Mr, Mrs, Ms, Mme, M.,
@@ -508,16 +555,25 @@ func dateAt(t []byte, p int) bool {
 		return false
 	case q+1 < len(t) && (t[q] == '/' || t[q] == '.' || t[q] == '-') && isDigit(t[q+1]):
 		return true
-	case n <= 2 && q+3 < len(t) && (t[q] == '-' || t[q] == '/') && isLetter(t[q+1]) && isLetter(t[q+2]) && isLetter(t[q+3]):
-		return true // 19-MAR-1970
-	case n <= 2 && q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
-		return true
-	case n <= 2 && q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2]):
-		return true
+	case n <= 2:
+		return dayAt(t, q)
 	case n == 4 && (t[p] == '1' || t[p] == '2') && (q == len(t) || !isWordByte(t[q])):
 		return true
 	}
 	return false
+}
+
+// dayAt reports whether a day's one or two digits, ending at t[q], start a
+// date: before a month's abbreviation (19-MAR-1970), a month's name (7
+// September 1967) or, after a comma, a year (April 23, 1988).
+func dayAt(t []byte, q int) bool {
+	switch {
+	case q+3 < len(t) && (t[q] == '-' || t[q] == '/') && isLetter(t[q+1]) && isLetter(t[q+2]) && isLetter(t[q+3]):
+		return true
+	case q+1 < len(t) && (t[q] == ' ' || t[q] == ',') && (isLetter(t[q+1]) || (t[q] == ',' && q+2 < len(t) && isDigit(t[q+2]))):
+		return true
+	}
+	return q+2 < len(t) && t[q] == ',' && t[q+1] == ' ' && isDigit(t[q+2])
 }
 
 // clinicalAbbrevs are the shorthand of hospital notes that no packaged

@@ -9,6 +9,8 @@ package classifier
 // after their id word (cueBefore): "NHS number 943 476 5919", "BSN
 // 111222333", "routing 011000015 ... account".
 
+import "math/bits"
+
 // cuedOrder is the order the identifiers an id word names are judged in:
 // where two lists share an id word ("medicare": an Australian card number
 // or a US plan's), the stronger check comes first.
@@ -16,78 +18,116 @@ var cuedOrder = [...]cueKind{cueNHS, cueAUMedicare, cueNIR, cueDETax, cueBSN, cu
 	cuePNR, cueRouting, cueSSN, cueHealthPlan, cueMRN, cuePhone}
 
 // cuedID judges the run's digits d as the identifier of the list k names
-// and returns its detector, or 0. (A switch, not a table of funcs: the run
-// stays on the stack.)
+// and returns its detector, or 0: most are one of the groupings they are
+// printed in (cuedPrints) with valid check digits (checkDigits); the rest
+// are judged by rules of their own. (Switches, not a table of funcs: the
+// run and the digits stay on the stack.)
 func (sc *scanner) cuedID(k cueKind, t []byte, r *run, d []byte) Detector {
 	switch k {
-	case cueNHS:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 4)) && nhsValid(d) {
-			return NHSNumber
-		}
-	case cueAUMedicare:
-		if (r.n == 1 || r.shape(0, r.n, 4, 5, 1) || r.shape(0, r.n, 4, 5, 1, 1) || r.shape(0, r.n, 4, 5, 2)) && auMedicareValid(d) {
-			return AUMedicare
-		}
-	case cueNIR:
-		if (r.n == 1 || r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) || r.shape(0, r.n, 13, 2)) && nirValid(d) {
-			return FRNIR
-		}
-	case cueDETax:
-		if (r.n == 1 || r.shape(0, r.n, 2, 3, 3, 3) || r.shape(0, r.n, 3, 4, 4) || r.shape(0, r.n, 10, 1)) && deTaxIDValid(d) {
-			return DETaxID
-		}
-	case cueBSN:
-		if (r.n == 1 || r.shape(0, r.n, 4, 2, 3) || r.shape(0, r.n, 3, 3, 3)) && bsnValid(d) {
-			return NLBSN
-		}
-	case cueAadhaar:
-		if (r.n == 1 || r.shape(0, r.n, 4, 4, 4)) && aadhaarValid(d) {
-			return INAadhaar
-		}
 	case cueCPF:
 		if (r.n == 1 || cpfShape(r)) && cpfValid(d) {
 			return BRCPF
 		}
-	case cueSIN:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3)) && sinValid(d) {
-			return CASIN
-		}
-	case cueTFN:
-		if (r.n == 1 || r.shape(0, r.n, 3, 3, 3) || r.shape(0, r.n, 3, 3, 2)) && tfnValid(d) {
-			return AUTFN
-		}
-	case cuePESEL:
-		if r.n == 1 && peselValid(d) {
-			return PLPESEL
-		}
-	case cuePNR:
-		if (r.n == 1 || r.shape(0, r.n, 6, 4) || r.shape(0, r.n, 8, 4)) && personnummerValid(d) {
-			return SEPersonnummer
-		}
+		return 0
 	case cueRouting:
 		// A routing number names a bank; beside an account number it
 		// names a person's account.
 		if r.n == 1 && abaValid(d) && sc.cuesIn(t, r.start-2*cueWindow, r.end+2*cueWindow, cueAccount) != 0 {
 			return USBankRouting
 		}
-	case cueSSN:
-		if r.n == 1 && ssnValid(d) {
-			return USSSN
-		}
+		return 0
 	case cueHealthPlan:
 		if r.n <= 3 && len(d) >= 5 && len(d) <= 20 {
 			return HealthPlanID
 		}
+		return 0
 	case cueMRN:
 		if r.n <= 4 && len(d) >= 5 && len(d) <= 12 {
 			return MedicalRecordNumber
 		}
+		return 0
 	case cuePhone:
 		if phoneLike(r) {
 			return Phone
 		}
+		return 0
+	}
+	p := &cuedPrints[bits.TrailingZeros32(uint32(k))]
+	if p.detector != 0 && printedAs(r, p.shapes) && checkDigits(k, d) {
+		return p.detector
 	}
 	return 0
+}
+
+// cuedPrint is how the identifier of an id word's list is printed: its
+// detector, and the groupings it is printed in besides one run of digits.
+type cuedPrint struct {
+	detector Detector
+	shapes   [][]int
+}
+
+// cuedPrints are the identifiers of cuedID's lists with a check of their
+// own, by the list's bit.
+var cuedPrints = func() (p [numCueKinds]cuedPrint) {
+	set := func(k cueKind, d Detector, shapes ...[]int) {
+		p[bits.TrailingZeros32(uint32(k))] = cuedPrint{detector: d, shapes: shapes}
+	}
+	set(cueNHS, NHSNumber, []int{3, 3, 4})
+	set(cueAUMedicare, AUMedicare, []int{4, 5, 1}, []int{4, 5, 1, 1}, []int{4, 5, 2})
+	set(cueNIR, FRNIR, []int{1, 2, 2, 2, 3, 3, 2}, []int{13, 2})
+	set(cueDETax, DETaxID, []int{2, 3, 3, 3}, []int{3, 4, 4}, []int{10, 1})
+	set(cueBSN, NLBSN, []int{4, 2, 3}, []int{3, 3, 3})
+	set(cueAadhaar, INAadhaar, []int{4, 4, 4})
+	set(cueSIN, CASIN, []int{3, 3, 3})
+	set(cueTFN, AUTFN, []int{3, 3, 3}, []int{3, 3, 2})
+	set(cuePESEL, PLPESEL)
+	set(cuePNR, SEPersonnummer, []int{6, 4}, []int{8, 4})
+	set(cueSSN, USSSN)
+	return p
+}()
+
+// printedAs reports whether the run is one run of digits or grouped as
+// one of shapes.
+func printedAs(r *run, shapes [][]int) bool {
+	if r.n == 1 {
+		return true
+	}
+	for _, s := range shapes {
+		if r.shape(0, r.n, s...) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDigits reports whether d passes the check of the identifier of the
+// list k names.
+func checkDigits(k cueKind, d []byte) bool {
+	switch k {
+	case cueNHS:
+		return nhsValid(d)
+	case cueAUMedicare:
+		return auMedicareValid(d)
+	case cueNIR:
+		return nirValid(d)
+	case cueDETax:
+		return deTaxIDValid(d)
+	case cueBSN:
+		return bsnValid(d)
+	case cueAadhaar:
+		return aadhaarValid(d)
+	case cueSIN:
+		return sinValid(d)
+	case cueTFN:
+		return tfnValid(d)
+	case cuePESEL:
+		return peselValid(d)
+	case cuePNR:
+		return personnummerValid(d)
+	case cueSSN:
+		return ssnValid(d)
+	}
+	return false
 }
 
 // cueKinds are the lists of id words that could name a run of this size:
@@ -266,6 +306,8 @@ func (sc *scanner) spacedNIR(t []byte, i int) int {
 // BCX884512907) needs its id word before it, or as its own prefix
 // (MRN-12345, MR-00012345).
 func (sc *scanner) token(t []byte, s, e int) {
+	// Read here, not in a function of its own: a text's every compound
+	// token comes this way.
 	var buf [20]byte
 	n, digits, letters, seps, firstDigit := 0, 0, 0, 0, -1
 	for p := s; p < e; p++ {
@@ -292,6 +334,31 @@ func (sc *scanner) token(t []byte, s, e int) {
 	}
 	sc.steps += e - s
 	id := buf[:n]
+	if n == 7 || n == 9 || n == 11 || n == 15 || n == 16 {
+		sc.strongToken(t, s, e, tokenShape{n: n, digits: digits, letters: letters, seps: seps}, id)
+	}
+	if digits < 5 || letters == 0 {
+		return
+	}
+	switch k := sc.tokenCue(t, s, firstDigit); {
+	case k&cueHealthPlan != 0:
+		sc.fire(HealthPlanID, s)
+	case k&cueMRN != 0 && n <= 14:
+		sc.fire(MedicalRecordNumber, s)
+	}
+}
+
+// tokenShape is what a compound token is made of: its letters and digits
+// (n), and the separators between them.
+type tokenShape struct {
+	n, digits, letters, seps int
+}
+
+// strongToken fires the identifiers with a strong format the token t[s:e]
+// (id, its letters and digits: 7, 9, 11, 15 or 16 of them) is: an MBI, a
+// codice fiscale, a DNI/NIE, a National Insurance number, a Corsican NIR.
+func (sc *scanner) strongToken(t []byte, s, e int, tk tokenShape, id []byte) {
+	n, seps := tk.n, tk.seps
 	switch {
 	case n == 11 && (seps == 0 || (seps == 2 && e-s == 13 && t[s+4] == '-' && t[s+8] == '-')) && mbiValid(id):
 		sc.fire(USMedicareMBI, s)
@@ -301,25 +368,27 @@ func (sc *scanner) token(t []byte, s, e int) {
 		sc.fire(ESDNI, s)
 	case n == 9 && seps == 0 && ninoValid(id):
 		sc.fire(UKNINO, s)
-	case n == 7 && digits == 6 && isLetter(id[6]) && ninoPrefixed(t, s, id):
+	case n == 7 && tk.digits == 6 && isLetter(id[6]) && ninoPrefixed(t, s, id):
 		sc.fire(UKNINO, s-3) // PR 123612C
-	case n == 15 && letters == 1 && nirValid(id): // a Corsican NIR: 2A, 2B
+	case n == 15 && tk.letters == 1 && nirValid(id): // a Corsican NIR: 2A, 2B
 		sc.fire(FRNIR, s)
 	}
-	if digits < 5 || letters == 0 || n > 20 {
-		return
-	}
-	// The id word before the token, or one of its own leading segments
-	// (MRN-12345, MR-PT-280582, Patient ID5512093).
+}
+
+// tokenCue is the record or member number's id word of the token at t[s]:
+// before it, or one of its own leading segments (MRN-12345, MR-PT-280582,
+// Patient ID5512093).
+func (sc *scanner) tokenCue(t []byte, s, firstDigit int) cueKind {
 	k := sc.cueBefore(t, s, cueMRN|cueHealthPlan)
 	// An id word as the token's own prefix is written in capitals or
 	// before a dash (MRN-12345, MR12345, mrn-12345), not as a hash's
 	// letters (ba7816bf8f01).
 	ownPrefix := firstDigit > s && (isUpperASCII(t[s]) || !isAlnum(t[firstDigit-1]) || segmentMaybeCue(t, s, firstDigit))
-	if k == 0 && ownPrefix {
-		k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	if k != 0 || !ownPrefix {
+		return k
 	}
-	for p, ws := s, s; k == 0 && ownPrefix && p < firstDigit && p-s <= 12; p++ {
+	k = sc.cueBefore(t, firstDigit, cueMRN|cueHealthPlan)
+	for p, ws := s, s; k == 0 && p < firstDigit && p-s <= 12; p++ {
 		if isLetter(t[p]) {
 			continue
 		}
@@ -328,12 +397,7 @@ func (sc *scanner) token(t []byte, s, e int) {
 		}
 		ws = p + 1
 	}
-	switch {
-	case k&cueHealthPlan != 0:
-		sc.fire(HealthPlanID, s)
-	case k&cueMRN != 0 && n <= 14:
-		sc.fire(MedicalRecordNumber, s)
-	}
+	return k
 }
 
 // segmentMaybeCue reports whether the letters right before t[d] (a

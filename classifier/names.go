@@ -363,16 +363,7 @@ var (
 // or sex as clinical notes write them: " (50M)", ", 29,", " (91)", ", 42
 // y/o", " — 47 y/o".
 func ageAfter(t []byte, e int) bool {
-	p := e
-	if p < len(t) && t[p] == ',' {
-		p++
-	}
-	if p+4 < len(t) && t[p] == ' ' && (t[p+1] == '-' || string(t[p+1:p+4]) == "—" || string(t[p+1:p+4]) == "–") {
-		p += 2 // " — 47 y/o", " - 47"
-		if t[p-1] != '-' {
-			p += 2
-		}
-	}
+	p := skipAgeLead(t, e)
 	if p >= len(t) || t[p] != ' ' {
 		return false
 	}
@@ -400,6 +391,23 @@ func ageAfter(t []byte, e int) bool {
 		return true
 	}
 	return hasPrefixFold(t[p:], " y") || hasPrefixFold(t[p:], "y/o") || hasPrefixFold(t[p:], " year")
+}
+
+// skipAgeLead skips what may come between a name ending at t[e] and the
+// space before its age: a comma, a space and a dash (" — 47 y/o", " -
+// 47").
+func skipAgeLead(t []byte, e int) int {
+	p := e
+	if p < len(t) && t[p] == ',' {
+		p++
+	}
+	if p+4 < len(t) && t[p] == ' ' && (t[p+1] == '-' || string(t[p+1:p+4]) == "—" || string(t[p+1:p+4]) == "–") {
+		p += 2
+		if t[p-1] != '-' {
+			p += 2
+		}
+	}
+	return p
 }
 
 // foldName writes the name word w in ASCII into buf, keeping its case:
@@ -555,13 +563,7 @@ func clinicianBefore(t []byte, i int) bool {
 // last byte, or returns i.
 func (sc *scanner) personName(t []byte, i int) int {
 	if i+3 < len(t) && t[i+1] == '.' && t[i+2] == ' ' && isUpperASCII(t[i]) && (i == 0 || !isWordByte(t[i-1])) {
-		// An initial and a surname with an age or birth date after them:
-		// B. Migchels (67M), S. Kadyrov (67M).
-		if e2, ok := nameWord(t, i+3); ok && (ageAfter(t, e2) || birthAfter(t, e2) > 0) && !notSurnames[string(t[i+3:e2])] {
-			sc.nameAt(i)
-			return e2 - 1
-		}
-		return i
+		return sc.initialAndSurname(t, i)
 	}
 	if e := sc.capsSurnameFirst(t, i); e > i {
 		return e
@@ -571,70 +573,104 @@ func (sc *scanner) personName(t []byte, i int) int {
 		return i
 	}
 	sc.steps += e1 - i
-	w1 := t[i:e1]
-	p := e1
-	switch t[p] {
+	switch t[e1] {
 	case ' ':
-		p++
-		if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
-			p += 3 // a middle initial: John F. Smith
-		}
-		p = skipParticles(t, p) // Beatrix van Dijk, Luca de la Cruz
-		e2, ok := nameWord(t, p)
-		if !ok {
-			return e1 - 1
-		}
-		w2 := t[p:e2]
-		if notSurnames[string(w1)] {
-			return e1 - 1
-		}
-		birth := birthAfter(t, e2)
-		if !givenName(w1) && !ageAfter(t, e2) && birth == 0 && !((surname(w2) || surname(w1)) && personContext(t, i, e2)) && !patientAfter(t, e2) &&
-			!sc.patientWithHealth(t, i, e2) {
-			// A given name the gazetteer lacks counts with an age or a
-			// birth date after it (Maha Cazares, 29), or beside a
-			// surname it has where a sentence speaks of a person (Maciej
-			// Borkowski in 25 is being treated, Towa Nyberg from bed 36A).
-			return e1 - 1
-		}
-		if !surname(w2) && (notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) ||
-			!(personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i) || patientAfter(t, e2) || sc.patientWithHealth(t, i, e2))) {
-			// A surname the gazetteer lacks counts where the text speaks
-			// of a person (Kaiser Permanente, Claude Code are not).
-			return e2 - 1
-		}
-		if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
-			return e2 - 1
-		}
-		sc.nameAt(i)
-		if birth > 0 {
-			sc.identifier(birth, idBirth) // Felix Sørensen (11/05/1950)
-		}
-		return e2 - 1
+		return sc.givenAndSurname(t, i, e1)
 	case ',', '/':
-		p++
-		if t[e1] == ',' && p < len(t) && t[p] == ' ' {
-			p++
-		}
-		e2, ok := nameWord(t, p)
-		if !ok || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
-			return e1 - 1
-		}
-		if !givenName(t[p:e2]) {
-			// A given name the gazetteer lacks: a name beside an age or a
-			// date of birth (DOB: 22/01/1960 — Salgado, Nehemias;
-			// Miyanohara, Mayuhiko — 47 y/o male).
-			if t[e1] != ',' || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
-				return e1 - 1
-			}
-		}
-		sc.nameAt(i)
-		if b := birthAfter(t, e2); b > 0 {
-			sc.identifier(b, idBirth) // Miller, Rachael (02/04/1955)
-		}
-		return e2 - 1
+		return sc.surnameAndGiven(t, i, e1)
 	}
 	return e1 - 1
+}
+
+// initialAndSurname judges an initial and a surname with an age or birth
+// date after them: B. Migchels (67M), S. Kadyrov (67M).
+func (sc *scanner) initialAndSurname(t []byte, i int) int {
+	if e2, ok := nameWord(t, i+3); ok && (ageAfter(t, e2) || birthAfter(t, e2) > 0) && !notSurnames[string(t[i+3:e2])] {
+		sc.nameAt(i)
+		return e2 - 1
+	}
+	return i
+}
+
+// givenAndSurname judges the name word t[i:e1] and the word after its
+// space (past a middle initial and particles) as a given name and a
+// surname.
+func (sc *scanner) givenAndSurname(t []byte, i, e1 int) int {
+	w1 := t[i:e1]
+	p := e1 + 1
+	if p+2 < len(t) && t[p] >= 'A' && t[p] <= 'Z' && t[p+1] == '.' && t[p+2] == ' ' {
+		p += 3 // a middle initial: John F. Smith
+	}
+	p = skipParticles(t, p) // Beatrix van Dijk, Luca de la Cruz
+	e2, ok := nameWord(t, p)
+	if !ok {
+		return e1 - 1
+	}
+	w2 := t[p:e2]
+	if notSurnames[string(w1)] {
+		return e1 - 1
+	}
+	birth := birthAfter(t, e2)
+	if !givenName(w1) && !sc.unlistedGivenCounts(t, i, e2, w1, w2, birth) {
+		return e1 - 1
+	}
+	if !surname(w2) && !sc.unlistedSurnameCounts(t, i, p, e2, w2, birth) {
+		return e2 - 1
+	}
+	if eponymAfter(t, e2) || clinicianBefore(t, i) || organizationAfter(t, e2) {
+		return e2 - 1
+	}
+	sc.nameAt(i)
+	if birth > 0 {
+		sc.identifier(birth, idBirth) // Felix Sørensen (11/05/1950)
+	}
+	return e2 - 1
+}
+
+// unlistedGivenCounts: a given name the gazetteer lacks counts with an age
+// or a birth date after it (Maha Cazares, 29), or beside a surname it has
+// where a sentence speaks of a person (Maciej Borkowski in 25 is being
+// treated, Towa Nyberg from bed 36A).
+func (sc *scanner) unlistedGivenCounts(t []byte, i, e2 int, w1, w2 []byte, birth int) bool {
+	return ageAfter(t, e2) || birth != 0 || (surname(w2) || surname(w1)) && personContext(t, i, e2) || patientAfter(t, e2) ||
+		sc.patientWithHealth(t, i, e2)
+}
+
+// unlistedSurnameCounts: a surname the gazetteer lacks, t[p:e2], counts
+// where the text speaks of a person (Kaiser Permanente, Claude Code are
+// not).
+func (sc *scanner) unlistedSurnameCounts(t []byte, i, p, e2 int, w2 []byte, birth int) bool {
+	if notSurnames[string(w2)] || e2-p < 3 || lexicon.HealthWord(w2) {
+		return false
+	}
+	return personContext(t, i, e2) || ageAfter(t, e2) || birth > 0 || nameListed(t, i) || patientAfter(t, e2) || sc.patientWithHealth(t, i, e2)
+}
+
+// surnameAndGiven judges the name word t[i:e1], a comma or slash and the
+// word after as a surname and a given name.
+func (sc *scanner) surnameAndGiven(t []byte, i, e1 int) int {
+	w1 := t[i:e1]
+	p := e1 + 1
+	if t[e1] == ',' && p < len(t) && t[p] == ' ' {
+		p++
+	}
+	e2, ok := nameWord(t, p)
+	if !ok || notSurnames[string(w1)] || clinicianBefore(t, i) || (t[e1] == '/' && !surname(w1)) {
+		return e1 - 1
+	}
+	if !givenName(t[p:e2]) {
+		// A given name the gazetteer lacks: a name beside an age or a
+		// date of birth (DOB: 22/01/1960 — Salgado, Nehemias;
+		// Miyanohara, Mayuhiko — 47 y/o male).
+		if t[e1] != ',' || !(ageAfter(t, e2) || birthAfter(t, e2) > 0 || sc.birthNear(t, max(i-40, 0), i)) {
+			return e1 - 1
+		}
+	}
+	sc.nameAt(i)
+	if b := birthAfter(t, e2); b > 0 {
+		sc.identifier(b, idBirth) // Miller, Rachael (02/04/1955)
+	}
+	return e2 - 1
 }
 
 // patientWithHealth reports whether the capitalized pair at t[i:e], in
@@ -653,13 +689,8 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	if len(after) < 3 || headingPair(t, i, e) {
 		return false
 	}
-	if noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
-		kinPossessive(after) || admittedAfter(after) || hasPrefixFold(after, " admitted ") {
-		end := e
-		for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
-			end++
-		}
-		return sc.healthIn(t, e, end)
+	if patientFrame(t, i, after) {
+		return sc.healthIn(t, e, clauseEnd(t, e))
 	}
 	p := e
 	switch {
@@ -669,11 +700,7 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 		p += 7
 	case hasPrefixFold(after, " is "):
 		p += 4
-		q := p
-		for q < len(t) && q-p < 16 && t[q] != ' ' {
-			q++
-		}
-		if !hasPrefixFold(t[min(q, len(t)):], " positive") && !hasPrefixFold(t[min(q, len(t)):], " negative") {
+		if !positiveOrNegative(t, p) {
 			return false // is HIV positive
 		}
 	case hasPrefixFold(after, " (?"):
@@ -681,52 +708,85 @@ func (sc *scanner) patientWithHealth(t []byte, i, e int) bool {
 	case after[0] == ' ' && injuryAt(t, p+1, p+1+wordLen(t, p+1)):
 		return true // an injury told right after the name: fractured her wrist
 	default:
-		// A list's line: the name, a dash, a colon, a comma or a space,
-		// and a health term (Markha Aslakhanov - appendicitis - on
-		// insulin, Tariku Bekele: UTI, on trimethoprim, Handover: Tariku
-		// Bekele post-op day 2). Where a word before it speaks of a
-		// person (Re:, review, Handover:), one term does; a line alone
-		// needs a second health term on it, the problem and its
-		// treatment (not "New York: asthma rates rise").
-		switch {
-		case hasPrefixFold(after, " - "):
-			p += 3
-		case hasPrefixFold(after, ": "), hasPrefixFold(after, ", "):
-			p += 2
-		case hasPrefixFold(after, " – "), hasPrefixFold(after, " — "):
-			p += 5
-		case after[0] == ' ':
-			p++
-		default:
-			return false
-		}
-		person := personContext(t, i, e)
-		if !person && !nameListed(t, i) {
-			return false
-		}
-		if p+1 < len(t) && t[p] == '?' {
-			p++ // a query: "- ? cellulitis"
-			if t[p] == ' ' {
-				p++
-			}
-		}
-		if p >= len(t) || !sc.healthIn(t, p, p+1) {
-			return false
-		}
-		if person {
-			return true
-		}
-		q := p
-		for q < len(t) && isLetter(t[q]) {
-			q++
-		}
-		end := q
-		for end < len(t) && end-q < 96 && t[end] != '\n' {
-			end++
-		}
-		return sc.healthIn(t, q, end)
+		return sc.listLineWithHealth(t, i, e, after)
 	}
 	return p < len(t) && sc.healthIn(t, p, p+1)
+}
+
+// patientFrame reports whether the name at t[i] (after follows it) stands
+// in a frame only patients stand in: a sick note for it, attended with,
+// seen in, its kin, admitted.
+func patientFrame(t []byte, i int, after []byte) bool {
+	return noteFor(t, i) || hasPrefixFold(after, " attended with") || hasPrefixFold(after, ", seen in") || hasPrefixFold(after, " seen in") ||
+		kinPossessive(after) || admittedAfter(after) || hasPrefixFold(after, " admitted ")
+}
+
+// clauseEnd is where the clause from t[e] ends: a line's end, an
+// exclamation, a full stop, or 64 bytes on.
+func clauseEnd(t []byte, e int) int {
+	end := e
+	for end < len(t) && end-e < 64 && t[end] != '\n' && t[end] != '!' && !(t[end] == '.' && (end+1 == len(t) || t[end+1] == ' ')) {
+		end++
+	}
+	return end
+}
+
+// positiveOrNegative reports whether the word at t[p] (of at most 16
+// bytes) is followed by "positive" or "negative": is HIV positive.
+func positiveOrNegative(t []byte, p int) bool {
+	q := p
+	for q < len(t) && q-p < 16 && t[q] != ' ' {
+		q++
+	}
+	return hasPrefixFold(t[min(q, len(t)):], " positive") || hasPrefixFold(t[min(q, len(t)):], " negative")
+}
+
+// listLineWithHealth reports whether the name t[i:e] heads a list's line:
+// the name, a dash, a colon, a comma or a space, and a health term
+// (Markha Aslakhanov - appendicitis - on insulin, Tariku Bekele: UTI, on
+// trimethoprim, Handover: Tariku Bekele post-op day 2). Where a word
+// before it speaks of a person (Re:, review, Handover:), one term does; a
+// line alone needs a second health term on it, the problem and its
+// treatment (not "New York: asthma rates rise").
+func (sc *scanner) listLineWithHealth(t []byte, i, e int, after []byte) bool {
+	p := e
+	switch {
+	case hasPrefixFold(after, " - "):
+		p += 3
+	case hasPrefixFold(after, ": "), hasPrefixFold(after, ", "):
+		p += 2
+	case hasPrefixFold(after, " – "), hasPrefixFold(after, " — "):
+		p += 5
+	case after[0] == ' ':
+		p++
+	default:
+		return false
+	}
+	person := personContext(t, i, e)
+	if !person && !nameListed(t, i) {
+		return false
+	}
+	if p+1 < len(t) && t[p] == '?' {
+		p++ // a query: "- ? cellulitis"
+		if t[p] == ' ' {
+			p++
+		}
+	}
+	if p >= len(t) || !sc.healthIn(t, p, p+1) {
+		return false
+	}
+	if person {
+		return true
+	}
+	q := p
+	for q < len(t) && isLetter(t[q]) {
+		q++
+	}
+	end := q
+	for end < len(t) && end-q < 96 && t[end] != '\n' {
+		end++
+	}
+	return sc.healthIn(t, q, end)
 }
 
 // admittedAfter reports whether after starts with a verb of admission to
@@ -823,7 +883,7 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 			return i
 		}
 	}
-	if e2 < len(t) && isWordByte(t[e2]) || e2+1 < len(t) && t[e2] == ' ' && t[e2+1] >= 'a' && t[e2+1] <= 'z' {
+	if sentenceGoesOn(t, e2) {
 		return i // NOTE, PLEASE read: a sentence goes on
 	}
 	le := e2
@@ -832,10 +892,10 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 	}
 	sc.steps += le - i
 	gazetteer := surname(t[i:e1]) || givenName(t[p:e2]) || givenName(t[i:e1]) && surname(t[p:e2])
-	if comma && !(gazetteer || sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le)) {
+	if comma && !(gazetteer || sc.healthOrBirthIn(t, e2, le)) {
 		return i
 	}
-	if !comma && !(gazetteer && (sc.healthIn(t, e2, le) || sc.birthNear(t, e2, le) || birthCueIn(t, e2, le))) {
+	if !comma && !(gazetteer && sc.healthOrBirthIn(t, e2, le)) {
 		// Without a comma (KADYROV Ruslan 67M sepsis) a heading's words
 		// look the same: a gazetteer word and a health term or a birth
 		// date on the line.
@@ -843,6 +903,18 @@ func (sc *scanner) capsSurnameFirst(t []byte, i int) int {
 	}
 	sc.nameAt(i)
 	return e2 - 1
+}
+
+// sentenceGoesOn reports whether the word ending at t[e] runs on, or a
+// lowercase word follows it: NOTE, PLEASE read.
+func sentenceGoesOn(t []byte, e int) bool {
+	return e < len(t) && isWordByte(t[e]) || e+1 < len(t) && t[e] == ' ' && t[e+1] >= 'a' && t[e+1] <= 'z'
+}
+
+// healthOrBirthIn reports whether t[from:to] holds a health term, a date
+// of birth, or a date of birth's cue with its date.
+func (sc *scanner) healthOrBirthIn(t []byte, from, to int) bool {
+	return sc.healthIn(t, from, to) || sc.birthNear(t, from, to) || birthCueIn(t, from, to)
 }
 
 // birthCueIn reports whether a date of birth's cue with its date starts

@@ -262,22 +262,15 @@ func afterAlnumGroup(t []byte, i int) bool {
 // a number.
 func (r *run) endToken(t []byte) (int, bool) {
 	last := r.end - 1
-	if r.end >= len(t) {
-		return last, true
-	}
-	c := t[r.end]
-	if (!isWordByte(c) || c == 0xE2 || c == 0xC2) && !((c == '-' || c == '.' || c == '/' || c == '_') && r.end+1 < len(t) && isWordByte(t[r.end+1])) {
+	if r.end >= len(t) || tokenEndsAt(t, r.end) {
 		return last, true // a space, punctuation, or a symbol of U+0080-U+00BF or U+2000-U+2FFF (⑆, —, °)
 	}
+	c := t[r.end]
 	if c == '-' && phoneLabel(t, r.end+1) {
 		return last, true // 07700 900806-Office
 	}
-	if c == 'x' && r.end+1 < len(t) && isDigit(t[r.end+1]) && (r.n >= 2 || r.nd >= 7) {
-		e := r.end + 1 // a phone extension: (978)645-9740x11144
-		for e < len(t) && e-r.end <= 6 && isDigit(t[e]) {
-			e++
-		}
-		if e == len(t) || !isWordByte(t[e]) {
+	if c == 'x' && (r.n >= 2 || r.nd >= 7) {
+		if e, ok := extensionEnd(t, r.end); ok {
 			return e - 1, true
 		}
 	}
@@ -286,6 +279,26 @@ func (r *run) endToken(t []byte) (int, bool) {
 	}
 	r.n--
 	return skipCompound(t, last), true
+}
+
+// tokenEndsAt reports whether the byte at t[e] ends a token: a space,
+// punctuation or a symbol, not a separator that joins a word after it.
+func tokenEndsAt(t []byte, e int) bool {
+	c := t[e]
+	return (!isWordByte(c) || c == 0xE2 || c == 0xC2) && !((c == '-' || c == '.' || c == '/' || c == '_') && e+1 < len(t) && isWordByte(t[e+1]))
+}
+
+// extensionEnd returns the end of a phone extension ('x' and up to six
+// digits, at t[x]) that ends its token: (978)645-9740x11144.
+func extensionEnd(t []byte, x int) (int, bool) {
+	if x+1 >= len(t) || !isDigit(t[x+1]) {
+		return 0, false
+	}
+	e := x + 1
+	for e < len(t) && e-x <= 6 && isDigit(t[e]) {
+		e++
+	}
+	return e, e == len(t) || !isWordByte(t[e])
 }
 
 // phoneLabel reports whether the word at t[p] labels a phone line
@@ -416,7 +429,9 @@ func contains(s string, c byte) bool {
 	return false
 }
 
-// judge runs the detectors that need no context on groups [a, b).
+// judge runs the detectors that need no context on groups [a, b), in
+// this order: an SSN, a payment card, the identifiers the whole run is
+// (CPF, NIR, routing number), and a phone when nothing else fired.
 func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 	at := r.start
 	hit := false
@@ -425,35 +440,54 @@ func (sc *scanner) judge(t []byte, r *run, a, b int) bool {
 		sc.fire(USSSN, at)
 		hit = true
 	}
-	if cardShape(r, a, b) && !(r.notPhone && r.n == 1) {
-		switch cardIssuer(r.span(a, b)) {
-		case issuerCard:
-			if testPANs[string(r.span(a, b))] && sc.cuesIn(t, r.start-testWindow, r.end+testWindow, cueTestContext) != 0 {
-				break // a processor's test number in code or docs
-			}
-			sc.fire(PaymentCard, at)
-			hit = true
-		case issuerCardIfCued:
-			if sc.cuesIn(t, clauseStart(t, r.start, cueWindow), r.start, cueCard) != 0 {
-				sc.fire(PaymentCard, at)
-				hit = true
-			}
-		}
-	}
-	if a == 0 && b == r.n && cpfShape(r) && cpfValid(r.span(0, r.n)) {
-		sc.fire(BRCPF, at)
+	if cardShape(r, a, b) && !(r.notPhone && r.n == 1) && sc.judgeCard(t, r, a, b) {
 		hit = true
 	}
-	if a == 0 && b == r.n && r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) && r.joined(0, r.n) && nirValid(r.span(0, r.n)) {
-		sc.fire(FRNIR, at)
-		hit = true
-	}
-	if a == 0 && b == r.n && (r.n == 1 || r.shape(0, r.n, 4, 4, 1)) && abaValid(r.span(0, r.n)) && sc.cuesIn(t, r.end, r.end+16, cueAccount) != 0 {
-		sc.fire(USBankRouting, at) // 121000358, account 4941151225
+	if a == 0 && b == r.n && sc.judgeWhole(t, r) {
 		hit = true
 	}
 	if !hit && !r.notPhone && a == 0 && b == r.n && phoneShape(r, a, b) {
 		sc.fire(Phone, at)
+		hit = true
+	}
+	return hit
+}
+
+// judgeCard judges a run shaped as a card by its issuer: a card, unless a
+// processor's test number in code or docs; a number only some issuers'
+// cards share with other numbers, after a card's word.
+func (sc *scanner) judgeCard(t []byte, r *run, a, b int) bool {
+	switch cardIssuer(r.span(a, b)) {
+	case issuerCard:
+		if testPANs[string(r.span(a, b))] && sc.cuesIn(t, r.start-testWindow, r.end+testWindow, cueTestContext) != 0 {
+			return false // a processor's test number in code or docs
+		}
+		sc.fire(PaymentCard, r.start)
+		return true
+	case issuerCardIfCued:
+		if sc.cuesIn(t, clauseStart(t, r.start, cueWindow), r.start, cueCard) != 0 {
+			sc.fire(PaymentCard, r.start)
+			return true
+		}
+	}
+	return false
+}
+
+// judgeWhole judges the whole run as the identifiers with a format of
+// their own: a CPF, a NIR in its groups, a routing number beside an
+// account number (121000358, account 4941151225).
+func (sc *scanner) judgeWhole(t []byte, r *run) bool {
+	hit := false
+	if cpfShape(r) && cpfValid(r.span(0, r.n)) {
+		sc.fire(BRCPF, r.start)
+		hit = true
+	}
+	if r.shape(0, r.n, 1, 2, 2, 2, 3, 3, 2) && r.joined(0, r.n) && nirValid(r.span(0, r.n)) {
+		sc.fire(FRNIR, r.start)
+		hit = true
+	}
+	if (r.n == 1 || r.shape(0, r.n, 4, 4, 1)) && abaValid(r.span(0, r.n)) && sc.cuesIn(t, r.end, r.end+16, cueAccount) != 0 {
+		sc.fire(USBankRouting, r.start)
 		hit = true
 	}
 	return hit

@@ -57,7 +57,9 @@ func isAlnum(c byte) bool  { return isDigit(c) || isLetter(c) }
 // digits, '_' and any byte of a multibyte UTF-8 character.
 func isWordByte(c byte) bool { return isAlnum(c) || c == '_' || c >= 0x80 }
 
-// text scans one text.
+// text scans one text: at each byte that may start something a detector
+// reads (stopByte), the reading that starts there, which returns the
+// index of the last byte it read; then what the whole text decides.
 func (sc *scanner) text(t []byte) {
 	sc.nids = 0
 	sc.icdCodes, sc.icdRef, sc.icdAt = 0, 0, -1
@@ -70,40 +72,19 @@ func (sc *scanner) text(t []byte) {
 		switch c := t[i]; {
 		case c == '@':
 			i = sc.email(t, i)
-		case c == '+' || c == '(':
-			if i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i) {
+		case c == '+' || c == '(' || c == '%':
+			if numberLeadAt(t, i) {
 				i = sc.number(t, i)
 			}
-		case c == '%':
-			if i+3 < len(t) && t[i+1] == '2' && (t[i+2]|0x20) == 'b' && isDigit(t[i+3]) {
-				i = sc.number(t, i) // %2B: a URL-encoded '+'
-			}
 		case c == ':' || c == '=':
-			// A form's or a record's name field: Name: John Smith,
-			// guest_name=Arna, "given":["Chinwe"], last_name='Nwosu'.
-			if field := nameFieldBefore(t, i); field != "" {
-				e, ok := namesAfter(t, i+1, field)
-				if !ok && field == "name" {
-					// Two lowercase words beside a date of birth:
-					// dob: 09/07/1955 / name: otohiko sanya.
-					e, ok = twoLowerWords(t, i+1)
-					ok = ok && sc.birthNear(t, max(i-64, 0), min(i+64, len(t)))
-				}
-				if ok {
-					sc.identifier(i, idName)
-					sc.cuedName[sc.nids-1] = true
-					i = e - 1
-				}
-			}
+			i = sc.nameField(t, i)
 		case !isDigit(c):
 			if i > 0 && isWordByte(t[i-1]) && t[i-1] != '_' {
 				continue // inside a word
 			}
 			if j := sc.identifierCue(t, i); j > i {
 				i = j
-				continue
-			}
-			if capitalAt(t, i) > 0 {
+			} else if capitalAt(t, i) > 0 {
 				i = sc.personName(t, i)
 			}
 		case i > 0 && isLetter(t[i-1]):
@@ -111,27 +92,72 @@ func (sc *scanner) text(t []byte) {
 			// or the inside of a word (skipped whole).
 			i = sc.lettered(t, i)
 		case boundaryBefore(t, i):
-			if i >= 3 && t[i-1] == ' ' && isUpperASCII(t[i-2]) && isUpperASCII(t[i-3]) && (i == 3 || !isWordByte(t[i-4])) {
-				if end := sc.iban(t, i-3); end > 0 {
-					i = end - 1 // an IBAN with a space after its country: NO 39 4750 07 95936
-					continue
-				}
-			}
-			if end, short := shortNumber(t, i); short {
-				i = end // most numbers in a text: 3, 12%, 180 ms, 2026
-				continue
-			}
-			i = sc.number(t, i)
+			i = sc.digitsAt(t, i)
 		default:
 			i = sc.compound(t, i) // ORD-4111..., MRN-12345, PT-884213
 		}
 	}
-	if (sc.icdCodes > 0 && sc.icdCodes < 3 && sc.icdRef == 0) || (sc.icdCodes+sc.icdRef > 0 && sc.nids > 0) {
+	if sc.icdDiagnosis() {
 		sc.fire(ICD10, sc.icdAt)
 	}
 	if sc.nids > 0 {
 		sc.healthTerms(t)
 	}
+}
+
+// numberLeadAt reports whether the '+', '(' or '%' at t[i] leads a
+// number: a '+' or '(' before a digit or '(' where a number may start,
+// or %2B, a URL-encoded '+', before a digit.
+func numberLeadAt(t []byte, i int) bool {
+	if t[i] == '%' {
+		return i+3 < len(t) && t[i+1] == '2' && (t[i+2]|0x20) == 'b' && isDigit(t[i+3])
+	}
+	return i+1 < len(t) && (isDigit(t[i+1]) || t[i+1] == '(') && boundaryBefore(t, i)
+}
+
+// icdDiagnosis reports whether the text's ICD-10 codes are a diagnosis:
+// one or two codes not written as a reference, or any beside a personal
+// identifier.
+func (sc *scanner) icdDiagnosis() bool {
+	return (sc.icdCodes > 0 && sc.icdCodes < 3 && sc.icdRef == 0) || (sc.icdCodes+sc.icdRef > 0 && sc.nids > 0)
+}
+
+// nameField reads the name after a form's or a record's name field
+// ending at t[i] (':' or '='): Name: John Smith, guest_name=Arna,
+// "given":["Chinwe"], last_name='Nwosu'.
+func (sc *scanner) nameField(t []byte, i int) int {
+	field := nameFieldBefore(t, i)
+	if field == "" {
+		return i
+	}
+	e, ok := namesAfter(t, i+1, field)
+	if !ok && field == "name" {
+		// Two lowercase words beside a date of birth: dob: 09/07/1955 /
+		// name: otohiko sanya.
+		e, ok = twoLowerWords(t, i+1)
+		ok = ok && sc.birthNear(t, max(i-64, 0), min(i+64, len(t)))
+	}
+	if !ok {
+		return i
+	}
+	sc.identifier(i, idName)
+	sc.cuedName[sc.nids-1] = true
+	return e - 1
+}
+
+// digitsAt reads the number starting at the digit t[i]: an IBAN with a
+// space after its country, a short number no detector takes, or a
+// number.
+func (sc *scanner) digitsAt(t []byte, i int) int {
+	if i >= 3 && t[i-1] == ' ' && isUpperASCII(t[i-2]) && isUpperASCII(t[i-3]) && (i == 3 || !isWordByte(t[i-4])) {
+		if end := sc.iban(t, i-3); end > 0 {
+			return end - 1 // an IBAN with a space after its country: NO 39 4750 07 95936
+		}
+	}
+	if end, short := shortNumber(t, i); short {
+		return end // most numbers in a text: 3, 12%, 180 ms, 2026
+	}
+	return sc.number(t, i)
 }
 
 // identifier records where a personal identifier of a kind (idNumber,

@@ -74,7 +74,9 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 		return nil, diags
 	}
 	out.OTLP = lowerOTLP(opts.Operator.OTLP)
-	if bs := opts.Operator.BudgetStore; bs.URL != "" && len(out.Policy.Budgets) > 0 {
+	// The store keeps the rate limits' counters too: a router with either
+	// counts on it.
+	if bs := opts.Operator.BudgetStore; bs.URL != "" && (len(out.Policy.Budgets) > 0 || len(out.Policy.RateLimits) > 0) {
 		store := &ir.BudgetStore{URL: bs.URL, Failure: cmp.Or(bs.Failure, DefaultBudgetStoreFailure)}
 		store.PasswordSecret, store.PasswordKey, _ = strings.Cut(bs.PasswordSecret, "/")
 		out.Policy.BudgetStore = store

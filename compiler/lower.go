@@ -323,6 +323,7 @@ func lowerPolicy(p *v1.RouterPolicy) ir.Policy {
 		}
 		out.Budgets = append(out.Budgets, ib)
 	}
+	out.RateLimits = lowerRateLimits(p.RateLimits)
 	if a := p.Auth; a != nil && (a.JWT != nil || len(a.Allowlists) > 0 || len(a.APIKeys) > 0) {
 		auth := &ir.Auth{}
 		if j := a.JWT; j != nil {
@@ -409,4 +410,20 @@ func maxUnavailable(p *v1.ProxySpec) int32 {
 		return 0
 	}
 	return n
+}
+
+// lowerRateLimits lowers policy.rateLimits; an unset cap is 0.
+func lowerRateLimits(in []v1.RateLimitSpec) []ir.RateLimit {
+	var out []ir.RateLimit
+	val := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	for _, l := range in {
+		out = append(out, ir.RateLimit{Name: l.Name, Scope: ir.RateLimitScope(l.Scope), Teams: slices.Clone(l.Teams), Keys: slices.Clone(l.Keys),
+			RequestsPerMinute: val(l.RequestsPerMinute), InputTokensPerMinute: val(l.InputTokensPerMinute), OutputTokensPerMinute: val(l.OutputTokensPerMinute)})
+	}
+	return out
 }

@@ -24,6 +24,7 @@ import (
 //   - validate_rules.go: rules, references, strategies, fail-closed and
 //     classification;
 //   - validate_policy.go: budgets, auth and the audit log;
+//   - validate_ratelimits.go: rate limits;
 //   - validate_dataplane.go: agentGatewayRef, endpoint, proxy and the
 //     reserved fields.
 //
@@ -40,6 +41,7 @@ func validate(r *v1.ModelRouter, res *resolution, plane planes.Table) diag.List 
 		v.checkClassification,
 		v.checkBudgets,
 		v.checkAuth,
+		v.checkRateLimits,
 		v.checkAuditLog,
 		v.checkAgentGatewayRef,
 		v.checkEndpoint,

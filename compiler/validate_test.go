@@ -549,6 +549,14 @@ func TestFieldTableMatchesReference(t *testing.T) {
 	want["spec.policy.auth.apiKeys[].team"] = fieldRow{Required: true, MinLength: 1}
 	one := int64(1)
 	want["spec.proxy.podDisruptionBudget.maxUnavailable"] = fieldRow{Minimum: &one}
+	want["spec.policy.rateLimits"] = fieldRow{MaxItems: 64}
+	want["spec.policy.rateLimits[].name"] = fieldRow{Required: true, Pattern: `^[a-z0-9][a-z0-9-]{0,62}$`}
+	want["spec.policy.rateLimits[].scope"] = fieldRow{Required: true, Enum: []string{"team", "key"}}
+	want["spec.policy.rateLimits[].teams"] = fieldRow{MaxItems: 256}
+	want["spec.policy.rateLimits[].keys"] = fieldRow{MaxItems: 256}
+	for _, f := range []string{"requestsPerMinute", "inputTokensPerMinute", "outputTokensPerMinute"} {
+		want["spec.policy.rateLimits[]."+f] = fieldRow{Minimum: &one}
+	}
 	for path, row := range want {
 		rule, ok := fieldTable[path]
 		if assert.True(t, ok, "%s: the reference's constraints are missing from the field table", path) {

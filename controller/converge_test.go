@@ -76,6 +76,26 @@ func liveInventory(t *testing.T, ctx context.Context, c client.Reader, ns, name 
 	return out
 }
 
+// liveControlledBy reads every object of want from the API server and
+// checks that the router of that uid controls it (its controller owner
+// reference); it returns them as they are live.
+func liveControlledBy(ctx context.Context, t *testing.T, want map[string]*unstructured.Unstructured, uid types.UID) map[string]*unstructured.Unstructured {
+	t.Helper()
+	live := map[string]*unstructured.Unstructured{}
+	for k, w := range want {
+		o := &unstructured.Unstructured{}
+		o.SetGroupVersionKind(w.GroupVersionKind())
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(w), o); err != nil {
+			t.Fatal(err)
+		}
+		if ref := metav1.GetControllerOf(o); ref == nil || ref.UID != uid {
+			t.Errorf("%s: controller reference %v, want the router (uid %s)", k, ref, uid)
+		}
+		live[k] = o
+	}
+	return live
+}
+
 // convergedAll waits until the router's live inventory, across every kind
 // of every data plane, is exactly what render prints for its current spec,
 // and every rendered field (metadata labels, spec, data) holds the rendered

@@ -40,6 +40,28 @@ func waitGatewayStatus(t *testing.T, ns, name string, check func(*v1.ModelRouter
 	return mr
 }
 
+// assertGatewayPrimaryFallbackReady checks the status of the Ready router
+// of testdata gateway-primary-fallback: its route ready without auth at the
+// Gateway's address, one active rule, both backends, no router-proxy
+// condition, and the external provider's health said to be unknown (it
+// still counts toward activeRules: it may serve).
+func assertGatewayPrimaryFallbackReady(t *testing.T, got *v1.ModelRouter) {
+	t.Helper()
+	if got.Status.Gateway == nil || !got.Status.Gateway.RouteReady || got.Status.Gateway.AuthEnabled || got.Status.Gateway.Endpoint != "http://203.0.113.10" {
+		t.Errorf("status.gateway %+v", got.Status.Gateway)
+	}
+	if got.Status.Endpoint != "http://203.0.113.10" || got.Status.AgentGateway != nil || got.Status.ActiveRules != 1 || len(got.Status.Backends) != 2 {
+		t.Errorf("endpoint %q agentGateway %v activeRules %d backends %+v", got.Status.Endpoint, got.Status.AgentGateway, got.Status.ActiveRules, got.Status.Backends)
+	}
+	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
+		t.Errorf("Available (router-proxy) condition on a Gateway router: %+v", got.Status.Conditions)
+	}
+	cloud := slices.IndexFunc(got.Status.Backends, func(b v1.BackendStatus) bool { return b.Name == "cloud-gpt" })
+	if cloud < 0 || !strings.HasPrefix(got.Status.Backends[cloud].Message, controller.ReasonHealthUnknown+": ") {
+		t.Errorf("cloud-gpt status missing or without the %s reason: %+v", controller.ReasonHealthUnknown, got.Status.Backends)
+	}
+}
+
 // TestGatewayCreateUpdateDelete: a Gateway-plane router (testdata
 // gateway-primary-fallback, a local primary and an OpenAI fallback) ends
 // Ready with exactly the objects render prints, owner-referenced, and its
@@ -59,33 +81,9 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 	if kinds["Backend"] != 2 || kinds["AIServiceBackend"] != 2 || kinds["BackendSecurityPolicy"] != 1 || kinds["AIGatewayRoute"] != 1 || kinds["SecurityPolicy"] != 0 {
 		t.Fatalf("render kinds %v", kinds)
 	}
-	for k, w := range want {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(w.GroupVersionKind())
-		if err := k8s.Get(ctx, types.NamespacedName{Namespace: w.GetNamespace(), Name: w.GetName()}, live); err != nil {
-			t.Fatal(err)
-		}
-		if ref := metav1.GetControllerOf(live); ref == nil || ref.UID != mr.UID {
-			t.Errorf("%s: controller reference %v, want the router", k, ref)
-		}
-	}
+	liveControlledBy(ctx, t, want, mr.UID)
 	waitCondition(t, ctx, ns, name, v1.ConditionGatewayReady, metav1.ConditionTrue, targets.ReasonApplied)
-	got := waitPhase(t, ctx, ns, name, v1.PhaseReady)
-	if got.Status.Gateway == nil || !got.Status.Gateway.RouteReady || got.Status.Gateway.AuthEnabled || got.Status.Gateway.Endpoint != "http://203.0.113.10" {
-		t.Errorf("status.gateway %+v", got.Status.Gateway)
-	}
-	if got.Status.Endpoint != "http://203.0.113.10" || got.Status.AgentGateway != nil || got.Status.ActiveRules != 1 || len(got.Status.Backends) != 2 {
-		t.Errorf("endpoint %q agentGateway %v activeRules %d backends %+v", got.Status.Endpoint, got.Status.AgentGateway, got.Status.ActiveRules, got.Status.Backends)
-	}
-	if meta.FindStatusCondition(got.Status.Conditions, v1.ConditionAvailable) != nil {
-		t.Errorf("Available (router-proxy) condition on a Gateway router: %+v", got.Status.Conditions)
-	}
-	// The external provider's health is not reported by this plane: it says
-	// so, and it still counts toward activeRules (it may serve).
-	cloud := slices.IndexFunc(got.Status.Backends, func(b v1.BackendStatus) bool { return b.Name == "cloud-gpt" })
-	if cloud < 0 || !strings.HasPrefix(got.Status.Backends[cloud].Message, controller.ReasonHealthUnknown+": ") {
-		t.Errorf("cloud-gpt status missing or without the %s reason: %+v", controller.ReasonHealthUnknown, got.Status.Backends)
-	}
+	assertGatewayPrimaryFallbackReady(t, waitPhase(t, ctx, ns, name, v1.PhaseReady))
 
 	// Update: the rule and the fallback backend go; so do its objects.
 	unstructured.RemoveNestedField(spec, "rules")

@@ -54,6 +54,43 @@ var clusterScoped = map[string]bool{
 // with `kubectl kustomize config/default` (kustomize v5.5.0): same objects,
 // names, namespaces and references (docs/controller.md).
 func renderKustomize(dir string) ([]*unstructured.Unstructured, error) {
+	k, err := readKustomization(dir)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := k.resources(dir)
+	if err != nil {
+		return nil, err
+	}
+	serviceAccounts := map[string]bool{}
+	roles := map[string]bool{} // "Kind/name"
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "ServiceAccount":
+			serviceAccounts[o.GetName()] = true
+		case "Role", "ClusterRole":
+			roles[o.GetKind()+"/"+o.GetName()] = true
+		}
+	}
+	if k.Namespace != "" {
+		for _, o := range objs {
+			k.setNamespace(o, serviceAccounts)
+		}
+	}
+	if k.NamePrefix != "" {
+		for _, o := range objs {
+			k.setNamePrefix(o, serviceAccounts, roles)
+		}
+	}
+	for _, o := range objs {
+		k.setImages(o)
+	}
+	return objs, nil
+}
+
+// readKustomization reads dir's kustomization.yaml, refusing a feature
+// renderKustomize does not support.
+func readKustomization(dir string) (*kustomization, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		return nil, err
@@ -65,6 +102,12 @@ func renderKustomize(dir string) ([]*unstructured.Unstructured, error) {
 	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
 		return nil, fmt.Errorf("%s/kustomization.yaml: %s %s", dir, k.APIVersion, k.Kind)
 	}
+	return &k, nil
+}
+
+// resources reads the objects of k's resources: files (multi-document
+// YAML) and directories (rendered recursively).
+func (k *kustomization) resources(dir string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, r := range k.Resources {
 		p := filepath.Join(dir, r)
@@ -90,65 +133,60 @@ func renderKustomize(dir string) ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, docs...)
 	}
+	return objs, nil
+}
 
-	serviceAccounts := map[string]bool{}
-	roles := map[string]bool{} // "Kind/name"
-	for _, o := range objs {
-		switch o.GetKind() {
-		case "ServiceAccount":
-			serviceAccounts[o.GetName()] = true
-		case "Role", "ClusterRole":
-			roles[o.GetKind()+"/"+o.GetName()] = true
-		}
+// setNamespace sets k's namespace on o: a Namespace is renamed to it, a
+// namespaced object placed in it, and a binding's subjects naming a
+// ServiceAccount of the build get it too.
+func (k *kustomization) setNamespace(o *unstructured.Unstructured, serviceAccounts map[string]bool) {
+	switch {
+	case o.GetKind() == "Namespace":
+		o.SetName(k.Namespace)
+	case !clusterScoped[o.GetKind()]:
+		o.SetNamespace(k.Namespace)
 	}
-	if k.Namespace != "" {
-		for _, o := range objs {
-			switch {
-			case o.GetKind() == "Namespace":
-				o.SetName(k.Namespace)
-			case !clusterScoped[o.GetKind()]:
-				o.SetNamespace(k.Namespace)
-			}
-			forSubjects(o, func(s map[string]any) {
-				if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
-					s["namespace"] = k.Namespace
-				}
-			})
+	forSubjects(o, func(s map[string]any) {
+		if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
+			s["namespace"] = k.Namespace
 		}
+	})
+}
+
+// setNamePrefix prepends k's namePrefix to o's name (not a Namespace's or
+// a CustomResourceDefinition's) and to the references kustomize follows:
+// roleRef, ServiceAccount subjects, a pod template's serviceAccountName.
+func (k *kustomization) setNamePrefix(o *unstructured.Unstructured, serviceAccounts, roles map[string]bool) {
+	if kind := o.GetKind(); kind != "Namespace" && kind != "CustomResourceDefinition" {
+		o.SetName(k.NamePrefix + o.GetName())
 	}
-	if k.NamePrefix != "" {
-		for _, o := range objs {
-			if kind := o.GetKind(); kind != "Namespace" && kind != "CustomResourceDefinition" {
-				o.SetName(k.NamePrefix + o.GetName())
-			}
-			if ref, ok, _ := unstructured.NestedMap(o.Object, "roleRef"); ok && roles[fmt.Sprint(ref["kind"])+"/"+fmt.Sprint(ref["name"])] {
-				_ = unstructured.SetNestedField(o.Object, k.NamePrefix+fmt.Sprint(ref["name"]), "roleRef", "name")
-			}
-			forSubjects(o, func(s map[string]any) {
-				if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
-					s["name"] = k.NamePrefix + fmt.Sprint(s["name"])
-				}
-			})
-			if sa, ok, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); ok && serviceAccounts[sa] {
-				_ = unstructured.SetNestedField(o.Object, k.NamePrefix+sa, "spec", "template", "spec", "serviceAccountName")
-			}
+	if ref, ok, _ := unstructured.NestedMap(o.Object, "roleRef"); ok && roles[fmt.Sprint(ref["kind"])+"/"+fmt.Sprint(ref["name"])] {
+		_ = unstructured.SetNestedField(o.Object, k.NamePrefix+fmt.Sprint(ref["name"]), "roleRef", "name")
+	}
+	forSubjects(o, func(s map[string]any) {
+		if s["kind"] == "ServiceAccount" && serviceAccounts[fmt.Sprint(s["name"])] {
+			s["name"] = k.NamePrefix + fmt.Sprint(s["name"])
 		}
+	})
+	if sa, ok, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); ok && serviceAccounts[sa] {
+		_ = unstructured.SetNestedField(o.Object, k.NamePrefix+sa, "spec", "template", "spec", "serviceAccountName")
+	}
+}
+
+// setImages rewrites the images k names in o's pod template.
+func (k *kustomization) setImages(o *unstructured.Unstructured) {
+	containers, ok, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+	if !ok || len(k.Images) == 0 {
+		return
 	}
 	for _, im := range k.Images {
-		for _, o := range objs {
-			containers, ok, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-			if !ok {
-				continue
+		for _, c := range containers {
+			if m, ok := c.(map[string]any); ok && m["image"] == im.Name {
+				m["image"] = im.NewName + ":" + im.NewTag
 			}
-			for _, c := range containers {
-				if m, ok := c.(map[string]any); ok && m["image"] == im.Name {
-					m["image"] = im.NewName + ":" + im.NewTag
-				}
-			}
-			_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
 		}
 	}
-	return objs, nil
+	_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
 }
 
 func forSubjects(o *unstructured.Unstructured, f func(map[string]any)) {

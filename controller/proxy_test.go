@@ -195,16 +195,7 @@ func TestProxyCreateUpdateDelete(t *testing.T) {
 	if len(want) != 4 {
 		t.Fatalf("render has %d objects, want ConfigMap, Deployment, 2 Services: %v", len(want), want)
 	}
-	for k, w := range want {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(w.GroupVersionKind())
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(w), live); err != nil {
-			t.Fatal(err)
-		}
-		ref := metav1.GetControllerOf(live)
-		if ref == nil || ref.UID != mr.UID {
-			t.Errorf("%s: controller reference %v, want the router (uid %s)", k, ref, mr.UID)
-		}
+	for k, live := range liveControlledBy(ctx, t, want, mr.UID) {
 		var managed []string
 		for _, f := range live.GetManagedFields() {
 			managed = append(managed, f.Manager+"/"+string(f.Operation))
@@ -232,24 +223,7 @@ func TestProxyCreateUpdateDelete(t *testing.T) {
 	if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionValidated); c.ObservedGeneration != got.Generation || !strings.HasPrefix(c.Message, "the spec is valid") {
 		t.Errorf("Validated %+v: want the spec valid at generation %d", c, got.Generation)
 	}
-	got = waitPhase(t, ctx, ns, "chat", v1.PhaseReady)
-	if got.Status.Endpoint != "http://chat-router-proxy."+ns+".svc.cluster.local:8080/v1/chat/completions" {
-		t.Errorf("endpoint %q", got.Status.Endpoint)
-	}
-	if got.Status.ActiveRules != 2 || len(got.Status.Backends) != 3 {
-		t.Errorf("activeRules %d, backends %+v", got.Status.ActiveRules, got.Status.Backends)
-	}
-	for _, b := range got.Status.Backends {
-		if !b.Healthy || b.Address == "" || b.LastProbeTime == nil {
-			t.Errorf("backend %+v: want healthy, an address and a probe time", b)
-		}
-	}
-	if len(got.Status.BudgetUtilization) != 1 || got.Status.BudgetUtilization[0].TokensUsed != 2500 {
-		t.Errorf("budgetUtilization %+v", got.Status.BudgetUtilization)
-	}
-	if got.Status.Gateway != nil || got.Status.AgentGateway != nil || got.Status.LastUpdated == nil {
-		t.Errorf("gateway %v agentGateway %v lastUpdated %v", got.Status.Gateway, got.Status.AgentGateway, got.Status.LastUpdated)
-	}
+	assertChatProxyReady(t, waitPhase(t, ctx, ns, "chat", v1.PhaseReady))
 
 	// Update: drop a rule and a backend; add a backend with endpoint
 	// resolution (the proxy then needs a ServiceAccount and RBAC).
@@ -295,6 +269,30 @@ defaultRoute: llama
 
 	// Delete: the finalizer removes every object, then the router goes.
 	deleteRouters(t, ctx, k8s, ns, "chat")
+}
+
+// assertChatProxyReady checks the status of TestProxyCreateUpdateDelete's
+// Ready router: the proxy's endpoint, two active rules, three healthy
+// probed backends, the proxy's budget report, no gateway plane's fields.
+func assertChatProxyReady(t *testing.T, got *v1.ModelRouter) {
+	t.Helper()
+	if got.Status.Endpoint != "http://chat-router-proxy."+got.Namespace+".svc.cluster.local:8080/v1/chat/completions" {
+		t.Errorf("endpoint %q", got.Status.Endpoint)
+	}
+	if got.Status.ActiveRules != 2 || len(got.Status.Backends) != 3 {
+		t.Errorf("activeRules %d, backends %+v", got.Status.ActiveRules, got.Status.Backends)
+	}
+	for _, b := range got.Status.Backends {
+		if !b.Healthy || b.Address == "" || b.LastProbeTime == nil {
+			t.Errorf("backend %+v: want healthy, an address and a probe time", b)
+		}
+	}
+	if len(got.Status.BudgetUtilization) != 1 || got.Status.BudgetUtilization[0].TokensUsed != 2500 {
+		t.Errorf("budgetUtilization %+v", got.Status.BudgetUtilization)
+	}
+	if got.Status.Gateway != nil || got.Status.AgentGateway != nil || got.Status.LastUpdated == nil {
+		t.Errorf("gateway %v agentGateway %v lastUpdated %v", got.Status.Gateway, got.Status.AgentGateway, got.Status.LastUpdated)
+	}
 }
 
 func containsString(l []string, s string) bool {
@@ -507,18 +505,7 @@ defaultRoute: llama
 		t.Errorf("phase %s endpoint %q: want Degraded on the previous Service", mr.Status.Phase, mr.Status.Endpoint)
 	}
 	// The foreign Service is untouched and the previous one kept.
-	live := &corev1.Service{}
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), live); err != nil {
-		t.Fatal(err)
-	}
-	if len(live.OwnerReferences) > 0 || live.Labels["inference.llmkube.dev/model-router"] != "" || len(live.Spec.Ports) != 1 || live.Spec.Ports[0].Port != 80 {
-		t.Errorf("foreign Service was modified: %+v", live)
-	}
-	for _, f := range live.ManagedFields {
-		if f.Manager == "llmkube-compile" {
-			t.Errorf("the controller manages fields of the foreign Service: %+v", f)
-		}
-	}
+	assertForeignServiceUntouched(ctx, t, foreign)
 	if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: "svc-router-proxy"}, &corev1.Service{}); err != nil {
 		t.Fatalf("previous Service: %v", err)
 	}
@@ -541,17 +528,44 @@ defaultRoute: llama
 	if !strings.HasPrefix(mr.Status.Endpoint, "http://llmkube.") {
 		t.Errorf("endpoint %q does not follow the Service", mr.Status.Endpoint)
 	}
+	assertAppliedBeforeDeleted(t, rec.opsIn(ns)[mark:], "llmkube", "svc-router-proxy")
+}
+
+// assertForeignServiceUntouched checks that the Service the controller
+// does not own is as its owner made it: no owner reference, no router
+// label, its one port, no field managed by the controller.
+func assertForeignServiceUntouched(ctx context.Context, t *testing.T, foreign *corev1.Service) {
+	t.Helper()
+	live := &corev1.Service{}
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(foreign), live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.OwnerReferences) > 0 || live.Labels["inference.llmkube.dev/model-router"] != "" || len(live.Spec.Ports) != 1 || live.Spec.Ports[0].Port != 80 {
+		t.Errorf("foreign Service was modified: %+v", live)
+	}
+	for _, f := range live.ManagedFields {
+		if f.Manager == "llmkube-compile" {
+			t.Errorf("the controller manages fields of the foreign Service: %+v", f)
+		}
+	}
+}
+
+// assertAppliedBeforeDeleted checks, in the controller's writes, that the
+// Service renamed to newName was applied before the one of oldName was
+// deleted.
+func assertAppliedBeforeDeleted(t *testing.T, ops []op, newName, oldName string) {
+	t.Helper()
 	applied, deleted := -1, -1
-	for i, o := range rec.opsIn(ns)[mark:] {
-		if o.kind == "Service" && o.name == "llmkube" && o.verb == "apply" && applied < 0 {
+	for i, o := range ops {
+		if o.kind == "Service" && o.name == newName && o.verb == "apply" && applied < 0 {
 			applied = i
 		}
-		if o.kind == "Service" && o.name == "svc-router-proxy" && o.verb == "delete" {
+		if o.kind == "Service" && o.name == oldName && o.verb == "delete" {
 			deleted = i
 		}
 	}
 	if applied < 0 || deleted < 0 || applied > deleted {
-		t.Errorf("want the new Service applied before the old one is deleted; writes: %+v", rec.opsIn(ns)[mark:])
+		t.Errorf("want the new Service applied before the old one is deleted; writes: %+v", ops)
 	}
 }
 

@@ -24,6 +24,56 @@ import (
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
+// installDefault applies config/default as `kubectl apply -k` would, in
+// install order, and checks every object is there.
+func installDefault(ctx context.Context, t *testing.T, e *testenv.Env, admin client.Client) {
+	t.Helper()
+	objs, err := renderKustomize(filepath.Join("..", "config", "default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installOrder(objs)
+	for _, o := range objs {
+		if err := e.ApplyStrict(ctx, o.DeepCopy()); err != nil {
+			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
+		}
+	}
+	for _, o := range objs {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(o.GroupVersionKind())
+		if err := admin.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, live); err != nil {
+			t.Errorf("%s after apply: %v", testenv.Describe(o), err)
+		}
+	}
+}
+
+// serviceAccountConfig is a client config impersonating the ServiceAccount
+// sa of ns, checked to be: it may not list Secrets, and it may discover
+// the API.
+func serviceAccountConfig(ctx context.Context, t *testing.T, e *testenv.Env, ns, sa string) *rest.Config {
+	t.Helper()
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":" + sa,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	as, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("listing Secrets as the controller: %v, want Forbidden (is the client impersonating?)", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := dc.ServerGroupsAndResources(); err != nil {
+		t.Fatalf("discovery as the controller: %v", err)
+	}
+	return cfg
+}
+
 // TestInstallAndRBAC is `kubectl apply -k config/default` followed by the
 // controller running as the ServiceAccount that install creates, on a
 // dedicated API server (RBAC authorization, as envtest configures it):
@@ -53,45 +103,11 @@ func TestInstallAndRBAC(t *testing.T) {
 	go playGatewayControllers(ctx, admin)
 
 	// 1. The install.
-	objs, err := renderKustomize(filepath.Join("..", "config", "default"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	installOrder(objs)
-	for _, o := range objs {
-		if err := e.ApplyStrict(ctx, o.DeepCopy()); err != nil {
-			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
-		}
-	}
-	for _, o := range objs {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(o.GroupVersionKind())
-		if err := admin.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, live); err != nil {
-			t.Errorf("%s after apply: %v", testenv.Describe(o), err)
-		}
-	}
+	installDefault(ctx, t, e, admin)
 	const installNS, sa = "llmkube-compile-system", "llmkube-compile-controller"
 
 	// 2. The controller's identity.
-	cfg := rest.CopyConfig(e.Config)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + installNS + ":" + sa,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + installNS, "system:authenticated"},
-	}
-	as, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := as.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
-		t.Fatalf("listing Secrets as the controller: %v, want Forbidden (is the client impersonating?)", err)
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := dc.ServerGroupsAndResources(); err != nil {
-		t.Fatalf("discovery as the controller: %v", err)
-	}
+	cfg := serviceAccountConfig(ctx, t, e, installNS, sa)
 
 	// 3. The controller, as that identity.
 	mctx, cancel := context.WithCancel(context.Background())

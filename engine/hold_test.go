@@ -34,7 +34,7 @@ func holdEngine(t *testing.T) (*Engine, *time.Time) {
 
 func firstBackend(t *testing.T, e *Engine, model string) (string, error) {
 	t.Helper()
-	rt, err := e.Route(&Request{Model: model})
+	rt, err := e.Route(&Request{Model: model}, Classification{})
 	if err != nil {
 		return "", err
 	}
@@ -94,14 +94,14 @@ func TestEveryCandidateHeldIsHeldError(t *testing.T) {
 	e.Hold(e.Backend("a"), HoldRateLimited, 40*time.Second)
 	e.Hold(e.Backend("b"), HoldQuotaExhausted, 0)
 
-	_, err := e.Route(&Request{Model: "gpt"})
+	_, err := e.Route(&Request{Model: "gpt"}, Classification{})
 	var h *HeldError
 	require.ErrorAs(t, err, &h)
 	assert.Equal(t, now.Add(40*time.Second), h.Until, "the earliest end")
 	assert.ElementsMatch(t, []string{"a (rate_limited)", "b (quota_exhausted)"}, h.Backends)
 	assert.ErrorIs(t, err, ErrNoRoute)
 
-	_, err = e.Route(&Request{Model: "closed"})
+	_, err = e.Route(&Request{Model: "closed"}, Classification{})
 	require.ErrorAs(t, err, &h, "a failClosed rule whose backends are held answers the hold too")
 	assert.ErrorIs(t, err, ErrFailClosed)
 
@@ -111,14 +111,14 @@ func TestEveryCandidateHeldIsHeldError(t *testing.T) {
 		e2.ReportProbe(e2.Backend("a"), false, "down")
 		e2.ReportProbe(e2.Backend("b"), false, "down")
 	}
-	_, err = e2.Route(&Request{Model: "gpt"})
+	_, err = e2.Route(&Request{Model: "gpt"}, Classification{})
 	assert.False(t, errors.As(err, &h))
 	assert.ErrorIs(t, err, ErrNoRoute)
 }
 
 func TestRouteRetryAfter(t *testing.T) {
 	e, _ := holdEngine(t)
-	rt, err := e.Route(&Request{Model: "gpt"})
+	rt, err := e.Route(&Request{Model: "gpt"}, Classification{})
 	require.NoError(t, err)
 	assert.Zero(t, rt.RetryAfter())
 	e.Hold(e.Backend("b"), HoldRateLimited, 20*time.Second)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
@@ -18,6 +19,32 @@ import (
 // capabilitiesDoc is every field of the ModelRouter API against every
 // plane's capability table, rendered.
 var capabilitiesDoc = filepath.Join("..", "docs", "targets", "capabilities.md")
+
+// assertRowWellFormed holds one row of a plane's capability table to the
+// API and the docs: it names a declared feature or a field of the API (and
+// its conditions fields of the API), a refusal has a documented reason,
+// and every row a message.
+func assertRowWellFormed(t *testing.T, dp ir.DataPlane, r planes.Capability, docs string) {
+	t.Helper()
+	if r.Feature != "" {
+		assert.Contains(t, planes.Features(), r.Feature, "%s: row names an undeclared feature", dp)
+		assert.Empty(t, r.Path, "%s: row %s names a feature and a field", dp, r.Feature)
+	} else {
+		assert.True(t, planes.IsSpecField(r.Path), "%s: row %s names no field of the API", dp, r.Path)
+	}
+	for _, c := range []*planes.FieldValue{r.When, r.Unless} {
+		if c != nil {
+			assert.True(t, planes.IsSpecField(c.Path), "%s: row %s's condition names no field of the API: %s", dp, r.Path, c.Path)
+		}
+	}
+	if r.Verdict == planes.Refused || r.Verdict == planes.Required || r.Feature != "" {
+		assert.NotEmpty(t, r.Reason, "%s: row %s%s refuses without a reason", dp, r.Path, r.Feature)
+	}
+	if r.Reason != "" {
+		assert.True(t, strings.Contains(docs, "`"+r.Reason+"`"), "%s: reason %s is not in docs/diagnostics.md or docs/targets/", dp, r.Reason)
+	}
+	assert.NotEmpty(t, r.Message, "%s: row %s has no message", dp, r.Path)
+}
 
 // TestEveryFieldHasAVerdict lists every field of the ModelRouter API (the
 // CRD's storage schema, which api/v1alpha1's tests hold to the reference
@@ -37,24 +64,7 @@ func TestEveryFieldHasAVerdict(t *testing.T) {
 			built = append(built, string(dp))
 		}
 		for _, r := range tables(dp).Rows {
-			if r.Feature != "" {
-				assert.Contains(t, planes.Features(), r.Feature, "%s: row names an undeclared feature", dp)
-				assert.Empty(t, r.Path, "%s: row %s names a feature and a field", dp, r.Feature)
-			} else {
-				assert.True(t, planes.IsSpecField(r.Path), "%s: row %s names no field of the API", dp, r.Path)
-			}
-			for _, c := range []*planes.FieldValue{r.When, r.Unless} {
-				if c != nil {
-					assert.True(t, planes.IsSpecField(c.Path), "%s: row %s's condition names no field of the API: %s", dp, r.Path, c.Path)
-				}
-			}
-			if r.Verdict == planes.Refused || r.Verdict == planes.Required || r.Feature != "" {
-				assert.NotEmpty(t, r.Reason, "%s: row %s%s refuses without a reason", dp, r.Path, r.Feature)
-			}
-			if r.Reason != "" {
-				assert.True(t, strings.Contains(docs, "`"+r.Reason+"`"), "%s: reason %s is not in docs/diagnostics.md or docs/targets/", dp, r.Reason)
-			}
-			assert.NotEmpty(t, r.Message, "%s: row %s has no message", dp, r.Path)
+			assertRowWellFormed(t, dp, r, docs)
 		}
 	}
 	for _, dp := range planes.Known() {

@@ -31,6 +31,7 @@ var docsExamples = []struct {
 	{"docs/mcp.md", "testdata/mcp-server/input.yaml", 1},
 	{"docs/classifier.md", "testdata/classification-detector/input.yaml", 1},
 	{"docs/reliability.md", "testdata/minimal-router/input.yaml", 1},
+	{"docs/rate-limits.md", "testdata/minimal-router/input.yaml", 2},
 }
 
 // yamlBlock is a fenced YAML block of a Markdown file.

@@ -440,6 +440,27 @@ type Policy struct {
 	BudgetStore *BudgetStore
 	Audit       Audit
 	Auth        *Auth
+	// RateLimits are policy.rateLimits (Proxy plane only).
+	RateLimits []RateLimit
+}
+
+// RateLimitScope is what one rate-limit counter belongs to.
+type RateLimitScope string
+
+const (
+	RateLimitScopeTeam RateLimitScope = "team"
+	RateLimitScopeKey  RateLimitScope = "key"
+)
+
+// RateLimit caps the requests and tokens per minute of each verified team
+// or API key (policy.rateLimits).
+type RateLimit struct {
+	Name  string
+	Scope RateLimitScope
+	// Teams and Keys, when set, are the only ones counted.
+	Teams, Keys []string
+	// The caps per minute; 0 is unset.
+	RequestsPerMinute, InputTokensPerMinute, OutputTokensPerMinute int64
 }
 
 // Classification configures how requests are classified.

@@ -44,6 +44,7 @@ func (s *Server) Status() proxyapi.Status {
 		st.Backends = append(st.Backends, s.eng.Status(b))
 	}
 	st.Budgets = s.budgets.Status()
+	st.RateLimits = s.limits.RateStatus()
 	if s.pools != nil {
 		st.Pools = s.pools.Status()
 	}
@@ -74,6 +75,7 @@ func (s *Server) refreshGauges() {
 		f, _ := strconv.ParseFloat(b.Utilization, 64)
 		s.m.budgetUtil.WithLabelValues(b.Name).Set(f)
 	}
+	s.refreshRateGauges()
 }
 
 // RunProbes probes every backend's health path on its interval until ctx

@@ -71,6 +71,7 @@ const (
 	refFailClosed
 	refBudgetStoreDown
 	refBudgetExceeded
+	refRateLimited
 	refPoolHoldExpired
 	refAllFailed
 	refUpstreamRateLimited
@@ -96,6 +97,7 @@ var refusals = [...]refusal{
 	refFailClosed:          {status: http.StatusServiceUnavailable, typ: "server_error", code: "fail_closed", outcome: proxyapi.OutcomeFailClosed},
 	refBudgetStoreDown:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "budget_store_unavailable", outcome: proxyapi.OutcomeBudgetStoreDown, retry: true},
 	refBudgetExceeded:      {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "budget_exceeded", outcome: proxyapi.OutcomeBudgetExceeded},
+	refRateLimited:         {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "rate_limit_exceeded", outcome: proxyapi.OutcomeRateLimited},
 	refPoolHoldExpired:     {status: http.StatusServiceUnavailable, typ: "server_error", code: "model_pool_swap_timeout", outcome: proxyapi.OutcomePoolHoldExpired},
 	refAllFailed:           {status: http.StatusBadGateway, typ: "server_error", code: "upstream_unavailable", outcome: proxyapi.OutcomeAllFailed},
 	refUpstreamRateLimited: {status: http.StatusTooManyRequests, typ: "rate_limit_error", code: "upstream_rate_limited", outcome: proxyapi.OutcomeAllFailed},
@@ -153,6 +155,10 @@ func refuseAs(w http.ResponseWriter, ent *proxyapi.AuditEntry, k refusalKind, au
 func answer(w http.ResponseWriter, k refusalKind, msg string) {
 	rf := &refusals[k]
 	if rf.silent {
+		return
+	}
+	if rec, ok := w.(*mcpRecorder); ok {
+		rec.refuse(k, msg) // an MCP tool call's: its result says it
 		return
 	}
 	h := w.Header()

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/llmkube/llmkube-compile/engine"
+	"github.com/llmkube/llmkube-compile/proxy/auth"
 	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
@@ -78,7 +79,8 @@ type admitted struct {
 	body  reqBody
 	// model is the model the client asked for, the one it sees echoed.
 	model  string
-	charge budget.Settler // settles the budgets' reservation with the usage
+	charge budget.Settler    // settles the budgets' reservation with the usage
+	limits budget.RateCharge // settles the rate limits' (nil: none counts it)
 }
 
 // admit is intake: policy.auth, the bounded body and the fields routing
@@ -89,10 +91,11 @@ type admitted struct {
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Request, ent *proxyapi.AuditEntry) (adm *admitted, release func()) {
 	// policy.auth first: an unauthenticated request is refused before its
 	// body is read, and nothing it sent reaches routing or a budget.
-	team, ok := s.authenticate(w, r, ent)
+	id, ok := s.authenticate(w, r, ent)
 	if !ok {
 		return s.refusedUnread(r, ent, func() {})
 	}
+	team := id.Team
 	body, release, ok := s.intakeBody(w, r, ent)
 	if !ok {
 		return s.refusedUnread(r, ent, release)
@@ -120,8 +123,13 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 	if !ok {
 		return nil, release
 	}
+	limits, ok := s.admitRateLimits(w, r, id, len(body), ent)
+	if !ok {
+		return nil, release
+	}
 	charge, ok := s.admitBudgets(w, r, route, len(body), ent)
 	if !ok {
+		releaseRateLimits(limits)
 		return nil, release
 	}
 	// Streams ask the upstream for usage so budgets and audit see real
@@ -132,23 +140,23 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)
 	}
-	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, model: in.model, charge: charge}, release
+	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, model: in.model, charge: charge, limits: limits}, release
 }
 
-// authenticate enforces policy.auth's token: the verified team ("" without
-// policy.auth), or false when the request was refused.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxyapi.AuditEntry) (team string, ok bool) {
+// authenticate enforces policy.auth's token: the verified identity (zero
+// without policy.auth), or false when the request was refused.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, ent *proxyapi.AuditEntry) (id auth.Identity, ok bool) {
 	if s.auth == nil {
-		return "", true
+		return id, true
 	}
 	id, aerr := s.auth.Authenticate(r)
 	if aerr != nil {
 		refuseAs(w, ent, authRefusal(aerr), aerr.Msg, "")
-		return "", false
+		return auth.Identity{}, false
 	}
 	ent.Team = engine.SanitizeCaller(id.Team)
 	ent.Key = id.Key
-	return id.Team, true
+	return id, true
 }
 
 // intakeBody reads the bounded body (readBody), or refuses the request with
@@ -287,9 +295,9 @@ func (s *Server) classify(h http.Header, body []byte, ent *proxyapi.AuditEntry) 
 }
 
 // refusedUnread ends intake for a request refused before its body was read
-// and found JSON: it is classified by its header alone (the content
-// classifier has nothing to read), so its audit line still says how the
-// client labelled it.
+// and inspected (authentication, the body, the model): it is classified by
+// its header alone (the content classifier has nothing to read), so its
+// audit line still says how the client labelled it.
 func (s *Server) refusedUnread(r *http.Request, ent *proxyapi.AuditEntry, release func()) (*admitted, func()) {
 	s.classify(r.Header, nil, ent)
 	return nil, release

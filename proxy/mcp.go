@@ -18,10 +18,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	mcpauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -127,7 +130,11 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 		Instructions: "Each tool is a model this router serves: call it with a chat request (messages and generation parameters); the answer's text comes back with its usage. The router's rules, data classification, allowlists and budgets apply to every call.",
 	})
 	for _, t := range m.tools {
-		srv.AddTool(t.definition(), s.mcpToolHandler(t))
+		def, err := t.definition()
+		if err != nil {
+			return nil, fmt.Errorf("mcp tool %s: %w", t.name, err)
+		}
+		srv.AddTool(def, s.mcpToolHandler(t))
 	}
 	// tools/list shows a team only the models its allowlist reaches; a call
 	// to another model's tool still reaches the inference handler, which
@@ -279,9 +286,11 @@ func mcpTools(cfg *proxyapi.Config) []mcpTool {
 	names := map[string]bool{}
 	for _, pm := range publishedModels(cfg) {
 		id, b := pm.id, pm.backend
-		name := mcpToolName(id)
+		base := mcpToolName(id)
+		name := base
 		for k := 2; names[name]; k++ {
-			name = fmt.Sprintf("%s-%d", mcpToolName(id), k)
+			suffix := "-" + strconv.Itoa(k)
+			name = base[:min(len(base), mcpToolNameMax-len(suffix))] + suffix
 		}
 		names[name] = true
 		out = append(out, mcpTool{name: name, model: id, vision: slices.Contains(inputModalities(b), "image")})
@@ -289,9 +298,14 @@ func mcpTools(cfg *proxyapi.Config) []mcpTool {
 	return out
 }
 
+// mcpToolNameMax is the longest tool name the MCP specification allows
+// (tool names are 1 to 128 characters; the Go SDK logs longer ones as
+// invalid).
+const mcpToolNameMax = 128
+
 // mcpToolName is a model id as an MCP tool name: the characters the spec
 // allows (letters, digits, '_', '-', '.') kept, every other one '_', at
-// most 128 characters.
+// most mcpToolNameMax characters.
 func mcpToolName(id string) string {
 	b := []byte(id)
 	for i, c := range b {
@@ -299,8 +313,8 @@ func mcpToolName(id string) string {
 			b[i] = '_'
 		}
 	}
-	if len(b) > 120 {
-		b = b[:120]
+	if len(b) > mcpToolNameMax {
+		b = b[:mcpToolNameMax]
 	}
 	if len(b) == 0 {
 		return "model"
@@ -308,80 +322,112 @@ func mcpToolName(id string) string {
 	return string(b)
 }
 
-// definition is the tool as tools/list shows it.
-func (t mcpTool) definition() *mcp.Tool {
-	content := map[string]any{"type": "string"}
-	if t.vision {
-		// A vision model takes OpenAI content parts: text and images.
-		content = map[string]any{"anyOf": []any{
-			map[string]any{"type": "string"},
-			map[string]any{"type": "array", "items": map[string]any{
-				"type":     "object",
-				"required": []any{"type"},
-				"properties": map[string]any{
-					"type":      map[string]any{"type": "string", "enum": []any{"text", "image_url"}},
-					"text":      map[string]any{"type": "string"},
-					"image_url": map[string]any{"type": "object", "properties": map[string]any{"url": map[string]any{"type": "string"}}, "required": []any{"url"}},
-				},
-			}},
-		}}
+// definition is the tool as tools/list shows it: its input and output
+// schemas are derived from the Go types a call is decoded into and its
+// result is encoded from (mcpToolArgs, mcpToolOutput).
+func (t mcpTool) definition() (*mcp.Tool, error) {
+	in, err := mcpInputSchema(t.vision)
+	if err != nil {
+		return nil, err
+	}
+	out, err := jsonschema.For[mcpToolOutput](nil)
+	if err != nil {
+		return nil, err
 	}
 	desc := "Chat with the model " + t.model + " through the router (its rules, data classification, allowlists and budgets apply). Text only."
 	if t.vision {
 		desc = "Chat with the model " + t.model + " through the router (its rules, data classification, allowlists and budgets apply). Takes text and images (content parts)."
 	}
 	return &mcp.Tool{
-		Name:        t.name,
-		Title:       t.model,
-		Description: desc,
-		InputSchema: map[string]any{
-			"type":     "object",
-			"required": []any{"messages"},
-			"properties": map[string]any{
-				"messages": map[string]any{
-					"type":     "array",
-					"minItems": 1,
-					"items": map[string]any{
-						"type":     "object",
-						"required": []any{"role", "content"},
-						"properties": map[string]any{
-							"role":    map[string]any{"type": "string", "enum": []any{"system", "user", "assistant"}},
-							"content": content,
-						},
-					},
-				},
-				"temperature": map[string]any{"type": "number", "minimum": 0, "maximum": 2},
-				"top_p":       map[string]any{"type": "number", "minimum": 0, "maximum": 1},
-				"max_tokens":  map[string]any{"type": "integer", "minimum": 1},
-				"stop":        map[string]any{"anyOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}},
-				"seed":        map[string]any{"type": "integer"},
-			},
-		},
-		OutputSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"model":         map[string]any{"type": "string"},
-				"finish_reason": map[string]any{"type": "string"},
-				"usage": map[string]any{"type": "object", "properties": map[string]any{
-					"prompt_tokens": map[string]any{"type": "integer"}, "completion_tokens": map[string]any{"type": "integer"}, "total_tokens": map[string]any{"type": "integer"},
-				}},
-			},
-		},
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
-	}
+		Name:         t.name,
+		Title:        t.model,
+		Description:  desc,
+		InputSchema:  in,
+		OutputSchema: out,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(true)},
+	}, nil
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // mcpToolArgs are the tool's input: a chat request without model and
-// stream, which the tool decides.
+// stream, which the tool decides. The tool's input schema is this type's
+// (mcpInputSchema): a call with a member it does not name is refused.
 type mcpToolArgs struct {
-	Messages    []json.RawMessage `json:"messages"`
-	Temperature *float64          `json:"temperature,omitempty"`
-	TopP        *float64          `json:"top_p,omitempty"`
-	MaxTokens   *int64            `json:"max_tokens,omitempty"`
-	Stop        json.RawMessage   `json:"stop,omitempty"`
-	Seed        *int64            `json:"seed,omitempty"`
+	Messages    []mcpMessage `json:"messages"`
+	Temperature *float64     `json:"temperature,omitempty"`
+	TopP        *float64     `json:"top_p,omitempty"`
+	MaxTokens   *int64       `json:"max_tokens,omitempty"`
+	Stop        mcpStop      `json:"stop,omitzero"`
+	Seed        *int64       `json:"seed,omitempty"`
+}
+
+// mcpMessage is one chat message, passed on as the client wrote it; its
+// schema (a role and a content) is mcpMessageSchema.
+type mcpMessage struct{ json.RawMessage }
+
+// mcpStop is the stop sequence, or sequences, passed on as written.
+type mcpStop struct{ json.RawMessage }
+
+// mcpInputSchema is the schema of mcpToolArgs, with what its Go types
+// cannot say: the message's shape (which a vision model's tool widens to
+// content parts), the one message at least, the sampling bounds.
+func mcpInputSchema(vision bool) (*jsonschema.Schema, error) {
+	str := &jsonschema.Schema{Type: "string"}
+	s, err := jsonschema.For[mcpToolArgs](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[mcpMessage](): mcpMessageSchema(vision),
+		reflect.TypeFor[mcpStop]():    {AnyOf: []*jsonschema.Schema{str, {Type: "array", Items: str}}},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	p := s.Properties
+	p["messages"].MinItems = ptr(1)
+	p["temperature"].Minimum, p["temperature"].Maximum = ptr(0.0), ptr(2.0)
+	p["top_p"].Minimum, p["top_p"].Maximum = ptr(0.0), ptr(1.0)
+	p["max_tokens"].Minimum = ptr(1.0)
+	return s, nil
+}
+
+// mcpMessageSchema is a message's schema: a role and a text content, or,
+// for a vision model, OpenAI content parts (text and images) too.
+func mcpMessageSchema(vision bool) *jsonschema.Schema {
+	str := &jsonschema.Schema{Type: "string"}
+	content := str
+	if vision {
+		content = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{str, {Type: "array", Items: &jsonschema.Schema{
+			Type:     "object",
+			Required: []string{"type"},
+			Properties: map[string]*jsonschema.Schema{
+				"type":      {Type: "string", Enum: []any{"text", "image_url"}},
+				"text":      str,
+				"image_url": {Type: "object", Required: []string{"url"}, Properties: map[string]*jsonschema.Schema{"url": str}},
+			},
+		}}}}
+	}
+	return &jsonschema.Schema{
+		Type:     "object",
+		Required: []string{"role", "content"},
+		Properties: map[string]*jsonschema.Schema{
+			"role":    {Type: "string", Enum: []any{"system", "user", "assistant"}},
+			"content": content,
+		},
+	}
+}
+
+// mcpToolOutput is a call's structured result; the tool's output schema is
+// this type's.
+type mcpToolOutput struct {
+	// Model is the published id of the backend that served the call.
+	Model        string   `json:"model"`
+	FinishReason string   `json:"finish_reason"`
+	Usage        mcpUsage `json:"usage"`
+}
+
+type mcpUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
 }
 
 // mcpToolHandler runs one tool call: the chat request it stands for goes
@@ -453,12 +499,12 @@ var mcpDropHeader = map[string]bool{
 
 // hasImagePart reports whether a message has a content part other than
 // text.
-func hasImagePart(msgs []json.RawMessage) bool {
+func hasImagePart(msgs []mcpMessage) bool {
 	for _, raw := range msgs {
 		var m struct {
 			Content json.RawMessage `json:"content"`
 		}
-		if json.Unmarshal(raw, &m) != nil {
+		if json.Unmarshal(raw.RawMessage, &m) != nil {
 			continue
 		}
 		var parts []struct {
@@ -482,25 +528,15 @@ func toolError(msg string) *mcp.CallToolResult {
 
 // mcpResult turns the inference handler's answer into the tool's result:
 // the completion's text with the model that served it (served, the
-// backend's published id) and its usage in structured content, or the
-// refusal's message as a tool error.
+// backend's published id) and its usage in structured content; the
+// router's refusal, or an error a backend answered with, as a tool error.
 func mcpResult(rec *mcpRecorder, served string) *mcp.CallToolResult {
+	if rf := rec.refusal; rf != nil {
+		return toolError(fmt.Sprintf("the router refused the call with HTTP %d: %s (%s)", refusals[rf.kind].status, rf.msg, refusals[rf.kind].code))
+	}
 	body := rec.body.Bytes()
 	if rec.status >= 300 {
-		var e struct {
-			Error struct {
-				Message string `json:"message"`
-				Code    any    `json:"code"`
-			} `json:"error"`
-		}
-		msg := strings.TrimSpace(string(body))
-		if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {
-			msg = e.Error.Message
-			if c, ok := e.Error.Code.(string); ok && c != "" {
-				msg += " (" + c + ")"
-			}
-		}
-		return toolError(fmt.Sprintf("the router refused the call with HTTP %d: %s", rec.status, msg))
+		return toolError(fmt.Sprintf("the model's backend answered HTTP %d: %s", rec.status, upstreamErrorMessage(body)))
 	}
 	var c struct {
 		Choices []struct {
@@ -509,11 +545,7 @@ func mcpResult(rec *mcpRecorder, served string) *mcp.CallToolResult {
 			} `json:"message"`
 			FinishReason string `json:"finish_reason"`
 		} `json:"choices"`
-		Usage struct {
-			PromptTokens     int64 `json:"prompt_tokens"`
-			CompletionTokens int64 `json:"completion_tokens"`
-			TotalTokens      int64 `json:"total_tokens"`
-		} `json:"usage"`
+		Usage mcpUsage `json:"usage"`
 	}
 	if err := json.Unmarshal(body, &c); err != nil {
 		return toolError("the model's answer is not a chat completion: " + err.Error())
@@ -536,20 +568,50 @@ func mcpResult(rec *mcpRecorder, served string) *mcp.CallToolResult {
 		}
 	}
 	return &mcp.CallToolResult{
-		Content: []mcp.Content{&mcp.TextContent{Text: text.String()}},
-		StructuredContent: map[string]any{
-			"model":         served,
-			"finish_reason": finish,
-			"usage":         map[string]any{"prompt_tokens": c.Usage.PromptTokens, "completion_tokens": c.Usage.CompletionTokens, "total_tokens": c.Usage.TotalTokens},
-		},
+		Content:           []mcp.Content{&mcp.TextContent{Text: text.String()}},
+		StructuredContent: mcpToolOutput{Model: served, FinishReason: finish, Usage: c.Usage},
 	}
 }
 
-// mcpRecorder buffers the inference handler's answer to a tool call.
+// upstreamErrorMessage is the message of an error a backend answered with
+// and the router relayed (an OpenAI error object, with its code), or the
+// body as it came.
+func upstreamErrorMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error.Message == "" {
+		return strings.TrimSpace(string(body))
+	}
+	if c, ok := e.Error.Code.(string); ok && c != "" {
+		return e.Error.Message + " (" + c + ")"
+	}
+	return e.Error.Message
+}
+
+// mcpRecorder buffers the inference handler's answer to a tool call. A
+// refusal (answer) is handed to it as it is, its kind and message, not
+// written as an OpenAI error to be parsed back.
 type mcpRecorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	header  http.Header
+	status  int
+	body    bytes.Buffer
+	refusal *mcpRefusal
+}
+
+// mcpRefusal is how the router refused a tool call.
+type mcpRefusal struct {
+	kind refusalKind
+	msg  string
+}
+
+// refuse records the router's refusal of the call.
+func (r *mcpRecorder) refuse(k refusalKind, msg string) {
+	r.refusal = &mcpRefusal{kind: k, msg: msg}
+	r.WriteHeader(refusals[k].status)
 }
 
 func (r *mcpRecorder) Header() http.Header { return r.header }

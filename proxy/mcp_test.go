@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +115,83 @@ func TestMCPCapabilitiesMatchWhatItAnswers(t *testing.T) {
 	resources, err := cs.ListResources(ctx, nil)
 	require.NoError(t, err)
 	assert.Empty(t, resources.Resources)
+}
+
+// TestMCPToolNamesWithinTheSpecsLength: a tool name is at most the 128
+// characters the MCP specification allows, all of them used; a second id
+// that maps to the same name gets its -2 within the 128 too.
+func TestMCPToolNamesWithinTheSpecsLength(t *testing.T) {
+	long := strings.Repeat("m", 130)
+	a, b, c := backend("a", "http://127.0.0.1:1"), backend("b", "http://127.0.0.1:1"), backend("c", "http://127.0.0.1:1")
+	a.ModelID, b.ModelID, c.ModelID = long, long[:129]+"x", "short/model"
+	tools := mcpTools(config(a, b, c))
+	require.Len(t, tools, 3)
+	assert.Equal(t, long[:128], tools[0].name, "cut at the spec's 128, not before")
+	assert.Equal(t, long[:126]+"-2", tools[1].name, "the suffix replaces the tail: still 128")
+	assert.Equal(t, "short_model", tools[2].name)
+}
+
+// TestMCPInputSchemaIsTheArgsType: a tool's input schema is the arguments'
+// Go type, so it says what a call decodes to: a member the type does not
+// name is refused by both, as is a call without messages; a text model's
+// tool takes text content, a vision model's content parts too.
+func TestMCPInputSchemaIsTheArgsType(t *testing.T) {
+	validate := func(vision bool, args string) error {
+		s, err := mcpInputSchema(vision)
+		require.NoError(t, err)
+		rs, err := s.Resolve(nil)
+		require.NoError(t, err)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(args), &v))
+		return rs.Validate(v)
+	}
+	decodes := func(args string) bool {
+		var a mcpToolArgs
+		dec := json.NewDecoder(strings.NewReader(args))
+		dec.DisallowUnknownFields()
+		return dec.Decode(&a) == nil && len(a.Messages) > 0
+	}
+	const text = `{"role":"user","content":"hi"}`
+	const parts = `{"role":"user","content":[{"type":"text","text":"what is this?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]}`
+	for _, c := range []struct {
+		args   string
+		vision bool
+		ok     bool
+	}{
+		{`{"messages":[` + text + `],"temperature":0.2,"top_p":1,"max_tokens":16,"stop":["\n"],"seed":7}`, false, true},
+		{`{"messages":[` + text + `],"stop":"END"}`, false, true},
+		{`{"messages":[` + text + `],"model":"other"}`, false, false},
+		{`{"messages":[` + text + `],"stream":true}`, false, false},
+		{`{"messages":[]}`, false, false},
+		{`{"temperature":1}`, false, false},
+		{`{"messages":[` + parts + `]}`, true, true},
+	} {
+		err := validate(c.vision, c.args)
+		assert.Equal(t, c.ok, err == nil, "%s: %v", c.args, err)
+		assert.Equal(t, c.ok, decodes(c.args), "the handler agrees on %s", c.args)
+	}
+	assert.Error(t, validate(false, `{"messages":[`+parts+`]}`), "a text model's tool takes no content parts")
+	assert.Error(t, validate(false, `{"messages":[`+text+`],"temperature":3}`), "temperature is at most 2")
+	assert.Error(t, validate(false, `{"messages":[`+text+`],"max_tokens":0}`), "max_tokens is at least 1")
+}
+
+// TestMCPRefusalIsPassedNotParsed: the router's refusal of a tool call
+// reaches the recorder as its kind and message, and a backend's own error
+// is told apart from it.
+func TestMCPRefusalIsPassedNotParsed(t *testing.T) {
+	rec := &mcpRecorder{header: http.Header{}}
+	answer(rec, refBudgetExceeded, "budget team-a is exhausted")
+	require.NotNil(t, rec.refusal)
+	assert.Equal(t, refBudgetExceeded, rec.refusal.kind)
+	assert.Zero(t, rec.body.Len(), "no OpenAI error body to parse back")
+	res := mcpResult(rec, "")
+	assert.True(t, res.IsError)
+	assert.Equal(t, "the router refused the call with HTTP 429: budget team-a is exhausted (budget_exceeded)", res.Content[0].(*mcp.TextContent).Text)
+
+	rec = &mcpRecorder{header: http.Header{}}
+	rec.WriteHeader(http.StatusBadRequest)
+	_, _ = rec.Write([]byte(`{"error":{"message":"max_tokens is too large","type":"invalid_request_error","code":"invalid_value"}}`))
+	res = mcpResult(rec, "")
+	assert.True(t, res.IsError)
+	assert.Equal(t, "the model's backend answered HTTP 400: max_tokens is too large (invalid_value)", res.Content[0].(*mcp.TextContent).Text)
 }

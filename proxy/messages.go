@@ -81,10 +81,11 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request) bool {
 // audited (no tokens are spent).
 func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	ent := &proxyapi.AuditEntry{}
-	team, ok := s.authenticate(w, r, ent)
+	id, ok := s.authenticate(w, r, ent)
 	if !ok {
 		return
 	}
+	team := id.Team
 	body, release, ok := s.intakeBody(w, r, ent)
 	defer release()
 	if !ok {

@@ -80,7 +80,7 @@ func (a *attempt) relayHead(w http.ResponseWriter, rc *http.ResponseController, 
 	h := w.Header()
 	respHop := connectionTokens(resp.Header)
 	for k, v := range resp.Header {
-		if !dropResponse[k] && !respHop[k] {
+		if !dropResponse[k] && !respHop[k] && !keepOurs(h, k) {
 			h[k] = v
 		}
 	}
@@ -296,6 +296,7 @@ func (a *attempt) account(t *tally, adm *admitted, ent *proxyapi.AuditEntry) {
 	if adm.charge != nil {
 		adm.charge.Add(u.Tokens(), cost)
 	}
+	settleRateLimits(adm.limits, u)
 	b.met.prompt.Add(float64(u.PromptTokens))
 	b.met.completion.Add(float64(u.CompletionTokens))
 	if cost > 0 {

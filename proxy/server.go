@@ -100,6 +100,9 @@ type Options struct {
 	// Budgets keeps the budget counters; nil keeps them in memory, per
 	// replica (budget.Store shares them through Redis).
 	Budgets budget.Keeper
+	// RateLimits keeps the rate-limit counters; nil keeps them in memory,
+	// per replica (budget.Store shares them through Redis).
+	RateLimits budget.Limiter
 	// Pools makes ModelPool members resident before dispatch; nil dispatches
 	// to pooled backends as they are (tests without a cluster).
 	Pools PoolGate
@@ -135,6 +138,8 @@ type Server struct {
 	cfg     *proxyapi.Config
 	eng     *engine.Engine
 	budgets budget.Keeper
+	limits  budget.Limiter // policy.rateLimits (ratelimit.go)
+	rl      rateMetrics
 	pools   PoolGate
 	log     *slog.Logger
 	audit   AuditSink
@@ -229,6 +234,7 @@ func New(cfg *proxyapi.Config, opts Options) (*Server, error) {
 		}
 	}
 	s.setLimits(opts)
+	s.initRateLimits(opts, now)
 	if s.rt == nil {
 		s.rt = NewUpstreamTransport()
 	}

@@ -35,6 +35,9 @@ const (
 	// OutcomePoolHoldExpired: a Wait hold for a ModelPool member passed the
 	// pool's swapBudget (503 with Retry-After).
 	OutcomePoolHoldExpired = "pool_hold_expired"
+	// OutcomeRateLimited: a policy.rateLimits limit refused the request
+	// (429 with Retry-After); the entry's rateLimit names it.
+	OutcomeRateLimited = "rate_limited"
 )
 
 // ViaMCP marks an audit entry of a call through the MCP endpoint.
@@ -76,6 +79,7 @@ type AuditEntry struct {
 	TokensEstimated  bool    `json:"tokensEstimated,omitempty"`
 	CostUSD          string  `json:"costUSD"`
 	Budget           string  `json:"budget,omitempty"`
+	RateLimit        string  `json:"rateLimit,omitempty"`
 	Promoted         bool    `json:"sloPromoted,omitempty"`
 	Caller           string  `json:"caller,omitempty"`
 	// Team is the verified policy.auth team claim.

@@ -66,6 +66,7 @@ func (e *AuditEntry) AppendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"costUSD":`...)
 	b = appendJSONString(b, true, e.CostUSD)
 	b = appendOmitString(b, `,"budget":`, e.Budget)
+	b = appendOmitString(b, `,"rateLimit":`, e.RateLimit)
 	if e.Promoted {
 		b = append(b, `,"sloPromoted":true`...)
 	}

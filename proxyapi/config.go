@@ -302,6 +302,30 @@ type Policy struct {
 	Audit          Audit          `json:"audit"`
 	// Auth is enforced before any routing or budget; nil lets every caller in.
 	Auth *Auth `json:"auth,omitempty"`
+	// RateLimits are counted per verified team or API key, beside the
+	// budgets and in the same store.
+	RateLimits []RateLimit `json:"rateLimits,omitempty"`
+}
+
+// The rate-limit scopes (policy.rateLimits[].scope): one counter per
+// verified team, or per API key name.
+const (
+	RateLimitScopeTeam = "team"
+	RateLimitScopeKey  = "key"
+)
+
+// RateLimit caps the requests and tokens per minute (over a sliding window
+// of wellknown.RateLimitWindow) of each team or API key of its scope.
+type RateLimit struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+	// Teams and Keys, when set, are the only teams and key names counted.
+	Teams []string `json:"teams,omitempty"`
+	Keys  []string `json:"keys,omitempty"`
+	// The caps; 0 is unset.
+	RequestsPerMinute     int64 `json:"requestsPerMinute,omitempty"`
+	InputTokensPerMinute  int64 `json:"inputTokensPerMinute,omitempty"`
+	OutputTokensPerMinute int64 `json:"outputTokensPerMinute,omitempty"`
 }
 
 // Auth is policy.auth: JWT authentication and per-team model allowlists.
@@ -520,6 +544,7 @@ func (c *Config) Validate() error {
 	errs = c.validateDefault(backends, errs)
 	errs = c.validateAuth(errs)
 	errs = c.validateBudgets(rules, errs)
+	errs = c.validateRateLimits(errs)
 	return errors.Join(errs...)
 }
 

@@ -16,6 +16,17 @@ type Status struct {
 	// APIKeys are policy.auth.apiKeys as this replica holds them; nil
 	// without API keys.
 	APIKeys *APIKeyStatus `json:"apiKeys,omitempty"`
+	// RateLimits are policy.rateLimits' counters.
+	RateLimits []RateLimitStatus `json:"rateLimits,omitempty"`
+}
+
+// RateLimitStatus is one rate limit over its window: how many teams (or
+// keys) it is counting, and the highest fraction of a cap any of them uses.
+type RateLimitStatus struct {
+	Name     string `json:"name"`
+	Counting int    `json:"counting"`
+	// Utilization is 0 to 1, formatted with 6 decimals.
+	Utilization string `json:"utilization"`
 }
 
 // BudgetStoreStatus is the shared budget store as one replica sees it.

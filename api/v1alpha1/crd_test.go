@@ -239,6 +239,7 @@ func TestEnumConstants(t *testing.T) {
 		"spec.endpoint.externalTrafficPolicy": strs(v1.ExternalTrafficPolicyCluster, v1.ExternalTrafficPolicyLocal),
 		"spec.policy.auditLog.sink":           strs(v1.SinkStdout, v1.SinkFile, v1.SinkOTLP),
 		"spec.policy.budgets[].scope":         strs(v1.ScopeRouter, v1.ScopeRule, v1.ScopeTeam),
+		"spec.policy.rateLimits[].scope":      strs(v1.RateLimitScopeTeam, v1.RateLimitScopeKey),
 		"spec.policy.classification.mode":     strs(v1.ClassificationHeaderOnly, v1.ClassificationDetector, v1.ClassificationHybrid),
 		"spec.rules[].match.taskComplexity":   strs(v1.TaskComplexitySimple, v1.TaskComplexityModerate, v1.TaskComplexityComplex),
 		"spec.rules[].route.poolActivation":   strs(v1.PoolActivationWait, v1.PoolActivationIfIdle),

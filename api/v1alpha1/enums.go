@@ -119,6 +119,14 @@ const (
 	ExternalTrafficPolicyLocal   ExternalTrafficPolicy = "Local"
 )
 
+// RateLimitScope is what one rate-limit counter belongs to.
+type RateLimitScope string
+
+const (
+	RateLimitScopeTeam RateLimitScope = "team"
+	RateLimitScopeKey  RateLimitScope = "key"
+)
+
 // BudgetScope determines what a budget applies to.
 type BudgetScope string
 

@@ -206,6 +206,15 @@ var extensionRows = []fieldRow{
 	{path: "spec.proxy.podDisruptionBudget", typ: "object", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.enabled", typ: "boolean", constraints: map[string]string{}},
 	{path: "spec.proxy.podDisruptionBudget.maxUnavailable", typ: "integer", constraints: map[string]string{"format": "int32", "minimum": "1"}},
+	// docs/rate-limits.md: requests and tokens per minute per team or key.
+	{path: "spec.policy.rateLimits", typ: "[]object", constraints: map[string]string{"maxItems": "64"}},
+	{path: "spec.policy.rateLimits[].name", typ: "string", required: true, constraints: map[string]string{"pattern": "^[a-z0-9][a-z0-9-]{0,62}$"}},
+	{path: "spec.policy.rateLimits[].scope", typ: "string", required: true, constraints: map[string]string{"enum": "team, key"}},
+	{path: "spec.policy.rateLimits[].teams", typ: "[]string", constraints: map[string]string{"maxItems": "256"}},
+	{path: "spec.policy.rateLimits[].keys", typ: "[]string", constraints: map[string]string{"maxItems": "256"}},
+	{path: "spec.policy.rateLimits[].requestsPerMinute", typ: "integer", constraints: map[string]string{"format": "int64", "minimum": "1"}},
+	{path: "spec.policy.rateLimits[].inputTokensPerMinute", typ: "integer", constraints: map[string]string{"format": "int64", "minimum": "1"}},
+	{path: "spec.policy.rateLimits[].outputTokensPerMinute", typ: "integer", constraints: map[string]string{"format": "int64", "minimum": "1"}},
 	// docs/api-keys.md: API keys from Secrets, beside or instead of jwt.
 	{path: "spec.policy.auth.apiKeys", typ: "[]object", constraints: map[string]string{"maxItems": "64"}},
 	{path: "spec.policy.auth.apiKeys[].secretName", typ: "string", required: true, constraints: map[string]string{"minLength": "1", "maxLength": "253", "pattern": `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`}},

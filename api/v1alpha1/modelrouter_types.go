@@ -658,6 +658,71 @@ type RouterPolicy struct {
 	// (allowlists). nil means no authentication is enforced.
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
+
+	// RateLimits cap the requests and tokens per minute of each verified
+	// team (scope team) or API key (scope key), beside the budgets, and are
+	// counted in the same budget store (shared by every replica with
+	// --budget-store). A request over a limit is answered 429 with
+	// Retry-After; every answer carries the x-ratelimit-* headers. They
+	// require policy.auth: a limit keyed on a header the client chooses
+	// could be escaped by changing it. An extension of the reference, which
+	// has no rate limits (see docs/rate-limits.md). Proxy data plane only.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	RateLimits []RateLimitSpec `json:"rateLimits,omitempty"`
+}
+
+// RateLimitSpec caps what one team or one API key may send per minute, over
+// a sliding 60-second window in one-second buckets (at most N in any 60
+// seconds; see docs/rate-limits.md). An extension of the reference.
+type RateLimitSpec struct {
+	// Name identifies this limit for metrics, status, and audit logs.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9-]{0,62}$`
+	// +required
+	Name string `json:"name"`
+
+	// Scope is what has one counter: "team", each verified team (a JWT's
+	// team claim, or an API key's team); "key", each API key (by its name,
+	// policy.auth.apiKeys). A request with no team (or, for scope key, not
+	// authenticated by an API key) is not counted by the limit.
+	// +kubebuilder:validation:Enum=team;key
+	// +required
+	Scope RateLimitScope `json:"scope"`
+
+	// Teams, when set, are the only teams the limit counts (each with its
+	// own counter); unset counts every team.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Teams []string `json:"teams,omitempty"`
+
+	// Keys, when set, are the only API keys (by name) a scope key limit
+	// counts (each with its own counter); unset counts every key. Scope
+	// key only.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	Keys []string `json:"keys,omitempty"`
+
+	// RequestsPerMinute caps the requests admitted per minute. At least one
+	// of the three limits must be set.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	RequestsPerMinute *int64 `json:"requestsPerMinute,omitempty"`
+
+	// InputTokensPerMinute caps the prompt tokens per minute: a request is
+	// admitted while the count is under it, reserving the prompt's estimate
+	// (its body's bytes / 4), which the usage the response reports replaces.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	InputTokensPerMinute *int64 `json:"inputTokensPerMinute,omitempty"`
+
+	// OutputTokensPerMinute caps the completion tokens per minute: a
+	// request is admitted while the count is under it, and its completion
+	// is counted from the usage the response reports.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	OutputTokensPerMinute *int64 `json:"outputTokensPerMinute,omitempty"`
 }
 
 // BudgetSpec caps consumption for one scope over a rolling window.

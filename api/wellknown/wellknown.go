@@ -87,6 +87,9 @@ const (
 	// BudgetWindow is a budget's rolling window when it names none
 	// (spec.policy.budgets[].windowSeconds).
 	BudgetWindow = time.Hour
+	// RateLimitWindow is every policy.rateLimits counter's sliding window
+	// (the limits are per minute; docs/rate-limits.md).
+	RateLimitWindow = time.Minute
 	// PoolSwapBudget bounds a hold for a ModelPool member when the pool
 	// sets no swapBudget: the ModelPool CRD's own default (300s).
 	PoolSwapBudget = 5 * time.Minute

@@ -106,6 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer store.Close()
 		go store.Reconcile(ctx, time.Second)
 		opts.Budgets = store
+		opts.RateLimits = store
 	}
 	// Swaps outlive SIGTERM's drain: a load other callers wait for is not
 	// cut short by the signal, only by the process ending.
@@ -130,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	startEndpoints(probeCtx, srv, f.kube, f.scrape, log)
 	srv.SetReady(true)
 	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", sv.addr, "admin", f.admin,
-		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing(), "configSHA256", cfgSHA)
+		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "rateLimits", len(cfg.Policy.RateLimits), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing(), "configSHA256", cfgSHA)
 
 	select {
 	case <-ctx.Done():

@@ -329,6 +329,25 @@ func main() {
 	redisAddr := startRedis()
 	storeListen, storePid := startProxy(bin, dir, "redis", config("http://"+upAddr, filepath.Join(dir, "audit-redis.jsonl")), "--budget-store", "redis://"+redisAddr+"/0")
 
+	// Rate limits (docs/rate-limits.md): the JWT router with a per-team
+	// limit on requests, input and output tokens, never reached, counted in
+	// memory and in the Redis store.
+	rlCfg := func(audit string) *proxyapi.Config {
+		c := config("http://"+upAddr, filepath.Join(dir, audit))
+		c.Policy.Auth = jwtCfg.Policy.Auth
+		c.Policy.RateLimits = []proxyapi.RateLimit{{Name: "per-team", Scope: proxyapi.RateLimitScopeTeam,
+			RequestsPerMinute: 1 << 50, InputTokensPerMinute: 1 << 50, OutputTokensPerMinute: 1 << 50}}
+		return c
+	}
+	rlListen, rlPid := startProxy(bin, dir, "ratelimits", rlCfg("audit-ratelimits.jsonl"))
+	rlStoreListen, rlStorePid := startProxy(bin, dir, "ratelimits-redis", rlCfg("audit-ratelimits-redis.jsonl"), "--budget-store", "redis://"+redisAddr+"/0")
+	// API keys with a per-key limit beside the per-team one, in Redis.
+	rlKeyCfg := rlCfg("audit-ratelimits-apikey.jsonl")
+	rlKeyCfg.Policy.Auth = keyCfg.Policy.Auth
+	rlKeyCfg.Policy.RateLimits = append(rlKeyCfg.Policy.RateLimits, proxyapi.RateLimit{Name: "per-key", Scope: proxyapi.RateLimitScopeKey,
+		RequestsPerMinute: 1 << 50, OutputTokensPerMinute: 1 << 50})
+	rlKeyListen, rlKeyPid := startProxy(bin, dir, "ratelimits-apikey", rlKeyCfg, "--budget-store", "redis://"+redisAddr+"/0")
+
 	// The content classifier: the same router in classification mode
 	// detector (docs/classifier.md), against the plain one (header-only).
 	detCfg := config("http://"+upAddr, filepath.Join(dir, "audit-detector.jsonl"))
@@ -368,11 +387,15 @@ func main() {
 	t.classifier("http://"+detListen+"/v1/chat/completions", detPid)
 
 	// Variants of the same router, each against the in-memory proxy:
-	// policy.auth.jwt (RS256, cached keys), the Redis budget store, and
+	// policy.auth.jwt (RS256, cached keys), the Redis budget store, JWT
+	// with rate limits (in memory and in Redis), and
 	// OpenTelemetry at 0, 1 and 100 % sampling (docs/observability.md).
 	withStore := "http://" + storeListen + "/v1/chat/completions"
 	withKey := "http://" + keyListen + "/v1/chat/completions?apikey"
-	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"API key", withKey, keyPid}, {"Redis budget store", withStore, storePid}}, tracedProxies...))
+	t.variants(append([]variant{{"JWT", withJWT, jwtPid}, {"API key", withKey, keyPid}, {"Redis budget store", withStore, storePid},
+		{"JWT + rate limits", "http://" + rlListen + "/v1/chat/completions?jwt", rlPid},
+		{"JWT + rate limits, Redis store", "http://" + rlStoreListen + "/v1/chat/completions?jwt", rlStorePid},
+		{"API key + team and key rate limits, Redis store", "http://" + rlKeyListen + "/v1/chat/completions?apikey", rlKeyPid}}, tracedProxies...))
 	if t.errs > 0 {
 		must(fmt.Errorf("%d errors", t.errs))
 	}

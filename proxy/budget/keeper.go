@@ -1,7 +1,9 @@
-// Package budget is the router-proxy's policy.budgets, in one place: the
-// Keeper a request is admitted and charged through, its in-memory,
-// per-replica counters (Memory, MemoryKeeper) and the Redis store every
-// replica shares (Store, store.go). Money and prices are the engine's (package engine).
+// Package budget is the router-proxy's policy.budgets and policy.rateLimits,
+// in one place: the Keeper a request is admitted and charged through, its
+// in-memory, per-replica counters (Memory, MemoryKeeper) and the Redis store
+// every replica shares (Store, store.go); the rate limits' Limiter, in
+// memory (RateMemory, ratelimit.go) and on the same Store (ratestore.go).
+// Money and prices are the engine's (package engine).
 package budget
 
 import (

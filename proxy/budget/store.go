@@ -75,12 +75,16 @@ type StoreOptions struct {
 
 // Store enforces a router's budgets on a shared Redis count.
 type Store struct {
-	rdb      *redis.Client
-	prefix   string // "llmkube:{ns/router}:budget:"
-	budgets  []storeBudget
-	timeout  time.Duration
-	failOpen bool
-	log      *slog.Logger
+	rdb     *redis.Client
+	prefix  string // "llmkube:{ns/router}:budget:"
+	budgets []storeBudget
+	// rates are policy.rateLimits (ratestore.go); localRate counts them
+	// while the store is down (fail open).
+	rates     []rateLimit
+	localRate *RateMemory
+	timeout   time.Duration
+	failOpen  bool
+	log       *slog.Logger
 
 	// local counts what is served while Redis is down (fail open), and
 	// pending what it has not been told yet.
@@ -195,6 +199,7 @@ func NewStore(cfg *proxyapi.Config, o StoreOptions) (*Store, error) {
 		s.budgets = append(s.budgets, storeBudget{cfg: b, maxTokens: b.MaxTokens, maxMicro: ceilDiv(int64(m), microPerPico),
 			widthUS: max(b.Window.Microseconds()/BucketsPerWindow, 1), teamKey: textproto.CanonicalMIMEHeaderKey(b.HeaderKey)})
 	}
+	s.rates, s.localRate = compileRateLimits(cfg.Policy.RateLimits), NewRateMemory(cfg.Policy.RateLimits, nil)
 	s.healthy.Store(true)
 	return s, nil
 }

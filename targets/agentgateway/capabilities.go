@@ -15,6 +15,7 @@ const (
 	ReasonPoolActivationUnsupported             = "PoolActivationUnsupported"
 	ReasonMessagesAPIUnsupportedOnAgentGateway  = "MessagesAPIUnsupportedOnAgentGateway"
 	ReasonResponsesAPIUnsupportedOnAgentGateway = "ResponsesAPIUnsupportedOnAgentGateway"
+	ReasonRateLimitsUnsupportedOnAgentGateway   = "RateLimitsUnsupportedOnAgentGateway"
 )
 
 // Reasons the AgentGateway emitter gives on top of its rows' (Table.Emits):
@@ -109,6 +110,13 @@ func (*Target) Capabilities() planes.Table {
 			Message: "dataPlane AgentGateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Messages route to them; in routing InferencePool the body reaches the runtime untranslated; and the content classifier that keeps sensitive tool results local runs only in the router-proxy. Use dataPlane Proxy, which translates Messages for every backend kind"},
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnAgentGateway,
 			Message: "dataPlane AgentGateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: in routing Model the router's models are agentgateway Custom providers declaring the Completions format only (the chat completions LLMKube runtimes speak), so agentgateway has no Responses route to them; in routing InferencePool the body reaches the runtime untranslated. Use dataPlane Proxy, which translates Responses to chat completions for every backend kind"},
+		// agentgateway's localRateLimit is a token bucket per proxy replica
+		// (N per replica); remoteRateLimit needs an Envoy-protocol
+		// rate-limit service this plane does not have among its
+		// prerequisites (its budgets are refused for the same reason), and
+		// that service counts fixed windows (2N around a boundary).
+		planes.Capability{Path: "spec.policy.rateLimits", Verdict: planes.Refused, Reason: ReasonRateLimitsUnsupportedOnAgentGateway,
+			Message: "dataPlane AgentGateway cannot keep policy.rateLimits' meaning: its localRateLimit counts per agentgateway replica (N per replica, not N), and remoteRateLimit needs a rate-limit service outside this plane's prerequisites, which counts fixed minutes (2N around each boundary where the router allows N in any 60 seconds); remove rateLimits, or use dataPlane Proxy"},
 		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Ignored, Reason: ReasonPoolActivationUnsupported,
 			Message: "nothing activates a ModelPool member on AgentGateway, so while it is not resident it counts as not ready"},

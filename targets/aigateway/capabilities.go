@@ -15,6 +15,7 @@ const (
 	ReasonAuditSinkUnsupportedOnGateway    = "AuditSinkUnsupportedOnGateway"
 	ReasonMessagesAPIUnsupportedOnGateway  = "MessagesAPIUnsupportedOnGateway"
 	ReasonResponsesAPIUnsupportedOnGateway = "ResponsesAPIUnsupportedOnGateway"
+	ReasonRateLimitsUnsupportedOnGateway   = "RateLimitsUnsupportedOnGateway"
 )
 
 // Reasons the Gateway emitter gives on top of its rows' (Table.Emits): what
@@ -110,6 +111,17 @@ func (*Target) Capabilities() planes.Table {
 			Message: "dataPlane Gateway cannot serve an Anthropic Messages request (POST /v1/messages) under the router's rules: Envoy AI Gateway takes Messages at its own endpoint (/anthropic/v1/messages) and translates them for some backend schemas only (Anthropic, AWSAnthropic, GCPAnthropic and, by release, others), never for a GCPVertexAI (Gemini) backend; AIGatewayRoute has no input schema or path match, so the router cannot keep a Messages client to the backends that take it, and a rule that chooses another one fails instead of serving. The gateway model this compiler checks against (Envoy AI Gateway v1.1.0) does not serve that endpoint, so nothing here can vouch for it either. Use dataPlane Proxy, which serves Messages to every backend kind, translated where needed"},
 		planes.Capability{Feature: planes.ResponsesAPI, Verdict: planes.Refused, Reason: ReasonResponsesAPIUnsupportedOnGateway,
 			Message: "dataPlane Gateway cannot serve an OpenAI Responses request (POST /v1/responses) under the router's rules: Envoy AI Gateway passes /v1/responses to backends that implement the Responses API themselves (OpenAI), not translated to chat completions for the in-cluster runtimes the router's fail-closed rules send sensitive requests to, nor for Anthropic, Bedrock or Vertex AI backends; AIGatewayRoute has no input schema or path match to keep a Responses client to the backends that take it, so a rule that chooses another one fails instead of serving. Use dataPlane Proxy, which serves Responses to every backend kind, translated to chat completions where needed"},
+		// A local rate limit counts per Envoy replica: N per replica is not
+		// the router's N. The global one (the budgets' rate-limit service)
+		// counts fixed windows: a minute's counter resets on the minute, so
+		// N at the end of one minute and N at the start of the next pass
+		// within a second. A budget over an hour or a day takes that with
+		// a warning (BudgetWindowFixed); a per-minute limit exists to bound
+		// exactly such a burst, and doubling it is not the limit asked for.
+		// A scope key limit counts API keys, which this plane does not
+		// issue.
+		planes.Capability{Path: "spec.policy.rateLimits", Verdict: planes.Refused, Reason: ReasonRateLimitsUnsupportedOnGateway,
+			Message: "dataPlane Gateway cannot keep policy.rateLimits' meaning: a local rate limit counts per Envoy replica (N per replica, not N), and the global rate-limit service counts fixed minutes, so 2N requests or tokens can pass within a second around each minute's boundary where the router allows N in any 60 seconds; remove rateLimits (a budget with windowSeconds: 60 is the fixed-minute cap this plane can keep), or use dataPlane Proxy"},
 		apiKeysRow(),
 		planes.Capability{Feature: planes.SwapLeases, Verdict: planes.Refused, Reason: ReasonModelPoolUnsupportedOnGateway,
 			Message: "the gateway cannot swap pool members into the shared GPU slot, so a backend on a ModelPool member is refused; use the Proxy data plane for pooled backends"},

@@ -164,6 +164,10 @@ func policy(p *ir.Policy) proxyapi.Policy {
 			Window:    dur(b.Window),
 		})
 	}
+	for _, l := range p.RateLimits {
+		out.RateLimits = append(out.RateLimits, proxyapi.RateLimit{Name: l.Name, Scope: string(l.Scope), Teams: l.Teams, Keys: l.Keys,
+			RequestsPerMinute: l.RequestsPerMinute, InputTokensPerMinute: l.InputTokensPerMinute, OutputTokensPerMinute: l.OutputTokensPerMinute})
+	}
 	if a := p.Auth; a != nil {
 		out.Auth = &proxyapi.Auth{}
 		if j := a.JWT; j != nil {

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -97,28 +98,42 @@ func TestHelmChartInstallAndControllerProcess(t *testing.T) {
 		t.Errorf("chart budget store args %q, want --budget-store, --budget-store-failure and --budget-store-password-secret", storeArgs)
 	}
 	runControllerAs(t, e, admin, serviceAccountKubeconfig(t, e, ns, "llmkube-llmkube-compile"), ns, append(storeArgs, otlpArgs...), func(dep *appsv1.Deployment) {
-		pc := dep.Spec.Template.Spec.Containers[0]
-		args := strings.Join(pc.Args, " ")
-		if !strings.Contains(args, "--budget-store redis://redis.platform:6379/0") || !strings.Contains(args, "--budget-store-failure open") {
-			t.Errorf("router-proxy args %q lack the chart's budget store", args)
-		}
-		// The router's audit sink is the default (stdout): the proxy still
-		// gets the collector, for its traces and GenAI metrics.
-		env := map[string]string{}
-		for _, ev := range pc.Env {
-			env[ev.Name] = ev.Value
-		}
-		if env[wellknown.OTLPEndpointEnv] != "http://otel-collector.observability:4318" || env[wellknown.OTLPHeadersEnv] != "x-tenant=platform" {
-			t.Errorf("router-proxy env %+v lacks the chart's OTLP collector", pc.Env)
-		}
-		i := slices.IndexFunc(pc.Env, func(e corev1.EnvVar) bool { return e.Name == wellknown.BudgetStorePasswordEnv })
-		if i < 0 || pc.Env[i].ValueFrom == nil || pc.Env[i].ValueFrom.SecretKeyRef == nil ||
-			pc.Env[i].ValueFrom.SecretKeyRef.Name != "redis-auth" || pc.Env[i].ValueFrom.SecretKeyRef.Key != "password" {
-			t.Errorf("router-proxy env %+v does not read %s from Secret redis-auth/password", pc.Env, wellknown.BudgetStorePasswordEnv)
-		}
+		assertProxyHasChartSettings(t, dep)
 	})
+	applyWebhookChart(ctx, t, e, admin, ns)
+}
 
-	// With the webhook on, its Service and configuration are accepted too.
+// assertProxyHasChartSettings checks that a router-proxy the controller
+// deployed got the chart's budget store (its flags, its password from
+// Secret redis-auth/password) and OTLP collector (the router's audit sink
+// is the default, stdout: the proxy still gets the collector, for its
+// traces and GenAI metrics).
+func assertProxyHasChartSettings(t *testing.T, dep *appsv1.Deployment) {
+	t.Helper()
+	pc := dep.Spec.Template.Spec.Containers[0]
+	args := strings.Join(pc.Args, " ")
+	if !strings.Contains(args, "--budget-store redis://redis.platform:6379/0") || !strings.Contains(args, "--budget-store-failure open") {
+		t.Errorf("router-proxy args %q lack the chart's budget store", args)
+	}
+	env := map[string]string{}
+	for _, ev := range pc.Env {
+		env[ev.Name] = ev.Value
+	}
+	if env[wellknown.OTLPEndpointEnv] != "http://otel-collector.observability:4318" || env[wellknown.OTLPHeadersEnv] != "x-tenant=platform" {
+		t.Errorf("router-proxy env %+v lacks the chart's OTLP collector", pc.Env)
+	}
+	i := slices.IndexFunc(pc.Env, func(e corev1.EnvVar) bool { return e.Name == wellknown.BudgetStorePasswordEnv })
+	if i < 0 || pc.Env[i].ValueFrom == nil || pc.Env[i].ValueFrom.SecretKeyRef == nil ||
+		pc.Env[i].ValueFrom.SecretKeyRef.Name != "redis-auth" || pc.Env[i].ValueFrom.SecretKeyRef.Key != "password" {
+		t.Errorf("router-proxy env %+v does not read %s from Secret redis-auth/password", pc.Env, wellknown.BudgetStorePasswordEnv)
+	}
+}
+
+// applyWebhookChart renders the chart with the webhook on: its Service and
+// configuration are accepted too, and the configuration points at the
+// release's Service.
+func applyWebhookChart(ctx context.Context, t *testing.T, e *testenv.Env, admin client.Client, ns string) {
+	t.Helper()
 	whObjs := objectsOf(t, helmTemplate(t, ns, "webhook.enabled=true", "webhook.caBundle="+base64.StdEncoding.EncodeToString([]byte("not-a-real-ca"))))
 	var vwc *unstructured.Unstructured
 	for _, o := range whObjs {

@@ -42,30 +42,11 @@ func TestHelmChartMonitoring(t *testing.T) {
 		t.Fatal(err)
 	}
 	on := []string{"monitoring.prometheusRule.enabled=true", "monitoring.dashboard.enabled=true", "monitoring.labels.release=prometheus"}
-	apply := func(objs []*unstructured.Unstructured, kinds ...string) map[string][]*unstructured.Unstructured {
-		t.Helper()
-		got := map[string][]*unstructured.Unstructured{}
-		for _, o := range objs {
-			if o.GetKind() == "CustomResourceDefinition" {
-				continue
-			}
-			got[o.GetKind()] = append(got[o.GetKind()], o)
-			if err := e.ApplyStrict(ctx, o); err != nil {
-				t.Fatalf("applying %s: %v", testenv.Describe(o), err)
-			}
-		}
-		for _, k := range kinds {
-			if len(got[k]) == 0 {
-				t.Errorf("the chart renders no %s", k)
-			}
-		}
-		return got
-	}
-	sm := apply(objectsOf(t, helmTemplate(t, ns, append(on, "monitoring.serviceMonitor.enabled=true")...)), "ServiceMonitor", "Service", "PrometheusRule", "ConfigMap")
+	sm := applyByKind(ctx, t, e, objectsOf(t, helmTemplate(t, ns, append(on, "monitoring.serviceMonitor.enabled=true")...)), "ServiceMonitor", "Service", "PrometheusRule", "ConfigMap")
 	if n := len(sm["ServiceMonitor"]); n != 2 {
 		t.Errorf("%d ServiceMonitors, want the controller's and the router-proxies'", n)
 	}
-	pm := apply(objectsOf(t, helmTemplate(t, ns, "monitoring.podMonitor.enabled=true", "monitoring.routerNamespaces={team-a,team-b}")), "PodMonitor")
+	pm := applyByKind(ctx, t, e, objectsOf(t, helmTemplate(t, ns, "monitoring.podMonitor.enabled=true", "monitoring.routerNamespaces={team-a,team-b}")), "PodMonitor")
 	if len(pm["ServiceMonitor"]) > 0 || len(pm["PrometheusRule"]) > 0 {
 		t.Errorf("objects rendered that were not asked for: %v", pm)
 	}
@@ -76,9 +57,53 @@ func TestHelmChartMonitoring(t *testing.T) {
 	}
 
 	// The expressions: the alerts', the dashboard panels' and its variables'.
-	var exprs []string
-	var alerts []string
-	rule := sm["PrometheusRule"][0]
+	exprs, alerts := ruleExprs(t, sm["PrometheusRule"][0])
+	dashExprs, panelExprs := dashboardExprs(t, sm["ConfigMap"])
+	exprs = append(exprs, dashExprs...)
+	if len(alerts) < 6 || panelExprs < 10 {
+		t.Fatalf("%d alerts and %d panel queries: the rule or the dashboard is missing", len(alerts), panelExprs)
+	}
+	checkExprs(t, exprs, exportedSeries(t))
+
+	// Every alert's runbook is a section of docs/observability.md.
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "observability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range alerts {
+		if !strings.Contains(string(doc), "\n### "+a+"\n") {
+			t.Errorf("docs/observability.md has no section \"### %s\" (the alert's runbook_url)", a)
+		}
+	}
+}
+
+// applyByKind applies the rendered objects but the CRDs strictly and
+// returns them by kind; each of kinds must be among them.
+func applyByKind(ctx context.Context, t *testing.T, e *testenv.Env, objs []*unstructured.Unstructured, kinds ...string) map[string][]*unstructured.Unstructured {
+	t.Helper()
+	got := map[string][]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() == "CustomResourceDefinition" {
+			continue
+		}
+		got[o.GetKind()] = append(got[o.GetKind()], o)
+		if err := e.ApplyStrict(ctx, o); err != nil {
+			t.Fatalf("applying %s: %v", testenv.Describe(o), err)
+		}
+	}
+	for _, k := range kinds {
+		if len(got[k]) == 0 {
+			t.Errorf("the chart renders no %s", k)
+		}
+	}
+	return got
+}
+
+// ruleExprs are the PrometheusRule's alerts and their expressions, after
+// checking its groups are a rule file Prometheus loads (rulefmt:
+// durations, labels, expressions, the annotation templates).
+func ruleExprs(t *testing.T, rule *unstructured.Unstructured) (exprs, alerts []string) {
+	t.Helper()
 	groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
 	for _, g := range groups {
 		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
@@ -88,8 +113,6 @@ func TestHelmChartMonitoring(t *testing.T) {
 			alerts = append(alerts, rm["alert"].(string))
 		}
 	}
-	// The rule group as Prometheus loads it (rulefmt: durations, labels,
-	// expressions, the annotation templates).
 	ruleFile, err := yaml.Marshal(map[string]any{"groups": groups})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +120,14 @@ func TestHelmChartMonitoring(t *testing.T) {
 	if problems := checkRuleFile(t, ruleFile); problems != "" {
 		t.Errorf("the PrometheusRule's groups are not a rule file Prometheus loads:\n%s", problems)
 	}
+	return exprs, alerts
+}
 
+// dashboardExprs are the Grafana dashboard's expressions (in its
+// ConfigMap, labelled for Grafana's sidecar): its panels' queries, as
+// PromQL, and its query variables' selectors; panels counts the panels'.
+func dashboardExprs(t *testing.T, configMaps []*unstructured.Unstructured) (exprs []string, panels int) {
+	t.Helper()
 	var dashboard struct {
 		Panels []struct {
 			Targets []struct {
@@ -112,7 +142,7 @@ func TestHelmChartMonitoring(t *testing.T) {
 		} `json:"templating"`
 	}
 	var cm *unstructured.Unstructured
-	for _, o := range sm["ConfigMap"] {
+	for _, o := range configMaps {
 		if _, ok, _ := unstructured.NestedString(o.Object, "data", "llmkube.json"); ok {
 			cm = o
 		}
@@ -127,11 +157,10 @@ func TestHelmChartMonitoring(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &dashboard); err != nil {
 		t.Fatalf("dashboard JSON: %v", err)
 	}
-	panelExprs := 0
 	for _, p := range dashboard.Panels {
 		for _, tg := range p.Targets {
 			exprs = append(exprs, grafanaToPromQL(tg.Expr))
-			panelExprs++
+			panels++
 		}
 	}
 	labelValues := regexp.MustCompile(`^label_values\((.+),\s*\w+\)$`)
@@ -147,10 +176,13 @@ func TestHelmChartMonitoring(t *testing.T) {
 		}
 		exprs = append(exprs, m[1])
 	}
-	if len(alerts) < 6 || panelExprs < 10 {
-		t.Fatalf("%d alerts and %d panel queries: the rule or the dashboard is missing", len(alerts), panelExprs)
-	}
+	return exprs, panels
+}
 
+// exportedSeries are the metric families the router-proxy and the
+// controller (controller-runtime's registry) export.
+func exportedSeries(t *testing.T) map[string]bool {
+	t.Helper()
 	exported := map[string]bool{}
 	for _, n := range proxy.MetricNames() {
 		exported[n] = true
@@ -162,7 +194,13 @@ func TestHelmChartMonitoring(t *testing.T) {
 	for _, n := range metricnames.Of(reg) {
 		exported[n] = true
 	}
-	// The label values an expression filters on are values the code writes.
+	return exported
+}
+
+// checkExprs holds every expression to the code: it parses, names series
+// the code exports, and filters labels on values the code writes.
+func checkExprs(t *testing.T, exprs []string, exported map[string]bool) {
+	t.Helper()
 	controllerName := regexp.MustCompile(`Named\("([^"]+)"\)`).FindSubmatch(readRepoFile(t, "controller", "setup.go"))
 	if controllerName == nil {
 		t.Fatal("controller/setup.go names no controller")
@@ -180,21 +218,7 @@ func TestHelmChartMonitoring(t *testing.T) {
 			continue
 		}
 		for _, m := range r.Labels {
-			known := values[[2]string{m.Metric, m.Label}]
-			switch {
-			case strings.HasPrefix(m.Value, "$") || m.Label == "namespace" || m.Label == "router":
-				continue // a dashboard variable, or a label the scrape target gives
-			case (m.Label == "controller" || m.Label == "name") && (strings.HasPrefix(m.Metric, "controller_runtime_") || strings.HasPrefix(m.Metric, "workqueue_")):
-				known = map[string]bool{string(controllerName[1]): true}
-			case known == nil:
-				t.Errorf("%s: no known values for label %s of %s (add them to the test from the code that writes them)", r.Expr, m.Label, m.Metric)
-				continue
-			}
-			for _, v := range strings.Split(m.Value, "|") {
-				if !known[v] {
-					t.Errorf("%s: %s{%s%s%q}: %q is not a value the code writes", r.Expr, m.Metric, m.Label, m.Op, m.Value, v)
-				}
-			}
+			checkLabelValues(t, r.Expr, m, values, string(controllerName[1]))
 		}
 		if len(r.Metrics) == 0 {
 			t.Errorf("%s names no series", r.Expr)
@@ -205,15 +229,27 @@ func TestHelmChartMonitoring(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// Every alert's runbook is a section of docs/observability.md.
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "observability.md"))
-	if err != nil {
-		t.Fatal(err)
+// checkLabelValues: a label expr filters on holds values the code writes
+// (values, by metric and label; the controller's name for
+// controller-runtime's series). A dashboard variable, or a label the
+// scrape target gives, is not checked.
+func checkLabelValues(t *testing.T, expr string, m promQLLabel, values map[[2]string]map[string]bool, controllerName string) {
+	t.Helper()
+	known := values[[2]string{m.Metric, m.Label}]
+	switch {
+	case strings.HasPrefix(m.Value, "$") || m.Label == "namespace" || m.Label == "router":
+		return
+	case (m.Label == "controller" || m.Label == "name") && (strings.HasPrefix(m.Metric, "controller_runtime_") || strings.HasPrefix(m.Metric, "workqueue_")):
+		known = map[string]bool{controllerName: true}
+	case known == nil:
+		t.Errorf("%s: no known values for label %s of %s (add them to the test from the code that writes them)", expr, m.Label, m.Metric)
+		return
 	}
-	for _, a := range alerts {
-		if !strings.Contains(string(doc), "\n### "+a+"\n") {
-			t.Errorf("docs/observability.md has no section \"### %s\" (the alert's runbook_url)", a)
+	for _, v := range strings.Split(m.Value, "|") {
+		if !known[v] {
+			t.Errorf("%s: %s{%s%s%q}: %q is not a value the code writes", expr, m.Metric, m.Label, m.Op, m.Value, v)
 		}
 	}
 }
@@ -240,12 +276,15 @@ func grafanaToPromQL(expr string) string {
 }
 
 type promQLResult struct {
-	Expr    string   `json:"expr"`
-	Error   string   `json:"error"`
-	Metrics []string `json:"metrics"`
-	Labels  []struct {
-		Metric, Label, Op, Value string
-	} `json:"labels"`
+	Expr    string        `json:"expr"`
+	Error   string        `json:"error"`
+	Metrics []string      `json:"metrics"`
+	Labels  []promQLLabel `json:"labels"`
+}
+
+// promQLLabel is a label matcher of an expression: metric{label op value}.
+type promQLLabel struct {
+	Metric, Label, Op, Value string
 }
 
 func readRepoFile(t *testing.T, path ...string) []byte {

@@ -277,6 +277,14 @@ func compact(s string) string {
 	return strings.NewReplacer(" ", "", "-", "", ".", "", "/", "").Replace(s)
 }
 
+// slotOf is the presidio-research template slot each identifier kind
+// fills.
+var slotOf = map[string]string{"payment-card": "credit_card_number", "phone": "phone_number", "email": "email", "iban": "iban", "us-ssn": "ssn"}
+
+// generate draws the corpus: the identifiers, the clinical and personal
+// texts, the benign work, then the fresh draw on a seed of its own. The
+// steps run in this order on one random source: reordering them changes
+// every item after.
 func generate(src string) (items, fresh []item, stats []string, err error) {
 	g := &gen{r: rand.New(rand.NewPCG(60, 2026)), seen: map[string]bool{}}
 	if g.people, err = readNames(src); err != nil {
@@ -288,119 +296,180 @@ func generate(src string) (items, fresh []item, stats []string, err error) {
 	if g.templates, err = readTemplates(src); err != nil {
 		return nil, nil, nil, err
 	}
-	var invalid []string
-	slotOf := map[string]string{"payment-card": "credit_card_number", "phone": "phone_number", "email": "email", "iban": "iban", "us-ssn": "ssn"}
+	var invalid []string // the sources' negative examples, for benign code
 	for i := range idKinds {
-		k := &idKinds[i]
-		start := len(g.items)
-		fromPresidio, dropped := 0, 0
-		// Presidio's own test cases: the positives (when their value passes
-		// the identifier's check; a weak checksum gets a cue word), and the
-		// negatives as code a validator's author writes.
-		for _, f := range k.presidio {
-			cases, err := readPresidioCases(src, f)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			for _, c := range cases {
-				if c.n == 0 {
-					invalid = append(invalid, c.text)
-					continue
-				}
-				if k.ok != nil && !findValid(c.text, k.ok) {
-					dropped++
-					continue
-				}
-				text := c.text
-				if k.name == "us-ssn" && oddSSN.MatchString(text) {
-					dropped++ // 078-051121: no one prints an SSN so
-					continue
-				}
-				if (k.needCue || k.name == "us-ssn" && onlyDigits(text)) && !hasCue(text, k) {
-					cue, _, _ := g.cue(k)
-					text = cue + text
-				}
-				if k.name == "us-bank-routing" && !strings.Contains(strings.ToLower(text), "acc") {
-					text += ", account " + digits(g.r, 10) // a routing number is a detection beside an account
-				}
-				if fromPresidio >= k.n/2 {
-					continue
-				}
-				if g.add(k.name, text) {
-					fromPresidio++
-				}
-			}
+		inv, stat, err := g.identifiers(src, &idKinds[i])
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		// python-stdnum's vectors, as values in frames.
-		var vectors []string // python-stdnum's, shuffled
-		for _, f := range k.stdnum {
-			valid, inv, err := readStdnum(src, f)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			invalid = append(invalid, inv...)
-			for _, v := range valid {
-				if k.ok == nil || k.ok(compact(v)) || k.ok(strings.ToUpper(compact(v))) {
-					vectors = append(vectors, v)
-				} else {
-					dropped++
-				}
-			}
-		}
-		g.r.Shuffle(len(vectors), func(i, j int) { vectors[i], vectors[j] = vectors[j], vectors[i] })
-		nVectors := len(vectors)
-		var kindTemplates []string
-		for _, t := range g.templates {
-			if slot, ok := slotOf[k.name]; ok && strings.Contains(t, "{{"+slot+"}}") {
-				kindTemplates = append(kindTemplates, t)
-			}
-		}
-		for tries := 0; len(g.items)-start < k.n && tries < 20*k.n; tries++ {
-			p := g.person()
-			var v string
-			if len(vectors) > 0 && g.r.IntN(3) == 0 {
-				v, vectors = vectors[0], vectors[1:] // each published vector once
-				if k.name == "us-bank-routing" {
-					v = "ABA " + v + " / acct " + digits(g.r, 10)
-				}
-			} else {
-				v = k.gen(g.r, p)
-			}
-			vars := g.vars(p)
-			vars["cue"], vars["cueword"], vars["cuekey"] = g.cue(k)
-			vars["v"] = v
-			var text string
-			switch x := g.r.IntN(20); {
-			case len(kindTemplates) > 0 && x < 6:
-				text = g.fillTemplate(pick(g.r, kindTemplates), slotOf[k.name], v, p)
-			case k.name != "us-bank-routing" && x < 8:
-				// a presidio-research template, the identifier said after it.
-				text = g.fillTemplate(pick(g.r, g.templates), "", "", p) + " " + fill("{cue}{v}", vars)
-			case k.name == "us-bank-routing" || x < 15:
-				text = fill(pick(g.r, k.local), vars)
-			default:
-				text = fill(pick(g.r, genericFrames), vars)
-			}
-			if strings.Contains(text, "{{") {
-				return nil, nil, nil, fmt.Errorf("%s: unfilled placeholder in %q", k.name, text)
-			}
-			if vs := strings.Contains(text, "{v}"); vs {
-				return nil, nil, nil, fmt.Errorf("%s: unfilled frame %q", k.name, text)
-			}
-			if g.r.IntN(12) == 0 {
-				text = g.thread(text, p)
-			}
-			g.add(k.name, text)
-		}
-		// Every label rests on a value that passes its check.
-		for _, it := range g.items[start:] {
-			if k.ok != nil && !findValid(it.text, k.ok) {
-				return nil, nil, nil, fmt.Errorf("%s: no valid value in %q", k.name, it.text)
-			}
-		}
-		stats = append(stats, fmt.Sprintf("%-28s %4d items (%d Presidio test cases, %d stdnum vectors, %d source values dropped by the check)", k.name, len(g.items)-start, fromPresidio, nVectors, dropped))
+		invalid = append(invalid, inv...)
+		stats = append(stats, stat)
 	}
-	// Clinical and personal text.
+	stats = append(stats, g.clinical()...)
+	stats = append(stats, g.benign(invalid)...)
+	items = g.items
+	// The fresh draw: another seed, the frames of fresh.go.
+	g.r = rand.New(rand.NewPCG(60, 1207))
+	fresh = g.freshItems()
+	for _, it := range fresh {
+		for i := range idKinds {
+			if k := &idKinds[i]; k.name == it.kind && k.ok != nil && !findValid(it.text, k.ok) {
+				return nil, nil, nil, fmt.Errorf("fresh %s: no valid value in %q", k.name, it.text)
+			}
+		}
+	}
+	stats = append(stats, fmt.Sprintf("heldout-fresh: %d texts", len(fresh)))
+	return items, fresh, stats, nil
+}
+
+// identifiers adds k's items: Presidio's test cases, then values (python-
+// stdnum's vectors or drawn ones) in frames. It returns the sources'
+// negative examples and the kind's line of statistics.
+func (g *gen) identifiers(src string, k *idKind) (invalid []string, stat string, err error) {
+	start := len(g.items)
+	fromPresidio, dropped, invalid, err := g.presidioCases(src, k)
+	if err != nil {
+		return nil, "", err
+	}
+	vectors, inv, droppedVectors, err := stdnumVectors(src, k)
+	if err != nil {
+		return nil, "", err
+	}
+	invalid = append(invalid, inv...)
+	dropped += droppedVectors
+	g.r.Shuffle(len(vectors), func(i, j int) { vectors[i], vectors[j] = vectors[j], vectors[i] })
+	nVectors := len(vectors)
+	if err := g.framedValues(k, start, vectors); err != nil {
+		return nil, "", err
+	}
+	// Every label rests on a value that passes its check.
+	for _, it := range g.items[start:] {
+		if k.ok != nil && !findValid(it.text, k.ok) {
+			return nil, "", fmt.Errorf("%s: no valid value in %q", k.name, it.text)
+		}
+	}
+	stat = fmt.Sprintf("%-28s %4d items (%d Presidio test cases, %d stdnum vectors, %d source values dropped by the check)", k.name, len(g.items)-start, fromPresidio, nVectors, dropped)
+	return invalid, stat, nil
+}
+
+// presidioCases adds Presidio's own test cases of k: the positives (when
+// their value passes the identifier's check; a weak checksum gets a cue
+// word), up to half of k's items; the negatives are returned, as code a
+// validator's author writes.
+func (g *gen) presidioCases(src string, k *idKind) (added, dropped int, invalid []string, err error) {
+	for _, f := range k.presidio {
+		cases, err := readPresidioCases(src, f)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		for _, c := range cases {
+			if c.n == 0 {
+				invalid = append(invalid, c.text)
+				continue
+			}
+			if k.ok != nil && !findValid(c.text, k.ok) {
+				dropped++
+				continue
+			}
+			text := c.text
+			if k.name == "us-ssn" && oddSSN.MatchString(text) {
+				dropped++ // 078-051121: no one prints an SSN so
+				continue
+			}
+			if (k.needCue || k.name == "us-ssn" && onlyDigits(text)) && !hasCue(text, k) {
+				cue, _, _ := g.cue(k)
+				text = cue + text
+			}
+			if k.name == "us-bank-routing" && !strings.Contains(strings.ToLower(text), "acc") {
+				text += ", account " + digits(g.r, 10) // a routing number is a detection beside an account
+			}
+			if added >= k.n/2 {
+				continue
+			}
+			if g.add(k.name, text) {
+				added++
+			}
+		}
+	}
+	return added, dropped, invalid, nil
+}
+
+// stdnumVectors are python-stdnum's vectors of k that pass k's check, its
+// invalid ones, and how many valid ones the check dropped.
+func stdnumVectors(src string, k *idKind) (vectors, invalid []string, dropped int, err error) {
+	for _, f := range k.stdnum {
+		valid, inv, err := readStdnum(src, f)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		invalid = append(invalid, inv...)
+		for _, v := range valid {
+			if k.ok == nil || k.ok(compact(v)) || k.ok(strings.ToUpper(compact(v))) {
+				vectors = append(vectors, v)
+			} else {
+				dropped++
+			}
+		}
+	}
+	return vectors, invalid, dropped, nil
+}
+
+// framedValues adds k's items from start up to k.n: each a value (a
+// published vector, each once, or one drawn) in a frame: a presidio-
+// research template with k's slot, any template with the identifier said
+// after it, one of k's own frames or a generic one; one in twelve buried
+// in an email thread.
+func (g *gen) framedValues(k *idKind, start int, vectors []string) error {
+	var kindTemplates []string
+	for _, t := range g.templates {
+		if slot, ok := slotOf[k.name]; ok && strings.Contains(t, "{{"+slot+"}}") {
+			kindTemplates = append(kindTemplates, t)
+		}
+	}
+	for tries := 0; len(g.items)-start < k.n && tries < 20*k.n; tries++ {
+		p := g.person()
+		var v string
+		if len(vectors) > 0 && g.r.IntN(3) == 0 {
+			v, vectors = vectors[0], vectors[1:] // each published vector once
+			if k.name == "us-bank-routing" {
+				v = "ABA " + v + " / acct " + digits(g.r, 10)
+			}
+		} else {
+			v = k.gen(g.r, p)
+		}
+		vars := g.vars(p)
+		vars["cue"], vars["cueword"], vars["cuekey"] = g.cue(k)
+		vars["v"] = v
+		var text string
+		switch x := g.r.IntN(20); {
+		case len(kindTemplates) > 0 && x < 6:
+			text = g.fillTemplate(pick(g.r, kindTemplates), slotOf[k.name], v, p)
+		case k.name != "us-bank-routing" && x < 8:
+			// a presidio-research template, the identifier said after it.
+			text = g.fillTemplate(pick(g.r, g.templates), "", "", p) + " " + fill("{cue}{v}", vars)
+		case k.name == "us-bank-routing" || x < 15:
+			text = fill(pick(g.r, k.local), vars)
+		default:
+			text = fill(pick(g.r, genericFrames), vars)
+		}
+		if strings.Contains(text, "{{") {
+			return fmt.Errorf("%s: unfilled placeholder in %q", k.name, text)
+		}
+		if vs := strings.Contains(text, "{v}"); vs {
+			return fmt.Errorf("%s: unfilled frame %q", k.name, text)
+		}
+		if g.r.IntN(12) == 0 {
+			text = g.thread(text, p)
+		}
+		g.add(k.name, text)
+	}
+	return nil
+}
+
+// clinical adds the clinical and personal texts: frames filled with a
+// person and a presidio-research birth template; one in twelve buried in
+// an email thread.
+func (g *gen) clinical() (stats []string) {
 	var birthTemplates []string
 	for _, t := range g.templates {
 		if strings.Contains(t, "{{date_of_birth}}") && (strings.Contains(t, "born") || strings.Contains(t, "date of birth")) {
@@ -431,7 +500,12 @@ func generate(src string) (items, fresh []item, stats []string, err error) {
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items", c.kind, len(g.items)-start))
 	}
-	// Benign work.
+	return stats
+}
+
+// benign adds the benign work, 300 items of each kind; code quotes the
+// sources' negative examples that are valid as no identifier.
+func (g *gen) benign(invalid []string) (stats []string) {
 	var vectors []string
 	for _, v := range invalid {
 		if !anyValid(v) && len(v) < 40 {
@@ -462,19 +536,7 @@ func generate(src string) (items, fresh []item, stats []string, err error) {
 		}
 		stats = append(stats, fmt.Sprintf("%-28s %4d items", b.kind, len(g.items)-start))
 	}
-	items = g.items
-	// The fresh draw: another seed, the frames of fresh.go.
-	g.r = rand.New(rand.NewPCG(60, 1207))
-	fresh = g.freshItems()
-	for _, it := range fresh {
-		for i := range idKinds {
-			if k := &idKinds[i]; k.name == it.kind && k.ok != nil && !findValid(it.text, k.ok) {
-				return nil, nil, nil, fmt.Errorf("fresh %s: no valid value in %q", k.name, it.text)
-			}
-		}
-	}
-	stats = append(stats, fmt.Sprintf("heldout-fresh: %d texts", len(fresh)))
-	return items, fresh, stats, nil
+	return stats
 }
 
 // anyValid reports whether a source's negative example is valid as some

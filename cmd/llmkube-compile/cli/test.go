@@ -231,11 +231,18 @@ Exit codes: 0 every case passed, 1 a case failed (or coverage is below
 	return c
 }
 
+// explainOptions are explain's flags about the request.
+type explainOptions struct {
+	model, api, path, claims, issuer, prompt string
+	headers, rateLimited                     []string
+	invalidToken                             bool
+}
+
 func (s *streams) explainCmd() *cobra.Command {
 	var f commonFlags
-	var model, router, api, path, claims, issuer, prompt, output string
-	var headers, down, rateLimited []string
-	var invalidToken bool
+	var o explainOptions
+	var router, output string
+	var down []string
 	c := &cobra.Command{
 		Use:   "explain [-f] INPUT... --model M [-H 'K: V']... [--claims k=v,...] [--prompt TEXT]",
 		Short: "Show how each data plane routes one request",
@@ -245,45 +252,12 @@ plane's decision step by step: the route picked and why, authentication and
 authorization, budgets, the backend and what reaches it. --claims sends a
 caller's JWT with those claims (issued by the router's issuer unless --issuer).`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			if model == "" {
-				return usageErr("--model is required")
+			req, err := o.request()
+			if err != nil {
+				return err
 			}
 			if output != "text" && output != "json" {
 				return usageErr("-o must be text or json, not %q", output)
-			}
-			if api != routingtest.APIChat && api != routingtest.APIMessages && api != routingtest.APIResponses {
-				return usageErr("--api must be chat, messages or responses, not %q", api)
-			}
-			req := routingtest.Request{Model: model, API: api, Path: path, Headers: http.Header{}, RateLimited: rateLimited}
-			if prompt != "" {
-				// A body in the request's protocol, so the content
-				// classifier has a text to read.
-				req.Body = map[string]any{"model": model, "messages": []any{map[string]any{"role": "user", "content": prompt}}}
-				if api == routingtest.APIResponses {
-					req.Body = map[string]any{"model": model, "input": prompt}
-				}
-				req.Model = ""
-			}
-			for _, h := range headers {
-				k, v, ok := strings.Cut(h, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return usageErr("-H %q: want 'Name: value'", h)
-				}
-				req.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-			}
-			if claims != "" || issuer != "" || invalidToken {
-				t := &routingtest.Token{Issuer: issuer, Claims: map[string]any{}, Invalid: invalidToken}
-				for _, kv := range strings.Split(claims, ",") {
-					if kv == "" {
-						continue
-					}
-					k, v, ok := strings.Cut(kv, "=")
-					if !ok {
-						return usageErr("--claims %q: want k=v,...", kv)
-					}
-					t.Claims[k] = v
-				}
-				req.Token = t
 			}
 			p, err := s.prepare(&f, args, nil, false)
 			if err != nil {
@@ -303,52 +277,108 @@ caller's JWT with those claims (issued by the router's issuer unless --issuer).`
 				return enc.Encode(map[string]any{"router": key, "results": results})
 			}
 			for _, pl := range p.planes {
-				res := pl.Serve(key, req, down)
-				fmt.Fprintf(s.stdout, "== %s\n", pl.Name)
-				if res.Skipped != "" {
-					fmt.Fprintf(s.stdout, "   not served: %s\n", res.Skipped)
-					continue
-				}
-				for _, t := range res.Trace {
-					fmt.Fprintf(s.stdout, "   %s\n", t)
-				}
-				fmt.Fprintf(s.stdout, "   => status %d", res.Status)
-				if res.Backend != "" {
-					fmt.Fprintf(s.stdout, ", backend %s of %s, rule %s, tried %s", res.Backend, res.Router, strconv.Quote(res.Rule), strings.Join(res.Attempts, " -> "))
-				}
-				fmt.Fprintln(s.stdout)
-				if len(res.Budgets) > 0 {
-					var bs []string
-					for _, b := range res.Budgets {
-						bs = append(bs, b.Name+keySuffix(b.Key))
-					}
-					fmt.Fprintf(s.stdout, "   budgets charged: %s\n", strings.Join(bs, ", "))
-				}
-				if res.Status < 300 {
-					if res.UpstreamModel != "" {
-						fmt.Fprintf(s.stdout, "   model sent to the backend: %s\n", res.UpstreamModel)
-					}
-					fmt.Fprintf(s.stdout, "   headers reaching the backend: %s\n", strings.Join(res.Upstream, ", "))
-				}
+				s.printExplained(pl.Name, pl.Serve(key, req, down))
 			}
 			return nil
 		},
 	}
 	f.register(c, false)
 	fl := c.Flags()
-	fl.StringVar(&model, "model", "", "the request's model (required)")
-	fl.StringArrayVarP(&headers, "header", "H", nil, "a request header 'Name: value' (repeatable)")
-	fl.StringVar(&claims, "claims", "", "send a caller's JWT with these claims (k=v,...)")
-	fl.StringVar(&issuer, "issuer", "", "the JWT's issuer (default: the router's)")
-	fl.BoolVar(&invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
+	fl.StringVar(&o.model, "model", "", "the request's model (required)")
+	fl.StringArrayVarP(&o.headers, "header", "H", nil, "a request header 'Name: value' (repeatable)")
+	fl.StringVar(&o.claims, "claims", "", "send a caller's JWT with these claims (k=v,...)")
+	fl.StringVar(&o.issuer, "issuer", "", "the JWT's issuer (default: the router's)")
+	fl.BoolVar(&o.invalidToken, "invalid-token", false, "send a JWT no key of the issuer signed")
 	fl.StringVar(&router, "router", "", "the router the request is for, [namespace/]name (default: the only one)")
-	fl.StringVar(&api, "api", routingtest.APIChat, "the protocol the request speaks: chat, messages (Anthropic Messages) or responses (OpenAI Responses)")
-	fl.StringVar(&path, "path", "", "the request path (default: the protocol's, /v1/chat/completions, /v1/messages or /v1/responses)")
+	fl.StringVar(&o.api, "api", routingtest.APIChat, "the protocol the request speaks: chat, messages (Anthropic Messages) or responses (OpenAI Responses)")
+	fl.StringVar(&o.path, "path", "", "the request path (default: the protocol's, /v1/chat/completions, /v1/messages or /v1/responses)")
 	fl.StringVarP(&output, "output", "o", "text", "output format: text, or json (each plane's result)")
-	fl.StringVar(&prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
+	fl.StringVar(&o.prompt, "prompt", "", "send a chat body with this user message (the router-proxy's content classifier reads it)")
 	fl.StringArrayVar(&down, "down", nil, "a backend of the router that fails every attempt (repeatable)")
-	fl.StringArrayVar(&rateLimited, "rate-limited", nil, "a backend of the router whose provider answers every attempt 429 with Retry-After (repeatable)")
+	fl.StringArrayVar(&o.rateLimited, "rate-limited", nil, "a backend of the router whose provider answers every attempt 429 with Retry-After (repeatable)")
 	return c
+}
+
+// request is the request explain sends, from its flags, or a usage error.
+func (o *explainOptions) request() (routingtest.Request, error) {
+	if o.model == "" {
+		return routingtest.Request{}, usageErr("--model is required")
+	}
+	if o.api != routingtest.APIChat && o.api != routingtest.APIMessages && o.api != routingtest.APIResponses {
+		return routingtest.Request{}, usageErr("--api must be chat, messages or responses, not %q", o.api)
+	}
+	req := routingtest.Request{Model: o.model, API: o.api, Path: o.path, Headers: http.Header{}, RateLimited: o.rateLimited}
+	if o.prompt != "" {
+		// A body in the request's protocol, so the content classifier has
+		// a text to read.
+		req.Body = map[string]any{"model": o.model, "messages": []any{map[string]any{"role": "user", "content": o.prompt}}}
+		if o.api == routingtest.APIResponses {
+			req.Body = map[string]any{"model": o.model, "input": o.prompt}
+		}
+		req.Model = ""
+	}
+	for _, h := range o.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return req, usageErr("-H %q: want 'Name: value'", h)
+		}
+		req.Headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if o.claims != "" || o.issuer != "" || o.invalidToken {
+		t, err := o.token()
+		if err != nil {
+			return req, err
+		}
+		req.Token = t
+	}
+	return req, nil
+}
+
+// token is the caller's JWT of --claims, --issuer and --invalid-token.
+func (o *explainOptions) token() (*routingtest.Token, error) {
+	t := &routingtest.Token{Issuer: o.issuer, Claims: map[string]any{}, Invalid: o.invalidToken}
+	for _, kv := range strings.Split(o.claims, ",") {
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageErr("--claims %q: want k=v,...", kv)
+		}
+		t.Claims[k] = v
+	}
+	return t, nil
+}
+
+// printExplained prints one plane's decision: its steps, the outcome, the
+// budgets charged and what reached the backend.
+func (s *streams) printExplained(plane ir.DataPlane, res routingtest.Result) {
+	fmt.Fprintf(s.stdout, "== %s\n", plane)
+	if res.Skipped != "" {
+		fmt.Fprintf(s.stdout, "   not served: %s\n", res.Skipped)
+		return
+	}
+	for _, t := range res.Trace {
+		fmt.Fprintf(s.stdout, "   %s\n", t)
+	}
+	fmt.Fprintf(s.stdout, "   => status %d", res.Status)
+	if res.Backend != "" {
+		fmt.Fprintf(s.stdout, ", backend %s of %s, rule %s, tried %s", res.Backend, res.Router, strconv.Quote(res.Rule), strings.Join(res.Attempts, " -> "))
+	}
+	fmt.Fprintln(s.stdout)
+	if len(res.Budgets) > 0 {
+		var bs []string
+		for _, b := range res.Budgets {
+			bs = append(bs, b.Name+keySuffix(b.Key))
+		}
+		fmt.Fprintf(s.stdout, "   budgets charged: %s\n", strings.Join(bs, ", "))
+	}
+	if res.Status < 300 {
+		if res.UpstreamModel != "" {
+			fmt.Fprintf(s.stdout, "   model sent to the backend: %s\n", res.UpstreamModel)
+		}
+		fmt.Fprintf(s.stdout, "   headers reaching the backend: %s\n", strings.Join(res.Upstream, ", "))
+	}
 }
 
 func keySuffix(k string) string {

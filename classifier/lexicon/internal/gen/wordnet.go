@@ -102,81 +102,113 @@ type wordnet struct {
 	heads   map[string]bool // last words of medical compounds: dialysis (peritoneal_dialysis)
 }
 
+// loadWordNet reads WordNet 3.0's database files in dir: each part of
+// speech's synsets, index and exceptions, the sense counts, then checks it
+// is the version whose offsets the tables above name.
 func loadWordNet(dir string) (*wordnet, error) {
 	wn := &wordnet{synsets: map[string]map[string]*synset{}, index: map[string]map[string][]string{},
 		counts: map[string]int{}, exc: map[string]map[string][]string{}, medMemo: map[string]bool{}}
 	files := map[string]string{"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 	for pos, name := range files {
-		wn.synsets[pos] = map[string]*synset{}
-		wn.index[pos] = map[string][]string{}
-		wn.exc[pos] = map[string][]string{}
-		err := eachLine(filepath.Join(dir, "data."+name), func(line string) {
-			if line == "" || line[0] == ' ' {
-				return
-			}
-			head, gloss, _ := strings.Cut(line, " | ")
-			f := strings.Fields(head)
-			if len(f) < 4 {
-				return
-			}
-			nw, _ := strconv.ParseInt(f[3], 16, 32)
-			i := 4 + 2*int(nw)
-			if i >= len(f) {
-				return
-			}
-			np, _ := strconv.Atoi(f[i])
-			s := &synset{lexFile: f[1], drugGloss: pos == "n" && drugGloss.MatchString(gloss)}
-			for k := 0; k < int(nw); k++ {
-				s.words = append(s.words, f[4+2*k])
-			}
-			for p, j := 0, i+1; p < np && j+3 < len(f); p, j = p+1, j+4 {
-				sym, off, tpos := f[j], f[j+1], f[j+2]
-				if tpos == "s" {
-					tpos = "a"
-				}
-				switch sym {
-				case "@", "@i":
-					if tpos == "n" {
-						s.hypernyms = append(s.hypernyms, off)
-					}
-				case "\\", "+", "=":
-					s.related = append(s.related, tpos+":"+off)
-				}
-			}
-			wn.synsets[pos][f[0]] = s
-		})
-		if err != nil {
-			return nil, err
-		}
-		err = eachLine(filepath.Join(dir, "index."+name), func(line string) {
-			if line == "" || line[0] == ' ' {
-				return
-			}
-			f := strings.Fields(line)
-			if len(f) < 6 {
-				return
-			}
-			nsyn, _ := strconv.Atoi(f[2])
-			if nsyn > len(f)-4 {
-				return
-			}
-			wn.index[pos][f[0]] = f[len(f)-nsyn:]
-		})
-		if err != nil {
-			return nil, err
-		}
-		err = eachLine(filepath.Join(dir, name+".exc"), func(line string) {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				wn.exc[pos][f[0]] = append(wn.exc[pos][f[0]], f[1:]...)
-			}
-		})
-		if err != nil {
+		if err := wn.readPOS(dir, pos, name); err != nil {
 			return nil, err
 		}
 	}
+	if err := wn.readCounts(dir); err != nil {
+		return nil, err
+	}
+	if err := wn.checkVersion(dir); err != nil {
+		return nil, err
+	}
+	wn.findHeads()
+	if len(wn.counts) < 10000 {
+		return nil, fmt.Errorf("%s: %d sense counts, want over 10000", dir, len(wn.counts))
+	}
+	return wn, nil
+}
+
+// readPOS reads one part of speech's data (synsets), index (a lemma's
+// synsets, most used first) and exception (irregular inflections) files.
+func (wn *wordnet) readPOS(dir, pos, name string) error {
+	wn.synsets[pos] = map[string]*synset{}
+	wn.index[pos] = map[string][]string{}
+	wn.exc[pos] = map[string][]string{}
+	err := eachLine(filepath.Join(dir, "data."+name), func(line string) {
+		if off, s := parseSynset(pos, line); s != nil {
+			wn.synsets[pos][off] = s
+		}
+	})
+	if err != nil {
+		return err
+	}
+	err = eachLine(filepath.Join(dir, "index."+name), func(line string) {
+		if line == "" || line[0] == ' ' {
+			return
+		}
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			return
+		}
+		nsyn, _ := strconv.Atoi(f[2])
+		if nsyn > len(f)-4 {
+			return
+		}
+		wn.index[pos][f[0]] = f[len(f)-nsyn:]
+	})
+	if err != nil {
+		return err
+	}
+	return eachLine(filepath.Join(dir, name+".exc"), func(line string) {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			wn.exc[pos][f[0]] = append(wn.exc[pos][f[0]], f[1:]...)
+		}
+	})
+}
+
+// parseSynset reads one line of a data file: the synset's offset, words,
+// lexicographer file and the pointers the judge follows; nil for a
+// comment or a line too short.
+func parseSynset(pos, line string) (offset string, s *synset) {
+	if line == "" || line[0] == ' ' {
+		return "", nil
+	}
+	head, gloss, _ := strings.Cut(line, " | ")
+	f := strings.Fields(head)
+	if len(f) < 4 {
+		return "", nil
+	}
+	nw, _ := strconv.ParseInt(f[3], 16, 32)
+	i := 4 + 2*int(nw)
+	if i >= len(f) {
+		return "", nil
+	}
+	np, _ := strconv.Atoi(f[i])
+	s = &synset{lexFile: f[1], drugGloss: pos == "n" && drugGloss.MatchString(gloss)}
+	for k := 0; k < int(nw); k++ {
+		s.words = append(s.words, f[4+2*k])
+	}
+	for p, j := 0, i+1; p < np && j+3 < len(f); p, j = p+1, j+4 {
+		sym, off, tpos := f[j], f[j+1], f[j+2]
+		if tpos == "s" {
+			tpos = "a"
+		}
+		switch sym {
+		case "@", "@i":
+			if tpos == "n" {
+				s.hypernyms = append(s.hypernyms, off)
+			}
+		case "\\", "+", "=":
+			s.related = append(s.related, tpos+":"+off)
+		}
+	}
+	return f[0], s
+}
+
+// readCounts reads cntlist.rev: how often each sense of a lemma was tagged.
+func (wn *wordnet) readCounts(dir string) error {
 	ssPos := map[string]string{"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}
-	err := eachLine(filepath.Join(dir, "cntlist.rev"), func(line string) {
+	return eachLine(filepath.Join(dir, "cntlist.rev"), func(line string) {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			return
@@ -188,40 +220,37 @@ func loadWordNet(dir string) (*wordnet, error) {
 		n, _ := strconv.Atoi(f[2])
 		wn.counts[lemma+" "+ssPos[key[:1]]+" "+f[1]] += n
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// checkVersion: the synsets notMedical and medicalRoots name by offset are
+// the lemmas they say, as in WordNet 3.0.
+func (wn *wordnet) checkVersion(dir string) error {
 	for off, lemma := range notMedical {
 		if !slices.Contains(wn.index["n"][lemma], off) {
-			return nil, fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
+			return fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
 		}
 	}
 	for off, lemma := range medicalRoots {
-		found := false
-		for _, o := range wn.index["n"][lemma] {
-			found = found || o == off
-		}
-		if !found {
-			return nil, fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
+		if !slices.Contains(wn.index["n"][lemma], off) {
+			return fmt.Errorf("%s: synset %s is not %q: not WordNet 3.0", dir, off, lemma)
 		}
 	}
+	return nil
+}
+
+// findHeads records the last words of medical compounds (dialysis, of
+// peritoneal_dialysis).
+func (wn *wordnet) findHeads() {
 	wn.heads = map[string]bool{}
 	for lemma, offs := range wn.index["n"] {
 		i := strings.LastIndexByte(lemma, '_')
 		if i < 0 {
 			continue
 		}
-		for _, off := range offs {
-			if wn.medicalNoun(off) {
-				wn.heads[lemma[i+1:]] = true
-				break
-			}
+		if slices.ContainsFunc(offs, wn.medicalNoun) {
+			wn.heads[lemma[i+1:]] = true
 		}
 	}
-	if len(wn.counts) < 10000 {
-		return nil, fmt.Errorf("%s: %d sense counts, want over 10000", dir, len(wn.counts))
-	}
-	return wn, nil
 }
 
 // medicalNoun: the noun synset is a root or below one.
