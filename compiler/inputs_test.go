@@ -10,14 +10,6 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 )
 
-func reasons(l diag.List) map[string]string {
-	out := map[string]string{}
-	for _, d := range l {
-		out[d.Field] = d.Reason
-	}
-	return out
-}
-
 func TestDecodeStrictReportsEveryUnknownFieldWithItsPath(t *testing.T) {
 	in := &Inputs{}
 	diags := in.Decode("r.yaml", []byte(chatDoc(`
@@ -31,7 +23,7 @@ func TestDecodeStrictReportsEveryUnknownFieldWithItsPath(t *testing.T) {
       route: {backends: [a], stratgy: weighted}
 `)))
 	require.True(t, diags.HasErrors())
-	got := reasons(diags)
+	got := diags.ReasonsByField()
 	assert.Equal(t, "UnknownField", got["spec.backendz"])
 	assert.Equal(t, "UnknownField", got["spec.backends[0].capabilites"])
 	assert.Equal(t, "UnknownField", got["spec.rules[0].route.stratgy"])
@@ -157,7 +149,7 @@ spec:
   backends: [{name: a, external: {provider: openai, model: gpt-5}}]
   defaultRoute: a
 `))
-	assert.Equal(t, map[string]string{"metadata.name": "InvalidName", "metadata.namespace": "InvalidName"}, reasons(diags))
+	assert.Equal(t, map[string]string{"metadata.name": "InvalidName", "metadata.namespace": "InvalidName"}, diags.ReasonsByField())
 }
 
 func TestNamespaceFlagFillsAndConflicts(t *testing.T) {
@@ -174,7 +166,7 @@ spec:
   backends: [{name: a, inferenceServiceRef: {name: qwen}}]
   defaultRoute: a
 `))
-	assert.Equal(t, map[string]string{"metadata.namespace": "NamespaceMismatch"}, reasons(diags))
+	assert.Equal(t, map[string]string{"metadata.namespace": "NamespaceMismatch"}, diags.ReasonsByField())
 	assert.Contains(t, diags[0].Message, `"other"`)
 	assert.Contains(t, diags[0].Message, `"ml"`)
 	require.Len(t, in.InferenceServices, 1)

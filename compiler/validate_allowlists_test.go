@@ -101,14 +101,9 @@ func TestAllowlistHidesPublishedModel(t *testing.T) {
 	require.False(t, in.Decode("t.yaml", []byte(chatDoc(hospitalSpec))).HasErrors())
 	_, diags := Compile(in.Routers[0].Router, in, Options{})
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	var hidden []string
-	for _, d := range diags.Warnings() {
-		if d.Reason == ReasonAllowlistHidesPublishedModel {
-			hidden = append(hidden, d.Field+": "+d.Message)
-		}
-	}
+	hidden := diags.Warnings().OfReason(ReasonAllowlistHidesPublishedModel)
 	require.Len(t, hidden, 1, "only clinical names a backend by another name: %v", hidden)
-	m := hidden[0]
+	m := hidden[0].Field + ": " + hidden[0].Message
 	assert.True(t, hasAll(m, "spec.policy.auth.allowlists[0].models:", `team "clinical"`,
 		"local-medgemma (published as local-medgemma, allowed as medgemma-27b)",
 		"cloud-mini (published as cloud-mini, allowed as gpt-4.1-mini)",

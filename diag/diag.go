@@ -81,15 +81,24 @@ func (l List) HasErrors() bool {
 }
 
 // Errors returns only the errors.
-func (l List) Errors() List { return l.filter(Error) }
+func (l List) Errors() List {
+	return l.filter(func(d Diagnostic) bool { return d.Severity == Error })
+}
 
 // Warnings returns only the warnings.
-func (l List) Warnings() List { return l.filter(Warning) }
+func (l List) Warnings() List {
+	return l.filter(func(d Diagnostic) bool { return d.Severity == Warning })
+}
 
-func (l List) filter(s Severity) List {
+// OfReason returns only the diagnostics of the given reason, in order.
+func (l List) OfReason(reason string) List {
+	return l.filter(func(d Diagnostic) bool { return d.Reason == reason })
+}
+
+func (l List) filter(keep func(Diagnostic) bool) List {
 	var out List
 	for _, d := range l {
-		if d.Severity == s {
+		if keep(d) {
 			out = append(out, d)
 		}
 	}

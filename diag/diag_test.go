@@ -34,6 +34,27 @@ func TestStringAndErr(t *testing.T) {
 	assert.Equal(t, "g.yaml", l.WithObject("g.yaml", "ModelRouter/s")[0].File, "unattributed diagnostics get the file")
 }
 
+// TestFilters: Errors, Warnings and OfReason keep what they name, in order.
+func TestFilters(t *testing.T) {
+	var l List
+	l.WarnAt(Spec("a"), "Dead", "x")
+	l.ErrorAt(Spec("b"), "Bad", "x")
+	l.WarnAt(Spec("c"), "Other", "x")
+	l.ErrorAt(Spec("d"), "Dead", "x")
+	fields := func(l List) []string {
+		var out []string
+		for _, d := range l {
+			out = append(out, d.Field)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"spec.b", "spec.d"}, fields(l.Errors()))
+	assert.Equal(t, []string{"spec.a", "spec.c"}, fields(l.Warnings()))
+	assert.Equal(t, []string{"spec.a", "spec.d"}, fields(l.OfReason("Dead")))
+	assert.Equal(t, []string{"spec.a"}, fields(l.Warnings().OfReason("Dead")))
+	assert.Empty(t, l.OfReason("Missing"))
+}
+
 // TestTypedPathsPrintAsBefore: a typed path prints the notation the string
 // paths used (the goldens and the webhook depend on it).
 func TestTypedPathsPrintAsBefore(t *testing.T) {

@@ -12,19 +12,6 @@ import (
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
-// labelOverride is another team's AgentgatewayPolicy that selects Gateways
-// labelled tier: shared and overrides their JWT authentication: on the
-// router's Gateway it would lift the router's Strict JWT.
-const labelOverride = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: shared-jwt, namespace: ml}
-spec:
-  targetSelectors: [{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {tier: shared}}]
-  strategy: {inheritance: Override}
-  traffic:
-    jwtAuthentication: {mode: Permissive, providers: [{issuer: z, jwks: {remote: {url: z}}}]}
-`
-
 func gateway(labels string) string {
 	return "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: agentgateway, namespace: ml, labels: {" + labels + "}}\nspec: {gatewayClassName: agentgateway, listeners: [{name: http, port: 80, protocol: HTTP}]}\n"
 }
@@ -36,25 +23,22 @@ func gateway(labels string) string {
 func TestForeignSelectorWithoutTheGatewayWarns(t *testing.T) {
 	router, err := os.ReadFile("../testdata/agentgateway-pool-auth/input.yaml")
 	require.NoError(t, err)
+	// Another team's AgentgatewayPolicy that selects Gateways labelled
+	// tier: shared and overrides their JWT authentication: on the router's
+	// Gateway it would lift the router's Strict JWT.
+	override, err := os.ReadFile("../testdata/agentgateway-pool-auth/label-override.yaml")
+	require.NoError(t, err)
+	labelOverride := string(override)
 	run := func(foreign string) diag.List {
 		in := &compiler.Inputs{}
 		require.False(t, in.Decode("in.yaml", append(router, []byte("\n---\n"+foreign)...)).HasErrors())
 		_, diags := Run(in, builtin.Registry(), Options{})
 		return diags
 	}
-	find := func(l diag.List, reason string) []diag.Diagnostic {
-		var out []diag.Diagnostic
-		for _, d := range l {
-			if d.Reason == reason {
-				out = append(out, d)
-			}
-		}
-		return out
-	}
 
 	diags := run(labelOverride)
 	assert.False(t, diags.HasErrors(), "%v", diags.Err())
-	w := find(diags, ReasonNeighbourNotChecked)
+	w := diags.OfReason(ReasonNeighbourNotChecked)
 	require.Len(t, w, 1, "%v", diags)
 	assert.Equal(t, diag.Warning, w[0].Severity)
 	assert.Equal(t, "ModelRouter/tenants", w[0].Object)
@@ -65,13 +49,13 @@ func TestForeignSelectorWithoutTheGatewayWarns(t *testing.T) {
 
 	// The Gateway given, labelled as selected: the override is found.
 	diags = run(labelOverride + "---\n" + gateway("tier: shared"))
-	assert.Empty(t, find(diags, ReasonNeighbourNotChecked))
-	require.Len(t, find(diags, "OverridingPolicy"), 1, "%v", diags)
+	assert.Empty(t, diags.OfReason(ReasonNeighbourNotChecked))
+	require.Len(t, diags.OfReason("OverridingPolicy"), 1, "%v", diags)
 
 	// The Gateway given, not selected: nothing to say.
 	diags = run(labelOverride + "---\n" + gateway("tier: private"))
 	assert.Empty(t, diags.Errors())
-	assert.Empty(t, find(diags, ReasonNeighbourNotChecked))
+	assert.Empty(t, diags.OfReason(ReasonNeighbourNotChecked))
 
 	// A policy by name needs no Gateway to be judged, nor does one that
 	// would not matter if it attached.
@@ -83,5 +67,5 @@ spec:
   strategy: {inheritance: Override}
   traffic: {timeouts: {request: 10s}}
 `)
-	assert.Empty(t, find(diags, ReasonNeighbourNotChecked))
+	assert.Empty(t, diags.OfReason(ReasonNeighbourNotChecked))
 }

@@ -105,6 +105,8 @@ type antBlock struct {
 	Content   string          `json:"content,omitempty"`
 }
 
+// antSource is an image block's source on the Anthropic Messages wire, both ways: written
+// to Anthropic, and read from a Messages client (messages.go).
 type antSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type,omitempty"`
@@ -118,12 +120,16 @@ type antTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
+// antToolChoice is the tool choice on the Anthropic Messages wire, both ways: written
+// to Anthropic, and read from a Messages client (messages.go).
 type antToolChoice struct {
 	Type                   string `json:"type"`
 	Name                   string `json:"name,omitempty"`
 	DisableParallelToolUse bool   `json:"disable_parallel_tool_use,omitempty"`
 }
 
+// antMetadata is the request's metadata on the Anthropic Messages wire, both ways: written
+// to Anthropic, and read from a Messages client (messages.go).
 type antMetadata struct {
 	UserID string `json:"user_id"`
 }

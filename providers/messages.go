@@ -129,8 +129,8 @@ type MessagesRequest struct {
 	TopK          *int64          `json:"top_k"`
 	Stream        bool            `json:"stream"`
 	Tools         []msgTool       `json:"tools"`
-	ToolChoice    *msgToolChoice  `json:"tool_choice"`
-	Metadata      *msgMetadata    `json:"metadata"`
+	ToolChoice    *antToolChoice  `json:"tool_choice"`
+	Metadata      *antMetadata    `json:"metadata"`
 	Container     json.RawMessage `json:"container"`
 	MCPServers    json.RawMessage `json:"mcp_servers"`
 }
@@ -143,7 +143,7 @@ type msgMessage struct {
 type msgBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
-	Source    *msgSource      `json:"source"`
+	Source    *antSource      `json:"source"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -152,28 +152,11 @@ type msgBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-type msgSource struct {
-	Type      string `json:"type"`
-	MediaType string `json:"media_type"`
-	Data      string `json:"data"`
-	URL       string `json:"url"`
-}
-
 type msgTool struct {
 	Type        string          `json:"type"`
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-type msgToolChoice struct {
-	Type                   string `json:"type"`
-	Name                   string `json:"name"`
-	DisableParallelToolUse bool   `json:"disable_parallel_tool_use"`
-}
-
-type msgMetadata struct {
-	UserID string `json:"user_id"`
 }
 
 // chat completions request written by the translation.
@@ -404,7 +387,7 @@ func userMessage(parts []outPart) outChatMsg {
 
 // imageURL is an image block's source as an image_url: a data URL for
 // base64 data, the URL itself for a url source.
-func imageURL(s *msgSource) (string, error) {
+func imageURL(s *antSource) (string, error) {
 	switch {
 	case s == nil:
 		return "", errors.New("an image block needs a source")

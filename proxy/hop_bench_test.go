@@ -34,28 +34,30 @@ const hopBody = `{"model":"bench-8b","messages":[{"role":"user","content":"Say h
 // off).
 func hopServers(b *testing.B, withTel func(*proxyapi.Config) *telemetry.Telemetry) (upstream, proxied string) {
 	const answer = `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"stub","choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, answer)
-	}))
-	b.Cleanup(up.Close)
-	cfg := hopConfig(b, up.URL)
-	f, err := os.Create(cfg.Policy.Audit.FilePath)
-	if err != nil {
-		b.Fatal(err)
-	}
+	up := stubUpstream(b, answer)
+	cfg := hopConfig(b, up)
 	var tel *telemetry.Telemetry
 	if withTel != nil {
 		tel = withTel(cfg)
 	}
-	s, err := New(cfg, Options{Audit: NewWriterSink(f, f), Telemetry: tel})
+	return up, hopProxy(b, cfg, Options{Telemetry: tel})
+}
+
+// hopProxy serves cfg, auditing to the file at its audit path, with the
+// other options opts, and returns its URL.
+func hopProxy(b *testing.B, cfg *proxyapi.Config, opts Options) string {
+	f, err := os.Create(cfg.Policy.Audit.FilePath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts.Audit = NewWriterSink(f, f)
+	s, err := New(cfg, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	px := httptest.NewServer(s.Handler())
 	b.Cleanup(px.Close)
-	return up.URL, px.URL
+	return px.URL
 }
 
 func hopConfig(b *testing.B, upstream string) *proxyapi.Config {
@@ -87,12 +89,30 @@ func hopConfig(b *testing.B, upstream string) *proxyapi.Config {
 	return cfg
 }
 
+// stubUpstream starts an upstream that answers every request with the JSON
+// answer and returns its URL.
+func stubUpstream(b *testing.B, answer string) string {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, answer)
+	}))
+	b.Cleanup(up.Close)
+	return up.URL
+}
+
 // hopLoop sends BenchmarkHop's request to url b.N times; hdr are extra
 // request headers (name, value pairs).
 func hopLoop(b *testing.B, url string, hdr []string) {
+	postLoop(b, url+"/v1/chat/completions", hopBody, hdr)
+}
+
+// postLoop posts body to endpoint b.N times as tenant gold, with the extra
+// headers hdr (name, value pairs), and fails on any answer but 200.
+func postLoop(b *testing.B, endpoint, body string, hdr []string) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	for b.Loop() {
-		req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", strings.NewReader(hopBody))
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Tenant", "gold")
 		for i := 0; i+1 < len(hdr); i += 2 {

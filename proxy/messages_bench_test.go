@@ -1,11 +1,6 @@
 package proxy
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -37,22 +32,8 @@ func BenchmarkMessagesHop(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			url := messagesHopServer(b, c.provider, c.reply)
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 			start := cpuTime()
-			for b.Loop() {
-				req, _ := http.NewRequest(http.MethodPost, url+c.path, strings.NewReader(c.body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Tenant", "gold")
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					b.Fatalf("status %d", resp.StatusCode)
-				}
-			}
+			postLoop(b, url+c.path, c.body, nil)
 			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
@@ -62,29 +43,13 @@ func BenchmarkMessagesHop(b *testing.B) {
 // with BenchmarkHop's rules whose two backends are external backends of
 // provider on it; it returns the proxy's URL.
 func messagesHopServer(b *testing.B, provider, reply string) string {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, reply)
-	}))
-	b.Cleanup(up.Close)
-	cfg := hopConfig(b, up.URL)
+	cfg := hopConfig(b, stubUpstream(b, reply))
 	for i := range cfg.Backends {
 		be := &cfg.Backends[i]
 		be.Kind, be.Tier, be.Provider, be.Model = proxyapi.KindExternal, "cloud", provider, "provider-model"
 		be.Credentials = []proxyapi.Credential{{Purpose: "apiKey", Env: "BENCH_KEY"}}
 	}
-	f, err := os.Create(cfg.Policy.Audit.FilePath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(cfg, Options{Audit: NewWriterSink(f, f), Getenv: func(string) string { return "sk-bench-key-0123456789" }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	px := httptest.NewServer(s.Handler())
-	b.Cleanup(px.Close)
-	return px.URL
+	return hopProxy(b, cfg, Options{Getenv: func(string) string { return "sk-bench-key-0123456789" }})
 }
 
 // cpuTime is the process's user and system CPU time so far.

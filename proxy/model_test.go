@@ -96,15 +96,7 @@ func TestLocalBackendLearnsItsServedModel(t *testing.T) {
 	up := newStub(t, "local", func(w http.ResponseWriter, r *http.Request) {
 		providertest.VLLM(served.Load().(string), &lists)(w, r)
 	})
-	b := backend("local", up.URL)
-	b.Model, b.LearnModel = "medgemma", true
-	h := start(t, config(b))
-
-	for range 3 {
-		code, body, _ := h.post(t, chat("gpt-4.1"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "gpt-4.1", servedBy(t, body))
-	}
+	h := learnThrice(t, up.URL, "medgemma")
 	assert.Equal(t, int64(1), lists.Load(), "the list is read once")
 	assert.Equal(t, "/models/google/medgemma-27b-it", h.last(t).UpstreamModel)
 
@@ -116,6 +108,22 @@ func TestLocalBackendLearnsItsServedModel(t *testing.T) {
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "medgemma-v2", h.last(t).UpstreamModel)
 	assert.Equal(t, int64(2), lists.Load())
+}
+
+// learnThrice starts a proxy whose one backend, local at url, learns its
+// served model (assumed: model), and asks it three times for gpt-4.1: each
+// is answered, under the client's name.
+func learnThrice(t *testing.T, url, model string) *harness {
+	t.Helper()
+	b := backend("local", url)
+	b.Model, b.LearnModel = model, true
+	h := start(t, config(b))
+	for range 3 {
+		code, body, _ := h.post(t, chat("gpt-4.1"))
+		require.Equal(t, 200, code, body)
+		assert.Equal(t, "gpt-4.1", servedBy(t, body))
+	}
+	return h
 }
 
 // TestLearnWithoutModelList: a runtime with no /v1/models is sent the
@@ -130,14 +138,7 @@ func TestLearnWithoutModelList(t *testing.T) {
 		}
 		okHandler("llama")(w, r)
 	})
-	b := backend("local", up.URL)
-	b.Model, b.LearnModel = "phi-4", true
-	h := start(t, config(b))
-	for range 3 {
-		code, body, _ := h.post(t, chat("gpt-4.1"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "gpt-4.1", servedBy(t, body))
-	}
+	h := learnThrice(t, up.URL, "phi-4")
 	assert.Equal(t, int64(1), gets.Load())
 	assert.Contains(t, string(up.Last().Body), `"model":"phi-4"`)
 	assert.Equal(t, "phi-4", h.last(t).UpstreamModel)

@@ -1,7 +1,6 @@
 package routingtest
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,17 +54,7 @@ spec:
 `)
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
-	got := map[string]string{}
-	for _, r := range rep.Results {
-		switch {
-		case r.Skipped != "":
-			got[r.Case+"/"+r.Plane] = "skip: " + r.Skipped
-		case r.Passed:
-			got[r.Case+"/"+r.Plane] = "pass"
-		default:
-			got[r.Case+"/"+r.Plane] = strings.Join(r.Failures, "; ")
-		}
-	}
+	got := verdicts(rep, func(r CaseResult) string { return r.Skipped })
 	assert.Equal(t, "pass", got["primary rate limited, the fallback answers/Proxy"])
 	assert.Contains(t, got["primary rate limited, the fallback answers/Gateway"], "429")
 	assert.Equal(t, "pass", got["every backend rate limited/Proxy"])

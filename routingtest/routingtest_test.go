@@ -32,11 +32,9 @@ spec:
       expect: {status: 999, budgets: [{key: blue}], refused: X, backend: b}
 `))
 	assert.Empty(t, files)
-	got := map[string]string{}
 	for _, d := range diags {
 		assert.Equal(t, "t.yaml", d.File)
 		assert.Equal(t, "RoutingTest/bad", d.Object)
-		got[d.Field] = d.Reason
 	}
 	assert.Equal(t, map[string]string{
 		"apiVersion": "UnsupportedVersion",
@@ -48,7 +46,7 @@ spec:
 		"spec.cases[1].expect.status":                  "WrongType",
 		"spec.cases[1].expect.budgets[0].name":         "RequiredField",
 		"spec.cases[1].expect.refused":                 "ConflictingExpectation",
-	}, got)
+	}, diags.ReasonsByField())
 }
 
 func TestJudge(t *testing.T) {
@@ -242,17 +240,7 @@ spec:
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	assert.Empty(t, rep.Disagreements)
-	got := map[string]string{}
-	for _, r := range rep.Results {
-		switch {
-		case r.Skipped != "":
-			got[r.Case+"/"+r.Plane] = "skip: " + r.Skipped
-		case r.Passed:
-			got[r.Case+"/"+r.Plane] = "pass"
-		default:
-			got[r.Case+"/"+r.Plane] = strings.Join(r.Failures, "; ")
-		}
-	}
+	got := verdicts(rep, func(r CaseResult) string { return r.Skipped })
 	assert.Equal(t, map[string]string{
 		"big down, small answers/Proxy":                                "pass",
 		"big down, small answers/AgentGateway":                         "pass",
@@ -330,24 +318,16 @@ func TestErrorCodeAndChallenge(t *testing.T) {
       expect: {error: fail_closed}
 `)
 	rep := Run(files, planes, "")
-	verdicts := map[string]string{}
-	for _, r := range rep.Results {
-		v := "pass"
-		switch {
-		case r.Skipped != "":
-			v = "skip"
-			assert.Contains(t, r.Skipped, "does not reproduce", r.Case)
-		case !r.Passed:
-			v = "fail: " + strings.Join(r.Failures, "; ")
-		}
-		verdicts[r.Case+"/"+r.Plane] = v
-	}
+	got := verdicts(rep, func(r CaseResult) string {
+		assert.Contains(t, r.Skipped, "does not reproduce", r.Case)
+		return ""
+	})
 	assert.Equal(t, map[string]string{
 		"another model/Proxy": "pass", "another model/Gateway": "skip",
 		"no token/Proxy": "pass", "no token/Gateway": "skip",
 		"a bad token/Proxy": "pass", "a bad token/Gateway": "skip",
 		"wrong code/Proxy": `fail: error code "model_not_allowed", want "fail_closed"`,
-	}, verdicts)
+	}, got)
 	assert.Equal(t, 1, rep.Failed())
 }
 
@@ -447,14 +427,10 @@ spec:
       expect: {status: 200}
 `))
 	assert.Empty(t, files)
-	got := map[string]string{}
-	for _, d := range diags {
-		got[d.Field] = d.Reason
-	}
 	assert.Equal(t, map[string]string{
 		"spec.cases[1].request.headers[Host]": "UseHost",
 		"spec.cases[2].request.host":          "InvalidHost",
-	}, got)
+	}, diags.ReasonsByField())
 	files = decodeTests(t, ok)
 	assert.Equal(t, "chat.example.com:8080", files[0].Cases[0].Request.Host)
 }
@@ -503,17 +479,11 @@ func TestRequestAPI(t *testing.T) {
       expect: {refused: MessagesAPIUnsupportedOnGateway}
 `)
 	rep := Run(files, planes, "")
-	verdicts := map[string]string{}
+	got := verdicts(rep, func(r CaseResult) string {
+		assert.Contains(t, r.Skipped, "dataPlane Gateway cannot serve", r.Case)
+		return strings.Join(r.Got.RefusedFor, ",")
+	})
 	for _, r := range rep.Results {
-		v := "pass"
-		switch {
-		case r.Skipped != "":
-			v = "skip: " + strings.Join(r.Got.RefusedFor, ",")
-			assert.Contains(t, r.Skipped, "dataPlane Gateway cannot serve", r.Case)
-		case !r.Passed:
-			v = "fail: " + strings.Join(r.Failures, "; ")
-		}
-		verdicts[r.Case+"/"+r.Plane] = v
 		if r.Plane == "Proxy" {
 			want := map[string]string{"messages": "POST /v1/messages reached backend a as /v1/chat/completions", "responses": "POST /v1/responses reached backend a as /v1/responses"}[r.Case]
 			assert.Contains(t, strings.Join(r.Got.Trace, "\n"), want, r.Case)
@@ -523,7 +493,7 @@ func TestRequestAPI(t *testing.T) {
 		"messages/Proxy": "pass", "messages/Gateway": "skip: MessagesAPIUnsupportedOnGateway",
 		"responses/Proxy": "pass", "responses/Gateway": "skip: ResponsesAPIUnsupportedOnGateway",
 		"messages refused/Gateway": "pass",
-	}, verdicts)
+	}, got)
 	assert.Zero(t, rep.Failed())
 
 	_, d := Decode("t.yaml", []byte(jwtRouterTests+`    - name: x
@@ -539,15 +509,11 @@ func TestRequestAPI(t *testing.T) {
       request: {api: messages, path: /v1/messages/count_tokens, model: gpt-5}
       expect: {status: 200}
 `))
-	got := map[string]string{}
-	for _, x := range d {
-		got[x.Field] = x.Reason
-	}
 	assert.Equal(t, map[string]string{
 		"spec.cases[0].request.api":  "UnknownAPI",
 		"spec.cases[1].expect.error": "ConflictingExpectation",
 		"spec.cases[2].request.path": "PathNotOfAPI",
-	}, got)
+	}, d.ReasonsByField())
 }
 
 // TestRequestAPIChatOnEveryPlane: api chat, as explain sends by default,
@@ -584,4 +550,25 @@ func TestRequestAPIUsageCharged(t *testing.T) {
 	for _, r := range rep.Results {
 		assert.True(t, r.Passed, "%s: %v", r.Case, r.Failures)
 	}
+}
+
+// verdicts maps each result of rep ("case/plane") to "pass", "fail: " and
+// its failures, or "skip", followed by ": " and skip(r) when that says
+// something.
+func verdicts(rep *Report, skip func(r CaseResult) string) map[string]string {
+	out := map[string]string{}
+	for _, r := range rep.Results {
+		v := "pass"
+		switch {
+		case r.Skipped != "":
+			v = "skip"
+			if why := skip(r); why != "" {
+				v += ": " + why
+			}
+		case !r.Passed:
+			v = "fail: " + strings.Join(r.Failures, "; ")
+		}
+		out[r.Case+"/"+r.Plane] = v
+	}
+	return out
 }

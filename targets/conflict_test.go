@@ -9,13 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
 	"github.com/llmkube/llmkube-compile/targets/aigateway"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // cluster answers Get and List from a fixed set of objects.
@@ -48,12 +48,8 @@ func (c *cluster) Fetch(context.Context, string) ([]byte, error) { return nil, n
 
 func objs(t *testing.T, docs ...string) []*unstructured.Unstructured {
 	t.Helper()
-	var out []*unstructured.Unstructured
-	for _, d := range docs {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-		out = append(out, o)
-	}
+	out, err := testenv.DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
+	require.NoError(t, err)
 	return out
 }
 

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,8 +38,7 @@ func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
 	local, cloud := ups["local-medgemma"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 	bearer := func(team string) string {
 		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
@@ -71,11 +67,7 @@ func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
 	assert.Equal(t, int64(1), local.posts.Load())
 	assert.Equal(t, int64(1), cloud.posts.Load())
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	entries := auditEntries(t, raw)
+	entries, _ := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 4)
 	for _, e := range entries[:2] {
 		assert.Equal(t, proxyapi.OutcomeForbidden, e.Outcome)
@@ -113,8 +105,7 @@ func TestAllowlistOutageIsUnavailableNotForbidden(t *testing.T) {
 		Backends: []string{"cloud-gpt", "local-medgemma"}, Strategy: proxyapi.StrategyPrimaryFallback, PoolActivation: cfg.Rules[0].PoolActivation})
 	cfg.Default.Backend = "local-medgemma"
 	cfg.Timeouts.Quarantine = proxyapi.Duration{Duration: time.Hour} // down for the whole test
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 	bearer := func(team string) string {
 		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
@@ -135,11 +126,7 @@ func TestAllowlistOutageIsUnavailableNotForbidden(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "local-medgemma", served(t, body), "clinical falls back to the local model")
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	entries := auditEntries(t, raw)
+	entries, _ := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 3)
 	assert.Equal(t, http.StatusServiceUnavailable, entries[1].Status)
 	assert.Equal(t, proxyapi.OutcomeNoRoute, entries[1].Outcome)

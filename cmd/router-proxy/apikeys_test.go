@@ -2,15 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,37 +15,6 @@ import (
 	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// headerUpstream answers like newUpstream and keeps every inference
-// request's headers.
-type headerUpstream struct {
-	*httptest.Server
-	mu      sync.Mutex
-	headers []http.Header
-}
-
-func newHeaderUpstream(t *testing.T, name string) *headerUpstream {
-	u := &headerUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
-			return
-		}
-		u.mu.Lock()
-		u.headers = append(u.headers, r.Header.Clone())
-		u.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *headerUpstream) all() []http.Header {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return append([]http.Header(nil), u.headers...)
-}
 
 // apiKeyStatus reads the process's /status apiKeys.
 func apiKeyStatus(t *testing.T, p *proc) proxyapi.APIKeyStatus {
@@ -96,14 +60,13 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		}
 	}
 	cfg.Policy.Auth.JWT = nil // keys alone: nothing of the issuer's is needed
-	ups := map[string]*headerUpstream{}
+	ups := map[string]*recorder{}
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
-		ups[b.Name] = newHeaderUpstream(t, b.Name)
+		ups[b.Name] = newRecorder(t, b.Name)
 		b.URL = ups[b.Name].URL
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 	pid := p.cmd.Process.Pid
 
@@ -137,7 +100,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Nil(t, p.cmd.ProcessState, "the process was not restarted")
 
 	for name, u := range ups {
-		for _, h := range u.all() {
+		for _, h := range u.received() {
 			assert.Empty(t, h.Values("Authorization"), "%s got the caller's credential", name)
 			assert.Empty(t, h.Values("X-Api-Key"), "%s got the caller's credential", name)
 			assert.Equal(t, []string{"research"}, h.Values("X-Llmkube-Team"), "%s got another team than the key's", name)
@@ -152,11 +115,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	statusJSON, err := json.Marshal(apiKeyStatus(t, p))
 	require.NoError(t, err)
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	entries := auditEntries(t, raw)
+	entries, raw := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 6)
 	keys := []string{}
 	for _, e := range entries {
@@ -167,7 +126,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Equal(t, "research", entries[0].Team)
 	assert.Equal(t, proxyapi.OutcomeUnauthorized, entries[3].Outcome)
 	for _, secret := range []string{researchKey, rotatedKey, platformKey} {
-		for where, text := range map[string]string{"audit": string(raw), "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
+		for where, text := range map[string]string{"audit": raw, "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
 			assert.False(t, strings.Contains(text, secret), "a key's value is in the %s", where)
 		}
 	}

@@ -26,9 +26,9 @@ import (
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
-// recorder is an upstream that keeps the headers of every request it
-// answers: an OpenAI chat completion, or an Anthropic message on
-// /v1/messages.
+// recorder is an upstream that keeps the headers of every inference
+// request it answers: an OpenAI chat completion whose id is the upstream's
+// name (served reads it), or an Anthropic message on /v1/messages.
 type recorder struct {
 	*httptest.Server
 	mu      sync.Mutex
@@ -50,7 +50,7 @@ func newRecorder(t *testing.T, name string) *recorder {
 			fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
 			return
 		}
-		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`, name)
+		fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`, name, name)
 	}))
 	t.Cleanup(rec.Close)
 	return rec

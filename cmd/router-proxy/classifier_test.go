@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,8 +38,7 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 	local, cloud := ups["local-qwen"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 
 	const ssn = "536-22-8410"
@@ -82,13 +79,9 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 
 	// The audit: one line per request, the classification and its source,
 	// the detectors by name, never the matched text.
-	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	<-p.done
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	assert.NotContains(t, string(raw), ssn)
-	assert.NotContains(t, string(raw), "jane.roe")
-	entries := auditEntries(t, raw)
+	entries, raw := stopForAudit(t, p, auditPath)
+	assert.NotContains(t, raw, ssn)
+	assert.NotContains(t, raw, "jane.roe")
 	require.Len(t, entries, 6)
 	assert.Equal(t, "pii", entries[0].Classification)
 	assert.Equal(t, "detector", entries[0].ClassificationSource)
@@ -174,8 +167,7 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 	hits, env := chatUpstreams(t, cfg)
 	require.Contains(t, hits, "local-qwen")
 	require.Contains(t, hits, "cloud-gpt")
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 
 	chat := func(stream bool, messages ...map[string]any) string {
@@ -236,14 +228,10 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), hits["cloud-gpt"].Load(), "the cloud saw the population question and nothing else")
 
-	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	<-p.done
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
+	entries, raw := stopForAudit(t, p, auditPath)
 	for _, secret := range []string{"John Smith", "5512093", "943 476 5919", "Osei"} {
-		assert.NotContains(t, string(raw), secret, "the audit never holds the text")
+		assert.NotContains(t, raw, secret, "the audit never holds the text")
 	}
-	entries := auditEntries(t, raw)
 	require.Len(t, entries, len(cases))
 	for i, c := range cases {
 		e := entries[i]

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +58,7 @@ func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream
 	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
 	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
 	ups, env := loopbackBackends(t, cfg)
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
+	auditPath := fileAudit(t, cfg)
 	return startProxyEnv(t, cfg, env), ups, is, auditPath
 }
 
@@ -188,12 +185,8 @@ func TestMCPEndToEnd(t *testing.T) {
 	assert.Positive(t, st.Budgets[0].TokensUsed)
 
 	// The audit marks each call mcp, with its tool.
-	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	<-p.done
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	assert.NotContains(t, string(raw), "536-22-8410")
-	entries := auditEntries(t, raw)
+	entries, raw := stopForAudit(t, p, auditPath)
+	assert.NotContains(t, raw, "536-22-8410")
 	require.Len(t, entries, 5, "one entry per call that reached the inference handler")
 	for _, e := range entries {
 		assert.Equal(t, proxyapi.ViaMCP, e.Via)

@@ -84,8 +84,7 @@ func TestAnthropicSDK(t *testing.T) {
 			Budgets:        []proxyapi.Budget{{Name: "team-tokens", Scope: "team", HeaderKey: "x-llmkube-team", MaxTokens: 4000, Window: proxyapi.Duration{Duration: time.Hour}}},
 		},
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
 	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("platform"))
 

@@ -11,14 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,15 +76,9 @@ func TestAuthEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-allowlists/input.yaml")
 	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
 	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups := map[string]*upstream{}
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		ups[b.Name] = newUpstream(t, b.Name)
-		b.URL = ups[b.Name].URL
-	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = "file", auditPath
-	p := startProxy(t, cfg)
+	ups, env := loopbackBackends(t, cfg)
+	auditPath := fileAudit(t, cfg)
+	p := startProxyEnv(t, cfg, env)
 
 	token := func(team string) string { return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team)) }
 	bearer := func(team string) string { return "Bearer " + token(team) }
@@ -143,13 +134,10 @@ func TestAuthEndToEnd(t *testing.T) {
 	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("platform"))
 	assert.Equal(t, 200, code, "platform's budget is untouched")
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
+	entries, _ := stopForAudit(t, p, auditPath)
 	var forbidden *proxyapi.AuditEntry
 	outcomes := map[string]int{}
-	for _, e := range auditEntries(t, raw) {
+	for _, e := range entries {
 		outcomes[e.Outcome]++
 		if e.Outcome == proxyapi.OutcomeForbidden && forbidden == nil {
 			forbidden = &e

@@ -239,8 +239,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 			env = append(env, c.Env+"=test-key")
 		}
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 	token := mcpToken(t, is, "platform", "")
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,18 +89,28 @@ func hospital(t *testing.T) (*proxyapi.Config, map[string]*vllmStub, []string, s
 			env = append(env, c.Env+"=test-key")
 		}
 	}
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, auditPath
+	auditPath := fileAudit(t, cfg)
 	return cfg, ups, env, auditPath
 }
 
-// stopForAudit stops the router-proxy and returns its audit entries.
-func stopForAudit(t *testing.T, p *proc, auditPath string) []proxyapi.AuditEntry {
-	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	<-p.done
+// fileAudit makes cfg audit to a file of the test's own and returns its
+// path.
+func fileAudit(t *testing.T, cfg *proxyapi.Config) string {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, path
+	return path
+}
+
+// stopForAudit stops the router-proxy (SIGTERM flushes its audit; it must
+// exit cleanly) and returns the entries of the audit file at auditPath and
+// the file's text, for what it must never hold.
+func stopForAudit(t *testing.T, p *proc, auditPath string) ([]proxyapi.AuditEntry, string) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
 	raw, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
-	return auditEntries(t, raw)
+	return auditEntries(t, raw), string(raw)
 }
 
 // TestUpstreamModelAsAProcess drives the built router-proxy: a sensitive
@@ -151,7 +162,7 @@ func TestUpstreamModelAsAProcess(t *testing.T) {
 	assert.Equal(t, "gpt-4.1", echoedModel(t, body))
 	assert.Equal(t, []string{"medgemma-27b", "medgemma-27b", "medgemma-27b"}, ups["local-medgemma"].models())
 
-	entries := stopForAudit(t, p, auditPath)
+	entries, _ := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 4)
 	for i, want := range []struct{ rule, backend, model, upstream string }{
 		{"phi-pii-stays-local", "local-medgemma", "gpt-4.1", "medgemma-27b"},
@@ -192,7 +203,7 @@ func TestUpstreamModelMCPToolCall(t *testing.T) {
 	assert.Equal(t, []string{"medgemma-27b"}, ups["local-medgemma"].models())
 	assert.Empty(t, ups["cloud-gpt"].models())
 
-	entries := stopForAudit(t, p, auditPath)
+	entries, _ := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 1)
 	assert.Equal(t, proxyapi.ViaMCP, entries[0].Via)
 	assert.Equal(t, 200, entries[0].Status)

@@ -105,13 +105,19 @@ func TestQuarantineTwoFailuresInARow(t *testing.T) {
 		require.NotEqual(t, bad, p.Addr)
 		p.Done(Success)
 	}
+	// pickBad picks until round-robin reaches the bad pod, ending every
+	// other pick with Success, and returns the bad pod's pick.
+	pickBad := func() *Pick {
+		p := pick(t, b, nil)
+		for p.Addr != bad {
+			p.Done(Success)
+			p = pick(t, b, nil)
+		}
+		return p
+	}
 	// A success in between resets the count.
 	c.add(11 * time.Second)
-	p := pick(t, b, nil) // half-open trial: rr order may give either; drive until the bad pod is picked
-	for p.Addr != bad {
-		p.Done(Success)
-		p = pick(t, b, nil)
-	}
+	p := pickBad() // the half-open trial
 	// While the trial is in flight the pod is skipped.
 	o := pick(t, b, nil)
 	require.NotEqual(t, bad, o.Addr)
@@ -119,36 +125,18 @@ func TestQuarantineTwoFailuresInARow(t *testing.T) {
 	p.Done(Failure) // failed trial: quarantined again at once
 	require.True(t, b.Status()[0].Quarantined)
 	c.add(11 * time.Second)
-	for {
-		p = pick(t, b, nil)
-		if p.Addr == bad {
-			p.Done(Success)
-			break
-		}
-		p.Done(Success)
-	}
+	p = pickBad()
+	p.Done(Success)
 	require.False(t, b.Status()[0].Quarantined)
 	// Failure, success, failure: not in a row.
 	for _, r := range []Result{Failure, Success, Failure} {
-		for {
-			p = pick(t, b, nil)
-			if p.Addr == bad {
-				p.Done(r)
-				break
-			}
-			p.Done(Success)
-		}
+		p = pickBad()
+		p.Done(r)
 	}
 	require.False(t, b.Status()[0].Quarantined)
 	// A silent stream quarantines at once.
-	for {
-		p = pick(t, b, nil)
-		if p.Addr == bad {
-			p.Done(StreamIdle)
-			break
-		}
-		p.Done(Success)
-	}
+	p = pickBad()
+	p.Done(StreamIdle)
 	require.True(t, b.Status()[0].Quarantined)
 	b.SetPods([]string{bad})
 	_, err := b.Pick(nil)

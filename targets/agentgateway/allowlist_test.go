@@ -65,15 +65,10 @@ func TestServedByAnotherBackendWarns(t *testing.T) {
 	spec := strings.Replace(hospitalPools, "route: {backends: [clinical]}", "route: {backends: [clinical, general]}", 1)
 	objs, diags := compileAll(t, router("hospital", spec))
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	var got []string
-	for _, d := range diags.Warnings() {
-		if d.Reason == agentgateway.ReasonAllowlistNeedsServingBackend {
-			got = append(got, d.Field+": "+d.Message)
-		}
-	}
+	got := diags.Warnings().OfReason(agentgateway.ReasonAllowlistNeedsServingBackend)
 	require.Len(t, got, 1, "%v", got)
-	assert.Contains(t, got[0], "spec.rules[0].route.backends")
-	assert.Contains(t, got[0], `team "research" may use backend "general"`)
+	assert.Equal(t, "spec.rules[0].route.backends", got[0].Field)
+	assert.Contains(t, got[0].Message, `team "research" may use backend "general"`)
 	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw"}, objs)
 	require.NoError(t, err)
 	r := chat("llama3", team("research"))

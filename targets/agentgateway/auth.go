@@ -1,7 +1,6 @@
 package agentgateway
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
@@ -135,16 +134,12 @@ func (e *emitter) servingPolicies() {
 	if a == nil || a.JWT == nil || len(a.Allowlists) == 0 || len(e.servedBy) == 0 {
 		return
 	}
-	sections := map[string][]string{}
-	for section, s := range e.servedBy {
-		sections[s.backend] = append(sections[s.backend], section)
-	}
+	serving := e.servingRules(nil)
 	claim := e.teamClaim()
-	route := naming.AgentGatewayRouteName(e.r.Name)
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		secs := sections[b.Name]
-		if len(secs) == 0 {
+		refs := serving[b.Name]
+		if len(refs) == 0 {
 			continue
 		}
 		var conds []string
@@ -161,11 +156,6 @@ func (e *emitter) servingPolicies() {
 			cond = strings.Join(conds, " || ")
 		}
 		e.conditions = append(e.conditions, cond)
-		sort.Strings(secs)
-		var refs []PolicyTargetRef
-		for _, sec := range secs {
-			refs = append(refs, PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: sec})
-		}
 		e.add(&AgentgatewayPolicy{
 			ObjectMeta: e.meta(naming.AgentGatewayServingAuthPolicyName(e.r.Name, b.Name)),
 			Spec: PolicySpec{

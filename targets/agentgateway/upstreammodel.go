@@ -42,24 +42,15 @@ func UpstreamModelBody(served string) string {
 // locks the field and takes this rewrite away too; the controller reports
 // it (CheckForeign, foreignOverrides).
 func (e *emitter) upstreamModelPolicies() {
-	sections := map[string][]string{}
-	for section, s := range e.servedBy {
+	serving := e.servingRules(func(s served) bool {
 		b, _ := e.r.Backend(s.backend)
-		if carriesOtherNames(s.models, b.UpstreamModel.Name) {
-			sections[s.backend] = append(sections[s.backend], section)
-		}
-	}
-	route := naming.AgentGatewayRouteName(e.r.Name)
+		return carriesOtherNames(s.models, b.UpstreamModel.Name)
+	})
 	for i := range e.r.Backends {
 		b := &e.r.Backends[i]
-		secs := sections[b.Name]
-		if len(secs) == 0 {
+		refs := serving[b.Name]
+		if len(refs) == 0 {
 			continue
-		}
-		sort.Strings(secs)
-		var refs []PolicyTargetRef
-		for _, sec := range secs {
-			refs = append(refs, PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: sec})
 		}
 		spec := &TransformationSpec{}
 		if auth := e.authTransformation(); auth != nil {
@@ -75,6 +66,27 @@ func (e *emitter) upstreamModelPolicies() {
 			},
 		}, AgentgatewayPolicyGVK)
 	}
+}
+
+// servingRules maps each backend to the HTTPRoute rules it serves
+// (e.servedBy) that keep admits (nil: every one), as the targetRefs of a
+// policy on them, sorted by section name.
+func (e *emitter) servingRules(keep func(served) bool) map[string][]PolicyTargetRef {
+	sections := map[string][]string{}
+	for section, s := range e.servedBy {
+		if keep == nil || keep(s) {
+			sections[s.backend] = append(sections[s.backend], section)
+		}
+	}
+	route := naming.AgentGatewayRouteName(e.r.Name)
+	out := make(map[string][]PolicyTargetRef, len(sections))
+	for backend, secs := range sections {
+		sort.Strings(secs)
+		for _, sec := range secs {
+			out[backend] = append(out[backend], PolicyTargetRef{Group: gatewayAPIGroup, Kind: "HTTPRoute", Name: route, SectionName: sec})
+		}
+	}
+	return out
 }
 
 // carriesOtherNames reports whether a rule admitting the exact model names

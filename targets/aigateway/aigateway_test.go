@@ -235,13 +235,9 @@ func TestNoFallThroughIsOneWarningPerRouter(t *testing.T) {
 	}
 	_, _, diags := compileYAML(t, spec+"  defaultRoute: b\n")
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	var got []string
-	for _, d := range diags.Warnings() {
-		if d.Reason == "NoFallThroughOnGateway" {
-			got = append(got, d.Field+": "+d.Message)
-		}
-	}
+	got := diags.Warnings().OfReason("NoFallThroughOnGateway")
 	require.Len(t, got, 1)
-	assert.Contains(t, got[0], `spec.rules: on the gateway a matched rule never falls through: when every backend of one of the 14 rules "r0", "r1",`)
-	assert.Contains(t, got[0], `"r9" and 4 more is down`)
+	assert.Equal(t, "spec.rules", got[0].Field)
+	assert.Contains(t, got[0].Message, `on the gateway a matched rule never falls through: when every backend of one of the 14 rules "r0", "r1",`)
+	assert.Contains(t, got[0].Message, `"r9" and 4 more is down`)
 }

@@ -86,15 +86,10 @@ func TestPartlyAllowedRuleWarns(t *testing.T) {
 	r := frontEach(t, hospital)[0]
 	_, diags := aigateway.New().Compile(r)
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
-	var got []string
-	for _, d := range diags.Warnings() {
-		if d.Reason == aigateway.ReasonAllowlistNeedsEveryBackend {
-			got = append(got, d.Field+": "+d.Message)
-		}
-	}
+	got := diags.Warnings().OfReason(aigateway.ReasonAllowlistNeedsEveryBackend)
 	require.Len(t, got, 1, "%v", got)
-	assert.Contains(t, got[0], "spec.rules[1].route.backends")
-	assert.Contains(t, got[0], `team "billing" may use local-general`)
+	assert.Equal(t, "spec.rules[1].route.backends", got[0].Field)
+	assert.Contains(t, got[0].Message, `team "billing" may use local-general`)
 }
 
 // TestServingAllowlistBesideAnotherRouter: the hospital router, whose rules

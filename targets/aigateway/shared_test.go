@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/simulate"
 	"github.com/llmkube/llmkube-compile/simulate/envoyai"
 	"github.com/llmkube/llmkube-compile/targets/aigateway"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // These tests put the output of every router of an input on one Gateway and
@@ -265,11 +265,9 @@ spec:
 		if c.policy != "" {
 			docs = append(docs, c.policy)
 		}
-		for _, d := range docs {
-			o := &unstructured.Unstructured{}
-			require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-			all = append(all, o)
-		}
+		parsed, err := testenv.DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
+		require.NoError(t, err)
+		all = append(all, parsed...)
 		out := gatewayModel(t, all).Serve(simulate.Request{Body: chat("open-model")})
 		assert.Equal(t, c.want, out.Status, "%s: %s\n%s", c.name, out, strings.Join(out.Trace, "\n"))
 	}
@@ -392,12 +390,8 @@ metadata: {name: their-backend, namespace: other}
 spec:
   schema: {name: OpenAI, prefix: /v1}
   backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: their-backend}`
-	var foreign []*unstructured.Unstructured
-	for _, d := range strings.Split(theirs, "\n---\n") {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-		foreign = append(foreign, o)
-	}
+	foreign, err := testenv.DecodeYAML([]byte(theirs))
+	require.NoError(t, err)
 	// Theirs created first: its route-not-found ranks first.
 	m := gatewayModel(t, append(foreign, compileEach(t, isvc+routerDoc("gold", "gold-model", jwtAuth(issuerA, "")))...))
 	valid := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "gold"}}

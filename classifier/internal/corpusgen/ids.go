@@ -128,6 +128,30 @@ func group(s string, sizes []int, sep string) string {
 	return strings.Join(parts, sep)
 }
 
+// weightedSum is the sum of s's first len(w) digits, each times its weight
+// in w: the checksum of most national identifiers.
+func weightedSum(s string, w []int) int {
+	sum := 0
+	for i, x := range w {
+		sum += int(s[i]-'0') * x
+	}
+	return sum
+}
+
+// printGrouped prints n as people write it, on one draw of r.IntN(of): bare
+// one time in of, grouped by sizes with dashes one in of, with spaces
+// otherwise.
+func printGrouped(r *rand.Rand, n string, sizes []int, of int) string {
+	switch r.IntN(of) {
+	case 0:
+		return n
+	case 1:
+		return group(n, sizes, "-")
+	default:
+		return group(n, sizes, " ")
+	}
+}
+
 func cardOK(s string) bool {
 	return len(s) >= 13 && len(s) <= 19 && onlyDigits(s) && luhnOK(s) && !testPANs[s]
 }
@@ -235,33 +259,17 @@ func nhs(r *rand.Rand) string {
 		if s[0] == '0' {
 			continue
 		}
-		sum := 0
-		for i := 0; i < 9; i++ {
-			sum += int(s[i]-'0') * (10 - i)
-		}
-		c := 11 - sum%11
-		if c == 11 {
-			c = 0
-		}
+		c := nhsCheck(s)
 		if c == 10 {
 			continue
 		}
-		n := s + strconv.Itoa(c)
-		switch r.IntN(4) {
-		case 0:
-			return n
-		case 1:
-			return group(n, []int{3, 3, 4}, "-")
-		default:
-			return group(n, []int{3, 3, 4}, " ")
-		}
+		return printGrouped(r, s+strconv.Itoa(c), []int{3, 3, 4}, 4)
 	}
 }
 
-func nhsOK(s string) bool {
-	if len(s) != 10 || !onlyDigits(s) {
-		return false
-	}
+// nhsCheck is the mod 11 check digit of an NHS number's first nine digits
+// (10: the number is never issued).
+func nhsCheck(s string) int {
 	sum := 0
 	for i := 0; i < 9; i++ {
 		sum += int(s[i]-'0') * (10 - i)
@@ -270,6 +278,14 @@ func nhsOK(s string) bool {
 	if c == 11 {
 		c = 0
 	}
+	return c
+}
+
+func nhsOK(s string) bool {
+	if len(s) != 10 || !onlyDigits(s) {
+		return false
+	}
+	c := nhsCheck(s)
 	return c != 10 && c == int(s[9]-'0')
 }
 
@@ -327,13 +343,11 @@ func mbiOK(s string) bool {
 
 // Australian Medicare card: 8 digits (the first 2-6), a weighted check
 // digit, the issue number; printed 4-5-1.
+var auMedicareW = []int{1, 3, 7, 9, 1, 3, 7, 9}
+
 func auMedicareDigits(r *rand.Rand) string {
 	s := string(byte('2'+r.IntN(5))) + digits(r, 7)
-	w := []int{1, 3, 7, 9, 1, 3, 7, 9}
-	sum := 0
-	for i := range 8 {
-		sum += int(s[i]-'0') * w[i]
-	}
+	sum := weightedSum(s, auMedicareW)
 	return s + strconv.Itoa(sum%10) + string(byte('1'+r.IntN(9)))
 }
 
@@ -351,11 +365,7 @@ func auMedicareOK(s string) bool {
 	if (len(s) != 10 && len(s) != 11) || !onlyDigits(s) || s[0] < '2' || s[0] > '6' {
 		return false
 	}
-	w := []int{1, 3, 7, 9, 1, 3, 7, 9}
-	sum := 0
-	for i := range 8 {
-		sum += int(s[i]-'0') * w[i]
-	}
+	sum := weightedSum(s, auMedicareW)
 	return sum%10 == int(s[8]-'0')
 }
 
@@ -644,14 +654,7 @@ func verhoeffComplete(s string) string {
 
 func aadhaar(r *rand.Rand) string {
 	n := verhoeffComplete(string(byte('2'+r.IntN(8))) + digits(r, 10))
-	switch r.IntN(4) {
-	case 0:
-		return n
-	case 1:
-		return group(n, []int{4, 4, 4}, "-")
-	default:
-		return group(n, []int{4, 4, 4}, " ")
-	}
+	return printGrouped(r, n, []int{4, 4, 4}, 4)
 }
 
 func aadhaarOK(s string) bool {
@@ -701,15 +704,7 @@ func cpfOK(s string) bool {
 // Canadian SIN: 9 digits, Luhn, the first not 0 or 8.
 func sin(r *rand.Rand) string {
 	first := []byte("1234567")[r.IntN(7)]
-	n := luhnComplete(string(first) + digits(r, 7))
-	switch r.IntN(3) {
-	case 0:
-		return n
-	case 1:
-		return group(n, []int{3, 3, 3}, "-")
-	default:
-		return group(n, []int{3, 3, 3}, " ")
-	}
+	return printGrouped(r, luhnComplete(string(first)+digits(r, 7)), []int{3, 3, 3}, 3)
 }
 
 func sinOK(s string) bool {
@@ -723,20 +718,14 @@ func tfnOK(s string) bool {
 	if len(s) != 9 || !onlyDigits(s) {
 		return false
 	}
-	sum := 0
-	for i := range 9 {
-		sum += int(s[i]-'0') * tfnW[i]
-	}
+	sum := weightedSum(s, tfnW)
 	return sum%11 == 0
 }
 
 func tfn(r *rand.Rand) string {
 	for {
 		s := digits(r, 8)
-		sum := 0
-		for i := range 8 {
-			sum += int(s[i]-'0') * tfnW[i]
-		}
+		sum := weightedSum(s, tfnW[:8])
 		// 10*c ≡ -sum (mod 11): c = sum mod 11 (10 ≡ -1).
 		c := sum % 11
 		if c == 10 {
@@ -802,10 +791,7 @@ func pesel(r *rand.Rand) string {
 		m += 20
 	}
 	s := fmt.Sprintf("%02d%02d%02d%s", y%100, m, 1+r.IntN(28), digits(r, 4))
-	sum := 0
-	for i := range 10 {
-		sum += int(s[i]-'0') * peselW[i]
-	}
+	sum := weightedSum(s, peselW)
 	return s + strconv.Itoa((10-sum%10)%10)
 }
 
@@ -813,10 +799,7 @@ func peselOK(s string) bool {
 	if len(s) != 11 || !onlyDigits(s) {
 		return false
 	}
-	sum := 0
-	for i := range 10 {
-		sum += int(s[i]-'0') * peselW[i]
-	}
+	sum := weightedSum(s, peselW)
 	if (10-sum%10)%10 != int(s[10]-'0') {
 		return false
 	}
@@ -855,14 +838,12 @@ func personnummerOK(s string) bool {
 
 // ABA routing number: the first two digits a Federal Reserve district
 // (01-12, 21-32, 61-72, 80), the 3-7-1 weighted checksum.
+var routingW = []int{3, 7, 1, 3, 7, 1, 3, 7, 1}
+
 func routing(r *rand.Rand) string {
 	pre := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 21, 22, 26, 31, 32, 61, 63, 67, 71, 80}
 	s := fmt.Sprintf("%02d", pre[r.IntN(len(pre))]) + digits(r, 6)
-	w := []int{3, 7, 1, 3, 7, 1, 3, 7}
-	sum := 0
-	for i := range 8 {
-		sum += int(s[i]-'0') * w[i]
-	}
+	sum := weightedSum(s, routingW[:8])
 	return s + strconv.Itoa((10-sum%10)%10)
 }
 
@@ -870,11 +851,7 @@ func routingOK(s string) bool {
 	if len(s) != 9 || !onlyDigits(s) {
 		return false
 	}
-	w := []int{3, 7, 1, 3, 7, 1, 3, 7, 1}
-	sum := 0
-	for i := range 9 {
-		sum += int(s[i]-'0') * w[i]
-	}
+	sum := weightedSum(s, routingW)
 	p, _ := strconv.Atoi(s[:2])
 	return sum%10 == 0 && (p <= 12 || (p >= 21 && p <= 32) || (p >= 61 && p <= 72) || p == 80)
 }

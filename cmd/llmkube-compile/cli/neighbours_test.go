@@ -16,15 +16,7 @@ func TestValidateSaysWhatItCouldNotCheck(t *testing.T) {
 	router, err := os.ReadFile("../../../testdata/agentgateway-pool-auth/input.yaml")
 	require.NoError(t, err)
 	in := write(t, "router.yaml", string(router))
-	policy := write(t, "policy.yaml", `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: shared-jwt, namespace: ml}
-spec:
-  targetSelectors: [{group: gateway.networking.k8s.io, kind: Gateway, matchLabels: {tier: shared}}]
-  strategy: {inheritance: Override}
-  traffic:
-    jwtAuthentication: {mode: Permissive, providers: [{issuer: z, jwks: {remote: {url: z}}}]}
-`)
+	policy := "../../../testdata/agentgateway-pool-auth/label-override.yaml"
 	r := run(t, "", "validate", "-f", in, "-f", policy)
 	assert.Equal(t, ExitOK, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout+r.stderr, "NeighbourNotChecked")
