@@ -72,9 +72,21 @@ func TestHelmInstall(t *testing.T) {
 		checkHardened(t, p, managerBox, "")
 	}
 
-	t.Run("webhook refuses a bad router", func(t *testing.T) {
-		ns := namespace(t, "webhook")
-		bad := `apiVersion: inference.llmkube.dev/v1alpha1
+	t.Run("webhook refuses a bad router", helmWebhookRefuses)
+
+	t.Run("two replicas share one budget in Redis", func(t *testing.T) { helmSharedBudget(t, redis) })
+
+	t.Run("endpoint resolution over three pods, one deleted under load", helmEndpointResolution)
+
+	t.Run("traces reach the platform's collector", func(t *testing.T) { helmTracesReachTheCollector(t, collector) })
+
+	t.Run("leader failover", helmLeaderFailover)
+}
+
+// helmWebhookRefuses is TestHelmInstall's subtest "webhook refuses a bad router".
+func helmWebhookRefuses(t *testing.T) {
+	ns := namespace(t, "webhook")
+	bad := `apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: bad, namespace: ` + ns + `}
 spec:
@@ -85,33 +97,34 @@ spec:
     - name: r
       route: {backends: [nope]}
 `
-		out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-")
-		if err == nil {
-			t.Fatalf("a router naming an unknown backend was admitted: %s", out)
+	out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-")
+	if err == nil {
+		t.Fatalf("a router naming an unknown backend was admitted: %s", out)
+	}
+	msg := err.Error()
+	for _, want := range []string{"spec.rules[0].route.backends[0]", "(UnknownBackend)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the refusal does not say %q:\n%s", want, msg)
 		}
-		msg := err.Error()
-		for _, want := range []string{"spec.rules[0].route.backends[0]", "(UnknownBackend)"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("the refusal does not say %q:\n%s", want, msg)
-			}
-		}
-		// The refusal came from the webhook (the CRD's schema cannot see
-		// that a backend is undeclared): without its configuration the
-		// same object is admitted. helm upgrade puts it back.
-		kubectl(t, "delete", "validatingwebhookconfiguration", fullname)
-		if out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-"); err != nil {
-			t.Errorf("without the webhook the router is still refused (so the webhook was not what refused it): %v %s", err, out)
-		}
-		kubectl(t, "-n", ns, "delete", "modelrouter", "bad", "--wait=false")
-		run(t, "", e.helm, "upgrade", release, "charts/llmkube-compile", "--namespace", releaseNS, "--reuse-values", "--wait", "--timeout", "3m")
-		kubectl(t, "get", "validatingwebhookconfiguration", fullname)
-	})
+	}
+	// The refusal came from the webhook (the CRD's schema cannot see
+	// that a backend is undeclared): without its configuration the
+	// same object is admitted. helm upgrade puts it back.
+	kubectl(t, "delete", "validatingwebhookconfiguration", fullname)
+	if out, err := tryRun(bad, "kubectl", "apply", "--server-side", "-f", "-"); err != nil {
+		t.Errorf("without the webhook the router is still refused (so the webhook was not what refused it): %v %s", err, out)
+	}
+	kubectl(t, "-n", ns, "delete", "modelrouter", "bad", "--wait=false")
+	run(t, "", e.helm, "upgrade", release, "charts/llmkube-compile", "--namespace", releaseNS, "--reuse-values", "--wait", "--timeout", "3m")
+	kubectl(t, "get", "validatingwebhookconfiguration", fullname)
+}
 
-	t.Run("two replicas share one budget in Redis", func(t *testing.T) {
-		ns := namespace(t, "budgets")
-		apply(t, stubModel("model", ns, 1, 0))
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
-		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
+// helmSharedBudget is TestHelmInstall's subtest "two replicas share one budget in Redis".
+func helmSharedBudget(t *testing.T, redis *durableRedis) {
+	ns := namespace(t, "budgets")
+	apply(t, stubModel("model", ns, 1, 0))
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
+	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: shared, namespace: `+ns+`}
 spec:
@@ -127,80 +140,81 @@ spec:
         maxTokens: 300
         windowSeconds: 3600
 `)
-		waitRouterReady(t, ns, "shared")
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/shared-router-proxy", "--timeout=120s")
-		pods := podsOf(t, ns, "app=shared-router-proxy")
-		if len(pods) != 2 {
-			t.Fatalf("want 2 router-proxy replicas, got %d", len(pods))
+	waitRouterReady(t, ns, "shared")
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/shared-router-proxy", "--timeout=120s")
+	pods := podsOf(t, ns, "app=shared-router-proxy")
+	if len(pods) != 2 {
+		t.Fatalf("want 2 router-proxy replicas, got %d", len(pods))
+	}
+	for _, p := range pods {
+		if !strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--budget-store "+redisURL) {
+			t.Fatalf("router-proxy %s does not use the budget store: %v", p.Name, p.Spec.Containers[0].Args)
 		}
-		for _, p := range pods {
-			if !strings.Contains(strings.Join(p.Spec.Containers[0].Args, " "), "--budget-store "+redisURL) {
-				t.Fatalf("router-proxy %s does not use the budget store: %v", p.Name, p.Spec.Containers[0].Args)
-			}
+	}
+	base := serviceURL(t, ns, "shared-router-proxy")
+	// Both replicas in the Service's EndpointSlice, and a moment for
+	// kube-proxy to program them: right after the rollout its rules may
+	// still hold one.
+	eventually(t, 30*time.Second, "both replicas ready in the Service's endpoints", func() error {
+		if n := readyEndpoints(t, ns, "shared-router-proxy"); n != 2 {
+			return errorf("%d ready endpoints", n)
 		}
-		base := serviceURL(t, ns, "shared-router-proxy")
-		// Both replicas in the Service's EndpointSlice, and a moment for
-		// kube-proxy to program them: right after the rollout its rules may
-		// still hold one.
-		eventually(t, 30*time.Second, "both replicas ready in the Service's endpoints", func() error {
-			if n := readyEndpoints(t, ns, "shared-router-proxy"); n != 2 {
-				return errorf("%d ready endpoints", n)
-			}
-			return nil
-		})
-		time.Sleep(5 * time.Second)
-		// Each answer is 15 tokens; the budget is 300 for the router,
-		// whichever replica serves. Per-replica counters would admit 40.
-		// A connection per request, so kube-proxy spreads them over both
-		// replicas (a kept connection stays on one).
-		// Until the first answer a replica may still be waiting for its
-		// backend's next health probe (503, nothing charged).
-		served := 0
-		for i := 0; i < 200; i++ {
-			r, err := chat(base, "model", map[string]string{"Connection": "close"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.status == http.StatusTooManyRequests {
-				t.Logf("request %d refused: %s", i, r.body)
-				break
-			}
-			if r.status == http.StatusServiceUnavailable && i < 100 {
-				time.Sleep(200 * time.Millisecond)
-				continue
-			}
-			if r.status != http.StatusOK {
-				t.Fatalf("request %d: %d %s", i, r.status, r.body)
-			}
-			served++
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Logf("served %d requests before the shared budget ran out", served)
-		// 20 exactly but for one in flight: a charge lands in Redis just
-		// after its answer, and the next request may be admitted on the
-		// other replica before it does. Per-replica counters would admit 40.
-		if served < 19 || served > 21 {
-			t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20 (±1)", served)
-		}
-		if keys := redis.cli(t, "--scan"); !strings.Contains(keys, "tokens") {
-			t.Errorf("no budget key in Redis: %q", keys)
-		}
-		// Each replica's own counters (its admin port, from the node) say
-		// that both served: the budget held across them.
-		for _, p := range pods {
-			n := answered(t, p.Status.PodIP)
-			t.Logf("replica %s (%s) answered %d", p.Name, p.Status.PodIP, n)
-			if n == 0 {
-				t.Errorf("replica %s answered no request: the test did not exercise both replicas", p.Name)
-			}
-		}
+		return nil
 	})
+	time.Sleep(5 * time.Second)
+	// Each answer is 15 tokens; the budget is 300 for the router,
+	// whichever replica serves. Per-replica counters would admit 40.
+	// A connection per request, so kube-proxy spreads them over both
+	// replicas (a kept connection stays on one).
+	// Until the first answer a replica may still be waiting for its
+	// backend's next health probe (503, nothing charged).
+	served := 0
+	for i := 0; i < 200; i++ {
+		r, err := chat(base, "model", map[string]string{"Connection": "close"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.status == http.StatusTooManyRequests {
+			t.Logf("request %d refused: %s", i, r.body)
+			break
+		}
+		if r.status == http.StatusServiceUnavailable && i < 100 {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if r.status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, r.status, r.body)
+		}
+		served++
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("served %d requests before the shared budget ran out", served)
+	// 20 exactly but for one in flight: a charge lands in Redis just
+	// after its answer, and the next request may be admitted on the
+	// other replica before it does. Per-replica counters would admit 40.
+	if served < 19 || served > 21 {
+		t.Errorf("served %d requests of 15 tokens on a 300-token budget shared by two replicas, want 20 (±1)", served)
+	}
+	if keys := redis.cli(t, "--scan"); !strings.Contains(keys, "tokens") {
+		t.Errorf("no budget key in Redis: %q", keys)
+	}
+	// Each replica's own counters (its admin port, from the node) say
+	// that both served: the budget held across them.
+	for _, p := range pods {
+		n := answered(t, p.Status.PodIP)
+		t.Logf("replica %s (%s) answered %d", p.Name, p.Status.PodIP, n)
+		if n == 0 {
+			t.Errorf("replica %s answered no request: the test did not exercise both replicas", p.Name)
+		}
+	}
+}
 
-	t.Run("endpoint resolution over three pods, one deleted under load", func(t *testing.T) {
-		ns := namespace(t, "endpoints")
-		apply(t, stubModel("model", ns, 3, 20*time.Millisecond))
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
-		apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
+// helmEndpointResolution is TestHelmInstall's subtest "endpoint resolution over three pods, one deleted under load".
+func helmEndpointResolution(t *testing.T) {
+	ns := namespace(t, "endpoints")
+	apply(t, stubModel("model", ns, 3, 20*time.Millisecond))
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
+	apply(t, inferenceService("model", ns)+`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: pods, namespace: `+ns+`}
 spec:
@@ -211,108 +225,109 @@ spec:
       balancing: {mode: LoadAware}
   defaultRoute: model
 `)
-		waitRouterReady(t, ns, "pods")
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/pods-router-proxy", "--timeout=120s")
-		kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
-		base := serviceURL(t, ns, "pods-router-proxy")
-		eventually(t, 60*time.Second, "all three pods answering through the router", func() error {
-			seen := map[string]bool{}
-			for i := 0; i < 30; i++ {
-				r, err := chat(base, "model", nil)
-				if err != nil {
-					return err
-				}
-				seen[r.servedBy] = true
-			}
-			if len(seen) != 3 {
-				return errorf("answered by %v", seen)
-			}
-			return nil
-		})
-		l := startLoad(base, "model", nil, 6, 10*time.Millisecond)
-		time.Sleep(2 * time.Second)
-		victim := podsOf(t, ns, "app=model")[0].Name
-		kubectl(t, "-n", ns, "delete", "pod", victim, "--wait=false")
-		eventually(t, 60*time.Second, "the deleted pod replaced", func() error {
-			ready := 0
-			for _, p := range podsOf(t, ns, "app=model") {
-				if p.Name == victim {
-					return errorf("%s still there", victim)
-				}
-				if podReady(p) {
-					ready++
-				}
-			}
-			if ready != 3 {
-				return errorf("%d ready", ready)
-			}
-			return nil
-		})
-		time.Sleep(5 * time.Second)
-		served := l.finish(t, "a model pod deleted under load")
-		if served[victim] == 0 {
-			t.Errorf("the deleted pod %s served nothing before it went: the test did not exercise it", victim)
-		}
-	})
-
-	t.Run("traces reach the platform's collector", func(t *testing.T) {
-		base := simpleRouter(t, namespace(t, "tracing"), "traced")
-		const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-		eventually(t, 30*time.Second, "a traced request answered", func() error {
-			r, err := chat(base, "model", map[string]string{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
+	waitRouterReady(t, ns, "pods")
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/pods-router-proxy", "--timeout=120s")
+	kubectl(t, "-n", ns, "rollout", "status", "deploy/model", "--timeout=120s")
+	base := serviceURL(t, ns, "pods-router-proxy")
+	eventually(t, 60*time.Second, "all three pods answering through the router", func() error {
+		seen := map[string]bool{}
+		for i := 0; i < 30; i++ {
+			r, err := chat(base, "model", nil)
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusOK {
-				return errorf("%d %s", r.status, r.body)
-			}
-			return nil
-		})
-		// The pod's batch exporter sends within seconds: the request's
-		// server span continues the caller's trace, its attempt is a child.
-		eventually(t, 30*time.Second, "the request's spans at the collector", func() error {
-			var server *tracepb.Span
-			for _, s := range collector.Spans() {
-				if hex.EncodeToString(s.TraceId) == traceID && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
-					server = s
-				}
-			}
-			if server == nil {
-				return errorf("no server span of trace %s among %d spans", traceID, len(collector.Spans()))
-			}
-			if got := hex.EncodeToString(server.ParentSpanId); got != parentID {
-				return errorf("server span's parent %s, want the caller's %s", got, parentID)
-			}
-			for _, s := range collector.Spans() {
-				if s.Kind == tracepb.Span_SPAN_KIND_CLIENT && string(s.ParentSpanId) == string(server.SpanId) {
-					return nil
-				}
-			}
-			return errorf("no attempt span under the server span %q", server.Name)
-		})
+			seen[r.servedBy] = true
+		}
+		if len(seen) != 3 {
+			return errorf("answered by %v", seen)
+		}
+		return nil
 	})
+	l := startLoad(base, "model", nil, 6, 10*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	victim := podsOf(t, ns, "app=model")[0].Name
+	kubectl(t, "-n", ns, "delete", "pod", victim, "--wait=false")
+	eventually(t, 60*time.Second, "the deleted pod replaced", func() error {
+		ready := 0
+		for _, p := range podsOf(t, ns, "app=model") {
+			if p.Name == victim {
+				return errorf("%s still there", victim)
+			}
+			if podReady(p) {
+				ready++
+			}
+		}
+		if ready != 3 {
+			return errorf("%d ready", ready)
+		}
+		return nil
+	})
+	time.Sleep(5 * time.Second)
+	served := l.finish(t, "a model pod deleted under load")
+	if served[victim] == 0 {
+		t.Errorf("the deleted pod %s served nothing before it went: the test did not exercise it", victim)
+	}
+}
 
-	t.Run("leader failover", func(t *testing.T) {
-		leader := leaseHolder(t)
-		var pod string
-		for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
-			if strings.HasPrefix(leader, p.Name) {
-				pod = p.Name
-			}
+// helmTracesReachTheCollector is TestHelmInstall's subtest "traces reach the platform's collector".
+func helmTracesReachTheCollector(t *testing.T, collector *otlptest.Receiver) {
+	base := simpleRouter(t, namespace(t, "tracing"), "traced")
+	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	eventually(t, 30*time.Second, "a traced request answered", func() error {
+		r, err := chat(base, "model", map[string]string{"traceparent": "00-" + traceID + "-" + parentID + "-01"})
+		if err != nil {
+			return err
 		}
-		if pod == "" {
-			t.Fatalf("no controller pod holds the Lease (holder %q)", leader)
+		if r.status != http.StatusOK {
+			return errorf("%d %s", r.status, r.body)
 		}
-		kubectl(t, "-n", releaseNS, "delete", "pod", pod, "--wait=false")
-		eventually(t, 90*time.Second, "the other replica taking the Lease", func() error {
-			if h := leaseHolder(t); h == leader || h == "" {
-				return errorf("holder %q", h)
-			}
-			return nil
-		})
-		// Reconciliation goes on under the new leader.
-		simpleRouter(t, namespace(t, "failover"), "after")
+		return nil
 	})
+	// The pod's batch exporter sends within seconds: the request's
+	// server span continues the caller's trace, its attempt is a child.
+	eventually(t, 30*time.Second, "the request's spans at the collector", func() error {
+		var server *tracepb.Span
+		for _, s := range collector.Spans() {
+			if hex.EncodeToString(s.TraceId) == traceID && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+				server = s
+			}
+		}
+		if server == nil {
+			return errorf("no server span of trace %s among %d spans", traceID, len(collector.Spans()))
+		}
+		if got := hex.EncodeToString(server.ParentSpanId); got != parentID {
+			return errorf("server span's parent %s, want the caller's %s", got, parentID)
+		}
+		for _, s := range collector.Spans() {
+			if s.Kind == tracepb.Span_SPAN_KIND_CLIENT && string(s.ParentSpanId) == string(server.SpanId) {
+				return nil
+			}
+		}
+		return errorf("no attempt span under the server span %q", server.Name)
+	})
+}
+
+// helmLeaderFailover is TestHelmInstall's subtest "leader failover".
+func helmLeaderFailover(t *testing.T) {
+	leader := leaseHolder(t)
+	var pod string
+	for _, p := range podsOf(t, releaseNS, "app.kubernetes.io/instance="+release) {
+		if strings.HasPrefix(leader, p.Name) {
+			pod = p.Name
+		}
+	}
+	if pod == "" {
+		t.Fatalf("no controller pod holds the Lease (holder %q)", leader)
+	}
+	kubectl(t, "-n", releaseNS, "delete", "pod", pod, "--wait=false")
+	eventually(t, 90*time.Second, "the other replica taking the Lease", func() error {
+		if h := leaseHolder(t); h == leader || h == "" {
+			return errorf("holder %q", h)
+		}
+		return nil
+	})
+	// Reconciliation goes on under the new leader.
+	simpleRouter(t, namespace(t, "failover"), "after")
 }
 
 // answered is how many requests a router-proxy pod answered 200, from its

@@ -151,56 +151,70 @@ func TestImageArchives(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cf, err := img.ConfigFile()
-				if err != nil {
-					t.Fatal(err)
-				}
-				entry := "/usr/local/bin/" + c.name
-				if len(cf.Config.Entrypoint) != 1 || cf.Config.Entrypoint[0] != entry {
-					t.Errorf("%s entrypoint %v, want [%s]", d.Platform, cf.Config.Entrypoint, entry)
-				}
-				if cf.Config.User != "65532:65532" {
-					t.Errorf("%s user %q", d.Platform, cf.Config.User)
-				}
-				if cf.Architecture != d.Platform.Architecture || cf.OS != "linux" {
-					t.Errorf("config says %s/%s under %s", cf.OS, cf.Architecture, d.Platform)
-				}
-				labels := cf.Config.Labels
-				if labels[imagebuild.LabelVersion] != version.Release || labels[imagebuild.LabelSource] == "" || len(labels[imagebuild.LabelRevision]) < 7 {
-					t.Errorf("%s labels %v", d.Platform, labels)
-				}
-				bin := binaryOf(t, img, entry)
-				ef, err := elf.NewFile(bytes.NewReader(bin))
-				if err != nil {
-					t.Fatalf("%s: %s is not ELF: %v", d.Platform, entry, err)
-				}
-				want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[d.Platform.Architecture]
-				if ef.Machine != want {
-					t.Errorf("%s binary is for %v", d.Platform, ef.Machine)
-				}
-				if ef.Section(".interp") != nil {
-					t.Errorf("%s binary is dynamically linked", d.Platform)
-				}
-				if d.Platform.Architecture != runtime.GOARCH {
-					continue
-				}
-				// Run it: the stamped version and the image's revision label.
-				exe := filepath.Join(t.TempDir(), c.name)
-				if err := os.WriteFile(exe, bin, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				out, err := exec.Command(exe, "--version").CombinedOutput()
-				if err != nil {
-					t.Fatalf("%s --version: %v\n%s", c.name, err, out)
-				}
-				if w := c.name + " " + version.Release + " (commit " + labels[imagebuild.LabelRevision] + ","; !strings.HasPrefix(string(out), w) {
-					t.Errorf("--version printed %q, want prefix %q", out, w)
-				}
+				checkPlatformImage(t, img, d, c.name)
 			}
 			if !platforms["linux/amd64"] || !platforms["linux/arm64"] || len(platforms) != 2 {
 				t.Errorf("platforms %v, want linux/amd64 and linux/arm64", platforms)
 			}
 		})
+	}
+}
+
+// checkPlatformImage checks one platform's image of the archive: its config
+// (entrypoint, user, platform, labels), its binary (static ELF for the
+// platform) and, on this machine's architecture, the binary run with
+// --version.
+func checkPlatformImage(t *testing.T, img v1.Image, d v1.Descriptor, name string) {
+	t.Helper()
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := "/usr/local/bin/" + name
+	if len(cf.Config.Entrypoint) != 1 || cf.Config.Entrypoint[0] != entry {
+		t.Errorf("%s entrypoint %v, want [%s]", d.Platform, cf.Config.Entrypoint, entry)
+	}
+	if cf.Config.User != "65532:65532" {
+		t.Errorf("%s user %q", d.Platform, cf.Config.User)
+	}
+	if cf.Architecture != d.Platform.Architecture || cf.OS != "linux" {
+		t.Errorf("config says %s/%s under %s", cf.OS, cf.Architecture, d.Platform)
+	}
+	labels := cf.Config.Labels
+	if labels[imagebuild.LabelVersion] != version.Release || labels[imagebuild.LabelSource] == "" || len(labels[imagebuild.LabelRevision]) < 7 {
+		t.Errorf("%s labels %v", d.Platform, labels)
+	}
+	bin := binaryOf(t, img, entry)
+	ef, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		t.Fatalf("%s: %s is not ELF: %v", d.Platform, entry, err)
+	}
+	want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[d.Platform.Architecture]
+	if ef.Machine != want {
+		t.Errorf("%s binary is for %v", d.Platform, ef.Machine)
+	}
+	if ef.Section(".interp") != nil {
+		t.Errorf("%s binary is dynamically linked", d.Platform)
+	}
+	if d.Platform.Architecture == runtime.GOARCH {
+		runVersion(t, bin, name, labels[imagebuild.LabelRevision])
+	}
+}
+
+// runVersion runs the image's binary with --version: the stamped version
+// and the image's revision label.
+func runVersion(t *testing.T, bin []byte, name, revision string) {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(exe, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v\n%s", name, err, out)
+	}
+	if w := name + " " + version.Release + " (commit " + revision + ","; !strings.HasPrefix(string(out), w) {
+		t.Errorf("--version printed %q, want prefix %q", out, w)
 	}
 }
 
