@@ -127,7 +127,11 @@ func (f *failover) exhausted() {
 		// Backends are held for their provider's quota (quota.go): a
 		// retry after the earliest reset is served, whatever the rule's
 		// failClosed says, and whatever failed besides.
-		retryAfterHeld(f.w, route)
+		if f.retryServedNow() {
+			retryAfter(f.w, 0)
+		} else {
+			retryAfterHeld(f.w, route)
+		}
 		refuseAs(f.w, f.ent, refUpstreamRateLimited, lastErr, "every backend of the route failed; the last one is rate limited or out of quota at its provider")
 	case route.FailClosed:
 		f.s.m.failClosed.WithLabelValues(route.RuleName, f.ent.Classification).Inc()
@@ -135,6 +139,21 @@ func (f *failover) exhausted() {
 	default:
 		refuseAs(f.w, f.ent, refAllFailed, lastErr, "every backend of the route failed")
 	}
+}
+
+// retryServedNow says whether the request, routed again now, would take
+// another route that has a backend to try: a rule that is not failClosed
+// and whose every candidate is now held falls through to the next rules
+// and the default route. The provider's reset is then no reason to wait,
+// and Retry-After says so (1 s) instead of sending the client away until
+// the reset while the fallthrough would serve it at once.
+func (f *failover) retryServedNow() bool {
+	route := f.adm.route
+	if route.FailClosed || f.adm.req == nil {
+		return false
+	}
+	again, err := f.s.eng.Route(f.adm.req, f.adm.cls)
+	return err == nil && again.RuleName != route.RuleName
 }
 
 // attempt is one try of one backend in a request's failover. It owns the

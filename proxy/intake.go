@@ -81,6 +81,10 @@ type admitted struct {
 	model  string
 	charge budget.Settler    // settles the budgets' reservation with the usage
 	limits budget.RateCharge // settles the rate limits' (nil: none counts it)
+	// req and cls routed the request: routing it again tells whether a
+	// retry would be served now (failover.exhausted).
+	req *engine.Request
+	cls engine.Classification
 }
 
 // admit is intake: policy.auth, the bounded body and the fields routing
@@ -140,7 +144,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, req *engine.Reque
 		// The splice moved the members after it: find the model again, once.
 		in.fields, _ = scanBody(body)
 	}
-	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, model: in.model, charge: charge, limits: limits}, release
+	return &admitted{route: route, body: reqBody{raw: body, model: in.fields.model}, model: in.model, charge: charge, limits: limits, req: req, cls: cls}, release
 }
 
 // authenticate enforces policy.auth's token: the verified identity (zero

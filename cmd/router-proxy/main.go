@@ -132,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	srv.RunProbes(probeCtx)
 	startEndpoints(probeCtx, srv, f.kube, f.scrape, log)
 	srv.SetReady(true)
-	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", sv.addr, "admin", f.admin,
+	log.Info("router-proxy serving", "router", cfg.Router.Name, "namespace", cfg.Router.Namespace, "listen", sv.addr, "admin", sv.adminAddr,
 		"backends", len(cfg.Backends), "rules", len(cfg.Rules), "budgets", len(cfg.Policy.Budgets), "rateLimits", len(cfg.Policy.RateLimits), "auditSink", cfg.Policy.Audit.Sink, "tracing", tel.Tracing(), "configSHA256", cfgSHA)
 
 	select {
@@ -242,6 +242,9 @@ type servers struct {
 	admin   *http.Server
 	errc    chan error
 	addr    string // the serving address
+	// adminAddr is the admin address bound ("" when disabled): with port
+	// 0 the log line is the only place a caller learns it.
+	adminAddr string
 }
 
 func startServers(f *flags, srv *proxy.Server, log *slog.Logger) (*servers, error) {
@@ -262,6 +265,7 @@ func startServers(f *flags, srv *proxy.Server, log *slog.Logger) (*servers, erro
 	if err != nil {
 		return nil, err
 	}
+	sv.adminAddr = aln.Addr().String()
 	var h http.Handler = srv.AdminHandler()
 	if f.debugPprof {
 		h = withPprof(h)

@@ -592,3 +592,41 @@ func TestConfigOfAnotherGenerationIsRefused(t *testing.T) {
 	assert.Contains(t, string(out), own, "names the file's hash")
 	assert.Contains(t, string(out), other, "and the one the pod expects")
 }
+
+// With --listen and --admin-listen on port 0 (the laptop run), the
+// "router-proxy serving" line names the ports bound, the admin one too:
+// it is the only place a caller learns where /status is.
+func TestServingLogNamesTheBoundAdminAddress(t *testing.T) {
+	bin, _ := binaries(t)
+	up := newUpstream(t, "local")
+	cfg := quotaConfig(t, up.URL) // one local backend
+	b, err := proxyapi.Marshal(cfg)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	stderr := &syncbuf.Buffer{}
+	cmd := exec.Command(bin, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	var line struct{ Listen, Admin string }
+	ok := assert.Eventually(t, func() bool {
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(l, `"msg":"router-proxy serving"`) {
+				return json.Unmarshal([]byte(l), &line) == nil
+			}
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond)
+	require.True(t, ok, "no serving line:\n%s", stderr.String())
+	assert.NotEqual(t, "127.0.0.1:0", line.Admin)
+	resp, err := http.Get("http://" + line.Admin + "/ready")
+	require.NoError(t, err, "the logged admin address %q", line.Admin)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	resp, err = http.Get("http://" + line.Listen + "/health")
+	require.NoError(t, err, "the logged serving address %q", line.Listen)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+}

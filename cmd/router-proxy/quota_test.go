@@ -165,3 +165,30 @@ func TestQuotaEveryProviderLimitedAnswersTheEarliestReset(t *testing.T) {
 	assert.EqualValues(t, 1, a.posts.Load(), "nothing sent while held")
 	assert.EqualValues(t, 1, b.posts.Load(), "nothing sent while held")
 }
+
+// A rule that is not failClosed falls through to the default route once
+// its one provider is held: the request the provider refused is answered
+// 429, and its Retry-After says to retry now (1), not after the
+// provider's reset (300 s), because the retry is served by the default
+// route at once.
+func TestQuotaHeldRuleThatFallsThroughAnswersRetryNow(t *testing.T) {
+	prov := newLimitedProvider(t, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, "Retry-After", "300")
+	local := newUpstream(t, "local")
+	cfg := quotaConfig(t, "", prov.URL)
+	cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: "local", ModelID: "local", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1})
+	cfg.Default = proxyapi.DefaultRoute{Strategy: "Static", Backend: "local"}
+	p := startProxy(t, cfg)
+
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"), "a retry now is served by the default route")
+
+	code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	require.Equal(t, 200, code, body)
+	assert.Equal(t, "local", served(t, body), "the retry, sent at once, is served")
+	assert.EqualValues(t, 1, prov.posts.Load())
+}
