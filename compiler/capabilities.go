@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // capabilities applies a plane's capability table, every row the same way:
@@ -18,7 +18,7 @@ import (
 // defaulting filled in, earns a FieldIgnored warning), a Refused or Required
 // row to the defaulted spec (what the plane would be asked to do). When and
 // Unless read the defaulted spec.
-func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table planes.Table) diag.List {
+func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table capability.Table) diag.List {
 	if len(table.Rows) == 0 {
 		return nil
 	}
@@ -39,15 +39,15 @@ func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table planes.Table) 
 			continue
 		}
 		switch r.Verdict {
-		case planes.Ignored:
+		case capability.Ignored:
 			for _, hit := range rowHits(written, r) {
 				diags.WarnAt(hit.path, ReasonFieldIgnored, "%s", message(dflt, r, hit))
 			}
-		case planes.Refused:
+		case capability.Refused:
 			for _, hit := range rowHits(dflt, r) {
 				diags.ErrorAt(hit.path, r.Reason, "%s", message(dflt, r, hit))
 			}
-		case planes.Required:
+		case capability.Required:
 			if len(walk(dflt, diag.Spec(), segments(r.Path))) == 0 {
 				diags.ErrorAt(fieldPath(r.Path), r.Reason, "%s", message(dflt, r, fieldHit{}))
 			}
@@ -58,8 +58,8 @@ func capabilities(asWritten, defaulted *v1.ModelRouterSpec, table planes.Table) 
 
 // refuses reports whether the table refuses what the defaulted spec sets at
 // path: a check of what the field asks for is moot then.
-func refuses(defaulted *v1.ModelRouterSpec, table planes.Table, path string) bool {
-	for _, d := range capabilities(defaulted, defaulted, planes.Table{Rows: rowsAt(table, path, planes.Refused)}) {
+func refuses(defaulted *v1.ModelRouterSpec, table capability.Table, path string) bool {
+	for _, d := range capabilities(defaulted, defaulted, capability.Table{Rows: rowsAt(table, path, capability.Refused)}) {
 		if d.Severity == diag.Error {
 			return true
 		}
@@ -67,8 +67,8 @@ func refuses(defaulted *v1.ModelRouterSpec, table planes.Table, path string) boo
 	return false
 }
 
-func rowsAt(table planes.Table, path string, v planes.Verdict) []planes.Capability {
-	var out []planes.Capability
+func rowsAt(table capability.Table, path string, v capability.Verdict) []capability.Row {
+	var out []capability.Row
 	for _, r := range table.Rows {
 		if r.Path == path && r.Verdict == v {
 			out = append(out, r)
@@ -79,7 +79,7 @@ func rowsAt(table planes.Table, path string, v planes.Verdict) []planes.Capabili
 
 // rowHits are the values of the spec document at the row's path that the
 // row's Value or Except select.
-func rowHits(doc any, r planes.Capability) []fieldHit {
+func rowHits(doc any, r capability.Row) []fieldHit {
 	var out []fieldHit
 	for _, hit := range walk(doc, diag.Spec(), segments(r.Path)) {
 		v := fmt.Sprint(hit.value)
@@ -96,7 +96,7 @@ var placeholder = regexp.MustCompile(`\{(value|spec(?:\.[A-Za-z]+)+)\}`)
 
 // message is the row's message with its placeholders filled in: the value
 // found, or the (first) value of another field of the defaulted spec.
-func message(dflt any, r planes.Capability, hit fieldHit) string {
+func message(dflt any, r capability.Row, hit fieldHit) string {
 	return placeholder.ReplaceAllStringFunc(r.Message, func(m string) string {
 		name := m[1 : len(m)-1]
 		if name == "value" {
@@ -128,7 +128,7 @@ func specDoc(s *v1.ModelRouterSpec) (any, bool) {
 }
 
 // holds reports whether the spec's field at fv.Path holds fv.Value.
-func holds(doc any, fv planes.FieldValue) bool {
+func holds(doc any, fv capability.FieldValue) bool {
 	for _, hit := range walk(doc, diag.Spec(), segments(fv.Path)) {
 		if fmt.Sprint(hit.value) == fv.Value {
 			return true

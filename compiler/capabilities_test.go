@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
-	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/capability"
 )
 
 // TestIgnoredRowsWalkTheSpecAsWritten: list elements fan out with their
@@ -17,12 +17,12 @@ func TestIgnoredRowsWalkTheSpecAsWritten(t *testing.T) {
 		{Name: "b", Resolution: v1.ResolutionService},
 		{Name: "c", Timeout: "9s"},
 	}}
-	rules := planes.Table{Rows: []planes.Capability{
-		{Path: "spec.backends[*].timeout", Verdict: planes.Ignored, Message: "timeouts are ignored"},
-		{Path: "spec.backends[*].resolution", Value: "endpoint", Verdict: planes.Ignored, Message: "endpoint resolution is ignored"},
-		{Path: "spec.endpoint", Verdict: planes.Ignored, Message: "never set here"},
-		{Path: "spec.backends[*].name", Unless: &planes.FieldValue{Path: "spec.backends[*].resolution", Value: "service"}, Verdict: planes.Ignored, Message: "b's resolution turns it off"},
-		{Path: "spec.defaultRoute", Unless: &planes.FieldValue{Path: "spec.dataPlane", Value: "Gateway"}, Verdict: planes.Ignored, Message: "Unless does not hold"},
+	rules := capability.Table{Rows: []capability.Row{
+		{Path: "spec.backends[*].timeout", Verdict: capability.Ignored, Message: "timeouts are ignored"},
+		{Path: "spec.backends[*].resolution", Value: "endpoint", Verdict: capability.Ignored, Message: "endpoint resolution is ignored"},
+		{Path: "spec.endpoint", Verdict: capability.Ignored, Message: "never set here"},
+		{Path: "spec.backends[*].name", Unless: &capability.FieldValue{Path: "spec.backends[*].resolution", Value: "service"}, Verdict: capability.Ignored, Message: "b's resolution turns it off"},
+		{Path: "spec.defaultRoute", Unless: &capability.FieldValue{Path: "spec.dataPlane", Value: "Gateway"}, Verdict: capability.Ignored, Message: "Unless does not hold"},
 	}}
 	got := map[string]string{}
 	for _, d := range capabilities(spec, spec, rules) {

@@ -21,10 +21,10 @@ import (
 	"strings"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
-	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/platform"
 )
 
 // Options tune a compile.
@@ -33,12 +33,12 @@ type Options struct {
 	DataPlane ir.DataPlane
 	// Operator are the operator's settings: the router-proxy image used when
 	// spec.proxy.image is unset, and the OTLP collector for sink otlp.
-	Operator operator.Settings
+	Operator platform.Settings
 	// Planes are the data planes' capability tables
 	// (targets.Registry.Capabilities); the pipeline sets them. Without
 	// them the frontend applies no plane's table: what a plane ignores,
 	// refuses or requires is not checked.
-	Planes planes.Tables
+	Planes capability.Tables
 	// Authoritative says the references are the cluster's own (the
 	// controller): an InferenceService they lack does not exist and is not
 	// ready. Offline (the CLI) a missing one is assumed ready.
@@ -57,7 +57,7 @@ func Compile(router *v1.ModelRouter, refs References, opts Options) (*ir.Router,
 	diags := res.diags
 	// validate: the plane's capability table (what the user set, not what
 	// defaulting filled in, decides what is ignored), then the checklist.
-	var plane planes.Table
+	var plane capability.Table
 	if opts.Planes != nil {
 		plane = opts.Planes(ir.DataPlane(r.Spec.DataPlane))
 	}

@@ -67,7 +67,7 @@ var (
 	DefaultQuotaExhaustedHold = wellknown.QuotaExhaustedHold.String()
 )
 
-func DefaultSensitiveClassifications() []string { return []string{"pii", "phi"} }
+func DefaultSensitiveClassifications() []string { return wellknown.DetectorClasses() }
 
 // DefaultOutputModalities is what a model produces unless it says otherwise.
 func DefaultOutputModalities() []string { return []string{"text"} }

@@ -17,7 +17,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 )
 
 // parseDuration reads an API duration. Validation has already reported any
@@ -382,7 +382,7 @@ func lowerProxy(r *v1.ModelRouter, out *ir.Router) ir.ProxyDeployment {
 // lowerOTLP carries the operator's collector into the IR; nil without an
 // endpoint, which the targets that export audit records refuse for sink otlp
 // (and for which the router-proxy exports no traces or metrics).
-func lowerOTLP(o operator.OTLP) *ir.OTLPExport {
+func lowerOTLP(o platform.OTLP) *ir.OTLPExport {
 	if o.Endpoint == "" {
 		return nil
 	}

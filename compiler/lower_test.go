@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 )
 
 func compileYAML(t *testing.T, doc string, opts Options) (*ir.Router, *Inputs) {
@@ -123,7 +123,7 @@ func TestLowerRules(t *testing.T) {
 }
 
 func TestLowerDefaults(t *testing.T) {
-	r, _ := compileYAML(t, lowerInput, Options{Operator: operator.Settings{ProxyImage: "registry.local/proxy:1"}})
+	r, _ := compileYAML(t, lowerInput, Options{Operator: platform.Settings{ProxyImage: "registry.local/proxy:1"}})
 	assert.Equal(t, "registry.local/proxy:1", r.Proxy.Image)
 	assert.EqualValues(t, 1, r.Proxy.Replicas)
 	assert.EqualValues(t, 3, r.Proxy.RevisionHistoryLimit)

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // validate checks a defaulted router against every rule of the reference and
@@ -30,7 +30,7 @@ import (
 //
 // The plane's capability table (capabilities.go) has been applied already;
 // a check of what the table refuses or does not read is skipped.
-func validate(r *v1.ModelRouter, res *resolution, plane planes.Table) diag.List {
+func validate(r *v1.ModelRouter, res *resolution, plane capability.Table) diag.List {
 	v := newValidator(r, res)
 	v.plane = plane
 	for _, check := range []func(){
@@ -62,7 +62,7 @@ type validator struct {
 	res   *resolution
 	diags diag.List
 	// plane is the capability table of the router's data plane.
-	plane planes.Table
+	plane capability.Table
 
 	// backends maps a backend name to its first declaration.
 	backends map[string]*v1.RouterBackend
@@ -97,7 +97,7 @@ func (v *validator) refuses(path string) bool {
 }
 
 // modelRouting: the plane reads agentGatewayRef.routing (its table says
-// so, planes.Table.Reads), whose Model routes every backend by its model
+// so, capability.Table.Reads), whose Model routes every backend by its model
 // id, without rules.
 func (v *validator) modelRouting() bool {
 	g := v.s.AgentGatewayRef

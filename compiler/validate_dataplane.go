@@ -11,13 +11,13 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // checkAgentGatewayRef checks agentGatewayRef where the plane reads it (no
-// row of its table ignores or refuses it, planes.Table.Reads; a plane that
+// row of its table ignores or refuses it, capability.Table.Reads; a plane that
 // requires it reports it missing by that row), and the backends'
 // endpoint pickers where the plane reads those; on a plane that ignores
 // them they are only warned about.
@@ -186,7 +186,7 @@ func (v *validator) checkProxy() {
 				"maxUnavailable is ignored: podDisruptionBudget.enabled is false, so no PodDisruptionBudget is rendered")
 		}
 	}
-	if v.plane.Supports(planes.SwapLeases) {
+	if v.plane.Supports(capability.SwapLeases) {
 		// Swaps are serialized across replicas by one Lease per pool, named
 		// after the pool: the name must be a valid object name.
 		for i, b := range v.s.Backends {

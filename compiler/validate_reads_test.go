@@ -6,8 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // TestChecksFollowWhatTheTableReads: the compiler checks agentGatewayRef
@@ -27,18 +27,18 @@ spec:
   agentGatewayRef: {name: gw, endpointPicker: qwen3-epp}
   defaultRoute: local-qwen
 `)
-	compile := func(table planes.Table) []string {
+	compile := func(table capability.Table) []string {
 		_, diags := Compile(in.Routers[0].Router, in, Options{DataPlane: ir.DataPlaneAgentGateway,
-			Planes: func(ir.DataPlane) planes.Table { return table }})
+			Planes: func(ir.DataPlane) capability.Table { return table }})
 		return vtKeys(diags)
 	}
-	reads := compile(planes.Table{}) // every field Supported: read
+	reads := compile(capability.Table{}) // every field Supported: read
 	assert.Contains(t, reads, "spec.agentGatewayRef.endpointPickerPort EndpointPickerIncomplete")
 	assert.Contains(t, reads, "spec.backends[0].endpointPicker EndpointPickerRequired")
 
-	ignores := compile(planes.Table{Rows: []planes.Capability{
-		{Path: "spec.agentGatewayRef", Verdict: planes.Ignored, Message: "not read here"},
-		{Path: "spec.backends[*].endpointPicker", Verdict: planes.Ignored, Message: "not read here"},
+	ignores := compile(capability.Table{Rows: []capability.Row{
+		{Path: "spec.agentGatewayRef", Verdict: capability.Ignored, Message: "not read here"},
+		{Path: "spec.backends[*].endpointPicker", Verdict: capability.Ignored, Message: "not read here"},
 	}})
 	require.Contains(t, ignores, "spec.agentGatewayRef FieldIgnored")
 	assert.NotContains(t, ignores, "spec.agentGatewayRef.endpointPickerPort EndpointPickerIncomplete")

@@ -8,7 +8,6 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/classifier"
 	"github.com/llmkube/llmkube-compile/diag"
 )
 
@@ -240,7 +239,7 @@ func (v *validator) checkClassification() {
 	if v.refuses("spec.policy.classification.mode") {
 		return
 	}
-	for _, class := range classifier.Classes() {
+	for _, class := range wellknown.DetectorClasses() {
 		if !sensitive([]string{class}, c.SensitiveClassifications) {
 			v.diags.ErrorAt(diag.Spec("policy", "classification", "sensitiveClassifications"), ReasonDetectorClassNotSensitive,
 				"classification mode %s yields %q, which must be in sensitiveClassifications so that the rules matching it are failClosed and local; add %q",

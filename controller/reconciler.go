@@ -36,8 +36,8 @@ import (
 	"github.com/llmkube/llmkube-compile/internal/httpget"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -103,7 +103,7 @@ type Reconciler struct {
 	// Operator are the operator's settings (the router-proxy image used when
 	// spec.proxy.image is unset, the OTLP collector), bound from the same
 	// flags as the CLI's.
-	Operator operator.Settings
+	Operator platform.Settings
 	// Recorder emits events; nil disables them.
 	Recorder events.EventRecorder
 	// GetStatus reads the proxy's admin status; nil uses HTTP.

@@ -34,10 +34,10 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
-	"github.com/llmkube/llmkube-compile/internal/poll"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/poll"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
@@ -112,7 +112,7 @@ func startManagerWith(ctx context.Context, cfg *rest.Config, reg *targets.Regist
 	r := &controller.Reconciler{
 		Client:           rc,
 		Registry:         reg,
-		Operator:         operator.Settings{ProxyImage: "example.test/router-proxy:test"},
+		Operator:         platform.Settings{ProxyImage: "example.test/router-proxy:test"},
 		GetStatus:        statuses.get,
 		CRDRetryInterval: 2 * time.Second,
 		RecheckInterval:  3 * time.Second,

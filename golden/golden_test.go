@@ -21,8 +21,8 @@ import (
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
@@ -38,7 +38,7 @@ type Case struct {
 	DataPlane []ir.DataPlane
 	// Operator are the operator settings the case renders with, from a
 	// "# operator: --flag=value ..." header line (the CLI's flags).
-	Operator operator.Settings
+	Operator platform.Settings
 }
 
 // Cases lists testdata/<case>/input.yaml and the README's examples/*.yaml

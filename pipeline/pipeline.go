@@ -9,10 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -135,7 +135,7 @@ func Plan(src compiler.RouterSource, refs compiler.References, reg *targets.Regi
 // accepted.
 func checkTogether(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled) diag.List {
 	var diags diag.List
-	for _, dp := range planes.Known() {
+	for _, dp := range capability.Planes() {
 		cs := byPlane[dp]
 		t, err := reg.Get(dp)
 		if err != nil || len(cs) < 2 {
@@ -165,7 +165,7 @@ func checkNeighbours(reg *targets.Registry, byPlane map[ir.DataPlane][]compiled,
 		return nil
 	}
 	var diags diag.List
-	for _, dp := range planes.Known() {
+	for _, dp := range capability.Planes() {
 		t, err := reg.Get(dp)
 		if err != nil {
 			continue

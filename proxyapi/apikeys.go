@@ -12,7 +12,7 @@ import (
 // mounted read-only at Dir, whose every file (a data key of the Secret) is
 // one key, all of them authenticating Team. The keys themselves are never in
 // the config; the router-proxy reads them from Dir and reads them again when
-// the kubelet swaps the volume's files (proxy/auth/apikeys.go).
+// the kubelet swaps the volume's files (routerproxy/auth/apikeys.go).
 type APIKeySource struct {
 	SecretName string `json:"secretName"`
 	Team       string `json:"team"`

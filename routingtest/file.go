@@ -22,9 +22,9 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // The test file's version and kind.
@@ -94,8 +94,8 @@ const (
 var apiPaths = map[string]string{APIChat: "/v1/chat/completions", APIMessages: "/v1/messages", APIResponses: "/v1/responses"}
 
 // APIFeatures are the capability-table features of the protocols a plane
-// may not serve (planes.Features; chat is every plane's).
-var apiFeatures = map[string]planes.Feature{APIMessages: planes.MessagesAPI, APIResponses: planes.ResponsesAPI}
+// may not serve (capability.Features; chat is every plane's).
+var apiFeatures = map[string]capability.Feature{APIMessages: capability.MessagesAPI, APIResponses: capability.ResponsesAPI}
 
 // Token is the caller's JWT as claims; Issuer "" means the router's own.
 type Token struct {

@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
 	"github.com/llmkube/llmkube-compile/pipeline"
-	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/simulate"
 	models "github.com/llmkube/llmkube-compile/simulate/builtin"
 	"github.com/llmkube/llmkube-compile/targets"
@@ -69,7 +69,7 @@ type Plane struct {
 	downIsNotReady bool
 	// table is the plane's capability table: whether it serves a
 	// request's API (request.api) is its feature rows' verdict.
-	table planes.Table
+	table capability.Table
 }
 
 // Planes compiles every router of the input for each data plane and builds

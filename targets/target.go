@@ -11,9 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/planes"
 )
 
 // Target compiles one router for one data plane.
@@ -31,7 +31,7 @@ type Target interface {
 	// Capabilities is the plane's capability table
 	// (targets/<plane>/capabilities.go): what it ignores, refuses or
 	// requires of the spec; the compiler applies it before the target runs.
-	Capabilities() planes.Table
+	Capabilities() capability.Table
 }
 
 // Together is implemented by a target whose routers share data-plane state,
@@ -138,7 +138,7 @@ func (r *Registry) Get(dp ir.DataPlane) (Target, error) {
 	if t, ok := r.targets[dp]; ok {
 		return t, nil
 	}
-	for _, known := range planes.Known() {
+	for _, known := range capability.Planes() {
 		if known == dp {
 			return nil, fmt.Errorf("data plane %s is not implemented yet in this build of llmkube-compile (available: %s)", dp, strings.Join(r.names(), ", "))
 		}

@@ -32,7 +32,7 @@ import (
 	"github.com/llmkube/llmkube-compile/controller"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
@@ -48,7 +48,7 @@ type options struct {
 	leaderElect, showVersion        bool
 	leaderElectionNamespace         string
 	webhookPort, workers            int
-	operator                        operator.Settings
+	operator                        platform.Settings
 	zap                             zap.Options
 }
 

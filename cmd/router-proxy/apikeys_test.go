@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 )
 
 // apiKeyStatus reads the process's /status apiKeys.

@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/test/poolsim"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )

@@ -7,14 +7,14 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
-	"github.com/llmkube/llmkube-compile/proxy"
-	"github.com/llmkube/llmkube-compile/proxy/endpoints"
+	"github.com/llmkube/llmkube-compile/routerproxy"
+	"github.com/llmkube/llmkube-compile/routerproxy/endpoints"
 )
 
 // startEndpoints runs the EndpointSlice informers and the engine metrics
 // scraper when some backend uses endpoint resolution. Without API access the
 // backends keep dispatching to their Service URL (logged as an error).
-func startEndpoints(ctx context.Context, srv *proxy.Server, kf kubeFlags, interval time.Duration, log *slog.Logger) {
+func startEndpoints(ctx context.Context, srv *routerproxy.Server, kf kubeFlags, interval time.Duration, log *slog.Logger) {
 	bs := srv.EndpointBackends()
 	if len(bs) == 0 {
 		return

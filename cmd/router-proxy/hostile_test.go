@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/tcprelay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

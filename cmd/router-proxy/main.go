@@ -27,13 +27,13 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
-	"github.com/llmkube/llmkube-compile/proxy"
-	"github.com/llmkube/llmkube-compile/proxy/activation"
-	"github.com/llmkube/llmkube-compile/proxy/budget"
-	"github.com/llmkube/llmkube-compile/proxy/endpoints"
-	"github.com/llmkube/llmkube-compile/proxy/h1"
-	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy"
+	"github.com/llmkube/llmkube-compile/routerproxy/activation"
+	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/routerproxy/endpoints"
+	"github.com/llmkube/llmkube-compile/routerproxy/h1"
+	"github.com/llmkube/llmkube-compile/routerproxy/telemetry"
 )
 
 // DefaultMaxConnections bounds the serving port's connections, as nginx's
@@ -88,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 
-	sink, err := proxy.NewAuditSink(ctx, cfg, stdout)
+	sink, err := routerproxy.NewAuditSink(ctx, cfg, stdout)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := proxy.Options{Logger: log, Audit: sink, BodyReadTimeout: f.bodyTimeout, ClientWriteTimeout: f.writeTimeout, BodyMemoryBytes: f.bodyMemory, Context: ctx, Telemetry: tel}
+	opts := routerproxy.Options{Logger: log, Audit: sink, BodyReadTimeout: f.bodyTimeout, ClientWriteTimeout: f.writeTimeout, BodyMemoryBytes: f.bodyMemory, Context: ctx, Telemetry: tel}
 	if f.budgetStore != "" {
 		store, err := budget.NewStore(cfg, budget.StoreOptions{URL: f.budgetStore, Password: os.Getenv(wellknown.BudgetStorePasswordEnv),
 			Failure: f.storeFailure, Timeout: f.storeTimeout, Logger: log})
@@ -117,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := startPools(poolCtx, cfg, f.kube, f.pool, &opts, log); err != nil {
 		return err
 	}
-	srv, err := proxy.New(cfg, opts)
+	srv, err := routerproxy.New(cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -194,9 +194,9 @@ func parseFlags(args []string, stderr io.Writer) (f *flags, rest []string, err e
 	fs.DurationVar(&f.scrape, "engine-metrics-interval", endpoints.DefaultScrapeInterval, "how often vLLM pods' /metrics are read for LoadAware balancing")
 	fs.BoolVar(&f.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&f.debugPprof, "debug-pprof", false, "serve Go's profiler at /debug/pprof/ on the admin address (off by default: profiles reveal internals)")
-	fs.DurationVar(&f.bodyTimeout, "body-read-timeout", proxy.DefaultBodyReadTimeout, "how long reading one request body may take")
-	fs.DurationVar(&f.writeTimeout, "client-write-timeout", proxy.DefaultClientWriteTimeout, "how long one write to a client may block, for every answer (a client that stops reading loses its response and its connection; no backend is blamed)")
-	fs.Int64Var(&f.bodyMemory, "max-body-memory", proxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
+	fs.DurationVar(&f.bodyTimeout, "body-read-timeout", routerproxy.DefaultBodyReadTimeout, "how long reading one request body may take")
+	fs.DurationVar(&f.writeTimeout, "client-write-timeout", routerproxy.DefaultClientWriteTimeout, "how long one write to a client may block, for every answer (a client that stops reading loses its response and its connection; no backend is blamed)")
+	fs.Int64Var(&f.bodyMemory, "max-body-memory", routerproxy.DefaultBodyMemoryBytes, "bytes of request bodies held at once across all requests")
 	fs.IntVar(&f.maxConns, "max-connections", DefaultMaxConnections, "client connections served at once; one more is answered 503 with Retry-After: 1 and closed (0: no bound but descriptors)")
 	fs.StringVar(&f.budgetStore, "budget-store", "", "redis://HOST:PORT/DB: keep budget counters in Redis, shared by every replica and kept across restarts, and share upstream quota holds there (password from $"+wellknown.BudgetStorePasswordEnv+"); empty keeps both in memory, per replica")
 	fs.StringVar(&f.storeFailure, "budget-store-failure", wellknown.BudgetStoreFailClosed, "while the budget store is down: closed refuses requests with 503, open serves them and counts them per replica until it is back")
@@ -213,7 +213,7 @@ func parseFlags(args []string, stderr io.Writer) (f *flags, rest []string, err e
 
 // warnStaticProblems logs each backend that cannot serve whatever happens
 // (a missing credential, say).
-func warnStaticProblems(srv *proxy.Server, log *slog.Logger) {
+func warnStaticProblems(srv *routerproxy.Server, log *slog.Logger) {
 	for _, b := range srv.Engine().Backends() {
 		if p := b.StaticProblem(); p != "" {
 			log.Warn("backend cannot serve", "backend", b.Name(), "reason", p)
@@ -247,7 +247,7 @@ type servers struct {
 	adminAddr string
 }
 
-func startServers(f *flags, srv *proxy.Server, log *slog.Logger) (*servers, error) {
+func startServers(f *flags, srv *routerproxy.Server, log *slog.Logger) (*servers, error) {
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return nil, err
@@ -282,7 +282,7 @@ func startServers(f *flags, srv *proxy.Server, log *slog.Logger) (*servers, erro
 // cluster tests found connections refused and reset without it). Then it
 // stops accepting and lets in-flight requests and streams (and shadow
 // copies) finish, all within the shutdown timeout.
-func (sv *servers) drain(f *flags, srv *proxy.Server, log *slog.Logger) {
+func (sv *servers) drain(f *flags, srv *routerproxy.Server, log *slog.Logger) {
 	log.Info("shutting down", "drainDelay", f.drainDelay.String(), "timeout", f.shutdown.String())
 	srv.SetReady(false)
 	dctx, cancel := context.WithTimeout(context.Background(), f.shutdown)

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/internal/syncbuf"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/syncbuf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

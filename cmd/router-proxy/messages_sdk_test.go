@@ -20,9 +20,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/providers/providertest"
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // newLocalChat is an OpenAI-compatible in-cluster model (vLLM's answers):

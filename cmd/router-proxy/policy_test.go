@@ -24,10 +24,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/internal/tcprelay"
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
-	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/test/tcprelay"
 )
 
 // renderConfig compiles a testdata case with the real llmkube-compile

@@ -32,9 +32,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/internal/tcprelay"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/test/poolsim"
+	"github.com/llmkube/llmkube-compile/test/tcprelay"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 

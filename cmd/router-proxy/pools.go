@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/proxy"
-	"github.com/llmkube/llmkube-compile/proxy/activation"
-	"github.com/llmkube/llmkube-compile/proxy/activation/kube"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy"
+	"github.com/llmkube/llmkube-compile/routerproxy/activation"
+	"github.com/llmkube/llmkube-compile/routerproxy/activation/kube"
 )
 
 // poolFlags are the ModelPool activation settings.
@@ -81,7 +81,7 @@ func hasPools(cfg *proxyapi.Config) bool {
 // startPools builds the ModelPool activator when a backend is a pool member.
 // Pooled backends need the API server: without it the proxy refuses to start
 // rather than send requests to members that are not loaded.
-func startPools(ctx context.Context, cfg *proxyapi.Config, kf kubeFlags, f poolFlags, opts *proxy.Options, log *slog.Logger) error {
+func startPools(ctx context.Context, cfg *proxyapi.Config, kf kubeFlags, f poolFlags, opts *routerproxy.Options, log *slog.Logger) error {
 	if !hasPools(cfg) {
 		return nil
 	}

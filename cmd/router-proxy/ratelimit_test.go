@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
-	"github.com/llmkube/llmkube-compile/proxy/budget"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/budget"
 )
 
 // rateConfig is one local backend behind JWT auth and the given limits;

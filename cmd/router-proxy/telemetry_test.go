@@ -23,9 +23,9 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/llmkube/llmkube-compile/internal/otlptest"
-	"github.com/llmkube/llmkube-compile/proxy/telemetry"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/telemetry"
+	"github.com/llmkube/llmkube-compile/test/otlptest"
 )
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/capability"
 )
 
 // TestEveryPlaneHasAModel: each plane the API accepts has one request-path
@@ -16,10 +16,10 @@ func TestEveryPlaneHasAModel(t *testing.T) {
 		seen[string(m.DataPlane)]++
 		assert.NotNil(t, m.Serve, "%s", m.DataPlane)
 	}
-	for _, dp := range planes.Known() {
+	for _, dp := range capability.Planes() {
 		assert.Equal(t, 1, seen[string(dp)], "%s", dp)
 		_, ok := Get(dp)
 		assert.True(t, ok, "%s", dp)
 	}
-	assert.Len(t, seen, len(planes.Known()))
+	assert.Len(t, seen, len(capability.Planes()))
 }

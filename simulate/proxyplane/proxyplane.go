@@ -1,5 +1,5 @@
 // Package proxyplane runs requests through the router-proxy itself: the
-// engine and the request handling of package proxy, built from the config
+// engine and the request handling of package routerproxy, built from the config
 // the Proxy target renders, with every upstream answered in process. It is
 // the Proxy plane of `llmkube-compile test` and `explain`: not a model, the
 // shipped code.
@@ -35,9 +35,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/llmkube/llmkube-compile/engine"
-	"github.com/llmkube/llmkube-compile/proxy"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy"
+	"github.com/llmkube/llmkube-compile/routerproxy/engine"
 	"github.com/llmkube/llmkube-compile/simulate"
 )
 
@@ -131,7 +131,7 @@ func (u *upstream) RoundTrip(r *http.Request) (*http.Response, error) {
 		list, _ := json.Marshal(map[string]any{"object": "list", "data": []any{map[string]any{"id": b.Model, "object": "model"}}})
 		return answer(r, http.StatusOK, string(list)), nil
 	}
-	if r.Header.Get(proxy.ShadowHeader) == "" && !isProbe(r, b) {
+	if r.Header.Get(routerproxy.ShadowHeader) == "" && !isProbe(r, b) {
 		u.mu.Lock()
 		u.sent = append(u.sent, sent{backend: name, header: r.Header.Clone(), model: body.Model, path: r.URL.Path})
 		u.mu.Unlock()
@@ -280,7 +280,7 @@ func (p *Plane) Serve(in simulate.Request) simulate.Outcome {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	audit := &auditSink{}
-	srv, err := proxy.New(cfg, proxy.Options{
+	srv, err := routerproxy.New(cfg, routerproxy.Options{
 		Audit: audit, Getenv: p.getenv, Transport: up, Context: ctx,
 		JWKSClient: &http.Client{Transport: jwksClient{p.jwks}},
 	})

@@ -1,6 +1,6 @@
 package agentgateway
 
-import "github.com/llmkube/llmkube-compile/planes"
+import "github.com/llmkube/llmkube-compile/capability"
 
 // ReasonAPIKeysUnsupportedOnAgentGateway: policy.auth.apiKeys cannot keep
 // its meaning on agentgateway (apiKeysRow).
@@ -15,7 +15,7 @@ const ReasonAPIKeysUnsupportedOnAgentGateway = "APIKeysUnsupportedOnAgentGateway
 // policy per route also holds either the JWT or the key check in Strict
 // mode, and expiresAt has no counterpart. Refused rather than served with
 // another meaning (docs/api-keys.md#data-planes).
-func apiKeysRow() planes.Capability {
-	return planes.Capability{Path: "spec.policy.auth.apiKeys", Verdict: planes.Refused, Reason: ReasonAPIKeysUnsupportedOnAgentGateway,
+func apiKeysRow() capability.Row {
+	return capability.Row{Path: "spec.policy.auth.apiKeys", Verdict: capability.Refused, Reason: ReasonAPIKeysUnsupportedOnAgentGateway,
 		Message: "dataPlane AgentGateway cannot authenticate by policy.auth.apiKeys with the router's meaning: agentgateway's apiKeyAuthentication identifies a key by metadata stored beside it in the Secret, while the router maps each Secret of plain keys to a team, so the verified team header that allowlists, team budgets and rules read cannot be set, and expiresAt has no counterpart; use the Proxy data plane, or jwt"}
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/internal/reasonscan"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
+	"github.com/llmkube/llmkube-compile/test/reasonscan"
 )
 
 // TestEveryReasonIsDocumented keeps docs/targets/agentgateway.md complete:

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/llmkube/llmkube-compile/internal/reasonscan"
 	"github.com/llmkube/llmkube-compile/targets"
+	"github.com/llmkube/llmkube-compile/test/reasonscan"
 )
 
 func TestGatewayDuration(t *testing.T) {

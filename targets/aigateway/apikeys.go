@@ -1,6 +1,6 @@
 package aigateway
 
-import "github.com/llmkube/llmkube-compile/planes"
+import "github.com/llmkube/llmkube-compile/capability"
 
 // ReasonAPIKeysUnsupportedOnGateway: policy.auth.apiKeys cannot keep its
 // meaning on Envoy Gateway (apiKeysRow).
@@ -16,7 +16,7 @@ const ReasonAPIKeysUnsupportedOnGateway = "APIKeysUnsupportedOnGateway"
 // apiKeyAuth beside the router's jwt, with no order between the two, and
 // expiresAt has no counterpart. Refused rather than served with another
 // meaning (docs/api-keys.md#data-planes).
-func apiKeysRow() planes.Capability {
-	return planes.Capability{Path: "spec.policy.auth.apiKeys", Verdict: planes.Refused, Reason: ReasonAPIKeysUnsupportedOnGateway,
+func apiKeysRow() capability.Row {
+	return capability.Row{Path: "spec.policy.auth.apiKeys", Verdict: capability.Refused, Reason: ReasonAPIKeysUnsupportedOnGateway,
 		Message: "dataPlane Gateway cannot authenticate by policy.auth.apiKeys with the router's meaning: Envoy Gateway's apiKeyAuth forwards a key's client id (the Secret's data key), not the team of the Secret it came from, so the verified team header that allowlists, team budgets and rules read cannot be derived, and expiresAt has no counterpart; use the Proxy data plane, or jwt"}
 }

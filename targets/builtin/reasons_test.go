@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/internal/reasonscan"
-	"github.com/llmkube/llmkube-compile/planes"
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
+	"github.com/llmkube/llmkube-compile/test/reasonscan"
 )
 
 const module = "github.com/llmkube/llmkube-compile/"
@@ -22,7 +22,7 @@ const module = "github.com/llmkube/llmkube-compile/"
 // never gives (Emits, feature rows).
 func TestEmittersGiveOnlyDeclaredReasons(t *testing.T) {
 	reg := builtin.Registry()
-	for _, dp := range planes.Known() {
+	for _, dp := range capability.Planes() {
 		target, err := reg.Get(dp)
 		require.NoError(t, err)
 		table := target.Capabilities()

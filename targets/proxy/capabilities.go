@@ -1,8 +1,8 @@
 package proxy
 
 import (
+	"github.com/llmkube/llmkube-compile/capability"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/planes"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -13,8 +13,8 @@ const ReasonOTLPEndpointMissing = "OTLPEndpointMissing"
 // field of the spec (the API was written for it) but the references to the
 // gateways the other planes attach routers to and the endpoint pickers of
 // AgentGateway's InferencePools.
-func (*Target) Capabilities() planes.Table {
-	return planes.Table{Rows: []planes.Capability{
+func (*Target) Capabilities() capability.Table {
+	return capability.Table{Rows: []capability.Row{
 		targets.GatewayRefRow(ir.DataPlaneProxy),
 		targets.AgentGatewayRefRow(ir.DataPlaneProxy),
 		targets.EndpointPickerRow(ir.DataPlaneProxy),

@@ -25,7 +25,7 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/targets"
 )
@@ -76,7 +76,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		// Without a collector the SDK exports to localhost:4318 inside the
 		// pod, where nothing listens: every audit record would be lost.
 		diags.ErrorAt(diag.Spec("policy", "auditLog", "sink"), ReasonOTLPEndpointMissing,
-			"sink otlp needs the operator's OTLP collector: set --%s (CLI and controller) or the Helm value otlp.endpoint", operator.FlagOTLPEndpoint)
+			"sink otlp needs the operator's OTLP collector: set --%s (CLI and controller) or the Helm value otlp.endpoint", platform.FlagOTLPEndpoint)
 		return nil, diags
 	}
 	cfg := RuntimeConfig(r)
@@ -140,7 +140,7 @@ func (e *emitter) configMap(data []byte, hash string) *corev1.ConfigMap {
 func (e *emitter) rbacRules() []rbacv1.PolicyRule {
 	var rules []rbacv1.PolicyRule
 	if members, leases := e.poolObjects(); len(members) > 0 {
-		// Exactly what activation uses (proxy/activation/kube): read and
+		// Exactly what activation uses (routerproxy/activation/kube): read and
 		// scale the pool members, and hold each pool's swap Lease. create
 		// cannot be limited by name (the name is not known to the
 		// authorizer before the object exists).

@@ -21,7 +21,7 @@ import (
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/targets/proxy"
 )
@@ -310,7 +310,7 @@ func TestOTLPSinkNeedsTheOperatorsCollector(t *testing.T) {
 	doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n" + backends + "  policy: {auditLog: {sink: otlp}}\n"
 	in := &compiler.Inputs{}
 	require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
-	render := func(s operator.Settings) (*appsv1.Deployment, diag.List) {
+	render := func(s platform.Settings) (*appsv1.Deployment, diag.List) {
 		r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Operator: s})
 		require.False(t, diags.HasErrors(), "%v", diags.Err())
 		res, diags := proxy.New().Compile(r)
@@ -325,13 +325,13 @@ func TestOTLPSinkNeedsTheOperatorsCollector(t *testing.T) {
 		t.Fatal("no Deployment")
 		return nil, nil
 	}
-	_, diags := render(operator.Settings{})
+	_, diags := render(platform.Settings{})
 	require.True(t, diags.HasErrors())
 	assert.Equal(t, "spec.policy.auditLog.sink", diags.Errors()[0].Field)
 	assert.Equal(t, "OTLPEndpointMissing", diags.Errors()[0].Reason)
 	assert.Contains(t, diags.Errors()[0].Message, "--otlp-endpoint")
 
-	d, _ := render(operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318", HeadersSecret: "otlp/headers"}})
+	d, _ := render(platform.Settings{OTLP: platform.OTLP{Endpoint: "http://otel:4318", HeadersSecret: "otlp/headers"}})
 	env := map[string]corev1.EnvVar{}
 	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e
@@ -356,7 +356,7 @@ func TestOperatorCollectorReachesEveryProxy(t *testing.T) {
 		doc := "apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: chat, namespace: ns}\nspec:\n" + backends + policy
 		in := &compiler.Inputs{}
 		require.False(t, in.Decode("t.yaml", []byte(doc)).HasErrors())
-		render := func(s operator.Settings) (*appsv1.Deployment, *proxyapi.Config, string) {
+		render := func(s platform.Settings) (*appsv1.Deployment, *proxyapi.Config, string) {
 			r, diags := compiler.Compile(in.Routers[0].Router, in, compiler.Options{Operator: s})
 			require.False(t, diags.HasErrors(), "%v", diags.Err())
 			res, diags := proxy.New().Compile(r)
@@ -387,10 +387,10 @@ func TestOperatorCollectorReachesEveryProxy(t *testing.T) {
 		}
 		name := cmp.Or(policy, "no policy")
 
-		bare, bareCfg, bareData := render(operator.Settings{})
+		bare, bareCfg, bareData := render(platform.Settings{})
 		assert.Empty(t, otel(bare), "%s: no operator endpoint renders no OTEL_ variable", name)
 
-		d, cfg, data := render(operator.Settings{OTLP: operator.OTLP{Endpoint: "http://otel:4318", Headers: map[string]string{"x-tenant": "edge"}}})
+		d, cfg, data := render(platform.Settings{OTLP: platform.OTLP{Endpoint: "http://otel:4318", Headers: map[string]string{"x-tenant": "edge"}}})
 		env := otel(d)
 		assert.Equal(t, map[string]corev1.EnvVar{
 			wellknown.OTLPEndpointEnv: {Name: wellknown.OTLPEndpointEnv, Value: "http://otel:4318"},

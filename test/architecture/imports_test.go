@@ -38,7 +38,7 @@ func ours(all []string) []string {
 	return out
 }
 
-var dataPath = []string{"engine", "proxy", "providers"}
+var dataPath = []string{"routerproxy"}
 
 func isDataPath(p string) bool {
 	for _, banned := range dataPath {
@@ -101,12 +101,12 @@ func TestCLIReachesTheEngineOnlyToTestRoutes(t *testing.T) {
 // nothing of ours but each other.
 func TestLeavesImportNoKubernetes(t *testing.T) {
 	allowed := map[string][]string{
-		"api/wellknown":      {"api/wellknown"},
-		"internal/jsonscan":  {"internal/jsonscan"},
-		"classifier":         {"classifier", "classifier/lexicon", "internal/jsonscan"},
-		"classifier/lexicon": {"classifier/lexicon"},
-		"proxyapi":           {"proxyapi", "api/wellknown"},
-		"engine":             {"engine", "proxyapi", "api/wellknown", "internal/jsonscan", "classifier", "classifier/lexicon"},
+		"api/wellknown":                  {"api/wellknown"},
+		"routerproxy/internal/jsonscan":  {"routerproxy/internal/jsonscan"},
+		"routerproxy/classifier":         {"api/wellknown", "routerproxy/classifier", "routerproxy/classifier/lexicon", "routerproxy/internal/jsonscan"},
+		"routerproxy/classifier/lexicon": {"routerproxy/classifier/lexicon"},
+		"proxyapi":                       {"proxyapi", "api/wellknown"},
+		"routerproxy/engine":             {"routerproxy/engine", "proxyapi", "api/wellknown", "routerproxy/internal/jsonscan", "routerproxy/classifier", "routerproxy/classifier/lexicon"},
 	}
 	for pkg, ok := range allowed {
 		all := deps(t, pkg)
@@ -130,8 +130,8 @@ func TestRouterProxyLinksNoTypedClientset(t *testing.T) {
 			assert.False(t, p == banned || strings.HasPrefix(p, banned+"/"), "router-proxy links %s", p)
 		}
 	}
-	for _, p := range deps(t, "proxy/activation") {
-		assert.False(t, strings.HasPrefix(p, "k8s.io/"), "proxy/activation links %s", p)
+	for _, p := range deps(t, "routerproxy/activation") {
+		assert.False(t, strings.HasPrefix(p, "k8s.io/"), "routerproxy/activation links %s", p)
 	}
 }
 
@@ -202,7 +202,7 @@ func TestModelsImportNoTarget(t *testing.T) {
 
 // TestCapabilityTablesReadOnlyPlanes: a plane's capability table
 // (targets/<plane>/capabilities.go) imports neither the compiler nor the API
-// types: its rows are planes.Capability, and package planes links nothing of
+// types: its rows are capability.Row, and package capability links nothing of
 // ours but ir (and what ir links) and config/crd.
 func TestCapabilityTablesReadOnlyPlanes(t *testing.T) {
 	files, err := filepath.Glob("../../targets/*/capabilities.go")
@@ -218,8 +218,8 @@ func TestCapabilityTablesReadOnlyPlanes(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range ours(deps(t, "planes")) {
-		assert.Contains(t, []string{"planes", "ir", "api/wellknown", "config/crd"}, p, "planes links %s", p)
+	for _, p := range ours(deps(t, "capability")) {
+		assert.Contains(t, []string{"capability", "ir", "api/wellknown", "config/crd"}, p, "capability links %s", p)
 	}
 }
 
@@ -258,6 +258,17 @@ func TestProductionBinariesLinkNoModel(t *testing.T) {
 	for _, bin := range []string{"cmd/llmkube-controller", "cmd/router-proxy"} {
 		for _, p := range ours(deps(t, bin)) {
 			assert.False(t, p == "simulate" || strings.HasPrefix(p, "simulate/") || p == "routingtest", "%s links %s", bin, p)
+		}
+	}
+}
+
+// TestShippedProgramsLinkNoTestHelper: the helpers under test/ (envtest,
+// the pool simulator, poll, syncbuf, tcprelay, ...) serve tests and tools
+// only; the three programs users run link none of them.
+func TestShippedProgramsLinkNoTestHelper(t *testing.T) {
+	for _, bin := range []string{"cmd/llmkube-compile", "cmd/llmkube-controller", "cmd/router-proxy"} {
+		for _, p := range ours(deps(t, bin)) {
+			assert.False(t, strings.HasPrefix(p, "test/"), "%s links %s", bin, p)
 		}
 	}
 }

@@ -81,9 +81,9 @@ func TestLargeFileCheckCatchesTwoMiB(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, p), make([]byte, n), 0o644))
 	}
 	write("bench-controller", 2<<20)
-	write("classifier/testdata/corpus.jsonl", 2<<20)
+	write("routerproxy/classifier/testdata/corpus.jsonl", 2<<20)
 	write("docs/limit.md", maxTrackedBytes)
-	big, err := oversized(root, []string{"bench-controller", "classifier/testdata/corpus.jsonl", "docs/limit.md"})
+	big, err := oversized(root, []string{"bench-controller", "routerproxy/classifier/testdata/corpus.jsonl", "docs/limit.md"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{fmt.Sprintf("bench-controller (%d bytes)", 2<<20)}, big)
 }

@@ -25,7 +25,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/llmkube/llmkube-compile/internal/otlptest"
+	"github.com/llmkube/llmkube-compile/test/otlptest"
 )
 
 const (

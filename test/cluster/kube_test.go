@@ -31,7 +31,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/llmkube/llmkube-compile/internal/poll"
+	"github.com/llmkube/llmkube-compile/test/poll"
 )
 
 // env is what every scenario shares: clients, the binaries, the repository.

@@ -15,7 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/llmkube/llmkube-compile/proxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 )
 
 const mcpResource = "https://models.example.com/mcp"

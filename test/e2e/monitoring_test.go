@@ -20,10 +20,10 @@ import (
 	// The controller's packages register controller-runtime's metrics (the
 	// reconcile, work queue and client series its /metrics serves).
 	_ "github.com/llmkube/llmkube-compile/controller"
-	"github.com/llmkube/llmkube-compile/engine"
 	"github.com/llmkube/llmkube-compile/internal/metricnames"
-	"github.com/llmkube/llmkube-compile/internal/reasonscan"
-	"github.com/llmkube/llmkube-compile/proxy"
+	"github.com/llmkube/llmkube-compile/routerproxy"
+	"github.com/llmkube/llmkube-compile/routerproxy/engine"
+	"github.com/llmkube/llmkube-compile/test/reasonscan"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
@@ -184,7 +184,7 @@ func dashboardExprs(t *testing.T, configMaps []*unstructured.Unstructured) (expr
 func exportedSeries(t *testing.T) map[string]bool {
 	t.Helper()
 	exported := map[string]bool{}
-	for _, n := range proxy.MetricNames() {
+	for _, n := range routerproxy.MetricNames() {
 		exported[n] = true
 	}
 	reg, ok := ctrlmetrics.Registry.(prometheus.Collector)
@@ -205,7 +205,7 @@ func checkExprs(t *testing.T, exprs []string, exported map[string]bool) {
 	if controllerName == nil {
 		t.Fatal("controller/setup.go names no controller")
 	}
-	holds := stringConsts(t, "Hold", "proxy", "activation")
+	holds := stringConsts(t, "Hold", "routerproxy", "activation")
 	values := map[[2]string]map[string]bool{
 		{"llmkube_router_requests_total", "outcome"}:                   stringConsts(t, "Outcome", "proxyapi"),
 		{"llmkube_router_pool_holds_abandoned_total", "reason"}:        holds,

@@ -34,8 +34,8 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/internal/images"
-	"github.com/llmkube/llmkube-compile/internal/poll"
-	"github.com/llmkube/llmkube-compile/internal/syncbuf"
+	"github.com/llmkube/llmkube-compile/test/poll"
+	"github.com/llmkube/llmkube-compile/test/syncbuf"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 

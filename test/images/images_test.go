@@ -21,10 +21,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/llmkube/llmkube-compile/hack/imagebuild"
 	"github.com/llmkube/llmkube-compile/internal/images"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/test/testenv"
+	"github.com/llmkube/llmkube-compile/tools/imagebuild"
 )
 
 func dir(t *testing.T) string {

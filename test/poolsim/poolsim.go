@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/llmkube/llmkube-compile/proxy/activation/kube"
+	"github.com/llmkube/llmkube-compile/routerproxy/activation/kube"
 )
 
 // Sim is one ModelPool's reconciler.

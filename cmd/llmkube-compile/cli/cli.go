@@ -20,8 +20,8 @@ import (
 	"github.com/llmkube/llmkube-compile/diag"
 	"github.com/llmkube/llmkube-compile/internal/version"
 	"github.com/llmkube/llmkube-compile/ir"
-	"github.com/llmkube/llmkube-compile/operator"
 	"github.com/llmkube/llmkube-compile/pipeline"
+	"github.com/llmkube/llmkube-compile/platform"
 	"github.com/llmkube/llmkube-compile/targets/builtin"
 )
 
@@ -101,7 +101,7 @@ type commonFlags struct {
 	namespace        string
 	dataPlane        string
 	warningsAsErrors bool
-	operator         operator.Settings
+	operator         platform.Settings
 }
 
 // register binds the flags every compiling command takes. Input files may

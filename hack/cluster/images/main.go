@@ -3,7 +3,7 @@
 // cluster DNS (CoreDNS, built by hack/cluster/install.sh from its module) and
 // the stub model server of the scenarios. There is no registry here, so each
 // is an image archive that containerd imports; they are built for this
-// machine's architecture only, with hack/imagebuild like the shipped images.
+// machine's architecture only, with tools/imagebuild like the shipped images.
 //
 //	go run ./hack/cluster/images -out DIR -coredns PATH
 package main
@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
-	"github.com/llmkube/llmkube-compile/hack/imagebuild"
+	"github.com/llmkube/llmkube-compile/tools/imagebuild"
 )
 
 // The references the cluster's configuration names. They are written once,

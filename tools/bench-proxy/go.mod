@@ -1,0 +1,19 @@
+module github.com/llmkube/llmkube-compile/tools/bench-proxy
+
+go 1.26.7
+
+require (
+	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/llmkube/llmkube-compile v0.0.0
+	github.com/valyala/fasthttp v1.78.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/valyala/bytebufferpool v1.0.0 // indirect
+	golang.org/x/net v0.62.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)
+
+replace github.com/llmkube/llmkube-compile => ../..
