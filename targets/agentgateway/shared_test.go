@@ -433,3 +433,47 @@ spec:
 	o = expect(t, gateway(t, foreign(t, overrideTransform), router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
 	assert.Equal(t, "qwen3-32b", o.UpstreamModel, "the Override locks the transformation: the router's rewrite does not run")
 }
+
+// The served-model rewrite beside another router and a foreign policy on
+// one Gateway, with a client forging the team header (issue 61): the
+// rewritten rule's own transformation replaces the route's, so it must
+// still set the verified team, remove the caller's token and keep the
+// allowlist; the other router's requests are not rewritten by ours.
+func TestServedModelRewriteBesideAnotherRouterWithAForgedTeam(t *testing.T) {
+	const foreignAllow = `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: theirs, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  traffic:
+    transformation:
+      request:
+        set: [{name: x-tenant, value: '"acme"'}]
+`
+	secured := router("chat", strings.Replace(poolMode, "{name: gw}", "{name: gw, hostnames: [chat.example]}", 1)+auth)
+	open := router("models", `  agentGatewayRef: {name: gw, hostnames: [models.example]}
+  backends:
+    - {name: llama, inferenceServiceRef: {name: llama3}, endpointPicker: {service: {name: other-epp, port: 9002}}}
+  defaultRouteStrategy: BackendNameMatch
+`)
+	m := gateway(t, foreign(t, foreignAllow), secured, open)
+	forged := func(model, tm, host string) simulate.Request {
+		r := chat(model, team(tm))
+		r.Host = host
+		r.Headers = http.Header{"X-Llmkube-Team": {"platform"}}
+		return r
+	}
+	// research may use qwen3-32b: served by its pool under the name the
+	// runtime serves, with the verified team and no token.
+	o := expect(t, m, forged("qwen3-32b", "research", "chat.example"), http.StatusOK, "InferencePool/chat-qwen3-pool")
+	assert.Equal(t, "qwen3", o.UpstreamModel)
+	assert.Equal(t, []string{"research"}, o.Upstream.Values("X-Llmkube-Team"), "the forged team header must be replaced by the verified one\n%s", strings.Join(o.Trace, "\n"))
+	assert.Empty(t, o.Upstream.Values("Authorization"), "the caller's token reached the pool")
+	// research may not use llama, whatever team header it sends.
+	expect(t, m, forged("llama", "research", "chat.example"), http.StatusForbidden, "")
+	// The other router on the Gateway: its pool is sent its own name, by its
+	// own rule, and the chat router's policies do not reach it.
+	o = expect(t, m, forged("llama", "research", "models.example"), http.StatusOK, "InferencePool/models-llama3-pool")
+	assert.Equal(t, "models", strings.TrimPrefix(o.Router, "ns/"))
+	assert.Equal(t, "llama3", o.UpstreamModel)
+}
