@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"github.com/redis/go-redis/v9"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -220,4 +221,48 @@ func TestStoreRateLimitReleaseAndDown(t *testing.T) {
 	_, _, l, err = open.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.NoError(t, err)
 	require.NotNil(t, l, "counted on the replica while the store is down")
+}
+
+// roundTrips counts the commands a Store sends to Redis.
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestRequestsOnlyLimitIsNotSettled: a limit that caps requests alone is
+// decided at admission; settling its usage would be one more Redis round
+// trip per request for nothing, so a request costs one round trip. A limit
+// that caps tokens is settled.
+func TestRequestsOnlyLimitIsNotSettled(t *testing.T) {
+	addr := redisServer(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		lim  proxyapi.RateLimit
+		want int64
+	}{
+		{proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 10}, 1},
+		{proxyapi.RateLimit{Name: "tpm", Scope: proxyapi.RateLimitScopeTeam, OutputTokensPerMinute: 1000}, 2},
+	} {
+		s := rateStore(t, addr, "", tc.lim)
+		h := &roundTrips{}
+		s.rdb.AddHook(h)
+		// A first request loads the scripts (EVALSHA, then EVAL on NOSCRIPT).
+		ch, _, _, err := s.AdmitRate(ctx, Subject{Team: "ml"}, 5)
+		require.NoError(t, err)
+		ch.Settle(5, 10)
+		h.n.Store(0)
+		ch, _, lim, err := s.AdmitRate(ctx, Subject{Team: "ml"}, 5)
+		require.NoError(t, err)
+		require.Nil(t, lim)
+		ch.Settle(5, 10)
+		assert.Equal(t, tc.want, h.n.Load(), "%s: Redis commands for one admitted and settled request", tc.lim.Name)
+	}
 }

@@ -154,7 +154,13 @@ type storeRateCharge struct {
 	local    RateCharge
 }
 
-type rateReservation struct{ key, id string }
+// rateReservation is one limit's admission of a request; tokens: the
+// limit caps tokens, so its settlement matters (a requests-only limit's is
+// skipped: it would be a round trip per request that changes no decision).
+type rateReservation struct {
+	key, id string
+	tokens  bool
+}
 
 // AdmitRate implements Limiter on the shared count. While the store is down
 // it fails closed (ErrUnavailable) or open: this replica's own count, which
@@ -177,7 +183,7 @@ func (s *Store) AdmitRate(ctx context.Context, who Subject, estInput int64) (Rat
 		if !ok {
 			continue
 		}
-		res := rateReservation{key: s.rateKey(l, subj), id: s.settlementID()}
+		res := rateReservation{key: s.rateKey(l, subj), id: s.settlementID(), tokens: l.caps[DimInputTokens] > 0 || l.caps[DimOutputTokens] > 0}
 		r, err := rateReserve.Run(ctx, s.rdb, []string{res.key, res.id, s.rateSubjectsKey(l)},
 			rateWidthUS, RateBuckets, l.caps[DimRequests], l.caps[DimInputTokens], l.caps[DimOutputTokens], estInput, subj).Int64Slice()
 		if err != nil || len(r) == 0 || (r[0] != 2 && len(r) < 8) {
@@ -241,6 +247,9 @@ func (c *storeRateCharge) Settle(input, output int64) {
 		return
 	}
 	for _, r := range c.res {
+		if !r.tokens {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), c.s.timeout)
 		err := settleReserved.Run(ctx, c.s.rdb, []string{r.key, r.id}, rateWidthUS, RateBuckets, input-c.estInput, output).Err()
 		cancel()
