@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"github.com/redis/go-redis/v9"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -265,4 +266,31 @@ func TestRequestsOnlyLimitIsNotSettled(t *testing.T) {
 		ch.Settle(5, 10)
 		assert.Equal(t, tc.want, h.n.Load(), "%s: Redis commands for one admitted and settled request", tc.lim.Name)
 	}
+}
+
+// TestBoundedCounter: the counters of a team-scoped budget or rate limit
+// are bounded; past MaxTeamsPerBudget keys the idle ones are dropped, and
+// while none is idle every further key shares one overflow counter.
+func TestBoundedCounter(t *testing.T) {
+	type ctr struct{ busy bool }
+	idle := func(c *ctr) bool { return !c.busy }
+	m := map[string]*ctr{}
+	for i := range MaxTeamsPerBudget {
+		boundedCounter(m, strconv.Itoa(i), idle).busy = true
+	}
+	first := m["0"]
+	assert.Same(t, first, boundedCounter(m, "0", idle), "a known key keeps its counter")
+
+	a := boundedCounter(m, "new-a", idle)
+	a.busy = true
+	assert.Same(t, a, boundedCounter(m, "new-b", idle), "past the bound, new keys share one counter")
+	assert.Nil(t, m["new-a"])
+	assert.Equal(t, MaxTeamsPerBudget+1, len(m), "the keys and the overflow counter")
+
+	first.busy, m["1"].busy = false, false
+	c := boundedCounter(m, "new-c", idle)
+	assert.NotSame(t, a, c, "idle keys were dropped, so a new key gets its own counter")
+	assert.Same(t, c, m["new-c"])
+	assert.Nil(t, m["0"])
+	assert.Nil(t, m["1"])
 }
