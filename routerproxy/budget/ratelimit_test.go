@@ -187,7 +187,7 @@ func TestStoreRateLimitAcrossReplicas(t *testing.T) {
 	require.Len(t, st, 1)
 	assert.Equal(t, proxyapi.RateLimitStatus{Name: "rpm", Counting: 1, Utilization: "1.000000"}, st[0])
 	assert.Equal(t, st, b.RateStatus(), "every replica reports the shared count")
-	r, err := rateUsage.Run(context.Background(), a.rdb, []string{a.rateKey(&a.rates[0], "team:ml")}, rateWidthUS, RateBuckets).Int64Slice()
+	r, err := usage.Run(context.Background(), a.rdb, []string{a.rateKey(&a.rates[0], "team:ml")}, rateWidthUS, RateBuckets).Int64Slice()
 	require.NoError(t, err)
 	assert.Equal(t, []int64{n, 5 * n, 10 * n}, r, "requests, input and output of the served ones, each settled once")
 }

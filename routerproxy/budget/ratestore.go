@@ -103,38 +103,6 @@ sum.r, sum.t = sum.r + 1, sum.t + addI
 return standing(0, 0)
 `)
 
-// rateRelease gives back an admission (KEYS[2] names its second): one
-// request and the input estimate (ARGV[3]), once; a reservation not there
-// yet is left a tombstone, so it never counts.
-var rateRelease = redis.NewScript(`
-local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local est = tonumber(ARGV[3])
-local ttl = math.ceil(width * n / 1000) + 1000
-local v = redis.call('GET', KEYS[2])
-redis.call('SET', KEYS[2], 'x', 'PX', ttl)
-if not v or v == 'x' then return 2 end
-local ep = tonumber(v)
-local t = redis.call('TIME')
-if math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width) - ep >= n then return 0 end
-redis.call('HINCRBY', KEYS[1], 'r' .. ep, -1)
-if est ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, -est) end
-return 1
-`)
-
-// rateUsage sums one counter's live seconds: {requests, input, output}.
-var rateUsage = redis.NewScript(`
-local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local t = redis.call('TIME')
-local ep = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width)
-local sum = {r = 0, t = 0, u = 0}
-local h = redis.call('HGETALL', KEYS[1])
-for i = 1, #h, 2 do
-  local d, e = string.sub(h[i], 1, 1), tonumber(string.sub(h[i], 2))
-  if ep - e < n and sum[d] then sum[d] = sum[d] + tonumber(h[i + 1]) end
-end
-return {sum.r, sum.t, sum.u}
-`)
-
 var rateWidthUS = rateWidth.Microseconds()
 
 func (s *Store) rateKey(l *rateLimit, subject string) string {
@@ -191,7 +159,7 @@ func (s *Store) AdmitRate(ctx context.Context, who Subject, estInput int64) (Rat
 				err = fmt.Errorf("rate limit %s: unexpected answer %v", l.cfg.Name, r)
 			}
 			// The reply is lost, not necessarily the admission: release
-			// it with the others (rateRelease is right whichever runs first).
+			// it with the others (settleReserved is right whichever runs first).
 			ch.res = append(ch.res, res)
 			go ch.Release()
 			return s.rateDown(ctx, err, who, estInput)
@@ -260,7 +228,8 @@ func (c *storeRateCharge) Settle(input, output int64) {
 	c.res = nil
 }
 
-// Release gives the admissions back.
+// Release gives the admissions back: each one's request and input
+// estimate, through the settlement of its reservation.
 func (c *storeRateCharge) Release() {
 	if c == nil {
 		return
@@ -271,7 +240,7 @@ func (c *storeRateCharge) Release() {
 	}
 	for _, r := range c.res {
 		ctx, cancel := context.WithTimeout(context.Background(), c.s.timeout)
-		err := rateRelease.Run(ctx, c.s.rdb, []string{r.key, r.id}, rateWidthUS, RateBuckets, c.estInput).Err()
+		err := settleReserved.Run(ctx, c.s.rdb, []string{r.key, r.id}, rateWidthUS, RateBuckets, -c.estInput, 0, -1).Err()
 		cancel()
 		if err != nil {
 			c.s.failed(err)
@@ -298,7 +267,7 @@ func (s *Store) RateStatus() []proxyapi.RateLimitStatus {
 		st := proxyapi.RateLimitStatus{Name: l.cfg.Name}
 		util := 0.0
 		for _, subj := range subjects {
-			r, err := rateUsage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
+			r, err := usage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
 			if err != nil {
 				return s.localRate.RateStatus()
 			}

@@ -278,16 +278,18 @@ end
 return {0, 0, ep}
 `)
 
-// settleReserved settles a reservation (KEYS[2]) once: it adds the delta to
-// the bucket the reservation went to (if still inside the window) and
-// leaves a tombstone, so a retry whose first try was applied does nothing.
-// A reservation not there (its admission's reply was lost, and the proxy
-// cancels it with the estimate's negative) may not have run yet: the
-// tombstone stops it from running later. So an admission whose reply is
-// lost is never counted, whichever arrives first.
+// settleReserved settles a reservation (KEYS[2]) once: it adds the deltas
+// (ARGV[3] to field t, ARGV[4] to u, and ARGV[5], when given, to r: a
+// rate limit's release gives its request back) to the bucket the
+// reservation went to (if still inside the window) and leaves a tombstone,
+// so a retry whose first try was applied does nothing. A reservation not
+// there (its admission's reply was lost, and the proxy cancels it with the
+// estimate's negative) may not have run yet: the tombstone stops it from
+// running later. So an admission whose reply is lost is never counted,
+// whichever arrives first. Budgets and rate limits settle through it.
 var settleReserved = redis.NewScript(`
 local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local dT, dU = tonumber(ARGV[3]), tonumber(ARGV[4])
+local dT, dU, dR = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]) or 0
 local ttl = math.ceil(width * n / 1000) + 1000
 local v = redis.call('GET', KEYS[2])
 redis.call('SET', KEYS[2], 'x', 'PX', ttl)
@@ -296,6 +298,7 @@ local ep = tonumber(v)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if math.floor(now / width) - ep >= n then return 0 end
+if dR ~= 0 then redis.call('HINCRBY', KEYS[1], 'r' .. ep, dR) end
 if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
 if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
 redis.call('PEXPIRE', KEYS[1], ttl)
@@ -319,20 +322,20 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
 return 1
 `)
 
-// usage sums one counter's live buckets.
+// usage sums one counter's live buckets by field: {r, t, u} (a budget's
+// counter holds tokens in t and micro-USD in u; a rate limit's, requests,
+// input and output tokens).
 var usage = redis.NewScript(`
 local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local t = redis.call('TIME')
 local ep = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width)
+local sum = {r = 0, t = 0, u = 0}
 local h = redis.call('HGETALL', KEYS[1])
-local sumT, sumU = 0, 0
 for i = 1, #h, 2 do
-  local e = tonumber(string.sub(h[i], 2))
-  if ep - e < n then
-    if string.sub(h[i], 1, 1) == 't' then sumT = sumT + tonumber(h[i + 1]) else sumU = sumU + tonumber(h[i + 1]) end
-  end
+  local d, e = string.sub(h[i], 1, 1), tonumber(string.sub(h[i], 2))
+  if ep - e < n and sum[d] then sum[d] = sum[d] + tonumber(h[i + 1]) end
 end
-return {sumT, sumU}
+return {sum.r, sum.t, sum.u}
 `)
 
 // reservation is one counter's share of an admitted request.
@@ -629,14 +632,14 @@ func (s *Store) Status() []proxyapi.BudgetStatus {
 			if err != nil {
 				return s.local.Status()
 			}
-			tokens += r[0]
-			micro += r[1]
+			tokens += r[1]
+			micro += r[2]
 			f := 0.0
 			if b.maxTokens > 0 {
-				f = float64(r[0]) / float64(b.maxTokens)
+				f = float64(r[1]) / float64(b.maxTokens)
 			}
 			if b.maxMicro > 0 {
-				f = max(f, float64(r[1])/float64(b.maxMicro))
+				f = max(f, float64(r[2])/float64(b.maxMicro))
 			}
 			util = max(util, f)
 		}
