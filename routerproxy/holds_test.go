@@ -10,6 +10,7 @@ import (
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // fakeSharer is the replicas' shared holds in memory: what this replica
@@ -50,7 +51,7 @@ func recv[T any](t *testing.T, c <-chan T) T {
 // sent nothing) and never a local one, never shortens a hold, and a
 // reason it does not know is dropped.
 func TestQuotaHoldsAreShared(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	oai := newStub(t, "oai", limitHandler(429, openaiRateLimited, "Retry-After", "30"))
 	other := newStub(t, "other", nil)
 	local := newStub(t, "local", nil)
@@ -82,7 +83,7 @@ func TestQuotaHoldsAreShared(t *testing.T) {
 
 	apply(budget.SharedHold{Backend: "local", Reason: "rate_limited", UntilMS: until.UnixMilli()})
 	apply(budget.SharedHold{Backend: "missing", Reason: "rate_limited", UntilMS: until.UnixMilli()})
-	clock.Add(time.Minute)
+	clock.Step(time.Minute)
 	apply(budget.SharedHold{Backend: "other", Reason: "quarantined", UntilMS: clock.Now().Add(time.Hour).UnixMilli()})
 	code, body, _ = h.post(t, chat("x"))
 	require.Equal(t, 200, code, body)

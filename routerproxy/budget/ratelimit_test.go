@@ -11,23 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// clock is a settable time for the in-memory counters.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 var (
 	teamRPM = proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 3}
@@ -38,8 +26,8 @@ var (
 // team counted apart, a request without a team not counted; the refusal
 // answers when the oldest second leaves the window, and it does leave.
 func TestRateMemoryRequests(t *testing.T) {
-	c := &clock{t: time.Unix(1_000_000, 0)}
-	m := NewRateMemory([]proxyapi.RateLimit{teamRPM}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	m := NewRateMemory([]proxyapi.RateLimit{teamRPM}, c.Now)
 	ctx := context.Background()
 	ml := Subject{Team: "ml"}
 	for i := range 3 {
@@ -49,7 +37,7 @@ func TestRateMemoryRequests(t *testing.T) {
 		require.NotNil(t, ch)
 		assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: int64(2 - i), Reset: 61*time.Second - time.Duration(i)*10*time.Second}, q[DimRequests], "request %d", i)
 		assert.False(t, q[DimInputTokens].Set)
-		c.add(10 * time.Second)
+		c.Step(10 * time.Second)
 	}
 	_, _, lim, err := m.AdmitRate(ctx, ml, 10)
 	require.NoError(t, err)
@@ -65,10 +53,10 @@ func TestRateMemoryRequests(t *testing.T) {
 	assert.Nil(t, ch, "a request without a verified team is not counted")
 	assert.False(t, q[DimRequests].Set)
 
-	c.add(30 * time.Second)
+	c.Step(30 * time.Second)
 	_, _, lim, _ = m.AdmitRate(ctx, ml, 10)
 	require.NotNil(t, lim, "60 s after the first request it is still counted")
-	c.add(time.Second)
+	c.Step(time.Second)
 	_, q, lim, _ = m.AdmitRate(ctx, ml, 10)
 	require.Nil(t, lim, "the first second left the window")
 	assert.Equal(t, int64(0), q[DimRequests].Remaining)
@@ -87,15 +75,15 @@ func TestRateBucketsAreTheWindow(t *testing.T) {
 // TestRateMemoryNeverEarly: a count made at the very end of its second is
 // still counted a minute later: at most N in any 60 seconds.
 func TestRateMemoryNeverEarly(t *testing.T) {
-	c := &clock{t: time.Unix(3_000_000, 999_000_000)}
-	m := NewRateMemory([]proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(3_000_000, 999_000_000))
+	m := NewRateMemory([]proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}}, c.Now)
 	ctx := context.Background()
 	_, _, lim, _ := m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.Nil(t, lim)
-	c.add(59*time.Second + 2*time.Millisecond) // 59.002 s later: the next second's start + 59 s
+	c.Step(59*time.Second + 2*time.Millisecond) // 59.002 s later: the next second's start + 59 s
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.NotNil(t, lim, "not within a minute")
-	c.add(time.Second) // 60.002 s after it
+	c.Step(time.Second) // 60.002 s after it
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.Nil(t, lim, "a minute has passed")
 }
@@ -104,8 +92,8 @@ func TestRateMemoryNeverEarly(t *testing.T) {
 // reported prompt; output tokens count at settlement; a scope key limit
 // counts only the keys it lists, and a release gives the admission back.
 func TestRateMemoryTokens(t *testing.T) {
-	c := &clock{t: time.Unix(2_000_000, 0)}
-	m := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(2_000_000, 0))
+	m := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.Now)
 	ctx := context.Background()
 	batch := Subject{Team: "ml", Key: "batch"}
 
@@ -121,7 +109,7 @@ func TestRateMemoryTokens(t *testing.T) {
 	_, _, lim, _ = m.AdmitRate(ctx, batch, 10)
 	require.NotNil(t, lim, "50 output tokens reach the cap of 50")
 
-	m2 := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.now)
+	m2 := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.Now)
 	ch, _, _, _ = m2.AdmitRate(ctx, batch, 100)
 	_, _, lim, _ = m2.AdmitRate(ctx, batch, 1)
 	require.NotNil(t, lim, "the estimate counts until settled")
