@@ -40,6 +40,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
+	"github.com/llmkube/llmkube-compile/routerproxy/internal/tick"
 )
 
 // BucketsPerWindow is the rolling window's precision: a window of W is kept
@@ -559,24 +560,17 @@ func (s *Store) Healthy() (bool, string) {
 // or settlements that could not be sent) and probes the store, every
 // interval until ctx ends.
 func (s *Store) Reconcile(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, interval, func() {
 		pctx, cancel := context.WithTimeout(ctx, s.timeout)
 		err := s.rdb.Ping(pctx).Err()
 		cancel()
 		if err != nil {
 			s.failed(err)
-			continue
+			return
 		}
 		s.answered()
 		s.flush(ctx)
-	}
+	})
 }
 
 func (s *Store) flush(ctx context.Context) {
