@@ -205,6 +205,20 @@ func (h *harness) post(t *testing.T, body string, hdr ...string) (int, string, h
 	return h.do(t, "/v1/chat/completions", body, hdr...)
 }
 
+// ok sends a request that must be answered 200 and returns the answer.
+func (h *harness) ok(t *testing.T, path, body string, hdr ...string) string {
+	t.Helper()
+	code, b, _ := h.do(t, path, body, hdr...)
+	require.Equal(t, 200, code, b)
+	return b
+}
+
+// okChat is ok for a chat completion.
+func (h *harness) okChat(t *testing.T, body string, hdr ...string) string {
+	t.Helper()
+	return h.ok(t, "/v1/chat/completions", body, hdr...)
+}
+
 func (h *harness) do(t *testing.T, path, body string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, h.front.URL+path, strings.NewReader(body))
