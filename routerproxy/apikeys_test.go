@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -145,14 +144,8 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	assert.Equal(t, "research", served.Team)
 
 	for _, key := range []string{"sk-guess", "sk-expired-0000000000"} {
-		req, _ := http.NewRequest(http.MethodPost, h.front.URL+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, key)
-		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`, key)
+		code, _, hdr := h.do(t, MCPPath, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream", "Authorization", "Bearer "+key)
+		assert.Equal(t, http.StatusUnauthorized, code, key)
+		assert.Contains(t, hdr.Get("WWW-Authenticate"), `error="invalid_token"`, key)
 	}
 }
