@@ -106,14 +106,14 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	cfg := config(backend("a", a.URL), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"},
+		JWT: teamJWT(is),
 		APIKeys: []proxyapi.APIKeySource{
 			{SecretName: "research-keys", Team: "research", Dir: dir},
 			{SecretName: "old-keys", Team: "research", Dir: oldDir, ExpiresAt: &past},
 		},
 		Allowlists: []proxyapi.Allowlist{{Team: "research", Models: []string{"a"}}},
 	}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	h := start(t, cfg, withJWKS)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

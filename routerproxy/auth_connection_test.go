@@ -1,11 +1,8 @@
 package routerproxy
 
 import (
-	"net/http"
 	"testing"
-	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -55,8 +52,8 @@ func jwtProxy(t *testing.T) (*stub, *harness, string) {
 	is := authtest.NewIssuer(t)
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	h := start(t, cfg, withJWKS)
+	token := is.Token(t, "research")
 	return a, h, token
 }

@@ -70,10 +70,10 @@ func TestMCPToolsInRouterOrder(t *testing.T) {
 	cfg := config(zeta, alpha, mid)
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT:        &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"},
+		JWT:        teamJWT(is),
 		Allowlists: []proxyapi.Allowlist{{Team: "platform"}, {Team: "research", Models: []string{"mid/model:v1", "zeta"}}},
 	}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	h := start(t, cfg, withJWKS)
 
 	assert.Equal(t, []string{"zeta", "alpha", "mid_model_v1"}, mcpListTools(t, h, is, "platform"))
 	assert.Equal(t, []string{"zeta", "mid_model_v1"}, mcpListTools(t, h, is, "research"), "the allowlist removes alpha, the order stays")
@@ -85,8 +85,8 @@ func mcpHarness(t *testing.T) (*harness, *authtest.Issuer) {
 	is := authtest.NewIssuer(t)
 	cfg := config(backend("a", "http://127.0.0.1:1"), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	return start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} }), is
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	return start(t, cfg, withJWKS), is
 }
 
 // TestMCPCapabilitiesMatchWhatItAnswers: the endpoint declares what it

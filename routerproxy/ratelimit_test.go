@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,14 +26,14 @@ func rateProxy(t *testing.T, limits []proxyapi.RateLimit, budgets ...proxyapi.Bu
 		okHandler("a")(w, r)
 	})
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
 	cfg.Policy.RateLimits = limits
 	cfg.Policy.Budgets = budgets
 	cfg.SetDefaults()
 	require.NoError(t, cfg.Validate())
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	h := start(t, cfg, withJWKS)
 	return h, func(team string) string {
-		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
+		return "Bearer " + is.Token(t, team)
 	}
 }
 

@@ -111,6 +111,12 @@ func Claims(team string) jwt.MapClaims {
 	return jwt.MapClaims{"iss": IssuerURL, "sub": "alice", "team": team, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 }
 
+// Token is a valid token of team (Claims) signed RS256 with "rsa-1".
+func (is *Issuer) Token(t testing.TB, team string) string {
+	t.Helper()
+	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", Claims(team))
+}
+
 // Sign signs claims with the key kid.
 func (is *Issuer) Sign(t testing.TB, method jwt.SigningMethod, kid string, c jwt.MapClaims) string {
 	t.Helper()
