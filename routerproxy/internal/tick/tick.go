@@ -1,5 +1,6 @@
-// Package tick runs the router-proxy's periodic chores: re-reading the API
-// key directories, probing the shared budget store.
+// Package tick runs the router-proxy's periodic chores (re-reading the API
+// key directories, probing the shared budget store) and the waits between
+// retries (a backend's next health probe, a lost holds subscription).
 package tick
 
 import (
@@ -21,5 +22,17 @@ func Every(ctx context.Context, interval time.Duration, f func()) {
 		case <-t.C:
 			f()
 		}
+	}
+}
+
+// Sleep waits d and reports true, or false as soon as ctx ends.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

@@ -24,3 +24,11 @@ func TestEvery(t *testing.T) {
 		t.Fatal("Every did not return after its context ended")
 	}
 }
+
+// TestSleep: Sleep waits out its time, and ends early with its context.
+func TestSleep(t *testing.T) {
+	require.True(t, Sleep(context.Background(), time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.False(t, Sleep(ctx, time.Hour))
+}
