@@ -115,14 +115,9 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	}
 	h := start(t, cfg, withJWKS)
 
+	cs := mcpConnect(t, h, proxyKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(proxyKey)}, DisableStandaloneSSE: true,
-	}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, tools.Tools, 1)

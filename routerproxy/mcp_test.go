@@ -19,26 +19,23 @@ import (
 
 const testMCPResource = "http://localhost/mcp"
 
-// bearer adds a bearer token to every request.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
+// mcpSession connects the Go SDK's client to h's /mcp with a token of the
+// team (its audience the MCP resource).
+func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
+	t.Helper()
+	c := authtest.Claims(team)
+	c["aud"] = testMCPResource
+	return mcpConnect(t, h, is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))
 }
 
-// mcpSession connects the Go SDK's client to h's /mcp with a token of the
-// team.
-func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
+// mcpConnect connects the Go SDK's client to h's /mcp with a bearer token.
+func mcpConnect(t *testing.T, h *harness, token string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := authtest.Claims(team)
-	c["aud"] = testMCPResource
 	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "v0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))}, DisableStandaloneSSE: true,
+		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: authtest.Bearer(token)}, DisableStandaloneSSE: true,
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })

@@ -134,3 +134,14 @@ func (is *Issuer) Sign(t testing.TB, method jwt.SigningMethod, kid string, c jwt
 	require.NoError(t, err)
 	return s
 }
+
+// Bearer is an http.RoundTripper that presents its token as a bearer token
+// on every request (an SDK client's transport).
+type Bearer string
+
+// RoundTrip sends r with the Authorization header set.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
