@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,9 +22,7 @@ const testMCPResource = "http://localhost/mcp"
 // team (its audience the MCP resource).
 func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
 	t.Helper()
-	c := authtest.Claims(team)
-	c["aud"] = testMCPResource
-	return mcpConnect(t, h, is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))
+	return mcpConnect(t, h, is.TokenFor(t, team, testMCPResource))
 }
 
 // mcpConnect connects the Go SDK's client to h's /mcp with a bearer token.

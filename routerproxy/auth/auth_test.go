@@ -182,13 +182,7 @@ func TestAudiences(t *testing.T) {
 	is := authtest.NewIssuer(t)
 	open := newAuthorizer(t, is, nil)
 	a := open.ForAudiences("https://models.example.com", "router")
-	with := func(aud any) string {
-		c := authtest.Claims("a")
-		if aud != nil {
-			c["aud"] = aud
-		}
-		return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
-	}
+	with := func(aud any) string { return is.TokenFor(t, "a", aud) }
 	for name, tc := range map[string]struct {
 		aud  any
 		want string // "" when accepted

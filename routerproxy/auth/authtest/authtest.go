@@ -114,7 +114,18 @@ func Claims(team string) jwt.MapClaims {
 // Token is a valid token of team (Claims) signed RS256 with "rsa-1".
 func (is *Issuer) Token(t testing.TB, team string) string {
 	t.Helper()
-	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", Claims(team))
+	return is.TokenFor(t, team, nil)
+}
+
+// TokenFor is Token with the audience aud (a string or a list of them;
+// none when nil).
+func (is *Issuer) TokenFor(t testing.TB, team string, aud any) string {
+	t.Helper()
+	c := Claims(team)
+	if aud != nil {
+		c["aud"] = aud
+	}
+	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
 }
 
 // Sign signs claims with the key kid.
