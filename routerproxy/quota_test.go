@@ -79,8 +79,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "oai", "local")}
 	h := start(t, cfg, withClock(clock))
 
-	code, body, _ := h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chat("x"))
 	assert.Equal(t, "local", servedBy(t, body))
 	ent := h.last(t)
 	assert.Equal(t, 2, ent.Attempts)
@@ -88,8 +87,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	assert.Contains(t, ent.Held[0], "oai: status 429 (rate_limited by its provider; held until 2026-12-07T21:00:30Z, from retry-after)")
 
 	for i := range 5 {
-		code, body, _ = h.post(t, chat("x"))
-		require.Equal(t, 200, code, body)
+		body = h.okChat(t, chat("x"))
 		assert.Equal(t, "local", servedBy(t, body), "request %d", i)
 		ent = h.last(t)
 		assert.Equal(t, 1, ent.Attempts, "the held backend is not tried")
@@ -110,8 +108,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	limited.Lock()
 	limiting = false
 	limited.Unlock()
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, chat("x"))
 	assert.Equal(t, "oai", h.last(t).Backend, "the reset passed: the primary serves again")
 	assert.EqualValues(t, 2, oai.hits.Load())
 	assert.NotContains(t, adminGet(t, h, wellknown.StatusPath), "rateLimitedUntil")
@@ -128,13 +125,11 @@ func TestQuotaExhaustedHoldsForTheConfiguredTime(t *testing.T) {
 	cfg.Timeouts.QuotaExhaustedHold = dur(7 * time.Minute)
 	h := start(t, cfg, withClock(clock))
 
-	code, body, _ := h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chat("x"))
 	assert.Equal(t, "local", servedBy(t, body))
 	assert.Contains(t, adminGet(t, h, wellknown.StatusPath), `"quotaExhaustedUntil":"2026-12-07T21:07:00Z"`)
 	clock.Step(7*time.Minute - time.Second)
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, chat("x"))
 	assert.EqualValues(t, 1, oai.hits.Load(), "still held a second before the end")
 	assert.Contains(t, adminGet(t, h, "/metrics"), `llmkube_router_upstream_holds_total{backend="oai",reason="quota_exhausted",router="r"} 1`)
 	clock.Step(time.Second)
@@ -238,8 +233,7 @@ func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
 			cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "cloud", "local")}
 			cfg.Timeouts.RateLimitHold = dur(3 * time.Second)
 			h := start(t, cfg, withEnv(env), withClock(clock))
-			code, body, _ := h.post(t, chat("x"))
-			require.Equal(t, 200, code, body)
+			body := h.okChat(t, chat("x"))
 			assert.Equal(t, "local", servedBy(t, body))
 			reason, until := h.srv.Engine().Held(h.srv.Engine().Backend("cloud"))
 			assert.Equal(t, engine.HoldRateLimited, reason)

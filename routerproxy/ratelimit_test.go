@@ -115,10 +115,9 @@ func TestRateLimitReleasedWhenABudgetRefuses(t *testing.T) {
 	h, token := rateProxy(t, []proxyapi.RateLimit{{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 2}},
 		proxyapi.Budget{Name: "tiny", Scope: proxyapi.ScopeTeam, MaxTokens: 1})
 	ml := token("ml")
-	code, body, _ := h.post(t, chat("a"), "Authorization", ml)
-	require.Equal(t, 200, code, body)
+	h.okChat(t, chat("a"), "Authorization", ml)
 	for range 3 {
-		code, body, _ = h.post(t, chat("a"), "Authorization", ml)
+		code, body, _ := h.post(t, chat("a"), "Authorization", ml)
 		require.Equal(t, 429, code, body)
 		assert.Equal(t, proxyapi.OutcomeBudgetExceeded, h.last(t).Outcome, "the budget refuses, not the rate limit: its refusals gave the count back")
 	}

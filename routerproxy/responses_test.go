@@ -370,9 +370,8 @@ func TestResponsesPolicy(t *testing.T) {
 	cfg := config(backend("local", up.URL))
 	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "tokens", Scope: "router", MaxTokens: 20, Window: dur(time.Hour)}}
 	h := start(t, cfg)
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
-	require.Equal(t, 200, code, body)
-	code, _, _ = h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
+	h.ok(t, "/v1/responses", `{"model":"local","input":"hi"}`)
+	code, _, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
 	require.Equal(t, 200, code) // 15 tokens used, under 20 at admission
 	code, body, hdr := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
 	require.Equal(t, http.StatusTooManyRequests, code, body)
