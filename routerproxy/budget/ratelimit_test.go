@@ -282,3 +282,28 @@ func TestBoundedCounter(t *testing.T) {
 	assert.Nil(t, m["0"])
 	assert.Nil(t, m["1"])
 }
+
+// TestStatusWhileTheStoreIsDown: while Redis does not answer, the budgets'
+// and the rate limits' status is this replica's own count.
+func TestStatusWhileTheStoreIsDown(t *testing.T) {
+	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"}, Policy: proxyapi.Policy{
+		Budgets:    []proxyapi.Budget{{Name: "cap", Scope: "router", MaxTokens: 1000, Window: proxyapi.Duration{Duration: time.Hour}}},
+		RateLimits: []proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 5}},
+	}}
+	s, err := NewStore(cfg, StoreOptions{URL: "redis://127.0.0.1:1/0", Timeout: storeTimeout, Failure: "open"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	ch, ex, err := s.Admit(ctx, "", nil, 0)
+	require.NoError(t, err)
+	require.Nil(t, ex)
+	ch.Add(100, 0)
+	_, _, l, err := s.AdmitRate(ctx, Subject{Team: "ml"}, 1)
+	require.NoError(t, err)
+	require.Nil(t, l)
+
+	st := s.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, int64(100), st[0].TokensUsed, "this replica's count")
+	assert.Equal(t, []proxyapi.RateLimitStatus{{Name: "one", Counting: 1, Utilization: "0.200000"}}, s.RateStatus())
+}

@@ -255,31 +255,30 @@ const maxStatusSubjects = 1000
 // RateStatus reports every limit from the shared count (every replica
 // reports the same); while the store is down, from the local count.
 func (s *Store) RateStatus() []proxyapi.RateLimitStatus {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*s.timeout)
-	defer cancel()
-	out := make([]proxyapi.RateLimitStatus, 0, len(s.rates))
-	for i := range s.rates {
-		l := &s.rates[i]
-		subjects, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.rateSubjectsKey(l), Start: 0, Stop: maxStatusSubjects - 1, Rev: true}).Result()
-		if err != nil {
-			return s.localRate.RateStatus()
-		}
-		st := proxyapi.RateLimitStatus{Name: l.cfg.Name}
-		util := 0.0
-		for _, subj := range subjects {
-			r, err := usage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
-			if err != nil {
-				return s.localRate.RateStatus()
-			}
-			sums := [numDims]int64{r[0], r[1], r[2]}
-			if sums == [numDims]int64{} {
-				continue
-			}
-			st.Counting++
-			util = max(util, l.utilization(sums))
-		}
-		st.Utilization = formatUtilization(util)
-		out = append(out, st)
+	return sharedStatus(s, s.rates, s.rateStatus, s.localRate.RateStatus)
+}
+
+// rateStatus is l's standing from the shared count: the subjects counting
+// and the highest utilization among them.
+func (s *Store) rateStatus(ctx context.Context, l *rateLimit) (proxyapi.RateLimitStatus, error) {
+	subjects, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.rateSubjectsKey(l), Start: 0, Stop: maxStatusSubjects - 1, Rev: true}).Result()
+	if err != nil {
+		return proxyapi.RateLimitStatus{}, err
 	}
-	return out
+	st := proxyapi.RateLimitStatus{Name: l.cfg.Name}
+	util := 0.0
+	for _, subj := range subjects {
+		r, err := usage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
+		if err != nil {
+			return proxyapi.RateLimitStatus{}, err
+		}
+		sums := [numDims]int64{r[0], r[1], r[2]}
+		if sums == [numDims]int64{} {
+			continue
+		}
+		st.Counting++
+		util = max(util, l.utilization(sums))
+	}
+	st.Utilization = formatUtilization(util)
+	return st, nil
 }

@@ -603,42 +603,57 @@ func (s *Store) flush(ctx context.Context) {
 // Status reports every budget's use from the shared count (every replica
 // reports the same); while the store is down, from the local count.
 func (s *Store) Status() []proxyapi.BudgetStatus {
+	return sharedStatus(s, s.budgets, s.budgetStatus, s.local.Status)
+}
+
+// sharedStatus is the status of each of items (budgets, rate limits), read
+// by shared from the shared count; if the store does not answer, local's
+// status from this replica's count instead.
+func sharedStatus[C, S any](s *Store, items []C, shared func(context.Context, *C) (S, error), local func() []S) []S {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*s.timeout)
 	defer cancel()
-	out := make([]proxyapi.BudgetStatus, 0, len(s.budgets))
-	for i := range s.budgets {
-		b := &s.budgets[i]
-		keys := []string{s.counterKey(b, "")}
-		if b.cfg.Scope == proxyapi.ScopeTeam {
-			teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
-			if err != nil {
-				return s.local.Status()
-			}
-			keys = keys[:0]
-			for _, t := range teams {
-				keys = append(keys, s.counterKey(b, t))
-			}
+	out := make([]S, 0, len(items))
+	for i := range items {
+		st, err := shared(ctx, &items[i])
+		if err != nil {
+			return local()
 		}
-		var tokens, micro int64
-		util := 0.0
-		for _, k := range keys {
-			r, err := usage.Run(ctx, s.rdb, []string{k}, b.widthUS, BucketsPerWindow).Int64Slice()
-			if err != nil {
-				return s.local.Status()
-			}
-			tokens += r[1]
-			micro += r[2]
-			f := 0.0
-			if b.maxTokens > 0 {
-				f = float64(r[1]) / float64(b.maxTokens)
-			}
-			if b.maxMicro > 0 {
-				f = max(f, float64(r[2])/float64(b.maxMicro))
-			}
-			util = max(util, f)
-		}
-		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
-			Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
+		out = append(out, st)
 	}
 	return out
+}
+
+// budgetStatus is b's use from the shared count.
+func (s *Store) budgetStatus(ctx context.Context, b *storeBudget) (proxyapi.BudgetStatus, error) {
+	keys := []string{s.counterKey(b, "")}
+	if b.cfg.Scope == proxyapi.ScopeTeam {
+		teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
+		if err != nil {
+			return proxyapi.BudgetStatus{}, err
+		}
+		keys = keys[:0]
+		for _, t := range teams {
+			keys = append(keys, s.counterKey(b, t))
+		}
+	}
+	var tokens, micro int64
+	util := 0.0
+	for _, k := range keys {
+		r, err := usage.Run(ctx, s.rdb, []string{k}, b.widthUS, BucketsPerWindow).Int64Slice()
+		if err != nil {
+			return proxyapi.BudgetStatus{}, err
+		}
+		tokens += r[1]
+		micro += r[2]
+		f := 0.0
+		if b.maxTokens > 0 {
+			f = float64(r[1]) / float64(b.maxTokens)
+		}
+		if b.maxMicro > 0 {
+			f = max(f, float64(r[2])/float64(b.maxMicro))
+		}
+		util = max(util, f)
+	}
+	return proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
+		Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)}, nil
 }
