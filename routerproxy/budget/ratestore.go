@@ -7,7 +7,9 @@ package budget
 // and dimension: "r<second>" requests, "t<second>" input tokens,
 // "u<second>" output tokens. The token fields are named as a budget's token
 // and money fields so that a settlement is the budgets' own once-only
-// settleReserved script (input delta as its tokens, output as its money).
+// settleReserved script (input delta as its tokens, output as its money),
+// and so is a release (the request and the input estimate given back), and
+// the status reads the budgets' usage script.
 // Seconds are Redis's clock (TIME), as for the budgets. Admission is one
 // script per counter: it sums the live seconds, refuses at a cap (answering
 // when enough of the window leaves) and otherwise counts the request and the
