@@ -11,6 +11,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
+	"github.com/llmkube/llmkube-compile/routerproxy/internal/tick"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -114,12 +115,8 @@ func (s *Server) probeLoop(ctx context.Context, b *backendRT) {
 		} else {
 			retry = FailedProbeRetry
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !tick.Sleep(ctx, wait) {
 			return
-		case <-t.C:
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,8 +38,7 @@ func keyProxy(t *testing.T) (*stub, *harness) {
 func TestAPIKeyReachesItsTeamsModels(t *testing.T) {
 	a, h := keyProxy(t)
 	for _, hdr := range [][]string{{"Authorization", "Bearer " + proxyKey}, {"X-Api-Key", proxyKey}} {
-		code, body, _ := h.post(t, chat("a"), append(hdr, "X-Llmkube-Team", "admins")...)
-		require.Equal(t, 200, code, body)
+		h.okChat(t, chat("a"), append(hdr, "X-Llmkube-Team", "admins")...)
 		got := a.Last().Header
 		assert.Empty(t, got["Authorization"], "the caller's key reached a backend")
 		assert.Empty(t, got["X-Api-Key"], "the caller's key reached a backend")
@@ -107,23 +105,18 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	cfg := config(backend("a", a.URL), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"},
+		JWT: teamJWT(is),
 		APIKeys: []proxyapi.APIKeySource{
 			{SecretName: "research-keys", Team: "research", Dir: dir},
 			{SecretName: "old-keys", Team: "research", Dir: oldDir, ExpiresAt: &past},
 		},
 		Allowlists: []proxyapi.Allowlist{{Team: "research", Models: []string{"a"}}},
 	}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	h := start(t, cfg, withJWKS)
 
+	cs := mcpConnect(t, h, proxyKey)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "v0"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(proxyKey)}, DisableStandaloneSSE: true,
-	}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, tools.Tools, 1)
@@ -145,14 +138,8 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	assert.Equal(t, "research", served.Team)
 
 	for _, key := range []string{"sk-guess", "sk-expired-0000000000"} {
-		req, _ := http.NewRequest(http.MethodPost, h.front.URL+MCPPath, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, key)
-		assert.Contains(t, resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`, key)
+		code, _, hdr := h.do(t, MCPPath, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream", "Authorization", "Bearer "+key)
+		assert.Equal(t, http.StatusUnauthorized, code, key)
+		assert.Contains(t, hdr.Get("WWW-Authenticate"), `error="invalid_token"`, key)
 	}
 }

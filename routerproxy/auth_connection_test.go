@@ -1,13 +1,9 @@
 package routerproxy
 
 import (
-	"net/http"
 	"testing"
-	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
@@ -20,8 +16,7 @@ import (
 func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	a, h, token := jwtProxy(t)
 	for _, conn := range []string{"x-llmkube-team", "X-LLMKUBE-TEAM, x-custom", "keep-alive, x-llmkube-team"} {
-		code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token, "Connection", conn, "X-Llmkube-Team", "platform", "X-Custom", "1")
-		require.Equal(t, 200, code, body)
+		h.okChat(t, chat("a"), "Authorization", "Bearer "+token, "Connection", conn, "X-Llmkube-Team", "platform", "X-Custom", "1")
 		got := a.Last().Header
 		assert.Equal(t, []string{"research"}, got["X-Llmkube-Team"], "Connection: %s", conn)
 		if conn != "x-llmkube-team" && conn != "keep-alive, x-llmkube-team" {
@@ -37,13 +32,11 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 // runtime's --api-key).
 func TestCallerTokenReachesNoBackendWithAuth(t *testing.T) {
 	a, h, token := jwtProxy(t)
-	code, body, _ := h.post(t, chat("a"), "Authorization", "Bearer "+token)
-	require.Equal(t, 200, code, body)
+	h.okChat(t, chat("a"), "Authorization", "Bearer "+token)
 	assert.Empty(t, a.Last().Header["Authorization"], "the caller's JWT reached a local backend")
 
 	open := start(t, config(backend("a", a.URL)))
-	code, body, _ = open.post(t, chat("a"), "Authorization", "Bearer vllm-api-key")
-	require.Equal(t, 200, code, body)
+	open.okChat(t, chat("a"), "Authorization", "Bearer vllm-api-key")
 	assert.Equal(t, []string{"Bearer vllm-api-key"}, a.Last().Header["Authorization"])
 }
 
@@ -55,8 +48,8 @@ func jwtProxy(t *testing.T) (*stub, *harness, string) {
 	is := authtest.NewIssuer(t)
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	h := start(t, cfg, withJWKS)
+	token := is.Token(t, "research")
 	return a, h, token
 }

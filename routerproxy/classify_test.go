@@ -30,8 +30,7 @@ func TestClassificationIsOneValue(t *testing.T) {
 
 	// Labelled public by the client, an SSN in the text: the detector's
 	// finding wins, the public rule never sees it.
-	code, body, _ := h.post(t, `{"model":"m","messages":[{"role":"user","content":"SSN 536-22-8410"}]}`, "X-LLMKube-Classification", "public")
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, `{"model":"m","messages":[{"role":"user","content":"SSN 536-22-8410"}]}`, "X-LLMKube-Classification", "public")
 	assert.Equal(t, "local", servedBy(t, body))
 	e := h.last(t)
 	assert.Equal(t, "sensitive", e.Rule)
@@ -42,7 +41,7 @@ func TestClassificationIsOneValue(t *testing.T) {
 
 	// Not JSON: refused before the classifier reads it, classified by the
 	// header.
-	code, body, _ = h.post(t, `{"model":`, "X-LLMKube-Classification", "PHI, public")
+	code, body, _ := h.post(t, `{"model":`, "X-LLMKube-Classification", "PHI, public")
 	require.Equal(t, 400, code, body)
 	e = h.last(t)
 	assert.Equal(t, "phi", e.Classification)

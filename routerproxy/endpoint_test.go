@@ -37,14 +37,12 @@ func TestEndpointResolutionPlacesOnPods(t *testing.T) {
 	require.Len(t, eb, 1)
 
 	// Before the pod set is known: the Service URL.
-	code, body, _ := h.post(t, chat("m"))
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chat("m"))
 	require.EqualValues(t, 1, svc.hits.Load())
 
 	eb[0].Balancer.SetPods([]string{hostOf(t, p1), hostOf(t, p2)})
 	for range 6 {
-		code, body, _ := h.post(t, chat("m"))
-		require.Equal(t, 200, code, body)
+		h.okChat(t, chat("m"))
 	}
 	require.EqualValues(t, 3, p1.hits.Load())
 	require.EqualValues(t, 3, p2.hits.Load())
@@ -53,7 +51,7 @@ func TestEndpointResolutionPlacesOnPods(t *testing.T) {
 
 	// No ready pod: the attempt fails (502), the backend is not quarantined.
 	eb[0].Balancer.SetPods(nil)
-	code, body, _ = h.post(t, chat("m"))
+	code, body, _ := h.post(t, chat("m"))
 	require.Equal(t, http.StatusBadGateway, code, body)
 	require.Contains(t, h.last(t).Error, "no ready endpoint")
 	require.False(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("m")))
@@ -125,13 +123,11 @@ func TestEndpointBalancerLearnsAnswerLength(t *testing.T) {
 
 	h, bal := learner(nil) // usage: 5 completion tokens
 	for range 10 {
-		code, body, _ := h.post(t, with(`"max_tokens":64`))
-		require.Equal(t, 200, code, body)
+		h.okChat(t, with(`"max_tokens":64`))
 	}
 	require.InDelta(t, balance.DefaultOutputTokens, bal.AnswerTokens(), 0, "bounded requests teach nothing")
 	for range 250 {
-		code, body, _ := h.post(t, chat("m"))
-		require.Equal(t, 200, code, body)
+		h.okChat(t, chat("m"))
 	}
 	require.InDelta(t, 5, bal.AnswerTokens(), 1, "the pod's usage says 5 completion tokens")
 
@@ -142,8 +138,7 @@ func TestEndpointBalancerLearnsAnswerLength(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"a long answer without usage"}}]}`))
 	})
 	for range 10 {
-		code, body, _ := h.post(t, chat("m"))
-		require.Equal(t, 200, code, body)
+		h.okChat(t, chat("m"))
 	}
 	require.InDelta(t, balance.DefaultOutputTokens, bal.AnswerTokens(), 0, "estimated usage teaches nothing")
 

@@ -14,20 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 )
-
-// fakeClock is a settable clock for quarantine windows.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func TestActiveProbes(t *testing.T) {
 	var healthy atomic.Bool
@@ -80,7 +68,7 @@ func TestQuarantineThenHalfOpen(t *testing.T) {
 	cfg := config(backend("flaky", flaky.URL), backend("other", other.URL))
 	cfg.Timeouts.Quarantine = dur(15 * time.Second)
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "flaky", "other")}
-	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
 	eng := h.srv.Engine()
 	b := eng.Backend("flaky")
@@ -91,13 +79,13 @@ func TestQuarantineThenHalfOpen(t *testing.T) {
 	assert.True(t, eng.Quarantined(b))
 
 	// Inside the window the backend is skipped.
-	clk.Add(14 * time.Second)
+	clk.Step(14 * time.Second)
 	_, body, _ = h.post(t, chat("m"))
 	assert.Equal(t, "other", servedBy(t, body))
 	assert.Equal(t, int64(1), flaky.hits.Load())
 
 	// After it, one half-open trial; it fails and re-quarantines.
-	clk.Add(2 * time.Second)
+	clk.Step(2 * time.Second)
 	_, body, _ = h.post(t, chat("m"))
 	assert.Equal(t, "other", servedBy(t, body))
 	assert.Equal(t, int64(2), flaky.hits.Load())
@@ -105,7 +93,7 @@ func TestQuarantineThenHalfOpen(t *testing.T) {
 
 	// Next window: the trial succeeds and closes the breaker.
 	fail.Store(false)
-	clk.Add(16 * time.Second)
+	clk.Step(16 * time.Second)
 	_, body, _ = h.post(t, chat("m"))
 	assert.Equal(t, "flaky", servedBy(t, body))
 	assert.False(t, eng.Quarantined(b))
@@ -125,11 +113,11 @@ func TestHalfOpenSingleTrial(t *testing.T) {
 	other := newStub(t, "other", nil)
 	cfg := config(backend("slow", slow.URL), backend("other", other.URL))
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "slow", "other")}
-	clk := &fakeClock{t: time.Unix(1_000_000, 0)}
+	clk := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
 	h := start(t, cfg, func(o *Options) { o.Engine.Now = clk.Now })
 	h.post(t, chat("m")) // quarantines slow
 	failing.Store(false)
-	clk.Add(2 * time.Hour)
+	clk.Step(2 * time.Hour)
 
 	done := make(chan string)
 	go func() {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/stretchr/testify/require"
@@ -132,6 +133,15 @@ func config(backends ...proxyapi.Backend) *proxyapi.Config {
 	}
 }
 
+// teamJWT is policy.auth.jwt trusting the local issuer is: the team from
+// the claim "team", sent upstream in x-llmkube-team.
+func teamJWT(is *authtest.Issuer) *proxyapi.JWT {
+	return &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}
+}
+
+// withJWKS lets the proxy fetch the local issuer's JWKS.
+func withJWKS(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} }
+
 func rule(name string, strategy proxyapi.Strategy, backends ...string) proxyapi.Rule {
 	return proxyapi.Rule{Name: name, Backends: backends, Strategy: strategy, PoolActivation: "Wait"}
 }
@@ -203,6 +213,20 @@ func start(t *testing.T, cfg *proxyapi.Config, mod ...func(*Options)) *harness {
 func (h *harness) post(t *testing.T, body string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
 	return h.do(t, "/v1/chat/completions", body, hdr...)
+}
+
+// ok sends a request that must be answered 200 and returns the answer.
+func (h *harness) ok(t *testing.T, path, body string, hdr ...string) string {
+	t.Helper()
+	code, b, _ := h.do(t, path, body, hdr...)
+	require.Equal(t, 200, code, b)
+	return b
+}
+
+// okChat is ok for a chat completion.
+func (h *harness) okChat(t *testing.T, body string, hdr ...string) string {
+	t.Helper()
+	return h.ok(t, "/v1/chat/completions", body, hdr...)
 }
 
 func (h *harness) do(t *testing.T, path, body string, hdr ...string) (int, string, http.Header) {

@@ -10,6 +10,7 @@ import (
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // fakeSharer is the replicas' shared holds in memory: what this replica
@@ -50,7 +51,7 @@ func recv[T any](t *testing.T, c <-chan T) T {
 // sent nothing) and never a local one, never shortens a hold, and a
 // reason it does not know is dropped.
 func TestQuotaHoldsAreShared(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	oai := newStub(t, "oai", limitHandler(429, openaiRateLimited, "Retry-After", "30"))
 	other := newStub(t, "other", nil)
 	local := newStub(t, "local", nil)
@@ -65,16 +66,14 @@ func TestQuotaHoldsAreShared(t *testing.T) {
 	apply := recv(t, f.apply)
 
 	// Learned here: published with its reason and end.
-	code, body, _ := h.post(t, chat("limited"))
-	require.Equal(t, 200, code, body)
+	h.okChat(t, chat("limited"))
 	require.EqualValues(t, 1, oai.hits.Load())
 	assert.Equal(t, budget.SharedHold{Backend: "oai", Reason: "rate_limited", UntilMS: clock.Now().Add(30 * time.Second).UnixMilli()}, recv(t, f.published))
 
 	// Shared by another replica: "other" is held here without being asked.
 	until := clock.Now().Add(time.Minute)
 	apply(budget.SharedHold{Backend: "other", Reason: "rate_limited", UntilMS: until.UnixMilli()})
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	h.okChat(t, chat("x"))
 	assert.Equal(t, "local", h.last(t).Backend)
 	assert.EqualValues(t, 0, other.hits.Load(), "the shared hold keeps the provider from being sent anything")
 	apply(budget.SharedHold{Backend: "other", Reason: "rate_limited", UntilMS: clock.Now().Add(time.Second).UnixMilli()})
@@ -82,10 +81,9 @@ func TestQuotaHoldsAreShared(t *testing.T) {
 
 	apply(budget.SharedHold{Backend: "local", Reason: "rate_limited", UntilMS: until.UnixMilli()})
 	apply(budget.SharedHold{Backend: "missing", Reason: "rate_limited", UntilMS: until.UnixMilli()})
-	clock.Add(time.Minute)
+	clock.Step(time.Minute)
 	apply(budget.SharedHold{Backend: "other", Reason: "quarantined", UntilMS: clock.Now().Add(time.Hour).UnixMilli()})
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	h.okChat(t, chat("x"))
 	assert.Equal(t, "other", h.last(t).Backend, "the hold ended, and no unknown reason holds it")
 	assert.True(t, h.srv.Engine().Eligible(h.srv.Engine().Backend("local")), "a local backend is never held by a shared hold")
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,26 +18,21 @@ import (
 
 const testMCPResource = "http://localhost/mcp"
 
-// bearer adds a bearer token to every request.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
+// mcpSession connects the Go SDK's client to h's /mcp with a token of the
+// team (its audience the MCP resource).
+func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
+	t.Helper()
+	return mcpConnect(t, h, is.TokenFor(t, team, testMCPResource))
 }
 
-// mcpSession connects the Go SDK's client to h's /mcp with a token of the
-// team.
-func mcpSession(t *testing.T, h *harness, is *authtest.Issuer, team string) *mcp.ClientSession {
+// mcpConnect connects the Go SDK's client to h's /mcp with a bearer token.
+func mcpConnect(t *testing.T, h *harness, token string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := authtest.Claims(team)
-	c["aud"] = testMCPResource
 	client := mcp.NewClient(&mcp.Implementation{Name: "proxy-test", Version: "v0"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: bearer(is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c))}, DisableStandaloneSSE: true,
+		Endpoint: h.front.URL + MCPPath, HTTPClient: &http.Client{Transport: authtest.Bearer(token)}, DisableStandaloneSSE: true,
 	}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cs.Close() })
@@ -70,10 +64,10 @@ func TestMCPToolsInRouterOrder(t *testing.T) {
 	cfg := config(zeta, alpha, mid)
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT:        &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"},
+		JWT:        teamJWT(is),
 		Allowlists: []proxyapi.Allowlist{{Team: "platform"}, {Team: "research", Models: []string{"mid/model:v1", "zeta"}}},
 	}
-	h := start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} })
+	h := start(t, cfg, withJWKS)
 
 	assert.Equal(t, []string{"zeta", "alpha", "mid_model_v1"}, mcpListTools(t, h, is, "platform"))
 	assert.Equal(t, []string{"zeta", "mid_model_v1"}, mcpListTools(t, h, is, "research"), "the allowlist removes alpha, the order stays")
@@ -85,8 +79,8 @@ func mcpHarness(t *testing.T) (*harness, *authtest.Issuer) {
 	is := authtest.NewIssuer(t)
 	cfg := config(backend("a", "http://127.0.0.1:1"), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
-	return start(t, cfg, func(o *Options) { o.JWKSClient = &http.Client{Timeout: 5 * time.Second} }), is
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	return start(t, cfg, withJWKS), is
 }
 
 // TestMCPCapabilitiesMatchWhatItAnswers: the endpoint declares what it

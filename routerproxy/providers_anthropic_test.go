@@ -149,8 +149,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	require.True(t, h.srv.Engine().Backend("claude").Healthy(), h.srv.Engine().Backend("claude").StaticProblem())
 
 	// Non-streaming, with the client's own credentials never forwarded.
-	code, body, _ := h.post(t, `{"model":"claude","messages":[{"role":"user","content":"Hello"}]}`, "Authorization", "Bearer client-token", "X-Api-Key", "client-key")
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, `{"model":"claude","messages":[{"role":"user","content":"Hello"}]}`, "Authorization", "Bearer client-token", "X-Api-Key", "client-key")
 	c := decodeCompletion(t, body)
 	assert.Equal(t, "Hi! My name is Claude.", *c.Choices[0].Message.Content)
 	assert.Equal(t, "stop", c.Choices[0].FinishReason)
@@ -165,8 +164,7 @@ func TestProviderAnthropicThroughProxy(t *testing.T) {
 	assert.Equal(t, "0.01383", strings.TrimRight(ent.CostUSD, "0"))
 
 	// Non-streaming tool call.
-	code, body, _ = h.post(t, `{"model":"claude","messages":[{"role":"user","content":"Weather?"}],`+weatherTool+`}`)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, `{"model":"claude","messages":[{"role":"user","content":"Weather?"}],`+weatherTool+`}`)
 	c = decodeCompletion(t, body)
 	require.Len(t, c.Choices[0].Message.ToolCalls, 1)
 	assert.Equal(t, "get_weather", c.Choices[0].Message.ToolCalls[0].Function.Name)
@@ -213,8 +211,7 @@ func TestProviderFailover(t *testing.T) {
 	// 429: fail over, no quarantine: a hold until the provider's
 	// Retry-After (7 s), during which claude is not sent to.
 	fake.SetMode(providertest.RateLimited)
-	code, body, _ := h.post(t, chatBody)
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chatBody)
 	assert.Equal(t, "local", servedBy(t, body))
 	eng := h.srv.Engine()
 	assert.False(t, eng.Quarantined(eng.Backend("claude")))
@@ -223,16 +220,14 @@ func TestProviderFailover(t *testing.T) {
 	ent := h.last(t)
 	assert.Equal(t, 2, ent.Attempts)
 	sent := len(fake.Requests())
-	code, body, _ = h.post(t, chatBody)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, chatBody)
 	assert.Equal(t, 1, h.last(t).Attempts, "held: straight to the fallback")
 	assert.Len(t, fake.Requests(), sent, "nothing sent to the held provider")
 
 	// 529 overloaded (5xx): fail over and quarantine.
 	fake.SetMode(providertest.Overloaded)
 	h = start(t, cfg, withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
-	code, body, _ = h.post(t, chatBody)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, chatBody)
 	assert.Equal(t, "local", servedBy(t, body))
 	assert.True(t, h.srv.Engine().Quarantined(h.srv.Engine().Backend("claude")))
 }

@@ -32,8 +32,7 @@ func TestProviderBedrockThroughProxy(t *testing.T) {
 	st := h.srv.Engine().Backend("nova")
 	require.True(t, st.Healthy(), "the optional session token is not set: %s", st.StaticProblem())
 
-	code, body, _ := h.post(t, `{"model":"nova","messages":[{"role":"user","content":"Hello"}]}`)
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, `{"model":"nova","messages":[{"role":"user","content":"Hello"}]}`)
 	c := decodeCompletion(t, body)
 	assert.Equal(t, "Hello! How can I help you today?", *c.Choices[0].Message.Content)
 	assert.Empty(t, fake.Last().Header.Get("X-Amz-Security-Token"))
@@ -41,8 +40,7 @@ func TestProviderBedrockThroughProxy(t *testing.T) {
 	assert.Equal(t, int64(22), ent.TotalTokens)
 	assert.False(t, ent.TokensEstimated)
 
-	code, body, _ = h.post(t, `{"model":"nova","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, `{"model":"nova","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	s := decodeStream(t, body)
 	s.assertToolCall(t, "top_song", `{"sign": "WZPZ"}`)
 	ent = h.last(t)

@@ -21,8 +21,7 @@ func TestProviderPassThrough(t *testing.T) {
 		h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_EXT_" + tc.key: "sk-" + tc.provider}))
 		require.Nil(t, h.srv.backends[0].tr, "no translation for %s", tc.provider)
 
-		code, body, _ := h.post(t, `{"model":"ext","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer client")
-		require.Equal(t, 200, code, body)
+		body := h.okChat(t, `{"model":"ext","stream":true,"messages":[{"role":"user","content":"hi"}]}`, "Authorization", "Bearer client")
 		got := up.Last()
 		assert.Equal(t, "/v1/chat/completions", got.Path)
 		assert.Equal(t, "Bearer sk-"+tc.provider, got.Header.Get("Authorization"))

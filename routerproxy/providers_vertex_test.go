@@ -20,16 +20,14 @@ func TestProviderVertexThroughProxy(t *testing.T) {
 	b := vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/us-central1/publishers/google/models")
 	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
 
-	code, body, _ := h.post(t, `{"model":"gem","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, `{"model":"gem","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
 	c := decodeCompletion(t, body)
 	assert.Equal(t, "The sky appears blue because of Rayleigh scattering.", *c.Choices[0].Message.Content)
 	ent := h.last(t)
 	assert.Equal(t, int64(16), ent.TotalTokens)
 	assert.False(t, ent.TokensEstimated)
 
-	code, body, _ = h.post(t, `{"model":"gem","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, `{"model":"gem","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	s := decodeStream(t, body)
 	s.assertToolCall(t, "get_current_weather", `{"location":"Boston"}`)
 	ent = h.last(t)
@@ -37,8 +35,7 @@ func TestProviderVertexThroughProxy(t *testing.T) {
 	assert.Equal(t, int64(7), ent.CompletionTokens)
 	assert.Equal(t, int64(1), fake.TokenRequests.Load())
 
-	code, body, _ = h.post(t, `{"model":"gem","stream":true,"messages":[{"role":"user","content":"Why?"}]}`)
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, `{"model":"gem","stream":true,"messages":[{"role":"user","content":"Why?"}]}`)
 	s = decodeStream(t, body)
 	assert.Equal(t, "The sky appears blue due to Rayleigh scattering.", s.Content)
 	require.NotNil(t, s.Usage)
@@ -53,8 +50,7 @@ func TestProviderVertexTokenFailure(t *testing.T) {
 	cfg := config(vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/global"), backend("local", local.URL))
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "gem", "local")}
 	h := start(t, cfg, withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
-	code, body, _ := h.post(t, `{"model":"gem","messages":[{"role":"user","content":"hi"}]}`)
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, `{"model":"gem","messages":[{"role":"user","content":"hi"}]}`)
 	assert.Equal(t, "local", servedBy(t, body))
 	assert.Empty(t, fake.Requests())
 }

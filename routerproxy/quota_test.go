@@ -17,11 +17,12 @@ import (
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // withClock makes c the engine's and the server's clock: a hold ends when
 // the test moves it, never by waiting.
-func withClock(c *fakeClock) func(*Options) {
+func withClock(c *clocktesting.FakeClock) func(*Options) {
 	return func(o *Options) { o.Engine.Now = c.Now }
 }
 
@@ -60,7 +61,7 @@ func adminGet(t *testing.T, h *harness, path string) string {
 // serves and the provider is sent nothing until the reset; after it, it
 // serves again. /status, the metrics and the audit say so.
 func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	var limited sync.Mutex
 	limiting := true
 	oai := newStub(t, "oai", func(w http.ResponseWriter, r *http.Request) {
@@ -78,8 +79,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "oai", "local")}
 	h := start(t, cfg, withClock(clock))
 
-	code, body, _ := h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chat("x"))
 	assert.Equal(t, "local", servedBy(t, body))
 	ent := h.last(t)
 	assert.Equal(t, 2, ent.Attempts)
@@ -87,8 +87,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	assert.Contains(t, ent.Held[0], "oai: status 429 (rate_limited by its provider; held until 2026-12-07T21:00:30Z, from retry-after)")
 
 	for i := range 5 {
-		code, body, _ = h.post(t, chat("x"))
-		require.Equal(t, 200, code, body)
+		body = h.okChat(t, chat("x"))
 		assert.Equal(t, "local", servedBy(t, body), "request %d", i)
 		ent = h.last(t)
 		assert.Equal(t, 1, ent.Attempts, "the held backend is not tried")
@@ -105,12 +104,11 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	assert.Contains(t, metrics, `llmkube_router_upstream_holds_total{backend="oai",reason="rate_limited",router="r"} 1`)
 	assert.Contains(t, metrics, `llmkube_router_backend_held_seconds{backend="oai",reason="rate_limited",router="r"} 30`)
 
-	clock.Add(30 * time.Second)
+	clock.Step(30 * time.Second)
 	limited.Lock()
 	limiting = false
 	limited.Unlock()
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body = h.okChat(t, chat("x"))
 	assert.Equal(t, "oai", h.last(t).Backend, "the reset passed: the primary serves again")
 	assert.EqualValues(t, 2, oai.hits.Load())
 	assert.NotContains(t, adminGet(t, h, wellknown.StatusPath), "rateLimitedUntil")
@@ -119,7 +117,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 // insufficient_quota holds the backend for the configured
 // quota-exhausted hold, not for the answer's short Retry-After.
 func TestQuotaExhaustedHoldsForTheConfiguredTime(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	oai := newStub(t, "oai", limitHandler(429, openaiNoQuota, "Retry-After", "1"))
 	local := newStub(t, "local", nil)
 	cfg := config(externalBackend("oai", oai.URL), backend("local", local.URL))
@@ -127,16 +125,14 @@ func TestQuotaExhaustedHoldsForTheConfiguredTime(t *testing.T) {
 	cfg.Timeouts.QuotaExhaustedHold = dur(7 * time.Minute)
 	h := start(t, cfg, withClock(clock))
 
-	code, body, _ := h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	body := h.okChat(t, chat("x"))
 	assert.Equal(t, "local", servedBy(t, body))
 	assert.Contains(t, adminGet(t, h, wellknown.StatusPath), `"quotaExhaustedUntil":"2026-12-07T21:07:00Z"`)
-	clock.Add(7*time.Minute - time.Second)
-	code, body, _ = h.post(t, chat("x"))
-	require.Equal(t, 200, code, body)
+	clock.Step(7*time.Minute - time.Second)
+	body = h.okChat(t, chat("x"))
 	assert.EqualValues(t, 1, oai.hits.Load(), "still held a second before the end")
 	assert.Contains(t, adminGet(t, h, "/metrics"), `llmkube_router_upstream_holds_total{backend="oai",reason="quota_exhausted",router="r"} 1`)
-	clock.Add(time.Second)
+	clock.Step(time.Second)
 	_, _, _ = h.post(t, chat("x"))
 	assert.EqualValues(t, 2, oai.hits.Load(), "tried again once the hold ends")
 }
@@ -145,7 +141,7 @@ func TestQuotaExhaustedHoldsForTheConfiguredTime(t *testing.T) {
 // earliest reset as Retry-After; while they are held nothing is sent, in
 // each protocol's error shape.
 func TestQuotaEveryBackendLimited(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	a := newStub(t, "a", limitHandler(429, openaiRateLimited, "Retry-After", "30"))
 	b := newStub(t, "b", limitHandler(429, openaiRateLimited, "X-Ratelimit-Remaining-Tokens", "0", "X-Ratelimit-Reset-Tokens", "12s"))
 	cfg := config(externalBackend("a", a.URL), externalBackend("b", b.URL))
@@ -160,7 +156,7 @@ func TestQuotaEveryBackendLimited(t *testing.T) {
 	assert.Equal(t, "upstream_rate_limited", c)
 	assert.Equal(t, proxyapi.OutcomeAllFailed, h.last(t).Outcome)
 
-	clock.Add(2 * time.Second)
+	clock.Step(2 * time.Second)
 	code, body, hdr = h.post(t, chat("x"))
 	require.Equal(t, http.StatusTooManyRequests, code, body)
 	assert.Equal(t, "10", hdr.Get("Retry-After"))
@@ -229,7 +225,7 @@ func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
 		}, 3 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+			clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 			b, env, fake := tc.be(t)
 			fake.SetMode(providertest.RateLimited)
 			local := newStub(t, "local", nil)
@@ -237,8 +233,7 @@ func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
 			cfg.Rules = []proxyapi.Rule{rule("r", "primary-fallback", "cloud", "local")}
 			cfg.Timeouts.RateLimitHold = dur(3 * time.Second)
 			h := start(t, cfg, withEnv(env), withClock(clock))
-			code, body, _ := h.post(t, chat("x"))
-			require.Equal(t, 200, code, body)
+			body := h.okChat(t, chat("x"))
 			assert.Equal(t, "local", servedBy(t, body))
 			reason, until := h.srv.Engine().Held(h.srv.Engine().Backend("cloud"))
 			assert.Equal(t, engine.HoldRateLimited, reason)
@@ -250,7 +245,7 @@ func TestQuotaTranslatedProvidersAreHeld(t *testing.T) {
 // A request whose held primary's fallback fails with a 5xx is answered 429
 // with the hold's reset, not 502: a retry then is served.
 func TestQuotaHeldAndFailedIsRetryAfter(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	a := newStub(t, "a", limitHandler(429, openaiRateLimited, "Retry-After", "20"))
 	b := newStub(t, "b", statusHandler(500))
 	cfg := config(externalBackend("a", a.URL), backend("b", b.URL))
@@ -260,7 +255,7 @@ func TestQuotaHeldAndFailedIsRetryAfter(t *testing.T) {
 	code, body, hdr := h.post(t, chat("x"))
 	require.Equal(t, http.StatusTooManyRequests, code, body)
 	assert.Equal(t, "20", hdr.Get("Retry-After"))
-	clock.Add(time.Second)
+	clock.Step(time.Second)
 	code, body, hdr = h.post(t, chat("x"))
 	require.Equal(t, http.StatusTooManyRequests, code, body)
 	assert.Equal(t, "19", hdr.Get("Retry-After"))
@@ -272,7 +267,7 @@ func TestQuotaHeldAndFailedIsRetryAfter(t *testing.T) {
 // 429 (its retry-after and anthropic-ratelimit-* headers, raw): the backend
 // is held and the next Messages requests go to the fallback, translated.
 func TestQuotaMessagesPassThroughIsHeld(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)}
+	clock := clocktesting.NewFakeClock(time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC))
 	fake := providertest.NewAnthropic(t, testAnthropicKey)
 	fake.SetMode(providertest.RateLimited)
 	local := newStub(t, "local", nil)

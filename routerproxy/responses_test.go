@@ -125,8 +125,7 @@ func TestResponsesTranslatedToChat(t *testing.T) {
 	h := start(t, config(backend("local", up.URL)))
 
 	// A plain call: input a string, instructions a system message.
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","instructions":"Be brief.","input":"Say hello","max_output_tokens":50,"temperature":0.2}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"local","instructions":"Be brief.","input":"Say hello","max_output_tokens":50,"temperature":0.2}`)
 	got := up.Last()
 	assert.Equal(t, "/v1/chat/completions", got.Path)
 	assert.JSONEq(t, `{"model":"local","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello"}],"max_tokens":50,"temperature":0.2}`, string(got.Body))
@@ -147,8 +146,7 @@ func TestResponsesTranslatedToChat(t *testing.T) {
 	assert.Equal(t, int64(3), ent.CompletionTokens)
 
 	// A function tool: the model calls it.
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"local","input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"}]}],`+responsesTool+`,"tool_choice":{"type":"function","name":"get_weather"}}`)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", `{"model":"local","input":[{"role":"user","content":[{"type":"input_text","text":"Weather in Paris?"}]}],`+responsesTool+`,"tool_choice":{"type":"function","name":"get_weather"}}`)
 	assert.JSONEq(t, `{"model":"local","messages":[{"role":"user","content":"Weather in Paris?"}],
 		"tools":[{"type":"function","function":{"name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}],
 		"tool_choice":{"type":"function","function":{"name":"get_weather"}}}`, string(up.Last().Body))
@@ -160,13 +158,12 @@ func TestResponsesTranslatedToChat(t *testing.T) {
 	assert.JSONEq(t, `{"city":"Paris"}`, r.Output[0].Arguments)
 
 	// The round trip: the call and its output go back with the call id.
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"local","input":[
+	body = h.ok(t, "/v1/responses", `{"model":"local","input":[
 		{"role":"developer","content":"Use tools."},
 		{"type":"message","role":"user","content":"Weather in Paris?"},
 		{"type":"reasoning","id":"rs_1","summary":[]},
 		{"type":"function_call","id":"fc_1","call_id":"call_abc","name":"get_weather","arguments":"{\"city\":\"Paris\"}"},
 		{"type":"function_call_output","call_id":"call_abc","output":"18C and sunny"}],`+responsesTool+`}`)
-	require.Equal(t, 200, code, body)
 	assert.JSONEq(t, `{"model":"local","messages":[
 		{"role":"system","content":"Use tools."},
 		{"role":"user","content":"Weather in Paris?"},
@@ -204,8 +201,7 @@ func TestResponsesStreamTranslated(t *testing.T) {
 	assert.Equal(t, int64(25), ent.TotalTokens)
 
 	// Text, then a tool call streamed in pieces.
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"local","input":"Weather in Paris?","stream":true,`+responsesTool+`}`)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", `{"model":"local","input":"Weather in Paris?","stream":true,`+responsesTool+`}`)
 	evs = responsesEvents(t, body)
 	assert.Equal(t, []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
 		"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done",
@@ -241,8 +237,7 @@ func TestResponsesStatefulRefusedOnChatBackends(t *testing.T) {
 	}
 	assert.Zero(t, up.hits.Load())
 	// store: false (what Codex sends) is what a chat backend does anyway.
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","input":"x","store":false}`)
-	require.Equal(t, 200, code, body)
+	h.ok(t, "/v1/responses", `{"model":"local","input":"x","store":false}`)
 }
 
 // responsesAnswer is an OpenAI Responses upstream: a Response, or its event
@@ -269,8 +264,7 @@ func TestResponsesPassThroughToOpenAI(t *testing.T) {
 	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_GPT_OPENAI_API_KEY": "sk-openai"}))
 
 	in := `{"model":"gpt","input":"hi","previous_response_id":"resp_0","store":true,"tools":[{"type":"web_search"}]}`
-	code, body, _ := h.do(t, "/v1/responses", in, "Authorization", "Bearer client")
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", in, "Authorization", "Bearer client")
 	got := up.Last()
 	assert.Equal(t, "/v1/responses", got.Path)
 	assert.Equal(t, "Bearer sk-openai", got.Header.Get("Authorization"))
@@ -286,8 +280,7 @@ func TestResponsesPassThroughToOpenAI(t *testing.T) {
 	// include_usage), the events relayed as they are, the usage of
 	// response.completed charged.
 	in = `{"model":"gpt","input":"hi","stream":true}`
-	code, body, _ = h.do(t, "/v1/responses", in)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", in)
 	assert.Equal(t, `{"model":"gpt-5-mini","input":"hi","stream":true}`, string(up.Last().Body))
 	assert.Equal(t, []string{"response.created", "response.output_text.delta", "response.completed"}, eventTypes(responsesEvents(t, body)))
 	ent = h.last(t)
@@ -302,16 +295,14 @@ func TestResponsesThroughAnthropic(t *testing.T) {
 	fake := providertest.NewAnthropic(t, testAnthropicKey)
 	h := start(t, config(anthropicBackend("claude", fake.URL)), withEnv(map[string]string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY": testAnthropicKey}))
 
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"claude","instructions":"Be kind.","input":"Hello"}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"claude","instructions":"Be kind.","input":"Hello"}`)
 	r := decodeResponse(t, body)
 	assert.Equal(t, "Hi! My name is Claude.", r.Output[0].Content[0].Text)
 	assert.Equal(t, int64(2095), r.Usage.InputTokens)
 	assert.Equal(t, []any{map[string]any{"type": "text", "text": "Be kind."}}, fake.Last().JSON()["system"])
 	assert.Equal(t, int64(503), h.last(t).CompletionTokens)
 
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"claude","input":"Weather?","stream":true,`+responsesTool+`}`)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", `{"model":"claude","input":"Weather?","stream":true,`+responsesTool+`}`)
 	evs := responsesEvents(t, body)
 	last := evs[len(evs)-1]
 	require.Equal(t, "response.completed", last["type"])
@@ -379,9 +370,8 @@ func TestResponsesPolicy(t *testing.T) {
 	cfg := config(backend("local", up.URL))
 	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "tokens", Scope: "router", MaxTokens: 20, Window: dur(time.Hour)}}
 	h := start(t, cfg)
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
-	require.Equal(t, 200, code, body)
-	code, _, _ = h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
+	h.ok(t, "/v1/responses", `{"model":"local","input":"hi"}`)
+	code, _, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
 	require.Equal(t, 200, code) // 15 tokens used, under 20 at admission
 	code, body, hdr := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
 	require.Equal(t, http.StatusTooManyRequests, code, body)
@@ -436,13 +426,11 @@ func TestResponsesThroughBedrock(t *testing.T) {
 	fake := providertest.NewBedrock(t, aws.Credentials{AccessKeyID: testAWSKeyID, SecretAccessKey: testAWSSecret}, "us-east-2", testBRModel)
 	h := start(t, config(bedrockBackend("nova", fake.URL)), withEnv(bedrockTestEnv))
 
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"nova","input":"Hello"}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"nova","input":"Hello"}`)
 	assert.Equal(t, "Hello! How can I help you today?", decodeResponse(t, body).Output[0].Content[0].Text)
 	assert.Equal(t, int64(22), h.last(t).TotalTokens)
 
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Top song?","tools":[{"type":"function","name":"top_song"}]}`)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Top song?","tools":[{"type":"function","name":"top_song"}]}`)
 	evs := responsesEvents(t, body)
 	var done map[string]any
 	for _, e := range evs {
@@ -458,7 +446,7 @@ func TestResponsesThroughBedrock(t *testing.T) {
 	assert.Equal(t, int64(35), ent.CompletionTokens)
 
 	fake.SetMode(providertest.StreamError)
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Hello"}`)
+	code, body, _ := h.do(t, "/v1/responses", `{"model":"nova","stream":true,"input":"Hello"}`)
 	assert.Equal(t, 200, code)
 	assert.NotContains(t, body, "response.completed")
 	assert.Equal(t, proxyapi.OutcomeUpstreamAborted, h.last(t).Outcome)
@@ -470,13 +458,11 @@ func TestResponsesThroughVertex(t *testing.T) {
 	b := vertexBackend("gem", fake.URL+"/v1/projects/proj-1/locations/us-central1/publishers/google/models")
 	h := start(t, config(b), withEnv(map[string]string{"LLMKUBE_GEM_GOOGLE_APPLICATION_CREDENTIALS_JSON": fake.ServiceAccountJSON}))
 
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"gem","input":"Why is the sky blue?"}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"gem","input":"Why is the sky blue?"}`)
 	assert.Equal(t, "The sky appears blue because of Rayleigh scattering.", decodeResponse(t, body).Output[0].Content[0].Text)
 	assert.Equal(t, int64(16), h.last(t).TotalTokens)
 
-	code, body, _ = h.do(t, "/v1/responses", `{"model":"gem","stream":true,"input":"Weather?","tools":[{"type":"function","name":"get_current_weather"}]}`)
-	require.Equal(t, 200, code, body)
+	body = h.ok(t, "/v1/responses", `{"model":"gem","stream":true,"input":"Weather?","tools":[{"type":"function","name":"get_current_weather"}]}`)
 	evs := responsesEvents(t, body)
 	last := evs[len(evs)-1]
 	require.Equal(t, "response.completed", last["type"], body)
@@ -499,8 +485,7 @@ func TestResponsesShadowTranslated(t *testing.T) {
 	cfg := config(cloudBackend("gpt", primary.URL, "openai", "gpt-5-mini", proxyapi.Credential{Purpose: "apiKey", Env: "K"}), backend("local", mirror.URL))
 	cfg.Rules = []proxyapi.Rule{rule("s", "shadow", "gpt", "local")}
 	h := start(t, cfg, withEnv(map[string]string{"K": "sk"}))
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"gpt","instructions":"Be brief.","input":"hi"}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"gpt","instructions":"Be brief.","input":"hi"}`)
 	assert.Equal(t, "Hi", decodeResponse(t, body).Output[0].Content[0].Text)
 	require.Eventually(t, func() bool { return mirror.hits.Load() == 1 }, 30*time.Second, 5*time.Millisecond)
 	require.NoError(t, h.srv.Wait(t.Context()))
@@ -521,8 +506,7 @@ func TestResponsesFailover(t *testing.T) {
 	cfg := config(backend("local", down.URL), cloudBackend("gpt", up.URL, "openai", "gpt-5-mini", proxyapi.Credential{Purpose: "apiKey", Env: "K"}))
 	cfg.Rules = []proxyapi.Rule{rule("r", proxyapi.StrategyPrimaryFallback, "local", "gpt")}
 	h := start(t, cfg, withEnv(map[string]string{"K": "sk"}))
-	code, body, _ := h.do(t, "/v1/responses", `{"model":"local","input":"hi"}`)
-	require.Equal(t, 200, code, body)
+	body := h.ok(t, "/v1/responses", `{"model":"local","input":"hi"}`)
 	assert.Equal(t, "Hi", decodeResponse(t, body).Output[0].Content[0].Text)
 	assert.Equal(t, "/v1/chat/completions", down.Last().Path)
 	assert.Equal(t, `{"model":"gpt-5-mini","input":"hi"}`, string(up.Last().Body))

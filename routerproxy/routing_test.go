@@ -48,8 +48,7 @@ func TestMatchingConditions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body, _ := h.post(t, chat(tc.model), tc.hdr...)
-			require.Equal(t, 200, code, body)
+			body := h.okChat(t, chat(tc.model), tc.hdr...)
 			assert.Equal(t, tc.want, servedBy(t, body))
 			assert.Equal(t, tc.rule, h.last(t).Rule)
 		})

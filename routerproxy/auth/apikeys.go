@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/internal/tick"
 )
 
 // The codes of the 401s an API key gets besides missing_token (an OpenAI
@@ -102,16 +103,7 @@ func (k *KeyStore) Reload() bool {
 
 // Run reads the directories every interval until ctx ends.
 func (k *KeyStore) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			k.Reload()
-		}
-	}
+	tick.Every(ctx, interval, func() { k.Reload() })
 }
 
 // read is one pass over every source's directory. A value that is a key of

@@ -118,7 +118,7 @@ func TestJWTBesideAPIKeys(t *testing.T) {
 	is := authtest.NewIssuer(t)
 	a, _ := keyDirs(t)
 	authz := keyAuthorizer(t, is, proxyapi.APIKeySource{SecretName: "analytics-keys", Team: "analytics", Dir: a})
-	id, err := authz.Authenticate(request(is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))))
+	id, err := authz.Authenticate(request(is.Token(t, "research")))
 	require.Nil(t, err)
 	assert.Equal(t, Identity{Team: "research"}, id)
 	id, err = authz.Authenticate(request(keyA))

@@ -73,7 +73,7 @@ func TestInvalidTokensAre401(t *testing.T) {
 	noExp := authtest.Claims("a")
 	delete(noExp, "exp")
 
-	good := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("a"))
+	good := is.Token(t, "a")
 	tampered := good[:len(good)-4] + "AAAA"
 	none, err := jwt.NewWithClaims(jwt.SigningMethodNone, authtest.Claims("a")).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestInvalidTokensAre401(t *testing.T) {
 func TestKeyRotationAndOutage(t *testing.T) {
 	is := authtest.NewIssuer(t)
 	a := newAuthorizer(t, is, nil)
-	_, err := a.Authenticate(request(is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("a"))))
+	_, err := a.Authenticate(request(is.Token(t, "a")))
 	require.Nil(t, err)
 
 	is.AddRSA(t, "rsa-2") // the issuer rotates
@@ -153,7 +153,7 @@ func TestIssuerDownAtColdStart(t *testing.T) {
 	is := authtest.NewIssuer(t)
 	is.Down.Store(true)
 	a := newAuthorizer(t, is, nil)
-	tok := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("a"))
+	tok := is.Token(t, "a")
 	_, err := a.Authenticate(request(tok))
 	require.NotNil(t, err, "no key, no entry")
 	assert.Equal(t, http.StatusUnauthorized, err.Status)
@@ -182,13 +182,7 @@ func TestAudiences(t *testing.T) {
 	is := authtest.NewIssuer(t)
 	open := newAuthorizer(t, is, nil)
 	a := open.ForAudiences("https://models.example.com", "router")
-	with := func(aud any) string {
-		c := authtest.Claims("a")
-		if aud != nil {
-			c["aud"] = aud
-		}
-		return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
-	}
+	with := func(aud any) string { return is.TokenFor(t, "a", aud) }
 	for name, tc := range map[string]struct {
 		aud  any
 		want string // "" when accepted

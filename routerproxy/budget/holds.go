@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/llmkube/llmkube-compile/routerproxy/internal/tick"
 )
 
 // SharedHold is one backend's quota hold as the replicas share it.
@@ -108,12 +110,8 @@ func (h *Holds) Run(ctx context.Context, retry time.Duration, apply func(SharedH
 			h.log.Debug("quota holds: subscription", "error", err.Error())
 			// go-redis reconnects and subscribes again on the next
 			// Receive; wait a little so an outage is not a busy loop.
-			t := time.NewTimer(retry)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !tick.Sleep(ctx, retry) {
 				return
-			case <-t.C:
 			}
 			continue
 		}

@@ -159,32 +159,40 @@ func (b *budget) counterFor(team string, create bool, now int64) *counter {
 	if b.one != nil {
 		return b.one
 	}
-	c := b.teams[team]
-	if c == nil && create {
-		if len(b.teams) >= MaxTeamsPerBudget {
-			b.pruneTeams(now)
-		}
-		if len(b.teams) >= MaxTeamsPerBudget {
-			team = "\x00overflow"
-			if c = b.teams[team]; c != nil {
-				return c
-			}
-		}
-		c = &counter{}
-		b.teams[team] = c
+	if !create {
+		return b.teams[team]
 	}
-	return c
+	ep := now / b.width
+	return boundedCounter(b.teams, team, func(c *counter) bool {
+		t, u := c.sum(ep)
+		return t == 0 && u == 0
+	})
 }
 
-// pruneTeams drops teams with nothing left in the window.
-func (b *budget) pruneTeams(now int64) {
-	ep := now / b.width
-	for k, c := range b.teams {
-		t, u := c.sum(ep)
-		if t == 0 && u == 0 {
-			delete(b.teams, k)
+// boundedCounter is m's counter of key, made on first use. Past
+// MaxTeamsPerBudget keys, the idle ones (nothing left in the window) are
+// dropped first; if the map is still full, every further key shares one
+// overflow counter.
+func boundedCounter[C any](m map[string]*C, key string, idle func(*C) bool) *C {
+	if c := m[key]; c != nil {
+		return c
+	}
+	if len(m) >= MaxTeamsPerBudget {
+		for k, c := range m {
+			if idle(c) {
+				delete(m, k)
+			}
 		}
 	}
+	if len(m) >= MaxTeamsPerBudget {
+		key = "\x00overflow"
+		if c := m[key]; c != nil {
+			return c
+		}
+	}
+	c := new(C)
+	m[key] = c
+	return c
 }
 
 // sum totals the buckets still inside the window ending at epoch ep.

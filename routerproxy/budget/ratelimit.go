@@ -266,26 +266,7 @@ func (l *memLimit) admit(subj string, estInput, now int64) (ep int64, sums [numD
 // counter is subj's counter, made on first use; past MaxTeamsPerBudget
 // subjects (after dropping the idle ones) further ones share one.
 func (l *memLimit) counter(subj string, ep int64) *rateCounter {
-	c := l.subjects[subj]
-	if c != nil {
-		return c
-	}
-	if len(l.subjects) >= MaxTeamsPerBudget {
-		for k, c := range l.subjects {
-			if c.sum(ep) == [numDims]int64{} {
-				delete(l.subjects, k)
-			}
-		}
-	}
-	if len(l.subjects) >= MaxTeamsPerBudget {
-		subj = "\x00overflow"
-		if c = l.subjects[subj]; c != nil {
-			return c
-		}
-	}
-	c = &rateCounter{}
-	l.subjects[subj] = c
-	return c
+	return boundedCounter(l.subjects, subj, func(c *rateCounter) bool { return c.sum(ep) == [numDims]int64{} })
 }
 
 // slot is the slot of second ep, cleared when it held an older second.

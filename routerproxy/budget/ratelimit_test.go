@@ -3,6 +3,7 @@ package budget
 import (
 	"context"
 	"github.com/redis/go-redis/v9"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,23 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// clock is a settable time for the in-memory counters.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 var (
 	teamRPM = proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 3}
@@ -37,8 +26,8 @@ var (
 // team counted apart, a request without a team not counted; the refusal
 // answers when the oldest second leaves the window, and it does leave.
 func TestRateMemoryRequests(t *testing.T) {
-	c := &clock{t: time.Unix(1_000_000, 0)}
-	m := NewRateMemory([]proxyapi.RateLimit{teamRPM}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(1_000_000, 0))
+	m := NewRateMemory([]proxyapi.RateLimit{teamRPM}, c.Now)
 	ctx := context.Background()
 	ml := Subject{Team: "ml"}
 	for i := range 3 {
@@ -48,7 +37,7 @@ func TestRateMemoryRequests(t *testing.T) {
 		require.NotNil(t, ch)
 		assert.Equal(t, Allowance{Set: true, Limit: 3, Remaining: int64(2 - i), Reset: 61*time.Second - time.Duration(i)*10*time.Second}, q[DimRequests], "request %d", i)
 		assert.False(t, q[DimInputTokens].Set)
-		c.add(10 * time.Second)
+		c.Step(10 * time.Second)
 	}
 	_, _, lim, err := m.AdmitRate(ctx, ml, 10)
 	require.NoError(t, err)
@@ -64,10 +53,10 @@ func TestRateMemoryRequests(t *testing.T) {
 	assert.Nil(t, ch, "a request without a verified team is not counted")
 	assert.False(t, q[DimRequests].Set)
 
-	c.add(30 * time.Second)
+	c.Step(30 * time.Second)
 	_, _, lim, _ = m.AdmitRate(ctx, ml, 10)
 	require.NotNil(t, lim, "60 s after the first request it is still counted")
-	c.add(time.Second)
+	c.Step(time.Second)
 	_, q, lim, _ = m.AdmitRate(ctx, ml, 10)
 	require.Nil(t, lim, "the first second left the window")
 	assert.Equal(t, int64(0), q[DimRequests].Remaining)
@@ -86,15 +75,15 @@ func TestRateBucketsAreTheWindow(t *testing.T) {
 // TestRateMemoryNeverEarly: a count made at the very end of its second is
 // still counted a minute later: at most N in any 60 seconds.
 func TestRateMemoryNeverEarly(t *testing.T) {
-	c := &clock{t: time.Unix(3_000_000, 999_000_000)}
-	m := NewRateMemory([]proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(3_000_000, 999_000_000))
+	m := NewRateMemory([]proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}}, c.Now)
 	ctx := context.Background()
 	_, _, lim, _ := m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.Nil(t, lim)
-	c.add(59*time.Second + 2*time.Millisecond) // 59.002 s later: the next second's start + 59 s
+	c.Step(59*time.Second + 2*time.Millisecond) // 59.002 s later: the next second's start + 59 s
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.NotNil(t, lim, "not within a minute")
-	c.add(time.Second) // 60.002 s after it
+	c.Step(time.Second) // 60.002 s after it
 	_, _, lim, _ = m.AdmitRate(ctx, Subject{Team: "ml"}, 1)
 	require.Nil(t, lim, "a minute has passed")
 }
@@ -103,8 +92,8 @@ func TestRateMemoryNeverEarly(t *testing.T) {
 // reported prompt; output tokens count at settlement; a scope key limit
 // counts only the keys it lists, and a release gives the admission back.
 func TestRateMemoryTokens(t *testing.T) {
-	c := &clock{t: time.Unix(2_000_000, 0)}
-	m := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.now)
+	c := clocktesting.NewFakeClock(time.Unix(2_000_000, 0))
+	m := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.Now)
 	ctx := context.Background()
 	batch := Subject{Team: "ml", Key: "batch"}
 
@@ -120,7 +109,7 @@ func TestRateMemoryTokens(t *testing.T) {
 	_, _, lim, _ = m.AdmitRate(ctx, batch, 10)
 	require.NotNil(t, lim, "50 output tokens reach the cap of 50")
 
-	m2 := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.now)
+	m2 := NewRateMemory([]proxyapi.RateLimit{keyTPM}, c.Now)
 	ch, _, _, _ = m2.AdmitRate(ctx, batch, 100)
 	_, _, lim, _ = m2.AdmitRate(ctx, batch, 1)
 	require.NotNil(t, lim, "the estimate counts until settled")
@@ -186,7 +175,7 @@ func TestStoreRateLimitAcrossReplicas(t *testing.T) {
 	require.Len(t, st, 1)
 	assert.Equal(t, proxyapi.RateLimitStatus{Name: "rpm", Counting: 1, Utilization: "1.000000"}, st[0])
 	assert.Equal(t, st, b.RateStatus(), "every replica reports the shared count")
-	r, err := rateUsage.Run(context.Background(), a.rdb, []string{a.rateKey(&a.rates[0], "team:ml")}, rateWidthUS, RateBuckets).Int64Slice()
+	r, err := usage.Run(context.Background(), a.rdb, []string{a.rateKey(&a.rates[0], "team:ml")}, rateWidthUS, RateBuckets).Int64Slice()
 	require.NoError(t, err)
 	assert.Equal(t, []int64{n, 5 * n, 10 * n}, r, "requests, input and output of the served ones, each settled once")
 }
@@ -265,4 +254,56 @@ func TestRequestsOnlyLimitIsNotSettled(t *testing.T) {
 		ch.Settle(5, 10)
 		assert.Equal(t, tc.want, h.n.Load(), "%s: Redis commands for one admitted and settled request", tc.lim.Name)
 	}
+}
+
+// TestBoundedCounter: the counters of a team-scoped budget or rate limit
+// are bounded; past MaxTeamsPerBudget keys the idle ones are dropped, and
+// while none is idle every further key shares one overflow counter.
+func TestBoundedCounter(t *testing.T) {
+	type ctr struct{ busy bool }
+	idle := func(c *ctr) bool { return !c.busy }
+	m := map[string]*ctr{}
+	for i := range MaxTeamsPerBudget {
+		boundedCounter(m, strconv.Itoa(i), idle).busy = true
+	}
+	first := m["0"]
+	assert.Same(t, first, boundedCounter(m, "0", idle), "a known key keeps its counter")
+
+	a := boundedCounter(m, "new-a", idle)
+	a.busy = true
+	assert.Same(t, a, boundedCounter(m, "new-b", idle), "past the bound, new keys share one counter")
+	assert.Nil(t, m["new-a"])
+	assert.Equal(t, MaxTeamsPerBudget+1, len(m), "the keys and the overflow counter")
+
+	first.busy, m["1"].busy = false, false
+	c := boundedCounter(m, "new-c", idle)
+	assert.NotSame(t, a, c, "idle keys were dropped, so a new key gets its own counter")
+	assert.Same(t, c, m["new-c"])
+	assert.Nil(t, m["0"])
+	assert.Nil(t, m["1"])
+}
+
+// TestStatusWhileTheStoreIsDown: while Redis does not answer, the budgets'
+// and the rate limits' status is this replica's own count.
+func TestStatusWhileTheStoreIsDown(t *testing.T) {
+	cfg := &proxyapi.Config{Router: proxyapi.RouterInfo{Name: "r", Namespace: "ns"}, Policy: proxyapi.Policy{
+		Budgets:    []proxyapi.Budget{{Name: "cap", Scope: "router", MaxTokens: 1000, Window: proxyapi.Duration{Duration: time.Hour}}},
+		RateLimits: []proxyapi.RateLimit{{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 5}},
+	}}
+	s, err := NewStore(cfg, StoreOptions{URL: "redis://127.0.0.1:1/0", Timeout: storeTimeout, Failure: "open"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	ch, ex, err := s.Admit(ctx, "", nil, 0)
+	require.NoError(t, err)
+	require.Nil(t, ex)
+	ch.Add(100, 0)
+	_, _, l, err := s.AdmitRate(ctx, Subject{Team: "ml"}, 1)
+	require.NoError(t, err)
+	require.Nil(t, l)
+
+	st := s.Status()
+	require.Len(t, st, 1)
+	assert.Equal(t, int64(100), st[0].TokensUsed, "this replica's count")
+	assert.Equal(t, []proxyapi.RateLimitStatus{{Name: "one", Counting: 1, Utilization: "0.200000"}}, s.RateStatus())
 }

@@ -7,7 +7,9 @@ package budget
 // and dimension: "r<second>" requests, "t<second>" input tokens,
 // "u<second>" output tokens. The token fields are named as a budget's token
 // and money fields so that a settlement is the budgets' own once-only
-// settleReserved script (input delta as its tokens, output as its money).
+// settleReserved script (input delta as its tokens, output as its money),
+// and so is a release (the request and the input estimate given back), and
+// the status reads the budgets' usage script.
 // Seconds are Redis's clock (TIME), as for the budgets. Admission is one
 // script per counter: it sums the live seconds, refuses at a cap (answering
 // when enough of the window leaves) and otherwise counts the request and the
@@ -103,38 +105,6 @@ sum.r, sum.t = sum.r + 1, sum.t + addI
 return standing(0, 0)
 `)
 
-// rateRelease gives back an admission (KEYS[2] names its second): one
-// request and the input estimate (ARGV[3]), once; a reservation not there
-// yet is left a tombstone, so it never counts.
-var rateRelease = redis.NewScript(`
-local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local est = tonumber(ARGV[3])
-local ttl = math.ceil(width * n / 1000) + 1000
-local v = redis.call('GET', KEYS[2])
-redis.call('SET', KEYS[2], 'x', 'PX', ttl)
-if not v or v == 'x' then return 2 end
-local ep = tonumber(v)
-local t = redis.call('TIME')
-if math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width) - ep >= n then return 0 end
-redis.call('HINCRBY', KEYS[1], 'r' .. ep, -1)
-if est ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, -est) end
-return 1
-`)
-
-// rateUsage sums one counter's live seconds: {requests, input, output}.
-var rateUsage = redis.NewScript(`
-local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local t = redis.call('TIME')
-local ep = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width)
-local sum = {r = 0, t = 0, u = 0}
-local h = redis.call('HGETALL', KEYS[1])
-for i = 1, #h, 2 do
-  local d, e = string.sub(h[i], 1, 1), tonumber(string.sub(h[i], 2))
-  if ep - e < n and sum[d] then sum[d] = sum[d] + tonumber(h[i + 1]) end
-end
-return {sum.r, sum.t, sum.u}
-`)
-
 var rateWidthUS = rateWidth.Microseconds()
 
 func (s *Store) rateKey(l *rateLimit, subject string) string {
@@ -191,7 +161,7 @@ func (s *Store) AdmitRate(ctx context.Context, who Subject, estInput int64) (Rat
 				err = fmt.Errorf("rate limit %s: unexpected answer %v", l.cfg.Name, r)
 			}
 			// The reply is lost, not necessarily the admission: release
-			// it with the others (rateRelease is right whichever runs first).
+			// it with the others (settleReserved is right whichever runs first).
 			ch.res = append(ch.res, res)
 			go ch.Release()
 			return s.rateDown(ctx, err, who, estInput)
@@ -260,7 +230,8 @@ func (c *storeRateCharge) Settle(input, output int64) {
 	c.res = nil
 }
 
-// Release gives the admissions back.
+// Release gives the admissions back: each one's request and input
+// estimate, through the settlement of its reservation.
 func (c *storeRateCharge) Release() {
 	if c == nil {
 		return
@@ -271,7 +242,7 @@ func (c *storeRateCharge) Release() {
 	}
 	for _, r := range c.res {
 		ctx, cancel := context.WithTimeout(context.Background(), c.s.timeout)
-		err := rateRelease.Run(ctx, c.s.rdb, []string{r.key, r.id}, rateWidthUS, RateBuckets, c.estInput).Err()
+		err := settleReserved.Run(ctx, c.s.rdb, []string{r.key, r.id}, rateWidthUS, RateBuckets, -c.estInput, 0, -1).Err()
 		cancel()
 		if err != nil {
 			c.s.failed(err)
@@ -286,31 +257,30 @@ const maxStatusSubjects = 1000
 // RateStatus reports every limit from the shared count (every replica
 // reports the same); while the store is down, from the local count.
 func (s *Store) RateStatus() []proxyapi.RateLimitStatus {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*s.timeout)
-	defer cancel()
-	out := make([]proxyapi.RateLimitStatus, 0, len(s.rates))
-	for i := range s.rates {
-		l := &s.rates[i]
-		subjects, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.rateSubjectsKey(l), Start: 0, Stop: maxStatusSubjects - 1, Rev: true}).Result()
-		if err != nil {
-			return s.localRate.RateStatus()
-		}
-		st := proxyapi.RateLimitStatus{Name: l.cfg.Name}
-		util := 0.0
-		for _, subj := range subjects {
-			r, err := rateUsage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
-			if err != nil {
-				return s.localRate.RateStatus()
-			}
-			sums := [numDims]int64{r[0], r[1], r[2]}
-			if sums == [numDims]int64{} {
-				continue
-			}
-			st.Counting++
-			util = max(util, l.utilization(sums))
-		}
-		st.Utilization = formatUtilization(util)
-		out = append(out, st)
+	return sharedStatus(s, s.rates, s.rateStatus, s.localRate.RateStatus)
+}
+
+// rateStatus is l's standing from the shared count: the subjects counting
+// and the highest utilization among them.
+func (s *Store) rateStatus(ctx context.Context, l *rateLimit) (proxyapi.RateLimitStatus, error) {
+	subjects, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.rateSubjectsKey(l), Start: 0, Stop: maxStatusSubjects - 1, Rev: true}).Result()
+	if err != nil {
+		return proxyapi.RateLimitStatus{}, err
 	}
-	return out
+	st := proxyapi.RateLimitStatus{Name: l.cfg.Name}
+	util := 0.0
+	for _, subj := range subjects {
+		r, err := usage.Run(ctx, s.rdb, []string{s.rateKey(l, subj)}, rateWidthUS, RateBuckets).Int64Slice()
+		if err != nil {
+			return proxyapi.RateLimitStatus{}, err
+		}
+		sums := [numDims]int64{r[0], r[1], r[2]}
+		if sums == [numDims]int64{} {
+			continue
+		}
+		st.Counting++
+		util = max(util, l.utilization(sums))
+	}
+	st.Utilization = formatUtilization(util)
+	return st, nil
 }

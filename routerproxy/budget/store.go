@@ -40,6 +40,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
+	"github.com/llmkube/llmkube-compile/routerproxy/internal/tick"
 )
 
 // BucketsPerWindow is the rolling window's precision: a window of W is kept
@@ -278,16 +279,18 @@ end
 return {0, 0, ep}
 `)
 
-// settleReserved settles a reservation (KEYS[2]) once: it adds the delta to
-// the bucket the reservation went to (if still inside the window) and
-// leaves a tombstone, so a retry whose first try was applied does nothing.
-// A reservation not there (its admission's reply was lost, and the proxy
-// cancels it with the estimate's negative) may not have run yet: the
-// tombstone stops it from running later. So an admission whose reply is
-// lost is never counted, whichever arrives first.
+// settleReserved settles a reservation (KEYS[2]) once: it adds the deltas
+// (ARGV[3] to field t, ARGV[4] to u, and ARGV[5], when given, to r: a
+// rate limit's release gives its request back) to the bucket the
+// reservation went to (if still inside the window) and leaves a tombstone,
+// so a retry whose first try was applied does nothing. A reservation not
+// there (its admission's reply was lost, and the proxy cancels it with the
+// estimate's negative) may not have run yet: the tombstone stops it from
+// running later. So an admission whose reply is lost is never counted,
+// whichever arrives first. Budgets and rate limits settle through it.
 var settleReserved = redis.NewScript(`
 local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
-local dT, dU = tonumber(ARGV[3]), tonumber(ARGV[4])
+local dT, dU, dR = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]) or 0
 local ttl = math.ceil(width * n / 1000) + 1000
 local v = redis.call('GET', KEYS[2])
 redis.call('SET', KEYS[2], 'x', 'PX', ttl)
@@ -296,6 +299,7 @@ local ep = tonumber(v)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if math.floor(now / width) - ep >= n then return 0 end
+if dR ~= 0 then redis.call('HINCRBY', KEYS[1], 'r' .. ep, dR) end
 if dT ~= 0 then redis.call('HINCRBY', KEYS[1], 't' .. ep, dT) end
 if dU ~= 0 then redis.call('HINCRBY', KEYS[1], 'u' .. ep, dU) end
 redis.call('PEXPIRE', KEYS[1], ttl)
@@ -319,20 +323,20 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(width * n / 1000) + 1000)
 return 1
 `)
 
-// usage sums one counter's live buckets.
+// usage sums one counter's live buckets by field: {r, t, u} (a budget's
+// counter holds tokens in t and micro-USD in u; a rate limit's, requests,
+// input and output tokens).
 var usage = redis.NewScript(`
 local width, n = tonumber(ARGV[1]), tonumber(ARGV[2])
 local t = redis.call('TIME')
 local ep = math.floor((tonumber(t[1]) * 1000000 + tonumber(t[2])) / width)
+local sum = {r = 0, t = 0, u = 0}
 local h = redis.call('HGETALL', KEYS[1])
-local sumT, sumU = 0, 0
 for i = 1, #h, 2 do
-  local e = tonumber(string.sub(h[i], 2))
-  if ep - e < n then
-    if string.sub(h[i], 1, 1) == 't' then sumT = sumT + tonumber(h[i + 1]) else sumU = sumU + tonumber(h[i + 1]) end
-  end
+  local d, e = string.sub(h[i], 1, 1), tonumber(string.sub(h[i], 2))
+  if ep - e < n and sum[d] then sum[d] = sum[d] + tonumber(h[i + 1]) end
 end
-return {sumT, sumU}
+return {sum.r, sum.t, sum.u}
 `)
 
 // reservation is one counter's share of an admitted request.
@@ -556,24 +560,17 @@ func (s *Store) Healthy() (bool, string) {
 // or settlements that could not be sent) and probes the store, every
 // interval until ctx ends.
 func (s *Store) Reconcile(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	tick.Every(ctx, interval, func() {
 		pctx, cancel := context.WithTimeout(ctx, s.timeout)
 		err := s.rdb.Ping(pctx).Err()
 		cancel()
 		if err != nil {
 			s.failed(err)
-			continue
+			return
 		}
 		s.answered()
 		s.flush(ctx)
-	}
+	})
 }
 
 func (s *Store) flush(ctx context.Context) {
@@ -606,42 +603,57 @@ func (s *Store) flush(ctx context.Context) {
 // Status reports every budget's use from the shared count (every replica
 // reports the same); while the store is down, from the local count.
 func (s *Store) Status() []proxyapi.BudgetStatus {
+	return sharedStatus(s, s.budgets, s.budgetStatus, s.local.Status)
+}
+
+// sharedStatus is the status of each of items (budgets, rate limits), read
+// by shared from the shared count; if the store does not answer, local's
+// status from this replica's count instead.
+func sharedStatus[C, S any](s *Store, items []C, shared func(context.Context, *C) (S, error), local func() []S) []S {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*s.timeout)
 	defer cancel()
-	out := make([]proxyapi.BudgetStatus, 0, len(s.budgets))
-	for i := range s.budgets {
-		b := &s.budgets[i]
-		keys := []string{s.counterKey(b, "")}
-		if b.cfg.Scope == proxyapi.ScopeTeam {
-			teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
-			if err != nil {
-				return s.local.Status()
-			}
-			keys = keys[:0]
-			for _, t := range teams {
-				keys = append(keys, s.counterKey(b, t))
-			}
+	out := make([]S, 0, len(items))
+	for i := range items {
+		st, err := shared(ctx, &items[i])
+		if err != nil {
+			return local()
 		}
-		var tokens, micro int64
-		util := 0.0
-		for _, k := range keys {
-			r, err := usage.Run(ctx, s.rdb, []string{k}, b.widthUS, BucketsPerWindow).Int64Slice()
-			if err != nil {
-				return s.local.Status()
-			}
-			tokens += r[0]
-			micro += r[1]
-			f := 0.0
-			if b.maxTokens > 0 {
-				f = float64(r[0]) / float64(b.maxTokens)
-			}
-			if b.maxMicro > 0 {
-				f = max(f, float64(r[1])/float64(b.maxMicro))
-			}
-			util = max(util, f)
-		}
-		out = append(out, proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
-			Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)})
+		out = append(out, st)
 	}
 	return out
+}
+
+// budgetStatus is b's use from the shared count.
+func (s *Store) budgetStatus(ctx context.Context, b *storeBudget) (proxyapi.BudgetStatus, error) {
+	keys := []string{s.counterKey(b, "")}
+	if b.cfg.Scope == proxyapi.ScopeTeam {
+		teams, err := s.rdb.ZRange(ctx, s.teamsKey(b), 0, -1).Result()
+		if err != nil {
+			return proxyapi.BudgetStatus{}, err
+		}
+		keys = keys[:0]
+		for _, t := range teams {
+			keys = append(keys, s.counterKey(b, t))
+		}
+	}
+	var tokens, micro int64
+	util := 0.0
+	for _, k := range keys {
+		r, err := usage.Run(ctx, s.rdb, []string{k}, b.widthUS, BucketsPerWindow).Int64Slice()
+		if err != nil {
+			return proxyapi.BudgetStatus{}, err
+		}
+		tokens += r[1]
+		micro += r[2]
+		f := 0.0
+		if b.maxTokens > 0 {
+			f = float64(r[1]) / float64(b.maxTokens)
+		}
+		if b.maxMicro > 0 {
+			f = max(f, float64(r[2])/float64(b.maxMicro))
+		}
+		util = max(util, f)
+	}
+	return proxyapi.BudgetStatus{Name: b.cfg.Name, TokensUsed: tokens, USDUsed: engine.Money(micro * microPerPico).String(),
+		Utilization: strconv.FormatFloat(min(util, 1), 'f', 6, 64)}, nil
 }

@@ -197,5 +197,5 @@ func counted(t *testing.T, s *Store) int64 {
 	b := &s.budgets[0]
 	r, err := usage.Run(context.Background(), s.rdb, []string{s.counterKey(b, "")}, b.widthUS, BucketsPerWindow).Int64Slice()
 	require.NoError(t, err)
-	return r[0]
+	return r[1]
 }

@@ -112,11 +112,17 @@ func benchConfig() *proxyapi.Config {
 	return cfg
 }
 
-func BenchmarkRoute20Rules(b *testing.B) {
+// benchEngine is the engine of benchConfig and the classification of req.
+func benchEngine(b *testing.B, req *Request) (*Engine, Classification) {
+	b.Helper()
 	e, err := New(benchConfig(), Options{})
 	require.NoError(b, err)
+	return e, e.Classify(req.Header, nil)
+}
+
+func BenchmarkRoute20Rules(b *testing.B) {
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
-	cls := e.Classify(req.Header, nil)
+	e, cls := benchEngine(b, req)
 	b.ReportAllocs()
 	for b.Loop() {
 		rt, err := e.Route(req, cls)
@@ -127,10 +133,8 @@ func BenchmarkRoute20Rules(b *testing.B) {
 }
 
 func BenchmarkRouteDefault(b *testing.B) {
-	e, err := New(benchConfig(), Options{})
-	require.NoError(b, err)
 	req := &Request{Model: "model-3", Header: map[string][]string{}}
-	cls := e.Classify(req.Header, nil)
+	e, cls := benchEngine(b, req)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := e.Route(req, cls); err != nil {
@@ -140,10 +144,8 @@ func BenchmarkRouteDefault(b *testing.B) {
 }
 
 func BenchmarkRouteParallel(b *testing.B) {
-	e, err := New(benchConfig(), Options{})
-	require.NoError(b, err)
 	req := &Request{Model: "target-large", Header: map[string][]string{"X-Tenant": {"gold"}, "X-Llmkube-Task-Complexity": {"complex"}}}
-	cls := e.Classify(req.Header, nil)
+	e, cls := benchEngine(b, req)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {

@@ -111,6 +111,23 @@ func Claims(team string) jwt.MapClaims {
 	return jwt.MapClaims{"iss": IssuerURL, "sub": "alice", "team": team, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 }
 
+// Token is a valid token of team (Claims) signed RS256 with "rsa-1".
+func (is *Issuer) Token(t testing.TB, team string) string {
+	t.Helper()
+	return is.TokenFor(t, team, nil)
+}
+
+// TokenFor is Token with the audience aud (a string or a list of them;
+// none when nil).
+func (is *Issuer) TokenFor(t testing.TB, team string, aud any) string {
+	t.Helper()
+	c := Claims(team)
+	if aud != nil {
+		c["aud"] = aud
+	}
+	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
+}
+
 // Sign signs claims with the key kid.
 func (is *Issuer) Sign(t testing.TB, method jwt.SigningMethod, kid string, c jwt.MapClaims) string {
 	t.Helper()
@@ -127,4 +144,15 @@ func (is *Issuer) Sign(t testing.TB, method jwt.SigningMethod, kid string, c jwt
 	s, err := tok.SignedString(key)
 	require.NoError(t, err)
 	return s
+}
+
+// Bearer is an http.RoundTripper that presents its token as a bearer token
+// on every request (an SDK client's transport).
+type Bearer string
+
+// RoundTrip sends r with the Authorization header set.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }

@@ -1,0 +1,34 @@
+package tick
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestEvery: f runs round after round until ctx ends, and then Every
+// returns.
+func TestEvery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var rounds atomic.Int64
+	done := make(chan struct{})
+	go func() { Every(ctx, time.Millisecond, func() { rounds.Add(1) }); close(done) }()
+	require.Eventually(t, func() bool { return rounds.Load() >= 3 }, 30*time.Second, time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Every did not return after its context ended")
+	}
+}
+
+// TestSleep: Sleep waits out its time, and ends early with its context.
+func TestSleep(t *testing.T) {
+	require.True(t, Sleep(context.Background(), time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.False(t, Sleep(ctx, time.Hour))
+}
