@@ -122,6 +122,21 @@ func (r *chatRequest) checkOptions() error {
 // present reports whether a raw field was sent with a value other than null.
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
+// textOrList decodes a member that is a string or an array of T, as the
+// chat, Messages and Responses APIs write content: a string is one item,
+// text's of it. bad is the error when it is neither.
+func textOrList[T any](raw json.RawMessage, text func(string) T, bad string) ([]T, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []T{text(s)}, nil
+	}
+	var list []T
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, errors.New(bad)
+	}
+	return list, nil
+}
+
 // parseStop reads stop, a string or an array of strings, into stops.
 func (r *chatRequest) parseStop() error {
 	if !present(r.Stop) {
@@ -215,13 +230,10 @@ func parseContent(raw json.RawMessage) ([]contentPart, error) {
 	if !present(raw) {
 		return nil, nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []contentPart{{Type: "text", Text: s}}, nil
-	}
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, errors.New("content must be a string or an array of content parts")
+	parts, err := textOrList(raw, func(s string) contentPart { return contentPart{Type: "text", Text: s} },
+		"content must be a string or an array of content parts")
+	if err != nil {
+		return nil, err
 	}
 	for i := range parts {
 		p := &parts[i]
@@ -325,6 +337,84 @@ func toolName(msgs []chatMessage, upto int, id string) string {
 	}
 	return ""
 }
+
+// ---- the chat completions request written for another API ----
+
+// chatOut is the chat completions request the Messages and Responses
+// translations write; each sets the members its own API has.
+type chatOut struct {
+	Model             string          `json:"model"`
+	Messages          []chatOutMsg    `json:"messages"`
+	Tools             []chatOutTool   `json:"tools,omitempty"`
+	ToolChoice        any             `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	MaxTokens         *int64          `json:"max_tokens,omitempty"`
+	Temperature       *float64        `json:"temperature,omitempty"`
+	TopP              *float64        `json:"top_p,omitempty"`
+	TopK              *int64          `json:"top_k,omitempty"`
+	Stop              []string        `json:"stop,omitempty"`
+	User              string          `json:"user,omitempty"`
+	ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
+	Stream            bool            `json:"stream,omitempty"`
+	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// streamWithUsage makes the request a stream when stream is set, one that
+// ends with usage, so that usage reaches the budgets.
+func (o *chatOut) streamWithUsage(stream bool) {
+	o.Stream = stream
+	if stream {
+		o.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+}
+
+type chatOutMsg struct {
+	Role       string        `json:"role"`
+	Content    any           `json:"content"` // string, []chatOutPart, or nil
+	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type chatOutPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatOutImage `json:"image_url,omitempty"`
+}
+
+type chatOutImage struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type chatOutTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+// overChat is the chat completions request sent in place of req, a
+// request of another API whose path ends in endpoint (/messages,
+// /responses): req at the same base's /chat/completions, carrying body
+// (the translated request).
+func overChat(req *http.Request, endpoint string, body []byte) *http.Request {
+	up := req.Clone(req.Context())
+	up.URL.Path = strings.TrimSuffix(strings.TrimSuffix(up.URL.Path, "/"), endpoint) + "/chat/completions"
+	up.URL.RawPath = ""
+	up.Body = newBytesBody(body)
+	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(body), nil }
+	up.ContentLength = int64(len(body))
+	return up
+}
+
+func newBytesBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // ---- responses ----
 
@@ -574,10 +664,11 @@ func errorJSON(typ, code, msg, prefix string) []byte {
 // errorResponse is an OpenAI-style error answer.
 func errorResponse(status int, typ, code, msg string) *http.Response {
 	b := errorJSON(typ, code, msg, "")
-	return newResponse(status, "application/json", io.NopCloser(bytes.NewReader(b)), int64(len(b)))
+	return newResponse(status, "application/json", newBytesBody(b), int64(len(b)))
 }
 
-// errorType is the OpenAI error type of a status.
+// errorType is the OpenAI error type of a status. The Messages API names
+// the client errors alike (MessagesErrorType starts from it).
 func errorType(status int) string {
 	switch {
 	case status == http.StatusUnauthorized:

@@ -75,8 +75,7 @@ func MessagesOverChat(next http.RoundTripper) http.RoundTripper { return message
 type messagesOverChat struct{ next http.RoundTripper }
 
 func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	body, err := readBody(req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +83,8 @@ func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return messagesError(http.StatusBadRequest, "invalid_request_error", err.Error()), nil
 	}
-	up := req.Clone(req.Context())
-	up.URL.Path = strings.TrimSuffix(req.URL.Path, "/messages") + "/chat/completions"
-	up.URL.RawPath, up.URL.RawQuery = "", "" // ?beta=true is the Messages API's
-	up.Body = io.NopCloser(bytes.NewReader(chatBody))
-	up.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(chatBody)), nil }
-	up.ContentLength = int64(len(chatBody))
+	up := overChat(req, "/messages", chatBody)
+	up.URL.RawQuery = "" // ?beta=true is the Messages API's
 	up.Header.Del("Anthropic-Version")
 	up.Header.Del("Anthropic-Beta")
 	resp, err := m.next.RoundTrip(up)
@@ -159,53 +154,6 @@ type msgTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// chat completions request written by the translation.
-type outChat struct {
-	Model             string          `json:"model"`
-	Messages          []outChatMsg    `json:"messages"`
-	MaxTokens         *int64          `json:"max_tokens,omitempty"`
-	Temperature       *float64        `json:"temperature,omitempty"`
-	TopP              *float64        `json:"top_p,omitempty"`
-	TopK              *int64          `json:"top_k,omitempty"`
-	Stop              []string        `json:"stop,omitempty"`
-	Stream            bool            `json:"stream,omitempty"`
-	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
-	Tools             []outChatTool   `json:"tools,omitempty"`
-	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-	User              string          `json:"user,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type outChatMsg struct {
-	Role       string        `json:"role"`
-	Content    any           `json:"content"` // string, []outPart, or nil
-	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
-}
-
-type outPart struct {
-	Type     string    `json:"type"`
-	Text     string    `json:"text,omitempty"`
-	ImageURL *outImage `json:"image_url,omitempty"`
-}
-
-type outImage struct {
-	URL string `json:"url"`
-}
-
-type outChatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
-}
-
 // MessagesToChat parses a Messages request and translates it to a chat
 // completions body (streams ask for usage). An error is the client's 400:
 // what the Messages request holds that chat completions cannot express.
@@ -222,10 +170,8 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 	if len(mr.Messages) == 0 {
 		return nil, nil, errors.New("messages: at least one message is required")
 	}
-	out := outChat{Model: mr.Model, MaxTokens: mr.MaxTokens, Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK, Stop: mr.StopSequences, Stream: mr.Stream}
-	if mr.Stream {
-		out.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
+	out := chatOut{Model: mr.Model, MaxTokens: mr.MaxTokens, Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK, Stop: mr.StopSequences}
+	out.streamWithUsage(mr.Stream)
 	if mr.Metadata != nil {
 		out.User = mr.Metadata.UserID
 	}
@@ -234,7 +180,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 		return nil, nil, err
 	}
 	if sys != "" {
-		out.Messages = append(out.Messages, outChatMsg{Role: "system", Content: sys})
+		out.Messages = append(out.Messages, chatOutMsg{Role: "system", Content: sys})
 	}
 	for i := range mr.Messages {
 		msgs, err := chatMessages(&mr.Messages[i])
@@ -247,7 +193,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, nil, fmt.Errorf("tools[%d]: the server tool %q runs only on an Anthropic backend", i, t.Type)
 		}
-		var ct outChatTool
+		var ct chatOutTool
 		ct.Type, ct.Function.Name, ct.Function.Description, ct.Function.Parameters = "function", t.Name, t.Description, t.InputSchema
 		if !present(ct.Function.Parameters) {
 			ct.Function.Parameters = emptySchema
@@ -264,7 +210,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 			out.ToolChoice = json.RawMessage(`"none"`)
 		case "tool":
 			b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
-			out.ToolChoice = b
+			out.ToolChoice = json.RawMessage(b)
 		default:
 			return nil, nil, fmt.Errorf("tool_choice: unknown type %q", tc.Type)
 		}
@@ -281,13 +227,9 @@ func systemText(raw json.RawMessage) (string, error) {
 	if !present(raw) {
 		return "", nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []msgBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", errors.New("system: must be a string or an array of text blocks")
+	blocks, err := textOrList(raw, textBlock, "system: must be a string or an array of text blocks")
+	if err != nil {
+		return "", err
 	}
 	var parts []string
 	for i, b := range blocks {
@@ -299,48 +241,43 @@ func systemText(raw json.RawMessage) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
+// textBlock is a text given as a string, as a text block.
+func textBlock(s string) msgBlock { return msgBlock{Type: "text", Text: s} }
+
 // blocks reads a message content: a string is one text block.
 func blocks(raw json.RawMessage) ([]msgBlock, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []msgBlock{{Type: "text", Text: s}}, nil
-	}
-	var bs []msgBlock
-	if err := json.Unmarshal(raw, &bs); err != nil {
-		return nil, errors.New("content must be a string or an array of content blocks")
-	}
-	return bs, nil
+	return textOrList(raw, textBlock, "content must be a string or an array of content blocks")
 }
 
 // chatMessages translates one Messages turn: a user turn's tool results
 // become tool messages (first, answering the assistant's calls just
 // before), its text and images one user message; an assistant turn's text
 // and tool uses one assistant message with tool_calls, ids kept.
-func chatMessages(m *msgMessage) ([]outChatMsg, error) {
+func chatMessages(m *msgMessage) ([]chatOutMsg, error) {
 	bs, err := blocks(m.Content)
 	if err != nil {
 		return nil, err
 	}
 	switch m.Role {
 	case "user":
-		var out []outChatMsg
-		var parts []outPart
+		var out []chatOutMsg
+		var parts []chatOutPart
 		for i, b := range bs {
 			switch b.Type {
 			case "text":
-				parts = append(parts, outPart{Type: "text", Text: b.Text})
+				parts = append(parts, chatOutPart{Type: "text", Text: b.Text})
 			case "image":
 				u, err := imageURL(b.Source)
 				if err != nil {
 					return nil, fmt.Errorf("content[%d]: %v", i, err)
 				}
-				parts = append(parts, outPart{Type: "image_url", ImageURL: &outImage{URL: u}})
+				parts = append(parts, chatOutPart{Type: "image_url", ImageURL: &chatOutImage{URL: u}})
 			case "tool_result":
 				text, err := toolResultText(b)
 				if err != nil {
 					return nil, fmt.Errorf("content[%d]: %v", i, err)
 				}
-				out = append(out, outChatMsg{Role: "tool", ToolCallID: b.ToolUseID, Content: text})
+				out = append(out, chatOutMsg{Role: "tool", ToolCallID: b.ToolUseID, Content: text})
 			default:
 				return nil, fmt.Errorf("content[%d]: a %q block is not translated to chat completions", i, b.Type)
 			}
@@ -350,7 +287,7 @@ func chatMessages(m *msgMessage) ([]outChatMsg, error) {
 		}
 		return out, nil
 	case "assistant":
-		msg := outChatMsg{Role: "assistant"}
+		msg := chatOutMsg{Role: "assistant"}
 		var text []string
 		for i, b := range bs {
 			switch b.Type {
@@ -372,17 +309,17 @@ func chatMessages(m *msgMessage) ([]outChatMsg, error) {
 		if len(text) > 0 || len(msg.ToolCalls) == 0 {
 			msg.Content = strings.Join(text, "")
 		}
-		return []outChatMsg{msg}, nil
+		return []chatOutMsg{msg}, nil
 	}
 	return nil, fmt.Errorf("role must be user or assistant, not %q", m.Role)
 }
 
 // userMessage is a user message of parts: plain text when it is one text.
-func userMessage(parts []outPart) outChatMsg {
+func userMessage(parts []chatOutPart) chatOutMsg {
 	if len(parts) == 1 && parts[0].Type == "text" {
-		return outChatMsg{Role: "user", Content: parts[0].Text}
+		return chatOutMsg{Role: "user", Content: parts[0].Text}
 	}
-	return outChatMsg{Role: "user", Content: parts}
+	return chatOutMsg{Role: "user", Content: parts}
 }
 
 // imageURL is an image block's source as an image_url: a data URL for
@@ -681,22 +618,14 @@ func (s *msgStream) end(out *bytes.Buffer) error {
 // MessagesErrorType is the Messages error type of an HTTP status.
 func MessagesErrorType(status int) string {
 	switch {
-	case status == http.StatusUnauthorized:
-		return "authentication_error"
-	case status == http.StatusForbidden:
-		return "permission_error"
-	case status == http.StatusNotFound:
-		return "not_found_error"
 	case status == http.StatusRequestEntityTooLarge:
 		return "request_too_large"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
 	case status == http.StatusServiceUnavailable || status == 529:
 		return "overloaded_error"
 	case status >= 500:
 		return "api_error"
 	}
-	return "invalid_request_error"
+	return errorType(status) // the client errors are named as OpenAI names them
 }
 
 // AppendMessagesError appends a Messages error body.
@@ -711,7 +640,7 @@ func AppendMessagesError(dst []byte, typ, msg string) []byte {
 
 func messagesError(status int, typ, msg string) *http.Response {
 	b := AppendMessagesError(nil, typ, msg)
-	return newResponse(status, "application/json", io.NopCloser(bytes.NewReader(b)), int64(len(b)))
+	return newResponse(status, "application/json", newBytesBody(b), int64(len(b)))
 }
 
 // chatErrorToMessages converts a chat upstream's error answer (below 500)

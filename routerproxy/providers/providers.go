@@ -135,8 +135,7 @@ func (c *common) readRequest(req *http.Request) (*chatRequest, *http.Response) {
 		return nil, errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_endpoint",
 			"provider "+c.name+" serves only /v1/chat/completions through this router")
 	}
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	body, err := readBody(req)
 	if err != nil {
 		return nil, errorResponse(http.StatusBadRequest, "invalid_request_error", "invalid_json", "reading the request body failed")
 	}
@@ -145,6 +144,13 @@ func (c *common) readRequest(req *http.Request) (*chatRequest, *http.Response) {
 		return nil, errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", c.name+": "+err.Error())
 	}
 	return cr, nil
+}
+
+// readBody reads a request's body and closes it.
+func readBody(req *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	return b, err
 }
 
 // send dispatches a translated request; network errors are redacted.

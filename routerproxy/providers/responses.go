@@ -34,8 +34,7 @@ func Responses(next http.RoundTripper) http.RoundTripper { return responsesRT{ne
 type responsesRT struct{ next http.RoundTripper }
 
 func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	body, err := readBody(req)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +42,7 @@ func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return unsupported("responses", err), nil
 	}
-	up := req.Clone(req.Context())
-	u := *req.URL
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/responses") + "/chat/completions"
-	u.RawPath = ""
-	up.URL = &u
-	up.Body = newBytesBody(chat)
-	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(chat), nil }
-	up.ContentLength = int64(len(chat))
+	up := overChat(req, "/responses", chat)
 	up.Header.Set("Content-Type", "application/json")
 	resp, err := t.next.RoundTrip(up)
 	if err != nil {
@@ -70,8 +62,6 @@ func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
 		return chatToResponse(b, base, custom)
 	}}), nil
 }
-
-func newBytesBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // responsesRequest is the Responses request, as far as it is translated;
 // members not named here (metadata, include, reasoning, truncation,
@@ -153,50 +143,6 @@ func customInput(args string) string {
 	return args
 }
 
-// chatOut is the chat completions request the translation writes.
-type chatOut struct {
-	Model             string          `json:"model"`
-	Messages          []chatOutMsg    `json:"messages"`
-	Tools             []chatOutTool   `json:"tools,omitempty"`
-	ToolChoice        any             `json:"tool_choice,omitempty"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-	MaxTokens         *int64          `json:"max_tokens,omitempty"`
-	Temperature       *float64        `json:"temperature,omitempty"`
-	TopP              *float64        `json:"top_p,omitempty"`
-	User              string          `json:"user,omitempty"`
-	ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
-	Stream            bool            `json:"stream,omitempty"`
-	StreamOptions     *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options,omitempty"`
-}
-
-type chatOutMsg struct {
-	Role       string        `json:"role"`
-	Content    any           `json:"content"` // string, []chatOutPart, or nil
-	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
-}
-
-type chatOutPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	ImageURL *struct {
-		URL    string `json:"url"`
-		Detail string `json:"detail,omitempty"`
-	} `json:"image_url,omitempty"`
-}
-
-type chatOutTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-		Strict      *bool           `json:"strict,omitempty"`
-	} `json:"function"`
-}
-
 // ResponsesToChat translates a Responses request body to a chat completions
 // body (stream_options.include_usage set on a stream, so usage reaches the
 // budgets). The error says what cannot be translated.
@@ -209,12 +155,8 @@ func ResponsesToChat(body []byte) (*responsesRequest, []byte, error) {
 		return nil, nil, errf("%s needs state kept between requests, which this router does not keep; only a backend with provider openai (passed through) serves it", f)
 	}
 	out := chatOut{Model: r.Model, ParallelToolCalls: r.ParallelToolCalls, MaxTokens: r.MaxOutputTokens,
-		Temperature: r.Temperature, TopP: r.TopP, User: r.User, Stream: r.Stream}
-	if r.Stream {
-		out.StreamOptions = &struct {
-			IncludeUsage bool `json:"include_usage"`
-		}{true}
-	}
+		Temperature: r.Temperature, TopP: r.TopP, User: r.User}
+	out.streamWithUsage(r.Stream)
 	if r.Instructions != nil && *r.Instructions != "" {
 		out.Messages = append(out.Messages, chatOutMsg{Role: "system", Content: *r.Instructions})
 	}
@@ -365,11 +307,7 @@ func messageItem(i int, it responsesItem) (chatOutMsg, error) {
 			if p.ImageURL == "" {
 				return chatOutMsg{}, errf("input[%d].content[%d]: an input_image by file_id needs OpenAI's file store; send image_url", i, j)
 			}
-			cp := chatOutPart{Type: "image_url", ImageURL: &struct {
-				URL    string `json:"url"`
-				Detail string `json:"detail,omitempty"`
-			}{p.ImageURL, p.Detail}}
-			out = append(out, cp)
+			out = append(out, chatOutPart{Type: "image_url", ImageURL: &chatOutImage{p.ImageURL, p.Detail}})
 			images = true
 		default:
 			return chatOutMsg{}, errf("input[%d].content[%d]: parts of type %q are not translated", i, j, p.Type)
