@@ -43,34 +43,20 @@ func (a *anthropic) url() string {
 }
 
 func (a *anthropic) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := a.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := a.translate(cr)
-	if err != nil {
-		return unsupported("anthropic", err), nil
-	}
-	up, err := postJSON(req.Context(), a.url(), body, cr.Stream, "text/event-stream")
-	if err != nil {
-		return nil, err
-	}
+	return a.roundTrip(req, a, anthropicError)
+}
+
+func (a *anthropic) endpoint(bool) (string, string, error) { return a.url(), "text/event-stream", nil }
+
+func (a *anthropic) authorize(up *http.Request, _ []byte) error {
 	up.Header.Set("X-Api-Key", a.key)
 	up.Header.Set("Anthropic-Version", AnthropicVersion)
-	resp, err := a.send(up)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return a.upstreamError(resp, anthropicError), nil
-	}
-	created := a.now().Unix()
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &antStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: a.model}, tools: map[int]int{}, redact: a.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return a.convert(b, created) }), nil
+	return nil
+}
+
+func (a *anthropic) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	st := &antStream{sse: newSSEReader(resp.Body), ch: ch, tools: map[int]int{}, redact: a.redact}
+	return st.step
 }
 
 // ---- request ----
@@ -269,27 +255,21 @@ func antFinish(r string) string {
 	return "stop"
 }
 
-func (a *anthropic) convert(b []byte, created int64) ([]byte, error) {
-	var r antResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("anthropic: unreadable response: %v", err)
+func (a *anthropic) convert(_ *http.Response, b []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[antResponse](a.name, b)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	for _, c := range r.Content {
 		switch c.Type {
 		case "text":
-			text.WriteString(c.Text)
+			ans.text.WriteString(c.Text)
 		case "tool_use":
-			args := compactJSON(c.Input)
-			calls = append(calls, toolCallOut(c.ID, c.Name, args))
+			ans.call(c.ID, c.Name, c.Input)
 		}
 	}
-	model := r.Model
-	if model == "" {
-		model = a.model
-	}
-	return completion(r.ID, model, created, text.String(), calls, antFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(r.ID, a.modelOf(r.Model), created, antFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 func compactJSON(raw json.RawMessage) string {

@@ -101,41 +101,33 @@ func (b *bedrock) url(stream bool) (*url.URL, error) {
 }
 
 func (b *bedrock) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := b.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := b.translate(cr)
+	return b.roundTrip(req, b, bedrockError)
+}
+
+func (b *bedrock) endpoint(stream bool) (string, string, error) {
+	u, err := b.url(stream)
 	if err != nil {
-		return unsupported("bedrock", err), nil
+		return "", "", err
 	}
-	u, err := b.url(cr.Stream)
-	if err != nil {
-		return nil, err
-	}
-	up, err := postJSON(req.Context(), u.String(), body, cr.Stream, "application/vnd.amazon.eventstream")
-	if err != nil {
-		return nil, err
-	}
+	return u.String(), "application/vnd.amazon.eventstream", nil
+}
+
+// authorize signs the request with SigV4.
+func (b *bedrock) authorize(up *http.Request, body []byte) error {
 	sum := sha256.Sum256(body)
-	if err := b.signer.SignHTTP(req.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
-		return nil, errors.New("bedrock: signing failed")
+	if err := b.signer.SignHTTP(up.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
+		return errors.New("bedrock: signing failed")
 	}
-	resp, err := b.send(up)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return b.upstreamError(resp, bedrockError), nil
-	}
-	created := b.now().Unix()
-	id := "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid")
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: chunker{id: id, created: created, model: b.model}, tools: map[int]int{}, redact: b.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(raw []byte) ([]byte, error) { return b.convert(raw, id, created) }), nil
+	return nil
+}
+
+// answerID is the completion id of an answer: its request id.
+func answerID(resp *http.Response) string { return "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid") }
+
+func (b *bedrock) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	ch.id = answerID(resp)
+	st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: ch, tools: map[int]int{}, redact: b.redact}
+	return st.step
 }
 
 // ---- request ----
@@ -351,22 +343,21 @@ func brFinish(r string) string {
 	return "stop"
 }
 
-func (b *bedrock) convert(raw []byte, id string, created int64) ([]byte, error) {
-	var r brResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("bedrock: unreadable response: %v", err)
+func (b *bedrock) convert(resp *http.Response, raw []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[brResponse](b.name, raw)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	for _, c := range r.Output.Message.Content {
 		switch {
 		case c.Text != nil:
-			text.WriteString(*c.Text)
+			ans.text.WriteString(*c.Text)
 		case c.ToolUse != nil:
-			calls = append(calls, toolCallOut(c.ToolUse.ToolUseID, c.ToolUse.Name, compactJSON(c.ToolUse.Input)))
+			ans.call(c.ToolUse.ToolUseID, c.ToolUse.Name, c.ToolUse.Input)
 		}
 	}
-	return completion(id, b.model, created, text.String(), calls, brFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(answerID(resp), b.model, created, brFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 // bedrockError reads the x-amzn-ErrorType header and the {"message"} body.

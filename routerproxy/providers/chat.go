@@ -480,15 +480,36 @@ func newUsage(prompt, completion, total, cached int64) usage {
 
 func strp(s string) *string { return &s }
 
-// completion builds a non-streamed answer.
-func completion(id, model string, created int64, text string, calls []outToolCall, finish string, u usage) []byte {
-	msg := &outMessage{Role: "assistant", ToolCalls: calls}
-	if text != "" || len(calls) == 0 {
+// answer is a provider's buffered answer as it is converted: its text and
+// tool calls, then the chat.completion of them.
+type answer struct {
+	text  strings.Builder
+	calls []outToolCall
+}
+
+// call adds a tool call, its arguments compacted.
+func (a *answer) call(id, name string, args json.RawMessage) {
+	a.calls = append(a.calls, toolCallOut(id, name, compactJSON(args)))
+}
+
+// completion is the chat.completion JSON of the answer.
+func (a *answer) completion(id, model string, created int64, finish string, u usage) []byte {
+	msg := &outMessage{Role: "assistant", ToolCalls: a.calls}
+	if text := a.text.String(); text != "" || len(a.calls) == 0 {
 		msg.Content = strp(text)
 	}
 	b, _ := json.Marshal(chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
 		Choices: []choice{{Message: msg, FinishReason: strp(finish)}}, Usage: &u})
 	return b
+}
+
+// decodeAnswer decodes a provider's buffered answer.
+func decodeAnswer[T any](provider string, raw []byte) (*T, error) {
+	r := new(T)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, errors.New(provider + ": unreadable response: " + err.Error())
+	}
+	return r, nil
 }
 
 func toolCallOut(id, name, args string) outToolCall {

@@ -121,6 +121,14 @@ func (c *common) redact(s string) string {
 	return s
 }
 
+// modelOf is the model an answer names, the backend's when it names none.
+func (c *common) modelOf(named string) string {
+	if named == "" {
+		return c.model
+	}
+	return named
+}
+
 // chatPath reports whether a proxied path is the chat completions endpoint.
 func chatPath(u *url.URL) bool {
 	return strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/chat/completions")
@@ -153,11 +161,17 @@ func readBody(req *http.Request) ([]byte, error) {
 	return b, err
 }
 
-// send dispatches a translated request; network errors are redacted.
+// send dispatches a translated request; network errors are redacted, of
+// the credentials and of the request's own bearer token (Vertex AI's access
+// token).
 func (c *common) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
-		return nil, errors.New(c.redact(err.Error()))
+		msg := c.redact(err.Error())
+		if tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok && tok != "" {
+			msg = strings.ReplaceAll(msg, tok, "[redacted]")
+		}
+		return nil, errors.New(msg)
 	}
 	return resp, nil
 }

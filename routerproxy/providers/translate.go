@@ -84,6 +84,61 @@ func (t *chatTool) inputSchema() json.RawMessage {
 	return emptySchema
 }
 
+// translator is what each provider does its own way; common.roundTrip does
+// the rest of a chat completion's round trip.
+type translator interface {
+	// translate writes the provider's request body of a chat request (an
+	// error says what the provider cannot take).
+	translate(cr *chatRequest) ([]byte, error)
+	// endpoint is where a translated request goes, and the Accept header of
+	// a stream ("": none).
+	endpoint(stream bool) (url, accept string, err error)
+	// authorize adds the credentials to the upstream request of body.
+	authorize(up *http.Request, body []byte) error
+	// stream converts the provider's stream, writing chunks with ch.
+	stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error
+	// convert converts a buffered answer.
+	convert(resp *http.Response, raw []byte, created int64) ([]byte, error)
+}
+
+// roundTrip is a translator's RoundTrip: the chat request read, translated
+// by t and sent, the answer converted back; parse reads the provider's
+// error answers.
+func (c *common) roundTrip(req *http.Request, t translator, parse func(h http.Header, body []byte) (code, msg string)) (*http.Response, error) {
+	cr, bad := c.readRequest(req)
+	if bad != nil {
+		return bad, nil
+	}
+	body, err := t.translate(cr)
+	if err != nil {
+		return unsupported(c.name, err), nil
+	}
+	url, accept, err := t.endpoint(cr.Stream)
+	if err != nil {
+		return nil, err
+	}
+	up, err := postJSON(req.Context(), url, body, cr.Stream, accept)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.authorize(up, body); err != nil {
+		return nil, err
+	}
+	resp, err := c.send(up)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return c.upstreamError(resp, parse), nil
+	}
+	created := c.now().Unix()
+	var step func(*bytes.Buffer) error
+	if cr.Stream {
+		step = t.stream(resp, chunker{created: created, model: c.model})
+	}
+	return respond(resp, cr.Stream, step, func(raw []byte) ([]byte, error) { return t.convert(resp, raw, created) }), nil
+}
+
 // unsupported is the client's 400 for a request the provider cannot take.
 func unsupported(provider string, err error) *http.Response {
 	return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", provider+": "+err.Error())

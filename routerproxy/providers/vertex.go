@@ -98,14 +98,13 @@ func (v *vertex) url(stream bool) string {
 }
 
 func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := v.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := v.translate(cr)
-	if err != nil {
-		return unsupported("vertex_ai", err), nil
-	}
+	return v.roundTrip(req, v, vertexError)
+}
+
+func (v *vertex) endpoint(stream bool) (string, string, error) { return v.url(stream), "", nil }
+
+// authorize adds an access token of the service account.
+func (v *vertex) authorize(up *http.Request, _ []byte) error {
 	tok, err := v.ts.Token()
 	if err != nil {
 		msg := "vertex_ai: obtaining an access token from the service account failed"
@@ -113,27 +112,15 @@ func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
 		if errors.As(err, &re) && re.Response != nil {
 			msg += " (token endpoint status " + strconv.Itoa(re.Response.StatusCode) + ")"
 		}
-		return nil, errors.New(msg)
-	}
-	up, err := postJSON(req.Context(), v.url(cr.Stream), body, cr.Stream, "")
-	if err != nil {
-		return nil, err
+		return errors.New(msg)
 	}
 	up.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	resp, err := v.send(up)
-	if err != nil {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), tok.AccessToken, "[redacted]"))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return v.upstreamError(resp, vertexError), nil
-	}
-	created := v.now().Unix()
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &gmStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: v.model}, redact: v.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return v.convert(b, created) }), nil
+	return nil
+}
+
+func (v *vertex) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	st := &gmStream{sse: newSSEReader(resp.Body), ch: ch, redact: v.redact}
+	return st.step
 }
 
 // ---- request ----
@@ -375,13 +362,12 @@ func callID(fc *gmFunctionCall, i int) string {
 	return "call_" + strconv.Itoa(i)
 }
 
-func (v *vertex) convert(b []byte, created int64) ([]byte, error) {
-	var r gmResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("vertex_ai: unreadable response: %v", err)
+func (v *vertex) convert(_ *http.Response, b []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[gmResponse](v.name, b)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	finish := "stop"
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
@@ -389,12 +375,12 @@ func (v *vertex) convert(b []byte, created int64) ([]byte, error) {
 			switch {
 			case p.Thought:
 			case p.FunctionCall != nil:
-				calls = append(calls, toolCallOut(callID(p.FunctionCall, len(calls)), p.FunctionCall.Name, compactJSON(p.FunctionCall.Args)))
+				ans.call(callID(p.FunctionCall, len(ans.calls)), p.FunctionCall.Name, p.FunctionCall.Args)
 			case p.Text != nil:
-				text.WriteString(*p.Text)
+				ans.text.WriteString(*p.Text)
 			}
 		}
-		finish = gmFinish(c.FinishReason, len(calls) > 0)
+		finish = gmFinish(c.FinishReason, len(ans.calls) > 0)
 	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
 		finish = "content_filter"
 	}
@@ -402,11 +388,7 @@ func (v *vertex) convert(b []byte, created int64) ([]byte, error) {
 	if r.UsageMetadata != nil {
 		u = r.UsageMetadata.openai()
 	}
-	model := r.ModelVersion
-	if model == "" {
-		model = v.model
-	}
-	return completion("chatcmpl-"+r.ResponseID, model, created, text.String(), calls, finish, u), nil
+	return ans.completion("chatcmpl-"+r.ResponseID, v.modelOf(r.ModelVersion), created, finish, u), nil
 }
 
 // vertexError reads Google's error object (https://cloud.google.com/apis/design/errors),

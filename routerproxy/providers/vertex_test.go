@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -159,4 +160,24 @@ func TestVertexFinishReasons(t *testing.T) {
 		assert.Equal(t, want, gmFinish(in, false), in)
 	}
 	assert.Equal(t, "tool_calls", gmFinish("STOP", true))
+}
+
+// TestVertexSendErrorHidesAccessToken: a transport error that quotes the
+// request (its bearer access token) reaches the proxy without the token.
+func TestVertexSendErrorHidesAccessToken(t *testing.T) {
+	fake := providertest.NewVertex(t, "p", "global", gmModel)
+	failing := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/token" {
+			return http.DefaultTransport.RoundTrip(r)
+		}
+		return nil, errors.New("connection reset sending " + r.Header.Get("Authorization"))
+	})
+	p, err := New(external("gem", "vertex_ai", fake.URL+"/v1/projects/p/locations/global", gmModel, saCred), env(map[string]string{saCred.Env: fake.ServiceAccountJSON}), failing)
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	_, err = p.RoundTrip(req)
+	require.Error(t, err)
+	require.NotEmpty(t, fake.AccessToken())
+	assert.NotContains(t, err.Error(), fake.AccessToken())
+	assert.Equal(t, "connection reset sending Bearer [redacted]", err.Error())
 }
