@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -330,16 +329,12 @@ type antEvent struct {
 
 func (s *antStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	name, data, err := s.sse.next()
+	name, ev, err := nextEvent[antEvent](s.sse, "anthropic")
 	if err == io.EOF {
 		return s.ch.endStream("anthropic", false, "before message_stop", nil)
 	}
 	if err != nil {
 		return err
-	}
-	var ev antEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return fmt.Errorf("anthropic stream: unreadable %s event", name)
 	}
 	if ev.Type == "" {
 		ev.Type = name

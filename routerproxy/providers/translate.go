@@ -179,6 +179,20 @@ func openaiUsage[U interface{ openai() usage }](u *U) *usage {
 	return ptr((*u).openai())
 }
 
+// nextEvent reads the next event of a provider's SSE stream: its name and
+// its data decoded into T (io.EOF at the stream's end).
+func nextEvent[T any](sse *sseReader, provider string) (name string, ev T, err error) {
+	name, data, err := sse.next()
+	if err == nil && json.Unmarshal(data, &ev) != nil {
+		what := "event"
+		if name != "" {
+			what = name + " event"
+		}
+		err = fmt.Errorf("%s stream: unreadable %s", provider, what)
+	}
+	return name, ev, err
+}
+
 // endStream ends a stream at the upstream's EOF: the last chunk with usage
 // when the provider finished, or an error when it stopped short (what names
 // the event it did not send).

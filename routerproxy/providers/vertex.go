@@ -421,16 +421,12 @@ type gmStream struct {
 
 func (s *gmStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	_, data, err := s.sse.next()
+	_, r, err := nextEvent[gmResponse](s.sse, "vertex_ai")
 	if err == io.EOF {
 		return s.ch.endStream("vertex_ai", s.finished, "without a finishReason", openaiUsage(s.usage))
 	}
 	if err != nil {
 		return err
-	}
-	var r gmResponse
-	if err := json.Unmarshal(data, &r); err != nil {
-		return errors.New("vertex_ai stream: unreadable chunk")
 	}
 	if r.Error != nil {
 		return s.ch.fail("vertex_ai", r.Error.Status, s.redact(r.Error.Message), openaiUsage(s.usage))

@@ -97,16 +97,15 @@ func TestVertexRequestMapping(t *testing.T) {
 
 func TestVertexResponse(t *testing.T) {
 	fake, p := vertexBackend(t)
-	_, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-IwqtZ5nnF4m6mNAP2qGWyQY","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
+	assertAnswers(t, fake, p,
+		`{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`,
+		`{"id":"chatcmpl-IwqtZ5nnF4m6mNAP2qGWyQY","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"The sky appears blue because of Rayleigh scattering."},"finish_reason":"stop","logprobs":null}],
-	  "usage":{"prompt_tokens":6,"completion_tokens":10,"total_tokens":16}}`, body)
-
-	fake.SetMode(providertest.Tool)
-	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-6QqtZ_7eNLCBmNAPpOGD4Ac","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
+	  "usage":{"prompt_tokens":6,"completion_tokens":10,"total_tokens":16}}`,
+		`{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`,
+		`{"id":"chatcmpl-6QqtZ_7eNLCBmNAPpOGD4Ac","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_current_weather","arguments":"{\"location\":\"Boston\"}"}}]},"finish_reason":"tool_calls","logprobs":null}],
-	  "usage":{"prompt_tokens":28,"completion_tokens":7,"total_tokens":35}}`, body)
+	  "usage":{"prompt_tokens":28,"completion_tokens":7,"total_tokens":35}}`)
 }
 
 func TestVertexStream(t *testing.T) {
@@ -124,10 +123,7 @@ func TestVertexStream(t *testing.T) {
 	fake.SetMode(providertest.Tool)
 	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	a = assemble(t, body)
-	require.Len(t, a.Calls, 1)
-	assert.Equal(t, "call_0", a.Calls[0].ID)
-	assert.Equal(t, "get_current_weather", a.Calls[0].Name)
-	assert.JSONEq(t, `{"location":"Boston"}`, a.Calls[0].Args)
+	assertOneCall(t, a, "call_0", "get_current_weather", `{"location":"Boston"}`)
 	assert.Equal(t, "tool_calls", a.Finish)
 	assert.Equal(t, int64(35), a.Usage.TotalTokens)
 
