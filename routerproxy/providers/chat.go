@@ -448,6 +448,8 @@ type outDelta struct {
 	ToolCalls []outToolCall `json:"tool_calls,omitempty"`
 }
 
+// outToolCall is a chat tool call, written by the translators and read
+// back from a chat upstream by the Messages and Responses translations.
 type outToolCall struct {
 	Index    *int   `json:"index,omitempty"`
 	ID       string `json:"id,omitempty"`
@@ -456,6 +458,14 @@ type outToolCall struct {
 		Name      string `json:"name,omitempty"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+}
+
+// index is which call a chunk's delta continues (0 when it names none).
+func (c *outToolCall) index() int {
+	if c.Index == nil {
+		return 0
+	}
+	return *c.Index
 }
 
 type usage struct {

@@ -403,15 +403,8 @@ type chatIn struct {
 }
 
 type chatInMsg struct {
-	Content   *string `json:"content"`
-	ToolCalls []struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	Content   *string       `json:"content"`
+	ToolCalls []outToolCall `json:"tool_calls"`
 }
 
 // msgUsageOf is a chat usage in Messages terms: cached prompt tokens are
@@ -583,10 +576,11 @@ func (s *msgStream) step(out *bytes.Buffer) error {
 			writeEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": s.cur, "delta": map[string]string{"type": "text_delta", "text": *d.Content}})
 		}
 		for _, tc := range d.ToolCalls {
-			bi, seen := s.blocks[tc.Index]
+			i := tc.index()
+			bi, seen := s.blocks[i]
 			if !seen {
-				s.openBlock(out, msgOutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(`{}`)}, tc.Index)
-				s.blocks[tc.Index] = s.cur
+				s.openBlock(out, msgOutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(`{}`)}, i)
+				s.blocks[i] = s.cur
 				bi = s.cur
 			} else if bi != s.cur {
 				// Interleaved calls: Messages blocks do not interleave.

@@ -742,10 +742,7 @@ func (s *responsesStream) textDelta(out *bytes.Buffer, d string) {
 }
 
 func (s *responsesStream) toolDelta(out *bytes.Buffer, tc outToolCall) {
-	idx := 0
-	if tc.Index != nil {
-		idx = *tc.Index
-	}
+	idx := tc.index()
 	if s.cur >= 0 && (s.resp.Output[s.cur].Type == "message" || s.curCall != idx) {
 		s.closeItem(out)
 	}
