@@ -2,7 +2,6 @@ package providers
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -91,7 +90,7 @@ type translator interface {
 	// error says what the provider cannot take).
 	translate(cr *chatRequest) ([]byte, error)
 	// endpoint is where a translated request goes, and the Accept header of
-	// a stream ("": none).
+	// a stream ("": the provider is sent none, streamed or not).
 	endpoint(stream bool) (url, accept string, err error)
 	// authorize adds the credentials to the upstream request of body.
 	authorize(up *http.Request, body []byte) error
@@ -117,9 +116,16 @@ func (c *common) roundTrip(req *http.Request, t translator, parse func(h http.He
 	if err != nil {
 		return nil, err
 	}
-	up, err := postJSON(req.Context(), url, body, cr.Stream, accept)
+	up, err := http.NewRequestWithContext(req.Context(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
+	}
+	up.Header.Set("Content-Type", "application/json")
+	if accept != "" && !cr.Stream {
+		accept = "application/json" // a buffered answer is JSON
+	}
+	if accept != "" {
+		up.Header.Set("Accept", accept)
 	}
 	if err := t.authorize(up, body); err != nil {
 		return nil, err
@@ -142,24 +148,6 @@ func (c *common) roundTrip(req *http.Request, t translator, parse func(h http.He
 // unsupported is the client's 400 for a request the provider cannot take.
 func unsupported(provider string, err error) *http.Response {
 	return errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_request", provider+": "+err.Error())
-}
-
-// postJSON is the upstream POST of a translated body. accept, when set, is
-// the Accept header of a streaming request; a buffered one accepts JSON.
-func postJSON(ctx context.Context, url string, body []byte, stream bool, accept string) (*http.Request, error) {
-	up, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	up.Header.Set("Content-Type", "application/json")
-	if accept != "" {
-		if stream {
-			up.Header.Set("Accept", accept)
-		} else {
-			up.Header.Set("Accept", "application/json")
-		}
-	}
-	return up, nil
 }
 
 // respond is the client's response to an upstream 200: a stream converted
