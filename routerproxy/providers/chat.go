@@ -400,18 +400,40 @@ type chatOutTool struct {
 	} `json:"function"`
 }
 
-// overChat is the chat completions request sent in place of req, a
-// request of another API whose path ends in endpoint (/messages,
-// /responses): req at the same base's /chat/completions, carrying body
-// (the translated request).
-func overChat(req *http.Request, endpoint string, body []byte) *http.Request {
+// viaChat serves the requests of another API (Messages, Responses) through
+// next, a chat completions round tripper: a request is translated to a chat
+// completion sent to the same base's /chat/completions, next's answer
+// translated back.
+type viaChat[R any] struct {
+	next     http.RoundTripper
+	endpoint string                               // the API's path: /messages, /responses
+	toChat   func(body []byte) (R, []byte, error) // the translation; its error is the client's 400
+	refuse   func(err error) *http.Response       // that 400, in the API's words
+	prepare  func(up *http.Request)               // drops or sets what differs from the API's own request
+	answer   func(r R, resp *http.Response) *http.Response
+}
+
+func (v viaChat[R]) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
+	}
+	r, chat, err := v.toChat(body)
+	if err != nil {
+		return v.refuse(err), nil
+	}
 	up := req.Clone(req.Context())
-	up.URL.Path = strings.TrimSuffix(strings.TrimSuffix(up.URL.Path, "/"), endpoint) + "/chat/completions"
+	up.URL.Path = strings.TrimSuffix(strings.TrimSuffix(up.URL.Path, "/"), v.endpoint) + "/chat/completions"
 	up.URL.RawPath = ""
-	up.Body = newBytesBody(body)
-	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(body), nil }
-	up.ContentLength = int64(len(body))
-	return up
+	up.Body = newBytesBody(chat)
+	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(chat), nil }
+	up.ContentLength = int64(len(chat))
+	v.prepare(up)
+	resp, err := v.next.RoundTrip(up)
+	if err != nil {
+		return nil, err
+	}
+	return v.answer(r, resp), nil
 }
 
 func newBytesBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }

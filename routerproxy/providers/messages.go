@@ -70,32 +70,26 @@ func (n *anthropicNative) RoundTrip(req *http.Request) (*http.Response, error) {
 // completions upstream: the request is translated to a chat completion
 // (sent to the same base URL's /v1/chat/completions), the answer (a JSON
 // completion, a chunk stream or an error) back to the Messages API.
-func MessagesOverChat(next http.RoundTripper) http.RoundTripper { return messagesOverChat{next} }
+func MessagesOverChat(next http.RoundTripper) http.RoundTripper {
+	return viaChat[*MessagesRequest]{next: next, endpoint: "/messages", toChat: MessagesToChat,
+		refuse: func(err error) *http.Response {
+			return messagesError(http.StatusBadRequest, "invalid_request_error", err.Error())
+		},
+		prepare: func(up *http.Request) {
+			up.URL.RawQuery = "" // ?beta=true is the Messages API's
+			up.Header.Del("Anthropic-Version")
+			up.Header.Del("Anthropic-Beta")
+		},
+		answer: messagesAnswer}
+}
 
-type messagesOverChat struct{ next http.RoundTripper }
-
-func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := readBody(req)
-	if err != nil {
-		return nil, err
-	}
-	mr, chatBody, err := MessagesToChat(body)
-	if err != nil {
-		return messagesError(http.StatusBadRequest, "invalid_request_error", err.Error()), nil
-	}
-	up := overChat(req, "/messages", chatBody)
-	up.URL.RawQuery = "" // ?beta=true is the Messages API's
-	up.Header.Del("Anthropic-Version")
-	up.Header.Del("Anthropic-Beta")
-	resp, err := m.next.RoundTrip(up)
-	if err != nil {
-		return nil, err
-	}
+// messagesAnswer is the Messages answer of a chat upstream's.
+func messagesAnswer(mr *MessagesRequest, resp *http.Response) *http.Response {
 	switch {
 	case resp.StatusCode >= 500:
-		return resp, nil // the proxy fails over and never relays it
+		return resp // the proxy fails over and never relays it
 	case resp.StatusCode != http.StatusOK:
-		return chatErrorToMessages(resp), nil
+		return chatErrorToMessages(resp)
 	}
 	stream := mr.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	var step func(*bytes.Buffer) error
@@ -103,8 +97,7 @@ func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
 		st := &msgStream{sse: newSSEReader(resp.Body), model: mr.Model, stops: mr.StopSequences, blocks: map[int]int{}, cur: -1}
 		step = st.step
 	}
-	out := respond(resp, stream, step, func(b []byte) ([]byte, error) { return ChatToMessages(b, mr.Model, mr.StopSequences) })
-	return out, nil
+	return respond(resp, stream, step, func(b []byte) ([]byte, error) { return ChatToMessages(b, mr.Model, mr.StopSequences) })
 }
 
 // ---- request ----

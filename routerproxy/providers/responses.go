@@ -29,38 +29,28 @@ const ResponsesPath = "/v1/responses"
 // takes Responses requests and answers in the Responses API's shapes. A
 // request it cannot express as a chat completion (a stateful feature, a
 // built-in tool) gets an OpenAI-shaped 400; next is not called.
-func Responses(next http.RoundTripper) http.RoundTripper { return responsesRT{next: next} }
+func Responses(next http.RoundTripper) http.RoundTripper {
+	return viaChat[*responsesRequest]{next: next, endpoint: "/responses", toChat: ResponsesToChat,
+		refuse:  func(err error) *http.Response { return unsupported("responses", err) },
+		prepare: func(up *http.Request) { up.Header.Set("Content-Type", "application/json") },
+		answer:  responsesAnswer}
+}
 
-type responsesRT struct{ next http.RoundTripper }
-
-func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := readBody(req)
-	if err != nil {
-		return nil, err
-	}
-	rr, chat, err := ResponsesToChat(body)
-	if err != nil {
-		return unsupported("responses", err), nil
-	}
-	up := overChat(req, "/responses", chat)
-	up.Header.Set("Content-Type", "application/json")
-	resp, err := t.next.RoundTrip(up)
-	if err != nil {
-		return nil, err
-	}
+// responsesAnswer is the Responses answer of a chat upstream's.
+func responsesAnswer(rr *responsesRequest, resp *http.Response) *http.Response {
 	if resp.StatusCode != http.StatusOK {
 		// An OpenAI-shaped error (the Responses API's errors have the same
 		// shape), or a 5xx the proxy fails over from.
-		return resp, nil
+		return resp
 	}
 	base, custom := rr.echo(), rr.customTools()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		st := &responsesStream{sse: newSSEReader(resp.Body), resp: base, custom: custom}
-		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+		return converted(resp, true, &streamBody{src: resp.Body, step: st.step})
 	}
 	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) {
 		return chatToResponse(b, base, custom)
-	}}), nil
+	}})
 }
 
 // responsesRequest is the Responses request, as far as it is translated;
