@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/smithy-go/encoding/httpbinding"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
@@ -70,21 +71,6 @@ func (b *bedrock) BaseURL() string { return b.base }
 // Region is the signing region.
 func (b *bedrock) Region() string { return b.region }
 
-// escapeLabel escapes a URI label the way the AWS SDKs do: everything but
-// unreserved characters (so a model ARN's ':' and '/' are escaped).
-func escapeLabel(s string) string {
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, "%%%02X", c)
-		}
-	}
-	return sb.String()
-}
-
 func (b *bedrock) url(stream bool) (*url.URL, error) {
 	op := "converse"
 	if stream {
@@ -96,7 +82,7 @@ func (b *bedrock) url(stream bool) (*url.URL, error) {
 	}
 	esc := strings.TrimSuffix(u.EscapedPath(), "/")
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/model/" + b.model + "/" + op
-	u.RawPath = esc + "/model/" + escapeLabel(b.model) + "/" + op
+	u.RawPath = esc + "/model/" + httpbinding.EscapePath(b.model, true) + "/" + op // as the AWS SDKs escape a URI label (a model ARN's ':' and '/' too)
 	return u, nil
 }
 
