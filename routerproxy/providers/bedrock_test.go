@@ -62,6 +62,17 @@ func TestBedrockRegion(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestBedrockModelARN: a model given as an ARN (an inference profile) is one
+// URI label, its ':' and '/' escaped as the AWS SDKs escape them.
+func TestBedrockModelARN(t *testing.T) {
+	const arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-sonnet-20240620-v1:0"
+	p, err := New(external("b", "bedrock", "", arn, bedrockCreds("b")...), env(bedrockEnv("b", "us-east-1", false)), http.DefaultTransport)
+	require.NoError(t, err)
+	u, err := p.(*bedrock).url(true)
+	require.NoError(t, err)
+	assert.Equal(t, "https://bedrock-runtime.us-east-1.amazonaws.com/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2Fus.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream", u.String())
+}
+
 func TestBedrockRequestMapping(t *testing.T) {
 	fake, p := bedrockBackend(t)
 	resp, body := call(t, p, "/v1/chat/completions", `{
