@@ -3,7 +3,6 @@ package providers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,7 +46,7 @@ func turns[B any](msgs []chatMessage, system func(text string), convert func(i i
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no user or assistant message with content")
+		return nil, errf("no user or assistant message with content")
 	}
 	return out, nil
 }
