@@ -61,22 +61,17 @@ func (a *anthropic) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) 
 // ---- request ----
 
 type antRequest struct {
-	Model         string         `json:"model"`
-	MaxTokens     int64          `json:"max_tokens"`
-	System        []antBlock     `json:"system,omitempty"`
-	Messages      []antMessage   `json:"messages"`
-	StopSequences []string       `json:"stop_sequences,omitempty"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	TopP          *float64       `json:"top_p,omitempty"`
-	Stream        bool           `json:"stream,omitempty"`
-	Tools         []antTool      `json:"tools,omitempty"`
-	ToolChoice    *antToolChoice `json:"tool_choice,omitempty"`
-	Metadata      *antMetadata   `json:"metadata,omitempty"`
-}
-
-type antMessage struct {
-	Role    string     `json:"role"`
-	Content []antBlock `json:"content"`
+	Model         string           `json:"model"`
+	MaxTokens     int64            `json:"max_tokens"`
+	System        []antBlock       `json:"system,omitempty"`
+	Messages      []turn[antBlock] `json:"messages"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	TopP          *float64         `json:"top_p,omitempty"`
+	Stream        bool             `json:"stream,omitempty"`
+	Tools         []antTool        `json:"tools,omitempty"`
+	ToolChoice    *antToolChoice   `json:"tool_choice,omitempty"`
+	Metadata      *antMetadata     `json:"metadata,omitempty"`
 }
 
 type antBlock struct {
@@ -129,12 +124,13 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	if cr.User != "" {
 		out.Metadata = &antMetadata{UserID: cr.User}
 	}
-	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) }, antTurn)
+	var err error
+	out.Messages, err = turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) },
+		func(_ int, m *chatMessage) (antBlock, error) {
+			return antBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}, nil
+		}, antBlocks, "assistant")
 	if err != nil {
 		return nil, err
-	}
-	for _, t := range ts {
-		out.Messages = append(out.Messages, antMessage{Role: t.role, Content: t.blocks})
 	}
 	for _, t := range cr.Tools {
 		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.inputSchema()})
@@ -143,22 +139,6 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 		out.ToolChoice = antChoice(cr)
 	}
 	return json.Marshal(out)
-}
-
-// antTurn converts a message other than a system one: a tool result is
-// the user's turn.
-func antTurn(_ int, m *chatMessage) (string, []antBlock, error) {
-	switch m.Role {
-	case "tool":
-		return "user", []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}, nil
-	case "user", "assistant":
-		blocks, err := antBlocks(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return m.Role, blocks, nil
-	}
-	return "", nil, nil
 }
 
 // antBlocks converts a user or assistant message's content parts and tool

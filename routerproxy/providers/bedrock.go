@@ -119,15 +119,10 @@ func (b *bedrock) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) er
 // ---- request ----
 
 type brRequest struct {
-	Messages        []brMessage   `json:"messages"`
-	System          []brBlock     `json:"system,omitempty"`
-	InferenceConfig *brInference  `json:"inferenceConfig,omitempty"`
-	ToolConfig      *brToolConfig `json:"toolConfig,omitempty"`
-}
-
-type brMessage struct {
-	Role    string    `json:"role"`
-	Content []brBlock `json:"content"`
+	Messages        []turn[brBlock] `json:"messages"`
+	System          []brBlock       `json:"system,omitempty"`
+	InferenceConfig *brInference    `json:"inferenceConfig,omitempty"`
+	ToolConfig      *brToolConfig   `json:"toolConfig,omitempty"`
 }
 
 type brBlock struct {
@@ -196,42 +191,22 @@ func bedrockFormat(mt string) string {
 
 func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	var out brRequest
-	toolBlocks := false // the conversation holds tool calls or results
-	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
-		func(_ int, m *chatMessage) (string, []brBlock, error) {
-			role, blocks, err := brTurn(m)
-			toolBlocks = toolBlocks || slices.ContainsFunc(blocks, brToolBlock)
-			return role, blocks, err
-		})
+	var err error
+	out.Messages, err = turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
+		func(_ int, m *chatMessage) (brBlock, error) {
+			return brBlock{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}, nil
+		}, brBlocks, "assistant")
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range ts {
-		out.Messages = append(out.Messages, brMessage{Role: t.role, Content: t.blocks})
-	}
+	toolBlocks := slices.ContainsFunc(out.Messages, func(t turn[brBlock]) bool { return slices.ContainsFunc(t.Blocks, brToolBlock) })
 	if cr.samplingSet() {
 		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
 	}
-	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) {
+	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) { // a conversation with tool calls or results needs the tools
 		out.ToolConfig = brTools(cr)
 	}
 	return json.Marshal(out)
-}
-
-// brTurn converts a message other than a system one: a tool result is the
-// user's turn.
-func brTurn(m *chatMessage) (string, []brBlock, error) {
-	switch m.Role {
-	case "tool":
-		return "user", []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}, nil
-	case "user", "assistant":
-		blocks, err := brBlocks(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return m.Role, blocks, nil
-	}
-	return "", nil, nil
 }
 
 // brToolBlock reports whether a block is a tool call or a tool result.

@@ -12,37 +12,54 @@ import (
 // schemas on the way up; the request, the converted response and the stream's
 // end and failure on the way back.
 
-// turn is one provider message: a role and its blocks. Consecutive messages
-// of one role become one turn, since the providers take alternating roles.
+// turn is one provider message: a role and its blocks, as Anthropic and
+// Bedrock write a message (Vertex AI calls the blocks parts). Consecutive
+// messages of one role become one turn, since the providers take
+// alternating roles.
 type turn[B any] struct {
-	role   string
-	blocks []B
+	Role   string `json:"role"`
+	Blocks []B    `json:"content"`
 }
 
 // turns walks the chat messages in order. System and developer text goes to
-// system; every other message becomes blocks of a role through convert (a
-// message with no blocks is skipped). It is an error when no turn remains.
-func turns[B any](msgs []chatMessage, system func(text string), convert func(i int, m *chatMessage) (role string, blocks []B, err error)) ([]turn[B], error) {
+// system; a tool message is the user's, its block made by result; a user or
+// assistant message is made blocks by blocks, the assistant's under the
+// provider's name for it (assistant). A message with no blocks is skipped.
+// It is an error when no turn remains.
+func turns[B any](msgs []chatMessage, system func(text string), result func(i int, m *chatMessage) (B, error),
+	blocks func(m *chatMessage) ([]B, error), assistant string) ([]turn[B], error) {
 	var out []turn[B]
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Role == "system" || m.Role == "developer" {
+		role := "user"
+		var bs []B
+		var err error
+		switch m.Role {
+		case "system", "developer":
 			if t := m.text(); t != "" {
 				system(t)
 			}
 			continue
+		case "tool":
+			var b B
+			b, err = result(i, m)
+			bs = []B{b}
+		case "assistant":
+			role = assistant
+			bs, err = blocks(m)
+		default: // user
+			bs, err = blocks(m)
 		}
-		role, blocks, err := convert(i, m)
 		if err != nil {
 			return nil, err
 		}
-		if len(blocks) == 0 {
+		if len(bs) == 0 {
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1].role == role {
-			out[n-1].blocks = append(out[n-1].blocks, blocks...)
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Blocks = append(out[n-1].Blocks, bs...)
 		} else {
-			out = append(out, turn[B]{role, blocks})
+			out = append(out, turn[B]{role, bs})
 		}
 	}
 	if len(out) == 0 {

@@ -201,14 +201,14 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 		}
 		out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
 	}
-	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (string, []gmPart, error) {
-		return gmTurn(cr.Messages, i, m)
-	})
+	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (gmPart, error) {
+		return gmToolResponse(cr.Messages, i, m)
+	}, gmParts, "model")
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range ts {
-		out.Contents = append(out.Contents, gmContent{Role: t.role, Parts: t.blocks})
+		out.Contents = append(out.Contents, gmContent{Role: t.Role, Parts: t.Blocks})
 	}
 	if cr.samplingSet() {
 		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
@@ -224,29 +224,14 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// gmTurn converts message i of msgs, other than a system one: a tool
-// result is the user's function response, named after the call it answers;
-// the assistant is the model.
-func gmTurn(msgs []chatMessage, i int, m *chatMessage) (string, []gmPart, error) {
-	switch m.Role {
-	case "tool":
-		name := toolName(msgs, i, m.ToolCallID)
-		if name == "" {
-			return "", nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
-		}
-		return "user", []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: gmToolResult(m.text())}}}, nil
-	case "user", "assistant":
-		role := "user"
-		if m.Role == "assistant" {
-			role = "model"
-		}
-		parts, err := gmParts(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return role, parts, nil
+// gmToolResponse is tool message i of msgs as the user's function
+// response, named after the call it answers.
+func gmToolResponse(msgs []chatMessage, i int, m *chatMessage) (gmPart, error) {
+	name := toolName(msgs, i, m.ToolCallID)
+	if name == "" {
+		return gmPart{}, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
 	}
-	return "", nil, nil
+	return gmPart{FunctionResponse: &gmFunctionResponse{Name: name, Response: gmToolResult(m.text())}}, nil
 }
 
 // gmToolResult is a tool result as a function response: a JSON object as
