@@ -222,13 +222,16 @@ type antResponse struct {
 	Usage      antUsage     `json:"usage"`
 }
 
-func antFinish(r string) string {
+// stopFinish is the finish_reason of a stop reason of Anthropic's or of
+// Bedrock's Converse, which names them as Anthropic does and adds its
+// guardrail's and content filter's.
+func stopFinish(r string) string {
 	switch r {
 	case "max_tokens", "model_context_window_exceeded":
 		return "length"
 	case "tool_use":
 		return "tool_calls"
-	case "refusal":
+	case "refusal", "guardrail_intervened", "content_filtered":
 		return "content_filter"
 	}
 	return "stop"
@@ -248,7 +251,7 @@ func (a *anthropic) convert(_ *http.Response, b []byte, created int64) ([]byte, 
 			ans.call(c.ID, c.Name, c.Input)
 		}
 	}
-	return ans.completion(r.ID, a.modelOf(r.Model), created, antFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(r.ID, a.modelOf(r.Model), created, stopFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 func compactJSON(raw json.RawMessage) string {
@@ -408,7 +411,7 @@ func (s *antStream) messageDelta(ev *antEvent) {
 		}
 	}
 	if ev.Delta != nil && ev.Delta.StopReason != "" {
-		s.ch.finish(antFinish(ev.Delta.StopReason))
+		s.ch.finish(stopFinish(ev.Delta.StopReason))
 	}
 }
 

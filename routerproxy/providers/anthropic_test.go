@@ -215,7 +215,7 @@ func TestUntranslatable(t *testing.T) {
 func TestAnthropicFinishReasons(t *testing.T) {
 	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
 		"model_context_window_exceeded": "length", "tool_use": "tool_calls", "refusal": "content_filter"} {
-		assert.Equal(t, want, antFinish(in), in)
+		assert.Equal(t, want, stopFinish(in), in)
 	}
 }
 

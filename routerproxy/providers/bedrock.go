@@ -292,18 +292,6 @@ type brResponse struct {
 	Usage      brUsage `json:"usage"`
 }
 
-func brFinish(r string) string {
-	switch r {
-	case "max_tokens", "model_context_window_exceeded":
-		return "length"
-	case "tool_use":
-		return "tool_calls"
-	case "guardrail_intervened", "content_filtered":
-		return "content_filter"
-	}
-	return "stop"
-}
-
 func (b *bedrock) convert(resp *http.Response, raw []byte, created int64) ([]byte, error) {
 	r, err := decodeAnswer[brResponse](b.name, raw)
 	if err != nil {
@@ -318,7 +306,7 @@ func (b *bedrock) convert(resp *http.Response, raw []byte, created int64) ([]byt
 			ans.call(c.ToolUse.ToolUseID, c.ToolUse.Name, c.ToolUse.Input)
 		}
 	}
-	return ans.completion(answerID(resp), b.model, created, brFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(answerID(resp), b.model, created, stopFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 // bedrockError reads the x-amzn-ErrorType header and the {"message"} body.
@@ -418,7 +406,7 @@ func (s *brStream) event(typ string, ev *brEvent) {
 		s.blockDelta(ev)
 	case "messageStop":
 		s.stopped = true
-		s.ch.finish(brFinish(ev.StopReason))
+		s.ch.finish(stopFinish(ev.StopReason))
 	case "metadata":
 		if ev.Usage != nil {
 			s.usage = ev.Usage

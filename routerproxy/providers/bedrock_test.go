@@ -189,6 +189,6 @@ func TestBedrockErrors(t *testing.T) {
 func TestBedrockFinishReasons(t *testing.T) {
 	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
 		"guardrail_intervened": "content_filter", "content_filtered": "content_filter", "model_context_window_exceeded": "length"} {
-		assert.Equal(t, want, brFinish(in), in)
+		assert.Equal(t, want, stopFinish(in), in)
 	}
 }
