@@ -125,10 +125,17 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 		out.Metadata = &antMetadata{UserID: cr.User}
 	}
 	var err error
-	out.Messages, err = turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) },
-		func(_ int, m *chatMessage) (antBlock, error) {
+	out.Messages, err = writer[antBlock]{assistant: "assistant",
+		system: func(t string) { out.System = append(out.System, antText(t)) },
+		text:   antText,
+		image:  antImage,
+		call: func(tc *toolCall, args json.RawMessage) antBlock {
+			return antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args}
+		},
+		result: func(_ int, m *chatMessage) (antBlock, error) {
 			return antBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}, nil
-		}, antBlocks, "assistant")
+		},
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -141,28 +148,17 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// antBlocks converts a user or assistant message's content parts and tool
-// calls to content blocks.
-func antBlocks(m *chatMessage) ([]antBlock, error) {
-	var blocks []antBlock
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
-		case p.image != nil && p.image.data != "":
-			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
-		case p.image != nil:
-			if strings.HasPrefix(p.image.url, "gs://") {
-				return nil, errors.New("gs:// image URLs are not supported")
-			}
-			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
-		}
+func antText(t string) antBlock { return antBlock{Type: "text", Text: t} }
+
+// antImage is an image block: base64 data, or a URL Anthropic fetches.
+func antImage(img *image) (antBlock, error) {
+	if img.data != "" {
+		return antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: img.mediaType, Data: img.data}}, nil
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
+	if strings.HasPrefix(img.url, "gs://") {
+		return antBlock{}, errors.New("gs:// image URLs are not supported")
 	}
-	return blocks, nil
+	return antBlock{Type: "image", Source: &antSource{Type: "url", URL: img.url}}, nil
 }
 
 // antChoice is the tool_choice for a request with tools: the OpenAI mode,

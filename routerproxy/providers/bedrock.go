@@ -192,10 +192,17 @@ func bedrockFormat(mt string) string {
 func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	var out brRequest
 	var err error
-	out.Messages, err = turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
-		func(_ int, m *chatMessage) (brBlock, error) {
-			return brBlock{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}, nil
-		}, brBlocks, "assistant")
+	out.Messages, err = writer[brBlock]{assistant: "assistant",
+		system: func(t string) { out.System = append(out.System, brText(t)) },
+		text:   brText,
+		image:  brImageBlock,
+		call: func(tc *toolCall, args json.RawMessage) brBlock {
+			return brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}}
+		},
+		result: func(_ int, m *chatMessage) (brBlock, error) {
+			return brBlock{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{brText(m.text())}}}, nil
+		},
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -212,29 +219,17 @@ func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 // brToolBlock reports whether a block is a tool call or a tool result.
 func brToolBlock(b brBlock) bool { return b.ToolUse != nil || b.ToolResult != nil }
 
-// brBlocks converts a user or assistant message's content parts and tool
-// calls to content blocks.
-func brBlocks(m *chatMessage) ([]brBlock, error) {
-	var blocks []brBlock
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			blocks = append(blocks, brBlock{Text: strp(p.Text)})
-		case p.image != nil:
-			f := bedrockFormat(p.image.mediaType)
-			if p.image.data == "" || f == "" {
-				return nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
-			}
-			img := &brImage{Format: f}
-			img.Source.Bytes = p.image.data
-			blocks = append(blocks, brBlock{Image: img})
-		}
+func brText(t string) brBlock { return brBlock{Text: strp(t)} }
+
+// brImageBlock is an image block: Bedrock takes image bytes only.
+func brImageBlock(img *image) (brBlock, error) {
+	f := bedrockFormat(img.mediaType)
+	if img.data == "" || f == "" {
+		return brBlock{}, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
-	}
-	return blocks, nil
+	bi := &brImage{Format: f}
+	bi.Source.Bytes = img.data
+	return brBlock{Image: bi}, nil
 }
 
 // brTools is the tool configuration: the tools' specs and the choice

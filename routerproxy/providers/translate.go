@@ -21,13 +21,21 @@ type turn[B any] struct {
 	Blocks []B    `json:"content"`
 }
 
-// turns walks the chat messages in order. System and developer text goes to
-// system; a tool message is the user's, its block made by result; a user or
-// assistant message is made blocks by blocks, the assistant's under the
-// provider's name for it (assistant). A message with no blocks is skipped.
-// It is an error when no turn remains.
-func turns[B any](msgs []chatMessage, system func(text string), result func(i int, m *chatMessage) (B, error),
-	blocks func(m *chatMessage) ([]B, error), assistant string) ([]turn[B], error) {
+// writer is how a provider writes the chat messages as its turns of
+// blocks B.
+type writer[B any] struct {
+	assistant string                                     // the provider's name for the assistant's role
+	system    func(text string)                          // takes system and developer text
+	text      func(text string) B                        // a text part
+	image     func(img *image) (B, error)                // an image part; an error: the provider cannot take it
+	call      func(tc *toolCall, args json.RawMessage) B // an assistant's tool call, args a JSON object
+	result    func(i int, m *chatMessage) (B, error)     // tool message i: a tool result, the user's
+}
+
+// turns walks the chat messages in order: system and developer text goes
+// to system, every other message becomes blocks of a role. A message with
+// no blocks is skipped. It is an error when no turn remains.
+func (w writer[B]) turns(msgs []chatMessage) ([]turn[B], error) {
 	var out []turn[B]
 	for i := range msgs {
 		m := &msgs[i]
@@ -37,18 +45,18 @@ func turns[B any](msgs []chatMessage, system func(text string), result func(i in
 		switch m.Role {
 		case "system", "developer":
 			if t := m.text(); t != "" {
-				system(t)
+				w.system(t)
 			}
 			continue
 		case "tool":
 			var b B
-			b, err = result(i, m)
+			b, err = w.result(i, m)
 			bs = []B{b}
 		case "assistant":
-			role = assistant
-			bs, err = blocks(m)
+			role = w.assistant
+			bs, err = w.blocks(m)
 		default: // user
-			bs, err = blocks(m)
+			bs, err = w.blocks(m)
 		}
 		if err != nil {
 			return nil, err
@@ -64,6 +72,30 @@ func turns[B any](msgs []chatMessage, system func(text string), result func(i in
 	}
 	if len(out) == 0 {
 		return nil, errf("no user or assistant message with content")
+	}
+	return out, nil
+}
+
+// blocks converts a user or assistant message's content parts, then its
+// tool calls.
+func (w writer[B]) blocks(m *chatMessage) ([]B, error) {
+	var out []B
+	for _, p := range m.parts {
+		switch {
+		case p.Type == "text" && p.Text != "":
+			out = append(out, w.text(p.Text))
+		case p.image != nil:
+			b, err := w.image(p.image)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+	}
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		args, _ := argsObject(tc.Function.Arguments)
+		out = append(out, w.call(tc, args))
 	}
 	return out, nil
 }

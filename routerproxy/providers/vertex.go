@@ -201,9 +201,14 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 		}
 		out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
 	}
-	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (gmPart, error) {
-		return gmToolResponse(cr.Messages, i, m)
-	}, gmParts, "model")
+	ts, err := writer[gmPart]{assistant: "model", system: system,
+		text:  func(t string) gmPart { return gmPart{Text: strp(t)} },
+		image: gmImage,
+		call: func(tc *toolCall, args json.RawMessage) gmPart {
+			return gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}}
+		},
+		result: func(i int, m *chatMessage) (gmPart, error) { return gmToolResponse(cr.Messages, i, m) },
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
 	}
@@ -245,28 +250,15 @@ func gmToolResult(t string) json.RawMessage {
 	return resp
 }
 
-// gmParts converts a user or assistant message's content parts and tool
-// calls to parts.
-func gmParts(m *chatMessage) ([]gmPart, error) {
-	var parts []gmPart
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			parts = append(parts, gmPart{Text: strp(p.Text)})
-		case p.image != nil && p.image.data != "":
-			parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
-		case p.image != nil:
-			if p.image.mediaType == "" {
-				return nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
-			}
-			parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
-		}
+// gmImage is an image part: inline data, or a file Gemini fetches by URI.
+func gmImage(img *image) (gmPart, error) {
+	if img.data != "" {
+		return gmPart{InlineData: &gmBlob{MimeType: img.mediaType, Data: img.data}}, nil
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
+	if img.mediaType == "" {
+		return gmPart{}, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
 	}
-	return parts, nil
+	return gmPart{FileData: &gmFile{MimeType: img.mediaType, FileURI: img.url}}, nil
 }
 
 // gmChoice is the function calling config for a tool_choice, nil when
