@@ -54,7 +54,7 @@ func (a *anthropic) authorize(up *http.Request, _ []byte) error {
 }
 
 func (a *anthropic) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
-	st := &antStream{sse: newSSEReader(resp.Body), ch: ch, tools: map[int]int{}, redact: a.redact}
+	st := &antStream{sse: newSSEReader(resp.Body), ch: ch, redact: a.redact}
 	return st.step
 }
 
@@ -278,7 +278,6 @@ func anthropicError(_ http.Header, body []byte) (code, msg string) {
 type antStream struct {
 	sse     *sseReader
 	ch      chunker
-	tools   map[int]int // content block index -> tool call index
 	usage   antUsage
 	started bool
 	redact  func(string) string
@@ -365,9 +364,7 @@ func (s *antStream) blockStart(ev *antEvent) {
 	}
 	switch b.Type {
 	case "tool_use":
-		i := len(s.tools)
-		s.tools[ev.Index] = i
-		s.ch.toolStart(i, b.ID, b.Name)
+		i := s.ch.blockCall(ev.Index, b.ID, b.Name)
 		if args := compactJSON(b.Input); args != "{}" {
 			s.ch.toolArgs(i, args)
 		}
@@ -386,9 +383,7 @@ func (s *antStream) blockDelta(ev *antEvent) {
 	case "text_delta":
 		s.ch.text(d.Text)
 	case "input_json_delta":
-		if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
-			s.ch.toolArgs(i, d.PartialJSON)
-		}
+		s.ch.blockArgs(ev.Index, d.PartialJSON)
 	}
 }
 

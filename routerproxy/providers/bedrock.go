@@ -112,7 +112,7 @@ func answerID(resp *http.Response) string { return "chatcmpl-" + resp.Header.Get
 
 func (b *bedrock) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
 	ch.id = answerID(resp)
-	st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: ch, tools: map[int]int{}, redact: b.redact}
+	st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: ch, redact: b.redact}
 	return st.step
 }
 
@@ -326,7 +326,6 @@ type brStream struct {
 	dec     *eventstream.Decoder
 	buf     []byte
 	ch      chunker
-	tools   map[int]int
 	usage   *brUsage
 	stopped bool
 	redact  func(string) string
@@ -393,9 +392,7 @@ func (s *brStream) event(typ string, ev *brEvent) {
 		s.ch.start()
 	case "contentBlockStart":
 		if ev.Start != nil && ev.Start.ToolUse != nil {
-			i := len(s.tools)
-			s.tools[ev.ContentBlockIndex] = i
-			s.ch.toolStart(i, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
+			s.ch.blockCall(ev.ContentBlockIndex, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
 		}
 	case "contentBlockDelta":
 		s.blockDelta(ev)
@@ -417,9 +414,7 @@ func (s *brStream) blockDelta(ev *brEvent) {
 	case d.Text != nil:
 		s.ch.text(*d.Text)
 	case d.ToolUse != nil:
-		if i, ok := s.tools[ev.ContentBlockIndex]; ok && d.ToolUse.Input != "" {
-			s.ch.toolArgs(i, d.ToolUse.Input)
-		}
+		s.ch.blockArgs(ev.ContentBlockIndex, d.ToolUse.Input)
 	}
 }
 

@@ -557,6 +557,28 @@ type chunker struct {
 	out       *bytes.Buffer
 	role      bool // the role chunk was sent
 	finished  bool
+	calls     map[int]int // the tool call started at each of the provider's content blocks
+}
+
+// blockCall starts a tool call at the provider's content block block (the
+// Anthropic and Bedrock streams continue a call by its block) and returns
+// the call's index.
+func (c *chunker) blockCall(block int, id, name string) int {
+	if c.calls == nil {
+		c.calls = map[int]int{}
+	}
+	i := len(c.calls)
+	c.calls[block] = i
+	c.toolStart(i, id, name)
+	return i
+}
+
+// blockArgs continues the tool call started at block with args; nothing
+// when none started there or args is empty.
+func (c *chunker) blockArgs(block int, args string) {
+	if i, ok := c.calls[block]; ok && args != "" {
+		c.toolArgs(i, args)
+	}
 }
 
 func (c *chunker) write(v any) {
