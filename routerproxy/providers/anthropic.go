@@ -74,6 +74,8 @@ type antRequest struct {
 	Metadata      *antMetadata     `json:"metadata,omitempty"`
 }
 
+// antBlock is a content block on the Anthropic Messages wire, both ways:
+// written to Anthropic, and read from a Messages client (messages.go).
 type antBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -82,7 +84,8 @@ type antBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"` // a tool result's: a string or blocks
+	IsError   bool            `json:"is_error,omitempty"`
 }
 
 // antSource is an image block's source on the Anthropic Messages wire, both ways: written
@@ -94,7 +97,11 @@ type antSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// antTool is a tool on the Anthropic Messages wire, both ways: written to
+// Anthropic, and read from a Messages client (messages.go), whose type
+// names a server tool.
 type antTool struct {
+	Type        string          `json:"type,omitempty"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
@@ -133,7 +140,7 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 			return antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args}
 		},
 		result: func(_ int, m *chatMessage) (antBlock, error) {
-			return antBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}, nil
+			return antBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: jsonText(m.text())}, nil
 		},
 	}.turns(cr.Messages)
 	if err != nil {
@@ -148,7 +155,17 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// antText is a text block.
 func antText(t string) antBlock { return antBlock{Type: "text", Text: t} }
+
+// jsonText is a text as a JSON string, nil when empty.
+func jsonText(t string) json.RawMessage {
+	if t == "" {
+		return nil
+	}
+	b, _ := json.Marshal(t)
+	return b
+}
 
 // antImage is an image block: base64 data, or a URL Anthropic fetches.
 func antImage(img *image) (antBlock, error) {

@@ -116,7 +116,7 @@ type MessagesRequest struct {
 	TopP          *float64        `json:"top_p"`
 	TopK          *int64          `json:"top_k"`
 	Stream        bool            `json:"stream"`
-	Tools         []msgTool       `json:"tools"`
+	Tools         []antTool       `json:"tools"`
 	ToolChoice    *antToolChoice  `json:"tool_choice"`
 	Metadata      *antMetadata    `json:"metadata"`
 	Container     json.RawMessage `json:"container"`
@@ -126,25 +126,6 @@ type MessagesRequest struct {
 type msgMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
-}
-
-type msgBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Source    *antSource      `json:"source"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-type msgTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema"`
 }
 
 // MessagesToChat parses a Messages request and translates it to a chat
@@ -220,7 +201,7 @@ func systemText(raw json.RawMessage) (string, error) {
 	if !present(raw) {
 		return "", nil
 	}
-	blocks, err := textOrList(raw, textBlock, "system: must be a string or an array of text blocks")
+	blocks, err := textOrList(raw, antText, "system: must be a string or an array of text blocks")
 	if err != nil {
 		return "", err
 	}
@@ -234,12 +215,9 @@ func systemText(raw json.RawMessage) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
-// textBlock is a text given as a string, as a text block.
-func textBlock(s string) msgBlock { return msgBlock{Type: "text", Text: s} }
-
 // blocks reads a message content: a string is one text block.
-func blocks(raw json.RawMessage) ([]msgBlock, error) {
-	return textOrList(raw, textBlock, "content must be a string or an array of content blocks")
+func blocks(raw json.RawMessage) ([]antBlock, error) {
+	return textOrList(raw, antText, "content must be a string or an array of content blocks")
 }
 
 // chatMessages translates one Messages turn: a user turn's tool results
@@ -331,7 +309,7 @@ func imageURL(s *antSource) (string, error) {
 
 // toolResultText is a tool result's content (a string or text blocks) as
 // the tool message's text; an error result says so first.
-func toolResultText(b msgBlock) (string, error) {
+func toolResultText(b antBlock) (string, error) {
 	var text string
 	if present(b.Content) {
 		bs, err := blocks(b.Content)
