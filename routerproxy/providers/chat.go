@@ -501,6 +501,35 @@ type promptDetails struct {
 	CachedTokens int64 `json:"cached_tokens"`
 }
 
+// chatIn is a chat completion (or chunk) as an upstream writes it, read by
+// the Messages and Responses translations.
+type chatIn struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Message      *chatInMsg      `json:"message"`
+		Delta        *chatInMsg      `json:"delta"`
+		FinishReason string          `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"` // vLLM: the stop string matched
+	} `json:"choices"`
+	Usage *chatUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chatUsage is a chat completion's usage as an upstream writes it: usage
+// and the reasoning tokens among the completion's.
+type chatUsage struct {
+	usage
+	CompletionDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+type chatInMsg struct {
+	Content   *string       `json:"content"`
+	ToolCalls []outToolCall `json:"tool_calls"`
+}
+
 // newUsage fills total when the provider gave none and adds cached details.
 func newUsage(prompt, completion, total, cached int64) usage {
 	u := usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: max(total, prompt+completion)}

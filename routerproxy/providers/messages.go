@@ -359,28 +359,9 @@ type msgUsage struct {
 	CacheReadInputTokens int64 `json:"cache_read_input_tokens,omitempty"`
 }
 
-// chatIn is a chat completion (or chunk) as an upstream writes it.
-type chatIn struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Message      *chatInMsg      `json:"message"`
-		Delta        *chatInMsg      `json:"delta"`
-		FinishReason string          `json:"finish_reason"`
-		StopReason   json.RawMessage `json:"stop_reason"` // vLLM: the stop string matched
-	} `json:"choices"`
-	Usage *usage           `json:"usage"`
-	Error *json.RawMessage `json:"error"`
-}
-
-type chatInMsg struct {
-	Content   *string       `json:"content"`
-	ToolCalls []outToolCall `json:"tool_calls"`
-}
-
 // msgUsageOf is a chat usage in Messages terms: cached prompt tokens are
 // cache reads, not input.
-func msgUsageOf(u *usage) msgUsage {
+func msgUsageOf(u *chatUsage) msgUsage {
 	if u == nil {
 		return msgUsage{}
 	}
@@ -466,7 +447,7 @@ type msgStream struct {
 	next    int         // the next block's index
 	finish  string
 	matched json.RawMessage
-	usage   *usage
+	usage   *chatUsage
 	done    bool
 }
 
@@ -522,9 +503,9 @@ func (s *msgStream) step(out *bytes.Buffer) error {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return errors.New("the upstream's chat stream sent an event that is not JSON")
 	}
-	if c.Error != nil {
+	if present(c.Error) {
 		s.start(out, c.ID, c.Model)
-		writeEvent(out, "error", map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": "upstream stream error: " + string(*c.Error)}})
+		writeEvent(out, "error", map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": "upstream stream error: " + string(c.Error)}})
 		s.done = true
 		return errors.New("the upstream's chat stream reported an error")
 	}

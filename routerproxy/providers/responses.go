@@ -512,19 +512,6 @@ type responsesUsage struct {
 	TotalTokens int64 `json:"total_tokens"`
 }
 
-// chatUsage is a chat completion's usage, as far as it is read.
-type chatUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-	PromptDetails    *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionDetails *struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
 func (u *chatUsage) responses() *responsesUsage {
 	if u == nil {
 		return nil
@@ -603,18 +590,7 @@ func customOutput(id, callID, name, input, status string) outputItem {
 
 // chatToResponse translates a chat completion to a Response.
 func chatToResponse(b []byte, o responseObject, custom map[string]bool) ([]byte, error) {
-	var c struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content   *string       `json:"content"`
-				Refusal   *string       `json:"refusal"`
-				ToolCalls []outToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatUsage `json:"usage"`
-	}
+	var c chatIn
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("upstream chat completion: %v", err)
 	}
@@ -622,15 +598,19 @@ func chatToResponse(b []byte, o responseObject, custom map[string]bool) ([]byte,
 		return nil, errors.New("upstream chat completion has no choices")
 	}
 	ch := c.Choices[0]
+	msg := ch.Message
+	if msg == nil {
+		msg = &chatInMsg{}
+	}
 	o.Model = responseModel(o.Model, c.Model)
 	text := ""
-	if ch.Message.Content != nil {
-		text = *ch.Message.Content
+	if msg.Content != nil {
+		text = *msg.Content
 	}
-	if text != "" || len(ch.Message.ToolCalls) == 0 {
+	if text != "" || len(msg.ToolCalls) == 0 {
 		o.Output = append(o.Output, messageOutput(newID("msg_"), text, "completed"))
 	}
-	for _, tc := range ch.Message.ToolCalls {
+	for _, tc := range msg.ToolCalls {
 		if custom[tc.Function.Name] {
 			o.Output = append(o.Output, customOutput(newID("ctc_"), tc.ID, tc.Function.Name, customInput(tc.Function.Arguments), "completed"))
 			continue
@@ -781,31 +761,24 @@ func (s *responsesStream) step(out *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	var c struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Delta struct {
-				Content   *string       `json:"content"`
-				ToolCalls []outToolCall `json:"tool_calls"`
-			} `json:"delta"`
-			FinishReason *string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatUsage `json:"usage"`
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-	}
+	var c chatIn
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("upstream chat stream: %v", err)
 	}
-	if c.Error != nil {
-		code := c.Error.Type
-		if s, ok := c.Error.Code.(string); ok && s != "" {
+	if present(c.Error) {
+		var e struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		}
+		if err := json.Unmarshal(c.Error, &e); err != nil {
+			return fmt.Errorf("upstream chat stream: %v", err)
+		}
+		code := e.Type
+		if s, ok := e.Code.(string); ok && s != "" {
 			code = s
 		}
-		s.event(out, "error", map[string]any{"code": code, "message": c.Error.Message, "param": nil})
+		s.event(out, "error", map[string]any{"code": code, "message": e.Message, "param": nil})
 		return fmt.Errorf("upstream chat stream error: %s", code)
 	}
 	s.resp.Model = responseModel(s.resp.Model, c.Model)
@@ -813,14 +786,16 @@ func (s *responsesStream) step(out *bytes.Buffer) error {
 		s.usage = c.Usage
 	}
 	for _, ch := range c.Choices {
-		if d := ch.Delta.Content; d != nil && *d != "" {
-			s.textDelta(out, *d)
+		if d := ch.Delta; d != nil {
+			if d.Content != nil && *d.Content != "" {
+				s.textDelta(out, *d.Content)
+			}
+			for _, tc := range d.ToolCalls {
+				s.toolDelta(out, tc)
+			}
 		}
-		for _, tc := range ch.Delta.ToolCalls {
-			s.toolDelta(out, tc)
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			s.finish, s.finished = *ch.FinishReason, true
+		if ch.FinishReason != "" {
+			s.finish, s.finished = ch.FinishReason, true
 		}
 	}
 	return nil
