@@ -332,6 +332,26 @@ func gmFinish(r string, calls bool) string {
 	return "stop"
 }
 
+// blocked reports whether Gemini refused the prompt itself (and gave no
+// candidate).
+func (r *gmResponse) blocked() bool {
+	return r.PromptFeedback != nil && r.PromptFeedback.BlockReason != ""
+}
+
+// gmVisible walks the parts of a candidate the client sees (a thought is
+// not): a function call by call, a text by text.
+func gmVisible(parts []gmOutPart, call func(fc *gmFunctionCall), text func(t string)) {
+	for _, p := range parts {
+		switch {
+		case p.Thought:
+		case p.FunctionCall != nil:
+			call(p.FunctionCall)
+		case p.Text != nil:
+			text(*p.Text)
+		}
+	}
+}
+
 func callID(fc *gmFunctionCall, i int) string {
 	if fc.ID != "" {
 		return fc.ID
@@ -348,17 +368,10 @@ func (v *vertex) convert(_ *http.Response, b []byte, created int64) ([]byte, err
 	finish := "stop"
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
-		for _, p := range c.Content.Parts {
-			switch {
-			case p.Thought:
-			case p.FunctionCall != nil:
-				ans.call(callID(p.FunctionCall, len(ans.calls)), p.FunctionCall.Name, p.FunctionCall.Args)
-			case p.Text != nil:
-				ans.text.WriteString(*p.Text)
-			}
-		}
+		gmVisible(c.Content.Parts, func(fc *gmFunctionCall) { ans.call(callID(fc, len(ans.calls)), fc.Name, fc.Args) },
+			func(t string) { ans.text.WriteString(t) })
 		finish = gmFinish(c.FinishReason, len(ans.calls) > 0)
-	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+	} else if r.blocked() {
 		finish = "content_filter"
 	}
 	var u usage
@@ -419,25 +432,19 @@ func (s *gmStream) step(out *bytes.Buffer) error {
 	}
 	s.ch.start()
 	if len(r.Candidates) == 0 {
-		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" && !s.finished {
+		if r.blocked() && !s.finished {
 			s.finished = true
 			s.ch.finish("content_filter")
 		}
 		return nil
 	}
 	c := r.Candidates[0]
-	for _, p := range c.Content.Parts {
-		switch {
-		case p.Thought:
-		case p.FunctionCall != nil:
-			i := s.calls
-			s.calls++
-			s.ch.toolStart(i, callID(p.FunctionCall, i), p.FunctionCall.Name)
-			s.ch.toolArgs(i, compactJSON(p.FunctionCall.Args))
-		case p.Text != nil:
-			s.ch.text(*p.Text)
-		}
-	}
+	gmVisible(c.Content.Parts, func(fc *gmFunctionCall) {
+		i := s.calls
+		s.calls++
+		s.ch.toolStart(i, callID(fc, i), fc.Name)
+		s.ch.toolArgs(i, compactJSON(fc.Args))
+	}, s.ch.text)
 	if c.FinishReason != "" && !s.finished {
 		s.finished = true
 		s.ch.finish(gmFinish(c.FinishReason, s.calls > 0))
