@@ -151,10 +151,8 @@ type brToolResult struct {
 }
 
 type brInference struct {
-	MaxTokens     *int64   `json:"maxTokens,omitempty"`
-	Temperature   *float64 `json:"temperature,omitempty"`
-	TopP          *float64 `json:"topP,omitempty"`
-	StopSequences []string `json:"stopSequences,omitempty"`
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
+	sampling
 }
 
 type brToolConfig struct {
@@ -208,7 +206,7 @@ func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	}
 	toolBlocks := slices.ContainsFunc(out.Messages, func(t turn[brBlock]) bool { return slices.ContainsFunc(t.Blocks, brToolBlock) })
 	if cr.samplingSet() {
-		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), sampling: cr.sampling()}
 	}
 	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) { // a conversation with tool calls or results needs the tools
 		out.ToolConfig = brTools(cr)

@@ -114,6 +114,20 @@ func (r *chatRequest) samplingSet() bool {
 	return r.maxTokens() > 0 || r.Temperature != nil || r.TopP != nil || len(r.stops) > 0
 }
 
+// sampling is the sampling a Bedrock inference config and a Vertex AI
+// generation config carry alike, beside the token limit each names its own
+// way.
+type sampling struct {
+	Temperature   *float64 `json:"temperature,omitempty"`
+	TopP          *float64 `json:"topP,omitempty"`
+	StopSequences []string `json:"stopSequences,omitempty"`
+}
+
+// sampling is the request's sampling settings other than its token limit.
+func (r *chatRequest) sampling() sampling {
+	return sampling{Temperature: r.Temperature, TopP: r.TopP, StopSequences: r.stops}
+}
+
 // parameters is a tool's JSON schema, nil when the request gives none.
 func (t *chatTool) parameters() json.RawMessage {
 	if p := t.Function.Parameters; present(p) {

@@ -168,10 +168,8 @@ type gmFunctionResponse struct {
 }
 
 type gmGenConfig struct {
-	MaxOutputTokens *int64   `json:"maxOutputTokens,omitempty"`
-	Temperature     *float64 `json:"temperature,omitempty"`
-	TopP            *float64 `json:"topP,omitempty"`
-	StopSequences   []string `json:"stopSequences,omitempty"`
+	MaxOutputTokens *int64 `json:"maxOutputTokens,omitempty"`
+	sampling
 }
 
 type gmTool struct {
@@ -216,7 +214,7 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 		out.Contents = append(out.Contents, gmContent{Role: t.Role, Parts: t.Blocks})
 	}
 	if cr.samplingSet() {
-		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), sampling: cr.sampling()}
 	}
 	if len(cr.Tools) > 0 {
 		var decls []gmFuncDecl
