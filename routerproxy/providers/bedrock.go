@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -362,13 +361,13 @@ func (s *brStream) step(out *bytes.Buffer) error {
 		return s.ch.endStream("bedrock", s.stopped, "before messageStop", openaiUsage(s.usage))
 	}
 	if err != nil {
-		return fmt.Errorf("bedrock stream: %w", err)
+		return streamError("bedrock", err)
 	}
 	s.buf = m.Payload
 	var ev brEvent
 	if len(m.Payload) > 0 {
 		if err := json.Unmarshal(m.Payload, &ev); err != nil {
-			return errors.New("bedrock stream: unreadable event payload")
+			return streamError("bedrock", errors.New("unreadable event payload"))
 		}
 	}
 	switch header(m, ":message-type") {

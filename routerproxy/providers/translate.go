@@ -238,9 +238,14 @@ func nextEvent[T any](sse *sseReader, provider string) (name string, ev T, err e
 		if name != "" {
 			what = name + " event"
 		}
-		err = fmt.Errorf("%s stream: unreadable %s", provider, what)
+		err = streamError(provider, fmt.Errorf("unreadable %s", what))
 	}
 	return name, ev, err
+}
+
+// streamError is a provider's stream that could not be read on.
+func streamError(provider string, err error) error {
+	return fmt.Errorf("%s stream: %w", provider, err)
 }
 
 // endStream ends a stream at the upstream's EOF: the last chunk with usage
