@@ -324,10 +324,9 @@ type antEvent struct {
 
 func (s *antStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	name, ev, err := nextEvent[antEvent](s.sse, "anthropic")
-	if err == io.EOF {
+	name, ev, err := nextEvent[antEvent](s.sse, "anthropic", func() error {
 		return s.ch.endStream("anthropic", false, "before message_stop", nil)
-	}
+	})
 	if err != nil {
 		return err
 	}

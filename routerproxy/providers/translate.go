@@ -230,10 +230,14 @@ func openaiUsage[U interface{ openai() usage }](u *U) *usage {
 }
 
 // nextEvent reads the next event of a provider's SSE stream: its name and
-// its data decoded into T (io.EOF at the stream's end).
-func nextEvent[T any](sse *sseReader, provider string) (name string, ev T, err error) {
+// its data decoded into T. At the stream's end the error is end's (io.EOF
+// when the provider finished: see endStream).
+func nextEvent[T any](sse *sseReader, provider string, end func() error) (name string, ev T, err error) {
 	name, data, err := sse.next()
-	if err == nil && json.Unmarshal(data, &ev) != nil {
+	switch {
+	case err == io.EOF:
+		err = end()
+	case err == nil && json.Unmarshal(data, &ev) != nil:
 		what := "event"
 		if name != "" {
 			what = name + " event"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -409,10 +408,9 @@ type gmStream struct {
 
 func (s *gmStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	_, r, err := nextEvent[gmResponse](s.sse, "vertex_ai")
-	if err == io.EOF {
+	_, r, err := nextEvent[gmResponse](s.sse, "vertex_ai", func() error {
 		return s.ch.endStream("vertex_ai", s.finished, "without a finishReason", openaiUsage(s.usage))
-	}
+	})
 	if err != nil {
 		return err
 	}
