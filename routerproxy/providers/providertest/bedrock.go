@@ -2,7 +2,6 @@ package providertest
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -83,7 +82,7 @@ func (b *Bedrock) verifySignature(r *http.Request, body []byte) string {
 	}
 	re.Header.Del("Authorization")
 	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(context.Background(), b.Creds, re, hex.EncodeToString(sum[:]), "bedrock", b.Region, ts); err != nil {
+	if err := v4.NewSigner().SignHTTP(r.Context(), b.Creds, re, hex.EncodeToString(sum[:]), "bedrock", b.Region, ts); err != nil {
 		return err.Error()
 	}
 	if re.Header.Get("Authorization") != auth {
