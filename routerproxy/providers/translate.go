@@ -8,9 +8,10 @@ import (
 	"net/http"
 )
 
-// The runs every translator shares: the request's turns, sampling and tool
-// schemas on the way up; the request, the converted response and the stream's
-// end and failure on the way back.
+// The runs every translator shares: the round trip itself (roundTrip); on
+// the way up the request's turns and blocks (writer), sampling and tool
+// schemas; on the way back the converted response and a stream's events,
+// end and failure.
 
 // turn is one provider message: a role and its blocks, as Anthropic and
 // Bedrock write a message (Vertex AI calls the blocks parts). Consecutive
