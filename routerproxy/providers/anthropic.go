@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -43,57 +42,40 @@ func (a *anthropic) url() string {
 }
 
 func (a *anthropic) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := a.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := a.translate(cr)
-	if err != nil {
-		return unsupported("anthropic", err), nil
-	}
-	up, err := postJSON(req.Context(), a.url(), body, cr.Stream, "text/event-stream")
-	if err != nil {
-		return nil, err
-	}
+	return a.roundTrip(req, a, anthropicError)
+}
+
+func (a *anthropic) endpoint(bool) (string, string, error) { return a.url(), "text/event-stream", nil }
+
+func (a *anthropic) authorize(up *http.Request, _ []byte) error {
 	up.Header.Set("X-Api-Key", a.key)
 	up.Header.Set("Anthropic-Version", AnthropicVersion)
-	resp, err := a.send(up)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return a.upstreamError(resp, anthropicError), nil
-	}
-	created := a.now().Unix()
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &antStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: a.model}, tools: map[int]int{}, redact: a.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return a.convert(b, created) }), nil
+	return nil
+}
+
+func (a *anthropic) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	st := &antStream{sse: newSSEReader(resp.Body), ch: ch, redact: a.redact}
+	return st.step
 }
 
 // ---- request ----
 
 type antRequest struct {
-	Model         string         `json:"model"`
-	MaxTokens     int64          `json:"max_tokens"`
-	System        []antBlock     `json:"system,omitempty"`
-	Messages      []antMessage   `json:"messages"`
-	StopSequences []string       `json:"stop_sequences,omitempty"`
-	Temperature   *float64       `json:"temperature,omitempty"`
-	TopP          *float64       `json:"top_p,omitempty"`
-	Stream        bool           `json:"stream,omitempty"`
-	Tools         []antTool      `json:"tools,omitempty"`
-	ToolChoice    *antToolChoice `json:"tool_choice,omitempty"`
-	Metadata      *antMetadata   `json:"metadata,omitempty"`
+	Model         string           `json:"model"`
+	MaxTokens     int64            `json:"max_tokens"`
+	System        []antBlock       `json:"system,omitempty"`
+	Messages      []turn[antBlock] `json:"messages"`
+	StopSequences []string         `json:"stop_sequences,omitempty"`
+	Temperature   *float64         `json:"temperature,omitempty"`
+	TopP          *float64         `json:"top_p,omitempty"`
+	Stream        bool             `json:"stream,omitempty"`
+	Tools         []antTool        `json:"tools,omitempty"`
+	ToolChoice    *antToolChoice   `json:"tool_choice,omitempty"`
+	Metadata      *antMetadata     `json:"metadata,omitempty"`
 }
 
-type antMessage struct {
-	Role    string     `json:"role"`
-	Content []antBlock `json:"content"`
-}
-
+// antBlock is a content block on the Anthropic Messages wire, both ways:
+// written to Anthropic, and read from a Messages client (messages.go).
 type antBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -102,7 +84,8 @@ type antBlock struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   string          `json:"content,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"` // a tool result's: a string or blocks
+	IsError   bool            `json:"is_error,omitempty"`
 }
 
 // antSource is an image block's source on the Anthropic Messages wire, both ways: written
@@ -114,7 +97,11 @@ type antSource struct {
 	URL       string `json:"url,omitempty"`
 }
 
+// antTool is a tool on the Anthropic Messages wire, both ways: written to
+// Anthropic, and read from a Messages client (messages.go), whose type
+// names a server tool.
 type antTool struct {
+	Type        string          `json:"type,omitempty"`
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
@@ -144,12 +131,20 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	if cr.User != "" {
 		out.Metadata = &antMetadata{UserID: cr.User}
 	}
-	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, antBlock{Type: "text", Text: t}) }, antTurn)
+	var err error
+	out.Messages, err = writer[antBlock]{assistant: "assistant",
+		system: func(t string) { out.System = append(out.System, antText(t)) },
+		text:   antText,
+		image:  antImage,
+		call: func(tc *toolCall, args json.RawMessage) antBlock {
+			return antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args}
+		},
+		result: func(_ int, m *chatMessage) (antBlock, error) {
+			return antBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: jsonText(m.text())}, nil
+		},
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
-	}
-	for _, t := range ts {
-		out.Messages = append(out.Messages, antMessage{Role: t.role, Content: t.blocks})
 	}
 	for _, t := range cr.Tools {
 		out.Tools = append(out.Tools, antTool{Name: t.Function.Name, Description: t.Function.Description, InputSchema: t.inputSchema()})
@@ -160,44 +155,27 @@ func (a *anthropic) translate(cr *chatRequest) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// antTurn converts a message other than a system one: a tool result is
-// the user's turn.
-func antTurn(_ int, m *chatMessage) (string, []antBlock, error) {
-	switch m.Role {
-	case "tool":
-		return "user", []antBlock{{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.text()}}, nil
-	case "user", "assistant":
-		blocks, err := antBlocks(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return m.Role, blocks, nil
+// antText is a text block.
+func antText(t string) antBlock { return antBlock{Type: "text", Text: t} }
+
+// jsonText is a text as a JSON string, nil when empty.
+func jsonText(t string) json.RawMessage {
+	if t == "" {
+		return nil
 	}
-	return "", nil, nil
+	b, _ := json.Marshal(t)
+	return b
 }
 
-// antBlocks converts a user or assistant message's content parts and tool
-// calls to content blocks.
-func antBlocks(m *chatMessage) ([]antBlock, error) {
-	var blocks []antBlock
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			blocks = append(blocks, antBlock{Type: "text", Text: p.Text})
-		case p.image != nil && p.image.data != "":
-			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: p.image.mediaType, Data: p.image.data}})
-		case p.image != nil:
-			if strings.HasPrefix(p.image.url, "gs://") {
-				return nil, errors.New("gs:// image URLs are not supported")
-			}
-			blocks = append(blocks, antBlock{Type: "image", Source: &antSource{Type: "url", URL: p.image.url}})
-		}
+// antImage is an image block: base64 data, or a URL Anthropic fetches.
+func antImage(img *image) (antBlock, error) {
+	if img.data != "" {
+		return antBlock{Type: "image", Source: &antSource{Type: "base64", MediaType: img.mediaType, Data: img.data}}, nil
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		blocks = append(blocks, antBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: args})
+	if strings.HasPrefix(img.url, "gs://") {
+		return antBlock{}, errors.New("gs:// image URLs are not supported")
 	}
-	return blocks, nil
+	return antBlock{Type: "image", Source: &antSource{Type: "url", URL: img.url}}, nil
 }
 
 // antChoice is the tool_choice for a request with tools: the OpenAI mode,
@@ -257,39 +235,36 @@ type antResponse struct {
 	Usage      antUsage     `json:"usage"`
 }
 
-func antFinish(r string) string {
+// stopFinish is the finish_reason of a stop reason of Anthropic's or of
+// Bedrock's Converse, which names them as Anthropic does and adds its
+// guardrail's and content filter's.
+func stopFinish(r string) string {
 	switch r {
 	case "max_tokens", "model_context_window_exceeded":
 		return "length"
 	case "tool_use":
 		return "tool_calls"
-	case "refusal":
+	case "refusal", "guardrail_intervened", "content_filtered":
 		return "content_filter"
 	}
 	return "stop"
 }
 
-func (a *anthropic) convert(b []byte, created int64) ([]byte, error) {
-	var r antResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("anthropic: unreadable response: %v", err)
+func (a *anthropic) convert(_ *http.Response, b []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[antResponse](a.name, b)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	for _, c := range r.Content {
 		switch c.Type {
 		case "text":
-			text.WriteString(c.Text)
+			ans.text.WriteString(c.Text)
 		case "tool_use":
-			args := compactJSON(c.Input)
-			calls = append(calls, toolCallOut(c.ID, c.Name, args))
+			ans.call(c.ID, c.Name, c.Input)
 		}
 	}
-	model := r.Model
-	if model == "" {
-		model = a.model
-	}
-	return completion(r.ID, model, created, text.String(), calls, antFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(r.ID, a.modelOf(r.Model), created, stopFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 func compactJSON(raw json.RawMessage) string {
@@ -320,7 +295,6 @@ func anthropicError(_ http.Header, body []byte) (code, msg string) {
 type antStream struct {
 	sse     *sseReader
 	ch      chunker
-	tools   map[int]int // content block index -> tool call index
 	usage   antUsage
 	started bool
 	redact  func(string) string
@@ -350,16 +324,11 @@ type antEvent struct {
 
 func (s *antStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	name, data, err := s.sse.next()
-	if err == io.EOF {
+	name, ev, err := nextEvent[antEvent](s.sse, "anthropic", func() error {
 		return s.ch.endStream("anthropic", false, "before message_stop", nil)
-	}
+	})
 	if err != nil {
 		return err
-	}
-	var ev antEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return fmt.Errorf("anthropic stream: unreadable %s event", name)
 	}
 	if ev.Type == "" {
 		ev.Type = name
@@ -411,9 +380,7 @@ func (s *antStream) blockStart(ev *antEvent) {
 	}
 	switch b.Type {
 	case "tool_use":
-		i := len(s.tools)
-		s.tools[ev.Index] = i
-		s.ch.toolStart(i, b.ID, b.Name)
+		i := s.ch.blockCall(ev.Index, b.ID, b.Name)
 		if args := compactJSON(b.Input); args != "{}" {
 			s.ch.toolArgs(i, args)
 		}
@@ -432,9 +399,7 @@ func (s *antStream) blockDelta(ev *antEvent) {
 	case "text_delta":
 		s.ch.text(d.Text)
 	case "input_json_delta":
-		if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
-			s.ch.toolArgs(i, d.PartialJSON)
-		}
+		s.ch.blockArgs(ev.Index, d.PartialJSON)
 	}
 }
 
@@ -453,7 +418,7 @@ func (s *antStream) messageDelta(ev *antEvent) {
 		}
 	}
 	if ev.Delta != nil && ev.Delta.StopReason != "" {
-		s.ch.finish(antFinish(ev.Delta.StopReason))
+		s.ch.finish(stopFinish(ev.Delta.StopReason))
 	}
 }
 

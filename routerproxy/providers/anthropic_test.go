@@ -102,19 +102,18 @@ func TestAnthropicDefaultsAndToolChoice(t *testing.T) {
 
 func TestAnthropicResponse(t *testing.T) {
 	fake, p := anthropicBackend(t)
-	resp, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Hello, Claude"}]}`)
-	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	assert.JSONEq(t, `{"id":"msg_013Zva2CMHLNnXjNJJKqJ2EF","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
+	resp := assertAnswers(t, fake, p,
+		`{"model":"m","messages":[{"role":"user","content":"Hello, Claude"}]}`,
+		`{"id":"msg_013Zva2CMHLNnXjNJJKqJ2EF","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"Hi! My name is Claude."},"finish_reason":"stop","logprobs":null}],
-	  "usage":{"prompt_tokens":2095,"completion_tokens":503,"total_tokens":2598}}`, body)
-
-	fake.SetMode(providertest.Tool)
-	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`)
-	assert.JSONEq(t, `{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
+	  "usage":{"prompt_tokens":2095,"completion_tokens":503,"total_tokens":2598}}`,
+		`{"model":"m","messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_weather"}}]}`,
+		`{"id":"msg_01Aq9w938a90dw8q","object":"chat.completion","created":1700000000,"model":"claude-sonnet-4-20250514",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"I'll check the current weather in San Francisco for you.",
 	    "tool_calls":[{"id":"toolu_01A09q90qw90lq917835lq9","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"San Francisco, CA\",\"unit\":\"celsius\"}"}}]},
 	    "finish_reason":"tool_calls","logprobs":null}],
-	  "usage":{"prompt_tokens":400,"completion_tokens":92,"total_tokens":492,"prompt_tokens_details":{"cached_tokens":16}}}`, body)
+	  "usage":{"prompt_tokens":400,"completion_tokens":92,"total_tokens":492,"prompt_tokens_details":{"cached_tokens":16}}}`)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
 }
 
 func TestAnthropicStream(t *testing.T) {
@@ -142,10 +141,7 @@ func TestAnthropicStreamTools(t *testing.T) {
 	a := assemble(t, body)
 	assert.Equal(t, "assistant", a.Role)
 	assert.Equal(t, "Okay, let's check the weather for San Francisco, CA:", a.Content)
-	require.Len(t, a.Calls, 1)
-	assert.Equal(t, "toolu_01T1x1fJ34qAmk2tNTrN7Up6", a.Calls[0].ID)
-	assert.Equal(t, "get_weather", a.Calls[0].Name)
-	assert.JSONEq(t, `{"location": "San Francisco, CA", "unit": "fahrenheit"}`, a.Calls[0].Args)
+	assertOneCall(t, a, "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather", `{"location": "San Francisco, CA", "unit": "fahrenheit"}`)
 	assert.Equal(t, "tool_calls", a.Finish)
 	assert.Equal(t, &usage{PromptTokens: 472, CompletionTokens: 89, TotalTokens: 561}, a.Usage)
 	assert.True(t, a.Done)
@@ -219,7 +215,7 @@ func TestUntranslatable(t *testing.T) {
 func TestAnthropicFinishReasons(t *testing.T) {
 	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
 		"model_context_window_exceeded": "length", "tool_use": "tool_calls", "refusal": "content_filter"} {
-		assert.Equal(t, want, antFinish(in), in)
+		assert.Equal(t, want, stopFinish(in), in)
 	}
 }
 

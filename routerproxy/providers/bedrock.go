@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/smithy-go/encoding/httpbinding"
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 )
 
@@ -70,21 +70,6 @@ func (b *bedrock) BaseURL() string { return b.base }
 // Region is the signing region.
 func (b *bedrock) Region() string { return b.region }
 
-// escapeLabel escapes a URI label the way the AWS SDKs do: everything but
-// unreserved characters (so a model ARN's ':' and '/' are escaped).
-func escapeLabel(s string) string {
-	var sb strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
-			sb.WriteByte(c)
-		} else {
-			fmt.Fprintf(&sb, "%%%02X", c)
-		}
-	}
-	return sb.String()
-}
-
 func (b *bedrock) url(stream bool) (*url.URL, error) {
 	op := "converse"
 	if stream {
@@ -96,60 +81,47 @@ func (b *bedrock) url(stream bool) (*url.URL, error) {
 	}
 	esc := strings.TrimSuffix(u.EscapedPath(), "/")
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/model/" + b.model + "/" + op
-	u.RawPath = esc + "/model/" + escapeLabel(b.model) + "/" + op
+	u.RawPath = esc + "/model/" + httpbinding.EscapePath(b.model, true) + "/" + op // as the AWS SDKs escape a URI label (a model ARN's ':' and '/' too)
 	return u, nil
 }
 
 func (b *bedrock) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := b.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := b.translate(cr)
+	return b.roundTrip(req, b, bedrockError)
+}
+
+func (b *bedrock) endpoint(stream bool) (string, string, error) {
+	u, err := b.url(stream)
 	if err != nil {
-		return unsupported("bedrock", err), nil
+		return "", "", err
 	}
-	u, err := b.url(cr.Stream)
-	if err != nil {
-		return nil, err
-	}
-	up, err := postJSON(req.Context(), u.String(), body, cr.Stream, "application/vnd.amazon.eventstream")
-	if err != nil {
-		return nil, err
-	}
+	return u.String(), "application/vnd.amazon.eventstream", nil
+}
+
+// authorize signs the request with SigV4.
+func (b *bedrock) authorize(up *http.Request, body []byte) error {
 	sum := sha256.Sum256(body)
-	if err := b.signer.SignHTTP(req.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
-		return nil, errors.New("bedrock: signing failed")
+	if err := b.signer.SignHTTP(up.Context(), b.creds, up, hex.EncodeToString(sum[:]), "bedrock", b.region, b.now()); err != nil {
+		return errors.New("bedrock: signing failed")
 	}
-	resp, err := b.send(up)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return b.upstreamError(resp, bedrockError), nil
-	}
-	created := b.now().Unix()
-	id := "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid")
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: chunker{id: id, created: created, model: b.model}, tools: map[int]int{}, redact: b.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(raw []byte) ([]byte, error) { return b.convert(raw, id, created) }), nil
+	return nil
+}
+
+// answerID is the completion id of an answer: its request id.
+func answerID(resp *http.Response) string { return "chatcmpl-" + resp.Header.Get("X-Amzn-Requestid") }
+
+func (b *bedrock) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	ch.id = answerID(resp)
+	st := &brStream{src: bufio.NewReaderSize(resp.Body, 32<<10), dec: eventstream.NewDecoder(), ch: ch, redact: b.redact}
+	return st.step
 }
 
 // ---- request ----
 
 type brRequest struct {
-	Messages        []brMessage   `json:"messages"`
-	System          []brBlock     `json:"system,omitempty"`
-	InferenceConfig *brInference  `json:"inferenceConfig,omitempty"`
-	ToolConfig      *brToolConfig `json:"toolConfig,omitempty"`
-}
-
-type brMessage struct {
-	Role    string    `json:"role"`
-	Content []brBlock `json:"content"`
+	Messages        []turn[brBlock] `json:"messages"`
+	System          []brBlock       `json:"system,omitempty"`
+	InferenceConfig *brInference    `json:"inferenceConfig,omitempty"`
+	ToolConfig      *brToolConfig   `json:"toolConfig,omitempty"`
 }
 
 type brBlock struct {
@@ -178,10 +150,8 @@ type brToolResult struct {
 }
 
 type brInference struct {
-	MaxTokens     *int64   `json:"maxTokens,omitempty"`
-	Temperature   *float64 `json:"temperature,omitempty"`
-	TopP          *float64 `json:"topP,omitempty"`
-	StopSequences []string `json:"stopSequences,omitempty"`
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
+	sampling
 }
 
 type brToolConfig struct {
@@ -218,70 +188,45 @@ func bedrockFormat(mt string) string {
 
 func (b *bedrock) translate(cr *chatRequest) ([]byte, error) {
 	var out brRequest
-	toolBlocks := false // the conversation holds tool calls or results
-	ts, err := turns(cr.Messages, func(t string) { out.System = append(out.System, brBlock{Text: strp(t)}) },
-		func(_ int, m *chatMessage) (string, []brBlock, error) {
-			role, blocks, err := brTurn(m)
-			toolBlocks = toolBlocks || slices.ContainsFunc(blocks, brToolBlock)
-			return role, blocks, err
-		})
+	var err error
+	out.Messages, err = writer[brBlock]{assistant: "assistant",
+		system: func(t string) { out.System = append(out.System, brText(t)) },
+		text:   brText,
+		image:  brImageBlock,
+		call: func(tc *toolCall, args json.RawMessage) brBlock {
+			return brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}}
+		},
+		result: func(_ int, m *chatMessage) (brBlock, error) {
+			return brBlock{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{brText(m.text())}}}, nil
+		},
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range ts {
-		out.Messages = append(out.Messages, brMessage{Role: t.role, Content: t.blocks})
-	}
+	toolBlocks := slices.ContainsFunc(out.Messages, func(t turn[brBlock]) bool { return slices.ContainsFunc(t.Blocks, brToolBlock) })
 	if cr.samplingSet() {
-		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+		out.InferenceConfig = &brInference{MaxTokens: cr.maxTokensSet(), sampling: cr.sampling()}
 	}
-	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) {
+	if len(cr.Tools) > 0 && (cr.choice.mode != "none" || toolBlocks) { // a conversation with tool calls or results needs the tools
 		out.ToolConfig = brTools(cr)
 	}
 	return json.Marshal(out)
 }
 
-// brTurn converts a message other than a system one: a tool result is the
-// user's turn.
-func brTurn(m *chatMessage) (string, []brBlock, error) {
-	switch m.Role {
-	case "tool":
-		return "user", []brBlock{{ToolResult: &brToolResult{ToolUseID: m.ToolCallID, Content: []brBlock{{Text: strp(m.text())}}}}}, nil
-	case "user", "assistant":
-		blocks, err := brBlocks(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return m.Role, blocks, nil
-	}
-	return "", nil, nil
-}
-
 // brToolBlock reports whether a block is a tool call or a tool result.
 func brToolBlock(b brBlock) bool { return b.ToolUse != nil || b.ToolResult != nil }
 
-// brBlocks converts a user or assistant message's content parts and tool
-// calls to content blocks.
-func brBlocks(m *chatMessage) ([]brBlock, error) {
-	var blocks []brBlock
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			blocks = append(blocks, brBlock{Text: strp(p.Text)})
-		case p.image != nil:
-			f := bedrockFormat(p.image.mediaType)
-			if p.image.data == "" || f == "" {
-				return nil, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
-			}
-			img := &brImage{Format: f}
-			img.Source.Bytes = p.image.data
-			blocks = append(blocks, brBlock{Image: img})
-		}
+func brText(t string) brBlock { return brBlock{Text: strp(t)} }
+
+// brImageBlock is an image block: Bedrock takes image bytes only.
+func brImageBlock(img *image) (brBlock, error) {
+	f := bedrockFormat(img.mediaType)
+	if img.data == "" || f == "" {
+		return brBlock{}, errors.New("images must be data URLs of png, jpeg, gif or webp (Bedrock takes no image URLs)")
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		blocks = append(blocks, brBlock{ToolUse: &brToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: args}})
-	}
-	return blocks, nil
+	bi := &brImage{Format: f}
+	bi.Source.Bytes = img.data
+	return brBlock{Image: bi}, nil
 }
 
 // brTools is the tool configuration: the tools' specs and the choice
@@ -339,34 +284,21 @@ type brResponse struct {
 	Usage      brUsage `json:"usage"`
 }
 
-func brFinish(r string) string {
-	switch r {
-	case "max_tokens", "model_context_window_exceeded":
-		return "length"
-	case "tool_use":
-		return "tool_calls"
-	case "guardrail_intervened", "content_filtered":
-		return "content_filter"
+func (b *bedrock) convert(resp *http.Response, raw []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[brResponse](b.name, raw)
+	if err != nil {
+		return nil, err
 	}
-	return "stop"
-}
-
-func (b *bedrock) convert(raw []byte, id string, created int64) ([]byte, error) {
-	var r brResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("bedrock: unreadable response: %v", err)
-	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	for _, c := range r.Output.Message.Content {
 		switch {
 		case c.Text != nil:
-			text.WriteString(*c.Text)
+			ans.text.WriteString(*c.Text)
 		case c.ToolUse != nil:
-			calls = append(calls, toolCallOut(c.ToolUse.ToolUseID, c.ToolUse.Name, compactJSON(c.ToolUse.Input)))
+			ans.call(c.ToolUse.ToolUseID, c.ToolUse.Name, c.ToolUse.Input)
 		}
 	}
-	return completion(id, b.model, created, text.String(), calls, brFinish(r.StopReason), r.Usage.openai()), nil
+	return ans.completion(answerID(resp), b.model, created, stopFinish(r.StopReason), r.Usage.openai()), nil
 }
 
 // bedrockError reads the x-amzn-ErrorType header and the {"message"} body.
@@ -391,7 +323,6 @@ type brStream struct {
 	dec     *eventstream.Decoder
 	buf     []byte
 	ch      chunker
-	tools   map[int]int
 	usage   *brUsage
 	stopped bool
 	redact  func(string) string
@@ -430,13 +361,13 @@ func (s *brStream) step(out *bytes.Buffer) error {
 		return s.ch.endStream("bedrock", s.stopped, "before messageStop", openaiUsage(s.usage))
 	}
 	if err != nil {
-		return fmt.Errorf("bedrock stream: %w", err)
+		return streamError("bedrock", err)
 	}
 	s.buf = m.Payload
 	var ev brEvent
 	if len(m.Payload) > 0 {
 		if err := json.Unmarshal(m.Payload, &ev); err != nil {
-			return errors.New("bedrock stream: unreadable event payload")
+			return streamError("bedrock", errors.New("unreadable event payload"))
 		}
 	}
 	switch header(m, ":message-type") {
@@ -458,15 +389,13 @@ func (s *brStream) event(typ string, ev *brEvent) {
 		s.ch.start()
 	case "contentBlockStart":
 		if ev.Start != nil && ev.Start.ToolUse != nil {
-			i := len(s.tools)
-			s.tools[ev.ContentBlockIndex] = i
-			s.ch.toolStart(i, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
+			s.ch.blockCall(ev.ContentBlockIndex, ev.Start.ToolUse.ToolUseID, ev.Start.ToolUse.Name)
 		}
 	case "contentBlockDelta":
 		s.blockDelta(ev)
 	case "messageStop":
 		s.stopped = true
-		s.ch.finish(brFinish(ev.StopReason))
+		s.ch.finish(stopFinish(ev.StopReason))
 	case "metadata":
 		if ev.Usage != nil {
 			s.usage = ev.Usage
@@ -482,9 +411,7 @@ func (s *brStream) blockDelta(ev *brEvent) {
 	case d.Text != nil:
 		s.ch.text(*d.Text)
 	case d.ToolUse != nil:
-		if i, ok := s.tools[ev.ContentBlockIndex]; ok && d.ToolUse.Input != "" {
-			s.ch.toolArgs(i, d.ToolUse.Input)
-		}
+		s.ch.blockArgs(ev.ContentBlockIndex, d.ToolUse.Input)
 	}
 }
 

@@ -62,6 +62,17 @@ func TestBedrockRegion(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestBedrockModelARN: a model given as an ARN (an inference profile) is one
+// URI label, its ':' and '/' escaped as the AWS SDKs escape them.
+func TestBedrockModelARN(t *testing.T) {
+	const arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-5-sonnet-20240620-v1:0"
+	p, err := New(external("b", "bedrock", "", arn, bedrockCreds("b")...), env(bedrockEnv("b", "us-east-1", false)), http.DefaultTransport)
+	require.NoError(t, err)
+	u, err := p.(*bedrock).url(true)
+	require.NoError(t, err)
+	assert.Equal(t, "https://bedrock-runtime.us-east-1.amazonaws.com/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3Ainference-profile%2Fus.anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream", u.String())
+}
+
 func TestBedrockRequestMapping(t *testing.T) {
 	fake, p := bedrockBackend(t)
 	resp, body := call(t, p, "/v1/chat/completions", `{
@@ -119,16 +130,15 @@ func TestBedrockToolChoice(t *testing.T) {
 
 func TestBedrockResponse(t *testing.T) {
 	fake, p := bedrockBackend(t)
-	_, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Hello"}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
+	assertAnswers(t, fake, p,
+		`{"model":"m","messages":[{"role":"user","content":"Hello"}]}`,
+		`{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help you today?"},"finish_reason":"stop","logprobs":null}],
-	  "usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`, body)
-
-	fake.SetMode(providertest.Tool)
-	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
+	  "usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`,
+		`{"model":"m","messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`,
+		`{"id":"chatcmpl-9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33","object":"chat.completion","created":1700000000,"model":"`+brModel+`",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q","type":"function","function":{"name":"top_song","arguments":"{\"sign\":\"WZPZ\"}"}}]},"finish_reason":"tool_calls","logprobs":null}],
-	  "usage":{"prompt_tokens":375,"completion_tokens":35,"total_tokens":410}}`, body)
+	  "usage":{"prompt_tokens":375,"completion_tokens":35,"total_tokens":410}}`)
 }
 
 func TestBedrockStream(t *testing.T) {
@@ -148,10 +158,7 @@ func TestBedrockStream(t *testing.T) {
 	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Top song?"}],"tools":[{"type":"function","function":{"name":"top_song"}}]}`)
 	a = assemble(t, body)
 	assert.Equal(t, "Let me look that up.", a.Content)
-	require.Len(t, a.Calls, 1)
-	assert.Equal(t, "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", a.Calls[0].ID)
-	assert.Equal(t, "top_song", a.Calls[0].Name)
-	assert.JSONEq(t, `{"sign": "WZPZ"}`, a.Calls[0].Args)
+	assertOneCall(t, a, "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "top_song", `{"sign": "WZPZ"}`)
 	assert.Equal(t, "tool_calls", a.Finish)
 	assert.Equal(t, &usage{PromptTokens: 375, CompletionTokens: 35, TotalTokens: 410}, a.Usage)
 
@@ -182,6 +189,6 @@ func TestBedrockErrors(t *testing.T) {
 func TestBedrockFinishReasons(t *testing.T) {
 	for in, want := range map[string]string{"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
 		"guardrail_intervened": "content_filter", "content_filtered": "content_filter", "model_context_window_exceeded": "length"} {
-		assert.Equal(t, want, brFinish(in), in)
+		assert.Equal(t, want, stopFinish(in), in)
 	}
 }

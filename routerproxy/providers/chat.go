@@ -122,6 +122,21 @@ func (r *chatRequest) checkOptions() error {
 // present reports whether a raw field was sent with a value other than null.
 func present(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
 
+// textOrList decodes a member that is a string or an array of T, as the
+// chat, Messages and Responses APIs write content: a string is one item,
+// text's of it. bad is the error when it is neither.
+func textOrList[T any](raw json.RawMessage, text func(string) T, bad string) ([]T, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []T{text(s)}, nil
+	}
+	var list []T
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, errors.New(bad)
+	}
+	return list, nil
+}
+
 // parseStop reads stop, a string or an array of strings, into stops.
 func (r *chatRequest) parseStop() error {
 	if !present(r.Stop) {
@@ -215,13 +230,10 @@ func parseContent(raw json.RawMessage) ([]contentPart, error) {
 	if !present(raw) {
 		return nil, nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []contentPart{{Type: "text", Text: s}}, nil
-	}
-	var parts []contentPart
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return nil, errors.New("content must be a string or an array of content parts")
+	parts, err := textOrList(raw, func(s string) contentPart { return contentPart{Type: "text", Text: s} },
+		"content must be a string or an array of content parts")
+	if err != nil {
+		return nil, err
 	}
 	for i := range parts {
 		p := &parts[i]
@@ -326,6 +338,106 @@ func toolName(msgs []chatMessage, upto int, id string) string {
 	return ""
 }
 
+// ---- the chat completions request written for another API ----
+
+// chatOut is the chat completions request the Messages and Responses
+// translations write; each sets the members its own API has.
+type chatOut struct {
+	Model             string          `json:"model"`
+	Messages          []chatOutMsg    `json:"messages"`
+	Tools             []chatOutTool   `json:"tools,omitempty"`
+	ToolChoice        any             `json:"tool_choice,omitempty"`
+	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
+	MaxTokens         *int64          `json:"max_tokens,omitempty"`
+	Temperature       *float64        `json:"temperature,omitempty"`
+	TopP              *float64        `json:"top_p,omitempty"`
+	TopK              *int64          `json:"top_k,omitempty"`
+	Stop              []string        `json:"stop,omitempty"`
+	User              string          `json:"user,omitempty"`
+	ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
+	Stream            bool            `json:"stream,omitempty"`
+	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// streamWithUsage makes the request a stream when stream is set, one that
+// ends with usage, so that usage reaches the budgets.
+func (o *chatOut) streamWithUsage(stream bool) {
+	o.Stream = stream
+	if stream {
+		o.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
+}
+
+type chatOutMsg struct {
+	Role       string        `json:"role"`
+	Content    any           `json:"content"` // string, []chatOutPart, or nil
+	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type chatOutPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatOutImage `json:"image_url,omitempty"`
+}
+
+type chatOutImage struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type chatOutTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	} `json:"function"`
+}
+
+// viaChat serves the requests of another API (Messages, Responses) through
+// next, a chat completions round tripper: a request is translated to a chat
+// completion sent to the same base's /chat/completions, next's answer
+// translated back.
+type viaChat[R any] struct {
+	next     http.RoundTripper
+	endpoint string                               // the API's path: /messages, /responses
+	toChat   func(body []byte) (R, []byte, error) // the translation; its error is the client's 400
+	refuse   func(err error) *http.Response       // that 400, in the API's words
+	prepare  func(up *http.Request)               // drops or sets what differs from the API's own request
+	answer   func(r R, resp *http.Response) *http.Response
+}
+
+func (v viaChat[R]) RoundTrip(req *http.Request) (*http.Response, error) {
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
+	}
+	r, chat, err := v.toChat(body)
+	if err != nil {
+		return v.refuse(err), nil
+	}
+	up := req.Clone(req.Context())
+	up.URL.Path = strings.TrimSuffix(strings.TrimSuffix(up.URL.Path, "/"), v.endpoint) + "/chat/completions"
+	up.URL.RawPath = ""
+	up.Body = newBytesBody(chat)
+	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(chat), nil }
+	up.ContentLength = int64(len(chat))
+	v.prepare(up)
+	resp, err := v.next.RoundTrip(up)
+	if err != nil {
+		return nil, err
+	}
+	return v.answer(r, resp), nil
+}
+
+func newBytesBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+
 // ---- responses ----
 
 // Reference: https://platform.openai.com/docs/api-reference/chat/object
@@ -358,6 +470,8 @@ type outDelta struct {
 	ToolCalls []outToolCall `json:"tool_calls,omitempty"`
 }
 
+// outToolCall is a chat tool call, written by the translators and read
+// back from a chat upstream by the Messages and Responses translations.
 type outToolCall struct {
 	Index    *int   `json:"index,omitempty"`
 	ID       string `json:"id,omitempty"`
@@ -366,6 +480,14 @@ type outToolCall struct {
 		Name      string `json:"name,omitempty"`
 		Arguments string `json:"arguments"`
 	} `json:"function"`
+}
+
+// index is which call a chunk's delta continues (0 when it names none).
+func (c *outToolCall) index() int {
+	if c.Index == nil {
+		return 0
+	}
+	return *c.Index
 }
 
 type usage struct {
@@ -379,6 +501,35 @@ type promptDetails struct {
 	CachedTokens int64 `json:"cached_tokens"`
 }
 
+// chatIn is a chat completion (or chunk) as an upstream writes it, read by
+// the Messages and Responses translations.
+type chatIn struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Message      *chatInMsg      `json:"message"`
+		Delta        *chatInMsg      `json:"delta"`
+		FinishReason string          `json:"finish_reason"`
+		StopReason   json.RawMessage `json:"stop_reason"` // vLLM: the stop string matched
+	} `json:"choices"`
+	Usage *chatUsage      `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// chatUsage is a chat completion's usage as an upstream writes it: usage
+// and the reasoning tokens among the completion's.
+type chatUsage struct {
+	usage
+	CompletionDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+type chatInMsg struct {
+	Content   *string       `json:"content"`
+	ToolCalls []outToolCall `json:"tool_calls"`
+}
+
 // newUsage fills total when the provider gave none and adds cached details.
 func newUsage(prompt, completion, total, cached int64) usage {
 	u := usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: max(total, prompt+completion)}
@@ -390,15 +541,36 @@ func newUsage(prompt, completion, total, cached int64) usage {
 
 func strp(s string) *string { return &s }
 
-// completion builds a non-streamed answer.
-func completion(id, model string, created int64, text string, calls []outToolCall, finish string, u usage) []byte {
-	msg := &outMessage{Role: "assistant", ToolCalls: calls}
-	if text != "" || len(calls) == 0 {
+// answer is a provider's buffered answer as it is converted: its text and
+// tool calls, then the chat.completion of them.
+type answer struct {
+	text  strings.Builder
+	calls []outToolCall
+}
+
+// call adds a tool call, its arguments compacted.
+func (a *answer) call(id, name string, args json.RawMessage) {
+	a.calls = append(a.calls, toolCallOut(id, name, compactJSON(args)))
+}
+
+// completion is the chat.completion JSON of the answer.
+func (a *answer) completion(id, model string, created int64, finish string, u usage) []byte {
+	msg := &outMessage{Role: "assistant", ToolCalls: a.calls}
+	if text := a.text.String(); text != "" || len(a.calls) == 0 {
 		msg.Content = strp(text)
 	}
 	b, _ := json.Marshal(chatCompletion{ID: id, Object: "chat.completion", Created: created, Model: model,
 		Choices: []choice{{Message: msg, FinishReason: strp(finish)}}, Usage: &u})
 	return b
+}
+
+// decodeAnswer decodes a provider's buffered answer.
+func decodeAnswer[T any](provider string, raw []byte) (*T, error) {
+	r := new(T)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, errors.New(provider + ": unreadable response: " + err.Error())
+	}
+	return r, nil
 }
 
 func toolCallOut(id, name, args string) outToolCall {
@@ -414,6 +586,28 @@ type chunker struct {
 	out       *bytes.Buffer
 	role      bool // the role chunk was sent
 	finished  bool
+	calls     map[int]int // the tool call started at each of the provider's content blocks
+}
+
+// blockCall starts a tool call at the provider's content block block (the
+// Anthropic and Bedrock streams continue a call by its block) and returns
+// the call's index.
+func (c *chunker) blockCall(block int, id, name string) int {
+	if c.calls == nil {
+		c.calls = map[int]int{}
+	}
+	i := len(c.calls)
+	c.calls[block] = i
+	c.toolStart(i, id, name)
+	return i
+}
+
+// blockArgs continues the tool call started at block with args; nothing
+// when none started there or args is empty.
+func (c *chunker) blockArgs(block int, args string) {
+	if i, ok := c.calls[block]; ok && args != "" {
+		c.toolArgs(i, args)
+	}
 }
 
 func (c *chunker) write(v any) {
@@ -574,10 +768,11 @@ func errorJSON(typ, code, msg, prefix string) []byte {
 // errorResponse is an OpenAI-style error answer.
 func errorResponse(status int, typ, code, msg string) *http.Response {
 	b := errorJSON(typ, code, msg, "")
-	return newResponse(status, "application/json", io.NopCloser(bytes.NewReader(b)), int64(len(b)))
+	return newResponse(status, "application/json", newBytesBody(b), int64(len(b)))
 }
 
-// errorType is the OpenAI error type of a status.
+// errorType is the OpenAI error type of a status. The Messages API names
+// the client errors alike (MessagesErrorType starts from it).
 func errorType(status int) string {
 	switch {
 	case status == http.StatusUnauthorized:

@@ -184,3 +184,26 @@ func assertRefusal(t *testing.T, fake interface{ SetMode(providertest.Mode) }, p
 		assert.Equal(t, want.msg, msg)
 	}
 }
+
+// assertAnswers asserts the buffered answers p gives to text, with the fake
+// in its text mode (Auto), and to tool, in its Tool mode: the completions
+// wantText and wantTool. It returns the text answer.
+func assertAnswers(t *testing.T, fake interface{ SetMode(providertest.Mode) }, p Provider, text, wantText, tool, wantTool string) *http.Response {
+	t.Helper()
+	resp, body := chatOK(t, p, text)
+	assert.JSONEq(t, wantText, body)
+	fake.SetMode(providertest.Tool)
+	_, body = chatOK(t, p, tool)
+	assert.JSONEq(t, wantTool, body)
+	return resp
+}
+
+// assertOneCall asserts that a streamed answer holds one tool call, with
+// its id, name and arguments (JSON).
+func assertOneCall(t *testing.T, a assembled, id, name, args string) {
+	t.Helper()
+	require.Len(t, a.Calls, 1)
+	assert.Equal(t, id, a.Calls[0].ID)
+	assert.Equal(t, name, a.Calls[0].Name)
+	assert.JSONEq(t, args, a.Calls[0].Args)
+}

@@ -70,37 +70,26 @@ func (n *anthropicNative) RoundTrip(req *http.Request) (*http.Response, error) {
 // completions upstream: the request is translated to a chat completion
 // (sent to the same base URL's /v1/chat/completions), the answer (a JSON
 // completion, a chunk stream or an error) back to the Messages API.
-func MessagesOverChat(next http.RoundTripper) http.RoundTripper { return messagesOverChat{next} }
+func MessagesOverChat(next http.RoundTripper) http.RoundTripper {
+	return viaChat[*MessagesRequest]{next: next, endpoint: "/messages", toChat: MessagesToChat,
+		refuse: func(err error) *http.Response {
+			return messagesError(http.StatusBadRequest, "invalid_request_error", err.Error())
+		},
+		prepare: func(up *http.Request) {
+			up.URL.RawQuery = "" // ?beta=true is the Messages API's
+			up.Header.Del("Anthropic-Version")
+			up.Header.Del("Anthropic-Beta")
+		},
+		answer: messagesAnswer}
+}
 
-type messagesOverChat struct{ next http.RoundTripper }
-
-func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	mr, chatBody, err := MessagesToChat(body)
-	if err != nil {
-		return messagesError(http.StatusBadRequest, "invalid_request_error", err.Error()), nil
-	}
-	up := req.Clone(req.Context())
-	up.URL.Path = strings.TrimSuffix(req.URL.Path, "/messages") + "/chat/completions"
-	up.URL.RawPath, up.URL.RawQuery = "", "" // ?beta=true is the Messages API's
-	up.Body = io.NopCloser(bytes.NewReader(chatBody))
-	up.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(chatBody)), nil }
-	up.ContentLength = int64(len(chatBody))
-	up.Header.Del("Anthropic-Version")
-	up.Header.Del("Anthropic-Beta")
-	resp, err := m.next.RoundTrip(up)
-	if err != nil {
-		return nil, err
-	}
+// messagesAnswer is the Messages answer of a chat upstream's.
+func messagesAnswer(mr *MessagesRequest, resp *http.Response) *http.Response {
 	switch {
 	case resp.StatusCode >= 500:
-		return resp, nil // the proxy fails over and never relays it
+		return resp // the proxy fails over and never relays it
 	case resp.StatusCode != http.StatusOK:
-		return chatErrorToMessages(resp), nil
+		return chatErrorToMessages(resp)
 	}
 	stream := mr.Stream && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	var step func(*bytes.Buffer) error
@@ -108,8 +97,7 @@ func (m messagesOverChat) RoundTrip(req *http.Request) (*http.Response, error) {
 		st := &msgStream{sse: newSSEReader(resp.Body), model: mr.Model, stops: mr.StopSequences, blocks: map[int]int{}, cur: -1}
 		step = st.step
 	}
-	out := respond(resp, stream, step, func(b []byte) ([]byte, error) { return ChatToMessages(b, mr.Model, mr.StopSequences) })
-	return out, nil
+	return respond(resp, stream, step, func(b []byte) ([]byte, error) { return ChatToMessages(b, mr.Model, mr.StopSequences) })
 }
 
 // ---- request ----
@@ -128,7 +116,7 @@ type MessagesRequest struct {
 	TopP          *float64        `json:"top_p"`
 	TopK          *int64          `json:"top_k"`
 	Stream        bool            `json:"stream"`
-	Tools         []msgTool       `json:"tools"`
+	Tools         []antTool       `json:"tools"`
 	ToolChoice    *antToolChoice  `json:"tool_choice"`
 	Metadata      *antMetadata    `json:"metadata"`
 	Container     json.RawMessage `json:"container"`
@@ -138,72 +126,6 @@ type MessagesRequest struct {
 type msgMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
-}
-
-type msgBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Source    *antSource      `json:"source"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-type msgTool struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema"`
-}
-
-// chat completions request written by the translation.
-type outChat struct {
-	Model             string          `json:"model"`
-	Messages          []outChatMsg    `json:"messages"`
-	MaxTokens         *int64          `json:"max_tokens,omitempty"`
-	Temperature       *float64        `json:"temperature,omitempty"`
-	TopP              *float64        `json:"top_p,omitempty"`
-	TopK              *int64          `json:"top_k,omitempty"`
-	Stop              []string        `json:"stop,omitempty"`
-	Stream            bool            `json:"stream,omitempty"`
-	StreamOptions     *streamOptions  `json:"stream_options,omitempty"`
-	Tools             []outChatTool   `json:"tools,omitempty"`
-	ToolChoice        json.RawMessage `json:"tool_choice,omitempty"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-	User              string          `json:"user,omitempty"`
-}
-
-type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
-}
-
-type outChatMsg struct {
-	Role       string        `json:"role"`
-	Content    any           `json:"content"` // string, []outPart, or nil
-	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
-}
-
-type outPart struct {
-	Type     string    `json:"type"`
-	Text     string    `json:"text,omitempty"`
-	ImageURL *outImage `json:"image_url,omitempty"`
-}
-
-type outImage struct {
-	URL string `json:"url"`
-}
-
-type outChatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	} `json:"function"`
 }
 
 // MessagesToChat parses a Messages request and translates it to a chat
@@ -222,10 +144,8 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 	if len(mr.Messages) == 0 {
 		return nil, nil, errors.New("messages: at least one message is required")
 	}
-	out := outChat{Model: mr.Model, MaxTokens: mr.MaxTokens, Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK, Stop: mr.StopSequences, Stream: mr.Stream}
-	if mr.Stream {
-		out.StreamOptions = &streamOptions{IncludeUsage: true}
-	}
+	out := chatOut{Model: mr.Model, MaxTokens: mr.MaxTokens, Temperature: mr.Temperature, TopP: mr.TopP, TopK: mr.TopK, Stop: mr.StopSequences}
+	out.streamWithUsage(mr.Stream)
 	if mr.Metadata != nil {
 		out.User = mr.Metadata.UserID
 	}
@@ -234,7 +154,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 		return nil, nil, err
 	}
 	if sys != "" {
-		out.Messages = append(out.Messages, outChatMsg{Role: "system", Content: sys})
+		out.Messages = append(out.Messages, chatOutMsg{Role: "system", Content: sys})
 	}
 	for i := range mr.Messages {
 		msgs, err := chatMessages(&mr.Messages[i])
@@ -247,7 +167,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, nil, fmt.Errorf("tools[%d]: the server tool %q runs only on an Anthropic backend", i, t.Type)
 		}
-		var ct outChatTool
+		var ct chatOutTool
 		ct.Type, ct.Function.Name, ct.Function.Description, ct.Function.Parameters = "function", t.Name, t.Description, t.InputSchema
 		if !present(ct.Function.Parameters) {
 			ct.Function.Parameters = emptySchema
@@ -264,7 +184,7 @@ func MessagesToChat(body []byte) (*MessagesRequest, []byte, error) {
 			out.ToolChoice = json.RawMessage(`"none"`)
 		case "tool":
 			b, _ := json.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": tc.Name}})
-			out.ToolChoice = b
+			out.ToolChoice = json.RawMessage(b)
 		default:
 			return nil, nil, fmt.Errorf("tool_choice: unknown type %q", tc.Type)
 		}
@@ -281,13 +201,9 @@ func systemText(raw json.RawMessage) (string, error) {
 	if !present(raw) {
 		return "", nil
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var blocks []msgBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return "", errors.New("system: must be a string or an array of text blocks")
+	blocks, err := textOrList(raw, antText, "system: must be a string or an array of text blocks")
+	if err != nil {
+		return "", err
 	}
 	var parts []string
 	for i, b := range blocks {
@@ -300,47 +216,39 @@ func systemText(raw json.RawMessage) (string, error) {
 }
 
 // blocks reads a message content: a string is one text block.
-func blocks(raw json.RawMessage) ([]msgBlock, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []msgBlock{{Type: "text", Text: s}}, nil
-	}
-	var bs []msgBlock
-	if err := json.Unmarshal(raw, &bs); err != nil {
-		return nil, errors.New("content must be a string or an array of content blocks")
-	}
-	return bs, nil
+func blocks(raw json.RawMessage) ([]antBlock, error) {
+	return textOrList(raw, antText, "content must be a string or an array of content blocks")
 }
 
 // chatMessages translates one Messages turn: a user turn's tool results
 // become tool messages (first, answering the assistant's calls just
 // before), its text and images one user message; an assistant turn's text
 // and tool uses one assistant message with tool_calls, ids kept.
-func chatMessages(m *msgMessage) ([]outChatMsg, error) {
+func chatMessages(m *msgMessage) ([]chatOutMsg, error) {
 	bs, err := blocks(m.Content)
 	if err != nil {
 		return nil, err
 	}
 	switch m.Role {
 	case "user":
-		var out []outChatMsg
-		var parts []outPart
+		var out []chatOutMsg
+		var parts []chatOutPart
 		for i, b := range bs {
 			switch b.Type {
 			case "text":
-				parts = append(parts, outPart{Type: "text", Text: b.Text})
+				parts = append(parts, chatOutPart{Type: "text", Text: b.Text})
 			case "image":
 				u, err := imageURL(b.Source)
 				if err != nil {
 					return nil, fmt.Errorf("content[%d]: %v", i, err)
 				}
-				parts = append(parts, outPart{Type: "image_url", ImageURL: &outImage{URL: u}})
+				parts = append(parts, chatOutPart{Type: "image_url", ImageURL: &chatOutImage{URL: u}})
 			case "tool_result":
 				text, err := toolResultText(b)
 				if err != nil {
 					return nil, fmt.Errorf("content[%d]: %v", i, err)
 				}
-				out = append(out, outChatMsg{Role: "tool", ToolCallID: b.ToolUseID, Content: text})
+				out = append(out, chatOutMsg{Role: "tool", ToolCallID: b.ToolUseID, Content: text})
 			default:
 				return nil, fmt.Errorf("content[%d]: a %q block is not translated to chat completions", i, b.Type)
 			}
@@ -350,7 +258,7 @@ func chatMessages(m *msgMessage) ([]outChatMsg, error) {
 		}
 		return out, nil
 	case "assistant":
-		msg := outChatMsg{Role: "assistant"}
+		msg := chatOutMsg{Role: "assistant"}
 		var text []string
 		for i, b := range bs {
 			switch b.Type {
@@ -372,17 +280,17 @@ func chatMessages(m *msgMessage) ([]outChatMsg, error) {
 		if len(text) > 0 || len(msg.ToolCalls) == 0 {
 			msg.Content = strings.Join(text, "")
 		}
-		return []outChatMsg{msg}, nil
+		return []chatOutMsg{msg}, nil
 	}
 	return nil, fmt.Errorf("role must be user or assistant, not %q", m.Role)
 }
 
 // userMessage is a user message of parts: plain text when it is one text.
-func userMessage(parts []outPart) outChatMsg {
+func userMessage(parts []chatOutPart) chatOutMsg {
 	if len(parts) == 1 && parts[0].Type == "text" {
-		return outChatMsg{Role: "user", Content: parts[0].Text}
+		return chatOutMsg{Role: "user", Content: parts[0].Text}
 	}
-	return outChatMsg{Role: "user", Content: parts}
+	return chatOutMsg{Role: "user", Content: parts}
 }
 
 // imageURL is an image block's source as an image_url: a data URL for
@@ -401,7 +309,7 @@ func imageURL(s *antSource) (string, error) {
 
 // toolResultText is a tool result's content (a string or text blocks) as
 // the tool message's text; an error result says so first.
-func toolResultText(b msgBlock) (string, error) {
+func toolResultText(b antBlock) (string, error) {
 	var text string
 	if present(b.Content) {
 		bs, err := blocks(b.Content)
@@ -451,35 +359,9 @@ type msgUsage struct {
 	CacheReadInputTokens int64 `json:"cache_read_input_tokens,omitempty"`
 }
 
-// chatIn is a chat completion (or chunk) as an upstream writes it.
-type chatIn struct {
-	ID      string `json:"id"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Message      *chatInMsg      `json:"message"`
-		Delta        *chatInMsg      `json:"delta"`
-		FinishReason string          `json:"finish_reason"`
-		StopReason   json.RawMessage `json:"stop_reason"` // vLLM: the stop string matched
-	} `json:"choices"`
-	Usage *usage           `json:"usage"`
-	Error *json.RawMessage `json:"error"`
-}
-
-type chatInMsg struct {
-	Content   *string `json:"content"`
-	ToolCalls []struct {
-		Index    int    `json:"index"`
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
 // msgUsageOf is a chat usage in Messages terms: cached prompt tokens are
 // cache reads, not input.
-func msgUsageOf(u *usage) msgUsage {
+func msgUsageOf(u *chatUsage) msgUsage {
 	if u == nil {
 		return msgUsage{}
 	}
@@ -565,7 +447,7 @@ type msgStream struct {
 	next    int         // the next block's index
 	finish  string
 	matched json.RawMessage
-	usage   *usage
+	usage   *chatUsage
 	done    bool
 }
 
@@ -621,9 +503,9 @@ func (s *msgStream) step(out *bytes.Buffer) error {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return errors.New("the upstream's chat stream sent an event that is not JSON")
 	}
-	if c.Error != nil {
+	if present(c.Error) {
 		s.start(out, c.ID, c.Model)
-		writeEvent(out, "error", map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": "upstream stream error: " + string(*c.Error)}})
+		writeEvent(out, "error", map[string]any{"type": "error", "error": map[string]string{"type": "api_error", "message": "upstream stream error: " + string(c.Error)}})
 		s.done = true
 		return errors.New("the upstream's chat stream reported an error")
 	}
@@ -646,10 +528,11 @@ func (s *msgStream) step(out *bytes.Buffer) error {
 			writeEvent(out, "content_block_delta", map[string]any{"type": "content_block_delta", "index": s.cur, "delta": map[string]string{"type": "text_delta", "text": *d.Content}})
 		}
 		for _, tc := range d.ToolCalls {
-			bi, seen := s.blocks[tc.Index]
+			i := tc.index()
+			bi, seen := s.blocks[i]
 			if !seen {
-				s.openBlock(out, msgOutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(`{}`)}, tc.Index)
-				s.blocks[tc.Index] = s.cur
+				s.openBlock(out, msgOutBlock{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: json.RawMessage(`{}`)}, i)
+				s.blocks[i] = s.cur
 				bi = s.cur
 			} else if bi != s.cur {
 				// Interleaved calls: Messages blocks do not interleave.
@@ -681,22 +564,14 @@ func (s *msgStream) end(out *bytes.Buffer) error {
 // MessagesErrorType is the Messages error type of an HTTP status.
 func MessagesErrorType(status int) string {
 	switch {
-	case status == http.StatusUnauthorized:
-		return "authentication_error"
-	case status == http.StatusForbidden:
-		return "permission_error"
-	case status == http.StatusNotFound:
-		return "not_found_error"
 	case status == http.StatusRequestEntityTooLarge:
 		return "request_too_large"
-	case status == http.StatusTooManyRequests:
-		return "rate_limit_error"
 	case status == http.StatusServiceUnavailable || status == 529:
 		return "overloaded_error"
 	case status >= 500:
 		return "api_error"
 	}
-	return "invalid_request_error"
+	return errorType(status) // the client errors are named as OpenAI names them
 }
 
 // AppendMessagesError appends a Messages error body.
@@ -711,7 +586,7 @@ func AppendMessagesError(dst []byte, typ, msg string) []byte {
 
 func messagesError(status int, typ, msg string) *http.Response {
 	b := AppendMessagesError(nil, typ, msg)
-	return newResponse(status, "application/json", io.NopCloser(bytes.NewReader(b)), int64(len(b)))
+	return newResponse(status, "application/json", newBytesBody(b), int64(len(b)))
 }
 
 // chatErrorToMessages converts a chat upstream's error answer (below 500)

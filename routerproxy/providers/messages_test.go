@@ -73,3 +73,24 @@ func TestChatToMessagesStopReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorTypes holds the error type each API names a status with: the
+// Messages API names the client errors as OpenAI does, its own way the
+// too-large, overloaded and server ones.
+func TestErrorTypes(t *testing.T) {
+	for status, want := range map[int][2]string{
+		400: {"invalid_request_error", "invalid_request_error"},
+		401: {"authentication_error", "authentication_error"},
+		403: {"permission_error", "permission_error"},
+		404: {"not_found_error", "not_found_error"},
+		413: {"invalid_request_error", "request_too_large"},
+		422: {"invalid_request_error", "invalid_request_error"},
+		429: {"rate_limit_error", "rate_limit_error"},
+		500: {"server_error", "api_error"},
+		503: {"server_error", "overloaded_error"},
+		529: {"server_error", "overloaded_error"},
+	} {
+		assert.Equal(t, want[0], errorType(status), status)
+		assert.Equal(t, want[1], MessagesErrorType(status), status)
+	}
+}

@@ -121,6 +121,14 @@ func (c *common) redact(s string) string {
 	return s
 }
 
+// modelOf is the model an answer names, the backend's when it names none.
+func (c *common) modelOf(named string) string {
+	if named == "" {
+		return c.model
+	}
+	return named
+}
+
 // chatPath reports whether a proxied path is the chat completions endpoint.
 func chatPath(u *url.URL) bool {
 	return strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/chat/completions")
@@ -135,8 +143,7 @@ func (c *common) readRequest(req *http.Request) (*chatRequest, *http.Response) {
 		return nil, errorResponse(http.StatusBadRequest, "invalid_request_error", "unsupported_endpoint",
 			"provider "+c.name+" serves only /v1/chat/completions through this router")
 	}
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
+	body, err := readBody(req)
 	if err != nil {
 		return nil, errorResponse(http.StatusBadRequest, "invalid_request_error", "invalid_json", "reading the request body failed")
 	}
@@ -147,11 +154,24 @@ func (c *common) readRequest(req *http.Request) (*chatRequest, *http.Response) {
 	return cr, nil
 }
 
-// send dispatches a translated request; network errors are redacted.
+// readBody reads a request's body and closes it.
+func readBody(req *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	return b, err
+}
+
+// send dispatches a translated request; network errors are redacted, of
+// the credentials and of the request's own bearer token (Vertex AI's access
+// token).
 func (c *common) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
-		return nil, errors.New(c.redact(err.Error()))
+		msg := c.redact(err.Error())
+		if tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok && tok != "" {
+			msg = strings.ReplaceAll(msg, tok, "[redacted]")
+		}
+		return nil, errors.New(msg)
 	}
 	return resp, nil
 }

@@ -29,49 +29,29 @@ const ResponsesPath = "/v1/responses"
 // takes Responses requests and answers in the Responses API's shapes. A
 // request it cannot express as a chat completion (a stateful feature, a
 // built-in tool) gets an OpenAI-shaped 400; next is not called.
-func Responses(next http.RoundTripper) http.RoundTripper { return responsesRT{next: next} }
+func Responses(next http.RoundTripper) http.RoundTripper {
+	return viaChat[*responsesRequest]{next: next, endpoint: "/responses", toChat: ResponsesToChat,
+		refuse:  func(err error) *http.Response { return unsupported("responses", err) },
+		prepare: func(up *http.Request) { up.Header.Set("Content-Type", "application/json") },
+		answer:  responsesAnswer}
+}
 
-type responsesRT struct{ next http.RoundTripper }
-
-func (t responsesRT) RoundTrip(req *http.Request) (*http.Response, error) {
-	body, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	rr, chat, err := ResponsesToChat(body)
-	if err != nil {
-		return unsupported("responses", err), nil
-	}
-	up := req.Clone(req.Context())
-	u := *req.URL
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/responses") + "/chat/completions"
-	u.RawPath = ""
-	up.URL = &u
-	up.Body = newBytesBody(chat)
-	up.GetBody = func() (io.ReadCloser, error) { return newBytesBody(chat), nil }
-	up.ContentLength = int64(len(chat))
-	up.Header.Set("Content-Type", "application/json")
-	resp, err := t.next.RoundTrip(up)
-	if err != nil {
-		return nil, err
-	}
+// responsesAnswer is the Responses answer of a chat upstream's.
+func responsesAnswer(rr *responsesRequest, resp *http.Response) *http.Response {
 	if resp.StatusCode != http.StatusOK {
 		// An OpenAI-shaped error (the Responses API's errors have the same
 		// shape), or a 5xx the proxy fails over from.
-		return resp, nil
+		return resp
 	}
 	base, custom := rr.echo(), rr.customTools()
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		st := &responsesStream{sse: newSSEReader(resp.Body), resp: base, custom: custom}
-		return converted(resp, true, &streamBody{src: resp.Body, step: st.step}), nil
+		return converted(resp, true, &streamBody{src: resp.Body, step: st.step})
 	}
 	return converted(resp, false, &lazyBody{src: resp.Body, convert: func(b []byte) ([]byte, error) {
 		return chatToResponse(b, base, custom)
-	}}), nil
+	}})
 }
-
-func newBytesBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // responsesRequest is the Responses request, as far as it is translated;
 // members not named here (metadata, include, reasoning, truncation,
@@ -153,50 +133,6 @@ func customInput(args string) string {
 	return args
 }
 
-// chatOut is the chat completions request the translation writes.
-type chatOut struct {
-	Model             string          `json:"model"`
-	Messages          []chatOutMsg    `json:"messages"`
-	Tools             []chatOutTool   `json:"tools,omitempty"`
-	ToolChoice        any             `json:"tool_choice,omitempty"`
-	ParallelToolCalls *bool           `json:"parallel_tool_calls,omitempty"`
-	MaxTokens         *int64          `json:"max_tokens,omitempty"`
-	Temperature       *float64        `json:"temperature,omitempty"`
-	TopP              *float64        `json:"top_p,omitempty"`
-	User              string          `json:"user,omitempty"`
-	ResponseFormat    json.RawMessage `json:"response_format,omitempty"`
-	Stream            bool            `json:"stream,omitempty"`
-	StreamOptions     *struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options,omitempty"`
-}
-
-type chatOutMsg struct {
-	Role       string        `json:"role"`
-	Content    any           `json:"content"` // string, []chatOutPart, or nil
-	ToolCalls  []outToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string        `json:"tool_call_id,omitempty"`
-}
-
-type chatOutPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	ImageURL *struct {
-		URL    string `json:"url"`
-		Detail string `json:"detail,omitempty"`
-	} `json:"image_url,omitempty"`
-}
-
-type chatOutTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-		Strict      *bool           `json:"strict,omitempty"`
-	} `json:"function"`
-}
-
 // ResponsesToChat translates a Responses request body to a chat completions
 // body (stream_options.include_usage set on a stream, so usage reaches the
 // budgets). The error says what cannot be translated.
@@ -209,12 +145,8 @@ func ResponsesToChat(body []byte) (*responsesRequest, []byte, error) {
 		return nil, nil, errf("%s needs state kept between requests, which this router does not keep; only a backend with provider openai (passed through) serves it", f)
 	}
 	out := chatOut{Model: r.Model, ParallelToolCalls: r.ParallelToolCalls, MaxTokens: r.MaxOutputTokens,
-		Temperature: r.Temperature, TopP: r.TopP, User: r.User, Stream: r.Stream}
-	if r.Stream {
-		out.StreamOptions = &struct {
-			IncludeUsage bool `json:"include_usage"`
-		}{true}
-	}
+		Temperature: r.Temperature, TopP: r.TopP, User: r.User}
+	out.streamWithUsage(r.Stream)
 	if r.Instructions != nil && *r.Instructions != "" {
 		out.Messages = append(out.Messages, chatOutMsg{Role: "system", Content: *r.Instructions})
 	}
@@ -365,11 +297,7 @@ func messageItem(i int, it responsesItem) (chatOutMsg, error) {
 			if p.ImageURL == "" {
 				return chatOutMsg{}, errf("input[%d].content[%d]: an input_image by file_id needs OpenAI's file store; send image_url", i, j)
 			}
-			cp := chatOutPart{Type: "image_url", ImageURL: &struct {
-				URL    string `json:"url"`
-				Detail string `json:"detail,omitempty"`
-			}{p.ImageURL, p.Detail}}
-			out = append(out, cp)
+			out = append(out, chatOutPart{Type: "image_url", ImageURL: &chatOutImage{p.ImageURL, p.Detail}})
 			images = true
 		default:
 			return chatOutMsg{}, errf("input[%d].content[%d]: parts of type %q are not translated", i, j, p.Type)
@@ -584,19 +512,6 @@ type responsesUsage struct {
 	TotalTokens int64 `json:"total_tokens"`
 }
 
-// chatUsage is a chat completion's usage, as far as it is read.
-type chatUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-	PromptDetails    *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionDetails *struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
 func (u *chatUsage) responses() *responsesUsage {
 	if u == nil {
 		return nil
@@ -675,18 +590,7 @@ func customOutput(id, callID, name, input, status string) outputItem {
 
 // chatToResponse translates a chat completion to a Response.
 func chatToResponse(b []byte, o responseObject, custom map[string]bool) ([]byte, error) {
-	var c struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content   *string       `json:"content"`
-				Refusal   *string       `json:"refusal"`
-				ToolCalls []outToolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatUsage `json:"usage"`
-	}
+	var c chatIn
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, fmt.Errorf("upstream chat completion: %v", err)
 	}
@@ -694,15 +598,19 @@ func chatToResponse(b []byte, o responseObject, custom map[string]bool) ([]byte,
 		return nil, errors.New("upstream chat completion has no choices")
 	}
 	ch := c.Choices[0]
+	msg := ch.Message
+	if msg == nil {
+		msg = &chatInMsg{}
+	}
 	o.Model = responseModel(o.Model, c.Model)
 	text := ""
-	if ch.Message.Content != nil {
-		text = *ch.Message.Content
+	if msg.Content != nil {
+		text = *msg.Content
 	}
-	if text != "" || len(ch.Message.ToolCalls) == 0 {
+	if text != "" || len(msg.ToolCalls) == 0 {
 		o.Output = append(o.Output, messageOutput(newID("msg_"), text, "completed"))
 	}
-	for _, tc := range ch.Message.ToolCalls {
+	for _, tc := range msg.ToolCalls {
 		if custom[tc.Function.Name] {
 			o.Output = append(o.Output, customOutput(newID("ctc_"), tc.ID, tc.Function.Name, customInput(tc.Function.Arguments), "completed"))
 			continue
@@ -804,10 +712,7 @@ func (s *responsesStream) textDelta(out *bytes.Buffer, d string) {
 }
 
 func (s *responsesStream) toolDelta(out *bytes.Buffer, tc outToolCall) {
-	idx := 0
-	if tc.Index != nil {
-		idx = *tc.Index
-	}
+	idx := tc.index()
 	if s.cur >= 0 && (s.resp.Output[s.cur].Type == "message" || s.curCall != idx) {
 		s.closeItem(out)
 	}
@@ -856,31 +761,24 @@ func (s *responsesStream) step(out *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	var c struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Delta struct {
-				Content   *string       `json:"content"`
-				ToolCalls []outToolCall `json:"tool_calls"`
-			} `json:"delta"`
-			FinishReason *string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *chatUsage `json:"usage"`
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-	}
+	var c chatIn
 	if err := json.Unmarshal(data, &c); err != nil {
 		return fmt.Errorf("upstream chat stream: %v", err)
 	}
-	if c.Error != nil {
-		code := c.Error.Type
-		if s, ok := c.Error.Code.(string); ok && s != "" {
+	if present(c.Error) {
+		var e struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		}
+		if err := json.Unmarshal(c.Error, &e); err != nil {
+			return fmt.Errorf("upstream chat stream: %v", err)
+		}
+		code := e.Type
+		if s, ok := e.Code.(string); ok && s != "" {
 			code = s
 		}
-		s.event(out, "error", map[string]any{"code": code, "message": c.Error.Message, "param": nil})
+		s.event(out, "error", map[string]any{"code": code, "message": e.Message, "param": nil})
 		return fmt.Errorf("upstream chat stream error: %s", code)
 	}
 	s.resp.Model = responseModel(s.resp.Model, c.Model)
@@ -888,14 +786,16 @@ func (s *responsesStream) step(out *bytes.Buffer) error {
 		s.usage = c.Usage
 	}
 	for _, ch := range c.Choices {
-		if d := ch.Delta.Content; d != nil && *d != "" {
-			s.textDelta(out, *d)
+		if d := ch.Delta; d != nil {
+			if d.Content != nil && *d.Content != "" {
+				s.textDelta(out, *d.Content)
+			}
+			for _, tc := range d.ToolCalls {
+				s.toolDelta(out, tc)
+			}
 		}
-		for _, tc := range ch.Delta.ToolCalls {
-			s.toolDelta(out, tc)
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			s.finish, s.finished = *ch.FinishReason, true
+		if ch.FinishReason != "" {
+			s.finish, s.finished = ch.FinishReason, true
 		}
 	}
 	return nil

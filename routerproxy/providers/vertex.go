@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -98,14 +97,13 @@ func (v *vertex) url(stream bool) string {
 }
 
 func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
-	cr, bad := v.readRequest(req)
-	if bad != nil {
-		return bad, nil
-	}
-	body, err := v.translate(cr)
-	if err != nil {
-		return unsupported("vertex_ai", err), nil
-	}
+	return v.roundTrip(req, v, vertexError)
+}
+
+func (v *vertex) endpoint(stream bool) (string, string, error) { return v.url(stream), "", nil }
+
+// authorize adds an access token of the service account.
+func (v *vertex) authorize(up *http.Request, _ []byte) error {
 	tok, err := v.ts.Token()
 	if err != nil {
 		msg := "vertex_ai: obtaining an access token from the service account failed"
@@ -113,27 +111,15 @@ func (v *vertex) RoundTrip(req *http.Request) (*http.Response, error) {
 		if errors.As(err, &re) && re.Response != nil {
 			msg += " (token endpoint status " + strconv.Itoa(re.Response.StatusCode) + ")"
 		}
-		return nil, errors.New(msg)
-	}
-	up, err := postJSON(req.Context(), v.url(cr.Stream), body, cr.Stream, "")
-	if err != nil {
-		return nil, err
+		return errors.New(msg)
 	}
 	up.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	resp, err := v.send(up)
-	if err != nil {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), tok.AccessToken, "[redacted]"))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return v.upstreamError(resp, vertexError), nil
-	}
-	created := v.now().Unix()
-	var step func(*bytes.Buffer) error
-	if cr.Stream {
-		st := &gmStream{sse: newSSEReader(resp.Body), ch: chunker{created: created, model: v.model}, redact: v.redact}
-		step = st.step
-	}
-	return respond(resp, cr.Stream, step, func(b []byte) ([]byte, error) { return v.convert(b, created) }), nil
+	return nil
+}
+
+func (v *vertex) stream(resp *http.Response, ch chunker) func(*bytes.Buffer) error {
+	st := &gmStream{sse: newSSEReader(resp.Body), ch: ch, redact: v.redact}
+	return st.step
 }
 
 // ---- request ----
@@ -181,10 +167,8 @@ type gmFunctionResponse struct {
 }
 
 type gmGenConfig struct {
-	MaxOutputTokens *int64   `json:"maxOutputTokens,omitempty"`
-	Temperature     *float64 `json:"temperature,omitempty"`
-	TopP            *float64 `json:"topP,omitempty"`
-	StopSequences   []string `json:"stopSequences,omitempty"`
+	MaxOutputTokens *int64 `json:"maxOutputTokens,omitempty"`
+	sampling
 }
 
 type gmTool struct {
@@ -214,17 +198,22 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 		}
 		out.SystemInstruction.Parts = append(out.SystemInstruction.Parts, gmPart{Text: strp(t)})
 	}
-	ts, err := turns(cr.Messages, system, func(i int, m *chatMessage) (string, []gmPart, error) {
-		return gmTurn(cr.Messages, i, m)
-	})
+	ts, err := writer[gmPart]{assistant: "model", system: system,
+		text:  func(t string) gmPart { return gmPart{Text: strp(t)} },
+		image: gmImage,
+		call: func(tc *toolCall, args json.RawMessage) gmPart {
+			return gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}}
+		},
+		result: func(i int, m *chatMessage) (gmPart, error) { return gmToolResponse(cr.Messages, i, m) },
+	}.turns(cr.Messages)
 	if err != nil {
 		return nil, err
 	}
 	for _, t := range ts {
-		out.Contents = append(out.Contents, gmContent{Role: t.role, Parts: t.blocks})
+		out.Contents = append(out.Contents, gmContent{Role: t.Role, Parts: t.Blocks})
 	}
 	if cr.samplingSet() {
-		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), Temperature: cr.Temperature, TopP: cr.TopP, StopSequences: cr.stops}
+		out.GenerationConfig = &gmGenConfig{MaxOutputTokens: cr.maxTokensSet(), sampling: cr.sampling()}
 	}
 	if len(cr.Tools) > 0 {
 		var decls []gmFuncDecl
@@ -237,29 +226,14 @@ func (v *vertex) translate(cr *chatRequest) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// gmTurn converts message i of msgs, other than a system one: a tool
-// result is the user's function response, named after the call it answers;
-// the assistant is the model.
-func gmTurn(msgs []chatMessage, i int, m *chatMessage) (string, []gmPart, error) {
-	switch m.Role {
-	case "tool":
-		name := toolName(msgs, i, m.ToolCallID)
-		if name == "" {
-			return "", nil, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
-		}
-		return "user", []gmPart{{FunctionResponse: &gmFunctionResponse{Name: name, Response: gmToolResult(m.text())}}}, nil
-	case "user", "assistant":
-		role := "user"
-		if m.Role == "assistant" {
-			role = "model"
-		}
-		parts, err := gmParts(m)
-		if err != nil {
-			return "", nil, err
-		}
-		return role, parts, nil
+// gmToolResponse is tool message i of msgs as the user's function
+// response, named after the call it answers.
+func gmToolResponse(msgs []chatMessage, i int, m *chatMessage) (gmPart, error) {
+	name := toolName(msgs, i, m.ToolCallID)
+	if name == "" {
+		return gmPart{}, fmt.Errorf("messages[%d]: tool_call_id %q matches no earlier tool call", i, m.ToolCallID)
 	}
-	return "", nil, nil
+	return gmPart{FunctionResponse: &gmFunctionResponse{Name: name, Response: gmToolResult(m.text())}}, nil
 }
 
 // gmToolResult is a tool result as a function response: a JSON object as
@@ -273,28 +247,15 @@ func gmToolResult(t string) json.RawMessage {
 	return resp
 }
 
-// gmParts converts a user or assistant message's content parts and tool
-// calls to parts.
-func gmParts(m *chatMessage) ([]gmPart, error) {
-	var parts []gmPart
-	for _, p := range m.parts {
-		switch {
-		case p.Type == "text" && p.Text != "":
-			parts = append(parts, gmPart{Text: strp(p.Text)})
-		case p.image != nil && p.image.data != "":
-			parts = append(parts, gmPart{InlineData: &gmBlob{MimeType: p.image.mediaType, Data: p.image.data}})
-		case p.image != nil:
-			if p.image.mediaType == "" {
-				return nil, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
-			}
-			parts = append(parts, gmPart{FileData: &gmFile{MimeType: p.image.mediaType, FileURI: p.image.url}})
-		}
+// gmImage is an image part: inline data, or a file Gemini fetches by URI.
+func gmImage(img *image) (gmPart, error) {
+	if img.data != "" {
+		return gmPart{InlineData: &gmBlob{MimeType: img.mediaType, Data: img.data}}, nil
 	}
-	for _, tc := range m.ToolCalls {
-		args, _ := argsObject(tc.Function.Arguments)
-		parts = append(parts, gmPart{FunctionCall: &gmFunctionCall{Name: tc.Function.Name, Args: args}})
+	if img.mediaType == "" {
+		return gmPart{}, errors.New("image URLs need a .png, .jpg, .jpeg, .gif or .webp name (Gemini needs the MIME type)")
 	}
-	return parts, nil
+	return gmPart{FileData: &gmFile{MimeType: img.mediaType, FileURI: img.url}}, nil
 }
 
 // gmChoice is the function calling config for a tool_choice, nil when
@@ -368,6 +329,26 @@ func gmFinish(r string, calls bool) string {
 	return "stop"
 }
 
+// blocked reports whether Gemini refused the prompt itself (and gave no
+// candidate).
+func (r *gmResponse) blocked() bool {
+	return r.PromptFeedback != nil && r.PromptFeedback.BlockReason != ""
+}
+
+// gmVisible walks the parts of a candidate the client sees (a thought is
+// not): a function call by call, a text by text.
+func gmVisible(parts []gmOutPart, call func(fc *gmFunctionCall), text func(t string)) {
+	for _, p := range parts {
+		switch {
+		case p.Thought:
+		case p.FunctionCall != nil:
+			call(p.FunctionCall)
+		case p.Text != nil:
+			text(*p.Text)
+		}
+	}
+}
+
 func callID(fc *gmFunctionCall, i int) string {
 	if fc.ID != "" {
 		return fc.ID
@@ -375,38 +356,26 @@ func callID(fc *gmFunctionCall, i int) string {
 	return "call_" + strconv.Itoa(i)
 }
 
-func (v *vertex) convert(b []byte, created int64) ([]byte, error) {
-	var r gmResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("vertex_ai: unreadable response: %v", err)
+func (v *vertex) convert(_ *http.Response, b []byte, created int64) ([]byte, error) {
+	r, err := decodeAnswer[gmResponse](v.name, b)
+	if err != nil {
+		return nil, err
 	}
-	var text strings.Builder
-	var calls []outToolCall
+	var ans answer
 	finish := "stop"
 	if len(r.Candidates) > 0 {
 		c := r.Candidates[0]
-		for _, p := range c.Content.Parts {
-			switch {
-			case p.Thought:
-			case p.FunctionCall != nil:
-				calls = append(calls, toolCallOut(callID(p.FunctionCall, len(calls)), p.FunctionCall.Name, compactJSON(p.FunctionCall.Args)))
-			case p.Text != nil:
-				text.WriteString(*p.Text)
-			}
-		}
-		finish = gmFinish(c.FinishReason, len(calls) > 0)
-	} else if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" {
+		gmVisible(c.Content.Parts, func(fc *gmFunctionCall) { ans.call(callID(fc, len(ans.calls)), fc.Name, fc.Args) },
+			func(t string) { ans.text.WriteString(t) })
+		finish = gmFinish(c.FinishReason, len(ans.calls) > 0)
+	} else if r.blocked() {
 		finish = "content_filter"
 	}
 	var u usage
 	if r.UsageMetadata != nil {
 		u = r.UsageMetadata.openai()
 	}
-	model := r.ModelVersion
-	if model == "" {
-		model = v.model
-	}
-	return completion("chatcmpl-"+r.ResponseID, model, created, text.String(), calls, finish, u), nil
+	return ans.completion("chatcmpl-"+r.ResponseID, v.modelOf(r.ModelVersion), created, finish, u), nil
 }
 
 // vertexError reads Google's error object (https://cloud.google.com/apis/design/errors),
@@ -439,16 +408,11 @@ type gmStream struct {
 
 func (s *gmStream) step(out *bytes.Buffer) error {
 	s.ch.out = out
-	_, data, err := s.sse.next()
-	if err == io.EOF {
+	_, r, err := nextEvent[gmResponse](s.sse, "vertex_ai", func() error {
 		return s.ch.endStream("vertex_ai", s.finished, "without a finishReason", openaiUsage(s.usage))
-	}
+	})
 	if err != nil {
 		return err
-	}
-	var r gmResponse
-	if err := json.Unmarshal(data, &r); err != nil {
-		return errors.New("vertex_ai stream: unreadable chunk")
 	}
 	if r.Error != nil {
 		return s.ch.fail("vertex_ai", r.Error.Status, s.redact(r.Error.Message), openaiUsage(s.usage))
@@ -464,25 +428,19 @@ func (s *gmStream) step(out *bytes.Buffer) error {
 	}
 	s.ch.start()
 	if len(r.Candidates) == 0 {
-		if r.PromptFeedback != nil && r.PromptFeedback.BlockReason != "" && !s.finished {
+		if r.blocked() && !s.finished {
 			s.finished = true
 			s.ch.finish("content_filter")
 		}
 		return nil
 	}
 	c := r.Candidates[0]
-	for _, p := range c.Content.Parts {
-		switch {
-		case p.Thought:
-		case p.FunctionCall != nil:
-			i := s.calls
-			s.calls++
-			s.ch.toolStart(i, callID(p.FunctionCall, i), p.FunctionCall.Name)
-			s.ch.toolArgs(i, compactJSON(p.FunctionCall.Args))
-		case p.Text != nil:
-			s.ch.text(*p.Text)
-		}
-	}
+	gmVisible(c.Content.Parts, func(fc *gmFunctionCall) {
+		i := s.calls
+		s.calls++
+		s.ch.toolStart(i, callID(fc, i), fc.Name)
+		s.ch.toolArgs(i, compactJSON(fc.Args))
+	}, s.ch.text)
 	if c.FinishReason != "" && !s.finished {
 		s.finished = true
 		s.ch.finish(gmFinish(c.FinishReason, s.calls > 0))

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,16 +97,15 @@ func TestVertexRequestMapping(t *testing.T) {
 
 func TestVertexResponse(t *testing.T) {
 	fake, p := vertexBackend(t)
-	_, body := chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-IwqtZ5nnF4m6mNAP2qGWyQY","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
+	assertAnswers(t, fake, p,
+		`{"model":"m","messages":[{"role":"user","content":"Why is the sky blue?"}]}`,
+		`{"id":"chatcmpl-IwqtZ5nnF4m6mNAP2qGWyQY","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":"The sky appears blue because of Rayleigh scattering."},"finish_reason":"stop","logprobs":null}],
-	  "usage":{"prompt_tokens":6,"completion_tokens":10,"total_tokens":16}}`, body)
-
-	fake.SetMode(providertest.Tool)
-	_, body = chatOK(t, p, `{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-6QqtZ_7eNLCBmNAPpOGD4Ac","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
+	  "usage":{"prompt_tokens":6,"completion_tokens":10,"total_tokens":16}}`,
+		`{"model":"m","messages":[{"role":"user","content":"Weather in Boston?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`,
+		`{"id":"chatcmpl-6QqtZ_7eNLCBmNAPpOGD4Ac","object":"chat.completion","created":1700000000,"model":"gemini-2.0-flash-001",
 	  "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"get_current_weather","arguments":"{\"location\":\"Boston\"}"}}]},"finish_reason":"tool_calls","logprobs":null}],
-	  "usage":{"prompt_tokens":28,"completion_tokens":7,"total_tokens":35}}`, body)
+	  "usage":{"prompt_tokens":28,"completion_tokens":7,"total_tokens":35}}`)
 }
 
 func TestVertexStream(t *testing.T) {
@@ -123,10 +123,7 @@ func TestVertexStream(t *testing.T) {
 	fake.SetMode(providertest.Tool)
 	_, body = chatOK(t, p, `{"model":"m","stream":true,"messages":[{"role":"user","content":"Weather?"}],"tools":[{"type":"function","function":{"name":"get_current_weather"}}]}`)
 	a = assemble(t, body)
-	require.Len(t, a.Calls, 1)
-	assert.Equal(t, "call_0", a.Calls[0].ID)
-	assert.Equal(t, "get_current_weather", a.Calls[0].Name)
-	assert.JSONEq(t, `{"location":"Boston"}`, a.Calls[0].Args)
+	assertOneCall(t, a, "call_0", "get_current_weather", `{"location":"Boston"}`)
 	assert.Equal(t, "tool_calls", a.Finish)
 	assert.Equal(t, int64(35), a.Usage.TotalTokens)
 
@@ -159,4 +156,24 @@ func TestVertexFinishReasons(t *testing.T) {
 		assert.Equal(t, want, gmFinish(in, false), in)
 	}
 	assert.Equal(t, "tool_calls", gmFinish("STOP", true))
+}
+
+// TestVertexSendErrorHidesAccessToken: a transport error that quotes the
+// request (its bearer access token) reaches the proxy without the token.
+func TestVertexSendErrorHidesAccessToken(t *testing.T) {
+	fake := providertest.NewVertex(t, "p", "global", gmModel)
+	failing := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Path == "/token" {
+			return http.DefaultTransport.RoundTrip(r)
+		}
+		return nil, errors.New("connection reset sending " + r.Header.Get("Authorization"))
+	})
+	p, err := New(external("gem", "vertex_ai", fake.URL+"/v1/projects/p/locations/global", gmModel, saCred), env(map[string]string{saCred.Env: fake.ServiceAccountJSON}), failing)
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodPost, p.BaseURL()+"/v1/chat/completions", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	_, err = p.RoundTrip(req)
+	require.Error(t, err)
+	require.NotEmpty(t, fake.AccessToken())
+	assert.NotContains(t, err.Error(), fake.AccessToken())
+	assert.Equal(t, "connection reset sending Bearer [redacted]", err.Error())
 }

@@ -74,9 +74,6 @@ func nonEmptyContent(raw json.RawMessage) bool {
 // checkMessages checks a Messages request body as Anthropic validates it;
 // offered says it offers tools, stream that it asks for a stream.
 func checkMessages(data []byte) (offered, stream bool, f *fault) {
-	invalid := func(msg string) *fault {
-		return &fault{status: http.StatusBadRequest, code: "invalid_request_error", message: msg}
-	}
 	var body struct {
 		Model     string `json:"model"`
 		MaxTokens int    `json:"max_tokens"`
@@ -88,11 +85,11 @@ func checkMessages(data []byte) (offered, stream bool, f *fault) {
 		Tools  []json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(data, &body); err != nil || body.Model == "" || body.MaxTokens <= 0 || len(body.Messages) == 0 {
-		return false, false, invalid("model, max_tokens and messages are required")
+		return false, false, invalid(anthropicFaults, "model, max_tokens and messages are required")
 	}
 	for _, m := range body.Messages {
 		if (m.Role != "user" && m.Role != "assistant") || !nonEmptyContent(m.Content) {
-			return false, false, invalid("messages: roles must be user or assistant with content")
+			return false, false, invalid(anthropicFaults, "messages: roles must be user or assistant with content")
 		}
 	}
 	return len(body.Tools) > 0, body.Stream, nil
@@ -109,12 +106,7 @@ func writeMessages(w http.ResponseWriter, mode Mode, tool, stream bool) {
 		}
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	if tool {
-		fmt.Fprint(w, AnthropicToolResponse)
-	} else {
-		fmt.Fprint(w, AnthropicTextResponse)
-	}
+	writeAnswer(w, "application/json", tool, AnthropicTextResponse, AnthropicToolResponse)
 }
 
 // anthropicFaults are Anthropic's answers in the failing modes.

@@ -2,7 +2,6 @@ package providertest
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -83,7 +82,7 @@ func (b *Bedrock) verifySignature(r *http.Request, body []byte) string {
 	}
 	re.Header.Del("Authorization")
 	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(context.Background(), b.Creds, re, hex.EncodeToString(sum[:]), "bedrock", b.Region, ts); err != nil {
+	if err := v4.NewSigner().SignHTTP(r.Context(), b.Creds, re, hex.EncodeToString(sum[:]), "bedrock", b.Region, ts); err != nil {
 		return err.Error()
 	}
 	if re.Header.Get("Authorization") != auth {
@@ -109,11 +108,7 @@ func (b *Bedrock) serve(w http.ResponseWriter, r *http.Request) {
 		bedrockError(w, http.StatusForbidden, "InvalidSignatureException", msg)
 		return
 	}
-	if r.Header.Get("Content-Type") != "application/json" {
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "Content-Type must be application/json")
-		return
-	}
-	offered, f := checkConverse(rec.Body)
+	offered, f := checkJSON(r, rec.Body, bedrockFaults, checkConverse)
 	b.respond(w, bedrockError, bedrockFaults, f, offered, func(mode Mode, tool bool) { writeConverse(w, mode, tool, stream) })
 }
 
@@ -127,9 +122,6 @@ var bedrockFaults = map[Mode]fault{
 // checkConverse checks a Converse request body as Bedrock validates it;
 // offered says it offers tools.
 func checkConverse(data []byte) (offered bool, f *fault) {
-	invalid := func(msg string) *fault {
-		return &fault{status: http.StatusBadRequest, code: "ValidationException", message: msg}
-	}
 	var body struct {
 		Messages []struct {
 			Role    string                       `json:"role"`
@@ -139,10 +131,10 @@ func checkConverse(data []byte) (offered bool, f *fault) {
 	}
 	unknown, err := decodeObject(data, &body, converseKeys)
 	if err != nil || len(body.Messages) == 0 {
-		return false, invalid("Malformed input request")
+		return false, invalid(bedrockFaults, "Malformed input request")
 	}
 	if unknown != "" {
-		return false, invalid("Unknown member " + unknown)
+		return false, invalid(bedrockFaults, "Unknown member "+unknown)
 	}
 	for i, m := range body.Messages {
 		want := "user"
@@ -150,14 +142,14 @@ func checkConverse(data []byte) (offered bool, f *fault) {
 			want = "assistant"
 		}
 		if m.Role != want || len(m.Content) == 0 {
-			return false, invalid("A conversation must start with a user message and alternate between user and assistant roles.")
+			return false, invalid(bedrockFaults, "A conversation must start with a user message and alternate between user and assistant roles.")
 		}
 		for _, blk := range m.Content {
 			if len(blk) != 1 {
-				return false, invalid("Each content block must have exactly one member")
+				return false, invalid(bedrockFaults, "Each content block must have exactly one member")
 			}
 			if (blk["toolUse"] != nil || blk["toolResult"] != nil) && body.ToolConfig == nil {
-				return false, invalid("toolConfig field must be defined when using toolUse and toolResult content blocks.")
+				return false, invalid(bedrockFaults, "toolConfig field must be defined when using toolUse and toolResult content blocks.")
 			}
 		}
 	}
@@ -168,12 +160,7 @@ func checkConverse(data []byte) (offered bool, f *fault) {
 func writeConverse(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	w.Header().Set("X-Amzn-Requestid", "9c1ab1f4-6cc4-4b0c-a6a1-4c1b8f0e8b33")
 	if !stream {
-		w.Header().Set("Content-Type", "application/json")
-		if tool {
-			fmt.Fprint(w, BedrockToolResponse)
-		} else {
-			fmt.Fprint(w, BedrockTextResponse)
-		}
+		writeAnswer(w, "application/json", tool, BedrockTextResponse, BedrockToolResponse)
 		return
 	}
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")

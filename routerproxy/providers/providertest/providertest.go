@@ -167,6 +167,33 @@ func streamFor[T any](mode Mode, tool bool, text, toolCall, broken []T) []T {
 	return text
 }
 
+// invalid is a provider's 400 for a request body it does not accept: its
+// BadRequest fault, saying msg.
+func invalid(faults map[Mode]fault, msg string) *fault {
+	f := faults[BadRequest]
+	f.message = msg
+	return &f
+}
+
+// checkJSON checks that a request says its body is JSON, then the body
+// with check.
+func checkJSON(r *http.Request, body []byte, faults map[Mode]fault, check func([]byte) (offered bool, f *fault)) (offered bool, f *fault) {
+	if r.Header.Get("Content-Type") != "application/json" {
+		return false, invalid(faults, "Content-Type must be application/json")
+	}
+	return check(body)
+}
+
+// writeAnswer writes a buffered answer of contentType: the tool call's
+// fixture when tool is set, else the text's.
+func writeAnswer(w http.ResponseWriter, contentType string, tool bool, text, toolCall string) {
+	w.Header().Set("Content-Type", contentType)
+	if tool {
+		text = toolCall
+	}
+	_, _ = io.WriteString(w, text)
+}
+
 // decodeObject decodes the JSON object data into body; unknown is a
 // member of it that known does not list ("" when there is none).
 func decodeObject(data []byte, body any, known map[string]bool) (unknown string, err error) {

@@ -155,11 +155,7 @@ func (v *Vertex) serve(w http.ResponseWriter, r *http.Request) {
 		googleError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
 		return
 	}
-	if r.Header.Get("Content-Type") != "application/json" {
-		googleError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "Content-Type must be application/json")
-		return
-	}
-	offered, f := checkGenerateContent(rec.Body)
+	offered, f := checkJSON(r, rec.Body, vertexFaults, checkGenerateContent)
 	v.respond(w, googleError, vertexFaults, f, offered, func(mode Mode, tool bool) { writeGenerateContent(w, mode, tool, stream) })
 }
 
@@ -173,9 +169,6 @@ var vertexFaults = map[Mode]fault{
 // checkGenerateContent checks a generateContent request body as Vertex AI
 // validates it; offered says it offers tools.
 func checkGenerateContent(data []byte) (offered bool, f *fault) {
-	invalid := func(msg string) *fault {
-		return &fault{status: http.StatusBadRequest, code: "INVALID_ARGUMENT", message: msg}
-	}
 	var body struct {
 		Contents []struct {
 			Role  string                       `json:"role"`
@@ -185,18 +178,18 @@ func checkGenerateContent(data []byte) (offered bool, f *fault) {
 	}
 	unknown, err := decodeObject(data, &body, generateContentKeys)
 	if err != nil || len(body.Contents) == 0 {
-		return false, invalid("contents is not specified")
+		return false, invalid(vertexFaults, "contents is not specified")
 	}
 	if unknown != "" {
-		return false, invalid(`Invalid JSON payload received. Unknown name "` + unknown + `": Cannot find field.`)
+		return false, invalid(vertexFaults, `Invalid JSON payload received. Unknown name "`+unknown+`": Cannot find field.`)
 	}
 	for _, c := range body.Contents {
 		if (c.Role != "user" && c.Role != "model") || len(c.Parts) == 0 {
-			return false, invalid("Please use a valid role: user, model.")
+			return false, invalid(vertexFaults, "Please use a valid role: user, model.")
 		}
 		for _, p := range c.Parts {
 			if len(p) != 1 {
-				return false, invalid("a part must have exactly one data field")
+				return false, invalid(vertexFaults, "a part must have exactly one data field")
 			}
 		}
 	}
@@ -207,12 +200,7 @@ func checkGenerateContent(data []byte) (offered bool, f *fault) {
 // streamGenerateContent) request.
 func writeGenerateContent(w http.ResponseWriter, mode Mode, tool, stream bool) {
 	if !stream {
-		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		if tool {
-			fmt.Fprint(w, VertexToolResponse)
-		} else {
-			fmt.Fprint(w, VertexTextResponse)
-		}
+		writeAnswer(w, "application/json; charset=UTF-8", tool, VertexTextResponse, VertexToolResponse)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
