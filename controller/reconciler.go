@@ -368,21 +368,8 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 // same finding (validate, render) where nothing rechecks.
 func (r *Reconciler) noteRecheck(obs *targets.Observation) {
 	if obs.Conflict != "" {
-		obs.Conflict += " (rechecked at least every " + shortDuration(r.recheckInterval()) + ")"
+		obs.Conflict += " (rechecked at least every " + compiler.ShortDuration(r.recheckInterval()) + ")"
 	}
-}
-
-// shortDuration writes whole minutes and hours without their zero tail
-// ("2m", "1h", "1m30s"), as a person would.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // apply server-side applies the desired objects, then prunes the inventory.
