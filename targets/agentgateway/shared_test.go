@@ -65,6 +65,20 @@ func foreign(t *testing.T, docs ...string) []*unstructured.Unstructured {
 	return out
 }
 
+// gatewayOverride is a foreign AgentgatewayPolicy named name on Gateway
+// ns/gw with inheritance Override (a platform policy the routes' own cannot
+// replace), whose spec.traffic is traffic (YAML, indented four spaces).
+func gatewayOverride(t *testing.T, name, traffic string) []*unstructured.Unstructured {
+	return foreign(t, `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: `+name+`, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  strategy: {inheritance: Override}
+  traffic:
+`+traffic)
+}
+
 // gateway compiles the routers, which must be accepted, and models Gateway
 // ns/gw (listener http) with them and the foreign objects.
 func gateway(t *testing.T, extra []*unstructured.Unstructured, routers ...string) *agw.Model {
@@ -193,27 +207,19 @@ func TestForeignAllowThatDoesNotMatchDeniesListedTeams(t *testing.T) {
 	expect(t, m, chat("qwen3-32b", team("research")), http.StatusOK, "InferencePool/chat-qwen3-pool")
 }
 
-const overrideAllowAll = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: allow-all, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    authorization:
-      action: Allow
-      policy: {matchExpressions: ["true"]}
-`
-
 // An Override Authorization on the Gateway drops every route authorization
 // after it: in InferencePool routing the router cannot defend against it
 // (a documented prerequisite, reported by the controller as
 // OverridingPolicy); in Model routing the per-model authorization still
 // holds.
 func TestOverrideAuthorizationOnTheGateway(t *testing.T) {
-	m := gateway(t, foreign(t, overrideAllowAll), router("chat", poolMode+auth))
+	overrideAllowAll := gatewayOverride(t, "allow-all", `    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`)
+	m := gateway(t, overrideAllowAll, router("chat", poolMode+auth))
 	expect(t, m, chat("llama", team("research")), http.StatusOK, "InferencePool/chat-llama3-pool")
-	m = gateway(t, foreign(t, overrideAllowAll), router("chat", modelMode+auth))
+	m = gateway(t, overrideAllowAll, router("chat", modelMode+auth))
 	expect(t, m, chat("llama", team("research")), http.StatusForbidden, "")
 }
 
@@ -352,17 +358,10 @@ func TestFailClosedWithoutReadyBackendIs503(t *testing.T) {
 // token through unverified (agentgateway removes only a token it verified),
 // and the router's transformation still removes it before the pool.
 func TestCallerTokenReachesNoBackend(t *testing.T) {
-	const permissiveOverride = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: permissive, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    jwtAuthentication:
+	permissiveOverride := gatewayOverride(t, "permissive", `    jwtAuthentication:
       mode: Permissive
       providers: [{issuer: "https://other.example", jwks: {remote: {url: "https://other.example/certs"}}}]
-`
+`)
 	for _, mode := range []struct{ name, spec, backend string }{
 		{"InferencePool", poolMode, "InferencePool/chat-qwen3-pool"},
 		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model"},
@@ -374,7 +373,7 @@ spec:
     auth:
       jwt: {provider: keycloak, issuer: "` + issuer + `", jwksURI: "` + issuer + `/certs", teamClaim: team}
 `
-			for name, extra := range map[string][]*unstructured.Unstructured{"alone": nil, "under a foreign Permissive override": foreign(t, permissiveOverride)} {
+			for name, extra := range map[string][]*unstructured.Unstructured{"alone": nil, "under a foreign Permissive override": permissiveOverride} {
 				m := gateway(t, extra, router("chat", mode.spec+jwtOnly))
 				o := expect(t, m, chat("qwen3-32b", team("platform")), http.StatusOK, mode.backend)
 				assert.Empty(t, o.Upstream.Values("Authorization"), "%s: the caller's token reached %s\n%s", name, o.Backend, strings.Join(o.Trace, "\n"))
@@ -419,18 +418,11 @@ func TestServedModelNameAndAForeignOverride(t *testing.T) {
 	o = expect(t, gateway(t, nil, router("chat", poolMode)), chat("llama", nil), http.StatusOK, "InferencePool/chat-llama3-pool")
 	assert.Equal(t, "llama3", o.UpstreamModel, "llama is published under its backend name; its runtime serves llama3")
 
-	const overrideTransform = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: theirs, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    transformation:
+	overrideTransform := gatewayOverride(t, "theirs", `    transformation:
       request:
         set: [{name: x-tenant, value: '"platform"'}]
-`
-	o = expect(t, gateway(t, foreign(t, overrideTransform), router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+`)
+	o = expect(t, gateway(t, overrideTransform, router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
 	assert.Equal(t, "qwen3-32b", o.UpstreamModel, "the Override locks the transformation: the router's rewrite does not run")
 }
 
