@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -17,6 +16,7 @@ import (
 	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // The tests in this file put every router of an input, plus foreign
@@ -53,23 +53,11 @@ func compileAll(t *testing.T, docs ...string) ([]*unstructured.Unstructured, dia
 	return pipeline.Run(in, reg, pipeline.Options{Compile: compiler.Options{Planes: reg.Capabilities()}})
 }
 
-// foreign parses YAML objects that are not ours.
-func foreign(t *testing.T, docs ...string) []*unstructured.Unstructured {
-	t.Helper()
-	var out []*unstructured.Unstructured
-	for _, d := range docs {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-		out = append(out, o)
-	}
-	return out
-}
-
 // gatewayOverride is a foreign AgentgatewayPolicy named name on Gateway
 // ns/gw with inheritance Override (a platform policy the routes' own cannot
 // replace), whose spec.traffic is traffic (YAML, indented four spaces).
 func gatewayOverride(t *testing.T, name, traffic string) []*unstructured.Unstructured {
-	return foreign(t, `apiVersion: agentgateway.dev/v1alpha1
+	return testenv.Objects(t, `apiVersion: agentgateway.dev/v1alpha1
 kind: AgentgatewayPolicy
 metadata: {name: `+name+`, namespace: ns}
 spec:
@@ -186,7 +174,7 @@ func TestForeignAllowCannotWidenTheAllowlist(t *testing.T) {
 		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model", "AgentgatewayModel/chat-llama-model"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			m := gateway(t, foreign(t, allowInternal), router("chat", mode.spec+auth))
+			m := gateway(t, testenv.Objects(t, allowInternal), router("chat", mode.spec+auth))
 			// Unlisted team, unlisted model: still refused.
 			expect(t, m, internal(chat("qwen3-32b", team("intruder"))), http.StatusForbidden, "")
 			expect(t, m, internal(chat("llama", team("research"))), http.StatusForbidden, "")
@@ -201,7 +189,7 @@ func TestForeignAllowCannotWidenTheAllowlist(t *testing.T) {
 // listed team's request does not meet denies it (agentgateway denies when
 // Allow rules exist and none matches). Documented in agentgateway.md.
 func TestForeignAllowThatDoesNotMatchDeniesListedTeams(t *testing.T) {
-	m := gateway(t, foreign(t, allowInternal), router("chat", poolMode+auth))
+	m := gateway(t, testenv.Objects(t, allowInternal), router("chat", poolMode+auth))
 	expect(t, m, chat("qwen3-32b", team("research")), http.StatusForbidden, "")
 	m = gateway(t, nil, router("chat", poolMode+auth))
 	expect(t, m, chat("qwen3-32b", team("research")), http.StatusOK, "InferencePool/chat-qwen3-pool")
@@ -243,7 +231,7 @@ spec:
 `))
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "uploads.example"}}},
-		append(objs, foreign(t, theirRoute)...))
+		append(objs, testenv.Objects(t, theirRoute)...))
 	require.NoError(t, err)
 	up := simulate.Request{Host: "uploads.example", Path: "/upload", Headers: http.Header{"X-Gateway-Base-Model-Name": {"bulk"}}}
 	expect(t, m, up, http.StatusOK, "Service/uploads")
@@ -448,7 +436,7 @@ spec:
     - {name: llama, inferenceServiceRef: {name: llama3}, endpointPicker: {service: {name: other-epp, port: 9002}}}
   defaultRouteStrategy: BackendNameMatch
 `)
-	m := gateway(t, foreign(t, foreignAllow), secured, open)
+	m := gateway(t, testenv.Objects(t, foreignAllow), secured, open)
 	forged := func(model, tm, host string) simulate.Request {
 		r := chat(model, team(tm))
 		r.Host = host

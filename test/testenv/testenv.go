@@ -725,6 +725,17 @@ func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// Objects decodes the YAML documents a test writes inline (each may hold
+// several, separated by ---) as DecodeYAML does; an error fails t.
+func Objects(t testing.TB, docs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return out
+}
+
 // Describe names an object for messages: "apps/v1 Deployment ns/name".
 func Describe(obj *unstructured.Unstructured) string {
 	name := obj.GetName()

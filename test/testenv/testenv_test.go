@@ -27,13 +27,6 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
 
-func mustDecode(t *testing.T, y string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := testenv.DecodeYAML([]byte(y))
-	require.NoError(t, err)
-	return objs
-}
-
 // TestContextEndsWithTheTest: Context's context is live during the test,
 // bounded by CallTimeout, and cancelled when the test ends.
 func TestContextEndsWithTheTest(t *testing.T) {
@@ -199,7 +192,7 @@ func TestValidCoreObjectsApply(t *testing.T) {
 
 func TestApplyCreatesMissingNamespace(t *testing.T) {
 	ctx := testenv.Context(t)
-	objs := mustDecode(t, `
+	objs := testenv.Objects(t, `
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -235,7 +228,7 @@ func TestUnknownFieldRejected(t *testing.T) {
 	ctx := testenv.Context(t)
 	ns := env.NewNamespace(t)
 
-	obj := mustDecode(t, bogusDeployment)[0]
+	obj := testenv.Objects(t, bogusDeployment)[0]
 	env.SetNamespace(ns, obj)
 	require.Equal(t, ns, obj.GetNamespace())
 	err := env.ApplyStrict(ctx, obj)
@@ -243,7 +236,7 @@ func TestUnknownFieldRejected(t *testing.T) {
 	assert.Contains(t, err.Error(), "bogus")
 	t.Logf("apply error: %v", err)
 
-	obj = mustDecode(t, bogusDeployment)[0]
+	obj = testenv.Objects(t, bogusDeployment)[0]
 	env.SetNamespace(ns, obj)
 	err = env.CreateStrict(ctx, obj)
 	require.Error(t, err, "strict create must reject an unknown field")
@@ -363,7 +356,7 @@ func TestInferencePoolSchemaAndCEL(t *testing.T) {
 			t.Logf("rejected: %v", errs[0])
 
 			// A strict create (no server-side apply) is rejected the same way.
-			obj := mustDecode(t, inferencePool(ns, tc.body))[0]
+			obj := testenv.Objects(t, inferencePool(ns, tc.body))[0]
 			err := env.CreateStrict(ctx, obj)
 			require.Error(t, err)
 			for _, want := range tc.wantErr {
@@ -415,7 +408,7 @@ spec:
 }
 
 func TestSetNamespaceLeavesClusterScopedAlone(t *testing.T) {
-	objs := mustDecode(t, `
+	objs := testenv.Objects(t, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: gc}
