@@ -222,10 +222,7 @@ func testCase(t *testing.T, name, ns, gwns string) (objs []*unstructured.Unstruc
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := testenv.DecodeYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := testenv.Objects(t, string(data))
 	for _, o := range all {
 		o.SetNamespace(ns)
 		if o.GetKind() != "ModelRouter" {

@@ -280,10 +280,7 @@ var ctxT = testenv.Context
 // mustApply creates or updates objects from YAML in ns (admin client, SSA).
 func mustApply(t *testing.T, ctx context.Context, ns, doc string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := testenv.DecodeYAML([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := testenv.Objects(t, doc)
 	for _, o := range objs {
 		o.SetNamespace(ns)
 		if err := env.ApplyStrict(ctx, o); err != nil {
