@@ -22,7 +22,7 @@ func PlaneModel() simulate.PlaneModel {
 // router names; a request for a router with hostnames carries the first.
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
 	out := map[string]simulate.Served{}
-	for _, on := range simulate.ByGateway(routers, (*ir.Router).AttachedGateway) {
+	for _, on := range simulate.ByGateway(routers) {
 		ns, name, _ := on[0].IR.AttachedGateway()
 		gw := Gateway{Namespace: ns, Name: name, Listeners: []Listener{{Name: "http"}}}
 		sections := map[string]bool{"http": true}

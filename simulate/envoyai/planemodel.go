@@ -18,7 +18,7 @@ func PlaneModel() simulate.PlaneModel {
 
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
 	out := map[string]simulate.Served{}
-	for _, on := range simulate.ByGateway(routers, (*ir.Router).AttachedGateway) {
+	for _, on := range simulate.ByGateway(routers) {
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
 		ids := simulate.Names{}
 		objectOf := map[string]map[string]string{} // router key -> backend -> AIServiceBackend
