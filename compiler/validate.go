@@ -167,16 +167,18 @@ func (v *validator) duration(at *field.Path, value string, rule durationRule) (d
 func (r durationRule) describe() string {
 	switch {
 	case r.min != 0 && r.max != 0:
-		return fmt.Sprintf("between %s and %s", shortDuration(r.min), shortDuration(r.max))
+		return fmt.Sprintf("between %s and %s", ShortDuration(r.min), ShortDuration(r.max))
 	case r.min != 0:
-		return "at least " + shortDuration(r.min)
+		return "at least " + ShortDuration(r.min)
 	default:
-		return "at most " + shortDuration(r.max)
+		return "at most " + ShortDuration(r.max)
 	}
 }
 
-// shortDuration prints 1h rather than Go's 1h0m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration writes whole minutes and hours without their zero tail
+// ("2m", "1h", "1m30s", not Go's "1h0m0s"), as a person would: how the
+// compiler's messages, and the controller's, write a duration.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -17,14 +17,7 @@ import (
 // never recognises a plane by another row (formerly: the Required row of
 // agentGatewayRef stood for "this is AgentGateway").
 func TestChecksFollowWhatTheTableReads(t *testing.T) {
-	in := vtInputs(t, `apiVersion: inference.llmkube.dev/v1alpha1
-kind: ModelRouter
-metadata: {name: chat}
-spec:
-  backends:
-    - name: local-qwen
-      inferenceServiceRef: {name: qwen3}
-  agentGatewayRef: {name: gw, endpointPicker: qwen3-epp}
+	in := vtInputs(t, vtChatHead+`  agentGatewayRef: {name: gw, endpointPicker: qwen3-epp}
   defaultRoute: local-qwen
 `)
 	compile := func(table capability.Table) []string {

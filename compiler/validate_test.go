@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -598,4 +599,17 @@ func TestPodDisruptionBudgetBound(t *testing.T) {
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	assert.Empty(t, diags.Warnings())
 	assert.Equal(t, DefaultMaxUnavailable, r.Proxy.MaxUnavailable)
+}
+
+// TestShortDuration: a duration as the compiler's messages and the
+// controller's (a conflict's recheck interval) write it.
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		2 * time.Minute: "2m", time.Hour: "1h", 90 * time.Second: "1m30s", 10 * time.Second: "10s", 3 * time.Second: "3s",
+		time.Hour + 30*time.Second: "1h0m30s",
+	} {
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%s) = %q, want %q", d, got, want)
+		}
+	}
 }

@@ -54,7 +54,7 @@ policy:
 		}
 	}
 
-	objs, err := testenv.DecodeYAML([]byte(`
+	obj := testenv.Objects(t, `
 apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: on-gateway}
@@ -67,13 +67,9 @@ spec:
   defaultRoute: cloud
   policy:
     classification: {mode: detector}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := objs[0]
+`)[0]
 	obj.SetNamespace(ns)
-	err = k8s.Create(ctx, obj)
+	err := k8s.Create(ctx, obj)
 	if err == nil || !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.policy.classification.mode") || !strings.Contains(err.Error(), "(ClassifierRequiresProxy)") || !strings.Contains(err.Error(), "dataPlane: Proxy") {
 		t.Errorf("want the Gateway router refused at spec.policy.classification.mode with ClassifierRequiresProxy, got: %v", err)
 	}

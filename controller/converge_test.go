@@ -96,17 +96,11 @@ func liveControlledBy(ctx context.Context, t *testing.T, want map[string]*unstru
 	return live
 }
 
-// convergedAll waits until the router's live inventory, across every kind
-// of every data plane, is exactly what render prints for its current spec,
-// and every rendered field (metadata labels, spec, data) holds the rendered
-// value on the live object (the API server may add defaults). It returns
-// the render.
-func convergedAll(t *testing.T, ns, name string) map[string]*unstructured.Unstructured {
-	t.Helper()
-	return convergedIn(t, k8s, ns, name)
-}
-
-// convergedIn is convergedAll for the API server c reaches.
+// convergedIn waits until the router's live inventory (read through k8s),
+// across every kind of every data plane, is exactly what render prints for
+// its current spec, and every rendered field (metadata labels, spec, data)
+// holds the rendered value on the live object (the API server may add
+// defaults). It returns the render.
 func convergedIn(t *testing.T, k8s client.Client, ns, name string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	ctx := ctxT(t)
@@ -222,10 +216,7 @@ func testCase(t *testing.T, name, ns, gwns string) (objs []*unstructured.Unstruc
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := testenv.DecodeYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := testenv.Objects(t, string(data))
 	for _, o := range all {
 		o.SetNamespace(ns)
 		if o.GetKind() != "ModelRouter" {

@@ -48,7 +48,7 @@ func TestCRDsAbsentThenInstalled(t *testing.T) {
 	noHTTPRoutes(t, ctx, c, ns, "generated %d HTTPRoutes while CRDs are missing")
 
 	// A data plane this build lacks.
-	gw := mustDecode(t, fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
+	gw := testenv.Objects(t, fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
 kind: ModelRouter
 metadata: {name: gw, namespace: %s}
 spec:
@@ -172,7 +172,7 @@ func dedicatedControllerWith(t *testing.T, o testenv.Options, reg *targets.Regis
 func applyStrictIn(t *testing.T, ctx context.Context, e *testenv.Env, ns string, docs ...string) {
 	t.Helper()
 	for _, doc := range docs {
-		for _, o := range mustDecode(t, doc) {
+		for _, o := range testenv.Objects(t, doc) {
 			o.SetNamespace(ns)
 			if err := e.ApplyStrict(ctx, o); err != nil {
 				t.Fatal(err)
@@ -189,15 +189,6 @@ func getRouterIn(t *testing.T, ctx context.Context, c client.Client, ns, name st
 		t.Fatal(err)
 	}
 	return mr
-}
-
-func mustDecode(t *testing.T, doc string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := testenv.DecodeYAML([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
 }
 
 // TestOutdatedCRDsReported runs its own API server with agentgateway's

@@ -73,7 +73,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 	ns, gwns, name, spec := onGateway(t, ctx, "gateway-primary-fallback", "203.0.113.10")
 	mr := createRouter(t, ns, name, specYAML(t, spec))
 
-	want := convergedAll(t, ns, name)
+	want := convergedIn(t, k8s, ns, name)
 	kinds := map[string]int{}
 	for _, w := range want {
 		kinds[w.GetKind()]++
@@ -90,7 +90,7 @@ func TestGatewayCreateUpdateDelete(t *testing.T) {
 	spec["backends"] = spec["backends"].([]any)[:1]
 	spec["defaultRoute"] = "local-qwen"
 	setRouterSpec(t, ctx, ns, name, specYAML(t, spec))
-	want = convergedAll(t, ns, name)
+	want = convergedIn(t, k8s, ns, name)
 	for k := range want {
 		if strings.Contains(k, "cloud-gpt") || strings.HasPrefix(k, "BackendSecurityPolicy ") {
 			t.Errorf("render after removal still has %s", k)
@@ -168,12 +168,12 @@ func TestGatewayJWTPruning(t *testing.T) {
 	}
 
 	createRouter(t, ns, name, specYAML(t, without()))
-	convergedAll(t, ns, name)
+	convergedIn(t, k8s, ns, name)
 	truthful(false)
 
 	// Add JWT: a SecurityPolicy is applied and auth is reported on.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
-	want := convergedAll(t, ns, name)
+	want := convergedIn(t, k8s, ns, name)
 	sp := want["SecurityPolicy "+ns+"/"+name]
 	if sp == nil {
 		t.Fatalf("render has no SecurityPolicy: %v", sortedKeys(want))
@@ -221,12 +221,12 @@ spec:
 		t.Fatal(err)
 	}
 	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
-	convergedAll(t, ns, name)
+	convergedIn(t, k8s, ns, name)
 	truthful(true)
 
 	// Remove it: the SecurityPolicy is deleted, auth is reported off.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, without()))
-	convergedAll(t, ns, name)
+	convergedIn(t, k8s, ns, name)
 	truthful(false)
 	if sps := securityPolicies(); len(sps) != 0 {
 		t.Errorf("SecurityPolicy left after JWT was removed: %v", sps)
@@ -245,7 +245,7 @@ spec:
 
 	// And back on.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, withJWT))
-	convergedAll(t, ns, name)
+	convergedIn(t, k8s, ns, name)
 	truthful(true)
 
 	// Remove JWT while a new backend's Backend name is held by a foreign
@@ -272,7 +272,7 @@ spec:
 		t.Fatal(err)
 	}
 	touch(t, ns, name)
-	convergedAll(t, ns, name)
+	convergedIn(t, k8s, ns, name)
 	waitCondition(t, ctx, ns, name, v1.ConditionDegraded, metav1.ConditionFalse, "")
 	truthful(false)
 }
@@ -289,7 +289,7 @@ backends:
 defaultRoute: local-qwen
 `
 	createRouter(t, ns, name, proxySpec)
-	want := convergedAll(t, ns, name)
+	want := convergedIn(t, k8s, ns, name)
 	if want["Deployment "+ns+"/"+name+"-router-proxy"] == nil {
 		t.Fatalf("proxy render: %v", sortedKeys(want))
 	}
@@ -297,7 +297,7 @@ defaultRoute: local-qwen
 
 	// To Gateway: the proxy's objects go, the Gateway plane's come.
 	setRouterSpec(t, ctx, ns, name, specYAML(t, gwSpec))
-	want = convergedAll(t, ns, name)
+	want = convergedIn(t, k8s, ns, name)
 	for k := range want {
 		if strings.HasPrefix(k, "Deployment ") || strings.HasPrefix(k, "ConfigMap ") || strings.HasPrefix(k, "Service ") {
 			t.Errorf("Gateway render has %s", k)
@@ -314,7 +314,7 @@ defaultRoute: local-qwen
 
 	// Back to Proxy: the Gateway plane's objects go.
 	setRouterSpec(t, ctx, ns, name, proxySpec)
-	want = convergedAll(t, ns, name)
+	want = convergedIn(t, k8s, ns, name)
 	for k := range want {
 		if strings.Contains(k, "Backend ") || strings.HasPrefix(k, "AIGatewayRoute ") {
 			t.Errorf("Proxy render has %s", k)

@@ -78,14 +78,8 @@ func indent(s string) string {
 	return b.String()
 }
 
-// rendered compiles the router as `llmkube-compile render` would, given
-// the InferenceServices as read from the cluster.
-func rendered(t *testing.T, ns, name string) map[string]*unstructured.Unstructured {
-	t.Helper()
-	return renderedIn(t, k8s, ns, name)
-}
-
-// renderedIn is rendered for the API server c reaches.
+// renderedIn compiles the router as `llmkube-compile render` would, given
+// the InferenceServices as read through k8s.
 func renderedIn(t *testing.T, k8s client.Client, ns, name string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	ctx := ctxT(t)
@@ -119,7 +113,7 @@ func converged(t *testing.T, ns, name string) map[string]*unstructured.Unstructu
 	ctx := ctxT(t)
 	var want map[string]*unstructured.Unstructured
 	eventually(t, "inventory equals render", func() error {
-		want = rendered(t, ns, name)
+		want = renderedIn(t, k8s, ns, name)
 		var wantKeys []string
 		for k := range want {
 			wantKeys = append(wantKeys, k)

@@ -218,8 +218,8 @@ func TestInstallAndRBAC(t *testing.T) {
 
 	// AgentGateway, its model-extraction policy in the Gateway's namespace.
 	createGateway(t, ctx, admin, gwns, "agentgateway", "203.0.113.51")
-	apply(mustDecode(t, isvcs)...)
-	ag := mustDecode(t, fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag}\nspec:\n%s", indent(agentGatewaySpec(gwns))))[0]
+	apply(testenv.Objects(t, isvcs)...)
+	ag := testenv.Objects(t, fmt.Sprintf("apiVersion: inference.llmkube.dev/v1alpha1\nkind: ModelRouter\nmetadata: {name: ag}\nspec:\n%s", indent(agentGatewaySpec(gwns))))[0]
 	apply(ag)
 	waitRouter("ag", "AgentGatewayReady", condIs(v1.ConditionAgentGatewayReady, metav1.ConditionTrue))
 	if inv := liveInventory(t, ctx, admin, ns, "ag"); len(inv) == 0 || !strings.Contains(strings.Join(sortedKeys(inv), ","), "AgentgatewayPolicy "+gwns+"/") {

@@ -63,7 +63,7 @@ func TestAgentGatewayReadinessFlip(t *testing.T) {
 
 	expect := func(what string, want map[string]string) {
 		t.Helper()
-		convergedAll(t, ns, name)
+		convergedIn(t, k8s, ns, name)
 		eventually(t, what, func() error {
 			got, err := routeTargets(t, ns, name)
 			if err != nil {
@@ -206,7 +206,7 @@ func TestInvalidRouterCanBeDeleted(t *testing.T) {
 	ctx := ctxT(t)
 	ns, _, name, spec := onGateway(t, ctx, "gateway-minimal", "203.0.113.40")
 	createRouter(t, ns, name, specYAML(t, spec))
-	want := convergedAll(t, ns, name)
+	want := convergedIn(t, k8s, ns, name)
 	waitPhase(t, ctx, ns, name, v1.PhaseReady)
 
 	mustApply(t, ctx, ns, `

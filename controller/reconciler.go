@@ -368,21 +368,8 @@ func (r *Reconciler) reconcile(ctx context.Context, router *v1.ModelRouter) (*ou
 // same finding (validate, render) where nothing rechecks.
 func (r *Reconciler) noteRecheck(obs *targets.Observation) {
 	if obs.Conflict != "" {
-		obs.Conflict += " (rechecked at least every " + shortDuration(r.recheckInterval()) + ")"
+		obs.Conflict += " (rechecked at least every " + compiler.ShortDuration(r.recheckInterval()) + ")"
 	}
-}
-
-// shortDuration writes whole minutes and hours without their zero tail
-// ("2m", "1h", "1m30s"), as a person would.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // apply server-side applies the desired objects, then prunes the inventory.
@@ -655,7 +642,7 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 			continue
 		}
 		samePlane := cmp.Or(ir.DataPlane(other.Spec.DataPlane), ir.DataPlane(compiler.DefaultDataPlane)) == compiled.DataPlane
-		if gwNS, gwName, ok := gatewayOf(compiled); other.UID == router.UID || !samePlane || (ok && !attachesTo(other, gwNS, gwName)) {
+		if gwNS, gwName, ok := compiled.AttachedGateway(); other.UID == router.UID || !samePlane || (ok && !attachesTo(other, gwNS, gwName)) {
 			// This router, or one on another plane or Gateway: nothing to
 			// compare (every check is per plane and Gateway), so neither its
 			// references nor its compile are read. What was compiled for it
@@ -699,18 +686,6 @@ func (r *Reconciler) checkTogether(ctx context.Context, router *v1.ModelRouter, 
 		return one.CheckOne(compiled, others), nil
 	}
 	return tg.CheckTogether(append([]*ir.Router{compiled}, others...))[0], nil
-}
-
-// gatewayOf is the Gateway a compiled router attaches to, on either gateway
-// plane.
-func gatewayOf(r *ir.Router) (namespace, name string, ok bool) {
-	switch {
-	case r.Gateway != nil:
-		return r.Gateway.Namespace, r.Gateway.Name, true
-	case r.AgentGateway != nil:
-		return r.AgentGateway.Namespace, r.AgentGateway.Name, true
-	}
-	return "", "", false
 }
 
 // togetherEntry is another router's compiled form as checkTogether last

@@ -62,15 +62,3 @@ func TestRequeueSoonWhileCRDsOutdated(t *testing.T) {
 		t.Errorf("CRDs outdated: requeue after %s, want 30s", got)
 	}
 }
-
-// TestShortDuration: the recheck interval as a conflict's message says it.
-func TestShortDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		2 * time.Minute: "2m", time.Hour: "1h", 90 * time.Second: "1m30s", 10 * time.Second: "10s", 3 * time.Second: "3s",
-		time.Hour + 30*time.Second: "1h0m30s",
-	} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
-		}
-	}
-}

@@ -274,19 +274,13 @@ func eventually(t *testing.T, what string, f func() error) {
 	poll.Until(t, waitFor, 150*time.Millisecond, what, f)
 }
 
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctxT is the context of a test's calls to the API server.
+var ctxT = testenv.Context
 
 // mustApply creates or updates objects from YAML in ns (admin client, SSA).
 func mustApply(t *testing.T, ctx context.Context, ns, doc string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := testenv.DecodeYAML([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := testenv.Objects(t, doc)
 	for _, o := range objs {
 		o.SetNamespace(ns)
 		if err := env.ApplyStrict(ctx, o); err != nil {

@@ -62,6 +62,18 @@ func gatewayRouter(name, host string) *v1.ModelRouter {
 	return mr
 }
 
+// agentGatewayRouter is a router on agentgateway Gateway ns/agw whose one
+// rule serves the model of its own name.
+func agentGatewayRouter(name string) *v1.ModelRouter {
+	mr := &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Generation: 1}}
+	mr.Spec.DataPlane = v1.DataPlaneAgentGateway
+	mr.Spec.AgentGatewayRef = &v1.AgentGatewayRef{Name: "agw"}
+	mr.Spec.Backends = []v1.RouterBackend{{Name: "a", InferenceServiceRef: &corev1.LocalObjectReference{Name: "m0"},
+		EndpointPicker: &v1.EndpointPickerSpec{Service: &v1.EndpointPickerService{Name: "m0-epp", Port: 9002}}}}
+	mr.Spec.Rules = []v1.RouterRule{{Name: "own", Match: &v1.RuleMatch{Models: []string{name}}, Route: v1.RuleRoute{Backends: []string{"a"}}}}
+	return mr
+}
+
 // TestCheckTogetherRecompilesWhatChanged: checkTogether keeps the other
 // routers' compiled form between reconciles; a new generation of a router,
 // or a change to an InferenceService of its namespace, is compiled again,
@@ -122,16 +134,7 @@ func TestCheckTogetherRecompilesWhatChanged(t *testing.T) {
 // controller's CPU at 5,000 routers).
 func TestCheckTogetherKeepsOtherPlanesCompiled(t *testing.T) {
 	alpha, beta := gatewayRouter("alpha", "a.example.com"), gatewayRouter("beta", "b.example.com")
-	agw := func(name string) *v1.ModelRouter {
-		mr := &v1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Generation: 1}}
-		mr.Spec.DataPlane = v1.DataPlaneAgentGateway
-		mr.Spec.AgentGatewayRef = &v1.AgentGatewayRef{Name: "agw"}
-		mr.Spec.Backends = []v1.RouterBackend{{Name: "a", InferenceServiceRef: &corev1.LocalObjectReference{Name: "m0"},
-			EndpointPicker: &v1.EndpointPickerSpec{Service: &v1.EndpointPickerService{Name: "m0-epp", Port: 9002}}}}
-		mr.Spec.Rules = []v1.RouterRule{{Name: "own", Match: &v1.RuleMatch{Models: []string{name}}, Route: v1.RuleRoute{Backends: []string{"a"}}}}
-		return mr
-	}
-	one, two := agw("one"), agw("two")
+	one, two := agentGatewayRouter("one"), agentGatewayRouter("two")
 	c := &listClient{objs: []client.Object{isvcObj("m0", "model-0"), alpha, beta, one, two}}
 	r := &Reconciler{Client: c, Registry: builtin.Registry()}
 
@@ -148,5 +151,23 @@ func TestCheckTogetherKeepsOtherPlanesCompiled(t *testing.T) {
 	}
 	if r.together.m[two.UID].router == nil || r.together.m[alpha.UID].router == nil {
 		t.Errorf("cache %v: want alpha, beta and two compiled", r.together.m)
+	}
+}
+
+// TestCheckTogetherFindsTheRoutersOnThePlanesGateway: an AgentGateway
+// router that also carries a spec.gatewayRef (ignored on its plane, with a
+// FieldIgnored warning) is compared with the routers on its
+// agentGatewayRef, not with those of the ignored reference: its overlap
+// with another router on the same agentgateway Gateway is refused in its
+// own reconcile, as in the other router's.
+func TestCheckTogetherFindsTheRoutersOnThePlanesGateway(t *testing.T) {
+	one, two := agentGatewayRouter("one"), agentGatewayRouter("two")
+	one.Spec.DefaultRoute, two.Spec.DefaultRoute = "a", "a" // both take every model
+	one.Spec.GatewayRef = &v1.RouterGatewayRef{Name: "envoy"}
+	r := &Reconciler{Client: &listClient{objs: []client.Object{isvcObj("m0", "model-0"), one, two}}, Registry: builtin.Registry()}
+	for _, mr := range []*v1.ModelRouter{one, two} {
+		if d := checkWith(t, r, mr); !d.HasErrors() || !strings.Contains(d.Err().Error(), "GatewayRoutesOverlap") {
+			t.Errorf("router %s: the overlap on Gateway ns/agw not refused: %v", mr.Name, d)
+		}
 	}
 }

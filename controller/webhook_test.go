@@ -30,13 +30,9 @@ spec:
 func TestWebhookRefusesInvalidRouter(t *testing.T) {
 	ctx := ctxT(t)
 	ns := env.NewNamespace(t)
-	objs, err := testenv.DecodeYAML([]byte(invalidRouter))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj := objs[0]
+	obj := testenv.Objects(t, invalidRouter)[0]
 	obj.SetNamespace(ns)
-	err = k8s.Create(ctx, obj)
+	err := k8s.Create(ctx, obj)
 	if err == nil {
 		t.Fatal("the API server accepted an invalid router")
 	}

@@ -68,6 +68,21 @@ func (r *Router) Backend(name string) (*Backend, bool) {
 	return nil, false
 }
 
+// AttachedGateway is the Gateway the router attaches to on its data plane:
+// spec.gatewayRef on Gateway, spec.agentGatewayRef on AgentGateway; ok is
+// false on a plane without one. A reference to another plane's Gateway is
+// lowered as written but ignored there (a FieldIgnored warning), so it is
+// never the router's Gateway.
+func (r *Router) AttachedGateway() (namespace, name string, ok bool) {
+	switch {
+	case r.DataPlane == DataPlaneGateway && r.Gateway != nil:
+		return r.Gateway.Namespace, r.Gateway.Name, true
+	case r.DataPlane == DataPlaneAgentGateway && r.AgentGateway != nil:
+		return r.AgentGateway.Namespace, r.AgentGateway.Name, true
+	}
+	return "", "", false
+}
+
 // HasPooledBackend reports whether any backend is a ModelPool member.
 func (r *Router) HasPooledBackend() bool {
 	for i := range r.Backends {

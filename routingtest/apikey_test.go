@@ -7,13 +7,7 @@ import (
 )
 
 func TestDecodeAPIKey(t *testing.T) {
-	files, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: keys}
-spec:
-  router: chat
-  cases:
-    - name: both credentials
+	files, diags := Decode("t.yaml", []byte(testsOf("keys", "chat", `    - name: both credentials
       request: {model: m, token: {claims: {team: a}}, apiKey: {secretName: k}}
       expect: {status: 200}
     - name: a header keys are not sent in
@@ -22,7 +16,7 @@ spec:
     - name: no Secret
       request: {model: m, apiKey: {name: batch, extra: 1}}
       expect: {status: 200}
-`))
+`)))
 	assert.Empty(t, files)
 	got := map[string]string{}
 	for _, d := range diags {
@@ -35,16 +29,10 @@ spec:
 		"spec.cases[2].request.apiKey.extra":      "UnknownField",
 	}, got)
 
-	files, diags = Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: keys}
-spec:
-  router: chat
-  cases:
-    - name: a key by x-api-key
+	files, diags = Decode("t.yaml", []byte(testsOf("keys", "chat", `    - name: a key by x-api-key
       request: {model: m, apiKey: {secretName: k, name: batch, header: x-api-key}}
       expect: {status: 200}
-`))
+`)))
 	assert.Empty(t, diags)
 	if assert.Len(t, files, 1) {
 		assert.Equal(t, &APIKey{SecretName: "k", Name: "batch", Header: "x-api-key"}, files[0].Cases[0].Request.APIKey)

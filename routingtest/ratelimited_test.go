@@ -33,13 +33,7 @@ spec:
 // false pass.
 func TestRateLimitedOnEveryPlane(t *testing.T) {
 	planes := planesFor(t, limitedRouter, ir.DataPlaneProxy, ir.DataPlaneGateway)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: limited}
-spec:
-  router: ml/chat
-  cases:
-    - name: primary rate limited, the fallback answers
+	files := decodeTests(t, testsOf("limited", "ml/chat", `    - name: primary rate limited, the fallback answers
       request: {model: chat}
       rateLimited: [primary]
       expect: {backend: mini, rule: chat, attempts: [primary, mini]}
@@ -51,7 +45,7 @@ spec:
       request: {model: chat}
       rateLimited: [mini]
       expect: {backend: primary}
-`)
+`))
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	got := verdicts(rep, func(r CaseResult) string { return r.Skipped })
@@ -75,32 +69,20 @@ spec:
 // and never one that is down too.
 func TestRateLimitedNamesABackend(t *testing.T) {
 	planes := planesFor(t, limitedRouter, ir.DataPlaneProxy)
-	files, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: limited}
-spec:
-  router: ml/chat
-  cases:
-    - name: both
+	files, diags := Decode("t.yaml", []byte(testsOf("limited", "ml/chat", `    - name: both
       request: {model: chat}
       down: [primary]
       rateLimited: [primary]
       expect: {status: 429}
-`))
+`)))
 	require.Len(t, diags, 1)
 	assert.Equal(t, "spec.cases[0].rateLimited[0]", diags[0].Field)
 	assert.Empty(t, files)
-	files = decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: limited}
-spec:
-  router: ml/chat
-  cases:
-    - name: unknown
+	files = decodeTests(t, testsOf("limited", "ml/chat", `    - name: unknown
       request: {model: chat}
       rateLimited: [nope]
       expect: {status: 429}
-`)
+`))
 	d := Check(files, planes, "")
 	require.True(t, d.HasErrors())
 	assert.Equal(t, "spec.cases[0].rateLimited[0]", d[0].Field)

@@ -102,13 +102,7 @@ spec:
       route: {strategy: weighted, backends: [a, b, c]}
   defaultRoute: a
 `, ir.DataPlaneProxy, ir.DataPlaneGateway)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: ab}
-spec:
-  router: ml/ab
-  cases:
-    - name: set
+	files := decodeTests(t, testsOf("ab", "ml/ab", `    - name: set
       request: {model: chat}
       expect: {backend: [b, a], rule: split}
     - name: one
@@ -128,7 +122,7 @@ spec:
     - name: too few
       request: {model: chat}
       expect: {backend: [a, c]}
-`)
+`))
 	require.False(t, Check(files, planes, "").HasErrors())
 	for run := 0; run < 10; run++ {
 		rep := Run(files, planes, "")
@@ -218,13 +212,7 @@ spec:
 // on the InferenceService of one down) is skipped with the reason.
 func TestDownOnAgentGateway(t *testing.T) {
 	planes := planesFor(t, downRouter, ir.DataPlaneProxy, ir.DataPlaneAgentGateway)
-	files := decodeTests(t, `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: down}
-spec:
-  router: ml/chat
-  cases:
-    - name: big down, small answers
+	files := decodeTests(t, testsOf("down", "ml/chat", `    - name: big down, small answers
       request: {model: any, headers: {x-llmkube-classification: pii}}
       down: [big, big-too]
       expect: {backend: small, rule: pii}
@@ -236,7 +224,7 @@ spec:
       request: {model: any, headers: {x-llmkube-classification: pii}}
       down: [big]
       expect: {backend: small}
-`)
+`))
 	require.False(t, Check(files, planes, "").HasErrors())
 	rep := Run(files, planes, "")
 	assert.Empty(t, rep.Disagreements)
@@ -380,13 +368,7 @@ spec:
 
 // jwtRouterTests is the head of a RoutingTest of jwtRouter; a test adds
 // its cases.
-const jwtRouterTests = `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: t}
-spec:
-  router: ml/r
-  cases:
-`
+var jwtRouterTests = testsOf("t", "ml/r", "")
 
 // decodeTests decodes test files that must be valid.
 func decodeTests(t *testing.T, yaml string) []*File {
@@ -394,6 +376,12 @@ func decodeTests(t *testing.T, yaml string) []*File {
 	files, d := Decode("t.yaml", []byte(yaml))
 	require.False(t, d.HasErrors(), "%v", d)
 	return files
+}
+
+// testsOf is RoutingTest name of router (namespace/name), its cases the
+// YAML list cases (indented four spaces).
+func testsOf(name, router, cases string) string {
+	return "apiVersion: routing.llmkube.dev/v1alpha1\nkind: RoutingTest\nmetadata: {name: " + name + "}\nspec:\n  router: " + router + "\n  cases:\n" + cases
 }
 
 // planesFor compiles one input for the given planes.
@@ -409,16 +397,10 @@ func planesFor(t *testing.T, input string, dps ...ir.DataPlane) []*Plane {
 // TestDecodeRequestHost: request.host is read, a Host header or a URL in
 // host is an error with its field path.
 func TestDecodeRequestHost(t *testing.T) {
-	const ok = `apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: h}
-spec:
-  router: chat
-  cases:
-    - name: ok
+	ok := testsOf("h", "chat", `    - name: ok
       request: {model: m, host: chat.example.com:8080}
       expect: {status: 200}
-`
+`)
 	files, diags := Decode("t.yaml", []byte(ok+`    - name: header
       request: {model: m, headers: {Host: chat.example.com}}
       expect: {status: 200}
@@ -444,16 +426,10 @@ func TestJudgeUpstreamModel(t *testing.T) {
 	got.UpstreamModel = "gpt-4.1"
 	assert.Equal(t, []string{`the backend was sent model "gpt-4.1", want "medgemma-27b"`}, judge(e, got, "ns/r"))
 
-	_, diags := Decode("t.yaml", []byte(`apiVersion: routing.llmkube.dev/v1alpha1
-kind: RoutingTest
-metadata: {name: bad}
-spec:
-  router: chat
-  cases:
-    - name: one
+	_, diags := Decode("t.yaml", []byte(testsOf("bad", "chat", `    - name: one
       request: {model: m}
       expect: {upstreamModel: ""}
-`))
+`)))
 	require.Len(t, diags, 1)
 	assert.Equal(t, "spec.cases[0].expect.upstreamModel", diags[0].Field)
 	assert.Equal(t, "RequiredField", diags[0].Reason)

@@ -66,15 +66,16 @@ func DefaultHost(hostnames []string) string {
 	return strings.Replace(hostnames[0], "*.", "test.", 1)
 }
 
-// ByGateway groups routers by the gateway they attach to (gateway returns
-// its namespace and name; false for a router on none), in the order the
-// gateways first appear: a gateway plane's model holds every router on it.
-func ByGateway(routers []Compiled, gateway func(*ir.Router) (ns, name string, ok bool)) [][]Compiled {
+// ByGateway groups routers by the gateway they attach to
+// (ir.Router.AttachedGateway; a router on none is left out), in the order
+// the gateways first appear: a gateway plane's model holds every router on
+// it.
+func ByGateway(routers []Compiled) [][]Compiled {
 	type key struct{ ns, name string }
 	at := map[key]int{}
 	var out [][]Compiled
 	for _, c := range routers {
-		ns, name, ok := gateway(c.IR)
+		ns, name, ok := c.IR.AttachedGateway()
 		if !ok {
 			continue
 		}

@@ -46,13 +46,6 @@ func (c *cluster) Owned(context.Context, *v1.ModelRouter, []schema.GroupVersionK
 
 func (c *cluster) Fetch(context.Context, string) ([]byte, error) { return nil, nil }
 
-func objs(t *testing.T, docs ...string) []*unstructured.Unstructured {
-	t.Helper()
-	out, err := testenv.DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
-	require.NoError(t, err)
-	return out
-}
-
 const (
 	gateway = `{apiVersion: gateway.networking.k8s.io/v1, kind: Gateway, metadata: {name: gw, namespace: infra},
   spec: {listeners: [{name: http, port: 80, protocol: HTTP, allowedRoutes: {namespaces: {from: All}}}]}}`
@@ -103,8 +96,8 @@ func TestForeignConflictComesFirst(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			desired := objs(t, tc.desired...)
-			c := &cluster{objs: append(append(objs(t, gateway), desired...), objs(t, tc.foreign...)...)}
+			desired := testenv.Objects(t, tc.desired...)
+			c := &cluster{objs: append(append(testenv.Objects(t, gateway), desired...), testenv.Objects(t, tc.foreign...)...)}
 			own := targets.Acceptance(context.Background(), c, desired)
 			require.Equal(t, targets.ReasonPolicyConflicted, own.Reason, "the scenario has a conflicted policy of the router's own")
 

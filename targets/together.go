@@ -9,14 +9,11 @@ import (
 
 // RouteOverlap is what a gateway plane's Together check knows of its own
 // routers; Check walks them the same way for every plane: routers grouped
-// by the gateway they attach to, each pair of a group that shares a
+// by the gateway they attach to (ir.Router.AttachedGateway), each pair of a group that shares a
 // listener or host compared by the matches of their routes, and both
 // routers of a pair whose matches one request can meet refused, naming
 // each other. M is the plane's match.
 type RouteOverlap[M any] struct {
-	// Gateway is the key ("namespace/name") of the gateway a router
-	// attaches to, "" for none.
-	Gateway func(*ir.Router) string
 	// Group, when set, checks one gateway's routers as a whole (members
 	// are their indexes in rs, in order) before their pairs; with first,
 	// only rs[0] (members[0]) is asked for.
@@ -59,7 +56,7 @@ func (o *RouteOverlap[M]) Check(rs []*ir.Router, first bool) []diag.List {
 		}
 		return memo[i]
 	}
-	keys, groups := byGateway(rs, o.Gateway)
+	keys, groups := byGateway(rs)
 	for _, key := range keys {
 		members := groups[key]
 		if first && members[0] != 0 {
@@ -90,13 +87,14 @@ func (o *RouteOverlap[M]) Check(rs []*ir.Router, first bool) []diag.List {
 	return out
 }
 
-// byGateway groups routers by the gateway they attach to: gateway returns
-// the key ("namespace/name") of a router's gateway, "" for none. Keys come
-// sorted; each group holds the routers' indexes in rs, in order.
-func byGateway(rs []*ir.Router, gateway func(*ir.Router) string) (keys []string, groups map[string][]int) {
+// byGateway groups routers by the gateway they attach to, keyed
+// "namespace/name". Keys come sorted; each group holds the routers' indexes
+// in rs, in order.
+func byGateway(rs []*ir.Router) (keys []string, groups map[string][]int) {
 	groups = map[string][]int{}
 	for i, r := range rs {
-		if k := gateway(r); k != "" {
+		if ns, name, ok := r.AttachedGateway(); ok {
+			k := ns + "/" + name
 			if groups[k] == nil {
 				keys = append(keys, k)
 			}

@@ -8,27 +8,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/simulate"
 	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
-
-func objects(t *testing.T, docs string) []*unstructured.Unstructured {
-	t.Helper()
-	var out []*unstructured.Unstructured
-	for _, d := range strings.Split(docs, "\n---\n") {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-		out = append(out, o)
-	}
-	return out
-}
 
 func model(t *testing.T, docs string) *agw.Model {
 	t.Helper()
-	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "other.example"}}}, objects(t, docs))
+	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "other.example"}}}, testenv.Objects(t, docs))
 	require.NoError(t, err)
 	return m
 }

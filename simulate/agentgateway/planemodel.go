@@ -22,8 +22,8 @@ func PlaneModel() simulate.PlaneModel {
 // router names; a request for a router with hostnames carries the first.
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
 	out := map[string]simulate.Served{}
-	for _, on := range simulate.ByGateway(routers, gatewayOf) {
-		ns, name, _ := gatewayOf(on[0].IR)
+	for _, on := range simulate.ByGateway(routers) {
+		ns, name, _ := on[0].IR.AttachedGateway()
 		gw := Gateway{Namespace: ns, Name: name, Listeners: []Listener{{Name: "http"}}}
 		sections := map[string]bool{"http": true}
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
@@ -52,13 +52,6 @@ func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructu
 		}
 	}
 	return out, nil
-}
-
-func gatewayOf(r *ir.Router) (ns, name string, ok bool) {
-	if r.AgentGateway == nil {
-		return "", "", false
-	}
-	return r.AgentGateway.Namespace, r.AgentGateway.Name, true
 }
 
 // backendObjects finds, among a router's objects, what each of its

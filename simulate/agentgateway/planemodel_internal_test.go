@@ -23,7 +23,7 @@ func TestBackendsAreFoundByWhatAgentgatewayReads(t *testing.T) {
 		require.NoError(t, yaml.Unmarshal([]byte(doc), &m))
 		return []*unstructured.Unstructured{{Object: m}}
 	}
-	r := &ir.Router{Name: "chat", Namespace: "ns", AgentGateway: &ir.AgentGateway{Name: "gw", Namespace: "ns"},
+	r := &ir.Router{Name: "chat", Namespace: "ns", DataPlane: ir.DataPlaneAgentGateway, AgentGateway: &ir.AgentGateway{Name: "gw", Namespace: "ns"},
 		Backends: []ir.Backend{
 			{Name: "qwen", ModelID: "qwen3", Local: &ir.LocalBackend{InferenceService: "qwen3", PodSelector: map[string]string{"inference.llmkube.dev/service": "qwen3"}}},
 			{Name: "llama", ModelID: "llama-3", Local: &ir.LocalBackend{InferenceService: "llama", PodSelector: map[string]string{"inference.llmkube.dev/service": "llama"}}},

@@ -18,7 +18,7 @@ func PlaneModel() simulate.PlaneModel {
 
 func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructured) (map[string]simulate.Served, error) {
 	out := map[string]simulate.Served{}
-	for _, on := range simulate.ByGateway(routers, gatewayOf) {
+	for _, on := range simulate.ByGateway(routers) {
 		objs := append([]*unstructured.Unstructured(nil), foreign...)
 		ids := simulate.Names{}
 		objectOf := map[string]map[string]string{} // router key -> backend -> AIServiceBackend
@@ -29,7 +29,7 @@ func serveRouters(routers []simulate.Compiled, foreign []*unstructured.Unstructu
 				ids[id] = [2]string{c.Key, b}
 			}
 		}
-		ns, name, _ := gatewayOf(on[0].IR)
+		ns, name, _ := on[0].IR.AttachedGateway()
 		m, err := New(Gateway{Namespace: ns, Name: name}, objs)
 		if err != nil {
 			return nil, err
@@ -151,13 +151,6 @@ func number(v any) int64 {
 		return int64(n)
 	}
 	return 0
-}
-
-func gatewayOf(r *ir.Router) (ns, name string, ok bool) {
-	if r.Gateway == nil {
-		return "", "", false
-	}
-	return r.Gateway.Namespace, r.Gateway.Name, true
 }
 
 // ruleName maps the gateway's rule label to the ModelRouter's vocabulary:

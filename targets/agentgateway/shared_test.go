@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/llmkube/llmkube-compile/compiler"
 	"github.com/llmkube/llmkube-compile/diag"
@@ -17,6 +16,7 @@ import (
 	agw "github.com/llmkube/llmkube-compile/simulate/agentgateway"
 	"github.com/llmkube/llmkube-compile/targets"
 	"github.com/llmkube/llmkube-compile/targets/agentgateway"
+	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // The tests in this file put every router of an input, plus foreign
@@ -53,16 +53,18 @@ func compileAll(t *testing.T, docs ...string) ([]*unstructured.Unstructured, dia
 	return pipeline.Run(in, reg, pipeline.Options{Compile: compiler.Options{Planes: reg.Capabilities()}})
 }
 
-// foreign parses YAML objects that are not ours.
-func foreign(t *testing.T, docs ...string) []*unstructured.Unstructured {
-	t.Helper()
-	var out []*unstructured.Unstructured
-	for _, d := range docs {
-		o := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal([]byte(d), &o.Object))
-		out = append(out, o)
-	}
-	return out
+// gatewayOverride is a foreign AgentgatewayPolicy named name on Gateway
+// ns/gw with inheritance Override (a platform policy the routes' own cannot
+// replace), whose spec.traffic is traffic (YAML, indented four spaces).
+func gatewayOverride(t *testing.T, name, traffic string) []*unstructured.Unstructured {
+	return testenv.Objects(t, `apiVersion: agentgateway.dev/v1alpha1
+kind: AgentgatewayPolicy
+metadata: {name: `+name+`, namespace: ns}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  strategy: {inheritance: Override}
+  traffic:
+`+traffic)
 }
 
 // gateway compiles the routers, which must be accepted, and models Gateway
@@ -172,7 +174,7 @@ func TestForeignAllowCannotWidenTheAllowlist(t *testing.T) {
 		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model", "AgentgatewayModel/chat-llama-model"},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
-			m := gateway(t, foreign(t, allowInternal), router("chat", mode.spec+auth))
+			m := gateway(t, testenv.Objects(t, allowInternal), router("chat", mode.spec+auth))
 			// Unlisted team, unlisted model: still refused.
 			expect(t, m, internal(chat("qwen3-32b", team("intruder"))), http.StatusForbidden, "")
 			expect(t, m, internal(chat("llama", team("research"))), http.StatusForbidden, "")
@@ -187,23 +189,11 @@ func TestForeignAllowCannotWidenTheAllowlist(t *testing.T) {
 // listed team's request does not meet denies it (agentgateway denies when
 // Allow rules exist and none matches). Documented in agentgateway.md.
 func TestForeignAllowThatDoesNotMatchDeniesListedTeams(t *testing.T) {
-	m := gateway(t, foreign(t, allowInternal), router("chat", poolMode+auth))
+	m := gateway(t, testenv.Objects(t, allowInternal), router("chat", poolMode+auth))
 	expect(t, m, chat("qwen3-32b", team("research")), http.StatusForbidden, "")
 	m = gateway(t, nil, router("chat", poolMode+auth))
 	expect(t, m, chat("qwen3-32b", team("research")), http.StatusOK, "InferencePool/chat-qwen3-pool")
 }
-
-const overrideAllowAll = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: allow-all, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    authorization:
-      action: Allow
-      policy: {matchExpressions: ["true"]}
-`
 
 // An Override Authorization on the Gateway drops every route authorization
 // after it: in InferencePool routing the router cannot defend against it
@@ -211,9 +201,13 @@ spec:
 // OverridingPolicy); in Model routing the per-model authorization still
 // holds.
 func TestOverrideAuthorizationOnTheGateway(t *testing.T) {
-	m := gateway(t, foreign(t, overrideAllowAll), router("chat", poolMode+auth))
+	overrideAllowAll := gatewayOverride(t, "allow-all", `    authorization:
+      action: Allow
+      policy: {matchExpressions: ["true"]}
+`)
+	m := gateway(t, overrideAllowAll, router("chat", poolMode+auth))
 	expect(t, m, chat("llama", team("research")), http.StatusOK, "InferencePool/chat-llama3-pool")
-	m = gateway(t, foreign(t, overrideAllowAll), router("chat", modelMode+auth))
+	m = gateway(t, overrideAllowAll, router("chat", modelMode+auth))
 	expect(t, m, chat("llama", team("research")), http.StatusForbidden, "")
 }
 
@@ -237,7 +231,7 @@ spec:
 `))
 	require.False(t, diags.HasErrors(), "%v", diags.Err())
 	m, err := agw.New(agw.Gateway{Namespace: "ns", Name: "gw", Listeners: []agw.Listener{{Name: "http"}, {Name: "other", Hostname: "uploads.example"}}},
-		append(objs, foreign(t, theirRoute)...))
+		append(objs, testenv.Objects(t, theirRoute)...))
 	require.NoError(t, err)
 	up := simulate.Request{Host: "uploads.example", Path: "/upload", Headers: http.Header{"X-Gateway-Base-Model-Name": {"bulk"}}}
 	expect(t, m, up, http.StatusOK, "Service/uploads")
@@ -352,17 +346,10 @@ func TestFailClosedWithoutReadyBackendIs503(t *testing.T) {
 // token through unverified (agentgateway removes only a token it verified),
 // and the router's transformation still removes it before the pool.
 func TestCallerTokenReachesNoBackend(t *testing.T) {
-	const permissiveOverride = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: permissive, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    jwtAuthentication:
+	permissiveOverride := gatewayOverride(t, "permissive", `    jwtAuthentication:
       mode: Permissive
       providers: [{issuer: "https://other.example", jwks: {remote: {url: "https://other.example/certs"}}}]
-`
+`)
 	for _, mode := range []struct{ name, spec, backend string }{
 		{"InferencePool", poolMode, "InferencePool/chat-qwen3-pool"},
 		{"Model", modelMode, "AgentgatewayModel/chat-qwen-model"},
@@ -374,7 +361,7 @@ spec:
     auth:
       jwt: {provider: keycloak, issuer: "` + issuer + `", jwksURI: "` + issuer + `/certs", teamClaim: team}
 `
-			for name, extra := range map[string][]*unstructured.Unstructured{"alone": nil, "under a foreign Permissive override": foreign(t, permissiveOverride)} {
+			for name, extra := range map[string][]*unstructured.Unstructured{"alone": nil, "under a foreign Permissive override": permissiveOverride} {
 				m := gateway(t, extra, router("chat", mode.spec+jwtOnly))
 				o := expect(t, m, chat("qwen3-32b", team("platform")), http.StatusOK, mode.backend)
 				assert.Empty(t, o.Upstream.Values("Authorization"), "%s: the caller's token reached %s\n%s", name, o.Backend, strings.Join(o.Trace, "\n"))
@@ -419,18 +406,11 @@ func TestServedModelNameAndAForeignOverride(t *testing.T) {
 	o = expect(t, gateway(t, nil, router("chat", poolMode)), chat("llama", nil), http.StatusOK, "InferencePool/chat-llama3-pool")
 	assert.Equal(t, "llama3", o.UpstreamModel, "llama is published under its backend name; its runtime serves llama3")
 
-	const overrideTransform = `apiVersion: agentgateway.dev/v1alpha1
-kind: AgentgatewayPolicy
-metadata: {name: theirs, namespace: ns}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
-  strategy: {inheritance: Override}
-  traffic:
-    transformation:
+	overrideTransform := gatewayOverride(t, "theirs", `    transformation:
       request:
         set: [{name: x-tenant, value: '"platform"'}]
-`
-	o = expect(t, gateway(t, foreign(t, overrideTransform), router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
+`)
+	o = expect(t, gateway(t, overrideTransform, router("chat", poolMode)), chat("qwen3-32b", nil), http.StatusOK, "InferencePool/chat-qwen3-pool")
 	assert.Equal(t, "qwen3-32b", o.UpstreamModel, "the Override locks the transformation: the router's rewrite does not run")
 }
 
@@ -456,7 +436,7 @@ spec:
     - {name: llama, inferenceServiceRef: {name: llama3}, endpointPicker: {service: {name: other-epp, port: 9002}}}
   defaultRouteStrategy: BackendNameMatch
 `)
-	m := gateway(t, foreign(t, foreignAllow), secured, open)
+	m := gateway(t, testenv.Objects(t, foreignAllow), secured, open)
 	forged := func(model, tm, host string) simulate.Request {
 		r := chat(model, team(tm))
 		r.Host = host

@@ -34,12 +34,6 @@ func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
 // together compares routers that attach to one Gateway and share a route
 // table (shareListener) by their HTTPRoute matches.
 var together = &targets.RouteOverlap[routerMatch]{
-	Gateway: func(r *ir.Router) string {
-		if r.AgentGateway == nil {
-			return ""
-		}
-		return r.AgentGateway.Namespace + "/" + r.AgentGateway.Name
-	},
 	Share:   func(a, b *ir.Router) (string, bool) { return shareListener(a.AgentGateway, b.AgentGateway) },
 	Matches: routerMatches,
 	Overlap: overlapping,

@@ -265,9 +265,7 @@ spec:
 		if c.policy != "" {
 			docs = append(docs, c.policy)
 		}
-		parsed, err := testenv.DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
-		require.NoError(t, err)
-		all = append(all, parsed...)
+		all = append(all, testenv.Objects(t, docs...)...)
 		out := gatewayModel(t, all).Serve(simulate.Request{Body: chat("open-model")})
 		assert.Equal(t, c.want, out.Status, "%s: %s\n%s", c.name, out, strings.Join(out.Trace, "\n"))
 	}
@@ -390,8 +388,7 @@ metadata: {name: their-backend, namespace: other}
 spec:
   schema: {name: OpenAI, prefix: /v1}
   backendRef: {group: gateway.envoyproxy.io, kind: Backend, name: their-backend}`
-	foreign, err := testenv.DecodeYAML([]byte(theirs))
-	require.NoError(t, err)
+	foreign := testenv.Objects(t, theirs)
 	// Theirs created first: its route-not-found ranks first.
 	m := gatewayModel(t, append(foreign, compileEach(t, isvc+routerDoc("gold", "gold-model", jwtAuth(issuerA, "")))...))
 	valid := &simulate.Token{Issuer: issuerA, Claims: map[string]any{"team": "gold"}}

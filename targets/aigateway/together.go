@@ -33,12 +33,6 @@ func (*Target) CheckOne(r *ir.Router, others []*ir.Router) diag.List {
 // host (shareHosts) by their AIGatewayRoutes' matches, after the shared-auth
 // check of each Gateway's routers.
 var together = &targets.RouteOverlap[match]{
-	Gateway: func(r *ir.Router) string {
-		if r.Gateway == nil {
-			return ""
-		}
-		return r.Gateway.Namespace + "/" + r.Gateway.Name
-	},
 	Group:   sharedWithAuth,
 	Share:   shareHosts,
 	Matches: routerMatches,

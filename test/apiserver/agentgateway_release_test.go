@@ -48,7 +48,7 @@ func TestAgentGatewayOutputOnRelease141(t *testing.T) {
 		old.SetNamespace(ns, objs...)
 		var errs []string
 		for _, o := range objs {
-			if err := old.ApplyStrict(ctx(t), o); err != nil {
+			if err := old.ApplyStrict(testenv.Context(t), o); err != nil {
 				errs = append(errs, testenv.Describe(o)+": "+err.Error())
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,12 +20,6 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
-
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return c
-}
 
 func decode(t *testing.T, path string) []*unstructured.Unstructured {
 	t.Helper()
@@ -41,7 +34,7 @@ func decode(t *testing.T, path string) []*unstructured.Unstructured {
 // again, so cluster-wide allocations (a pinned nodePort) are free for the next case.
 func apply(t *testing.T, objs []*unstructured.Unstructured) {
 	t.Helper()
-	c := ctx(t)
+	c := testenv.Context(t)
 	ns := env.NewNamespace(t)
 	env.SetNamespace(ns, objs...)
 	for _, o := range objs {
@@ -116,7 +109,7 @@ func TestFieldTableViolationsAreRefusedByTheCRD(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			c := ctx(t)
+			c := testenv.Context(t)
 			ns := env.NewNamespace(t)
 			var routers []*unstructured.Unstructured
 			for _, o := range llmkubeObjects(decode(t, f)) {

@@ -500,10 +500,7 @@ func TestKubectlInstallAndControllerProcess(t *testing.T) {
 // objectsOf decodes manifests and orders them for install.
 func objectsOf(t *testing.T, data []byte) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := testenv.DecodeYAML(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	objs := testenv.Objects(t, string(data))
 	rank := map[string]int{"Namespace": 0, "CustomResourceDefinition": 1, "ServiceAccount": 2}
 	r := func(o *unstructured.Unstructured) int {
 		if n, ok := rank[o.GetKind()]; ok {

@@ -169,6 +169,18 @@ func RunMain(m *testing.M, env **Env) {
 	os.Exit(code)
 }
 
+// CallTimeout bounds a test's calls to the API server (Context): generous,
+// only there so that a hung call fails the test instead of the whole run.
+const CallTimeout = 5 * time.Minute
+
+// Context is the context of a test's calls to the API server: cancelled
+// when t and its subtests finish, or after CallTimeout.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), CallTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // Options tune NewWithOptions. The zero value is what New does.
 type Options struct {
 	// ExcludeCRD, when set, leaves out every CRD for which it returns true
@@ -711,6 +723,17 @@ func DecodeYAML(data []byte) ([]*unstructured.Unstructured, error) {
 		out = append(out, obj)
 	}
 	return out, nil
+}
+
+// Objects decodes the YAML documents a test writes inline (each may hold
+// several, separated by ---) as DecodeYAML does; an error fails t.
+func Objects(t testing.TB, docs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := DecodeYAML([]byte(strings.Join(docs, "\n---\n")))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return out
 }
 
 // Describe names an object for messages: "apps/v1 Deployment ns/name".

@@ -27,17 +27,18 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { testenv.RunMain(m, &env) }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func mustDecode(t *testing.T, y string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := testenv.DecodeYAML([]byte(y))
-	require.NoError(t, err)
-	return objs
+// TestContextEndsWithTheTest: Context's context is live during the test,
+// bounded by CallTimeout, and cancelled when the test ends.
+func TestContextEndsWithTheTest(t *testing.T) {
+	var ctx context.Context
+	t.Run("calls", func(t *testing.T) {
+		ctx = testenv.Context(t)
+		require.NoError(t, ctx.Err())
+		deadline, ok := ctx.Deadline()
+		require.True(t, ok, "bounded")
+		assert.WithinDuration(t, time.Now().Add(testenv.CallTimeout), deadline, time.Minute)
+	})
+	assert.ErrorIs(t, ctx.Err(), context.Canceled, "cancelled when the test ended")
 }
 
 func TestStartedServer(t *testing.T) {
@@ -55,7 +56,7 @@ func TestStartedServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v1.37.2", v.GitVersion)
 	var nsList corev1.NamespaceList
-	require.NoError(t, env.Client.List(ctxFor(t), &nsList))
+	require.NoError(t, env.Client.List(testenv.Context(t), &nsList))
 	assert.NotEmpty(t, nsList.Items)
 }
 
@@ -170,7 +171,7 @@ spec:
 `
 
 func TestValidCoreObjectsApply(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	ns := env.NewNamespace(t)
 	errs := env.ApplyYAMLInNamespace(ctx, ns, []byte(validCore))
 	require.Empty(t, errs)
@@ -190,8 +191,8 @@ func TestValidCoreObjectsApply(t *testing.T) {
 }
 
 func TestApplyCreatesMissingNamespace(t *testing.T) {
-	ctx := ctxFor(t)
-	objs := mustDecode(t, `
+	ctx := testenv.Context(t)
+	objs := testenv.Objects(t, `
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -224,10 +225,10 @@ spec:
 `
 
 func TestUnknownFieldRejected(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	ns := env.NewNamespace(t)
 
-	obj := mustDecode(t, bogusDeployment)[0]
+	obj := testenv.Objects(t, bogusDeployment)[0]
 	env.SetNamespace(ns, obj)
 	require.Equal(t, ns, obj.GetNamespace())
 	err := env.ApplyStrict(ctx, obj)
@@ -235,7 +236,7 @@ func TestUnknownFieldRejected(t *testing.T) {
 	assert.Contains(t, err.Error(), "bogus")
 	t.Logf("apply error: %v", err)
 
-	obj = mustDecode(t, bogusDeployment)[0]
+	obj = testenv.Objects(t, bogusDeployment)[0]
 	env.SetNamespace(ns, obj)
 	err = env.CreateStrict(ctx, obj)
 	require.Error(t, err, "strict create must reject an unknown field")
@@ -256,7 +257,7 @@ func TestUnknownFieldRejected(t *testing.T) {
 func TestDuplicateKeyRejected(t *testing.T) {
 	_, err := testenv.DecodeYAML([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  name: b\n"))
 	require.Error(t, err)
-	errs := env.ApplyYAML(ctxFor(t), []byte("apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata: {name: a, namespace: default}\n"))
+	errs := env.ApplyYAML(testenv.Context(t), []byte("apiVersion: v1\nkind: ConfigMap\nkind: Secret\nmetadata: {name: a, namespace: default}\n"))
 	require.Len(t, errs, 1)
 }
 
@@ -272,7 +273,7 @@ spec:
 }
 
 func TestInferencePoolSchemaAndCEL(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	ns := env.NewNamespace(t)
 
 	valid := inferencePool(ns, `
@@ -355,7 +356,7 @@ func TestInferencePoolSchemaAndCEL(t *testing.T) {
 			t.Logf("rejected: %v", errs[0])
 
 			// A strict create (no server-side apply) is rejected the same way.
-			obj := mustDecode(t, inferencePool(ns, tc.body))[0]
+			obj := testenv.Objects(t, inferencePool(ns, tc.body))[0]
 			err := env.CreateStrict(ctx, obj)
 			require.Error(t, err)
 			for _, want := range tc.wantErr {
@@ -366,7 +367,7 @@ func TestInferencePoolSchemaAndCEL(t *testing.T) {
 }
 
 func TestHTTPRouteAccepted(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	ns := env.NewNamespace(t)
 	route := `
 apiVersion: gateway.networking.k8s.io/v1
@@ -407,7 +408,7 @@ spec:
 }
 
 func TestSetNamespaceLeavesClusterScopedAlone(t *testing.T) {
-	objs := mustDecode(t, `
+	objs := testenv.Objects(t, `
 apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: gc}
@@ -420,5 +421,5 @@ metadata: {name: cm}
 	env.SetNamespace("target", objs...)
 	assert.Equal(t, "", objs[0].GetNamespace())
 	assert.Equal(t, "target", objs[1].GetNamespace())
-	require.NoError(t, env.ApplyStrict(ctxFor(t), objs[0]))
+	require.NoError(t, env.ApplyStrict(testenv.Context(t), objs[0]))
 }
