@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"os"
 	"path/filepath"
@@ -37,18 +36,11 @@ func hc() proxyapi.HealthCheck {
 // fail-closed one while the local backend is down.
 func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	var cloudHits atomic.Int64
-	cloud := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	cloud := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
 		cloudHits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	defer cloud.Close()
-	down := httptest.NewServer(http.NotFoundHandler())
-	downURL := down.URL
-	down.Close() // the local backend is down: connection refused
+		replyJSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
+	downURL := refusedURL() // the local backend is down: connection refused
 
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
@@ -70,15 +62,11 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	}
 	p := startProxy(t, cfg)
 	send := func(values ...string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-5"}`))
+		var hdr []string
 		for _, v := range values {
-			req.Header.Add("X-Llmkube-Classification", v)
+			hdr = append(hdr, "X-Llmkube-Classification", v)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return p.post(t, `{"model":"gpt-5"}`, hdr...)
 	}
 	for _, values := range [][]string{
 		{"pii"},
@@ -121,19 +109,16 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
 	var models []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
+	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, b string) {
+		mu.Lock()
 		var v struct {
 			Model string `json:"model"`
 		}
-		_ = json.Unmarshal(b, &v)
-		mu.Lock()
+		_ = json.Unmarshal([]byte(b), &v)
 		sizes, models = append(sizes, len(b)), append(models, v.Model)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
-	}))
-	defer up.Close()
+		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -146,11 +131,7 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 	prefix, suffix := `{"model":"alias","messages":[{"role":"user","content":"`, `"}]}`
 	body := prefix + strings.Repeat("<", 32<<20-len(prefix)-len(suffix)) + suffix
 	post := func() int {
-		resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode
+		return p.send(t, chatPath, body, "Content-Type", "application/json").code
 	}
 	require.Equal(t, 200, post())
 	mu.Lock()
@@ -221,39 +202,25 @@ func oneBackend(url string, kind string) *proxyapi.Config {
 // the proxy, and an external backend receives only the allowlisted headers.
 func TestWhatUpstreamsReceive(t *testing.T) {
 	got := make(chan http.Header, 2)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	up := newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		got <- r.Header.Clone()
 		w.Header().Set("Connection", "X-Upstream-Hop")
 		w.Header().Set("X-Upstream-Hop", "secret")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	defer up.Close()
-	send := func(p *proc) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"a"}`))
-		for k, v := range map[string]string{
-			"Content-Type": "application/json", "User-Agent": "sdk/1", "Connection": "X-Client-Hop", "X-Client-Hop": "1",
-			"X-Llmkube-Team": "t", "X-Llmkube-Classification": "internal", "X-Forwarded-For": "10.0.0.1",
-			"Openai-Organization": "org-other", "Ocp-Apim-Subscription-Key": "k", "X-Amz-Security-Token": "s", "Authorization": "Bearer client",
-		} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
+	send := func(p *proc) answer {
+		return p.send(t, chatPath, `{"model":"a"}`,
+			"Content-Type", "application/json", "User-Agent", "sdk/1", "Connection", "X-Client-Hop", "X-Client-Hop", "1",
+			"X-Llmkube-Team", "t", "X-Llmkube-Classification", "internal", "X-Forwarded-For", "10.0.0.1",
+			"Openai-Organization", "org-other", "Ocp-Apim-Subscription-Key", "k", "X-Amz-Security-Token", "s", "Authorization", "Bearer client")
 	}
 
 	local := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	resp := send(local)
+	a := send(local)
 	h := <-got
 	assert.Empty(t, h.Get("X-Client-Hop"), "a header named by Connection is hop-by-hop")
 	assert.Equal(t, "t", h.Get("X-Llmkube-Team"), "a local backend receives the client's headers")
-	assert.Empty(t, resp.Header.Get("X-Upstream-Hop"), "and so in the response")
+	assert.Empty(t, a.hdr.Get("X-Upstream-Hop"), "and so in the response")
 
 	ext := startProxy(t, oneBackend(up.URL, proxyapi.KindExternal))
 	send(ext)
@@ -273,10 +240,7 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 	// The upstream holds the upgraded connection until the test ends: a
 	// proxy that relayed the upgrade would hang the client for its minute.
 	hold := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
 		c, buf, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
@@ -285,15 +249,12 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 		_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 		_ = buf.Flush()
 		<-hold
-	}))
-	defer up.Close()
-	defer close(hold) // before Close, which waits for the handler
+	})
+	defer close(hold) // before the stub's Close, which waits for the handler
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	client := &http.Client{Timeout: time.Minute}
-	resp, err := client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a"}`))
+	a, err := p.request(&http.Client{Timeout: time.Minute}, http.MethodPost, chatPath, `{"model":"a"}`, "Content-Type", "application/json")
 	require.NoError(t, err, "the client hung on a relayed upgrade")
-	defer resp.Body.Close()
-	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	assert.Equal(t, http.StatusBadGateway, a.code)
 }
 
 // TestMalformedChunkedBodyIs400: the client is told, and the audit agrees.
@@ -396,20 +357,15 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 
 // bigOrSmall is an upstream answering big to requests with X-Big and small
 // to the others.
-func bigOrSmall(t *testing.T, big []byte, small string) *httptest.Server {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
+func bigOrSmall(t *testing.T, big []byte, small string) *stub {
+	return newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		if r.Header.Get("X-Big") != "" {
+			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(big)
 			return
 		}
-		fmt.Fprint(w, small)
-	}))
-	t.Cleanup(up.Close)
-	return up
+		replyJSON(w, "%s", small)
+	})
 }
 
 // TestLargeResponseUsageIsRead: a non-stream answer over 4 MiB (an

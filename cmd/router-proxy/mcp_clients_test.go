@@ -49,7 +49,7 @@ func runNode(t *testing.T, cmd *exec.Cmd) []byte {
 func TestMCPTypeScriptClient(t *testing.T) {
 	node, dir := mcpJS(t)
 	p, ups, is, _ := mcpRouter(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", teamToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	cmd.Dir = dir
 	out := runNode(t, cmd)
 	var got struct {
@@ -95,7 +95,7 @@ func conformanceFront(t *testing.T, extraModels ...string) string {
 	t.Helper()
 	p, _, is, _ := mcpRouter(t, extraModels...)
 	target, _ := url.Parse("http://" + p.listen)
-	token := mcpToken(t, is, "platform", mcpResource)
+	token := teamToken(t, is, "platform", mcpResource)
 	front := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
 		pr.SetURL(target)
 		pr.Out.Host = pr.In.Host // the client's Host, for the DNS-rebinding scenario

@@ -16,18 +16,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // newLocalChat is an OpenAI-compatible in-cluster model (vLLM's answers):
 // it calls the offered tool until it sees the tool's result, then answers.
-func newLocalChat(t *testing.T) *modelStub {
+func newLocalChat(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		if strings.Contains(body, `"stream":true`) {
 			// A streamed tool call, as vLLM streams it.
@@ -63,7 +61,7 @@ func TestAnthropicSDK(t *testing.T) {
 	const key = "sk-ant-api03-process-test-key-0123456789"
 	fake := providertest.NewAnthropic(t, key)
 	local := newLocalChat(t)
-	is := authtest.NewIssuer(t)
+	auth, is := issuerAuth(t)
 	probe := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
@@ -80,13 +78,13 @@ func TestAnthropicSDK(t *testing.T) {
 		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStatic, Backend: "claude"},
 		Policy: proxyapi.Policy{
 			Classification: proxyapi.Classification{Mode: proxyapi.ClassificationDetector, Sensitive: []string{"pii"}},
-			Auth:           &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}},
+			Auth:           auth,
 			Budgets:        []proxyapi.Budget{{Name: "team-tokens", Scope: "team", HeaderKey: "x-llmkube-team", MaxTokens: 4000, Window: proxyapi.Duration{Duration: time.Hour}}},
 		},
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("platform"))
+	token := teamToken(t, is, "platform", nil)
 
 	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude", "qwen")
 	cmd.Dir = dir
@@ -162,7 +160,7 @@ func TestAnthropicSDK(t *testing.T) {
 	require.Nil(t, got.Sensitive.Error, "%s", out)
 	assert.Equal(t, "from local", got.Sensitive.Content[0].Text)
 	assert.Equal(t, "qwen", got.Sensitive.Model)
-	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
+	assert.Contains(t, strings.Join(local.bodies(), "\n"), `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
 	for _, r := range fake.Requests() {
 		assert.NotContains(t, string(r.Body), "536-22-8410", "the SSN never reached the cloud")
 	}
@@ -174,7 +172,7 @@ func TestAnthropicSDK(t *testing.T) {
 	assert.Equal(t, "tool_use", got.Local.Tools.First.StopReason)
 	assert.Equal(t, block{Type: "tool_use", ID: "call_local_1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}, got.Local.Tools.First.Content[0])
 	assert.Equal(t, "from local", got.Local.Tools.Second.Content[0].Text)
-	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"18C and sunny","tool_call_id":"call_local_1"}`)
+	assert.Contains(t, strings.Join(local.bodies(), "\n"), `{"role":"tool","content":"18C and sunny","tool_call_id":"call_local_1"}`)
 	assert.Equal(t, "Checking.", got.Local.Stream.Message.Content[0].Text)
 	assert.Equal(t, block{Type: "tool_use", ID: "call_local_2", Name: "get_weather", Input: map[string]any{"city": "Oslo"}}, got.Local.Stream.Message.Content[1])
 	assert.Equal(t, "tool_use", got.Local.Stream.Message.StopReason)

@@ -85,25 +85,15 @@ func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*
 	ns := env.NewNamespace(t)
 	input := filepath.Join(t.TempDir(), "router.yaml")
 	require.NoError(t, os.WriteFile(input, fmt.Appendf(nil, poolRouter, ns), 0o600))
-	_, compile := binaries(t)
-	out, err := exec.Command(compile, "render", "-f", input, "-o", "json").Output()
-	require.NoError(t, err)
-	var list struct {
-		Items []map[string]any `json:"items"`
-	}
-	require.NoError(t, json.Unmarshal(out, &list))
 	var cfg *proxyapi.Config
 	var deployReplicas any
-	for _, it := range list.Items {
-		u := &unstructured.Unstructured{Object: it}
+	for _, u := range render(t, input) {
 		switch u.GetKind() {
 		case "ServiceAccount", "Role", "RoleBinding":
 			u.SetOwnerReferences(nil)
 			require.NoError(t, env.CreateStrict(context.Background(), u), "%s", u.GetKind())
 		case "ConfigMap":
-			data, _, _ := unstructured.NestedStringMap(u.Object, "data")
-			cfg, err = proxyapi.Parse(strings.NewReader(data["config.json"]))
-			require.NoError(t, err)
+			cfg = proxyConfig(t, u)
 		case "Deployment":
 			deployReplicas, _, _ = unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
 		}
@@ -183,7 +173,7 @@ func TestPoolReplicasNeverScaleTwoMembers(t *testing.T) {
 		return seen[0] == seen[1] && seen[1] == seen[2]
 	}, time.Minute, 50*time.Millisecond, "the replicas agree on the resident member")
 
-	metrics := getBody(t, "http://"+ps[0].admin+"/metrics")
+	metrics := ps[0].metrics(t)
 	for _, m := range []string{"llmkube_router_pool_hold_duration_seconds", "llmkube_router_pool_resident"} {
 		assert.Contains(t, metrics, m)
 	}
@@ -228,7 +218,7 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 	// it started: "" once its poll saw replica-0 scale coder down, still
 	// coder when the request came first (a busy machine's order).
 	swaps := regexp.MustCompile(`(?m)^llmkube_router_pool_swaps_total\{from="(|coder)",pool="gpu",router="pooled",to="chat"\} (\d+)$`).
-		FindAllStringSubmatch(getBody(t, "http://"+ps[1].admin+"/metrics"), -1)
+		FindAllStringSubmatch(ps[1].metrics(t), -1)
 	require.Len(t, swaps, 1, "the swap it finished is counted, under one from label")
 	assert.Equal(t, "1", swaps[0][2], "the swap it finished is counted once")
 }
@@ -259,7 +249,7 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 		slow <- code
 	}()
 	require.Eventually(t, func() bool {
-		return strings.Contains(getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_inflight_requests{router="pooled"} 1`)
+		return strings.Contains(p.metrics(t), `llmkube_router_inflight_requests{router="pooled"} 1`)
 	}, time.Minute, 10*time.Millisecond)
 	// Held, it would be served by chat after a swap (an activation).
 	code, body := p.post(t, chat("chat-or-warm"))
@@ -267,23 +257,20 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	assert.Contains(t, body, `"model":"coder"`, "served on the warm member, skipped at once, not held")
 	assert.Equal(t, 0, sim.Activations("chat"))
 	assert.Equal(t, http.StatusOK, <-slow)
-	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_ifidle_skips_total{member="chat",pool="gpu",router="pooled"} 1`)
+	assert.Contains(t, p.metrics(t), `llmkube_router_pool_ifidle_skips_total{member="chat",pool="gpu",router="pooled"} 1`)
 
 	// Wait: the member never loads; past the swap budget the answer is 503.
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(chat("chat")))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	a := p.send(t, chatPath, chat("chat"))
 	var e struct {
 		Error struct{ Type, Code, Message string }
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
-	resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "never 429: that means a budget")
-	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	require.NoError(t, json.Unmarshal([]byte(a.body), &e))
+	assert.Equal(t, http.StatusServiceUnavailable, a.code, "never 429: that means a budget")
+	assert.NotEmpty(t, a.hdr.Get("Retry-After"))
 	assert.Equal(t, "model_pool_swap_timeout", e.Error.Code)
 	assert.Equal(t, "server_error", e.Error.Type)
 	require.Eventually(t, func() bool { return sim.Replicas("chat") == 0 }, time.Minute, 20*time.Millisecond, "the abandoned swap is undone")
-	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+	assert.Contains(t, p.metrics(t), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
 }
 
 // waitPoolKnown waits until the replica has read its pool's members.
@@ -315,23 +302,10 @@ func simConfig(ns string, sim *poolsim.Sim, budget time.Duration) *proxyapi.Conf
 	return cfg
 }
 
+// postQuiet posts a chat completion and fails no test: a goroutine's.
 func postQuiet(p *proc, body string) (int, error) {
-	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-func getBody(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return string(b)
+	a, err := p.request(http.DefaultClient, http.MethodPost, chatPath, body, "Content-Type", "application/json")
+	return a.code, err
 }
 
 // apiFront forwards TCP to the API server and can be cut: the router-proxy
@@ -405,11 +379,9 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 		code, body := p.post(t, chat("coder"))
 		require.Equal(t, http.StatusOK, code, "the resident member needs no API call: %s", body)
 	}
-	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(chat("chat")))
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	a := p.send(t, chatPath, chat("chat"), "Content-Type", "application/json")
+	assert.Equal(t, http.StatusServiceUnavailable, a.code)
+	assert.NotEmpty(t, a.hdr.Get("Retry-After"))
 	audit, err := os.ReadFile(cfg.Policy.Audit.FilePath)
 	require.Eventually(t, func() bool {
 		audit, err = os.ReadFile(cfg.Policy.Audit.FilePath)
@@ -486,13 +458,7 @@ func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			for i, p := range ps {
-				resp, err := http.Get("http://" + p.admin + wellknown.StatusPath)
-				if err != nil {
-					continue
-				}
-				var st proxyapi.Status
-				_ = json.NewDecoder(resp.Body).Decode(&st)
-				resp.Body.Close()
+				st, _ := p.readStatus() // what could be read; none when the replica did not answer
 				for _, b := range st.Backends {
 					if !b.Healthy {
 						mu.Lock()
