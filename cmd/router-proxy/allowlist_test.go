@@ -29,12 +29,10 @@ func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/proxy-allowlist-serving/input.yaml")
 	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
 	is := trustIssuer(t, cfg)
-	ups, env := loopbackBackends(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	local, cloud := ups["local-medgemma"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
 	posts := func() int64 { return local.posts.Load() + cloud.posts.Load() }
 
 	const mrn = "Patient Jane Roe, MRN 483920117, SSN 536-22-8410: summarize her last visit."

@@ -54,9 +54,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		}
 	}
 	cfg.Policy.Auth.JWT = nil // keys alone: nothing of the issuer's is needed
-	ups, _ := loopbackBackends(t, cfg)
-	auditPath := fileAudit(t, cfg)
-	p := startProxy(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	pid := p.cmd.Process.Pid
 
 	code, body := p.post(t, chatFor("qwen3-32b", "hello"), "Authorization", "Bearer "+researchKey, "X-Llmkube-Team", "platform")

@@ -51,9 +51,7 @@ func TestAudiencesEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-audiences/input.yaml")
 	require.Equal(t, []string{"https://models.hospital.example", "llm-router"}, cfg.Policy.Auth.JWT.Audiences)
 	is := trustIssuer(t, cfg)
-	recs, env := loopbackBackends(t, cfg)
-	fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
+	p, recs, _ := serveOnLoopback(t, cfg)
 
 	const refused = `Bearer realm="llmkube", error="invalid_token"`
 	for name, c := range map[string]struct {
@@ -101,9 +99,8 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 		require.Empty(t, cfg.Policy.Auth.JWT.Audiences)
 		cfg.Policy.Auth.JWT.Audiences = audiences
 		is := trustIssuer(t, cfg)
-		_, env := loopbackBackends(t, cfg)
-		fileAudit(t, cfg)
-		return startProxyEnv(t, cfg, env), is
+		p, _, _ := serveOnLoopback(t, cfg)
+		return p, is
 	}
 	mcpStatus := func(p *proc, token string) int {
 		return p.send(t, "/mcp", toolsList, mcpHeaders("Authorization", "Bearer "+token)...).code

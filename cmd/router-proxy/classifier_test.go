@@ -27,12 +27,10 @@ func userChat(text string) string { return chatFor("qwen3-32b", text) }
 func TestContentClassifierEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/classification-detector/input.yaml")
 	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
-	ups, env := loopbackBackends(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	local, cloud := ups["local-qwen"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
 
 	const ssn = "536-22-8410"
 	code, body := p.post(t, userChat("My SSN is "+ssn+", can you update my account?"))

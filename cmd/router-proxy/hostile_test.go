@@ -11,11 +11,9 @@ import (
 	"net/http"
 	"net/textproto"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +33,7 @@ func hc() proxyapi.HealthCheck {
 // the request sensitive, so it never reaches the cloud rule after the
 // fail-closed one while the local backend is down.
 func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
-	var cloudHits atomic.Int64
-	cloud := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
-		cloudHits.Add(1)
+	cloud := newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, _ string) {
 		replyJSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	downURL := refusedURL() // the local backend is down: connection refused
@@ -78,11 +74,11 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 		code, body := send(values...)
 		assert.Equal(t, http.StatusServiceUnavailable, code, "%q: %s", values, body)
 	}
-	assert.Zero(t, cloudHits.Load(), "a sensitive request reached the cloud backend")
+	assert.Empty(t, cloud.received(), "a sensitive request reached the cloud backend")
 	// Non-sensitive values still route by model.
 	code, body := send("public", "internal")
 	assert.Equal(t, 200, code, body)
-	assert.EqualValues(t, 1, cloudHits.Load())
+	assert.Len(t, cloud.received(), 1)
 }
 
 // vmHWM is a process's peak resident set, from /proc.
@@ -322,7 +318,7 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 	up := bigOrSmall(t, bytes.Repeat([]byte("y"), 32<<20), `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	cfg.Backends[0].ModelID = strings.Repeat("m", 100<<10)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	p := startProxy(t, cfg, "--client-write-timeout", "1s")
 
 	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 60<<10))
@@ -375,7 +371,7 @@ func TestLargeResponseUsageIsRead(t *testing.T) {
 	big = append(big, []byte(`0.1]}],"model":"e5","usage":{"prompt_tokens":15,"total_tokens":15}}`)...)
 	up := bigOrSmall(t, big, `{}`)
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 	code, _ := p.post(t, `{"model":"a"}`, "X-Big", "1")
 	require.Equal(t, 200, code)

@@ -293,6 +293,9 @@ type sent struct {
 	body   string
 }
 
+// everyRequest is the keep of a stub that records every request.
+func everyRequest(*http.Request) bool { return true }
+
 func newStub(t *testing.T, keep func(r *http.Request) bool, serve func(w http.ResponseWriter, r *http.Request, body string)) *stub {
 	s := &stub{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -342,6 +345,14 @@ func (s *stub) bodies() []string {
 func replyJSON(w http.ResponseWriter, format string, args ...any) {
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, format, args...)
+}
+
+// replySSE answers with an event stream, one data line an event.
+func replySSE(w http.ResponseWriter, data ...string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, d := range data {
+		fmt.Fprintf(w, "data: %s\n\n", d)
+	}
 }
 
 // refusedURL is a loopback URL where nothing listens: a backend that is
@@ -417,6 +428,17 @@ func loopbackBackends(t *testing.T, cfg *proxyapi.Config) (map[string]*upstream,
 		b.URL = ups[b.Name].URL
 	}
 	return ups, credentialEnv(cfg)
+}
+
+// serveOnLoopback starts the router-proxy of cfg with every backend on a
+// loopback upstream of its own (loopbackBackends) and its audit in a file
+// (fileAudit): the process, the upstreams by backend name and the audit
+// file's path.
+func serveOnLoopback(t *testing.T, cfg *proxyapi.Config) (*proc, map[string]*upstream, string) {
+	t.Helper()
+	ups, env := loopbackBackends(t, cfg)
+	auditPath := fileAudit(t, cfg)
+	return startProxyEnv(t, cfg, env), ups, auditPath
 }
 
 // credentialEnv gives every credential variable of cfg's backends a value
@@ -592,6 +614,17 @@ func auditEntries(t *testing.T, raw []byte) []proxyapi.AuditEntry {
 	return entries
 }
 
+// auditSoFar is the entries of the audit file at path whose lines are
+// written whole so far: none before the file exists.
+func auditSoFar(t *testing.T, path string) []proxyapi.AuditEntry {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return auditEntries(t, raw[:bytes.LastIndexByte(raw, '\n')+1])
+}
+
 // streamingUpstream is a backend that answers its health check, and a chat
 // with an event stream: first, flushed, then what rest writes.
 func streamingUpstream(t *testing.T, first string, rest func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
@@ -660,8 +693,8 @@ func TestShutdownDeadline(t *testing.T) {
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}},
 		Backends:   []proxyapi.Backend{{Name: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1}},
 		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
-		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
 	}
+	auditPath := fileAudit(t, cfg)
 	p := startProxy(t, cfg, "--shutdown-timeout", "200ms")
 	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","stream":true}`))
 	require.NoError(t, err)
@@ -672,7 +705,7 @@ func TestShutdownDeadline(t *testing.T) {
 	require.NoError(t, <-p.done)
 	_, err = io.ReadAll(resp.Body)
 	assert.Error(t, err, "the stream is cut at the drain deadline")
-	audit, err := os.ReadFile(cfg.Policy.Audit.FilePath)
+	audit, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
 	assert.Contains(t, string(audit), `"outcome":"shutdown_deadline"`, "a stream cut at the drain deadline has its own outcome, not client_cancelled")
 }

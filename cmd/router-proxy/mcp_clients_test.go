@@ -30,6 +30,16 @@ func mcpJS(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runScript runs script, one of mcpJS's, in its folder with args and
+// returns what it printed (runNode).
+func runScript(t *testing.T, script string, args ...string) []byte {
+	t.Helper()
+	node, dir := mcpJS(t)
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, script)}, args...)...)
+	cmd.Dir = dir
+	return runNode(t, cmd)
+}
+
 // runNode runs a Node script (cmd, with mcpJS's node) to its end and
 // returns what it printed; a failure fails the test with its stderr.
 func runNode(t *testing.T, cmd *exec.Cmd) []byte {
@@ -47,11 +57,8 @@ func runNode(t *testing.T, cmd *exec.Cmd) []byte {
 // tools (in the router's order) and calls one through the router with a
 // JWT.
 func TestMCPTypeScriptClient(t *testing.T) {
-	node, dir := mcpJS(t)
 	p, ups, is, _ := mcpRouter(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", teamToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
-	cmd.Dir = dir
-	out := runNode(t, cmd)
+	out := runScript(t, "client.mjs", "http://"+p.listen+"/mcp", teamToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	var got struct {
 		Server struct{ Name string } `json:"server"`
 		Tools  []struct {

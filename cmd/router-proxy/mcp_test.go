@@ -62,9 +62,8 @@ func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream
 	require.NotNil(t, cfg.MCP)
 	require.Equal(t, mcpResource, cfg.MCP.ResourceURL)
 	is := trustIssuer(t, cfg)
-	ups, env := loopbackBackends(t, cfg)
-	auditPath := fileAudit(t, cfg)
-	return startProxyEnv(t, cfg, env), ups, is, auditPath
+	p, ups, auditPath := serveOnLoopback(t, cfg)
+	return p, ups, is, auditPath
 }
 
 func mcpSession(t *testing.T, p *proc, token string) *mcp.ClientSession {

@@ -5,13 +5,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,17 +25,13 @@ func newLocalChat(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		if strings.Contains(body, `"stream":true`) {
 			// A streamed tool call, as vLLM streams it.
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, d := range []string{
+			replySSE(w,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_local_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`,
-				`[DONE]`,
-			} {
-				fmt.Fprintf(w, "data: %s\n\n", d)
-			}
+				`[DONE]`)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -57,7 +49,6 @@ func newLocalChat(t *testing.T) *stub {
 // is answered; a call without the router's token is 401 and a call over the
 // team's budget 429, each an error the SDK types.
 func TestAnthropicSDK(t *testing.T) {
-	node, dir := mcpJS(t)
 	const key = "sk-ant-api03-process-test-key-0123456789"
 	fake := providertest.NewAnthropic(t, key)
 	local := newLocalChat(t)
@@ -86,9 +77,7 @@ func TestAnthropicSDK(t *testing.T) {
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
 	token := teamToken(t, is, "platform", nil)
 
-	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude", "qwen")
-	cmd.Dir = dir
-	out := runNode(t, cmd)
+	out := runScript(t, "anthropic.mjs", "http://"+p.listen, token, "claude", "qwen")
 
 	type sdkError struct {
 		Status int
@@ -189,13 +178,8 @@ func TestAnthropicSDK(t *testing.T) {
 	// The audit file is written as each request ends: wait for the last.
 	var sensitive, overBudget int
 	require.Eventually(t, func() bool {
-		raw, err := os.ReadFile(auditPath)
-		if err != nil {
-			return false
-		}
 		sensitive, overBudget = 0, 0
-		raw = raw[:bytes.LastIndexByte(raw, '\n')+1] // whole lines only
-		for _, e := range auditEntries(t, raw) {
+		for _, e := range auditSoFar(t, auditPath) {
 			if e.Path != "/v1/messages" {
 				continue
 			}

@@ -29,9 +29,7 @@ import (
 func TestAuthEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-allowlists/input.yaml")
 	is := trustIssuer(t, cfg)
-	ups, env := loopbackBackends(t, cfg)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 
 	token := func(team string) string { return teamToken(t, is, team, nil) }
 

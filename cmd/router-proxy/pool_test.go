@@ -361,7 +361,7 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	ns := env.NewNamespace(t)
 	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
 	cfg := simConfig(ns, sim, 2*time.Second)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	api, err := url.Parse(env.Config.Host)
 	require.NoError(t, err)
 	front := newAPIFront(t, api.Host)

@@ -49,11 +49,7 @@ func TestQuotaHoldIsSharedAcrossReplicas(t *testing.T) {
 	assert.WithinDuration(t, heldA, heldB, time.Second, "B holds to A's reset")
 	assert.False(t, heldB.Before(before.Add(29*time.Second)), "held until %s", heldB)
 	const n = 10
-	for i := range n {
-		code, body := b.post(t, chat("chat"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
+	servedLocally(t, b, n)
 	assert.EqualValues(t, 1, prov.posts(), "no replica sends the provider anything inside its reset")
 	stB := b.status(t).Backends[0]
 	assert.True(t, stB.Healthy, "a shared hold is no health verdict")
@@ -78,11 +74,7 @@ func TestQuotaHoldWithoutTheStoreStaysLocal(t *testing.T) {
 	p := startProxy(t, cfg, storeFlags(rs.addr)...)
 	rs.stop()
 
-	for i := range 5 {
-		code, body := p.post(t, chat("chat"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
+	servedLocally(t, p, 5)
 	assert.EqualValues(t, 1, prov.posts(), "held on this replica")
 	assert.False(t, p.status(t).Backends[0].RateLimitedUntil.IsZero())
 }

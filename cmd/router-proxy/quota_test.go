@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,8 +43,8 @@ func quotaConfig(t *testing.T, fallback string, ext ...string) *proxyapi.Config 
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: d(time.Minute), StreamIdle: d(time.Minute), Quarantine: d(time.Minute)},
-		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
 	}
+	fileAudit(t, cfg)
 	var names []string
 	for i, u := range ext {
 		n := "cloud" + strconv.Itoa(i)
@@ -61,6 +60,17 @@ func quotaConfig(t *testing.T, fallback string, ext ...string) *proxyapi.Config 
 	return cfg
 }
 
+// servedLocally posts n chats to p and asserts that the local fallback
+// serves each.
+func servedLocally(t *testing.T, p *proc, n int) {
+	t.Helper()
+	for i := range n {
+		code, body := p.post(t, chat("chat"))
+		require.Equal(t, 200, code, body)
+		assert.Equal(t, "local", served(t, body), "request %d", i)
+	}
+}
+
 // The built router-proxy holds a provider that answered 429 with
 // Retry-After: 30: the next requests, sent at once (30 s is far longer
 // than the test), are served by the fallback and the provider is sent
@@ -73,11 +83,7 @@ func TestQuotaRateLimitedProviderIsNotSentAgain(t *testing.T) {
 
 	before := time.Now()
 	const n = 10
-	for i := range n {
-		code, body := p.post(t, chat("chat"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
+	servedLocally(t, p, n)
 	assert.EqualValues(t, 1, prov.posts(), "the rate-limited provider is sent nothing inside its reset")
 	assert.EqualValues(t, n, local.posts.Load())
 
@@ -111,11 +117,7 @@ func TestQuotaExhaustedProviderIsSkippedForTheConfiguredHold(t *testing.T) {
 	p := startProxy(t, cfg)
 
 	before := time.Now()
-	for range 5 {
-		code, body := p.post(t, chat("chat"))
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body))
-	}
+	servedLocally(t, p, 5)
 	assert.EqualValues(t, 1, prov.posts())
 	b := p.status(t).Backends[0]
 	assert.True(t, b.RateLimitedUntil.IsZero())

@@ -41,22 +41,23 @@ func newChatModel(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`+"\n\n")
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			replySSE(w,
+				`{"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`,
+				`{"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`,
+				`{"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`,
+				"[DONE]")
 			return
 		}
 		if strings.Contains(body, `"stream":true`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, `data: {"id":"c1","model":"qwen3-32b","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"lo!"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
-			if strings.Contains(body, `"include_usage":true`) {
-				fmt.Fprint(w, `data: {"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`+"\n\n")
+			events := []string{
+				`{"id":"c1","model":"qwen3-32b","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{"content":"lo!"}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 			}
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			if strings.Contains(body, `"include_usage":true`) {
+				events = append(events, `{"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`)
+			}
+			replySSE(w, append(events, "[DONE]")...)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -259,11 +260,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	entries := func(t *testing.T, n int) []proxyapi.AuditEntry {
 		var all []proxyapi.AuditEntry
 		require.Eventually(t, func() bool {
-			raw, err := os.ReadFile(auditPath)
-			if err != nil {
-				return false
-			}
-			all = auditEntries(t, raw)
+			all = auditSoFar(t, auditPath)
 			slices.SortStableFunc(all, func(a, b proxyapi.AuditEntry) int { return a.Time.Compare(b.Time) })
 			return len(all) >= audited+n
 		}, 30*time.Second, 10*time.Millisecond)

@@ -55,8 +55,7 @@ const (
 )
 
 func newGenAIUpstream(t *testing.T, fail bool) *stub {
-	every := func(*http.Request) bool { return true }
-	return newStub(t, every, func(w http.ResponseWriter, _ *http.Request, body string) {
+	return newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, body string) {
 		if fail {
 			w.WriteHeader(500)
 			return
