@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -11,12 +10,6 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 )
-
-// chatFor is a chat request for model with one user message.
-func chatFor(model, text string) string {
-	b, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": text}}})
-	return string(b)
-}
 
 // TestAllowlistHoldsOnTheServingBackend drives the real binary with the
 // config the compiler renders for testdata/proxy-allowlist-serving: billing

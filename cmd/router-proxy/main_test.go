@@ -494,13 +494,39 @@ func ecBearer(t *testing.T, is *authtest.Issuer, team string) string {
 	return "Bearer " + is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims(team))
 }
 
+// chat is a chat request for model with one user message, hi.
+func chat(model string) string {
+	return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
+}
+
+// chatFor is a chat request for model with one user message.
+func chatFor(model, text string) string {
+	b, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": text}}})
+	return string(b)
+}
+
+// mustJSON is v in JSON.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// decodeJSON decodes data into v; JSON of another shape fails the test,
+// naming it.
+func decodeJSON[D string | []byte](t *testing.T, data D, v any) {
+	t.Helper()
+	require.NoError(t, json.Unmarshal([]byte(data), v), "%s", data)
+}
+
 // served is the backend that answered: the id a newUpstream gives its
 // answers.
 func served(t *testing.T, body string) string {
 	var v struct {
 		ID string `json:"id"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	decodeJSON(t, body, &v)
 	return v.ID
 }
 
@@ -509,7 +535,7 @@ func echoedModel(t *testing.T, body string) string {
 	var v struct {
 		Model string `json:"model"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	decodeJSON(t, body, &v)
 	return v.Model
 }
 

@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -76,7 +75,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	decodeJSON(t, out, &got)
 	assert.Equal(t, "llmkube-router-proxy", got.Server.Name)
 	var names []string
 	for _, tl := range got.Tools {
@@ -207,7 +206,7 @@ func TestMCPConformanceDraft(t *testing.T) {
 			raw, err := os.ReadFile(checks[0])
 			require.NoError(t, err)
 			var results []struct{ ID, Status, ErrorMessage string }
-			require.NoError(t, json.Unmarshal(raw, &results))
+			decodeJSON(t, raw, &results)
 			require.NotEmpty(t, results)
 			passed := 0
 			for _, c := range results {

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -241,7 +240,7 @@ func TestMCPAuthorization(t *testing.T) {
 		Resource             string   `json:"resource"`
 		AuthorizationServers []string `json:"authorization_servers"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &meta))
+	decodeJSON(t, body, &meta)
 	assert.Equal(t, mcpResource, meta.Resource)
 	assert.Equal(t, []string{authtest.IssuerURL}, meta.AuthorizationServers)
 	// RFC 9728 §3.3: the document's resource is the identifier its URL was

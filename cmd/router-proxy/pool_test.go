@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -116,10 +115,6 @@ func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*
 		waitPoolKnown(t, p)
 	}
 	return sim, ps, kubernetes.NewForConfigOrDie(env.Config), ns
-}
-
-func chat(model string) string {
-	return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
 }
 
 // TestPoolReplicasNeverScaleTwoMembers: three router-proxy processes under
@@ -264,7 +259,7 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	var e struct {
 		Error struct{ Type, Code, Message string }
 	}
-	require.NoError(t, json.Unmarshal([]byte(a.body), &e))
+	decodeJSON(t, a.body, &e)
 	assert.Equal(t, http.StatusServiceUnavailable, a.code, "never 429: that means a budget")
 	assert.NotEmpty(t, a.hdr.Get("Retry-After"))
 	assert.Equal(t, "model_pool_swap_timeout", e.Error.Code)

@@ -5,7 +5,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -60,16 +59,15 @@ func newChatModel(t *testing.T) *stub {
 			replySSE(w, append(events, "[DONE]")...)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		if tool {
-			fmt.Fprint(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
+			replyJSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
 			return
 		}
 		text := "Hello!"
 		if strings.Contains(body, `"role":"tool"`) {
 			text = "It is 18C and sunny in Paris."
 		}
-		fmt.Fprintf(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
+		replyJSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
 	})
 }
 
@@ -105,14 +103,13 @@ func newResponsesModel(t *testing.T) *stub {
 			ev("response.completed", `"response":`+resp("completed", msg("completed", "Hello!"), `"usage":{"input_tokens":11,"output_tokens":2,"total_tokens":13}`))
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.Contains(body, `"tools"`) && !strings.Contains(body, `function_call_output`):
-			fmt.Fprint(w, resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
+			replyJSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
 		case strings.Contains(body, `function_call_output`):
-			fmt.Fprint(w, resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
+			replyJSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
 		default:
-			fmt.Fprint(w, resp("completed", msg("completed", "Hello!"), usage))
+			replyJSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
 		}
 	})
 }
@@ -173,7 +170,7 @@ func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnM
 	cmd.Env = append(os.Environ(), env...)
 	out := runNode(t, cmd)
 	var got sdkResult
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	decodeJSON(t, out, &got)
 	return got
 }
 

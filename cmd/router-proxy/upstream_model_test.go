@@ -124,7 +124,7 @@ func TestUpstreamModelAsAProcess(t *testing.T) {
 		}
 		chunks++
 		var c struct{ Model string }
-		require.NoError(t, json.Unmarshal([]byte(line), &c), line)
+		decodeJSON(t, line, &c)
 		assert.Equal(t, "gpt-4.1", c.Model, line)
 	}
 	assert.Equal(t, 4, chunks)
