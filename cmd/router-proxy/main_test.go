@@ -185,9 +185,10 @@ const chatPath = "/v1/chat/completions"
 
 // answer is one response as a client sees it.
 type answer struct {
-	code int
-	hdr  http.Header
-	body string
+	code   int
+	hdr    http.Header
+	body   string
+	closes bool // the answer closes its connection
 }
 
 // request sends method to path on p's serving address with body and the
@@ -208,7 +209,7 @@ func (p *proc) request(client *http.Client, method, path, body string, hdr ...st
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body) // an answer cut short is what the client got
-	return answer{resp.StatusCode, resp.Header, string(b)}, nil
+	return answer{resp.StatusCode, resp.Header, string(b), resp.Close}, nil
 }
 
 // send posts body to path with the headers hdr.
@@ -557,8 +558,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	require.Contains(t, ups, "qwen")
 	require.Contains(t, ups, "coder")
-	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.FilePath = auditPath
+	auditPath := fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 
 	// Routing: rules in order, then BackendNameMatch, then the default route.
@@ -614,16 +614,38 @@ func TestEndToEnd(t *testing.T) {
 	assert.Equal(t, writerHits, ups["writer"].hits.Load())
 
 	// The audit file has one entry per request; SIGTERM flushes it.
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	f, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	entries := auditEntries(t, f)
+	entries, _ := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 10)
 	last := entries[len(entries)-1]
 	assert.Equal(t, proxyapi.OutcomeFailClosed, last.Outcome)
 	assert.Equal(t, "phi-local", last.Rule)
 	assert.Equal(t, "phi", last.Classification)
+}
+
+// fileAudit makes cfg audit to a file of the test's own and returns its
+// path.
+func fileAudit(t *testing.T, cfg *proxyapi.Config) string {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, path
+	return path
+}
+
+// stopForAudit stops the router-proxy (SIGTERM flushes its audit; it must
+// exit cleanly) and returns the entries of the audit file at auditPath and
+// the file's text, for what it must never hold.
+func stopForAudit(t *testing.T, p *proc, auditPath string) ([]proxyapi.AuditEntry, string) {
+	t.Helper()
+	p.stop(t)
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	return auditEntries(t, raw), string(raw)
+}
+
+// stop sends p SIGTERM and waits for it to exit cleanly.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, <-p.done)
 }
 
 // auditEntries decodes an audit log written to a file, one entry a line.
@@ -727,8 +749,7 @@ func TestShutdownDeadline(t *testing.T) {
 	defer resp.Body.Close()
 	_, err = bufio.NewReader(resp.Body).ReadString('\n')
 	require.NoError(t, err)
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
+	p.stop(t)
 	_, err = io.ReadAll(resp.Body)
 	assert.Error(t, err, "the stream is cut at the drain deadline")
 	audit, err := os.ReadFile(auditPath)
@@ -781,14 +802,12 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal), "--drain-delay", "15s", "--shutdown-timeout", "40s")
 	// A keep-alive connection opened before the signal.
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
-	post := func() (*http.Response, error) {
-		return client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a","messages":[{"role":"user","content":"hi"}]}`))
+	post := func() (answer, error) {
+		return p.request(client, http.MethodPost, chatPath, chat("a"), "Content-Type", "application/json")
 	}
-	resp, err := post()
+	a, err := post()
 	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	assert.False(t, resp.Close, "before SIGTERM the connection is kept")
+	assert.False(t, a.closes, "before SIGTERM the connection is kept")
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Eventually(t, func() bool {
@@ -803,12 +822,10 @@ func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	// Still serving: the kept connection and new ones are answered, and each
 	// answer says Connection: close.
 	for i := 0; i < 3; i++ {
-		resp, err := post()
+		a, err := post()
 		require.NoError(t, err, "request %d during the drain delay", i)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
-		assert.True(t, resp.Close, "an answer during the drain delay closes its connection")
+		assert.Equal(t, http.StatusOK, a.code, "%s", a.body)
+		assert.True(t, a.closes, "an answer during the drain delay closes its connection")
 	}
 	select {
 	case err := <-p.done:

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,26 +70,6 @@ func hospital(t *testing.T) (*proxyapi.Config, map[string]*vllmStub, []string, s
 	}
 	auditPath := fileAudit(t, cfg)
 	return cfg, ups, credentialEnv(cfg), auditPath
-}
-
-// fileAudit makes cfg audit to a file of the test's own and returns its
-// path.
-func fileAudit(t *testing.T, cfg *proxyapi.Config) string {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, path
-	return path
-}
-
-// stopForAudit stops the router-proxy (SIGTERM flushes its audit; it must
-// exit cleanly) and returns the entries of the audit file at auditPath and
-// the file's text, for what it must never hold.
-func stopForAudit(t *testing.T, p *proc, auditPath string) ([]proxyapi.AuditEntry, string) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	return auditEntries(t, raw), string(raw)
 }
 
 // TestUpstreamModelAsAProcess drives the built router-proxy: a sensitive
