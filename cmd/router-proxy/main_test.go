@@ -129,6 +129,23 @@ func writeConfig(t *testing.T, cfg *proxyapi.Config) string {
 	return path
 }
 
+// refusedAtStart runs the real binary with args, env added to its
+// environment; it must exit non-zero. It returns what the binary printed.
+func refusedAtStart(t *testing.T, env []string, args ...string) string {
+	t.Helper()
+	bin, _ := binaries(t)
+	// (A guard, not a timing assertion: a proxy that serves never exits.)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the router-proxy started with %q (env %q):\n%s", args, env, out)
+	assert.NotZero(t, exit.ExitCode())
+	return string(out)
+}
+
 // startProxy runs the real binary on cfg and waits until /ready answers 200.
 func startProxy(t *testing.T, cfg *proxyapi.Config, extra ...string) *proc {
 	t.Helper()
@@ -916,18 +933,10 @@ func TestConfigOfAnotherGenerationIsRefused(t *testing.T) {
 
 	// Another generation's hash: refused at start, with the reason.
 	other := strings.Repeat("ab", 32)
-	// (A guard, not a timing assertion: a proxy that serves never exits.)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--config", path, "--listen", freeAddr(t), "--admin-listen", freeAddr(t))
-	cmd.Env = append(os.Environ(), wellknown.ConfigHashEnv+"="+other)
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "the router-proxy served another generation's config:\n%s", out)
-	assert.NotZero(t, exit.ExitCode())
-	assert.Contains(t, string(out), "another generation")
-	assert.Contains(t, string(out), own, "names the file's hash")
-	assert.Contains(t, string(out), other, "and the one the pod expects")
+	out := refusedAtStart(t, []string{wellknown.ConfigHashEnv + "=" + other}, "--config", path, "--listen", freeAddr(t), "--admin-listen", freeAddr(t))
+	assert.Contains(t, out, "another generation")
+	assert.Contains(t, out, own, "names the file's hash")
+	assert.Contains(t, out, other, "and the one the pod expects")
 }
 
 // With --listen and --admin-listen on port 0 (the laptop run), the

@@ -10,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -538,7 +537,6 @@ func TestKubeAPIThrottle(t *testing.T) {
 // TestKubeAPIThrottleFlagsRefused: a throttle that would stall or switch
 // off the API client is refused at start, naming the flag.
 func TestKubeAPIThrottleFlagsRefused(t *testing.T) {
-	bin, _ := binaries(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -548,9 +546,6 @@ func TestKubeAPIThrottleFlagsRefused(t *testing.T) {
 		{[]string{"--kube-api-qps", "NaN"}, "--kube-api-qps must be greater than 0, got NaN"},
 		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst must be at least 1, got 0"},
 	} {
-		out, err := exec.Command(bin, tc.args...).CombinedOutput()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit, "%v: %s", tc.args, out)
-		assert.Contains(t, string(out), tc.want, "%v", tc.args)
+		assert.Contains(t, refusedAtStart(t, nil, tc.args...), tc.want, "%v", tc.args)
 	}
 }
