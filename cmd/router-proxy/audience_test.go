@@ -6,17 +6,13 @@ package main
 
 import (
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
-	"github.com/llmkube/llmkube-compile/test/poolsim"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
 // assertNoCallerToken fails when a header of a request that reached a
@@ -135,17 +131,12 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 // a real API server, poolsim playing the pool's reconciler) gets no
 // Authorization from a caller whose token the router verified.
 func TestCallerTokenReachesNoPoolMember(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	cfg := simConfig(ns, sim, 30*time.Second)
 	auth, is := issuerAuth(t)
 	auth.JWT.Audiences = []string{"llm-router"}
 	cfg.Policy.Auth = auth
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	p := poolReplica(t, env, cfg)
 
 	code, _, body := postAs(t, p, "coder", teamToken(t, is, "platform", "https://other.example/mcp"))
 	assert.Equal(t, http.StatusUnauthorized, code, body)

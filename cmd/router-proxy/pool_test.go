@@ -222,16 +222,11 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 // the target is scaled back down when no caller came back for it within one
 // more budget.
 func TestPoolHoldPastBudgetIs503(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	sim.NeverReady("chat")
 	cfg := simConfig(ns, sim, time.Second)
 	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "chat-warm", Match: proxyapi.Match{Models: []string{"chat-or-warm"}}, Backends: []string{"chat", "coder"}, Strategy: "primary-fallback", PoolActivation: "IfIdle"})
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	p := poolReplica(t, env, cfg)
 
 	// IfIdle: while the incumbent serves a slow request, the rule skips
 	// the pooled chat backend at once and serves on the warm one. The slow
@@ -265,6 +260,34 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	assert.Equal(t, "server_error", e.Error.Type)
 	require.Eventually(t, func() bool { return sim.Replicas("chat") == 0 }, time.Minute, 20*time.Millisecond, "the abandoned swap is undone")
 	assert.Contains(t, p.metrics(t), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+}
+
+// simPool starts an API server with a namespace of the test's own, and
+// there the simulated reconciler of pool gpu: members coder (resident) and
+// chat, each taking load to become Ready.
+func simPool(t *testing.T, load time.Duration) (*testenv.Env, string, *poolsim.Sim) {
+	t.Helper()
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	return env, ns, poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", load)
+}
+
+// poolReplica is startReplica with a kubeconfig of env's administrator.
+func poolReplica(t *testing.T, env *testenv.Env, cfg *proxyapi.Config, extra ...string) *proc {
+	t.Helper()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, ""))
+	return startReplica(t, kc, cfg, extra...)
+}
+
+// startReplica starts replica-0 of cfg on the kubeconfig kc, its pool
+// polled every 50 ms and extra flags after, and waits until it knows its
+// pool.
+func startReplica(t *testing.T, kc string, cfg *proxyapi.Config, extra ...string) *proc {
+	t.Helper()
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, append([]string{"--kubeconfig", kc, "--pool-poll-interval", "50ms"}, extra...)...)
+	waitPoolKnown(t, p)
+	return p
 }
 
 // waitPoolKnown waits until the replica has read its pool's members.
@@ -351,9 +374,7 @@ func (f *apiFront) cut() {
 // that needs a swap with 503 and Retry-After once the swap budget passes
 // (the audit says why), and swaps again when the API server is back.
 func TestPoolAPIServerUnavailable(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	cfg := simConfig(ns, sim, 2*time.Second)
 	fileAudit(t, cfg)
 	api, err := url.Parse(env.Config.Host)
@@ -365,8 +386,7 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	require.Contains(t, string(raw), api.Host)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(kc, []byte(strings.ReplaceAll(string(raw), api.Host, front.addr)), 0o600))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "300ms")
-	waitPoolKnown(t, p)
+	p := startReplica(t, kc, cfg, "--pool-resync-interval", "300ms")
 
 	front.cut()
 	for range 5 {
@@ -402,18 +422,13 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 // on, and the retry the Retry-After asks for is served by the now loaded
 // member: one load, not one restarted (and abandoned) per retry.
 func TestPoolSwapOutlastsBudget(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
 	// The swap is abandoned if no retry comes within Retry-After (1 s on a
 	// first swap) plus one budget: a 10 s budget leaves the retry 10 s of
 	// slack on a busy machine (1 s and 3 s budgets each failed the test
 	// there once); the load takes twice the budget.
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 20*time.Second)
+	env, ns, sim := simPool(t, 20*time.Second)
 	cfg := simConfig(ns, sim, 10*time.Second)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	p := poolReplica(t, env, cfg)
 
 	// A client that retries as Retry-After says.
 	deadline := time.Now().Add(2 * time.Minute)
@@ -483,9 +498,7 @@ func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
 // time do more arrive than the token bucket lets out (burst + qps × length,
 // plus one for requests delayed on the way and arriving together).
 func TestKubeAPIThrottle(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 200*time.Millisecond)
+	env, ns, sim := simPool(t, 200*time.Millisecond)
 	cfg := simConfig(ns, sim, 30*time.Second)
 
 	target, err := url.Parse(env.Config.Host)
@@ -512,10 +525,7 @@ func TestKubeAPIThrottle(t *testing.T) {
 	}, kc))
 
 	const qps, burst = 2, 1
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc,
-		"--pool-poll-interval", "50ms",
-		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst))
-	waitPoolKnown(t, p)
+	p := startReplica(t, kc, cfg, "--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst))
 	code, body := p.post(t, chat("chat"))
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	assert.Equal(t, "chat", served(t, body), "the throttled client still swaps the pool")
