@@ -24,10 +24,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func hc() proxyapi.HealthCheck {
-	return proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 200 * time.Millisecond}, Timeout: proxyapi.Duration{Duration: time.Second}}
-}
-
 // TestFailClosedCountsEveryClassificationValue: a sensitive value anywhere
 // in the classification header (a second instance, or a list value) makes
 // the request sensitive, so it never reaches the cloud rule after the
@@ -43,8 +39,8 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
 		Backends: []proxyapi.Backend{
-			{Name: "local", ModelID: "llama", Kind: proxyapi.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: hc()},
-			{Name: "cloud", ModelID: "gpt-5", Kind: proxyapi.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: hc()},
+			{Name: "local", ModelID: "llama", Kind: proxyapi.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: probeEvery(200 * time.Millisecond)},
+			{Name: "cloud", ModelID: "gpt-5", Kind: proxyapi.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: probeEvery(200 * time.Millisecond)},
 		},
 		Rules: []proxyapi.Rule{
 			{Name: "pii-local", Match: proxyapi.Match{DataClassification: []string{"pii", "phi"}}, Backends: []string{"local"}, Strategy: "primary-fallback", PoolActivation: "Wait", FailClosed: true},

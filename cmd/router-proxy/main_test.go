@@ -373,6 +373,12 @@ func replySSE(w http.ResponseWriter, data ...string) {
 	}
 }
 
+// probeEvery is a backend's health check on /health every interval, each
+// probe given a second.
+func probeEvery(interval time.Duration) proxyapi.HealthCheck {
+	return proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: interval}, Timeout: proxyapi.Duration{Duration: time.Second}}
+}
+
 // refusedURL is a loopback URL where nothing listens: a backend that is
 // down, its connections refused.
 func refusedURL() string {
@@ -720,7 +726,7 @@ func TestShutdownDrainsStreams(t *testing.T) {
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Second}},
-		Backends:   []proxyapi.Backend{{Name: "a", ModelID: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}}},
+		Backends:   []proxyapi.Backend{{Name: "a", ModelID: "a", Kind: proxyapi.KindLocal, Tier: "local", URL: up.URL, Weight: 1, HealthCheck: probeEvery(time.Hour)}},
 		Default:    proxyapi.DefaultRoute{Strategy: "Static", Backend: "a"},
 		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
@@ -873,9 +879,7 @@ func waitListenerClosed(t *testing.T, addr string, within time.Duration) {
 // keeps its connection busy is never the one closed.
 func TestIdleConnectionsDoNotStarveNewClients(t *testing.T) {
 	up := newUpstream(t, "qwen")
-	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	cfg.Policy.Budgets = nil
-	p := startProxy(t, cfg, "--max-connections", "4")
+	p := startProxy(t, qwenConfig(up.URL), "--max-connections", "4")
 	const idle = 12
 	for range idle {
 		c, err := net.Dial("tcp", p.listen)

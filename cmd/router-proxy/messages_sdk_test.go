@@ -50,7 +50,6 @@ func TestAnthropicSDK(t *testing.T) {
 	fake := providertest.NewAnthropic(t, key)
 	local := newLocalChat(t)
 	auth, is := issuerAuth(t)
-	probe := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -58,7 +57,7 @@ func TestAnthropicSDK(t *testing.T) {
 		Backends: []proxyapi.Backend{
 			{Name: "claude", ModelID: "claude", Kind: proxyapi.KindExternal, Tier: "cloud", Provider: "anthropic", Model: "claude-sonnet-4-20250514", URL: fake.URL, Weight: 1,
 				Credentials: []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_CLAUDE_ANTHROPIC_API_KEY"}}},
-			{Name: "local-qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1, HealthCheck: probe},
+			{Name: "local-qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1, HealthCheck: probeEvery(time.Hour)},
 		},
 		Rules: []proxyapi.Rule{{Name: "sensitive", Strategy: proxyapi.StrategyPrimaryFallback, FailClosed: true, Backends: []string{"local-qwen"},
 			Match: proxyapi.Match{DataClassification: []string{"pii"}}, PoolActivation: "Wait"},

@@ -149,18 +149,26 @@ func storeFlags(addr string) []string {
 	return []string{"--budget-store", "redis://" + addr + "/0", "--budget-store-timeout", "10s"}
 }
 
-// budgetConfig is one local backend behind a router budget (or a USD one).
-func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
-	b.Name, b.Scope = "cap", "router"
+// qwenConfig is one local backend, qwen, with a cost, and no policy but
+// the audit on stdout.
+func qwenConfig(upstream string) *proxyapi.Config {
 	return &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "shared", Namespace: "team"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, Quarantine: proxyapi.Duration{Duration: time.Second}},
 		Backends: []proxyapi.Backend{{Name: "qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: upstream, Weight: 1,
-			Cost: &proxyapi.Cost{PromptUSD: "10", CompletionUSD: "10"}, HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}}},
+			Cost: &proxyapi.Cost{PromptUSD: "10", CompletionUSD: "10"}, HealthCheck: probeEvery(time.Hour)}},
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "qwen"},
-		Policy:  proxyapi.Policy{Budgets: []proxyapi.Budget{b}, Audit: proxyapi.Audit{Sink: "stdout"}},
+		Policy:  proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
+}
+
+// budgetConfig is qwenConfig behind a router budget (or a USD one).
+func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
+	cfg := qwenConfig(upstream)
+	b.Name, b.Scope = "cap", "router"
+	cfg.Policy.Budgets = []proxyapi.Budget{b}
+	return cfg
 }
 
 // tokensUsed waits until p's first budget reports want tokens (a response

@@ -313,7 +313,7 @@ func simConfig(ns string, sim *poolsim.Sim, budget time.Duration) *proxyapi.Conf
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
 	}
 	for _, m := range []string{"coder", "chat"} {
-		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, ModelID: m, Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL(m), HealthCheck: hc(),
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, ModelID: m, Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL(m), HealthCheck: probeEvery(200 * time.Millisecond),
 			Pool: &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: budget}}})
 	}
 	return cfg

@@ -20,8 +20,7 @@ import (
 // bearer signs a token for a team.
 func rateConfig(t *testing.T, upstream string, limits ...proxyapi.RateLimit) (*proxyapi.Config, func(team string) string) {
 	t.Helper()
-	cfg := budgetConfig(upstream, proxyapi.Budget{MaxTokens: 1 << 40, Window: proxyapi.Duration{Duration: time.Hour}})
-	cfg.Policy.Budgets = nil
+	cfg := qwenConfig(upstream)
 	auth, is := issuerAuth(t)
 	cfg.Policy.Auth = auth
 	cfg.Policy.RateLimits = limits
