@@ -1,25 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 )
-
-// chatFor is a chat request for model with one user message.
-func chatFor(model, text string) string {
-	b, _ := json.Marshal(map[string]any{"model": model, "messages": []map[string]string{{"role": "user", "content": text}}})
-	return string(b)
-}
 
 // TestAllowlistHoldsOnTheServingBackend drives the real binary with the
 // config the compiler renders for testdata/proxy-allowlist-serving: billing
@@ -29,39 +19,32 @@ func chatFor(model, text string) string {
 // nothing sent upstream; clinical is served locally; billing's ordinary
 // prompt is served by gpt-4.1.
 func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/proxy-allowlist-serving/input.yaml")
 	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
-	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups, env := loopbackBackends(t, cfg)
+	is := trustIssuer(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	local, cloud := ups["local-medgemma"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
-	bearer := func(team string) string {
-		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
-	}
 	posts := func() int64 { return local.posts.Load() + cloud.posts.Load() }
 
 	const mrn = "Patient Jane Roe, MRN 483920117, SSN 536-22-8410: summarize her last visit."
 	before := posts()
-	code, body := p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer("billing"))
+	code, body := p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer(t, is, "billing"))
 	assert.Equal(t, http.StatusForbidden, code, body)
 	assert.Contains(t, body, `"code":"model_not_allowed"`)
 	assert.Equal(t, before, posts(), "billing's sensitive prompt reached no backend")
 
-	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer("billing"), "x-llmkube-classification", "phi")
+	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer(t, is, "billing"), "x-llmkube-classification", "phi")
 	assert.Equal(t, http.StatusForbidden, code, body)
 	assert.Contains(t, body, `"code":"model_not_allowed"`)
 	assert.Equal(t, before, posts(), "a label billing adds narrows, never widens: nothing was sent")
 
-	code, body = p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer("clinical"))
+	code, body = p.post(t, chatFor("gpt-4.1", mrn), "Authorization", bearer(t, is, "clinical"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "local-medgemma", served(t, body), "clinical's sensitive prompt is served locally")
 
-	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer("billing"))
+	code, body = p.post(t, chatFor("gpt-4.1", "Write a haiku about invoices"), "Authorization", bearer(t, is, "billing"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "cloud-gpt", served(t, body), "billing's ordinary prompt is served by gpt-4.1")
 	assert.Equal(t, int64(1), local.posts.Load())
@@ -88,17 +71,14 @@ func TestAllowlistHoldsOnTheServingBackend(t *testing.T) {
 // does not and which sends an operator after a permission that is there.
 // Nothing reaches the local model; clinical is served by it.
 func TestAllowlistOutageIsUnavailableNotForbidden(t *testing.T) {
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/proxy-allowlist-serving/input.yaml")
-	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
+	is := trustIssuer(t, cfg)
 	ups, env := loopbackBackends(t, cfg)
 	local := ups["local-medgemma"]
-	down := httptest.NewServer(http.NotFoundHandler())
-	down.Close() // the cloud is down: connection refused
+	down := refusedURL() // the cloud is down: connection refused
 	for i := range cfg.Backends {
 		if cfg.Backends[i].Name == "cloud-gpt" {
-			cfg.Backends[i].URL = down.URL
+			cfg.Backends[i].URL = down
 		}
 	}
 	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "cloud-chat", Match: proxyapi.Match{Models: []string{"gpt-4.1"}},
@@ -107,22 +87,19 @@ func TestAllowlistOutageIsUnavailableNotForbidden(t *testing.T) {
 	cfg.Timeouts.Quarantine = proxyapi.Duration{Duration: time.Hour} // down for the whole test
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
-	bearer := func(team string) string {
-		return "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team))
-	}
 	haiku := chatFor("gpt-4.1", "Write a haiku about invoices")
 
 	// The first request finds the cloud down (502 when it tried it, 503 when
 	// its probes had already judged it): either way it is out from now on.
-	code, body := p.post(t, haiku, "Authorization", bearer("billing"))
+	code, body := p.post(t, haiku, "Authorization", bearer(t, is, "billing"))
 	require.Contains(t, []int{http.StatusBadGateway, http.StatusServiceUnavailable}, code, body)
-	code, body = p.post(t, haiku, "Authorization", bearer("billing"))
+	code, body = p.post(t, haiku, "Authorization", bearer(t, is, "billing"))
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Contains(t, body, `"code":"no_route"`)
 	assert.NotContains(t, body, "model_not_allowed")
 	assert.Equal(t, int64(0), local.posts.Load(), "billing is never served by the clinical model")
 
-	code, body = p.post(t, haiku, "Authorization", bearer("clinical"))
+	code, body = p.post(t, haiku, "Authorization", bearer(t, is, "clinical"))
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "local-medgemma", served(t, body), "clinical falls back to the local model")
 

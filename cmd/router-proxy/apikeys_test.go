@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -19,11 +17,7 @@ import (
 // apiKeyStatus reads the process's /status apiKeys.
 func apiKeyStatus(t *testing.T, p *proc) proxyapi.APIKeyStatus {
 	t.Helper()
-	resp, err := http.Get("http://" + p.admin + "/status")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var st proxyapi.Status
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	st := p.status(t)
 	require.NotNil(t, st.APIKeys)
 	return *st.APIKeys
 }
@@ -60,14 +54,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 		}
 	}
 	cfg.Policy.Auth.JWT = nil // keys alone: nothing of the issuer's is needed
-	ups := map[string]*recorder{}
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		ups[b.Name] = newRecorder(t, b.Name)
-		b.URL = ups[b.Name].URL
-	}
-	auditPath := fileAudit(t, cfg)
-	p := startProxy(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	pid := p.cmd.Process.Pid
 
 	code, body := p.post(t, chatFor("qwen3-32b", "hello"), "Authorization", "Bearer "+researchKey, "X-Llmkube-Team", "platform")
@@ -100,20 +87,15 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Nil(t, p.cmd.ProcessState, "the process was not restarted")
 
 	for name, u := range ups {
-		for _, h := range u.received() {
+		for _, h := range u.headers() {
 			assert.Empty(t, h.Values("Authorization"), "%s got the caller's credential", name)
 			assert.Empty(t, h.Values("X-Api-Key"), "%s got the caller's credential", name)
 			assert.Equal(t, []string{"research"}, h.Values("X-Llmkube-Team"), "%s got another team than the key's", name)
 		}
 	}
 
-	resp, err := http.Get("http://" + p.admin + "/metrics")
-	require.NoError(t, err)
-	metrics, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	statusJSON, err := json.Marshal(apiKeyStatus(t, p))
-	require.NoError(t, err)
+	metrics := p.metrics(t)
+	statusJSON := mustJSON(t, apiKeyStatus(t, p))
 
 	entries, raw := stopForAudit(t, p, auditPath)
 	require.Len(t, entries, 6)
@@ -126,7 +108,7 @@ func TestAPIKeysFromSecretFiles(t *testing.T) {
 	assert.Equal(t, "research", entries[0].Team)
 	assert.Equal(t, proxyapi.OutcomeUnauthorized, entries[3].Outcome)
 	for _, secret := range []string{researchKey, rotatedKey, platformKey} {
-		for where, text := range map[string]string{"audit": raw, "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": string(metrics), "status": string(statusJSON)} {
+		for where, text := range map[string]string{"audit": raw, "stderr": p.stderr.String(), "stdout": p.stdout.String(), "metrics": metrics, "status": statusJSON} {
 			assert.False(t, strings.Contains(text, secret), "a key's value is in the %s", where)
 		}
 	}

@@ -5,62 +5,15 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/api/wellknown"
-	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
-	"github.com/llmkube/llmkube-compile/test/poolsim"
-	"github.com/llmkube/llmkube-compile/test/testenv"
 )
-
-// recorder is an upstream that keeps the headers of every inference
-// request it answers: an OpenAI chat completion whose id is the upstream's
-// name (served reads it), or an Anthropic message on /v1/messages.
-type recorder struct {
-	*httptest.Server
-	mu      sync.Mutex
-	headers []http.Header
-}
-
-func newRecorder(t *testing.T, name string) *recorder {
-	rec := &recorder{}
-	rec.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
-			return // health probes
-		}
-		rec.mu.Lock()
-		rec.headers = append(rec.headers, r.Header.Clone())
-		rec.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if strings.HasSuffix(r.URL.Path, "/messages") {
-			fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
-			return
-		}
-		fmt.Fprintf(w, `{"id":%q,"object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`, name, name)
-	}))
-	t.Cleanup(rec.Close)
-	return rec
-}
-
-func (rec *recorder) received() []http.Header {
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return append([]http.Header(nil), rec.headers...)
-}
 
 // assertNoCallerToken fails when a header of a request that reached a
 // backend carries the caller's token.
@@ -76,27 +29,12 @@ func assertNoCallerToken(t *testing.T, backend, token string, hs []http.Header) 
 	}
 }
 
-// audToken is a token of the test issuer for team platform with aud (none
-// when nil).
-func audToken(t *testing.T, is *authtest.Issuer, aud any) string {
-	c := authtest.Claims("platform")
-	if aud != nil {
-		c["aud"] = aud
-	}
-	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
-}
-
 // postAs posts a chat completion for model with a bearer token and returns
 // the status, the challenge and the body.
 func postAs(t *testing.T, p *proc, model, token string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(chat(model)))
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	a := p.send(t, chatPath, chat(model), "Authorization", "Bearer "+token)
+	return a.code, a.hdr.Get("WWW-Authenticate"), a.body
 }
 
 // TestAudiencesEndToEnd: testdata/proxy-jwt-audiences through the built
@@ -106,23 +44,10 @@ func postAs(t *testing.T, p *proc, model, token string) (int, string, string) {
 // (an InferenceService, an OpenAI-compatible provider, a translated one),
 // each of which gets its own credential or none.
 func TestAudiencesEndToEnd(t *testing.T) {
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-audiences/input.yaml")
 	require.Equal(t, []string{"https://models.hospital.example", "llm-router"}, cfg.Policy.Auth.JWT.Audiences)
-	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	recs := map[string]*recorder{}
-	var env []string
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		recs[b.Name] = newRecorder(t, b.Name)
-		b.URL = recs[b.Name].URL
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=provider-key-"+b.Name)
-		}
-	}
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, filepath.Join(t.TempDir(), "audit.jsonl")
-	p := startProxyEnv(t, cfg, env)
+	is := trustIssuer(t, cfg)
+	p, recs, _ := serveOnLoopback(t, cfg)
 
 	const refused = `Bearer realm="llmkube", error="invalid_token"`
 	for name, c := range map[string]struct {
@@ -133,25 +58,25 @@ func TestAudiencesEndToEnd(t *testing.T) {
 		"a list naming none": {[]string{"https://other.example/mcp", "billing"}, "its audience does not name this resource"},
 		"no aud":             {nil, "it has no aud claim"},
 	} {
-		code, challenge, body := postAs(t, p, "qwen3-32b", audToken(t, is, c.aud))
+		code, challenge, body := postAs(t, p, "qwen3-32b", teamToken(t, is, "platform", c.aud))
 		assert.Equal(t, http.StatusUnauthorized, code, "%s: %s", name, body)
 		assert.Equal(t, refused, challenge, name)
 		assert.Contains(t, body, c.want, name)
 	}
 	for name, rec := range recs {
-		assert.Empty(t, rec.received(), "a refused token reached %s", name)
+		assert.Empty(t, rec.headers(), "a refused token reached %s", name)
 	}
 
 	for _, aud := range []any{"llm-router", []string{"https://other.example/mcp", "https://models.hospital.example"}} {
-		tok := audToken(t, is, aud)
+		tok := teamToken(t, is, "platform", aud)
 		for model, backend := range map[string]string{"qwen3-32b": "qwen", "gpt-4.1": "gpt", "claude-sonnet": "claude"} {
 			code, _, body := postAs(t, p, model, tok)
 			require.Equal(t, http.StatusOK, code, "%s (aud %v): %s", model, aud, body)
-			assertNoCallerToken(t, backend, tok, recs[backend].received())
+			assertNoCallerToken(t, backend, tok, recs[backend].headers())
 		}
 	}
 	// Each backend got its own credential, or none.
-	last := func(b string) http.Header { hs := recs[b].received(); return hs[len(hs)-1] }
+	last := func(b string) http.Header { hs := recs[b].headers(); return hs[len(hs)-1] }
 	assert.Empty(t, last("qwen").Values("Authorization"), "the InferenceService gets no Authorization")
 	assert.Equal(t, "Bearer provider-key-gpt", last("gpt").Get("Authorization"))
 	assert.Empty(t, last("claude").Values("Authorization"))
@@ -166,25 +91,15 @@ func TestAudiencesEndToEnd(t *testing.T) {
 // accepts only the resource URL (docs/mcp.md).
 func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 	start := func(audiences []string) (*proc, *authtest.Issuer) {
-		is := authtest.NewIssuer(t)
 		cfg := renderConfig(t, "../../testdata/mcp-server/input.yaml")
 		require.Empty(t, cfg.Policy.Auth.JWT.Audiences)
 		cfg.Policy.Auth.JWT.Audiences = audiences
-		cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-		cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-		_, env := loopbackBackends(t, cfg)
-		cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, filepath.Join(t.TempDir(), "audit.jsonl")
-		return startProxyEnv(t, cfg, env), is
+		is := trustIssuer(t, cfg)
+		p, _, _ := serveOnLoopback(t, cfg)
+		return p, is
 	}
 	mcpStatus := func(p *proc, token string) int {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
+		return p.send(t, "/mcp", toolsList, mcpHeaders("Authorization", "Bearer "+token)...).code
 	}
 
 	p, is := start(nil)
@@ -193,7 +108,7 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 		if aud != "" {
 			claim = aud
 		}
-		tok := audToken(t, is, claim)
+		tok := teamToken(t, is, "platform", claim)
 		code, _, body := postAs(t, p, "qwen3-32b", tok)
 		assert.Equal(t, want, code, "HTTP API, aud %q: %s", aud, body)
 		assert.Equal(t, want, mcpStatus(p, tok), "/mcp, aud %q", aud)
@@ -205,7 +120,7 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 		mcpResource:                 {http.StatusOK, http.StatusOK},
 		"https://other.example/mcp": {http.StatusUnauthorized, http.StatusUnauthorized},
 	} {
-		tok := audToken(t, is, aud)
+		tok := teamToken(t, is, "platform", aud)
 		code, _, body := postAs(t, p, "qwen3-32b", tok)
 		assert.Equal(t, want[0], code, "HTTP API, aud %q: %s", aud, body)
 		assert.Equal(t, want[1], mcpStatus(p, tok), "/mcp, aud %q", aud)
@@ -216,20 +131,16 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 // a real API server, poolsim playing the pool's reconciler) gets no
 // Authorization from a caller whose token the router verified.
 func TestCallerTokenReachesNoPoolMember(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
-	is := authtest.NewIssuer(t)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	cfg := simConfig(ns, sim, 30*time.Second)
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader, Audiences: []string{"llm-router"}}}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	auth, is := issuerAuth(t)
+	auth.JWT.Audiences = []string{"llm-router"}
+	cfg.Policy.Auth = auth
+	p := poolReplica(t, env, cfg)
 
-	code, _, body := postAs(t, p, "coder", audToken(t, is, "https://other.example/mcp"))
+	code, _, body := postAs(t, p, "coder", teamToken(t, is, "platform", "https://other.example/mcp"))
 	assert.Equal(t, http.StatusUnauthorized, code, body)
-	tok := audToken(t, is, "llm-router")
+	tok := teamToken(t, is, "platform", "llm-router")
 	for _, model := range []string{"coder", "chat"} { // the resident member, then one swapped in
 		code, _, body = postAs(t, p, model, tok)
 		require.Equal(t, http.StatusOK, code, "%s: %s", model, body)

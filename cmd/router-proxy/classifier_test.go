@@ -4,13 +4,8 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,10 +15,7 @@ import (
 	"github.com/llmkube/llmkube-compile/routerproxy/classifier"
 )
 
-func userChat(text string) string {
-	b, _ := json.Marshal(map[string]any{"model": "qwen3-32b", "messages": []map[string]string{{"role": "user", "content": text}}})
-	return string(b)
-}
+func userChat(text string) string { return chatFor("qwen3-32b", text) }
 
 // TestContentClassifierEndToEnd: nobody labels the requests. An SSN is
 // served by the local backend, and with every local backend down gets 503
@@ -34,12 +26,10 @@ func userChat(text string) string {
 func TestContentClassifierEndToEnd(t *testing.T) {
 	cfg := renderConfig(t, "../../testdata/classification-detector/input.yaml")
 	require.Equal(t, proxyapi.ClassificationHybrid, cfg.Policy.Classification.Mode)
-	ups, env := loopbackBackends(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 	local, cloud := ups["local-qwen"], ups["cloud-gpt"]
 	require.NotNil(t, local)
 	require.NotNil(t, cloud)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
 
 	const ssn = "536-22-8410"
 	code, body := p.post(t, userChat("My SSN is "+ssn+", can you update my account?"))
@@ -69,13 +59,10 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code, body)
 	assert.Equal(t, cloudBefore, cloud.hits.Load(), "the cloud backend saw nothing of the sensitive request")
 
-	resp, err := http.Get("http://" + p.admin + "/metrics")
-	require.NoError(t, err)
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Contains(t, string(metrics), `llmkube_router_classifier_detections_total{detector="us-ssn",router="support-chat"} 2`)
-	assert.Contains(t, string(metrics), `llmkube_router_classifier_detections_total{detector="payment-card",router="support-chat"} 1`)
-	assert.Contains(t, string(metrics), `llmkube_router_classifier_detections_total{detector="iban",router="support-chat"} 0`)
+	metrics := p.metrics(t)
+	assert.Contains(t, metrics, `llmkube_router_classifier_detections_total{detector="us-ssn",router="support-chat"} 2`)
+	assert.Contains(t, metrics, `llmkube_router_classifier_detections_total{detector="payment-card",router="support-chat"} 1`)
+	assert.Contains(t, metrics, `llmkube_router_classifier_detections_total{detector="iban",router="support-chat"} 0`)
 
 	// The audit: one line per request, the classification and its source,
 	// the detectors by name, never the matched text.
@@ -99,50 +86,6 @@ func TestContentClassifierEndToEnd(t *testing.T) {
 	assert.Equal(t, []string{"us-ssn", "email"}, entries[5].Detectors)
 }
 
-// chatUpstreams points every backend of cfg at a chat stub of its own on
-// loopback that answers as the model server does: an event stream when the
-// request asks for one ("stream": true), JSON otherwise, naming itself in
-// the answer's id (its model is replaced by the client's, model.go). It
-// counts the chats each backend served.
-func chatUpstreams(t *testing.T, cfg *proxyapi.Config) (map[string]*atomic.Int64, []string) {
-	t.Helper()
-	hits := map[string]*atomic.Int64{}
-	var env []string
-	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
-		name, n := b.Name, &atomic.Int64{}
-		hits[name] = n
-		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			if r.URL.Path == "/health" || r.Method != http.MethodPost {
-				return
-			}
-			n.Add(1)
-			var req struct {
-				Stream bool `json:"stream"`
-			}
-			_ = json.Unmarshal(body, &req)
-			if !req.Stream {
-				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"noted"}}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}`, name, name)
-				return
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, part := range []string{"Summary", " ready."} {
-				fmt.Fprintf(w, "data: {\"id\":%q,\"model\":%q,\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", name, name, part)
-				w.(http.Flusher).Flush()
-			}
-			fmt.Fprint(w, "data: [DONE]\n\n")
-		}))
-		t.Cleanup(up.Close)
-		b.URL = up.URL
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=test-key")
-		}
-	}
-	return hits, env
-}
-
 // streamedModel is the backend named by the first event of a chat stream
 // (its id, as served reads it).
 func streamedModel(t *testing.T, body string) string {
@@ -164,16 +107,14 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 	// The router compiled for hybrid, run in detector mode: the header is
 	// ignored, only the text classifies.
 	cfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
-	hits, env := chatUpstreams(t, cfg)
-	require.Contains(t, hits, "local-qwen")
-	require.Contains(t, hits, "cloud-gpt")
+	ups, env := loopbackBackends(t, cfg)
+	require.Contains(t, ups, "local-qwen")
+	require.Contains(t, ups, "cloud-gpt")
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, env)
 
 	chat := func(stream bool, messages ...map[string]any) string {
-		b, err := json.Marshal(map[string]any{"model": "qwen3-32b", "stream": stream, "messages": messages})
-		require.NoError(t, err)
-		return string(b)
+		return mustJSON(t, map[string]any{"model": "qwen3-32b", "stream": stream, "messages": messages})
 	}
 	const (
 		handoff = "Pt John Smith, 67M, admitted with pneumonia overnight. Started ceftriaxone 1 g daily and azithromycin; " +
@@ -215,7 +156,7 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 		known[d.Name()] = true
 	}
 	for _, c := range cases {
-		before := hits[c.backend].Load()
+		before := ups[c.backend].posts.Load()
 		code, body := p.post(t, c.body)
 		require.Equal(t, 200, code, "%s: %s", c.name, body)
 		if c.stream {
@@ -224,9 +165,9 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 		} else {
 			assert.Equal(t, c.backend, served(t, body), c.name)
 		}
-		assert.Equal(t, before+1, hits[c.backend].Load(), "%s: served by %s", c.name, c.backend)
+		assert.Equal(t, before+1, ups[c.backend].posts.Load(), "%s: served by %s", c.name, c.backend)
 	}
-	assert.Equal(t, int64(1), hits["cloud-gpt"].Load(), "the cloud saw the population question and nothing else")
+	assert.Equal(t, int64(1), ups["cloud-gpt"].posts.Load(), "the cloud saw the population question and nothing else")
 
 	entries, raw := stopForAudit(t, p, auditPath)
 	for _, secret := range []string{"John Smith", "5512093", "943 476 5919", "Osei"} {
@@ -256,11 +197,4 @@ func TestClassifierClinicalNotesEndToEnd(t *testing.T) {
 			}
 		}
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return string(b)
 }

@@ -91,7 +91,7 @@ func TestProbeJudgementAsAProcess(t *testing.T) {
 		return strings.Contains(p.stderr.String(), `"msg":"backend healthy again","backend":"local","why":"its probe passed"`)
 	}, time.Minute, 20*time.Millisecond)
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), "backend unhealthy"), "a transition is logged once, not every failed probe")
-	m := regexp.MustCompile(`llmkube_router_probe_failures_total\{backend="local",router="r"\} (\d+)`).FindStringSubmatch(getBody(t, "http://"+p.admin+"/metrics"))
+	m := regexp.MustCompile(`llmkube_router_probe_failures_total\{backend="local",router="r"\} (\d+)`).FindStringSubmatch(p.metrics(t))
 	require.NotNil(t, m, "the failed probes' counter is exported")
 	failed, _ := strconv.Atoi(m[1])
 	assert.GreaterOrEqual(t, failed, 3, "every failed probe is counted: the lost one and at least two in a row")

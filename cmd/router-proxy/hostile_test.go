@@ -9,14 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,36 +24,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func hc() proxyapi.HealthCheck {
-	return proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: 200 * time.Millisecond}, Timeout: proxyapi.Duration{Duration: time.Second}}
-}
-
 // TestFailClosedCountsEveryClassificationValue: a sensitive value anywhere
 // in the classification header (a second instance, or a list value) makes
 // the request sensitive, so it never reaches the cloud rule after the
 // fail-closed one while the local backend is down.
 func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
-	var cloudHits atomic.Int64
-	cloud := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		cloudHits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	defer cloud.Close()
-	down := httptest.NewServer(http.NotFoundHandler())
-	downURL := down.URL
-	down.Close() // the local backend is down: connection refused
+	cloud := newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, _ string) {
+		replyJSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
+	downURL := refusedURL() // the local backend is down: connection refused
 
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: time.Minute}, StreamIdle: proxyapi.Duration{Duration: time.Minute}, Quarantine: proxyapi.Duration{Duration: time.Minute}},
 		Backends: []proxyapi.Backend{
-			{Name: "local", ModelID: "llama", Kind: proxyapi.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: hc()},
-			{Name: "cloud", ModelID: "gpt-5", Kind: proxyapi.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: hc()},
+			{Name: "local", ModelID: "llama", Kind: proxyapi.KindLocal, Tier: "local", URL: downURL, Weight: 1, HealthCheck: probeEvery(200 * time.Millisecond)},
+			{Name: "cloud", ModelID: "gpt-5", Kind: proxyapi.KindLocal, Tier: "cloud", URL: cloud.URL, Weight: 1, HealthCheck: probeEvery(200 * time.Millisecond)},
 		},
 		Rules: []proxyapi.Rule{
 			{Name: "pii-local", Match: proxyapi.Match{DataClassification: []string{"pii", "phi"}}, Backends: []string{"local"}, Strategy: "primary-fallback", PoolActivation: "Wait", FailClosed: true},
@@ -70,15 +54,11 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	}
 	p := startProxy(t, cfg)
 	send := func(values ...string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-5"}`))
+		var hdr []string
 		for _, v := range values {
-			req.Header.Add("X-Llmkube-Classification", v)
+			hdr = append(hdr, "X-Llmkube-Classification", v)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return p.post(t, `{"model":"gpt-5"}`, hdr...)
 	}
 	for _, values := range [][]string{
 		{"pii"},
@@ -90,11 +70,11 @@ func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 		code, body := send(values...)
 		assert.Equal(t, http.StatusServiceUnavailable, code, "%q: %s", values, body)
 	}
-	assert.Zero(t, cloudHits.Load(), "a sensitive request reached the cloud backend")
+	assert.Empty(t, cloud.received(), "a sensitive request reached the cloud backend")
 	// Non-sensitive values still route by model.
 	code, body := send("public", "internal")
 	assert.Equal(t, 200, code, body)
-	assert.EqualValues(t, 1, cloudHits.Load())
+	assert.Len(t, cloud.received(), 1)
 }
 
 // vmHWM is a process's peak resident set, from /proc.
@@ -121,19 +101,16 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 	var mu sync.Mutex
 	var sizes []int
 	var models []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
+	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, b string) {
+		mu.Lock()
 		var v struct {
 			Model string `json:"model"`
 		}
-		_ = json.Unmarshal(b, &v)
-		mu.Lock()
+		_ = json.Unmarshal([]byte(b), &v)
 		sizes, models = append(sizes, len(b)), append(models, v.Model)
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
-	}))
-	defer up.Close()
+		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -146,11 +123,7 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 	prefix, suffix := `{"model":"alias","messages":[{"role":"user","content":"`, `"}]}`
 	body := prefix + strings.Repeat("<", 32<<20-len(prefix)-len(suffix)) + suffix
 	post := func() int {
-		resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode
+		return p.send(t, chatPath, body, "Content-Type", "application/json").code
 	}
 	require.Equal(t, 200, post())
 	mu.Lock()
@@ -221,39 +194,25 @@ func oneBackend(url string, kind string) *proxyapi.Config {
 // the proxy, and an external backend receives only the allowlisted headers.
 func TestWhatUpstreamsReceive(t *testing.T) {
 	got := make(chan http.Header, 2)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	up := newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		got <- r.Header.Clone()
 		w.Header().Set("Connection", "X-Upstream-Hop")
 		w.Header().Set("X-Upstream-Hop", "secret")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	defer up.Close()
-	send := func(p *proc) *http.Response {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"a"}`))
-		for k, v := range map[string]string{
-			"Content-Type": "application/json", "User-Agent": "sdk/1", "Connection": "X-Client-Hop", "X-Client-Hop": "1",
-			"X-Llmkube-Team": "t", "X-Llmkube-Classification": "internal", "X-Forwarded-For": "10.0.0.1",
-			"Openai-Organization": "org-other", "Ocp-Apim-Subscription-Key": "k", "X-Amz-Security-Token": "s", "Authorization": "Bearer client",
-		} {
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
+	send := func(p *proc) answer {
+		return p.send(t, chatPath, `{"model":"a"}`,
+			"Content-Type", "application/json", "User-Agent", "sdk/1", "Connection", "X-Client-Hop", "X-Client-Hop", "1",
+			"X-Llmkube-Team", "t", "X-Llmkube-Classification", "internal", "X-Forwarded-For", "10.0.0.1",
+			"Openai-Organization", "org-other", "Ocp-Apim-Subscription-Key", "k", "X-Amz-Security-Token", "s", "Authorization", "Bearer client")
 	}
 
 	local := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	resp := send(local)
+	a := send(local)
 	h := <-got
 	assert.Empty(t, h.Get("X-Client-Hop"), "a header named by Connection is hop-by-hop")
 	assert.Equal(t, "t", h.Get("X-Llmkube-Team"), "a local backend receives the client's headers")
-	assert.Empty(t, resp.Header.Get("X-Upstream-Hop"), "and so in the response")
+	assert.Empty(t, a.hdr.Get("X-Upstream-Hop"), "and so in the response")
 
 	ext := startProxy(t, oneBackend(up.URL, proxyapi.KindExternal))
 	send(ext)
@@ -273,10 +232,7 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 	// The upstream holds the upgraded connection until the test ends: a
 	// proxy that relayed the upgrade would hang the client for its minute.
 	hold := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
 		c, buf, err := w.(http.Hijacker).Hijack()
 		if err != nil {
 			return
@@ -285,15 +241,12 @@ func TestUpstreamUpgradeIsRefused(t *testing.T) {
 		_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 		_ = buf.Flush()
 		<-hold
-	}))
-	defer up.Close()
-	defer close(hold) // before Close, which waits for the handler
+	})
+	defer close(hold) // before the stub's Close, which waits for the handler
 	p := startProxy(t, oneBackend(up.URL, proxyapi.KindLocal))
-	client := &http.Client{Timeout: time.Minute}
-	resp, err := client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"a"}`))
+	a, err := p.request(&http.Client{Timeout: time.Minute}, http.MethodPost, chatPath, `{"model":"a"}`, "Content-Type", "application/json")
 	require.NoError(t, err, "the client hung on a relayed upgrade")
-	defer resp.Body.Close()
-	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	assert.Equal(t, http.StatusBadGateway, a.code)
 }
 
 // TestMalformedChunkedBodyIs400: the client is told, and the audit agrees.
@@ -361,7 +314,7 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 	up := bigOrSmall(t, bytes.Repeat([]byte("y"), 32<<20), `{"choices":[],"usage":{"prompt_tokens":-1000000000,"completion_tokens":5,"total_tokens":5}}`)
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	cfg.Backends[0].ModelID = strings.Repeat("m", 100<<10)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	p := startProxy(t, cfg, "--client-write-timeout", "1s")
 
 	code, body := p.post(t, `{"model":"`+cfg.Backends[0].ModelID+`"}`, "X-Llmkube-Classification", strings.Repeat("c", 60<<10))
@@ -396,20 +349,15 @@ func TestHostileRequestAuditBounded(t *testing.T) {
 
 // bigOrSmall is an upstream answering big to requests with X-Big and small
 // to the others.
-func bigOrSmall(t *testing.T, big []byte, small string) *httptest.Server {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
+func bigOrSmall(t *testing.T, big []byte, small string) *stub {
+	return newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		if r.Header.Get("X-Big") != "" {
+			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(big)
 			return
 		}
-		fmt.Fprint(w, small)
-	}))
-	t.Cleanup(up.Close)
-	return up
+		replyJSON(w, "%s", small)
+	})
 }
 
 // TestLargeResponseUsageIsRead: a non-stream answer over 4 MiB (an
@@ -419,7 +367,7 @@ func TestLargeResponseUsageIsRead(t *testing.T) {
 	big = append(big, []byte(`0.1]}],"model":"e5","usage":{"prompt_tokens":15,"total_tokens":15}}`)...)
 	up := bigOrSmall(t, big, `{}`)
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	p := startProxy(t, cfg)
 	code, _ := p.post(t, `{"model":"a"}`, "X-Big", "1")
 	require.Equal(t, 200, code)

@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httputil"
@@ -30,6 +29,16 @@ func mcpJS(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runScript runs script, one of mcpJS's, in its folder with args and
+// returns what it printed (runNode).
+func runScript(t *testing.T, script string, args ...string) []byte {
+	t.Helper()
+	node, dir := mcpJS(t)
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, script)}, args...)...)
+	cmd.Dir = dir
+	return runNode(t, cmd)
+}
+
 // runNode runs a Node script (cmd, with mcpJS's node) to its end and
 // returns what it printed; a failure fails the test with its stderr.
 func runNode(t *testing.T, cmd *exec.Cmd) []byte {
@@ -47,11 +56,8 @@ func runNode(t *testing.T, cmd *exec.Cmd) []byte {
 // tools (in the router's order) and calls one through the router with a
 // JWT.
 func TestMCPTypeScriptClient(t *testing.T) {
-	node, dir := mcpJS(t)
 	p, ups, is, _ := mcpRouter(t)
-	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), "http://"+p.listen+"/mcp", mcpToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
-	cmd.Dir = dir
-	out := runNode(t, cmd)
+	out := runScript(t, "client.mjs", "http://"+p.listen+"/mcp", teamToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	var got struct {
 		Server struct{ Name string } `json:"server"`
 		Tools  []struct {
@@ -69,7 +75,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 			} `json:"structuredContent"`
 		} `json:"result"`
 	}
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	decodeJSON(t, out, &got)
 	assert.Equal(t, "llmkube-router-proxy", got.Server.Name)
 	var names []string
 	for _, tl := range got.Tools {
@@ -95,7 +101,7 @@ func conformanceFront(t *testing.T, extraModels ...string) string {
 	t.Helper()
 	p, _, is, _ := mcpRouter(t, extraModels...)
 	target, _ := url.Parse("http://" + p.listen)
-	token := mcpToken(t, is, "platform", mcpResource)
+	token := teamToken(t, is, "platform", mcpResource)
 	front := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
 		pr.SetURL(target)
 		pr.Out.Host = pr.In.Host // the client's Host, for the DNS-rebinding scenario
@@ -200,7 +206,7 @@ func TestMCPConformanceDraft(t *testing.T) {
 			raw, err := os.ReadFile(checks[0])
 			require.NoError(t, err)
 			var results []struct{ ID, Status, ErrorMessage string }
-			require.NoError(t, json.Unmarshal(raw, &results))
+			decodeJSON(t, raw, &results)
 			require.NotEmpty(t, results)
 			passed := 0
 			for _, c := range results {

@@ -5,14 +5,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +19,15 @@ import (
 )
 
 const mcpResource = "https://models.example.com/mcp"
+
+// toolsList is an MCP tools/list request.
+const toolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+
+// mcpHeaders are the headers an MCP client sends with a JSON-RPC POST,
+// then hdr.
+func mcpHeaders(hdr ...string) []string {
+	return append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, hdr...)
+}
 
 // bearerTransport adds a bearer token, and any extra headers, to every
 // request.
@@ -46,7 +52,6 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // extraModels are added as local backends (models the conformance suite
 // calls by name).
 func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream, *authtest.Issuer, string) {
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/mcp-server/input.yaml")
 	for _, m := range extraModels {
 		b := cfg.Backends[0]
@@ -55,19 +60,9 @@ func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream
 	}
 	require.NotNil(t, cfg.MCP)
 	require.Equal(t, mcpResource, cfg.MCP.ResourceURL)
-	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups, env := loopbackBackends(t, cfg)
-	auditPath := fileAudit(t, cfg)
-	return startProxyEnv(t, cfg, env), ups, is, auditPath
-}
-
-func mcpToken(t *testing.T, is *authtest.Issuer, team, audience string) string {
-	c := authtest.Claims(team)
-	if audience != "" {
-		c["aud"] = audience
-	}
-	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
+	is := trustIssuer(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
+	return p, ups, is, auditPath
 }
 
 func mcpSession(t *testing.T, p *proc, token string) *mcp.ClientSession {
@@ -126,9 +121,9 @@ func callText(r *mcp.CallToolResult) string {
 func TestMCPEndToEnd(t *testing.T) {
 	p, ups, is, auditPath := mcpRouter(t)
 
-	platform := mcpSession(t, p, mcpToken(t, is, "platform", mcpResource))
+	platform := mcpSession(t, p, teamToken(t, is, "platform", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, toolNames(t, platform), "the router's order, as /v1/models")
-	research := mcpSession(t, p, mcpToken(t, is, "research", mcpResource))
+	research := mcpSession(t, p, teamToken(t, is, "research", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, research), "tools/list shows a team only the models it may reach")
 	listed, err := research.ListTools(context.Background(), nil)
 	require.NoError(t, err)
@@ -141,8 +136,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError, callText(res))
 	assert.Equal(t, "hi", callText(res))
-	sc, _ := json.Marshal(res.StructuredContent)
-	assert.JSONEq(t, `{"model":"qwen3-32b","finish_reason":"","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, string(sc))
+	assert.JSONEq(t, `{"model":"qwen3-32b","finish_reason":"","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, mustJSON(t, res.StructuredContent))
 	assert.Equal(t, int64(1), ups["qwen"].posts.Load())
 
 	// Outside the allowlist: a tool error, nothing upstream.
@@ -153,7 +147,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	// A forged team header on the MCP request is not identity: the verified
 	// team decides, on tools/list and on the call.
-	forged := mcpSessionWith(t, p, bearerTransport{token: mcpToken(t, is, "research", mcpResource), extra: http.Header{"X-Llmkube-Team": {"platform"}}})
+	forged := mcpSessionWith(t, p, bearerTransport{token: teamToken(t, is, "research", mcpResource), extra: http.Header{"X-Llmkube-Team": {"platform"}}})
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, forged))
 	res = callChat(t, forged, "gpt-5", "Say hi.")
 	assert.True(t, res.IsError)
@@ -206,45 +200,39 @@ func TestMCPEndToEnd(t *testing.T) {
 // the issuer and the resource; another Origin is refused.
 func TestMCPAuthorization(t *testing.T) {
 	p, ups, is, _ := mcpRouter(t)
-	post := func(token, origin string) (*http.Response, string) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+	post := func(token, origin string) answer {
+		var hdr []string
 		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
+			hdr = append(hdr, "Authorization", "Bearer "+token)
 		}
 		if origin != "" {
-			req.Header.Set("Origin", origin)
+			hdr = append(hdr, "Origin", origin)
 		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp, string(b)
+		return p.send(t, "/mcp", toolsList, mcpHeaders(hdr...)...)
 	}
 	const challenge = `Bearer resource_metadata="https://models.example.com/.well-known/oauth-protected-resource/mcp"`
 	// RFC 6750 §3.1: a refused token's challenge says invalid_token; a
 	// request without one gets no error code.
 	const refused = challenge + `, error="invalid_token"`
-	resp, _ := post("", "")
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	assert.Equal(t, challenge, resp.Header.Get("WWW-Authenticate"))
-	resp, body := post(mcpToken(t, is, "platform", "https://other.example.com/mcp"), "")
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token for another resource")
-	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
-	assert.Contains(t, body, "its audience does not name this resource")
-	resp, body = post(mcpToken(t, is, "platform", ""), "")
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token naming no audience")
-	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
-	assert.Contains(t, body, "it has no aud claim", "the missing claim is named")
-	resp, _ = post(mcpToken(t, is, "platform", mcpResource)[:60]+"x", "")
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a forged token")
-	assert.Equal(t, refused, resp.Header.Get("WWW-Authenticate"))
-	resp, body = post(mcpToken(t, is, "platform", mcpResource), "https://evil.example")
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode, body)
-	resp, body = post(mcpToken(t, is, "platform", mcpResource), "https://models.example.com")
-	assert.Equal(t, http.StatusOK, resp.StatusCode, body)
-	assert.Contains(t, body, `"qwen3-32b"`)
+	a := post("", "")
+	assert.Equal(t, http.StatusUnauthorized, a.code)
+	assert.Equal(t, challenge, a.hdr.Get("WWW-Authenticate"))
+	a = post(teamToken(t, is, "platform", "https://other.example.com/mcp"), "")
+	assert.Equal(t, http.StatusUnauthorized, a.code, "a token for another resource")
+	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
+	assert.Contains(t, a.body, "its audience does not name this resource")
+	a = post(teamToken(t, is, "platform", ""), "")
+	assert.Equal(t, http.StatusUnauthorized, a.code, "a token naming no audience")
+	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
+	assert.Contains(t, a.body, "it has no aud claim", "the missing claim is named")
+	a = post(teamToken(t, is, "platform", mcpResource)[:60]+"x", "")
+	assert.Equal(t, http.StatusUnauthorized, a.code, "a forged token")
+	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
+	a = post(teamToken(t, is, "platform", mcpResource), "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, a.code, a.body)
+	a = post(teamToken(t, is, "platform", mcpResource), "https://models.example.com")
+	assert.Equal(t, http.StatusOK, a.code, a.body)
+	assert.Contains(t, a.body, `"qwen3-32b"`)
 
 	code, _, body := p.get(t, "/.well-known/oauth-protected-resource/mcp", "")
 	require.Equal(t, http.StatusOK, code, body)
@@ -252,7 +240,7 @@ func TestMCPAuthorization(t *testing.T) {
 		Resource             string   `json:"resource"`
 		AuthorizationServers []string `json:"authorization_servers"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &meta))
+	decodeJSON(t, body, &meta)
 	assert.Equal(t, mcpResource, meta.Resource)
 	assert.Equal(t, []string{authtest.IssuerURL}, meta.AuthorizationServers)
 	// RFC 9728 §3.3: the document's resource is the identifier its URL was

@@ -5,51 +5,38 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // newLocalChat is an OpenAI-compatible in-cluster model (vLLM's answers):
 // it calls the offered tool until it sees the tool's result, then answers.
-func newLocalChat(t *testing.T) *modelStub {
+func newLocalChat(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		if strings.Contains(body, `"stream":true`) {
 			// A streamed tool call, as vLLM streams it.
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, d := range []string{
+			replySSE(w,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_local_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[],"usage":{"prompt_tokens":20,"completion_tokens":8,"total_tokens":28}}`,
-				`[DONE]`,
-			} {
-				fmt.Fprintf(w, "data: %s\n\n", d)
-			}
+				`[DONE]`)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		if strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`) {
-			fmt.Fprint(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
+			replyJSON(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
 			return
 		}
-		fmt.Fprint(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
+		replyJSON(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
 	})
 }
 
@@ -59,12 +46,10 @@ func newLocalChat(t *testing.T) *modelStub {
 // is answered; a call without the router's token is 401 and a call over the
 // team's budget 429, each an error the SDK types.
 func TestAnthropicSDK(t *testing.T) {
-	node, dir := mcpJS(t)
 	const key = "sk-ant-api03-process-test-key-0123456789"
 	fake := providertest.NewAnthropic(t, key)
 	local := newLocalChat(t)
-	is := authtest.NewIssuer(t)
-	probe := proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}
+	auth, is := issuerAuth(t)
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
@@ -72,7 +57,7 @@ func TestAnthropicSDK(t *testing.T) {
 		Backends: []proxyapi.Backend{
 			{Name: "claude", ModelID: "claude", Kind: proxyapi.KindExternal, Tier: "cloud", Provider: "anthropic", Model: "claude-sonnet-4-20250514", URL: fake.URL, Weight: 1,
 				Credentials: []proxyapi.Credential{{Purpose: "apiKey", Env: "LLMKUBE_CLAUDE_ANTHROPIC_API_KEY"}}},
-			{Name: "local-qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1, HealthCheck: probe},
+			{Name: "local-qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: local.URL, Weight: 1, HealthCheck: probeEvery(time.Hour)},
 		},
 		Rules: []proxyapi.Rule{{Name: "sensitive", Strategy: proxyapi.StrategyPrimaryFallback, FailClosed: true, Backends: []string{"local-qwen"},
 			Match: proxyapi.Match{DataClassification: []string{"pii"}}, PoolActivation: "Wait"},
@@ -80,17 +65,15 @@ func TestAnthropicSDK(t *testing.T) {
 		Default: proxyapi.DefaultRoute{Strategy: proxyapi.DefaultStatic, Backend: "claude"},
 		Policy: proxyapi.Policy{
 			Classification: proxyapi.Classification{Mode: proxyapi.ClassificationDetector, Sensitive: []string{"pii"}},
-			Auth:           &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}},
+			Auth:           auth,
 			Budgets:        []proxyapi.Budget{{Name: "team-tokens", Scope: "team", HeaderKey: "x-llmkube-team", MaxTokens: 4000, Window: proxyapi.Duration{Duration: time.Hour}}},
 		},
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("platform"))
+	token := teamToken(t, is, "platform", nil)
 
-	cmd := exec.Command(node, filepath.Join(dir, "anthropic.mjs"), "http://"+p.listen, token, "claude", "qwen")
-	cmd.Dir = dir
-	out := runNode(t, cmd)
+	out := runScript(t, "anthropic.mjs", "http://"+p.listen, token, "claude", "qwen")
 
 	type sdkError struct {
 		Status int
@@ -141,7 +124,7 @@ func TestAnthropicSDK(t *testing.T) {
 			Error *sdkError
 		}
 	}
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	decodeJSON(t, out, &got)
 
 	// Passed through to Anthropic.
 	require.Nil(t, got.Plain.Error, "%s", out)
@@ -162,7 +145,7 @@ func TestAnthropicSDK(t *testing.T) {
 	require.Nil(t, got.Sensitive.Error, "%s", out)
 	assert.Equal(t, "from local", got.Sensitive.Content[0].Text)
 	assert.Equal(t, "qwen", got.Sensitive.Model)
-	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
+	assert.Contains(t, strings.Join(local.bodies(), "\n"), `{"role":"tool","content":"Customer SSN 536-22-8410","tool_call_id":"toolu_01"}`)
 	for _, r := range fake.Requests() {
 		assert.NotContains(t, string(r.Body), "536-22-8410", "the SSN never reached the cloud")
 	}
@@ -174,7 +157,7 @@ func TestAnthropicSDK(t *testing.T) {
 	assert.Equal(t, "tool_use", got.Local.Tools.First.StopReason)
 	assert.Equal(t, block{Type: "tool_use", ID: "call_local_1", Name: "get_weather", Input: map[string]any{"city": "Paris"}}, got.Local.Tools.First.Content[0])
 	assert.Equal(t, "from local", got.Local.Tools.Second.Content[0].Text)
-	assert.Contains(t, strings.Join(local.received(), "\n"), `{"role":"tool","content":"18C and sunny","tool_call_id":"call_local_1"}`)
+	assert.Contains(t, strings.Join(local.bodies(), "\n"), `{"role":"tool","content":"18C and sunny","tool_call_id":"call_local_1"}`)
 	assert.Equal(t, "Checking.", got.Local.Stream.Message.Content[0].Text)
 	assert.Equal(t, block{Type: "tool_use", ID: "call_local_2", Name: "get_weather", Input: map[string]any{"city": "Oslo"}}, got.Local.Stream.Message.Content[1])
 	assert.Equal(t, "tool_use", got.Local.Stream.Message.StopReason)
@@ -191,13 +174,8 @@ func TestAnthropicSDK(t *testing.T) {
 	// The audit file is written as each request ends: wait for the last.
 	var sensitive, overBudget int
 	require.Eventually(t, func() bool {
-		raw, err := os.ReadFile(auditPath)
-		if err != nil {
-			return false
-		}
 		sensitive, overBudget = 0, 0
-		raw = raw[:bytes.LastIndexByte(raw, '\n')+1] // whole lines only
-		for _, e := range auditEntries(t, raw) {
+		for _, e := range auditSoFar(t, auditPath) {
 			if e.Path != "/v1/messages" {
 				continue
 			}

@@ -4,13 +4,9 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
-	"io"
 	"math"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,98 +15,48 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 )
-
-// renderConfig compiles a testdata case with the real llmkube-compile
-// binary and returns its router-proxy config.
-func renderConfig(t *testing.T, input string) *proxyapi.Config {
-	t.Helper()
-	_, compile := binaries(t)
-	out, err := exec.Command(compile, "render", "-f", input, "-o", "json").Output()
-	require.NoError(t, err)
-	var list struct {
-		Items []struct {
-			Kind string            `json:"kind"`
-			Data map[string]string `json:"data"`
-		} `json:"items"`
-	}
-	require.NoError(t, json.Unmarshal(out, &list))
-	for _, it := range list.Items {
-		if it.Kind == "ConfigMap" {
-			cfg, err := proxyapi.Parse(strings.NewReader(it.Data["config.json"]))
-			require.NoError(t, err)
-			return cfg
-		}
-	}
-	t.Fatal("no ConfigMap rendered")
-	return nil
-}
-
-func (p *proc) get(t *testing.T, path, token string) (int, http.Header, string) {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, "http://"+p.listen+path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
-}
 
 // TestAuthEndToEnd drives the real router-proxy binary with the config the
 // compiler renders for testdata/proxy-jwt-allowlists, against a local issuer
 // whose JWKS is on loopback.
 func TestAuthEndToEnd(t *testing.T) {
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/proxy-jwt-allowlists/input.yaml")
-	cfg.Policy.Auth.JWT.JWKSURI = is.Server.URL
-	cfg.Policy.Auth.JWT.Issuer = authtest.IssuerURL
-	ups, env := loopbackBackends(t, cfg)
-	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
+	is := trustIssuer(t, cfg)
+	p, ups, auditPath := serveOnLoopback(t, cfg)
 
-	token := func(team string) string { return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims(team)) }
-	bearer := func(team string) string { return "Bearer " + token(team) }
+	token := func(team string) string { return teamToken(t, is, team, nil) }
 
 	// No token, or a bad one: 401 with a Bearer challenge, before routing.
 	code, body := p.post(t, `{"model":"qwen3-32b"}`, "x-llmkube-team", "platform")
 	assert.Equal(t, http.StatusUnauthorized, code, body)
 	assert.Contains(t, body, `"type":"authentication_error"`)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen3-32b"}`))
-	req.Header.Set("Authorization", "Bearer "+token("platform")[:40]+"x")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
-	assert.Equal(t, `Bearer realm="llmkube", error="invalid_token"`, resp.Header.Get("WWW-Authenticate"))
+	a := p.send(t, chatPath, `{"model":"qwen3-32b"}`, "Authorization", "Bearer "+token("platform")[:40]+"x")
+	assert.Equal(t, http.StatusUnauthorized, a.code)
+	assert.Equal(t, `Bearer realm="llmkube", error="invalid_token"`, a.hdr.Get("WWW-Authenticate"))
 	for _, u := range ups {
 		assert.Zero(t, u.hits.Load(), "nothing unauthenticated reached a backend")
 	}
 
 	// The verified team routes, not the header the client sent.
-	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("platform"))
+	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "platform"))
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "qwen-gold", served(t, body), "the platform rule matches the verified team")
-	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("research"), "x-llmkube-team", "platform")
+	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "research"), "x-llmkube-team", "platform")
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "qwen", served(t, body), "a forged team header is replaced by the verified team")
 
 	// Allowlists: default deny, per model.
-	code, body = p.post(t, `{"model":"qwen3-gold"}`, "Authorization", bearer("research"))
+	code, body = p.post(t, `{"model":"qwen3-gold"}`, "Authorization", bearer(t, is, "research"))
 	assert.Equal(t, http.StatusForbidden, code, body)
 	assert.Contains(t, body, "model_not_allowed")
-	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("sales"))
+	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "sales"))
 	assert.Equal(t, http.StatusForbidden, code, "an unlisted team")
 
 	// /v1/models lists what the team may reach; /health stays open.
@@ -127,11 +73,11 @@ func TestAuthEndToEnd(t *testing.T) {
 
 	// The team budget keys on the verified team: research exhausts its own
 	// and cannot spend platform's by forging the header.
-	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("research"), "x-big-usage", "1")
+	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "research"), "x-big-usage", "1")
 	require.Equal(t, 200, code)
-	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("research"), "x-llmkube-team", "platform")
+	code, body = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "research"), "x-llmkube-team", "platform")
 	assert.Equal(t, http.StatusTooManyRequests, code, body)
-	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer("platform"))
+	code, _ = p.post(t, `{"model":"qwen3-32b"}`, "Authorization", bearer(t, is, "platform"))
 	assert.Equal(t, 200, code, "platform's budget is untouched")
 
 	entries, _ := stopForAudit(t, p, auditPath)
@@ -203,29 +149,26 @@ func storeFlags(addr string) []string {
 	return []string{"--budget-store", "redis://" + addr + "/0", "--budget-store-timeout", "10s"}
 }
 
-// budgetConfig is one local backend behind a router budget (or a USD one).
-func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
-	b.Name, b.Scope = "cap", "router"
+// qwenConfig is one local backend, qwen, with a cost, and no policy but
+// the audit on stdout.
+func qwenConfig(upstream string) *proxyapi.Config {
 	return &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "shared", Namespace: "team"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: proxyapi.Duration{Duration: 10 * time.Second}, Quarantine: proxyapi.Duration{Duration: time.Second}},
 		Backends: []proxyapi.Backend{{Name: "qwen", ModelID: "qwen", Kind: proxyapi.KindLocal, Tier: "local", URL: upstream, Weight: 1,
-			Cost: &proxyapi.Cost{PromptUSD: "10", CompletionUSD: "10"}, HealthCheck: proxyapi.HealthCheck{Path: "/health", Interval: proxyapi.Duration{Duration: time.Hour}, Timeout: proxyapi.Duration{Duration: time.Second}}}},
+			Cost: &proxyapi.Cost{PromptUSD: "10", CompletionUSD: "10"}, HealthCheck: probeEvery(time.Hour)}},
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "qwen"},
-		Policy:  proxyapi.Policy{Budgets: []proxyapi.Budget{b}, Audit: proxyapi.Audit{Sink: "stdout"}},
+		Policy:  proxyapi.Policy{Audit: proxyapi.Audit{Sink: "stdout"}},
 	}
 }
 
-// status reads one replica's /status.
-func (p *proc) status(t *testing.T) proxyapi.Status {
-	t.Helper()
-	resp, err := http.Get("http://" + p.admin + wellknown.StatusPath)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var st proxyapi.Status
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
-	return st
+// budgetConfig is qwenConfig behind a router budget (or a USD one).
+func budgetConfig(upstream string, b proxyapi.Budget) *proxyapi.Config {
+	cfg := qwenConfig(upstream)
+	b.Name, b.Scope = "cap", "router"
+	cfg.Policy.Budgets = []proxyapi.Budget{b}
+	return cfg
 }
 
 // tokensUsed waits until p's first budget reports want tokens (a response
@@ -253,13 +196,11 @@ func hammer(t *testing.T, ps []*proc, n int) int64 {
 		wg.Go(func() {
 			p := ps[c%len(ps)]
 			for next.Add(1) <= int64(n) && refused.Load() < 200 {
-				resp, err := client.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"qwen","messages":[{"role":"user","content":"hi"}]}`))
+				a, err := p.request(client, http.MethodPost, chatPath, chat("qwen"), "Content-Type", "application/json")
 				if err != nil {
 					continue
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				switch resp.StatusCode {
+				switch a.code {
 				case http.StatusOK:
 					served.Add(1)
 				case http.StatusTooManyRequests:
@@ -335,12 +276,9 @@ func TestSharedBudgetWindowRolls(t *testing.T) {
 		code, _ := p.post(t, `{"model":"qwen"}`)
 		require.Equal(t, 200, code)
 	}
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen"}`))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+	a := p.send(t, chatPath, `{"model":"qwen"}`)
+	require.Equal(t, http.StatusTooManyRequests, a.code)
+	retry, err := strconv.Atoi(a.hdr.Get("Retry-After"))
 	require.NoError(t, err)
 	assert.LessOrEqual(t, retry, int(window/time.Second), "the oldest bucket leaves the window within it")
 	require.Eventually(t, func() bool {
@@ -357,13 +295,12 @@ func TestSharedBudgetWindowRolls(t *testing.T) {
 func TestAbandonedReservationExpires(t *testing.T) {
 	rs := startRedis(t, "")
 	release := make(chan struct{})
-	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	hang := newStub(t, nil, func(_ http.ResponseWriter, r *http.Request, _ string) {
 		select { // never answers while the test runs
 		case <-release:
 		case <-r.Context().Done():
 		}
-	}))
-	defer hang.Close()
+	})
 	defer close(release)
 	// A 10-s window: replica b starts and reads the reservation within it,
 	// however busy the machine.
@@ -371,11 +308,7 @@ func TestAbandonedReservationExpires(t *testing.T) {
 	flags := storeFlags(rs.addr)
 	a := startProxy(t, cfg, flags...)
 	go func() {
-		resp, err := http.Post("http://"+a.listen+"/v1/chat/completions", "application/json",
-			strings.NewReader(`{"model":"qwen","messages":[{"role":"user","content":"hi"}]}`))
-		if err == nil {
-			resp.Body.Close()
-		}
+		_, _ = postQuiet(a, chat("qwen"))
 	}()
 	require.Eventually(t, func() bool { return a.status(t).Budgets[0].TokensUsed == 15 }, 5*time.Second, 10*time.Millisecond,
 		"the in-flight request reserved its 15-token estimate")
@@ -445,11 +378,7 @@ func TestBudgetStoreDown(t *testing.T) {
 		code, _ = open.post(t, `{"model":"qwen"}`)
 		assert.Equal(t, 200, code, "fail open serves")
 	}
-	resp, err := http.Get("http://" + open.admin + "/metrics")
-	require.NoError(t, err)
-	metrics, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	assert.Contains(t, string(metrics), "llmkube_router_budget_store_healthy{router=\"shared\"} 0")
+	assert.Contains(t, open.metrics(t), "llmkube_router_budget_store_healthy{router=\"shared\"} 0")
 
 	startRedis(t, rs.addr) // back, empty (no persistence)
 	require.Eventually(t, func() bool {
@@ -474,15 +403,10 @@ func TestSlowBudgetStore(t *testing.T) {
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
 	p := startProxy(t, cfg, "--budget-store", "redis://"+silent+"/0", "--budget-store-timeout", "100ms")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen"}`))
-	resp, err := http.DefaultClient.Do(req)
+	a, err := p.request(&http.Client{Timeout: time.Minute}, http.MethodPost, chatPath, `{"model":"qwen"}`)
 	require.NoError(t, err, "the admission timeout is honoured, not the store's silence")
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, string(body))
-	assert.Contains(t, string(body), "budget_store_unavailable")
+	assert.Equal(t, http.StatusServiceUnavailable, a.code, a.body)
+	assert.Contains(t, a.body, "budget_store_unavailable")
 }
 
 // holdProxy forwards TCP to target; while hold is set, Redis's replies wait
@@ -525,16 +449,14 @@ func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
 // header, while another team is still served.
 func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 	rs := startRedis(t, "")
-	is := authtest.NewIssuer(t)
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 150, Window: proxyapi.Duration{Duration: time.Hour}})
 	cfg.Policy.Budgets[0].Scope, cfg.Policy.Budgets[0].HeaderKey = "team", "x-llmkube-team"
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	auth, is := issuerAuth(t)
+	cfg.Policy.Auth = auth
 	flags := storeFlags(rs.addr)
 	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
-	bearer := func(team string) string {
-		return "Bearer " + is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims(team))
-	}
+	bearer := func(team string) string { return ecBearer(t, is, team) }
 	for range 10 { // 10 x 15 tokens: team red's whole budget, through replica a
 		code, body := a.post(t, `{"model":"qwen"}`, "Authorization", bearer("red"))
 		require.Equal(t, 200, code, body)
@@ -556,23 +478,17 @@ func TestSharedTeamBudgetUnderJWT(t *testing.T) {
 // names the team header in Connection does not strip the verified team
 // before the upstream (nor smuggle its own).
 func TestVerifiedTeamSurvivesConnection(t *testing.T) {
-	is := authtest.NewIssuer(t)
 	teams, auths := make(chan []string, 4), make(chan []string, 4)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
+	up := newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		teams <- r.Header.Values("X-Llmkube-Team")
 		auths <- r.Header.Values("Authorization")
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	t.Cleanup(up.Close)
+		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	})
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	auth, is := issuerAuth(t)
+	cfg.Policy.Auth = auth
 	p := startProxy(t, cfg)
-	bearer := "Bearer " + is.Sign(t, jwt.SigningMethodRS256, "rsa-1", authtest.Claims("research"))
-	code, body := p.post(t, `{"model":"a"}`, "Authorization", bearer, "Connection", "x-llmkube-team", "x-llmkube-team", "platform")
+	code, body := p.post(t, `{"model":"a"}`, "Authorization", bearer(t, is, "research"), "Connection", "x-llmkube-team", "x-llmkube-team", "platform")
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, []string{"research"}, <-teams)
 	assert.Empty(t, <-auths, "the caller's JWT reached the local backend")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -85,25 +83,15 @@ func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*
 	ns := env.NewNamespace(t)
 	input := filepath.Join(t.TempDir(), "router.yaml")
 	require.NoError(t, os.WriteFile(input, fmt.Appendf(nil, poolRouter, ns), 0o600))
-	_, compile := binaries(t)
-	out, err := exec.Command(compile, "render", "-f", input, "-o", "json").Output()
-	require.NoError(t, err)
-	var list struct {
-		Items []map[string]any `json:"items"`
-	}
-	require.NoError(t, json.Unmarshal(out, &list))
 	var cfg *proxyapi.Config
 	var deployReplicas any
-	for _, it := range list.Items {
-		u := &unstructured.Unstructured{Object: it}
+	for _, u := range render(t, input) {
 		switch u.GetKind() {
 		case "ServiceAccount", "Role", "RoleBinding":
 			u.SetOwnerReferences(nil)
 			require.NoError(t, env.CreateStrict(context.Background(), u), "%s", u.GetKind())
 		case "ConfigMap":
-			data, _, _ := unstructured.NestedStringMap(u.Object, "data")
-			cfg, err = proxyapi.Parse(strings.NewReader(data["config.json"]))
-			require.NoError(t, err)
+			cfg = proxyConfig(t, u)
 		case "Deployment":
 			deployReplicas, _, _ = unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas")
 		}
@@ -126,10 +114,6 @@ func pooledReplicas(t *testing.T, n int, load time.Duration, extra ...string) (*
 		waitPoolKnown(t, p)
 	}
 	return sim, ps, kubernetes.NewForConfigOrDie(env.Config), ns
-}
-
-func chat(model string) string {
-	return `{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`
 }
 
 // TestPoolReplicasNeverScaleTwoMembers: three router-proxy processes under
@@ -183,7 +167,7 @@ func TestPoolReplicasNeverScaleTwoMembers(t *testing.T) {
 		return seen[0] == seen[1] && seen[1] == seen[2]
 	}, time.Minute, 50*time.Millisecond, "the replicas agree on the resident member")
 
-	metrics := getBody(t, "http://"+ps[0].admin+"/metrics")
+	metrics := ps[0].metrics(t)
 	for _, m := range []string{"llmkube_router_pool_hold_duration_seconds", "llmkube_router_pool_resident"} {
 		assert.Contains(t, metrics, m)
 	}
@@ -228,7 +212,7 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 	// it started: "" once its poll saw replica-0 scale coder down, still
 	// coder when the request came first (a busy machine's order).
 	swaps := regexp.MustCompile(`(?m)^llmkube_router_pool_swaps_total\{from="(|coder)",pool="gpu",router="pooled",to="chat"\} (\d+)$`).
-		FindAllStringSubmatch(getBody(t, "http://"+ps[1].admin+"/metrics"), -1)
+		FindAllStringSubmatch(ps[1].metrics(t), -1)
 	require.Len(t, swaps, 1, "the swap it finished is counted, under one from label")
 	assert.Equal(t, "1", swaps[0][2], "the swap it finished is counted once")
 }
@@ -238,16 +222,11 @@ func TestPoolHolderKilledMidSwap(t *testing.T) {
 // the target is scaled back down when no caller came back for it within one
 // more budget.
 func TestPoolHoldPastBudgetIs503(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	sim.NeverReady("chat")
 	cfg := simConfig(ns, sim, time.Second)
 	cfg.Rules = append(cfg.Rules, proxyapi.Rule{Name: "chat-warm", Match: proxyapi.Match{Models: []string{"chat-or-warm"}}, Backends: []string{"chat", "coder"}, Strategy: "primary-fallback", PoolActivation: "IfIdle"})
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	p := poolReplica(t, env, cfg)
 
 	// IfIdle: while the incumbent serves a slow request, the rule skips
 	// the pooled chat backend at once and serves on the warm one. The slow
@@ -259,7 +238,7 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 		slow <- code
 	}()
 	require.Eventually(t, func() bool {
-		return strings.Contains(getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_inflight_requests{router="pooled"} 1`)
+		return strings.Contains(p.metrics(t), `llmkube_router_inflight_requests{router="pooled"} 1`)
 	}, time.Minute, 10*time.Millisecond)
 	// Held, it would be served by chat after a swap (an activation).
 	code, body := p.post(t, chat("chat-or-warm"))
@@ -267,23 +246,48 @@ func TestPoolHoldPastBudgetIs503(t *testing.T) {
 	assert.Contains(t, body, `"model":"coder"`, "served on the warm member, skipped at once, not held")
 	assert.Equal(t, 0, sim.Activations("chat"))
 	assert.Equal(t, http.StatusOK, <-slow)
-	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_ifidle_skips_total{member="chat",pool="gpu",router="pooled"} 1`)
+	assert.Contains(t, p.metrics(t), `llmkube_router_pool_ifidle_skips_total{member="chat",pool="gpu",router="pooled"} 1`)
 
 	// Wait: the member never loads; past the swap budget the answer is 503.
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(chat("chat")))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	a := p.send(t, chatPath, chat("chat"))
 	var e struct {
 		Error struct{ Type, Code, Message string }
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
-	resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "never 429: that means a budget")
-	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	decodeJSON(t, a.body, &e)
+	assert.Equal(t, http.StatusServiceUnavailable, a.code, "never 429: that means a budget")
+	assert.NotEmpty(t, a.hdr.Get("Retry-After"))
 	assert.Equal(t, "model_pool_swap_timeout", e.Error.Code)
 	assert.Equal(t, "server_error", e.Error.Type)
 	require.Eventually(t, func() bool { return sim.Replicas("chat") == 0 }, time.Minute, 20*time.Millisecond, "the abandoned swap is undone")
-	assert.Contains(t, getBody(t, "http://"+p.admin+"/metrics"), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+	assert.Contains(t, p.metrics(t), `llmkube_router_pool_holds_abandoned_total{member="chat",pool="gpu",reason="budget_exceeded",router="pooled"} 1`)
+}
+
+// simPool starts an API server with a namespace of the test's own, and
+// there the simulated reconciler of pool gpu: members coder (resident) and
+// chat, each taking load to become Ready.
+func simPool(t *testing.T, load time.Duration) (*testenv.Env, string, *poolsim.Sim) {
+	t.Helper()
+	env := testenv.Start(t)
+	ns := env.NewNamespace(t)
+	return env, ns, poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", load)
+}
+
+// poolReplica is startReplica with a kubeconfig of env's administrator.
+func poolReplica(t *testing.T, env *testenv.Env, cfg *proxyapi.Config, extra ...string) *proc {
+	t.Helper()
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, env.WriteKubeconfig(kc, ""))
+	return startReplica(t, kc, cfg, extra...)
+}
+
+// startReplica starts replica-0 of cfg on the kubeconfig kc, its pool
+// polled every 50 ms and extra flags after, and waits until it knows its
+// pool.
+func startReplica(t *testing.T, kc string, cfg *proxyapi.Config, extra ...string) *proc {
+	t.Helper()
+	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, append([]string{"--kubeconfig", kc, "--pool-poll-interval", "50ms"}, extra...)...)
+	waitPoolKnown(t, p)
+	return p
 }
 
 // waitPoolKnown waits until the replica has read its pool's members.
@@ -309,29 +313,16 @@ func simConfig(ns string, sim *poolsim.Sim, budget time.Duration) *proxyapi.Conf
 		Default: proxyapi.DefaultRoute{Strategy: "Static", Backend: "coder"},
 	}
 	for _, m := range []string{"coder", "chat"} {
-		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, ModelID: m, Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL(m), HealthCheck: hc(),
+		cfg.Backends = append(cfg.Backends, proxyapi.Backend{Name: m, ModelID: m, Kind: proxyapi.KindLocal, Tier: "local", Weight: 1, URL: sim.URL(m), HealthCheck: probeEvery(200 * time.Millisecond),
 			Pool: &proxyapi.Pool{Name: "gpu", InferenceService: m, Members: []string{"coder", "chat"}, SwapBudget: proxyapi.Duration{Duration: budget}}})
 	}
 	return cfg
 }
 
+// postQuiet posts a chat completion and fails no test: a goroutine's.
 func postQuiet(p *proc, body string) (int, error) {
-	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-func getBody(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return string(b)
+	a, err := p.request(http.DefaultClient, http.MethodPost, chatPath, body, "Content-Type", "application/json")
+	return a.code, err
 }
 
 // apiFront forwards TCP to the API server and can be cut: the router-proxy
@@ -383,11 +374,9 @@ func (f *apiFront) cut() {
 // that needs a swap with 503 and Retry-After once the swap budget passes
 // (the audit says why), and swaps again when the API server is back.
 func TestPoolAPIServerUnavailable(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 100*time.Millisecond)
+	env, ns, sim := simPool(t, 100*time.Millisecond)
 	cfg := simConfig(ns, sim, 2*time.Second)
-	cfg.Policy.Audit = proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}
+	fileAudit(t, cfg)
 	api, err := url.Parse(env.Config.Host)
 	require.NoError(t, err)
 	front := newAPIFront(t, api.Host)
@@ -397,19 +386,16 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 	require.Contains(t, string(raw), api.Host)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(kc, []byte(strings.ReplaceAll(string(raw), api.Host, front.addr)), 0o600))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms", "--pool-resync-interval", "300ms")
-	waitPoolKnown(t, p)
+	p := startReplica(t, kc, cfg, "--pool-resync-interval", "300ms")
 
 	front.cut()
 	for range 5 {
 		code, body := p.post(t, chat("coder"))
 		require.Equal(t, http.StatusOK, code, "the resident member needs no API call: %s", body)
 	}
-	resp, err := http.Post("http://"+p.listen+"/v1/chat/completions", "application/json", strings.NewReader(chat("chat")))
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
+	a := p.send(t, chatPath, chat("chat"), "Content-Type", "application/json")
+	assert.Equal(t, http.StatusServiceUnavailable, a.code)
+	assert.NotEmpty(t, a.hdr.Get("Retry-After"))
 	audit, err := os.ReadFile(cfg.Policy.Audit.FilePath)
 	require.Eventually(t, func() bool {
 		audit, err = os.ReadFile(cfg.Policy.Audit.FilePath)
@@ -436,18 +422,13 @@ func TestPoolAPIServerUnavailable(t *testing.T) {
 // on, and the retry the Retry-After asks for is served by the now loaded
 // member: one load, not one restarted (and abandoned) per retry.
 func TestPoolSwapOutlastsBudget(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
 	// The swap is abandoned if no retry comes within Retry-After (1 s on a
 	// first swap) plus one budget: a 10 s budget leaves the retry 10 s of
 	// slack on a busy machine (1 s and 3 s budgets each failed the test
 	// there once); the load takes twice the budget.
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 20*time.Second)
+	env, ns, sim := simPool(t, 20*time.Second)
 	cfg := simConfig(ns, sim, 10*time.Second)
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	require.NoError(t, env.WriteKubeconfig(kc, ""))
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc, "--pool-poll-interval", "50ms")
-	waitPoolKnown(t, p)
+	p := poolReplica(t, env, cfg)
 
 	// A client that retries as Retry-After says.
 	deadline := time.Now().Add(2 * time.Minute)
@@ -486,13 +467,7 @@ func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
 	wg.Go(func() {
 		for ctx.Err() == nil {
 			for i, p := range ps {
-				resp, err := http.Get("http://" + p.admin + wellknown.StatusPath)
-				if err != nil {
-					continue
-				}
-				var st proxyapi.Status
-				_ = json.NewDecoder(resp.Body).Decode(&st)
-				resp.Body.Close()
+				st, _ := p.readStatus() // what could be read; none when the replica did not answer
 				for _, b := range st.Backends {
 					if !b.Healthy {
 						mu.Lock()
@@ -523,9 +498,7 @@ func TestPoolSwappedOutMemberStaysEligible(t *testing.T) {
 // time do more arrive than the token bucket lets out (burst + qps × length,
 // plus one for requests delayed on the way and arriving together).
 func TestKubeAPIThrottle(t *testing.T) {
-	env := testenv.Start(t)
-	ns := env.NewNamespace(t)
-	sim := poolsim.Start(t, env.Dynamic, ns, "gpu", []string{"coder", "chat"}, "coder", 200*time.Millisecond)
+	env, ns, sim := simPool(t, 200*time.Millisecond)
 	cfg := simConfig(ns, sim, 30*time.Second)
 
 	target, err := url.Parse(env.Config.Host)
@@ -552,10 +525,7 @@ func TestKubeAPIThrottle(t *testing.T) {
 	}, kc))
 
 	const qps, burst = 2, 1
-	p := startProxyEnv(t, cfg, []string{wellknown.PodNameEnv + "=replica-0"}, "--kubeconfig", kc,
-		"--pool-poll-interval", "50ms",
-		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst))
-	waitPoolKnown(t, p)
+	p := startReplica(t, kc, cfg, "--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst))
 	code, body := p.post(t, chat("chat"))
 	require.Equal(t, http.StatusOK, code, "%s", body)
 	assert.Equal(t, "chat", served(t, body), "the throttled client still swaps the pool")
@@ -577,7 +547,6 @@ func TestKubeAPIThrottle(t *testing.T) {
 // TestKubeAPIThrottleFlagsRefused: a throttle that would stall or switch
 // off the API client is refused at start, naming the flag.
 func TestKubeAPIThrottleFlagsRefused(t *testing.T) {
-	bin, _ := binaries(t)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -587,9 +556,6 @@ func TestKubeAPIThrottleFlagsRefused(t *testing.T) {
 		{[]string{"--kube-api-qps", "NaN"}, "--kube-api-qps must be greater than 0, got NaN"},
 		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst must be at least 1, got 0"},
 	} {
-		out, err := exec.Command(bin, tc.args...).CombinedOutput()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit, "%v: %s", tc.args, out)
-		assert.Contains(t, string(out), tc.want, "%v", tc.args)
+		assert.Contains(t, refusedAtStart(t, nil, tc.args...), tc.want, "%v", tc.args)
 	}
 }

@@ -38,10 +38,10 @@ func TestQuotaHoldIsSharedAcrossReplicas(t *testing.T) {
 	b := startProxy(t, quotaConfig(t, local.URL, prov.URL), flags...)
 
 	before := time.Now()
-	code, body := a.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	code, body := a.post(t, chat("chat"))
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "local", served(t, body), "the fallback serves the refused request")
-	require.EqualValues(t, 1, prov.posts.Load())
+	require.EqualValues(t, 1, prov.posts())
 	heldA := a.status(t).Backends[0].RateLimitedUntil
 	require.False(t, heldA.IsZero(), "A holds the provider it was refused by")
 
@@ -49,22 +49,18 @@ func TestQuotaHoldIsSharedAcrossReplicas(t *testing.T) {
 	assert.WithinDuration(t, heldA, heldB, time.Second, "B holds to A's reset")
 	assert.False(t, heldB.Before(before.Add(29*time.Second)), "held until %s", heldB)
 	const n = 10
-	for i := range n {
-		code, body := b.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
-	assert.EqualValues(t, 1, prov.posts.Load(), "no replica sends the provider anything inside its reset")
+	servedLocally(t, b, n)
+	assert.EqualValues(t, 1, prov.posts(), "no replica sends the provider anything inside its reset")
 	stB := b.status(t).Backends[0]
 	assert.True(t, stB.Healthy, "a shared hold is no health verdict")
 	assert.False(t, stB.Quarantined)
 
 	c := startProxy(t, quotaConfig(t, local.URL, prov.URL), flags...)
 	assert.WithinDuration(t, heldA, rateLimitedUntil(t, c), time.Second, "a replica started during the hold reads it from the store")
-	code, body = c.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	code, body = c.post(t, chat("chat"))
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "local", served(t, body))
-	assert.EqualValues(t, 1, prov.posts.Load())
+	assert.EqualValues(t, 1, prov.posts())
 	assert.EqualValues(t, n+2, local.posts.Load())
 }
 
@@ -78,11 +74,7 @@ func TestQuotaHoldWithoutTheStoreStaysLocal(t *testing.T) {
 	p := startProxy(t, cfg, storeFlags(rs.addr)...)
 	rs.stop()
 
-	for i := range 5 {
-		code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
-	assert.EqualValues(t, 1, prov.posts.Load(), "held on this replica")
+	servedLocally(t, p, 5)
+	assert.EqualValues(t, 1, prov.posts(), "held on this replica")
 	assert.False(t, p.status(t).Backends[0].RateLimitedUntil.IsZero())
 }

@@ -2,15 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,29 +16,24 @@ import (
 // limitedProvider is a loopback OpenAI-compatible provider that refuses
 // every request for its quota with body and headers; posts counts what
 // it was sent.
-type limitedProvider struct {
-	*httptest.Server
-	posts atomic.Int64
-}
+type limitedProvider struct{ *stub }
 
-func newLimitedProvider(t *testing.T, body string, hdr ...string) *limitedProvider {
-	p := &limitedProvider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if r.Method != http.MethodPost {
+func newLimitedProvider(t *testing.T, body string, hdr ...string) limitedProvider {
+	isPost := func(r *http.Request) bool { return r.Method == http.MethodPost }
+	return limitedProvider{newStub(t, isPost, func(w http.ResponseWriter, r *http.Request, _ string) {
+		if !isPost(r) {
 			return
 		}
-		p.posts.Add(1)
 		for i := 0; i+1 < len(hdr); i += 2 {
 			w.Header().Set(hdr[i], hdr[i+1])
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprint(w, body)
-	}))
-	t.Cleanup(p.Close)
-	return p
+	})}
 }
+
+func (p limitedProvider) posts() int { return len(p.received()) }
 
 // quotaConfig routes every request to the external backends in order,
 // then to the local fallback when one is given.
@@ -54,8 +43,8 @@ func quotaConfig(t *testing.T, fallback string, ext ...string) *proxyapi.Config 
 		APIVersion: proxyapi.APIVersion,
 		Router:     proxyapi.RouterInfo{Name: "r", Namespace: "ns"},
 		Timeouts:   proxyapi.Timeouts{ResponseHeader: d(time.Minute), StreamIdle: d(time.Minute), Quarantine: d(time.Minute)},
-		Policy:     proxyapi.Policy{Audit: proxyapi.Audit{Sink: "file", FilePath: filepath.Join(t.TempDir(), "audit.jsonl")}},
 	}
+	fileAudit(t, cfg)
 	var names []string
 	for i, u := range ext {
 		n := "cloud" + strconv.Itoa(i)
@@ -71,6 +60,17 @@ func quotaConfig(t *testing.T, fallback string, ext ...string) *proxyapi.Config 
 	return cfg
 }
 
+// servedLocally posts n chats to p and asserts that the local fallback
+// serves each.
+func servedLocally(t *testing.T, p *proc, n int) {
+	t.Helper()
+	for i := range n {
+		code, body := p.post(t, chat("chat"))
+		require.Equal(t, 200, code, body)
+		assert.Equal(t, "local", served(t, body), "request %d", i)
+	}
+}
+
 // The built router-proxy holds a provider that answered 429 with
 // Retry-After: 30: the next requests, sent at once (30 s is far longer
 // than the test), are served by the fallback and the provider is sent
@@ -83,12 +83,8 @@ func TestQuotaRateLimitedProviderIsNotSentAgain(t *testing.T) {
 
 	before := time.Now()
 	const n = 10
-	for i := range n {
-		code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body), "request %d", i)
-	}
-	assert.EqualValues(t, 1, prov.posts.Load(), "the rate-limited provider is sent nothing inside its reset")
+	servedLocally(t, p, n)
+	assert.EqualValues(t, 1, prov.posts(), "the rate-limited provider is sent nothing inside its reset")
 	assert.EqualValues(t, n, local.posts.Load())
 
 	st := p.status(t)
@@ -99,11 +95,7 @@ func TestQuotaRateLimitedProviderIsNotSentAgain(t *testing.T) {
 	assert.True(t, st.Backends[0].Healthy, "a rate limit is no health verdict")
 	assert.False(t, st.Backends[0].Quarantined)
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	f, err := os.ReadFile(cfg.Policy.Audit.FilePath)
-	require.NoError(t, err)
-	entries := auditEntries(t, f)
+	entries, _ := stopForAudit(t, p, cfg.Policy.Audit.FilePath)
 	require.Len(t, entries, n)
 	assert.Equal(t, 2, entries[0].Attempts)
 	require.Len(t, entries[0].Held, 1)
@@ -125,12 +117,8 @@ func TestQuotaExhaustedProviderIsSkippedForTheConfiguredHold(t *testing.T) {
 	p := startProxy(t, cfg)
 
 	before := time.Now()
-	for range 5 {
-		code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
-		require.Equal(t, 200, code, body)
-		assert.Equal(t, "local", served(t, body))
-	}
-	assert.EqualValues(t, 1, prov.posts.Load())
+	servedLocally(t, p, 5)
+	assert.EqualValues(t, 1, prov.posts())
 	b := p.status(t).Backends[0]
 	assert.True(t, b.RateLimitedUntil.IsZero())
 	assert.False(t, b.QuotaExhaustedUntil.Before(before.Add(45*time.Minute)), "held until %s", b.QuotaExhaustedUntil)
@@ -147,14 +135,10 @@ func TestQuotaEveryProviderLimitedAnswersTheEarliestReset(t *testing.T) {
 	p := startProxy(t, quotaConfig(t, "", a.URL, b.URL))
 
 	retryAfter := func() (int, int) {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`))
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
-		require.NoError(t, err, "Retry-After %q", resp.Header.Get("Retry-After"))
-		return resp.StatusCode, secs
+		a := p.send(t, chatPath, chat("chat"))
+		secs, err := strconv.Atoi(a.hdr.Get("Retry-After"))
+		require.NoError(t, err, "Retry-After %q", a.hdr.Get("Retry-After"))
+		return a.code, secs
 	}
 	code, secs := retryAfter()
 	assert.Equal(t, http.StatusTooManyRequests, code)
@@ -162,8 +146,8 @@ func TestQuotaEveryProviderLimitedAnswersTheEarliestReset(t *testing.T) {
 	code, secs = retryAfter()
 	assert.Equal(t, http.StatusTooManyRequests, code)
 	assert.True(t, secs > 60 && secs <= 120, "the earliest reset (2m), not %ds", secs)
-	assert.EqualValues(t, 1, a.posts.Load(), "nothing sent while held")
-	assert.EqualValues(t, 1, b.posts.Load(), "nothing sent while held")
+	assert.EqualValues(t, 1, a.posts(), "nothing sent while held")
+	assert.EqualValues(t, 1, b.posts(), "nothing sent while held")
 }
 
 // A rule that is not failClosed falls through to the default route once
@@ -179,16 +163,12 @@ func TestQuotaHeldRuleThatFallsThroughAnswersRetryNow(t *testing.T) {
 	cfg.Default = proxyapi.DefaultRoute{Strategy: "Static", Backend: "local"}
 	p := startProxy(t, cfg)
 
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.listen+"/v1/chat/completions", strings.NewReader(`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`))
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	assert.Equal(t, "1", resp.Header.Get("Retry-After"), "a retry now is served by the default route")
+	a := p.send(t, chatPath, chat("chat"))
+	assert.Equal(t, http.StatusTooManyRequests, a.code)
+	assert.Equal(t, "1", a.hdr.Get("Retry-After"), "a retry now is served by the default route")
 
-	code, body := p.post(t, `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`)
+	code, body := p.post(t, chat("chat"))
 	require.Equal(t, 200, code, body)
 	assert.Equal(t, "local", served(t, body), "the retry, sent at once, is served")
-	assert.EqualValues(t, 1, prov.posts.Load())
+	assert.EqualValues(t, 1, prov.posts())
 }

@@ -26,8 +26,7 @@ func keyRateConfig(t *testing.T, upstream string, limits ...proxyapi.RateLimit) 
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "batch-keys")
 	authtest.WriteSecret(t, dir, map[string]string{"nightly": nightlyKey, "notebook": notebookKey})
-	cfg := budgetConfig(upstream, proxyapi.Budget{MaxTokens: 1, Window: proxyapi.Duration{Duration: time.Hour}})
-	cfg.Policy.Budgets = nil
+	cfg := qwenConfig(upstream)
 	cfg.Policy.Auth = &proxyapi.Auth{APIKeys: []proxyapi.APIKeySource{{SecretName: "batch-keys", Team: "ml", Dir: dir}}}
 	cfg.Policy.RateLimits = limits
 	return cfg

@@ -3,20 +3,16 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
 )
 
@@ -24,21 +20,11 @@ import (
 // bearer signs a token for a team.
 func rateConfig(t *testing.T, upstream string, limits ...proxyapi.RateLimit) (*proxyapi.Config, func(team string) string) {
 	t.Helper()
-	is := authtest.NewIssuer(t)
-	cfg := budgetConfig(upstream, proxyapi.Budget{MaxTokens: 1 << 40, Window: proxyapi.Duration{Duration: time.Hour}})
-	cfg.Policy.Budgets = nil
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	cfg := qwenConfig(upstream)
+	auth, is := issuerAuth(t)
+	cfg.Policy.Auth = auth
 	cfg.Policy.RateLimits = limits
-	return cfg, func(team string) string {
-		return "Bearer " + is.Sign(t, jwt.SigningMethodES256, "ec-1", authtest.Claims(team))
-	}
-}
-
-// answer is one response as a client sees it.
-type answer struct {
-	code int
-	hdr  http.Header
-	body string
+	return cfg, func(team string) string { return ecBearer(t, is, team) }
 }
 
 // fire sends n chat completions at once, spread over ps, with the headers
@@ -50,17 +36,10 @@ func fire(t *testing.T, ps []*proc, n int, hdr ...string) []answer {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+ps[i%len(ps)].listen+"/v1/chat/completions", strings.NewReader(`{"model":"qwen","messages":[{"role":"user","content":"hi"}]}`))
-			for j := 0; j+1 < len(hdr); j += 2 {
-				req.Header.Set(hdr[j], hdr[j+1])
+			a, err := ps[i%len(ps)].request(client, http.MethodPost, chatPath, chat("qwen"), hdr...)
+			if assert.NoError(t, err) {
+				out[i] = a
 			}
-			resp, err := client.Do(req)
-			if !assert.NoError(t, err) {
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			out[i] = answer{resp.StatusCode, resp.Header, string(b)}
 		})
 	}
 	wg.Wait()

@@ -5,17 +5,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,84 +19,62 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 )
 
-// modelStub is a model server on loopback: it records the bodies sent to
-// path and answers them with answer; any other path (a health probe) is
-// answered 200.
-type modelStub struct {
-	*httptest.Server
-	mu     sync.Mutex
-	bodies []string
-}
-
-func newModelStub(t *testing.T, path string, answer func(w http.ResponseWriter, body string)) *modelStub {
-	m := &modelStub{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		if r.URL.Path != path {
-			w.WriteHeader(http.StatusOK)
-			return
+// newModelStub is a model server on loopback: it records the bodies sent
+// to path (bodies) and answers them with answer; any other path (a health
+// probe) is answered 200.
+func newModelStub(t *testing.T, path string, answer func(w http.ResponseWriter, body string)) *stub {
+	onPath := func(r *http.Request) bool { return r.URL.Path == path }
+	return newStub(t, onPath, func(w http.ResponseWriter, r *http.Request, body string) {
+		if onPath(r) {
+			answer(w, body)
 		}
-		m.mu.Lock()
-		m.bodies = append(m.bodies, string(b))
-		m.mu.Unlock()
-		answer(w, string(b))
-	}))
-	t.Cleanup(m.Close)
-	return m
-}
-
-// received are the bodies sent to the stub's path, in order.
-func (m *modelStub) received() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.bodies...)
+	})
 }
 
 // newChatModel is an OpenAI-compatible chat server (a vLLM): a tool call
 // when it is offered tools and holds no tool result, else text; streamed
 // when asked, with usage when asked.
-func newChatModel(t *testing.T) *modelStub {
+func newChatModel(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`+"\n\n")
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			replySSE(w,
+				`{"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`,
+				`{"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`,
+				`{"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`,
+				"[DONE]")
 			return
 		}
 		if strings.Contains(body, `"stream":true`) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, `data: {"id":"c1","model":"qwen3-32b","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"lo!"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
-			if strings.Contains(body, `"include_usage":true`) {
-				fmt.Fprint(w, `data: {"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`+"\n\n")
+			events := []string{
+				`{"id":"c1","model":"qwen3-32b","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{"content":"lo!"}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
 			}
-			fmt.Fprint(w, "data: [DONE]\n\n")
+			if strings.Contains(body, `"include_usage":true`) {
+				events = append(events, `{"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`)
+			}
+			replySSE(w, append(events, "[DONE]")...)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		if tool {
-			fmt.Fprint(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
+			replyJSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
 			return
 		}
 		text := "Hello!"
 		if strings.Contains(body, `"role":"tool"`) {
 			text = "It is 18C and sunny in Paris."
 		}
-		fmt.Fprintf(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
+		replyJSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
 	})
 }
 
 // newResponsesModel is OpenAI's Responses API (a backend with provider
 // openai, passed through): a Response or its event stream, a function call
 // when offered tools and no call output yet.
-func newResponsesModel(t *testing.T) *modelStub {
+func newResponsesModel(t *testing.T) *stub {
 	return newModelStub(t, "/v1/responses", func(w http.ResponseWriter, body string) {
 		const usage = `"usage":{"input_tokens":20,"input_tokens_details":{"cached_tokens":0},"output_tokens":4,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":24}`
 		resp := func(status, output, usage string) string {
@@ -129,14 +103,13 @@ func newResponsesModel(t *testing.T) *modelStub {
 			ev("response.completed", `"response":`+resp("completed", msg("completed", "Hello!"), `"usage":{"input_tokens":11,"output_tokens":2,"total_tokens":13}`))
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.Contains(body, `"tools"`) && !strings.Contains(body, `function_call_output`):
-			fmt.Fprint(w, resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
+			replyJSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
 		case strings.Contains(body, `function_call_output`):
-			fmt.Fprint(w, resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
+			replyJSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
 		default:
-			fmt.Fprint(w, resp("completed", msg("completed", "Hello!"), usage))
+			replyJSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
 		}
 	})
 }
@@ -197,7 +170,7 @@ func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnM
 	cmd.Env = append(os.Environ(), env...)
 	out := runNode(t, cmd)
 	var got sdkResult
-	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	decodeJSON(t, out, &got)
 	return got
 }
 
@@ -212,10 +185,10 @@ func runResponsesSDK(t *testing.T, node, dir string, p *proc, token, model, ssnM
 // translated to chat completions, once passed through to OpenAI.
 func TestResponsesOpenAISDK(t *testing.T) {
 	node, dir := mcpJS(t)
-	is := authtest.NewIssuer(t)
 	cfg := renderConfig(t, "../../testdata/classification-detector/input.yaml")
 	cfg.Policy.Classification.Mode = proxyapi.ClassificationDetector
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}}
+	auth, is := issuerAuth(t)
+	cfg.Policy.Auth = auth
 	added := func(name, header string) proxyapi.Rule {
 		r := cfg.Rules[len(cfg.Rules)-1]
 		r.Name, r.Backends = name, []string{"local-qwen"}
@@ -225,7 +198,6 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	cfg.Rules = append([]proxyapi.Rule{added("metered", "x-budget-test"), added("translated", "x-route-local")}, cfg.Rules...)
 	cfg.Policy.Budgets = []proxyapi.Budget{{Name: "one-call", Scope: "rule", RuleName: "metered", MaxTokens: 1, Window: proxyapi.Duration{Duration: time.Hour}}}
 	local, cloud := newChatModel(t), newResponsesModel(t)
-	var env []string
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
 		switch b.Name {
@@ -235,13 +207,10 @@ func TestResponsesOpenAISDK(t *testing.T) {
 			b.URL = cloud.URL
 			b.Cost = &proxyapi.Cost{PromptUSD: "1", CompletionUSD: "10"}
 		}
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=test-key")
-		}
 	}
 	auditPath := fileAudit(t, cfg)
-	p := startProxyEnv(t, cfg, env)
-	token := mcpToken(t, is, "platform", "")
+	p := startProxyEnv(t, cfg, credentialEnv(cfg))
+	token := teamToken(t, is, "platform", "")
 
 	// The calls both runs make the same way.
 	common := func(t *testing.T, got sdkResult, ents []proxyapi.AuditEntry) {
@@ -288,11 +257,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	entries := func(t *testing.T, n int) []proxyapi.AuditEntry {
 		var all []proxyapi.AuditEntry
 		require.Eventually(t, func() bool {
-			raw, err := os.ReadFile(auditPath)
-			if err != nil {
-				return false
-			}
-			all = auditEntries(t, raw)
+			all = auditSoFar(t, auditPath)
 			slices.SortStableFunc(all, func(a, b proxyapi.AuditEntry) int { return a.Time.Compare(b.Time) })
 			return len(all) >= audited+n
 		}, 30*time.Second, 10*time.Millisecond)
@@ -319,7 +284,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 			assert.False(t, e.TokensEstimated)
 		}
 		var roundTrip string
-		for _, b := range local.received() {
+		for _, b := range local.bodies() {
 			if strings.Contains(b, "18C and sunny") {
 				roundTrip = b
 			}
@@ -344,7 +309,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 			assert.False(t, e.TokensEstimated)
 			assert.Equal(t, cost, strings.TrimRight(e.CostUSD, "0"))
 		}
-		bodies := cloud.received()
+		bodies := cloud.bodies()
 		require.Len(t, bodies, 4, "the SSN call never reached the cloud")
 		for _, b := range bodies {
 			assert.Contains(t, b, `"model":"gpt-5"`)

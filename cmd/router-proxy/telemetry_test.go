@@ -1,18 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"sync"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,34 +44,20 @@ func attrs(kvs []*commonpb.KeyValue) map[string]any {
 	return out
 }
 
-// genAIUpstream answers like an OpenAI-compatible server (a stream when
+// newGenAIUpstream answers like an OpenAI-compatible server (a stream when
 // asked) and records each request's trace headers; fail makes it answer 500.
-type genAIUpstream struct {
-	*httptest.Server
-	mu      sync.Mutex
-	headers []http.Header
-}
-
 const (
 	secretPrompt     = "PROMPT-SECRET-7f3a"
 	secretCompletion = "COMPLETION-SECRET-91bc"
 )
 
-func newGenAIUpstream(t *testing.T, fail bool) *genAIUpstream {
-	u := &genAIUpstream{}
-	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/health" {
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		u.mu.Lock()
-		u.headers = append(u.headers, r.Header.Clone())
-		u.mu.Unlock()
+func newGenAIUpstream(t *testing.T, fail bool) *stub {
+	return newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, body string) {
 		if fail {
 			w.WriteHeader(500)
 			return
 		}
-		if bytes.Contains(body, []byte(`"stream":true`)) {
+		if strings.Contains(body, `"stream":true`) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			fl := w.(http.Flusher)
 			for i := range 3 {
@@ -89,17 +68,8 @@ func newGenAIUpstream(t *testing.T, fail bool) *genAIUpstream {
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":3,\"total_tokens\":14}}\n\ndata: [DONE]\n\n")
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
-	}))
-	t.Cleanup(u.Close)
-	return u
-}
-
-func (u *genAIUpstream) received() []http.Header {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return slices.Clone(u.headers)
+		replyJSON(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
+	})
 }
 
 // TestOpenTelemetryOverOTLP drives the real binary with an OTLP endpoint:
@@ -134,7 +104,7 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 	require.Equal(t, 200, code, body)
 	code, body = p.post(t, `{"model":"cloud","messages":[{"role":"user","content":"`+secretPrompt+`"}]}`, "Traceparent", clientTP, "Tracestate", "vendor=opaque", "Baggage", "user=alice")
 	require.Equal(t, 200, code, body)
-	require.Eventually(t, func() bool { return len(shadow.received()) == 2 }, 5*time.Second, 10*time.Millisecond, "both shadow copies were sent")
+	require.Eventually(t, func() bool { return len(shadow.headers()) == 2 }, 5*time.Second, 10*time.Millisecond, "both shadow copies were sent")
 
 	// SIGTERM flushes the exporters.
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
@@ -191,13 +161,13 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 	// In-cluster backends continue the attempt's span; the client's
 	// tracestate rides along as the W3C spec says.
 	wantTP := func(s *tracepb.Span) string { return "00-" + traceID + "-" + id(s.SpanId) + "-01" }
-	assert.Equal(t, wantTP(att[0]), bad.received()[0].Get("Traceparent"))
-	assert.Equal(t, wantTP(att[1]), good.received()[0].Get("Traceparent"))
-	assert.Equal(t, "vendor=opaque", good.received()[0].Get("Tracestate"))
+	assert.Equal(t, wantTP(att[0]), bad.headers()[0].Get("Traceparent"))
+	assert.Equal(t, wantTP(att[1]), good.headers()[0].Get("Traceparent"))
+	assert.Equal(t, "vendor=opaque", good.headers()[0].Get("Tracestate"))
 	// Shadow copies leave in the background, so the second request's copy
 	// can arrive before the first's.
 	var shadowTPs []string
-	for _, h := range shadow.received() {
+	for _, h := range shadow.headers() {
 		shadowTPs = append(shadowTPs, h.Get("Traceparent"))
 	}
 	assert.Contains(t, shadowTPs, wantTP(att[2]), "the first request's shadow copy continues its span")
@@ -210,7 +180,7 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 	assert.Equal(t, "openai", attrs(ca[0].Attributes)["gen_ai.provider.name"])
 	assert.Equal(t, "chat gpt-x", ca[0].Name)
 	for _, h := range []string{"Traceparent", "Tracestate", "Baggage"} {
-		assert.Empty(t, ext.received()[0].Get(h), "an external provider received %s", h)
+		assert.Empty(t, ext.headers()[0].Get(h), "an external provider received %s", h)
 	}
 
 	// The streamed request without a traceparent starts its own trace.
@@ -279,19 +249,10 @@ func pick(m map[string]any, keys ...string) map[string]any {
 // TestTraceSamplingFlag: a sampling ratio outside 0..1 is refused at start,
 // with or without an OTLP endpoint.
 func TestTraceSamplingFlag(t *testing.T) {
-	bin, _ := binaries(t)
-	b, err := proxyapi.Marshal(oneBackend("http://127.0.0.1:1", proxyapi.KindLocal))
-	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "config.json")
-	require.NoError(t, os.WriteFile(path, b, 0o600))
+	path := writeConfig(t, oneBackend("http://127.0.0.1:1", proxyapi.KindLocal))
 	for _, env := range [][]string{nil, {"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:1"}} {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		cmd := exec.CommandContext(ctx, bin, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "", "--trace-sampling", "1.5")
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		cancel()
-		require.Error(t, err, "started with --trace-sampling 1.5 (env %v)", env)
-		assert.Contains(t, string(out), "--trace-sampling \"1.5\": must be a ratio from 0 to 1")
+		out := refusedAtStart(t, env, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "", "--trace-sampling", "1.5")
+		assert.Contains(t, out, "--trace-sampling \"1.5\": must be a ratio from 0 to 1")
 	}
 }
 

@@ -2,18 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,53 +14,43 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
-// vllmStub is providertest.VLLM serving served, recording the model of
-// every inference request; fail makes every request 500.
+// vllmStub is providertest.VLLM serving served, recording every inference
+// request; fail makes every request 500.
 type vllmStub struct {
-	*httptest.Server
-	served string
-	fail   atomic.Bool
-	mu     sync.Mutex
-	got    []string // the model of every inference request received
+	*stub
+	fail atomic.Bool
 }
 
 func newVLLMStub(t *testing.T, served string) *vllmStub {
-	v := &vllmStub{served: served}
-	v.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		switch {
-		case r.URL.Path == "/health":
-			return
-		case v.fail.Load():
+	v := &vllmStub{}
+	inference := func(r *http.Request) bool {
+		return !v.fail.Load() && (r.Method != http.MethodGet || r.URL.Path != "/v1/models")
+	}
+	v.stub = newStub(t, inference, func(w http.ResponseWriter, r *http.Request, _ string) {
+		if v.fail.Load() {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
-		case r.Method == http.MethodGet && r.URL.Path == "/v1/models":
-			providertest.VLLM(served, nil)(w, r)
-			return
 		}
-		var req struct {
-			Model string `json:"model"`
-		}
-		_ = json.Unmarshal(body, &req)
-		v.mu.Lock()
-		v.got = append(v.got, req.Model)
-		v.mu.Unlock()
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		providertest.VLLM(served, nil)(w, r)
-	}))
-	t.Cleanup(v.Close)
+	})
 	return v
 }
 
-// models are the models the stub was sent, in order.
+// models are the models of the inference requests the stub was sent, in
+// order.
 func (v *vllmStub) models() []string {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return append([]string(nil), v.got...)
+	var got []string
+	for _, body := range v.bodies() {
+		var req struct {
+			Model string `json:"model"`
+		}
+		_ = json.Unmarshal([]byte(body), &req)
+		got = append(got, req.Model)
+	}
+	return got
 }
 
 // hospital renders cmd/router-proxy/testdata/upstream-model.yaml with the
@@ -81,36 +64,12 @@ func hospital(t *testing.T) (*proxyapi.Config, map[string]*vllmStub, []string, s
 		"local-qwen":     newVLLMStub(t, "/models/Qwen/Qwen3-8B"),
 		"cloud-gpt":      newVLLMStub(t, "gpt-4.1"),
 	}
-	var env []string
 	for i := range cfg.Backends {
 		b := &cfg.Backends[i]
 		b.URL = ups[b.Name].URL
-		for _, c := range b.Credentials {
-			env = append(env, c.Env+"=test-key")
-		}
 	}
 	auditPath := fileAudit(t, cfg)
-	return cfg, ups, env, auditPath
-}
-
-// fileAudit makes cfg audit to a file of the test's own and returns its
-// path.
-func fileAudit(t *testing.T, cfg *proxyapi.Config) string {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	cfg.Policy.Audit.Sink, cfg.Policy.Audit.FilePath = proxyapi.SinkFile, path
-	return path
-}
-
-// stopForAudit stops the router-proxy (SIGTERM flushes its audit; it must
-// exit cleanly) and returns the entries of the audit file at auditPath and
-// the file's text, for what it must never hold.
-func stopForAudit(t *testing.T, p *proc, auditPath string) ([]proxyapi.AuditEntry, string) {
-	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, <-p.done)
-	raw, err := os.ReadFile(auditPath)
-	require.NoError(t, err)
-	return auditEntries(t, raw), string(raw)
+	return cfg, ups, credentialEnv(cfg), auditPath
 }
 
 // TestUpstreamModelAsAProcess drives the built router-proxy: a sensitive
@@ -142,7 +101,7 @@ func TestUpstreamModelAsAProcess(t *testing.T) {
 		}
 		chunks++
 		var c struct{ Model string }
-		require.NoError(t, json.Unmarshal([]byte(line), &c), line)
+		decodeJSON(t, line, &c)
 		assert.Equal(t, "gpt-4.1", c.Model, line)
 	}
 	assert.Equal(t, 4, chunks)
@@ -187,10 +146,9 @@ func TestUpstreamModelAsAProcess(t *testing.T) {
 // structured result names the backend that served, not the tool's model.
 func TestUpstreamModelMCPToolCall(t *testing.T) {
 	cfg, ups, env, auditPath := hospital(t)
-	is := authtest.NewIssuer(t)
-	cfg.Policy.Auth.JWT.JWKSURI, cfg.Policy.Auth.JWT.Issuer = is.Server.URL, authtest.IssuerURL
+	is := trustIssuer(t, cfg)
 	p := startProxyEnv(t, cfg, env)
-	cs := mcpSession(t, p, mcpToken(t, is, "clinicians", cfg.MCP.ResourceURL))
+	cs := mcpSession(t, p, teamToken(t, is, "clinicians", cfg.MCP.ResourceURL))
 
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-4.1", Arguments: map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": "Patient SSN 536-22-8410, summarise the chart."}},
@@ -198,8 +156,7 @@ func TestUpstreamModelMCPToolCall(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError, callText(res))
 	assert.Equal(t, "ok", callText(res))
-	sc, _ := json.Marshal(res.StructuredContent)
-	assert.JSONEq(t, `{"model":"local-medgemma","finish_reason":"stop","usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}`, string(sc))
+	assert.JSONEq(t, `{"model":"local-medgemma","finish_reason":"stop","usage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}`, mustJSON(t, res.StructuredContent))
 	assert.Equal(t, []string{"medgemma-27b"}, ups["local-medgemma"].models())
 	assert.Empty(t, ups["cloud-gpt"].models())
 
