@@ -8,7 +8,7 @@
 #   DIR/bin:      kubelet, kube-controller-manager, kube-scheduler, kube-proxy,
 #                 kubeadm (hack/kubernetes/build.sh), crictl (cri-tools),
 #                 coredns (hack/cluster/coredns)
-#   DIR/images:   pause, coredns and stubmodel image archives (hack/cluster/images)
+#   DIR/images:   pause, coredns and stubmodel image archives (tools/cluster-images)
 #
 # Usage: hack/cluster/install.sh DIR     (default ~/.cache/llmkube-compile/cluster-v1.37.2)
 set -euo pipefail
@@ -76,5 +76,5 @@ log "building coredns (hack/cluster/coredns; cached by Go's build cache)"
 
 # ---------------------------------------------------------------- images
 log "building the pause, coredns and stubmodel images"
-(cd "$ROOT" && GOFLAGS= go run ./hack/cluster/images -out "${DIR}/images" -coredns "${DIR}/bin/coredns" >&2)
+(cd "$ROOT" && GOFLAGS= go run ./tools/cluster-images -out "${DIR}/images" -coredns "${DIR}/bin/coredns" >&2)
 log "cluster tools in ${DIR}"

@@ -3,7 +3,7 @@
 // the name of the pod it runs in, so a test sees which replica served each
 // request, plus vLLM's health and metrics endpoints so the router-proxy's
 // health checks and LoadAware scraping see a vLLM-shaped pod. It runs as a
-// container built by hack/cluster/images; it never calls out.
+// container built by tools/cluster-images; it never calls out.
 package main
 
 import (

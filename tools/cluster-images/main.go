@@ -5,7 +5,7 @@
 // is an image archive that containerd imports; they are built for this
 // machine's architecture only, with tools/imagebuild like the shipped images.
 //
-//	go run ./hack/cluster/images -out DIR -coredns PATH
+//	go run ./tools/cluster-images -out DIR -coredns PATH
 package main
 
 import (
@@ -61,7 +61,7 @@ func run(out, coredns string) error {
 		return err
 	}
 	for _, im := range []struct{ name, ref, pkg, bin string }{
-		{"pause", PauseRef, "./hack/cluster/pause", ""},
+		{"pause", PauseRef, "./test/cluster/pause", ""},
 		{"stubmodel", StubModelRef, "./test/cluster/stubmodel", ""},
 		{"coredns", CoreDNSRef, "", coredns},
 	} {
