@@ -46,7 +46,7 @@ type refusal struct {
 	// close ends the connection after the answer (the body was not read
 	// to its end); retry sets Retry-After: 1 when the caller set none.
 	close, retry bool
-	// challenge is the WWW-Authenticate a 401 carries (RFC 6750).
+	// challenge is the WWW-Authenticate an auth refusal carries (RFC 6750).
 	challenge string
 	// silent answers nothing: the client has gone, and only the audit
 	// entry records how the request ended.
@@ -60,6 +60,7 @@ const (
 	refInvalidToken
 	refInvalidAPIKey
 	refExpiredAPIKey
+	refMultipleCredentials
 	refForbidden
 	refTooLarge
 	refBodyBusy
@@ -82,10 +83,13 @@ const (
 const bearerChallenge = `Bearer realm="llmkube"`
 
 var refusals = [...]refusal{
-	refMissingToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeMissingToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge},
-	refInvalidToken:        {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
-	refInvalidAPIKey:       {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
-	refExpiredAPIKey:       {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeExpiredAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refMissingToken:  {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeMissingToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge},
+	refInvalidToken:  {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidToken, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refInvalidAPIKey: {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeInvalidAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	refExpiredAPIKey: {status: http.StatusUnauthorized, typ: "authentication_error", code: auth.CodeExpiredAPIKey, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_token"`},
+	// The credential twice (RFC 6750 §3.1 invalid_request): refused by
+	// policy.auth, so the audit counts it with the other auth refusals.
+	refMultipleCredentials: {status: http.StatusBadRequest, typ: "invalid_request_error", code: auth.CodeMultipleCredentials, outcome: proxyapi.OutcomeUnauthorized, challenge: bearerChallenge + `, error="invalid_request"`},
 	refForbidden:           {status: http.StatusForbidden, typ: "permission_error", code: "model_not_allowed", outcome: proxyapi.OutcomeForbidden},
 	refTooLarge:            {status: http.StatusRequestEntityTooLarge, typ: "invalid_request_error", code: "request_too_large", outcome: proxyapi.OutcomeTooLarge},
 	refBodyBusy:            {status: http.StatusServiceUnavailable, typ: "server_error", code: "body_memory_busy", outcome: proxyapi.OutcomeBodyBusy, retry: true},
@@ -110,7 +114,7 @@ var refusals = [...]refusal{
 
 // authRefusal is the row of a request policy.auth refuses (routerproxy/auth
 // answers 401 with missing_token, invalid_token, invalid_api_key or
-// expired_api_key).
+// expired_api_key, and 400 multiple_credentials).
 func authRefusal(e *auth.Error) refusalKind {
 	switch e.Code {
 	case auth.CodeInvalidToken:
@@ -119,6 +123,8 @@ func authRefusal(e *auth.Error) refusalKind {
 		return refInvalidAPIKey
 	case auth.CodeExpiredAPIKey:
 		return refExpiredAPIKey
+	case auth.CodeMultipleCredentials:
+		return refMultipleCredentials
 	}
 	return refMissingToken
 }

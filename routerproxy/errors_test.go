@@ -31,22 +31,26 @@ func TestRefusalTable(t *testing.T) {
 	}
 }
 
-// TestAuthRefusals: policy.auth's 401s keep routerproxy/auth's code and carry
-// the Bearer challenge, invalid_token's naming the error (RFC 6750).
+// TestAuthRefusals: policy.auth's refusals keep routerproxy/auth's code and
+// carry the Bearer challenge, naming the error when a credential was sent
+// (RFC 6750 §3.1): invalid_token for a refused one, invalid_request (400)
+// for one sent twice.
 func TestAuthRefusals(t *testing.T) {
 	for _, tc := range []struct {
-		code, challenge string
+		status               int
+		code, typ, challenge string
 	}{
-		{auth.CodeMissingToken, `Bearer realm="llmkube"`},
-		{auth.CodeInvalidToken, `Bearer realm="llmkube", error="invalid_token"`},
+		{http.StatusUnauthorized, auth.CodeMissingToken, "authentication_error", `Bearer realm="llmkube"`},
+		{http.StatusUnauthorized, auth.CodeInvalidToken, "authentication_error", `Bearer realm="llmkube", error="invalid_token"`},
+		{http.StatusBadRequest, auth.CodeMultipleCredentials, "invalid_request_error", `Bearer realm="llmkube", error="invalid_request"`},
 	} {
 		w := httptest.NewRecorder()
 		ent := &proxyapi.AuditEntry{}
-		e := &auth.Error{Status: http.StatusUnauthorized, Code: tc.code, Msg: "no"}
+		e := &auth.Error{Status: tc.status, Code: tc.code, Msg: "no"}
 		refuseAs(w, ent, authRefusal(e), e.Msg, "")
-		assert.Equal(t, http.StatusUnauthorized, w.Code)
+		assert.Equal(t, tc.status, w.Code)
 		assert.Equal(t, tc.challenge, w.Header().Get("WWW-Authenticate"))
-		assert.Contains(t, w.Body.String(), `"type":"authentication_error"`)
+		assert.Contains(t, w.Body.String(), `"type":"`+tc.typ+`"`)
 		assert.Contains(t, w.Body.String(), `"code":"`+tc.code+`"`)
 		assert.Equal(t, proxyapi.OutcomeUnauthorized, ent.Outcome)
 	}

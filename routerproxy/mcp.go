@@ -206,9 +206,16 @@ func (s *Server) newMCPServer(cfg *proxyapi.Config) (*mcpServer, error) {
 // a request that presented a bearer token (RFC 6750 §3.1): the SDK's
 // RequireBearerToken names only resource_metadata, so a client could not
 // tell a refused token (get a new one) from a missing one (authorize).
-// A request without a token gets no error code, as RFC 6750 §3.1 asks.
+// A request without a token gets no error code, as RFC 6750 §3.1 asks; one
+// with two Authorization headers is refused 400 invalid_request, as on the
+// inference paths (the SDK would read the first).
 func invalidTokenChallenge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := len(r.Header.Values("Authorization")); n > 1 {
+			e := auth.MultipleCredentials("Authorization", n)
+			answer(w, authRefusal(e), e.Msg)
+			return
+		}
 		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 			next.ServeHTTP(w, r)

@@ -228,6 +228,11 @@ func TestMCPAuthorization(t *testing.T) {
 	a = post(teamToken(t, is, "platform", mcpResource)[:60]+"x", "")
 	assert.Equal(t, http.StatusUnauthorized, a.code, "a forged token")
 	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
+	// Two Authorization headers: 400, as on the inference paths (the SDK
+	// alone would read the first).
+	a = p.send(t, "/mcp", toolsList, mcpHeaders("Authorization", "Bearer "+teamToken(t, is, "platform", mcpResource), "Authorization", "Bearer x")...)
+	assert.Equal(t, http.StatusBadRequest, a.code, a.body)
+	assert.Contains(t, a.body, `"code":"multiple_credentials"`)
 	a = post(teamToken(t, is, "platform", mcpResource), "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, a.code, a.body)
 	a = post(teamToken(t, is, "platform", mcpResource), "https://models.example.com")

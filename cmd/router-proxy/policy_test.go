@@ -40,6 +40,17 @@ func TestAuthEndToEnd(t *testing.T) {
 	a := p.send(t, chatPath, `{"model":"qwen3-32b"}`, "Authorization", "Bearer "+token("platform")[:40]+"x")
 	assert.Equal(t, http.StatusUnauthorized, a.code)
 	assert.Equal(t, `Bearer realm="llmkube", error="invalid_token"`, a.hdr.Get("WWW-Authenticate"))
+	// Two Authorization headers (RFC 6750 §3.1 invalid_request): 400, in
+	// the shape of the API asked, whichever token comes first.
+	two := []string{"Authorization", bearer(t, is, "research"), "Authorization", bearer(t, is, "platform")}
+	a = p.send(t, chatPath, `{"model":"qwen3-gold"}`, two...)
+	assert.Equal(t, http.StatusBadRequest, a.code, a.body)
+	assert.Equal(t, `Bearer realm="llmkube", error="invalid_request"`, a.hdr.Get("WWW-Authenticate"))
+	assert.Contains(t, a.body, `"code":"multiple_credentials"`)
+	assert.Contains(t, a.body, "the request carries 2 Authorization headers")
+	a = p.send(t, "/v1/messages", `{"model":"qwen3-gold","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`, two...)
+	assert.Equal(t, http.StatusBadRequest, a.code, a.body)
+	assert.Contains(t, a.body, `"type":"error","error":{"type":"invalid_request_error"`)
 	for _, u := range ups {
 		assert.Zero(t, u.hits.Load(), "nothing unauthenticated reached a backend")
 	}
@@ -82,14 +93,18 @@ func TestAuthEndToEnd(t *testing.T) {
 
 	entries, _ := stopForAudit(t, p, auditPath)
 	var forbidden *proxyapi.AuditEntry
-	outcomes := map[string]int{}
+	outcomes, statuses := map[string]int{}, map[int]int{}
 	for _, e := range entries {
 		outcomes[e.Outcome]++
+		if e.Outcome == proxyapi.OutcomeUnauthorized {
+			statuses[e.Status]++
+		}
 		if e.Outcome == proxyapi.OutcomeForbidden && forbidden == nil {
 			forbidden = &e
 		}
 	}
-	assert.Equal(t, 2, outcomes[proxyapi.OutcomeUnauthorized])
+	assert.Equal(t, 4, outcomes[proxyapi.OutcomeUnauthorized])
+	assert.Equal(t, map[int]int{401: 2, 400: 2}, statuses, "two tokens are an auth refusal with status 400")
 	assert.Equal(t, 2, outcomes[proxyapi.OutcomeForbidden])
 	require.NotNil(t, forbidden)
 	assert.Equal(t, "research", forbidden.Team, "the audit names the verified team")

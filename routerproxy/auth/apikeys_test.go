@@ -85,7 +85,6 @@ func TestAPIKeyRefusals(t *testing.T) {
 		"a JWT without jwt":        {request("a.b.c"), CodeInvalidAPIKey},
 		"an expired key":           {request(keyB), CodeExpiredAPIKey},
 		"an expired x-api-key":     {request("", "X-Api-Key", keyB), CodeExpiredAPIKey},
-		"two x-api-key values":     {request("", "X-Api-Key", keyA, "X-Api-Key", keyA), CodeMissingToken},
 		"basic auth, not a bearer": {request("", "Authorization", "Basic "+keyA), CodeMissingToken},
 	} {
 		_, err := authz.Authenticate(tc.r)
@@ -95,6 +94,38 @@ func TestAPIKeyRefusals(t *testing.T) {
 		assert.NotContains(t, err.Msg, keyA, name)
 		assert.NotContains(t, err.Msg, keyB, name)
 	}
+}
+
+// A request that carries its credential twice (two Authorization headers,
+// or two x-api-key and no Authorization) is refused 400
+// multiple_credentials, saying which header, whatever the values: which
+// one is meant is not the router's to guess.
+func TestACredentialSentTwiceIsRefused(t *testing.T) {
+	a, b := keyDirs(t)
+	authz := keyAuthorizer(t, nil,
+		proxyapi.APIKeySource{SecretName: "analytics-keys", Team: "analytics", Dir: a},
+		proxyapi.APIKeySource{SecretName: "partner-keys", Team: "partner", Dir: b})
+	for name, tc := range map[string]struct {
+		r      *http.Request
+		header string
+	}{
+		"two x-api-key values":            {request("", "X-Api-Key", keyA, "X-Api-Key", keyA), "x-api-key"},
+		"two x-api-key, two teams":        {request("", "X-Api-Key", keyA, "X-Api-Key", keyB), "x-api-key"},
+		"two Authorization headers":       {request(keyA, "Authorization", "Bearer "+keyB), "Authorization"},
+		"a bearer and a basic":            {request(keyA, "Authorization", "Basic "+keyB), "Authorization"},
+		"two Authorization and x-api-key": {request(keyA, "Authorization", "Bearer "+keyA, "X-Api-Key", keyB), "Authorization"},
+	} {
+		_, err := authz.Authenticate(tc.r)
+		require.NotNil(t, err, name)
+		assert.Equal(t, http.StatusBadRequest, err.Status, name)
+		assert.Equal(t, CodeMultipleCredentials, err.Code, name)
+		assert.Equal(t, "the request carries 2 "+tc.header+" headers: send one credential", err.Msg, name)
+	}
+	is := authtest.NewIssuer(t)
+	jwtOnly := newAuthorizer(t, is, nil)
+	_, err := jwtOnly.Authenticate(request(is.Token(t, "research"), "Authorization", "Bearer "+is.Token(t, "analytics")))
+	require.NotNil(t, err, "two bearer tokens, jwt only")
+	assert.Equal(t, CodeMultipleCredentials, err.Code)
 }
 
 // A request sends Authorization and x-api-key: Authorization is its

@@ -46,10 +46,16 @@ const (
 // is looked up, so a public key can never be used as an HMAC secret.
 var Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// The codes of the 401s Authenticate answers (an OpenAI error object's code).
+// The codes of the refusals Authenticate answers (an OpenAI error object's
+// code): 401s, and the 400 of a request that carries its credential twice.
 const (
 	CodeMissingToken = "missing_token"
 	CodeInvalidToken = "invalid_token"
+	// CodeMultipleCredentials: two Authorization headers, or two x-api-key
+	// headers with no Authorization. RFC 6750 §3.1 calls a repeated
+	// parameter invalid_request and asks for 400: which one is meant is
+	// not the router's to guess (an intermediary may have added one).
+	CodeMultipleCredentials = "multiple_credentials"
 )
 
 // Error is a refused request: Status is 401 (no valid token) or 403 (a
@@ -224,8 +230,11 @@ type Identity struct {
 // verified one.
 func (a *Authorizer) Authenticate(r *http.Request) (Identity, *Error) {
 	r.Header.Del(a.Header)
-	raw, ok := a.credential(r.Header)
-	if !ok {
+	raw, header, n := a.credential(r.Header)
+	switch {
+	case n > 1:
+		return Identity{}, MultipleCredentials(header, n)
+	case raw == "":
 		return Identity{}, &Error{http.StatusUnauthorized, CodeMissingToken, a.missingMessage()}
 	}
 	id, err := a.Identify(r.Context(), raw)
@@ -256,19 +265,31 @@ func (a *Authorizer) Identify(ctx context.Context, raw string) (Identity, *Error
 	return Identity{Team: v.Team}, nil
 }
 
+// MultipleCredentials is the refusal of a request that carries n (> 1)
+// of the credential header.
+func MultipleCredentials(header string, n int) *Error {
+	return &Error{http.StatusBadRequest, CodeMultipleCredentials,
+		fmt.Sprintf("the request carries %d %s headers: send one credential", n, header)}
+}
+
 // credential is the request's one credential: a single "Authorization:
 // Bearer <token>", or with API keys and no Authorization a single
-// x-api-key (what Anthropic's clients send).
-func (a *Authorizer) credential(h http.Header) (string, bool) {
+// x-api-key (what Anthropic's clients send). header is the header it is
+// read from and n how many of it the request carries: raw is empty when n
+// is not 1, or when the one value holds no credential (another scheme).
+func (a *Authorizer) credential(h http.Header) (raw, header string, n int) {
 	if a.apiKeys != nil && len(h.Values("Authorization")) == 0 {
 		vs := h.Values("X-Api-Key")
 		if len(vs) != 1 {
-			return "", false
+			return "", "x-api-key", len(vs)
 		}
-		k := strings.TrimSpace(vs[0])
-		return k, k != ""
+		return strings.TrimSpace(vs[0]), "x-api-key", 1
 	}
-	return bearer(h)
+	vs := h.Values("Authorization")
+	if len(vs) != 1 {
+		return "", "Authorization", len(vs)
+	}
+	return bearerToken(vs[0]), "Authorization", 1
 }
 
 // missingMessage tells a caller without a credential what to send.
@@ -325,18 +346,14 @@ func (a *Authorizer) missingClaims(claims jwt.MapClaims) []string {
 	return out
 }
 
-// bearer reads a single "Authorization: Bearer <token>".
-func bearer(h http.Header) (string, bool) {
-	vs := h.Values("Authorization")
-	if len(vs) != 1 {
-		return "", false
-	}
-	scheme, token, ok := strings.Cut(vs[0], " ")
+// bearerToken is the token of an Authorization value "Bearer <token>", or
+// "" for another scheme.
+func bearerToken(v string) string {
+	scheme, token, ok := strings.Cut(v, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+		return ""
 	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
+	return strings.TrimSpace(token)
 }
 
 // Enforced reports whether an allowlist decides which models a team reaches.
