@@ -110,6 +110,8 @@ func TestInvalidTokensAre401(t *testing.T) {
 	r.Header.Add("Authorization", "Bearer "+good)
 	_, aerr = a.Authenticate(r)
 	require.NotNil(t, aerr, "a doubled Authorization header is refused")
+	assert.Equal(t, CodeMultipleCredentials, aerr.Code)
+	assert.Empty(t, r.Header.Values("X-Llmkube-Team"), "and carries no team")
 }
 
 // TestKeyRotationAndOutage: an unknown kid fetches the set again (rate
