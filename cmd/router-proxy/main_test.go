@@ -495,21 +495,10 @@ func issuerAuth(t *testing.T) (*proxyapi.Auth, *authtest.Issuer) {
 	return &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader}}, is
 }
 
-// teamToken is a token of is for team, signed with its RSA key, with aud
-// as its audience claim (none when aud is nil or "").
-func teamToken(t *testing.T, is *authtest.Issuer, team string, aud any) string {
-	t.Helper()
-	c := authtest.Claims(team)
-	if aud != nil && aud != "" {
-		c["aud"] = aud
-	}
-	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
-}
-
-// bearer is the Authorization value of teamToken with no audience.
+// bearer is the Authorization value of is's token for team (no audience).
 func bearer(t *testing.T, is *authtest.Issuer, team string) string {
 	t.Helper()
-	return "Bearer " + teamToken(t, is, team, nil)
+	return "Bearer " + is.Token(t, team)
 }
 
 // ecBearer is bearer signed with the issuer's EC key.

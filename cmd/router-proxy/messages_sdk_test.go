@@ -71,7 +71,7 @@ func TestAnthropicSDK(t *testing.T) {
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
-	token := teamToken(t, is, "platform", nil)
+	token := is.Token(t, "platform")
 
 	out := runScript(t, "anthropic.mjs", "http://"+p.listen, token, "claude", "qwen")
 

@@ -28,7 +28,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	is := trustIssuer(t, cfg)
 	p, ups, auditPath := serveOnLoopback(t, cfg)
 
-	token := func(team string) string { return teamToken(t, is, team, nil) }
+	token := func(team string) string { return is.Token(t, team) }
 
 	// No token, or a bad one: 401 with a Bearer challenge, before routing.
 	code, body := p.post(t, `{"model":"qwen3-32b"}`, "x-llmkube-team", "platform")

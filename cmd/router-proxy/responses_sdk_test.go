@@ -210,7 +210,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, credentialEnv(cfg))
-	token := teamToken(t, is, "platform", "")
+	token := is.Token(t, "platform")
 
 	// The calls both runs make the same way.
 	common := func(t *testing.T, got sdkResult, ents []proxyapi.AuditEntry) {

@@ -152,7 +152,25 @@ type Bearer string
 
 // RoundTrip sends r with the Authorization header set.
 func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	return Headers{Header: http.Header{"Authorization": {"Bearer " + string(b)}}}.RoundTrip(r)
+}
+
+// Headers is an http.RoundTripper that sets Header on every request before
+// Next (http.DefaultTransport when nil) sends it: a client adding headers of
+// its own, such as a forged identity header beside its Bearer token.
+type Headers struct {
+	Header http.Header
+	Next   http.RoundTripper
+}
+
+// RoundTrip sends a copy of r with h's headers set.
+func (h Headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
+	for k, v := range h.Header {
+		r.Header[k] = v
+	}
+	if h.Next == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	return h.Next.RoundTrip(r)
 }
