@@ -136,8 +136,7 @@ func TestMissingUsageIsEstimated(t *testing.T) {
 	})
 	st := newStub(t, "st", sseHandler("st", 2, 0)) // never sends usage unless asked... force no usage:
 	stNo := newStub(t, "st-no", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"abc\"}}]}\n\ndata: [DONE]\n\n")
+		providertest.SSE(w, `{"choices":[{"delta":{"content":"abc"}}]}`, "[DONE]")
 	})
 	_ = st
 	cfg := config(backend("s", s.URL), backend("st-no", stNo.URL))

@@ -365,14 +365,6 @@ func replyJSON(w http.ResponseWriter, format string, args ...any) {
 	fmt.Fprintf(w, format, args...)
 }
 
-// replySSE answers with an event stream, one data line an event.
-func replySSE(w http.ResponseWriter, data ...string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, d := range data {
-		fmt.Fprintf(w, "data: %s\n\n", d)
-	}
-}
-
 // probeEvery is a backend's health check on /health every interval, each
 // probe given a second.
 func probeEvery(interval time.Duration) proxyapi.HealthCheck {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // newModelStub is a model server on loopback: it records the bodies sent
@@ -40,7 +41,7 @@ func newChatModel(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
-			replySSE(w,
+			providertest.SSE(w,
 				`{"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`,
 				`{"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`,
 				`{"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`,
@@ -56,7 +57,7 @@ func newChatModel(t *testing.T) *stub {
 			if strings.Contains(body, `"include_usage":true`) {
 				events = append(events, `{"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`)
 			}
-			replySSE(w, append(events, "[DONE]")...)
+			providertest.SSE(w, append(events, "[DONE]")...)
 			return
 		}
 		if tool {
