@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/poll"
 	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
@@ -34,13 +35,7 @@ func holdsOn(t *testing.T, addr string) (*Store, *Holds, <-chan SharedHold) {
 // next is the next hold applied (a generous bound: it is sent at once).
 func next(t *testing.T, got <-chan SharedHold) SharedHold {
 	t.Helper()
-	select {
-	case sh := <-got:
-		return sh
-	case <-time.After(20 * time.Second):
-		t.Fatal("no hold was applied")
-		return SharedHold{}
-	}
+	return poll.Recv(t, got, 20*time.Second, "no hold was applied")
 }
 
 // subscribed waits until the channel has a subscriber (Run subscribed).
