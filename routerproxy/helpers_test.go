@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/stretchr/testify/require"
@@ -131,12 +130,6 @@ func config(backends ...proxyapi.Backend) *proxyapi.Config {
 			Audit:          proxyapi.Audit{Sink: "stdout"},
 		},
 	}
-}
-
-// teamJWT is policy.auth.jwt trusting the local issuer is: the team from
-// the claim "team", sent upstream in x-llmkube-team.
-func teamJWT(is *authtest.Issuer) *proxyapi.JWT {
-	return &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}
 }
 
 // withJWKS lets the proxy fetch the local issuer's JWKS.

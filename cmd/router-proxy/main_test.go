@@ -484,7 +484,7 @@ func trustIssuer(t *testing.T, cfg *proxyapi.Config) *authtest.Issuer {
 func issuerAuth(t *testing.T) (*proxyapi.Auth, *authtest.Issuer) {
 	t.Helper()
 	is := authtest.NewIssuer(t)
-	return &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader}}, is
+	return &proxyapi.Auth{JWT: is.JWT()}, is
 }
 
 // bearer is the Authorization value of is's token for team (no audience).

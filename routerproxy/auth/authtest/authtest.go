@@ -19,6 +19,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // IssuerURL is the iss of every token Issuer signs by default.
@@ -103,6 +106,12 @@ func (is *Issuer) jwks() map[string]any {
 			"x": b64(raw[1:33]), "y": b64(raw[33:])})
 	}
 	return map[string]any{"keys": keys}
+}
+
+// JWT is the policy.auth.jwt that trusts is: its issuer and JWKS, the team
+// read from the claim "team" and sent on in the default team header.
+func (is *Issuer) JWT() *proxyapi.JWT {
+	return &proxyapi.JWT{Issuer: IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader}
 }
 
 // Claims are a valid token's claims for team, valid for an hour.
