@@ -50,8 +50,7 @@ func newStub(t *testing.T, name string, h http.HandlerFunc) *stub {
 
 func okHandler(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"from %s"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
+		providertest.JSON(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"from %s"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
 	}
 }
 

@@ -93,8 +93,7 @@ func vllmChat(w http.ResponseWriter, r *http.Request) {
 			`[DONE]`)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"id":"chatcmpl-8","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_5","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"SF\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39,"prompt_tokens_details":{"cached_tokens":10}}}`)
+	providertest.JSON(w, `{"id":"chatcmpl-8","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_5","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"SF\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39,"prompt_tokens_details":{"cached_tokens":10}}}`)
 }
 
 func TestMessagesTranslatedToChat(t *testing.T) {

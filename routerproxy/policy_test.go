@@ -131,8 +131,7 @@ func TestUpstreamErrorsAreNotCharged(t *testing.T) {
 
 func TestMissingUsageIsEstimated(t *testing.T) {
 	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"model":"s","choices":[{"message":{"content":"no usage here"}}]}`)
+		providertest.JSON(w, `{"model":"s","choices":[{"message":{"content":"no usage here"}}]}`)
 	})
 	st := newStub(t, "st", sseHandler("st", 2, 0)) // never sends usage unless asked... force no usage:
 	stNo := newStub(t, "st-no", func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +31,7 @@ import (
 // fail-closed one while the local backend is down.
 func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	cloud := newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, _ string) {
-		replyJSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	downURL := refusedURL() // the local backend is down: connection refused
 
@@ -109,7 +110,7 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 		_ = json.Unmarshal([]byte(b), &v)
 		sizes, models = append(sizes, len(b)), append(models, v.Model)
 		mu.Unlock()
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
@@ -198,7 +199,7 @@ func TestWhatUpstreamsReceive(t *testing.T) {
 		got <- r.Header.Clone()
 		w.Header().Set("Connection", "X-Upstream-Hop")
 		w.Header().Set("X-Upstream-Hop", "secret")
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	send := func(p *proc) answer {
 		return p.send(t, chatPath, `{"model":"a"}`,
@@ -356,7 +357,7 @@ func bigOrSmall(t *testing.T, big []byte, small string) *stub {
 			_, _ = w.Write(big)
 			return
 		}
-		replyJSON(w, "%s", small)
+		providertest.JSON(w, "%s", small)
 	})
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/test/syncbuf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -358,13 +359,6 @@ func (s *stub) bodies() []string {
 	return bs
 }
 
-// replyJSON answers with a JSON body, format and args as fmt.Fprintf takes
-// them.
-func replyJSON(w http.ResponseWriter, format string, args ...any) {
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, format, args...)
-}
-
 // probeEvery is a backend's health check on /health every interval, each
 // probe given a second.
 func probeEvery(interval time.Duration) proxyapi.HealthCheck {
@@ -406,7 +400,7 @@ func newUpstream(t *testing.T, name string) *upstream {
 			return
 		}
 		if strings.HasSuffix(r.URL.Path, "/messages") {
-			replyJSON(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
+			providertest.JSON(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
 			return
 		}
 		var req struct {
@@ -428,7 +422,7 @@ func newUpstream(t *testing.T, name string) *upstream {
 		}
 		// id names the backend (served reads it): the model the client
 		// sees is the one it asked for, whatever the upstream echoes.
-		replyJSON(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, name, completion, completion+10)
+		providertest.JSON(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, name, completion, completion+10)
 	})
 	return u
 }
@@ -799,7 +793,7 @@ func TestDebugPprofIsOptIn(t *testing.T) {
 // requests refused and reset when the listener closed at SIGTERM.
 func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
-		replyJSON(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	// The delay is long enough that a busy machine still finds the proxy in
 	// it after the readiness check and three requests.

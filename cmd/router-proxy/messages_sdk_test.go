@@ -33,10 +33,10 @@ func newLocalChat(t *testing.T) *stub {
 			return
 		}
 		if strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`) {
-			replyJSON(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
+			providertest.JSON(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
 			return
 		}
-		replyJSON(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
+		providertest.JSON(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
 	})
 }
 

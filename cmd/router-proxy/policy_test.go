@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/test/redistest"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 )
@@ -435,7 +436,7 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	up := newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		teams <- r.Header.Values("X-Llmkube-Team")
 		auths <- r.Header.Values("Authorization")
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	auth, is := issuerAuth(t)

@@ -61,14 +61,14 @@ func newChatModel(t *testing.T) *stub {
 			return
 		}
 		if tool {
-			replyJSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
+			providertest.JSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
 			return
 		}
 		text := "Hello!"
 		if strings.Contains(body, `"role":"tool"`) {
 			text = "It is 18C and sunny in Paris."
 		}
-		replyJSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
+		providertest.JSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
 	})
 }
 
@@ -106,11 +106,11 @@ func newResponsesModel(t *testing.T) *stub {
 		}
 		switch {
 		case strings.Contains(body, `"tools"`) && !strings.Contains(body, `function_call_output`):
-			replyJSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
+			providertest.JSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
 		case strings.Contains(body, `function_call_output`):
-			replyJSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
+			providertest.JSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
 		default:
-			replyJSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
+			providertest.JSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
 		}
 	})
 }

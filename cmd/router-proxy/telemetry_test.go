@@ -17,6 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/routerproxy/telemetry"
 	"github.com/llmkube/llmkube-compile/test/otlptest"
 )
@@ -68,7 +69,7 @@ func newGenAIUpstream(t *testing.T, fail bool) *stub {
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":3,\"total_tokens\":14}}\n\ndata: [DONE]\n\n")
 			return
 		}
-		replyJSON(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
+		providertest.JSON(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
 	})
 }
 

@@ -15,3 +15,10 @@ func SSE(w http.ResponseWriter, data ...string) {
 		fmt.Fprintf(w, "data: %s\n\n", d)
 	}
 }
+
+// JSON answers with a JSON body (application/json), format filled in with
+// args as fmt.Fprintf does: a model's or a provider's plain answer.
+func JSON(w http.ResponseWriter, format string, args ...any) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, format, args...)
+}
