@@ -20,6 +20,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
+	"github.com/llmkube/llmkube-compile/test/poll"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -436,12 +437,7 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 			}
 		}
 	}()
-	var at time.Time
-	select {
-	case at = <-closed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the never-reading client still has its connection")
-	}
+	at := poll.Recv(t, closed, 20*time.Second, "the never-reading client still has its connection")
 	t.Logf("closed %v after the test began", at.Sub(began))
 
 	// Again, and SIGTERM while it is held: the drain ends with it.
@@ -459,14 +455,9 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	start := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		require.NoError(t, err)
-		t.Logf("exited %v after SIGTERM", time.Since(start))
-	case <-time.After(60 * time.Second):
-		// The whole --shutdown-timeout is 10 minutes.
-		t.Fatal("the drain waits on a client that never reads")
-	}
+	// The whole --shutdown-timeout is 10 minutes.
+	require.NoError(t, poll.Recv(t, p.done, 60*time.Second, "the drain waits on a client that never reads"))
+	t.Logf("exited %v after SIGTERM", time.Since(start))
 }
 
 // rawExchange writes raw on a new connection and reads one response.

@@ -20,6 +20,7 @@ import (
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/routerproxy/telemetry"
 	"github.com/llmkube/llmkube-compile/test/otlptest"
+	"github.com/llmkube/llmkube-compile/test/poll"
 )
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {
@@ -109,12 +110,7 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 
 	// SIGTERM flushes the exporters.
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("router-proxy did not stop")
-	}
+	require.NoError(t, poll.Recv(t, p.done, 20*time.Second, "router-proxy did not stop"))
 	// Spans.
 	id := func(b []byte) string { return hex.EncodeToString(b) }
 	var servers []*tracepb.Span
