@@ -443,6 +443,14 @@ func Marshal(c *Config) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Hash is the SHA-256 (hex) of a config file's bytes: the generation the
+// compiler stamps on the ConfigMap and the pod template, and the one
+// LoadGeneration checks the mounted file against.
+func Hash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // Parse decodes a config strictly (an unknown field is an error) and validates it.
 func Parse(r io.Reader) (*Config, error) {
 	dec := json.NewDecoder(r)
@@ -478,8 +486,7 @@ func LoadGeneration(path, want string) (*Config, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	sum := sha256.Sum256(b)
-	got := hex.EncodeToString(sum[:])
+	got := Hash(b)
 	if want != "" && got != want {
 		return nil, "", fmt.Errorf("%s has SHA-256 %s but this pod was rendered for %s (%s): the config belongs to another generation of the router; not serving it",
 			path, got, want, wellknown.ConfigHashEnv)

@@ -105,7 +105,7 @@ func TestAPIKeyOnMCP(t *testing.T) {
 	cfg := config(backend("a", a.URL), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT: teamJWT(is),
+		JWT: is.JWT(),
 		APIKeys: []proxyapi.APIKeySource{
 			{SecretName: "research-keys", Team: "research", Dir: dir},
 			{SecretName: "old-keys", Team: "research", Dir: oldDir, ExpiresAt: &past},

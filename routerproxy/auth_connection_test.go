@@ -48,7 +48,7 @@ func jwtProxy(t *testing.T) (*stub, *harness, string) {
 	is := authtest.NewIssuer(t)
 	a := newStub(t, "a", nil)
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: is.JWT()}
 	h := start(t, cfg, withJWKS)
 	token := is.Token(t, "research")
 	return a, h, token

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
-	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
 	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/stretchr/testify/require"
@@ -51,8 +50,7 @@ func newStub(t *testing.T, name string, h http.HandlerFunc) *stub {
 
 func okHandler(name string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"from %s"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
+		providertest.JSON(w, `{"id":"x","object":"chat.completion","model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":"from %s"}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, name, name)
 	}
 }
 
@@ -131,12 +129,6 @@ func config(backends ...proxyapi.Backend) *proxyapi.Config {
 			Audit:          proxyapi.Audit{Sink: "stdout"},
 		},
 	}
-}
-
-// teamJWT is policy.auth.jwt trusting the local issuer is: the team from
-// the claim "team", sent upstream in x-llmkube-team.
-func teamJWT(is *authtest.Issuer) *proxyapi.JWT {
-	return &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: "x-llmkube-team"}
 }
 
 // withJWKS lets the proxy fetch the local issuer's JWKS.

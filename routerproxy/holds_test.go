@@ -8,6 +8,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/test/poll"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -34,18 +35,6 @@ func (f *fakeSharer) Run(ctx context.Context, _ time.Duration, apply func(budget
 	<-ctx.Done()
 }
 
-func recv[T any](t *testing.T, c <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatal("nothing arrived")
-		var zero T
-		return zero
-	}
-}
-
 // A hold this replica learns is published; one another replica shares
 // holds an external backend here (the fallback serves, the provider is
 // sent nothing) and never a local one, never shortens a hold, and a
@@ -63,12 +52,12 @@ func TestQuotaHoldsAreShared(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h := start(t, cfg, withClock(clock), func(o *Options) { o.Holds, o.Context = f, ctx })
-	apply := recv(t, f.apply)
+	apply := poll.Recv(t, f.apply, 20*time.Second, "Run was not called")
 
 	// Learned here: published with its reason and end.
 	h.okChat(t, chat("limited"))
 	require.EqualValues(t, 1, oai.hits.Load())
-	assert.Equal(t, budget.SharedHold{Backend: "oai", Reason: "rate_limited", UntilMS: clock.Now().Add(30 * time.Second).UnixMilli()}, recv(t, f.published))
+	assert.Equal(t, budget.SharedHold{Backend: "oai", Reason: "rate_limited", UntilMS: clock.Now().Add(30 * time.Second).UnixMilli()}, poll.Recv(t, f.published, 20*time.Second, "nothing was published"))
 
 	// Shared by another replica: "other" is held here without being asked.
 	until := clock.Now().Add(time.Minute)

@@ -64,7 +64,7 @@ func TestMCPToolsInRouterOrder(t *testing.T) {
 	cfg := config(zeta, alpha, mid)
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
 	cfg.Policy.Auth = &proxyapi.Auth{
-		JWT:        teamJWT(is),
+		JWT:        is.JWT(),
 		Allowlists: []proxyapi.Allowlist{{Team: "platform"}, {Team: "research", Models: []string{"mid/model:v1", "zeta"}}},
 	}
 	h := start(t, cfg, withJWKS)
@@ -79,7 +79,7 @@ func mcpHarness(t *testing.T) (*harness, *authtest.Issuer) {
 	is := authtest.NewIssuer(t)
 	cfg := config(backend("a", "http://127.0.0.1:1"), backend("b", "http://127.0.0.1:1"))
 	cfg.MCP = &proxyapi.MCP{ResourceURL: testMCPResource}
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: is.JWT()}
 	return start(t, cfg, withJWKS), is
 }
 

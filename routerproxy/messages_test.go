@@ -81,8 +81,7 @@ func TestMessagesPassThroughToAnthropic(t *testing.T) {
 // text and a tool call, as vLLM does.
 func vllmChat(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(mustBody(r), `"stream":true`) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, d := range []string{
+		providertest.SSE(w,
 			`{"id":"chatcmpl-9","model":"qwen","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`,
 			`{"id":"chatcmpl-9","model":"qwen","choices":[{"index":0,"delta":{"content":"Hel"}}]}`,
 			`{"id":"chatcmpl-9","model":"qwen","choices":[{"index":0,"delta":{"content":"lo"}}]}`,
@@ -91,14 +90,10 @@ func vllmChat(w http.ResponseWriter, r *http.Request) {
 			`{"id":"chatcmpl-9","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"SF\"}"}}]}}]}`,
 			`{"id":"chatcmpl-9","model":"qwen","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
 			`{"id":"chatcmpl-9","model":"qwen","choices":[],"usage":{"prompt_tokens":40,"completion_tokens":12,"total_tokens":52}}`,
-			`[DONE]`,
-		} {
-			fmt.Fprintf(w, "data: %s\n\n", d)
-		}
+			`[DONE]`)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"id":"chatcmpl-8","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_5","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"SF\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39,"prompt_tokens_details":{"cached_tokens":10}}}`)
+	providertest.JSON(w, `{"id":"chatcmpl-8","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"call_5","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"SF\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39,"prompt_tokens_details":{"cached_tokens":10}}}`)
 }
 
 func TestMessagesTranslatedToChat(t *testing.T) {

@@ -131,13 +131,11 @@ func TestUpstreamErrorsAreNotCharged(t *testing.T) {
 
 func TestMissingUsageIsEstimated(t *testing.T) {
 	s := newStub(t, "s", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"model":"s","choices":[{"message":{"content":"no usage here"}}]}`)
+		providertest.JSON(w, `{"model":"s","choices":[{"message":{"content":"no usage here"}}]}`)
 	})
 	st := newStub(t, "st", sseHandler("st", 2, 0)) // never sends usage unless asked... force no usage:
 	stNo := newStub(t, "st-no", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"abc\"}}]}\n\ndata: [DONE]\n\n")
+		providertest.SSE(w, `{"choices":[{"delta":{"content":"abc"}}]}`, "[DONE]")
 	})
 	_ = st
 	cfg := config(backend("s", s.URL), backend("st-no", stNo.URL))

@@ -26,7 +26,7 @@ func rateProxy(t *testing.T, limits []proxyapi.RateLimit, budgets ...proxyapi.Bu
 		okHandler("a")(w, r)
 	})
 	cfg := config(backend("a", a.URL))
-	cfg.Policy.Auth = &proxyapi.Auth{JWT: teamJWT(is)}
+	cfg.Policy.Auth = &proxyapi.Auth{JWT: is.JWT()}
 	cfg.Policy.RateLimits = limits
 	cfg.Policy.Budgets = budgets
 	cfg.SetDefaults()

@@ -89,22 +89,24 @@ func chatAnswer(w http.ResponseWriter, r *http.Request) {
 	body := mustBody(r)
 	tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 	if strings.Contains(body, `"stream":true`) {
-		w.Header().Set("Content-Type", "text/event-stream")
+		events := []string{
+			`{"id":"c1","model":"vllm-served","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`,
+			`{"id":"c1","choices":[{"index":0,"delta":{"content":"lo"}}]}`,
+			`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+		}
 		if tool {
-			fmt.Fprint(w, `data: {"id":"c1","model":"vllm-served","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n")
-		} else {
-			fmt.Fprint(w, `data: {"id":"c1","model":"vllm-served","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{"content":"lo"}}]}`+"\n\n")
-			fmt.Fprint(w, `data: {"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+			events = []string{
+				`{"id":"c1","model":"vllm-served","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`,
+				`{"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`,
+			}
 		}
 		if strings.Contains(body, `"include_usage":true`) {
-			fmt.Fprint(w, `data: {"id":"c1","choices":[],"usage":{"prompt_tokens":21,"completion_tokens":4,"total_tokens":25}}`+"\n\n")
+			events = append(events, `{"id":"c1","choices":[],"usage":{"prompt_tokens":21,"completion_tokens":4,"total_tokens":25}}`)
 		}
-		fmt.Fprint(w, "data: [DONE]\n\n")
+		providertest.SSE(w, append(events, "[DONE]")...)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -250,8 +252,7 @@ func responsesAnswer(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":2,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":40,\"output_tokens\":2,\"total_tokens\":42}}}\n\n")
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-mini","output":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Hi","annotations":[]}]}],"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":6,"output_tokens_details":{"reasoning_tokens":4},"total_tokens":36},"user":null,"metadata":{}}`)
+	providertest.JSON(w, `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5-mini","output":[{"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"Hi","annotations":[]}]}],"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":0},"output_tokens":6,"output_tokens_details":{"reasoning_tokens":4},"total_tokens":36},"user":null,"metadata":{}}`)
 }
 
 // To an OpenAI backend the request passes through: /v1/responses, the

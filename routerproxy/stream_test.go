@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // shortStream is a two-event SSE body.
@@ -153,8 +155,7 @@ func TestBodyMemoryBusyWaitsAtMostTheBodyTimeout(t *testing.T) {
 		if r.ContentLength > 1<<20 {
 			<-release
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	h := start(t, config(backend("s", s.URL)), func(o *Options) {
 		// A 3 MiB limit and budget: one body at the limit takes all of it.

@@ -58,7 +58,7 @@ func TestAudiencesEndToEnd(t *testing.T) {
 		"a list naming none": {[]string{"https://other.example/mcp", "billing"}, "its audience does not name this resource"},
 		"no aud":             {nil, "it has no aud claim"},
 	} {
-		code, challenge, body := postAs(t, p, "qwen3-32b", teamToken(t, is, "platform", c.aud))
+		code, challenge, body := postAs(t, p, "qwen3-32b", is.TokenFor(t, "platform", c.aud))
 		assert.Equal(t, http.StatusUnauthorized, code, "%s: %s", name, body)
 		assert.Equal(t, refused, challenge, name)
 		assert.Contains(t, body, c.want, name)
@@ -68,7 +68,7 @@ func TestAudiencesEndToEnd(t *testing.T) {
 	}
 
 	for _, aud := range []any{"llm-router", []string{"https://other.example/mcp", "https://models.hospital.example"}} {
-		tok := teamToken(t, is, "platform", aud)
+		tok := is.TokenFor(t, "platform", aud)
 		for model, backend := range map[string]string{"qwen3-32b": "qwen", "gpt-4.1": "gpt", "claude-sonnet": "claude"} {
 			code, _, body := postAs(t, p, model, tok)
 			require.Equal(t, http.StatusOK, code, "%s (aud %v): %s", model, aud, body)
@@ -108,7 +108,7 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 		if aud != "" {
 			claim = aud
 		}
-		tok := teamToken(t, is, "platform", claim)
+		tok := is.TokenFor(t, "platform", claim)
 		code, _, body := postAs(t, p, "qwen3-32b", tok)
 		assert.Equal(t, want, code, "HTTP API, aud %q: %s", aud, body)
 		assert.Equal(t, want, mcpStatus(p, tok), "/mcp, aud %q", aud)
@@ -120,7 +120,7 @@ func TestMCPAudienceOnTheHTTPAPI(t *testing.T) {
 		mcpResource:                 {http.StatusOK, http.StatusOK},
 		"https://other.example/mcp": {http.StatusUnauthorized, http.StatusUnauthorized},
 	} {
-		tok := teamToken(t, is, "platform", aud)
+		tok := is.TokenFor(t, "platform", aud)
 		code, _, body := postAs(t, p, "qwen3-32b", tok)
 		assert.Equal(t, want[0], code, "HTTP API, aud %q: %s", aud, body)
 		assert.Equal(t, want[1], mcpStatus(p, tok), "/mcp, aud %q", aud)
@@ -138,9 +138,9 @@ func TestCallerTokenReachesNoPoolMember(t *testing.T) {
 	cfg.Policy.Auth = auth
 	p := poolReplica(t, env, cfg)
 
-	code, _, body := postAs(t, p, "coder", teamToken(t, is, "platform", "https://other.example/mcp"))
+	code, _, body := postAs(t, p, "coder", is.TokenFor(t, "platform", "https://other.example/mcp"))
 	assert.Equal(t, http.StatusUnauthorized, code, body)
-	tok := teamToken(t, is, "platform", "llm-router")
+	tok := is.TokenFor(t, "platform", "llm-router")
 	for _, model := range []string{"coder", "chat"} { // the resident member, then one swapped in
 		code, _, body = postAs(t, p, model, tok)
 		require.Equal(t, http.StatusOK, code, "%s: %s", model, body)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
+	"github.com/llmkube/llmkube-compile/test/poll"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -30,7 +32,7 @@ import (
 // fail-closed one while the local backend is down.
 func TestFailClosedCountsEveryClassificationValue(t *testing.T) {
 	cloud := newStub(t, everyRequest, func(w http.ResponseWriter, _ *http.Request, _ string) {
-		replyJSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"model":"gpt-5","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	downURL := refusedURL() // the local backend is down: connection refused
 
@@ -109,7 +111,7 @@ func TestLargeBodiesAreSplicedAndBounded(t *testing.T) {
 		_ = json.Unmarshal([]byte(b), &v)
 		sizes, models = append(sizes, len(b)), append(models, v.Model)
 		mu.Unlock()
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}`)
 	})
 	cfg := &proxyapi.Config{
 		APIVersion: proxyapi.APIVersion,
@@ -198,7 +200,7 @@ func TestWhatUpstreamsReceive(t *testing.T) {
 		got <- r.Header.Clone()
 		w.Header().Set("Connection", "X-Upstream-Hop")
 		w.Header().Set("X-Upstream-Hop", "secret")
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	send := func(p *proc) answer {
 		return p.send(t, chatPath, `{"model":"a"}`,
@@ -356,7 +358,7 @@ func bigOrSmall(t *testing.T, big []byte, small string) *stub {
 			_, _ = w.Write(big)
 			return
 		}
-		replyJSON(w, "%s", small)
+		providertest.JSON(w, "%s", small)
 	})
 }
 
@@ -435,12 +437,7 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 			}
 		}
 	}()
-	var at time.Time
-	select {
-	case at = <-closed:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the never-reading client still has its connection")
-	}
+	at := poll.Recv(t, closed, 20*time.Second, "the never-reading client still has its connection")
 	t.Logf("closed %v after the test began", at.Sub(began))
 
 	// Again, and SIGTERM while it is held: the drain ends with it.
@@ -458,14 +455,9 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	start := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		require.NoError(t, err)
-		t.Logf("exited %v after SIGTERM", time.Since(start))
-	case <-time.After(60 * time.Second):
-		// The whole --shutdown-timeout is 10 minutes.
-		t.Fatal("the drain waits on a client that never reads")
-	}
+	// The whole --shutdown-timeout is 10 minutes.
+	require.NoError(t, poll.Recv(t, p.done, 60*time.Second, "the drain waits on a client that never reads"))
+	t.Logf("exited %v after SIGTERM", time.Since(start))
 }
 
 // rawExchange writes raw on a new connection and reads one response.

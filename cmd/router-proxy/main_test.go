@@ -26,6 +26,7 @@ import (
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/test/syncbuf"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -358,21 +359,6 @@ func (s *stub) bodies() []string {
 	return bs
 }
 
-// replyJSON answers with a JSON body, format and args as fmt.Fprintf takes
-// them.
-func replyJSON(w http.ResponseWriter, format string, args ...any) {
-	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, format, args...)
-}
-
-// replySSE answers with an event stream, one data line an event.
-func replySSE(w http.ResponseWriter, data ...string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, d := range data {
-		fmt.Fprintf(w, "data: %s\n\n", d)
-	}
-}
-
 // probeEvery is a backend's health check on /health every interval, each
 // probe given a second.
 func probeEvery(interval time.Duration) proxyapi.HealthCheck {
@@ -414,7 +400,7 @@ func newUpstream(t *testing.T, name string) *upstream {
 			return
 		}
 		if strings.HasSuffix(r.URL.Path, "/messages") {
-			replyJSON(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
+			providertest.JSON(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}`, name)
 			return
 		}
 		var req struct {
@@ -436,7 +422,7 @@ func newUpstream(t *testing.T, name string) *upstream {
 		}
 		// id names the backend (served reads it): the model the client
 		// sees is the one it asked for, whatever the upstream echoes.
-		replyJSON(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, name, completion, completion+10)
+		providertest.JSON(w, `{"id":%q,"model":%q,"choices":[{"message":{"content":"hi"}}],"usage":{"prompt_tokens":10,"completion_tokens":%d,"total_tokens":%d}}`, name, name, completion, completion+10)
 	})
 	return u
 }
@@ -492,24 +478,13 @@ func trustIssuer(t *testing.T, cfg *proxyapi.Config) *authtest.Issuer {
 func issuerAuth(t *testing.T) (*proxyapi.Auth, *authtest.Issuer) {
 	t.Helper()
 	is := authtest.NewIssuer(t)
-	return &proxyapi.Auth{JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader}}, is
+	return &proxyapi.Auth{JWT: is.JWT()}, is
 }
 
-// teamToken is a token of is for team, signed with its RSA key, with aud
-// as its audience claim (none when aud is nil or "").
-func teamToken(t *testing.T, is *authtest.Issuer, team string, aud any) string {
-	t.Helper()
-	c := authtest.Claims(team)
-	if aud != nil && aud != "" {
-		c["aud"] = aud
-	}
-	return is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
-}
-
-// bearer is the Authorization value of teamToken with no audience.
+// bearer is the Authorization value of is's token for team (no audience).
 func bearer(t *testing.T, is *authtest.Issuer, team string) string {
 	t.Helper()
-	return "Bearer " + teamToken(t, is, team, nil)
+	return "Bearer " + is.Token(t, team)
 }
 
 // ecBearer is bearer signed with the issuer's EC key.
@@ -818,7 +793,7 @@ func TestDebugPprofIsOptIn(t *testing.T) {
 // requests refused and reset when the listener closed at SIGTERM.
 func TestShutdownDrainDelayKeepsServing(t *testing.T) {
 	up := newStub(t, nil, func(w http.ResponseWriter, _ *http.Request, _ string) {
-		replyJSON(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	// The delay is long enough that a busy machine still finds the proxy in
 	// it after the readiness check and three requests.

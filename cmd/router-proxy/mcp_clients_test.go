@@ -57,7 +57,7 @@ func runNode(t *testing.T, cmd *exec.Cmd) []byte {
 // JWT.
 func TestMCPTypeScriptClient(t *testing.T) {
 	p, ups, is, _ := mcpRouter(t)
-	out := runScript(t, "client.mjs", "http://"+p.listen+"/mcp", teamToken(t, is, "platform", mcpResource), "qwen3-32b", "Say hi.")
+	out := runScript(t, "client.mjs", "http://"+p.listen+"/mcp", is.TokenFor(t, "platform", mcpResource), "qwen3-32b", "Say hi.")
 	var got struct {
 		Server struct{ Name string } `json:"server"`
 		Tools  []struct {
@@ -101,7 +101,7 @@ func conformanceFront(t *testing.T, extraModels ...string) string {
 	t.Helper()
 	p, _, is, _ := mcpRouter(t, extraModels...)
 	target, _ := url.Parse("http://" + p.listen)
-	token := teamToken(t, is, "platform", mcpResource)
+	token := is.TokenFor(t, "platform", mcpResource)
 	front := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) {
 		pr.SetURL(target)
 		pr.Out.Host = pr.In.Host // the client's Host, for the DNS-rebinding scenario

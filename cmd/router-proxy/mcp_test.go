@@ -29,22 +29,6 @@ func mcpHeaders(hdr ...string) []string {
 	return append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, hdr...)
 }
 
-// bearerTransport adds a bearer token, and any extra headers, to every
-// request.
-type bearerTransport struct {
-	token string
-	extra http.Header
-}
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	for k, v := range b.extra {
-		r.Header[k] = v
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // mcpRouter starts the router-proxy of testdata/mcp-server with its
 // backends on loopback and returns it, its upstreams, the issuer and the
 // audit file.
@@ -66,10 +50,10 @@ func mcpRouter(t *testing.T, extraModels ...string) (*proc, map[string]*upstream
 }
 
 func mcpSession(t *testing.T, p *proc, token string) *mcp.ClientSession {
-	return mcpSessionWith(t, p, bearerTransport{token: token})
+	return mcpSessionWith(t, p, authtest.Bearer(token))
 }
 
-func mcpSessionWith(t *testing.T, p *proc, tr bearerTransport) *mcp.ClientSession {
+func mcpSessionWith(t *testing.T, p *proc, tr http.RoundTripper) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -121,9 +105,9 @@ func callText(r *mcp.CallToolResult) string {
 func TestMCPEndToEnd(t *testing.T) {
 	p, ups, is, auditPath := mcpRouter(t)
 
-	platform := mcpSession(t, p, teamToken(t, is, "platform", mcpResource))
+	platform := mcpSession(t, p, is.TokenFor(t, "platform", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl", "gpt-5"}, toolNames(t, platform), "the router's order, as /v1/models")
-	research := mcpSession(t, p, teamToken(t, is, "research", mcpResource))
+	research := mcpSession(t, p, is.TokenFor(t, "research", mcpResource))
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, research), "tools/list shows a team only the models it may reach")
 	listed, err := research.ListTools(context.Background(), nil)
 	require.NoError(t, err)
@@ -147,7 +131,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	// A forged team header on the MCP request is not identity: the verified
 	// team decides, on tools/list and on the call.
-	forged := mcpSessionWith(t, p, bearerTransport{token: teamToken(t, is, "research", mcpResource), extra: http.Header{"X-Llmkube-Team": {"platform"}}})
+	forged := mcpSessionWith(t, p, authtest.Headers{Header: http.Header{"X-Llmkube-Team": {"platform"}}, Next: authtest.Bearer(is.TokenFor(t, "research", mcpResource))})
 	assert.Equal(t, []string{"qwen3-32b", "qwen3-vl"}, toolNames(t, forged))
 	res = callChat(t, forged, "gpt-5", "Say hi.")
 	assert.True(t, res.IsError)
@@ -217,25 +201,25 @@ func TestMCPAuthorization(t *testing.T) {
 	a := post("", "")
 	assert.Equal(t, http.StatusUnauthorized, a.code)
 	assert.Equal(t, challenge, a.hdr.Get("WWW-Authenticate"))
-	a = post(teamToken(t, is, "platform", "https://other.example.com/mcp"), "")
+	a = post(is.TokenFor(t, "platform", "https://other.example.com/mcp"), "")
 	assert.Equal(t, http.StatusUnauthorized, a.code, "a token for another resource")
 	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
 	assert.Contains(t, a.body, "its audience does not name this resource")
-	a = post(teamToken(t, is, "platform", ""), "")
+	a = post(is.Token(t, "platform"), "")
 	assert.Equal(t, http.StatusUnauthorized, a.code, "a token naming no audience")
 	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
 	assert.Contains(t, a.body, "it has no aud claim", "the missing claim is named")
-	a = post(teamToken(t, is, "platform", mcpResource)[:60]+"x", "")
+	a = post(is.TokenFor(t, "platform", mcpResource)[:60]+"x", "")
 	assert.Equal(t, http.StatusUnauthorized, a.code, "a forged token")
 	assert.Equal(t, refused, a.hdr.Get("WWW-Authenticate"))
 	// Two Authorization headers: 400, as on the inference paths (the SDK
 	// alone would read the first).
-	a = p.send(t, "/mcp", toolsList, mcpHeaders("Authorization", "Bearer "+teamToken(t, is, "platform", mcpResource), "Authorization", "Bearer x")...)
+	a = p.send(t, "/mcp", toolsList, mcpHeaders("Authorization", "Bearer "+is.TokenFor(t, "platform", mcpResource), "Authorization", "Bearer x")...)
 	assert.Equal(t, http.StatusBadRequest, a.code, a.body)
 	assert.Contains(t, a.body, `"code":"multiple_credentials"`)
-	a = post(teamToken(t, is, "platform", mcpResource), "https://evil.example")
+	a = post(is.TokenFor(t, "platform", mcpResource), "https://evil.example")
 	assert.Equal(t, http.StatusForbidden, a.code, a.body)
-	a = post(teamToken(t, is, "platform", mcpResource), "https://models.example.com")
+	a = post(is.TokenFor(t, "platform", mcpResource), "https://models.example.com")
 	assert.Equal(t, http.StatusOK, a.code, a.body)
 	assert.Contains(t, a.body, `"qwen3-32b"`)
 

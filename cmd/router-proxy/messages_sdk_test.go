@@ -23,7 +23,7 @@ func newLocalChat(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		if strings.Contains(body, `"stream":true`) {
 			// A streamed tool call, as vLLM streams it.
-			replySSE(w,
+			providertest.SSE(w,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"role":"assistant","content":"Checking."}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_local_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":"}}]}}]}`,
 				`{"id":"chatcmpl-3","model":"qwen","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Oslo\"}"}}]}}]}`,
@@ -33,10 +33,10 @@ func newLocalChat(t *testing.T) *stub {
 			return
 		}
 		if strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`) {
-			replyJSON(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
+			providertest.JSON(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_local_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":30,"completion_tokens":9,"total_tokens":39}}`)
 			return
 		}
-		replyJSON(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
+		providertest.JSON(w, `{"id":"chatcmpl-2","object":"chat.completion","model":"qwen","choices":[{"index":0,"message":{"role":"assistant","content":"from local"},"finish_reason":"stop"}],"usage":{"prompt_tokens":30,"completion_tokens":3,"total_tokens":33}}`)
 	})
 }
 
@@ -71,7 +71,7 @@ func TestAnthropicSDK(t *testing.T) {
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, []string{"LLMKUBE_CLAUDE_ANTHROPIC_API_KEY=" + key})
-	token := teamToken(t, is, "platform", nil)
+	token := is.Token(t, "platform")
 
 	out := runScript(t, "anthropic.mjs", "http://"+p.listen, token, "claude", "qwen")
 

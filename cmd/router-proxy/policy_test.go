@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"math"
-	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +16,8 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 )
 
@@ -31,7 +29,7 @@ func TestAuthEndToEnd(t *testing.T) {
 	is := trustIssuer(t, cfg)
 	p, ups, auditPath := serveOnLoopback(t, cfg)
 
-	token := func(team string) string { return teamToken(t, is, team, nil) }
+	token := func(team string) string { return is.Token(t, team) }
 
 	// No token, or a bad one: 401 with a Bearer challenge, before routing.
 	code, body := p.post(t, `{"model":"qwen3-32b"}`, "x-llmkube-team", "platform")
@@ -109,50 +107,6 @@ func TestAuthEndToEnd(t *testing.T) {
 	require.NotNil(t, forbidden)
 	assert.Equal(t, "research", forbidden.Team, "the audit names the verified team")
 	assert.Equal(t, "qwen3-gold", forbidden.Model)
-}
-
-// redisServer is a real redis-server (Debian's package, installed by
-// hack/install-test-deps.sh) on a loopback port.
-type redisServer struct {
-	addr string
-	cmd  *exec.Cmd
-}
-
-func startRedis(t *testing.T, addr string) *redisServer {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	require.NoError(t, err, "redis-server is not installed: run hack/install-test-deps.sh (make test does)")
-	if addr == "" {
-		addr = freeAddr(t)
-	}
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no", "--protected-mode", "yes")
-	require.NoError(t, cmd.Start())
-	r := &redisServer{addr: addr, cmd: cmd}
-	t.Cleanup(r.stop)
-	require.Eventually(t, func() bool { return redisPing(addr) }, 10*time.Second, 20*time.Millisecond, "redis-server did not start")
-	return r
-}
-
-func (r *redisServer) stop() {
-	if r.cmd.ProcessState == nil {
-		_ = r.cmd.Process.Kill()
-		_ = r.cmd.Wait()
-	}
-}
-
-func redisPing(addr string) bool {
-	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return false
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return false
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return err == nil && strings.HasPrefix(line, "+PONG")
 }
 
 // storeFlags are the flags of a router-proxy on the Redis at addr. The
@@ -234,10 +188,10 @@ func hammer(t *testing.T, ps []*proc, n int) int64 {
 // estimate's error), every replica reports the same use, the count survives
 // restarting every replica (TestSharedBudgetWindowRolls has the window).
 func TestSharedBudgetAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen") // answers 10 prompt + 5 completion tokens
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 10_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	var ps []*proc
 	for range 3 {
 		ps = append(ps, startProxy(t, cfg, flags...))
@@ -277,11 +231,11 @@ func TestSharedBudgetAcrossReplicas(t *testing.T) {
 // TestSharedBudgetWindowRolls: capacity returns on the schedule the rolling
 // window implies, and Retry-After says when.
 func TestSharedBudgetWindowRolls(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	const window = 10 * time.Second
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 30, Window: proxyapi.Duration{Duration: window}})
-	p := startProxy(t, cfg, storeFlags(rs.addr)...)
+	p := startProxy(t, cfg, storeFlags(rs.Addr)...)
 	// The first reservation is made after this, so capacity cannot return
 	// before window minus one bucket from here (the window rolls a bucket at
 	// a time); a 10-s window leaves the two posts and the refusal time
@@ -308,7 +262,7 @@ func TestSharedBudgetWindowRolls(t *testing.T) {
 // budget is not overspent by a crash) and leaves with the window (the budget
 // is not lost to it forever).
 func TestAbandonedReservationExpires(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	release := make(chan struct{})
 	hang := newStub(t, nil, func(_ http.ResponseWriter, r *http.Request, _ string) {
 		select { // never answers while the test runs
@@ -320,7 +274,7 @@ func TestAbandonedReservationExpires(t *testing.T) {
 	// A 10-s window: replica b starts and reads the reservation within it,
 	// however busy the machine.
 	cfg := budgetConfig(hang.URL, proxyapi.Budget{MaxTokens: 1000, Window: proxyapi.Duration{Duration: 10 * time.Second}})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	a := startProxy(t, cfg, flags...)
 	go func() {
 		_, _ = postQuiet(a, chat("qwen"))
@@ -339,10 +293,10 @@ func TestAbandonedReservationExpires(t *testing.T) {
 // TestSharedUSDBudget: the same with a USD cap, counted in integer
 // micro-dollars.
 func TestSharedUSDBudget(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen") // 15 tokens at $10 per million: $0.00015 a request
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxUSD: "0.3", Window: proxyapi.Duration{Duration: time.Hour}})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	ps := []*proc{startProxy(t, cfg, flags...), startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)}
 	served := hammer(t, ps, 5000)
 	// Reservations carry no cost (the backend is not known at admission),
@@ -368,15 +322,15 @@ func TestSharedUSDBudget(t *testing.T) {
 // is back it admits again. A fail-open proxy serves meanwhile and adds what
 // it served to the shared count when Redis returns.
 func TestBudgetStoreDown(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
-	closed := startProxy(t, cfg, storeFlags(rs.addr)...)
-	open := startProxy(t, cfg, append(storeFlags(rs.addr), "--budget-store-failure", "open")...)
+	closed := startProxy(t, cfg, storeFlags(rs.Addr)...)
+	open := startProxy(t, cfg, append(storeFlags(rs.Addr), "--budget-store-failure", "open")...)
 	code, _ := closed.post(t, `{"model":"qwen"}`)
 	require.Equal(t, 200, code)
 
-	rs.stop()
+	rs.Stop()
 	// Down after budget.DownAfterFailures failed round trips in a row; each
 	// of them answers 503 within the timeout.
 	for range budget.DownAfterFailures {
@@ -395,7 +349,7 @@ func TestBudgetStoreDown(t *testing.T) {
 	}
 	assert.Contains(t, open.metrics(t), "llmkube_router_budget_store_healthy{router=\"shared\"} 0")
 
-	startRedis(t, rs.addr) // back, empty (no persistence)
+	redistest.Start(t, rs.Addr) // back, empty (no persistence)
 	require.Eventually(t, func() bool {
 		code, _ := closed.post(t, `{"model":"qwen"}`)
 		return code == 200
@@ -411,10 +365,10 @@ func TestBudgetStoreDown(t *testing.T) {
 // instead of holding the request: without the timeout the request would
 // wait for ever, and the client's minute ends the test.
 func TestSlowBudgetStore(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	var hold atomic.Bool
 	hold.Store(true)
-	silent := holdProxy(t, rs.addr, &hold)
+	silent := holdProxy(t, rs.Addr, &hold)
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
 	p := startProxy(t, cfg, "--budget-store", "redis://"+silent+"/0", "--budget-store-timeout", "100ms")
@@ -435,7 +389,7 @@ func holdProxy(t *testing.T, target string, hold *atomic.Bool) string {
 // 503) and nothing more; the next request is admitted at once, not refused
 // until the store's probe, and /status still calls the store healthy.
 func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	var hold atomic.Bool
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 1_000_000, Window: proxyapi.Duration{Duration: time.Hour}})
@@ -444,7 +398,7 @@ func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
 	// machine, and the hold (every reply, the store's probes' too) stays
 	// well under the probe's 1-s interval, so at most the held admission
 	// and one probe fail in a row, fewer than budget.DownAfterFailures.
-	p := startProxy(t, cfg, "--budget-store", "redis://"+holdProxy(t, rs.addr, &hold)+"/0", "--budget-store-timeout", "400ms")
+	p := startProxy(t, cfg, "--budget-store", "redis://"+holdProxy(t, rs.Addr, &hold)+"/0", "--budget-store-timeout", "400ms")
 	code, body := p.post(t, `{"model":"qwen"}`)
 	require.Equal(t, http.StatusOK, code, body)
 	hold.Store(true)
@@ -463,13 +417,13 @@ func TestSlowBudgetStoreReplyFailsOnlyItsRequest(t *testing.T) {
 // replica is refused by the other, even when it forges another team's
 // header, while another team is still served.
 func TestSharedTeamBudgetUnderJWT(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	cfg := budgetConfig(up.URL, proxyapi.Budget{MaxTokens: 150, Window: proxyapi.Duration{Duration: time.Hour}})
 	cfg.Policy.Budgets[0].Scope, cfg.Policy.Budgets[0].HeaderKey = "team", "x-llmkube-team"
 	auth, is := issuerAuth(t)
 	cfg.Policy.Auth = auth
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
 	bearer := func(team string) string { return ecBearer(t, is, team) }
 	for range 10 { // 10 x 15 tokens: team red's whole budget, through replica a
@@ -497,7 +451,7 @@ func TestVerifiedTeamSurvivesConnection(t *testing.T) {
 	up := newStub(t, nil, func(w http.ResponseWriter, r *http.Request, _ string) {
 		teams <- r.Header.Values("X-Llmkube-Team")
 		auths <- r.Header.Values("Authorization")
-		replyJSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+		providertest.JSON(w, `{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	})
 	cfg := oneBackend(up.URL, proxyapi.KindLocal)
 	auth, is := issuerAuth(t)

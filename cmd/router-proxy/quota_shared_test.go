@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
 // rateLimitedBody is OpenAI's answer to a request over its rate limit.
@@ -30,10 +32,10 @@ func rateLimitedUntil(t *testing.T, p *proc) time.Time {
 // fallback, sending the provider nothing. A third replica started during
 // the hold learns it from the store when it subscribes.
 func TestQuotaHoldIsSharedAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	prov := newLimitedProvider(t, rateLimitedBody, "Retry-After", "30")
 	local := newUpstream(t, "local")
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	a := startProxy(t, quotaConfig(t, local.URL, prov.URL), flags...)
 	b := startProxy(t, quotaConfig(t, local.URL, prov.URL), flags...)
 
@@ -67,12 +69,12 @@ func TestQuotaHoldIsSharedAcrossReplicas(t *testing.T) {
 // The holds' store down stops nothing: a replica whose Redis is gone
 // still serves, and holds on what its own provider told it.
 func TestQuotaHoldWithoutTheStoreStaysLocal(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	prov := newLimitedProvider(t, rateLimitedBody, "Retry-After", "30")
 	local := newUpstream(t, "local")
 	cfg := quotaConfig(t, local.URL, prov.URL)
-	p := startProxy(t, cfg, storeFlags(rs.addr)...)
-	rs.stop()
+	p := startProxy(t, cfg, storeFlags(rs.Addr)...)
+	rs.Stop()
 
 	servedLocally(t, p, 5)
 	assert.EqualValues(t, 1, prov.posts(), "held on this replica")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
 const (
@@ -38,11 +39,11 @@ func keyRateConfig(t *testing.T, upstream string, limits ...proxyapi.RateLimit) 
 // Retry-After for the rest), and another key of the same team still has its
 // own N. The audit names the key that was refused, never its value.
 func TestKeyRateLimitAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	const n = 5
 	cfg := keyRateConfig(t, up.URL, proxyapi.RateLimit{Name: "per-key", Scope: proxyapi.RateLimitScopeKey, RequestsPerMinute: n})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	ps := []*proc{startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)}
 
 	start := time.Now()
@@ -68,10 +69,10 @@ func TestKeyRateLimitAcrossReplicas(t *testing.T) {
 // listed key hold across the replicas; a key the limit does not list is not
 // counted by it.
 func TestKeyTokenRateLimitAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen") // 10 prompt + 5 completion tokens
 	cfg := keyRateConfig(t, up.URL, proxyapi.RateLimit{Name: "nightly-tpm", Scope: proxyapi.RateLimitScopeKey, Keys: []string{"batch-keys/nightly"}, OutputTokensPerMinute: 25})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
 	for i := range 5 { // 5 x 5 output tokens: the cap
 		p := a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/budget"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
 // rateConfig is one local backend behind JWT auth and the given limits;
@@ -76,11 +77,11 @@ func tally(t *testing.T, as []answer) (served int) {
 // verified team's (a forged team header neither escapes nor spends it),
 // and another team has its own.
 func TestRateLimitAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	const n = 10
 	cfg, bearer := rateConfig(t, up.URL, proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: n})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	ps := []*proc{startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)}
 
 	start := time.Now()
@@ -113,10 +114,10 @@ func TestRateLimitAcrossReplicas(t *testing.T) {
 // the usage each response reports, hold across the replicas: once red's
 // settled output reaches the cap, the other replica refuses red too.
 func TestTokenRateLimitAcrossReplicas(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen") // 10 prompt + 5 completion tokens
 	cfg, bearer := rateConfig(t, up.URL, proxyapi.RateLimit{Name: "tpm", Scope: proxyapi.RateLimitScopeTeam, InputTokensPerMinute: 1000, OutputTokensPerMinute: 50})
-	flags := storeFlags(rs.addr)
+	flags := storeFlags(rs.Addr)
 	a, b := startProxy(t, cfg, flags...), startProxy(t, cfg, flags...)
 	red := bearer("red")
 	for i := range 10 { // 10 x 5 output tokens: the cap
@@ -169,17 +170,17 @@ func TestRateLimitInMemoryPerReplica(t *testing.T) {
 // budget_store_unavailable, a fail-open one counts on its own (N, then
 // 429), and the closed one serves again once Redis is back.
 func TestRateLimitStoreDown(t *testing.T) {
-	rs := startRedis(t, "")
+	rs := redistest.Start(t, "")
 	up := newUpstream(t, "qwen")
 	const n = 3
 	cfg, bearer := rateConfig(t, up.URL, proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: n})
-	closed := startProxy(t, cfg, storeFlags(rs.addr)...)
-	open := startProxy(t, cfg, append(storeFlags(rs.addr), "--budget-store-failure", "open")...)
+	closed := startProxy(t, cfg, storeFlags(rs.Addr)...)
+	open := startProxy(t, cfg, append(storeFlags(rs.Addr), "--budget-store-failure", "open")...)
 	red := bearer("red")
 	code, body := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
 	require.Equal(t, http.StatusOK, code, body)
 
-	rs.stop()
+	rs.Stop()
 	for range budget.DownAfterFailures {
 		code, body := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
 		assert.Equal(t, http.StatusServiceUnavailable, code, body)
@@ -202,7 +203,7 @@ func TestRateLimitStoreDown(t *testing.T) {
 		assert.Equal(t, n, served, "fail open counts on the replica")
 	}
 
-	startRedis(t, rs.addr) // back, empty (no persistence)
+	redistest.Start(t, rs.Addr) // back, empty (no persistence)
 	require.Eventually(t, func() bool {
 		code, _ := closed.post(t, `{"model":"qwen"}`, "Authorization", red)
 		return code == http.StatusOK

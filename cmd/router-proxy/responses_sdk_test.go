@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 )
 
 // newModelStub is a model server on loopback: it records the bodies sent
@@ -40,7 +41,7 @@ func newChatModel(t *testing.T) *stub {
 	return newModelStub(t, "/v1/chat/completions", func(w http.ResponseWriter, body string) {
 		tool := strings.Contains(body, `"tools"`) && !strings.Contains(body, `"role":"tool"`)
 		if strings.Contains(body, `"stream":true`) && strings.Contains(body, `"name":"apply_patch"`) {
-			replySSE(w,
+			providertest.SSE(w,
 				`{"id":"c4","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_p1","type":"function","function":{"name":"apply_patch","arguments":"{\"input\":"}}]}}]}`,
 				`{"id":"c4","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"*** Begin Patch\\n*** End Patch\"}"}}]},"finish_reason":"tool_calls"}]}`,
 				`{"id":"c4","choices":[],"usage":{"prompt_tokens":30,"completion_tokens":12,"total_tokens":42}}`,
@@ -56,18 +57,18 @@ func newChatModel(t *testing.T) *stub {
 			if strings.Contains(body, `"include_usage":true`) {
 				events = append(events, `{"id":"c1","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":2,"total_tokens":13}}`)
 			}
-			replySSE(w, append(events, "[DONE]")...)
+			providertest.SSE(w, append(events, "[DONE]")...)
 			return
 		}
 		if tool {
-			replyJSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
+			providertest.JSON(w, `{"id":"c2","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_w1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":40,"completion_tokens":9,"total_tokens":49}}`)
 			return
 		}
 		text := "Hello!"
 		if strings.Contains(body, `"role":"tool"`) {
 			text = "It is 18C and sunny in Paris."
 		}
-		replyJSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
+		providertest.JSON(w, `{"id":"c3","object":"chat.completion","model":"qwen3-32b","choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`, text)
 	})
 }
 
@@ -105,11 +106,11 @@ func newResponsesModel(t *testing.T) *stub {
 		}
 		switch {
 		case strings.Contains(body, `"tools"`) && !strings.Contains(body, `function_call_output`):
-			replyJSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
+			providertest.JSON(w, "%s", resp("completed", `{"type":"function_call","id":"fc_up1","call_id":"call_w1","name":"get_weather","arguments":"{\"city\":\"Paris\"}","status":"completed"}`, usage))
 		case strings.Contains(body, `function_call_output`):
-			replyJSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
+			providertest.JSON(w, "%s", resp("completed", msg("completed", "It is 18C and sunny in Paris."), usage))
 		default:
-			replyJSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
+			providertest.JSON(w, "%s", resp("completed", msg("completed", "Hello!"), usage))
 		}
 	})
 }
@@ -210,7 +211,7 @@ func TestResponsesOpenAISDK(t *testing.T) {
 	}
 	auditPath := fileAudit(t, cfg)
 	p := startProxyEnv(t, cfg, credentialEnv(cfg))
-	token := teamToken(t, is, "platform", "")
+	token := is.Token(t, "platform")
 
 	// The calls both runs make the same way.
 	common := func(t *testing.T, got sdkResult, ents []proxyapi.AuditEntry) {

@@ -17,8 +17,10 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/routerproxy/telemetry"
 	"github.com/llmkube/llmkube-compile/test/otlptest"
+	"github.com/llmkube/llmkube-compile/test/poll"
 )
 
 func attrs(kvs []*commonpb.KeyValue) map[string]any {
@@ -68,7 +70,7 @@ func newGenAIUpstream(t *testing.T, fail bool) *stub {
 			fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":11,\"completion_tokens\":3,\"total_tokens\":14}}\n\ndata: [DONE]\n\n")
 			return
 		}
-		replyJSON(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
+		providertest.JSON(w, `{"choices":[{"message":{"content":%q}}],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18}}`, secretCompletion)
 	})
 }
 
@@ -108,12 +110,7 @@ func TestOpenTelemetryOverOTLP(t *testing.T) {
 
 	// SIGTERM flushes the exporters.
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-p.done:
-		require.NoError(t, err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("router-proxy did not stop")
-	}
+	require.NoError(t, poll.Recv(t, p.done, 20*time.Second, "router-proxy did not stop"))
 	// Spans.
 	id := func(b []byte) string { return hex.EncodeToString(b) }
 	var servers []*tracepb.Span

@@ -148,7 +148,7 @@ func TestUpstreamModelMCPToolCall(t *testing.T) {
 	cfg, ups, env, auditPath := hospital(t)
 	is := trustIssuer(t, cfg)
 	p := startProxyEnv(t, cfg, env)
-	cs := mcpSession(t, p, teamToken(t, is, "clinicians", cfg.MCP.ResourceURL))
+	cs := mcpSession(t, p, is.TokenFor(t, "clinicians", cfg.MCP.ResourceURL))
 
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "gpt-4.1", Arguments: map[string]any{
 		"messages": []any{map[string]any{"role": "user", "content": "Patient SSN 536-22-8410, summarise the chart."}},

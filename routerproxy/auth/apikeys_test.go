@@ -31,7 +31,7 @@ func keyAuthorizer(t *testing.T, is *authtest.Issuer, sources ...proxyapi.APIKey
 	a := &proxyapi.Auth{APIKeys: sources}
 	var client *http.Client
 	if is != nil {
-		a.JWT = &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team"}
+		a.JWT = is.JWT()
 		client = is.Server.Client()
 	}
 	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Policy: proxyapi.Policy{Auth: a}}

@@ -25,7 +25,7 @@ func newAuthorizer(t *testing.T, is *authtest.Issuer, allow []proxyapi.Allowlist
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cfg := &proxyapi.Config{APIVersion: proxyapi.APIVersion, Policy: proxyapi.Policy{Auth: &proxyapi.Auth{
-		JWT: &proxyapi.JWT{Issuer: authtest.IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team"}, Allowlists: allow}}}
+		JWT: is.JWT(), Allowlists: allow}}}
 	cfg.SetDefaults()
 	a, err := New(ctx, cfg.Policy.Auth, is.Server.Client(), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)

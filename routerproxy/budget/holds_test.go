@@ -2,8 +2,6 @@ package budget
 
 import (
 	"context"
-	"net"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -12,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/poll"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
 // holdsOn is the shared holds of router ns/r's backends "cloud" and
@@ -35,13 +35,7 @@ func holdsOn(t *testing.T, addr string) (*Store, *Holds, <-chan SharedHold) {
 // next is the next hold applied (a generous bound: it is sent at once).
 func next(t *testing.T, got <-chan SharedHold) SharedHold {
 	t.Helper()
-	select {
-	case sh := <-got:
-		return sh
-	case <-time.After(20 * time.Second):
-		t.Fatal("no hold was applied")
-		return SharedHold{}
-	}
+	return poll.Recv(t, got, 20*time.Second, "no hold was applied")
 }
 
 // subscribed waits until the channel has a subscriber (Run subscribed).
@@ -57,7 +51,7 @@ func subscribed(t *testing.T, s *Store, h *Holds, n int64) {
 // the hold in the store neither replaces it nor is published (a hold is
 // only ever extended); the key expires with the hold.
 func TestHoldsPublishOnlyExtends(t *testing.T) {
-	addr := redisServer(t)
+	addr := redistest.Start(t, "").Addr
 	s, h, got := holdsOn(t, addr)
 	subscribed(t, s, h, 1)
 	ctx := context.Background()
@@ -88,7 +82,7 @@ func TestHoldsPublishOnlyExtends(t *testing.T) {
 // starts during a hold learns it; what the store holds is input, and a
 // malformed value is dropped.
 func TestHoldsCatchUpOnSubscribe(t *testing.T) {
-	addr := redisServer(t)
+	addr := redistest.Start(t, "").Addr
 	s, h, _ := holdsOn(t, addr)
 	ctx := context.Background()
 	require.NoError(t, s.rdb.Set(ctx, h.prefix+"other", "not json", time.Minute).Err())
@@ -107,53 +101,13 @@ func TestHoldsCatchUpOnSubscribe(t *testing.T) {
 // A lost connection is subscribed again, and the holds published meanwhile
 // are applied: Redis restarting loses no hold a replica learned after it.
 func TestHoldsSurviveARedisRestart(t *testing.T) {
-	rs := restartableRedis(t)
-	s, h, got := holdsOn(t, rs.addr)
+	rs := redistest.Start(t, "")
+	s, h, got := holdsOn(t, rs.Addr)
 	subscribed(t, s, h, 1)
-	rs.restart(t)
+	rs.Restart(t)
 
-	_, hp, _ := holdsOn(t, rs.addr)
+	_, hp, _ := holdsOn(t, rs.Addr)
 	held := SharedHold{Backend: "cloud", Reason: "rate_limited", UntilMS: time.Now().Add(time.Minute).UnixMilli()}
 	require.Eventually(t, func() bool { return hp.Publish(context.Background(), held) == nil }, 20*time.Second, 50*time.Millisecond)
 	assert.Equal(t, held, next(t, got))
-}
-
-// restartable is a redis-server that can be restarted on its port.
-type restartable struct {
-	addr string
-	cmd  *exec.Cmd
-}
-
-func restartableRedis(t *testing.T) *restartable {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	r := &restartable{addr: ln.Addr().String()}
-	require.NoError(t, ln.Close())
-	r.start(t)
-	t.Cleanup(func() { _ = r.cmd.Process.Kill(); _ = r.cmd.Wait() })
-	return r
-}
-
-func (r *restartable) start(t *testing.T) {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	require.NoError(t, err, "redis-server is not installed: run hack/install-test-deps.sh (make test does)")
-	_, port, _ := net.SplitHostPort(r.addr)
-	r.cmd = exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
-	require.NoError(t, r.cmd.Start())
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", r.addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond)
-}
-
-func (r *restartable) restart(t *testing.T) {
-	t.Helper()
-	require.NoError(t, r.cmd.Process.Kill())
-	_ = r.cmd.Wait()
-	r.start(t)
 }

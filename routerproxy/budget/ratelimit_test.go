@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/api/wellknown"
 	"github.com/llmkube/llmkube-compile/proxyapi"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 )
 
 var (
@@ -135,7 +136,7 @@ func rateStore(t *testing.T, addr, failure string, limits ...proxyapi.RateLimit)
 // refused ones are told a retry within the minute, and settlement counts
 // output tokens once.
 func TestStoreRateLimitAcrossReplicas(t *testing.T) {
-	addr := redisServer(t)
+	addr := redistest.Start(t, "").Addr
 	const n = 7
 	lim := proxyapi.RateLimit{Name: "rpm", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: n, OutputTokensPerMinute: 1_000_000}
 	a, b := rateStore(t, addr, "", lim), rateStore(t, addr, "", lim)
@@ -184,7 +185,7 @@ func TestStoreRateLimitAcrossReplicas(t *testing.T) {
 // the store down a fail-closed store refuses with ErrUnavailable and a
 // fail-open one counts on the replica.
 func TestStoreRateLimitReleaseAndDown(t *testing.T) {
-	addr := redisServer(t)
+	addr := redistest.Start(t, "").Addr
 	lim := proxyapi.RateLimit{Name: "one", Scope: proxyapi.RateLimitScopeTeam, RequestsPerMinute: 1}
 	s := rateStore(t, addr, "", lim)
 	ctx := context.Background()
@@ -231,7 +232,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // trip per request for nothing, so a request costs one round trip. A limit
 // that caps tokens is settled.
 func TestRequestsOnlyLimitIsNotSettled(t *testing.T) {
-	addr := redisServer(t)
+	addr := redistest.Start(t, "").Addr
 	ctx := context.Background()
 	for _, tc := range []struct {
 		lim  proxyapi.RateLimit

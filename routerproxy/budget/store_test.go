@@ -3,7 +3,6 @@ package budget
 import (
 	"context"
 	"net"
-	"os/exec"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy/engine"
+	"github.com/llmkube/llmkube-compile/test/redistest"
 	"github.com/llmkube/llmkube-compile/test/tcprelay"
 )
 
@@ -21,29 +21,6 @@ import (
 // Redis still applies the command: the case a busy node produces. The
 // router-proxy's process tests (cmd/router-proxy) cover the same paths as
 // a user runs them.
-
-// redisServer starts redis-server on a free loopback port.
-func redisServer(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	require.NoError(t, err, "redis-server is not installed: run hack/install-test-deps.sh (make test does)")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 10*time.Second, 20*time.Millisecond)
-	return addr
-}
 
 // storeTimeout bounds the round trips of the tests' stores: long, so that
 // no test leans on a fast round trip on a busy machine; heldPast shortens
@@ -84,7 +61,7 @@ func tokenStore(t *testing.T, addr string) *Store {
 // twice, so the count stays exact.
 func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 	var hold atomic.Bool
-	s := usdStore(t, tcprelay.Start(t, redisServer(t), tcprelay.Hold(&hold)))
+	s := usdStore(t, tcprelay.Start(t, redistest.Start(t, "").Addr, tcprelay.Hold(&hold)))
 	ch, ex, err := s.Admit(context.Background(), "", nil, 0)
 	require.NoError(t, err)
 	require.Nil(t, ex)
@@ -114,7 +91,7 @@ func TestSettlementRetryIsAppliedOnce(t *testing.T) {
 // probe. A store that refuses connections is down after as many.
 func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 	var hold atomic.Bool
-	redis := redisServer(t)
+	redis := redistest.Start(t, "").Addr
 	s := usdStore(t, tcprelay.Start(t, redis, tcprelay.Hold(&hold)))
 	var err error
 	heldPast(s, &hold, func() { _, _, err = s.Admit(context.Background(), "", nil, 0) })
@@ -152,7 +129,7 @@ func TestOneSlowReplyIsNotAnOutage(t *testing.T) {
 // one estimate high for every such admission.)
 func TestLostAdmissionReplyIsNotCharged(t *testing.T) {
 	var hold atomic.Bool
-	s := tokenStore(t, tcprelay.Start(t, redisServer(t), tcprelay.Hold(&hold)))
+	s := tokenStore(t, tcprelay.Start(t, redistest.Start(t, "").Addr, tcprelay.Hold(&hold)))
 	// Redis learns the scripts first: held, EVALSHA's NOSCRIPT reply would
 	// keep the script from running at all.
 	ch, _, err := s.Admit(context.Background(), "", nil, 0)
@@ -178,7 +155,7 @@ func TestLostAdmissionReplyIsNotCharged(t *testing.T) {
 // connections, a reply held): the cancellation leaves a tombstone and the
 // late reservation reserves nothing.
 func TestCancellationBeforeItsReservation(t *testing.T) {
-	s := tokenStore(t, redisServer(t))
+	s := tokenStore(t, redistest.Start(t, "").Addr)
 	b := &s.budgets[0]
 	r := reservation{key: s.counterKey(b, ""), id: s.settlementID(), b: 0, tokens: 40}
 	s.correct(r, -r.tokens, 0) // the cancellation first

@@ -23,6 +23,7 @@ import (
 	"github.com/llmkube/llmkube-compile/proxyapi"
 	"github.com/llmkube/llmkube-compile/routerproxy"
 	"github.com/llmkube/llmkube-compile/routerproxy/endpoints"
+	"github.com/llmkube/llmkube-compile/routerproxy/providers/providertest"
 	"github.com/llmkube/llmkube-compile/test/testenv"
 )
 
@@ -55,8 +56,7 @@ func startPods(t *testing.T, n int) []*pod {
 			}
 			_, _ = io.Copy(io.Discard, r.Body)
 			p.hits.Add(1)
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"model":%q,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, p.ip)
+			providertest.JSON(w, `{"model":%q,"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, p.ip)
 		}))
 		t.Cleanup(p.srv.Close)
 		pods = append(pods, p)
@@ -127,8 +127,7 @@ func TestEndpointSlicesWhileTrafficFlows(t *testing.T) {
 	var svcHits atomic.Int64
 	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		svcHits.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"model":"svc","choices":[]}`)
+		providertest.JSON(w, `{"model":"svc","choices":[]}`)
 	}))
 	defer svc.Close()
 	cfg := &proxyapi.Config{

@@ -386,12 +386,7 @@ func TestClientLeaveCancelsTheRequest(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond)
 	c.Close()
-	select {
-	case err := <-cause:
-		assert.ErrorIs(t, err, h1.ErrClientGone)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the request was not cancelled when its client left")
-	}
+	assert.ErrorIs(t, poll.Recv(t, cause, 5*time.Second, "the request was not cancelled when its client left"), h1.ErrClientGone)
 }
 
 // TestTimeouts: each wait has its own timeout. Each check sets the other
@@ -504,11 +499,7 @@ func TestNeverReadingClientIsClosed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	assert.NoError(t, s.Shutdown(ctx), "the drain waited on a client that never reads")
-	select {
-	case <-writerDone:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the never-reading client's connection is still open")
-	}
+	poll.Recv(t, writerDone, 30*time.Second, "the never-reading client's connection is still open")
 }
 
 // A request line that cannot start an HTTP/1.x head (HTTP/0.9 has no

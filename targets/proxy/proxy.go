@@ -4,8 +4,6 @@
 package proxy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"path"
@@ -90,8 +88,7 @@ func (*Target) Compile(r *ir.Router) (*targets.Result, diag.List) {
 		diags.ErrorAt(diag.Spec(), targets.ReasonInternalError, "marshal router-proxy config: %v", err)
 		return nil, diags
 	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:])
+	hash := proxyapi.Hash(data)
 
 	e := &emitter{r: r, name: naming.ProxyName(r.Name), owners: targets.OwnerReferences(r)}
 	typed := []targets.Typed{

@@ -12,22 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/llmkube/llmkube-compile/routerproxy/auth/authtest"
 )
 
 const mcpResource = "https://models.example.com/mcp"
-
-// bearer adds a bearer token to every request.
-type bearer string
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // An MCP tool call through the router's Service: a router with
 // spec.mcpServer, rendered and applied as the README says, its JWKS served
@@ -68,15 +58,13 @@ spec:
 	kubectl(t, "-n", ns, "rollout", "status", "deploy/qwen3-coder", "--timeout=120s")
 	base := serviceURL(t, ns, "agents-router-proxy")
 
-	c := authtest.Claims("platform")
-	c["aud"] = mcpResource
-	token := is.Sign(t, jwt.SigningMethodRS256, "rsa-1", c)
+	token := is.TokenFor(t, "platform", mcpResource)
 	var answer string
 	eventually(t, 60*time.Second, "an MCP tool call through the router's Service", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "v0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer(token)}, DisableStandaloneSSE: true,
+			Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: authtest.Bearer(token)}, DisableStandaloneSSE: true,
 		}, nil)
 		if err != nil {
 			return err

@@ -25,3 +25,18 @@ func Until(t testing.TB, timeout, interval time.Duration, what string, cond func
 		time.Sleep(interval)
 	}
 }
+
+// Recv waits for a value from c and returns it, and fails t with fail (and
+// the bound) when timeout passes first: a goroutine's result, an
+// observer's callback, a process's exit.
+func Recv[T any](t testing.TB, c <-chan T, timeout time.Duration, fail string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(timeout):
+		t.Fatalf("%s (waited %s)", fail, timeout)
+		var zero T
+		return zero
+	}
+}

@@ -19,6 +19,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/api/wellknown"
+	"github.com/llmkube/llmkube-compile/proxyapi"
 )
 
 // IssuerURL is the iss of every token Issuer signs by default.
@@ -105,6 +108,12 @@ func (is *Issuer) jwks() map[string]any {
 	return map[string]any{"keys": keys}
 }
 
+// JWT is the policy.auth.jwt that trusts is: its issuer and JWKS, the team
+// read from the claim "team" and sent on in the default team header.
+func (is *Issuer) JWT() *proxyapi.JWT {
+	return &proxyapi.JWT{Issuer: IssuerURL, JWKSURI: is.Server.URL, TeamClaim: "team", HeaderKey: wellknown.TeamHeader}
+}
+
 // Claims are a valid token's claims for team, valid for an hour.
 func Claims(team string) jwt.MapClaims {
 	now := time.Now()
@@ -152,7 +161,25 @@ type Bearer string
 
 // RoundTrip sends r with the Authorization header set.
 func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	return Headers{Header: http.Header{"Authorization": {"Bearer " + string(b)}}}.RoundTrip(r)
+}
+
+// Headers is an http.RoundTripper that sets Header on every request before
+// Next (http.DefaultTransport when nil) sends it: a client adding headers of
+// its own, such as a forged identity header beside its Bearer token.
+type Headers struct {
+	Header http.Header
+	Next   http.RoundTripper
+}
+
+// RoundTrip sends a copy of r with h's headers set.
+func (h Headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
+	for k, v := range h.Header {
+		r.Header[k] = v
+	}
+	if h.Next == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	return h.Next.RoundTrip(r)
 }

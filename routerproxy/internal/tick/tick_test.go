@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/llmkube/llmkube-compile/test/poll"
 )
 
 // TestEvery: f runs round after round until ctx ends, and then Every
@@ -18,11 +20,7 @@ func TestEvery(t *testing.T) {
 	go func() { Every(ctx, time.Millisecond, func() { rounds.Add(1) }); close(done) }()
 	require.Eventually(t, func() bool { return rounds.Load() >= 3 }, 30*time.Second, time.Millisecond)
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Every did not return after its context ended")
-	}
+	poll.Recv(t, done, 30*time.Second, "Every did not return after its context ended")
 }
 
 // TestSleep: Sleep waits out its time, and ends early with its context.
