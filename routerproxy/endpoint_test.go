@@ -37,7 +37,7 @@ func TestEndpointResolutionPlacesOnPods(t *testing.T) {
 	require.Len(t, eb, 1)
 
 	// Before the pod set is known: the Service URL.
-	body := h.okChat(t, chat("m"))
+	h.okChat(t, chat("m"))
 	require.EqualValues(t, 1, svc.hits.Load())
 
 	eb[0].Balancer.SetPods([]string{hostOf(t, p1), hostOf(t, p2)})

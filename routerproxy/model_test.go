@@ -103,7 +103,7 @@ func TestLocalBackendLearnsItsServedModel(t *testing.T) {
 	served.Store("medgemma-v2")
 	code, body, _ := h.post(t, chat("gpt-4.1"))
 	assert.Equal(t, 404, code, body)
-	body = h.okChat(t, chat("gpt-4.1"))
+	h.okChat(t, chat("gpt-4.1"))
 	assert.Equal(t, "medgemma-v2", h.last(t).UpstreamModel)
 	assert.Equal(t, int64(2), lists.Load())
 }

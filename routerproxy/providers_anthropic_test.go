@@ -220,7 +220,7 @@ func TestProviderFailover(t *testing.T) {
 	ent := h.last(t)
 	assert.Equal(t, 2, ent.Attempts)
 	sent := len(fake.Requests())
-	body = h.okChat(t, chatBody)
+	h.okChat(t, chatBody)
 	assert.Equal(t, 1, h.last(t).Attempts, "held: straight to the fallback")
 	assert.Len(t, fake.Requests(), sent, "nothing sent to the held provider")
 

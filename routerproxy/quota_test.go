@@ -108,7 +108,7 @@ func TestQuotaRateLimitHoldsUntilTheReset(t *testing.T) {
 	limited.Lock()
 	limiting = false
 	limited.Unlock()
-	body = h.okChat(t, chat("x"))
+	h.okChat(t, chat("x"))
 	assert.Equal(t, "oai", h.last(t).Backend, "the reset passed: the primary serves again")
 	assert.EqualValues(t, 2, oai.hits.Load())
 	assert.NotContains(t, adminGet(t, h, wellknown.StatusPath), "rateLimitedUntil")
@@ -129,7 +129,7 @@ func TestQuotaExhaustedHoldsForTheConfiguredTime(t *testing.T) {
 	assert.Equal(t, "local", servedBy(t, body))
 	assert.Contains(t, adminGet(t, h, wellknown.StatusPath), `"quotaExhaustedUntil":"2026-12-07T21:07:00Z"`)
 	clock.Step(7*time.Minute - time.Second)
-	body = h.okChat(t, chat("x"))
+	h.okChat(t, chat("x"))
 	assert.EqualValues(t, 1, oai.hits.Load(), "still held a second before the end")
 	assert.Contains(t, adminGet(t, h, "/metrics"), `llmkube_router_upstream_holds_total{backend="oai",reason="quota_exhausted",router="r"} 1`)
 	clock.Step(time.Second)
