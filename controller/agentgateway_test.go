@@ -17,6 +17,7 @@ import (
 
 	v1 "github.com/llmkube/llmkube-compile/api/v1alpha1"
 	"github.com/llmkube/llmkube-compile/controller"
+	"github.com/llmkube/llmkube-compile/internal/naming"
 	"github.com/llmkube/llmkube-compile/targets"
 )
 
@@ -49,12 +50,18 @@ defaultRoute: qwen-chat
 // the router label.
 func listLabelled(t *testing.T, gvk schema.GroupVersionKind, ns, router string) []string {
 	t.Helper()
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	opts := []client.ListOption{client.MatchingLabels{"inference.llmkube.dev/model-router": router}}
 	if ns != "" {
 		opts = append(opts, client.InNamespace(ns))
 	}
+	return listMatching(t, gvk, opts...)
+}
+
+// listMatching names the objects of kind gvk the options select.
+func listMatching(t *testing.T, gvk schema.GroupVersionKind, opts ...client.ListOption) []string {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	if err := k8s.List(ctxT(t), l, opts...); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +70,14 @@ func listLabelled(t *testing.T, gvk schema.GroupVersionKind, ns, router string) 
 		out = append(out, it.GetNamespace()+"/"+it.GetName())
 	}
 	return out
+}
+
+// listElsewhere lists the objects of kind gvk generated for router ns/router
+// in other namespaces (they carry the router's namespace as a label): this
+// router's only, not another test's router of the same name.
+func listElsewhere(t *testing.T, gvk schema.GroupVersionKind, ns, router string) []string {
+	t.Helper()
+	return listMatching(t, gvk, client.MatchingLabels{"inference.llmkube.dev/model-router": router, controller.LabelRouterNamespace: naming.LabelValue(ns)})
 }
 
 // TestAgentGatewayCrossNamespace: create, data-plane switch (pruning the other
@@ -117,7 +132,10 @@ defaultRoute: qwen-chat
 `)
 	converged(t, ns, "ag")
 	eventually(t, "AgentGateway objects pruned", func() error {
-		left := append(append(listLabelled(t, poolGVK, "", "ag"), listLabelled(t, routeGVK, "", "ag")...), listLabelled(t, policyGVK, "", "ag")...)
+		var left []string
+		for _, gvk := range []schema.GroupVersionKind{poolGVK, routeGVK, policyGVK} {
+			left = append(append(left, listLabelled(t, gvk, ns, "ag")...), listElsewhere(t, gvk, ns, "ag")...)
+		}
 		if len(left) > 0 {
 			return fmt.Errorf("left: %v", left)
 		}
