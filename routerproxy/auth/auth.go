@@ -278,14 +278,14 @@ func MultipleCredentials(header string, n int) *Error {
 // read from and n how many of it the request carries: raw is empty when n
 // is not 1, or when the one value holds no credential (another scheme).
 func (a *Authorizer) credential(h http.Header) (raw, header string, n int) {
-	if a.apiKeys != nil && len(h.Values("Authorization")) == 0 {
-		vs := h.Values("X-Api-Key")
-		if len(vs) != 1 {
-			return "", "x-api-key", len(vs)
-		}
-		return strings.TrimSpace(vs[0]), "x-api-key", 1
-	}
 	vs := h.Values("Authorization")
+	if a.apiKeys != nil && len(vs) == 0 {
+		ks := h.Values("X-Api-Key")
+		if len(ks) != 1 {
+			return "", "x-api-key", len(ks)
+		}
+		return strings.TrimSpace(ks[0]), "x-api-key", 1
+	}
 	if len(vs) != 1 {
 		return "", "Authorization", len(vs)
 	}
